@@ -1,0 +1,9 @@
+import type { Platform } from './platform.js'
+
+/**
+ * Every area the served platform runs, in start-up order. Each area's `install(platform)` adds its
+ * routes, readiness checks and close hooks; tests may install a subset.
+ */
+export async function installAreas (platform: Platform): Promise<void> {
+  void platform
+}

@@ -1,0 +1,110 @@
+import { readFileSync } from 'node:fs'
+import { parseArgs } from 'node:util'
+import { loadConfig, ConfigError } from '../config/index.js'
+import { startPlatform } from '../platform.js'
+import { installAreas } from '../areas.js'
+
+const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
+
+export const USAGE = `Usage: platform <command> [options]
+
+Commands:
+  serve                 Serve the platform (HTTP, WebSocket, SSE on one port)
+
+Options of serve:
+  --port N              TCP port (platform.server.port, default 8080; 0 picks a free one)
+  --host H              Interface (platform.server.host, default 0.0.0.0)
+  --config FILE         YAML configuration file (default ./platform.yaml when present)
+  --data DIR            LMDB data directory (platform.data-dir, default ./data)
+  --plugins DIR         Plugin directory; repeat for several (platform.plugins.dirs)
+  --log-level L         trace|debug|info|warn|error|fatal|silent
+  --set KEY=VALUE       Any configuration key (value parsed as JSON when it parses)
+
+  -h, --help            Show this help
+  -v, --version         Show the version
+
+Configuration precedence: defaults < platform.yaml < PLATFORM_* environment < flags.
+`
+
+type Out = { log: (s: string) => void, error: (s: string) => void }
+
+/** Runs the CLI; resolves with the exit code (serve resolves after a graceful shutdown). */
+export async function main (argv: string[], out: Out = { log: (s) => process.stdout.write(s + '\n'), error: (s) => process.stderr.write(s + '\n') }): Promise<number> {
+  let parsed
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        port: { type: 'string' },
+        host: { type: 'string' },
+        config: { type: 'string' },
+        data: { type: 'string' },
+        plugins: { type: 'string', multiple: true },
+        'log-level': { type: 'string' },
+        set: { type: 'string', multiple: true },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' }
+      }
+    })
+  } catch (e) {
+    out.error(`platform: ${(e as Error).message}\n\n${USAGE}`)
+    return 2
+  }
+  const { values, positionals } = parsed
+  if (values.version === true) { out.log(pkg.version); return 0 }
+  if (values.help === true || positionals.length === 0) { out.log(USAGE); return positionals.length === 0 && values.help !== true ? 2 : 0 }
+  const command = positionals[0]
+  if (command !== 'serve') { out.error(`platform: unknown command '${command}'\n\n${USAGE}`); return 2 }
+
+  const overrides: Record<string, unknown> = {}
+  try {
+    if (values.port !== undefined) overrides['platform.server.port'] = intFlag('--port', values.port)
+    if (values.host !== undefined) overrides['platform.server.host'] = values.host
+    if (values.data !== undefined) overrides['platform.data-dir'] = values.data
+    if (values.plugins !== undefined) overrides['platform.plugins.dirs'] = values.plugins
+    if (values['log-level'] !== undefined) overrides['platform.log-level'] = values['log-level']
+    for (const kv of values.set ?? []) {
+      const i = kv.indexOf('=')
+      if (i <= 0) throw new ConfigError(`--set expects KEY=VALUE, got '${kv}'`)
+      const raw = kv.slice(i + 1)
+      let v: unknown = raw
+      try { v = JSON.parse(raw) } catch { /* a plain string */ }
+      overrides[kv.slice(0, i)] = v
+    }
+    const config = loadConfig({ file: values.config, overrides })
+    return await serve(config, out)
+  } catch (e) {
+    if (e instanceof ConfigError) { out.error(`platform: configuration error: ${e.message}`); return 78 }
+    out.error(`platform: ${(e as Error).stack ?? String(e)}`)
+    return 1
+  }
+}
+
+function intFlag (name: string, v: string): number {
+  if (!/^\d+$/.test(v)) throw new ConfigError(`${name} expects an integer, got '${v}'`)
+  return Number(v)
+}
+
+async function serve (config: ReturnType<typeof loadConfig>, out: Out): Promise<number> {
+  const { platform, url } = await startPlatform({ config, install: installAreas })
+  out.log(`platform listening on ${url}`)
+  return await new Promise<number>((resolve) => {
+    let stopping = false
+    const stop = (signal: string) => {
+      if (stopping) return
+      stopping = true
+      platform.logger.info({ signal }, 'shutting down')
+      const force = setTimeout(() => { out.error('platform: shutdown took longer than 5 s, exiting'); resolve(1) }, 5000)
+      force.unref()
+      platform.close().then(() => { clearTimeout(force); resolve(0) }, (err) => { out.error(String(err)); resolve(1) })
+    }
+    process.once('SIGINT', () => { stop('SIGINT') })
+    process.once('SIGTERM', () => { stop('SIGTERM') })
+  })
+}
+
+const isMain = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href
+if (isMain) {
+  main(process.argv.slice(2)).then((code) => process.exit(code), (err) => { console.error(err); process.exit(1) })
+}

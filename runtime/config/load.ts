@@ -1,0 +1,160 @@
+import { readFileSync, existsSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { parseDocument } from 'yaml'
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import { KEYS, configSchema, defaults } from './schema.js'
+
+/** Start-up stops with this error; its message names the key and what it expects. */
+export class ConfigError extends Error {
+  constructor (message: string) { super(message); this.name = 'ConfigError' }
+}
+
+export interface ConfigSources {
+  /** Path of a YAML file; when absent, `./platform.yaml` is read if it exists. */
+  file?: string | undefined
+  /** Environment to read `PLATFORM_*` variables from (default `process.env`). */
+  env?: Record<string, string | undefined>
+  /** Highest precedence: CLI flags or programmatic overrides, already as dotted keys. */
+  overrides?: Record<string, unknown>
+  /** Base directory for resolving a default `platform.yaml` (default cwd). */
+  cwd?: string
+}
+
+export interface Config {
+  get<T = unknown>(key: string): T
+  /** Every key with its effective value. */
+  readonly values: Readonly<Record<string, unknown>>
+  /** Where the file came from, if any. */
+  readonly file: string | undefined
+}
+
+const PATTERN = /^platform\.plugins\.(?!dirs$)[A-Za-z0-9_-]+$/
+const isKnown = (k: string) => k in KEYS || PATTERN.test(k)
+const isPlain = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
+
+const ajv = new Ajv2020({ allErrors: true, strict: false })
+const validate = ajv.compile(configSchema())
+
+/** Nested and dotted keys may be mixed in YAML: `platform: {admin: {enabled: true}}` or `platform.admin.enabled: true`. */
+export function flatten (obj: Record<string, unknown>, prefix = '', out: Record<string, unknown> = {}): Record<string, unknown> {
+  for (const [k, v] of Object.entries(obj)) {
+    const key = prefix === '' ? k : `${prefix}.${k}`
+    if (isKnown(key) || !isPlain(v)) {
+      if (key in out) throw new ConfigError(`config key '${key}' is given twice`)
+      out[key] = v
+    } else {
+      flatten(v, key, out)
+    }
+  }
+  return out
+}
+
+function readYaml (path: string): Record<string, unknown> {
+  let text: string
+  try { text = readFileSync(path, 'utf8') } catch (e) { throw new ConfigError(`cannot read config file ${path}: ${(e as Error).message}`) }
+  const doc = parseDocument(text, { uniqueKeys: true, customTags: [] })
+  if (doc.errors.length > 0) throw new ConfigError(`config file ${path}: ${doc.errors[0]!.message}`)
+  const data = doc.toJS() as unknown
+  if (data == null) return {}
+  if (!isPlain(data)) throw new ConfigError(`config file ${path} must hold a mapping of keys`)
+  return flatten(data)
+}
+
+/** PLATFORM_ADMIN_HTTP_WRITE_ENABLED -> platform.admin.http-write-enabled */
+const envNameOf = (key: string) => key.toUpperCase().replace(/[.-]/g, '_')
+const ENV_TO_KEY = new Map(Object.keys(KEYS).map((k) => [envNameOf(k), k]))
+
+function coerce (key: string, raw: string): unknown {
+  const type = (KEYS[key]!.schema as { type?: string }).type
+  const t = raw.trim()
+  if (type === 'boolean') return t === 'true' ? true : t === 'false' ? false : raw
+  if (type === 'integer' || type === 'number') return t !== '' && Number.isFinite(Number(t)) ? Number(t) : raw
+  if (type === 'array') {
+    if (t.startsWith('[')) { try { return JSON.parse(t) } catch { return raw } }
+    return t === '' ? [] : t.split(',').map((s) => s.trim())
+  }
+  if (type === 'object') { try { return JSON.parse(t) } catch { return raw } }
+  return raw
+}
+
+function readEnv (env: Record<string, string | undefined>): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.startsWith('PLATFORM_') || value === undefined) continue
+    const key = ENV_TO_KEY.get(name)
+    if (key === undefined) throw new ConfigError(`unknown environment variable ${name}: it maps to no config key${suggest(name.toLowerCase().replace(/_/g, '.'))}`)
+    out[key] = coerce(key, value)
+  }
+  return out
+}
+
+function suggest (key: string): string {
+  let best = ''; let bestScore = Infinity
+  for (const k of Object.keys(KEYS)) {
+    const d = distance(k.replace(/-/g, '.'), key.replace(/-/g, '.'))
+    if (d < bestScore) { bestScore = d; best = k }
+  }
+  return bestScore <= 4 ? ` (did you mean '${best}'?)` : ''
+}
+
+function distance (a: string, b: string): number {
+  const dp = Array.from({ length: b.length + 1 }, (_, i) => i)
+  for (let i = 1; i <= a.length; i++) {
+    let prev = dp[0]!; dp[0] = i
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = dp[j]!
+      dp[j] = Math.min(dp[j]! + 1, dp[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1))
+      prev = tmp
+    }
+  }
+  return dp[b.length]!
+}
+
+function expectation (err: { keyword: string, message?: string, params: Record<string, unknown> }): string {
+  if (err.keyword === 'enum') return `must be one of ${(err.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`
+  return err.message ?? 'is invalid'
+}
+
+/** Validates a flat config object; throws ConfigError naming the first offending key. */
+export function check (flat: Record<string, unknown>, origin: Record<string, string> = {}): void {
+  for (const k of Object.keys(flat)) {
+    if (!isKnown(k)) throw new ConfigError(`unknown config key '${k}'${origin[k] ? ` (from ${origin[k]})` : ''}${suggest(k)}`)
+  }
+  if (validate(flat)) return
+  const err = validate.errors![0]!
+  const path = err.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+  const key = path[0] ?? ''
+  const inner = path.length > 1 ? ` at ${path.slice(1).join('.')}` : ''
+  const from = origin[key] ? ` (from ${origin[key]})` : ''
+  const got = key in flat ? `; got ${JSON.stringify(flat[key])}` : ''
+  throw new ConfigError(`config key '${key}'${inner} ${expectation(err)}${got}${from}`)
+}
+
+/** defaults < platform.yaml < PLATFORM_* environment < overrides (CLI flags). */
+export function loadConfig (sources: ConfigSources = {}): Config {
+  const cwd = sources.cwd ?? process.cwd()
+  let file = sources.file !== undefined ? resolve(cwd, sources.file) : undefined
+  if (file === undefined && existsSync(resolve(cwd, 'platform.yaml'))) file = resolve(cwd, 'platform.yaml')
+  if (file !== undefined && !existsSync(file)) throw new ConfigError(`config file ${file} does not exist`)
+
+  const origin: Record<string, string> = {}
+  const fromFile = file !== undefined ? readYaml(file) : {}
+  for (const k of Object.keys(fromFile)) origin[k] = file!
+  const fromEnv = readEnv(sources.env ?? process.env)
+  for (const k of Object.keys(fromEnv)) origin[k] = `environment ${envNameOf(k)}`
+  const overrides = sources.overrides ?? {}
+  for (const k of Object.keys(overrides)) origin[k] = 'command line'
+
+  const values = { ...defaults(), ...fromFile, ...fromEnv, ...overrides }
+  check(values, origin)
+  return makeConfig(values, file)
+}
+
+export function makeConfig (values: Record<string, unknown>, file?: string): Config {
+  const frozen = Object.freeze({ ...values })
+  return {
+    values: frozen,
+    file,
+    get<T>(key: string): T { return frozen[key] as T }
+  }
+}

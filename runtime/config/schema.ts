@@ -1,0 +1,137 @@
+/**
+ * Every configuration key of the platform, with its JSON Schema, default and meaning: the one
+ * object of defaults (pino-style). Keys are the spec's dotted names. `PATTERN_KEYS` holds the keys
+ * whose last segment is a name chosen by the operator (per-plugin grants).
+ */
+export interface KeyDef {
+  readonly schema: Record<string, unknown>
+  readonly default?: unknown
+  readonly description: string
+}
+
+const bool = { type: 'boolean' }
+const str = { type: 'string' }
+const nonEmpty = { type: 'string', minLength: 1 }
+const port = { type: 'integer', minimum: 0, maximum: 65535 }
+const positiveInt = { type: 'integer', minimum: 1 }
+const nonNegative = { type: 'number', minimum: 0 }
+const strList = { type: 'array', items: nonEmpty }
+
+export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const
+
+const tokenEntry = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['principal'],
+  oneOf: [{ required: ['token'] }, { required: ['sha256'] }],
+  properties: {
+    token: { type: 'string', minLength: 16 },
+    sha256: { type: 'string', pattern: '^[0-9a-fA-F]{64}$' },
+    principal: nonEmpty,
+    roles: strList
+  }
+}
+
+/** What an operator grants one plugin (`platform.plugins.<name>`); the plugin host reads it. */
+export const PLUGIN_GRANT_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    enabled: bool,
+    sandbox: { enum: ['isolate', 'worker', 'inline'] },
+    permissions: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        net: strList,
+        kv: bool,
+        env: strList
+      }
+    },
+    limits: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        memoryMb: { type: 'integer', minimum: 8, maximum: 4096 },
+        timeoutMs: { type: 'integer', minimum: 1, maximum: 3_600_000 },
+        concurrency: { type: 'integer', minimum: 1, maximum: 1024 }
+      }
+    }
+  }
+}
+
+export const KEYS: Record<string, KeyDef> = {
+  // --- server ---
+  'platform.server.port': { schema: port, default: 8080, description: 'TCP port to listen on; 0 picks a free port' },
+  'platform.server.host': { schema: nonEmpty, default: '0.0.0.0', description: 'Interface to listen on' },
+  'platform.server.body-limit-bytes': { schema: positiveInt, default: 1_048_576, description: 'Largest request body (and WebSocket frame) accepted; larger gets 413 (or close 1009)' },
+  'platform.server.json-max-depth': { schema: positiveInt, default: 128, description: 'Deepest nesting accepted in a JSON body' },
+  'platform.server.cors.origins': { schema: strList, default: [], description: "Origins allowed by CORS (`*` for any); empty turns CORS headers off" },
+  'platform.server.shutdown-timeout-ms': { schema: positiveInt, default: 4000, description: 'How long a graceful shutdown waits for in-flight responses' },
+  'platform.data-dir': { schema: nonEmpty, default: './data', description: 'Directory of the LMDB environment' },
+  'platform.log-level': { schema: { enum: [...LOG_LEVELS] }, default: 'info', description: 'pino log level' },
+
+  // --- plugins ---
+  'platform.plugins.dirs': { schema: strList, default: ['./plugins'], description: 'Plugin directories to load and watch' },
+
+  // --- auth ---
+  'platform.auth.tokens': { schema: { type: 'array', items: tokenEntry }, default: [], description: 'API tokens: a list of `{token | sha256, principal, roles}`; sent as `Authorization: Bearer <t>` or `X-Platform-Auth: <t>`' },
+
+  // --- transport ---
+  'platform.transport.heartbeat-seconds': { schema: positiveInt, default: 25, description: 'Heartbeat interval of SSE comments and WebSocket pings' },
+  'platform.transport.max-backpressure-bytes': { schema: positiveInt, default: 1_048_576, description: 'A WebSocket consumer buffering more than this is closed (1008 slow consumer)' },
+  'platform.transport.long-polling-timeout-seconds': { schema: positiveInt, default: 25, description: 'How long a long-polling GET waits for messages before answering empty' },
+  'platform.transport.long-polling-queue': { schema: positiveInt, default: 1000, description: 'Messages kept for a long-polling client between polls; beyond it the client is disconnected' },
+
+  // --- admin (spec A, reference §2.3) ---
+  'platform.admin.enabled': { schema: bool, default: true, description: 'Master switch of the admin control plane' },
+  'platform.admin.mcp-tools': { schema: bool, default: true, description: 'Register read-only admin MCP tools' },
+  'platform.admin.mcp-write-tools': { schema: bool, default: false, description: 'Register write admin MCP tools' },
+  'platform.admin.http-write-enabled': { schema: bool, default: false, description: 'Gate for mutating admin REST endpoints' },
+  'platform.admin.require-principal': { schema: bool, default: true, description: 'Default authorizer: REQUIRE_PRINCIPAL when true, DENY_ALL when false (unless `platform.admin.authorizer` is set)' },
+  'platform.admin.authorizer': { schema: { enum: ['deny-all', 'require-principal', 'allow-all', 'roles'] }, description: 'ControlAuthorizer for admin writes; unset follows `platform.admin.require-principal`' },
+  'platform.admin.authorizer-roles': { schema: { type: 'object', additionalProperties: strList }, default: {}, description: 'For the `roles` authorizer: action (or `*`) to the roles allowed to perform it' },
+  'platform.admin.required-role': { schema: nonEmpty, description: 'Role every admin write requires (403 otherwise)' },
+  'platform.admin.http-read-auth-required': { schema: bool, default: false, description: 'Require a principal on every admin read' },
+  'platform.admin.content-read-auth-required': { schema: bool, default: true, description: 'Require a principal on content reads (decisions, audit, journal)' },
+  'platform.admin.audit-capacity': { schema: positiveInt, default: 1000, description: 'Control audit entries kept in memory' },
+  'platform.admin.audit-retention': { schema: positiveInt, default: 100_000, description: 'Control audit entries kept in LMDB' },
+
+  // --- interactions (spec B) ---
+  'platform.interactions.enabled': { schema: bool, default: true, description: 'Serve the interactions API' },
+  'platform.interactions.http-write-enabled': { schema: bool, default: false, description: 'Gate for create, continue, cancel and delete' },
+  'platform.interactions.demo-principal': { schema: nonEmpty, description: 'Fixed principal injected for demos only; never in production (a warning is logged)' },
+  'platform.interactions.store': { schema: { enum: ['memory', 'lmdb', 'postgres'] }, default: 'memory', description: 'Interaction store' },
+
+  // --- MCP (spec C) ---
+  'platform.mcp-sandbox-origin': { schema: nonEmpty, description: 'Distinct origin that renders MCP Apps through a proxy frame' },
+
+  // --- governance (spec D) ---
+  'platform.ai.governance.policy-files': { schema: strList, default: [], description: 'YAML policy files loaded at start-up' },
+  'platform.ai.governance.decision-log.capacity': { schema: positiveInt, default: 500, description: 'Decision log entries kept in memory' },
+  'platform.ai.governance.memory.enabled': { schema: bool, default: false, description: 'Persist deny and prefer lessons across restarts' },
+  'platform.ai.governance.memory.ttl-seconds': { schema: { type: 'integer', minimum: 0 }, default: 0, description: 'Lesson expiry; 0 means none' },
+  'platform.ai.governance.memory.min-confidence': { schema: { type: 'number', minimum: 0, maximum: 1 }, default: 0.0, description: 'Read-gate floor: lessons below it are dropped on read' }
+}
+
+export const PATTERN_KEYS: Record<string, KeyDef> = {
+  'platform.plugins.<name>': { schema: PLUGIN_GRANT_SCHEMA, description: 'What the operator grants plugin `<name>`: `enabled`, `sandbox`, `permissions` {net, kv, env}, `limits` {memoryMb, timeoutMs, concurrency}' }
+}
+
+/** The one ajv schema over the flat (dotted) configuration object. */
+export function configSchema (): Record<string, unknown> {
+  const properties: Record<string, unknown> = {}
+  for (const [k, d] of Object.entries(KEYS)) properties[k] = d.schema
+  return {
+    type: 'object',
+    additionalProperties: false,
+    properties,
+    patternProperties: { '^platform\\.plugins\\.(?!dirs$)[A-Za-z0-9_-]+$': PLUGIN_GRANT_SCHEMA }
+  }
+}
+
+export function defaults (): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [k, d] of Object.entries(KEYS)) if (d.default !== undefined) out[k] = structuredClone(d.default)
+  return out
+}

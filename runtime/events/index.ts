@@ -1,0 +1,1 @@
+export { EventBus, type PlatformEvents, type PlatformEvent, type EventType } from './bus.js'

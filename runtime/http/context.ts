@@ -1,0 +1,135 @@
+import type { HttpResponse, HttpRequest } from 'uWebSockets.js'
+import { randomUUID } from 'node:crypto'
+import { PlatformError } from './errors.js'
+import { statusLine } from './status.js'
+import type { SseStream, SseOptions } from './sse.js'
+
+/** What the server needs from a context to finish it (kept narrow so context.ts has no cycle). */
+export interface ContextOwner {
+  finished (ctx: Context, status: number): void
+  openSse (ctx: Context, opts: SseOptions): SseStream
+  corsHeaders (ctx: Context): [string, string][] | undefined
+}
+
+const REQUEST_ID = /^[\x21-\x7e]{1,200}$/
+
+/**
+ * One request. Everything uWS hands over only synchronously (headers, url, params) is copied here
+ * at dispatch, so handlers may await freely. Writing after the client went away is a no-op.
+ */
+export class Context {
+  readonly method: string
+  readonly path: string
+  readonly rawQuery: string
+  readonly headers: Record<string, string> = {}
+  readonly params: Record<string, string>
+  readonly requestId: string
+  readonly startedAt = performance.now()
+  /** Parsed JSON body (routes declared with `body: 'json'`), or the raw bytes (`body: 'raw'`). */
+  body: unknown = undefined
+  rawBody: Buffer | undefined = undefined
+  aborted = false
+  /** True once a response (or an SSE stream) has started. */
+  done = false
+  status = 0
+  /** Per-request scratch space for layers (auth, MCP) */
+  readonly state: Record<string, unknown> = {}
+  private extraHeaders: [string, string][] | undefined
+  private abortListeners: (() => void)[] | undefined
+  private _query: URLSearchParams | undefined
+
+  constructor (readonly res: HttpResponse, req: HttpRequest, readonly route: string, paramNames: readonly string[], readonly owner: ContextOwner) {
+    this.method = req.getCaseSensitiveMethod()
+    this.path = req.getUrl()
+    this.rawQuery = req.getQuery() ?? ''
+    const headers = this.headers
+    req.forEach((k, v) => { headers[k] = v })
+    const given = headers['x-request-id']
+    this.requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID()
+    const params: Record<string, string> = {}
+    for (let i = 0; i < paramNames.length; i++) {
+      const raw = req.getParameter(i) ?? ''
+      try { params[paramNames[i]!] = decodeURIComponent(raw) } catch { params[paramNames[i]!] = raw }
+    }
+    this.params = params
+  }
+
+  get query (): URLSearchParams {
+    return (this._query ??= new URLSearchParams(this.rawQuery))
+  }
+
+  header (name: string): string | undefined { return this.headers[name] }
+
+  /** Adds a header to the response this context will send. */
+  setHeader (name: string, value: string): this {
+    (this.extraHeaders ??= []).push([name, value])
+    return this
+  }
+
+  onAbort (fn: () => void): void {
+    if (this.aborted) { fn(); return }
+    (this.abortListeners ??= []).push(fn)
+  }
+
+  private _abortFn: (() => void) | undefined
+  /** The callback for uWS onAborted, made only for requests that outlive their handler's first tick. */
+  abortFn (): () => void {
+    return (this._abortFn ??= () => { this.abort() })
+  }
+
+  /** The client went away: nothing more is written, listeners are told. */
+  abort (): void {
+    if (this.aborted) return
+    this.aborted = true
+    const wasDone = this.done
+    this.done = true
+    const ls = this.abortListeners
+    this.abortListeners = undefined
+    if (ls !== undefined) for (const fn of ls) { try { fn() } catch { /* a listener must not break teardown */ } }
+    if (!wasDone) this.owner.finished(this, 499)
+  }
+
+  json (body: unknown, status = 200): boolean {
+    return this.send(status, JSON.stringify(body) ?? 'null', 'application/json')
+  }
+
+  error (err: PlatformError): boolean {
+    return this.send(err.status, JSON.stringify(err.body()), 'application/json')
+  }
+
+  empty (status = 204): boolean {
+    return this.send(status, undefined, undefined)
+  }
+
+  /** Writes status, headers and body in one corked write. Returns false if nothing was written. */
+  send (status: number, body: string | Buffer | undefined, contentType: string | undefined, closeConnection = false): boolean {
+    if (this.done) return false
+    this.done = true
+    this.status = status
+    const res = this.res
+    res.cork(() => {
+      res.writeStatus(statusLine(status))
+      if (contentType !== undefined) res.writeHeader('content-type', contentType)
+      res.writeHeader('x-request-id', this.requestId)
+      this.writeHeaders()
+      if (body === undefined) res.endWithoutBody(0, closeConnection)
+      else res.end(body, closeConnection)
+    })
+    this.owner.finished(this, status)
+    return true
+  }
+
+  /** Writes the CORS and extra headers; for streaming writers (SSE) that manage their own status. */
+  writeHeaders (): void {
+    const res = this.res
+    const cors = this.owner.corsHeaders(this)
+    if (cors !== undefined) for (const [k, v] of cors) res.writeHeader(k, v)
+    if (this.extraHeaders !== undefined) for (const [k, v] of this.extraHeaders) res.writeHeader(k, v)
+  }
+
+  /** Turns this response into a Server-Sent Events stream. */
+  sse (opts: SseOptions = {}): SseStream {
+    if (this.done) throw new Error('response already started')
+    return this.owner.openSse(this, opts)
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * The single catalogue of REST errors. Every error body on the wire is
+ * `{"error": message, "code": "PLT_ERR_<NAME>", "hint"?: ...}`; codes are stable and never reused.
+ * `test/http/errors.test.ts` checks that each code is documented in README.md.
+ */
+export interface ErrorDef {
+  readonly status: number
+  readonly message: string | ((p: Record<string, unknown>) => string)
+  readonly hint?: string
+}
+
+export const ERRORS = {
+  // --- HTTP core ---
+  NOT_FOUND: { status: 404, message: 'Not found' },
+  METHOD_NOT_ALLOWED: { status: 405, message: (p) => `Method ${p.method} not allowed on ${p.path}` },
+  BODY_TOO_LARGE: { status: 413, message: (p) => `Request body too large (limit ${p.limit} bytes)`, hint: 'Raise platform.server.body-limit-bytes or send a smaller body' },
+  MALFORMED_JSON: { status: 400, message: (p) => `Malformed JSON body: ${p.detail}` },
+  JSON_TOO_DEEP: { status: 400, message: (p) => `JSON body nested deeper than ${p.limit} levels` },
+  EMPTY_BODY: { status: 400, message: 'Request body is empty; a JSON body is required' },
+  INVALID_BODY: { status: 400, message: (p) => `Invalid request body: ${p.detail}` },
+  INVALID_QUERY: { status: 400, message: (p) => `Invalid query parameter '${p.name}': ${p.detail}` },
+  CORS_ORIGIN_DENIED: { status: 403, message: (p) => `Origin '${p.origin}' is not allowed`, hint: 'Add it to platform.server.cors.origins' },
+  INTERNAL: { status: 500, message: 'Internal server error' },
+  SHUTTING_DOWN: { status: 503, message: 'Server is shutting down' },
+  NOT_READY: { status: 503, message: 'Not ready' },
+
+  // --- write gate (reference messages, DESIGN §3) ---
+  ADMIN_WRITE_DISABLED: { status: 403, message: 'Admin write operations disabled', hint: 'Set platform.admin.http-write-enabled=true to enable' },
+  ADMIN_AUTH_REQUIRED: { status: 401, message: 'Authentication required for admin write operations' },
+  ADMIN_ROLE_REQUIRED: { status: 403, message: 'Forbidden: caller lacks required role' },
+  ADMIN_FORBIDDEN: { status: 403, message: 'Forbidden' },
+  ADMIN_READ_AUTH_REQUIRED: { status: 401, message: 'Admin read operations require authentication', hint: 'Send X-Platform-Auth header or disable platform.admin.http-read-auth-required' },
+
+  // --- transport ---
+  UNKNOWN_RESOURCE: { status: 404, message: (p) => `Unknown resource '${p.uuid}'` },
+  UNKNOWN_BROADCASTER: { status: 404, message: (p) => `Unknown broadcaster '${p.id}'` },
+  INVALID_ROOM: { status: 400, message: (p) => `Invalid room name '${p.room}': use 1-128 of A-Z a-z 0-9 _ - . :` },
+  MISSING_BROADCAST_FIELDS: { status: 400, message: "missing 'broadcasterId' or 'message' field" },
+} satisfies Record<string, ErrorDef>
+
+export type ErrorName = keyof typeof ERRORS
+
+/** An error that maps to one catalogue entry; thrown anywhere under a route handler. */
+export class PlatformError extends Error {
+  readonly status: number
+  readonly code: string
+  readonly hint: string | undefined
+  readonly extra: Record<string, unknown> | undefined
+
+  constructor (name: ErrorName, params: Record<string, unknown> = {}, extra?: Record<string, unknown>) {
+    const def: ErrorDef = ERRORS[name]
+    super(typeof def.message === 'function' ? def.message(params) : def.message)
+    this.name = 'PlatformError'
+    this.status = def.status
+    this.code = `PLT_ERR_${name}`
+    this.hint = def.hint
+    this.extra = extra
+  }
+
+  body (): Record<string, unknown> {
+    const b: Record<string, unknown> = { error: this.message, code: this.code }
+    if (this.hint !== undefined) b.hint = this.hint
+    if (this.extra !== undefined) Object.assign(b, this.extra)
+    return b
+  }
+}
+
+export function errorCodes (): string[] {
+  return Object.keys(ERRORS).map((k) => `PLT_ERR_${k}`)
+}

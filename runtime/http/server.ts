@@ -1,0 +1,293 @@
+import uWS, { type HttpResponse, type HttpRequest, type TemplatedApp, type WebSocketBehavior, type us_listen_socket } from 'uWebSockets.js'
+import type { Logger } from 'pino'
+import { Context, type ContextOwner } from './context.js'
+import { PlatformError } from './errors.js'
+import { parseJsonBody } from './json-body.js'
+import { SseStream, type SseOptions } from './sse.js'
+import type { Metrics } from '../observability/index.js'
+
+export type Handler = (ctx: Context) => unknown
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS' | 'HEAD'
+
+export interface RouteOptions {
+  /** 'json' parses the body (empty body allowed when `optionalBody`), 'raw' hands over bytes. */
+  body?: 'json' | 'raw'
+  optionalBody?: boolean
+  /** Override of platform.server.body-limit-bytes for this route. */
+  bodyLimit?: number
+}
+
+export interface HttpServerOptions {
+  logger: Logger
+  metrics: Metrics
+  bodyLimit: number
+  jsonMaxDepth: number
+  corsOrigins: string[]
+  heartbeatMs: number
+}
+
+interface MethodEntry {
+  handler: Handler
+  opts: RouteOptions
+  duration: ReturnType<Metrics['duration']['labels']>
+  counters: Map<number, ReturnType<Metrics['requests']['labels']>>
+}
+
+interface RouteEntry {
+  pattern: string
+  paramNames: string[]
+  methods: Map<string, MethodEntry>
+  allow: string
+}
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
+const UNMATCHED = '<unmatched>'
+const CORS_EXPOSE = 'X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, Location'
+
+/**
+ * The HTTP core on uWebSockets.js: a router with `{param}` segments and per-route methods (405 with
+ * Allow), JSON bodies under a byte limit (413 without reading the rest), CORS, request ids, metrics
+ * by route pattern, SSE, and a graceful close that waits for in-flight responses.
+ */
+export class HttpServer implements ContextOwner {
+  readonly app: TemplatedApp = uWS.App()
+  private readonly routes = new Map<string, RouteEntry>()
+  private listenSocket: us_listen_socket | undefined
+  private inFlight = 0
+  private closing = false
+  private readonly sseStreams = new Set<SseStream>()
+  private heartbeat: NodeJS.Timeout | undefined
+  private readonly shutdownHooks: (() => void | Promise<void>)[] = []
+  private readonly corsAny: boolean
+  private readonly corsSet: Set<string>
+  private drainWaiters: (() => void)[] = []
+  port = 0
+
+  constructor (readonly opts: HttpServerOptions) {
+    this.corsAny = opts.corsOrigins.includes('*')
+    this.corsSet = new Set(opts.corsOrigins)
+  }
+
+  /** Registers `handler` for `method` on `pattern` (`/api/things/{id}`). */
+  route (method: Method | Method[], pattern: string, handler: Handler, opts: RouteOptions = {}): this {
+    let entry = this.routes.get(pattern)
+    if (entry === undefined) {
+      const paramNames: string[] = []
+      const uwsPattern = pattern.replace(/\{([^}]+)\}/g, (_, n: string) => { paramNames.push(n); return `:${n}` })
+      entry = { pattern, paramNames, methods: new Map(), allow: '' }
+      this.routes.set(pattern, entry)
+      const e = entry
+      this.app.any(uwsPattern, (res, req) => { this.dispatch(e, res, req) })
+    }
+    for (const m of Array.isArray(method) ? method : [method]) {
+      if (entry.methods.has(m)) throw new Error(`route ${m} ${pattern} registered twice`)
+      entry.methods.set(m, {
+        handler,
+        opts,
+        duration: this.opts.metrics.duration.labels(pattern, m),
+        counters: new Map()
+      })
+    }
+    entry.allow = [...entry.methods.keys(), 'OPTIONS'].join(', ')
+    return this
+  }
+
+  get (pattern: string, handler: Handler, opts?: RouteOptions): this { return this.route('GET', pattern, handler, opts) }
+  post (pattern: string, handler: Handler, opts: RouteOptions = { body: 'json' }): this { return this.route('POST', pattern, handler, opts) }
+  delete (pattern: string, handler: Handler, opts?: RouteOptions): this { return this.route('DELETE', pattern, handler, opts) }
+
+  /** WebSocket route; HTTP routes may share the pattern (uWS yields non-upgrade requests to them). */
+  ws<U>(pattern: string, behavior: WebSocketBehavior<U>): this {
+    this.app.ws(pattern.replace(/\{([^}]+)\}/g, ':$1'), {
+      maxPayloadLength: this.opts.bodyLimit,
+      ...behavior
+    })
+    return this
+  }
+
+  /** Run on close before in-flight responses are awaited: transports close their sockets here. */
+  onShutdown (fn: () => void | Promise<void>): void { this.shutdownHooks.push(fn) }
+
+  listRoutes (): { pattern: string, methods: string[] }[] {
+    return [...this.routes.values()].map((r) => ({ pattern: r.pattern, methods: [...r.methods.keys()] }))
+  }
+
+  async listen (host: string, port: number): Promise<number> {
+    this.app.any('/*', (res, req) => { this.unmatched(res, req) })
+    this.heartbeat = setInterval(() => { this.beat() }, this.opts.heartbeatMs)
+    this.heartbeat.unref()
+    return await new Promise((resolve, reject) => {
+      this.app.listen(host, port, (ls) => {
+        if (ls === false) { reject(new Error(`cannot listen on ${host}:${port}`)); return }
+        this.listenSocket = ls
+        this.port = uWS.us_socket_local_port(ls)
+        resolve(this.port)
+      })
+    })
+  }
+
+  get isClosing (): boolean { return this.closing }
+
+  /** Stops accepting, runs shutdown hooks, ends SSE streams, waits for in-flight responses. */
+  async close (timeoutMs: number): Promise<void> {
+    if (this.closing) return
+    this.closing = true
+    if (this.listenSocket !== undefined) { uWS.us_listen_socket_close(this.listenSocket); this.listenSocket = undefined }
+    if (this.heartbeat !== undefined) clearInterval(this.heartbeat)
+    for (const fn of this.shutdownHooks) {
+      try { await fn() } catch (err) { this.opts.logger.error({ err }, 'shutdown hook failed') }
+    }
+    for (const s of [...this.sseStreams]) s.close()
+    if (this.inFlight > 0) {
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, timeoutMs)
+        this.drainWaiters.push(() => { clearTimeout(t); resolve() })
+      })
+    }
+  }
+
+  // --- ContextOwner ---
+
+  finished (ctx: Context, status: number): void {
+    const m = (ctx as Context & { entry?: MethodEntry }).entry
+    if (m !== undefined) {
+      m.duration.observe((performance.now() - ctx.startedAt) / 1000)
+      let c = m.counters.get(status)
+      if (c === undefined) { c = this.opts.metrics.requests.labels(ctx.route, ctx.method, String(status)); m.counters.set(status, c) }
+      c.inc()
+    } else {
+      this.opts.metrics.requests.labels(ctx.route, ctx.method, String(status)).inc()
+    }
+    if (--this.inFlight === 0 && this.drainWaiters.length > 0) for (const w of this.drainWaiters.splice(0)) w()
+  }
+
+  openSse (ctx: Context, opts: SseOptions): SseStream {
+    // an SSE stream is not an in-flight response: it ends by close(), not by completing
+    const stream = new SseStream(ctx, opts, (s) => {
+      this.sseStreams.delete(s)
+      this.opts.metrics.openConnections.dec({ transport: 'sse' })
+    })
+    this.sseStreams.add(stream)
+    this.opts.metrics.openConnections.inc({ transport: 'sse' })
+    this.finished(ctx, 200)
+    return stream
+  }
+
+  corsHeaders (ctx: Context): [string, string][] | undefined {
+    if (this.corsSet.size === 0) return undefined
+    const origin = ctx.headers.origin
+    if (origin === undefined || !(this.corsAny || this.corsSet.has(origin))) return undefined
+    return [['access-control-allow-origin', this.corsAny ? '*' : origin], ['vary', 'Origin'], ['access-control-expose-headers', CORS_EXPOSE]]
+  }
+
+  // --- dispatch ---
+
+  private dispatch (entry: RouteEntry, res: HttpResponse, req: HttpRequest): void {
+    const ctx = new Context(res, req, entry.pattern, entry.paramNames, this)
+    this.inFlight++
+    if (this.closing) { ctx.send(503, JSON.stringify(new PlatformError('SHUTTING_DOWN').body()), 'application/json', true); return }
+    const m = entry.methods.get(ctx.method)
+    if (m === undefined) {
+      if (ctx.method === 'OPTIONS') { this.preflight(ctx, entry); return }
+      ctx.setHeader('allow', entry.allow)
+      ctx.error(new PlatformError('METHOD_NOT_ALLOWED', { method: ctx.method, path: ctx.path }))
+      return
+    }
+    ;(ctx as Context & { entry?: MethodEntry }).entry = m
+    if (m.opts.body !== undefined && BODY_METHODS.has(ctx.method)) { this.readBody(ctx, m); return }
+    this.run(ctx, m)
+  }
+
+  private run (ctx: Context, m: MethodEntry): void {
+    let out: unknown
+    try {
+      out = m.handler(ctx)
+    } catch (err) {
+      this.fail(ctx, err)
+      return
+    }
+    if (out instanceof Promise) {
+      if (!ctx.done) ctx.res.onAborted(ctx.abortFn())
+      out.then((v) => { this.complete(ctx, v) }, (err) => { this.fail(ctx, err) })
+    } else {
+      this.complete(ctx, out)
+    }
+  }
+
+  private complete (ctx: Context, value: unknown): void {
+    if (ctx.done) return
+    if (value === undefined) ctx.empty(204)
+    else ctx.json(value)
+  }
+
+  private fail (ctx: Context, err: unknown): void {
+    if (err instanceof PlatformError) { ctx.error(err); return }
+    this.opts.logger.error({ err, requestId: ctx.requestId, route: ctx.route }, 'route handler failed')
+    ctx.error(new PlatformError('INTERNAL'))
+  }
+
+  private readBody (ctx: Context, m: MethodEntry): void {
+    const limit = m.opts.bodyLimit ?? this.opts.bodyLimit
+    const res = ctx.res
+    const declared = Number(ctx.headers['content-length'])
+    if (declared > limit) {
+      // answer now and drop the connection: the rest of the body is never read
+      ctx.send(413, JSON.stringify(new PlatformError('BODY_TOO_LARGE', { limit }).body()), 'application/json', true)
+      return
+    }
+    res.onAborted(ctx.abortFn())
+    const chunks: Buffer[] = []
+    let size = 0
+    res.onData((ab, isLast) => {
+      if (ctx.done) return
+      size += ab.byteLength
+      if (size > limit) {
+        ctx.send(413, JSON.stringify(new PlatformError('BODY_TOO_LARGE', { limit }).body()), 'application/json', true)
+        return
+      }
+      // uWS neuters the ArrayBuffer on return: copy it
+      chunks.push(Buffer.from(ab.slice(0)))
+      if (!isLast) return
+      const buf = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)
+      ctx.rawBody = buf
+      if (m.opts.body === 'json') {
+        if (buf.length === 0 || isBlank(buf)) {
+          if (m.opts.optionalBody !== true) { ctx.error(new PlatformError('EMPTY_BODY')); return }
+        } else {
+          try { ctx.body = parseJsonBody(buf, this.opts.jsonMaxDepth) } catch (err) { this.fail(ctx, err); return }
+        }
+      }
+      this.run(ctx, m)
+    })
+  }
+
+  private preflight (ctx: Context, entry: RouteEntry): void {
+    const origin = ctx.headers.origin
+    ctx.setHeader('allow', entry.allow)
+    if (origin !== undefined && this.corsSet.size > 0) {
+      if (!(this.corsAny || this.corsSet.has(origin))) { ctx.error(new PlatformError('CORS_ORIGIN_DENIED', { origin })); return }
+      ctx.setHeader('access-control-allow-methods', entry.allow)
+      ctx.setHeader('access-control-allow-headers', ctx.headers['access-control-request-headers'] ?? 'content-type, authorization')
+      ctx.setHeader('access-control-max-age', '600')
+    }
+    ctx.empty(204)
+  }
+
+  private unmatched (res: HttpResponse, req: HttpRequest): void {
+    const ctx = new Context(res, req, UNMATCHED, [], this)
+    this.inFlight++
+    ctx.error(new PlatformError('NOT_FOUND'))
+  }
+
+  private beat (): void {
+    for (const s of this.sseStreams) s.comment('heartbeat')
+  }
+}
+
+function isBlank (buf: Buffer): boolean {
+  for (let i = 0; i < buf.length; i++) {
+    const c = buf[i]
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return false
+  }
+  return true
+}

@@ -1,0 +1,123 @@
+import type { Context } from './context.js'
+
+export interface SseOptions {
+  /** `retry:` hint sent to the client first, in milliseconds. */
+  retryMs?: number
+  /** Extra response headers (e.g. Mcp-Session-Id). */
+  headers?: Record<string, string>
+  /** Bytes queued in memory while the client is not reading; beyond it the stream is closed. */
+  maxQueuedBytes?: number
+}
+
+export interface SseEvent {
+  data: string
+  event?: string
+  id?: string | number
+}
+
+/**
+ * A Server-Sent Events stream on a uWS response: headers, `id:` lines, heartbeat comments (driven
+ * by the server's one shared timer) and backpressure: once uWS reports backpressure, frames are
+ * queued (bounded) and flushed on writable; a client that never drains is closed.
+ */
+export class SseStream {
+  closed = false
+  private queue: string[] = []
+  private queuedBytes = 0
+  private waiting = false
+  private closeListeners: (() => void)[] = []
+  private readonly maxQueuedBytes: number
+
+  constructor (readonly ctx: Context, opts: SseOptions, private readonly onEnd: (s: SseStream) => void) {
+    this.maxQueuedBytes = opts.maxQueuedBytes ?? 4 * 1024 * 1024
+    const res = ctx.res
+    ctx.done = true
+    ctx.status = 200
+    ctx.onAbort(() => this.teardown())
+    res.cork(() => {
+      res.writeStatus('200 OK')
+      res.writeHeader('content-type', 'text/event-stream')
+      res.writeHeader('cache-control', 'no-cache')
+      res.writeHeader('x-accel-buffering', 'no')
+      res.writeHeader('x-request-id', ctx.requestId)
+      if (opts.headers !== undefined) for (const [k, v] of Object.entries(opts.headers)) res.writeHeader(k, v)
+      ctx.writeHeaders()
+      res.write(opts.retryMs !== undefined ? `retry: ${opts.retryMs}\n\n` : ': connected\n\n')
+    })
+  }
+
+  /** Sends one event; returns false when the frame had to be queued (client is slow). */
+  send (ev: SseEvent): boolean {
+    let frame = ''
+    if (ev.event !== undefined) frame += `event: ${ev.event}\n`
+    if (ev.id !== undefined) frame += `id: ${ev.id}\n`
+    frame += 'data: ' + (ev.data.includes('\n') ? ev.data.split('\n').join('\ndata: ') : ev.data) + '\n\n'
+    return this.write(frame)
+  }
+
+  comment (text: string): boolean {
+    return this.write(`: ${text}\n\n`)
+  }
+
+  private write (frame: string): boolean {
+    if (this.closed) return false
+    if (this.waiting) return this.enqueue(frame)
+    const res = this.ctx.res
+    let ok = true
+    res.cork(() => { ok = res.write(frame) })
+    if (!ok) {
+      // uWS kept the bytes; hold further frames until it drains
+      this.waiting = true
+      res.onWritable(() => this.drain())
+    }
+    return ok
+  }
+
+  private enqueue (frame: string): boolean {
+    this.queuedBytes += frame.length
+    if (this.queuedBytes > this.maxQueuedBytes) {
+      this.close()
+      return false
+    }
+    this.queue.push(frame)
+    return false
+  }
+
+  private drain (): boolean {
+    if (this.closed) return true
+    const res = this.ctx.res
+    let ok = true
+    res.cork(() => {
+      while (ok && this.queue.length > 0) {
+        const f = this.queue.shift()!
+        this.queuedBytes -= f.length
+        ok = res.write(f)
+      }
+    })
+    if (ok) this.waiting = false
+    // returning true: uWS accepted what we wrote; keep the handler while we are still waiting
+    return true
+  }
+
+  onClose (fn: () => void): void {
+    if (this.closed) fn(); else this.closeListeners.push(fn)
+  }
+
+  /** Ends the stream from the server side. */
+  close (): void {
+    if (this.closed) return
+    if (!this.ctx.aborted) {
+      const res = this.ctx.res
+      res.cork(() => { res.end() })
+    }
+    this.teardown()
+  }
+
+  private teardown (): void {
+    if (this.closed) return
+    this.closed = true
+    this.queue = []
+    this.onEnd(this)
+    for (const fn of this.closeListeners.splice(0)) { try { fn() } catch { /* isolate listeners */ } }
+  }
+}

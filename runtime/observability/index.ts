@@ -1,0 +1,2 @@
+export { createLogger, type Logger } from './logger.js'
+export { Metrics } from './metrics.js'

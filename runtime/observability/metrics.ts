@@ -1,0 +1,30 @@
+import { Registry, Counter, Histogram, Gauge, collectDefaultMetrics } from 'prom-client'
+
+/** One registry per platform instance, so tests can run several side by side. */
+export class Metrics {
+  readonly registry = new Registry()
+  readonly requests: Counter<'route' | 'method' | 'status'>
+  readonly duration: Histogram<'route' | 'method'>
+  readonly openConnections: Gauge<'transport'>
+  readonly broadcasts: Counter<'broadcaster'>
+  readonly deliveries: Counter
+  readonly slowConsumers: Counter
+
+  constructor () {
+    collectDefaultMetrics({ register: this.registry })
+    const registers = [this.registry]
+    this.requests = new Counter({ name: 'platform_http_requests_total', help: 'HTTP requests by route pattern, method and status', labelNames: ['route', 'method', 'status'], registers })
+    this.duration = new Histogram({
+      name: 'platform_http_request_duration_seconds', help: 'HTTP request duration by route pattern', labelNames: ['route', 'method'], registers,
+      buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5]
+    })
+    this.openConnections = new Gauge({ name: 'platform_open_connections', help: 'Open WebSocket, SSE and long-polling connections', labelNames: ['transport'], registers })
+    this.broadcasts = new Counter({ name: 'platform_broadcasts_total', help: 'Messages broadcast, by broadcaster', labelNames: ['broadcaster'], registers })
+    this.deliveries = new Counter({ name: 'platform_broadcast_deliveries_total', help: 'Broadcast messages handed to connected resources', registers })
+    this.slowConsumers = new Counter({ name: 'platform_slow_consumers_closed_total', help: 'WebSocket consumers closed for exceeding the backpressure limit', registers })
+    for (const t of ['websocket', 'sse', 'long-polling']) this.openConnections.set({ transport: t }, 0)
+  }
+
+  text (): Promise<string> { return this.registry.metrics() }
+  get contentType (): string { return this.registry.contentType }
+}

@@ -1,0 +1,124 @@
+import { resolve } from 'node:path'
+import type { Config } from './config/index.js'
+import { EventBus } from './events/index.js'
+import { HttpServer, PlatformError } from './http/index.js'
+import { createLogger, Metrics, type Logger } from './observability/index.js'
+import { Store } from './store/index.js'
+import { TokenResolver, PrincipalResolver, ControlAuditLog, WriteGate, authorizerFromConfig, type ControlAuthorizer, type AuditEntry, type TokenConfig } from './auth/index.js'
+
+export interface PlatformOptions {
+  config: Config
+  /** Log destination (tests pass a stream); stdout by default. */
+  logDestination?: NodeJS.WritableStream
+  /** Replaces the authorizer chosen by configuration. */
+  authorizer?: ControlAuthorizer
+  /** Attaches the areas (transport, plugins, MCP, governance, ...) before the server listens. */
+  install?: (platform: Platform) => void | Promise<void>
+}
+
+/** A readiness check: `/readyz` answers 503 while any returns false. */
+export type ReadinessCheck = () => boolean
+
+/**
+ * The composition root: one object holding every shared service. Areas are attached by their
+ * own `install(platform)` functions (transport, plugins, MCP, governance, admin) so that this file
+ * stays the wiring diagram, not the implementation.
+ */
+export class Platform {
+  readonly config: Config
+  readonly logger: Logger
+  readonly metrics = new Metrics()
+  readonly bus = new EventBus()
+  readonly http: HttpServer
+  readonly store: Store
+  readonly principals: PrincipalResolver
+  readonly audit: ControlAuditLog
+  readonly writeGate: WriteGate
+  /** The framework property bag (reference: `org.platform.ai.governance.policies` lives here). */
+  readonly properties = new Map<string, unknown>()
+  private readonly readiness = new Map<string, ReadinessCheck>()
+  private readonly closers: (() => void | Promise<void>)[] = []
+  private closed = false
+
+  constructor (opts: PlatformOptions) {
+    const config = this.config = opts.config
+    this.logger = createLogger(config.get('platform.log-level'), opts.logDestination !== undefined ? { destination: opts.logDestination } : {})
+    this.bus.onError = (err, event) => { this.logger.error({ err, event: event.type }, 'event listener failed') }
+    this.store = new Store(resolve(config.get<string>('platform.data-dir')))
+    this.http = new HttpServer({
+      logger: this.logger,
+      metrics: this.metrics,
+      bodyLimit: config.get('platform.server.body-limit-bytes'),
+      jsonMaxDepth: config.get('platform.server.json-max-depth'),
+      corsOrigins: config.get('platform.server.cors.origins'),
+      heartbeatMs: config.get<number>('platform.transport.heartbeat-seconds') * 1000
+    })
+    this.principals = new PrincipalResolver(new TokenResolver(config.get<TokenConfig[]>('platform.auth.tokens')))
+    this.audit = new ControlAuditLog(
+      config.get('platform.admin.audit-capacity'),
+      this.store.db<AuditEntry, [number, number]>('audit'),
+      config.get('platform.admin.audit-retention')
+    )
+    const authorizer = opts.authorizer ?? authorizerFromConfig(
+      config.get('platform.admin.authorizer'), config.get('platform.admin.require-principal'), config.get('platform.admin.authorizer-roles'))
+    this.writeGate = new WriteGate(config, this.principals, authorizer, this.audit, this.bus)
+    this.addReadiness('store', () => this.store.isOpen)
+    this.installCoreRoutes()
+    const demo = config.get<string | undefined>('platform.interactions.demo-principal')
+    if (demo !== undefined) this.logger.warn({ principal: demo }, 'platform.interactions.demo-principal is set: every interactions request runs as this principal. Never enable it in production.')
+  }
+
+  addReadiness (name: string, check: ReadinessCheck): void { this.readiness.set(name, check) }
+
+  /** Runs on close after the HTTP server stopped and before the store closes (LIFO). */
+  onClose (fn: () => void | Promise<void>): void { this.closers.push(fn) }
+
+  async listen (): Promise<{ port: number, url: string }> {
+    const host = this.config.get<string>('platform.server.host')
+    const port = await this.http.listen(host, this.config.get('platform.server.port'))
+    const shown = host === '0.0.0.0' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host
+    return { port, url: `http://${shown}:${port}` }
+  }
+
+  async close (): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await this.http.close(this.config.get('platform.server.shutdown-timeout-ms'))
+    for (const fn of this.closers.reverse()) {
+      try { await fn() } catch (err) { this.logger.error({ err }, 'close hook failed') }
+    }
+    await this.store.close()
+    this.logger.flush?.()
+  }
+
+  private installCoreRoutes (): void {
+    this.http.get('/healthz', () => ({ status: 'UP' }))
+    this.http.get('/readyz', (ctx) => {
+      const checks: Record<string, string> = {}
+      let ready = !this.http.isClosing
+      for (const [name, check] of this.readiness) {
+        let ok = false
+        try { ok = check() } catch { ok = false }
+        checks[name] = ok ? 'UP' : 'DOWN'
+        ready &&= ok
+      }
+      if (!ready) { ctx.error(new PlatformError('NOT_READY', {}, { status: 'DOWN', checks })); return }
+      return { status: 'UP', checks }
+    })
+    this.http.get('/metrics', async (ctx) => {
+      ctx.send(200, await this.metrics.text(), this.metrics.contentType)
+    })
+  }
+}
+
+export async function startPlatform (opts: PlatformOptions): Promise<{ platform: Platform, port: number, url: string }> {
+  const platform = new Platform(opts)
+  try {
+    await opts.install?.(platform)
+    const { port, url } = await platform.listen()
+    return { platform, port, url }
+  } catch (err) {
+    await platform.close()
+    throw err
+  }
+}

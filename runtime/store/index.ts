@@ -1,0 +1,2 @@
+export { Store } from './lmdb.js'
+export { RingBuffer } from './ring-buffer.js'

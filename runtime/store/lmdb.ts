@@ -1,0 +1,38 @@
+import { mkdirSync } from 'node:fs'
+import { open, type RootDatabase, type Database } from 'lmdb'
+
+/**
+ * One LMDB environment under the data directory, named databases opened once, closed on shutdown.
+ * Writes resolve once committed (lmdb's default durable commit), so a process killed right after a
+ * resolved write loses nothing.
+ */
+export class Store {
+  private readonly root: RootDatabase
+  private readonly dbs = new Map<string, Database<any, any>>()
+  private closed = false
+
+  constructor (readonly path: string) {
+    mkdirSync(path, { recursive: true })
+    this.root = open({ path, maxDbs: 64, compression: false })
+  }
+
+  /** A named database of msgpack values; the same instance for the same name. */
+  db<V = unknown, K extends string | number | (string | number)[] = string>(name: string): Database<V, K> {
+    if (this.closed) throw new Error('store is closed')
+    let db = this.dbs.get(name)
+    if (db === undefined) {
+      db = this.root.openDB({ name, encoding: 'msgpack' })
+      this.dbs.set(name, db)
+    }
+    return db as Database<V, K>
+  }
+
+  get isOpen (): boolean { return !this.closed }
+
+  async close (): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    await this.root.flushed
+    await this.root.close()
+  }
+}

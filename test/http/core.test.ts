@@ -1,0 +1,159 @@
+import t from 'tap'
+import { connect } from 'node:net'
+import { startTestPlatform } from '../helpers/platform.js'
+import { PlatformError } from '../../runtime/http/index.js'
+
+const tp = await startTestPlatform({ 'platform.server.body-limit-bytes': 1024, 'platform.server.cors.origins': ['http://allowed.example'] }, {
+  install: (p) => {
+    p.http.post('/echo', (ctx) => ({ got: ctx.body }))
+    p.http.get('/items/{id}', (ctx) => ({ id: ctx.params.id, q: ctx.query.get('q') }))
+    p.http.route('PUT', '/items/{id}', () => ({ put: true }), { body: 'json' })
+    p.http.get('/boom', () => { throw new Error('kaput') })
+    p.http.get('/teapot', () => { throw new PlatformError('INVALID_QUERY', { name: 'x', detail: 'bad' }) })
+    p.http.get('/slow', async () => { await new Promise((r) => setTimeout(r, 50)); return { slow: true } })
+  }
+})
+t.teardown(tp.close)
+const u = (p: string) => tp.url + p
+
+/** Sends raw bytes and resolves with the whole response text (for malformed requests fetch refuses to make). */
+function raw (payload: string | Buffer, ms = 2000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = connect(tp.port, '127.0.0.1')
+    let buf = ''
+    s.on('data', (d) => { buf += d.toString('latin1') })
+    s.on('error', (e) => { if (buf !== '') resolve(buf); else reject(e) })
+    s.on('close', () => resolve(buf))
+    s.setTimeout(ms, () => s.destroy())
+    s.write(payload)
+  })
+}
+
+t.test('route with path parameter and query', async (t) => {
+  const r = await fetch(u('/items/a%20b?q=1'))
+  t.equal(r.status, 200)
+  t.same(await r.json(), { id: 'a b', q: '1' })
+})
+
+t.test('unknown path is 404 from the catalogue', async (t) => {
+  const r = await fetch(u('/nope'))
+  t.equal(r.status, 404)
+  t.same(await r.json(), { error: 'Not found', code: 'PLT_ERR_NOT_FOUND' })
+})
+
+t.test('known path with another method is 405 with Allow', async (t) => {
+  const r = await fetch(u('/items/1'), { method: 'DELETE' })
+  t.equal(r.status, 405)
+  t.equal(r.headers.get('allow'), 'GET, PUT, OPTIONS')
+  const b = await r.json() as { code: string }
+  t.equal(b.code, 'PLT_ERR_METHOD_NOT_ALLOWED')
+})
+
+t.test('JSON body round trip', async (t) => {
+  const r = await fetch(u('/echo'), { method: 'POST', body: JSON.stringify({ a: [1, 2, { b: 'c' }] }), headers: { 'content-type': 'application/json' } })
+  t.same(await r.json(), { got: { a: [1, 2, { b: 'c' }] } })
+})
+
+t.test('malformed and truncated JSON is 400', async (t) => {
+  for (const body of ['{"a":', '{nope}', '[1,2', '\u0000\u0001garbage']) {
+    const r = await fetch(u('/echo'), { method: 'POST', body })
+    t.equal(r.status, 400, body)
+    t.equal((await r.json() as { code: string }).code, 'PLT_ERR_MALFORMED_JSON')
+  }
+})
+
+t.test('random bytes are 400, never 500', async (t) => {
+  for (let i = 0; i < 20; i++) {
+    const body = Buffer.from(Array.from({ length: 200 }, () => Math.floor(Math.random() * 256)))
+    const r = await fetch(u('/echo'), { method: 'POST', body })
+    t.equal(r.status, 400)
+  }
+})
+
+t.test('empty body on a JSON route is 400', async (t) => {
+  const r = await fetch(u('/echo'), { method: 'POST', body: '' })
+  t.equal(r.status, 400)
+  t.equal((await r.json() as { code: string }).code, 'PLT_ERR_EMPTY_BODY')
+})
+
+t.test('JSON nested 100 000 deep is 400 without crashing', async (t) => {
+  const tp2 = await startTestPlatform({ 'platform.server.body-limit-bytes': 1_000_000 }, { install: (p) => { p.http.post('/echo', (ctx) => ({ got: ctx.body })) } })
+  t.teardown(tp2.close)
+  const body = '['.repeat(100_000) + ']'.repeat(100_000)
+  const r = await fetch(tp2.url + '/echo', { method: 'POST', body })
+  t.equal(r.status, 400)
+  t.equal((await r.json() as { code: string }).code, 'PLT_ERR_JSON_TOO_DEEP')
+  const ok = await fetch(tp2.url + '/healthz')
+  t.equal(ok.status, 200)
+})
+
+t.test('a body ten times the limit is 413 and the server keeps serving', async (t) => {
+  const big = 'x'.repeat(10 * 1024)
+  const r = await fetch(u('/echo'), { method: 'POST', body: JSON.stringify({ big }) }).catch((e) => e)
+  if (r instanceof Response) {
+    t.equal(r.status, 413)
+    t.equal((await r.json() as { code: string }).code, 'PLT_ERR_BODY_TOO_LARGE')
+  } else {
+    t.fail('connection failed before the 413 arrived: ' + String(r))
+  }
+  // chunked body without content-length crosses the limit mid-stream
+  const chunked = await raw(`POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n${(4000).toString(16)}\r\n${'y'.repeat(4000)}\r\n`)
+  t.match(chunked, /^HTTP\/1\.1 413/)
+  t.equal((await fetch(u('/healthz'))).status, 200)
+})
+
+t.test('X-Request-Id is echoed or minted', async (t) => {
+  const a = await fetch(u('/healthz'), { headers: { 'x-request-id': 'abc-123' } })
+  t.equal(a.headers.get('x-request-id'), 'abc-123')
+  const b = await fetch(u('/healthz'))
+  t.match(b.headers.get('x-request-id'), /^[0-9a-f-]{36}$/)
+  const c = await fetch(u('/healthz'), { headers: { 'x-request-id': 'x'.repeat(300) } })
+  t.not(c.headers.get('x-request-id'), 'x'.repeat(300))
+})
+
+t.test('a throwing handler is a 500 from the catalogue and is logged', async (t) => {
+  const r = await fetch(u('/boom'))
+  t.equal(r.status, 500)
+  t.same(await r.json(), { error: 'Internal server error', code: 'PLT_ERR_INTERNAL' })
+  t.ok(tp.logs.some((l) => l.msg === 'route handler failed'))
+})
+
+t.test('a PlatformError keeps its status, code and message', async (t) => {
+  const r = await fetch(u('/teapot'))
+  t.equal(r.status, 400)
+  t.same(await r.json(), { error: "Invalid query parameter 'x': bad", code: 'PLT_ERR_INVALID_QUERY' })
+})
+
+t.test('CORS: allowed origin gets headers, preflight answers, denied origin gets none', async (t) => {
+  const a = await fetch(u('/healthz'), { headers: { origin: 'http://allowed.example' } })
+  t.equal(a.headers.get('access-control-allow-origin'), 'http://allowed.example')
+  const b = await fetch(u('/healthz'), { headers: { origin: 'http://evil.example' } })
+  t.equal(b.headers.get('access-control-allow-origin'), null)
+  const pre = await fetch(u('/items/1'), { method: 'OPTIONS', headers: { origin: 'http://allowed.example', 'access-control-request-method': 'PUT', 'access-control-request-headers': 'content-type' } })
+  t.equal(pre.status, 204)
+  t.equal(pre.headers.get('access-control-allow-methods'), 'GET, PUT, OPTIONS')
+  t.equal(pre.headers.get('access-control-allow-headers'), 'content-type')
+  const denied = await fetch(u('/items/1'), { method: 'OPTIONS', headers: { origin: 'http://evil.example' } })
+  t.equal(denied.status, 403)
+  const plain = await fetch(u('/items/1'), { method: 'OPTIONS' })
+  t.equal(plain.status, 204)
+  t.equal(plain.headers.get('allow'), 'GET, PUT, OPTIONS')
+})
+
+t.test('a client that goes away mid-request does not break the server', async (t) => {
+  const ac = new AbortController()
+  const p = fetch(u('/slow'), { signal: ac.signal }).catch(() => 'aborted')
+  setTimeout(() => ac.abort(), 10)
+  t.equal(await p, 'aborted')
+  await new Promise((r) => setTimeout(r, 80))
+  t.equal((await fetch(u('/healthz'))).status, 200)
+})
+
+t.test('request metrics are labelled by route pattern, never raw URL', async (t) => {
+  await fetch(u('/items/secret-id-42'))
+  const text = await (await fetch(u('/metrics'))).text()
+  t.match(text, /platform_http_requests_total\{route="\/items\/\{id\}",method="GET",status="200"\}/)
+  t.notMatch(text, /secret-id-42/)
+  t.match(text, /platform_http_request_duration_seconds_bucket\{le="0.0001",route="\/items\/\{id\}",method="GET"\}/)
+  t.match(text, /process_cpu_user_seconds_total/)
+})
