@@ -1,0 +1,119 @@
+/**
+ * The contracts between the plugin host and everything that reads what plugins contribute
+ * (MCP, governance, scope, agents). Functions never cross a sandbox boundary: a sandbox loads a
+ * plugin, reports a descriptor (plain data), and runs contributions by (kind, name) on request.
+ */
+import type { Logger } from 'pino'
+
+export type SandboxKind = 'isolate' | 'worker' | 'inline'
+export type ContributionKind = 'tool' | 'resource' | 'prompt' | 'agent' | 'policyType' | 'classifier' | 'embedder'
+
+export interface Manifest {
+  name: string
+  version: string
+  description?: string
+  entry: string
+  sandbox: SandboxKind
+  permissions: { net: string[], kv: boolean, env: string[] }
+  limits: { memoryMb: number, timeoutMs: number, concurrency: number }
+}
+
+/** What the operator granted, merged with what the manifest asked: the plugin runs with exactly this. */
+export interface EffectiveGrant {
+  sandbox: SandboxKind
+  permissions: { net: string[], kv: boolean, env: string[] }
+  limits: { memoryMb: number, timeoutMs: number, concurrency: number }
+}
+
+// --- descriptors: plain data a sandbox reports after loading ---
+
+export interface ToolDescriptor {
+  name: string
+  title?: string
+  description: string
+  iconUrl?: string
+  input: Record<string, unknown>
+  longRunning: boolean
+  uiResource?: string
+}
+export interface ResourceDescriptor { uri: string, name: string, description: string, mimeType: string }
+export interface PromptDescriptor { name: string, description: string, arguments: { name: string, description?: string, required?: boolean }[] }
+export interface AgentDescriptor {
+  name: string
+  version: string
+  description: string
+  endpoint: string
+  headless: boolean
+  systemPrompt?: string
+  scope?: Record<string, unknown>
+  tools: ToolDescriptor[]
+}
+export interface PolicyTypeDescriptor { type: string, description: string }
+export interface ClassifierDescriptor { name: string, description: string }
+export interface EmbedderDescriptor { name: string, description: string }
+
+export interface PluginDescriptor {
+  tools: ToolDescriptor[]
+  resources: ResourceDescriptor[]
+  prompts: PromptDescriptor[]
+  agents: AgentDescriptor[]
+  policyTypes: PolicyTypeDescriptor[]
+  classifiers: ClassifierDescriptor[]
+  embedders: EmbedderDescriptor[]
+}
+
+// --- running contributions ---
+
+export interface InvokeRequest {
+  kind: ContributionKind
+  /** Tool or prompt name, resource URI, policy type, classifier or embedder name; for an agent's tool: `<agent>/<tool>`. */
+  name: string
+  /** Tool args; `{uri}` for resources; prompt args; `{context, config}` for policy types; `{request, scope}` for classifiers; `{texts}` for embedders. */
+  args: unknown
+}
+
+export interface InvokeOptions {
+  signal?: AbortSignal
+  /** Partial results streamed by the plugin (`ctx.progress`). */
+  onProgress?: (partial: unknown) => void
+}
+
+/** A loaded plugin instance in one sandbox tier. */
+export interface SandboxInstance {
+  readonly kind: SandboxKind
+  readonly descriptor: PluginDescriptor
+  invoke (req: InvokeRequest, opts?: InvokeOptions): Promise<unknown>
+  dispose (): Promise<void>
+}
+
+/** Host-side capabilities handed to a sandbox (only those granted are present). */
+export interface Capabilities {
+  log: Logger
+  kv?: {
+    get (key: string): Promise<unknown>
+    put (key: string, value: unknown): Promise<void>
+    delete (key: string): Promise<boolean>
+    list (prefix?: string): Promise<string[]>
+  }
+  fetch?: (url: string, init?: { method?: string, headers?: Record<string, string>, body?: string }) => Promise<{ status: number, headers: Record<string, string>, text: string }>
+  env?: Record<string, string>
+}
+
+export interface LoadSpec {
+  dir: string
+  /** Absolute path of the entry module inside `dir`. */
+  entry: string
+  manifest: Manifest
+  grant: EffectiveGrant
+  capabilities: Capabilities
+}
+
+export type SandboxFactory = (spec: LoadSpec) => Promise<SandboxInstance>
+
+/** Raised when a plugin call fails inside the plugin (throw, timeout, out of memory, crash). */
+export class PluginCallError extends Error {
+  constructor (readonly plugin: string, readonly reason: 'threw' | 'timeout' | 'memory' | 'crashed' | 'cancelled' | 'invalid-result' | 'unavailable', message: string) {
+    super(message)
+    this.name = 'PluginCallError'
+  }
+}

@@ -1,0 +1,165 @@
+import type { EventBus } from '../events/index.js'
+import type {
+  SandboxInstance, Manifest, InvokeOptions, ToolDescriptor, ResourceDescriptor, PromptDescriptor,
+  AgentDescriptor, PolicyTypeDescriptor, ClassifierDescriptor, EmbedderDescriptor, SandboxKind
+} from './contract.js'
+
+export interface RegisteredTool extends ToolDescriptor {
+  plugin: string
+  /** Set for an agent's own tools (served on the agent's MCP endpoint). */
+  agent?: string
+  call (args: unknown, opts?: InvokeOptions): Promise<unknown>
+}
+export interface RegisteredResource extends ResourceDescriptor { plugin: string, read (uri: string, opts?: InvokeOptions): Promise<unknown> }
+export interface RegisteredPrompt extends PromptDescriptor { plugin: string, get (args: Record<string, string>, opts?: InvokeOptions): Promise<unknown> }
+export interface RegisteredAgent extends Omit<AgentDescriptor, 'tools'> { plugin: string, tools: RegisteredTool[] }
+export interface RegisteredPolicyType extends PolicyTypeDescriptor { plugin: string, evaluate (context: unknown, config: unknown, opts?: InvokeOptions): Promise<unknown> }
+export interface RegisteredClassifier extends ClassifierDescriptor { plugin: string, classify (request: unknown, scope: unknown, opts?: InvokeOptions): Promise<unknown> }
+export interface RegisteredEmbedder extends EmbedderDescriptor { plugin: string, embed (texts: string[], opts?: InvokeOptions): Promise<number[][]> }
+
+export type PluginState = 'live' | 'failed' | 'disabled'
+
+export interface PluginStatus {
+  name: string
+  dir: string
+  version?: string
+  sandbox?: SandboxKind
+  state: PluginState
+  error?: string
+  contributes: { tools: string[], resources: string[], prompts: string[], agents: string[], policyTypes: string[], classifiers: string[], embedders: string[] }
+}
+
+interface Live { manifest: Manifest, dir: string, instance: SandboxInstance, inFlight: number, retired: boolean }
+
+const NONE = { tools: [], resources: [], prompts: [], agents: [], policyTypes: [], classifiers: [], embedders: [] }
+
+/**
+ * What every loaded plugin contributes, read by MCP (tools, resources, prompts, agents),
+ * governance (policy types) and scope (classifiers, embedders). Swapping a plugin keeps calls in
+ * flight on the old instance and disposes it when they finish. Changes are announced on the bus
+ * (`PluginsChanged`).
+ */
+export class PluginRegistry {
+  private readonly live = new Map<string, Live>()
+  private readonly failed = new Map<string, PluginStatus>()
+
+  constructor (private readonly bus: EventBus) {}
+
+  /** Installs (or swaps in) a loaded plugin. */
+  set (dir: string, manifest: Manifest, instance: SandboxInstance): void {
+    const old = this.live.get(manifest.name)
+    const had = old !== undefined || this.failed.has(manifest.name)
+    this.failed.delete(manifest.name)
+    this.live.set(manifest.name, { manifest, dir, instance, inFlight: 0, retired: false })
+    if (old !== undefined) this.retire(old)
+    this.bus.emit('PluginsChanged', { added: had ? [] : [manifest.name], changed: had ? [manifest.name] : [], removed: [] })
+  }
+
+  /** Records a plugin that failed to load; it contributes nothing and affects nothing else. */
+  setFailed (name: string, dir: string, error: string, manifest?: Partial<Manifest>): void {
+    const old = this.live.get(name)
+    if (old !== undefined) { this.live.delete(name); this.retire(old) }
+    this.failed.set(name, { name, dir, state: 'failed', error, contributes: NONE, ...(manifest?.version !== undefined ? { version: manifest.version } : {}), ...(manifest?.sandbox !== undefined ? { sandbox: manifest.sandbox } : {}) })
+    this.bus.emit('PluginsChanged', { added: [], changed: old !== undefined ? [name] : [], removed: [] })
+  }
+
+  remove (name: string): void {
+    const old = this.live.get(name)
+    const wasFailed = this.failed.delete(name)
+    if (old !== undefined) { this.live.delete(name); this.retire(old) }
+    if (old !== undefined || wasFailed) this.bus.emit('PluginsChanged', { added: [], changed: [], removed: [name] })
+  }
+
+  has (name: string): boolean { return this.live.has(name) }
+
+  status (): PluginStatus[] {
+    const out: PluginStatus[] = []
+    for (const [name, l] of this.live) {
+      const d = l.instance.descriptor
+      out.push({
+        name, dir: l.dir, version: l.manifest.version, sandbox: l.instance.kind, state: 'live',
+        contributes: {
+          tools: d.tools.map((t) => t.name), resources: d.resources.map((r) => r.uri), prompts: d.prompts.map((p) => p.name),
+          agents: d.agents.map((a) => a.name), policyTypes: d.policyTypes.map((p) => p.type), classifiers: d.classifiers.map((c) => c.name), embedders: d.embedders.map((e) => e.name)
+        }
+      })
+    }
+    out.push(...this.failed.values())
+    return out.sort((a, b) => a.name.localeCompare(b.name))
+  }
+
+  // --- views ---
+
+  /** Tools of plugins that are not agents: served on `/platform/mcp`. */
+  tools (): RegisteredTool[] {
+    const out: RegisteredTool[] = []
+    for (const [plugin, l] of this.live) for (const t of l.instance.descriptor.tools) out.push({ ...t, plugin, call: (args, opts) => this.invoke(plugin, 'tool', t.name, args, opts) })
+    return out
+  }
+
+  agents (): RegisteredAgent[] {
+    const out: RegisteredAgent[] = []
+    for (const [plugin, l] of this.live) {
+      for (const a of l.instance.descriptor.agents) {
+        out.push({
+          ...a, plugin,
+          tools: a.tools.map((t) => ({ ...t, plugin, agent: a.name, call: (args: unknown, opts?: InvokeOptions) => this.invoke(plugin, 'tool', `${a.name}/${t.name}`, args, opts) }))
+        })
+      }
+    }
+    return out
+  }
+
+  resources (): RegisteredResource[] {
+    const out: RegisteredResource[] = []
+    for (const [plugin, l] of this.live) for (const r of l.instance.descriptor.resources) out.push({ ...r, plugin, read: (uri, opts) => this.invoke(plugin, 'resource', uri, { uri }, opts) })
+    return out
+  }
+
+  prompts (): RegisteredPrompt[] {
+    const out: RegisteredPrompt[] = []
+    for (const [plugin, l] of this.live) for (const p of l.instance.descriptor.prompts) out.push({ ...p, plugin, get: (args, opts) => this.invoke(plugin, 'prompt', p.name, args, opts) })
+    return out
+  }
+
+  policyTypes (): RegisteredPolicyType[] {
+    const out: RegisteredPolicyType[] = []
+    for (const [plugin, l] of this.live) for (const p of l.instance.descriptor.policyTypes) out.push({ ...p, plugin, evaluate: (context, config, opts) => this.invoke(plugin, 'policyType', p.type, { context, config }, opts) })
+    return out
+  }
+
+  classifiers (): RegisteredClassifier[] {
+    const out: RegisteredClassifier[] = []
+    for (const [plugin, l] of this.live) for (const c of l.instance.descriptor.classifiers) out.push({ ...c, plugin, classify: (request, scope, opts) => this.invoke(plugin, 'classifier', c.name, { request, scope }, opts) })
+    return out
+  }
+
+  embedders (): RegisteredEmbedder[] {
+    const out: RegisteredEmbedder[] = []
+    for (const [plugin, l] of this.live) for (const e of l.instance.descriptor.embedders) out.push({ ...e, plugin, embed: async (texts, opts) => await this.invoke(plugin, 'embedder', e.name, { texts }, opts) as number[][] })
+    return out
+  }
+
+  /** Runs on the instance live at call time; a swap meanwhile lets this call finish on it. */
+  async invoke (plugin: string, kind: 'tool' | 'resource' | 'prompt' | 'policyType' | 'classifier' | 'embedder', name: string, args: unknown, opts?: InvokeOptions): Promise<unknown> {
+    const l = this.live.get(plugin)
+    if (l === undefined) throw new Error(`plugin '${plugin}' is not loaded`)
+    l.inFlight++
+    try {
+      return await l.instance.invoke({ kind, name, args }, opts)
+    } finally {
+      if (--l.inFlight === 0 && l.retired) void l.instance.dispose().catch(() => {})
+    }
+  }
+
+  async closeAll (): Promise<void> {
+    const all = [...this.live.values()]
+    this.live.clear()
+    await Promise.allSettled(all.map((l) => l.instance.dispose()))
+  }
+
+  private retire (l: Live): void {
+    l.retired = true
+    if (l.inFlight === 0) void l.instance.dispose().catch(() => {})
+  }
+}

@@ -1,0 +1,79 @@
+// agent-platform/sdk: what plugin authors import. Pure JavaScript with no Node APIs, so the same
+// module loads in the host (inline and worker tiers) and inside an isolated-vm isolate.
+
+const KINDS = ['tools', 'resources', 'prompts', 'agents', 'policyTypes', 'classifiers', 'embedders']
+
+function need (obj, key, type, what) {
+  if (typeof obj[key] !== type) throw new TypeError(`${what}: '${key}' must be a ${type}`)
+}
+
+const brand = (kind, def) => Object.freeze({ ...def, __platform: kind })
+
+/** The default export of a plugin entry. Unknown keys are refused so typos fail at load. */
+export function definePlugin (def) {
+  if (def === null || typeof def !== 'object') throw new TypeError('definePlugin expects an object')
+  for (const k of Object.keys(def)) if (!KINDS.includes(k)) throw new TypeError(`definePlugin: unknown key '${k}' (expected ${KINDS.join(', ')})`)
+  const out = {}
+  for (const k of KINDS) {
+    const list = def[k] ?? []
+    if (!Array.isArray(list)) throw new TypeError(`definePlugin: '${k}' must be an array`)
+    out[k] = Object.freeze([...list])
+  }
+  return Object.freeze({ ...out, __platform: 'plugin' })
+}
+
+/** An MCP tool. `run(args, ctx)` may return any JSON value; `longRunning` makes it a task. */
+export function tool (def) {
+  need(def, 'name', 'string', 'tool'); need(def, 'run', 'function', `tool '${def.name}'`)
+  return brand('tool', {
+    description: '', input: { type: 'object', properties: {} }, longRunning: false, uiResource: undefined, ...def
+  })
+}
+
+/** An MCP resource: `uri` (or URI template), `read(uri, ctx)` returns text or `{ text | blob, mimeType }`. */
+export function resource (def) {
+  need(def, 'uri', 'string', 'resource'); need(def, 'read', 'function', `resource '${def.uri}'`)
+  return brand('resource', { name: '', description: '', mimeType: 'text/plain', ...def })
+}
+
+/** An MCP prompt: `get(args, ctx)` returns a list of McpMessage. */
+export function prompt (def) {
+  need(def, 'name', 'string', 'prompt'); need(def, 'get', 'function', `prompt '${def.name}'`)
+  return brand('prompt', { description: '', arguments: [], ...def })
+}
+
+/** An agent with a declared scope; its tools are served on its own MCP endpoint. */
+export function agent (def) {
+  need(def, 'name', 'string', 'agent')
+  return brand('agent', { version: '1.0.0', description: '', endpoint: '', headless: false, tools: [], scope: undefined, ...def })
+}
+
+/** A governance policy type: YAML `type: <type>` entries are evaluated by `evaluate(context, config)`. */
+export function policyType (def) {
+  need(def, 'type', 'string', 'policyType'); need(def, 'evaluate', 'function', `policyType '${def.type}'`)
+  return brand('policyType', { description: '', ...def })
+}
+
+/** A scope classifier: `classify(request, scope)` returns `{ outcome, reason, similarity }`. */
+export function classifier (def) {
+  need(def, 'name', 'string', 'classifier'); need(def, 'classify', 'function', `classifier '${def.name}'`)
+  return brand('classifier', { description: '', ...def })
+}
+
+/** An embedder: `embed(texts)` returns one vector per text. */
+export function embedder (def) {
+  need(def, 'name', 'string', 'embedder'); need(def, 'embed', 'function', `embedder '${def.name}'`)
+  return brand('embedder', { description: '', ...def })
+}
+
+export const McpMessage = Object.freeze({
+  system: (text) => ({ role: 'system', content: { type: 'text', text: String(text) } }),
+  user: (text) => ({ role: 'user', content: { type: 'text', text: String(text) } }),
+  assistant: (text) => ({ role: 'assistant', content: { type: 'text', text: String(text) } })
+})
+
+// Policy decisions (spec D1): a closed set of four.
+export const admit = () => ({ decision: 'admit' })
+export const transform = (request) => ({ decision: 'transform', request })
+export const deny = (reason) => ({ decision: 'deny', reason: String(reason) })
+export const prefer = (preferred, reason) => ({ decision: 'prefer', preferred: String(preferred), reason: String(reason) })
