@@ -4,6 +4,7 @@ import { EventBus } from './events/index.js'
 import { HttpServer, PlatformError } from './http/index.js'
 import { createLogger, Metrics, type Logger } from './observability/index.js'
 import { Store } from './store/index.js'
+import { PluginRegistry } from './plugins/index.js'
 import { TokenResolver, PrincipalResolver, ControlAuditLog, WriteGate, authorizerFromConfig, type ControlAuthorizer, type AuditEntry, type TokenConfig } from './auth/index.js'
 
 export interface PlatformOptions {
@@ -15,6 +16,20 @@ export interface PlatformOptions {
   /** Attaches the areas (transport, plugins, MCP, governance, ...) before the server listens. */
   install?: (platform: Platform) => void | Promise<void>
 }
+
+/** A tool call the MCP server is about to run; governance decides (DESIGN §5). */
+export interface ToolCallRequest {
+  toolName: string
+  args: unknown
+  /** The agent whose endpoint received the call, if any. */
+  agentId?: string
+  principal?: string | null
+  sessionId?: string
+}
+export type ToolCallVerdict = { admitted: true } | { admitted: false, policy: string, reason: string }
+/** The hook every MCP `tools/call` passes (long-running ones included); admits until governance installs one. */
+export type ToolCallGate = (req: ToolCallRequest) => ToolCallVerdict | Promise<ToolCallVerdict>
+export const ADMIT_ALL_TOOL_CALLS: ToolCallGate = () => ({ admitted: true })
 
 /** A readiness check: `/readyz` answers 503 while any returns false. */
 export type ReadinessCheck = () => boolean
@@ -34,6 +49,10 @@ export class Platform {
   readonly principals: PrincipalResolver
   readonly audit: ControlAuditLog
   readonly writeGate: WriteGate
+  /** What plugins contribute; MCP, governance and scope read it. */
+  readonly plugins: PluginRegistry
+  /** Governance replaces this; the MCP server calls it before every tool runs. */
+  toolCallGate: ToolCallGate = ADMIT_ALL_TOOL_CALLS
   /** The framework property bag (reference: `org.platform.ai.governance.policies` lives here). */
   readonly properties = new Map<string, unknown>()
   private readonly readiness = new Map<string, ReadinessCheck>()
@@ -45,6 +64,7 @@ export class Platform {
     this.logger = createLogger(config.get('platform.log-level'), opts.logDestination !== undefined ? { destination: opts.logDestination } : {})
     this.bus.onError = (err, event) => { this.logger.error({ err, event: event.type }, 'event listener failed') }
     this.store = new Store(resolve(config.get<string>('platform.data-dir')))
+    this.plugins = new PluginRegistry(this.bus)
     this.http = new HttpServer({
       logger: this.logger,
       metrics: this.metrics,
