@@ -1,0 +1,63 @@
+/**
+ * Governance contracts (spec D1). Policies are functions of a PolicyContext returning one of four
+ * decisions; a policy that throws denies (fail closed). Built-in policies are synchronous; policy
+ * types from sandboxed plugins and remote scope tiers may answer asynchronously.
+ */
+export type Phase = 'PRE_ADMISSION' | 'POST_RESPONSE'
+
+export interface AiRequest {
+  message: string
+  systemPrompt: string
+  model: string | null
+  userId: string | null
+  sessionId: string | null
+  agentId: string | null
+  conversationId: string | null
+  metadata: Record<string, unknown>
+}
+
+export interface PolicyContext {
+  phase: Phase
+  request: AiRequest
+  /** Meaningful in POST_RESPONSE. */
+  accumulatedResponse: string
+}
+
+export type PolicyDecision =
+  | { decision: 'admit' }
+  | { decision: 'transform', request: AiRequest }
+  | { decision: 'deny', reason: string }
+  | { decision: 'prefer', preferred: string, reason: string }
+
+export interface GovernancePolicy {
+  /** Stable identifier for the audit trail; the chain is de-duplicated by it. */
+  readonly name: string
+  /** `yaml:<path>`, `plugin:<name>`, `code:<name>`, `annotation:<agent>` */
+  readonly source: string
+  readonly version: string
+  /** Implementation name shown in listings (`className` on the wire). */
+  readonly className: string
+  evaluate (ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision>
+}
+
+/** What a YAML `type:` factory receives (reference PolicyRegistry descriptor). */
+export interface PolicyDescriptor {
+  name: string
+  source: string
+  version: string
+  config: Record<string, unknown>
+}
+
+export type PolicyFactory = (d: PolicyDescriptor) => GovernancePolicy
+
+export const admit = (): PolicyDecision => ({ decision: 'admit' })
+export const deny = (reason: string): PolicyDecision => ({ decision: 'deny', reason })
+export const transform = (request: AiRequest): PolicyDecision => ({ decision: 'transform', request })
+export const prefer = (preferred: string, reason: string): PolicyDecision => ({ decision: 'prefer', preferred, reason })
+
+export function aiRequest (partial: Partial<AiRequest> & { message: string }): AiRequest {
+  return {
+    systemPrompt: '', model: null, userId: null, sessionId: null, agentId: null, conversationId: null, metadata: {},
+    ...partial
+  }
+}
