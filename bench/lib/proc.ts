@@ -1,0 +1,140 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+
+/** Clock ticks per second of /proc/<pid>/stat times (sysconf(_SC_CLK_TCK); 100 on Linux x86-64). */
+const CLK_TCK = 100
+
+const live = new Set<ChildProcess>()
+let hooked = false
+
+/** Kills every child still running; installed once so no server outlives the harness. */
+export function killAll (): void {
+  for (const c of live) { try { c.kill('SIGKILL') } catch { /* already gone */ } }
+  live.clear()
+}
+
+function hookExit (): void {
+  if (hooked) return
+  hooked = true
+  process.on('exit', killAll)
+}
+
+export interface ServerProcess {
+  name: string
+  pid: number
+  url: string
+  port: number
+  /** User+system CPU seconds consumed so far by the whole process (all threads). */
+  cpuSeconds (): number
+  /** Current and peak resident set size in bytes. */
+  memory (): { rss: number, peak: number }
+  /** Resets the peak RSS (VmHWM) so a measurement window reports its own peak. */
+  resetPeak (): void
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
+  stop (graceMs?: number): Promise<void>
+  /** Last lines of stderr/stdout (for error messages). */
+  output (): string
+}
+
+export interface StartOptions {
+  name: string
+  command?: string
+  args: string[]
+  cwd: string
+  env?: Record<string, string>
+  /** How long to wait for the URL line. */
+  timeoutMs?: number
+}
+
+const URL_RE = /(https?|wss?):\/\/(127\.0\.0\.1|localhost|\[::1\]):(\d+)/
+
+/**
+ * Starts a server as a child process and resolves once it printed the URL it listens on
+ * (our CLI prints `platform listening on http://127.0.0.1:PORT`; peers print the same shape).
+ */
+export async function startServer (opts: StartOptions): Promise<ServerProcess> {
+  hookExit()
+  const child = spawn(opts.command ?? process.execPath, opts.args, {
+    cwd: opts.cwd,
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe']
+  })
+  live.add(child)
+  let tail = ''
+  const keep = (d: Buffer) => { tail = (tail + d.toString()).slice(-4000) }
+  child.stderr!.on('data', keep)
+  const exited = new Promise<void>((resolve) => { child.once('exit', () => { live.delete(child); resolve() }) })
+
+  const url = await new Promise<string>((resolve, reject) => {
+    let buf = ''
+    const timer = setTimeout(() => { fail(new Error(`${opts.name}: no URL printed within ${opts.timeoutMs ?? 15000} ms\n${tail}`)) }, opts.timeoutMs ?? 15000)
+    const onData = (d: Buffer) => {
+      keep(d)
+      buf += d.toString()
+      const m = URL_RE.exec(buf)
+      if (m !== null) { cleanup(); resolve(`http://127.0.0.1:${m[3]}`) }
+    }
+    const onExit = (code: number | null) => { fail(new Error(`${opts.name} exited (${code}) before listening\n${tail}`)) }
+    const cleanup = () => { clearTimeout(timer); child.stdout!.off('data', onData); child.off('exit', onExit) }
+    const fail = (e: Error) => { cleanup(); child.kill('SIGKILL'); reject(e) }
+    child.stdout!.on('data', onData)
+    child.once('exit', onExit)
+  })
+  // keep draining stdout so a chatty server never blocks on a full pipe
+  child.stdout!.on('data', keep)
+
+  const pid = child.pid!
+  return {
+    name: opts.name,
+    pid,
+    url,
+    port: Number(new URL(url).port),
+    cpuSeconds: () => cpuSecondsOf(pid),
+    memory: () => memoryOf(pid),
+    resetPeak: () => { try { writeFileSync(`/proc/${pid}/clear_refs`, '5') } catch { /* not permitted: peak stays since start */ } },
+    output: () => tail,
+    stop: async (graceMs = 5000) => {
+      if (child.exitCode !== null || child.signalCode !== null) return
+      child.kill('SIGTERM')
+      const t = setTimeout(() => { child.kill('SIGKILL') }, graceMs)
+      await exited
+      clearTimeout(t)
+    }
+  }
+}
+
+/** utime+stime of a process (all its threads) in seconds, from /proc/<pid>/stat. */
+export function cpuSecondsOf (pid: number | 'self'): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  // fields after the command name (which may contain spaces) start at state = field 3
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(f[11]) + Number(f[12])) / CLK_TCK
+}
+
+/** VmRSS and VmHWM (peak) in bytes, from /proc/<pid>/status. */
+export function memoryOf (pid: number | 'self'): { rss: number, peak: number } {
+  const s = readFileSync(`/proc/${pid}/status`, 'utf8')
+  const kb = (k: string) => { const m = new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(s); return m === null ? 0 : Number(m[1]) * 1024 }
+  return { rss: kb('VmRSS'), peak: kb('VmHWM') }
+}
+
+/** Starts our server: the real CLI, loopback, port 0, a fresh data dir, no plugins, quiet logs. */
+export async function startPlatform (root: string, tmpDir: string, extra: string[] = [], env: Record<string, string> = {}): Promise<ServerProcess> {
+  const data = join(tmpDir, `data-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`)
+  const plugins = join(tmpDir, 'no-plugins')
+  mkdirSync(plugins, { recursive: true })
+  return await startServer({
+    name: 'platform',
+    args: ['--no-node-snapshot', join(root, 'bin/platform.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data', data, '--plugins', plugins, '--log-level', 'warn', ...extra],
+    cwd: root,
+    env
+  })
+}
+
+/** Starts a peer script from bench/peers (plain JS, run from the source tree). */
+export async function startPeer (root: string, script: string, args: string[] = [], env: Record<string, string> = {}): Promise<ServerProcess> {
+  return await startServer({ name: script.replace(/\.js$/, ''), args: [join(root, 'bench/peers', script), ...args], cwd: root, env })
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => { setTimeout(resolve, ms) })

@@ -1,0 +1,124 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { fileURLToPath } from 'node:url'
+import type { RunOptions, ScenarioResult } from './scenario.js'
+import { SCENARIOS } from './scenarios/index.js'
+import { killAll } from './lib/proc.js'
+import { findWrk } from './lib/http-load.js'
+import { checkTargets, loadTargets } from './lib/targets.js'
+import { describeMachine, markdown, ratioChart, fmt, type Report } from './lib/report.js'
+import { ratiosOf, regressions, type Baseline } from './lib/baseline.js'
+
+const USAGE = `Usage: npm run bench -- [options]   (node --no-node-snapshot dist/bench/run.js)
+
+  --quick              the short suite (under 3 minutes on 2 cores)
+  --scenario NAME      run only this scenario (repeatable); --list shows the names
+  --duration S         measured seconds per subject (default 10, quick 4)
+  --warmup S           warm-up seconds per subject (default 3, quick 1)
+  --check              compare ratios with bench/results/baseline.json; exit 1 when one fell > 20%
+  --write-baseline     write the ratios of this run to bench/results/baseline.json
+  --out DIR            where latest.md/.json and ratios.svg go (default bench/results)
+  --list               list the scenarios
+  -h, --help
+
+Environment: BENCH_LOAD=autocannon forces autocannon even when wrk is installed.`
+
+// dist/bench/run.js → repository root
+const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
+
+async function main (): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      quick: { type: 'boolean', default: false },
+      scenario: { type: 'string', multiple: true },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      check: { type: 'boolean', default: false },
+      'write-baseline': { type: 'boolean', default: false },
+      out: { type: 'string' },
+      list: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false }
+    }
+  })
+  if (values.help) { console.log(USAGE); return 0 }
+  if (values.list) { for (const s of SCENARIOS) console.log(`${s.name.padEnd(16)} ${s.description}`); return 0 }
+  const quick = values.quick === true
+  const names = values.scenario ?? []
+  for (const n of names) if (!SCENARIOS.some((s) => s.name === n)) { console.error(`unknown scenario '${n}'; --list shows the names`); return 2 }
+  const chosen = names.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name))
+  const targets = loadTargets(join(ROOT, 'bench/targets.json'))
+  const outDir = resolve(values.out ?? join(ROOT, 'bench/results'))
+  mkdirSync(outDir, { recursive: true })
+
+  const ac = new AbortController()
+  const onSignal = (sig: NodeJS.Signals) => {
+    if (ac.signal.aborted) { killAll(); process.exit(130) }
+    console.error(`\n${sig}: stopping (again to force)`)
+    ac.abort()
+    killAll()
+  }
+  process.on('SIGINT', onSignal)
+  process.on('SIGTERM', onSignal)
+
+  const wrk = findWrk()
+  const durationSec = Number(values.duration ?? (quick ? 4 : 10))
+  const warmupSec = Number(values.warmup ?? (quick ? 1 : 3))
+  const command = `npm run bench --${quick ? ' --quick' : ''}${names.map((n) => ` --scenario ${n}`).join('')}`
+  console.log(`bench: ${chosen.length} scenario(s), ${quick ? 'quick' : 'full'}, ${durationSec} s measured + ${warmupSec} s warm-up per subject, HTTP load by ${wrk ?? 'autocannon (install wrk for honest uWS figures)'}`)
+
+  const results: ScenarioResult[] = []
+  const started = performance.now()
+  for (const s of chosen) {
+    if (ac.signal.aborted) break
+    const tmpDir = mkdtempSync(join(tmpdir(), `bench-${s.name}-`))
+    const opts: RunOptions = { quick, durationSec, warmupSec, tmpDir, root: ROOT, log: (m) => { console.log(m) }, signal: ac.signal }
+    console.log(`\n== ${s.name}: ${s.description}`)
+    const t0 = performance.now()
+    let r: ScenarioResult
+    try {
+      r = await s.run(opts)
+    } catch (err) {
+      if (ac.signal.aborted) break
+      console.error(`  ${s.name} failed: ${(err as Error).stack ?? String(err)}`)
+      r = { scenario: s.name, description: s.description, rows: [], notes: [], skipped: `failed: ${(err as Error).message.split('\n')[0]}` }
+    } finally {
+      rmSync(tmpDir, { recursive: true, force: true })
+    }
+    r.checks = checkTargets(r, targets)
+    results.push(r)
+    for (const x of r.rows) console.log(`  ${x.label.padEnd(28)} ours ${fmt(x.ours).padStart(10)} ${x.unit.padEnd(8)} ${Object.entries(x.ratios).map(([p, v]) => `${v.toFixed(2)}x vs ${p}`).join(', ')}`)
+    for (const c of r.checks) console.log(`  ${c.pass ? 'PASS' : 'FAIL'} ${c.row} ${c.target} (${c.actual === undefined ? 'not measured' : fmt(c.actual)})`)
+    console.log(`  (${((performance.now() - t0) / 1000).toFixed(0)} s)`)
+  }
+  if (ac.signal.aborted) { console.error('bench: interrupted, no report written'); return 130 }
+
+  const rep: Report = { date: new Date().toISOString(), mode: quick ? 'quick' : 'full', command, machine: describeMachine(wrk), results }
+  writeFileSync(join(outDir, 'latest.json'), JSON.stringify(rep, null, 2) + '\n')
+  writeFileSync(join(outDir, 'latest.md'), markdown(rep))
+  writeFileSync(join(outDir, 'ratios.svg'), ratioChart(rep, targets))
+  console.log(`\nbench: done in ${((performance.now() - started) / 1000).toFixed(0)} s; report ${join(outDir, 'latest.md')}, chart ratios.svg, raw latest.json`)
+
+  const baselineFile = join(ROOT, 'bench/results/baseline.json')
+  const now = ratiosOf(results)
+  if (values['write-baseline'] === true) {
+    const b: Baseline = { date: rep.date, node: rep.machine.node, machine: `${rep.machine.cpu}, ${rep.machine.cores} cores`, ratios: now }
+    writeFileSync(baselineFile, JSON.stringify(b, null, 2) + '\n')
+    console.log(`bench: baseline written (${Object.keys(now).length} ratios)`)
+  }
+  if (values.check === true) {
+    if (!existsSync(baselineFile)) { console.error('bench:check: no bench/results/baseline.json (write one with --quick --write-baseline)'); return 1 }
+    const base = JSON.parse(readFileSync(baselineFile, 'utf8')) as Baseline
+    const regs = regressions(base, now, new Set(results.filter((r) => r.skipped === undefined).map((r) => r.scenario)))
+    if (regs.length > 0) {
+      console.error(`bench:check: ${regs.length} ratio(s) regressed more than 20% against the baseline of ${base.date}:`)
+      for (const g of regs) console.error(`  ${g.key}: ${g.baseline.toFixed(2)}x → ${g.now === undefined ? 'not measured' : `${g.now.toFixed(2)}x (${(g.change * 100).toFixed(0)}%)`}`)
+      return 1
+    }
+    console.log(`bench:check: no ratio regressed more than 20% against the baseline of ${base.date} (${Object.keys(base.ratios).length} ratios)`)
+  }
+  return 0
+}
+
+main().then((code) => { killAll(); process.exit(code) }, (err) => { console.error(err); killAll(); process.exit(1) })
