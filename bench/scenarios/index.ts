@@ -1,7 +1,11 @@
 import type { Scenario } from '../scenario.js'
 import httpJson from './http-json.js'
+import roomBroadcast from './room-broadcast.js'
+import durableWrites from './durable-writes.js'
 
 /** Every scenario, in the order the suite runs them. */
 export const SCENARIOS: Scenario[] = [
-  httpJson
+  httpJson,
+  roomBroadcast,
+  durableWrites
 ]

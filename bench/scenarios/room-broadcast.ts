@@ -1,0 +1,112 @@
+import { row, type RunOptions, type Scenario, type ScenarioResult } from '../scenario.js'
+import { startPeer, startPlatform, type ServerProcess } from '../lib/proc.js'
+import { WsLoad } from '../lib/ws-load.js'
+
+const PAD = 64 // payload bytes beyond the marker: a small chat-sized JSON frame
+
+interface Measured {
+  members: number
+  deliveriesPerSec: number
+  p50Ms: number
+  p99Ms: number
+  cpuUsPerDelivery: number
+  cpuCores: number
+  peakRssMb: number
+  bursts: number
+  timeouts: number
+}
+
+/**
+ * Room broadcast fan-out (issue 2, issue 6): N members join `/platform/rooms/bench`; one member
+ * sends bursts of JSON frames, every other member receives each one. Deliveries per second and
+ * delivery latency (send → receive, same clock) on our server vs a `ws` server doing the same
+ * fan-out (bench/peers/ws-fanout.js). The client is bench/lib/ws-load (worker threads, raw frames).
+ */
+const scenario: Scenario = {
+  name: 'room-broadcast',
+  description: 'Room broadcast on /platform/rooms/{room}: one member sends, every member receives (1 000 members quick, 10 000 full); platform vs ws',
+  async run (opts: RunOptions): Promise<ScenarioResult> {
+    const members = Number(process.env.BENCH_ROOM_MEMBERS ?? (opts.quick ? 1000 : 10_000))
+    const burst = Math.max(1, Math.round(16_000 / members))
+    const notes: string[] = []
+    const results: Record<string, Measured | undefined> = {}
+    for (const name of ['platform', 'ws']) {
+      if (opts.signal.aborted) throw new Error('aborted')
+      const server = name === 'platform' ? await startPlatform(opts.root, opts.tmpDir) : await startPeer(opts.root, 'ws-fanout.js')
+      try {
+        results[name] = await measure(server, members, burst, opts, notes)
+      } finally {
+        await server.stop()
+      }
+    }
+    const ours = results.platform
+    const peer = results.ws
+    const peers = (f: (m: Measured) => number): Record<string, number> => peer === undefined ? {} : { ws: f(peer) }
+    notes.push(`${members} members, bursts of ${burst} frames (${PAD + 30} bytes) from one member, next burst when every member got the last one; latency = receive time - send time stamped in the frame`)
+    if (ours !== undefined && peer !== undefined) notes.push(`server CPU: platform ${(ours.cpuCores * 100).toFixed(0)}%, ws ${(peer.cpuCores * 100).toFixed(0)}% of one core (below 100% the Node client is the bound: read CPU µs per delivery)`)
+    return {
+      scenario: 'room-broadcast',
+      description: this.description,
+      rows: [
+        row('deliveries_per_s', 'deliveries/s', '/s', 'higher', ours?.deliveriesPerSec, peers((m) => m.deliveriesPerSec)),
+        row('p50_ms', 'delivery latency p50', 'ms', 'lower', ours?.p50Ms, peers((m) => m.p50Ms)),
+        row('p99_ms', 'delivery latency p99', 'ms', 'lower', ours?.p99Ms, peers((m) => m.p99Ms)),
+        row('cpu_us_per_delivery', 'server CPU per delivery', 'µs', 'lower', ours?.cpuUsPerDelivery, peers((m) => m.cpuUsPerDelivery)),
+        row('peak_rss_mb', 'server peak RSS', 'MB', 'lower', ours?.peakRssMb, peers((m) => m.peakRssMb))
+      ],
+      notes,
+      details: results
+    }
+  }
+}
+
+async function measure (server: ServerProcess, members: number, burst: number, opts: RunOptions, notes: string[]): Promise<Measured | undefined> {
+  const url = server.url.replace(/^http/, 'ws') + '/platform/rooms/bench'
+  const t0 = performance.now()
+  const { load, ok, failed, error } = await WsLoad.open({ url, connections: members, threads: 2 })
+  try {
+    if (ok < members) {
+      notes.push(`${server.name}: ${failed} of ${members} members could not join (${error ?? 'unknown'})${server.name === 'platform' ? ': is the room endpoint in this build?' : ''}`)
+      opts.log(`  ${server.name}: ${ok}/${members} joined (${error ?? ''}), not measured`)
+      return undefined
+    }
+    await load.settle()
+    opts.log(`  ${server.name}: ${members} members joined in ${((performance.now() - t0) / 1000).toFixed(1)} s`)
+    const run = async (sec: number) => {
+      let bursts = 0, timeouts = 0
+      const end = performance.now() + sec * 1000
+      while (performance.now() < end && !opts.signal.aborted) {
+        bursts++
+        if (!await load.burst(burst, PAD)) { timeouts++; if (timeouts > 3) break }
+      }
+      return { bursts, timeouts }
+    }
+    await run(opts.warmupSec)
+    await load.stats(true)
+    server.resetPeak()
+    const cpu0 = server.cpuSeconds()
+    const w0 = performance.now()
+    const { bursts, timeouts } = await run(opts.durationSec)
+    const wall = (performance.now() - w0) / 1000
+    const cpu = server.cpuSeconds() - cpu0
+    const s = await load.stats(true)
+    const m: Measured = {
+      members,
+      deliveriesPerSec: s.deliveries / wall,
+      p50Ms: s.p50Us / 1000,
+      p99Ms: s.p99Us / 1000,
+      cpuUsPerDelivery: s.deliveries > 0 ? cpu * 1e6 / s.deliveries : NaN,
+      cpuCores: cpu / wall,
+      peakRssMb: server.memory().peak / 1048576,
+      bursts,
+      timeouts
+    }
+    if (timeouts > 0) notes.push(`${server.name}: ${timeouts} burst(s) not fully delivered within 10 s (dropped frames or closed slow consumers; ${s.closed} connections closed)`)
+    opts.log(`  ${server.name.padEnd(9)}: ${Math.round(m.deliveriesPerSec)} deliveries/s, p50 ${m.p50Ms.toFixed(2)} ms, p99 ${m.p99Ms.toFixed(2)} ms, ${m.cpuUsPerDelivery.toFixed(3)} CPU µs/delivery (${(m.cpuCores * 100).toFixed(0)}% CPU), ${bursts} bursts`)
+    return m
+  } finally {
+    await load.close()
+  }
+}
+
+export default scenario
