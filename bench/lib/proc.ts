@@ -119,8 +119,13 @@ export function memoryOf (pid: number | 'self'): { rss: number, peak: number } {
   return { rss: kb('VmRSS'), peak: kb('VmHWM') }
 }
 
-/** Starts our server: the real CLI, loopback, port 0, a fresh data dir, no plugins, quiet logs. */
+/**
+ * Starts our server: the real CLI, loopback, port 0, a fresh data dir, no plugins, quiet logs.
+ * BENCH_PLATFORM_ROOT points at another built checkout (e.g. a branch exported with git archive)
+ * so one harness can measure it.
+ */
 export async function startPlatform (root: string, tmpDir: string, extra: string[] = [], env: Record<string, string> = {}): Promise<ServerProcess> {
+  root = process.env.BENCH_PLATFORM_ROOT ?? root
   const data = join(tmpDir, `data-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`)
   const plugins = join(tmpDir, 'no-plugins')
   mkdirSync(plugins, { recursive: true })

@@ -12,6 +12,8 @@ export interface WsLoadOptions {
   sourceAddrs?: string[]
   /** Connection attempts in flight per worker. */
   concurrency?: number
+  /** With `{group}` in the URL path: connections per group (one room each). */
+  groupSize?: number
 }
 
 export interface WsStats {
@@ -43,12 +45,14 @@ export class WsLoad {
     const u = new URL(this.opts.url)
     const threads = Math.max(1, Math.min(this.opts.threads ?? 2, this.opts.connections))
     const sourceAddrs = this.opts.sourceAddrs ?? ['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4']
+    let offset = 0
     for (let t = 0; t < threads; t++) {
       const share = Math.floor(this.opts.connections / threads) + (t < this.opts.connections % threads ? 1 : 0)
       this.shares.push(share)
       const w = new Worker(new URL('./ws-worker.js', import.meta.url), {
-        workerData: { host: u.hostname, port: Number(u.port), path: u.pathname + u.search, sourceAddrs, sender: t === 0 }
+        workerData: { host: u.hostname, port: Number(u.port), path: decodeURI(u.pathname) + u.search, groupSize: this.opts.groupSize ?? Number.MAX_SAFE_INTEGER, offset, sourceAddrs, sender: t === 0 }
       })
+      offset += share
       w.unref()
       this.workers.push(w)
     }

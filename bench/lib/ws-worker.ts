@@ -24,14 +24,25 @@ export type WorkerEvent =
   | { ev: 'stats', deliveries: number, otherFrames: number, closed: number, hist: Uint32Array }
   | { ev: 'closed' }
 
-interface Init { host: string, port: number, path: string, sourceAddrs: string[], /** true in the worker whose first connection sends */ sender: boolean }
+interface Init {
+  host: string
+  port: number
+  /** Request path; `{group}` is replaced by floor(connection index / groupSize) (one room per group). */
+  path: string
+  groupSize: number
+  /** Index of this worker's first connection among all workers' connections. */
+  offset: number
+  sourceAddrs: string[]
+  /** true in the worker whose first connection sends */
+  sender: boolean
+}
 
 const init = workerData as Init
 const port = parentPort!
 const MARK_A = Buffer.from('bt":')
 const MARK_B = Buffer.from('bt\\":')
-const HANDSHAKE = Buffer.from(
-  `GET ${init.path} HTTP/1.1\r\nHost: ${init.host}:${init.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+const handshake = (i: number) => Buffer.from(
+  `GET ${init.path.replace('{group}', String(Math.floor((init.offset + i) / init.groupSize)))} HTTP/1.1\r\nHost: ${init.host}:${init.port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
   'Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n')
 const nowUs = () => Math.round((performance.timeOrigin + performance.now()) * 1000)
 
@@ -166,7 +177,7 @@ function openOne (i: number): void {
   const c = new Conn(socket, counted)
   conns.push(c)
   if (counted) countedConns++
-  socket.on('connect', () => { socket.write(HANDSHAKE) })
+  socket.on('connect', () => { socket.write(handshake(i)) })
   socket.on('data', (d: Buffer) => { onData(c, d) })
   socket.on('error', (err) => { failedOne(c, err) })
   socket.on('close', () => {

@@ -2,10 +2,12 @@ import type { Scenario } from '../scenario.js'
 import httpJson from './http-json.js'
 import roomBroadcast from './room-broadcast.js'
 import durableWrites from './durable-writes.js'
+import wsFleet from './ws-fleet.js'
 
 /** Every scenario, in the order the suite runs them. */
 export const SCENARIOS: Scenario[] = [
   httpJson,
   roomBroadcast,
+  wsFleet,
   durableWrites
 ]

@@ -1,5 +1,5 @@
 import { row, type RunOptions, type Scenario, type ScenarioResult } from '../scenario.js'
-import { startPeer, startPlatform, type ServerProcess } from '../lib/proc.js'
+import { cpuSecondsOf, startPeer, startPlatform, type ServerProcess } from '../lib/proc.js'
 import { WsLoad } from '../lib/ws-load.js'
 
 const PAD = 64 // payload bytes beyond the marker: a small chat-sized JSON frame
@@ -11,6 +11,8 @@ interface Measured {
   p99Ms: number
   cpuUsPerDelivery: number
   cpuCores: number
+  /** CPU of the load client (the harness process, all its worker threads), 1.0 = one core */
+  clientCores: number
   peakRssMb: number
   bursts: number
   timeouts: number
@@ -43,7 +45,7 @@ const scenario: Scenario = {
     const peer = results.ws
     const peers = (f: (m: Measured) => number): Record<string, number> => peer === undefined ? {} : { ws: f(peer) }
     notes.push(`${members} members, bursts of ${burst} frames (${PAD + 30} bytes) from one member, next burst when every member got the last one; latency = receive time - send time stamped in the frame`)
-    if (ours !== undefined && peer !== undefined) notes.push(`server CPU: platform ${(ours.cpuCores * 100).toFixed(0)}%, ws ${(peer.cpuCores * 100).toFixed(0)}% of one core (below 100% the Node client is the bound: read CPU µs per delivery)`)
+    if (ours !== undefined && peer !== undefined) notes.push(`CPU (1 core = 100%): server platform ${(ours.cpuCores * 100).toFixed(0)}% / ws ${(peer.cpuCores * 100).toFixed(0)}%, load client ${(ours.clientCores * 100).toFixed(0)}% / ${(peer.clientCores * 100).toFixed(0)}%; a server under 100% is not the bound (the client or the other engineers' load on the box is): read CPU µs per delivery`)
     return {
       scenario: 'room-broadcast',
       description: this.description,
@@ -85,10 +87,12 @@ async function measure (server: ServerProcess, members: number, burst: number, o
     await load.stats(true)
     server.resetPeak()
     const cpu0 = server.cpuSeconds()
+    const client0 = cpuSecondsOf('self')
     const w0 = performance.now()
     const { bursts, timeouts } = await run(opts.durationSec)
     const wall = (performance.now() - w0) / 1000
     const cpu = server.cpuSeconds() - cpu0
+    const clientCores = (cpuSecondsOf('self') - client0) / wall
     const s = await load.stats(true)
     const m: Measured = {
       members,
@@ -97,12 +101,13 @@ async function measure (server: ServerProcess, members: number, burst: number, o
       p99Ms: s.p99Us / 1000,
       cpuUsPerDelivery: s.deliveries > 0 ? cpu * 1e6 / s.deliveries : NaN,
       cpuCores: cpu / wall,
+      clientCores,
       peakRssMb: server.memory().peak / 1048576,
       bursts,
       timeouts
     }
     if (timeouts > 0) notes.push(`${server.name}: ${timeouts} burst(s) not fully delivered within 10 s (dropped frames or closed slow consumers; ${s.closed} connections closed)`)
-    opts.log(`  ${server.name.padEnd(9)}: ${Math.round(m.deliveriesPerSec)} deliveries/s, p50 ${m.p50Ms.toFixed(2)} ms, p99 ${m.p99Ms.toFixed(2)} ms, ${m.cpuUsPerDelivery.toFixed(3)} CPU µs/delivery (${(m.cpuCores * 100).toFixed(0)}% CPU), ${bursts} bursts`)
+    opts.log(`  ${server.name.padEnd(9)}: ${Math.round(m.deliveriesPerSec)} deliveries/s, p50 ${m.p50Ms.toFixed(2)} ms, p99 ${m.p99Ms.toFixed(2)} ms, ${m.cpuUsPerDelivery.toFixed(3)} CPU µs/delivery (server ${(m.cpuCores * 100).toFixed(0)}% CPU, client ${(m.clientCores * 100).toFixed(0)}%), ${bursts} bursts`)
     return m
   } finally {
     await load.close()
