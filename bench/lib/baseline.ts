@@ -8,10 +8,10 @@ export interface Baseline {
   ratios: Record<string, number>
 }
 
-/** `scenario/row/peer` → ratio for every ratio in the results. */
+/** `scenario/row/peer` → ratio for every gated ratio in the results. */
 export function ratiosOf (results: readonly ScenarioResult[]): Record<string, number> {
   const out: Record<string, number> = {}
-  for (const r of results) for (const x of r.rows) for (const [peer, v] of Object.entries(x.ratios)) out[`${r.scenario}/${x.id}/${peer}`] = Number(v.toFixed(4))
+  for (const r of results) for (const x of r.rows) if (x.gate !== false) for (const [peer, v] of Object.entries(x.ratios)) out[`${r.scenario}/${x.id}/${peer}`] = Number(v.toFixed(4))
   return out
 }
 

@@ -10,6 +10,8 @@ export interface HttpLoadOptions {
   threads?: number
   root: string
   signal?: AbortSignal
+  /** Force a tool (default: wrk when installed). */
+  tool?: 'wrk' | 'autocannon'
 }
 
 export interface HttpLoadResult {
@@ -45,7 +47,7 @@ export function findWrk (): string | null {
 
 /** Runs one HTTP load window with wrk (preferred: a C client does not hide the server) or autocannon. */
 export async function httpLoad (o: HttpLoadOptions): Promise<HttpLoadResult> {
-  const wrk = findWrk()
+  const wrk = o.tool === 'autocannon' ? null : findWrk()
   return wrk !== null ? await runWrk(wrk, o) : await runAutocannon(o)
 }
 

@@ -42,10 +42,10 @@ const scenario: Scenario = {
         description: this.description,
         rows: [
           row('rps', 'requests/s', 'req/s', 'higher', ours.rps, of((m) => m.rps)),
-          row('p50_ms', 'latency p50', 'ms', 'lower', ours.p50Ms, of((m) => m.p50Ms)),
-          row('p99_ms', 'latency p99', 'ms', 'lower', ours.p99Ms, of((m) => m.p99Ms)),
+          row('p50_ms', 'latency p50', 'ms', 'lower', ours.p50Ms, of((m) => m.p50Ms), false),
+          row('p99_ms', 'latency p99', 'ms', 'lower', ours.p99Ms, of((m) => m.p99Ms), false),
           row('cpu_us_per_req', 'server CPU per request', 'µs', 'lower', ours.cpuUsPerReq, of((m) => m.cpuUsPerReq)),
-          row('peak_rss_mb', 'server peak RSS', 'MB', 'lower', ours.peakRssMb, of((m) => m.peakRssMb))
+          row('peak_rss_mb', 'server peak RSS', 'MB', 'lower', ours.peakRssMb, of((m) => m.peakRssMb), false)
         ],
         notes: [
           `load: ${ours.command.replace(/http:\/\/\S+/, '<server>' + PATH)} (${findWrk() !== null ? 'wrk' : 'autocannon: wrk not installed, a Node client may bound uWS figures'}); ${opts.warmupSec} s warm-up per subject, ${rounds} round(s), median round`,

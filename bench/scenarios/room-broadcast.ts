@@ -51,10 +51,10 @@ const scenario: Scenario = {
       description: this.description,
       rows: [
         row('deliveries_per_s', 'deliveries/s', '/s', 'higher', ours?.deliveriesPerSec, peers((m) => m.deliveriesPerSec)),
-        row('p50_ms', 'delivery latency p50', 'ms', 'lower', ours?.p50Ms, peers((m) => m.p50Ms)),
-        row('p99_ms', 'delivery latency p99', 'ms', 'lower', ours?.p99Ms, peers((m) => m.p99Ms)),
+        row('p50_ms', 'delivery latency p50', 'ms', 'lower', ours?.p50Ms, peers((m) => m.p50Ms), false),
+        row('p99_ms', 'delivery latency p99', 'ms', 'lower', ours?.p99Ms, peers((m) => m.p99Ms), false),
         row('cpu_us_per_delivery', 'server CPU per delivery', 'µs', 'lower', ours?.cpuUsPerDelivery, peers((m) => m.cpuUsPerDelivery)),
-        row('peak_rss_mb', 'server peak RSS', 'MB', 'lower', ours?.peakRssMb, peers((m) => m.peakRssMb))
+        row('peak_rss_mb', 'server peak RSS', 'MB', 'lower', ours?.peakRssMb, peers((m) => m.peakRssMb), false)
       ],
       notes,
       details: results

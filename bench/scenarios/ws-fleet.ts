@@ -44,7 +44,7 @@ const scenario: Scenario = {
       description: this.description,
       rows: [
         row('rss_per_conn_kb', 'server RSS per idle connection', 'KB', 'lower', ours?.rssPerConnKb, peer === undefined ? {} : { ws: peer.rssPerConnKb }),
-        row('connect_per_s', 'connections opened/s', '/s', 'higher', ours === undefined ? undefined : ours.connections / ours.connectSec, peer === undefined ? {} : { ws: peer.connections / peer.connectSec })
+        row('connect_per_s', 'connections opened/s', '/s', 'higher', ours === undefined ? undefined : ours.connections / ours.connectSec, peer === undefined ? {} : { ws: peer.connections / peer.connectSec }, false)
       ],
       notes,
       details: results
