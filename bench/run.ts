@@ -89,7 +89,7 @@ async function main (): Promise<number> {
     r.checks = checkTargets(r, targets)
     results.push(r)
     for (const x of r.rows) console.log(`  ${x.label.padEnd(28)} ours ${fmt(x.ours).padStart(10)} ${x.unit.padEnd(8)} ${Object.entries(x.ratios).map(([p, v]) => `${v.toFixed(2)}x vs ${p}`).join(', ')}`)
-    for (const c of r.checks) console.log(`  ${c.pass ? 'PASS' : 'FAIL'} ${c.row} ${c.target} (${c.actual === undefined ? 'not measured' : fmt(c.actual)})`)
+    for (const c of r.checks) console.log(`  ${c.pass ? 'PASS' : 'FAIL'} ${c.row} ${c.target} (${c.actual === undefined ? 'not measured' : c.target.startsWith('ratio') ? `${c.actual.toFixed(2)}x` : fmt(c.actual)})`)
     console.log(`  (${((performance.now() - t0) / 1000).toFixed(0)} s)`)
   }
   if (ac.signal.aborted) { console.error('bench: interrupted, no report written'); return 130 }
@@ -103,9 +103,13 @@ async function main (): Promise<number> {
   const baselineFile = join(ROOT, 'bench/results/baseline.json')
   const now = ratiosOf(results)
   if (values['write-baseline'] === true) {
-    const b: Baseline = { date: rep.date, node: rep.machine.node, machine: `${rep.machine.cpu}, ${rep.machine.cores} cores`, ratios: now }
+    // scenarios not run this time keep their baseline ratios
+    const ran = new Set(results.filter((r) => r.skipped === undefined).map((r) => r.scenario))
+    const kept = existsSync(baselineFile) ? (JSON.parse(readFileSync(baselineFile, 'utf8')) as Baseline).ratios : {}
+    const ratios = Object.fromEntries([...Object.entries(kept).filter(([k]) => !ran.has(k.split('/')[0]!)), ...Object.entries(now)])
+    const b: Baseline = { date: rep.date, node: rep.machine.node, machine: `${rep.machine.cpu}, ${rep.machine.cores} cores`, ratios }
     writeFileSync(baselineFile, JSON.stringify(b, null, 2) + '\n')
-    console.log(`bench: baseline written (${Object.keys(now).length} ratios)`)
+    console.log(`bench: baseline written (${Object.keys(now).length} ratios from this run, ${Object.keys(ratios).length} in all)`)
   }
   if (values.check === true) {
     if (!existsSync(baselineFile)) { console.error('bench:check: no bench/results/baseline.json (write one with --quick --write-baseline)'); return 1 }

@@ -1,4 +1,4 @@
-import { cpus, totalmem, release } from 'node:os'
+import { cpus, totalmem, release, loadavg } from 'node:os'
 import { spawnSync } from 'node:child_process'
 import type { ScenarioResult } from '../scenario.js'
 import type { Target } from './targets.js'
@@ -10,6 +10,8 @@ export interface Machine {
   kernel: string
   node: string
   loadTool: string
+  /** 1-minute load average when the report was written: above the core count, other work shared the CPUs */
+  loadAverage?: number
 }
 
 export interface Report {
@@ -32,7 +34,8 @@ export function describeMachine (wrk: string | null): Machine {
     memoryGb: Math.round(totalmem() / 2 ** 30),
     kernel: `Linux ${release()}`,
     node: process.version,
-    loadTool
+    loadTool,
+    loadAverage: Number(loadavg()[0]!.toFixed(2))
   }
 }
 
@@ -51,7 +54,7 @@ export function markdown (rep: Report): string {
   const out: string[] = []
   out.push(`# Benchmark results (${rep.mode} run)`, '')
   out.push(`- date: ${rep.date}`)
-  out.push(`- machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB, ${m.kernel}`)
+  out.push(`- machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB, ${m.kernel}${m.loadAverage !== undefined ? `; load average ${m.loadAverage} at the end of the run${m.loadAverage > m.cores ? ' (other work shared the cores: trust CPU per operation over throughput)' : ''}` : ''}`)
   out.push(`- Node ${m.node}; HTTP load: ${m.loadTool}; WebSocket load: bench/lib/ws-load (worker threads, raw RFC 6455 client)`)
   out.push(`- command: \`${rep.command}\``)
   out.push('- ratio > 1 means the platform is better (ours/peer for throughput, peer/ours for latency, CPU and memory).', '')
@@ -66,8 +69,9 @@ export function markdown (rep: Report): string {
     const head = ['figure', 'unit', 'platform', ...peers, ...peers.map((p) => `ratio vs ${p}`)]
     out.push(`| ${head.join(' | ')} |`, `|${head.map((_, i) => i < 2 ? '---' : '---:').join('|')}|`)
     for (const x of r.rows) {
-      out.push(`| ${[x.label, x.unit, fmt(x.ours), ...peers.map((p) => fmt(x.peers[p])), ...peers.map((p) => fmtRatio(x.ratios[p]))].join(' | ')} |`)
+      out.push(`| ${[x.label + (x.gate === false ? ' †' : ''), x.unit, fmt(x.ours), ...peers.map((p) => fmt(x.peers[p])), ...peers.map((p) => fmtRatio(x.ratios[p]))].join(' | ')} |`)
     }
+    if (r.rows.some((x) => x.gate === false)) out.push('', '† reported, not gated by `bench:check` (too noisy on a shared machine)')
     out.push('')
     for (const c of r.checks ?? []) {
       out.push(`- ${c.pass ? 'PASS' : 'FAIL'} \`${c.row}\` ${c.target}: ${c.target.startsWith('ratio') ? fmtRatio(c.actual) : fmt(c.actual)}`)
