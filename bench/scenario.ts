@@ -44,7 +44,8 @@ export interface ResultRow {
   ratios: Record<string, number>
   /**
    * false: reported, but `npm run bench:check` does not gate on it (figures too noisy on a shared
-   * 2-core box to fail a build on, such as tail latency under saturation or RSS peaks).
+   * 2-core box to fail a build on: wall-clock throughput when neighbours steal CPU, tail latency
+   * under saturation, RSS peaks). The CPU-per-operation rows carry the same comparison normalised.
    */
   gate?: boolean
 }

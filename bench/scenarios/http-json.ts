@@ -41,7 +41,7 @@ const scenario: Scenario = {
         scenario: 'http-json',
         description: this.description,
         rows: [
-          row('rps', 'requests/s', 'req/s', 'higher', ours.rps, of((m) => m.rps)),
+          row('rps', 'requests/s', 'req/s', 'higher', ours.rps, of((m) => m.rps), false),
           row('p50_ms', 'latency p50', 'ms', 'lower', ours.p50Ms, of((m) => m.p50Ms), false),
           row('p99_ms', 'latency p99', 'ms', 'lower', ours.p99Ms, of((m) => m.p99Ms), false),
           row('cpu_us_per_req', 'server CPU per request', 'µs', 'lower', ours.cpuUsPerReq, of((m) => m.cpuUsPerReq)),
