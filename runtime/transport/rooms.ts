@@ -173,8 +173,6 @@ export class Rooms {
     if (mode === 'long-polling') return this.poll(ctx, name)
     if (mode !== 'sse') throw new PlatformError('INVALID_QUERY', { name: 'transport', detail: "use 'sse' or 'long-polling' (or a WebSocket upgrade)" })
     if (this.o.transport.closing) throw new PlatformError('SHUTTING_DOWN')
-    // the stream outlives this handler: uWS must know where to report an abort
-    ctx.res.onAborted(ctx.abortFn())
     const stream = ctx.sse({ maxQueuedBytes: this.o.maxBackpressureBytes })
     const r = new SseResource(randomUUID(), this.room(name), stream)
     stream.onClose(() => {

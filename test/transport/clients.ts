@@ -63,6 +63,8 @@ export interface SseMember {
   uuid: string
   joined: Frame
   inbox: Inbox
+  /** Comment lines received (`: heartbeat`). */
+  comments: string[]
   /** Resolves when the server ends the stream. */
   ended: Promise<void>
   abort: () => void
@@ -74,6 +76,7 @@ export async function sseMember (base: string, room: string, query = ''): Promis
   const res = await fetch(base + '/platform/rooms/' + room + query, { headers: { accept: 'text/event-stream' }, signal: ac.signal })
   if (res.status !== 200) throw new Error('SSE status ' + res.status + ' ' + await res.text())
   const inbox = new Inbox()
+  const comments: string[] = []
   const reader = res.body!.getReader()
   const dec = new TextDecoder()
   const ended = (async () => {
@@ -87,6 +90,7 @@ export async function sseMember (base: string, room: string, query = ''): Promis
         while ((i = buf.indexOf('\n\n')) >= 0) {
           const block = buf.slice(0, i)
           buf = buf.slice(i + 2)
+          for (const l of block.split('\n')) if (l.startsWith(':')) comments.push(l.slice(1).trim())
           const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')
           if (data !== '') { try { inbox.push(JSON.parse(data)) } catch { inbox.push({ raw: data }) } }
         }
@@ -94,7 +98,7 @@ export async function sseMember (base: string, room: string, query = ''): Promis
     } catch { /* aborted */ }
   })()
   const joined = await inbox.type('joined')
-  return { uuid: joined.uuid, joined, inbox, ended, abort: () => { ac.abort() } }
+  return { uuid: joined.uuid, joined, inbox, comments, ended, abort: () => { ac.abort() } }
 }
 
 export interface LpMember {
