@@ -177,7 +177,9 @@ export class Rooms {
     const r = new SseResource(randomUUID(), this.room(name), stream)
     stream.onClose(() => {
       // the stream closes itself when its queue overflows: that is a slow consumer
-      this.o.transport.remove(r, r.reason ?? (ctx.aborted ? Reason.closed : Reason.slow))
+      const reason = r.reason ?? (ctx.aborted ? Reason.closed : Reason.slow)
+      if (reason === Reason.slow) this.o.logger.warn({ uuid: r.uuid, broadcaster: r.broadcaster.id, limit: this.o.maxBackpressureBytes }, 'closed slow SSE consumer')
+      this.o.transport.remove(r, reason)
     })
     this.join(name, r)
     return undefined
