@@ -80,6 +80,31 @@ t.test('a WebSocket consumer that stops reading is closed with 1008 once it buff
   await fast.closed
 })
 
+t.test('an SSE consumer that stops reading is closed once its queue passes the limit', async (t) => {
+  const connected = new Promise<string>((resolve) => {
+    const off = tp.platform.bus.on('ResourceConnected', (e) => { if (e.transport === 'SSE') { off(); resolve(e.uuid) } })
+  })
+  const ac = new AbortController()
+  // the body is never read: undici stops pulling, TCP fills, the stream queues
+  const res = await fetch(base + '/platform/rooms/sse-hose', { headers: { accept: 'text/event-stream' }, signal: ac.signal })
+  t.equal(res.status, 200)
+  const uuid = await connected
+  let reason = ''
+  const off = tp.platform.bus.on('ResourceDisconnected', (e) => { if (e.uuid === uuid) reason = e.reason })
+  const payload = { blob: 'z'.repeat(16 * 1024) }
+  let sent = 0
+  while (reason === '' && sent < 5000) {
+    tr.broadcast(roomBroadcasterId('sse-hose'), payload)
+    sent++
+    await new Promise((r) => setImmediate(r))
+  }
+  off()
+  t.equal(reason, 'slow consumer', `closed after ${sent} broadcasts`)
+  t.ok(tp.logs.some((l) => l.msg === 'closed slow SSE consumer' && l.uuid === uuid))
+  t.equal(tr.resource(uuid), undefined)
+  ac.abort()
+})
+
 t.test('an upgrade to an unknown WebSocket path is refused', async (t) => {
   const status = await new Promise<number>((resolve) => {
     const ws = new WebSocket(wsUrl(base, '/platform/nothing-here'))

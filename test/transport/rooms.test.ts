@@ -130,3 +130,20 @@ t.test('a long poll answers empty after the timeout, and a client that stops pol
   const after = await fetch(base + '/platform/rooms/quiet?transport=long-polling&uuid=' + j.uuid)
   t.equal(after.status, 404)
 })
+
+t.test('a long-polling client whose queue overflows between polls is disconnected', async (t) => {
+  const tp2 = await startTestPlatform({ 'platform.transport.long-polling-queue': 5 }, { install: installTransport })
+  t.teardown(tp2.close)
+  const j = await (await fetch(tp2.url + '/platform/rooms/q?transport=long-polling')).json() as { uuid: string }
+  const tr = transportOf(tp2.platform)
+  const reasons: string[] = []
+  tp2.platform.bus.on('ResourceDisconnected', (e) => { reasons.push(e.reason) })
+  for (let i = 0; i < 5; i++) tr.broadcast('/platform/rooms/q', { i })
+  t.same(reasons, [], 'five queued frames fit')
+  const p = await (await fetch(tp2.url + '/platform/rooms/q?transport=long-polling&uuid=' + j.uuid)).json() as { messages: { i: number }[] }
+  t.same(p.messages.map((m) => m.i), [0, 1, 2, 3, 4], 'a poll with frames waiting answers at once, in order')
+  for (let i = 0; i < 6; i++) tr.broadcast('/platform/rooms/q', { i })
+  t.same(reasons, ['queue overflow'])
+  t.equal((await fetch(tp2.url + '/platform/rooms/q?transport=long-polling&uuid=' + j.uuid)).status, 404)
+  t.ok(tp2.logs.some((l) => l.msg === 'disconnecting long-polling client: queue overflow'))
+})
