@@ -24,7 +24,7 @@ export function transportOf (platform: Platform): Transport {
  * `/platform/rooms/{room}`. On shutdown every WebSocket is closed with 1001 and every SSE stream
  * and held poll is ended before the HTTP core waits for in-flight responses.
  */
-export async function installTransport (platform: Platform): Promise<Transport> {
+export async function installTransport (platform: Platform): Promise<void> {
   const c = platform.config
   const heartbeatSeconds = c.get<number>('platform.transport.heartbeat-seconds')
   const maxBackpressureBytes = c.get<number>('platform.transport.max-backpressure-bytes')
@@ -54,5 +54,4 @@ export async function installTransport (platform: Platform): Promise<Transport> 
   }).install()
   platform.http.onShutdown(() => { transport.shutdown() })
   platform.properties.set(TRANSPORT_PROPERTY, transport)
-  return transport
 }

@@ -157,10 +157,13 @@ export class Rooms {
         this.o.logger.warn({ uuid: r.uuid, limit: this.o.frameLimit * 2 }, 'WebSocket dropped: frame beyond twice the limit')
       } else if (text.includes('inactivity')) {
         reason = Reason.timeout
+      } else if (text !== '' && code === 1006) {
+        // uWS drops a peer that breaks the protocol (e.g. a text frame that is not UTF-8)
+        reason = Reason.invalid
+        this.o.logger.warn({ uuid: r.uuid, detail: text }, 'WebSocket dropped: invalid frame')
       } else {
         reason = Reason.closed
       }
-      void code
     }
     this.o.transport.remove(r, reason)
   }

@@ -26,6 +26,7 @@ export const Reason = {
   slow: 'slow consumer',
   timeout: 'timeout',
   tooBig: 'message too big',
+  invalid: 'invalid frame',
   queueOverflow: 'queue overflow',
   shutdown: 'server shutting down',
   destroyed: 'broadcaster destroyed'

@@ -59,9 +59,11 @@ t.test('invalid JSON from a WebSocket member earns it an error frame, nobody els
   const a = await wsMember(base, 'errors')
   const b = await wsMember(base, 'errors')
   await a.inbox.type('member-joined')
-  for (const bad of ['{"a":', 'not json', '[1,2', '\u0000\u0001', '['.repeat(1000)]) a.ws.send(bad)
-  a.ws.send(Buffer.from([0xff, 0xfe, 0x00]))
-  for (let i = 0; i < 6; i++) {
+  const bad: (string | Buffer)[] = ['{"a":', 'not json', '[1,2', '\u0000\u0001', '['.repeat(100_000), '{"a":' + '['.repeat(200) + ']'.repeat(200) + '}']
+  // random bytes, text and binary (the leading 0xff keeps them from being valid JSON by chance)
+  for (let i = 0; i < 20; i++) bad.push(Buffer.from([0xff, ...Array.from({ length: 200 }, () => Math.floor(Math.random() * 256))]))
+  for (const f of bad) a.ws.send(f)
+  for (let i = 0; i < bad.length; i++) {
     const e = await a.inbox.type('error')
     t.match(e.code, /^PLT_ERR_(MALFORMED_JSON|JSON_TOO_DEEP)$/)
     t.type(e.error, 'string')
@@ -71,6 +73,19 @@ t.test('invalid JSON from a WebSocket member earns it an error frame, nobody els
   t.equal(b.inbox.all.filter((f) => f.type === 'error').length, 0)
   a.ws.close(); b.ws.close()
   await Promise.all([a.closed, b.closed])
+})
+
+t.test('a text frame that is not UTF-8 makes uWS drop that connection only', async (t) => {
+  const a = await wsMember(base, 'utf')
+  const b = await wsMember(base, 'utf')
+  a.ws.send(Buffer.from([0x22, 0xff, 0xfe, 0x22]), { binary: false })
+  t.equal((await a.closed).code, 1006)
+  t.same((await b.inbox.type('member-left')).reason, 'invalid frame')
+  t.equal((await fetch(base + '/healthz')).status, 200)
+  b.ws.send('"still here"')
+  t.equal((await b.inbox.type('message')).data, 'still here')
+  b.ws.close()
+  await b.closed
 })
 
 t.test('room names are validated on every transport', async (t) => {
