@@ -193,7 +193,7 @@ export class Rooms {
     const uuid = ctx.query.get('uuid') ?? ctx.headers[SENDER_HEADER]
     if (uuid === undefined || uuid === '') {
       if (t.closing) throw new PlatformError('SHUTTING_DOWN')
-      const r = new LongPollingResource(randomUUID(), this.room(name), t, this.o.longPollingQueue)
+      const r = new LongPollingResource(randomUUID(), this.room(name), t, this.o.longPollingQueue, this.o.maxBackpressureBytes)
       this.join(name, r)
       r.reply(ctx)
       return undefined

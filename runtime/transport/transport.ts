@@ -204,7 +204,7 @@ export class Transport implements SocketWatcher, PollOwner {
   }
 
   overflow (r: LongPollingResource): void {
-    this.opts.logger.warn({ uuid: r.uuid, broadcaster: r.broadcaster.id, limit: this.opts.longPollingQueue }, 'disconnecting long-polling client: queue overflow')
+    this.opts.logger.warn({ uuid: r.uuid, broadcaster: r.broadcaster.id, maxFrames: this.opts.longPollingQueue, maxBytes: this.opts.maxBackpressureBytes }, 'disconnecting long-polling client: queue overflow')
     this.end(r, Reason.queueOverflow)
   }
 
