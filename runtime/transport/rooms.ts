@@ -50,14 +50,19 @@ export class Rooms {
       closeOnBackpressureLimit: 0,
       idleTimeout: this.o.idleTimeoutSeconds,
       sendPingsAutomatically: true,
-      upgrade: (res, req, context) => { this.upgrade(res, req, context) },
-      open: (ws) => { this.openWs(ws) },
-      message: (ws, msg) => { this.wsMessage(ws, msg) },
-      close: (ws, code, msg) => { this.closeWs(ws, code, msg) }
+      // an exception escaping a uWS callback would take the process down: log it instead
+      upgrade: (res, req, context) => { try { this.upgrade(res, req, context) } catch (err) { this.failed(err, 'upgrade') } },
+      open: (ws) => { try { this.openWs(ws) } catch (err) { this.failed(err, 'open') } },
+      message: (ws, msg) => { try { this.wsMessage(ws, msg) } catch (err) { this.failed(err, 'message') } },
+      close: (ws, code, msg) => { try { this.closeWs(ws, code, msg) } catch (err) { this.failed(err, 'close') } }
     })
     http.get(ROOM_PATH, (ctx) => this.get(ctx))
     http.post(ROOM_PATH, (ctx) => this.post(ctx), { body: 'json' })
     http.delete(ROOM_PATH, (ctx) => { this.leave(ctx) })
+  }
+
+  private failed (err: unknown, phase: string): void {
+    this.o.logger.error({ err, phase }, 'room WebSocket handler failed')
   }
 
   // --- shared ---
