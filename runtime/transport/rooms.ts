@@ -51,7 +51,13 @@ export class Rooms {
       idleTimeout: this.o.idleTimeoutSeconds,
       sendPingsAutomatically: true,
       // an exception escaping a uWS callback would take the process down: log it instead
-      upgrade: (res, req, context) => { try { this.upgrade(res, req, context) } catch (err) { this.failed(err, 'upgrade') } },
+      upgrade: (res, req, context) => {
+        try { this.upgrade(res, req, context) } catch (err) {
+          this.failed(err, 'upgrade')
+          // uWS also aborts if an upgrade handler returns without answering
+          try { res.cork(() => { res.writeStatus('500 Internal Server Error').end(JSON.stringify(new PlatformError('INTERNAL').body()), true) }) } catch { /* already answered */ }
+        }
+      },
       open: (ws) => { try { this.openWs(ws) } catch (err) { this.failed(err, 'open') } },
       message: (ws, msg) => { try { this.wsMessage(ws, msg) } catch (err) { this.failed(err, 'message') } },
       close: (ws, code, msg) => { try { this.closeWs(ws, code, msg) } catch (err) { this.failed(err, 'close') } }
