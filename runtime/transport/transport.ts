@@ -178,7 +178,7 @@ export class Transport implements SocketWatcher, PollOwner {
     if (b.onLeave !== undefined) {
       try { b.onLeave(r, reason) } catch (err) { this.opts.logger.error({ err, broadcaster: b.id }, 'leave handler failed') }
     }
-    if (b.autoDestroy && b.resources.size === 0) this.destroyBroadcaster(b.id)
+    if (b.autoDestroy && b.resources.size === 0 && this.broadcasters.get(b.id) === b) this.destroyBroadcaster(b.id)
   }
 
   /** Ends a resource from the server side and unregisters it. */
