@@ -44,7 +44,7 @@ const scenario: Scenario = {
           row('rps', 'requests/s', 'req/s', 'higher', ours.rps, of((m) => m.rps), false),
           row('p50_ms', 'latency p50', 'ms', 'lower', ours.p50Ms, of((m) => m.p50Ms), false),
           row('p99_ms', 'latency p99', 'ms', 'lower', ours.p99Ms, of((m) => m.p99Ms), false),
-          row('cpu_us_per_req', 'server CPU per request', 'µs', 'lower', ours.cpuUsPerReq, of((m) => m.cpuUsPerReq)),
+          row('cpu_us_per_req', 'server CPU per request (ratio = requests per CPU-second)', 'µs', 'lower', ours.cpuUsPerReq, of((m) => m.cpuUsPerReq)),
           row('peak_rss_mb', 'server peak RSS', 'MB', 'lower', ours.peakRssMb, of((m) => m.peakRssMb), false)
         ],
         notes: [

@@ -58,7 +58,7 @@ const scenario: Scenario = {
         row('deliveries_per_s', 'deliveries/s', '/s', 'higher', ours?.deliveriesPerSec, peers((m) => m.deliveriesPerSec), false),
         row('p50_ms', 'delivery latency p50', 'ms', 'lower', ours?.p50Ms, peers((m) => m.p50Ms), false),
         row('p99_ms', 'delivery latency p99', 'ms', 'lower', ours?.p99Ms, peers((m) => m.p99Ms), false),
-        row('cpu_us_per_delivery', 'server CPU per delivery', 'µs', 'lower', ours?.cpuUsPerDelivery, peers((m) => m.cpuUsPerDelivery)),
+        row('cpu_us_per_delivery', 'server CPU per delivery (ratio = deliveries per CPU-second)', 'µs', 'lower', ours?.cpuUsPerDelivery, peers((m) => m.cpuUsPerDelivery)),
         row('peak_rss_mb', 'server peak RSS', 'MB', 'lower', ours?.peakRssMb, peers((m) => m.peakRssMb), false)
       ],
       notes,
