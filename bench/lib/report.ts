@@ -96,7 +96,7 @@ export function ratioChart (rep: Report, targets: readonly Target[]): string {
       }
     }
   }
-  const W = 900, left = 380, right = 70, rowH = 22, top = 40
+  const W = 1040, left = 500, right = 70, rowH = 22, top = 40
   const H = top + bars.length * rowH + 30
   const lo = Math.log2(1 / 8), hi = Math.log2(16)
   const x = (v: number) => left + (Math.min(hi, Math.max(lo, Math.log2(v))) - lo) / (hi - lo) * (W - left - right)
