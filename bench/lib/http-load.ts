@@ -1,5 +1,7 @@
 import { execFile, spawnSync } from 'node:child_process'
-import { join } from 'node:path'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import type { ServerProcess } from './proc.js'
 
 export interface HttpLoadOptions {
@@ -12,6 +14,11 @@ export interface HttpLoadOptions {
   signal?: AbortSignal
   /** Force a tool (default: wrk when installed). */
   tool?: 'wrk' | 'autocannon'
+  /**
+   * Another request than GET without a body, repeated. With `sequence`, that placeholder in the body
+   * is replaced by a counter on each request (JSON-RPC ids must differ among concurrent requests).
+   */
+  request?: { method: string, body?: string, headers?: Record<string, string>, sequence?: string }
 }
 
 export interface HttpLoadResult {
@@ -53,7 +60,24 @@ export async function httpLoad (o: HttpLoadOptions): Promise<HttpLoadResult> {
 
 async function runWrk (wrk: string, o: HttpLoadOptions): Promise<HttpLoadResult> {
   const threads = Math.min(o.threads ?? 1, o.connections)
-  const args = [`-t${threads}`, `-c${o.connections}`, `-d${o.durationSec}s`, '--timeout', '5s', '-s', join(o.root, 'bench/wrk/report.lua'), o.url]
+  let script = join(o.root, 'bench/wrk/report.lua')
+  if (o.request !== undefined) {
+    // one script: the request (method, headers, body as Lua long strings) then the JSON summary hook
+    const q = (v: string) => `[==[${v}]==]`
+    const lines = [`wrk.method = ${q(o.request.method)}`]
+    if (o.request.body !== undefined) lines.push(`wrk.body = ${q(o.request.body)}`)
+    for (const [k, v] of Object.entries(o.request.headers ?? {})) lines.push(`wrk.headers[ ${q(k)} ] = ${q(v)}`)
+    const seq = o.request.sequence
+    if (seq !== undefined && o.request.body !== undefined && o.request.body.includes(seq)) {
+      const i = o.request.body.indexOf(seq)
+      lines.push(`local pre, post, n = ${q(o.request.body.slice(0, i))}, ${q(o.request.body.slice(i + seq.length))}, 0`,
+        'request = function() n = n + 1; return wrk.format(nil, nil, nil, pre .. n .. post) end')
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'bench-wrk-'))
+    script = join(dir, 'request.lua')
+    writeFileSync(script, lines.join('\n') + '\n' + readFileSync(join(o.root, 'bench/wrk/report.lua'), 'utf8'))
+  }
+  const args = [`-t${threads}`, `-c${o.connections}`, `-d${o.durationSec}s`, '--timeout', '5s', '-s', script, o.url]
   const out = await new Promise<string>((resolve, reject) => {
     const child = execFile(wrk, args, { maxBuffer: 1 << 20, ...(o.signal !== undefined ? { signal: o.signal } : {}) }, (err, stdout, stderr) => {
       if (err !== null) { reject(new Error(`wrk failed: ${err.message}\n${stderr}`)); return }
@@ -62,18 +86,26 @@ async function runWrk (wrk: string, o: HttpLoadOptions): Promise<HttpLoadResult>
     void child
   })
   const line = out.split('\n').find((l) => l.startsWith('WRKJSON '))
+  if (o.request !== undefined) rmSync(dirname(script), { recursive: true, force: true })
   if (line === undefined) throw new Error(`wrk printed no summary:\n${out}`)
   const j = JSON.parse(line.slice(8)) as { requests: number, duration_us: number, p50_us: number, p99_us: number, errors: Record<string, number> }
   const seconds = j.duration_us / 1e6
   const errors = Object.values(j.errors).reduce((a, b) => a + b, 0)
-  return { tool: 'wrk', command: `wrk ${args.join(' ').replace(o.root + '/', '')}`, requests: j.requests, seconds, rps: j.requests / seconds, p50Ms: j.p50_us / 1000, p99Ms: j.p99_us / 1000, errors }
+  return { tool: 'wrk', command: `wrk ${args.join(' ').replace(o.root + '/', '').replace(script, '<request>.lua')}`, requests: j.requests, seconds, rps: j.requests / seconds, p50Ms: j.p50_us / 1000, p99Ms: j.p99_us / 1000, errors }
 }
+
+let autocannonSeq = 0
 
 async function runAutocannon (o: HttpLoadOptions): Promise<HttpLoadResult> {
   // untyped package: import by a computed name so TypeScript does not look for its types
   const name = 'autocannon'
   const { default: autocannon } = await import(name) as { default: (opts: object) => Promise<AutocannonResult> & { stop?: () => void } }
-  const run = autocannon({ url: o.url, connections: o.connections, duration: o.durationSec, pipelining: 1, timeout: 5 })
+  const { sequence, ...request } = o.request ?? { method: 'GET' }
+  const body = request.body
+  const idReq = sequence !== undefined && body?.includes(sequence) === true
+    ? { requests: [{ setupRequest: (r: Record<string, unknown>) => ({ ...r, body: body.replace(sequence, String(++autocannonSeq)) }) }] }
+    : {}
+  const run = autocannon({ url: o.url, connections: o.connections, duration: o.durationSec, pipelining: 1, timeout: 5, ...request, ...idReq })
   const abort = () => { (run as unknown as { stop?: () => void }).stop?.() }
   o.signal?.addEventListener('abort', abort, { once: true })
   const r = await run

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 /** Clock ticks per second of /proc/<pid>/stat times (sysconf(_SC_CLK_TCK); 100 on Linux x86-64). */
@@ -25,7 +25,7 @@ export interface ServerProcess {
   pid: number
   url: string
   port: number
-  /** User+system CPU seconds consumed so far by the whole process (all threads). */
+  /** User+system CPU seconds consumed so far by the process (all threads) and its live child processes. */
   cpuSeconds (): number
   /** Current and peak resident set size in bytes. */
   memory (): { rss: number, peak: number }
@@ -90,7 +90,7 @@ export async function startServer (opts: StartOptions): Promise<ServerProcess> {
     pid,
     url,
     port: Number(new URL(url).port),
-    cpuSeconds: () => cpuSecondsOf(pid),
+    cpuSeconds: () => treeCpuSeconds(pid),
     memory: () => memoryOf(pid),
     resetPeak: () => { try { writeFileSync(`/proc/${pid}/clear_refs`, '5') } catch { /* not permitted: peak stays since start */ } },
     output: () => tail,
@@ -102,6 +102,28 @@ export async function startServer (opts: StartOptions): Promise<ServerProcess> {
       clearTimeout(t)
     }
   }
+}
+
+/** The pids of a process and all its live descendants (a sandbox process under the server counts as the server). */
+export function processTree (pid: number): number[] {
+  const out = [pid]
+  for (let i = 0; i < out.length; i++) {
+    let tids: string[] = []
+    try { tids = readdirSync(`/proc/${out[i]}/task`) } catch { continue }
+    for (const tid of tids) {
+      let kids = ''
+      try { kids = readFileSync(`/proc/${out[i]}/task/${tid}/children`, 'utf8') } catch { continue }
+      for (const k of kids.split(' ')) if (k.trim() !== '') out.push(Number(k))
+    }
+  }
+  return out
+}
+
+/** CPU seconds of a process and its live descendants. */
+export function treeCpuSeconds (pid: number): number {
+  let sum = 0
+  for (const p of processTree(pid)) { try { sum += cpuSecondsOf(p) } catch { /* exited meanwhile */ } }
+  return sum
 }
 
 /** utime+stime of a process (all its threads) in seconds, from /proc/<pid>/stat. */

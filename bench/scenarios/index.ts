@@ -3,11 +3,13 @@ import httpJson from './http-json.js'
 import roomBroadcast from './room-broadcast.js'
 import durableWrites from './durable-writes.js'
 import wsFleet from './ws-fleet.js'
+import mcp from './mcp.js'
 
 /** Every scenario, in the order the suite runs them. */
 export const SCENARIOS: Scenario[] = [
   httpJson,
   roomBroadcast,
   wsFleet,
+  mcp,
   durableWrites
 ]

@@ -1,0 +1,13 @@
+// The benchmark's MCP tool in the worker tier: the same `add` the SDK peers serve.
+import { definePlugin, tool } from 'agent-platform/sdk'
+
+export default definePlugin({
+  tools: [
+    tool({
+      name: 'add_worker',
+      description: 'Adds two numbers',
+      input: { type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] },
+      run: ({ a, b }) => String(a + b)
+    })
+  ]
+})
