@@ -56,6 +56,8 @@ const scenario: Scenario = {
       targets.push({ name: 'sdk-v1-stateless', server: v1s, path: '/mcp', dialect: 'session', tool: 'add' })
       targets.push({ name: 'sdk-v2', server: v2, path: '/mcp', dialect: 'stateless', tool: 'add' })
 
+      // nine subjects: the quick suite gives each 3 s so the whole suite stays under 3 minutes
+      const durationSec = opts.quick ? Math.min(3, opts.durationSec) : opts.durationSec
       const res = new Map<string, MeasuredHttp>()
       for (const t of targets) {
         if (opts.signal.aborted) throw new Error('aborted')
@@ -63,7 +65,7 @@ const scenario: Scenario = {
         if (typeof request === 'string') { notes.push(`${t.name}: not measured (${request})`); opts.log(`  ${t.name}: ${request}`); continue }
         const url = t.server.url + t.path
         await httpLoad({ url, connections: CONNECTIONS, durationSec: opts.warmupSec, root: opts.root, request, signal: opts.signal })
-        const m = await measureHttp(t.server, { path: t.path, connections: CONNECTIONS, durationSec: opts.durationSec, root: opts.root, request, signal: opts.signal })
+        const m = await measureHttp(t.server, { path: t.path, connections: CONNECTIONS, durationSec, root: opts.root, request, signal: opts.signal })
         opts.log(`  ${t.name.padEnd(18)} ${Math.round(m.rps)} calls/s, p50 ${m.p50Ms.toFixed(2)} ms, p99 ${m.p99Ms.toFixed(2)} ms, ${m.cpuUsPerReq.toFixed(1)} CPU µs/call (${(m.cpuCores * 100).toFixed(0)}% CPU)${m.errors > 0 ? `, ${m.errors} errors` : ''}`)
         if (m.errors > 0) notes.push(`${t.name}: ${m.errors} failed requests during the measured window`)
         res.set(t.name, m)
@@ -85,7 +87,7 @@ const scenario: Scenario = {
           rows.push(row(`${dialect}.${tier}.rps`, `${dialect} dialect, ${tier} tool: calls/s`, '/s', 'higher', m?.rps, peersOf((x) => x.rps, 'max'), false))
         }
       }
-      notes.push(`load: wrk -t1 -c${CONNECTIONS}, one tools/call POST repeated (session dialect: after initialize, with Mcp-Session-Id; stateless: ${MODERN} headers and _meta); ${opts.warmupSec} s warm-up + ${opts.durationSec} s per subject`)
+      notes.push(`load: wrk -t1 -c${CONNECTIONS}, one tools/call POST repeated (session dialect: after initialize, with Mcp-Session-Id; stateless: ${MODERN} headers and _meta); ${opts.warmupSec} s warm-up + ${durationSec} s per subject`)
       notes.push('sdk-best = the best SDK configuration in this run (lowest CPU per call, highest calls/s); the isolate tier\'s sandbox process is counted in our server CPU')
       notes.push(`server CPU (1 core = 100%): ${[...res].map(([k, m]) => `${k} ${(m.cpuCores * 100).toFixed(0)}%`).join(', ')}`)
       return { scenario: 'mcp', description: this.description, rows, notes, details: Object.fromEntries(res) }

@@ -131,3 +131,15 @@ t.test('WebSocket load reports refused upgrades', async (t) => {
   t.match(error, /upgrade refused|closed before upgrade|ECONNRESET/)
   await sleep(1)
 })
+
+t.test('POST load with a per-request JSON-RPC id against the official MCP SDK peer', async (t) => {
+  const s = await startPeer(ROOT, 'mcp-sdk-v1.js', ['stateless'])
+  t.teardown(() => s.stop())
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 987654321, method: 'tools/call', params: { name: 'add', arguments: { a: 1, b: 2 } } })
+  const request = { method: 'POST', body, sequence: '987654321', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' } }
+  for (const tool of ['wrk', 'autocannon'] as const) {
+    const r = await httpLoad({ url: s.url + '/mcp', connections: 2, durationSec: 1, root: ROOT, request, tool })
+    t.ok(r.requests > 0, `${r.tool}: calls were served`)
+    t.equal(r.errors, 0, `${r.tool}: every call answered 2xx`)
+  }
+})
