@@ -67,7 +67,9 @@ const scenario: Scenario = {
         await httpLoad({ url, connections: CONNECTIONS, durationSec: opts.warmupSec, root: opts.root, request, signal: opts.signal })
         const m = await measureHttp(t.server, { path: t.path, connections: CONNECTIONS, durationSec, root: opts.root, request, signal: opts.signal })
         opts.log(`  ${t.name.padEnd(18)} ${Math.round(m.rps)} calls/s, p50 ${m.p50Ms.toFixed(2)} ms, p99 ${m.p99Ms.toFixed(2)} ms, ${m.cpuUsPerReq.toFixed(1)} CPU µs/call (${(m.cpuCores * 100).toFixed(0)}% CPU)${m.errors > 0 ? `, ${m.errors} errors` : ''}`)
-        if (m.errors > 0) notes.push(`${t.name}: ${m.errors} failed requests during the measured window`)
+        if (m.errors > 0) notes.push(`${t.name}: ${m.errors} failed or timed-out requests during the measured window`)
+        if (m.requests === 0) { notes.push(`${t.name}: no call completed within the window (not measured)`); continue }
+        if (m.p99Ms > 1000) notes.push(`${t.name}: p99 ${Math.round(m.p99Ms)} ms: calls stalled for seconds; its figures are unreliable`)
         res.set(t.name, m)
       }
 
@@ -75,7 +77,7 @@ const scenario: Scenario = {
       const peersOf = (f: (m: MeasuredHttp) => number, best: 'max' | 'min'): Record<string, number> => {
         const out: Record<string, number> = {}
         for (const n of peerNames) out[n] = f(res.get(n)!)
-        const vals = Object.values(out)
+        const vals = Object.values(out).filter((v) => Number.isFinite(v) && v > 0)
         if (vals.length > 0) out['sdk-best'] = best === 'max' ? Math.max(...vals) : Math.min(...vals)
         return out
       }
