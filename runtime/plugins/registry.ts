@@ -63,6 +63,12 @@ export class PluginRegistry {
     this.bus.emit('PluginsChanged', { added: [], changed: old !== undefined ? [name] : [], removed: [] })
   }
 
+  /** Records a plugin the operator disabled (`platform.plugins.<name>.enabled: false`). */
+  setDisabled (name: string, dir: string, manifest?: Partial<Manifest>): void {
+    this.setFailed(name, dir, 'disabled by the operator (platform.plugins.' + name + '.enabled: false)', manifest)
+    this.failed.get(name)!.state = 'disabled'
+  }
+
   remove (name: string): void {
     const old = this.live.get(name)
     const wasFailed = this.failed.delete(name)
