@@ -84,7 +84,7 @@ function describe (e: ErrorObject): string {
     }
     case 'enum': return `${MANIFEST_FILE}: '${at}' must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`
     case 'pattern': return `${MANIFEST_FILE}: '${at}' ${PATTERN_TEXT[String(e.params.pattern)] ?? `must match ${String(e.params.pattern)}`}`
-    case 'type': return `${MANIFEST_FILE}: '${at === '' ? '(root)' : at}' must be ${e.params.type === 'integer' ? 'an integer' : `a ${String(e.params.type)}`}`
+    case 'type': return `${MANIFEST_FILE}: '${at === '' ? '(root)' : at}' must be ${/^[aeiou]/.test(String(e.params.type)) ? 'an' : 'a'} ${String(e.params.type)}`
     default: return `${MANIFEST_FILE}: '${at === '' ? '(root)' : at}' ${e.message ?? 'is invalid'}`
   }
 }
