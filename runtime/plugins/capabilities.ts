@@ -55,7 +55,11 @@ export function kvCapability (kvDb: () => KvDatabase, plugin: string): NonNullab
       await kvDb().put([plugin, k], JSON.parse(json))
     },
     async delete (key) {
-      return await kvDb().remove([plugin, checkKey(key)])
+      const k: [string, string] = [plugin, checkKey(key)]
+      const db = kvDb()
+      if (!db.doesExist(k)) return false
+      await db.remove(k)
+      return true
     },
     async list (prefix = '') {
       if (typeof prefix !== 'string') throw new TypeError('kv: the prefix must be a string')
