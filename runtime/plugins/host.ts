@@ -22,6 +22,8 @@ export interface PluginHostOptions {
   watch?: boolean
   debounceMs?: number
   rescanMs?: number
+  /** How long a plugin may take to load before it is listed as failed (default 15 s). */
+  loadTimeoutMs?: number
   /** Prometheus registry for load counters (the platform's `/metrics`). */
   metrics?: Registry
 }
@@ -115,17 +117,22 @@ export class PluginHost {
 
   private async scanOnce (): Promise<void> {
     const seen = new Set<string>()
+    const loads: { dir: string, hash: string, prev: Folder | undefined, outcome: Promise<LoadOutcome> }[] = []
     for (const root of this.dirs) {
       for (const dir of this.listFolders(root)) {
-        if (this.closed) return
+        if (this.closed) break
         if (seen.has(dir)) continue
         seen.add(dir)
         const hash = this.hasher.hash(dir)
         const prev = this.folders.get(dir)
         if (prev !== undefined && prev.hash === hash) continue
-        await this.load(dir, hash, prev)
+        // folders load side by side (a slow one costs its own load timeout, not the sum); the
+        // outcomes apply in folder order so that which of two same-named folders wins is stable
+        loads.push({ dir, hash, prev, outcome: this.loadDir(dir) })
       }
     }
+    for (const l of loads) await this.apply(l.dir, l.hash, l.prev, await l.outcome)
+    if (this.closed) return
     for (const [dir, f] of this.folders) {
       if (seen.has(dir)) continue
       this.folders.delete(dir)
@@ -144,8 +151,11 @@ export class PluginHost {
     this.opts.registry.remove(name)
   }
 
-  private async load (dir: string, hash: string, prev: Folder | undefined): Promise<void> {
-    const out: LoadOutcome = await loadPluginDir(dir, { config: this.opts.config, capabilities: this.opts.capabilities, tiers: this.tiers })
+  private async loadDir (dir: string): Promise<LoadOutcome> {
+    return await loadPluginDir(dir, { config: this.opts.config, capabilities: this.opts.capabilities, tiers: this.tiers, ...(this.opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: this.opts.loadTimeoutMs } : {}) })
+  }
+
+  private async apply (dir: string, hash: string, prev: Folder | undefined, out: LoadOutcome): Promise<void> {
     if (this.closed) { if (out.state === 'live') await out.instance.dispose().catch(() => {}); return }
     let name = out.name
     // a folder whose manifest no longer parses keeps the name it had, so its listing shows the error

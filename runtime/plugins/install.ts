@@ -6,7 +6,7 @@ import type { KvDatabase } from './capabilities.js'
  * The plugin area: loads every plugin before the server listens (readiness check `plugins`),
  * then watches the plugin directories; disposes every sandbox on close.
  */
-export async function installPlugins (platform: Platform, opts: { rescanMs?: number, debounceMs?: number } = {}): Promise<PluginHost> {
+export async function installPlugins (platform: Platform, opts: { rescanMs?: number, debounceMs?: number, loadTimeoutMs?: number } = {}): Promise<PluginHost> {
   const host = new PluginHost({
     config: platform.config,
     logger: platform.logger.child({ area: 'plugins' }),

@@ -18,6 +18,7 @@ export interface LoaderDeps {
   config: Config
   capabilities: CapabilityDeps
   tiers: TierMap
+  loadTimeoutMs?: number
 }
 
 function errorText (e: unknown): string {
@@ -43,7 +44,7 @@ export async function loadPluginDir (dir: string, deps: LoaderDeps): Promise<Loa
     grant = resolveGrant(name, manifest, askedLimits, op)
     const factory = tierFactory(grant.sandbox, deps.tiers)
     const capabilities = buildCapabilities(deps.capabilities, name, grant)
-    instance = await withTimeout(factory({ dir, entry: entryPath, manifest, grant, capabilities }), LOAD_TIMEOUT_MS, manifest.entry)
+    instance = await withTimeout(factory({ dir, entry: entryPath, manifest, grant, capabilities }), deps.loadTimeoutMs ?? LOAD_TIMEOUT_MS)
   } catch (e) {
     const text = errorText(e)
     return { state: 'failed', name, manifest, error: text.startsWith('plugin ') || text.startsWith('the ') ? text : `${manifest.entry}: ${text}` }
@@ -52,9 +53,9 @@ export async function loadPluginDir (dir: string, deps: LoaderDeps): Promise<Loa
   return { state: 'live', name, manifest, grant, instance }
 }
 
-async function withTimeout (p: Promise<SandboxInstance>, ms: number, entry: string): Promise<SandboxInstance> {
+async function withTimeout (p: Promise<SandboxInstance>, ms: number): Promise<SandboxInstance> {
   let timer: NodeJS.Timeout | undefined
-  const late = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => { reject(new Error(`loading ${entry} took longer than ${ms} ms`)) }, ms) })
+  const late = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => { reject(new Error(`took longer than ${ms} ms to load`)) }, ms) })
   try {
     return await Promise.race([p, late])
   } catch (e) {

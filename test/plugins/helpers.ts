@@ -45,7 +45,7 @@ export interface HostedPlatform extends TestPlatform { host: PluginHost, root: s
 export async function startWithPlugins (root: string, overrides: Record<string, unknown> = {}): Promise<HostedPlatform> {
   let host: PluginHost | undefined
   const tp = await startTestPlatform({ 'platform.plugins.dirs': [root], ...overrides }, {
-    install: async (p) => { host = await installPlugins(p, { rescanMs: 250, debounceMs: 50 }) }
+    install: async (p) => { host = await installPlugins(p, { rescanMs: 250, debounceMs: 50, loadTimeoutMs: 3000 }) }
   })
   return { ...tp, host: host!, root, close: async () => { await tp.close(); rmSync(root, { recursive: true, force: true }) } }
 }

@@ -24,9 +24,10 @@ t.test('discovery: every folder of every plugin directory; failures are listed a
   writePlugin(root, 'greedy', { manifest: { name: 'greedy', version: '1.0.0', permissions: { kv: true, env: ['HOME'] } }, index: toolPlugin('g', 1) })
   writePlugin(root, 'off', { index: toolPlugin('off_tool', 1) })
   writePlugin(root, 'twin', { manifest: { name: 'good', version: '2.0.0' }, index: toolPlugin('twin_tool', 1) })
+  writePlugin(root, 'hangs', { index: SDK + 'await new Promise(() => {})\nexport default definePlugin({})' })
   writePlugin(root, '.hidden', { index: toolPlugin('hidden', 1) })
 
-  const names = ['good', 'second', 'bad-manifest', 'syntax', 'throws', 'not-a-plugin', 'no-entry', 'greedy', 'off']
+  const names = ['hangs', 'good', 'second', 'bad-manifest', 'syntax', 'throws', 'not-a-plugin', 'no-entry', 'greedy', 'off']
   const tp = await startWithPlugins(root, {
     'platform.plugins.dirs': [root, root2],
     ...inlineGrants(...names),
@@ -45,6 +46,7 @@ t.test('discovery: every folder of every plugin directory; failures are listed a
   t.equal(failed('not-a-plugin'), 'index.js: TypeError: the entry module must default-export definePlugin({...})')
   t.equal(failed('no-entry'), "plugin.json: 'entry' names 'index.js', which does not exist in the plugin folder")
   t.equal(failed('greedy'), "plugin 'greedy' asks for more than it is granted (the key-value store; environment variables HOME); grant it in platform.yaml: platform.plugins.greedy.permissions.kv: true, platform.plugins.greedy.permissions.env: [\"HOME\"]")
+  t.equal(failed('hangs'), 'index.js: took longer than 3000 ms to load')
   t.equal(statusOf(tp, 'off')?.state, 'disabled')
   const twin = tp.platform.plugins.status().find((s) => s.dir.endsWith('/twin'))
   t.match(twin?.error, /already provides plugin 'good'/)
