@@ -1,8 +1,8 @@
 import { readdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { Counter, Gauge, type Registry } from 'prom-client'
+import { Counter, Gauge } from 'prom-client'
 import type { Config } from '../config/index.js'
-import type { Logger } from '../observability/index.js'
+import type { Logger, Metrics } from '../observability/index.js'
 import type { PluginRegistry } from './registry.js'
 import type { CapabilityDeps } from './capabilities.js'
 import { TIERS, type TierMap } from './tiers.js'
@@ -24,8 +24,8 @@ export interface PluginHostOptions {
   rescanMs?: number
   /** How long a plugin may take to load before it is listed as failed (default 15 s). */
   loadTimeoutMs?: number
-  /** Prometheus registry for load counters (the platform's `/metrics`). */
-  metrics?: Registry
+  /** The platform's metrics: load counters here, sandbox deaths in the tiers (`/metrics`). */
+  metrics?: Metrics
 }
 
 interface Folder { hash: string, name: string }
@@ -56,7 +56,7 @@ export class PluginHost {
     this.tiers = opts.tiers ?? TIERS
     if (opts.watch !== false) this.watcher = new ChangeWatcher(() => { void this.rescan() }, { debounceMs: opts.debounceMs ?? 100, rescanMs: opts.rescanMs ?? 1000 })
     if (opts.metrics !== undefined) {
-      const registers = [opts.metrics]
+      const registers = [opts.metrics.registry]
       this.loads = new Counter({ name: 'platform_plugin_loads_total', help: 'Plugin loads by outcome (live, failed, disabled)', labelNames: ['outcome'], registers })
       this.gauge = new Gauge({ name: 'platform_plugins', help: 'Plugins by state', labelNames: ['state'], registers })
     }
@@ -152,7 +152,7 @@ export class PluginHost {
   }
 
   private async loadDir (dir: string): Promise<LoadOutcome> {
-    return await loadPluginDir(dir, { config: this.opts.config, capabilities: this.opts.capabilities, tiers: this.tiers, ...(this.opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: this.opts.loadTimeoutMs } : {}) })
+    return await loadPluginDir(dir, { config: this.opts.config, capabilities: this.opts.capabilities, tiers: this.tiers, ...(this.opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: this.opts.loadTimeoutMs } : {}), ...(this.opts.metrics !== undefined ? { metrics: this.opts.metrics } : {}) })
   }
 
   private async apply (dir: string, hash: string, prev: Folder | undefined, out: LoadOutcome): Promise<void> {

@@ -12,7 +12,7 @@ export async function installPlugins (platform: Platform, opts: { rescanMs?: num
     logger: platform.logger.child({ area: 'plugins' }),
     registry: platform.plugins,
     capabilities: { logger: platform.logger, kvDb: () => platform.store.db<unknown, [string, string]>('plugin-kv') as KvDatabase },
-    metrics: platform.metrics.registry,
+    metrics: platform.metrics,
     ...opts
   })
   platform.addReadiness('plugins', () => host.ready)

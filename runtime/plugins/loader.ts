@@ -1,5 +1,6 @@
 import { basename } from 'node:path'
 import type { Config } from '../config/index.js'
+import type { Metrics } from '../observability/index.js'
 import type { Manifest, SandboxInstance, EffectiveGrant } from './contract.js'
 import { readManifest, ManifestError } from './manifest.js'
 import { operatorGrant, resolveGrant } from './grants.js'
@@ -19,6 +20,8 @@ export interface LoaderDeps {
   capabilities: CapabilityDeps
   tiers: TierMap
   loadTimeoutMs?: number
+  /** Where sandbox deaths are counted (`platform_plugin_failures_total`). */
+  metrics?: Metrics
 }
 
 function errorText (e: unknown): string {
@@ -44,7 +47,7 @@ export async function loadPluginDir (dir: string, deps: LoaderDeps): Promise<Loa
     grant = resolveGrant(name, manifest, askedLimits, op)
     const factory = tierFactory(grant.sandbox, deps.tiers)
     const capabilities = buildCapabilities(deps.capabilities, name, grant)
-    instance = await withTimeout(factory({ dir, entry: entryPath, manifest, grant, capabilities }), deps.loadTimeoutMs ?? LOAD_TIMEOUT_MS)
+    instance = await withTimeout(factory({ dir, entry: entryPath, manifest, grant, capabilities, ...(deps.metrics !== undefined ? { metrics: deps.metrics } : {}) }), deps.loadTimeoutMs ?? LOAD_TIMEOUT_MS)
   } catch (e) {
     const text = errorText(e)
     return { state: 'failed', name, manifest, error: text.startsWith('plugin ') || text.startsWith('the ') ? text : `${manifest.entry}: ${text}` }

@@ -1,13 +1,16 @@
 import type { SandboxFactory, SandboxKind } from './contract.js'
 import { loadInline } from './inline.js'
+import { loadIsolate } from './isolate/index.js'
+import { loadWorker } from './worker/index.js'
 
 export type TierMap = Partial<Record<SandboxKind, SandboxFactory>>
 
 /**
- * The sandbox tiers this build can load plugins into, by manifest/grant `sandbox`. A tier missing
- * here fails the loads that need it (and only those) with TierUnavailable.
+ * The sandbox tiers this build can load plugins into, by grant `sandbox`. A tier missing from a
+ * map (tests and tools may pass their own) fails the loads that need it, and only those, with
+ * TierUnavailable.
  */
-export const TIERS: TierMap = { inline: loadInline }
+export const TIERS: TierMap = { inline: loadInline, isolate: loadIsolate, worker: loadWorker }
 
 export class TierUnavailable extends Error {
   constructor (readonly tier: SandboxKind) {
