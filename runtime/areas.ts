@@ -1,4 +1,5 @@
 import type { Platform } from './platform.js'
+import { installTransport } from './transport/index.js'
 import { installPlugins } from './plugins/index.js'
 
 /**
@@ -6,5 +7,6 @@ import { installPlugins } from './plugins/index.js'
  * routes, readiness checks and close hooks; tests may install a subset.
  */
 export async function installAreas (platform: Platform): Promise<void> {
+  await installTransport(platform)
   await installPlugins(platform)
 }

@@ -128,3 +128,27 @@ t.test('kv survives a reload of the plugin', async (t) => {
   await waitFor(() => reloaded && statusOf(tp, 'alpha')?.state === 'live', 'alpha reloaded')
   t.same(await call('alpha', 'kv', { op: 'get', key: 'shared' }), { from: 'alpha', n: [1, 2] })
 })
+
+t.test('the same capabilities reach a plugin in the isolate tier (its default)', async (t) => {
+  const root2 = tempRoot()
+  capsPlugin(root2, 'iso-a', { kv: true, net: ['127.0.0.1'], env: ['PLUGIN_TEST_A'] })
+  capsPlugin(root2, 'iso-b', { kv: true })
+  const tp2 = await startWithPlugins(root2, {
+    'platform.plugins.iso-a': { permissions: { kv: true, net: ['127.0.0.1'], env: ['PLUGIN_TEST_A'] } },
+    'platform.plugins.iso-b': { permissions: { kv: true } }
+  })
+  t.teardown(tp2.close)
+  const c = async (plugin: string, tool: string, args: unknown = {}) => await tp2.platform.plugins.invoke(plugin, 'tool', tool, args)
+  t.match(statusOf(tp2, 'iso-a'), { state: 'live', sandbox: 'isolate' }, statusOf(tp2, 'iso-a')?.error ?? '')
+  // (the isolate tier always offers ctx.progress, a no-op when nobody listens)
+  const keys = async (p: string) => (await c(p, 'caps') as string[]).filter((k) => k !== 'progress')
+  t.same(await keys('iso-a'), ['env', 'fetch', 'kv', 'log', 'signal'])
+  t.same(await keys('iso-b'), ['kv', 'log', 'signal'])
+  await c('iso-a', 'kv', { op: 'put', key: 'secret', value: 42 })
+  t.equal(await c('iso-a', 'kv', { op: 'get', key: 'secret' }), 42)
+  t.equal(await c('iso-b', 'kv', { op: 'get', key: 'secret' }), null, 'iso-b cannot read iso-a')
+  t.same(await c('iso-b', 'kv', { op: 'list' }), [])
+  t.same(await c('iso-a', 'fetch', { url: `${origin}/ok` }), { status: 200, text: '{"ok":true}', type: 'application/json' })
+  await t.rejects(c('iso-a', 'fetch', { url: `http://localhost:${new URL(origin).port}/ok` }), { message: /is not granted to plugin 'iso-a'/ })
+  t.same(await c('iso-a', 'env'), { PLUGIN_TEST_A: 'alpha-value' })
+})

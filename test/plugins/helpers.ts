@@ -42,10 +42,10 @@ export function inlineGrants (...names: string[]): Record<string, unknown> {
 export interface HostedPlatform extends TestPlatform { host: PluginHost, root: string }
 
 /** A test platform with the plugin host on `root` (fast rescans so tests stay short). */
-export async function startWithPlugins (root: string, overrides: Record<string, unknown> = {}): Promise<HostedPlatform> {
+export async function startWithPlugins (root: string, overrides: Record<string, unknown> = {}, hostOpts: { loadTimeoutMs?: number } = {}): Promise<HostedPlatform> {
   let host: PluginHost | undefined
   const tp = await startTestPlatform({ 'platform.plugins.dirs': [root], ...overrides }, {
-    install: async (p) => { host = await installPlugins(p, { rescanMs: 250, debounceMs: 50, loadTimeoutMs: 3000 }) }
+    install: async (p) => { host = await installPlugins(p, { rescanMs: 250, debounceMs: 50, ...hostOpts }) }
   })
   return { ...tp, host: host!, root, close: async () => { await tp.close(); rmSync(root, { recursive: true, force: true }) } }
 }

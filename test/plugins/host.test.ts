@@ -32,7 +32,7 @@ t.test('discovery: every folder of every plugin directory; failures are listed a
     'platform.plugins.dirs': [root, root2],
     ...inlineGrants(...names),
     'platform.plugins.off': { enabled: false, sandbox: 'inline' }
-  })
+  }, { loadTimeoutMs: 3000 })
   t.teardown(tp.close)
 
   t.equal(statusOf(tp, 'good')?.state, 'live')
