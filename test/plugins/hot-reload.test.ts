@@ -12,11 +12,11 @@ export default definePlugin({ tools: [
 ] })
 `
 
-t.test('add, change and remove plugins while a stream of calls keeps succeeding', async (t) => {
+for (const tier of ['inline', 'isolate'] as const) t.test(`${tier} tier: add, change and remove plugins while a stream of calls keeps succeeding`, async (t) => {
   const root = tempRoot()
   writePlugin(root, 'stable', { index: toolPlugin('ping', 'pong') })
   const swapDir = writePlugin(root, 'swap', { index: versioned('first'), files: { 'version.js': "export const VERSION = 'v1'\n" } })
-  const tp = await startWithPlugins(root, inlineGrants('stable', 'swap', 'added'))
+  const tp = await startWithPlugins(root, tier === 'inline' ? inlineGrants('stable', 'swap', 'added') : {})
   t.teardown(tp.close)
   const events: PlatformEvent<'PluginsChanged'>[] = []
   tp.platform.bus.on('PluginsChanged', (e) => { events.push(e) })
@@ -84,6 +84,7 @@ t.test('add, change and remove plugins while a stream of calls keeps succeeding'
   t.ok(flat.some((e) => e.changed.includes('swap')), 'the change was announced')
   t.ok(flat.some((e) => e.added.includes('added')), 'the addition was announced')
   t.ok(flat.some((e) => e.removed.includes('added')), 'the removal was announced')
+  for (const n of ['stable', 'swap']) t.equal(statusOf(tp, n)?.sandbox, tier)
 })
 
 t.test('a swapped-out instance is disposed once its calls finish', async (t) => {
