@@ -9,6 +9,7 @@ export const DEFAULT_LIMITS: Manifest['limits'] = Object.freeze({ memoryMb: 64, 
 export const NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$'
 /** `host`, `host:port`, `*.domain`, `[v6]:port`; a host without a port allows any port. */
 export const HOST_PATTERN = '^(?:(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\\[[0-9A-Fa-f:.]+\\])(?::[0-9]{1,5})?$'
+const MAX_MANIFEST_BYTES = 65_536
 const ENV_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$'
 
 const LIMITS = {
@@ -93,6 +94,8 @@ function describe (e: ErrorObject): string {
 export function parseManifest (raw: unknown): ParsedManifest {
   if (!validate(raw)) throw new ManifestError(validate.errors!.map(describe))
   const m = raw as { name: string, version: string, description?: string, entry?: string, sandbox?: SandboxKind, permissions?: Partial<Manifest['permissions']>, limits?: Partial<Manifest['limits']> }
+  // `platform.plugins.dirs` is a config key, so no grant could ever name a plugin called `dirs`
+  if (m.name === 'dirs') throw new ManifestError([`${MANIFEST_FILE}: 'name' 'dirs' is reserved`])
   const entry = m.entry ?? 'index.js'
   if (isAbsolute(entry) || entry.split(/[\\/]/).includes('..')) throw new ManifestError([`${MANIFEST_FILE}: 'entry' must be a path inside the plugin folder, got '${entry}'`])
   const askedLimits = { ...(m.limits ?? {}) }
@@ -113,7 +116,11 @@ export function parseManifest (raw: unknown): ParsedManifest {
 /** Reads and validates `<dir>/plugin.json`; the entry must exist inside the folder. */
 export function readManifest (dir: string): ParsedManifest & { entryPath: string } {
   let text: string
-  try { text = readFileSync(join(dir, MANIFEST_FILE), 'utf8') } catch (e) {
+  try {
+    if (statSync(join(dir, MANIFEST_FILE)).size > MAX_MANIFEST_BYTES) throw new ManifestError([`${MANIFEST_FILE}: larger than ${MAX_MANIFEST_BYTES} bytes`])
+    text = readFileSync(join(dir, MANIFEST_FILE), 'utf8')
+  } catch (e) {
+    if (e instanceof ManifestError) throw e
     throw new ManifestError([(e as NodeJS.ErrnoException).code === 'ENOENT' ? `${MANIFEST_FILE} is missing` : `${MANIFEST_FILE}: cannot read: ${(e as Error).message}`])
   }
   let raw: unknown

@@ -39,7 +39,8 @@ t.test('errors name the field', async (t) => {
     [{ ...base, permissions: { fs: true } }, "plugin.json: 'permissions.fs' is not a known field"],
     [{ ...base, extra: 1 }, "plugin.json: 'extra' is not a known field"],
     [{ ...base, entry: '../outside.js' }, "plugin.json: 'entry' must be a path inside the plugin folder, got '../outside.js'"],
-    [[], "plugin.json: '(root)' must be an object"]
+    [[], "plugin.json: '(root)' must be an object"],
+    [{ ...base, name: 'dirs' }, "plugin.json: 'name' 'dirs' is reserved"]
   ]
   for (const [raw, msg] of cases) t.same(errorsOf(raw), [msg], msg)
 })
@@ -61,6 +62,8 @@ t.test('readManifest: missing file, bad JSON, missing entry', async (t) => {
   t.throws(() => readManifest(bad), { message: /^plugin\.json: invalid JSON: / })
   const noEntry = join(root, 'noentry'); mkdirSync(noEntry); writeFileSync(join(noEntry, 'plugin.json'), JSON.stringify(base))
   t.throws(() => readManifest(noEntry), { message: "plugin.json: 'entry' names 'index.js', which does not exist in the plugin folder" })
+  const huge = join(root, 'huge'); mkdirSync(huge); writeFileSync(join(huge, 'plugin.json'), JSON.stringify({ ...base, description: 'x'.repeat(70_000) }))
+  t.throws(() => readManifest(huge), { message: 'plugin.json: larger than 65536 bytes' })
   writeFileSync(join(noEntry, 'index.js'), 'export default 1')
   t.equal(readManifest(noEntry).entryPath, join(noEntry, 'index.js'))
 })
