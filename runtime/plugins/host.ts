@@ -30,6 +30,8 @@ export interface PluginHostOptions {
 
 interface Folder { hash: string, name: string }
 
+const CLOSE_WAIT_MS = 2000
+
 /**
  * Discovers plugin folders in every plugin directory, loads each through its sandbox tier and
  * keeps the registry in step with the disk: an added folder goes live, a changed one (by content
@@ -91,7 +93,13 @@ export class PluginHost {
   async close (): Promise<void> {
     this.closed = true
     this.watcher?.close()
-    await this.scanning
+    // a load still running disposes its sandbox itself when it ends (apply sees `closed`); wait
+    // for it only briefly so a hung plugin cannot hold up shutdown
+    if (this.scanning !== undefined) {
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([this.scanning, new Promise((resolve) => { timer = setTimeout(resolve, CLOSE_WAIT_MS) })])
+      clearTimeout(timer)
+    }
     await this.opts.registry.closeAll()
   }
 
