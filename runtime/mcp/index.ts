@@ -24,8 +24,15 @@ const PLATFORM_PATH = '/platform/mcp'
 const AGENT_PATTERN = '/platform/agent/{name}/mcp'
 const PROPERTY = 'platform.mcp'
 
+/** The platform's version, from its package.json (found from both the sources and dist/). */
 function packageVersion (): string {
-  try { return (JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }).version } catch { return '0.0.0' }
+  for (const rel of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string, version: string }
+      if (pkg.name === 'agent-platform') return pkg.version
+    } catch { /* try the next */ }
+  }
+  return '0.0.0'
 }
 
 /**
