@@ -374,7 +374,10 @@ export class McpCore {
       return this.legacyTaskCall(runner, p.task, ctx)
     }
     const out = await runner(retry.gathered, retry.toolState, ctx.signal)
-    return await this.settle(out, runner, retry, ctx, 'tools/call', name, modern)
+    const result = await this.settle(out, runner, retry, ctx, 'tools/call', name, modern)
+    // before 2026-07-28 structuredContent must be an object: other JSON values travel as {result}
+    if (!modern && result.structuredContent !== undefined && !isObject(result.structuredContent)) result.structuredContent = { result: result.structuredContent }
+    return result
   }
 
   /** Complete → result; input required → an InputRequiredResult (stateless) or client requests (session). */
