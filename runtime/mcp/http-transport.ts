@@ -150,7 +150,8 @@ export class HttpTransport {
     const stream = ctx.sse({ headers: { 'mcp-session-id': s.id } })
     const send = (msg: JsonObject): boolean => stream.send({ event: 'message', data: JSON.stringify(msg) }) || !stream.closed
     s.channel = send
-    stream.onClose(() => { if (s.channel === send) s.channel = undefined })
+    s.closeChannel = () => { stream.close() }
+    stream.onClose(() => { if (s.channel === send) { s.channel = undefined; s.closeChannel = undefined } })
   }
 
   private delete (ctx: Context, ep: EndpointRef): void {

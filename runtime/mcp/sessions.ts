@@ -20,6 +20,8 @@ export interface SessionRecord {
 export class Session {
   /** Notification channel: the GET SSE stream or the WebSocket the session was opened on. */
   channel: ((msg: JsonObject) => boolean) | undefined
+  /** Ends the channel's stream (GET SSE) when the session ends. */
+  closeChannel: (() => void) | undefined
   readonly pending = new Map<string | number, { resolve: (v: unknown) => void, reject: (e: Error) => void }>()
   /** Requests in flight, by JSON-RPC id, so notifications/cancelled can abort them. */
   readonly inflight = new Map<string | number, AbortController>()
@@ -40,6 +42,7 @@ export class Session {
  */
 export class SessionStore {
   private readonly live = new Map<string, Session>()
+  private readonly dead = new Set<string>()
   private count: number
   private readonly sweeper: NodeJS.Timeout
 
@@ -66,6 +69,7 @@ export class SessionStore {
 
   /** The session for an id (restored from LMDB after a restart); undefined when unknown or expired. */
   get (id: string): Session | undefined {
+    if (this.dead.has(id)) return undefined
     let s = this.live.get(id)
     const now = Date.now()
     if (s === undefined) {
@@ -79,16 +83,20 @@ export class SessionStore {
     return s
   }
 
-  save (s: Session): void { void this.db.put(s.id, s.record) }
+  save (s: Session): void { if (this.live.get(s.id) === s) void this.db.put(s.id, s.record) }
 
   delete (id: string): boolean {
     const s = this.live.get(id)
-    const known = s !== undefined || this.db.get(id) !== undefined
+    const known = !this.dead.has(id) && (s !== undefined || this.db.get(id) !== undefined)
     if (!known) return false
     this.live.delete(id)
     s?.failPending('session ended')
+    s?.closeChannel?.()
     this.count = Math.max(0, this.count - 1)
-    void this.db.remove(id)
+    // async writes commit in order, so the remove lands after any pending put; until it does, the
+    // tombstone keeps get() from restoring the session out of LMDB
+    this.dead.add(id)
+    void this.db.remove(id).finally(() => { this.dead.delete(id) })
     return true
   }
 

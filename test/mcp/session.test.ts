@@ -155,6 +155,10 @@ t.test('session dialect over POST', async (t) => {
     t.match(buf, /"uri":"test:\/\/watched-resource"/)
     t.ok((await s.call('tools/list')).body.result.tools.find((x: any) => x.name === 'late_tool'))
     off()
+    await fetch(m.url, { method: 'DELETE', headers: { 'mcp-session-id': s.sid } })
+    let done = false
+    while (!done) done = (await reader.read()).done
+    t.pass('DELETE ends the session\'s GET stream')
     ac.abort()
   })
 
