@@ -111,16 +111,12 @@ export class McpCore {
       if (hv !== s.record.version) throw new McpError(INVALID_REQUEST, `MCP-Protocol-Version mismatch: session=${s.record.version}, header=${hv}`, undefined, 400)
     }
     if (id === undefined) { this.sessionNotification(method, params, s); return undefined }
-    const ac = new AbortController()
-    const onAbort = (): void => { ac.abort() }
-    ctx.signal.addEventListener('abort', onAbort, { once: true })
-    s.inflight.set(id as string | number, ac)
-    const sctx: CallContext = { ...ctx, session: s, signal: ac.signal }
+    if (ctx.cancel === undefined) return await this.sessionMethod(method, params ?? {}, ctx, s)
+    s.inflight.set(id as string | number, ctx.cancel)
     try {
-      return await this.sessionMethod(method, params ?? {}, sctx, s)
+      return await this.sessionMethod(method, params ?? {}, ctx, s)
     } finally {
       s.inflight.delete(id as string | number)
-      ctx.signal.removeEventListener('abort', onAbort)
     }
   }
 
@@ -128,7 +124,7 @@ export class McpCore {
     if (method === 'notifications/initialized') { if (!s.record.initialized) { s.record.initialized = true; this.sessions.save(s) } return }
     if (method === 'notifications/cancelled') {
       const rid = params?.requestId
-      if (typeof rid === 'string' || typeof rid === 'number') s.inflight.get(rid)?.abort()
+      if (typeof rid === 'string' || typeof rid === 'number') s.inflight.get(rid)?.()
     }
   }
 

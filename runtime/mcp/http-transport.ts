@@ -107,7 +107,8 @@ export class HttpTransport {
       headers: h,
       principal: this.platform.principals.resolve(ctx)?.name ?? null,
       sink: undefined as unknown as Sink,
-      signal: ac.signal
+      signal: ac.signal,
+      cancel: () => { ac.abort() }
     }
     const sink = new PostSink(ctx, wantsSse, () => cctx, this.core)
     cctx.sink = sink

@@ -24,7 +24,7 @@ export class Session {
   closeChannel: (() => void) | undefined
   readonly pending = new Map<string | number, { resolve: (v: unknown) => void, reject: (e: Error) => void }>()
   /** Requests in flight, by JSON-RPC id, so notifications/cancelled can abort them. */
-  readonly inflight = new Map<string | number, AbortController>()
+  readonly inflight = new Map<string | number, () => void>()
   private nextId = 1
   constructor (readonly record: SessionRecord) {}
   get id (): string { return this.record.id }

@@ -46,6 +46,8 @@ export interface CallContext {
   principal?: string | null
   sink: Sink
   signal: AbortSignal
+  /** Aborts this request (transport-provided; notifications/cancelled uses it). */
+  cancel?: () => void
   /** Set by dispatch for transports: a session created by this request (initialize). */
   createdSession?: Session
   /** Stateless requests: the per-request `_meta` envelope after validation. */
