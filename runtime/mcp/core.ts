@@ -46,6 +46,7 @@ export class McpCore {
   readonly beforeDispatch: BeforeDispatch[] = []
   wrap: InvocationWrapper = NO_WRAP
   private readonly listeners = new Set<Listener>()
+  private readonly infos = new Map<string, JsonObject>()
 
   constructor (
     private readonly platform: Platform,
@@ -55,7 +56,7 @@ export class McpCore {
     private readonly codec: RequestStateCodec,
     private readonly opts: CoreOptions
   ) {
-    registry.onChange(() => { this.listChanged() })
+    registry.onChange(() => { this.infos.clear(); this.listChanged() })
   }
 
   // --- envelope ---
@@ -315,12 +316,16 @@ export class McpCore {
 
   // --- shared methods ---
 
+  /** Cached per endpoint until the registry changes: every stateless result carries it. */
   private serverInfo (ctx: CallContext): JsonObject {
-    if (ctx.endpoint.agent !== undefined) {
-      const a = this.platform.plugins.agents().find((x) => x.name === ctx.endpoint.agent)
-      return { name: ctx.endpoint.agent, version: a?.version ?? this.opts.serverVersion }
+    const key = ctx.endpoint.agent ?? ''
+    let info = this.infos.get(key)
+    if (info === undefined) {
+      const a = ctx.endpoint.agent === undefined ? undefined : this.platform.plugins.agents().find((x) => x.name === ctx.endpoint.agent)
+      info = ctx.endpoint.agent === undefined ? { name: this.opts.serverName, version: this.opts.serverVersion } : { name: ctx.endpoint.agent, version: a?.version ?? this.opts.serverVersion }
+      this.infos.set(key, info)
     }
-    return { name: this.opts.serverName, version: this.opts.serverVersion }
+    return info
   }
 
   private describeTool (t: ToolEntry, version: string): JsonObject {
@@ -411,10 +416,9 @@ export class McpCore {
       this.tasks.forget(t)
       return await this.settle(early, runner, retry, ctx, 'tools/call', name, true)
     }
-    const taskCtx: CallContext = { ...ctx, sink: { notify () {} } }
+    // the POST that created the task has its answer: later progress has nowhere to go
     const resumeRunner: Runner = async (g, s, signal) => await runner({ ...retry.gathered, ...g }, s, signal)
     void this.tasks.drive(t, resumeRunner, first).catch(() => {})
-    void taskCtx
     return { resultType: 'task', taskId: t.id, status: t.status, createdAt: t.createdAt, lastUpdatedAt: t.lastUpdatedAt, ttlMs: t.ttlMs, pollIntervalMs: t.pollIntervalMs }
   }
 

@@ -23,7 +23,7 @@ class PostSink implements Sink {
   readonly canStream: boolean
   request: Sink['request']
 
-  constructor (private readonly ctx: Context, wantsSse: boolean, private readonly cctx: () => CallContext, private readonly core: McpCore) {
+  constructor (private readonly ctx: Context, wantsSse: boolean, private readonly cctx: () => CallContext) {
     this.canStream = wantsSse
     if (wantsSse) this.request = async (method, params) => await this.serverRequest(method, params)
   }
@@ -52,7 +52,6 @@ class PostSink implements Sink {
     })
   }
 
-  void (): McpCore { return this.core }
 }
 
 /** POST, GET and DELETE of the MCP endpoints (MCP Streamable HTTP, both dialects on one path). */
@@ -110,7 +109,7 @@ export class HttpTransport {
       signal: ac.signal,
       cancel: () => { ac.abort() }
     }
-    const sink = new PostSink(ctx, wantsSse, () => cctx, this.core)
+    const sink = new PostSink(ctx, wantsSse, () => cctx)
     cctx.sink = sink
     let out
     try {

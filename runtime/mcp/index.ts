@@ -9,7 +9,7 @@ import { RequestStateCodec } from './request-state.js'
 import { SessionStore, type SessionRecord } from './sessions.js'
 import { TaskManager } from './tasks.js'
 import { WsTransport } from './ws-transport.js'
-import type { EndpointRef, JsonObject } from './types.js'
+import type { EndpointRef } from './types.js'
 import type { ParamSpec } from './schema.js'
 import type { InvocationWrapper } from './calls.js'
 
@@ -84,9 +84,9 @@ function requestStateKey (platform: Platform): Buffer {
 }
 
 /** Installs the MCP server: `/platform/mcp`, per-agent endpoints, POST/GET/DELETE and WebSocket on each. */
-export async function installMcp (platform: Platform): Promise<McpServer> {
+export async function installMcp (platform: Platform): Promise<McpServer | undefined> {
   const cfg = platform.config
-  if (cfg.get<boolean>('platform.mcp.enabled') === false) return new McpServer(undefined as never, undefined as never)
+  if (cfg.get<boolean>('platform.mcp.enabled') === false) return undefined
   const logger = platform.logger.child({ area: 'mcp' })
   const handlerCtx = (ctx: InvokeContext): HandlerContext => ({
     ...ctx,
@@ -112,7 +112,10 @@ export async function installMcp (platform: Platform): Promise<McpServer> {
   })
   const server = new McpServer(core, registry)
   platform.properties.set(PROPERTY, server)
-  platform.bus.on('PluginsChanged', () => { registry.invalidate(); mountCustomAgentPaths() })
+  // agent name → endpoint, rebuilt on PluginsChanged so requests never walk the plugin registry
+  let agentIndex: Map<string, string> | undefined
+  const agents = (): Map<string, string> => (agentIndex ??= new Map(platform.plugins.agents().map((a) => [a.name, a.endpoint])))
+  platform.bus.on('PluginsChanged', () => { agentIndex = undefined; registry.invalidate(); mountCustomAgentPaths() })
   platform.onClose(() => { sessions.close(); tasks.close() })
 
   const origins = new OriginPolicy(cfg.get<string[]>('platform.mcp.allowed-origins'))
@@ -124,13 +127,13 @@ export async function installMcp (platform: Platform): Promise<McpServer> {
   const customPath = (endpoint: string): string | undefined => endpoint.endsWith('/mcp') && endpoint.startsWith('/') ? endpoint : undefined
   const agentAt = (name: string | undefined): EndpointRef | undefined => {
     if (name === undefined) return undefined
-    const a = platform.plugins.agents().find((x) => x.name === name)
-    if (a === undefined || customPath(a.endpoint) !== undefined) return undefined
+    const endpoint = agents().get(name)
+    if (endpoint === undefined || customPath(endpoint) !== undefined) return undefined
     return { path: `/platform/agent/${name}/mcp`, agent: name }
   }
   const agentByPath = (path: string): EndpointRef | undefined => {
-    const a = platform.plugins.agents().find((x) => customPath(x.endpoint) === path)
-    return a === undefined ? undefined : { path, agent: a.name }
+    for (const [name, endpoint] of agents()) if (customPath(endpoint) === path) return { path, agent: name }
+    return undefined
   }
 
   const main: EndpointRef = { path: PLATFORM_PATH }
@@ -150,7 +153,5 @@ export async function installMcp (platform: Platform): Promise<McpServer> {
     }
   }
   mountCustomAgentPaths()
-  platform.addReadiness('mcp', () => true)
-  void (null as unknown as JsonObject)
   return server
 }
