@@ -1,5 +1,7 @@
 import type { Platform } from './platform.js'
 import { installTransport } from './transport/index.js'
+import { installPlugins } from './plugins/index.js'
+import { installMcp } from './mcp/index.js'
 
 /**
  * Every area the served platform runs, in start-up order. Each area's `install(platform)` adds its
@@ -7,4 +9,6 @@ import { installTransport } from './transport/index.js'
  */
 export async function installAreas (platform: Platform): Promise<void> {
   await installTransport(platform)
+  await installPlugins(platform)
+  await installMcp(platform)
 }
