@@ -30,7 +30,7 @@ const scenario: Scenario = {
       const platformRoot = process.env.BENCH_PLATFORM_ROOT ?? opts.root
       const grants = [
         'platform.plugins.bench-inline={"sandbox":"inline","limits":{"concurrency":64}}',
-        'platform.plugins.bench-worker={"sandbox":"worker","limits":{"concurrency":64}}',
+        'platform.plugins.bench-worker={"sandbox":"worker"}',
         'platform.plugins.bench-isolate={"limits":{"concurrency":64}}'
       ]
       const data = join(opts.tmpDir, 'data')
