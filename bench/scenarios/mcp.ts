@@ -81,14 +81,19 @@ const scenario: Scenario = {
         if (vals.length > 0) out['sdk-best'] = best === 'max' ? Math.max(...vals) : Math.min(...vals)
         return out
       }
+      // gated: ours against the best SDK configuration only (single SDK configurations stall for
+      // seconds under load and swing 2-4x between runs); every configuration is shown ungated
+      const best = (f: (m: MeasuredHttp) => number, b: 'max' | 'min'): Record<string, number> => { const v = peersOf(f, b)['sdk-best']; return v === undefined ? {} : { 'sdk-best': v } }
       const rows: ResultRow[] = []
       for (const dialect of ['session', 'stateless']) {
         for (const tier of TIERS) {
           const m = res.get(`${dialect}.${tier}`)
-          rows.push(row(`${dialect}.${tier}.cpu_us_per_call`, `${dialect} dialect, ${tier} tool: server CPU per call (ratio = calls per CPU-second)`, 'µs', 'lower', m?.cpuUsPerReq, peersOf((x) => x.cpuUsPerReq, 'min')))
+          rows.push(row(`${dialect}.${tier}.cpu_us_per_call`, `${dialect} dialect, ${tier} tool: server CPU per call (ratio = calls per CPU-second)`, 'µs', 'lower', m?.cpuUsPerReq, best((x) => x.cpuUsPerReq, 'min')))
           rows.push(row(`${dialect}.${tier}.rps`, `${dialect} dialect, ${tier} tool: calls/s`, '/s', 'higher', m?.rps, peersOf((x) => x.rps, 'max'), false))
         }
       }
+      const si = res.get('session.inline')
+      rows.push(row('session.inline.cpu_us_per_call.each', 'session dialect, inline tool: server CPU per call vs each SDK configuration', 'µs', 'lower', si?.cpuUsPerReq, peersOf((x) => x.cpuUsPerReq, 'min'), false))
       notes.push(`load: wrk -t1 -c${CONNECTIONS}, one tools/call POST repeated (session dialect: after initialize, with Mcp-Session-Id; stateless: ${MODERN} headers and _meta); ${opts.warmupSec} s warm-up + ${durationSec} s per subject`)
       notes.push('sdk-best = the best SDK configuration in this run (lowest CPU per call, highest calls/s); the isolate tier\'s sandbox process is counted in our server CPU')
       notes.push(`server CPU (1 core = 100%): ${[...res].map(([k, m]) => `${k} ${(m.cpuCores * 100).toFixed(0)}%`).join(', ')}`)
