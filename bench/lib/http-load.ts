@@ -78,15 +78,18 @@ async function runWrk (wrk: string, o: HttpLoadOptions): Promise<HttpLoadResult>
     writeFileSync(script, lines.join('\n') + '\n' + readFileSync(join(o.root, 'bench/wrk/report.lua'), 'utf8'))
   }
   const args = [`-t${threads}`, `-c${o.connections}`, `-d${o.durationSec}s`, '--timeout', '5s', '-s', script, o.url]
-  const out = await new Promise<string>((resolve, reject) => {
-    const child = execFile(wrk, args, { maxBuffer: 1 << 20, ...(o.signal !== undefined ? { signal: o.signal } : {}) }, (err, stdout, stderr) => {
-      if (err !== null) { reject(new Error(`wrk failed: ${err.message}\n${stderr}`)); return }
-      resolve(stdout)
+  let out: string
+  try {
+    out = await new Promise<string>((resolve, reject) => {
+      execFile(wrk, args, { maxBuffer: 1 << 20, ...(o.signal !== undefined ? { signal: o.signal } : {}) }, (err, stdout, stderr) => {
+        if (err !== null) { reject(new Error(`wrk failed: ${err.message}\n${stderr}`)); return }
+        resolve(stdout)
+      })
     })
-    void child
-  })
+  } finally {
+    if (o.request !== undefined) rmSync(dirname(script), { recursive: true, force: true })
+  }
   const line = out.split('\n').find((l) => l.startsWith('WRKJSON '))
-  if (o.request !== undefined) rmSync(dirname(script), { recursive: true, force: true })
   if (line === undefined) throw new Error(`wrk printed no summary:\n${out}`)
   const j = JSON.parse(line.slice(8)) as { requests: number, duration_us: number, p50_us: number, p99_us: number, errors: Record<string, number> }
   const seconds = j.duration_us / 1e6
