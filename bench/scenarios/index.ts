@@ -4,6 +4,7 @@ import roomBroadcast from './room-broadcast.js'
 import durableWrites from './durable-writes.js'
 import wsFleet from './ws-fleet.js'
 import mcp from './mcp.js'
+import pluginCalls from './plugin-calls.js'
 
 /** Every scenario, in the order the suite runs them. */
 export const SCENARIOS: Scenario[] = [
@@ -11,5 +12,6 @@ export const SCENARIOS: Scenario[] = [
   roomBroadcast,
   wsFleet,
   mcp,
+  pluginCalls,
   durableWrites
 ]
