@@ -331,7 +331,8 @@ export class McpCore {
   private describeTool (t: ToolEntry, version: string): JsonObject {
     const out: JsonObject = { name: t.name }
     if (t.title !== undefined && version !== '2024-11-05' && version !== '2025-03-26') out.title = t.title
-    out.description = t.description
+    // clients (and the conformance suite) expect a description: fall back to the title or name
+    out.description = t.description !== '' ? t.description : (t.title ?? t.name)
     out.inputSchema = t.inputSchema
     if (t.iconUrl !== undefined && (version === '2025-11-25' || version === MODERN_VERSION)) out.icons = [{ src: t.iconUrl }]
     if (t.uiResource !== undefined) out._meta = { ui: { resourceUri: t.uiResource, visibility: ['model', 'app'] } }
@@ -543,7 +544,7 @@ function describeTemplate (r: { uri: string, name: string, title?: string, descr
 function describePrompt (p: { name: string, title?: string, description: string, arguments: { name: string, description?: string, required?: boolean }[] }): JsonObject {
   const out: JsonObject = { name: p.name }
   if (p.title !== undefined) out.title = p.title
-  out.description = p.description
+  out.description = p.description !== '' ? p.description : (p.title ?? p.name)
   if (p.arguments.length > 0) out.arguments = p.arguments.map((a) => ({ name: a.name, ...(a.description !== undefined && a.description !== '' ? { description: a.description } : {}), required: a.required !== false }))
   return out
 }

@@ -119,6 +119,7 @@ export class HttpTransport {
       if (!(err instanceof McpError)) this.platform.logger.error({ err }, 'MCP dispatch failed')
       const body = rpcError(typeof id === 'string' || typeof id === 'number' ? id : null, e.toJson())
       if (sink.stream !== undefined) { sink.stream.send({ event: 'message', data: JSON.stringify(body) }); sink.stream.close(); return }
+      if (e.headers !== undefined) for (const [k, v] of Object.entries(e.headers)) ctx.setHeader(k, v)
       ctx.send(e.httpStatus, JSON.stringify(body), JSON_TYPE)
       return
     }
