@@ -1,4 +1,5 @@
 import type { Platform } from '../platform.js'
+import type { Context } from '../http/index.js'
 import { toContents, toPromptResult } from './content.js'
 import { McpError, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, SERVER_ERROR, SESSION_NOT_FOUND, RESOURCE_NOT_FOUND_LEGACY, MISSING_CAPABILITY, UNSUPPORTED_VERSION, HEADER_MISMATCH, INTERNAL_ERROR } from './errors.js'
 import { checkRoutingHeaders, checkParamHeaders } from './headers.js'
@@ -10,7 +11,7 @@ import type { SessionStore, Session } from './sessions.js'
 import type { Outcome, Task, TaskManager, Runner } from './tasks.js'
 import {
   MODERN_VERSION, SESSION_VERSIONS, LATEST_SESSION_VERSION, META_VERSION, META_CAPS, META_CLIENT, META_LOG_LEVEL, META_SERVER, META_SUBSCRIPTION,
-  TASKS_EXT, APPS_EXT, APP_MIME, LOG_LEVELS, type CallContext, type JsonObject, type LogLevel, type Sink
+  TASKS_EXT, APPS_EXT, APP_MIME, LOG_LEVELS, type CallContext, type EndpointRef, type JsonObject, type LogLevel, type Sink
 } from './types.js'
 
 function isObject (v: unknown): v is JsonObject { return v !== null && typeof v === 'object' && !Array.isArray(v) }
@@ -35,6 +36,12 @@ export interface Handled { response?: JsonObject, status: number }
 /** A hook that runs before any method is dispatched (the place for OAuth); throw McpError to reject. */
 export type BeforeDispatch = (msg: { method: string, params: JsonObject | undefined, id: unknown }, ctx: CallContext) => void | Promise<void>
 
+/**
+ * Runs before an HTTP request (POST, GET, DELETE) reaches the MCP endpoint; false means the guard
+ * has answered it (OAuth 401/403). Unlike BeforeDispatch it also covers GET streams and DELETE.
+ */
+export type HttpGuard = (ctx: Context, endpoint: EndpointRef) => boolean | Promise<boolean>
+
 interface Listener { id: string | number, filter: JsonObject, sink: Sink }
 
 /**
@@ -44,6 +51,7 @@ interface Listener { id: string | number, filter: JsonObject, sink: Sink }
  */
 export class McpCore {
   readonly beforeDispatch: BeforeDispatch[] = []
+  readonly httpGuards: HttpGuard[] = []
   wrap: InvocationWrapper = NO_WRAP
   private readonly listeners = new Set<Listener>()
   private readonly infos = new Map<string, JsonObject>()
