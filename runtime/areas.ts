@@ -2,6 +2,7 @@ import type { Platform } from './platform.js'
 import { installTransport } from './transport/index.js'
 import { installPlugins } from './plugins/index.js'
 import { installMcp } from './mcp/index.js'
+import { installMcpExtras } from './mcp/extras.js'
 
 /**
  * Every area the served platform runs, in start-up order. Each area's `install(platform)` adds its
@@ -11,4 +12,5 @@ export async function installAreas (platform: Platform): Promise<void> {
   await installTransport(platform)
   await installPlugins(platform)
   await installMcp(platform)
+  await installMcpExtras(platform)
 }
