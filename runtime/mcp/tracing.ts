@@ -1,4 +1,4 @@
-import { context, propagation, trace, createTraceState, SpanKind, SpanStatusCode, ROOT_CONTEXT, type Context as OtelContext, type Tracer } from '@opentelemetry/api'
+import { context, propagation, trace, createTraceState, ProxyTracerProvider, SpanKind, SpanStatusCode, ROOT_CONTEXT, type Context as OtelContext, type Tracer } from '@opentelemetry/api'
 import type { McpServer } from './index.js'
 import type { CallContext, JsonObject } from './types.js'
 
@@ -51,7 +51,11 @@ export function installTracing (mcp: McpServer): void {
     const m = msg.params?._meta
     if (ctx.meta === undefined && isObject(m) && (m.traceparent !== undefined || m.baggage !== undefined)) metas.set(ctx, m)
   })
+  // no SDK registered: skip span creation on the hot path (a provider registered later is picked up)
+  const provider = trace.getTracerProvider()
+  const noSdk = (): boolean => provider instanceof ProxyTracerProvider && provider.getDelegate().constructor.name === 'NoopTracerProvider'
   mcp.setInvocationWrapper(async (info, run) => {
+    if (noSdk()) return await run()
     const meta = info.ctx.meta ?? metas.get(info.ctx)
     const parent = parentContext(meta, context.active())
     const span = tracer.startSpan(`${METHOD_OF[info.type]} ${info.name}`, {
