@@ -129,6 +129,7 @@ export function installMcpAuth (platform: Platform, mcp: McpServer): McpAuth | u
   const log = platform.logger.child({ area: 'mcp-auth' })
   const jwtOpts = jwtOptions(platform)
   const jwt = jwtOpts !== undefined ? new JwtValidator(jwtOpts) : undefined
+  if (jwtOpts !== undefined && jwtOpts.audience === undefined) log.warn('JWTs are accepted for any audience: set org.platform.auth.jwt.audience (or org.platform.mcp.auth.resource)')
   const jwtSync = jwt === undefined
     ? undefined
     : (token: string): TokenInfo | null => {
