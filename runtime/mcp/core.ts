@@ -417,9 +417,17 @@ export class McpCore {
       this.tasks.forget(t)
       return await this.settle(early, runner, retry, ctx, 'tools/call', name, true)
     }
-    // the POST that created the task has its answer: later progress has nowhere to go
-    const resumeRunner: Runner = async (g, s, signal) => await runner({ ...retry.gathered, ...g }, s, signal)
-    void this.tasks.drive(t, resumeRunner, first).catch(() => {})
+    // input a task asks for later is held to the same rule: only what the client declared
+    const caps = clientCapabilities(ctx)
+    const declared = (o: Outcome): Outcome => {
+      if (o.kind !== 'input') return o
+      try { return { ...o, inputRequests: filterInputRequests(o.inputRequests, caps) } } catch (err) {
+        const e = err as McpError
+        return { kind: 'error', error: { code: e.code, message: e.message, data: e.data } }
+      }
+    }
+    const resumeRunner: Runner = async (g, s, signal) => declared(await runner({ ...retry.gathered, ...g }, s, signal))
+    void this.tasks.drive(t, resumeRunner, first.then(declared)).catch(() => {})
     return { resultType: 'task', taskId: t.id, status: t.status, createdAt: t.createdAt, lastUpdatedAt: t.lastUpdatedAt, ttlMs: t.ttlMs, pollIntervalMs: t.pollIntervalMs }
   }
 
