@@ -47,6 +47,7 @@ export class McpCore {
   wrap: InvocationWrapper = NO_WRAP
   private readonly listeners = new Set<Listener>()
   private readonly infos = new Map<string, JsonObject>()
+  private readonly lists = new Map<string, JsonObject[]>()
 
   constructor (
     private readonly platform: Platform,
@@ -56,7 +57,7 @@ export class McpCore {
     private readonly codec: RequestStateCodec,
     private readonly opts: CoreOptions
   ) {
-    registry.onChange(() => { this.infos.clear(); this.listChanged() })
+    registry.onChange(() => { this.infos.clear(); this.lists.clear(); this.listChanged() })
   }
 
   // --- envelope ---
@@ -155,7 +156,7 @@ export class McpCore {
     const view = this.registry.view(ctx.endpoint.agent)
     switch (method) {
       case 'ping': return {}
-      case 'tools/list': return { tools: view.tools.map((t) => this.describeTool(t, s.record.version)) }
+      case 'tools/list': return { tools: this.listedTools(ctx, s.record.version) }
       case 'tools/call': return await this.callTool(p, ctx, s.record.version)
       case 'resources/list': return { resources: view.resources.map(describeResource) }
       case 'resources/templates/list': return { resourceTemplates: view.templates.map(describeTemplate) }
@@ -232,7 +233,7 @@ export class McpCore {
     let result: JsonObject
     switch (method) {
       case 'server/discover': result = this.discover(ctx); break
-      case 'tools/list': { const v = this.registry.view(ctx.endpoint.agent); result = { tools: v.tools.map((t) => this.describeTool(t, MODERN_VERSION)) }; break }
+      case 'tools/list': result = { tools: this.listedTools(ctx, MODERN_VERSION) }; break
       case 'tools/call': result = await this.callTool(p, ctx, MODERN_VERSION); break
       case 'resources/list': result = { resources: this.registry.view(ctx.endpoint.agent).resources.map(describeResource) }; break
       case 'resources/templates/list': result = { resourceTemplates: this.registry.view(ctx.endpoint.agent).templates.map(describeTemplate) }; break
@@ -326,6 +327,14 @@ export class McpCore {
       this.infos.set(key, info)
     }
     return info
+  }
+
+  /** The tools/list entries of an endpoint for one protocol version, built once per registry change. */
+  private listedTools (ctx: CallContext, version: string): JsonObject[] {
+    const key = `${ctx.endpoint.agent ?? ''}\0${version}`
+    let list = this.lists.get(key)
+    if (list === undefined) { list = this.registry.view(ctx.endpoint.agent).tools.map((t) => this.describeTool(t, version)); this.lists.set(key, list) }
+    return list
   }
 
   private describeTool (t: ToolEntry, version: string): JsonObject {
