@@ -1,6 +1,6 @@
 import type { Platform } from '../platform.js'
 import { toContents, toPromptResult } from './content.js'
-import { McpError, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, SERVER_ERROR, SESSION_NOT_FOUND, RESOURCE_NOT_FOUND_LEGACY, MISSING_CAPABILITY, UNSUPPORTED_VERSION, HEADER_MISMATCH, INTERNAL_ERROR } from './errors.js'
+import { McpError, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, SERVER_ERROR, SESSION_NOT_FOUND, RESOURCE_NOT_FOUND_LEGACY, UNSUPPORTED_VERSION, HEADER_MISMATCH, INTERNAL_ERROR } from './errors.js'
 import { checkRoutingHeaders, checkParamHeaders } from './headers.js'
 import { checkGate, clientCapabilities, failureOutcome, filterInputRequests, invokeContext, retryInput, valueOutcome, NO_WRAP, type InvocationWrapper, type RetryInput } from './calls.js'
 import { findResource, type McpRegistry, type ToolEntry } from './registry.js'
@@ -8,8 +8,10 @@ import type { RequestStateCodec } from './request-state.js'
 import { describeErrors } from './schema.js'
 import type { SessionStore, Session } from './sessions.js'
 import type { Outcome, Task, TaskManager, Runner } from './tasks.js'
+import { Subscriptions } from './subscriptions.js'
+import { hasTasksExtension, missingTasksExtension, describeResource, describeTemplate, describePrompt, taskDetail, legacyTask } from './describe.js'
 import {
-  MODERN_VERSION, SESSION_VERSIONS, LATEST_SESSION_VERSION, META_VERSION, META_CAPS, META_CLIENT, META_LOG_LEVEL, META_SERVER, META_SUBSCRIPTION,
+  MODERN_VERSION, SESSION_VERSIONS, LATEST_SESSION_VERSION, META_VERSION, META_CAPS, META_CLIENT, META_LOG_LEVEL, META_SERVER,
   TASKS_EXT, APPS_EXT, APP_MIME, LOG_LEVELS, type CallContext, type JsonObject, type LogLevel, type Sink
 } from './types.js'
 
@@ -35,8 +37,6 @@ export interface Handled { response?: JsonObject, status: number }
 /** A hook that runs before any method is dispatched (the place for OAuth); throw McpError to reject. */
 export type BeforeDispatch = (msg: { method: string, params: JsonObject | undefined, id: unknown }, ctx: CallContext) => void | Promise<void>
 
-interface Listener { id: string | number, filter: JsonObject, sink: Sink }
-
 /**
  * The transport-independent JSON-RPC core. One message in, one response out; the dialect is chosen
  * per request (MCP 2026-07-28 §versioning): a protocol version in `params._meta` or `server/discover`
@@ -45,7 +45,7 @@ interface Listener { id: string | number, filter: JsonObject, sink: Sink }
 export class McpCore {
   readonly beforeDispatch: BeforeDispatch[] = []
   wrap: InvocationWrapper = NO_WRAP
-  private readonly listeners = new Set<Listener>()
+  private readonly subscriptions = new Subscriptions()
   private readonly infos = new Map<string, JsonObject>()
   private readonly lists = new Map<string, JsonObject[]>()
 
@@ -57,7 +57,7 @@ export class McpCore {
     private readonly codec: RequestStateCodec,
     private readonly opts: CoreOptions
   ) {
-    registry.onChange(() => { this.infos.clear(); this.lists.clear(); this.listChanged() })
+    registry.onChange(() => { this.infos.clear(); this.lists.clear(); this.subscriptions.changed(this.sessions.liveSessions()) })
   }
 
   // --- envelope ---
@@ -241,7 +241,7 @@ export class McpCore {
       case 'prompts/list': result = { prompts: this.registry.view(ctx.endpoint.agent).prompts.map(describePrompt) }; break
       case 'prompts/get': result = await this.getPrompt(p, ctx, true); break
       case 'completion/complete': result = await this.complete(p, ctx); break
-      case 'subscriptions/listen': result = await this.listen(id as string | number, p, ctx); break
+      case 'subscriptions/listen': result = await this.subscriptions.listen(id as string | number, p, ctx); break
       case 'tasks/get': result = taskDetail(this.taskOf(p, ctx)); break
       case 'tasks/update': {
         const t = this.taskOf(p, ctx)
@@ -282,37 +282,6 @@ export class McpCore {
     const t = this.tasks.get(p.taskId, ctx.principal ?? null)
     if (t === undefined) throw new McpError(INVALID_PARAMS, `Unknown task: ${p.taskId}`)
     return t
-  }
-
-  private async listen (id: string | number, p: JsonObject, ctx: CallContext): Promise<JsonObject> {
-    if (ctx.sink.canStream === false) throw new McpError(INVALID_REQUEST, 'subscriptions/listen needs a stream: send Accept: text/event-stream')
-    const requested = isObject(p.notifications) ? p.notifications : {}
-    const filter: JsonObject = {}
-    for (const k of ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged']) if (requested[k] === true) filter[k] = true
-    if (Array.isArray(requested.resourceSubscriptions)) filter.resourceSubscriptions = requested.resourceSubscriptions.filter((u) => typeof u === 'string')
-    const l: Listener = { id, filter, sink: ctx.sink }
-    ctx.sink.notify({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: filter, _meta: { [META_SUBSCRIPTION]: id } } })
-    this.listeners.add(l)
-    try {
-      if (!ctx.signal.aborted) await new Promise<void>((resolve) => { ctx.signal.addEventListener('abort', () => { resolve() }, { once: true }) })
-    } finally {
-      this.listeners.delete(l)
-    }
-    return { _meta: { [META_SUBSCRIPTION]: id } }
-  }
-
-  /** Plugins or registrations changed: list_changed to listen streams (filtered) and session GET streams. */
-  private listChanged (): void {
-    const kinds: [string, string][] = [['toolsListChanged', 'notifications/tools/list_changed'], ['promptsListChanged', 'notifications/prompts/list_changed'], ['resourcesListChanged', 'notifications/resources/list_changed']]
-    for (const l of this.listeners) {
-      for (const [flag, method] of kinds) if (l.filter[flag] === true) l.sink.notify({ jsonrpc: '2.0', method, params: { _meta: { [META_SUBSCRIPTION]: l.id } } })
-      if (Array.isArray(l.filter.resourceSubscriptions)) for (const uri of l.filter.resourceSubscriptions) l.sink.notify({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri, _meta: { [META_SUBSCRIPTION]: l.id } } })
-    }
-    for (const s of this.sessions.liveSessions()) {
-      if (s.channel === undefined) continue
-      for (const [, method] of kinds) s.channel({ jsonrpc: '2.0', method })
-      for (const uri of s.record.subscriptions) s.channel({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } })
-    }
   }
 
   // --- shared methods ---
@@ -532,54 +501,4 @@ export class McpCore {
     values = values.slice(0, 100)
     return { completion: { values, total: values.length, hasMore: false } }
   }
-}
-
-function hasTasksExtension (caps: JsonObject): boolean {
-  return isObject(caps.extensions) && caps.extensions[TASKS_EXT] !== undefined
-}
-
-function missingTasksExtension (): McpError {
-  return new McpError(MISSING_CAPABILITY, `This request requires the ${TASKS_EXT} extension`, { requiredCapabilities: { extensions: { [TASKS_EXT]: {} } } }, 400)
-}
-
-function describeResource (r: { uri: string, name: string, title?: string, description: string, mimeType: string }): JsonObject {
-  const out: JsonObject = { uri: r.uri, name: r.name }
-  if (r.title !== undefined) out.title = r.title
-  if (r.description !== '') out.description = r.description
-  out.mimeType = r.mimeType
-  return out
-}
-
-function describeTemplate (r: { uri: string, name: string, title?: string, description: string, mimeType: string }): JsonObject {
-  const out: JsonObject = { uriTemplate: r.uri, name: r.name }
-  if (r.title !== undefined) out.title = r.title
-  if (r.description !== '') out.description = r.description
-  out.mimeType = r.mimeType
-  return out
-}
-
-function describePrompt (p: { name: string, title?: string, description: string, arguments: { name: string, description?: string, required?: boolean }[] }): JsonObject {
-  const out: JsonObject = { name: p.name }
-  if (p.title !== undefined) out.title = p.title
-  out.description = p.description !== '' ? p.description : (p.title ?? p.name)
-  if (p.arguments.length > 0) out.arguments = p.arguments.map((a) => ({ name: a.name, ...(a.description !== undefined && a.description !== '' ? { description: a.description } : {}), required: a.required !== false }))
-  return out
-}
-
-/** DetailedTask of the tasks extension: status-specific `result`, `error` or `inputRequests`. */
-function taskDetail (t: Task): JsonObject {
-  const out: JsonObject = { taskId: t.id, status: t.status }
-  if (t.statusMessage !== undefined) out.statusMessage = t.statusMessage
-  Object.assign(out, { createdAt: t.createdAt, lastUpdatedAt: t.lastUpdatedAt, ttlMs: t.ttlMs, pollIntervalMs: t.pollIntervalMs })
-  if (t.status === 'completed' && t.result !== undefined) out.result = { resultType: 'complete', ...t.result }
-  if (t.status === 'failed' && t.error !== undefined) out.error = t.error
-  if (t.status === 'input_required' && t.inputRequests !== undefined) out.inputRequests = t.inputRequests
-  return out
-}
-
-/** The 2025-11-25 task object (`ttl`, `pollInterval`, not the `…Ms` names). */
-function legacyTask (t: Task): JsonObject {
-  const out: JsonObject = { taskId: t.id, status: t.status }
-  if (t.statusMessage !== undefined) out.statusMessage = t.statusMessage
-  return Object.assign(out, { createdAt: t.createdAt, lastUpdatedAt: t.lastUpdatedAt, ttl: t.ttlMs, pollInterval: t.pollIntervalMs })
 }
