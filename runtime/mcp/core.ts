@@ -94,6 +94,7 @@ export class McpCore {
   }
 
   private sessionFromHeader (ctx: CallContext): Session {
+    if (ctx.transport === 'ws') throw new McpError(SERVER_ERROR, 'Bad Request: send initialize first on this socket, or use the 2026-07-28 dialect (_meta on every request)', undefined, 400)
     const sid = ctx.headers?.['mcp-session-id']
     if (sid === undefined || sid === '') throw new McpError(SERVER_ERROR, 'Bad Request: Mcp-Session-Id header is required', undefined, 400)
     const s = this.sessions.get(sid)
