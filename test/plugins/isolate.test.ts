@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { startTestPlatform } from '../helpers/platform.js'
 import { loadIsolate } from '../../runtime/plugins/isolate/index.js'
 import { PluginCallError, type LoadSpec, type Capabilities, type SandboxInstance } from '../../runtime/plugins/index.js'
-import { kvNamespace } from './kv-capability.js'
+import { kvNamespace } from '../helpers/kv-capability.js'
 
 const tp = await startTestPlatform()
 t.teardown(tp.close)

@@ -89,7 +89,8 @@ export class ProcessBackend implements IsolateBackend {
       child.on('message', onLoad)
       child.once('exit', onEarlyExit)
       child.on('message', this.onMessage)
-      child.once('exit', (code, signal) => { this.exited(child, code, signal) })
+      // 'close' (not 'exit'): stderr is fully read by then, so a V8 out-of-memory report is seen
+      child.once('close', (code: number | null, signal: string | null) => { this.exited(child, code, signal) })
       child.on('error', () => { /* reported through exit */ })
       child.unref(); (child as unknown as { channel?: { unref (): void } }).channel?.unref()
       this.send({ t: 'load', data: this.data })

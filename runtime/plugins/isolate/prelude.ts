@@ -23,7 +23,11 @@ export const PRELUDE = String.raw`(function () {
 
   function describe (e) {
     try {
-      if (e instanceof Error) return (e.name && e.name !== 'Error' ? e.name + ': ' : '') + String(e.message)
+      if (e instanceof Error) {
+        // isolated-vm rejects import() with a bare 'Not supported'
+        if (e.message === 'Not supported' && e.name === 'Error') return 'dynamic import() is not available in the isolate sandbox (Not supported)'
+        return (e.name && e.name !== 'Error' ? e.name + ': ' : '') + String(e.message)
+      }
       if (typeof e === 'string') return e
       if (e === undefined) return 'plugin threw undefined'
       const s = stringify(e)

@@ -23,7 +23,23 @@ const HOOKS = useCompiled ? new URL('../../../dist/runtime/plugins/worker/sdk-ho
 const SDK = import.meta.resolve('agent-platform/sdk')
 
 /** What a call's port listener needs, kept on the port so no closure is made per message. */
-interface CallState { inst: WorkerInstance, onProgress: ((p: unknown) => void) | undefined, port: MessagePort, abort: AbortController, timer: NodeJS.Timeout | undefined, timedOut: boolean }
+interface CallState {
+  inst: WorkerInstance
+  onProgress: ((p: unknown) => void) | undefined
+  port: MessagePort
+  abort: AbortController
+  timer: NodeJS.Timeout | undefined
+  timedOut: boolean
+  ended: boolean
+  onEnd: (() => void) | undefined
+}
+
+function ended (s: CallState): void {
+  s.ended = true
+  const fn = s.onEnd
+  s.onEnd = undefined
+  fn?.()
+}
 const stateOf = new WeakMap<MessagePort, CallState>()
 
 function onPortMessage (this: MessagePort, m: WorkerToHost): void {
@@ -85,13 +101,16 @@ class WorkerInstance implements SandboxInstance {
     try { args = req.args === undefined ? '' : JSON.stringify(req.args) } catch (err) { throw new PluginCallError(this.name, 'invalid-result', `arguments are not JSON: ${(err as Error).message}`) }
     const { port1, port2 } = new MessageChannel()
     const abort = new AbortController()
-    const state: CallState = { inst: this, onProgress: opts.onProgress, port: port1, abort, timer: undefined, timedOut: false }
+    const state: CallState = { inst: this, onProgress: opts.onProgress, port: port1, abort, timer: undefined, timedOut: false, ended: false, onEnd: undefined }
     stateOf.set(port1, state)
     port1.on('message', onPortMessage)
+    port1.once('close', () => { ended(state) })
     const signal = opts.signal !== undefined ? AbortSignal.any([abort.signal, opts.signal]) : abort.signal
     let out: string
     try {
       out = await this.pool.run({ kind: req.kind, name: req.name, args, port: port2 }, { transferList: [port2] as never, signal }) as string
+      // the result travels on piscina's channel, progress on the call port: wait for the port's last message
+      if (!state.ended) await new Promise<void>((resolve) => { state.onEnd = resolve })
     } catch (err) {
       throw this.failure(err, state.timedOut)
     } finally {
@@ -109,6 +128,9 @@ class WorkerInstance implements SandboxInstance {
   /** Messages from the worker during one call: progress, log lines, capability requests. */
   fromWorker (s: CallState, m: WorkerToHost): void {
     switch (m.t) {
+      case 'end':
+        ended(s)
+        break
       case 'start':
         s.timer = setTimeout(timeOut, this.spec.grant.limits.timeoutMs, s)
         break

@@ -3,6 +3,7 @@ import type { MessagePort } from 'node:worker_threads'
 /** What the worker tells the host during one call, over that call's MessagePort. */
 export type WorkerToHost =
   | { t: 'start' }
+  | { t: 'end' }
   | { t: 'progress', json: string }
   | { t: 'log', level: string, msg: string, data: string }
   | { t: 'cap', capId: number, op: string, args: string }

@@ -97,6 +97,8 @@ export default async function runTask (task: { kind: string, name: string, args:
   } catch (e) {
     return '1' + describe(e)
   } finally {
+    // the last message on the port: the host settles the call only after it, so no progress is lost
+    port.postMessage({ t: 'end' } satisfies WorkerToHost)
     port.close()
   }
 }
