@@ -44,10 +44,13 @@ const STDERR_TAIL = 8192
 /** How long a sandbox process may stay silent after being told to abort a call before it is killed. */
 const WEDGED_MS = 2000
 
+/** Only the flags a sandbox process needs (never `-e`, `--inspect`, heap sizes of the host...): loaders when run from source. */
 function childExecArgv (): string[] {
-  const keep = process.execArgv.filter((a) => !a.startsWith('--inspect') && a !== '--expose-gc' && !a.startsWith('--max-old-space-size') &&
-    !(useCompiled && (a.startsWith('--import') || a.startsWith('--loader') || a.startsWith('--require') || a.startsWith('--experimental-loader'))))
-  if (!keep.includes('--no-node-snapshot')) keep.push('--no-node-snapshot')
+  const keep = ['--no-node-snapshot']
+  for (const a of process.execArgv) {
+    if (a === '--enable-source-maps' || a.startsWith('--conditions=')) keep.push(a)
+    else if (!useCompiled && (a.startsWith('--import=') || a.startsWith('--loader=') || a.startsWith('--experimental-loader='))) keep.push(a)
+  }
   return keep
 }
 
