@@ -73,6 +73,8 @@ export class ProcessBackend implements IsolateBackend {
   constructor (private readonly data: IsolateLoadData, private readonly events: BackendEvents) {}
 
   get ready (): boolean { return this.loaded && this.child !== undefined && this.unacked === 0 }
+  /** The sandbox process id (benchmarks read its memory). */
+  get pid (): number | undefined { return this.child?.pid }
 
   start (): Promise<unknown> {
     if (this.disposed) return Promise.reject(new Error('sandbox disposed'))
