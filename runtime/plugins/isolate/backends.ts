@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { IsolateRunner, type FailReason, type IsolateLoadData, type IsolateSink } from './isolate-core.js'
-import type { ToChild, ToParent } from './protocol.js'
+import { Batcher, type ToChild, type ToParent } from './protocol.js'
 
 /** Events a backend reports to its instance: the isolate's own sink plus `exited` (the process died: every call in flight is lost). */
 export interface BackendEvents extends IsolateSink {
@@ -68,7 +68,8 @@ export class ProcessBackend implements IsolateBackend {
   /** Aborts sent but not yet acknowledged: new calls wait, so they never land on a process that is stuck or dying. */
   private unacked = 0
   private ackWaiters: (() => void)[] = []
-  private readonly onMessage = (m: ToParent): void => { this.message(m) }
+  private readonly onMessage = (batch: ToParent[]): void => { for (const m of batch) this.message(m) }
+  private out: Batcher<ToChild> | undefined
 
   constructor (private readonly data: IsolateLoadData, private readonly events: BackendEvents) {}
 
@@ -86,7 +87,10 @@ export class ProcessBackend implements IsolateBackend {
       this.loaded = false
       child.stderr!.setEncoding('utf8')
       child.stderr!.on('data', (s: string) => { this.stderr = (this.stderr + s).slice(-STDERR_TAIL) })
-      const onLoad = (m: ToParent): void => {
+      this.out = new Batcher<ToChild>((b) => { if (child.connected) child.send(b) })
+      const onLoad = (batch: ToParent[]): void => {
+        const m = batch.find((x) => x.t === 'loaded' || x.t === 'load-failed')
+        if (m === undefined) return
         if (m.t === 'loaded') { this.loaded = true; done(); resolve(m.descriptor) } else if (m.t === 'load-failed') { done(); this.kill(); reject(new Error(m.message)) }
       }
       const onEarlyExit = (code: number | null, signal: string | null): void => { done(); reject(new Error(`sandbox process exited while loading (${signal ?? `code ${code}`})${this.stderrHint()}`)) }
@@ -127,7 +131,7 @@ export class ProcessBackend implements IsolateBackend {
   private send (m: ToChild): void {
     const child = this.child
     if (child === undefined || !child.connected) throw new Error('sandbox process is not running')
-    child.send(m)
+    this.out!.push(m)
   }
 
   private kill (): void { this.child?.kill('SIGKILL') }
