@@ -174,6 +174,8 @@ for (const [name, expect] of Object.entries(cases)) {
         t.equal(e.plugin, manifest.name)
       }
       for (const p of progress) clean(t, p, 'progress')
+      // the same instance recovers: a fresh isolate (and sandbox process) or a replacement thread answers
+      t.equal(await inst.invoke({ kind: 'tool', name: 'ping', args: {} }), 'pong', 'the plugin answers again after the failure')
     }
     t.equal(({} as Record<string, unknown>).polluted, undefined, 'host Object.prototype untouched')
     // the healthy plugins answered during the case and still answer now
