@@ -26,11 +26,31 @@ const TASK = useCompiled ? compiledTask : new URL(`./worker-task${fromSource ? '
 const HOOKS = useCompiled ? new URL('../../../dist/runtime/plugins/worker/sdk-hooks.js', here) : new URL(`./sdk-hooks${fromSource ? '.ts' : '.js'}`, here)
 const SDK = import.meta.resolve('agent-platform/sdk')
 
+/**
+ * The abort handle piscina gets for one call: an EventEmitter-style object piscina accepts
+ * (`once`/`removeListener`), several times cheaper than an AbortController per call.
+ */
+class CallAbort {
+  aborted = false
+  reason: unknown = undefined
+  private listener: (() => void) | undefined
+  once (_type: 'abort', fn: () => void): void { this.listener = fn }
+  removeListener (): void { this.listener = undefined }
+  abort (reason: string): void {
+    if (this.aborted) return
+    this.aborted = true
+    this.reason = reason
+    const fn = this.listener
+    this.listener = undefined
+    fn?.()
+  }
+}
+
 interface CallState {
   id: number
   slot: number
   onProgress: ((p: unknown) => void) | undefined
-  abort: AbortController
+  abort: CallAbort
   timer: NodeJS.Timeout | undefined
   timedOut: boolean
   /** Messages of this call received so far, and how many the worker said it sent (-1 until the result). */
@@ -113,14 +133,16 @@ class WorkerInstance implements SandboxInstance {
     }
     const slot = this.freeSlots.pop()!
     this.starts[slot] = 0
-    const abort = new AbortController()
+    const abort = new CallAbort()
     const s: CallState = { id: this.nextId++, slot, onProgress: opts.onProgress, abort, timer: undefined, timedOut: false, received: 0, expected: -1, onAll: undefined }
     this.calls.set(s.id, s)
     s.timer = setTimeout(this.checkTimeout, this.timeoutMs, s)
+    const onCallerAbort = signal !== undefined ? () => { abort.abort('cancelled') } : undefined
+    if (onCallerAbort !== undefined) signal!.addEventListener('abort', onCallerAbort, { once: true })
     let out: string
     try {
       const task: WorkerTask = { id: s.id, slot, kind: req.kind, name: req.name, args }
-      out = await this.pool.run(task, { signal: signal !== undefined ? AbortSignal.any([abort.signal, signal]) : abort.signal }) as string
+      out = await this.pool.run(task, { signal: abort as never }) as string
       // results travel on piscina's channel, progress on the BroadcastChannel: settle after the call's last message
       const colon = out.indexOf(':')
       s.expected = Number(out.slice(1, colon))
@@ -129,6 +151,7 @@ class WorkerInstance implements SandboxInstance {
     } catch (err) {
       throw this.failure(err, s.timedOut)
     } finally {
+      if (onCallerAbort !== undefined) signal!.removeEventListener('abort', onCallerAbort)
       clearTimeout(s.timer)
       this.calls.delete(s.id)
       this.freeSlots.push(slot)
@@ -156,7 +179,7 @@ class WorkerInstance implements SandboxInstance {
     const left = started === 0 ? this.timeoutMs : started + this.timeoutMs - Date.now()
     if (left > 0) { s.timer = setTimeout(this.checkTimeout, left, s); return }
     s.timedOut = true
-    s.abort.abort()
+    s.abort.abort('timeout')
   }
 
   /** Messages from the pool's threads: progress, log lines, capability requests. */
