@@ -41,8 +41,11 @@ const compiledChild = new URL('../../../dist/runtime/plugins/isolate/sandbox-pro
 const useCompiled = fromSource && existsSync(compiledChild)
 const CHILD = useCompiled ? compiledChild : new URL(`./sandbox-process${fromSource ? '.ts' : '.js'}`, here)
 const STDERR_TAIL = 8192
-/** How long a sandbox process may stay silent after being told to abort a call before it is killed. */
-const WEDGED_MS = 2000
+/**
+ * How long a sandbox process may stay silent after being told to abort a call before it is
+ * killed: past the plugin's own time limit (another call may legitimately run that long) plus slack.
+ */
+const WEDGED_SLACK_MS = 2000
 
 /** Only the flags a sandbox process needs (never `-e`, `--inspect`, heap sizes of the host...): loaders when run from source. */
 function childExecArgv (): string[] {
@@ -114,7 +117,7 @@ export class ProcessBackend implements IsolateBackend {
     this.send({ t: 'abort', id, message })
     this.unacked++
     // a process that cannot even acknowledge an abort is wedged: kill it, calls in flight fail, next call restarts it
-    this.wedgeTimer ??= setTimeout(() => { this.wedgeTimer = undefined; this.kill() }, WEDGED_MS)
+    this.wedgeTimer ??= setTimeout(() => { this.wedgeTimer = undefined; this.kill() }, this.data.timeoutMs + WEDGED_SLACK_MS)
   }
 
   async dispose (): Promise<void> {
