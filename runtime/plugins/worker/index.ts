@@ -184,18 +184,13 @@ class WorkerInstance implements SandboxInstance {
 
   /** Messages from the pool's threads: progress, log lines, capability requests. */
   private fromWorker (m: WorkerToHost): void {
+    if (m.t === 'log') { this.logLine(m.level, m.msg, m.data); return }
     const s = this.calls.get(m.id)
     if (s === undefined) return
     switch (m.t) {
       case 'progress':
         if (s.onProgress !== undefined) { try { s.onProgress(parseResult(m.json)) } catch (err) { this.spec.capabilities.log.warn({ err, plugin: this.name }, 'progress listener failed') } }
         break
-      case 'log': {
-        let fields: Record<string, unknown> = {}
-        try { const d = JSON.parse(m.data) as unknown; if (d !== null && typeof d === 'object' && !Array.isArray(d)) fields = d as Record<string, unknown> } catch { /* dropped */ }
-        this.spec.capabilities.log[LOG_LEVELS.has(m.level) ? m.level as 'info' : 'info']({ ...fields, plugin: this.name }, m.msg)
-        break
-      }
       case 'cap': {
         const reply = (ok: boolean, json: string): void => { if (!this.disposed) this.channel.postMessage({ id: m.id, capId: m.capId, ok, json } satisfies CapReply) }
         runCapability(this.spec.capabilities, m.op, m.args).then((json) => { reply(true, json) }, (err: unknown) => { reply(false, err instanceof Error ? err.message : String(err)) })
@@ -203,6 +198,13 @@ class WorkerInstance implements SandboxInstance {
       }
     }
     if (++s.received === s.expected) s.onAll?.()
+  }
+
+  /** Log lines are not tied to a call: they go straight to the host logger, tagged with the plugin. */
+  private logLine (level: string, msg: string, data: string): void {
+    let fields: Record<string, unknown> = {}
+    try { const d = JSON.parse(data) as unknown; if (d !== null && typeof d === 'object' && !Array.isArray(d)) fields = d as Record<string, unknown> } catch { /* dropped */ }
+    this.spec.capabilities.log[LOG_LEVELS.has(level) ? level as 'info' : 'info']({ ...fields, plugin: this.name }, msg)
   }
 
   private failure (err: unknown, timedOut: boolean): PluginCallError {

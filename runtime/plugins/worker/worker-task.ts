@@ -58,6 +58,15 @@ function post (call: Call, m: WorkerToHost): void {
   channel.postMessage(m)
 }
 
+// Shared by every call of this thread: log lines are not tied to a call (id 0, not counted), and a
+// worker call is stopped by terminating its thread, so the signal never fires.
+const logger = (level: string) => (msg: unknown, d?: unknown) => {
+  try { channel.postMessage({ id: 0, t: 'log', level, msg: String(msg).slice(0, 8192), data: d === undefined ? '{}' : JSON.stringify(d) } satisfies WorkerToHost) } catch { /* unserialisable log data */ }
+}
+const sharedLog = Object.freeze({ debug: logger('debug'), info: logger('info'), warn: logger('warn'), error: logger('error') })
+const neverAborted = new AbortController().signal
+const sharedEnv = data.grants.env !== undefined ? Object.freeze({ ...data.grants.env }) : undefined
+
 function makeCtx (call: Call): Record<string, unknown> {
   const id = call.id
   const cap = (op: string, args: unknown[]): Promise<unknown> => new Promise((resolve, reject) => {
@@ -66,11 +75,9 @@ function makeCtx (call: Call): Record<string, unknown> {
     waiting.set(capId, { id, resolve, reject })
     post(call, { id, t: 'cap', capId, op, args: JSON.stringify(args) })
   })
-  const logger = (level: string) => (msg: unknown, d?: unknown) => { try { post(call, { id, t: 'log', level, msg: String(msg).slice(0, 8192), data: d === undefined ? '{}' : JSON.stringify(d) }) } catch { /* unserialisable log data */ } }
   const ctx: Record<string, unknown> = {
-    log: Object.freeze({ debug: logger('debug'), info: logger('info'), warn: logger('warn'), error: logger('error') }),
-    // the host stops a cancelled or timed-out worker call by terminating its thread
-    signal: new AbortController().signal,
+    log: sharedLog,
+    signal: neverAborted,
     progress (partial: unknown) {
       const s = JSON.stringify(partial === undefined ? null : partial)
       if (s.length <= data.maxResultBytes) post(call, { id, t: 'progress', json: s })
@@ -91,7 +98,7 @@ function makeCtx (call: Call): Record<string, unknown> {
       return { ...r, json: () => JSON.parse(r.text) as unknown }
     }
   }
-  if (g.env !== undefined) ctx.env = Object.freeze({ ...g.env })
+  if (sharedEnv !== undefined) ctx.env = sharedEnv
   return Object.freeze(ctx)
 }
 
