@@ -1,5 +1,6 @@
 import type { Platform } from './platform.js'
 import { installTransport } from './transport/index.js'
+import { installPlugins } from './plugins/index.js'
 import { installMcp } from './mcp/index.js'
 
 /**
@@ -8,5 +9,6 @@ import { installMcp } from './mcp/index.js'
  */
 export async function installAreas (platform: Platform): Promise<void> {
   await installTransport(platform)
+  await installPlugins(platform)
   await installMcp(platform)
 }
