@@ -1,9 +1,10 @@
 import type { Platform } from './platform.js'
+import { installGovernance } from './governance/index.js'
 
 /**
  * Every area the served platform runs, in start-up order. Each area's `install(platform)` adds its
  * routes, readiness checks and close hooks; tests may install a subset.
  */
 export async function installAreas (platform: Platform): Promise<void> {
-  void platform
+  await installGovernance(platform)
 }
