@@ -105,6 +105,9 @@ export function coverageCounts (rows: readonly { coverage: Coverage }[]): Record
   return c
 }
 
+/** A row in the reference's key order: id, title, description, coverage, notes, evidence. */
+export const renderRow = (r: MatrixRow): MatrixRow => ({ id: r.id, title: r.title, description: r.description, coverage: r.coverage, notes: r.notes, evidence: r.evidence })
+
 export function owaspMatrix (): Record<string, unknown> {
-  return { framework: OWASP_FRAMEWORK, rows: OWASP_ROWS, coverage_counts: coverageCounts(OWASP_ROWS), total_rows: OWASP_ROWS.length }
+  return { framework: OWASP_FRAMEWORK, rows: OWASP_ROWS.map(renderRow), coverage_counts: coverageCounts(OWASP_ROWS), total_rows: OWASP_ROWS.length }
 }
