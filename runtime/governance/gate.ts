@@ -31,6 +31,8 @@ interface Run {
   preferences: Preference[]
   denied: { reason: string, policy: PolicyIdentity } | null
   snapshot: Record<string, unknown> | null
+  /** One ISO timestamp per run: formatting a Date per entry costs more than most policies. */
+  timestamp: string | null
   /** Post-response runs evaluate every policy (stateful ones see the end of the turn); the first deny wins. */
   runAll: boolean
 }
@@ -54,7 +56,7 @@ export class PolicyAdmissionGate {
     const armed = this.chain.killSwitches.find((k) => k.armed)
     // an armed kill switch answers first, so every admission carries the arm reason
     const policies = armed !== undefined ? [armed] : this.chain.policies
-    const run: Run = { resource, ctx: { phase, request, accumulatedResponse: response }, policies, preferences: [], denied: null, snapshot: null, runAll: phase === 'POST_RESPONSE' }
+    const run: Run = { resource, ctx: { phase, request, accumulatedResponse: response }, policies, preferences: [], denied: null, snapshot: null, timestamp: null, runAll: phase === 'POST_RESPONSE' }
     return this.from(run, 0)
   }
 
@@ -124,7 +126,7 @@ export class PolicyAdmissionGate {
     if (this.log !== undefined) {
       let snapshot = run.snapshot ??= snapshotOf(phase, run.ctx.request, run.ctx.accumulatedResponse)
       if (preferred !== undefined) snapshot = { ...snapshot, preferred }
-      const entry: AuditEntry = { timestamp: new Date().toISOString(), policy_name: p.name, policy_source: p.source, policy_version: p.version, decision: value, reason, evaluation_ms: ms, context_snapshot: snapshot }
+      const entry: AuditEntry = { timestamp: run.timestamp ??= new Date().toISOString(), policy_name: p.name, policy_source: p.source, policy_version: p.version, decision: value, reason, evaluation_ms: ms, context_snapshot: snapshot }
       this.log.record(entry)
     }
     if (!denied) return false

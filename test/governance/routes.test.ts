@@ -106,6 +106,19 @@ t.test('POST check: action reaches rules as metadata unless context has one; bad
   t.equal((await call('/check', { body: '{"agent_id":' })).status, 400)
 })
 
+t.test('POST check: a question, not a turn: concurrency slots are given back and the chain is not stuck', async (t) => {
+  const svc = governanceOf(tp.platform)!
+  svc.setSource('slots', svc.parse('yaml', 'yaml:slots', 'policies:\n  - {name: one-slot, type: concurrency-limit, config: {max-concurrent: 1}}\n'))
+  for (let i = 0; i < 3; i++) t.equal((await call('/check', { body: { context: { user_id: 'x' } } })).body.allowed, true)
+  const held = await svc.gate.admit('t', aiRequest({ message: 'm' }))
+  t.equal(held.admitted, true, 'a real admission still gets the slot')
+  const second = await call('/check', { body: { context: {} } })
+  t.same([second.body.allowed, second.body.reason], [false, 'concurrency limit: anonymous already has 1 in-flight (max 1)'])
+  await svc.gate.afterResponse('t', aiRequest({ message: 'm' }), 'done')
+  t.equal((await call('/check', { body: { context: {} } })).body.allowed, true)
+  svc.removeSource('slots')
+})
+
 t.test('GET decisions: needs a principal; newest first; limit validated', async (t) => {
   const svc = governanceOf(tp.platform)!
   await svc.gate.admit('t', aiRequest({ message: 'one' }))

@@ -2,7 +2,7 @@ import t from 'tap'
 import fc from 'fast-check'
 import { buildRulesPolicy } from '../../runtime/governance/rules-policy.js'
 import { compareLoose, looseEquals } from '../../runtime/governance/rule-operators.js'
-import { md } from './helpers.js'
+import { md } from '../helpers/governance.js'
 
 const one = (op: string, value: unknown, action = 'deny') =>
   buildRulesPolicy({ name: 'p', rules: [{ name: 'r', condition: { field: 'f', operator: op, value }, action }], defaults: { action: 'allow' } }, 'code:prop')

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { buildRulesPolicy } from '../../runtime/governance/rules-policy.js'
-import { captureLogger, md, parseOne, parser, post, pre } from './helpers.js'
+import { captureLogger, md, parseOne, parser, post, pre } from '../helpers/governance.js'
 
 const rules = (rs: string, defaults = 'allow'): string => `version: "1.0"\nname: p\nrules:\n${rs}\ndefaults:\n  action: ${defaults}\n`
 const rule = (name: string, field: string, op: string, value: string, action = 'deny', extra = ''): string =>

@@ -3,7 +3,7 @@ import { PolicyRegistry } from '../../runtime/governance/registry.js'
 import { registerBuiltins } from '../../runtime/governance/types/index.js'
 import { DryRunPolicy, SwappablePolicy } from '../../runtime/governance/wrappers.js'
 import { ParserRegistry, YamlPolicyParser } from '../../runtime/governance/yaml-parser.js'
-import { parser, pre } from './helpers.js'
+import { parser, pre } from '../helpers/governance.js'
 
 const parse = (y: string, src = 'yaml:p.yaml') => parser().parse(src, y)
 

@@ -24,10 +24,13 @@ export class MessageLengthPolicy implements GovernancePolicy {
   }
 }
 
+/** Admission times of one subject, oldest first; `head` skips expired ones without shifting the array. */
+interface Window { ts: number[], head: number }
+
 /** Sliding window per subject: at most `limit` admissions within any `windowSeconds`. */
 export class RateLimitPolicy implements GovernancePolicy {
   readonly className = 'RateLimitPolicy'
-  private readonly hits = new Map<string, number[]>()
+  private readonly hits = new Map<string, Window>()
   constructor (readonly name: string, readonly source: string, readonly version: string, readonly limit: number, readonly windowSeconds: number,
     private readonly now: () => number = Date.now) {}
 
@@ -36,22 +39,22 @@ export class RateLimitPolicy implements GovernancePolicy {
     const subject = subjectOf(ctx.request)
     const t = this.now()
     const from = t - this.windowSeconds * 1000
-    let q = this.hits.get(subject)
-    if (q === undefined) {
+    let w = this.hits.get(subject)
+    if (w === undefined) {
       if (this.hits.size >= MAX_SUBJECTS) this.prune(from)
-      q = []
-      this.hits.set(subject, q)
+      w = { ts: [], head: 0 }
+      this.hits.set(subject, w)
     }
-    let drop = 0
-    while (drop < q.length && q[drop]! <= from) drop++
-    if (drop > 0) q.splice(0, drop)
-    if (q.length >= this.limit) return deny(`rate-limited: ${subject} exceeded ${this.limit} requests per ${this.windowSeconds}s`)
-    q.push(t)
+    const ts = w.ts
+    while (w.head < ts.length && ts[w.head]! <= from) w.head++
+    if (w.head > 1024 && w.head * 2 > ts.length) { w.ts = ts.slice(w.head); w.head = 0 }
+    if (w.ts.length - w.head >= this.limit) return deny(`rate-limited: ${subject} exceeded ${this.limit} requests per ${this.windowSeconds}s`)
+    w.ts.push(t)
     return ADMIT
   }
 
   private prune (from: number): void {
-    for (const [k, q] of this.hits) if (q.length === 0 || q[q.length - 1]! <= from) this.hits.delete(k)
+    for (const [k, w] of this.hits) if (w.head >= w.ts.length || w.ts[w.ts.length - 1]! <= from) this.hits.delete(k)
     if (this.hits.size >= MAX_SUBJECTS) this.hits.delete(this.hits.keys().next().value!)
   }
 }

@@ -29,9 +29,15 @@ export class TimeWindowPolicy implements GovernancePolicy {
     this.reason = deny(`outside allowed window ${start.text}-${end.text} (${zone}) on ${listText(dayNames)}`)
   }
 
+  private cachedSecond = -1
+  private cachedOpen = false
+
   evaluate (ctx: PolicyContext): PolicyDecision {
     if (ctx.phase !== 'PRE_ADMISSION') return ADMIT
-    return this.isOpen(this.now()) ? ADMIT : this.reason
+    // the verdict only changes at second boundaries; Intl formatting costs microseconds
+    const sec = Math.floor(this.now() / 1000)
+    if (sec !== this.cachedSecond) { this.cachedOpen = this.isOpen(sec * 1000); this.cachedSecond = sec }
+    return this.cachedOpen ? ADMIT : this.reason
   }
 
   isOpen (epochMs: number): boolean {
