@@ -8,6 +8,7 @@ import { resolve } from 'node:path'
 import type { Logger } from 'pino'
 import type { GovernancePolicy } from './contract.js'
 import { PolicyChain } from './chain.js'
+import { GuardrailAsPolicy, type AiGuardrail } from './guardrails.js'
 import { GovernanceDecisionLog } from './decision-log.js'
 import { policyDigest } from './digest.js'
 import { PolicyLoadError } from './errors.js'
@@ -41,6 +42,7 @@ export class GovernanceService {
   readonly gate: PolicyAdmissionGate
   readonly memory: GovernanceMemorySink | undefined
   private readonly code: GovernancePolicy[] = []
+  private readonly guardrails: GovernancePolicy[] = []
   readonly logger: Logger
 
   constructor (opts: ServiceOptions) {
@@ -55,7 +57,15 @@ export class GovernanceService {
       this.decisionLog.onRecord((e) => { void sink.accept(e)?.catch((err: unknown) => { this.logger.warn({ err }, 'governance memory sink write failed') }) })
     }
     this.gate = new PolicyAdmissionGate(this.chain, this.decisionLog, opts.logger)
+    // guardrails first, then policies (spec evaluation rule 1): their source is created first
+    this.chain.setSource('guardrails', this.guardrails)
     this.chain.setSource('code', this.code)
+  }
+
+  /** Adds a guardrail; it runs before every policy, exposed through GuardrailAsPolicy. */
+  addGuardrail (g: AiGuardrail): void {
+    this.guardrails.push(new GuardrailAsPolicy(g))
+    this.chain.setSource('guardrails', this.guardrails)
   }
 
   /** Adds a policy from code (source `code:<name>` by convention). */
