@@ -52,10 +52,11 @@ export const OWASP_ROWS: readonly MatrixRow[] = [
     ]
   },
   {
-    id: 'ASI05', title: 'Unexpected Code Execution', coverage: 'DESIGN',
+    id: 'ASI05', title: 'Unexpected Code Execution', coverage: 'PARTIAL',
     description: 'Agent-generated or plugin code running with more power than intended.',
-    notes: 'Third-party plugin code is designed to run in an isolated-vm isolate with memory and time limits (DESIGN §4); the platform never evaluates model output as code. Code-execution tools a plugin offers are not screened beyond the policy chain.',
+    notes: 'Third-party plugin code runs in an isolated-vm isolate with a heap limit and a per-call time limit, with no Node APIs beyond granted capabilities; the platform never evaluates model output as code. Code-execution tools a plugin offers are screened only by the policy chain (tool-call gate).',
     evidence: [
+      ev('runtime/plugins/isolate/isolate-core.ts', 'test/plugins/isolate.test.ts', 'new ivm.Isolate({ memoryLimit', 'isolate with memory limit; time limit and recreation tested'),
       ev('runtime/plugins/contract.ts', null, "SandboxKind = 'isolate' | 'worker' | 'inline'", 'sandbox tiers')
     ]
   },
