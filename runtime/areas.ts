@@ -1,4 +1,5 @@
 import type { Platform } from './platform.js'
+import { installTransport } from './transport/index.js'
 import { installGovernance } from './governance/index.js'
 
 /**
@@ -6,5 +7,6 @@ import { installGovernance } from './governance/index.js'
  * routes, readiness checks and close hooks; tests may install a subset.
  */
 export async function installAreas (platform: Platform): Promise<void> {
+  await installTransport(platform)
   await installGovernance(platform)
 }
