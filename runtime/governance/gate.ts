@@ -40,6 +40,9 @@ interface Run {
 export class PolicyAdmissionGate {
   private readonly tracer: Tracer = trace.getTracer('agent-platform.governance')
 
+  /** Told of every evaluation (metrics); set by the installer. */
+  observer: ((policy: string, decision: DecisionValue) => void) | undefined
+
   constructor (private readonly chain: PolicyChain, private readonly log: GovernanceDecisionLog | undefined, private readonly logger: Logger) {}
 
   /** Pre-admission: Admitted (with the possibly transformed request) or Denied. */
@@ -123,6 +126,7 @@ export class PolicyAdmissionGate {
       if (denied) span.setStatus({ code: SpanStatusCode.ERROR, message: reason })
     }
     span.end()
+    this.observer?.(p.name, value)
     if (this.log !== undefined) {
       let snapshot = run.snapshot ??= snapshotOf(phase, run.ctx.request, run.ctx.accumulatedResponse)
       if (preferred !== undefined) snapshot = { ...snapshot, preferred }

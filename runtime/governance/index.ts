@@ -14,6 +14,7 @@ import { bindPluginTypes } from './plugin-types.js'
 import { installRoutes } from './routes.js'
 import { GovernanceService } from './service.js'
 import { createToolCallGate } from './tool-gate.js'
+import { decisionCounter } from './metrics.js'
 import { KillSwitchPolicy } from './types/index.js'
 
 export * from './contract.js'
@@ -78,6 +79,7 @@ export async function installGovernance (platform: Platform): Promise<Governance
   }
   platform.properties.set(POLICIES_PROPERTY, service.chain.policies)
 
+  service.gate.observer = decisionCounter(platform.metrics)
   platform.toolCallGate = createToolCallGate(service.gate)
   services.set(platform, service)
   if (adminRoutes) installRoutes(platform, service)

@@ -57,3 +57,10 @@ t.test('a throwing policy denies the tool call (fail closed)', async (t) => {
   t.same(await tp.platform.toolCallGate({ toolName: 'search', args: {} }), { admitted: false, policy: 'boom', reason: 'broken policy' })
   svc.removeSource('boom')
 })
+
+t.test('decisions are counted in /metrics by policy and decision', async (t) => {
+  await tp.platform.toolCallGate({ toolName: 'delete_database', args: {} })
+  const text = await fetch(`${tp.url}/metrics`).then((r) => r.text())
+  t.match(text, /platform_governance_decisions_total\{policy="tool-rules",decision="deny"\} [1-9]/)
+  t.match(text, /platform_governance_decisions_total\{policy="no-rm",decision="admit"\} [1-9]/)
+})
