@@ -53,9 +53,9 @@ function step (ps: readonly GovernancePolicy[], i: number, st: State): CheckResp
     const p = ps[i]!
     let d: unknown
     try { d = p.evaluate(st.ctx) } catch (err) { return denied(st, p, `policy evaluation failed: ${errorDecision(err).message}`) }
-    if (d instanceof Promise) {
+    if (typeof (d as PromiseLike<unknown> | null)?.then === 'function') {
       const next = i + 1
-      return d.then((v) => {
+      return Promise.resolve(d).then((v) => {
         const out = apply(st, p, v)
         return out ?? step(ps, next, st)
       }, (err: unknown) => denied(st, p, `policy evaluation failed: ${errorDecision(err).message}`))

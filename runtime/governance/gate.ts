@@ -57,8 +57,11 @@ export class PolicyAdmissionGate {
 
   private start (resource: string, phase: Phase, request: AiRequest, response: string): Admission | Promise<Admission> {
     const armed = this.chain.killSwitches.find((k) => k.armed)
-    // an armed kill switch answers first, so every admission carries the arm reason
-    const policies = armed !== undefined ? [armed] : this.chain.policies
+    // an armed kill switch answers first, so every admission carries the arm reason; after a
+    // response the rest still run (runAll) so per-turn state such as concurrency slots is released
+    const policies = armed === undefined
+      ? this.chain.policies
+      : phase === 'PRE_ADMISSION' ? [armed] : [armed, ...this.chain.policies.filter((p) => p !== armed)]
     const run: Run = { resource, ctx: { phase, request, accumulatedResponse: response }, policies, preferences: [], denied: null, snapshot: null, timestamp: null, runAll: phase === 'POST_RESPONSE' }
     return this.from(run, 0)
   }
@@ -77,9 +80,9 @@ export class PolicyAdmissionGate {
         if (!run.runAll) return this.finish(run, i)
         continue
       }
-      if (d instanceof Promise) {
+      if (isThenable(d)) {
         const next = i + 1
-        return d.then((v) => v, (err: unknown) => errorDecision(err)).then((v) => {
+        return Promise.resolve(d).then((v) => v, (err: unknown) => errorDecision(err)).then((v) => {
           const stop = this.settle(run, p, v, t0, span)
           return stop && !run.runAll ? this.finish(run, next - 1) : this.from(run, next)
         })
@@ -153,6 +156,8 @@ export class PolicyAdmissionGate {
     return { admitted: false, reason: run.denied.reason, policy: run.denied.policy }
   }
 }
+
+const isThenable = (d: unknown): d is PromiseLike<PolicyDecision> => typeof (d as PromiseLike<unknown> | null)?.then === 'function'
 
 /** Marks a thrown error so its message becomes the deny reason (fail closed). */
 export class PolicyError extends Error {}
