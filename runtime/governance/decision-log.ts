@@ -7,10 +7,13 @@ import type { Database } from 'lmdb'
 import { RingBuffer } from '../store/index.js'
 import type { AuditEntry } from './audit-entry.js'
 
+interface Keyed { key: [number, number], entry: AuditEntry }
+
 export interface Subject { conversationId?: string | null, sessionId?: string | null, userId?: string | null }
 
 export class GovernanceDecisionLog {
-  private readonly ring: RingBuffer<AuditEntry>
+  /** Entries with their LMDB keys, so reads past the ring continue exactly where it ends. */
+  private readonly ring: RingBuffer<Keyed>
   private seq = 0
   private writes = 0
   private readonly listeners: ((e: AuditEntry) => void)[] = []
@@ -18,8 +21,8 @@ export class GovernanceDecisionLog {
   constructor (readonly capacity: number, private readonly db?: Database<AuditEntry, [number, number]>, private readonly retention = 100_000) {
     this.ring = new RingBuffer(capacity)
     if (db !== undefined) {
-      const recent: AuditEntry[] = []
-      for (const { value } of db.getRange({ reverse: true, limit: capacity })) recent.push(value)
+      const recent: Keyed[] = []
+      for (const { key, value } of db.getRange({ reverse: true, limit: capacity })) recent.push({ key, entry: value })
       for (let i = recent.length - 1; i >= 0; i--) this.ring.push(recent[i]!)
       for (const last of db.getKeys({ reverse: true, limit: 1 })) this.seq = last[1] + 1
     }
@@ -29,18 +32,26 @@ export class GovernanceDecisionLog {
   onRecord (fn: (e: AuditEntry) => void): void { this.listeners.push(fn) }
 
   record (e: AuditEntry): void {
-    this.ring.push(e)
+    const key: [number, number] = [Date.now(), this.seq++]
+    this.ring.push({ key, entry: e })
     for (const fn of this.listeners) { try { fn(e) } catch { /* a sink never breaks a turn */ } }
     if (this.db === undefined) return
-    void this.db.put([Date.now(), this.seq++], e).catch(() => {})
+    void this.db.put(key, e).catch(() => {})
     if (++this.writes % 1000 === 0) void this.trim()
   }
 
   /** The newest `limit` entries, newest first; beyond the ring, read from LMDB. */
   recent (limit: number): AuditEntry[] {
-    if (limit <= this.ring.size || this.db === undefined) return this.ring.newest(limit)
-    const out: AuditEntry[] = []
-    for (const { value } of this.db.getRange({ reverse: true, limit })) out.push(value)
+    const inRing = this.ring.newest(limit)
+    const out = inRing.map((k) => k.entry)
+    // older entries live only in LMDB once the ring is full; continue below the oldest ring key
+    if (out.length >= limit || this.db === undefined || this.ring.size < this.ring.capacity || inRing.length === 0) return out
+    const start = inRing[inRing.length - 1]!.key
+    for (const { key, value } of this.db.getRange({ reverse: true, start, limit: limit - out.length + 1 })) {
+      if (key[0] === start[0] && key[1] === start[1]) continue
+      out.push(value)
+      if (out.length >= limit) break
+    }
     return out
   }
 
@@ -51,7 +62,7 @@ export class GovernanceDecisionLog {
    * has any, else the session's, else the user's (spec learning-signal loop, subject order).
    */
   forSubject (subject: Subject, decisions: readonly string[] = ['deny', 'prefer'], limit = 10): AuditEntry[] {
-    const all = this.ring.newest()
+    const all = this.ring.newest().map((k) => k.entry)
     const keys: [string, string | null | undefined][] = [['conversation_id', subject.conversationId], ['session_id', subject.sessionId], ['user_id', subject.userId]]
     for (const [key, value] of keys) {
       if (value === undefined || value === null || value === '') continue

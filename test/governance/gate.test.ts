@@ -204,3 +204,17 @@ t.test('a broken policy file stops start-up with a message naming it', async (t)
     { message: `failed to build policies[1] ('broken') in yaml:${bad}: rate-limit requires a positive 'limit' under config` })
   await t.rejects(startTestPlatform({ 'platform.ai.governance.policy-files': [join(dir, 'missing.yaml')] }, { install: installGovernance }), /cannot read policy file .*missing.yaml: ENOENT/)
 })
+
+t.test('recent() past the ring continues from LMDB below the oldest ring entry', async (t) => {
+  const data = mkdtempSync(join(tmpdir(), 'gov-ring-'))
+  const a = await startTestPlatform({ 'platform.data-dir': data, 'platform.ai.governance.policy-files': [file], 'platform.ai.governance.decision-log.capacity': 3 }, { install: installGovernance })
+  t.teardown(a.close)
+  const s = governanceOf(a.platform)!
+  s.setSource('yaml:' + file, [])
+  s.addPolicy(code('only', () => ({ decision: 'admit' })))
+  for (let i = 0; i < 8; i++) await s.gate.admit('x', aiRequest({ message: `m${i}` }))
+  t.same(s.decisionLog.recent(2).map((e) => e.context_snapshot.message), ['m7', 'm6'])
+  await new Promise((r) => setTimeout(r, 100))
+  t.same(s.decisionLog.recent(6).map((e) => e.context_snapshot.message), ['m7', 'm6', 'm5', 'm4', 'm3', 'm2'])
+  t.equal(s.decisionLog.recent(100).length, 8)
+})
