@@ -31,7 +31,8 @@ export const OWASP_ROWS: readonly MatrixRow[] = [
     notes: 'Every MCP tools/call passes platform.toolCallGate, which runs the whole chain on a call_tool:<name> request carrying tool_name, tool_args and a preview; rules can match tool_name and deny-list screens arguments recursively within a 1 Mi-character budget.',
     evidence: [
       ev('runtime/governance/tool-gate.ts', 'test/governance/tool-gate.test.ts', 'call_tool:', 'tool-call gate builds the governed request'),
-      ev('runtime/platform.ts', 'test/governance/tool-gate.test.ts', 'toolCallGate', 'the seam the MCP server calls before every tool')
+      ev('runtime/platform.ts', 'test/governance/tool-gate.test.ts', 'toolCallGate', 'the seam the MCP server calls before every tool'),
+      ev('runtime/mcp/calls.ts', 'test/governance/e2e.test.ts', 'export async function checkGate', 'MCP tools/call denied through the gate, end to end')
     ]
   },
   {
