@@ -20,6 +20,9 @@ export class SwappablePolicy implements GovernancePolicy {
 
   get delegate (): GovernancePolicy { return this.current }
 
+  /** The policy inside (lets the scope area find a scope policy behind the slot). */
+  unwrap (): GovernancePolicy { return this.current }
+
   /** Replaces the delegate; calls already running finish on the old one. Returns the outgoing one. */
   swap (next: GovernancePolicy): GovernancePolicy {
     const old = this.current
@@ -39,6 +42,9 @@ export class DryRunPolicy implements GovernancePolicy {
   readonly counters: DryRunCounters = { admits: 0, denies: 0, transforms: 0, errors: 0 }
 
   constructor (readonly delegate: GovernancePolicy) {}
+
+  /** The policy inside (lets the scope area find a scope policy behind the shadow). */
+  unwrap (): GovernancePolicy { return this.delegate }
 
   get name (): string { return this.delegate.name }
   get source (): string { return this.delegate.source }
