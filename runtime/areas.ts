@@ -1,4 +1,5 @@
 import type { Platform } from './platform.js'
+import { installScope } from './scope/index.js'
 
 /**
  * Every area the served platform runs, in start-up order. Each area's `install(platform)` adds its
@@ -6,4 +7,5 @@ import type { Platform } from './platform.js'
  */
 export async function installAreas (platform: Platform): Promise<void> {
   void platform
+  await installScope(platform)
 }
