@@ -53,7 +53,9 @@ function readYaml (path: string): Record<string, unknown> {
   let text: string
   try { text = readFileSync(path, 'utf8') } catch (e) { throw new ConfigError(`cannot read config file ${path}: ${(e as Error).message}`) }
   const doc = parseDocument(text, { uniqueKeys: true, customTags: [] })
-  if (doc.errors.length > 0) throw new ConfigError(`config file ${path}: ${doc.errors[0]!.message}`)
+  // unresolved tags (`!!js/function`) are only warnings in the yaml package: refuse them too
+  const problem = doc.errors[0] ?? doc.warnings[0]
+  if (problem !== undefined) throw new ConfigError(`config file ${path}: ${problem.message}`)
   const data = doc.toJS() as unknown
   if (data == null) return {}
   if (!isPlain(data)) throw new ConfigError(`config file ${path} must hold a mapping of keys`)

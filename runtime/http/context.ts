@@ -71,10 +71,15 @@ export class Context {
     (this.abortListeners ??= []).push(fn)
   }
 
-  private _abortFn: (() => void) | undefined
-  /** The callback for uWS onAborted, made only for requests that outlive their handler's first tick. */
-  abortFn (): () => void {
-    return (this._abortFn ??= () => { this.abort() })
+  private watching = false
+  /**
+   * Registers the uWS abort handler (once). uWS aborts the process if a handler returns without
+   * responding or watching, so every path that outlives the handler's first tick calls this.
+   */
+  watchAbort (): void {
+    if (this.watching) return
+    this.watching = true
+    this.res.onAborted(() => { this.abort() })
   }
 
   /** The client went away: nothing more is written, listeners are told. */

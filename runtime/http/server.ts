@@ -207,7 +207,7 @@ export class HttpServer implements ContextOwner {
       return
     }
     if (out instanceof Promise) {
-      if (!ctx.done) ctx.res.onAborted(ctx.abortFn())
+      if (!ctx.done) ctx.watchAbort()
       out.then((v) => { this.complete(ctx, v) }, (err) => { this.fail(ctx, err) })
     } else {
       this.complete(ctx, out)
@@ -235,7 +235,7 @@ export class HttpServer implements ContextOwner {
       ctx.send(413, JSON.stringify(new PlatformError('BODY_TOO_LARGE', { limit }).body()), 'application/json', true)
       return
     }
-    res.onAborted(ctx.abortFn())
+    ctx.watchAbort()
     const chunks: Buffer[] = []
     let size = 0
     res.onData((ab, isLast) => {

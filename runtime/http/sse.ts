@@ -33,6 +33,7 @@ export class SseStream {
     const res = ctx.res
     ctx.done = true
     ctx.status = 200
+    ctx.watchAbort()
     ctx.onAbort(() => this.teardown())
     res.cork(() => {
       res.writeStatus('200 OK')

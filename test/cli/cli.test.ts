@@ -1,0 +1,98 @@
+import t from 'tap'
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const root = fileURLToPath(new URL('../..', import.meta.url))
+const bin = join(root, 'bin', 'platform.js')
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }
+// the child must not inherit PLATFORM_* settings of whoever runs the tests
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('PLATFORM_')))
+
+function run (args: string[], opts: { cwd?: string } = {}): Promise<{ code: number | null, stdout: string, stderr: string }> {
+  return new Promise((resolve) => {
+    const p = spawn(process.execPath, [bin, ...args], { cwd: opts.cwd ?? root, env })
+    let stdout = ''; let stderr = ''
+    p.stdout.on('data', (d) => { stdout += d }); p.stderr.on('data', (d) => { stderr += d })
+    p.on('exit', (code) => resolve({ code, stdout, stderr }))
+  })
+}
+
+/** Starts `serve`, resolves once it printed its URL. */
+function serve (args: string[], cmd: string[] = [process.execPath, bin, 'serve'], detached = false): Promise<{ proc: ChildProcess, url: string, output: () => string }> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(cmd[0]!, [...cmd.slice(1), ...args], { cwd: root, env, detached })
+    let out = ''
+    const onData = (d: Buffer) => {
+      out += d.toString()
+      const m = /platform listening on (http:\/\/\S+)/.exec(out)
+      if (m !== null) resolve({ proc, url: m[1]!, output: () => out })
+    }
+    proc.stdout!.on('data', onData); proc.stderr!.on('data', (d) => { out += d })
+    proc.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)))
+  })
+}
+
+const exitOf = (proc: ChildProcess) => new Promise<{ code: number | null, ms: number }>((resolve) => {
+  const t0 = Date.now()
+  proc.on('exit', (code) => resolve({ code, ms: Date.now() - t0 }))
+})
+
+const data = () => mkdtempSync(join(tmpdir(), 'platform-cli-'))
+
+t.test('--version and --help', async (t) => {
+  const v = await run(['--version'])
+  t.equal(v.code, 0); t.equal(v.stdout.trim(), pkg.version)
+  const h = await run(['--help'])
+  t.equal(h.code, 0); t.match(h.stdout, /platform serve|serve\s+Serve/); t.match(h.stdout, /--plugins DIR/)
+  const none = await run([])
+  t.equal(none.code, 2); t.match(none.stdout, /Usage: platform/)
+  const bad = await run(['frobnicate'])
+  t.equal(bad.code, 2); t.match(bad.stderr, /unknown command 'frobnicate'/)
+  const badFlag = await run(['serve', '--nope'])
+  t.equal(badFlag.code, 2); t.match(badFlag.stderr, /Unknown option '--nope'/)
+})
+
+t.test('a configuration error stops start-up naming the key', async (t) => {
+  const dir = data()
+  writeFileSync(join(dir, 'bad.yaml'), 'platform:\n  server:\n    port: high\n')
+  const r = await run(['serve', '--config', join(dir, 'bad.yaml')])
+  t.equal(r.code, 78)
+  t.match(r.stderr, /configuration error: config key 'platform\.server\.port' must be integer/)
+  const p = await run(['serve', '--port', 'abc'])
+  t.equal(p.code, 78); t.match(p.stderr, /--port expects an integer/)
+})
+
+t.test('serve --port 0 prints its URL, serves, and SIGTERM exits 0 quickly', async (t) => {
+  const { proc, url } = await serve(['--port', '0', '--host', '127.0.0.1', '--data', data(), '--log-level', 'warn'])
+  t.match(url, /^http:\/\/127\.0\.0\.1:\d+$/)
+  t.not(url, 'http://127.0.0.1:0')
+  t.same(await (await fetch(url + '/healthz')).json(), { status: 'UP' })
+  const done = exitOf(proc)
+  proc.kill('SIGTERM')
+  const { code, ms } = await done
+  t.equal(code, 0)
+  t.ok(ms < 5000, 'within 5 s')
+})
+
+t.test('SIGINT also shuts down gracefully; flags reach the config', async (t) => {
+  const dir = data()
+  const { proc, url } = await serve(['--port', '0', '--host', '127.0.0.1', '--data', dir, '--set', 'platform.admin.enabled=false', '--plugins', join(dir, 'p1'), '--plugins', join(dir, 'p2')])
+  t.equal((await fetch(url + '/readyz')).status, 200)
+  const done = exitOf(proc)
+  proc.kill('SIGINT')
+  t.equal((await done).code, 0)
+})
+
+t.test('npm start -- <flags> forwards the flags to platform serve; Ctrl-C stops it', async (t) => {
+  const { proc, url } = await serve(['--', '--port', '0', '--host', '127.0.0.1', '--data', data()], ['npm', 'start', '--silent'], true)
+  t.equal((await fetch(url + '/healthz')).status, 200)
+  const done = exitOf(proc)
+  // a terminal's Ctrl-C signals the whole foreground process group (npm, sh, node)
+  process.kill(-proc.pid!, 'SIGINT')
+  await done
+  const after = await fetch(url + '/healthz', { headers: { connection: 'close' } }).then(() => 'served', () => 'stopped')
+  t.equal(after, 'stopped')
+})

@@ -1,0 +1,114 @@
+import t from 'tap'
+import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { loadConfig, ConfigError, KEYS, configTable } from '../../runtime/config/index.js'
+
+const dir = mkdtempSync(join(tmpdir(), 'platform-config-'))
+const file = (name: string, text: string) => { const p = join(dir, name); writeFileSync(p, text); return p }
+
+t.test('defaults hold when nothing is given', async (t) => {
+  const c = loadConfig({ env: {}, cwd: dir })
+  t.equal(c.get('platform.server.port'), 8080)
+  t.equal(c.get('platform.server.body-limit-bytes'), 1_048_576)
+  t.equal(c.get('platform.data-dir'), './data')
+  t.same(c.get('platform.plugins.dirs'), ['./plugins'])
+  t.equal(c.get('platform.admin.http-write-enabled'), false)
+  t.equal(c.get('platform.ai.governance.memory.min-confidence'), 0)
+  t.equal(c.get('platform.interactions.demo-principal'), undefined)
+})
+
+t.test('every spec property-table key is in the schema', async (t) => {
+  for (const k of [
+    'platform.admin.enabled', 'platform.admin.mcp-tools', 'platform.admin.mcp-write-tools', 'platform.admin.http-write-enabled',
+    'platform.interactions.http-write-enabled', 'platform.interactions.demo-principal', 'platform.mcp-sandbox-origin',
+    'platform.ai.governance.memory.enabled', 'platform.ai.governance.memory.ttl-seconds', 'platform.ai.governance.memory.min-confidence',
+    'platform.server.port', 'platform.server.host', 'platform.server.body-limit-bytes', 'platform.data-dir', 'platform.plugins.dirs',
+    'platform.auth.tokens', 'platform.ai.governance.policy-files'
+  ]) t.ok(k in KEYS, k)
+})
+
+t.test('nested and dotted YAML keys mix', async (t) => {
+  const p = file('mixed.yaml', 'platform:\n  admin:\n    enabled: false\n  server.port: 9000\nplatform.data-dir: /tmp/x\n')
+  const c = loadConfig({ file: p, env: {} })
+  t.equal(c.get('platform.admin.enabled'), false)
+  t.equal(c.get('platform.server.port'), 9000)
+  t.equal(c.get('platform.data-dir'), '/tmp/x')
+  t.equal(c.file, p)
+})
+
+t.test('./platform.yaml in the working directory is read by default', async (t) => {
+  const d = mkdtempSync(join(tmpdir(), 'platform-cwd-'))
+  writeFileSync(join(d, 'platform.yaml'), 'platform.server.port: 7001\n')
+  t.equal(loadConfig({ env: {}, cwd: d }).get('platform.server.port'), 7001)
+})
+
+t.test('precedence: defaults < file < environment < flags', async (t) => {
+  const p = file('prec.yaml', 'platform.server.port: 9001\nplatform.server.host: 10.0.0.1\nplatform.log-level: debug\n')
+  const env = { PLATFORM_SERVER_PORT: '9002', PLATFORM_SERVER_HOST: '127.0.0.2' }
+  const c = loadConfig({ file: p, env, overrides: { 'platform.server.port': 9003 } })
+  t.equal(c.get('platform.server.port'), 9003)
+  t.equal(c.get('platform.server.host'), '127.0.0.2')
+  t.equal(c.get('platform.log-level'), 'debug')
+  t.equal(c.get('platform.server.body-limit-bytes'), 1_048_576)
+})
+
+t.test('environment values are coerced by the key type', async (t) => {
+  const c = loadConfig({
+    env: {
+      PLATFORM_ADMIN_HTTP_WRITE_ENABLED: 'true',
+      PLATFORM_PLUGINS_DIRS: 'a,b',
+      PLATFORM_AI_GOVERNANCE_POLICY_FILES: '["x.yaml"]',
+      PLATFORM_AI_GOVERNANCE_MEMORY_MIN_CONFIDENCE: '0.5',
+      PLATFORM_AUTH_TOKENS: '[{"token":"0123456789abcdef0123","principal":"ops"}]',
+      HOME: '/root'
+    },
+    cwd: dir
+  })
+  t.equal(c.get('platform.admin.http-write-enabled'), true)
+  t.same(c.get('platform.plugins.dirs'), ['a', 'b'])
+  t.same(c.get('platform.ai.governance.policy-files'), ['x.yaml'])
+  t.equal(c.get('platform.ai.governance.memory.min-confidence'), 0.5)
+  t.same(c.get('platform.auth.tokens'), [{ token: '0123456789abcdef0123', principal: 'ops' }])
+})
+
+t.test('an unknown key stops start-up naming the key', async (t) => {
+  const p = file('unknown.yaml', 'platform:\n  server:\n    prot: 1\n')
+  t.throws(() => loadConfig({ file: p, env: {} }), { name: 'ConfigError', message: /unknown config key 'platform\.server\.prot'.*did you mean 'platform\.server\.port'/ })
+  t.throws(() => loadConfig({ env: { PLATFORM_SERVER_PROT: '1' }, cwd: dir }), { message: /PLATFORM_SERVER_PROT/ })
+  t.throws(() => loadConfig({ env: {}, cwd: dir, overrides: { 'nope.key': 1 } }), { message: /unknown config key 'nope\.key'/ })
+})
+
+t.test('an ill-typed key stops start-up naming the key and what it expects', async (t) => {
+  t.throws(() => loadConfig({ file: file('bad1.yaml', 'platform.server.port: eighty\n'), env: {} }),
+    { message: /config key 'platform\.server\.port' must be integer; got "eighty"/ })
+  t.throws(() => loadConfig({ file: file('bad2.yaml', 'platform.log-level: loud\n'), env: {} }),
+    { message: /config key 'platform\.log-level' must be one of "trace", "debug"/ })
+  t.throws(() => loadConfig({ env: { PLATFORM_ADMIN_ENABLED: 'yes' }, cwd: dir }),
+    { message: /config key 'platform\.admin\.enabled' must be boolean.*environment PLATFORM_ADMIN_ENABLED/ })
+  t.throws(() => loadConfig({ env: {}, cwd: dir, overrides: { 'platform.server.port': 70000 } }),
+    { message: /platform\.server\.port' must be <= 65535.*command line/ })
+  t.throws(() => loadConfig({ file: file('bad3.yaml', 'platform.auth.tokens:\n  - principal: x\n'), env: {} }),
+    { message: /platform\.auth\.tokens' at 0/ })
+  t.throws(() => loadConfig({ file: file('bad4.yaml', 'platform.plugins.examples:\n  sandbox: docker\n'), env: {} }),
+    { message: /platform\.plugins\.examples' at sandbox must be one of "isolate", "worker", "inline"/ })
+})
+
+t.test('YAML duplicate keys and custom tags are refused', async (t) => {
+  t.throws(() => loadConfig({ file: file('dup.yaml', 'platform.server.port: 1\nplatform.server.port: 2\n'), env: {} }), ConfigError)
+  t.throws(() => loadConfig({ file: file('tag.yaml', 'platform.server.host: !!js/function "x"\n'), env: {} }), ConfigError)
+  t.throws(() => loadConfig({ file: file('dotnest.yaml', 'platform.server.port: 1\nplatform:\n  server:\n    port: 2\n'), env: {} }), { message: /given twice/ })
+  t.throws(() => loadConfig({ file: join(dir, 'missing.yaml'), env: {} }), { message: /does not exist/ })
+})
+
+t.test('per-plugin grants are accepted under platform.plugins.<name>', async (t) => {
+  const p = file('grant.yaml', 'platform:\n  plugins:\n    dirs: [./p]\n    examples:\n      enabled: true\n      sandbox: worker\n      permissions: { kv: true, net: [api.example.com] }\n      limits: { memoryMb: 32 }\n')
+  const c = loadConfig({ file: p, env: {} })
+  t.same(c.get('platform.plugins.dirs'), ['./p'])
+  t.same(c.get('platform.plugins.examples'), { enabled: true, sandbox: 'worker', permissions: { kv: true, net: ['api.example.com'] }, limits: { memoryMb: 32 } })
+})
+
+t.test("README's configuration table is the one generated from the schema", async (t) => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
+  t.ok(readme.includes(configTable()), 'run `npm run build && npm run config-docs` after changing runtime/config/schema.ts')
+})

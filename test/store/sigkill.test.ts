@@ -1,0 +1,55 @@
+import t from 'tap'
+import { spawn } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Store } from '../../runtime/store/index.js'
+
+// A child writes through the real Store; right after a write resolves it reports the key and the
+// parent kills it with SIGKILL. Every reported key must be there when the environment is reopened.
+const child = `
+const { Store } = await import(${JSON.stringify(new URL('../../dist/runtime/store/index.js', import.meta.url).href)})
+const store = new Store(process.argv[1])
+const db = store.db('kill-test')
+for (let i = 0; ; i++) {
+  await db.put('k' + i, { i, payload: 'x'.repeat(100) })
+  process.stdout.write('k' + i + '\\n')
+}
+`
+
+t.test('a write that resolved survives SIGKILL of the writer', async (t) => {
+  for (let round = 0; round < 3; round++) {
+    const dir = mkdtempSync(join(tmpdir(), 'platform-kill-'))
+    const proc = spawn(process.execPath, ['--input-type=module', '-e', child, dir], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const acked: string[] = []
+    await new Promise<void>((resolve) => {
+      let buf = ''
+      proc.stdout.on('data', (d: Buffer) => {
+        buf += d.toString()
+        const lines = buf.split('\n'); buf = lines.pop()!
+        acked.push(...lines)
+        if (acked.length >= 50 + round * 100 && !proc.killed) proc.kill('SIGKILL')
+      })
+      proc.on('exit', () => resolve())
+    })
+    t.ok(acked.length >= 50, `round ${round}: ${acked.length} writes acknowledged before the kill`)
+    const store = new Store(dir)
+    const db = store.db<{ i: number }>('kill-test')
+    const missing = acked.filter((k) => db.get(k) === undefined)
+    t.same(missing, [], `round ${round}: every acknowledged write is present`)
+    await store.close()
+  }
+})
+
+t.test('named databases are separate and the store refuses use after close', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'platform-store-'))
+  const store = new Store(dir)
+  await store.db('a').put('k', 1)
+  await store.db('b').put('k', 2)
+  t.equal(store.db('a'), store.db('a'), 'opened once')
+  t.equal(store.db('a').get('k'), 1)
+  t.equal(store.db('b').get('k'), 2)
+  await store.close()
+  t.equal(store.isOpen, false)
+  t.throws(() => store.db('a'), /closed/)
+})
