@@ -2,7 +2,7 @@ import type { Embedder } from './contract.js'
 
 /**
  * The built-in offline embedder. It is LEXICAL, not semantic: each text becomes a hashed bag of
- * its words (weight 1 + ln tf, common English stop words dropped) plus the character trigrams of
+ * its words (crudely stemmed, weight 1 + ln tf, common English stop words dropped) plus the character trigrams of
  * each word (so `refund` and `refunds` overlap), L2-normalised in 1024 dimensions. Cosine
  * similarity between two such vectors measures shared words and word pieces; it knows nothing
  * about synonyms or meaning (`purchase` and `order` score 0). It needs no network and no model,
@@ -30,8 +30,8 @@ export function embedText (text: string): number[] {
   const v = new Float64Array(LEXICAL_DIMENSIONS)
   const tf = new Map<string, number>()
   for (const m of String(text).toLowerCase().matchAll(WORD)) {
-    const w = m[0]
-    if (STOP.has(w)) continue
+    if (STOP.has(m[0])) continue
+    const w = stem(m[0])
     tf.set(w, (tf.get(w) ?? 0) + 1)
   }
   for (const [w, n] of tf) {
@@ -46,6 +46,15 @@ export function embedText (text: string): number[] {
   const k = norm === 0 ? 0 : 1 / Math.sqrt(norm)
   for (let i = 0; i < v.length; i++) out[i] = v[i]! * k
   return out
+}
+
+/** Crude English suffix stripping so `orders`, `billing` and `billed` meet `order` and `bill`. */
+function stem (w: string): string {
+  if (w.length > 4 && w.endsWith('ies')) return w.slice(0, -3) + 'y'
+  if (w.length > 5 && w.endsWith('ing')) return w.slice(0, -3)
+  if (w.length > 4 && w.endsWith('ed')) return w.slice(0, -2)
+  if (w.length > 3 && w.endsWith('s') && !w.endsWith('ss')) return w.slice(0, -1)
+  return w
 }
 
 /** Signed feature hashing (FNV-1a): the sign bit halves the bias collisions add to dot products. */
