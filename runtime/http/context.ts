@@ -13,6 +13,10 @@ export interface ContextOwner {
 
 const REQUEST_ID = /^[\x21-\x7e]{1,200}$/
 
+// uWS hands headers over synchronously one by one: copy them with one hoisted function
+let target: Record<string, string> = {}
+function copyHeader (k: string, v: string): void { target[k] = v }
+
 /**
  * One request. Everything uWS hands over only synchronously (headers, url, params) is copied here
  * at dispatch, so handlers may await freely. Writing after the client went away is a no-op.
@@ -42,8 +46,8 @@ export class Context {
     this.method = req.getCaseSensitiveMethod()
     this.path = req.getUrl()
     this.rawQuery = req.getQuery() ?? ''
-    const headers = this.headers
-    req.forEach((k, v) => { headers[k] = v })
+    const headers = target = this.headers
+    req.forEach(copyHeader)
     const given = headers['x-request-id']
     this.requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID()
     const params: Record<string, string> = {}
