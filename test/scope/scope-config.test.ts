@@ -94,3 +94,15 @@ t.test('the fail-open switches are process properties that no configuration key 
   if (cfg instanceof Error) t.match(cfg.message, /FAIL_OPEN|fail-open/i, 'the environment variables are rejected')
   else t.equal((cfg as { get: (k: string) => unknown }).get('platform.ai.scope.llm-classifier.fail-open'), undefined, 'the environment variables bind nothing')
 })
+
+t.test('the process property map is one per process, even across module instances', async (t) => {
+  const a = await import('../../runtime/scope/system-properties.js')
+  const b = await import('../../runtime/scope/system-properties.js?second-instance' as string) as typeof a
+  t.not(a, b, 'two module instances')
+  a.setSystemProperty(LLM_FAIL_OPEN_PROPERTY, 'true')
+  t.equal(b.getSystemProperty(LLM_FAIL_OPEN_PROPERTY), 'true')
+  t.ok(b.booleanSystemProperty(LLM_FAIL_OPEN_PROPERTY))
+  t.ok(b.clearSystemProperty(LLM_FAIL_OPEN_PROPERTY))
+  t.notOk(a.booleanSystemProperty(LLM_FAIL_OPEN_PROPERTY))
+  t.throws(() => a.setSystemProperty('', 'x'), TypeError)
+})
