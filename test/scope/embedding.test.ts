@@ -3,8 +3,8 @@ import { aiRequest, type PolicyContext } from '../../runtime/governance/contract
 import {
   EmbeddingScopeGuardrail, OpenAiEmbedder, createScopePolicy, scopeFromAgentAttributes, cosineSimilarity, round4, type ScopeConfig
 } from '../../runtime/scope/index.js'
-import { OpenAiServer, tableEmbeddings } from './openai-server.js'
-import { testRuntime, warned } from './helpers.js'
+import { OpenAiServer, tableEmbeddings } from '../helpers/openai-server.js'
+import { testRuntime, warned } from '../helpers/scope-runtime.js'
 
 const server = await new OpenAiServer().start()
 t.teardown(() => server.close())

@@ -8,7 +8,7 @@ import {
   LEXICAL_DIMENSIONS, type DecisionModel
 } from '../../runtime/scope/index.js'
 import { startTestPlatform } from '../helpers/platform.js'
-import { OpenAiServer, chatReply, tableEmbeddings } from './openai-server.js'
+import { OpenAiServer, chatReply, tableEmbeddings } from '../helpers/openai-server.js'
 
 const server = await new OpenAiServer().start()
 t.teardown(() => server.close())

@@ -4,8 +4,8 @@ import {
   LlmClassifierScopeGuardrail, OpenAiDecisionModel, createScopePolicy, scopeFromAgentAttributes, setSystemProperty, clearSystemProperty,
   LLM_FAIL_OPEN_PROPERTY, judgeNoul, parseAnswer, FLAGGED_AT, CLEAR_BELOW, MAX_STATE_CHARS, type ScopeConfig, type DecisionModel
 } from '../../runtime/scope/index.js'
-import { OpenAiServer, chatReply } from './openai-server.js'
-import { testRuntime, warned } from './helpers.js'
+import { OpenAiServer, chatReply } from '../helpers/openai-server.js'
+import { testRuntime, warned } from '../helpers/scope-runtime.js'
 
 const server = await new OpenAiServer().start()
 t.teardown(() => server.close())

@@ -4,7 +4,7 @@ import {
   createScopePolicy, ScopePolicy, REDIRECT_METADATA_KEY, DEFAULT_REDIRECT, scopeFromAgentAttributes,
   type ScopeGuardrail, type ScopeVerdict, type ScopeConfig
 } from '../../runtime/scope/index.js'
-import { testRuntime } from './helpers.js'
+import { testRuntime } from '../helpers/scope-runtime.js'
 
 const pre = (request: AiRequest): PolicyContext => ({ phase: 'PRE_ADMISSION', request, accumulatedResponse: '' })
 const post = (request: AiRequest, response: string): PolicyContext => ({ phase: 'POST_RESPONSE', request, accumulatedResponse: response })

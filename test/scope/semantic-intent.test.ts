@@ -4,8 +4,8 @@ import {
   SemanticIntentScopeGuardrail, OpenAiEmbedder, createScopePolicy, scopeFromAgentAttributes, setSystemProperty, clearSystemProperty,
   SEMANTIC_FAIL_OPEN_PROPERTY, DEFAULT_MARGIN, type ScopeConfig
 } from '../../runtime/scope/index.js'
-import { OpenAiServer, tableEmbeddings } from './openai-server.js'
-import { testRuntime, warned } from './helpers.js'
+import { OpenAiServer, tableEmbeddings } from '../helpers/openai-server.js'
+import { testRuntime, warned } from '../helpers/scope-runtime.js'
 
 const server = await new OpenAiServer().start()
 t.teardown(() => server.close())
