@@ -25,6 +25,26 @@ const LETTER_OR_DIGIT = /[\p{L}\p{Nd}]/u
 
 export const IN_SCOPE_UNSCORED: ScopeVerdict = Object.freeze({ outcome: 'IN_SCOPE', reason: '', similarity: Number.NaN })
 
+/** What a scope needs on every request, worked out once: lowered topics and the probes its purpose leaves on. */
+interface Prepared { topics: { topic: string, lowered: string }[], probes: RegExp[] }
+
+// Keyed by the config object: configs built by this module are frozen, so the entry never goes stale.
+const prepared = new WeakMap<ScopeConfig, Prepared>()
+
+function prepare (scope: ScopeConfig): Prepared {
+  let p = prepared.get(scope)
+  if (p === undefined) {
+    const purpose = (scope.purpose ?? '').toLowerCase()
+    p = {
+      topics: scope.forbiddenTopics.filter((t) => typeof t === 'string' && t.trim() !== '').map((topic) => ({ topic, lowered: topic.toLowerCase() })),
+      // the message is lowercased before matching, so the probes run without the slower `i` flag
+      probes: HIJACKING_PROBES.filter((x) => !x.domain.test(purpose)).map((x) => new RegExp(x.probe.source))
+    }
+    if (Object.isFrozen(scope)) prepared.set(scope, p)
+  }
+  return p
+}
+
 export class RuleBasedScopeGuardrail implements ScopeGuardrail {
   tier (): Tier { return 'RULE_BASED' }
 
@@ -33,16 +53,14 @@ export class RuleBasedScopeGuardrail implements ScopeGuardrail {
     const message = request?.message
     if (typeof message !== 'string') return IN_SCOPE_UNSCORED
     const lowered = message.toLowerCase()
-    for (const topic of scope.forbiddenTopics) {
-      if (typeof topic !== 'string' || topic.trim() === '') continue
-      if (containsWord(lowered, topic.toLowerCase())) {
-        return { outcome: 'OUT_OF_SCOPE', reason: `message references forbidden topic: '${topic}'`, similarity: Number.NaN }
+    const p = prepare(scope)
+    for (const t of p.topics) {
+      if (containsWord(lowered, t.lowered)) {
+        return { outcome: 'OUT_OF_SCOPE', reason: `message references forbidden topic: '${t.topic}'`, similarity: Number.NaN }
       }
     }
-    const purpose = (scope.purpose ?? '').toLowerCase()
-    for (const p of HIJACKING_PROBES) {
-      if (p.domain.test(purpose)) continue
-      const m = p.probe.exec(lowered)
+    for (const probe of p.probes) {
+      const m = probe.exec(lowered)
       if (m !== null) return { outcome: 'OUT_OF_SCOPE', reason: `message matched built-in hijacking probe: '${m[0]}'`, similarity: Number.NaN }
     }
     return IN_SCOPE_UNSCORED
