@@ -4,6 +4,7 @@
  * plugin, reports a descriptor (plain data), and runs contributions by (kind, name) on request.
  */
 import type { Logger } from 'pino'
+import type { Metrics } from '../observability/index.js'
 
 export type SandboxKind = 'isolate' | 'worker' | 'inline'
 export type ContributionKind = 'tool' | 'resource' | 'prompt' | 'agent' | 'policyType' | 'classifier' | 'embedder'
@@ -106,6 +107,12 @@ export interface LoadSpec {
   manifest: Manifest
   grant: EffectiveGrant
   capabilities: Capabilities
+  /** Where sandbox deaths are counted (`platform_plugin_failures_total{plugin,reason}`); optional so tests may omit it. */
+  metrics?: Metrics
+  /** Largest JSON result a plugin may return (isolate and worker tiers); 16 MiB when absent. */
+  maxResultBytes?: number
+  /** isolate tier only: `process` (default, a supervised sandbox process per plugin) or `in-process` (trusted code, benchmarks). */
+  isolation?: 'process' | 'in-process'
 }
 
 export type SandboxFactory = (spec: LoadSpec) => Promise<SandboxInstance>

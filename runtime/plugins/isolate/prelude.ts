@@ -1,0 +1,145 @@
+/**
+ * Source of the classic script that runs first in every plugin isolate. It takes the host's
+ * copying callbacks from a temporary global (then deletes it, so plugin code never sees them),
+ * builds the SDK-style `ctx` per call, and returns the entry points the host calls by Reference.
+ * Everything crossing the boundary is a string or number: results leave as JSON text.
+ *
+ * Status codes passed to `done`: 0 result (JSON), 1 threw (message), 2 invalid result (message).
+ */
+export const PRELUDE = String.raw`(function () {
+  'use strict'
+  const host = globalThis.__platformHost
+  delete globalThis.__platformHost
+  const { done, progress, cap, log, timer, maxResult, capsJson } = host
+  const grants = JSON.parse(capsJson)
+  const stringify = JSON.stringify
+  const parse = JSON.parse
+  const calls = new Map()
+  const pendingCaps = new Map()
+  const timers = new Map()
+  let nextCap = 1
+  let nextTimer = 1
+  let plugin, invokeContribution
+
+  function describe (e) {
+    try {
+      if (e instanceof Error) return (e.name && e.name !== 'Error' ? e.name + ': ' : '') + String(e.message)
+      if (typeof e === 'string') return e
+      if (e === undefined) return 'plugin threw undefined'
+      const s = stringify(e)
+      return 'plugin threw a non-Error value: ' + (s === undefined ? String(e) : s).slice(0, 1000)
+    } catch (_) { return 'plugin threw a value that cannot be described' }
+  }
+
+  class PluginAbortSignal {
+    constructor () { this.aborted = false; this.reason = undefined; this.onabort = null; this._listeners = [] }
+    addEventListener (type, fn) { if (type === 'abort' && typeof fn === 'function') this._listeners.push(fn) }
+    removeEventListener (type, fn) { this._listeners = this._listeners.filter((l) => l !== fn) }
+    throwIfAborted () { if (this.aborted) throw this.reason }
+    _abort (message) {
+      if (this.aborted) return
+      this.aborted = true
+      this.reason = new Error(message)
+      this.reason.name = 'AbortError'
+      const ev = { type: 'abort', target: this }
+      for (const fn of [this.onabort, ...this._listeners]) { if (typeof fn === 'function') { try { fn.call(this, ev) } catch (_) {} } }
+    }
+  }
+
+  function capCall (callId, op, args) {
+    if (!calls.has(callId)) return Promise.reject(new Error('the call has ended'))
+    const id = nextCap++
+    const p = new Promise((resolve, reject) => pendingCaps.set(id, { resolve, reject, callId }))
+    cap(id, callId, op, stringify(args))
+    return p
+  }
+
+  const logger = (level) => (msg, data) => { try { log(level, String(msg).slice(0, 8192), data === undefined ? '{}' : stringify(data)) } catch (_) {} }
+  const pluginLog = Object.freeze({ debug: logger('debug'), info: logger('info'), warn: logger('warn'), error: logger('error') })
+
+  function makeCtx (callId, signal) {
+    const ctx = {
+      log: pluginLog,
+      signal,
+      progress (partial) { if (calls.has(callId)) { const s = stringify(partial === undefined ? null : partial); if (s.length <= maxResult) progress(callId, s) } }
+    }
+    if (grants.kv) {
+      ctx.kv = Object.freeze({
+        get: (key) => capCall(callId, 'kv.get', [String(key)]),
+        put: (key, value) => capCall(callId, 'kv.put', [String(key), value]),
+        delete: (key) => capCall(callId, 'kv.delete', [String(key)]),
+        list: (prefix) => capCall(callId, 'kv.list', [prefix === undefined ? '' : String(prefix)])
+      })
+    }
+    if (grants.fetch) {
+      ctx.fetch = async (url, init) => {
+        const r = await capCall(callId, 'fetch', [String(url), init === undefined ? {} : init])
+        return { ...r, json: () => parse(r.text) }
+      }
+    }
+    if (grants.env) ctx.env = Object.freeze({ ...grants.env })
+    return Object.freeze(ctx)
+  }
+
+  function finish (callId, value) {
+    if (!calls.delete(callId)) return
+    if (calls.size === 0) timers.clear()
+    if (typeof value === 'string' && value.length > maxResult) { done(callId, 2, 'result too large: ' + (value.length / 1048576).toFixed(1) + ' MB, the limit is ' + (maxResult / 1048576).toFixed(1) + ' MB'); return }
+    let s
+    try { s = stringify(value === undefined ? null : value) } catch (e) { done(callId, 2, 'result is not a JSON value: ' + describe(e)); return }
+    if (typeof s !== 'string') s = 'null'
+    if (s.length > maxResult) { done(callId, 2, 'result too large: ' + (s.length / 1048576).toFixed(1) + ' MB of JSON, the limit is ' + (maxResult / 1048576).toFixed(1) + ' MB'); return }
+    done(callId, 0, s)
+  }
+  function fail (callId, err) {
+    if (!calls.delete(callId)) return
+    if (calls.size === 0) timers.clear()
+    done(callId, 1, describe(err))
+  }
+
+  globalThis.setTimeout = function setTimeout (fn, ms, ...args) {
+    if (typeof fn !== 'function') throw new TypeError('setTimeout needs a function')
+    const id = nextTimer++
+    timers.set(id, () => fn(...args))
+    timer(id, Math.max(0, Number(ms) || 0))
+    return id
+  }
+  globalThis.clearTimeout = function clearTimeout (id) { timers.delete(id) }
+  globalThis.queueMicrotask = function queueMicrotask (fn) { Promise.resolve().then(fn) }
+  globalThis.console = Object.freeze({ log: pluginLog.info, info: pluginLog.info, debug: pluginLog.debug, warn: pluginLog.warn, error: pluginLog.error })
+
+  return {
+    install (dispatch, entry) {
+      invokeContribution = dispatch.invokeContribution
+      plugin = entry.default
+      return stringify(dispatch.describePlugin(plugin))
+    },
+    call (callId, kind, name, argsJson) {
+      const signal = new PluginAbortSignal()
+      calls.set(callId, signal)
+      let p
+      try { p = invokeContribution(plugin, { kind, name, args: argsJson === '' ? undefined : parse(argsJson) }, makeCtx(callId, signal)) } catch (e) { p = Promise.reject(e) }
+      Promise.resolve(p).then((v) => finish(callId, v), (e) => fail(callId, e))
+    },
+    capDone (capId, ok, json) {
+      const c = pendingCaps.get(capId)
+      if (c === undefined) return
+      pendingCaps.delete(capId)
+      if (ok) c.resolve(json === '' ? undefined : parse(json)); else c.reject(new Error(json))
+    },
+    abort (callId, message) {
+      const signal = calls.get(callId)
+      if (signal === undefined) return
+      calls.delete(callId)
+      if (calls.size === 0) timers.clear()
+      for (const [id, c] of pendingCaps) if (c.callId === callId) { pendingCaps.delete(id); c.reject(new Error(message)) }
+      signal._abort(message)
+    },
+    fire (timerId) {
+      const fn = timers.get(timerId)
+      if (fn === undefined) return
+      timers.delete(timerId)
+      fn()
+    }
+  }
+})()`

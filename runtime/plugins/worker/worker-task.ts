@@ -1,0 +1,102 @@
+/**
+ * The piscina task module of the worker tier: loads the plugin entry once per thread and runs one
+ * contribution per task through the shared SDK dispatch. Capabilities (kv, fetch) go to the host
+ * over the call's MessagePort even though the thread has Node APIs: grants stay enforced by the host.
+ */
+import { register } from 'node:module'
+import { pathToFileURL } from 'node:url'
+import { workerData, type MessagePort } from 'node:worker_threads'
+import { describePlugin, invokeContribution } from 'agent-platform/sdk/dispatch'
+import type { CapReply, WorkerData, WorkerToHost } from './protocol.js'
+
+const data = workerData as WorkerData
+register(data.hooks, { data: { sdk: data.sdk } })
+
+let plugin: Promise<unknown> | undefined
+const load = (): Promise<unknown> => (plugin ??= import(`${pathToFileURL(data.entry).href}?v=${data.loadId}`).then((m: { default?: unknown }) => m.default))
+
+function describe (e: unknown): string {
+  try {
+    if (e instanceof Error) return (e.name !== '' && e.name !== 'Error' ? `${e.name}: ` : '') + String(e.message)
+    if (typeof e === 'string') return e
+    if (e === undefined) return 'plugin threw undefined'
+    const s = JSON.stringify(e)
+    return `plugin threw a non-Error value: ${(s === undefined ? String(e) : s).slice(0, 1000)}`
+  } catch { return 'plugin threw a value that cannot be described' }
+}
+
+const mb = (n: number): string => (n / 1048576).toFixed(1)
+
+function toJson (value: unknown): string {
+  const max = data.maxResultBytes
+  if (typeof value === 'string' && value.length > max) return `2result too large: ${mb(value.length)} MB, the limit is ${mb(max)} MB`
+  let s: string | undefined
+  try { s = JSON.stringify(value === undefined ? null : value) } catch (e) { return `2result is not a JSON value: ${describe(e)}` }
+  if (s === undefined) s = 'null'
+  if (s.length > max) return `2result too large: ${mb(s.length)} MB of JSON, the limit is ${mb(max)} MB`
+  return '0' + s
+}
+
+function makeCtx (port: MessagePort): Record<string, unknown> {
+  const post = (m: WorkerToHost): void => { port.postMessage(m) }
+  let nextCap = 1
+  const waiting = new Map<number, { resolve: (v: unknown) => void, reject: (e: Error) => void }>()
+  port.on('message', (m: CapReply) => {
+    const w = waiting.get(m.capId)
+    if (w === undefined) return
+    waiting.delete(m.capId)
+    if (m.ok) w.resolve(m.json === '' ? undefined : JSON.parse(m.json)); else w.reject(new Error(m.json))
+  })
+  const cap = (op: string, args: unknown[]): Promise<unknown> => new Promise((resolve, reject) => {
+    const capId = nextCap++
+    waiting.set(capId, { resolve, reject })
+    post({ t: 'cap', capId, op, args: JSON.stringify(args) })
+  })
+  const logger = (level: string) => (msg: unknown, d?: unknown) => { try { post({ t: 'log', level, msg: String(msg).slice(0, 8192), data: d === undefined ? '{}' : JSON.stringify(d) }) } catch { /* unserialisable log data */ } }
+  const ctx: Record<string, unknown> = {
+    log: Object.freeze({ debug: logger('debug'), info: logger('info'), warn: logger('warn'), error: logger('error') }),
+    // the host stops a cancelled or timed-out worker call by terminating its thread
+    signal: new AbortController().signal,
+    progress (partial: unknown) {
+      const s = JSON.stringify(partial === undefined ? null : partial)
+      if (s.length <= data.maxResultBytes) post({ t: 'progress', json: s })
+    }
+  }
+  const g = data.grants
+  if (g.kv) {
+    ctx.kv = Object.freeze({
+      get: (key: unknown) => cap('kv.get', [String(key)]),
+      put: (key: unknown, value: unknown) => cap('kv.put', [String(key), value]),
+      delete: (key: unknown) => cap('kv.delete', [String(key)]),
+      list: (prefix?: unknown) => cap('kv.list', [prefix === undefined ? '' : String(prefix)])
+    })
+  }
+  if (g.fetch) {
+    ctx.fetch = async (url: unknown, init?: unknown) => {
+      const r = await cap('fetch', [String(url), init ?? {}]) as { text: string }
+      return { ...r, json: () => JSON.parse(r.text) as unknown }
+    }
+  }
+  if (g.env !== undefined) ctx.env = Object.freeze({ ...g.env })
+  return Object.freeze(ctx)
+}
+
+/** Loads the entry and reports its descriptor (JSON text), or `1<message>`. */
+export async function describeTask (): Promise<string> {
+  try { return '0' + JSON.stringify(describePlugin(await load())) } catch (e) { return '1' + describe(e) }
+}
+
+export default async function runTask (task: { kind: string, name: string, args: string, port: MessagePort }): Promise<string> {
+  const port = task.port
+  try {
+    const def = await load()
+    // the call's time limit starts now: thread start-up and module loading are not the call's time
+    port.postMessage({ t: 'start' } satisfies WorkerToHost)
+    const value = await invokeContribution(def as never, { kind: task.kind as never, name: task.name, args: task.args === '' ? undefined : JSON.parse(task.args) }, makeCtx(port) as never)
+    return toJson(value)
+  } catch (e) {
+    return '1' + describe(e)
+  } finally {
+    port.close()
+  }
+}
