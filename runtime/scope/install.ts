@@ -98,7 +98,9 @@ function pluginEmbedder (r: RegisteredEmbedder, timeoutMs: number): Embedder {
     async embed (texts: string[]): Promise<number[][]> {
       try {
         const signal = AbortSignal.timeout(timeoutMs)
-        return await withDeadline(r.embed(texts, { signal }), signal, `embedder '${name}'`)
+        const out = await withDeadline(r.embed(texts, { signal }), signal, `embedder '${name}'`)
+        // a plugin may answer typed arrays (Float32Array survives the sandbox copy); the tiers want plain arrays
+        return Array.isArray(out) ? out.map((v: unknown) => ArrayBuffer.isView(v) && !(v instanceof DataView) ? Array.from(v as unknown as ArrayLike<number>) : v as number[]) : out
       } catch (err) {
         throw new EmbedderError(name, 'error', (err as Error)?.message ?? String(err))
       }

@@ -77,7 +77,7 @@ t.test('plugin embedders and classifiers selected by name, looked up per request
 
   let hang = false
   const plugin = definePlugin({
-    embedders: [embedder({ name: 'table', embed: async (texts: string[]) => { if (hang) await new Promise(() => {}); return texts.map((x) => x === 'Orders' || x.includes('order') ? [1, 0] : [0, 1]) } })],
+    embedders: [embedder({ name: 'table', embed: async (texts: string[]) => { if (hang) await new Promise(() => {}); return texts.map((x) => Float32Array.from(x === 'Orders' || x.includes('order') ? [1, 0] : [0, 1])) as unknown as number[][] } })],
     classifiers: [classifier({ name: 'strict', classify: (request: { message: string }) => ({ outcome: request.message.includes('order') ? 'IN_SCOPE' : 'OUT_OF_SCOPE', reason: 'keyword judge', similarity: 1 }) })]
   })
   const caps = { log: tp.platform.logger }
