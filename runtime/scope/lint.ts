@@ -38,7 +38,7 @@ export async function lintPluginDirectory (dir: string): Promise<{ agents: numbe
   for (const name of readdirSync(root).sort()) {
     const folder = join(root, name)
     const manifestPath = join(folder, 'plugin.json')
-    if (!statSync(folder).isDirectory() || !existsSync(manifestPath)) continue
+    if (!isDirectory(folder) || !existsSync(manifestPath)) continue
     try {
       const manifest = JSON.parse(readFileSync(manifestPath, 'utf8')) as { name?: string, entry?: string }
       const mod = await import(pathToFileURL(join(folder, manifest.entry ?? 'index.js')).href) as { default?: unknown }
@@ -49,4 +49,8 @@ export async function lintPluginDirectory (dir: string): Promise<{ agents: numbe
   }
   findings.push(...lintAgentScopes(agents))
   return { agents: agents.length, findings }
+}
+
+function isDirectory (p: string): boolean {
+  try { return statSync(p).isDirectory() } catch { return false }
 }

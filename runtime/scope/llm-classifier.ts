@@ -77,8 +77,19 @@ export class LlmClassifierScopeGuardrail implements ScopeGuardrail {
   }
 }
 
-/** The boolean question for a scope; `true` means off-topic. */
+const questions = new WeakMap<ScopeConfig, NoulQuestion>()
+
+/** The boolean question for a scope; `true` means off-topic. Built once per (frozen) config. */
 export function scopeQuestion (scope: ScopeConfig): NoulQuestion {
+  let q = questions.get(scope)
+  if (q === undefined) {
+    q = buildQuestion(scope)
+    if (Object.isFrozen(scope)) questions.set(scope, q)
+  }
+  return q
+}
+
+function buildQuestion (scope: ScopeConfig): NoulQuestion {
   let prompt = "You are a scope classifier for an AI assistant endpoint. Decide whether the user's REQUEST (the STATE) falls outside the endpoint's declared purpose or touches a forbidden topic.\n\n" +
     `The endpoint's declared purpose is:\n  ${scope.purpose}\n`
   const topics = scope.forbiddenTopics.filter((t) => typeof t === 'string' && t.trim() !== '')
