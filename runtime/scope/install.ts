@@ -9,6 +9,7 @@ import { OpenAiEmbedder, EmbedderError } from './openai-embedder.js'
 import { OpenAiDecisionModel } from './openai-decision-model.js'
 import type { PluginClassifier, ScopeRuntime } from './scope-runtime.js'
 import { withDeadline } from './deadline.js'
+import { ScopeMetrics } from './scope-metrics.js'
 
 /** Where the platform's scope runtime lives in the framework property bag. */
 export const SCOPE_RUNTIME_PROPERTY = 'org.platform.ai.scope.runtime'
@@ -25,9 +26,7 @@ export const DECISION_MODEL_PROPERTY = 'org.platform.ai.scope.decision-model'
  * embedder or classifier that is not loaded is looked up again on every request.
  */
 export async function installScope (platform: Platform): Promise<ScopeRuntime> {
-  const runtime = scopeRuntimeFromConfig(platform)
-  platform.properties.set(SCOPE_RUNTIME_PROPERTY, runtime)
-  return runtime
+  return scopeRuntimeOf(platform)
 }
 
 /** The runtime `installScope` built for this platform, building it on first use. */
@@ -64,7 +63,7 @@ function scopeRuntimeFromConfig (platform: Platform): ScopeRuntime {
     pluginClassifier = pluginLookup(platform, () => platform.plugins.classifiers(), classifierName, pluginClassifierOf)
   }
 
-  return { logger: platform.logger, embedder, decisionModel, pluginClassifier, decisionTimeoutMs: chatTimeout }
+  return { logger: platform.logger, embedder, decisionModel, pluginClassifier, decisionTimeoutMs: chatTimeout, metrics: new ScopeMetrics(platform.metrics.registry) }
 }
 
 function need (platform: Platform, key: string, what: string): string {

@@ -18,6 +18,7 @@ const ADMIT: PolicyDecision = Object.freeze({ decision: 'admit' })
  */
 export class ScopePolicy implements GovernancePolicy {
   readonly className = 'ScopePolicy'
+  private readonly record: (decision: string, similarity: number) => void
 
   constructor (
     readonly name: string,
@@ -30,6 +31,7 @@ export class ScopePolicy implements GovernancePolicy {
     private readonly runtime: ScopeRuntime
   ) {
     if (guardrail.tier() !== config.tier) throw new Error(`guardrail tier ${guardrail.tier()} does not match config tier ${config.tier}`)
+    this.record = runtime.metrics?.forPolicy(name, config.tier) ?? noRecord
   }
 
   appliesTo (agentId: string | null | undefined): boolean {
@@ -54,14 +56,15 @@ export class ScopePolicy implements GovernancePolicy {
 
   private mapPre (request: AiRequest, v: ScopeVerdict): PolicyDecision {
     switch (v?.outcome) {
-      case 'IN_SCOPE': return ADMIT
-      case 'OUT_OF_SCOPE': return this.breach(request, v)
-      case 'ERROR': return { decision: 'deny', reason: `scope check errored: ${v.reason}` }
-      default: return { decision: 'deny', reason: 'scope check errored: the guardrail returned no verdict' }
+      case 'IN_SCOPE': this.record('admit', v.similarity); return ADMIT
+      case 'OUT_OF_SCOPE': { const d = this.breach(request, v); this.record(d.decision, v.similarity); return d }
+      case 'ERROR': this.record('error', Number.NaN); return { decision: 'deny', reason: `scope check errored: ${v.reason}` }
+      default: this.record('error', Number.NaN); return { decision: 'deny', reason: 'scope check errored: the guardrail returned no verdict' }
     }
   }
 
   private threw (err: unknown): PolicyDecision {
+    this.record('error', Number.NaN)
     const msg = err instanceof Error ? err.message : String(err)
     this.runtime.logger.error({ policy: this.name, tier: this.config.tier, err: msg }, 'Scope guardrail threw during pre-admission: fail closed')
     return { decision: 'deny', reason: `scope check failed: ${msg}` }
@@ -91,6 +94,7 @@ export class ScopePolicy implements GovernancePolicy {
 
   private mapPost (v: ScopeVerdict): PolicyDecision {
     if (v?.outcome !== 'OUT_OF_SCOPE') return ADMIT
+    this.record('deny', v.similarity)
     const reason = v.reason === '' ? 'response drifted outside endpoint scope' : v.reason
     this.runtime.logger.warn({ policy: this.name, tier: this.config.tier, similarity: v.similarity }, `Scope post-response breach on policy '${this.name}': ${reason}`)
     return { decision: 'deny', reason: `post-response: ${reason}` }
@@ -101,6 +105,8 @@ export class ScopePolicy implements GovernancePolicy {
     return ADMIT
   }
 }
+
+function noRecord (): void {}
 
 function isPromise<T> (v: T | Promise<T>): v is Promise<T> {
   return typeof (v as { then?: unknown } | null)?.then === 'function'

@@ -2,6 +2,7 @@ import type { Logger } from '../observability/index.js'
 import type { AiRequest } from '../governance/contract.js'
 import type { Embedder, ScopeConfig } from './contract.js'
 import type { DecisionModel } from './decision-model.js'
+import type { ScopeMetrics } from './scope-metrics.js'
 
 /** A scope classifier contributed by a plugin: answers a verdict directly (`classify(request, scope)`). */
 export interface PluginClassifier {
@@ -24,4 +25,6 @@ export interface ScopeRuntime {
   pluginClassifier (): PluginClassifier | undefined
   /** Bound of one LLM-tier question, in milliseconds. */
   readonly decisionTimeoutMs: number
+  /** Where verdicts are counted; absent outside a platform. */
+  readonly metrics?: ScopeMetrics
 }

@@ -26,6 +26,15 @@ t.test('installAreas installs scope; default runtime has no embedder and no mode
   const p = createScopePolicy({ name: 's', source: 'yaml:x', version: '1', config: { agent: 'support', purpose: 'Orders' } }, rt)
   t.same(await p.evaluate(pre('reverse a binary tree')), { decision: 'transform', request: { ...pre('').request, message: p.config.redirectMessage, metadata: { 'platform.scope.redirect': p.config.redirectMessage } } }, 'embedding tier degraded to rules')
   t.ok(tp.logs.some((l) => String(l.msg).includes('No embedding runtime available')), 'the warning reaches the platform log')
+  t.equal(await installScope(tp.platform), rt, 'installing twice keeps the one runtime')
+  const rules = createScopePolicy({ name: 'rules', source: 'yaml:x', version: '1', config: { purpose: 'Orders', tier: 'RULE_BASED', 'on-breach': 'DENY' } }, rt)
+  rules.evaluate(pre('gambling and python'))
+  rules.evaluate(pre('where is my order'))
+  rules.evaluate(pre('where is my order'))
+  const metrics = await (await fetch(tp.url + '/metrics')).text()
+  t.match(metrics, 'platform_scope_decisions_total{policy="rules",tier="RULE_BASED",decision="deny"} 1')
+  t.match(metrics, 'platform_scope_decisions_total{policy="rules",tier="RULE_BASED",decision="admit"} 2')
+  t.match(metrics, 'platform_scope_decisions_total{policy="s",tier="EMBEDDING_SIMILARITY",decision="transform"} 1')
 })
 
 t.test('a decision model the AI area publishes is used when the classifier is none', async (t) => {
