@@ -82,6 +82,7 @@ export const KEYS: Record<string, KeyDef> = {
   'platform.transport.max-backpressure-bytes': { schema: positiveInt, default: 1_048_576, description: 'A WebSocket consumer buffering more than this is closed (1008 slow consumer)' },
   'platform.transport.long-polling-timeout-seconds': { schema: positiveInt, default: 25, description: 'How long a long-polling GET waits for messages before answering empty' },
   'platform.transport.long-polling-queue': { schema: positiveInt, default: 1000, description: 'Messages kept for a long-polling client between polls; beyond it the client is disconnected' },
+  'platform.transport.long-polling-idle-seconds': { schema: positiveInt, default: 30, description: 'A long-polling client with no poll open for this long is disconnected' },
 
   // --- admin (spec A, reference §2.3) ---
   'platform.admin.enabled': { schema: bool, default: true, description: 'Master switch of the admin control plane' },

@@ -36,6 +36,7 @@ export const ERRORS = {
   UNKNOWN_BROADCASTER: { status: 404, message: (p) => `Unknown broadcaster '${p.id}'` },
   INVALID_ROOM: { status: 400, message: (p) => `Invalid room name '${p.room}': use 1-128 of A-Z a-z 0-9 _ - . :` },
   MISSING_BROADCAST_FIELDS: { status: 400, message: "missing 'broadcasterId' or 'message' field" },
+  MISSING_RESOURCE_ID: { status: 400, message: 'Missing sender resource uuid', hint: 'Send the uuid from the joined frame as the X-Platform-Resource header or the uuid query parameter' },
 } satisfies Record<string, ErrorDef>
 
 export type ErrorName = keyof typeof ERRORS

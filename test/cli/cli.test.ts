@@ -4,6 +4,7 @@ import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import WebSocket from 'ws'
 
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const bin = join(root, 'bin', 'platform.js')
@@ -75,6 +76,17 @@ t.test('serve --port 0 prints its URL, serves, and SIGTERM exits 0 quickly', asy
   const { code, ms } = await done
   t.equal(code, 0)
   t.ok(ms < 5000, 'within 5 s')
+})
+
+t.test('SIGTERM closes open WebSockets with 1001 before exiting 0', async (t) => {
+  const { proc, url } = await serve(['--port', '0', '--host', '127.0.0.1', '--data', data(), '--log-level', 'warn'])
+  const ws = new WebSocket(url.replace('http', 'ws') + '/platform/rooms/lobby')
+  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject) })
+  const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)))
+  const done = exitOf(proc)
+  proc.kill('SIGTERM')
+  t.equal(await closed, 1001)
+  t.equal((await done).code, 0)
 })
 
 t.test('SIGINT also shuts down gracefully; flags reach the config', async (t) => {

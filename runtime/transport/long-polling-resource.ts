@@ -1,0 +1,86 @@
+import type { Context } from '../http/index.js'
+import { Resource } from './resource.js'
+import type { Broadcaster } from './broadcaster.js'
+import { disconnectedFrame, type Frame } from './frame.js'
+import type { Reason } from './types.js'
+
+/** The transport's side of a long-polling client: schedules flushes and enforces the queue bound. */
+export interface PollOwner {
+  scheduleFlush (r: LongPollingResource): void
+  overflow (r: LongPollingResource): void
+}
+
+interface PendingPoll {
+  ctx: Context
+  deadline: number
+  resolve: () => void
+}
+
+/**
+ * A client that cannot hold a socket open: frames queue (bounded) between polls; a poll answers
+ * at once when frames wait, otherwise it is held until a frame arrives or the poll timeout passes.
+ * Answers are `{"uuid": ..., "messages": [<frame>, ...]}`, built by joining already-serialised items.
+ */
+export class LongPollingResource extends Resource {
+  private queue: string[] = []
+  private poll: PendingPoll | undefined
+  /** When the last poll ended (or the resource joined): idle clients are reaped from here. */
+  lastSeen = Date.now()
+
+  constructor (uuid: string, broadcaster: Broadcaster, private readonly owner: PollOwner, private readonly maxQueue: number) {
+    super(uuid, 'LONG_POLLING', broadcaster)
+  }
+
+  deliver (frame: Frame): void {
+    if (this.closed) return
+    this.queue.push(frame.item)
+    if (this.queue.length > this.maxQueue) { this.owner.overflow(this); return }
+    if (this.poll !== undefined) this.owner.scheduleFlush(this)
+  }
+
+  /** A poll arrived: answers at once if frames wait, else holds it until `deadline`. */
+  open (ctx: Context, deadline: number): Promise<void> | undefined {
+    if (this.poll !== undefined) this.answer()
+    if (this.queue.length > 0) { this.reply(ctx); return undefined }
+    return new Promise<void>((resolve) => {
+      this.poll = { ctx, deadline, resolve }
+      ctx.onAbort(() => {
+        if (this.poll?.ctx !== ctx) return
+        this.poll = undefined
+        this.lastSeen = Date.now()
+        resolve()
+      })
+    })
+  }
+
+  /** Answers the held poll, if any, with what is queued (possibly nothing). */
+  answer (): void {
+    const p = this.poll
+    if (p === undefined) return
+    this.poll = undefined
+    this.reply(p.ctx)
+    p.resolve()
+  }
+
+  /** The first answer of a join: the queued `joined` frame, without holding. */
+  reply (ctx: Context): void {
+    const body = '{"uuid":"' + this.uuid + '","messages":[' + this.queue.join(',') + ']}'
+    this.queue = []
+    this.lastSeen = Date.now()
+    ctx.send(200, body, 'application/json')
+  }
+
+  expired (now: number): boolean { return this.poll !== undefined && now >= this.poll.deadline }
+  idleSince (now: number, idleMs: number): boolean { return this.poll === undefined && now - this.lastSeen > idleMs }
+
+  end (reason: Reason): void {
+    if (this.closed) return
+    this.reason = reason
+    this.queue.push(disconnectedFrame(reason).item)
+    this.answer()
+    this.queue = []
+  }
+
+  get isSuspended (): boolean { return this.poll !== undefined }
+  override get isResumed (): boolean { return this.poll === undefined }
+}

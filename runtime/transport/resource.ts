@@ -1,0 +1,29 @@
+import type { Broadcaster } from './broadcaster.js'
+import type { Frame } from './frame.js'
+import type { ResourceInfo, TransportKind, Reason } from './types.js'
+
+/** A connected client, identified by a UUID, attached to one broadcaster. */
+export abstract class Resource {
+  closed = false
+  /** Set when the server ends the resource, so the close path reports the right reason. */
+  reason: Reason | undefined
+  readonly connectedAt = Date.now()
+
+  constructor (readonly uuid: string, readonly transport: TransportKind, readonly broadcaster: Broadcaster) {}
+
+  /** Hands one frame to this resource alone (broadcasts to WebSockets go through the uWS topic). */
+  abstract deliver (frame: Frame): void
+
+  /** Ends the connection from the server side, telling the client why where the transport can. */
+  abstract end (reason: Reason): void
+
+  /** Waiting for broadcasts (reference `isSuspended`). */
+  abstract get isSuspended (): boolean
+
+  /** Between two polls of a long-polling client (reference `isResumed`). */
+  get isResumed (): boolean { return false }
+
+  info (): ResourceInfo {
+    return { uuid: this.uuid, transport: this.transport, isSuspended: this.isSuspended, isResumed: this.isResumed, broadcaster: this.broadcaster.id }
+  }
+}

@@ -1,0 +1,51 @@
+import type { WebSocket } from 'uWebSockets.js'
+import { Resource } from './resource.js'
+import type { Broadcaster } from './broadcaster.js'
+import type { Frame } from './frame.js'
+import { Reason } from './types.js'
+
+/** What a WebSocket carries from upgrade to close. */
+export interface WsData {
+  room: string
+  resource: WsResource | undefined
+}
+
+/** Close code and reason per server-side cause (RFC 6455 §7.4.1). */
+const CLOSE: Record<Reason, [number, string]> = {
+  [Reason.closed]: [1000, 'closed'],
+  [Reason.disconnected]: [1000, 'disconnected'],
+  [Reason.left]: [1000, 'left'],
+  [Reason.slow]: [1008, 'slow consumer'],
+  [Reason.timeout]: [1001, 'timeout'],
+  [Reason.tooBig]: [1009, 'message too big'],
+  [Reason.invalid]: [1007, 'invalid frame'],
+  [Reason.queueOverflow]: [1008, 'queue overflow'],
+  [Reason.shutdown]: [1001, 'server shutting down'],
+  [Reason.destroyed]: [1000, 'broadcaster destroyed']
+}
+
+/** Told when a direct send left bytes buffered, so slow consumers are found without polling. */
+export interface SocketWatcher { sent (r: WsResource, status: number): void }
+
+export class WsResource extends Resource {
+  constructor (uuid: string, broadcaster: Broadcaster, readonly ws: WebSocket<WsData>, private readonly watcher: SocketWatcher) {
+    super(uuid, 'WEBSOCKET', broadcaster)
+  }
+
+  deliver (frame: Frame): void {
+    if (this.closed) return
+    const status = this.ws.send(frame.text, false)
+    // 1 = written; 0 = buffered; 2 = dropped at the uWS cap
+    if (status !== 1) this.watcher.sent(this, status)
+  }
+
+  end (reason: Reason): void {
+    if (this.closed) return
+    this.reason = reason
+    const [code, text] = CLOSE[reason]
+    // uWS calls the close handler synchronously, which unregisters this resource
+    this.ws.end(code, text)
+  }
+
+  get isSuspended (): boolean { return true }
+}

@@ -1,0 +1,141 @@
+import WebSocket from 'ws'
+
+export type Frame = Record<string, any>
+
+/** Frames received so far; `next` takes the first one matching (waiting for it if needed). */
+export class Inbox {
+  readonly all: Frame[] = []
+  private pending: Frame[] = []
+  private waiters: { pred: (f: Frame) => boolean, resolve: (f: Frame) => void }[] = []
+
+  push (f: Frame): void {
+    this.all.push(f)
+    const i = this.waiters.findIndex((w) => w.pred(f))
+    if (i >= 0) { this.waiters.splice(i, 1)[0]!.resolve(f); return }
+    this.pending.push(f)
+  }
+
+  next (pred: (f: Frame) => boolean = () => true, ms = 8000): Promise<Frame> {
+    const i = this.pending.findIndex(pred)
+    if (i >= 0) return Promise.resolve(this.pending.splice(i, 1)[0]!)
+    return new Promise((resolve, reject) => {
+      const w = { pred, resolve: (f: Frame) => { clearTimeout(timer); resolve(f) } }
+      const timer = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(w), 1)
+        reject(new Error('no matching frame within ' + ms + ' ms; got ' + JSON.stringify(this.all).slice(0, 800)))
+      }, ms)
+      this.waiters.push(w)
+    })
+  }
+
+  type (type: string, extra: (f: Frame) => boolean = () => true, ms?: number): Promise<Frame> {
+    return this.next((f) => f.type === type && extra(f), ms)
+  }
+}
+
+export interface WsMember {
+  ws: WebSocket
+  uuid: string
+  joined: Frame
+  inbox: Inbox
+  closed: Promise<{ code: number, reason: string }>
+}
+
+export function wsUrl (base: string, path: string): string { return base.replace(/^http/, 'ws') + path }
+
+/** Opens a WebSocket and resolves once the `joined` frame (or, for non-room paths, `open`) arrived. */
+export async function wsMember (base: string, room: string): Promise<WsMember> {
+  const ws = new WebSocket(wsUrl(base, '/platform/rooms/' + room))
+  const inbox = new Inbox()
+  const closed = new Promise<{ code: number, reason: string }>((resolve) => {
+    ws.on('close', (code, reason) => { resolve({ code, reason: String(reason) }) })
+  })
+  ws.on('error', () => { /* surfaced through close */ })
+  ws.on('message', (d) => {
+    const text = String(d)
+    try { inbox.push(JSON.parse(text)) } catch { inbox.push({ raw: text }) }
+  })
+  const joined = await inbox.type('joined')
+  return { ws, uuid: joined.uuid, joined, inbox, closed }
+}
+
+export interface SseMember {
+  uuid: string
+  joined: Frame
+  inbox: Inbox
+  /** Comment lines received (`: heartbeat`). */
+  comments: string[]
+  /** Resolves when the server ends the stream. */
+  ended: Promise<void>
+  abort: () => void
+}
+
+/** Opens an SSE stream with fetch and parses `data:` events as JSON. */
+export async function sseMember (base: string, room: string, query = ''): Promise<SseMember> {
+  const ac = new AbortController()
+  const res = await fetch(base + '/platform/rooms/' + room + query, { headers: { accept: 'text/event-stream' }, signal: ac.signal })
+  if (res.status !== 200) throw new Error('SSE status ' + res.status + ' ' + await res.text())
+  const inbox = new Inbox()
+  const comments: string[] = []
+  const reader = res.body!.getReader()
+  const dec = new TextDecoder()
+  const ended = (async () => {
+    let buf = ''
+    try {
+      for (;;) {
+        const { value, done } = await reader.read()
+        if (done) return
+        buf += dec.decode(value, { stream: true })
+        let i
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, i)
+          buf = buf.slice(i + 2)
+          for (const l of block.split('\n')) if (l.startsWith(':')) comments.push(l.slice(1).trim())
+          const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')
+          if (data !== '') { try { inbox.push(JSON.parse(data)) } catch { inbox.push({ raw: data }) } }
+        }
+      }
+    } catch { /* aborted */ }
+  })()
+  const joined = await inbox.type('joined')
+  return { uuid: joined.uuid, joined, inbox, comments, ended, abort: () => { ac.abort() } }
+}
+
+export interface LpMember {
+  uuid: string
+  joined: Frame
+  inbox: Inbox
+  /** Statuses of polls that did not answer 200 (the loop stops at the first). */
+  stopped: Promise<number>
+  stop: () => void
+}
+
+/** Joins over long-polling and keeps one poll open at a time, pushing every message to the inbox. */
+export async function lpMember (base: string, room: string): Promise<LpMember> {
+  const url = base + '/platform/rooms/' + room + '?transport=long-polling'
+  const first = await fetch(url)
+  if (first.status !== 200) throw new Error('long-polling join ' + first.status)
+  const body = await first.json() as { uuid: string, messages: Frame[] }
+  const inbox = new Inbox()
+  for (const m of body.messages) inbox.push(m)
+  const ac = new AbortController()
+  let running = true
+  const stopped = (async () => {
+    while (running) {
+      let r: Response
+      try { r = await fetch(url + '&uuid=' + body.uuid, { signal: ac.signal }) } catch { return -1 }
+      if (r.status !== 200) return r.status
+      const b = await r.json() as { messages: Frame[] }
+      for (const m of b.messages) inbox.push(m)
+      if (b.messages.some((m) => m.type === 'disconnected')) return 200
+    }
+    return 0
+  })()
+  const joined = await inbox.type('joined')
+  return { uuid: body.uuid, joined, inbox, stopped, stop: () => { running = false; ac.abort() } }
+}
+
+/** POSTs a JSON frame to the room as `uuid`. */
+export async function say (base: string, room: string, uuid: string, data: unknown): Promise<Response> {
+  return await fetch(base + '/platform/rooms/' + room, { method: 'POST', headers: { 'content-type': 'application/json', 'x-platform-resource': uuid }, body: JSON.stringify(data) })
+}
