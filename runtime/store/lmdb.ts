@@ -13,7 +13,8 @@ export class Store {
 
   constructor (readonly path: string) {
     mkdirSync(path, { recursive: true })
-    this.root = open({ path, maxDbs: 64, compression: false })
+    // noSubdir false: lmdb-js would take a directory whose name has a dot (mktemp's) for a file
+    this.root = open({ path, maxDbs: 64, compression: false, noSubdir: false })
   }
 
   /** A named database of msgpack values; the same instance for the same name. */

@@ -1,12 +1,14 @@
 import type { Platform } from '../platform.js'
 import { Transport } from './transport.js'
-import { Rooms } from './rooms.js'
+import { installRooms } from './rooms.js'
+import type { EndpointSettings } from './endpoint.js'
 
 export { Transport, type TransportOptions } from './transport.js'
 export { Broadcaster } from './broadcaster.js'
 export { Resource } from './resource.js'
 export { Frame } from './frame.js'
 export { ROOM_PATH, roomBroadcasterId } from './rooms.js'
+export { RESOURCE_HEADER, type EndpointHooks, type EndpointRequest } from './endpoint.js'
 export { Reason, type TransportKind, type BroadcasterInfo, type ResourceInfo } from './types.js'
 
 /** The key under which the platform's property bag holds the transport. */
@@ -40,7 +42,7 @@ export async function installTransport (platform: Platform): Promise<void> {
     longPollingQueue,
     longPollingIdleMs: c.get<number>('platform.transport.long-polling-idle-seconds') * 1000
   })
-  new Rooms({
+  const settings: EndpointSettings = {
     http: platform.http,
     transport,
     logger: platform.logger,
@@ -51,7 +53,9 @@ export async function installTransport (platform: Platform): Promise<void> {
     maxBackpressureBytes,
     longPollingTimeoutMs,
     longPollingQueue
-  }).install()
+  }
+  transport.endpointSettings = settings
+  installRooms(settings)
   platform.http.onShutdown(() => { transport.shutdown() })
   platform.properties.set(TRANSPORT_PROPERTY, transport)
 }

@@ -23,18 +23,21 @@ interface PendingPoll {
  */
 export class LongPollingResource extends Resource {
   private queue: string[] = []
+  private queuedBytes = 0
   private poll: PendingPoll | undefined
   /** When the last poll ended (or the resource joined): idle clients are reaped from here. */
   lastSeen = Date.now()
 
-  constructor (uuid: string, broadcaster: Broadcaster, private readonly owner: PollOwner, private readonly maxQueue: number) {
+  constructor (uuid: string, broadcaster: Broadcaster, private readonly owner: PollOwner, private readonly maxQueue: number, private readonly maxBytes: number) {
     super(uuid, 'LONG_POLLING', broadcaster)
   }
 
   deliver (frame: Frame): void {
     if (this.closed) return
-    this.queue.push(frame.item)
-    if (this.queue.length > this.maxQueue) { this.owner.overflow(this); return }
+    const item = frame.item
+    this.queue.push(item)
+    this.queuedBytes += item.length
+    if (this.queue.length > this.maxQueue || this.queuedBytes > this.maxBytes) { this.owner.overflow(this); return }
     if (this.poll !== undefined) this.owner.scheduleFlush(this)
   }
 
@@ -66,6 +69,7 @@ export class LongPollingResource extends Resource {
   reply (ctx: Context): void {
     const body = '{"uuid":"' + this.uuid + '","messages":[' + this.queue.join(',') + ']}'
     this.queue = []
+    this.queuedBytes = 0
     this.lastSeen = Date.now()
     ctx.send(200, body, 'application/json')
   }
@@ -79,6 +83,7 @@ export class LongPollingResource extends Resource {
     this.queue.push(disconnectedFrame(reason).item)
     this.answer()
     this.queue = []
+    this.queuedBytes = 0
   }
 
   get isSuspended (): boolean { return this.poll !== undefined }

@@ -9,6 +9,7 @@ import type { Resource } from './resource.js'
 import { WsResource, type SocketWatcher } from './ws-resource.js'
 import { LongPollingResource, type PollOwner } from './long-polling-resource.js'
 import { Reason, type BroadcasterInfo, type ResourceInfo } from './types.js'
+import { Endpoint, type EndpointHooks, type EndpointSettings } from './endpoint.js'
 
 export interface TransportOptions {
   app: TemplatedApp
@@ -42,16 +43,29 @@ export class Transport implements SocketWatcher, PollOwner {
   private sweeper: NodeJS.Timeout | undefined
   private readonly runTurn = (): void => { this.turn() }
   closing = false
+  /** Set by installTransport: what `expose` needs to serve an endpoint. */
+  endpointSettings: EndpointSettings | undefined
 
   constructor (readonly opts: TransportOptions) {}
+
+  /**
+   * Serves `pattern` (`/things/{id}`) on WebSocket, SSE and long-polling: each connection becomes
+   * a resource of the broadcaster `hooks.resolve` names, with the same heartbeats, slow-consumer
+   * closing and shutdown as rooms. For areas that stream to clients (admin events, live streams).
+   */
+  expose (pattern: string, hooks: EndpointHooks): void {
+    if (this.endpointSettings === undefined) throw new Error('transport not installed: call installTransport(platform) first')
+    new Endpoint(this.endpointSettings, pattern, hooks).install()
+  }
 
   // --- programmatic API (the admin area puts REST on these) ---
 
   /** Gets or creates the broadcaster `id`. */
-  broadcaster (id: string, className = 'Broadcaster'): Broadcaster {
+  broadcaster (id: string, className: string = 'Broadcaster'): Broadcaster {
     let b = this.broadcasters.get(id)
     if (b === undefined) {
-      const label = className === 'RoomBroadcaster' ? ROOM_LABEL : id
+      // broadcasters an endpoint creates per request share their class's label, so labels stay bounded
+      const label = className === 'RoomBroadcaster' ? ROOM_LABEL : className === 'Broadcaster' ? id : className
       b = new Broadcaster(id, className, this.opts.metrics.broadcasts.labels(label))
       this.broadcasters.set(id, b)
       this.opts.bus.emit('BroadcasterCreated', { id })
@@ -164,7 +178,7 @@ export class Transport implements SocketWatcher, PollOwner {
     if (b.onLeave !== undefined) {
       try { b.onLeave(r, reason) } catch (err) { this.opts.logger.error({ err, broadcaster: b.id }, 'leave handler failed') }
     }
-    if (b.autoDestroy && b.resources.size === 0) this.destroyBroadcaster(b.id)
+    if (b.autoDestroy && b.resources.size === 0 && this.broadcasters.get(b.id) === b) this.destroyBroadcaster(b.id)
   }
 
   /** Ends a resource from the server side and unregisters it. */
@@ -204,7 +218,7 @@ export class Transport implements SocketWatcher, PollOwner {
   }
 
   overflow (r: LongPollingResource): void {
-    this.opts.logger.warn({ uuid: r.uuid, broadcaster: r.broadcaster.id, limit: this.opts.longPollingQueue }, 'disconnecting long-polling client: queue overflow')
+    this.opts.logger.warn({ uuid: r.uuid, broadcaster: r.broadcaster.id, maxFrames: this.opts.longPollingQueue, maxBytes: this.opts.maxBackpressureBytes }, 'disconnecting long-polling client: queue overflow')
     this.end(r, Reason.queueOverflow)
   }
 

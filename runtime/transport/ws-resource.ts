@@ -6,7 +6,8 @@ import { Reason } from './types.js'
 
 /** What a WebSocket carries from upgrade to close. */
 export interface WsData {
-  room: string
+  /** The broadcaster the socket joins once open. */
+  id: string
   resource: WsResource | undefined
 }
 

@@ -42,7 +42,8 @@ t.test('a write that resolved survives SIGKILL of the writer', async (t) => {
 })
 
 t.test('named databases are separate and the store refuses use after close', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'platform-store-'))
+  // a dot in the directory name must not make lmdb treat it as a file
+  const dir = mkdtempSync(join(tmpdir(), 'platform.store.'))
   const store = new Store(dir)
   await store.db('a').put('k', 1)
   await store.db('b').put('k', 2)

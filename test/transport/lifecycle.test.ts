@@ -36,7 +36,10 @@ t.test('graceful shutdown: WebSockets get 1001, SSE and held polls a disconnecte
   const c = await lpMember(tp2.url, 'bye')
   const reasons: string[] = []
   tp2.platform.bus.on('ResourceDisconnected', (e) => { reasons.push(e.reason) })
-  await new Promise((r) => setTimeout(r, 50)) // let the long-poll be held
+  // wait until the long-poll is held
+  const tr2 = transportOf(tp2.platform)
+  for (let i = 0; i < 400 && tr2.listResources().find((r) => r.uuid === c.uuid)?.isSuspended !== true; i++) await new Promise((r) => setTimeout(r, 10))
+  t.equal(tr2.listResources().find((r) => r.uuid === c.uuid)?.isSuspended, true, 'the poll is held')
   await tp2.close()
   t.same(await a.closed, { code: 1001, reason: 'server shutting down' })
   t.same(await b.inbox.type('disconnected'), { type: 'disconnected', reason: 'server shutting down' })
@@ -45,5 +48,5 @@ t.test('graceful shutdown: WebSockets get 1001, SSE and held polls a disconnecte
   t.same(await c.inbox.type('disconnected'), { type: 'disconnected', reason: 'server shutting down' })
   t.same(reasons, ['server shutting down', 'server shutting down', 'server shutting down'])
   t.equal(a.inbox.all.filter((f) => f.type === 'member-left').length, 0, 'no leave storm on shutdown')
-  t.equal(transportOf(tp2.platform).resourceCount, 0)
+  t.equal(tr2.resourceCount, 0)
 })

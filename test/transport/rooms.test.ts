@@ -161,4 +161,16 @@ t.test('a long-polling client whose queue overflows between polls is disconnecte
   t.same(reasons, ['queue overflow'])
   t.equal((await fetch(tp2.url + '/platform/rooms/q?transport=long-polling&uuid=' + j.uuid)).status, 404)
   t.ok(tp2.logs.some((l) => l.msg === 'disconnecting long-polling client: queue overflow'))
+
+  // the queue is bounded in bytes too (platform.transport.max-backpressure-bytes)
+  const tp3 = await startTestPlatform({ 'platform.transport.max-backpressure-bytes': 10_000 }, { install: installTransport })
+  t.teardown(tp3.close)
+  const k = await (await fetch(tp3.url + '/platform/rooms/q?transport=long-polling')).json() as { uuid: string }
+  const gone: string[] = []
+  tp3.platform.bus.on('ResourceDisconnected', (e) => { gone.push(e.reason) })
+  transportOf(tp3.platform).broadcast('/platform/rooms/q', { blob: 'x'.repeat(6000) })
+  t.same(gone, [])
+  transportOf(tp3.platform).broadcast('/platform/rooms/q', { blob: 'x'.repeat(6000) })
+  t.same(gone, ['queue overflow'])
+  t.equal((await fetch(tp3.url + '/platform/rooms/q?transport=long-polling&uuid=' + k.uuid)).status, 404)
 })

@@ -1,0 +1,255 @@
+import { randomUUID } from 'node:crypto'
+import type { HttpResponse, HttpRequest, us_socket_context_t, WebSocket } from 'uWebSockets.js'
+import { PlatformError, parseJsonBody, statusLine, type Context, type HttpServer } from '../http/index.js'
+import type { Logger } from '../observability/index.js'
+import type { Broadcaster } from './broadcaster.js'
+import { Frame } from './frame.js'
+import type { Resource } from './resource.js'
+import { WsResource, type WsData } from './ws-resource.js'
+import { SseResource } from './sse-resource.js'
+import { LongPollingResource } from './long-polling-resource.js'
+import type { Transport } from './transport.js'
+import { Reason } from './types.js'
+
+/** Header (or `uuid` query parameter) naming the resource a POST, DELETE or poll comes from. */
+export const RESOURCE_HEADER = 'x-platform-resource'
+
+/** What every endpoint shares; installTransport fills it from configuration. */
+export interface EndpointSettings {
+  http: HttpServer
+  transport: Transport
+  logger: Logger
+  /** Largest frame a member may send (platform.server.body-limit-bytes). */
+  frameLimit: number
+  jsonMaxDepth: number
+  /** uWS idleTimeout in seconds; pings go out at about half of it. */
+  idleTimeoutSeconds: number
+  maxBackpressureBytes: number
+  longPollingTimeoutMs: number
+  longPollingQueue: number
+}
+
+/** What a hook sees of a connecting request (headers lowercase). */
+export interface EndpointRequest {
+  params: Record<string, string>
+  query: URLSearchParams
+  headers: Record<string, string>
+}
+
+/** How an endpoint maps requests to broadcasters and what it does with members. */
+export interface EndpointHooks {
+  /** The broadcaster id a request joins; throw a PlatformError to refuse it (runs before any upgrade). */
+  resolve (req: EndpointRequest): string
+  /** `className` of broadcasters this endpoint creates. */
+  className?: string
+  /** Once per broadcaster this endpoint creates (rooms announce leaves there). */
+  setup? (b: Broadcaster): void
+  /** After a resource is registered: greet it, tell the others. */
+  joined? (r: Resource): void
+  /**
+   * A JSON value a member sent (a WebSocket frame or a POST body); returns the resources reached.
+   * Without it WebSocket frames are ignored and POST is not routed.
+   */
+  message? (r: Resource, value: unknown): number
+}
+
+/**
+ * One path served on all three transports: a WebSocket upgrade, `GET` as SSE (default) or
+ * long-polling (`?transport=long-polling`, then `&uuid=`), `DELETE` to leave, and `POST` to speak
+ * when the hooks take messages. Resources join the broadcaster `hooks.resolve` names.
+ */
+export class Endpoint {
+  private readonly paramNames: string[] = []
+  private readonly prepared = new WeakSet<Broadcaster>()
+
+  constructor (private readonly o: EndpointSettings, readonly pattern: string, private readonly hooks: EndpointHooks) {
+    pattern.replace(/\{([^}]+)\}/g, (_, n: string) => { this.paramNames.push(n); return '' })
+  }
+
+  install (): void {
+    const { http } = this.o
+    http.ws<WsData>(this.pattern, {
+      // frames up to twice the limit are read and refused with 1009; beyond that uWS drops the connection
+      maxPayloadLength: this.o.frameLimit * 2,
+      // uWS stops buffering at twice our limit; we close at the limit (see Transport)
+      maxBackpressure: this.o.maxBackpressureBytes * 2,
+      closeOnBackpressureLimit: 0,
+      idleTimeout: this.o.idleTimeoutSeconds,
+      sendPingsAutomatically: true,
+      // an exception escaping a uWS callback would take the process down: log it instead
+      upgrade: (res, req, context) => {
+        try { this.upgrade(res, req, context) } catch (err) {
+          this.failed(err, 'upgrade')
+          // uWS also aborts if an upgrade handler returns without answering
+          try { res.cork(() => { res.writeStatus('500 Internal Server Error').end(JSON.stringify(new PlatformError('INTERNAL').body()), true) }) } catch { /* already answered */ }
+        }
+      },
+      open: (ws) => { try { this.openWs(ws) } catch (err) { this.failed(err, 'open') } },
+      message: (ws, msg) => { try { this.wsMessage(ws, msg) } catch (err) { this.failed(err, 'message') } },
+      close: (ws, code, msg) => { try { this.closeWs(ws, code, msg) } catch (err) { this.failed(err, 'close') } }
+    })
+    http.get(this.pattern, (ctx) => this.get(ctx))
+    if (this.hooks.message !== undefined) http.post(this.pattern, (ctx) => this.post(ctx), { body: 'json' })
+    http.delete(this.pattern, (ctx) => { this.leave(ctx) })
+  }
+
+  private failed (err: unknown, phase: string): void {
+    this.o.logger.error({ err, phase, endpoint: this.pattern }, 'transport WebSocket handler failed')
+  }
+
+  private broadcaster (id: string): Broadcaster {
+    const b = this.o.transport.broadcaster(id, this.hooks.className)
+    if (!this.prepared.has(b)) {
+      this.prepared.add(b)
+      this.hooks.setup?.(b)
+    }
+    return b
+  }
+
+  private join (r: Resource): void {
+    this.o.transport.add(r)
+    this.hooks.joined?.(r)
+  }
+
+  /** The resource named by the request, which must belong to broadcaster `id`. */
+  private member (ctx: Context, id: string): Resource {
+    const uuid = ctx.headers[RESOURCE_HEADER] ?? ctx.query.get('uuid') ?? ''
+    if (uuid === '') throw new PlatformError('MISSING_RESOURCE_ID')
+    const r = this.o.transport.resource(uuid)
+    if (r === undefined || r.broadcaster.id !== id) throw new PlatformError('UNKNOWN_RESOURCE', { uuid })
+    return r
+  }
+
+  private resolveCtx (ctx: Context): string {
+    return this.hooks.resolve({ params: ctx.params, query: ctx.query, headers: ctx.headers })
+  }
+
+  // --- WebSocket ---
+
+  private upgrade (res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
+    const key = req.getHeader('sec-websocket-key')
+    const protocol = req.getHeader('sec-websocket-protocol')
+    const extensions = req.getHeader('sec-websocket-extensions')
+    const headers: Record<string, string> = {}
+    req.forEach((k, v) => { headers[k] = v })
+    const params: Record<string, string> = {}
+    for (let i = 0; i < this.paramNames.length; i++) {
+      const raw = req.getParameter(i) ?? ''
+      try { params[this.paramNames[i]!] = decodeURIComponent(raw) } catch { params[this.paramNames[i]!] = raw }
+    }
+    let id = ''
+    let err: PlatformError | undefined
+    if (this.o.transport.closing) {
+      err = new PlatformError('SHUTTING_DOWN')
+    } else {
+      try { id = this.hooks.resolve({ params, query: new URLSearchParams(req.getQuery() ?? ''), headers }) } catch (e) {
+        if (!(e instanceof PlatformError)) throw e
+        err = e
+      }
+    }
+    if (err !== undefined) {
+      const e = err
+      res.cork(() => {
+        res.writeStatus(statusLine(e.status)).writeHeader('content-type', 'application/json').end(JSON.stringify(e.body()), true)
+      })
+      return
+    }
+    res.upgrade<WsData>({ id, resource: undefined }, key, protocol, extensions, context)
+  }
+
+  private openWs (ws: WebSocket<WsData>): void {
+    const data = ws.getUserData()
+    const r = new WsResource(randomUUID(), this.broadcaster(data.id), ws, this.o.transport)
+    data.resource = r
+    this.join(r)
+  }
+
+  private wsMessage (ws: WebSocket<WsData>, msg: ArrayBuffer): void {
+    const r = ws.getUserData().resource
+    if (r === undefined || r.closed) return
+    if (msg.byteLength > this.o.frameLimit) {
+      this.o.logger.warn({ uuid: r.uuid, bytes: msg.byteLength, limit: this.o.frameLimit }, 'closing WebSocket: frame over the limit (1009)')
+      this.o.transport.end(r, Reason.tooBig)
+      return
+    }
+    if (this.hooks.message === undefined) return
+    let value: unknown
+    try {
+      // the ArrayBuffer is only valid during this callback: parse synchronously
+      value = parseJsonBody(Buffer.from(msg), this.o.jsonMaxDepth)
+    } catch (err) {
+      const body = err instanceof PlatformError ? err.body() : { error: 'Invalid frame' }
+      r.deliver(Frame.json(JSON.stringify({ type: 'error', ...body })))
+      return
+    }
+    this.hooks.message(r, value)
+  }
+
+  private closeWs (ws: WebSocket<WsData>, code: number, msg: ArrayBuffer): void {
+    const r = ws.getUserData().resource
+    if (r === undefined) return
+    let reason = r.reason
+    if (reason === undefined) {
+      const text = Buffer.from(msg).toString()
+      if (text.includes('too big')) {
+        reason = Reason.tooBig
+        this.o.logger.warn({ uuid: r.uuid, limit: this.o.frameLimit * 2 }, 'WebSocket dropped: frame beyond twice the limit')
+      } else if (text.includes('inactivity')) {
+        reason = Reason.timeout
+      } else if (text !== '' && code === 1006) {
+        // uWS drops a peer that breaks the protocol (e.g. a text frame that is not UTF-8)
+        reason = Reason.invalid
+        this.o.logger.warn({ uuid: r.uuid, detail: text }, 'WebSocket dropped: invalid frame')
+      } else {
+        reason = Reason.closed
+      }
+    }
+    this.o.transport.remove(r, reason)
+  }
+
+  // --- SSE and long-polling ---
+
+  private get (ctx: Context): Promise<void> | undefined {
+    const id = this.resolveCtx(ctx)
+    const mode = ctx.query.get('transport') ?? ctx.headers['x-platform-transport'] ?? 'sse'
+    if (mode === 'long-polling') return this.poll(ctx, id)
+    if (mode !== 'sse') throw new PlatformError('INVALID_QUERY', { name: 'transport', detail: "use 'sse' or 'long-polling' (or a WebSocket upgrade)" })
+    if (this.o.transport.closing) throw new PlatformError('SHUTTING_DOWN')
+    const stream = ctx.sse({ maxQueuedBytes: this.o.maxBackpressureBytes })
+    const r = new SseResource(randomUUID(), this.broadcaster(id), stream)
+    stream.onClose(() => {
+      // the stream closes itself when its queue overflows: that is a slow consumer
+      const reason = r.reason ?? (ctx.aborted ? Reason.closed : Reason.slow)
+      if (reason === Reason.slow) this.o.logger.warn({ uuid: r.uuid, broadcaster: r.broadcaster.id, limit: this.o.maxBackpressureBytes }, 'closed slow SSE consumer')
+      this.o.transport.remove(r, reason)
+    })
+    this.join(r)
+    return undefined
+  }
+
+  private poll (ctx: Context, id: string): Promise<void> | undefined {
+    const t = this.o.transport
+    const uuid = ctx.query.get('uuid') ?? ctx.headers[RESOURCE_HEADER]
+    if (uuid === undefined || uuid === '') {
+      if (t.closing) throw new PlatformError('SHUTTING_DOWN')
+      const r = new LongPollingResource(randomUUID(), this.broadcaster(id), t, this.o.longPollingQueue, this.o.maxBackpressureBytes)
+      this.join(r)
+      r.reply(ctx)
+      return undefined
+    }
+    const r = this.member(ctx, id)
+    if (!(r instanceof LongPollingResource)) throw new PlatformError('UNKNOWN_RESOURCE', { uuid })
+    return r.open(ctx, Date.now() + this.o.longPollingTimeoutMs)
+  }
+
+  private post (ctx: Context): unknown {
+    const r = this.member(ctx, this.resolveCtx(ctx))
+    if (r instanceof LongPollingResource) r.lastSeen = Date.now()
+    return { status: 'sent', resourceCount: this.hooks.message!(r, ctx.body) }
+  }
+
+  private leave (ctx: Context): void {
+    const r = this.member(ctx, this.resolveCtx(ctx))
+    this.o.transport.end(r, Reason.left)
+  }
+}
