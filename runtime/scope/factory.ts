@@ -11,6 +11,19 @@ import { SemanticIntentScopeGuardrail } from './semantic-intent.js'
 import { DEFAULT_DECISION_TIMEOUT_MS } from './decision-model.js'
 
 let bare: ScopeRuntime | undefined
+let installed: ScopeRuntime | undefined
+
+/**
+ * The runtime used when a caller passes none: the one `installScope` built for the platform that
+ * is serving (one per process in production), else the bare runtime. Tests that run several
+ * platforms pass their runtime explicitly.
+ */
+export function defaultScopeRuntime (): ScopeRuntime { return installed ?? bareScopeRuntime() }
+
+/** Called by `installScope`; `undefined` when that platform closes. */
+export function setDefaultScopeRuntime (rt: ScopeRuntime | undefined, onlyIf?: ScopeRuntime): void {
+  if (onlyIf === undefined || installed === onlyIf) installed = rt
+}
 
 /**
  * A runtime with no embedder and no decision model: embedding tiers degrade to RULE_BASED and
@@ -38,10 +51,10 @@ export function guardrailFor (tier: Tier, runtime: ScopeRuntime): ScopeGuardrail
 
 /**
  * The YAML `type: scope` factory. Config errors throw (ScopeConfigError) at load time; the policy
- * plane wraps them with the entry's name. Pass the platform's runtime (`scopeRuntimeOf(platform)`)
- * so the embedding and LLM tiers find the configured embedder and classifier.
+ * plane wraps them with the entry's name. Without a runtime argument it uses the installed
+ * platform's (`defaultScopeRuntime`), so it can be registered as a plain PolicyFactory.
  */
-export function createScopePolicy (d: PolicyDescriptor, runtime: ScopeRuntime = bareScopeRuntime()): ScopePolicy {
+export function createScopePolicy (d: PolicyDescriptor, runtime: ScopeRuntime = defaultScopeRuntime()): ScopePolicy {
   const { agent, config } = scopeFromPolicyConfig(d.config)
   return new ScopePolicy(d.name, d.source, d.version, config, agent, guardrailFor(config.tier, runtime), runtime)
 }
@@ -55,7 +68,7 @@ export function scopePolicyFactory (runtime: ScopeRuntime): PolicyFactory {
  * defaults), as a policy named `scope::<agent>` with source `annotation:<agent>`; null when the
  * agent declares no scope. Attribute errors throw ScopeConfigError.
  */
-export function scopePolicyForAgent (agent: { name: string, version?: string, scope?: unknown }, runtime: ScopeRuntime = bareScopeRuntime()): ScopePolicy | null {
+export function scopePolicyForAgent (agent: { name: string, version?: string, scope?: unknown }, runtime: ScopeRuntime = defaultScopeRuntime()): ScopePolicy | null {
   if (agent.scope === undefined || agent.scope === null) return null
   const config = scopeFromAgentAttributes(agent.scope, agent.name)
   return new ScopePolicy(`scope::${agent.name}`, `annotation:${agent.name}`, agent.version ?? '1.0', config, agent.name, guardrailFor(config.tier, runtime), runtime)

@@ -10,6 +10,7 @@ import { OpenAiDecisionModel } from './openai-decision-model.js'
 import type { PluginClassifier, ScopeRuntime } from './scope-runtime.js'
 import { withDeadline } from './deadline.js'
 import { ScopeMetrics } from './scope-metrics.js'
+import { setDefaultScopeRuntime } from './factory.js'
 
 /** Where the platform's scope runtime lives in the framework property bag. */
 export const SCOPE_RUNTIME_PROPERTY = 'org.platform.ai.scope.runtime'
@@ -26,7 +27,10 @@ export const DECISION_MODEL_PROPERTY = 'org.platform.ai.scope.decision-model'
  * embedder or classifier that is not loaded is looked up again on every request.
  */
 export async function installScope (platform: Platform): Promise<ScopeRuntime> {
-  return scopeRuntimeOf(platform)
+  const rt = scopeRuntimeOf(platform)
+  setDefaultScopeRuntime(rt)
+  platform.onClose(() => { setDefaultScopeRuntime(undefined, rt) })
+  return rt
 }
 
 /** The runtime `installScope` built for this platform, building it on first use. */

@@ -5,7 +5,7 @@ import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
 import { installAreas } from '../../runtime/areas.js'
 import {
   installScope, scopeRuntimeOf, createScopePolicy, scopePolicyFactory, SCOPE_RUNTIME_PROPERTY, DECISION_MODEL_PROPERTY, LexicalEmbedder, cosineSimilarity,
-  LEXICAL_DIMENSIONS, type DecisionModel
+  LEXICAL_DIMENSIONS, defaultScopeRuntime, bareScopeRuntime, type DecisionModel
 } from '../../runtime/scope/index.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { OpenAiServer, chatReply, tableEmbeddings } from '../helpers/openai-server.js'
@@ -69,6 +69,17 @@ t.test('embedder lexical and openai, classifier openai, from configuration', asy
   const lex = await startTestPlatform({ 'platform.ai.scope.embedder': 'lexical' }, { install: installScope })
   t.teardown(lex.close)
   t.equal(scopeRuntimeOf(lex.platform).embedder()?.name, 'lexical')
+})
+
+t.test('without a runtime argument the factory uses the installed platform runtime', async (t) => {
+  t.equal(defaultScopeRuntime(), bareScopeRuntime(), 'nothing installed: bare')
+  const tp = await startTestPlatform({ 'platform.ai.scope.embedder': 'lexical' }, { install: installScope })
+  t.equal(defaultScopeRuntime(), scopeRuntimeOf(tp.platform))
+  const p = createScopePolicy({ name: 'plain', source: 'yaml:x', version: '1', config: { purpose: 'Refunds for orders', 'on-breach': 'DENY' } })
+  t.same(await p.evaluate(pre('refund my orders')), { decision: 'admit' }, 'the lexical embedder answered, not the rules')
+  t.match(await p.evaluate(pre('tell me a story')), { decision: 'deny', reason: /^message similarity 0\.0 below threshold 0\.45$/ })
+  await tp.close()
+  t.equal(defaultScopeRuntime(), bareScopeRuntime(), 'closed: back to bare')
 })
 
 t.test('a built-in adapter without its URL stops start-up', async (t) => {
