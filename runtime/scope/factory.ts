@@ -20,6 +20,19 @@ let installed: ScopeRuntime | undefined
  */
 export function defaultScopeRuntime (): ScopeRuntime { return installed ?? bareScopeRuntime() }
 
+/**
+ * A runtime that follows whichever one is installed at call time, so a policy built before
+ * `installScope` ran (say, by a policy file loaded first) still finds the platform's embedder.
+ */
+const followInstalled: ScopeRuntime = {
+  get logger () { return defaultScopeRuntime().logger },
+  embedder: () => defaultScopeRuntime().embedder(),
+  decisionModel: () => defaultScopeRuntime().decisionModel(),
+  pluginClassifier: () => defaultScopeRuntime().pluginClassifier(),
+  get decisionTimeoutMs () { return defaultScopeRuntime().decisionTimeoutMs },
+  get metrics () { return defaultScopeRuntime().metrics }
+}
+
 /** Called by `installScope`; `undefined` when that platform closes. */
 export function setDefaultScopeRuntime (rt: ScopeRuntime | undefined, onlyIf?: ScopeRuntime): void {
   if (onlyIf === undefined || installed === onlyIf) installed = rt
@@ -51,10 +64,11 @@ export function guardrailFor (tier: Tier, runtime: ScopeRuntime): ScopeGuardrail
 
 /**
  * The YAML `type: scope` factory. Config errors throw (ScopeConfigError) at load time; the policy
- * plane wraps them with the entry's name. Without a runtime argument it uses the installed
- * platform's (`defaultScopeRuntime`), so it can be registered as a plain PolicyFactory.
+ * plane wraps them with the entry's name. Without a runtime argument it follows the installed
+ * platform's (`defaultScopeRuntime`, looked up per request), so it can be registered as a plain
+ * PolicyFactory.
  */
-export function createScopePolicy (d: PolicyDescriptor, runtime: ScopeRuntime = defaultScopeRuntime()): ScopePolicy {
+export function createScopePolicy (d: PolicyDescriptor, runtime: ScopeRuntime = followInstalled): ScopePolicy {
   const { agent, config } = scopeFromPolicyConfig(d.config)
   return new ScopePolicy(d.name, d.source, d.version, config, agent, guardrailFor(config.tier, runtime), runtime)
 }
@@ -68,7 +82,7 @@ export function scopePolicyFactory (runtime: ScopeRuntime): PolicyFactory {
  * defaults), as a policy named `scope::<agent>` with source `annotation:<agent>`; null when the
  * agent declares no scope. Attribute errors throw ScopeConfigError.
  */
-export function scopePolicyForAgent (agent: { name: string, version?: string, scope?: unknown }, runtime: ScopeRuntime = defaultScopeRuntime()): ScopePolicy | null {
+export function scopePolicyForAgent (agent: { name: string, version?: string, scope?: unknown }, runtime: ScopeRuntime = followInstalled): ScopePolicy | null {
   if (agent.scope === undefined || agent.scope === null) return null
   const config = scopeFromAgentAttributes(agent.scope, agent.name)
   return new ScopePolicy(`scope::${agent.name}`, `annotation:${agent.name}`, agent.version ?? '1.0', config, agent.name, guardrailFor(config.tier, runtime), runtime)

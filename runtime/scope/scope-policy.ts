@@ -18,7 +18,7 @@ const ADMIT: PolicyDecision = Object.freeze({ decision: 'admit' })
  */
 export class ScopePolicy implements GovernancePolicy {
   readonly className = 'ScopePolicy'
-  private readonly record: (decision: string, similarity: number) => void
+  private recorder: ((decision: string, similarity: number) => void) | undefined
 
   constructor (
     readonly name: string,
@@ -31,7 +31,16 @@ export class ScopePolicy implements GovernancePolicy {
     private readonly runtime: ScopeRuntime
   ) {
     if (guardrail.tier() !== config.tier) throw new Error(`guardrail tier ${guardrail.tier()} does not match config tier ${config.tier}`)
-    this.record = runtime.metrics?.forPolicy(name, config.tier) ?? noRecord
+  }
+
+  /** Bound on first use: a policy built before its platform was installed still counts there. */
+  private record (decision: string, similarity: number): void {
+    if (this.recorder === undefined) {
+      const m = this.runtime.metrics
+      if (m === undefined) return
+      this.recorder = m.forPolicy(this.name, this.config.tier)
+    }
+    this.recorder(decision, similarity)
   }
 
   appliesTo (agentId: string | null | undefined): boolean {
@@ -105,8 +114,6 @@ export class ScopePolicy implements GovernancePolicy {
     return ADMIT
   }
 }
-
-function noRecord (): void {}
 
 function isPromise<T> (v: T | Promise<T>): v is Promise<T> {
   return typeof (v as { then?: unknown } | null)?.then === 'function'

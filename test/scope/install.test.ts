@@ -73,9 +73,10 @@ t.test('embedder lexical and openai, classifier openai, from configuration', asy
 
 t.test('without a runtime argument the factory uses the installed platform runtime', async (t) => {
   t.equal(defaultScopeRuntime(), bareScopeRuntime(), 'nothing installed: bare')
+  const p = createScopePolicy({ name: 'plain', source: 'yaml:x', version: '1', config: { purpose: 'Refunds for orders', 'on-breach': 'DENY' } })
+  t.same(p.evaluate(pre('write python code')), { decision: 'deny', reason: "message matched built-in hijacking probe: 'write python code'" }, 'built before any install: degraded to the rules')
   const tp = await startTestPlatform({ 'platform.ai.scope.embedder': 'lexical' }, { install: installScope })
   t.equal(defaultScopeRuntime(), scopeRuntimeOf(tp.platform))
-  const p = createScopePolicy({ name: 'plain', source: 'yaml:x', version: '1', config: { purpose: 'Refunds for orders', 'on-breach': 'DENY' } })
   t.same(await p.evaluate(pre('refund my orders')), { decision: 'admit' }, 'the lexical embedder answered, not the rules')
   t.match(await p.evaluate(pre('tell me a story')), { decision: 'deny', reason: /^message similarity 0\.0 below threshold 0\.45$/ })
   await tp.close()
