@@ -1,5 +1,7 @@
 import type { Platform } from './platform.js'
 import { installTransport } from './transport/index.js'
+import { installPlugins } from './plugins/index.js'
+import { installMcp } from './mcp/index.js'
 import { installScope } from './scope/index.js'
 
 /**
@@ -8,5 +10,7 @@ import { installScope } from './scope/index.js'
  */
 export async function installAreas (platform: Platform): Promise<void> {
   await installTransport(platform)
+  await installPlugins(platform)
+  await installMcp(platform)
   await installScope(platform)
 }

@@ -5,7 +5,7 @@
 const pick = (o, keys) => { const r = {}; for (const k of keys) if (o[k] !== undefined) r[k] = o[k]; return r }
 
 function describeTool (t) {
-  return { name: t.name, description: t.description ?? '', input: t.input ?? { type: 'object', properties: {} }, longRunning: t.longRunning === true, ...pick(t, ['title', 'iconUrl', 'uiResource']) }
+  return { name: t.name, description: t.description ?? '', input: t.input ?? { type: 'object', properties: {} }, longRunning: t.longRunning === true, ...pick(t, ['title', 'iconUrl', 'uiResource', 'taskSupport']) }
 }
 
 /** Plain-data descriptor of everything a plugin contributes. */

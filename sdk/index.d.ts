@@ -37,6 +37,8 @@ export interface ToolDef<A = any> {
   iconUrl?: string
   input?: JsonSchema
   longRunning?: boolean
+  /** With longRunning: 'required' refuses MCP clients without the tasks extension; default 'optional'. */
+  taskSupport?: 'optional' | 'required'
   uiResource?: string
   run (args: A, ctx: Ctx): unknown
 }

@@ -9,16 +9,39 @@ function need (obj, key, type, what) {
 
 const brand = (kind, def) => Object.freeze({ ...def, __platform: kind })
 
-/** The default export of a plugin entry. Unknown keys are refused so typos fail at load. */
+// list key -> [helper that makes its items, the field that names an item]
+const ITEM = {
+  tools: ['tool', 'name'],
+  resources: ['resource', 'uri'],
+  prompts: ['prompt', 'name'],
+  agents: ['agent', 'name'],
+  policyTypes: ['policyType', 'type'],
+  classifiers: ['classifier', 'name'],
+  embedders: ['embedder', 'name']
+}
+
+function checkList (where, key, list) {
+  if (!Array.isArray(list)) throw new TypeError(`${where}: '${key}' must be an array`)
+  const [helper, id] = ITEM[key]
+  const seen = new Set()
+  list.forEach((item, i) => {
+    if (item === null || typeof item !== 'object' || item.__platform !== helper) throw new TypeError(`${where}: ${key}[${i}] must be made with ${helper}({...})`)
+    if (seen.has(item[id])) throw new TypeError(`${where}: two ${key} share the ${id} '${item[id]}'`)
+    seen.add(item[id])
+  })
+}
+
+/** The default export of a plugin entry. Unknown keys, items not made with their helper and duplicate names are refused, so mistakes fail at load. */
 export function definePlugin (def) {
   if (def === null || typeof def !== 'object') throw new TypeError('definePlugin expects an object')
   for (const k of Object.keys(def)) if (!KINDS.includes(k)) throw new TypeError(`definePlugin: unknown key '${k}' (expected ${KINDS.join(', ')})`)
   const out = {}
   for (const k of KINDS) {
     const list = def[k] ?? []
-    if (!Array.isArray(list)) throw new TypeError(`definePlugin: '${k}' must be an array`)
+    checkList('definePlugin', k, list)
     out[k] = Object.freeze([...list])
   }
+  for (const a of out.agents) checkList(`agent '${a.name}'`, 'tools', a.tools ?? [])
   return Object.freeze({ ...out, __platform: 'plugin' })
 }
 

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import { loadConfig, ConfigError } from '../config/index.js'
 import { startPlatform } from '../platform.js'
 import { installAreas } from '../areas.js'
+import { PLUGINS_USAGE, pluginsList, pluginsValidate, pluginsNew } from './plugins.js'
 
 const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
 
@@ -10,6 +11,9 @@ export const USAGE = `Usage: platform <command> [options]
 
 Commands:
   serve                 Serve the platform (HTTP, WebSocket, SSE on one port)
+  plugins list          List plugins: version, sandbox, state (live/failed with the error), contributions (--json)
+  plugins validate DIR  Check a plugin folder; exits 1 with the errors
+  plugins new NAME      Scaffold a working plugin with its own test (--dir PARENT, default ./plugins)
 
 Options of serve:
   --port N              TCP port (platform.server.port, default 8080; 0 picks a free one)
@@ -43,6 +47,8 @@ export async function main (argv: string[], out: Out = { log: (s) => process.std
         plugins: { type: 'string', multiple: true },
         'log-level': { type: 'string' },
         set: { type: 'string', multiple: true },
+        json: { type: 'boolean' },
+        dir: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' }
       }
@@ -55,7 +61,12 @@ export async function main (argv: string[], out: Out = { log: (s) => process.std
   if (values.version === true) { out.log(pkg.version); return 0 }
   if (values.help === true || positionals.length === 0) { out.log(USAGE); return positionals.length === 0 && values.help !== true ? 2 : 0 }
   const command = positionals[0]
-  if (command !== 'serve') { out.error(`platform: unknown command '${command}'\n\n${USAGE}`); return 2 }
+  if (command === 'plugins' && positionals[1] === 'new') return pluginsNew(positionals[2], values.dir, out)
+  if (command === 'plugins' && positionals[1] === 'validate') {
+    try { return await pluginsValidate(positionals[2], out) } catch (e) { out.error(`platform: ${(e as Error).stack ?? String(e)}`); return 1 }
+  }
+  if (command === 'plugins' && positionals[1] !== 'list') { out.error(`platform: ${positionals[1] === undefined ? 'plugins needs a subcommand' : `unknown plugins subcommand '${positionals[1]}'`}\n\n${PLUGINS_USAGE}`); return 2 }
+  if (command !== 'serve' && command !== 'plugins') { out.error(`platform: unknown command '${command}'\n\n${USAGE}`); return 2 }
 
   const overrides: Record<string, unknown> = {}
   try {
@@ -73,6 +84,7 @@ export async function main (argv: string[], out: Out = { log: (s) => process.std
       overrides[kv.slice(0, i)] = v
     }
     const config = loadConfig({ file: values.config, overrides })
+    if (command === 'plugins') return await pluginsList(config, values.json === true, out)
     return await serve(config, out)
   } catch (e) {
     if (e instanceof ConfigError) { out.error(`platform: configuration error: ${e.message}`); return 78 }

@@ -106,6 +106,19 @@ export const KEYS: Record<string, KeyDef> = {
 
   // --- MCP (spec C) ---
   'platform.mcp-sandbox-origin': { schema: nonEmpty, description: 'Distinct origin that renders MCP Apps through a proxy frame' },
+  'platform.mcp.enabled': { schema: bool, default: true, description: 'Serve MCP on /platform/mcp and the agent endpoints' },
+  'platform.mcp.session-ttl-minutes': { schema: positiveInt, default: 30, description: 'Idle time after which a session-dialect MCP session ends' },
+  'platform.mcp.max-sessions': { schema: positiveInt, default: 10_000, description: 'Most live MCP sessions; initialize beyond it gets 503' },
+  'platform.mcp.allowed-origins': { schema: strList, default: [], description: 'Origins allowed to call MCP endpoints besides loopback ones (`*` for any); others get 403' },
+  'platform.mcp.body-limit-bytes': { schema: positiveInt, description: 'Largest MCP request body; unset uses platform.server.body-limit-bytes' },
+  'platform.mcp.cache-ttl-ms': { schema: { type: 'integer', minimum: 0 }, default: 0, description: '`ttlMs` on cacheable 2026-07-28 results (lists, resources/read, server/discover)' },
+  'platform.mcp.cache-scope': { schema: { enum: ['public', 'private'] }, default: 'public', description: '`cacheScope` on cacheable 2026-07-28 results' },
+  'platform.mcp.instructions': { schema: nonEmpty, description: 'Server instructions returned by initialize and server/discover' },
+  'platform.mcp.request-state-key': { schema: { type: 'string', minLength: 32 }, description: 'HMAC key protecting input-required `requestState`; unset generates one and keeps it in LMDB' },
+  'platform.mcp.request-state-ttl-seconds': { schema: positiveInt, default: 600, description: 'How long an input-required `requestState` stays valid' },
+  'platform.mcp.tasks.ttl-ms': { schema: positiveInt, default: 300_000, description: 'How long a finished task stays readable by tasks/get' },
+  'platform.mcp.tasks.poll-interval-ms': { schema: positiveInt, default: 1000, description: '`pollIntervalMs` suggested to task clients' },
+  'platform.mcp.tasks.sync-window-ms': { schema: { type: 'integer', minimum: 0 }, default: 50, description: 'A long-running tool that settles within this window answers directly instead of creating a task' },
 
   // --- governance (spec D) ---
   'platform.ai.governance.policy-files': { schema: strList, default: [], description: 'YAML policy files loaded at start-up' },

@@ -35,6 +35,8 @@ export interface ToolDescriptor {
   iconUrl?: string
   input: Record<string, unknown>
   longRunning: boolean
+  /** With longRunning: 'required' refuses clients without the MCP tasks extension (-32021); default 'optional'. */
+  taskSupport?: 'optional' | 'required'
   uiResource?: string
 }
 export interface ResourceDescriptor { uri: string, name: string, description: string, mimeType: string }

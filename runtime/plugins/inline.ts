@@ -1,5 +1,6 @@
 import { pathToFileURL } from 'node:url'
 import { describePlugin, invokeContribution } from 'agent-platform/sdk/dispatch'
+import { ensurePluginModuleHooks, taggedEntryUrl } from './module-hooks.js'
 import type { SandboxInstance, LoadSpec, InvokeRequest, InvokeOptions, Capabilities, PluginDescriptor } from './contract.js'
 
 /** What plugin code sees as `ctx`, built from host capabilities (shared by the inline and worker tiers). */
@@ -37,7 +38,8 @@ export function inlineInstance (def: unknown, caps: Capabilities): SandboxInstan
 
 /** The inline tier: the entry runs in the host process, for plugins the operator lists explicitly. */
 export async function loadInline (spec: LoadSpec): Promise<SandboxInstance> {
-  // a query string per load so a changed file is re-imported rather than served from the module cache
-  const mod = await import(`${pathToFileURL(spec.entry).href}?v=${Date.now()}-${Math.random()}`) as { default?: unknown }
+  // a tag per load so the changed files are re-imported rather than served from the module cache
+  ensurePluginModuleHooks()
+  const mod = await import(taggedEntryUrl(pathToFileURL(spec.entry).href)) as { default?: unknown }
   return inlineInstance(mod.default, spec.capabilities)
 }

@@ -42,8 +42,16 @@ const NONE = { tools: [], resources: [], prompts: [], agents: [], policyTypes: [
 export class PluginRegistry {
   private readonly live = new Map<string, Live>()
   private readonly failed = new Map<string, PluginStatus>()
+  /** Views built once per change: MCP reads them on every request. Shared and frozen: never mutate. */
+  private readonly views = new Map<string, readonly unknown[]>()
 
   constructor (private readonly bus: EventBus) {}
+
+  private view<T> (key: string, build: () => T[]): T[] {
+    let v = this.views.get(key)
+    if (v === undefined) { v = Object.freeze(build()); this.views.set(key, v) }
+    return v as T[]
+  }
 
   /** Installs (or swaps in) a loaded plugin. */
   set (dir: string, manifest: Manifest, instance: SandboxInstance): void {
@@ -51,22 +59,32 @@ export class PluginRegistry {
     const had = old !== undefined || this.failed.has(manifest.name)
     this.failed.delete(manifest.name)
     this.live.set(manifest.name, { manifest, dir, instance, inFlight: 0, retired: false })
+    this.views.clear()
     if (old !== undefined) this.retire(old)
     this.bus.emit('PluginsChanged', { added: had ? [] : [manifest.name], changed: had ? [manifest.name] : [], removed: [] })
   }
 
   /** Records a plugin that failed to load; it contributes nothing and affects nothing else. */
   setFailed (name: string, dir: string, error: string, manifest?: Partial<Manifest>): void {
+    this.setDown(name, dir, 'failed', error, manifest)
+  }
+
+  /** Records a plugin the operator disabled (`platform.plugins.<name>.enabled: false`). */
+  setDisabled (name: string, dir: string, manifest?: Partial<Manifest>): void {
+    this.setDown(name, dir, 'disabled', `disabled by the operator (platform.plugins.${name}.enabled: false)`, manifest)
+  }
+
+  private setDown (name: string, dir: string, state: PluginState, error: string, manifest?: Partial<Manifest>): void {
     const old = this.live.get(name)
-    if (old !== undefined) { this.live.delete(name); this.retire(old) }
-    this.failed.set(name, { name, dir, state: 'failed', error, contributes: NONE, ...(manifest?.version !== undefined ? { version: manifest.version } : {}), ...(manifest?.sandbox !== undefined ? { sandbox: manifest.sandbox } : {}) })
+    if (old !== undefined) { this.live.delete(name); this.views.clear(); this.retire(old) }
+    this.failed.set(name, { name, dir, state, error, contributes: NONE, ...(manifest?.version !== undefined ? { version: manifest.version } : {}), ...(manifest?.sandbox !== undefined ? { sandbox: manifest.sandbox } : {}) })
     this.bus.emit('PluginsChanged', { added: [], changed: old !== undefined ? [name] : [], removed: [] })
   }
 
   remove (name: string): void {
     const old = this.live.get(name)
     const wasFailed = this.failed.delete(name)
-    if (old !== undefined) { this.live.delete(name); this.retire(old) }
+    if (old !== undefined) { this.live.delete(name); this.views.clear(); this.retire(old) }
     if (old !== undefined || wasFailed) this.bus.emit('PluginsChanged', { added: [], changed: [], removed: [name] })
   }
 
@@ -92,52 +110,66 @@ export class PluginRegistry {
 
   /** Tools of plugins that are not agents: served on `/platform/mcp`. */
   tools (): RegisteredTool[] {
-    const out: RegisteredTool[] = []
-    for (const [plugin, l] of this.live) for (const t of l.instance.descriptor.tools) out.push({ ...t, plugin, call: (args, opts) => this.invoke(plugin, 'tool', t.name, args, opts) })
-    return out
+    return this.view('tools', () => {
+      const out: RegisteredTool[] = []
+      for (const [plugin, l] of this.live) for (const t of l.instance.descriptor.tools) out.push({ ...t, plugin, call: (args, opts) => this.invoke(plugin, 'tool', t.name, args, opts) })
+      return out
+    })
   }
 
   agents (): RegisteredAgent[] {
-    const out: RegisteredAgent[] = []
-    for (const [plugin, l] of this.live) {
-      for (const a of l.instance.descriptor.agents) {
-        out.push({
-          ...a, plugin,
-          tools: a.tools.map((t) => ({ ...t, plugin, agent: a.name, call: (args: unknown, opts?: InvokeOptions) => this.invoke(plugin, 'tool', `${a.name}/${t.name}`, args, opts) }))
-        })
+    return this.view('agents', () => {
+      const out: RegisteredAgent[] = []
+      for (const [plugin, l] of this.live) {
+        for (const a of l.instance.descriptor.agents) {
+          out.push({
+            ...a, plugin,
+            tools: a.tools.map((t) => ({ ...t, plugin, agent: a.name, call: (args: unknown, opts?: InvokeOptions) => this.invoke(plugin, 'tool', `${a.name}/${t.name}`, args, opts) }))
+          })
+        }
       }
-    }
-    return out
+      return out
+    })
   }
 
   resources (): RegisteredResource[] {
-    const out: RegisteredResource[] = []
-    for (const [plugin, l] of this.live) for (const r of l.instance.descriptor.resources) out.push({ ...r, plugin, read: (uri, opts) => this.invoke(plugin, 'resource', uri, { uri }, opts) })
-    return out
+    return this.view('resources', () => {
+      const out: RegisteredResource[] = []
+      for (const [plugin, l] of this.live) for (const r of l.instance.descriptor.resources) out.push({ ...r, plugin, read: (uri, opts) => this.invoke(plugin, 'resource', uri, { uri }, opts) })
+      return out
+    })
   }
 
   prompts (): RegisteredPrompt[] {
-    const out: RegisteredPrompt[] = []
-    for (const [plugin, l] of this.live) for (const p of l.instance.descriptor.prompts) out.push({ ...p, plugin, get: (args, opts) => this.invoke(plugin, 'prompt', p.name, args, opts) })
-    return out
+    return this.view('prompts', () => {
+      const out: RegisteredPrompt[] = []
+      for (const [plugin, l] of this.live) for (const p of l.instance.descriptor.prompts) out.push({ ...p, plugin, get: (args, opts) => this.invoke(plugin, 'prompt', p.name, args, opts) })
+      return out
+    })
   }
 
   policyTypes (): RegisteredPolicyType[] {
-    const out: RegisteredPolicyType[] = []
-    for (const [plugin, l] of this.live) for (const p of l.instance.descriptor.policyTypes) out.push({ ...p, plugin, evaluate: (context, config, opts) => this.invoke(plugin, 'policyType', p.type, { context, config }, opts) })
-    return out
+    return this.view('policyTypes', () => {
+      const out: RegisteredPolicyType[] = []
+      for (const [plugin, l] of this.live) for (const p of l.instance.descriptor.policyTypes) out.push({ ...p, plugin, evaluate: (context, config, opts) => this.invoke(plugin, 'policyType', p.type, { context, config }, opts) })
+      return out
+    })
   }
 
   classifiers (): RegisteredClassifier[] {
-    const out: RegisteredClassifier[] = []
-    for (const [plugin, l] of this.live) for (const c of l.instance.descriptor.classifiers) out.push({ ...c, plugin, classify: (request, scope, opts) => this.invoke(plugin, 'classifier', c.name, { request, scope }, opts) })
-    return out
+    return this.view('classifiers', () => {
+      const out: RegisteredClassifier[] = []
+      for (const [plugin, l] of this.live) for (const c of l.instance.descriptor.classifiers) out.push({ ...c, plugin, classify: (request, scope, opts) => this.invoke(plugin, 'classifier', c.name, { request, scope }, opts) })
+      return out
+    })
   }
 
   embedders (): RegisteredEmbedder[] {
-    const out: RegisteredEmbedder[] = []
-    for (const [plugin, l] of this.live) for (const e of l.instance.descriptor.embedders) out.push({ ...e, plugin, embed: async (texts, opts) => await this.invoke(plugin, 'embedder', e.name, { texts }, opts) as number[][] })
-    return out
+    return this.view('embedders', () => {
+      const out: RegisteredEmbedder[] = []
+      for (const [plugin, l] of this.live) for (const e of l.instance.descriptor.embedders) out.push({ ...e, plugin, embed: async (texts, opts) => await this.invoke(plugin, 'embedder', e.name, { texts }, opts) as number[][] })
+      return out
+    })
   }
 
   /** Runs on the instance live at call time; a swap meanwhile lets this call finish on it. */
@@ -155,6 +187,7 @@ export class PluginRegistry {
   async closeAll (): Promise<void> {
     const all = [...this.live.values()]
     this.live.clear()
+    this.views.clear()
     await Promise.allSettled(all.map((l) => l.instance.dispose()))
   }
 

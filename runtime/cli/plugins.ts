@@ -1,0 +1,160 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { Writable } from 'node:stream'
+import type { Config } from '../config/index.js'
+import { EventBus } from '../events/index.js'
+import { createLogger } from '../observability/index.js'
+import {
+  PluginHost, PluginRegistry, readManifest, resolveGrant, GrantRefused, ManifestError, tierFactory, TierUnavailable,
+  buildCapabilities, NAME_PATTERN, type PluginStatus, type SandboxInstance
+} from '../plugins/index.js'
+
+type Out = { log: (s: string) => void, error: (s: string) => void }
+
+export const PLUGINS_USAGE = `Usage: platform plugins <list|validate|new> [options]
+
+  plugins list [--json]          Load every plugin of platform.plugins.dirs (with the operator
+                                 grants of platform.yaml) and show name, version, sandbox,
+                                 state (live, failed with the error, disabled) and contributions
+  plugins validate <dir>         Check a plugin folder: plugin.json, entry, loading it in the
+                                 sandbox it asks for; exits 1 with the errors
+  plugins new <name> [--dir D]   Scaffold a working plugin in D/<name> (default ./plugins)
+                                 with plugin.json, index.js and its own test (node --test)
+`
+
+const silent = () => createLogger('silent', { destination: new Writable({ write (_c, _e, cb) { cb() } }) })
+const noKv = () => { throw new Error('the key-value store is not available to the CLI') }
+
+function contributions (c: PluginStatus['contributes']): string {
+  const parts: string[] = []
+  for (const [k, v] of Object.entries(c)) if (v.length > 0) parts.push(`${k}: ${v.join(', ')}`)
+  return parts.length > 0 ? parts.join('; ') : '-'
+}
+
+export async function pluginsList (config: Config, json: boolean, out: Out): Promise<number> {
+  const registry = new PluginRegistry(new EventBus())
+  const host = new PluginHost({ config, logger: silent(), registry, capabilities: { logger: silent(), kvDb: noKv }, watch: false })
+  await host.start()
+  const status = registry.status()
+  await host.close()
+  if (json) { out.log(JSON.stringify(status, null, 2)); return 0 }
+  if (status.length === 0) { out.log(`no plugins in ${host.dirs.join(', ')}`); return 0 }
+  const rows = status.map((s) => [s.name, s.version ?? '-', s.sandbox ?? '-', s.state, s.state === 'live' ? contributions(s.contributes) : s.error ?? ''])
+  const head = ['NAME', 'VERSION', 'SANDBOX', 'STATE', 'CONTRIBUTES / ERROR']
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
+  const line = (r: string[]) => r.map((c, i) => i === r.length - 1 ? c : c.padEnd(widths[i]!)).join('  ')
+  out.log(line(head))
+  for (const r of rows) out.log(line(r))
+  return 0
+}
+
+export async function pluginsValidate (dir: string | undefined, out: Out): Promise<number> {
+  if (dir === undefined) { out.error(`platform: plugins validate needs a folder\n\n${PLUGINS_USAGE}`); return 2 }
+  const abs = resolve(dir)
+  let parsed
+  try { parsed = readManifest(abs) } catch (e) {
+    if (!(e instanceof ManifestError)) throw e
+    out.error(`${dir}: invalid`)
+    for (const m of e.errors) out.error(`  ${m}`)
+    return 1
+  }
+  const { manifest, askedLimits, entryPath } = parsed
+  // what the operator must grant for it to load as asked
+  let needs: string[] = []
+  try { resolveGrant(manifest.name, manifest, askedLimits, {}) } catch (e) { if (e instanceof GrantRefused) needs = e.needed.map((n) => `${n.key}: ${JSON.stringify(n.value)}`); else throw e }
+  const grant = resolveGrant(manifest.name, manifest, askedLimits, { sandbox: manifest.sandbox, permissions: manifest.permissions, limits: askedLimits })
+  let instance: SandboxInstance | undefined
+  let note = ''
+  try {
+    const factory = tierFactory(grant.sandbox)
+    instance = await factory({ dir: abs, entry: entryPath, manifest, grant, capabilities: buildCapabilities({ logger: silent(), kvDb: noKv, env: {} }, manifest.name, grant) })
+  } catch (e) {
+    if (e instanceof TierUnavailable) note = `${e.message}: only plugin.json was checked, the entry was not loaded`
+    else {
+      out.error(`${dir}: invalid`)
+      out.error(`  ${manifest.entry}: ${e instanceof Error ? (e.name === 'Error' ? e.message : `${e.name}: ${e.message}`) : String(e)}`)
+      return 1
+    }
+  }
+  out.log(`${dir}: ok`)
+  out.log(`  ${manifest.name} ${manifest.version}, sandbox ${manifest.sandbox}`)
+  if (instance !== undefined) {
+    const d = instance.descriptor
+    out.log(`  contributes: ${contributions({ tools: d.tools.map((t) => t.name), resources: d.resources.map((r) => r.uri), prompts: d.prompts.map((p) => p.name), agents: d.agents.map((a) => a.name), policyTypes: d.policyTypes.map((p) => p.type), classifiers: d.classifiers.map((c) => c.name), embedders: d.embedders.map((e) => e.name) })}`)
+    await instance.dispose()
+  }
+  if (note !== '') out.log(`  note: ${note}`)
+  out.log(needs.length > 0 ? `  the operator must grant in platform.yaml: ${needs.join(', ')}` : '  needs no operator grant')
+  return 0
+}
+
+export function pluginsNew (name: string | undefined, parent: string | undefined, out: Out): number {
+  if (name === undefined) { out.error(`platform: plugins new needs a name\n\n${PLUGINS_USAGE}`); return 2 }
+  if (!new RegExp(NAME_PATTERN).test(name)) { out.error(`platform: plugin name '${name}' must be 1-64 of a-z 0-9 _ - starting with a letter or digit`); return 2 }
+  const dir = resolve(parent ?? 'plugins', name)
+  if (existsSync(dir)) { out.error(`platform: ${dir} already exists`); return 1 }
+  mkdirSync(dir, { recursive: true })
+  for (const [file, text] of Object.entries(scaffold(name))) writeFileSync(join(dir, file), text)
+  out.log(`created ${dir}`)
+  out.log(`  test it:   cd ${dir} && node --test`)
+  out.log(`  check it:  platform plugins validate ${dir}`)
+  out.log('  it goes live as soon as the folder is in a plugin directory (no grant needed: it runs in the isolate tier)')
+  return 0
+}
+
+function scaffold (name: string): Record<string, string> {
+  return {
+    'plugin.json': JSON.stringify({ name, version: '0.1.0', description: `The ${name} plugin`, entry: 'index.js', sandbox: 'isolate', permissions: {}, limits: { memoryMb: 64, timeoutMs: 5000, concurrency: 4 } }, null, 2) + '\n',
+    'package.json': JSON.stringify({ name, private: true, type: 'module', scripts: { test: 'node --test' } }, null, 2) + '\n',
+    'index.js': `// The ${name} plugin. Everything it contributes is listed in definePlugin; see docs/plugins.md.
+import { definePlugin, tool, prompt, McpMessage } from 'agent-platform/sdk'
+
+export default definePlugin({
+  tools: [
+    tool({
+      name: 'hello',
+      description: 'Greets someone by name',
+      input: { type: 'object', properties: { name: { type: 'string', description: 'Who to greet' } } },
+      run: ({ name = 'world' }, ctx) => {
+        ctx.log.info('greeting', { name })
+        return { greeting: \`Hello, \${name}!\` }
+      }
+    })
+  ],
+  prompts: [
+    prompt({
+      name: 'introduce',
+      description: 'Asks the model to introduce a topic',
+      arguments: [{ name: 'topic', description: 'What to introduce' }],
+      get: ({ topic }) => [McpMessage.system('You explain things simply.'), McpMessage.user(\`Introduce \${topic}.\`)]
+    })
+  ]
+})
+`,
+    'index.test.js': `// Run with: node --test
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import plugin from './index.js'
+
+const logged = []
+const ctx = { log: { debug () {}, info (msg, data) { logged.push([msg, data]) }, warn () {}, error () {} }, signal: new AbortController().signal }
+const tool = (name) => plugin.tools.find((t) => t.name === name)
+
+test('hello greets by name', async () => {
+  assert.deepEqual(await tool('hello').run({ name: 'Ada' }, ctx), { greeting: 'Hello, Ada!' })
+  assert.deepEqual(logged.at(-1), ['greeting', { name: 'Ada' }])
+})
+
+test('hello has a default', async () => {
+  assert.deepEqual(await tool('hello').run({}, ctx), { greeting: 'Hello, world!' })
+})
+
+test('introduce builds a system and a user message', async () => {
+  const messages = await plugin.prompts[0].get({ topic: 'MCP' }, ctx)
+  assert.deepEqual(messages.map((m) => m.role), ['system', 'user'])
+  assert.equal(messages[1].content.text, 'Introduce MCP.')
+})
+`,
+    'README.md': `# ${name}\n\nA plugin for the agent platform. Drop this folder into a plugin directory (\`platform.plugins.dirs\`, default \`./plugins\`) and it goes live.\n\n- \`node --test\` runs its tests\n- \`platform plugins validate .\` checks it\n`
+  }
+}

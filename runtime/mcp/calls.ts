@@ -1,0 +1,136 @@
+import { PluginCallError } from '../plugins/index.js'
+import type { ToolCallGate } from '../platform.js'
+import { toCallToolResult, toolErrorResult, isInputRequired } from './content.js'
+import { McpError, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, MISSING_CAPABILITY } from './errors.js'
+import type { RequestStateCodec } from './request-state.js'
+import type { InvokeContext } from './registry.js'
+import type { Outcome } from './tasks.js'
+import { LOG_LEVELS, type CallContext, type JsonObject, type LogLevel } from './types.js'
+
+function isObject (v: unknown): v is JsonObject { return v !== null && typeof v === 'object' && !Array.isArray(v) }
+
+/** Which client capability each input request needs (SEP-2322: only requests the client declared). */
+const CAPABILITY_OF: Record<string, string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' }
+
+/**
+ * Wraps one invocation (tools/call, resources/read, prompts/get) for the second MCP engineer's
+ * tracing: `mcp.tool.name`, `mcp.tool.type`, `mcp.tool.arg_count`, `mcp.tool.error`.
+ */
+export type InvocationWrapper = <T>(info: { name: string, type: 'tool' | 'resource' | 'prompt', argCount: number, ctx: CallContext }, run: () => Promise<T>) => Promise<T>
+export const NO_WRAP: InvocationWrapper = async (_info, run) => await run()
+
+/** What a handler's input-required retry carries, after the state's integrity was verified. */
+export interface RetryInput { gathered?: Record<string, unknown>, toolState?: unknown }
+
+/** Validates `inputResponses` (an object of objects) and verifies `requestState`; tampering is an error. */
+export function retryInput (params: JsonObject, codec: RequestStateCodec, method: string, target: string, principal: string | null): RetryInput {
+  const out: RetryInput = {}
+  if (params.requestState !== undefined) {
+    const p = codec.verify(params.requestState, method, target, principal)
+    if (p.r !== undefined) out.gathered = { ...p.r }
+    out.toolState = p.s
+  }
+  if (params.inputResponses !== undefined) {
+    const ir = params.inputResponses
+    if (!isObject(ir)) throw new McpError(INVALID_PARAMS, 'inputResponses must be an object')
+    for (const [k, v] of Object.entries(ir)) if (!isObject(v)) throw new McpError(INVALID_PARAMS, `inputResponses['${k}'] must be an object`)
+    out.gathered = { ...out.gathered, ...ir }
+  }
+  return out
+}
+
+export function clientCapabilities (ctx: CallContext): JsonObject {
+  if (ctx.meta !== undefined) { const c = ctx.meta['io.modelcontextprotocol/clientCapabilities']; return isObject(c) ? c : {} }
+  return ctx.session?.record.clientCapabilities ?? {}
+}
+
+/**
+ * Keeps the input requests the client can answer; if none is left, the request needs a capability
+ * the client did not declare: -32021 with `requiredCapabilities` as a ClientCapabilities object.
+ */
+export function filterInputRequests (requests: Record<string, JsonObject>, caps: JsonObject, httpStatus = 400): Record<string, JsonObject> {
+  const kept: Record<string, JsonObject> = {}
+  const missing: JsonObject = {}
+  for (const [k, r] of Object.entries(requests)) {
+    const cap = CAPABILITY_OF[r.method as string]
+    if (cap === undefined || caps[cap] !== undefined) kept[k] = r
+    else missing[cap] = {}
+  }
+  if (Object.keys(kept).length === 0 && Object.keys(missing).length > 0) {
+    throw new McpError(MISSING_CAPABILITY, `This request requires client capabilities: ${Object.keys(missing).join(', ')}`, { requiredCapabilities: missing }, httpStatus)
+  }
+  return kept
+}
+
+/** Builds the InvokeContext of one run: progress and log partials become notifications on the request's sink. */
+export function invokeContext (ctx: CallContext, signal: AbortSignal, params: JsonObject, retry: RetryInput, caps: JsonObject): InvokeContext {
+  const meta = isObject(params._meta) ? params._meta : undefined
+  const token = meta?.progressToken
+  const logLevel = ctx.meta !== undefined ? ctx.meta['io.modelcontextprotocol/logLevel'] as LogLevel | undefined : ctx.session?.record.logLevel
+  const threshold = logLevel === undefined ? (ctx.meta !== undefined ? Infinity : 0) : LOG_LEVELS.indexOf(logLevel)
+  let step = 0
+  const ictx: InvokeContext = {
+    signal,
+    clientCapabilities: caps,
+    principal: ctx.principal ?? null,
+    progress: (partial) => {
+      if (isObject(partial) && typeof partial.log === 'string') {
+        const level = (LOG_LEVELS.includes(partial.log as LogLevel) ? partial.log : 'info') as LogLevel
+        if (LOG_LEVELS.indexOf(level) < threshold) return
+        const p: JsonObject = { level, data: partial.data ?? partial.message ?? '' }
+        if (typeof partial.logger === 'string') p.logger = partial.logger
+        ctx.sink.notify({ jsonrpc: '2.0', method: 'notifications/message', params: p })
+        return
+      }
+      if (token === undefined || (typeof token !== 'string' && typeof token !== 'number')) return
+      step++
+      const p: JsonObject = { progressToken: token }
+      if (isObject(partial) && typeof partial.progress === 'number') {
+        p.progress = partial.progress
+        if (typeof partial.total === 'number') p.total = partial.total
+        if (typeof partial.message === 'string') p.message = partial.message
+      } else {
+        p.progress = step
+        p.message = typeof partial === 'string' ? partial : JSON.stringify(partial) ?? ''
+      }
+      ctx.sink.notify({ jsonrpc: '2.0', method: 'notifications/progress', params: p })
+    }
+  }
+  if (ctx.session !== undefined) ictx.sessionId = ctx.session.id
+  if (retry.gathered !== undefined) ictx.inputResponses = retry.gathered
+  if (retry.toolState !== undefined) ictx.requestState = retry.toolState
+  return ictx
+}
+
+/** A thrown error → tool error result, or a protocol error for crashes and explicit JSON-RPC codes. */
+export function failureOutcome (err: unknown): Outcome {
+  const code = (err as { code?: unknown })?.code
+  if (typeof code === 'number' && Number.isInteger(code) && code >= -32768 && code <= -32000) {
+    return { kind: 'error', error: { code, message: (err as Error).message ?? 'Internal error' } }
+  }
+  if (err instanceof PluginCallError && err.reason !== 'threw' && err.reason !== 'timeout' && err.reason !== 'cancelled') {
+    return { kind: 'error', error: { code: INTERNAL_ERROR, message: err.message } }
+  }
+  const msg = err instanceof Error ? err.message : String(err)
+  return { kind: 'complete', result: toolErrorResult(msg) }
+}
+
+export function valueOutcome (value: unknown): Outcome {
+  if (isInputRequired(value)) {
+    const reqs = isObject(value.inputRequests) ? value.inputRequests as Record<string, JsonObject> : {}
+    return { kind: 'input', inputRequests: reqs, toolState: value.requestState }
+  }
+  return { kind: 'complete', result: toCallToolResult(value) }
+}
+
+/** The governance gate: every tools/call awaits it; a denial never runs the tool (-32600, reference wording). */
+export async function checkGate (gate: ToolCallGate, toolName: string, args: unknown, ctx: CallContext): Promise<void> {
+  let verdict
+  try {
+    verdict = await gate({ toolName, args, ...(ctx.endpoint.agent !== undefined ? { agentId: ctx.endpoint.agent } : {}), principal: ctx.principal ?? null, ...(ctx.session !== undefined ? { sessionId: ctx.session.id } : {}) })
+  } catch (err) {
+    // a broken policy plane fails closed
+    throw new McpError(INVALID_REQUEST, `Tool '${toolName}' denied by policy 'governance': ${(err as Error).message}`)
+  }
+  if (!verdict.admitted) throw new McpError(INVALID_REQUEST, `Tool '${toolName}' denied by policy '${verdict.policy}': ${verdict.reason}`)
+}

@@ -1,0 +1,276 @@
+import type { ValidateFunction } from 'ajv/dist/2020.js'
+import type { PluginRegistry, RegisteredTool, RegisteredResource, RegisteredPrompt } from '../plugins/index.js'
+import { compileValidator, headerParams, normalizeInputSchema, schemaFromParams, INJECTABLE_TYPES, type HeaderParam, type ParamSpec } from './schema.js'
+import type { JsonObject } from './types.js'
+
+/** What a running tool, resource or prompt may use beyond its arguments. */
+export interface InvokeContext {
+  signal: AbortSignal
+  /** A partial result: `{progress,total?,message?}` → progress notification; `{log,data}` → log message. */
+  progress: (partial: unknown) => void
+  /** On an input-required retry: every response gathered so far, and the state the handler returned. */
+  inputResponses?: Record<string, unknown>
+  requestState?: unknown
+  principal?: string | null
+  sessionId?: string
+  /** Client capabilities of this request (stateless `_meta` or the session's initialize). */
+  clientCapabilities: JsonObject
+}
+
+export interface ToolEntry {
+  name: string
+  title?: string
+  description: string
+  inputSchema: JsonObject
+  taskSupport: 'forbidden' | 'optional' | 'required'
+  uiResource?: string
+  iconUrl?: string
+  validate: ValidateFunction
+  headerParams: HeaderParam[]
+  invoke: (args: JsonObject, ctx: InvokeContext) => Promise<unknown>
+}
+export interface ResourceEntry {
+  uri: string
+  name: string
+  title?: string
+  description: string
+  mimeType: string
+  template: boolean
+  match?: RegExp
+  read: (uri: string, ctx: InvokeContext) => Promise<unknown>
+}
+export interface PromptEntry {
+  name: string
+  title?: string
+  description: string
+  arguments: { name: string, description?: string, required?: boolean }[]
+  get: (args: Record<string, string>, ctx: InvokeContext) => Promise<unknown>
+  complete?: (argument: string, value: string) => string[] | Promise<string[]>
+}
+
+/** Helpers a programmatic handler gets as its second argument (injectables never reach the schema). */
+export interface HandlerContext extends InvokeContext {
+  config: { get: <T = unknown>(key: string) => T }
+  logger: { debug: (o: unknown, m?: string) => void, info: (o: unknown, m?: string) => void, warn: (o: unknown, m?: string) => void, error: (o: unknown, m?: string) => void }
+  broadcaster: (topic: string) => { id: string, broadcast: (message: unknown) => void }
+}
+
+export interface ToolRegistration {
+  name: string
+  description?: string
+  title?: string
+  params?: ParamSpec[]
+  /** A full JSON Schema instead of `params`. */
+  inputSchema?: JsonObject
+  longRunning?: boolean
+  taskSupport?: 'optional' | 'required'
+  uiResource?: string
+  iconUrl?: string
+  /** Serve on this agent's endpoint instead of `/platform/mcp`. */
+  agent?: string
+  handler: (args: JsonObject, ctx: HandlerContext) => unknown
+}
+export interface ResourceRegistration {
+  uri: string
+  name?: string
+  title?: string
+  description?: string
+  mimeType?: string
+  agent?: string
+  handler: (uri: string, ctx: HandlerContext) => unknown
+}
+export interface PromptRegistration {
+  name: string
+  title?: string
+  description?: string
+  params?: ParamSpec[]
+  agent?: string
+  handler: (args: Record<string, string>, ctx: HandlerContext) => unknown
+  complete?: (argument: string, value: string) => string[] | Promise<string[]>
+}
+
+export interface EndpointView { tools: ToolEntry[], toolsByName: Map<string, ToolEntry>, resources: ResourceEntry[], templates: ResourceEntry[], prompts: PromptEntry[], promptsByName: Map<string, PromptEntry> }
+
+const MCP_KEY = '_mcp'
+
+function templateRegex (template: string): RegExp {
+  return new RegExp('^' + template.split(/\{[^}]+\}/).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('([^/]+)') + '$')
+}
+
+/** Tool args as a plugin sees them: on an input-required retry, `_mcp` carries the gathered input. */
+function pluginArgs (args: JsonObject, ctx: InvokeContext): JsonObject {
+  if (ctx.inputResponses === undefined && ctx.requestState === undefined) return args
+  return { ...args, [MCP_KEY]: { inputResponses: ctx.inputResponses ?? {}, requestState: ctx.requestState } }
+}
+
+/**
+ * The one registry MCP serves: plugin contributions plus programmatic registrations, both kinds
+ * side by side. Views are built once per change (validators compiled once per tool, not per call)
+ * and cached per endpoint until the plugins or the registrations change.
+ */
+export class McpRegistry {
+  private readonly tools: ToolRegistration[] = []
+  private readonly resources: ResourceRegistration[] = []
+  private readonly prompts: PromptRegistration[] = []
+  private readonly views = new Map<string, EndpointView>()
+  private readonly validators = new Map<string, ValidateFunction>()
+  private readonly listeners: (() => void)[] = []
+
+  constructor (private readonly plugins: PluginRegistry, private readonly handlerCtx: (ctx: InvokeContext) => HandlerContext) {}
+
+  onChange (fn: () => void): void { this.listeners.push(fn) }
+
+  /** Drops cached views; called on PluginsChanged and on every programmatic (un)registration. */
+  invalidate (): void {
+    this.views.clear()
+    for (const fn of this.listeners) { try { fn() } catch { /* a listener must not break registration */ } }
+  }
+
+  registerTool (reg: ToolRegistration): () => void { return this.add(this.tools, reg) }
+  registerResource (reg: ResourceRegistration): () => void { return this.add(this.resources, reg) }
+  registerPrompt (reg: PromptRegistration): () => void { return this.add(this.prompts, reg) }
+
+  private add<T> (list: T[], reg: T): () => void {
+    list.push(reg)
+    this.invalidate()
+    return () => { const i = list.indexOf(reg); if (i >= 0) { list.splice(i, 1); this.invalidate() } }
+  }
+
+  /** What an endpoint serves: `agent` undefined → non-agent plugins and platform registrations. */
+  view (agent: string | undefined): EndpointView {
+    const key = agent ?? ''
+    let v = this.views.get(key)
+    if (v === undefined) { v = this.build(agent); this.views.set(key, v) }
+    return v
+  }
+
+  private validator (key: string, schema: JsonObject): ValidateFunction {
+    let v = this.validators.get(key)
+    if (v === undefined) { v = compileValidator(schema); this.validators.set(key, v) }
+    return v
+  }
+
+  private build (agent: string | undefined): EndpointView {
+    const tools: ToolEntry[] = []
+    const pluginTools: RegisteredTool[] = agent === undefined ? this.plugins.tools() : (this.plugins.agents().find((a) => a.name === agent)?.tools ?? [])
+    for (const t of pluginTools) tools.push(this.pluginTool(t))
+    for (const r of this.tools) if (r.agent === agent) tools.push(this.programmaticTool(r))
+    const resources: ResourceEntry[] = []
+    if (agent === undefined) for (const r of this.plugins.resources()) resources.push(pluginResource(r))
+    for (const r of this.resources) if (r.agent === agent) resources.push(this.programmaticResource(r))
+    const prompts: PromptEntry[] = []
+    if (agent === undefined) for (const p of this.plugins.prompts()) prompts.push(pluginPrompt(p))
+    for (const p of this.prompts) if (p.agent === agent) prompts.push(this.programmaticPrompt(p))
+    const toolsByName = new Map<string, ToolEntry>()
+    for (const t of tools) if (!toolsByName.has(t.name)) toolsByName.set(t.name, t)
+    const promptsByName = new Map<string, PromptEntry>()
+    for (const p of prompts) if (!promptsByName.has(p.name)) promptsByName.set(p.name, p)
+    return {
+      tools: [...toolsByName.values()],
+      toolsByName,
+      resources: resources.filter((r) => !r.template),
+      templates: resources.filter((r) => r.template),
+      prompts: [...promptsByName.values()],
+      promptsByName
+    }
+  }
+
+  private pluginTool (t: RegisteredTool): ToolEntry {
+    const inputSchema = normalizeInputSchema(t.input)
+    const json = JSON.stringify(inputSchema)
+    const ts = t.taskSupport
+    const e: ToolEntry = {
+      name: t.name,
+      description: t.description,
+      inputSchema,
+      taskSupport: ts === 'required' ? 'required' : t.longRunning ? 'optional' : 'forbidden',
+      validate: this.validator(`p\0${t.plugin}\0${t.agent ?? ''}\0${t.name}\0${json}`, inputSchema),
+      headerParams: headerParams(inputSchema),
+      invoke: async (args, ctx) => await t.call(pluginArgs(args, ctx), { signal: ctx.signal, onProgress: ctx.progress })
+    }
+    if (t.title !== undefined) e.title = t.title
+    if (t.uiResource !== undefined && t.uiResource !== '') e.uiResource = t.uiResource
+    if (t.iconUrl !== undefined && t.iconUrl !== '') e.iconUrl = t.iconUrl
+    return e
+  }
+
+  private programmaticTool (r: ToolRegistration): ToolEntry {
+    const inputSchema = r.inputSchema !== undefined ? normalizeInputSchema(r.inputSchema) : schemaFromParams(r.params ?? [])
+    const injected = (r.params ?? []).filter((p) => p.type !== undefined && INJECTABLE_TYPES.has(p.type))
+    const e: ToolEntry = {
+      name: r.name,
+      description: r.description ?? '',
+      inputSchema,
+      taskSupport: r.taskSupport ?? (r.longRunning === true ? 'optional' : 'forbidden'),
+      validate: this.validator(`r\0${r.agent ?? ''}\0${r.name}\0${JSON.stringify(inputSchema)}`, inputSchema),
+      headerParams: headerParams(inputSchema),
+      invoke: async (args, ctx) => {
+        const hctx = this.handlerCtx(ctx)
+        if (injected.length === 0) return await r.handler(args, hctx)
+        const full: JsonObject = { ...args }
+        for (const p of injected) {
+          if (p.type === 'config') full[p.name] = hctx.config
+          else if (p.type === 'logger') full[p.name] = hctx.logger
+          else full[p.name] = hctx.broadcaster(typeof args.topic === 'string' ? args.topic : p.name)
+        }
+        return await r.handler(full, hctx)
+      }
+    }
+    if (r.title !== undefined) e.title = r.title
+    if (r.uiResource !== undefined) e.uiResource = r.uiResource
+    if (r.iconUrl !== undefined) e.iconUrl = r.iconUrl
+    return e
+  }
+
+  private programmaticResource (r: ResourceRegistration): ResourceEntry {
+    const template = r.uri.includes('{')
+    const e: ResourceEntry = {
+      uri: r.uri, name: r.name ?? r.uri, description: r.description ?? '', mimeType: r.mimeType ?? 'text/plain', template,
+      read: async (uri, ctx) => await r.handler(uri, this.handlerCtx(ctx))
+    }
+    if (template) e.match = templateRegex(r.uri)
+    if (r.title !== undefined) e.title = r.title
+    return e
+  }
+
+  private programmaticPrompt (p: PromptRegistration): PromptEntry {
+    const e: PromptEntry = {
+      name: p.name,
+      description: p.description ?? '',
+      arguments: (p.params ?? []).map((a) => ({ name: a.name, ...(a.description !== undefined ? { description: a.description } : {}), required: a.required !== false })),
+      get: async (args, ctx) => await p.handler(args, this.handlerCtx(ctx))
+    }
+    if (p.title !== undefined) e.title = p.title
+    if (p.complete !== undefined) e.complete = p.complete
+    return e
+  }
+}
+
+function pluginResource (r: RegisteredResource): ResourceEntry {
+  const template = r.uri.includes('{')
+  const e: ResourceEntry = {
+    uri: r.uri, name: r.name !== '' ? r.name : r.uri, description: r.description, mimeType: r.mimeType, template,
+    read: async (uri, ctx) => await r.read(uri, { signal: ctx.signal, onProgress: ctx.progress })
+  }
+  if (template) e.match = templateRegex(r.uri)
+  return e
+}
+
+function pluginPrompt (p: RegisteredPrompt): PromptEntry {
+  return {
+    name: p.name,
+    description: p.description,
+    arguments: p.arguments,
+    get: async (args, ctx) => {
+      const a: Record<string, unknown> = { ...args }
+      if (ctx.inputResponses !== undefined || ctx.requestState !== undefined) a[MCP_KEY] = { inputResponses: ctx.inputResponses ?? {}, requestState: ctx.requestState }
+      return await p.get(a as Record<string, string>, { signal: ctx.signal, onProgress: ctx.progress })
+    }
+  }
+}
+
+export function findResource (v: EndpointView, uri: string): ResourceEntry | undefined {
+  for (const r of v.resources) if (r.uri === uri) return r
+  for (const r of v.templates) if (r.match?.test(uri) === true) return r
+  return undefined
+}

@@ -1,0 +1,104 @@
+import type { WebSocket, HttpResponse, HttpRequest, us_socket_context_t } from 'uWebSockets.js'
+import type { Platform } from '../platform.js'
+import type { McpCore } from './core.js'
+import { McpError, rpcError, PARSE_ERROR, INTERNAL_ERROR } from './errors.js'
+import type { OriginPolicy } from './origin.js'
+import type { Session } from './sessions.js'
+import type { CallContext, EndpointRef, JsonObject, Sink } from './types.js'
+
+interface WsData { endpoint: EndpointRef, principal: string | null, session?: Session, ac: AbortController, closed: boolean }
+
+/**
+ * MCP over WebSocket on the same path: one JSON-RPC message per text frame, both dialects. A
+ * session opened by `initialize` on a socket lives as long as the socket; its notifications and
+ * server requests travel on it. A consumer that stops reading is closed (1008) rather than buffered.
+ */
+export class WsTransport {
+  private readonly maxBackpressure: number
+  constructor (private readonly platform: Platform, private readonly core: McpCore, private readonly origins: OriginPolicy) {
+    this.maxBackpressure = platform.config.get<number>('platform.transport.max-backpressure-bytes')
+  }
+
+  mount (pattern: string, resolve: (path: string, param: (i: number) => string | undefined) => EndpointRef | undefined, maxPayload: number | undefined): void {
+    const sockets = new Set<WebSocket<WsData>>()
+    this.platform.http.onShutdown(() => { for (const ws of sockets) { try { ws.end(1001, 'server shutting down') } catch { /* already gone */ } } })
+    this.platform.http.ws<WsData>(pattern, {
+      ...(maxPayload !== undefined ? { maxPayloadLength: maxPayload } : {}),
+      upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
+        const headers: Record<string, string> = {}
+        req.forEach((k, v) => { headers[k] = v })
+        const path = req.getUrl()
+        const ep = resolve(path, (i) => req.getParameter(i))
+        if (!this.origins.allowed(headers.origin)) { res.cork(() => { res.writeStatus('403 Forbidden').end(JSON.stringify(rpcError(null, { code: -32600, message: 'Forbidden Origin' }))) }); return }
+        if (ep === undefined) { res.cork(() => { res.writeStatus('404 Not Found').end(JSON.stringify(rpcError(null, { code: -32600, message: `No MCP endpoint at ${path}` }))) }); return }
+        const principal = this.platform.principals.tokens.resolve(headers)?.name ?? null
+        res.cork(() => {
+          res.upgrade<WsData>({ endpoint: ep, principal, ac: new AbortController(), closed: false },
+            headers['sec-websocket-key'] ?? '', headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context)
+        })
+      },
+      open: (ws) => { sockets.add(ws) },
+      message: (ws, message, isBinary) => {
+        const text = Buffer.from(message.slice(0)).toString('utf8')
+        void this.onMessage(ws, text, isBinary)
+      },
+      close: (ws) => {
+        sockets.delete(ws)
+        const d = ws.getUserData()
+        d.closed = true
+        d.ac.abort()
+        if (d.session !== undefined) this.core.sessions.delete(d.session.id)
+      }
+    })
+  }
+
+  private send (ws: WebSocket<WsData>, msg: JsonObject): boolean {
+    const d = ws.getUserData()
+    if (d.closed) return false
+    if (ws.getBufferedAmount() > this.maxBackpressure) { d.closed = true; ws.end(1008, 'slow consumer'); return false }
+    ws.send(JSON.stringify(msg), false)
+    return true
+  }
+
+  private async onMessage (ws: WebSocket<WsData>, text: string, isBinary: boolean): Promise<void> {
+    const d = ws.getUserData()
+    let msg: unknown
+    try {
+      if (isBinary) throw new Error('binary frames are not JSON-RPC')
+      msg = JSON.parse(text)
+    } catch (err) {
+      this.send(ws, rpcError(null, { code: PARSE_ERROR, message: `Parse error: ${(err as Error).message}` }))
+      return
+    }
+    const id = msg !== null && typeof msg === 'object' && !Array.isArray(msg) ? (msg as JsonObject).id : undefined
+    const sink: Sink = {
+      notify: (m) => { this.send(ws, m) },
+      canStream: true,
+      request: async (method, params) => {
+        const s = d.session
+        if (s === undefined) throw new McpError(INTERNAL_ERROR, 'Server requests need a session (initialize first)')
+        const rid = s.newRequestId()
+        return await new Promise((resolve, reject) => {
+          s.pending.set(rid, { resolve, reject })
+          if (!this.send(ws, { jsonrpc: '2.0', id: rid, method, params })) { s.pending.delete(rid); reject(new Error('socket closed')) }
+        })
+      }
+    }
+    const cctx: CallContext = { endpoint: d.endpoint, transport: 'ws', principal: d.principal, sink, signal: d.ac.signal }
+    const isInit = msg !== null && typeof msg === 'object' && (msg as JsonObject).method === 'initialize'
+    if (d.session !== undefined && !isInit) cctx.session = d.session
+    try {
+      const out = await this.core.handle(msg, cctx)
+      if (cctx.createdSession !== undefined) {
+        if (d.session !== undefined) this.core.sessions.delete(d.session.id)
+        d.session = cctx.createdSession
+        d.session.channel = (m) => this.send(ws, m)
+      }
+      if (out.response !== undefined) this.send(ws, out.response)
+    } catch (err) {
+      const e = err instanceof McpError ? err : new McpError(INTERNAL_ERROR, 'Internal error')
+      if (!(err instanceof McpError)) this.platform.logger.error({ err }, 'MCP WebSocket dispatch failed')
+      if (id !== undefined || !(err instanceof McpError) || e.httpStatus >= 400) this.send(ws, rpcError(typeof id === 'string' || typeof id === 'number' ? id : null, e.toJson()))
+    }
+  }
+}

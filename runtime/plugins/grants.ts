@@ -1,0 +1,81 @@
+import type { Config } from '../config/index.js'
+import type { EffectiveGrant, Manifest, SandboxKind } from './contract.js'
+import { DEFAULT_LIMITS } from './manifest.js'
+import { grantCovers } from './net-allow.js'
+
+/** What the operator wrote under `platform.plugins.<name>` (validated by the config schema). */
+export interface OperatorGrant {
+  enabled?: boolean
+  sandbox?: SandboxKind
+  permissions?: { net?: string[], kv?: boolean, env?: string[] }
+  limits?: Partial<Manifest['limits']>
+}
+
+/** The operator refused something the manifest asks for; the message says what to grant. */
+export class GrantRefused extends Error {
+  constructor (readonly plugin: string, readonly needed: { key: string, value: unknown }[], reasons: string[]) {
+    super(`plugin '${plugin}' asks for more than it is granted (${reasons.join('; ')}); grant it in platform.yaml: ${needed.map((n) => `${n.key}: ${JSON.stringify(n.value)}`).join(', ')}`)
+    this.name = 'GrantRefused'
+  }
+}
+
+export function operatorGrant (config: Config, name: string): OperatorGrant {
+  return (config.values[`platform.plugins.${name}`] as OperatorGrant | undefined) ?? {}
+}
+
+/** Least to most trusted: a grant of a tier also allows the tiers above it in isolation. */
+const TRUST: Record<SandboxKind, number> = { isolate: 0, worker: 1, inline: 2 }
+
+/**
+ * Merges what the manifest asks with what the operator grants. Nothing is granted by default
+ * beyond the isolate tier with log and clock. The plugin runs in the tier the operator names
+ * (an operator may run an isolate plugin inline), but never in a less isolated tier than granted.
+ * Limits: min(asked, granted), the default when not asked; asking above the grant (or above the
+ * default with no grant) is refused.
+ */
+export function resolveGrant (name: string, manifest: Manifest, askedLimits: Partial<Manifest['limits']>, grant: OperatorGrant): EffectiveGrant {
+  const key = `platform.plugins.${name}`
+  const needed: { key: string, value: unknown }[] = []
+  const reasons: string[] = []
+
+  const granted = grant.sandbox ?? 'isolate'
+  if (TRUST[manifest.sandbox] > TRUST[granted]) {
+    needed.push({ key: `${key}.sandbox`, value: manifest.sandbox })
+    reasons.push(`sandbox '${manifest.sandbox}' but only '${granted}' is granted`)
+  }
+
+  const gNet = grant.permissions?.net ?? []
+  const missingNet = manifest.permissions.net.filter((h) => !grantCovers(gNet, h))
+  if (missingNet.length > 0) {
+    needed.push({ key: `${key}.permissions.net`, value: [...gNet, ...missingNet] })
+    reasons.push(`network access to ${missingNet.join(', ')}`)
+  }
+  if (manifest.permissions.kv && grant.permissions?.kv !== true) {
+    needed.push({ key: `${key}.permissions.kv`, value: true })
+    reasons.push('the key-value store')
+  }
+  const gEnv = grant.permissions?.env ?? []
+  const missingEnv = manifest.permissions.env.filter((v) => !gEnv.includes(v))
+  if (missingEnv.length > 0) {
+    needed.push({ key: `${key}.permissions.env`, value: [...gEnv, ...missingEnv] })
+    reasons.push(`environment variables ${missingEnv.join(', ')}`)
+  }
+
+  const limits = { ...DEFAULT_LIMITS }
+  for (const k of Object.keys(DEFAULT_LIMITS) as (keyof Manifest['limits'])[]) {
+    const ceiling = grant.limits?.[k] ?? DEFAULT_LIMITS[k]
+    const asked = askedLimits[k]
+    if (asked !== undefined && asked > ceiling) {
+      needed.push({ key: `${key}.limits.${k}`, value: asked })
+      reasons.push(`limits.${k} ${asked} above the granted ${ceiling}`)
+    }
+    limits[k] = Math.min(asked ?? DEFAULT_LIMITS[k], ceiling)
+  }
+
+  if (needed.length > 0) throw new GrantRefused(name, needed, reasons)
+  return {
+    sandbox: grant.sandbox ?? manifest.sandbox,
+    permissions: { net: [...manifest.permissions.net], kv: manifest.permissions.kv, env: [...manifest.permissions.env] },
+    limits
+  }
+}

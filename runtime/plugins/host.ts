@@ -1,0 +1,209 @@
+import { readdirSync, statSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { Counter, Gauge } from 'prom-client'
+import type { Config } from '../config/index.js'
+import type { Logger, Metrics } from '../observability/index.js'
+import type { PluginRegistry } from './registry.js'
+import type { CapabilityDeps } from './capabilities.js'
+import { TIERS, type TierMap } from './tiers.js'
+import { FolderHasher } from './folder-hash.js'
+import { ChangeWatcher } from './watcher.js'
+import { loadPluginDir, type LoadOutcome } from './loader.js'
+
+export interface PluginHostOptions {
+  config: Config
+  logger: Logger
+  registry: PluginRegistry
+  capabilities: CapabilityDeps
+  /** Plugin directories (default `platform.plugins.dirs`, resolved against the working directory). */
+  dirs?: string[]
+  tiers?: TierMap
+  /** Watch for changes after the first load (default true). */
+  watch?: boolean
+  debounceMs?: number
+  rescanMs?: number
+  /** How long a plugin may take to load before it is listed as failed (default 15 s). */
+  loadTimeoutMs?: number
+  /** The platform's metrics: load counters here, sandbox deaths in the tiers (`/metrics`). */
+  metrics?: Metrics
+}
+
+interface Folder { hash: string, name: string }
+
+const CLOSE_WAIT_MS = 2000
+
+/**
+ * Discovers plugin folders in every plugin directory, loads each through its sandbox tier and
+ * keeps the registry in step with the disk: an added folder goes live, a changed one (by content
+ * hash) is swapped in, a removed one disappears. One folder's failure affects nothing else.
+ */
+export class PluginHost {
+  readonly dirs: string[]
+  private readonly folders = new Map<string, Folder>()
+  /** Plugin name -> the folder that provides it. */
+  private readonly owners = new Map<string, string>()
+  private readonly hasher = new FolderHasher()
+  private readonly watcher: ChangeWatcher | undefined
+  private readonly tiers: TierMap
+  private readonly missingDirs = new Set<string>()
+  private scanning: Promise<void> | undefined
+  private again = false
+  private closed = false
+  private ready_ = false
+  private readonly loads: Counter<'outcome'> | undefined
+  private readonly gauge: Gauge<'state'> | undefined
+
+  constructor (private readonly opts: PluginHostOptions) {
+    this.dirs = (opts.dirs ?? opts.config.get<string[]>('platform.plugins.dirs')).map((d) => resolve(d))
+    this.tiers = opts.tiers ?? TIERS
+    if (opts.watch !== false) this.watcher = new ChangeWatcher(() => { void this.rescan() }, { debounceMs: opts.debounceMs ?? 100, rescanMs: opts.rescanMs ?? 1000 })
+    if (opts.metrics !== undefined) {
+      const registers = [opts.metrics.registry]
+      this.loads = new Counter({ name: 'platform_plugin_loads_total', help: 'Plugin loads by outcome (live, failed, disabled)', labelNames: ['outcome'], registers })
+      this.gauge = new Gauge({ name: 'platform_plugins', help: 'Plugins by state', labelNames: ['state'], registers })
+    }
+  }
+
+  /** True once the first scan has loaded every folder (readiness check `plugins`). */
+  get ready (): boolean { return this.ready_ }
+
+  /** Loads everything, then starts watching. */
+  async start (): Promise<void> {
+    await this.rescan()
+    this.ready_ = true
+    this.watcher?.start()
+  }
+
+  /** Brings the registry in step with the disk; concurrent requests coalesce into one more pass. */
+  async rescan (): Promise<void> {
+    if (this.closed) return
+    if (this.scanning !== undefined) { this.again = true; return await this.scanning }
+    this.scanning = (async () => {
+      try {
+        do { this.again = false; await this.scanOnce() } while (this.again && !this.closed)
+      } catch (err) {
+        this.opts.logger.error({ err }, 'plugin scan failed')
+      } finally {
+        this.scanning = undefined
+      }
+    })()
+    return await this.scanning
+  }
+
+  async close (): Promise<void> {
+    this.closed = true
+    this.watcher?.close()
+    // a load still running disposes its sandbox itself when it ends (apply sees `closed`); wait
+    // for it only briefly so a hung plugin cannot hold up shutdown
+    if (this.scanning !== undefined) {
+      let timer: NodeJS.Timeout | undefined
+      await Promise.race([this.scanning, new Promise((resolve) => { timer = setTimeout(resolve, CLOSE_WAIT_MS) })])
+      clearTimeout(timer)
+    }
+    await this.opts.registry.closeAll()
+  }
+
+  private listFolders (root: string): string[] {
+    let entries
+    try {
+      entries = readdirSync(root, { withFileTypes: true })
+      this.missingDirs.delete(root)
+    } catch (err) {
+      if (!this.missingDirs.has(root)) { this.missingDirs.add(root); this.opts.logger.warn({ dir: root, err: (err as Error).message }, 'plugin directory cannot be read; watching for it') }
+      return []
+    }
+    const out: string[] = []
+    for (const e of entries) {
+      if (e.name.startsWith('.')) continue
+      const p = join(root, e.name)
+      let isDir = e.isDirectory()
+      if (e.isSymbolicLink()) { try { isDir = statSync(p).isDirectory() } catch { isDir = false } }
+      if (isDir) out.push(p)
+    }
+    return out.sort()
+  }
+
+  private async scanOnce (): Promise<void> {
+    const seen = new Set<string>()
+    const loads: { dir: string, hash: string, prev: Folder | undefined, outcome: Promise<LoadOutcome> }[] = []
+    for (const root of this.dirs) {
+      for (const dir of this.listFolders(root)) {
+        if (this.closed) break
+        if (seen.has(dir)) continue
+        seen.add(dir)
+        const hash = this.hasher.hash(dir)
+        const prev = this.folders.get(dir)
+        if (prev !== undefined && prev.hash === hash) continue
+        // folders load side by side (a slow one costs its own load timeout, not the sum); the
+        // outcomes apply in folder order so that which of two same-named folders wins is stable
+        loads.push({ dir, hash, prev, outcome: this.loadDir(dir) })
+      }
+    }
+    for (const l of loads) await this.apply(l.dir, l.hash, l.prev, await l.outcome)
+    if (this.closed) return
+    for (const [dir, f] of this.folders) {
+      if (seen.has(dir)) continue
+      this.folders.delete(dir)
+      this.hasher.forget(dir)
+      this.release(f.name, dir)
+      this.opts.logger.info({ plugin: f.name, dir }, 'plugin removed')
+    }
+    this.watcher?.sync([...this.dirs, ...this.folders.keys()])
+    this.updateGauge()
+  }
+
+  /** Unregisters `name` if `dir` is the folder that provides it. */
+  private release (name: string, dir: string): void {
+    if (this.owners.get(name) !== dir) return
+    this.owners.delete(name)
+    this.opts.registry.remove(name)
+  }
+
+  private async loadDir (dir: string): Promise<LoadOutcome> {
+    return await loadPluginDir(dir, { config: this.opts.config, capabilities: this.opts.capabilities, tiers: this.tiers, ...(this.opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: this.opts.loadTimeoutMs } : {}), ...(this.opts.metrics !== undefined ? { metrics: this.opts.metrics } : {}) })
+  }
+
+  private async apply (dir: string, hash: string, prev: Folder | undefined, out: LoadOutcome): Promise<void> {
+    if (this.closed) { if (out.state === 'live') await out.instance.dispose().catch(() => {}); return }
+    let name = out.name
+    // a folder whose manifest no longer parses keeps the name it had, so its listing shows the error
+    if (out.state === 'failed' && out.manifest === undefined && prev !== undefined) name = prev.name
+    if (prev !== undefined && prev.name !== name) this.release(prev.name, dir)
+    const owner = this.owners.get(name)
+    if (owner !== undefined && owner !== dir && this.folders.has(owner)) {
+      if (out.state === 'live') await out.instance.dispose().catch(() => {})
+      const key = dir
+      this.opts.registry.setFailed(key, dir, `another folder (${owner}) already provides plugin '${name}'`, out.manifest)
+      this.owners.set(key, dir)
+      this.folders.set(dir, { hash, name: key })
+      this.loads?.inc({ outcome: 'failed' })
+      this.opts.logger.warn({ plugin: name, dir, owner }, 'plugin name already taken')
+      return
+    }
+    this.owners.set(name, dir)
+    this.folders.set(dir, { hash, name })
+    this.loads?.inc({ outcome: out.state })
+    const r = this.opts.registry
+    switch (out.state) {
+      case 'live':
+        r.set(dir, out.manifest, out.instance)
+        this.opts.logger.info({ plugin: name, version: out.manifest.version, sandbox: out.grant.sandbox, dir, reload: prev !== undefined }, prev !== undefined ? 'plugin reloaded' : 'plugin loaded')
+        break
+      case 'disabled':
+        r.setDisabled(name, dir, out.manifest)
+        this.opts.logger.info({ plugin: name, dir }, 'plugin disabled by the operator')
+        break
+      case 'failed':
+        r.setFailed(name, dir, out.error, out.manifest)
+        this.opts.logger.warn({ plugin: name, dir, error: out.error }, 'plugin failed to load')
+        break
+    }
+  }
+
+  private updateGauge (): void {
+    if (this.gauge === undefined) return
+    const counts: Record<string, number> = { live: 0, failed: 0, disabled: 0 }
+    for (const s of this.opts.registry.status()) counts[s.state] = (counts[s.state] ?? 0) + 1
+    for (const [state, n] of Object.entries(counts)) this.gauge.set({ state }, n)
+  }
+}
