@@ -10,6 +10,7 @@ const REPO = fileURLToPath(new URL('../../', import.meta.url))
 t.test('spec rule 8: every bundled agent declares a scope, unrestricted only with a justification', async (t) => {
   const { agents, findings } = await lintPluginDirectory(join(REPO, 'plugins'))
   t.comment(`${agents} bundled agent(s) linted under plugins/`)
+  t.ok(agents >= 1, 'the bundled demo agent is among them')
   t.same(findings, [], findings.map((f) => `${f.plugin ?? '?'}/${f.agent} ${f.problem}`).join('; ') || 'no findings')
 })
 
