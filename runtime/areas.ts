@@ -3,6 +3,7 @@ import { installTransport } from './transport/index.js'
 import { installPlugins } from './plugins/index.js'
 import { installMcp } from './mcp/index.js'
 import { installGovernance } from './governance/index.js'
+import { installScope } from './scope/index.js'
 
 /**
  * Every area the served platform runs, in start-up order. Each area's `install(platform)` adds its
@@ -14,4 +15,5 @@ export async function installAreas (platform: Platform): Promise<void> {
   // after plugins (their policy types), before traffic; MCP reads platform.toolCallGate per call
   await installGovernance(platform)
   await installMcp(platform)
+  await installScope(platform)
 }
