@@ -140,7 +140,23 @@ export const KEYS: Record<string, KeyDef> = {
   'platform.ai.governance.decision-log.capacity': { schema: positiveInt, default: 500, description: 'Decision log entries kept in memory' },
   'platform.ai.governance.memory.enabled': { schema: bool, default: false, description: 'Persist deny and prefer lessons across restarts' },
   'platform.ai.governance.memory.ttl-seconds': { schema: { type: 'integer', minimum: 0 }, default: 0, description: 'Lesson expiry; 0 means none' },
-  'platform.ai.governance.memory.min-confidence': { schema: { type: 'number', minimum: 0, maximum: 1 }, default: 0.0, description: 'Read-gate floor: lessons below it are dropped on read' }
+  'platform.ai.governance.memory.min-confidence': { schema: { type: 'number', minimum: 0, maximum: 1 }, default: 0.0, description: 'Read-gate floor: lessons below it are dropped on read' },
+  'platform.ai.governance.enabled': { schema: bool, default: true, description: 'Run the governance plane (policy chain, tool-call gate); when false the routes answer as if no controller were installed' },
+  'platform.ai.governance.decision-log.retention': { schema: positiveInt, default: 100_000, description: 'Decision log entries kept in LMDB (oldest trimmed)' },
+  'platform.ai.governance.kill-switch.enabled': { schema: bool, default: false, description: 'Install a kill switch from code (source `code:KillSwitchPolicy`) even when no policy file declares one' },
+
+  // --- scope (spec D, scope confinement; the two fail-open switches are process properties, not config) ---
+  'platform.ai.scope.embedder': { schema: nonEmpty, default: 'none', description: 'Embedding runtime of the EMBEDDING_SIMILARITY and SEMANTIC_INTENT scope tiers: `none` (they degrade to RULE_BASED), `lexical` (built-in, offline, word overlap only), `openai` (an OpenAI-compatible `/v1/embeddings` server), or the name of a plugin embedder' },
+  'platform.ai.scope.embeddings.base-url': { schema: nonEmpty, description: 'For embedder `openai`: base URL including the version segment, e.g. `http://127.0.0.1:11434/v1`' },
+  'platform.ai.scope.embeddings.model': { schema: nonEmpty, description: 'For embedder `openai`: the embedding model name' },
+  'platform.ai.scope.embeddings.api-key': { schema: nonEmpty, description: 'For embedder `openai`: bearer token sent to the server, if it needs one' },
+  'platform.ai.scope.embeddings.timeout-ms': { schema: positiveInt, default: 5000, description: 'Bound of one embedding call (and of a plugin embedder call)' },
+  'platform.ai.scope.classifier': { schema: nonEmpty, default: 'none', description: 'Decision model of the LLM_CLASSIFIER scope tier: `none` (the AI runtime\'s decision model when one is installed, otherwise every request on that tier is denied), `openai` (an OpenAI-compatible `/v1/chat/completions` server), or the name of a plugin classifier' },
+  'platform.ai.scope.chat.base-url': { schema: nonEmpty, description: 'For classifier `openai`: base URL including the version segment' },
+  'platform.ai.scope.chat.model': { schema: nonEmpty, description: 'For classifier `openai`: the chat model name' },
+  'platform.ai.scope.chat.api-key': { schema: nonEmpty, description: 'For classifier `openai`: bearer token sent to the server, if it needs one' },
+  'platform.ai.scope.chat.timeout-ms': { schema: positiveInt, default: 5000, description: 'Bound of one LLM-tier scope question (waiting for a slot included)' },
+  'platform.ai.scope.chat.max-concurrency': { schema: positiveInt, default: 8, description: 'LLM-tier scope questions in flight at once; a question that gets no slot before its deadline is uncertain (denied)' }
 }
 
 export const PATTERN_KEYS: Record<string, KeyDef> = {

@@ -37,6 +37,8 @@ class PostSink implements Sink {
     if (this.stream === undefined) {
       const s = this.cctx().session
       this.stream = this.ctx.sse(s !== undefined ? { headers: { 'mcp-session-id': s.id } } : {})
+      // a stream the server ends (shutdown, slow consumer) cancels the request, like a client leaving
+      this.stream.onClose(() => { this.cctx().cancel?.() })
     }
     return this.stream
   }
