@@ -120,12 +120,43 @@ export const KEYS: Record<string, KeyDef> = {
   'platform.mcp.tasks.poll-interval-ms': { schema: positiveInt, default: 1000, description: '`pollIntervalMs` suggested to task clients' },
   'platform.mcp.tasks.sync-window-ms': { schema: { type: 'integer', minimum: 0 }, default: 50, description: 'A long-running tool that settles within this window answers directly instead of creating a task' },
 
+  // --- MCP extras (spec C: OAuth resource server, client tool calls, tracing) ---
+  'org.platform.mcp.auth.resource': { schema: nonEmpty, description: 'OAuth 2.0 resource identifier (URL) of the MCP endpoints; setting it turns the resource server on (RFC 9728 metadata, 401 challenges)' },
+  'org.platform.mcp.auth.authorizationServers': { schema: { anyOf: [nonEmpty, strList] }, default: [], description: 'Authorization server issuer URL(s) listed in the protected-resource metadata (space- or comma-separated, or a list)' },
+  'org.platform.mcp.auth.scopes': { schema: str, default: '', description: 'Space-separated scopes every MCP request\'s token must carry (403 insufficient_scope otherwise); advertised in the metadata and the challenge' },
+  'org.platform.auth.tokenValidator': { schema: nonEmpty, description: 'TokenValidator for MCP bearer tokens: `jwt` (built-in, the default), a validator registered in code, or `<plugin>/<tool>` (a plugin tool called with `{token}`)' },
+  'org.platform.auth.jwt.issuer': { schema: nonEmpty, description: 'Required `iss` of JWT access tokens (unset: not checked)' },
+  'org.platform.auth.jwt.audience': { schema: { anyOf: [nonEmpty, strList] }, description: 'Accepted `aud` of JWT access tokens; unset uses org.platform.mcp.auth.resource' },
+  'org.platform.auth.jwt.keys': { schema: { type: 'array', items: { anyOf: [nonEmpty, { type: 'object' }] } }, default: [], description: 'JWT verification keys: PEM public keys or JWKs (`{kty:"oct", k}` for HMAC)' },
+  'org.platform.auth.jwt.jwksFile': { schema: nonEmpty, description: 'Path of a JWKS file (`{"keys":[...]}`) with JWT verification keys' },
+  'org.platform.auth.jwt.algorithms': { schema: strList, default: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'], description: 'JWT `alg` values accepted (add HS256/384/512 for shared-secret keys)' },
+  'org.platform.auth.jwt.clockToleranceSeconds': { schema: { type: 'integer', minimum: 0 }, default: 30, description: 'Leeway for `exp`, `nbf` and `iat`' },
+  'platform.mcp.client-tools.timeout-ms': { schema: positiveInt, default: 30_000, description: 'How long callClientTool waits for the client\'s answer' },
+  'platform.mcp.client-tools.response-route': { schema: bool, default: false, description: 'Serve POST /_mcp/tool-response, where clients without a stream post their answers to server-to-client tool calls' },
+  'platform.mcp.tracing.enabled': { schema: bool, default: true, description: 'Spans around tools/call, resources/read and prompts/get through @opentelemetry/api (no-op without an SDK)' },
+
   // --- governance (spec D) ---
   'platform.ai.governance.policy-files': { schema: strList, default: [], description: 'YAML policy files loaded at start-up' },
   'platform.ai.governance.decision-log.capacity': { schema: positiveInt, default: 500, description: 'Decision log entries kept in memory' },
   'platform.ai.governance.memory.enabled': { schema: bool, default: false, description: 'Persist deny and prefer lessons across restarts' },
   'platform.ai.governance.memory.ttl-seconds': { schema: { type: 'integer', minimum: 0 }, default: 0, description: 'Lesson expiry; 0 means none' },
-  'platform.ai.governance.memory.min-confidence': { schema: { type: 'number', minimum: 0, maximum: 1 }, default: 0.0, description: 'Read-gate floor: lessons below it are dropped on read' }
+  'platform.ai.governance.memory.min-confidence': { schema: { type: 'number', minimum: 0, maximum: 1 }, default: 0.0, description: 'Read-gate floor: lessons below it are dropped on read' },
+  'platform.ai.governance.enabled': { schema: bool, default: true, description: 'Run the governance plane (policy chain, tool-call gate); when false the routes answer as if no controller were installed' },
+  'platform.ai.governance.decision-log.retention': { schema: positiveInt, default: 100_000, description: 'Decision log entries kept in LMDB (oldest trimmed)' },
+  'platform.ai.governance.kill-switch.enabled': { schema: bool, default: false, description: 'Install a kill switch from code (source `code:KillSwitchPolicy`) even when no policy file declares one' },
+
+  // --- scope (spec D, scope confinement; the two fail-open switches are process properties, not config) ---
+  'platform.ai.scope.embedder': { schema: nonEmpty, default: 'none', description: 'Embedding runtime of the EMBEDDING_SIMILARITY and SEMANTIC_INTENT scope tiers: `none` (they degrade to RULE_BASED), `lexical` (built-in, offline, word overlap only), `openai` (an OpenAI-compatible `/v1/embeddings` server), or the name of a plugin embedder' },
+  'platform.ai.scope.embeddings.base-url': { schema: nonEmpty, description: 'For embedder `openai`: base URL including the version segment, e.g. `http://127.0.0.1:11434/v1`' },
+  'platform.ai.scope.embeddings.model': { schema: nonEmpty, description: 'For embedder `openai`: the embedding model name' },
+  'platform.ai.scope.embeddings.api-key': { schema: nonEmpty, description: 'For embedder `openai`: bearer token sent to the server, if it needs one' },
+  'platform.ai.scope.embeddings.timeout-ms': { schema: positiveInt, default: 5000, description: 'Bound of one embedding call (and of a plugin embedder call)' },
+  'platform.ai.scope.classifier': { schema: nonEmpty, default: 'none', description: 'Decision model of the LLM_CLASSIFIER scope tier: `none` (the AI runtime\'s decision model when one is installed, otherwise every request on that tier is denied), `openai` (an OpenAI-compatible `/v1/chat/completions` server), or the name of a plugin classifier' },
+  'platform.ai.scope.chat.base-url': { schema: nonEmpty, description: 'For classifier `openai`: base URL including the version segment' },
+  'platform.ai.scope.chat.model': { schema: nonEmpty, description: 'For classifier `openai`: the chat model name' },
+  'platform.ai.scope.chat.api-key': { schema: nonEmpty, description: 'For classifier `openai`: bearer token sent to the server, if it needs one' },
+  'platform.ai.scope.chat.timeout-ms': { schema: positiveInt, default: 5000, description: 'Bound of one LLM-tier scope question (waiting for a slot included)' },
+  'platform.ai.scope.chat.max-concurrency': { schema: positiveInt, default: 8, description: 'LLM-tier scope questions in flight at once; a question that gets no slot before its deadline is uncertain (denied)' }
 }
 
 export const PATTERN_KEYS: Record<string, KeyDef> = {

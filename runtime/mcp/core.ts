@@ -1,6 +1,7 @@
 import type { Platform } from '../platform.js'
+import type { Context } from '../http/index.js'
 import { toContents, toPromptResult } from './content.js'
-import { McpError, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, SERVER_ERROR, SESSION_NOT_FOUND, RESOURCE_NOT_FOUND_LEGACY, MISSING_CAPABILITY, UNSUPPORTED_VERSION, HEADER_MISMATCH, INTERNAL_ERROR } from './errors.js'
+import { McpError, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, SERVER_ERROR, SESSION_NOT_FOUND, RESOURCE_NOT_FOUND_LEGACY, UNSUPPORTED_VERSION, HEADER_MISMATCH, INTERNAL_ERROR } from './errors.js'
 import { checkRoutingHeaders, checkParamHeaders } from './headers.js'
 import { checkGate, clientCapabilities, failureOutcome, filterInputRequests, invokeContext, retryInput, valueOutcome, NO_WRAP, type InvocationWrapper, type RetryInput } from './calls.js'
 import { findResource, type McpRegistry, type ToolEntry } from './registry.js'
@@ -8,9 +9,11 @@ import type { RequestStateCodec } from './request-state.js'
 import { describeErrors } from './schema.js'
 import type { SessionStore, Session } from './sessions.js'
 import type { Outcome, Task, TaskManager, Runner } from './tasks.js'
+import { Subscriptions } from './subscriptions.js'
+import { hasTasksExtension, missingTasksExtension, describeResource, describeTemplate, describePrompt, taskDetail, legacyTask } from './describe.js'
 import {
-  MODERN_VERSION, SESSION_VERSIONS, LATEST_SESSION_VERSION, META_VERSION, META_CAPS, META_CLIENT, META_LOG_LEVEL, META_SERVER, META_SUBSCRIPTION,
-  TASKS_EXT, APPS_EXT, APP_MIME, LOG_LEVELS, type CallContext, type JsonObject, type LogLevel, type Sink
+  MODERN_VERSION, SESSION_VERSIONS, LATEST_SESSION_VERSION, META_VERSION, META_CAPS, META_CLIENT, META_LOG_LEVEL, META_SERVER,
+  TASKS_EXT, APPS_EXT, APP_MIME, LOG_LEVELS, type CallContext, type EndpointRef, type JsonObject, type LogLevel, type Sink
 } from './types.js'
 
 function isObject (v: unknown): v is JsonObject { return v !== null && typeof v === 'object' && !Array.isArray(v) }
@@ -35,7 +38,11 @@ export interface Handled { response?: JsonObject, status: number }
 /** A hook that runs before any method is dispatched (the place for OAuth); throw McpError to reject. */
 export type BeforeDispatch = (msg: { method: string, params: JsonObject | undefined, id: unknown }, ctx: CallContext) => void | Promise<void>
 
-interface Listener { id: string | number, filter: JsonObject, sink: Sink }
+/**
+ * Runs before an HTTP request (POST, GET, DELETE) reaches the MCP endpoint; false means the guard
+ * has answered it (OAuth 401/403). Unlike BeforeDispatch it also covers GET streams and DELETE.
+ */
+export type HttpGuard = (ctx: Context, endpoint: EndpointRef) => boolean | Promise<boolean>
 
 /**
  * The transport-independent JSON-RPC core. One message in, one response out; the dialect is chosen
@@ -44,9 +51,11 @@ interface Listener { id: string | number, filter: JsonObject, sink: Sink }
  */
 export class McpCore {
   readonly beforeDispatch: BeforeDispatch[] = []
+  readonly httpGuards: HttpGuard[] = []
   wrap: InvocationWrapper = NO_WRAP
-  private readonly listeners = new Set<Listener>()
+  private readonly subscriptions = new Subscriptions()
   private readonly infos = new Map<string, JsonObject>()
+  private readonly lists = new Map<string, JsonObject[]>()
 
   constructor (
     private readonly platform: Platform,
@@ -56,7 +65,7 @@ export class McpCore {
     private readonly codec: RequestStateCodec,
     private readonly opts: CoreOptions
   ) {
-    registry.onChange(() => { this.infos.clear(); this.listChanged() })
+    registry.onChange(() => { this.infos.clear(); this.lists.clear(); this.subscriptions.changed(this.sessions.liveSessions()) })
   }
 
   // --- envelope ---
@@ -93,6 +102,7 @@ export class McpCore {
   }
 
   private sessionFromHeader (ctx: CallContext): Session {
+    if (ctx.transport === 'ws') throw new McpError(SERVER_ERROR, 'Bad Request: send initialize first on this socket, or use the 2026-07-28 dialect (_meta on every request)', undefined, 400)
     const sid = ctx.headers?.['mcp-session-id']
     if (sid === undefined || sid === '') throw new McpError(SERVER_ERROR, 'Bad Request: Mcp-Session-Id header is required', undefined, 400)
     const s = this.sessions.get(sid)
@@ -155,7 +165,7 @@ export class McpCore {
     const view = this.registry.view(ctx.endpoint.agent)
     switch (method) {
       case 'ping': return {}
-      case 'tools/list': return { tools: view.tools.map((t) => this.describeTool(t, s.record.version)) }
+      case 'tools/list': return { tools: this.listedTools(ctx, s.record.version) }
       case 'tools/call': return await this.callTool(p, ctx, s.record.version)
       case 'resources/list': return { resources: view.resources.map(describeResource) }
       case 'resources/templates/list': return { resourceTemplates: view.templates.map(describeTemplate) }
@@ -232,7 +242,7 @@ export class McpCore {
     let result: JsonObject
     switch (method) {
       case 'server/discover': result = this.discover(ctx); break
-      case 'tools/list': { const v = this.registry.view(ctx.endpoint.agent); result = { tools: v.tools.map((t) => this.describeTool(t, MODERN_VERSION)) }; break }
+      case 'tools/list': result = { tools: this.listedTools(ctx, MODERN_VERSION) }; break
       case 'tools/call': result = await this.callTool(p, ctx, MODERN_VERSION); break
       case 'resources/list': result = { resources: this.registry.view(ctx.endpoint.agent).resources.map(describeResource) }; break
       case 'resources/templates/list': result = { resourceTemplates: this.registry.view(ctx.endpoint.agent).templates.map(describeTemplate) }; break
@@ -240,7 +250,7 @@ export class McpCore {
       case 'prompts/list': result = { prompts: this.registry.view(ctx.endpoint.agent).prompts.map(describePrompt) }; break
       case 'prompts/get': result = await this.getPrompt(p, ctx, true); break
       case 'completion/complete': result = await this.complete(p, ctx); break
-      case 'subscriptions/listen': result = await this.listen(id as string | number, p, ctx); break
+      case 'subscriptions/listen': result = await this.subscriptions.listen(id as string | number, p, ctx); break
       case 'tasks/get': result = taskDetail(this.taskOf(p, ctx)); break
       case 'tasks/update': {
         const t = this.taskOf(p, ctx)
@@ -283,37 +293,6 @@ export class McpCore {
     return t
   }
 
-  private async listen (id: string | number, p: JsonObject, ctx: CallContext): Promise<JsonObject> {
-    if (ctx.sink.canStream === false) throw new McpError(INVALID_REQUEST, 'subscriptions/listen needs a stream: send Accept: text/event-stream')
-    const requested = isObject(p.notifications) ? p.notifications : {}
-    const filter: JsonObject = {}
-    for (const k of ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged']) if (requested[k] === true) filter[k] = true
-    if (Array.isArray(requested.resourceSubscriptions)) filter.resourceSubscriptions = requested.resourceSubscriptions.filter((u) => typeof u === 'string')
-    const l: Listener = { id, filter, sink: ctx.sink }
-    ctx.sink.notify({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: filter, _meta: { [META_SUBSCRIPTION]: id } } })
-    this.listeners.add(l)
-    try {
-      if (!ctx.signal.aborted) await new Promise<void>((resolve) => { ctx.signal.addEventListener('abort', () => { resolve() }, { once: true }) })
-    } finally {
-      this.listeners.delete(l)
-    }
-    return { _meta: { [META_SUBSCRIPTION]: id } }
-  }
-
-  /** Plugins or registrations changed: list_changed to listen streams (filtered) and session GET streams. */
-  private listChanged (): void {
-    const kinds: [string, string][] = [['toolsListChanged', 'notifications/tools/list_changed'], ['promptsListChanged', 'notifications/prompts/list_changed'], ['resourcesListChanged', 'notifications/resources/list_changed']]
-    for (const l of this.listeners) {
-      for (const [flag, method] of kinds) if (l.filter[flag] === true) l.sink.notify({ jsonrpc: '2.0', method, params: { _meta: { [META_SUBSCRIPTION]: l.id } } })
-      if (Array.isArray(l.filter.resourceSubscriptions)) for (const uri of l.filter.resourceSubscriptions) l.sink.notify({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri, _meta: { [META_SUBSCRIPTION]: l.id } } })
-    }
-    for (const s of this.sessions.liveSessions()) {
-      if (s.channel === undefined) continue
-      for (const [, method] of kinds) s.channel({ jsonrpc: '2.0', method })
-      for (const uri of s.record.subscriptions) s.channel({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } })
-    }
-  }
-
   // --- shared methods ---
 
   /** Cached per endpoint until the registry changes: every stateless result carries it. */
@@ -328,10 +307,19 @@ export class McpCore {
     return info
   }
 
+  /** The tools/list entries of an endpoint for one protocol version, built once per registry change. */
+  private listedTools (ctx: CallContext, version: string): JsonObject[] {
+    const key = `${ctx.endpoint.agent ?? ''}\0${version}`
+    let list = this.lists.get(key)
+    if (list === undefined) { list = this.registry.view(ctx.endpoint.agent).tools.map((t) => this.describeTool(t, version)); this.lists.set(key, list) }
+    return list
+  }
+
   private describeTool (t: ToolEntry, version: string): JsonObject {
     const out: JsonObject = { name: t.name }
     if (t.title !== undefined && version !== '2024-11-05' && version !== '2025-03-26') out.title = t.title
-    out.description = t.description
+    // clients (and the conformance suite) expect a description: fall back to the title or name
+    out.description = t.description !== '' ? t.description : (t.title ?? t.name)
     out.inputSchema = t.inputSchema
     if (t.iconUrl !== undefined && (version === '2025-11-25' || version === MODERN_VERSION)) out.icons = [{ src: t.iconUrl }]
     if (t.uiResource !== undefined) out._meta = { ui: { resourceUri: t.uiResource, visibility: ['model', 'app'] } }
@@ -416,9 +404,17 @@ export class McpCore {
       this.tasks.forget(t)
       return await this.settle(early, runner, retry, ctx, 'tools/call', name, true)
     }
-    // the POST that created the task has its answer: later progress has nowhere to go
-    const resumeRunner: Runner = async (g, s, signal) => await runner({ ...retry.gathered, ...g }, s, signal)
-    void this.tasks.drive(t, resumeRunner, first).catch(() => {})
+    // input a task asks for later is held to the same rule: only what the client declared
+    const caps = clientCapabilities(ctx)
+    const declared = (o: Outcome): Outcome => {
+      if (o.kind !== 'input') return o
+      try { return { ...o, inputRequests: filterInputRequests(o.inputRequests, caps) } } catch (err) {
+        const e = err as McpError
+        return { kind: 'error', error: { code: e.code, message: e.message, data: e.data } }
+      }
+    }
+    const resumeRunner: Runner = async (g, s, signal) => declared(await runner({ ...retry.gathered, ...g }, s, signal))
+    void this.tasks.drive(t, resumeRunner, first.then(declared)).catch(() => {})
     return { resultType: 'task', taskId: t.id, status: t.status, createdAt: t.createdAt, lastUpdatedAt: t.lastUpdatedAt, ttlMs: t.ttlMs, pollIntervalMs: t.pollIntervalMs }
   }
 
@@ -514,54 +510,4 @@ export class McpCore {
     values = values.slice(0, 100)
     return { completion: { values, total: values.length, hasMore: false } }
   }
-}
-
-function hasTasksExtension (caps: JsonObject): boolean {
-  return isObject(caps.extensions) && caps.extensions[TASKS_EXT] !== undefined
-}
-
-function missingTasksExtension (): McpError {
-  return new McpError(MISSING_CAPABILITY, `This request requires the ${TASKS_EXT} extension`, { requiredCapabilities: { extensions: { [TASKS_EXT]: {} } } }, 400)
-}
-
-function describeResource (r: { uri: string, name: string, title?: string, description: string, mimeType: string }): JsonObject {
-  const out: JsonObject = { uri: r.uri, name: r.name }
-  if (r.title !== undefined) out.title = r.title
-  if (r.description !== '') out.description = r.description
-  out.mimeType = r.mimeType
-  return out
-}
-
-function describeTemplate (r: { uri: string, name: string, title?: string, description: string, mimeType: string }): JsonObject {
-  const out: JsonObject = { uriTemplate: r.uri, name: r.name }
-  if (r.title !== undefined) out.title = r.title
-  if (r.description !== '') out.description = r.description
-  out.mimeType = r.mimeType
-  return out
-}
-
-function describePrompt (p: { name: string, title?: string, description: string, arguments: { name: string, description?: string, required?: boolean }[] }): JsonObject {
-  const out: JsonObject = { name: p.name }
-  if (p.title !== undefined) out.title = p.title
-  out.description = p.description
-  if (p.arguments.length > 0) out.arguments = p.arguments.map((a) => ({ name: a.name, ...(a.description !== undefined && a.description !== '' ? { description: a.description } : {}), required: a.required !== false }))
-  return out
-}
-
-/** DetailedTask of the tasks extension: status-specific `result`, `error` or `inputRequests`. */
-function taskDetail (t: Task): JsonObject {
-  const out: JsonObject = { taskId: t.id, status: t.status }
-  if (t.statusMessage !== undefined) out.statusMessage = t.statusMessage
-  Object.assign(out, { createdAt: t.createdAt, lastUpdatedAt: t.lastUpdatedAt, ttlMs: t.ttlMs, pollIntervalMs: t.pollIntervalMs })
-  if (t.status === 'completed' && t.result !== undefined) out.result = { resultType: 'complete', ...t.result }
-  if (t.status === 'failed' && t.error !== undefined) out.error = t.error
-  if (t.status === 'input_required' && t.inputRequests !== undefined) out.inputRequests = t.inputRequests
-  return out
-}
-
-/** The 2025-11-25 task object (`ttl`, `pollInterval`, not the `…Ms` names). */
-function legacyTask (t: Task): JsonObject {
-  const out: JsonObject = { taskId: t.id, status: t.status }
-  if (t.statusMessage !== undefined) out.statusMessage = t.statusMessage
-  return Object.assign(out, { createdAt: t.createdAt, lastUpdatedAt: t.lastUpdatedAt, ttl: t.ttlMs, pollInterval: t.pollIntervalMs })
 }

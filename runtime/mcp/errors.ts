@@ -17,7 +17,8 @@ export const UNSUPPORTED_VERSION = -32022
  * with (400 for envelope errors, 404 for unknown methods in the stateless dialect, 200 in-band).
  */
 export class McpError extends Error {
-  constructor (readonly code: number, message: string, readonly data?: unknown, readonly httpStatus = 200) {
+  /** `headers`: response headers an HTTP transport adds (e.g. `WWW-Authenticate` on a 401 from an auth hook). */
+  constructor (readonly code: number, message: string, readonly data?: unknown, readonly httpStatus = 200, readonly headers?: Record<string, string>) {
     super(message)
     this.name = 'McpError'
   }

@@ -37,6 +37,8 @@ class PostSink implements Sink {
     if (this.stream === undefined) {
       const s = this.cctx().session
       this.stream = this.ctx.sse(s !== undefined ? { headers: { 'mcp-session-id': s.id } } : {})
+      // a stream the server ends (shutdown, slow consumer) cancels the request, like a client leaving
+      this.stream.onClose(() => { this.cctx().cancel?.() })
     }
     return this.stream
   }
@@ -76,6 +78,7 @@ export class HttpTransport {
     const ep = resolve(ctx)
     if (ep === undefined) { sendError(ctx, 404, -32600, `No MCP endpoint at ${ctx.path}`); return }
     try {
+      if (this.core.httpGuards.length > 0) for (const g of this.core.httpGuards) if (!(await g(ctx, ep))) return
       await run(ep)
     } catch (err) {
       this.platform.logger.error({ err, path: ctx.path }, 'MCP request failed')
@@ -119,6 +122,7 @@ export class HttpTransport {
       if (!(err instanceof McpError)) this.platform.logger.error({ err }, 'MCP dispatch failed')
       const body = rpcError(typeof id === 'string' || typeof id === 'number' ? id : null, e.toJson())
       if (sink.stream !== undefined) { sink.stream.send({ event: 'message', data: JSON.stringify(body) }); sink.stream.close(); return }
+      if (e.headers !== undefined) for (const [k, v] of Object.entries(e.headers)) ctx.setHeader(k, v)
       ctx.send(e.httpStatus, JSON.stringify(body), JSON_TYPE)
       return
     }

@@ -133,7 +133,11 @@ export class TaskManager {
   private sweep (): void {
     const now = Date.now()
     for (const [id, t] of this.tasks) {
-      if (TERMINAL.has(t.status) && Date.parse(t.lastUpdatedAt) + t.ttlMs < now) this.tasks.delete(id)
+      const stale = Date.parse(t.lastUpdatedAt) + t.ttlMs < now
+      if (!stale) continue
+      // a task nobody answered within its TTL is cancelled rather than kept forever
+      if (t.status === 'input_required') this.cancel(t)
+      else if (TERMINAL.has(t.status)) this.tasks.delete(id)
     }
   }
 

@@ -23,7 +23,7 @@ export class Metrics {
     this.broadcasts = new Counter({ name: 'platform_broadcasts_total', help: 'Messages broadcast, by broadcaster', labelNames: ['broadcaster'], registers })
     this.deliveries = new Counter({ name: 'platform_broadcast_deliveries_total', help: 'Broadcast messages handed to connected resources', registers })
     this.slowConsumers = new Counter({ name: 'platform_slow_consumers_closed_total', help: 'WebSocket consumers closed for exceeding the backpressure limit', registers })
-    this.pluginFailures = new Counter({ name: 'platform_plugin_failures_total', help: 'Plugin sandbox failures (isolate or worker disposed, timeout, out of memory, crash, invalid result), by plugin and reason', labelNames: ['plugin', 'reason'], registers })
+    this.pluginFailures = new Counter({ name: 'platform_plugin_failures_total', help: 'Plugin calls failed by the sandbox (timeout, out of memory, crash, invalid result), by plugin and reason; plugin throws are not counted', labelNames: ['plugin', 'reason'], registers })
     for (const t of ['websocket', 'sse', 'long-polling']) this.openConnections.set({ transport: t }, 0)
   }
 

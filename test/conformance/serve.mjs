@@ -19,7 +19,7 @@ export async function serve (port = 0) {
   const config = loadConfig({
     env: {},
     cwd: root,
-    overrides: { 'platform.server.port': port, 'platform.server.host': '127.0.0.1', 'platform.data-dir': dataDir, 'platform.plugins.dirs': [fixtures], 'platform.log-level': 'warn' }
+    overrides: { 'platform.server.port': port, 'platform.server.host': '127.0.0.1', 'platform.data-dir': dataDir, 'platform.plugins.dirs': [fixtures], 'platform.plugins.conformance': { sandbox: 'inline' }, 'platform.log-level': 'warn' }
   })
   const { platform, url } = await startPlatform({ config, install: installAreas })
   // until plugin discovery is on main, register the fixture in-process (inline tier)

@@ -94,3 +94,22 @@ t.test('10 000 malformed JSON-RPC bodies and header combinations get well-formed
   const ok = await fetch(m.url, { method: 'POST', headers: { 'content-type': 'application/json', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/list' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: meta() } }) })
   t.equal(ok.status, 200, 'and still serving MCP')
 })
+
+t.test('malformed WebSocket frames get well-formed errors on the same socket', async (t) => {
+  const { default: WebSocket } = await import('ws')
+  const m = await startMcp({}, { fixtures: false })
+  t.teardown(m.tp.close)
+  const ws = new WebSocket(m.url.replace('http', 'ws'))
+  await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject) })
+  const frames = ['', '{', 'null', '[]', '[{"jsonrpc":"2.0","id":1,"method":"ping"}]', '{"jsonrpc":"2.0"}', '{"jsonrpc":"2.0","id":{},"method":"x"}', '{"jsonrpc":"2.0","id":1,"method":"tools/list"}', '{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{}}', '{"jsonrpc":"2.0","id":3,"method":"initialize","params":5}', '"\\u0000"', '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":7}}']
+  const got: any[] = []
+  ws.on('message', (d) => { got.push(JSON.parse(String(d))) })
+  for (let i = 0; i < 500; i++) ws.send(frames[i % frames.length]!)
+  ws.send(Buffer.from([0xff, 0x00, 0x12]), { binary: true })
+  ws.send(JSON.stringify({ jsonrpc: '2.0', id: 'last', method: 'server/discover', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} } } }))
+  while (!got.some((g) => g.id === 'last')) await new Promise((resolve) => setTimeout(resolve, 20))
+  t.ok(got.length >= 500, 'every frame answered')
+  t.ok(got.every((g) => g.jsonrpc === '2.0' && (('result' in g) !== ('error' in g)) && (g.error === undefined || Number.isInteger(g.error.code))), 'all well-formed')
+  t.equal(got.find((g) => g.id === 'last').result.resultType, 'complete', 'the socket still works')
+  ws.close()
+})

@@ -97,6 +97,26 @@ t.test('programmatic registry beside plugins, validation, results, gate', async 
   })
 })
 
+t.test('a beforeDispatch hook can reject with a status and headers (where OAuth plugs in)', async (t) => {
+  const m = await startMcp({}, { fixtures: false })
+  t.teardown(m.tp.close)
+  const { McpError } = await import('../../runtime/mcp/index.js')
+  m.mcp.addBeforeDispatch((msg, ctx) => {
+    if (ctx.headers?.authorization === undefined) throw new McpError(-32001, 'Unauthorized', undefined, 401, { 'www-authenticate': 'Bearer resource_metadata="http://x/.well-known/oauth-protected-resource"' })
+  })
+  let r = await fetch(m.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }) })
+  t.equal(r.status, 401)
+  t.match(r.headers.get('www-authenticate'), /resource_metadata=/)
+  t.same(await r.json(), { jsonrpc: '2.0', id: 1, error: { code: -32001, message: 'Unauthorized' } })
+  r = await fetch(m.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer x' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }) })
+  t.equal(r.status, 200)
+  const spans: string[] = []
+  m.mcp.setInvocationWrapper(async (info, run) => { spans.push(`${info.type}:${info.name}:${info.argCount}`); return await run() })
+  m.mcp.registerTool({ name: 'two', description: 'two args', params: [{ name: 'a' }, { name: 'b' }], handler: () => 'ok' })
+  await modern(m.url, 'tools/call', { name: 'two', arguments: { a: '1', b: '2' } }, { headers: { authorization: 'Bearer x' } })
+  t.same(spans, ['tool:two:2'], 'the invocation wrapper sees every call (tracing spans)')
+})
+
 t.test('allowed-origins config admits listed origins', async (t) => {
   const m = await startMcp({ 'platform.mcp.allowed-origins': ['https://app.example.com'] }, { fixtures: false })
   t.teardown(m.tp.close)

@@ -196,3 +196,14 @@ t.test('stateless 2026-07-28 dialect', async (t) => {
     await g.text()
   })
 })
+
+t.test('a task asking for input the client cannot give fails with -32021', async (t) => {
+  const m = await startMcp()
+  t.teardown(m.tp.close)
+  const created = (await modern(m.url, 'tools/call', { name: 'confirm_delete', arguments: { filename: 'x' } }, { caps: TASKS })).body.result
+  t.equal(created.resultType, 'task')
+  let task
+  for (let i = 0; i < 50; i++) { task = (await modern(m.url, 'tasks/get', { taskId: created.taskId }, { caps: TASKS })).body.result; if (task.status !== 'working') break; await sleep(50) }
+  t.equal(task.status, 'failed')
+  t.same(task.error.data, { requiredCapabilities: { elicitation: {} } })
+})

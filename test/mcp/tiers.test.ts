@@ -24,6 +24,7 @@ t.test('plugin tools of the isolate and worker tiers over MCP', async (t) => {
       t.teardown(() => { m.tp.platform.plugins.remove('healthy') })
       const tools = (await modern(m.url, 'tools/list')).body.result.tools
       t.ok(tools.find((x: any) => x.name === 'word_count' && x.inputSchema.required[0] === 'text'))
+      t.equal(tools.find((x: any) => x.name === 'add').description, 'add', 'a tool without a description lists its name')
       let r = (await modern(m.url, 'tools/call', { name: 'word_count', arguments: { text: 'one two three' } })).body.result
       t.same(r.structuredContent, { words: 3 })
       r = (await modern(m.url, 'tools/call', { name: 'word_count', arguments: {} })).body.result

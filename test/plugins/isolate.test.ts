@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { startTestPlatform } from '../helpers/platform.js'
 import { loadIsolate } from '../../runtime/plugins/isolate/index.js'
 import { PluginCallError, type LoadSpec, type Capabilities, type SandboxInstance } from '../../runtime/plugins/index.js'
-import { kvNamespace } from './kv-capability.js'
+import { kvNamespace } from '../helpers/kv-capability.js'
 
 const tp = await startTestPlatform()
 t.teardown(tp.close)
@@ -49,9 +49,15 @@ for (const isolation of ['process', 'in-process'] as const) {
     const seen: unknown[] = []
     t.same(await tool(inst, 'steps', { n: 3 }, { onProgress: (p: unknown) => seen.push(p) }), { done: 3 })
     t.same(seen, [{ step: 1, of: 3 }, { step: 2, of: 3 }, { step: 3, of: 3 }])
-    t.same(await tool(inst, 'kv_roundtrip', { key: 'k1', value: { a: [1, 2] } }), { got: { a: [1, 2] }, keys: ['k1'] })
+    const kv = await tool(inst, 'kv_roundtrip', { key: 'k1', value: { a: [1, 2] } }) as { got: unknown, keys: string[] }
+    t.same(kv.got, { a: [1, 2] })
+    t.ok(kv.keys.includes('k1'), 'the key is listed in the plugin namespace')
     t.same(await tool(inst, 'env'), { greeting: 'hi', hasFetch: false, hasKv: true })
     t.equal(await tool(inst, 'log'), true)
+    const got: unknown[] = []
+    t.same(await tool(inst, 'destructure', {}, { onProgress: (p: unknown) => got.push(p) }), { kv: 1, aborted: false }, 'ctx can be destructured')
+    t.same(got, [{ p: 1 }])
+    try { await tool(inst, 'echo', { big: 1n }); t.fail('BigInt args accepted') } catch (err) { t.match((err as Error).message, /arguments are not JSON/) }
   })
 }
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { startTestPlatform } from '../helpers/platform.js'
 import { loadWorker } from '../../runtime/plugins/worker/index.js'
 import { PluginCallError, type LoadSpec, type Capabilities, type SandboxInstance } from '../../runtime/plugins/index.js'
-import { kvNamespace } from './kv-capability.js'
+import { kvNamespace } from '../helpers/kv-capability.js'
 
 const tp = await startTestPlatform()
 t.teardown(tp.close)
@@ -50,6 +50,10 @@ t.test('progress streams over the call port; kv and env come from the host grant
   t.same(await tool(inst, 'kv_roundtrip', { key: 'w1', value: [1, 'x'] }), { got: [1, 'x'], keys: ['w1'] })
   t.same(await tool(inst, 'env'), { greeting: 'hi', hasFetch: false, hasKv: true })
   t.equal(await tool(inst, 'log'), true)
+  const got: unknown[] = []
+  t.same(await tool(inst, 'destructure', {}, { onProgress: (p: unknown) => got.push(p) }), { kv: 1, aborted: false }, 'ctx can be destructured')
+  t.same(got, [{ p: 1 }])
+  try { await tool(inst, 'echo', { big: 1n }); t.fail('BigInt args accepted') } catch (err) { t.match((err as Error).message, /arguments are not JSON/) }
 })
 
 t.test('timeout and cancel stop the thread; the pool keeps serving', async (t) => {

@@ -129,13 +129,22 @@ export class IsolateRunner {
   /** Cancels a call (timeout elsewhere, caller abort): the plugin's ctx.signal fires. */
   abort (callId: number, message: string): void {
     if (!this.deadlines.delete(callId) || !this.alive) return
+    if (this.deadlines.size === 0) this.clearTimers()
     this.enter(undefined, this.entries!.abort, [callId, message])
+  }
+
+  /** Timers never outlive the calls in flight (the isolate drops its callbacks at the same moment). */
+  private clearTimers (): void {
+    if (this.timerCount === 0) return
+    for (const t of this.hostTimers) clearTimeout(t)
+    this.hostTimers.clear(); this.timerCount = 0
   }
 
   dispose (): void { this.disposeIsolate() }
 
   private settle (callId: number, status: number, payload: string): void {
     if (!this.deadlines.delete(callId)) return
+    if (this.deadlines.size === 0) this.clearTimers()
     if (status === 0) this.sink.result(callId, String(payload))
     else this.sink.failed(callId, status === 2 ? 'invalid-result' : 'threw', String(payload))
   }
@@ -147,6 +156,7 @@ export class IsolateRunner {
       this.hostTimers.delete(t); this.timerCount--
       if (this.alive && this.deadlines.size > 0) this.enter(undefined, this.entries!.fire, [id])
     }, Math.min(Number(ms) || 0, 2 ** 31 - 1))
+    t.unref()
     this.hostTimers.add(t)
   }
 
@@ -179,8 +189,7 @@ export class IsolateRunner {
 
   private disposeIsolate (): void {
     this.deadlines.clear(); this.capOwner.clear()
-    for (const t of this.hostTimers) clearTimeout(t)
-    this.hostTimers.clear(); this.timerCount = 0
+    this.clearTimers()
     this.entries = undefined
     const iso = this.iso
     this.iso = undefined

@@ -23,7 +23,11 @@ export const PRELUDE = String.raw`(function () {
 
   function describe (e) {
     try {
-      if (e instanceof Error) return (e.name && e.name !== 'Error' ? e.name + ': ' : '') + String(e.message)
+      if (e instanceof Error) {
+        // isolated-vm rejects import() with a bare 'Not supported'
+        if (e.message === 'Not supported' && e.name === 'Error') return 'dynamic import() is not available in the isolate sandbox (Not supported)'
+        return (e.name && e.name !== 'Error' ? e.name + ': ' : '') + String(e.message)
+      }
       if (typeof e === 'string') return e
       if (e === undefined) return 'plugin threw undefined'
       const s = stringify(e)
@@ -57,6 +61,9 @@ export const PRELUDE = String.raw`(function () {
   const logger = (level) => (msg, data) => { try { log(level, String(msg).slice(0, 8192), data === undefined ? '{}' : stringify(data)) } catch (_) {} }
   const pluginLog = Object.freeze({ debug: logger('debug'), info: logger('info'), warn: logger('warn'), error: logger('error') })
 
+  const envFrozen = grants.env ? Object.freeze({ ...grants.env }) : undefined
+
+  // Own properties, like the other tiers' ctx, so destructuring ({ kv, progress }) works.
   function makeCtx (callId, signal) {
     const ctx = {
       log: pluginLog,
@@ -77,8 +84,16 @@ export const PRELUDE = String.raw`(function () {
         return { ...r, json: () => parse(r.text) }
       }
     }
-    if (grants.env) ctx.env = Object.freeze({ ...grants.env })
+    if (envFrozen) ctx.env = envFrozen
     return Object.freeze(ctx)
+  }
+
+  async function run (callId, kind, name, argsJson, signal) {
+    let value
+    try {
+      value = await invokeContribution(plugin, { kind, name, args: argsJson === '' ? undefined : parse(argsJson) }, makeCtx(callId, signal))
+    } catch (e) { fail(callId, e); return }
+    finish(callId, value)
   }
 
   function finish (callId, value) {
@@ -117,9 +132,7 @@ export const PRELUDE = String.raw`(function () {
     call (callId, kind, name, argsJson) {
       const signal = new PluginAbortSignal()
       calls.set(callId, signal)
-      let p
-      try { p = invokeContribution(plugin, { kind, name, args: argsJson === '' ? undefined : parse(argsJson) }, makeCtx(callId, signal)) } catch (e) { p = Promise.reject(e) }
-      Promise.resolve(p).then((v) => finish(callId, v), (e) => fail(callId, e))
+      run(callId, kind, name, argsJson, signal)
     },
     capDone (capId, ok, json) {
       const c = pendingCaps.get(capId)

@@ -18,3 +18,22 @@ export type ToParent =
   | { t: 'log', level: string, msg: string, data: string }
   | { t: 'died', reason: FailReason, message: string }
   | { t: 'aborted', id: number }
+
+/** Messages travel in batches: everything produced in one turn of the event loop goes in one IPC send. */
+export type Batch<M> = M[]
+
+/** Collects messages and sends them as one batch at the end of the current microtask queue. */
+export class Batcher<M> {
+  private batch: M[] = []
+  private readonly flush = (): void => {
+    const b = this.batch
+    this.batch = []
+    this.sendBatch(b)
+  }
+
+  constructor (private readonly sendBatch: (b: M[]) => void) {}
+
+  push (m: M): void {
+    if (this.batch.push(m) === 1) queueMicrotask(this.flush)
+  }
+}

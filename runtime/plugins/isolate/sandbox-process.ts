@@ -4,9 +4,10 @@
  * OOM-resilient), only this process dies; the supervisor fails the calls in flight and restarts it.
  */
 import { IsolateRunner, type IsolateLoadData, type IsolateSink } from './isolate-core.js'
-import type { ToChild, ToParent } from './protocol.js'
+import { Batcher, type ToChild, type ToParent } from './protocol.js'
 
-const send = (m: ToParent): void => { process.send!(m) }
+const out = new Batcher<ToParent>((b) => { process.send!(b) })
+const send = (m: ToParent): void => { out.push(m) }
 let runner: IsolateRunner | undefined
 
 const sink: IsolateSink = {
@@ -41,6 +42,6 @@ function onMessage (m: ToChild): void {
   }
 }
 
-process.on('message', onMessage)
+process.on('message', (batch: ToChild[]) => { for (const m of batch) onMessage(m) })
 // the parent went away: nothing left to serve
 process.on('disconnect', () => { runner?.dispose(); process.exit(0) })

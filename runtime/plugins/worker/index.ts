@@ -1,15 +1,19 @@
 import { existsSync } from 'node:fs'
-import { MessageChannel, type MessagePort } from 'node:worker_threads'
+import { randomUUID } from 'node:crypto'
+import { BroadcastChannel } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import { PluginCallError, type InvokeOptions, type InvokeRequest, type LoadSpec, type PluginDescriptor, type SandboxInstance } from '../contract.js'
 import { parseResult } from '../json-result.js'
 import { runCapability } from '../capability-call.js'
-import type { CapReply, WorkerData, WorkerToHost } from './protocol.js'
+import { CallSlots } from '../call-slots.js'
+import type { CapReply, WorkerData, WorkerTask, WorkerToHost } from './protocol.js'
 
 /** Largest JSON result (and progress message) a worker plugin may hand back unless the spec sets another. */
 const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024
 /** Idle threads above minThreads stop after this long (piscina's default is immediately, which thrashes). */
 const IDLE_TIMEOUT_MS = 30_000
+/** Calls handed to piscina at once (running or queued there); more wait in our queue. */
+const MAX_IN_FLIGHT = 1024
 const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error'])
 
 const here = import.meta.url
@@ -22,16 +26,38 @@ const TASK = useCompiled ? compiledTask : new URL(`./worker-task${fromSource ? '
 const HOOKS = useCompiled ? new URL('../../../dist/runtime/plugins/worker/sdk-hooks.js', here) : new URL(`./sdk-hooks${fromSource ? '.ts' : '.js'}`, here)
 const SDK = import.meta.resolve('agent-platform/sdk')
 
-/** What a call's port listener needs, kept on the port so no closure is made per message. */
-interface CallState { inst: WorkerInstance, onProgress: ((p: unknown) => void) | undefined, port: MessagePort, abort: AbortController, timer: NodeJS.Timeout | undefined, timedOut: boolean }
-const stateOf = new WeakMap<MessagePort, CallState>()
-
-function onPortMessage (this: MessagePort, m: WorkerToHost): void {
-  const s = stateOf.get(this)
-  if (s !== undefined) s.inst.fromWorker(s, m)
+/**
+ * The abort handle piscina gets for one call: an EventEmitter-style object piscina accepts
+ * (`once`/`removeListener`), several times cheaper than an AbortController per call.
+ */
+class CallAbort {
+  aborted = false
+  reason: unknown = undefined
+  private listener: (() => void) | undefined
+  once (_type: 'abort', fn: () => void): void { this.listener = fn }
+  removeListener (): void { this.listener = undefined }
+  abort (reason: string): void {
+    if (this.aborted) return
+    this.aborted = true
+    this.reason = reason
+    const fn = this.listener
+    this.listener = undefined
+    fn?.()
+  }
 }
 
-function timeOut (s: CallState): void { s.timedOut = true; s.abort.abort() }
+interface CallState {
+  id: number
+  slot: number
+  onProgress: ((p: unknown) => void) | undefined
+  abort: CallAbort
+  timer: NodeJS.Timeout | undefined
+  timedOut: boolean
+  /** Messages of this call received so far, and how many the worker said it sent (-1 until the result). */
+  received: number
+  expected: number
+  onAll: (() => void) | undefined
+}
 
 class WorkerInstance implements SandboxInstance {
   readonly kind = 'worker' as const
@@ -39,26 +65,43 @@ class WorkerInstance implements SandboxInstance {
   readonly pool: Piscina
   private disposed = false
   private readonly name: string
+  private readonly timeoutMs: number
+  private readonly channel: BroadcastChannel
+  private readonly starts: Float64Array
+  private readonly freeSlots: number[]
+  private readonly slots = new CallSlots(MAX_IN_FLIGHT)
+  private readonly calls = new Map<number, CallState>()
+  private nextId = 1
+  private readonly checkTimeout = (s: CallState): void => { this.timeoutCheck(s) }
 
   constructor (private readonly spec: LoadSpec) {
     this.name = spec.manifest.name
     const { limits } = spec.grant
+    this.timeoutMs = limits.timeoutMs
     const caps = spec.capabilities
+    const channelName = `platform-plugin-${randomUUID()}`
+    const startsBuf = new SharedArrayBuffer(8 * MAX_IN_FLIGHT)
+    this.starts = new Float64Array(startsBuf)
+    this.freeSlots = Array.from({ length: MAX_IN_FLIGHT }, (_, i) => MAX_IN_FLIGHT - 1 - i)
+    this.channel = new BroadcastChannel(channelName)
+    this.channel.onmessage = (ev: unknown) => { this.fromWorker((ev as { data: WorkerToHost }).data) }
+    this.channel.unref()
     const workerData: WorkerData = {
       name: this.name,
       entry: spec.entry,
       sdk: SDK,
       hooks: HOOKS.href,
       loadId: `${Date.now()}-${Math.random()}`,
+      channel: channelName,
+      starts: startsBuf,
       maxResultBytes: spec.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
       grants: { kv: caps.kv !== undefined, fetch: caps.fetch !== undefined, ...(caps.env !== undefined ? { env: { ...caps.env } } : {}) }
     }
-    const concurrency = Math.max(1, limits.concurrency)
     this.pool = new Piscina({
       filename: TASK.href,
       workerData,
       minThreads: 1,
-      maxThreads: concurrency,
+      maxThreads: Math.max(1, limits.concurrency),
       idleTimeout: IDLE_TIMEOUT_MS,
       concurrentTasksPerWorker: 1,
       resourceLimits: {
@@ -73,30 +116,46 @@ class WorkerInstance implements SandboxInstance {
   }
 
   async load (): Promise<void> {
-    const out = await this.pool.run({}, { name: 'describeTask', signal: AbortSignal.timeout(Math.max(this.spec.grant.limits.timeoutMs, 10_000)) }) as string
+    const out = await this.pool.run({}, { name: 'describeTask', signal: AbortSignal.timeout(Math.max(this.timeoutMs, 10_000)) }) as string
     if (out[0] !== '0') throw new Error(out.slice(1))
     this.descriptor = JSON.parse(out.slice(1)) as PluginDescriptor
   }
 
   async invoke (req: InvokeRequest, opts: InvokeOptions = {}): Promise<unknown> {
     if (this.disposed) throw new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`)
-    if (opts.signal?.aborted === true) throw new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
+    const signal = opts.signal
+    if (signal?.aborted === true) throw new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
     let args: string
     try { args = req.args === undefined ? '' : JSON.stringify(req.args) } catch (err) { throw new PluginCallError(this.name, 'invalid-result', `arguments are not JSON: ${(err as Error).message}`) }
-    const { port1, port2 } = new MessageChannel()
-    const abort = new AbortController()
-    const state: CallState = { inst: this, onProgress: opts.onProgress, port: port1, abort, timer: undefined, timedOut: false }
-    stateOf.set(port1, state)
-    port1.on('message', onPortMessage)
-    const signal = opts.signal !== undefined ? AbortSignal.any([abort.signal, opts.signal]) : abort.signal
+    // a free slot is taken synchronously: no await (and no extra microtask turn) on the fast path
+    try { const wait = this.slots.acquire(signal); if (wait !== undefined) await wait } catch (err) {
+      throw err instanceof PluginCallError ? err : new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled while queued`)
+    }
+    const slot = this.freeSlots.pop()!
+    this.starts[slot] = 0
+    const abort = new CallAbort()
+    const s: CallState = { id: this.nextId++, slot, onProgress: opts.onProgress, abort, timer: undefined, timedOut: false, received: 0, expected: -1, onAll: undefined }
+    this.calls.set(s.id, s)
+    s.timer = setTimeout(this.checkTimeout, this.timeoutMs, s)
+    const onCallerAbort = signal !== undefined ? () => { abort.abort('cancelled') } : undefined
+    if (onCallerAbort !== undefined) signal!.addEventListener('abort', onCallerAbort, { once: true })
     let out: string
     try {
-      out = await this.pool.run({ kind: req.kind, name: req.name, args, port: port2 }, { transferList: [port2] as never, signal }) as string
+      const task: WorkerTask = { id: s.id, slot, kind: req.kind, name: req.name, args }
+      out = await this.pool.run(task, { signal: abort as never }) as string
+      // results travel on piscina's channel, progress on the BroadcastChannel: settle after the call's last message
+      const colon = out.indexOf(':')
+      s.expected = Number(out.slice(1, colon))
+      if (s.received < s.expected) await new Promise<void>((resolve) => { s.onAll = resolve })
+      out = out[0]! + out.slice(colon + 1)
     } catch (err) {
-      throw this.failure(err, state.timedOut)
+      throw this.failure(err, s.timedOut)
     } finally {
-      if (state.timer !== undefined) clearTimeout(state.timer)
-      port1.close()
+      if (onCallerAbort !== undefined) signal!.removeEventListener('abort', onCallerAbort)
+      clearTimeout(s.timer)
+      this.calls.delete(s.id)
+      this.freeSlots.push(slot)
+      this.slots.release()
     }
     const payload = out.slice(1)
     if (out[0] === '0') {
@@ -106,38 +165,51 @@ class WorkerInstance implements SandboxInstance {
     throw new PluginCallError(this.name, 'threw', `plugin '${this.name}' threw: ${payload}`)
   }
 
-  /** Messages from the worker during one call: progress, log lines, capability requests. */
-  fromWorker (s: CallState, m: WorkerToHost): void {
+  async dispose (): Promise<void> {
+    if (this.disposed) return
+    this.disposed = true
+    this.slots.close(new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`))
+    this.channel.close()
+    await this.pool.destroy()
+  }
+
+  /** The time limit counts from when the task started running in a thread (queueing and thread start-up excluded). */
+  private timeoutCheck (s: CallState): void {
+    const started = this.starts[s.slot]!
+    const left = started === 0 ? this.timeoutMs : started + this.timeoutMs - Date.now()
+    if (left > 0) { s.timer = setTimeout(this.checkTimeout, left, s); return }
+    s.timedOut = true
+    s.abort.abort('timeout')
+  }
+
+  /** Messages from the pool's threads: progress, log lines, capability requests. */
+  private fromWorker (m: WorkerToHost): void {
+    if (m.t === 'log') { this.logLine(m.level, m.msg, m.data); return }
+    const s = this.calls.get(m.id)
+    if (s === undefined) return
     switch (m.t) {
-      case 'start':
-        s.timer = setTimeout(timeOut, this.spec.grant.limits.timeoutMs, s)
-        break
       case 'progress':
         if (s.onProgress !== undefined) { try { s.onProgress(parseResult(m.json)) } catch (err) { this.spec.capabilities.log.warn({ err, plugin: this.name }, 'progress listener failed') } }
         break
-      case 'log': {
-        let fields: Record<string, unknown> = {}
-        try { const d = JSON.parse(m.data) as unknown; if (d !== null && typeof d === 'object' && !Array.isArray(d)) fields = d as Record<string, unknown> } catch { /* dropped */ }
-        this.spec.capabilities.log[LOG_LEVELS.has(m.level) ? m.level as 'info' : 'info']({ ...fields, plugin: this.name }, m.msg)
-        break
-      }
       case 'cap': {
-        const reply = (ok: boolean, json: string): void => { try { s.port.postMessage({ t: 'cap', capId: m.capId, ok, json } satisfies CapReply) } catch { /* call ended */ } }
+        const reply = (ok: boolean, json: string): void => { if (!this.disposed) this.channel.postMessage({ id: m.id, capId: m.capId, ok, json } satisfies CapReply) }
         runCapability(this.spec.capabilities, m.op, m.args).then((json) => { reply(true, json) }, (err: unknown) => { reply(false, err instanceof Error ? err.message : String(err)) })
         break
       }
     }
+    if (++s.received === s.expected) s.onAll?.()
   }
 
-  async dispose (): Promise<void> {
-    if (this.disposed) return
-    this.disposed = true
-    await this.pool.destroy()
+  /** Log lines are not tied to a call: they go straight to the host logger, tagged with the plugin. */
+  private logLine (level: string, msg: string, data: string): void {
+    let fields: Record<string, unknown> = {}
+    try { const d = JSON.parse(data) as unknown; if (d !== null && typeof d === 'object' && !Array.isArray(d)) fields = d as Record<string, unknown> } catch { /* dropped */ }
+    this.spec.capabilities.log[LOG_LEVELS.has(level) ? level as 'info' : 'info']({ ...fields, plugin: this.name }, msg)
   }
 
   private failure (err: unknown, timedOut: boolean): PluginCallError {
     const e = err as { code?: string, name?: string, message?: string }
-    if (timedOut) return this.counted('timeout', `plugin '${this.name}' exceeded its time limit of ${this.spec.grant.limits.timeoutMs} ms`)
+    if (timedOut) return this.counted('timeout', `plugin '${this.name}' exceeded its time limit of ${this.timeoutMs} ms`)
     if (e?.name === 'AbortError') return new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
     if (e?.code === 'ERR_WORKER_OUT_OF_MEMORY') return this.counted('memory', `plugin '${this.name}' exceeded its memory limit of ${this.spec.grant.limits.memoryMb} MB`)
     if (this.disposed) return new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`)

@@ -1,14 +1,11 @@
-import type { MessagePort } from 'node:worker_threads'
-
-/** What the worker tells the host during one call, over that call's MessagePort. */
+/** What the worker tells the host during call `id`, on the pool's BroadcastChannel (log lines carry id 0 and are not counted). */
 export type WorkerToHost =
-  | { t: 'start' }
-  | { t: 'progress', json: string }
-  | { t: 'log', level: string, msg: string, data: string }
-  | { t: 'cap', capId: number, op: string, args: string }
+  | { id: number, t: 'progress', json: string }
+  | { id: number, t: 'log', level: string, msg: string, data: string }
+  | { id: number, t: 'cap', capId: number, op: string, args: string }
 
-/** The host's answer to a capability request. */
-export interface CapReply { t: 'cap', capId: number, ok: boolean, json: string }
+/** The host's answer to a capability request of call `id`. */
+export interface CapReply { id: number, capId: number, ok: boolean, json: string }
 
 /** Data every thread of a plugin's pool starts with. */
 export interface WorkerData {
@@ -17,9 +14,17 @@ export interface WorkerData {
   sdk: string
   hooks: string
   loadId: string
+  /** BroadcastChannel name shared by the host and the pool's threads. */
+  channel: string
+  /** Float64Array slots: when the call in each slot started running (ms since epoch), 0 while queued. */
+  starts: SharedArrayBuffer
   maxResultBytes: number
   grants: { kv: boolean, fetch: boolean, env?: Record<string, string> }
 }
 
-/** One call: `args` is JSON text ('' for none). The task resolves with `<status><payload>`: 0 JSON result, 1 threw, 2 invalid result. */
-export interface WorkerTask { kind: string, name: string, args: string, port: MessagePort }
+/**
+ * One call: `args` is JSON text ('' for none). The task resolves with `<status><sent>:<payload>`:
+ * status 0 JSON result, 1 threw, 2 invalid result; `sent` counts the messages the call posted, so
+ * the host settles only after all of them arrived.
+ */
+export interface WorkerTask { id: number, slot: number, kind: string, name: string, args: string }

@@ -1,16 +1,29 @@
 /**
  * The piscina task module of the worker tier: loads the plugin entry once per thread and runs one
  * contribution per task through the shared SDK dispatch. Capabilities (kv, fetch) go to the host
- * over the call's MessagePort even though the thread has Node APIs: grants stay enforced by the host.
+ * over the pool's BroadcastChannel even though the thread has Node APIs: grants stay enforced by the host.
  */
 import { register } from 'node:module'
 import { pathToFileURL } from 'node:url'
-import { workerData, type MessagePort } from 'node:worker_threads'
+import { BroadcastChannel, workerData } from 'node:worker_threads'
 import { describePlugin, invokeContribution } from 'agent-platform/sdk/dispatch'
-import type { CapReply, WorkerData, WorkerToHost } from './protocol.js'
+import type { CapReply, WorkerData, WorkerTask, WorkerToHost } from './protocol.js'
 
 const data = workerData as WorkerData
 register(data.hooks, { data: { sdk: data.sdk } })
+const starts = new Float64Array(data.starts)
+const channel = new BroadcastChannel(data.channel)
+const waiting = new Map<number, { id: number, resolve: (v: unknown) => void, reject: (e: Error) => void }>()
+let nextCap = 1
+channel.onmessage = (ev: unknown) => {
+  const m = (ev as { data: CapReply }).data
+  if (typeof m?.capId !== 'number') return
+  const w = waiting.get(m.capId)
+  if (w === undefined || w.id !== m.id) return
+  waiting.delete(m.capId)
+  if (m.ok) w.resolve(m.json === '' ? undefined : JSON.parse(m.json)); else w.reject(new Error(m.json))
+}
+channel.unref()
 
 let plugin: Promise<unknown> | undefined
 const load = (): Promise<unknown> => (plugin ??= import(`${pathToFileURL(data.entry).href}?v=${data.loadId}`).then((m: { default?: unknown }) => m.default))
@@ -37,29 +50,37 @@ function toJson (value: unknown): string {
   return '0' + s
 }
 
-function makeCtx (port: MessagePort): Record<string, unknown> {
-  const post = (m: WorkerToHost): void => { port.postMessage(m) }
-  let nextCap = 1
-  const waiting = new Map<number, { resolve: (v: unknown) => void, reject: (e: Error) => void }>()
-  port.on('message', (m: CapReply) => {
-    const w = waiting.get(m.capId)
-    if (w === undefined) return
-    waiting.delete(m.capId)
-    if (m.ok) w.resolve(m.json === '' ? undefined : JSON.parse(m.json)); else w.reject(new Error(m.json))
-  })
+interface Call { id: number, sent: number, done: boolean }
+
+function post (call: Call, m: WorkerToHost): void {
+  if (call.done) return
+  call.sent++
+  channel.postMessage(m)
+}
+
+// Shared by every call of this thread: log lines are not tied to a call (id 0, not counted), and a
+// worker call is stopped by terminating its thread, so the signal never fires.
+const logger = (level: string) => (msg: unknown, d?: unknown) => {
+  try { channel.postMessage({ id: 0, t: 'log', level, msg: String(msg).slice(0, 8192), data: d === undefined ? '{}' : JSON.stringify(d) } satisfies WorkerToHost) } catch { /* unserialisable log data */ }
+}
+const sharedLog = Object.freeze({ debug: logger('debug'), info: logger('info'), warn: logger('warn'), error: logger('error') })
+const neverAborted = new AbortController().signal
+const sharedEnv = data.grants.env !== undefined ? Object.freeze({ ...data.grants.env }) : undefined
+
+function makeCtx (call: Call): Record<string, unknown> {
+  const id = call.id
   const cap = (op: string, args: unknown[]): Promise<unknown> => new Promise((resolve, reject) => {
+    if (call.done) { reject(new Error('the call has ended')); return }
     const capId = nextCap++
-    waiting.set(capId, { resolve, reject })
-    post({ t: 'cap', capId, op, args: JSON.stringify(args) })
+    waiting.set(capId, { id, resolve, reject })
+    post(call, { id, t: 'cap', capId, op, args: JSON.stringify(args) })
   })
-  const logger = (level: string) => (msg: unknown, d?: unknown) => { try { post({ t: 'log', level, msg: String(msg).slice(0, 8192), data: d === undefined ? '{}' : JSON.stringify(d) }) } catch { /* unserialisable log data */ } }
   const ctx: Record<string, unknown> = {
-    log: Object.freeze({ debug: logger('debug'), info: logger('info'), warn: logger('warn'), error: logger('error') }),
-    // the host stops a cancelled or timed-out worker call by terminating its thread
-    signal: new AbortController().signal,
+    log: sharedLog,
+    signal: neverAborted,
     progress (partial: unknown) {
       const s = JSON.stringify(partial === undefined ? null : partial)
-      if (s.length <= data.maxResultBytes) post({ t: 'progress', json: s })
+      if (s.length <= data.maxResultBytes) post(call, { id, t: 'progress', json: s })
     }
   }
   const g = data.grants
@@ -77,7 +98,7 @@ function makeCtx (port: MessagePort): Record<string, unknown> {
       return { ...r, json: () => JSON.parse(r.text) as unknown }
     }
   }
-  if (g.env !== undefined) ctx.env = Object.freeze({ ...g.env })
+  if (sharedEnv !== undefined) ctx.env = sharedEnv
   return Object.freeze(ctx)
 }
 
@@ -86,17 +107,19 @@ export async function describeTask (): Promise<string> {
   try { return '0' + JSON.stringify(describePlugin(await load())) } catch (e) { return '1' + describe(e) }
 }
 
-export default async function runTask (task: { kind: string, name: string, args: string, port: MessagePort }): Promise<string> {
-  const port = task.port
+export default async function runTask (task: WorkerTask): Promise<string> {
+  const call: Call = { id: task.id, sent: 0, done: false }
+  let out: string
   try {
     const def = await load()
     // the call's time limit starts now: thread start-up and module loading are not the call's time
-    port.postMessage({ t: 'start' } satisfies WorkerToHost)
-    const value = await invokeContribution(def as never, { kind: task.kind as never, name: task.name, args: task.args === '' ? undefined : JSON.parse(task.args) }, makeCtx(port) as never)
-    return toJson(value)
+    starts[task.slot] = Date.now()
+    const value = await invokeContribution(def as never, { kind: task.kind as never, name: task.name, args: task.args === '' ? undefined : JSON.parse(task.args) }, makeCtx(call) as never)
+    out = toJson(value)
   } catch (e) {
-    return '1' + describe(e)
-  } finally {
-    port.close()
+    out = '1' + describe(e)
   }
+  call.done = true
+  for (const [capId, w] of waiting) if (w.id === call.id) waiting.delete(capId)
+  return `${out[0]}${call.sent}:${out.slice(1)}`
 }

@@ -1,0 +1,89 @@
+import type { PolicyDescriptor, PolicyFactory } from '../governance/contract.js'
+import { createLogger } from '../observability/index.js'
+import type { ScopeGuardrail, Tier } from './contract.js'
+import { EmbeddingScopeGuardrail } from './embedding.js'
+import { LlmClassifierScopeGuardrail } from './llm-classifier.js'
+import { RuleBasedScopeGuardrail } from './rule-based.js'
+import { scopeFromAgentAttributes, scopeFromPolicyConfig } from './scope-config.js'
+import { ScopePolicy } from './scope-policy.js'
+import type { ScopeRuntime } from './scope-runtime.js'
+import { SemanticIntentScopeGuardrail } from './semantic-intent.js'
+import { DEFAULT_DECISION_TIMEOUT_MS } from './decision-model.js'
+
+let bare: ScopeRuntime | undefined
+let installed: ScopeRuntime | undefined
+
+/**
+ * The runtime used when a caller passes none: the one `installScope` built for the platform that
+ * is serving (one per process in production), else the bare runtime. Tests that run several
+ * platforms pass their runtime explicitly.
+ */
+export function defaultScopeRuntime (): ScopeRuntime { return installed ?? bareScopeRuntime() }
+
+/**
+ * A runtime that follows whichever one is installed at call time, so a policy built before
+ * `installScope` ran (say, by a policy file loaded first) still finds the platform's embedder.
+ */
+const followInstalled: ScopeRuntime = {
+  get logger () { return defaultScopeRuntime().logger },
+  embedder: () => defaultScopeRuntime().embedder(),
+  decisionModel: () => defaultScopeRuntime().decisionModel(),
+  pluginClassifier: () => defaultScopeRuntime().pluginClassifier(),
+  get decisionTimeoutMs () { return defaultScopeRuntime().decisionTimeoutMs },
+  get metrics () { return defaultScopeRuntime().metrics }
+}
+
+/** Called by `installScope`; `undefined` when that platform closes. */
+export function setDefaultScopeRuntime (rt: ScopeRuntime | undefined, onlyIf?: ScopeRuntime): void {
+  if (onlyIf === undefined || installed === onlyIf) installed = rt
+}
+
+/**
+ * A runtime with no embedder and no decision model: embedding tiers degrade to RULE_BASED and
+ * the LLM tier denies (no reachable model). Used when a caller has no platform at hand.
+ */
+export function bareScopeRuntime (): ScopeRuntime {
+  return bare ??= {
+    logger: createLogger('warn', { destination: process.stderr, pretty: false }),
+    embedder: () => undefined,
+    decisionModel: () => undefined,
+    pluginClassifier: () => undefined,
+    decisionTimeoutMs: DEFAULT_DECISION_TIMEOUT_MS
+  }
+}
+
+/** The guardrail of a tier (a fresh one per policy, so its vector cache is the policy's own). */
+export function guardrailFor (tier: Tier, runtime: ScopeRuntime): ScopeGuardrail {
+  switch (tier) {
+    case 'RULE_BASED': return new RuleBasedScopeGuardrail()
+    case 'EMBEDDING_SIMILARITY': return new EmbeddingScopeGuardrail(runtime)
+    case 'SEMANTIC_INTENT': return new SemanticIntentScopeGuardrail(runtime)
+    case 'LLM_CLASSIFIER': return new LlmClassifierScopeGuardrail(runtime)
+  }
+}
+
+/**
+ * The YAML `type: scope` factory. Config errors throw (ScopeConfigError) at load time; the policy
+ * plane wraps them with the entry's name. Without a runtime argument it follows the installed
+ * platform's (`defaultScopeRuntime`, looked up per request), so it can be registered as a plain
+ * PolicyFactory.
+ */
+export function createScopePolicy (d: PolicyDescriptor, runtime: ScopeRuntime = followInstalled): ScopePolicy {
+  const { agent, config } = scopeFromPolicyConfig(d.config)
+  return new ScopePolicy(d.name, d.source, d.version, config, agent, guardrailFor(config.tier, runtime), runtime)
+}
+
+export function scopePolicyFactory (runtime: ScopeRuntime): PolicyFactory {
+  return (d) => createScopePolicy(d, runtime)
+}
+
+/**
+ * The scope an agent declares with SDK `agent({scope})` (the `@AgentScope` attributes and
+ * defaults), as a policy named `scope::<agent>` with source `annotation:<agent>`; null when the
+ * agent declares no scope. Attribute errors throw ScopeConfigError.
+ */
+export function scopePolicyForAgent (agent: { name: string, version?: string, scope?: unknown }, runtime: ScopeRuntime = followInstalled): ScopePolicy | null {
+  if (agent.scope === undefined || agent.scope === null) return null
+  const config = scopeFromAgentAttributes(agent.scope, agent.name)
+  return new ScopePolicy(`scope::${agent.name}`, `annotation:${agent.name}`, agent.version ?? '1.0', config, agent.name, guardrailFor(config.tier, runtime), runtime)
+}

@@ -1,0 +1,36 @@
+import t from 'tap'
+import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { installPlugins } from '../../runtime/plugins/index.js'
+import { aiRequest, type PolicyContext } from '../../runtime/governance/contract.js'
+import { installScope, scopeRuntimeOf, scopePolicyForAgent, createScopePolicy, confineSystemPrompt } from '../../runtime/scope/index.js'
+import { startTestPlatform } from '../helpers/platform.js'
+
+// The bundled plugins through the real plugin host (isolate sandbox): the demo agent's declared
+// scope becomes a working policy, and the bundled scope classifier is chosen by name.
+const REPO = fileURLToPath(new URL('../../', import.meta.url))
+const tp = await startTestPlatform({ 'platform.plugins.dirs': [join(REPO, 'plugins')], 'platform.ai.scope.classifier': 'keyword-overlap' }, {
+  install: async (p) => { await installPlugins(p); await installScope(p) }
+})
+t.teardown(tp.close)
+const pre = (message: string, agentId = 'demo'): PolicyContext => ({ phase: 'PRE_ADMISSION', request: aiRequest({ message, agentId, systemPrompt: 'You are the platform guide.' }), accumulatedResponse: '' })
+
+t.test('the demo agent scope from the plugin host', async (t) => {
+  const demo = tp.platform.plugins.agents().find((a) => a.name === 'demo')
+  t.ok(demo, 'the demo agent is loaded')
+  const p = scopePolicyForAgent(demo!, scopeRuntimeOf(tp.platform))!
+  t.equal(p.name, 'scope::demo')
+  t.equal(p.source, 'annotation:demo')
+  t.same(p.evaluate(pre('How do plugins get sandboxed?')), { decision: 'admit' })
+  t.match(p.evaluate(pre('I need medical advice about my knee')), { decision: 'transform', request: { message: demo!.scope!.redirectMessage as string, metadata: { 'platform.scope.redirect': demo!.scope!.redirectMessage } } })
+  t.same(p.evaluate(pre('medical advice', 'someone-else')), { decision: 'admit' }, 'other agents pass')
+  t.match(confineSystemPrompt(pre('x').request, [p]), /^# Scope confinement \(framework-enforced — do not override\)\n\nYou are strictly confined to the following purpose:\n {2}Answer questions about the agent platform/)
+})
+
+t.test('the bundled keyword-overlap classifier answers the LLM tier by name', async (t) => {
+  const rt = scopeRuntimeOf(tp.platform)
+  t.match(rt.pluginClassifier()?.name, /\/keyword-overlap$/)
+  const p = createScopePolicy({ name: 'kw', source: 'yaml:x', version: '1', config: { agent: 'demo', purpose: 'plugins sandboxes MCP tools governance policies', 'forbidden-topics': ['legal advice'], tier: 'LLM_CLASSIFIER', 'on-breach': 'DENY' } }, rt)
+  t.same(await p.evaluate(pre('plugins sandboxes')), { decision: 'admit' })
+  t.match(await p.evaluate(pre('I want legal advice')), { decision: 'deny', reason: /rejected as off-topic: forbidden topic: legal advice$/ })
+})
