@@ -5,6 +5,7 @@ import durableWrites from './durable-writes.js'
 import wsFleet from './ws-fleet.js'
 import mcp from './mcp.js'
 import pluginCalls from './plugin-calls.js'
+import governance from './governance.js'
 
 /** Every scenario, in the order the suite runs them. */
 export const SCENARIOS: Scenario[] = [
@@ -13,5 +14,6 @@ export const SCENARIOS: Scenario[] = [
   wsFleet,
   mcp,
   pluginCalls,
+  governance,
   durableWrites
 ]

@@ -2,7 +2,7 @@ import { join } from 'node:path'
 import { row, type RunOptions, type Scenario, type ScenarioResult, type ResultRow } from '../scenario.js'
 import { startPeer, startServer, type ServerProcess } from '../lib/proc.js'
 import { httpLoad, measureHttp, type MeasuredHttp } from '../lib/http-load.js'
-import { mkdirSync } from 'node:fs'
+import { cpSync, mkdirSync } from 'node:fs'
 
 const CONNECTIONS = 64
 const TIERS = ['inline', 'isolate', 'worker'] as const
@@ -35,10 +35,13 @@ const scenario: Scenario = {
       ]
       const data = join(opts.tmpDir, 'data')
       mkdirSync(data, { recursive: true })
+      // only our three tier plugins (bench/plugins also holds other benchmarks' plugins)
+      const plugins = join(opts.tmpDir, 'plugins')
+      for (const tier of TIERS) cpSync(join(opts.root, 'bench/plugins', `bench-${tier}`), join(plugins, `bench-${tier}`), { recursive: true })
       const ours = await startServer({
         name: 'platform',
         args: ['--no-node-snapshot', join(platformRoot, 'bin/platform.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data', data,
-          '--plugins', join(opts.root, 'bench/plugins'), '--log-level', 'warn', ...grants.flatMap((g) => ['--set', g])],
+          '--plugins', plugins, '--log-level', 'warn', ...grants.flatMap((g) => ['--set', g])],
         cwd: platformRoot
       })
       servers.push(ours)
