@@ -1,5 +1,5 @@
 import type { HttpResponse, HttpRequest } from 'uWebSockets.js'
-import { randomUUID } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { PlatformError } from './errors.js'
 import { statusLine } from './status.js'
 import type { SseStream, SseOptions } from './sse.js'
@@ -12,10 +12,23 @@ export interface ContextOwner {
 }
 
 const REQUEST_ID = /^[\x21-\x7e]{1,200}$/
+// minted ids: a random per-process prefix and a counter (unique, and no UUID per request)
+const ID_PREFIX = randomBytes(6).toString('hex')
+let idSeq = 0
 
 // uWS hands headers over synchronously one by one: copy them with one hoisted function
 let target: Record<string, string> = {}
 function copyHeader (k: string, v: string): void { target[k] = v }
+
+// header names and frequent values pre-encoded once: uWS would convert strings on every write
+const H_CONTENT_TYPE = Buffer.from('content-type')
+const H_REQUEST_ID = Buffer.from('x-request-id')
+const ENCODED = new Map<string, Buffer>()
+function encoded (v: string): Buffer {
+  let b = ENCODED.get(v)
+  if (b === undefined) { b = Buffer.from(v); if (ENCODED.size < 64) ENCODED.set(v, b) }
+  return b
+}
 
 /**
  * One request. Everything uWS hands over only synchronously (headers, url, params) is copied here
@@ -25,7 +38,6 @@ export class Context {
   readonly method: string
   readonly path: string
   readonly rawQuery: string
-  readonly headers: Record<string, string> = {}
   readonly params: Record<string, string>
   readonly requestId: string
   readonly startedAt = performance.now()
@@ -35,21 +47,25 @@ export class Context {
   aborted = false
   /** True once a response (or an SSE stream) has started. */
   done = false
+  /** True once the response was ended (an SSE stream is done but not ended). */
+  ended = false
   status = 0
   /** Per-request scratch space for layers (auth, MCP) */
   readonly state: Record<string, unknown> = {}
   private extraHeaders: [string, string][] | undefined
   private abortListeners: (() => void)[] | undefined
   private _query: URLSearchParams | undefined
+  private _headers: Record<string, string> | undefined
+  /** The uWS request, valid only during the synchronous dispatch (released by the server). */
+  private req: HttpRequest | undefined
 
   constructor (readonly res: HttpResponse, req: HttpRequest, readonly route: string, paramNames: readonly string[], readonly owner: ContextOwner) {
+    this.req = req
     this.method = req.getCaseSensitiveMethod()
     this.path = req.getUrl()
     this.rawQuery = req.getQuery() ?? ''
-    const headers = target = this.headers
-    req.forEach(copyHeader)
-    const given = headers['x-request-id']
-    this.requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID()
+    const given = req.getHeader('x-request-id')
+    this.requestId = given !== '' && REQUEST_ID.test(given) ? given : `${ID_PREFIX}-${(++idSeq).toString(36)}`
     const params: Record<string, string> = {}
     for (let i = 0; i < paramNames.length; i++) {
       const raw = req.getParameter(i) ?? ''
@@ -62,7 +78,31 @@ export class Context {
     return (this._query ??= new URLSearchParams(this.rawQuery))
   }
 
-  header (name: string): string | undefined { return this.headers[name] }
+  /**
+   * Request headers (lowercase names). Copied from uWS only when needed: on first access, or when
+   * the server releases the request of a response that outlives the handler's synchronous part.
+   */
+  get headers (): Record<string, string> {
+    if (this._headers === undefined) {
+      if (this.req === undefined) throw new Error('request headers read after the request was released')
+      target = this._headers = {}
+      this.req.forEach(copyHeader)
+    }
+    return this._headers
+  }
+
+  header (name: string): string | undefined {
+    if (this._headers !== undefined || this.req === undefined) return this._headers?.[name]
+    const v = this.req.getHeader(name)
+    return v === '' ? undefined : v
+  }
+
+  /** Called by the server before uWS invalidates the request: keeps the headers if still needed. */
+  release (): void {
+    if (this.req === undefined) return
+    if (!this.ended) void this.headers
+    this.req = undefined
+  }
 
   /** Adds a header to the response this context will send. */
   setHeader (name: string, value: string): this {
@@ -114,12 +154,13 @@ export class Context {
   send (status: number, body: string | Buffer | undefined, contentType: string | undefined, closeConnection = false): boolean {
     if (this.done) return false
     this.done = true
+    this.ended = true
     this.status = status
     const res = this.res
     res.cork(() => {
       res.writeStatus(statusLine(status))
-      if (contentType !== undefined) res.writeHeader('content-type', contentType)
-      res.writeHeader('x-request-id', this.requestId)
+      if (contentType !== undefined) res.writeHeader(H_CONTENT_TYPE, encoded(contentType))
+      res.writeHeader(H_REQUEST_ID, this.requestId)
       this.writeHeaders()
       if (body === undefined) res.endWithoutBody(0, closeConnection)
       else res.end(body, closeConnection)

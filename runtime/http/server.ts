@@ -4,7 +4,7 @@ import { Context, type ContextOwner } from './context.js'
 import { PlatformError } from './errors.js'
 import { parseJsonBody } from './json-body.js'
 import { SseStream, type SseOptions } from './sse.js'
-import type { Metrics } from '../observability/index.js'
+import type { Metrics, RouteStats } from '../observability/index.js'
 
 export type Handler = (ctx: Context) => unknown
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS' | 'HEAD'
@@ -29,8 +29,7 @@ export interface HttpServerOptions {
 interface MethodEntry {
   handler: Handler
   opts: RouteOptions
-  duration: ReturnType<Metrics['duration']['labels']>
-  counters: Map<number, ReturnType<Metrics['requests']['labels']>>
+  stats: RouteStats
 }
 
 interface RouteEntry {
@@ -81,12 +80,7 @@ export class HttpServer implements ContextOwner {
     }
     for (const m of Array.isArray(method) ? method : [method]) {
       if (entry.methods.has(m)) throw new Error(`route ${m} ${pattern} registered twice`)
-      entry.methods.set(m, {
-        handler,
-        opts,
-        duration: this.opts.metrics.duration.labels(pattern, m),
-        counters: new Map()
-      })
+      entry.methods.set(m, { handler, opts, stats: this.opts.metrics.routes.for(pattern, m) })
     }
     entry.allow = [...entry.methods.keys(), 'OPTIONS'].join(', ')
     return this
@@ -150,14 +144,8 @@ export class HttpServer implements ContextOwner {
 
   finished (ctx: Context, status: number): void {
     const m = (ctx as Context & { entry?: MethodEntry }).entry
-    if (m !== undefined) {
-      m.duration.observe((performance.now() - ctx.startedAt) / 1000)
-      let c = m.counters.get(status)
-      if (c === undefined) { c = this.opts.metrics.requests.labels(ctx.route, ctx.method, String(status)); m.counters.set(status, c) }
-      c.inc()
-    } else {
-      this.opts.metrics.requests.labels(ctx.route, ctx.method, String(status)).inc()
-    }
+    const stats = m !== undefined ? m.stats : this.opts.metrics.routes.for(ctx.route, ctx.method)
+    stats.record(status, (performance.now() - ctx.startedAt) / 1000)
     if (--this.inFlight === 0 && this.drainWaiters.length > 0) for (const w of this.drainWaiters.splice(0)) w()
   }
 
@@ -175,7 +163,7 @@ export class HttpServer implements ContextOwner {
 
   corsHeaders (ctx: Context): [string, string][] | undefined {
     if (this.corsSet.size === 0) return undefined
-    const origin = ctx.headers.origin
+    const origin = ctx.header('origin')
     if (origin === undefined || !(this.corsAny || this.corsSet.has(origin))) return undefined
     return [['access-control-allow-origin', this.corsAny ? '*' : origin], ['vary', 'Origin'], ['access-control-expose-headers', CORS_EXPOSE]]
   }
@@ -184,6 +172,12 @@ export class HttpServer implements ContextOwner {
 
   private dispatch (entry: RouteEntry, res: HttpResponse, req: HttpRequest): void {
     const ctx = new Context(res, req, entry.pattern, entry.paramNames, this)
+    this.handle(ctx, entry)
+    // uWS invalidates req when this callback returns: a response still open keeps its headers
+    ctx.release()
+  }
+
+  private handle (ctx: Context, entry: RouteEntry): void {
     this.inFlight++
     if (this.closing) { ctx.send(503, JSON.stringify(new PlatformError('SHUTTING_DOWN').body()), 'application/json', true); return }
     const m = entry.methods.get(ctx.method)
@@ -229,7 +223,7 @@ export class HttpServer implements ContextOwner {
   private readBody (ctx: Context, m: MethodEntry): void {
     const limit = m.opts.bodyLimit ?? this.opts.bodyLimit
     const res = ctx.res
-    const declared = Number(ctx.headers['content-length'])
+    const declared = Number(ctx.header('content-length'))
     if (declared > limit) {
       // answer now and drop the connection: the rest of the body is never read
       ctx.send(413, JSON.stringify(new PlatformError('BODY_TOO_LARGE', { limit }).body()), 'application/json', true)
@@ -262,12 +256,12 @@ export class HttpServer implements ContextOwner {
   }
 
   private preflight (ctx: Context, entry: RouteEntry): void {
-    const origin = ctx.headers.origin
+    const origin = ctx.header('origin')
     ctx.setHeader('allow', entry.allow)
     if (origin !== undefined && this.corsSet.size > 0) {
       if (!(this.corsAny || this.corsSet.has(origin))) { ctx.error(new PlatformError('CORS_ORIGIN_DENIED', { origin })); return }
       ctx.setHeader('access-control-allow-methods', entry.allow)
-      ctx.setHeader('access-control-allow-headers', ctx.headers['access-control-request-headers'] ?? 'content-type, authorization')
+      ctx.setHeader('access-control-allow-headers', ctx.header('access-control-request-headers') ?? 'content-type, authorization')
       ctx.setHeader('access-control-max-age', '600')
     }
     ctx.empty(204)
@@ -277,6 +271,7 @@ export class HttpServer implements ContextOwner {
     const ctx = new Context(res, req, UNMATCHED, [], this)
     this.inFlight++
     ctx.error(new PlatformError('NOT_FOUND'))
+    ctx.release()
   }
 
   private beat (): void {

@@ -1,2 +1,3 @@
 export { createLogger, type Logger } from './logger.js'
 export { Metrics } from './metrics.js'
+export { RouteMetrics, RouteStats } from './route-metrics.js'

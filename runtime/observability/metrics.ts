@@ -1,10 +1,11 @@
-import { Registry, Counter, Histogram, Gauge, collectDefaultMetrics } from 'prom-client'
+import { Registry, Counter, Gauge, collectDefaultMetrics } from 'prom-client'
+import { RouteMetrics } from './route-metrics.js'
 
 /** One registry per platform instance, so tests can run several side by side. */
 export class Metrics {
   readonly registry = new Registry()
-  readonly requests: Counter<'route' | 'method' | 'status'>
-  readonly duration: Histogram<'route' | 'method'>
+  /** Request counts and durations by route pattern (never by raw URL). */
+  readonly routes: RouteMetrics
   readonly openConnections: Gauge<'transport'>
   readonly broadcasts: Counter<'broadcaster'>
   readonly deliveries: Counter
@@ -14,11 +15,7 @@ export class Metrics {
   constructor () {
     collectDefaultMetrics({ register: this.registry })
     const registers = [this.registry]
-    this.requests = new Counter({ name: 'platform_http_requests_total', help: 'HTTP requests by route pattern, method and status', labelNames: ['route', 'method', 'status'], registers })
-    this.duration = new Histogram({
-      name: 'platform_http_request_duration_seconds', help: 'HTTP request duration by route pattern', labelNames: ['route', 'method'], registers,
-      buckets: [0.0001, 0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5]
-    })
+    this.routes = new RouteMetrics(this.registry)
     this.openConnections = new Gauge({ name: 'platform_open_connections', help: 'Open WebSocket, SSE and long-polling connections', labelNames: ['transport'], registers })
     this.broadcasts = new Counter({ name: 'platform_broadcasts_total', help: 'Messages broadcast, by broadcaster', labelNames: ['broadcaster'], registers })
     this.deliveries = new Counter({ name: 'platform_broadcast_deliveries_total', help: 'Broadcast messages handed to connected resources', registers })
