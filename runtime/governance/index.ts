@@ -16,6 +16,8 @@ import { GovernanceService } from './service.js'
 import { createToolCallGate } from './tool-gate.js'
 import { decisionCounter } from './metrics.js'
 import { KillSwitchPolicy } from './types/index.js'
+import { scopePolicyFactory, scopePolicyForAgent, scopeRuntimeOf } from '../scope/index.js'
+import { deny as denyDecision } from './contract.js'
 
 export * from './contract.js'
 export { GovernanceService, GovernanceRequestError, type ReloadResult } from './service.js'
@@ -59,14 +61,29 @@ export async function installGovernance (platform: Platform): Promise<Governance
     : undefined
   const service = new GovernanceService({ logger: log, decisionLog, ...(memory !== undefined ? { memory } : {}) })
 
-  // --- scope policy type: registration point ---------------------------------------------------
-  // Once runtime/scope/index.ts is on main, register its factory here:
-  //   import { createScopePolicy } from '../scope/index.js'
-  //   service.registry.register('scope', createScopePolicy, { origin: 'builtin', description: 'confines an agent to its declared purpose' })
-  // ------------------------------------------------------------------------------------------------
+  // YAML `type: scope` (runtime/scope): confines one agent (config `agent`) or every request
+  const scopeRuntime = scopeRuntimeOf(platform)
+  service.registry.register('scope', scopePolicyFactory(scopeRuntime), { origin: 'builtin', description: 'confines an agent to its declared purpose (RULE_BASED, EMBEDDING_SIMILARITY, SEMANTIC_INTENT, LLM_CLASSIFIER)' })
 
   const syncPluginTypes = bindPluginTypes(service.registry, platform.plugins, log)
-  platform.bus.on('PluginsChanged', () => { syncPluginTypes() })
+  // scopes agents declare (SDK `agent({scope})`) join the chain as `scope::<agent>`; a scope
+  // that does not validate makes its agent deny everything rather than run unconfined
+  const syncAgentScopes = (): void => {
+    const scoped: GovernancePolicy[] = []
+    for (const a of platform.plugins.agents()) {
+      try {
+        const p = scopePolicyForAgent(a, scopeRuntime)
+        if (p !== null) scoped.push(p)
+      } catch (err) {
+        const reason = `agent '${a.name}' scope is invalid: ${(err as Error).message}`
+        log.error({ agent: a.name, plugin: a.plugin }, reason)
+        const d = denyDecision(reason)
+        scoped.push({ name: `scope::${a.name}`, source: `annotation:${a.name}`, version: a.version ?? '1.0', className: 'InvalidScopePolicy', evaluate: (c) => c.request.agentId === a.name ? d : { decision: 'admit' } })
+      }
+    }
+    service.setSource('plugins:agent-scopes', scoped)
+  }
+  platform.bus.on('PluginsChanged', () => { syncPluginTypes(); syncAgentScopes() })
 
   service.chain.onChange((chain) => { platform.properties.set(POLICIES_PROPERTY, chain) })
   // policies another component put in the property bag before governance started count as code
@@ -77,6 +94,7 @@ export async function installGovernance (platform: Platform): Promise<Governance
     const loaded = service.loadFile(file)
     log.info({ file, policies: loaded.map((p) => p.name) }, `loaded ${loaded.length} governance policies from ${file}`)
   }
+  syncAgentScopes()
   platform.properties.set(POLICIES_PROPERTY, service.chain.policies)
 
   service.gate.observer = decisionCounter(platform.metrics)

@@ -18,11 +18,12 @@ export const OWASP_ROWS: readonly MatrixRow[] = [
   {
     id: 'ASI01', title: 'Agent Goal Hijack', coverage: 'PARTIAL',
     description: 'Inputs that redirect an agent away from its goal (prompt injection, instruction override).',
-    notes: 'Pattern-based only: deny-list phrases and regexes, rules-schema `matches` conditions (the toolkit\'s ASI01 templates load with their (?i) flags), and the scope contract for per-agent confinement. No model-based injection detector ships; paraphrased or encoded attacks pass unless a plugin policy type catches them.',
+    notes: 'Per-agent scope confinement (rule-based forbidden topics and hijacking probes; embedding, semantic-intent and LLM-classifier tiers when an embedder or model is configured; a confinement preamble on the system prompt), deny-list phrases and regexes, and rules-schema `matches` conditions (the toolkit\'s ASI01 templates load with their (?i) flags). The built-in offline embedder is lexical, and no model-based injection detector ships: paraphrased or encoded attacks pass the offline tiers.',
     evidence: [
       ev('runtime/governance/types/text-match.ts', 'test/governance/builtin-types.test.ts', 'class DenyListPolicy', 'deny-list screens the message, the response and tool arguments'),
       ev('runtime/governance/rule-operators.ts', 'test/governance/rules.test.ts', 'compileToolkitRegex', 'toolkit rules with (?i) regexes compiled at load'),
-      ev('runtime/scope/contract.ts', null, 'interface ScopeGuardrail', 'scope confinement contract (tiers implemented in runtime/scope)')
+      ev('runtime/scope/rule-based.ts', 'test/scope/rule-based.test.ts', 'HIJACKING_PROBES', 'forbidden topics and built-in hijacking probes'),
+      ev('runtime/governance/index.ts', 'test/governance/scope-type.test.ts', "registry.register('scope'", 'YAML type: scope and agent-declared scopes in the chain')
     ]
   },
   {
