@@ -2,6 +2,7 @@ import type { Platform } from './platform.js'
 import { installTransport } from './transport/index.js'
 import { installPlugins } from './plugins/index.js'
 import { installMcp } from './mcp/index.js'
+import { installGovernance } from './governance/index.js'
 import { installScope } from './scope/index.js'
 
 /**
@@ -11,6 +12,8 @@ import { installScope } from './scope/index.js'
 export async function installAreas (platform: Platform): Promise<void> {
   await installTransport(platform)
   await installPlugins(platform)
+  // after plugins (their policy types), before traffic; MCP reads platform.toolCallGate per call
+  await installGovernance(platform)
   await installMcp(platform)
   await installScope(platform)
 }

@@ -126,6 +126,9 @@ export const KEYS: Record<string, KeyDef> = {
   'platform.ai.governance.memory.enabled': { schema: bool, default: false, description: 'Persist deny and prefer lessons across restarts' },
   'platform.ai.governance.memory.ttl-seconds': { schema: { type: 'integer', minimum: 0 }, default: 0, description: 'Lesson expiry; 0 means none' },
   'platform.ai.governance.memory.min-confidence': { schema: { type: 'number', minimum: 0, maximum: 1 }, default: 0.0, description: 'Read-gate floor: lessons below it are dropped on read' },
+  'platform.ai.governance.enabled': { schema: bool, default: true, description: 'Run the governance plane (policy chain, tool-call gate); when false the routes answer as if no controller were installed' },
+  'platform.ai.governance.decision-log.retention': { schema: positiveInt, default: 100_000, description: 'Decision log entries kept in LMDB (oldest trimmed)' },
+  'platform.ai.governance.kill-switch.enabled': { schema: bool, default: false, description: 'Install a kill switch from code (source `code:KillSwitchPolicy`) even when no policy file declares one' },
 
   // --- scope (spec D, scope confinement; the two fail-open switches are process properties, not config) ---
   'platform.ai.scope.embedder': { schema: nonEmpty, default: 'none', description: 'Embedding runtime of the EMBEDDING_SIMILARITY and SEMANTIC_INTENT scope tiers: `none` (they degrade to RULE_BASED), `lexical` (built-in, offline, word overlap only), `openai` (an OpenAI-compatible `/v1/embeddings` server), or the name of a plugin embedder' },

@@ -37,6 +37,17 @@ export const ERRORS = {
   INVALID_ROOM: { status: 400, message: (p) => `Invalid room name '${p.room}': use 1-128 of A-Z a-z 0-9 _ - . :` },
   MISSING_BROADCAST_FIELDS: { status: 400, message: "missing 'broadcasterId' or 'message' field" },
   MISSING_RESOURCE_ID: { status: 400, message: 'Missing sender resource uuid', hint: 'Send the uuid from the joined frame as the X-Platform-Resource header or the uuid query parameter' },
+
+  // --- governance (reference §2.3, §5.4) ---
+  GOVERNANCE_NOT_INSTALLED: { status: 503, message: 'governance controller not installed', hint: 'Set platform.ai.governance.enabled=true' },
+  GOVERNANCE_NO_KILL_SWITCH: { status: 409, message: 'no KillSwitchPolicy installed on this framework', hint: 'Add a policy of type kill-switch to a policy file or set platform.ai.governance.kill-switch.enabled=true' },
+  GOVERNANCE_REASON_BLANK: { status: 400, message: 'reason must not be blank' },
+  RELOAD_SWAP_NAME_BLANK: { status: 400, message: 'swapName must not be blank' },
+  RELOAD_CONTENT_BLANK: { status: 400, message: 'policy content must not be blank' },
+  RELOAD_UNKNOWN_SWAP: { status: 400, message: (p) => String(p.detail) },
+  RELOAD_UNKNOWN_FORMAT: { status: 400, message: (p) => String(p.detail) },
+  RELOAD_PARSE_FAILED: { status: 400, message: (p) => String(p.detail) },
+  RELOAD_EMPTY: { status: 400, message: (p) => String(p.detail) },
 } satisfies Record<string, ErrorDef>
 
 export type ErrorName = keyof typeof ERRORS

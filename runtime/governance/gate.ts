@@ -1,0 +1,187 @@
+/**
+ * PolicyAdmissionGate: runs the chain for one request and records every evaluation (decision
+ * log, span, deny log line). Synchronous policies are evaluated without a single await; the
+ * first policy answering with a promise (a plugin type in its sandbox) switches the rest of the
+ * run to async. A throwing policy, or one returning something that is not a decision, denies.
+ */
+import type { Logger } from 'pino'
+import { trace, SpanStatusCode, type Tracer } from '@opentelemetry/api'
+import type { AiRequest, GovernancePolicy, Phase, PolicyContext, PolicyDecision } from './contract.js'
+import { snapshotOf, type AuditEntry, type DecisionValue } from './audit-entry.js'
+import type { GovernanceDecisionLog } from './decision-log.js'
+import type { PolicyChain } from './chain.js'
+
+export interface PolicyIdentity { name: string, source: string, version: string }
+export interface Preference extends PolicyIdentity { preferred: string, reason: string }
+
+export type Admission =
+  | { admitted: true, request: AiRequest, preferences: Preference[] }
+  | { admitted: false, reason: string, policy: PolicyIdentity }
+
+/** Policies holding per-turn state (concurrency-limit) release it when a later policy denies the turn. */
+interface Abandonable { abandon (ctx: PolicyContext): void }
+const isAbandonable = (p: unknown): p is Abandonable => typeof (p as Abandonable).abandon === 'function'
+
+export const SPAN_NAME = 'governance.policy.evaluate'
+
+interface Run {
+  resource: string
+  ctx: PolicyContext
+  policies: readonly GovernancePolicy[]
+  preferences: Preference[]
+  denied: { reason: string, policy: PolicyIdentity } | null
+  snapshot: Record<string, unknown> | null
+  /** One ISO timestamp per run: formatting a Date per entry costs more than most policies. */
+  timestamp: string | null
+  /** Post-response runs evaluate every policy (stateful ones see the end of the turn); the first deny wins. */
+  runAll: boolean
+}
+
+export class PolicyAdmissionGate {
+  private readonly tracer: Tracer = trace.getTracer('agent-platform.governance')
+
+  /** Told of every evaluation (metrics); set by the installer. */
+  observer: ((policy: string, decision: DecisionValue) => void) | undefined
+
+  constructor (private readonly chain: PolicyChain, private readonly log: GovernanceDecisionLog | undefined, private readonly logger: Logger) {}
+
+  /** Pre-admission: Admitted (with the possibly transformed request) or Denied. */
+  admit (resource: string, request: AiRequest): Admission | Promise<Admission> {
+    return this.start(resource, 'PRE_ADMISSION', request, '')
+  }
+
+  /** Post-response over the accumulated response; a Transform here is logged and treated as Admit. */
+  afterResponse (resource: string, request: AiRequest, response: string): Admission | Promise<Admission> {
+    return this.start(resource, 'POST_RESPONSE', request, response)
+  }
+
+  private start (resource: string, phase: Phase, request: AiRequest, response: string): Admission | Promise<Admission> {
+    const armed = this.chain.killSwitches.find((k) => k.armed)
+    // an armed kill switch answers first, so every admission carries the arm reason; after a
+    // response the rest still run (runAll) so per-turn state such as concurrency slots is released
+    const policies = armed === undefined
+      ? this.chain.policies
+      : phase === 'PRE_ADMISSION' ? [armed] : [armed, ...this.chain.policies.filter((p) => p !== armed)]
+    const run: Run = { resource, ctx: { phase, request, accumulatedResponse: response }, policies, preferences: [], denied: null, snapshot: null, timestamp: null, runAll: phase === 'POST_RESPONSE' }
+    return this.from(run, 0)
+  }
+
+  private from (run: Run, i: number): Admission | Promise<Admission> {
+    const ps = run.policies
+    for (; i < ps.length; i++) {
+      const p = ps[i]!
+      const span = this.tracer.startSpan(SPAN_NAME)
+      const t0 = performance.now()
+      let d: PolicyDecision | Promise<PolicyDecision>
+      try {
+        d = p.evaluate(run.ctx)
+      } catch (err) {
+        this.settle(run, p, errorDecision(err), t0, span)
+        if (!run.runAll) return this.finish(run, i)
+        continue
+      }
+      if (isThenable(d)) {
+        const next = i + 1
+        return Promise.resolve(d).then((v) => v, (err: unknown) => errorDecision(err)).then((v) => {
+          const stop = this.settle(run, p, v, t0, span)
+          return stop && !run.runAll ? this.finish(run, next - 1) : this.from(run, next)
+        })
+      }
+      if (this.settle(run, p, d, t0, span) && !run.runAll) return this.finish(run, i)
+    }
+    return this.finish(run, ps.length)
+  }
+
+  /** Records one evaluation; returns true when it denied. */
+  private settle (run: Run, p: GovernancePolicy, raw: unknown, t0: number, span: ReturnType<Tracer['startSpan']>): boolean {
+    const ms = Math.round((performance.now() - t0) * 1000) / 1000
+    const phase = run.ctx.phase
+    let value: DecisionValue
+    let reason = ''
+    let preferred: string | undefined
+    const d = validate(raw)
+    if (d === null) {
+      value = 'error'
+      reason = raw instanceof PolicyError ? raw.message : 'policy returned an invalid decision'
+    } else {
+      switch (d.decision) {
+        case 'admit': value = 'admit'; break
+        case 'deny': value = 'deny'; reason = d.reason; break
+        case 'prefer':
+          value = 'prefer'; reason = d.reason; preferred = d.preferred
+          run.preferences.push({ name: p.name, source: p.source, version: p.version, preferred: d.preferred, reason: d.reason })
+          break
+        case 'transform':
+          if (phase === 'POST_RESPONSE') {
+            this.logger.warn({ policy: p.name, source: p.source, version: p.version }, `policy ${p.name} returned Transform after the response; ignored and treated as Admit`)
+            value = 'admit'; reason = 'post-response transform ignored'
+          } else {
+            value = 'transform'
+            run.ctx = { ...run.ctx, request: d.request }
+            run.snapshot = null
+          }
+          break
+      }
+    }
+    const denied = value === 'deny' || value === 'error'
+    if (span.isRecording()) {
+      span.setAttributes({ 'policy.name': p.name, 'policy.source': p.source, 'policy.version': p.version, 'policy.phase': phase === 'PRE_ADMISSION' ? 'pre_admission' : 'post_response', 'policy.decision': value, 'policy.reason': reason })
+      if (denied) span.setStatus({ code: SpanStatusCode.ERROR, message: reason })
+    }
+    span.end()
+    this.observer?.(p.name, value)
+    if (this.log !== undefined) {
+      let snapshot = run.snapshot ??= snapshotOf(phase, run.ctx.request, run.ctx.accumulatedResponse)
+      if (preferred !== undefined) snapshot = { ...snapshot, preferred }
+      const entry: AuditEntry = { timestamp: run.timestamp ??= new Date().toISOString(), policy_name: p.name, policy_source: p.source, policy_version: p.version, decision: value, reason, evaluation_ms: ms, context_snapshot: snapshot }
+      this.log.record(entry)
+    }
+    if (!denied) return false
+    if (run.denied === null) {
+      run.denied = { reason, policy: { name: p.name, source: p.source, version: p.version } }
+      this.logger.info({ policy: p.name, source: p.source, version: p.version, resource: run.resource, decision: value }, `Request denied by policy ${p.name} (source=${p.source}, version=${p.version}): ${reason}`)
+    }
+    return true
+  }
+
+  private finish (run: Run, stoppedAt: number): Admission {
+    if (run.denied === null) return { admitted: true, request: run.ctx.request, preferences: run.preferences }
+    if (run.ctx.phase === 'PRE_ADMISSION') {
+      // policies that admitted before the deny may hold per-turn state (a concurrency slot)
+      for (let j = 0; j < stoppedAt; j++) {
+        const p = run.policies[j]!
+        if (isAbandonable(p)) { try { p.abandon(run.ctx) } catch { /* best effort */ } }
+      }
+    }
+    return { admitted: false, reason: run.denied.reason, policy: run.denied.policy }
+  }
+}
+
+const isThenable = (d: unknown): d is PromiseLike<PolicyDecision> => typeof (d as PromiseLike<unknown> | null)?.then === 'function'
+
+/** Marks a thrown error so its message becomes the deny reason (fail closed). */
+export class PolicyError extends Error {}
+
+export function errorDecision (err: unknown): PolicyError {
+  const msg = err instanceof Error ? err.message : String(err)
+  return new PolicyError(msg === '' ? (err instanceof Error ? err.name : 'policy threw') : msg)
+}
+
+/** A decision object of one of the four shapes, or null. */
+export function validate (d: unknown): PolicyDecision | null {
+  if (typeof d !== 'object' || d === null || d instanceof Error) return null
+  const v = d as Record<string, unknown>
+  switch (v.decision) {
+    case 'admit': return d as PolicyDecision
+    case 'deny': return typeof v.reason === 'string' ? d as PolicyDecision : null
+    case 'prefer': return typeof v.preferred === 'string' && typeof v.reason === 'string' ? d as PolicyDecision : null
+    case 'transform': return isRequest(v.request) ? d as PolicyDecision : null
+    default: return null
+  }
+}
+
+function isRequest (r: unknown): r is AiRequest {
+  if (typeof r !== 'object' || r === null) return false
+  const q = r as Record<string, unknown>
+  return typeof q.message === 'string' && typeof q.metadata === 'object' && q.metadata !== null
+}

@@ -1,0 +1,151 @@
+/**
+ * The third-party toolkit's `rules:` document (AGT v4 PolicyDocument) as ONE GovernancePolicy:
+ * rules sorted by priority descending (stable, so ties keep file order), first match decides,
+ * `defaults.action` when nothing matches. Conditions are compiled once at load.
+ */
+import type { Logger } from 'pino'
+import { admit, deny, type GovernancePolicy, type PolicyContext, type PolicyDecision } from './contract.js'
+import { PolicyLoadError } from './errors.js'
+import { compileTest, type Test } from './rule-operators.js'
+import { isMap } from './safe-yaml.js'
+
+export const RULE_ACTIONS = ['allow', 'deny', 'audit', 'block'] as const
+export type RuleAction = typeof RULE_ACTIONS[number]
+
+type Getter = (ctx: PolicyContext) => unknown
+
+interface CompiledRule {
+  readonly name: string
+  readonly field: string
+  readonly get: Getter
+  readonly test: Test
+  readonly action: RuleAction
+  readonly priority: number
+  readonly denyReason: string
+}
+
+const REQUEST_FIELDS: Record<string, Getter> = {
+  message: (c) => c.request.message ?? c.request.metadata.message,
+  system_prompt: (c) => c.request.systemPrompt ?? c.request.metadata.system_prompt,
+  model: (c) => c.request.model ?? c.request.metadata.model,
+  user_id: (c) => c.request.userId ?? c.request.metadata.user_id,
+  session_id: (c) => c.request.sessionId ?? c.request.metadata.session_id,
+  agent_id: (c) => c.request.agentId ?? c.request.metadata.agent_id,
+  conversation_id: (c) => c.request.conversationId ?? c.request.metadata.conversation_id,
+  phase: (c) => c.phase === 'PRE_ADMISSION' ? 'pre_admission' : 'post_response',
+  response: (c) => c.accumulatedResponse !== '' && c.accumulatedResponse !== undefined ? c.accumulatedResponse : c.request.metadata.response
+}
+
+/** Resolves a condition field: request fields first (when set), then metadata by exact key. */
+function getterFor (field: string): Getter {
+  const g = REQUEST_FIELDS[field]
+  if (g !== undefined) return g
+  return (c) => Object.hasOwn(c.request.metadata, field) ? c.request.metadata[field] : undefined
+}
+
+export class RulesPolicy implements GovernancePolicy {
+  readonly className = 'RulesPolicy'
+  readonly description: string
+
+  constructor (
+    readonly name: string,
+    readonly source: string,
+    readonly version: string,
+    description: string,
+    readonly rules: readonly CompiledRule[],
+    readonly defaultAction: RuleAction,
+    private readonly logger?: Logger
+  ) {
+    this.description = description
+  }
+
+  evaluate (ctx: PolicyContext): PolicyDecision {
+    const rules = this.rules
+    for (let i = 0; i < rules.length; i++) {
+      const r = rules[i]!
+      const v = r.get(ctx)
+      if (v === undefined || v === null) continue // a missing field never matches, even for ne / not_in
+      if (!r.test(v)) continue
+      return this.act(r.action, r.denyReason, r.name, r.field)
+    }
+    const d = this.defaultAction
+    return this.act(d, `no rule matched; default action is ${d}`, null, null)
+  }
+
+  private act (action: RuleAction, reason: string, rule: string | null, field: string | null): PolicyDecision {
+    switch (action) {
+      case 'allow': return ADMIT
+      case 'audit':
+        this.logger?.info({ policy: this.name, source: this.source, rule, field, action: 'audit' }, `governance audit: policy ${this.name} matched ${rule === null ? 'no rule (default action audit)' : `rule '${rule}'`}`)
+        return ADMIT
+      default: return deny(reason)
+    }
+  }
+}
+
+const ADMIT = admit()
+
+/** Builds the policy from a parsed `rules:` document; every problem names the rule. */
+export function buildRulesPolicy (doc: Record<string, unknown>, source: string, logger?: Logger): RulesPolicy {
+  const name = optString(doc.name, 'name', source) ?? 'unnamed'
+  const version = optScalar(doc.version, 'version', source) ?? '1.0'
+  const description = optString(doc.description, 'description', source) ?? ''
+  if (!Array.isArray(doc.rules)) throw new PolicyLoadError(`'rules' must be a list in ${source}`)
+  const compiled: CompiledRule[] = doc.rules.map((raw, i) => compileRule(raw, i, source))
+  // Array.prototype.sort is stable: rules of equal priority keep their order in the file
+  compiled.sort((a, b) => b.priority - a.priority)
+  let defaultAction: RuleAction = 'allow'
+  if (doc.defaults !== undefined && doc.defaults !== null) {
+    if (!isMap(doc.defaults)) throw new PolicyLoadError(`'defaults' must be a map in ${source}`)
+    if (doc.defaults.action !== undefined && doc.defaults.action !== null) defaultAction = parseAction(doc.defaults.action, `defaults.action in ${source}`)
+  }
+  return new RulesPolicy(name, source, version, description, compiled, defaultAction, logger)
+}
+
+function compileRule (raw: unknown, i: number, source: string): CompiledRule {
+  const label = isMap(raw) && typeof raw.name === 'string' ? `rules[${i}] ('${raw.name}')` : `rules[${i}]`
+  const where = `${label} in ${source}`
+  if (!isMap(raw)) throw new PolicyLoadError(`${where}: a rule must be a map`)
+  if (typeof raw.name !== 'string' || raw.name.trim() === '') throw new PolicyLoadError(`${where}: 'name' is required`)
+  const cond = raw.condition
+  if (!isMap(cond)) throw new PolicyLoadError(`${where}: 'condition' is required and must be a map of field, operator, value`)
+  if (typeof cond.field !== 'string' || cond.field === '') throw new PolicyLoadError(`${where}: condition 'field' is required`)
+  if (typeof cond.operator !== 'string') throw new PolicyLoadError(`${where}: condition 'operator' is required`)
+  if (!Object.hasOwn(cond, 'value')) throw new PolicyLoadError(`${where}: condition 'value' is required`)
+  const test = compileTest(cond.operator, cond.value, where)
+  if (!Object.hasOwn(raw, 'action')) throw new PolicyLoadError(`${where}: 'action' is required (allow, deny, audit, block)`)
+  const action: RuleAction = raw.action === '' || raw.action === null ? 'allow' : parseAction(raw.action, where)
+  let priority = 0
+  if (raw.priority !== undefined && raw.priority !== null) {
+    if (typeof raw.priority !== 'number' || !Number.isInteger(raw.priority)) throw new PolicyLoadError(`${where}: 'priority' must be an integer`)
+    priority = raw.priority
+  }
+  const message = raw.message === undefined || raw.message === null ? '' : String(raw.message)
+  return {
+    name: raw.name,
+    field: cond.field,
+    get: getterFor(cond.field),
+    test,
+    action,
+    priority,
+    denyReason: message !== '' ? message : `matched rule '${raw.name}'`
+  }
+}
+
+function parseAction (v: unknown, where: string): RuleAction {
+  const s = typeof v === 'string' ? v.toLowerCase() : v
+  if (typeof s === 'string' && (RULE_ACTIONS as readonly string[]).includes(s)) return s as RuleAction
+  throw new PolicyLoadError(`unknown action '${String(v)}' at ${where} (supported: ${RULE_ACTIONS.join(', ')})`)
+}
+
+function optString (v: unknown, key: string, source: string): string | undefined {
+  if (v === undefined || v === null) return undefined
+  if (typeof v !== 'string') throw new PolicyLoadError(`'${key}' must be a string in ${source}`)
+  return v
+}
+
+function optScalar (v: unknown, key: string, source: string): string | undefined {
+  if (v === undefined || v === null) return undefined
+  if (typeof v !== 'string' && typeof v !== 'number') throw new PolicyLoadError(`'${key}' must be a string in ${source}`)
+  return String(v)
+}

@@ -1,0 +1,165 @@
+/**
+ * The governance controller: registry, parsers, the live chain and its sources, the admission
+ * gate, decision log and memory sink, and the operations the admin routes expose (reload, kill
+ * switch, listings, health).
+ */
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import type { Logger } from 'pino'
+import type { GovernancePolicy } from './contract.js'
+import { PolicyChain } from './chain.js'
+import { GuardrailAsPolicy, type AiGuardrail } from './guardrails.js'
+import { GovernanceDecisionLog } from './decision-log.js'
+import { policyDigest } from './digest.js'
+import { PolicyLoadError } from './errors.js'
+import { PolicyAdmissionGate } from './gate.js'
+import type { GovernanceMemorySink } from './memory-sink.js'
+import { PolicyRegistry } from './registry.js'
+import { KillSwitchPolicy, registerBuiltins, type KillSwitchState } from './types/index.js'
+import { DryRunPolicy, SwappablePolicy, identityOf, type Identity } from './wrappers.js'
+import { ParserRegistry, YamlPolicyParser } from './yaml-parser.js'
+
+export interface ServiceOptions {
+  logger: Logger
+  decisionLog: GovernanceDecisionLog
+  memory?: GovernanceMemorySink
+}
+
+/** A reload or arm request the controller refuses; `code` names the catalogue error. */
+export class GovernanceRequestError extends Error {
+  constructor (readonly code: 'RELOAD_SWAP_NAME_BLANK' | 'RELOAD_CONTENT_BLANK' | 'RELOAD_UNKNOWN_SWAP' | 'RELOAD_UNKNOWN_FORMAT' | 'RELOAD_PARSE_FAILED' | 'RELOAD_EMPTY', message: string) {
+    super(message)
+  }
+}
+
+export interface ReloadResult { swapName: string, outgoing: Identity, incoming: Identity, format: string }
+
+export class GovernanceService {
+  readonly registry = new PolicyRegistry()
+  readonly parsers = new ParserRegistry()
+  readonly chain: PolicyChain
+  readonly decisionLog: GovernanceDecisionLog
+  readonly gate: PolicyAdmissionGate
+  readonly memory: GovernanceMemorySink | undefined
+  private readonly code: GovernancePolicy[] = []
+  private readonly guardrails: GovernancePolicy[] = []
+  readonly logger: Logger
+
+  constructor (opts: ServiceOptions) {
+    this.logger = opts.logger
+    registerBuiltins(this.registry)
+    this.parsers.register(new YamlPolicyParser(this.registry, opts.logger))
+    this.chain = new PolicyChain(opts.logger)
+    this.decisionLog = opts.decisionLog
+    this.memory = opts.memory
+    if (this.memory !== undefined) {
+      const sink = this.memory
+      this.decisionLog.onRecord((e) => { void sink.accept(e)?.catch((err: unknown) => { this.logger.warn({ err }, 'governance memory sink write failed') }) })
+    }
+    this.gate = new PolicyAdmissionGate(this.chain, this.decisionLog, opts.logger)
+    // guardrails first, then policies (spec evaluation rule 1): their source is created first
+    this.chain.setSource('guardrails', this.guardrails)
+    this.chain.setSource('code', this.code)
+  }
+
+  /** Adds a guardrail; it runs before every policy, exposed through GuardrailAsPolicy. */
+  addGuardrail (g: AiGuardrail): void {
+    this.guardrails.push(new GuardrailAsPolicy(g))
+    this.chain.setSource('guardrails', this.guardrails)
+  }
+
+  /** Adds a policy from code (source `code:<name>` by convention). */
+  addPolicy (p: GovernancePolicy): void {
+    this.code.push(p)
+    this.chain.setSource('code', this.code)
+  }
+
+  /** Parses a document of a registered format; throws PolicyLoadError naming source and entry. */
+  parse (format: string, source: string, text: string): GovernancePolicy[] {
+    const parser = this.parsers.get(format)
+    if (parser === undefined) throw new PolicyLoadError(`no PolicyParser registered for format '${format}' — add a plugin or module that provides the '${format}' parser (known: [${this.parsers.formats().join(', ')}])`)
+    return parser.parse(source, text)
+  }
+
+  /** Loads one policy file (source `yaml:<path>` as configured) into the chain. */
+  loadFile (path: string): GovernancePolicy[] {
+    const source = `yaml:${path}`
+    let text: string
+    try {
+      text = readFileSync(resolve(path), 'utf8')
+    } catch (err) {
+      throw new PolicyLoadError(`cannot read policy file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+    }
+    const format = /\.(rego|cedar)$/i.exec(path)?.[1]?.toLowerCase() ?? 'yaml'
+    const policies = this.parse(format, source, text)
+    this.chain.setSource(source, policies)
+    return policies
+  }
+
+  /** Sets the policies another area or a plugin contributes (source id e.g. `plugin:<name>`). */
+  setSource (id: string, policies: readonly GovernancePolicy[]): void { this.chain.setSource(id, policies) }
+  removeSource (id: string): void { this.chain.removeSource(id) }
+
+  /** Hot-swaps the delegate of the swappable policy `swapName` with the first policy parsed from `content`. */
+  reload (swapName: unknown, content: unknown, format: unknown): ReloadResult {
+    if (typeof swapName !== 'string' || swapName.trim() === '') throw new GovernanceRequestError('RELOAD_SWAP_NAME_BLANK', 'swapName must not be blank')
+    if (typeof content !== 'string' || content.trim() === '') throw new GovernanceRequestError('RELOAD_CONTENT_BLANK', 'policy content must not be blank')
+    const fmt = typeof format === 'string' && format.trim() !== '' ? format.trim().toLowerCase() : 'yaml'
+    const slot = this.chain.swappable(swapName)
+    if (slot === undefined) throw new GovernanceRequestError('RELOAD_UNKNOWN_SWAP', `no SwappablePolicy named '${swapName}' is installed`)
+    const parser = this.parsers.get(fmt)
+    if (parser === undefined) throw new GovernanceRequestError('RELOAD_UNKNOWN_FORMAT', `no PolicyParser registered for format '${fmt}' — add a plugin or module that provides the '${fmt}' parser`)
+    let parsed: GovernancePolicy[]
+    try {
+      parsed = parser.parse(`${fmt}:admin-reload:${swapName}`, content)
+    } catch (err) {
+      const msg = (err as Error).message
+      throw new GovernanceRequestError('RELOAD_PARSE_FAILED', msg.startsWith(`${fmt} parse failed: `) ? msg : `${fmt} parse failed: ${msg}`)
+    }
+    const incoming = parsed[0]
+    if (incoming === undefined) throw new GovernanceRequestError('RELOAD_EMPTY', `${fmt} artifact yielded zero policies — reload aborted`)
+    const outgoing = slot.swap(incoming)
+    this.logger.info({ swapName, outgoing: identityOf(outgoing), incoming: identityOf(incoming) }, `governance policy '${swapName}' hot-reloaded`)
+    return { swapName, outgoing: identityOf(outgoing), incoming: identityOf(incoming), format: fmt }
+  }
+
+  /** The first installed kill switch, if any. */
+  killSwitch (): KillSwitchPolicy | undefined { return this.chain.killSwitches[0] }
+
+  listing (): Record<string, unknown>[] {
+    return this.chain.policies.map((p) => {
+      const inner = p instanceof DryRunPolicy ? p.delegate : p
+      const rec: Record<string, unknown> = { name: p.name, source: p.source, version: p.version, className: p.className, digest: policyDigest(inner.name, inner.source, inner.version) }
+      if (p instanceof KillSwitchPolicy) {
+        const s = p.state()
+        rec.armed = s.armed
+        if (s.armed) { rec.armedReason = s.reason; rec.armedAt = s.armedAt }
+      }
+      if (p instanceof DryRunPolicy) {
+        Object.assign(rec, { dryRun: true, wrappedPolicyName: p.delegate.name, shadowAdmits: p.counters.admits, shadowDenies: p.counters.denies, shadowTransforms: p.counters.transforms, delegateErrors: p.counters.errors })
+      }
+      if (p instanceof SwappablePolicy) Object.assign(rec, { swappable: true, delegateVersion: p.delegate.version })
+      return rec
+    })
+  }
+
+  summary (): { policyCount: number, sources: string[] } {
+    const ps = this.chain.policies
+    return { policyCount: ps.length, sources: [...new Set(ps.map((p) => p.source))] }
+  }
+
+  health (): Record<string, unknown> {
+    const ks = this.killSwitch()
+    const killSwitch: KillSwitchState = ks === undefined ? { armed: false } : ks.state()
+    return {
+      generatedAt: new Date().toISOString(),
+      killSwitch,
+      policies: this.chain.policies.map((p) => {
+        const inner = p instanceof DryRunPolicy ? p.delegate : p
+        return { name: inner.name, source: inner.source, version: inner.version, digest: policyDigest(inner.name, inner.source, inner.version) }
+      }),
+      dryRuns: this.chain.dryRuns().map((d) => ({ wrappedPolicyName: d.delegate.name, ...d.counters })),
+      slos: []
+    }
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The built-in YAML policy parser. The root keys pick the schema: `policies:` (native) or
+ * `rules:` (the third-party toolkit's document, one policy); both at once is an error.
+ */
+import type { Logger } from 'pino'
+import type { GovernancePolicy } from './contract.js'
+import { PolicyLoadError } from './errors.js'
+import type { PolicyRegistry } from './registry.js'
+import { buildRulesPolicy } from './rules-policy.js'
+import { isMap, parseSafeYaml } from './safe-yaml.js'
+import { DryRunPolicy, SwappablePolicy } from './wrappers.js'
+
+/** A parser found by format (`yaml` ships; plugins may add `rego`, `cedar`, ...). */
+export interface PolicyParser {
+  readonly format: string
+  parse (sourceLabel: string, text: string): GovernancePolicy[]
+}
+
+const ENTRY_KEYS = new Set(['name', 'type', 'version', 'config', 'swappable', 'dry-run', 'description'])
+
+export class YamlPolicyParser implements PolicyParser {
+  readonly format = 'yaml'
+
+  constructor (private readonly registry: PolicyRegistry, private readonly logger?: Logger) {}
+
+  parse (source: string, text: string): GovernancePolicy[] {
+    const doc = parseSafeYaml(text, source)
+    if (doc === null || doc === undefined) return []
+    if (!isMap(doc)) throw new PolicyLoadError(`${source}: a policy document must be a map with 'policies' or 'rules'`)
+    const hasRules = Object.hasOwn(doc, 'rules')
+    const hasPolicies = Object.hasOwn(doc, 'policies')
+    if (hasRules && hasPolicies) throw new PolicyLoadError(`${source} has both 'rules' and 'policies' keys — pick one schema`)
+    if (Object.hasOwn(doc, 'agent_control_specification_version')) throw new PolicyLoadError(`${source}: ACS manifests are not supported; use the native 'policies:' or the 'rules:' schema`)
+    if (hasRules) return [buildRulesPolicy(doc, source, this.logger)]
+    if (!hasPolicies || doc.policies === null) return []
+    return this.native(doc, source)
+  }
+
+  private native (doc: Record<string, unknown>, source: string): GovernancePolicy[] {
+    if (!Array.isArray(doc.policies)) throw new PolicyLoadError(`'policies' must be a list in ${source}`)
+    const docVersion = doc.version === undefined || doc.version === null ? undefined : String(doc.version)
+    const out: GovernancePolicy[] = []
+    const seen = new Set<string>()
+    doc.policies.forEach((raw, i) => {
+      const name = isMap(raw) && typeof raw.name === 'string' ? raw.name : ''
+      const fail = (msg: string): never => { throw new PolicyLoadError(`failed to build policies[${i}] ('${name}') in ${source}: ${msg}`) }
+      if (!isMap(raw)) return fail('an entry must be a map of name, type, version, config')
+      for (const k of Object.keys(raw)) if (!ENTRY_KEYS.has(k)) fail(`unknown key '${k}' (allowed: ${[...ENTRY_KEYS].join(', ')})`)
+      if (typeof raw.name !== 'string' || raw.name.trim() === '') fail("policy 'name' must not be blank")
+      if (typeof raw.type !== 'string' || raw.type.trim() === '') fail("policy 'type' must not be blank")
+      if (seen.has(name)) fail(`duplicate policy name '${name}' in this document`)
+      seen.add(name)
+      const ver = raw.version === undefined || raw.version === null || String(raw.version).trim() === '' ? (docVersion ?? 'embedded') : String(raw.version)
+      if (raw.config !== undefined && raw.config !== null && !isMap(raw.config)) fail("'config' must be a map")
+      for (const flag of ['swappable', 'dry-run']) if (raw[flag] !== undefined && typeof raw[flag] !== 'boolean') fail(`'${flag}' must be true or false`)
+      const descriptor = { name, source, version: ver, config: (raw.config as Record<string, unknown> | undefined) ?? {} }
+      let policy: GovernancePolicy
+      try {
+        policy = this.registry.build(raw.type as string, descriptor)
+      } catch (err) {
+        return fail((err as Error).message)
+      }
+      if (raw['dry-run'] === true) policy = new DryRunPolicy(policy)
+      if (raw.swappable === true) policy = new SwappablePolicy(name, source, ver, policy)
+      out.push(policy)
+    })
+    return out
+  }
+}
+
+/** Parsers by format, case-insensitive. */
+export class ParserRegistry {
+  private readonly parsers = new Map<string, PolicyParser>()
+  register (p: PolicyParser): () => void {
+    const key = p.format.toLowerCase()
+    this.parsers.set(key, p)
+    return () => { if (this.parsers.get(key) === p) this.parsers.delete(key) }
+  }
+
+  get (format: string): PolicyParser | undefined { return this.parsers.get(format.toLowerCase()) }
+  formats (): string[] { return [...this.parsers.keys()].sort() }
+}
