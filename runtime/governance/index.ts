@@ -16,6 +16,7 @@ import { GovernanceService } from './service.js'
 import { createToolCallGate } from './tool-gate.js'
 import { decisionCounter } from './metrics.js'
 import { KillSwitchPolicy } from './types/index.js'
+import { createScopePolicy } from '../scope/index.js'
 
 export * from './contract.js'
 export { GovernanceService, GovernanceRequestError, type ReloadResult } from './service.js'
@@ -59,11 +60,8 @@ export async function installGovernance (platform: Platform): Promise<Governance
     : undefined
   const service = new GovernanceService({ logger: log, decisionLog, ...(memory !== undefined ? { memory } : {}) })
 
-  // --- scope policy type: registration point ---------------------------------------------------
-  // Once runtime/scope/index.ts is on main, register its factory here:
-  //   import { createScopePolicy } from '../scope/index.js'
-  //   service.registry.register('scope', createScopePolicy, { origin: 'builtin', description: 'confines an agent to its declared purpose' })
-  // ------------------------------------------------------------------------------------------------
+  // --- scope policy type (runtime/scope): its policies follow the platform's scope runtime ---------
+  service.registry.register('scope', createScopePolicy, { origin: 'builtin', description: 'confines an agent to its declared purpose' })
 
   const syncPluginTypes = bindPluginTypes(service.registry, platform.plugins, log)
   platform.bus.on('PluginsChanged', () => { syncPluginTypes() })
