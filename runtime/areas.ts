@@ -4,6 +4,7 @@ import { installPlugins } from './plugins/index.js'
 import { installMcp } from './mcp/index.js'
 import { installGovernance } from './governance/index.js'
 import { installScope } from './scope/index.js'
+import { installMcpExtras } from './mcp/extras.js'
 
 /**
  * Every area the served platform runs, in start-up order. Each area's `install(platform)` adds its
@@ -17,4 +18,5 @@ export async function installAreas (platform: Platform): Promise<void> {
   // after plugins (their policy types), before traffic; MCP reads platform.toolCallGate per call
   await installGovernance(platform)
   await installMcp(platform)
+  await installMcpExtras(platform)
 }

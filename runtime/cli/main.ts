@@ -4,6 +4,7 @@ import { loadConfig, ConfigError } from '../config/index.js'
 import { startPlatform } from '../platform.js'
 import { installAreas } from '../areas.js'
 import { PLUGINS_USAGE, pluginsList, pluginsValidate, pluginsNew } from './plugins.js'
+import { StdioBridge, parseHeaders } from './mcp-stdio.js'
 
 const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
 
@@ -14,6 +15,7 @@ Commands:
   plugins list          List plugins: version, sandbox, state (live/failed with the error), contributions (--json)
   plugins validate DIR  Check a plugin folder; exits 1 with the errors
   plugins new NAME      Scaffold a working plugin with its own test (--dir PARENT, default ./plugins)
+  mcp-stdio --url URL   Bridge a stdio-only MCP client to an HTTP MCP endpoint (--header 'Name: value', repeatable)
 
 Options of serve:
   --port N              TCP port (platform.server.port, default 8080; 0 picks a free one)
@@ -49,6 +51,8 @@ export async function main (argv: string[], out: Out = { log: (s) => process.std
         set: { type: 'string', multiple: true },
         json: { type: 'boolean' },
         dir: { type: 'string' },
+        url: { type: 'string' },
+        header: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' }
       }
@@ -66,6 +70,13 @@ export async function main (argv: string[], out: Out = { log: (s) => process.std
     try { return await pluginsValidate(positionals[2], out) } catch (e) { out.error(`platform: ${(e as Error).stack ?? String(e)}`); return 1 }
   }
   if (command === 'plugins' && positionals[1] !== 'list') { out.error(`platform: ${positionals[1] === undefined ? 'plugins needs a subcommand' : `unknown plugins subcommand '${positionals[1]}'`}\n\n${PLUGINS_USAGE}`); return 2 }
+  if (command === 'mcp-stdio') {
+    // stdout carries the protocol: every message from here on goes to stderr
+    if (values.url === undefined || !/^https?:\/\//.test(values.url)) { out.error(`platform: mcp-stdio needs --url http(s)://host:port/path\n\n${USAGE}`); return 2 }
+    let headers
+    try { headers = parseHeaders(values.header) } catch (e) { out.error(`platform: ${(e as Error).message}`); return 2 }
+    return await new StdioBridge({ url: values.url, headers, log: (s) => { out.error(`mcp-stdio: ${s}`) } }).run()
+  }
   if (command !== 'serve' && command !== 'plugins') { out.error(`platform: unknown command '${command}'\n\n${USAGE}`); return 2 }
 
   const overrides: Record<string, unknown> = {}

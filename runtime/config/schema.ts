@@ -120,6 +120,21 @@ export const KEYS: Record<string, KeyDef> = {
   'platform.mcp.tasks.poll-interval-ms': { schema: positiveInt, default: 1000, description: '`pollIntervalMs` suggested to task clients' },
   'platform.mcp.tasks.sync-window-ms': { schema: { type: 'integer', minimum: 0 }, default: 50, description: 'A long-running tool that settles within this window answers directly instead of creating a task' },
 
+  // --- MCP extras (spec C: OAuth resource server, client tool calls, tracing) ---
+  'org.platform.mcp.auth.resource': { schema: nonEmpty, description: 'OAuth 2.0 resource identifier (URL) of the MCP endpoints; setting it turns the resource server on (RFC 9728 metadata, 401 challenges)' },
+  'org.platform.mcp.auth.authorizationServers': { schema: { anyOf: [nonEmpty, strList] }, default: [], description: 'Authorization server issuer URL(s) listed in the protected-resource metadata (space- or comma-separated, or a list)' },
+  'org.platform.mcp.auth.scopes': { schema: str, default: '', description: 'Space-separated scopes every MCP request\'s token must carry (403 insufficient_scope otherwise); advertised in the metadata and the challenge' },
+  'org.platform.auth.tokenValidator': { schema: nonEmpty, description: 'TokenValidator for MCP bearer tokens: `jwt` (built-in, the default), a validator registered in code, or `<plugin>/<tool>` (a plugin tool called with `{token}`)' },
+  'org.platform.auth.jwt.issuer': { schema: nonEmpty, description: 'Required `iss` of JWT access tokens (unset: not checked)' },
+  'org.platform.auth.jwt.audience': { schema: { anyOf: [nonEmpty, strList] }, description: 'Accepted `aud` of JWT access tokens; unset uses org.platform.mcp.auth.resource' },
+  'org.platform.auth.jwt.keys': { schema: { type: 'array', items: { anyOf: [nonEmpty, { type: 'object' }] } }, default: [], description: 'JWT verification keys: PEM public keys or JWKs (`{kty:"oct", k}` for HMAC)' },
+  'org.platform.auth.jwt.jwksFile': { schema: nonEmpty, description: 'Path of a JWKS file (`{"keys":[...]}`) with JWT verification keys' },
+  'org.platform.auth.jwt.algorithms': { schema: strList, default: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'], description: 'JWT `alg` values accepted (add HS256/384/512 for shared-secret keys)' },
+  'org.platform.auth.jwt.clockToleranceSeconds': { schema: { type: 'integer', minimum: 0 }, default: 30, description: 'Leeway for `exp`, `nbf` and `iat`' },
+  'platform.mcp.client-tools.timeout-ms': { schema: positiveInt, default: 30_000, description: 'How long callClientTool waits for the client\'s answer' },
+  'platform.mcp.client-tools.response-route': { schema: bool, default: false, description: 'Serve POST /_mcp/tool-response, where clients without a stream post their answers to server-to-client tool calls' },
+  'platform.mcp.tracing.enabled': { schema: bool, default: true, description: 'Spans around tools/call, resources/read and prompts/get through @opentelemetry/api (no-op without an SDK)' },
+
   // --- governance (spec D) ---
   'platform.ai.governance.policy-files': { schema: strList, default: [], description: 'YAML policy files loaded at start-up' },
   'platform.ai.governance.decision-log.capacity': { schema: positiveInt, default: 500, description: 'Decision log entries kept in memory' },

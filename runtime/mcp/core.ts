@@ -1,4 +1,5 @@
 import type { Platform } from '../platform.js'
+import type { Context } from '../http/index.js'
 import { toContents, toPromptResult } from './content.js'
 import { McpError, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, SERVER_ERROR, SESSION_NOT_FOUND, RESOURCE_NOT_FOUND_LEGACY, UNSUPPORTED_VERSION, HEADER_MISMATCH, INTERNAL_ERROR } from './errors.js'
 import { checkRoutingHeaders, checkParamHeaders } from './headers.js'
@@ -12,7 +13,7 @@ import { Subscriptions } from './subscriptions.js'
 import { hasTasksExtension, missingTasksExtension, describeResource, describeTemplate, describePrompt, taskDetail, legacyTask } from './describe.js'
 import {
   MODERN_VERSION, SESSION_VERSIONS, LATEST_SESSION_VERSION, META_VERSION, META_CAPS, META_CLIENT, META_LOG_LEVEL, META_SERVER,
-  TASKS_EXT, APPS_EXT, APP_MIME, LOG_LEVELS, type CallContext, type JsonObject, type LogLevel, type Sink
+  TASKS_EXT, APPS_EXT, APP_MIME, LOG_LEVELS, type CallContext, type EndpointRef, type JsonObject, type LogLevel, type Sink
 } from './types.js'
 
 function isObject (v: unknown): v is JsonObject { return v !== null && typeof v === 'object' && !Array.isArray(v) }
@@ -38,12 +39,19 @@ export interface Handled { response?: JsonObject, status: number }
 export type BeforeDispatch = (msg: { method: string, params: JsonObject | undefined, id: unknown }, ctx: CallContext) => void | Promise<void>
 
 /**
+ * Runs before an HTTP request (POST, GET, DELETE) reaches the MCP endpoint; false means the guard
+ * has answered it (OAuth 401/403). Unlike BeforeDispatch it also covers GET streams and DELETE.
+ */
+export type HttpGuard = (ctx: Context, endpoint: EndpointRef) => boolean | Promise<boolean>
+
+/**
  * The transport-independent JSON-RPC core. One message in, one response out; the dialect is chosen
  * per request (MCP 2026-07-28 §versioning): a protocol version in `params._meta` or `server/discover`
  * → stateless; everything else → the session dialect (initialize, Mcp-Session-Id).
  */
 export class McpCore {
   readonly beforeDispatch: BeforeDispatch[] = []
+  readonly httpGuards: HttpGuard[] = []
   wrap: InvocationWrapper = NO_WRAP
   private readonly subscriptions = new Subscriptions()
   private readonly infos = new Map<string, JsonObject>()

@@ -78,6 +78,7 @@ export class HttpTransport {
     const ep = resolve(ctx)
     if (ep === undefined) { sendError(ctx, 404, -32600, `No MCP endpoint at ${ctx.path}`); return }
     try {
+      if (this.core.httpGuards.length > 0) for (const g of this.core.httpGuards) if (!(await g(ctx, ep))) return
       await run(ep)
     } catch (err) {
       this.platform.logger.error({ err, path: ctx.path }, 'MCP request failed')

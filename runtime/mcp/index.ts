@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import type { Platform } from '../platform.js'
 import type { Context } from '../http/index.js'
-import { McpCore, type BeforeDispatch } from './core.js'
+import { McpCore, type BeforeDispatch, type HttpGuard } from './core.js'
 import { HttpTransport } from './http-transport.js'
 import { OriginPolicy } from './origin.js'
 import { McpRegistry, type HandlerContext, type InvokeContext, type ToolRegistration, type ResourceRegistration, type PromptRegistration } from './registry.js'
@@ -16,7 +16,7 @@ import type { InvocationWrapper } from './calls.js'
 export { McpError } from './errors.js'
 export type { ToolRegistration, ResourceRegistration, PromptRegistration, HandlerContext, InvokeContext } from './registry.js'
 export type { ParamSpec } from './schema.js'
-export type { BeforeDispatch } from './core.js'
+export type { BeforeDispatch, HttpGuard } from './core.js'
 export type { InvocationWrapper } from './calls.js'
 export type { CallContext, EndpointRef } from './types.js'
 
@@ -62,6 +62,9 @@ export class McpServer {
 
   /** Runs before every dispatched method (auth goes here); throw an McpError to reject. */
   addBeforeDispatch (hook: BeforeDispatch): void { this.core.beforeDispatch.push(hook) }
+
+  /** Runs before every HTTP request on the MCP endpoints (GET and DELETE too); false = it answered (OAuth). */
+  addHttpGuard (guard: HttpGuard): void { this.core.httpGuards.push(guard) }
 
   /** Wraps each tools/call, resources/read and prompts/get (tracing spans go here). */
   setInvocationWrapper (wrap: InvocationWrapper): void { this.core.wrap = wrap }

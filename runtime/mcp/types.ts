@@ -52,6 +52,8 @@ export interface CallContext {
   createdSession?: Session
   /** Stateless requests: the per-request `_meta` envelope after validation. */
   meta?: JsonObject
+  /** WebSocket: the bearer token of the upgrade request (HTTP guards see the headers instead). */
+  bearer?: string
 }
 
 export type LogLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency'

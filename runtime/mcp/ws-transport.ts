@@ -1,12 +1,13 @@
 import type { WebSocket, HttpResponse, HttpRequest, us_socket_context_t } from 'uWebSockets.js'
 import type { Platform } from '../platform.js'
+import { tokenOf } from '../auth/index.js'
 import type { McpCore } from './core.js'
 import { McpError, rpcError, PARSE_ERROR, INTERNAL_ERROR } from './errors.js'
 import type { OriginPolicy } from './origin.js'
 import type { Session } from './sessions.js'
 import type { CallContext, EndpointRef, JsonObject, Sink } from './types.js'
 
-interface WsData { endpoint: EndpointRef, principal: string | null, session?: Session, ac: AbortController, closed: boolean }
+interface WsData { endpoint: EndpointRef, principal: string | null, session?: Session, ac: AbortController, closed: boolean, bearer?: string }
 
 /**
  * MCP over WebSocket on the same path: one JSON-RPC message per text frame, both dialects. A
@@ -33,7 +34,10 @@ export class WsTransport {
         if (ep === undefined) { res.cork(() => { res.writeStatus('404 Not Found').end(JSON.stringify(rpcError(null, { code: -32600, message: `No MCP endpoint at ${path}` }))) }); return }
         const principal = this.platform.principals.tokens.resolve(headers)?.name ?? null
         res.cork(() => {
-          res.upgrade<WsData>({ endpoint: ep, principal, ac: new AbortController(), closed: false },
+          const data: WsData = { endpoint: ep, principal, ac: new AbortController(), closed: false }
+          const bearer = tokenOf(headers)
+          if (bearer !== undefined) data.bearer = bearer
+          res.upgrade<WsData>(data,
             headers['sec-websocket-key'] ?? '', headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context)
         })
       },
@@ -85,6 +89,7 @@ export class WsTransport {
       }
     }
     const cctx: CallContext = { endpoint: d.endpoint, transport: 'ws', principal: d.principal, sink, signal: d.ac.signal }
+    if (d.bearer !== undefined) cctx.bearer = d.bearer
     const isInit = msg !== null && typeof msg === 'object' && (msg as JsonObject).method === 'initialize'
     if (d.session !== undefined && !isInit) cctx.session = d.session
     try {

@@ -1,0 +1,17 @@
+import type { Platform } from '../platform.js'
+import { getMcp } from './index.js'
+import { installMcpAuth } from './auth/index.js'
+import { installClientTools } from './client-tools.js'
+import { installTracing } from './tracing.js'
+
+/**
+ * The opt-in extras around the MCP server (spec C extras): the OAuth 2.0 resource server, JWT
+ * principals, server-to-client tool calls and tracing spans. Installed after installMcp.
+ */
+export async function installMcpExtras (platform: Platform): Promise<void> {
+  const mcp = getMcp(platform)
+  if (mcp === undefined) return
+  installMcpAuth(platform, mcp)
+  installClientTools(platform, mcp)
+  if (platform.config.get<boolean>('platform.mcp.tracing.enabled')) installTracing(mcp)
+}
