@@ -13,9 +13,10 @@ import { installMcpExtras } from './mcp/extras.js'
 export async function installAreas (platform: Platform): Promise<void> {
   await installTransport(platform)
   await installPlugins(platform)
+  // scope before governance: YAML `type: scope` policies are built over its runtime
+  await installScope(platform)
   // after plugins (their policy types), before traffic; MCP reads platform.toolCallGate per call
   await installGovernance(platform)
   await installMcp(platform)
-  await installScope(platform)
   await installMcpExtras(platform)
 }

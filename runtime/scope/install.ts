@@ -11,6 +11,7 @@ import type { PluginClassifier, ScopeRuntime } from './scope-runtime.js'
 import { withDeadline } from './deadline.js'
 import { ScopeMetrics } from './scope-metrics.js'
 import { setDefaultScopeRuntime } from './factory.js'
+import { AgentScopes } from './agent-scopes.js'
 
 /** Where the platform's scope runtime lives in the framework property bag. */
 export const SCOPE_RUNTIME_PROPERTY = 'org.platform.ai.scope.runtime'
@@ -28,9 +29,20 @@ export const DECISION_MODEL_PROPERTY = 'org.platform.ai.scope.decision-model'
  */
 export async function installScope (platform: Platform): Promise<ScopeRuntime> {
   const rt = scopeRuntimeOf(platform)
+  agentScopesOf(platform)
   setDefaultScopeRuntime(rt)
   platform.onClose(() => { setDefaultScopeRuntime(undefined, rt) })
   return rt
+}
+
+/** Where the agents' scope policies live in the property bag. */
+export const AGENT_SCOPES_PROPERTY = 'org.platform.ai.scope.agents'
+
+/** The scope policies of the platform's plugin agents (what the AI pipeline puts before an agent's turns). */
+export function agentScopesOf (platform: Platform): AgentScopes {
+  let a = platform.properties.get(AGENT_SCOPES_PROPERTY) as AgentScopes | undefined
+  if (a === undefined) platform.properties.set(AGENT_SCOPES_PROPERTY, a = new AgentScopes(platform, scopeRuntimeOf(platform)))
+  return a
 }
 
 /** The runtime `installScope` built for this platform, building it on first use. */

@@ -14,7 +14,8 @@ const ADMIT: PolicyDecision = Object.freeze({ decision: 'admit' })
  * ERROR denies with `scope check errored: `; a throwing guardrail denies with `scope check failed: `.
  * Post-response (only with postResponseCheck): the response is classified the same way, only an
  * OUT_OF_SCOPE verdict denies (`post-response: `); errors admit, the bytes are already out (rule 5).
- * Requests for another agent pass untouched. Rule-based scopes answer synchronously.
+ * Requests for another agent, and MCP tool calls (metadata `action: call_tool`), pass untouched.
+ * Rule-based scopes answer synchronously.
  */
 export class ScopePolicy implements GovernancePolicy {
   readonly className = 'ScopePolicy'
@@ -49,6 +50,8 @@ export class ScopePolicy implements GovernancePolicy {
 
   evaluate (ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision> {
     if (this.config.unrestricted || (this.agent !== null && ctx.request.agentId !== this.agent)) return ADMIT
+    // a scope confines conversation turns; MCP tool calls (`call_tool:<name>`) are governed by tool policies
+    if (ctx.request.metadata?.action === 'call_tool') return ADMIT
     return ctx.phase === 'POST_RESPONSE' ? this.postResponse(ctx) : this.preAdmission(ctx.request)
   }
 

@@ -3,7 +3,9 @@ import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { installPlugins } from '../../runtime/plugins/index.js'
 import { aiRequest, type PolicyContext } from '../../runtime/governance/contract.js'
-import { installScope, scopeRuntimeOf, scopePolicyForAgent, createScopePolicy, confineSystemPrompt } from '../../runtime/scope/index.js'
+import { installScope, scopeRuntimeOf, scopePolicyForAgent, createScopePolicy, confineSystemPrompt, agentScopesOf, ScopePolicy } from '../../runtime/scope/index.js'
+import { inlineInstance } from '../../runtime/plugins/index.js'
+import { definePlugin, agent } from 'agent-platform/sdk'
 import { startTestPlatform } from '../helpers/platform.js'
 
 // The bundled plugins through the real plugin host (isolate sandbox): the demo agent's declared
@@ -33,4 +35,23 @@ t.test('the bundled keyword-overlap classifier answers the LLM tier by name', as
   const p = createScopePolicy({ name: 'kw', source: 'yaml:x', version: '1', config: { agent: 'demo', purpose: 'plugins sandboxes MCP tools governance policies', 'forbidden-topics': ['legal advice'], tier: 'LLM_CLASSIFIER', 'on-breach': 'DENY' } }, rt)
   t.same(await p.evaluate(pre('plugins sandboxes')), { decision: 'admit' })
   t.match(await p.evaluate(pre('I want legal advice')), { decision: 'deny', reason: /rejected as off-topic: forbidden topic: legal advice$/ })
+})
+
+t.test('agentScopesOf: the scope policy of each plugin agent, kept while unchanged, fail closed when invalid', async (t) => {
+  const scopes = agentScopesOf(tp.platform)
+  const demo = scopes.of('demo')
+  t.ok(demo instanceof ScopePolicy)
+  t.equal(demo!.name, 'scope::demo')
+  t.equal(scopes.of('nobody'), null)
+  const manifest = { name: 'extra', version: '1.0.0', entry: 'index.js', sandbox: 'inline' as const, permissions: { net: [], kv: false, env: [] }, limits: { memoryMb: 64, timeoutMs: 1000, concurrency: 1 } }
+  const def = definePlugin({ agents: [agent({ name: 'broken', scope: { unrestricted: true } }), agent({ name: 'bare' })] })
+  tp.platform.plugins.set('/tmp/extra', manifest, inlineInstance(def, { log: tp.platform.logger }))
+  t.equal(scopes.of('demo'), demo, 'unchanged agent keeps its policy')
+  t.equal(scopes.of('bare'), null, 'no scope declared, no policy')
+  const broken = scopes.of('broken')!
+  t.same(broken.evaluate(pre('hello', 'broken')), { decision: 'deny', reason: "scope check failed: agent 'broken' scope: 'justification' must not be blank when 'unrestricted' is true" })
+  t.same(broken.evaluate(pre('hello', 'demo')), { decision: 'admit' })
+  t.equal(scopes.all().length, 2)
+  tp.platform.plugins.remove('extra')
+  t.equal(scopes.of('broken'), null)
 })

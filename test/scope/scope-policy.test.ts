@@ -58,6 +58,12 @@ t.test('requests for other agents pass untouched; no agent confines every reques
   t.notOk(p.appliesTo('other'))
 })
 
+t.test('MCP tool calls (action call_tool) pass: a scope confines conversation turns', async (t) => {
+  const p = yaml({ ...base, 'on-breach': 'DENY' })
+  t.same(p.evaluate(pre(aiRequest({ message: 'call_tool:write_python_code', agentId: 'support', metadata: { action: 'call_tool', tool_name: 'write_python_code' } }))), { decision: 'admit' })
+  t.equal(p.evaluate(pre(aiRequest({ message: 'gambling', agentId: 'support', metadata: { action: 'chat' } }))).decision, 'deny')
+})
+
 t.test('unrestricted admits everything in both phases', async (t) => {
   const p = yaml({ agent: 'support', unrestricted: true, justification: 'demo playground', tier: 'RULE_BASED', 'post-response-check': true })
   t.same(p.evaluate(pre(aiRequest({ message: 'write python code', agentId: 'support' }))), { decision: 'admit' })
