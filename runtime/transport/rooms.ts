@@ -4,6 +4,9 @@ import type { Broadcaster } from './broadcaster.js'
 import { Frame } from './frame.js'
 import type { Resource } from './resource.js'
 
+/** Members listed in a `joined` frame; `memberCount` always gives the total. */
+export const MEMBER_LIST = 100
+
 export const ROOM_PATH = '/platform/rooms/{room}'
 const ROOM_PREFIX = '/platform/rooms/'
 const ROOM_NAME = /^[A-Za-z0-9_\-.:]{1,128}$/
@@ -41,9 +44,10 @@ export function installRooms (settings: EndpointSettings): void {
     joined (r: Resource): void {
       const b = r.broadcaster
       const room = roomOf(r)
+      // at most MEMBER_LIST uuids: listing everyone made each join O(n) and a room's joins O(n²) bytes
       const members: string[] = []
-      for (const m of b.resources.values()) members.push(m.uuid)
-      r.deliver(Frame.json(JSON.stringify({ type: 'joined', room, uuid: r.uuid, transport: r.transport, members })))
+      for (const m of b.resources.values()) { if (members.length === MEMBER_LIST) break; members.push(m.uuid) }
+      r.deliver(Frame.json(JSON.stringify({ type: 'joined', room, uuid: r.uuid, transport: r.transport, members, memberCount: b.resources.size })))
       t.publish(b, Frame.json(JSON.stringify({ type: 'member-joined', room, uuid: r.uuid, transport: r.transport })), r)
     },
 

@@ -13,7 +13,7 @@ const base = tp.url
 
 t.test('members on WebSocket, SSE and long-polling share one room', async (t) => {
   const a = await wsMember(base, 'lobby')
-  t.same(a.joined, { type: 'joined', room: 'lobby', uuid: a.uuid, transport: 'WEBSOCKET', members: [a.uuid] })
+  t.same(a.joined, { type: 'joined', room: 'lobby', uuid: a.uuid, transport: 'WEBSOCKET', members: [a.uuid], memberCount: 1 })
   const b = await sseMember(base, 'lobby')
   t.equal(b.joined.transport, 'SSE')
   t.same(b.joined.members.sort(), [a.uuid, b.uuid].sort())
@@ -21,6 +21,7 @@ t.test('members on WebSocket, SSE and long-polling share one room', async (t) =>
   const c = await lpMember(base, 'lobby')
   t.equal(c.joined.transport, 'LONG_POLLING')
   t.equal(c.joined.members.length, 3)
+  t.equal(c.joined.memberCount, 3)
   for (const m of [a, b]) t.same(await m.inbox.type('member-joined', (f) => f.uuid === c.uuid), { type: 'member-joined', room: 'lobby', uuid: c.uuid, transport: 'LONG_POLLING' })
   t.equal(b.inbox.all.filter((f) => f.type === 'member-joined' && f.uuid === b.uuid).length, 0, 'a joiner is not told about itself')
 
@@ -173,4 +174,23 @@ t.test('a long-polling client whose queue overflows between polls is disconnecte
   transportOf(tp3.platform).broadcast('/platform/rooms/q', { blob: 'x'.repeat(6000) })
   t.same(gone, ['queue overflow'])
   t.equal((await fetch(tp3.url + '/platform/rooms/q?transport=long-polling&uuid=' + k.uuid)).status, 404)
+})
+
+t.test('a joined frame lists at most 100 members and always the member count', async (t) => {
+  const tp = await startTestPlatform({}, { install: installTransport })
+  t.teardown(tp.close)
+  const url = tp.url.replace('http', 'ws') + '/platform/rooms/big'
+  const sockets: WebSocket[] = []
+  t.teardown(() => { for (const s of sockets) s.terminate() })
+  let last: { members: string[], memberCount: number } | undefined
+  for (let i = 0; i < 101; i++) {
+    const ws = new WebSocket(url)
+    sockets.push(ws)
+    last = await new Promise((resolve, reject) => {
+      ws.on('message', (d) => { const f = JSON.parse(String(d)); if (f.type === 'joined') resolve(f) })
+      ws.once('error', reject)
+    })
+  }
+  t.equal(last!.memberCount, 101)
+  t.equal(last!.members.length, 100)
 })
