@@ -2,6 +2,7 @@ import type { Database } from 'lmdb'
 import type { Logger } from '../observability/index.js'
 import type { Capabilities, EffectiveGrant } from './contract.js'
 import { urlAllowed } from './net-allow.js'
+import { readCapped, BodyTooLargeError } from '../http/index.js'
 
 /** Largest response body `ctx.fetch` hands a plugin. */
 export const FETCH_MAX_BYTES = 1_048_576
@@ -114,18 +115,10 @@ export function fetchCapability (plugin: string, net: readonly string[], timeout
 }
 
 async function readLimited (res: Response, maxBytes: number, u: URL): Promise<string> {
-  const declared = Number(res.headers.get('content-length') ?? NaN)
-  if (declared > maxBytes) { await res.body?.cancel(); throw new Error(`fetch: the response from ${u.origin} is larger than ${maxBytes} bytes`) }
-  if (res.body === null) return ''
-  const reader = res.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > maxBytes) { await reader.cancel(); throw new Error(`fetch: the response from ${u.origin} is larger than ${maxBytes} bytes`) }
-    chunks.push(value)
+  try {
+    return await readCapped(res, maxBytes)
+  } catch (e) {
+    if (e instanceof BodyTooLargeError) throw new Error(`fetch: the response from ${u.origin} is larger than ${maxBytes} bytes`)
+    throw e
   }
-  return Buffer.concat(chunks).toString('utf8')
 }

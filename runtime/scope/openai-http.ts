@@ -3,6 +3,8 @@
  * whole reply, and sort every failure into timeout, capacity or error without throwing anything
  * else. Replies are capped so a misbehaving server cannot make us buffer without bound.
  */
+import { readCapped } from '../http/index.js'
+
 export interface OpenAiEndpoint {
   /** Base URL including the version segment, e.g. `http://127.0.0.1:11434/v1`. */
   baseUrl: string
@@ -26,7 +28,7 @@ export async function postJson (ep: OpenAiEndpoint, path: string, payload: unkno
   let text: string
   try {
     res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(payload), signal })
-    text = await readCapped(res)
+    text = await readCapped(res, MAX_REPLY_BYTES)
   } catch (err) {
     if (signal.aborted) return { ok: false, reason: 'timeout', status: 0, detail: `no reply from ${url} within ${timeoutMs} ms` }
     const e = err as Error & { cause?: { code?: string, message?: string } }
@@ -39,21 +41,6 @@ export async function postJson (ep: OpenAiEndpoint, path: string, payload: unkno
   } catch {
     return { ok: false, reason: 'unparseable', status: res.status, detail: `${url} replied with something that is not JSON${snippet(text)}` }
   }
-}
-
-async function readCapped (res: Response): Promise<string> {
-  if (res.body === null) return ''
-  const reader = res.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > MAX_REPLY_BYTES) { await reader.cancel(); throw new Error(`reply larger than ${MAX_REPLY_BYTES} bytes`) }
-    chunks.push(value)
-  }
-  return Buffer.concat(chunks).toString('utf8')
 }
 
 function snippet (text: string): string {
