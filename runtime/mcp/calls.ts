@@ -5,9 +5,8 @@ import { McpError, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, MISSING_CAPA
 import type { RequestStateCodec } from './request-state.js'
 import type { InvokeContext } from './registry.js'
 import type { Outcome } from './tasks.js'
-import { LOG_LEVELS, type CallContext, type JsonObject, type LogLevel } from './types.js'
+import { LOG_LEVELS, isObject, type CallContext, type JsonObject, type LogLevel } from './types.js'
 
-function isObject (v: unknown): v is JsonObject { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
 /** Which client capability each input request needs (SEP-2322: only requests the client declared). */
 const CAPABILITY_OF: Record<string, string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' }

@@ -3,7 +3,7 @@ import type { Platform } from '../platform.js'
 import type { Context } from '../http/index.js'
 import type { McpServer } from './index.js'
 import type { Session } from './sessions.js'
-import type { JsonObject } from './types.js'
+import { isObject, type JsonObject } from './types.js'
 
 const PROPERTY = 'platform.mcp.client-tools'
 export const TOOL_RESPONSE_PATH = '/_mcp/tool-response'
@@ -26,7 +26,6 @@ export class ToolCallTimeout extends Error {
 
 interface Pending { tool: string, session: Session, timer: NodeJS.Timeout, resolve: (v: unknown) => void, reject: (e: Error) => void }
 
-function isObject (v: unknown): v is JsonObject { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
 /**
  * Server-to-client tool calls (the reference's BiDirectionalToolBridge). A call goes out as a

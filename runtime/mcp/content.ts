@@ -1,8 +1,7 @@
-import type { JsonObject } from './types.js'
+import { isObject, type JsonObject } from './types.js'
 
 const CONTENT_TYPES = new Set(['text', 'image', 'audio', 'resource', 'resource_link'])
 
-function isObject (v: unknown): v is JsonObject { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
 /** A value a tool returned that already is a CallToolResult (content blocks of known types). */
 function isCallToolResult (v: unknown): v is JsonObject {

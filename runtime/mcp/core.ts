@@ -12,11 +12,11 @@ import type { Outcome, Task, TaskManager, Runner } from './tasks.js'
 import { Subscriptions } from './subscriptions.js'
 import { hasTasksExtension, missingTasksExtension, describeResource, describeTemplate, describePrompt, taskDetail, legacyTask } from './describe.js'
 import {
+  isObject,
   MODERN_VERSION, SESSION_VERSIONS, LATEST_SESSION_VERSION, META_VERSION, META_CAPS, META_CLIENT, META_LOG_LEVEL, META_SERVER,
   TASKS_EXT, APPS_EXT, APP_MIME, LOG_LEVELS, type CallContext, type EndpointRef, type JsonObject, type LogLevel, type Sink
 } from './types.js'
 
-function isObject (v: unknown): v is JsonObject { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
 const STATELESS_METHODS = new Set(['server/discover', 'tools/list', 'tools/call', 'resources/list', 'resources/templates/list', 'resources/read', 'prompts/list', 'prompts/get', 'completion/complete', 'subscriptions/listen', 'tasks/get', 'tasks/update', 'tasks/cancel'])
 const CACHEABLE = new Set(['server/discover', 'tools/list', 'resources/list', 'resources/templates/list', 'resources/read', 'prompts/list'])

@@ -1,10 +1,9 @@
 import { McpError, MISSING_CAPABILITY } from './errors.js'
 import type { Task } from './tasks.js'
-import { TASKS_EXT, type JsonObject } from './types.js'
+import { TASKS_EXT, isObject, type JsonObject } from './types.js'
 
 // Wire shapes of list entries and tasks, shared by both dialects.
 
-function isObject (v: unknown): v is JsonObject { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
 export function hasTasksExtension (caps: JsonObject): boolean {
   return isObject(caps.extensions) && caps.extensions[TASKS_EXT] !== undefined

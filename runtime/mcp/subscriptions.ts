@@ -1,8 +1,7 @@
 import { McpError, INVALID_REQUEST } from './errors.js'
 import type { Session } from './sessions.js'
-import { META_SUBSCRIPTION, type CallContext, type JsonObject, type Sink } from './types.js'
+import { META_SUBSCRIPTION, isObject, type CallContext, type JsonObject, type Sink } from './types.js'
 
-function isObject (v: unknown): v is JsonObject { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
 interface Listener { id: string | number, filter: JsonObject, sink: Sink }
 

@@ -1,6 +1,6 @@
 import { context, propagation, trace, createTraceState, ProxyTracerProvider, SpanKind, SpanStatusCode, ROOT_CONTEXT, type Context as OtelContext, type Tracer } from '@opentelemetry/api'
 import type { McpServer } from './index.js'
-import type { CallContext, JsonObject } from './types.js'
+import { isObject, type CallContext, type JsonObject } from './types.js'
 
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/
 const METHOD_OF = { tool: 'tools/call', resource: 'resources/read', prompt: 'prompts/get' } as const
@@ -37,7 +37,6 @@ export function parentContext (meta: JsonObject | undefined, base: OtelContext =
   return ctx
 }
 
-function isObject (v: unknown): v is JsonObject { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
 /**
  * Spans around tools/call, resources/read and prompts/get through @opentelemetry/api: a no-op

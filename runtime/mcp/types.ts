@@ -1,6 +1,9 @@
 import type { Session } from './sessions.js'
 
 export type JsonObject = Record<string, unknown>
+
+/** A JSON object (not null, not an array). */
+export function isObject (v: unknown): v is JsonObject { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 export interface JsonRpcMessage { jsonrpc: '2.0', id?: string | number | null, method?: string, params?: JsonObject, result?: unknown, error?: unknown }
 
 export const MODERN_VERSION = '2026-07-28'

@@ -1,4 +1,5 @@
 import type { Platform } from '../../platform.js'
+import { isObject } from '../types.js'
 
 /** What a TokenValidator learns from an accepted bearer token. */
 export interface TokenInfo {
@@ -16,7 +17,6 @@ export interface TokenInfo {
  */
 export type TokenValidator = (token: string) => TokenInfo | null | Promise<TokenInfo | null>
 
-function isObject (v: unknown): v is Record<string, unknown> { return v !== null && typeof v === 'object' && !Array.isArray(v) }
 
 /** A plugin's validator tool returns `{subject|sub, scopes|scope, roles?, expiresAt?}` or null/false. */
 export function toTokenInfo (v: unknown): TokenInfo | null {
