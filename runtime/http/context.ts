@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { PlatformError } from './errors.js'
 import { statusLine } from './status.js'
 import type { SseStream, SseOptions } from './sse.js'
+import type { RouteStats } from '../observability/index.js'
 
 /** What the server needs from a context to finish it (kept narrow so context.ts has no cycle). */
 export interface ContextOwner {
@@ -31,8 +32,9 @@ function encoded (v: string): Buffer {
 }
 
 /**
- * One request. Everything uWS hands over only synchronously (headers, url, params) is copied here
- * at dispatch, so handlers may await freely. Writing after the client went away is a no-op.
+ * One request. What uWS hands over only synchronously is copied at dispatch (url, query, params)
+ * or, for headers, before the server releases the request (see `release`), so handlers may await
+ * freely. Writing after the client went away is a no-op.
  */
 export class Context {
   readonly method: string
@@ -50,6 +52,8 @@ export class Context {
   /** True once the response was ended (an SSE stream is done but not ended). */
   ended = false
   status = 0
+  /** The matched route's metrics, set by the server once the method is known. */
+  stats: RouteStats | undefined = undefined
   /** Per-request scratch space for layers (auth, MCP) */
   readonly state: Record<string, unknown> = {}
   private extraHeaders: [string, string][] | undefined

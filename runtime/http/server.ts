@@ -143,8 +143,7 @@ export class HttpServer implements ContextOwner {
   // --- ContextOwner ---
 
   finished (ctx: Context, status: number): void {
-    const m = (ctx as Context & { entry?: MethodEntry }).entry
-    const stats = m !== undefined ? m.stats : this.opts.metrics.routes.for(ctx.route, ctx.method)
+    const stats = ctx.stats ?? this.opts.metrics.routes.for(ctx.route, ctx.method)
     stats.record(status, (performance.now() - ctx.startedAt) / 1000)
     if (--this.inFlight === 0 && this.drainWaiters.length > 0) for (const w of this.drainWaiters.splice(0)) w()
   }
@@ -187,7 +186,7 @@ export class HttpServer implements ContextOwner {
       ctx.error(new PlatformError('METHOD_NOT_ALLOWED', { method: ctx.method, path: ctx.path }))
       return
     }
-    ;(ctx as Context & { entry?: MethodEntry }).entry = m
+    ctx.stats = m.stats
     if (m.opts.body !== undefined && BODY_METHODS.has(ctx.method)) { this.readBody(ctx, m); return }
     this.run(ctx, m)
   }
