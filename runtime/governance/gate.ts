@@ -45,6 +45,9 @@ export class PolicyAdmissionGate {
 
   constructor (private readonly chain: PolicyChain, private readonly log: GovernanceDecisionLog | undefined, private readonly logger: Logger) {}
 
+  /** True while no policy (kill switches included) is loaded: every admission would admit unchanged. */
+  get empty (): boolean { return this.chain.policies.length === 0 && this.chain.killSwitches.length === 0 }
+
   /** Pre-admission: Admitted (with the possibly transformed request) or Denied. */
   admit (resource: string, request: AiRequest): Admission | Promise<Admission> {
     return this.start(resource, 'PRE_ADMISSION', request, '')

@@ -31,6 +31,8 @@ const verdict = (a: Admission): ToolCallVerdict => a.admitted ? ADMITTED : { adm
 
 export function createToolCallGate (gate: PolicyAdmissionGate): ToolCallGate {
   return (req) => {
+    // with no policy loaded nothing is evaluated or logged: skip building the request
+    if (gate.empty) return ADMITTED
     const a = gate.admit(`mcp:tool:${req.toolName}`, toolCallRequest(req))
     return a instanceof Promise ? a.then(verdict) : verdict(a)
   }

@@ -1,4 +1,4 @@
-import { PluginCallError } from '../plugins/index.js'
+import { PluginCallError, type CancelSignal } from '../plugins/index.js'
 import type { ToolCallGate } from '../platform.js'
 import { toCallToolResult, toolErrorResult, isInputRequired } from './content.js'
 import { McpError, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, MISSING_CAPABILITY } from './errors.js'
@@ -62,7 +62,7 @@ export function filterInputRequests (requests: Record<string, JsonObject>, caps:
 }
 
 /** Builds the InvokeContext of one run: progress and log partials become notifications on the request's sink. */
-export function invokeContext (ctx: CallContext, signal: AbortSignal, params: JsonObject, retry: RetryInput, caps: JsonObject): InvokeContext {
+export function invokeContext (ctx: CallContext, signal: CancelSignal, params: JsonObject, retry: RetryInput, caps: JsonObject): InvokeContext {
   const meta = isObject(params._meta) ? params._meta : undefined
   const token = meta?.progressToken
   const logLevel = ctx.meta !== undefined ? ctx.meta['io.modelcontextprotocol/logLevel'] as LogLevel | undefined : ctx.session?.record.logLevel

@@ -1,6 +1,7 @@
 import type { Platform } from '../platform.js'
 import type { Context, SseStream } from '../http/index.js'
 import { parseJsonBody } from '../http/index.js'
+import { Cancellation } from '../plugins/index.js'
 import type { McpCore } from './core.js'
 import { McpError, rpcError, PARSE_ERROR, SERVER_ERROR, SESSION_NOT_FOUND, INTERNAL_ERROR } from './errors.js'
 import type { OriginPolicy } from './origin.js'
@@ -101,16 +102,17 @@ export class HttpTransport {
       return
     }
     const id = msg !== null && typeof msg === 'object' && !Array.isArray(msg) ? (msg as JsonObject).id : undefined
-    const ac = new AbortController()
-    ctx.onAbort(() => { ac.abort() })
+    const cancel = new Cancellation()
+    const abort = (): void => { cancel.abort() }
+    ctx.onAbort(abort)
     const cctx: CallContext = {
       endpoint: ep,
       transport: 'http',
       headers: h,
       principal: this.platform.principals.resolve(ctx)?.name ?? null,
       sink: undefined as unknown as Sink,
-      signal: ac.signal,
-      cancel: () => { ac.abort() }
+      signal: cancel,
+      cancel: abort
     }
     const sink = new PostSink(ctx, wantsSse, () => cctx)
     cctx.sink = sink

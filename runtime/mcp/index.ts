@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import type { Platform } from '../platform.js'
+import { abortSignalOf } from '../plugins/index.js'
 import type { Context } from '../http/index.js'
 import { McpCore, type BeforeDispatch, type HttpGuard } from './core.js'
 import { HttpTransport } from './http-transport.js'
@@ -93,6 +94,7 @@ export async function installMcp (platform: Platform): Promise<McpServer | undef
   const logger = platform.logger.child({ area: 'mcp' })
   const handlerCtx = (ctx: InvokeContext): HandlerContext => ({
     ...ctx,
+    get signal () { return abortSignalOf(ctx.signal) },
     config: { get: <T>(key: string) => cfg.get<T>(key) },
     logger,
     broadcaster: (topic: string) => ({

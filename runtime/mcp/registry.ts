@@ -1,11 +1,11 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js'
-import type { PluginRegistry, RegisteredTool, RegisteredResource, RegisteredPrompt } from '../plugins/index.js'
+import type { CancelSignal, PluginRegistry, RegisteredTool, RegisteredResource, RegisteredPrompt } from '../plugins/index.js'
 import { compileValidator, headerParams, normalizeInputSchema, schemaFromParams, INJECTABLE_TYPES, type HeaderParam, type ParamSpec } from './schema.js'
 import type { JsonObject } from './types.js'
 
 /** What a running tool, resource or prompt may use beyond its arguments. */
 export interface InvokeContext {
-  signal: AbortSignal
+  signal: CancelSignal
   /** A partial result: `{progress,total?,message?}` → progress notification; `{log,data}` → log message. */
   progress: (partial: unknown) => void
   /** On an input-required retry: every response gathered so far, and the state the handler returned. */
@@ -49,7 +49,9 @@ export interface PromptEntry {
 }
 
 /** Helpers a programmatic handler gets as its second argument (injectables never reach the schema). */
-export interface HandlerContext extends InvokeContext {
+export interface HandlerContext extends Omit<InvokeContext, 'signal'> {
+  /** Aborted when the client cancels or goes away. */
+  signal: AbortSignal
   config: { get: <T = unknown>(key: string) => T }
   logger: { debug: (o: unknown, m?: string) => void, info: (o: unknown, m?: string) => void, warn: (o: unknown, m?: string) => void, error: (o: unknown, m?: string) => void }
   broadcaster: (topic: string) => { id: string, broadcast: (message: unknown) => void }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { EventBus } from '../events/index.js'
+import type { CancelSignal } from '../plugins/index.js'
 import type { JsonObject } from './types.js'
 
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled'
@@ -11,7 +12,7 @@ export type Outcome =
   | { kind: 'input', inputRequests: Record<string, JsonObject>, toolState?: unknown }
   | { kind: 'error', error: { code: number, message: string, data?: unknown } }
 
-export type Runner = (gathered: Record<string, unknown> | undefined, toolState: unknown, signal: AbortSignal) => Promise<Outcome>
+export type Runner = (gathered: Record<string, unknown> | undefined, toolState: unknown, signal: CancelSignal) => Promise<Outcome>
 
 export interface Task {
   id: string

@@ -1,3 +1,4 @@
+import type { CancelSignal } from '../plugins/index.js'
 import type { Session } from './sessions.js'
 
 export type JsonObject = Record<string, unknown>
@@ -27,7 +28,7 @@ export const APP_MIME = 'text/html;profile=mcp-app'
 export interface Sink {
   notify (msg: JsonObject): void
   /** Sends a request to the client and resolves with its result; absent when the channel cannot carry one. */
-  request?: (method: string, params: unknown, signal?: AbortSignal) => Promise<unknown>
+  request?: (method: string, params: unknown, signal?: CancelSignal) => Promise<unknown>
   /** False when this channel cannot stream (a POST whose client accepts only JSON). */
   canStream?: boolean
 }
@@ -48,7 +49,7 @@ export interface CallContext {
   session?: Session
   principal?: string | null
   sink: Sink
-  signal: AbortSignal
+  signal: CancelSignal
   /** Aborts this request (transport-provided; notifications/cancelled uses it). */
   cancel?: () => void
   /** Set by dispatch for transports: a session created by this request (initialize). */

@@ -1,4 +1,5 @@
 import type { PluginCallError } from './contract.js'
+import type { CancelSignal } from './cancel.js'
 
 /** At most `limit` calls run at once; the rest wait in FIFO order (a cancelled waiter leaves the queue). */
 export class CallSlots {
@@ -8,7 +9,7 @@ export class CallSlots {
 
   constructor (private readonly limit: number) {}
 
-  acquire (signal?: AbortSignal): Promise<void> | void {
+  acquire (signal?: CancelSignal): Promise<void> | void {
     if (this.closedWith !== undefined) throw this.closedWith
     if (this.running < this.limit) { this.running++; return }
     return new Promise<void>((resolve, reject) => {

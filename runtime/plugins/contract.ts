@@ -3,6 +3,7 @@
  * (MCP, governance, scope, agents). Functions never cross a sandbox boundary: a sandbox loads a
  * plugin, reports a descriptor (plain data), and runs contributions by (kind, name) on request.
  */
+import type { CancelSignal } from './cancel.js'
 import type { Logger } from 'pino'
 import type { Metrics } from '../observability/index.js'
 
@@ -76,7 +77,8 @@ export interface InvokeRequest {
 }
 
 export interface InvokeOptions {
-  signal?: AbortSignal
+  /** Cancels the call; the plugin sees it as `ctx.signal`. */
+  signal?: CancelSignal
   /** Partial results streamed by the plugin (`ctx.progress`). */
   onProgress?: (partial: unknown) => void
 }

@@ -1,5 +1,6 @@
 export * from './contract.js'
 export { PluginRegistry, type RegisteredTool, type RegisteredResource, type RegisteredPrompt, type RegisteredAgent, type RegisteredPolicyType, type RegisteredClassifier, type RegisteredEmbedder, type PluginStatus, type PluginState } from './registry.js'
+export { Cancellation, abortSignalOf, type CancelSignal } from './cancel.js'
 export { inlineInstance, loadInline, pluginCtx } from './inline.js'
 export { ensurePluginModuleHooks, sdkUrl } from './module-hooks.js'
 export { MANIFEST_SCHEMA, MANIFEST_FILE, NAME_PATTERN, DEFAULT_LIMITS, DEFAULT_SANDBOX, ManifestError, parseManifest, readManifest, type ParsedManifest } from './manifest.js'

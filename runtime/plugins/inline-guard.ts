@@ -1,5 +1,8 @@
 import type { SandboxInstance, InvokeRequest, InvokeOptions, Manifest } from './contract.js'
 import { PluginCallError } from './contract.js'
+import { CallSlots } from './call-slots.js'
+import { Cancellation } from './cancel.js'
+import { Deadlines } from './deadlines.js'
 
 /**
  * Limits for the inline tier (isolate and worker tiers enforce their own): at most `concurrency`
@@ -7,55 +10,51 @@ import { PluginCallError } from './contract.js'
  * `ctx.signal` aborted. In-process code cannot be stopped, only abandoned: inline is for trusted code.
  */
 export function guardInline (inner: SandboxInstance, plugin: string, limits: Manifest['limits']): SandboxInstance {
-  let running = 0
-  const queue: (() => void)[] = []
-  const release = () => { running--; const next = queue.shift(); if (next !== undefined) { running++; next() } }
+  const slots = new CallSlots(limits.concurrency)
+  const deadlines = new Deadlines<() => void>(limits.timeoutMs, (expire) => { expire() })
+  const cancelled = () => new PluginCallError(plugin, 'cancelled', `call to plugin '${plugin}' was cancelled`)
 
-  async function slot (signal: AbortSignal | undefined): Promise<void> {
-    if (running < limits.concurrency) { running++; return }
-    await new Promise<void>((resolve, reject) => {
-      const go = () => { signal?.removeEventListener('abort', cancel); resolve() }
-      const cancel = () => {
-        const i = queue.indexOf(go)
-        if (i >= 0) queue.splice(i, 1)
-        reject(new PluginCallError(plugin, 'cancelled', `call to plugin '${plugin}' was cancelled`))
+  /** One call: settled by the plugin, its deadline or the caller's cancel, whichever comes first. */
+  function run (req: InvokeRequest, opts: InvokeOptions): Promise<unknown> {
+    const outer = opts.signal
+    const cancel = new Cancellation()
+    return new Promise((resolve, reject) => {
+      let done = false
+      const finish = (): boolean => {
+        if (done) return false
+        done = true
+        deadlines.delete(expire)
+        outer?.removeEventListener('abort', onOuter)
+        slots.release()
+        return true
       }
-      queue.push(go)
-      signal?.addEventListener('abort', cancel, { once: true })
+      const expire = (): void => {
+        const err = new PluginCallError(plugin, 'timeout', `plugin '${plugin}' ${req.kind} '${req.name}' timed out after ${limits.timeoutMs} ms`)
+        if (finish()) { cancel.abort(err); reject(err) }
+      }
+      const onOuter = (): void => { if (finish()) { cancel.abort(outer!.reason); reject(cancelled()) } }
+      if (outer?.aborted === true) { onOuter(); return }
+      outer?.addEventListener('abort', onOuter, { once: true })
+      deadlines.add(expire)
+      const settle = (v: unknown): void => { if (finish()) resolve(v) }
+      const fail = (e: unknown): void => {
+        if (finish()) reject(e instanceof Error ? e : new PluginCallError(plugin, 'threw', `plugin '${plugin}' threw a non-Error value: ${safeString(e)}`))
+      }
+      try {
+        inner.invoke(req, { signal: cancel, ...(opts.onProgress !== undefined ? { onProgress: opts.onProgress } : {}) }).then(settle, fail)
+      } catch (e) { fail(e) }
     })
   }
 
   return {
     kind: inner.kind,
     descriptor: inner.descriptor,
-    async invoke (req: InvokeRequest, opts: InvokeOptions = {}): Promise<unknown> {
-      await slot(opts.signal)
-      const ac = new AbortController()
-      const onOuter = () => { ac.abort(opts.signal!.reason) }
-      opts.signal?.addEventListener('abort', onOuter, { once: true })
-      let timer: NodeJS.Timeout | undefined
-      try {
-        const limit = new Promise<never>((_resolve, reject) => {
-          timer = setTimeout(() => {
-            const err = new PluginCallError(plugin, 'timeout', `plugin '${plugin}' ${req.kind} '${req.name}' timed out after ${limits.timeoutMs} ms`)
-            ac.abort(err)
-            reject(err)
-          }, limits.timeoutMs)
-          ac.signal.addEventListener('abort', () => { if (opts.signal?.aborted === true) reject(new PluginCallError(plugin, 'cancelled', `call to plugin '${plugin}' was cancelled`)) }, { once: true })
-        })
-        const call = inner.invoke(req, { signal: ac.signal, ...(opts.onProgress !== undefined ? { onProgress: opts.onProgress } : {}) })
-        call.catch(() => {})
-        return await Promise.race([call, limit])
-      } catch (e) {
-        if (e instanceof Error) throw e
-        throw new PluginCallError(plugin, 'threw', `plugin '${plugin}' threw a non-Error value: ${safeString(e)}`)
-      } finally {
-        clearTimeout(timer)
-        opts.signal?.removeEventListener('abort', onOuter)
-        release()
-      }
+    invoke (req: InvokeRequest, opts: InvokeOptions = {}): Promise<unknown> {
+      // a free slot is taken synchronously: the plugin starts in the caller's tick
+      const wait = slots.acquire(opts.signal)
+      return wait === undefined ? run(req, opts) : wait.then(() => run(req, opts), () => { throw cancelled() })
     },
-    dispose: () => inner.dispose()
+    dispose: async () => { deadlines.clear(); await inner.dispose() }
   }
 }
 

@@ -1,17 +1,30 @@
 import { pathToFileURL } from 'node:url'
 import { describePlugin, invokeContribution } from 'agent-platform/sdk/dispatch'
 import { ensurePluginModuleHooks, taggedEntryUrl } from './module-hooks.js'
+import { Cancellation, abortSignalOf, type CancelSignal } from './cancel.js'
 import type { SandboxInstance, LoadSpec, InvokeRequest, InvokeOptions, Capabilities, PluginDescriptor } from './contract.js'
 
-/** What plugin code sees as `ctx`, built from host capabilities (shared by the inline and worker tiers). */
-export function pluginCtx (caps: Capabilities, signal: AbortSignal, onProgress?: (p: unknown) => void): Record<string, unknown> {
-  const log = {
-    debug: (msg: string, data?: object) => caps.log.debug(data ?? {}, msg),
-    info: (msg: string, data?: object) => caps.log.info(data ?? {}, msg),
-    warn: (msg: string, data?: object) => caps.log.warn(data ?? {}, msg),
-    error: (msg: string, data?: object) => caps.log.error(data ?? {}, msg)
+type PluginLog = Record<'debug' | 'info' | 'warn' | 'error', (msg: string, data?: object) => void>
+const logs = new WeakMap<Capabilities, PluginLog>()
+
+/** `ctx.log`: one per plugin's capabilities, not one per call. */
+function logOf (caps: Capabilities): PluginLog {
+  let log = logs.get(caps)
+  if (log === undefined) {
+    log = {
+      debug: (msg, data) => { caps.log.debug(data ?? {}, msg) },
+      info: (msg, data) => { caps.log.info(data ?? {}, msg) },
+      warn: (msg, data) => { caps.log.warn(data ?? {}, msg) },
+      error: (msg, data) => { caps.log.error(data ?? {}, msg) }
+    }
+    logs.set(caps, log)
   }
-  const ctx: Record<string, unknown> = { log, signal }
+  return log
+}
+
+/** What plugin code sees as `ctx`, built from host capabilities; `signal` is a real AbortSignal made when first read. */
+export function pluginCtx (caps: Capabilities, signal: CancelSignal, onProgress?: (p: unknown) => void): Record<string, unknown> {
+  const ctx: Record<string, unknown> = { log: logOf(caps), get signal () { return abortSignalOf(signal) } }
   if (caps.kv !== undefined) ctx.kv = caps.kv
   if (caps.fetch !== undefined) {
     const f = caps.fetch
@@ -29,8 +42,7 @@ export function inlineInstance (def: unknown, caps: Capabilities): SandboxInstan
     kind: 'inline',
     descriptor,
     async invoke (req: InvokeRequest, opts: InvokeOptions = {}) {
-      const signal = opts.signal ?? new AbortController().signal
-      return await invokeContribution(def as never, req, pluginCtx(caps, signal, opts.onProgress) as never)
+      return await invokeContribution(def as never, req, pluginCtx(caps, opts.signal ?? new Cancellation(), opts.onProgress) as never)
     },
     async dispose () {}
   }

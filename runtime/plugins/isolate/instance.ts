@@ -2,6 +2,8 @@ import { PluginCallError, type InvokeOptions, type InvokeRequest, type LoadSpec,
 import type { FailReason } from './isolate-core.js'
 import type { IsolateBackend } from './backends.js'
 import { CallSlots } from '../call-slots.js'
+import type { CancelSignal } from '../cancel.js'
+import { Deadlines } from '../deadlines.js'
 import { parseResult } from '../json-result.js'
 import { runCapability } from '../capability-call.js'
 
@@ -9,8 +11,7 @@ interface Pending {
   resolve: (v: unknown) => void
   reject: (e: Error) => void
   onProgress: ((p: unknown) => void) | undefined
-  timer: NodeJS.Timeout | undefined
-  signal: AbortSignal | undefined
+  signal: CancelSignal | undefined
   onAbort: (() => void) | undefined
 }
 
@@ -27,6 +28,7 @@ export class IsolateInstance implements SandboxInstance {
   backend!: IsolateBackend
   private readonly pending = new Map<number, Pending>()
   private readonly slots: CallSlots
+  private readonly deadlines: Deadlines<number>
   private nextId = 1
   private disposed = false
   private readonly name: string
@@ -34,6 +36,7 @@ export class IsolateInstance implements SandboxInstance {
   constructor (private readonly spec: LoadSpec) {
     this.name = spec.manifest.name
     this.slots = new CallSlots(spec.grant.limits.concurrency)
+    this.deadlines = new Deadlines(spec.grant.limits.timeoutMs, (id) => { this.cancel(id, 'timeout', `plugin '${this.name}' exceeded its time limit of ${this.spec.grant.limits.timeoutMs} ms`) })
   }
 
   // --- events from the backend (isolate sink) ---
@@ -101,11 +104,11 @@ export class IsolateInstance implements SandboxInstance {
       if (isAborted(signal)) throw new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
       return await new Promise((resolve, reject) => {
         const id = this.nextId++
-        const p: Pending = { resolve, reject, onProgress: opts.onProgress, timer: undefined, signal, onAbort: undefined }
+        const p: Pending = { resolve, reject, onProgress: opts.onProgress, signal, onAbort: undefined }
         this.pending.set(id, p)
         try { this.backend.call(id, req.kind, req.name, argsJson) } catch (err) { this.failed(id, 'crashed', `plugin '${this.name}' is not running: ${(err as Error).message}`); return }
         if (!this.pending.has(id)) return // settled synchronously (in-process isolate)
-        p.timer = setTimeout(() => { this.cancel(id, 'timeout', `plugin '${this.name}' exceeded its time limit of ${this.spec.grant.limits.timeoutMs} ms`) }, this.spec.grant.limits.timeoutMs)
+        this.deadlines.add(id)
         if (signal !== undefined) {
           p.onAbort = () => { this.cancel(id, 'cancelled', `call to plugin '${this.name}' was cancelled`) }
           signal.addEventListener('abort', p.onAbort, { once: true })
@@ -121,6 +124,7 @@ export class IsolateInstance implements SandboxInstance {
     this.disposed = true
     for (const id of [...this.pending.keys()]) this.take(id)?.reject(new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded while the call ran`))
     this.slots.close(new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`))
+    this.deadlines.clear()
     await this.backend.dispose()
   }
 
@@ -135,7 +139,7 @@ export class IsolateInstance implements SandboxInstance {
     const p = this.pending.get(id)
     if (p === undefined) return undefined
     this.pending.delete(id)
-    if (p.timer !== undefined) clearTimeout(p.timer)
+    this.deadlines.delete(id)
     if (p.onAbort !== undefined) p.signal!.removeEventListener('abort', p.onAbort)
     return p
   }
@@ -152,4 +156,4 @@ export class IsolateInstance implements SandboxInstance {
 }
 
 /** Re-reads `aborted` after an await (a plain property read TypeScript would narrow away). */
-function isAborted (signal: AbortSignal | undefined): boolean { return signal?.aborted === true }
+function isAborted (signal: CancelSignal | undefined): boolean { return signal?.aborted === true }

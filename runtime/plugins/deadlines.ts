@@ -1,0 +1,46 @@
+/**
+ * Per-call time limits with one timer per plugin instead of a setTimeout per call. A plugin's calls
+ * share one timeout, so their deadlines fall in start order: the timer waits for the oldest live
+ * call, and on firing expires every call that is due and re-arms for the next.
+ */
+export class Deadlines<K> {
+  private readonly live = new Map<K, number>()
+  private timer: NodeJS.Timeout | undefined
+
+  constructor (private readonly ms: number, private readonly expire: (key: K) => void) {}
+
+  add (key: K): void {
+    this.live.set(key, performance.now() + this.ms)
+    if (this.timer === undefined) this.arm()
+    else if (this.live.size === 1) this.timer.ref()
+  }
+
+  delete (key: K): void {
+    // an idle timer must not hold the process open (a per-call timer was cleared here)
+    if (this.live.delete(key) && this.live.size === 0) this.timer?.unref()
+  }
+
+  clear (): void {
+    this.live.clear()
+    clearTimeout(this.timer)
+    this.timer = undefined
+  }
+
+  private arm (): void {
+    for (const due of this.live.values()) {
+      this.timer = setTimeout(this.sweep, Math.max(1, Math.ceil(due - performance.now())))
+      return
+    }
+  }
+
+  private readonly sweep = (): void => {
+    this.timer = undefined
+    const now = performance.now()
+    for (const [key, due] of this.live) {
+      if (due > now) break
+      this.live.delete(key)
+      this.expire(key)
+    }
+    if (this.timer === undefined) this.arm()
+  }
+}
