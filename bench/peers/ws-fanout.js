@@ -1,6 +1,7 @@
 // Peer: a `ws` server doing the room fan-out of /platform/rooms/{room}: what one member sends is
 // sent to every member of the room (the frame serialised once, one send() per member), joins and
-// leaves are announced to the room. Idle-connection memory is measured on the same server.
+// leaves are announced to the room (not with FANOUT_ANNOUNCE=0, as the room-broadcast scenario runs
+// it: our members join with presence=false). Idle-connection memory is measured on the same server.
 import { createServer } from 'node:http'
 import { WebSocketServer } from 'ws'
 

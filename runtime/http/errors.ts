@@ -37,6 +37,7 @@ export const ERRORS = {
   INVALID_ROOM: { status: 400, message: (p) => `Invalid room name '${p.room}': use 1-128 of A-Z a-z 0-9 _ - . :` },
   MISSING_BROADCAST_FIELDS: { status: 400, message: "missing 'broadcasterId' or 'message' field" },
   MISSING_RESOURCE_ID: { status: 400, message: 'Missing sender resource uuid', hint: 'Send the uuid from the joined frame as the X-Platform-Resource header or the uuid query parameter' },
+  INVALID_PRESENCE: { status: 400, message: (p) => `Invalid presence '${p.value}': use 'true' or 'false'`, hint: "Query parameter presence or header X-Platform-Presence; 'false' joins the room without announcing the member" },
 
   // --- governance (reference §2.3, §5.4) ---
   GOVERNANCE_NOT_INSTALLED: { status: 503, message: 'governance controller not installed', hint: 'Set platform.ai.governance.enabled=true' },

@@ -36,10 +36,21 @@ export interface EndpointRequest {
   headers: Record<string, string>
 }
 
+/** Per-member choices a joining request makes (read once, when it joins). */
+export interface JoinOptions {
+  /** Its join and departure are not announced to the other members (it still receives everything). */
+  silent?: boolean
+}
+
 /** How an endpoint maps requests to broadcasters and what it does with members. */
 export interface EndpointHooks {
   /** The broadcaster id a request joins; throw a PlatformError to refuse it (runs before any upgrade). */
   resolve (req: EndpointRequest): string
+  /**
+   * Per-member options of a joining request (WebSocket upgrade, SSE GET, first long-polling GET),
+   * after `resolve`; throw a PlatformError to refuse the join. Not called for POST, DELETE or polls.
+   */
+  joinOptions? (req: EndpointRequest): JoinOptions
   /** `className` of broadcasters this endpoint creates. */
   className?: string
   /** Once per broadcaster this endpoint creates (rooms announce leaves there). */
@@ -106,7 +117,8 @@ export class Endpoint {
     return b
   }
 
-  private join (r: Resource): void {
+  private join (r: Resource, opts: JoinOptions | undefined): void {
+    if (opts?.silent === true) r.silent = true
     this.o.transport.add(r)
     this.hooks.joined?.(r)
   }
@@ -124,6 +136,10 @@ export class Endpoint {
     return this.hooks.resolve({ params: ctx.params, query: ctx.query, headers: ctx.headers })
   }
 
+  private joinOptionsCtx (ctx: Context): JoinOptions | undefined {
+    return this.hooks.joinOptions?.({ params: ctx.params, query: ctx.query, headers: ctx.headers })
+  }
+
   // --- WebSocket ---
 
   private upgrade (res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
@@ -138,11 +154,16 @@ export class Endpoint {
       try { params[this.paramNames[i]!] = decodeURIComponent(raw) } catch { params[this.paramNames[i]!] = raw }
     }
     let id = ''
+    let opts: JoinOptions | undefined
     let err: PlatformError | undefined
     if (this.o.transport.closing) {
       err = new PlatformError('SHUTTING_DOWN')
     } else {
-      try { id = this.hooks.resolve({ params, query: new URLSearchParams(req.getQuery() ?? ''), headers }) } catch (e) {
+      try {
+        const er: EndpointRequest = { params, query: new URLSearchParams(req.getQuery() ?? ''), headers }
+        id = this.hooks.resolve(er)
+        opts = this.hooks.joinOptions?.(er)
+      } catch (e) {
         if (!(e instanceof PlatformError)) throw e
         err = e
       }
@@ -154,14 +175,14 @@ export class Endpoint {
       })
       return
     }
-    res.upgrade<WsData>({ id, resource: undefined }, key, protocol, extensions, context)
+    res.upgrade<WsData>({ id, opts, resource: undefined }, key, protocol, extensions, context)
   }
 
   private openWs (ws: WebSocket<WsData>): void {
     const data = ws.getUserData()
     const r = new WsResource(randomUUID(), this.broadcaster(data.id), ws, this.o.transport)
     data.resource = r
-    this.join(r)
+    this.join(r, data.opts)
   }
 
   private wsMessage (ws: WebSocket<WsData>, msg: ArrayBuffer): void {
@@ -215,6 +236,7 @@ export class Endpoint {
     if (mode === 'long-polling') return this.poll(ctx, id)
     if (mode !== 'sse') throw new PlatformError('INVALID_QUERY', { name: 'transport', detail: "use 'sse' or 'long-polling' (or a WebSocket upgrade)" })
     if (this.o.transport.closing) throw new PlatformError('SHUTTING_DOWN')
+    const opts = this.joinOptionsCtx(ctx)
     const stream = ctx.sse({ maxQueuedBytes: this.o.maxBackpressureBytes })
     const r = new SseResource(randomUUID(), this.broadcaster(id), stream)
     stream.onClose(() => {
@@ -223,7 +245,7 @@ export class Endpoint {
       if (reason === Reason.slow) this.o.logger.warn({ uuid: r.uuid, broadcaster: r.broadcaster.id, limit: this.o.maxBackpressureBytes }, 'closed slow SSE consumer')
       this.o.transport.remove(r, reason)
     })
-    this.join(r)
+    this.join(r, opts)
     return undefined
   }
 
@@ -232,8 +254,9 @@ export class Endpoint {
     const uuid = ctx.query.get('uuid') ?? ctx.headers[RESOURCE_HEADER]
     if (uuid === undefined || uuid === '') {
       if (t.closing) throw new PlatformError('SHUTTING_DOWN')
+      const opts = this.joinOptionsCtx(ctx)
       const r = new LongPollingResource(randomUUID(), this.broadcaster(id), t, this.o.longPollingQueue, this.o.maxBackpressureBytes)
-      this.join(r)
+      this.join(r, opts)
       r.reply(ctx)
       return undefined
     }

@@ -8,7 +8,7 @@ export { Broadcaster } from './broadcaster.js'
 export { Resource } from './resource.js'
 export { Frame } from './frame.js'
 export { ROOM_PATH, roomBroadcasterId } from './rooms.js'
-export { RESOURCE_HEADER, type EndpointHooks, type EndpointRequest } from './endpoint.js'
+export { RESOURCE_HEADER, type EndpointHooks, type EndpointRequest, type JoinOptions } from './endpoint.js'
 export { Reason, type TransportKind, type BroadcasterInfo, type ResourceInfo } from './types.js'
 
 /** The key under which the platform's property bag holds the transport. */

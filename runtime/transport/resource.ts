@@ -8,6 +8,8 @@ export abstract class Resource {
   /** Set when the server ends the resource, so the close path reports the right reason. */
   reason: Reason | undefined
   readonly connectedAt = Date.now()
+  /** Joined with JoinOptions.silent: endpoints that announce members skip its join and leave. */
+  silent = false
 
   constructor (readonly uuid: string, readonly transport: TransportKind, readonly broadcaster: Broadcaster) {}
 

@@ -2,12 +2,15 @@ import type { WebSocket } from 'uWebSockets.js'
 import { Resource } from './resource.js'
 import type { Broadcaster } from './broadcaster.js'
 import type { Frame } from './frame.js'
+import type { JoinOptions } from './endpoint.js'
 import { Reason } from './types.js'
 
 /** What a WebSocket carries from upgrade to close. */
 export interface WsData {
   /** The broadcaster the socket joins once open. */
   id: string
+  /** The join options of the upgrade request. */
+  opts: JoinOptions | undefined
   resource: WsResource | undefined
 }
 

@@ -44,8 +44,8 @@ export interface WsMember {
 export function wsUrl (base: string, path: string): string { return base.replace(/^http/, 'ws') + path }
 
 /** Opens a WebSocket and resolves once the `joined` frame (or, for non-room paths, `open`) arrived. */
-export async function wsMember (base: string, room: string): Promise<WsMember> {
-  const ws = new WebSocket(wsUrl(base, '/platform/rooms/' + room))
+export async function wsMember (base: string, room: string, query = '', headers: Record<string, string> = {}): Promise<WsMember> {
+  const ws = new WebSocket(wsUrl(base, '/platform/rooms/' + room + query), { headers })
   const inbox = new Inbox()
   const closed = new Promise<{ code: number, reason: string }>((resolve) => {
     ws.on('close', (code, reason) => { resolve({ code, reason: String(reason) }) })
@@ -71,9 +71,9 @@ export interface SseMember {
 }
 
 /** Opens an SSE stream with fetch and parses `data:` events as JSON. */
-export async function sseMember (base: string, room: string, query = ''): Promise<SseMember> {
+export async function sseMember (base: string, room: string, query = '', headers: Record<string, string> = {}): Promise<SseMember> {
   const ac = new AbortController()
-  const res = await fetch(base + '/platform/rooms/' + room + query, { headers: { accept: 'text/event-stream' }, signal: ac.signal })
+  const res = await fetch(base + '/platform/rooms/' + room + query, { headers: { accept: 'text/event-stream', ...headers }, signal: ac.signal })
   if (res.status !== 200) throw new Error('SSE status ' + res.status + ' ' + await res.text())
   const inbox = new Inbox()
   const comments: string[] = []
@@ -110,10 +110,13 @@ export interface LpMember {
   stop: () => void
 }
 
-/** Joins over long-polling and keeps one poll open at a time, pushing every message to the inbox. */
-export async function lpMember (base: string, room: string): Promise<LpMember> {
-  const url = base + '/platform/rooms/' + room + '?transport=long-polling'
-  const first = await fetch(url)
+/**
+ * Joins over long-polling and keeps one poll open at a time, pushing every message to the inbox.
+ * `query` (`&name=value...`) and `headers` go with the join and every poll.
+ */
+export async function lpMember (base: string, room: string, query = '', headers: Record<string, string> = {}): Promise<LpMember> {
+  const url = base + '/platform/rooms/' + room + '?transport=long-polling' + query
+  const first = await fetch(url, { headers })
   if (first.status !== 200) throw new Error('long-polling join ' + first.status)
   const body = await first.json() as { uuid: string, messages: Frame[] }
   const inbox = new Inbox()
@@ -123,7 +126,7 @@ export async function lpMember (base: string, room: string): Promise<LpMember> {
   const stopped = (async () => {
     while (running) {
       let r: Response
-      try { r = await fetch(url + '&uuid=' + body.uuid, { signal: ac.signal }) } catch { return -1 }
+      try { r = await fetch(url + '&uuid=' + body.uuid, { headers, signal: ac.signal }) } catch { return -1 }
       if (r.status !== 200) return r.status
       const b = await r.json() as { messages: Frame[] }
       for (const m of b.messages) inbox.push(m)
