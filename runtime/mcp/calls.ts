@@ -1,5 +1,5 @@
 import { PluginCallError, type CancelSignal } from '../plugins/index.js'
-import type { ToolCallGate } from '../platform.js'
+import type { ToolCallGate, ToolCallVerdict } from '../platform.js'
 import { toCallToolResult, toolErrorResult, isInputRequired } from './content.js'
 import { McpError, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, MISSING_CAPABILITY } from './errors.js'
 import type { RequestStateCodec } from './request-state.js'
@@ -16,7 +16,7 @@ const CAPABILITY_OF: Record<string, string> = { 'elicitation/create': 'elicitati
  * tracing: `mcp.tool.name`, `mcp.tool.type`, `mcp.tool.arg_count`, `mcp.tool.error`.
  */
 export type InvocationWrapper = <T>(info: { name: string, type: 'tool' | 'resource' | 'prompt', argCount: number, ctx: CallContext }, run: () => Promise<T>) => Promise<T>
-export const NO_WRAP: InvocationWrapper = async (_info, run) => await run()
+export const NO_WRAP: InvocationWrapper = (_info, run) => run()
 
 /** What a handler's input-required retry carries, after the state's integrity was verified. */
 export interface RetryInput { gathered?: Record<string, unknown>, toolState?: unknown }
@@ -122,14 +122,24 @@ export function valueOutcome (value: unknown): Outcome {
   return { kind: 'complete', result: toCallToolResult(value) }
 }
 
-/** The governance gate: every tools/call awaits it; a denial never runs the tool (-32600, reference wording). */
-export async function checkGate (gate: ToolCallGate, toolName: string, args: unknown, ctx: CallContext): Promise<void> {
+/**
+ * The governance gate: every tools/call passes it; a denial never runs the tool (-32600, reference
+ * wording). Synchronous when the gate answers synchronously (no policy, or only built-in ones).
+ */
+export function checkGate (gate: ToolCallGate, toolName: string, args: unknown, ctx: CallContext): void | Promise<void> {
   let verdict
   try {
-    verdict = await gate({ toolName, args, ...(ctx.endpoint.agent !== undefined ? { agentId: ctx.endpoint.agent } : {}), principal: ctx.principal ?? null, ...(ctx.session !== undefined ? { sessionId: ctx.session.id } : {}) })
+    verdict = gate({ toolName, args, ...(ctx.endpoint.agent !== undefined ? { agentId: ctx.endpoint.agent } : {}), principal: ctx.principal ?? null, ...(ctx.session !== undefined ? { sessionId: ctx.session.id } : {}) })
   } catch (err) {
-    // a broken policy plane fails closed
-    throw new McpError(INVALID_REQUEST, `Tool '${toolName}' denied by policy 'governance': ${(err as Error).message}`)
+    throw gateFailed(toolName, err)
   }
+  if (verdict instanceof Promise) return verdict.then((v) => { admitted(toolName, v) }, (err: unknown) => { throw gateFailed(toolName, err) })
+  admitted(toolName, verdict)
+}
+
+// a broken policy plane fails closed
+const gateFailed = (toolName: string, err: unknown): McpError => new McpError(INVALID_REQUEST, `Tool '${toolName}' denied by policy 'governance': ${(err as Error).message}`)
+
+function admitted (toolName: string, verdict: ToolCallVerdict): void {
   if (!verdict.admitted) throw new McpError(INVALID_REQUEST, `Tool '${toolName}' denied by policy '${verdict.policy}': ${verdict.reason}`)
 }

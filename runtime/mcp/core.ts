@@ -86,7 +86,7 @@ export class McpCore {
     const meta = params?._meta
     const modern = (isObject(meta) && typeof meta[META_VERSION] === 'string') || method === 'server/discover' ||
       (method !== 'initialize' && ctx.headers !== undefined && ctx.headers['mcp-session-id'] === undefined && ctx.headers['mcp-protocol-version']?.trim() === MODERN_VERSION)
-    for (const hook of this.beforeDispatch) await hook({ method, params, id }, ctx)
+    for (const hook of this.beforeDispatch) { const r = hook({ method, params, id }, ctx); if (r !== undefined) await r }
     const result = modern ? await this.stateless(method, params, id, ctx) : await this.session(method, params, id, ctx)
     if (id === undefined || result === undefined) return { status: 202 }
     return { response: { jsonrpc: '2.0', id, result }, status: 200 }
@@ -347,12 +347,13 @@ export class McpCore {
     const caps = clientCapabilities(ctx)
     const withExt = modern && hasTasksExtension(caps)
     if (modern && tool.taskSupport === 'required' && !withExt) throw missingTasksExtension()
-    await checkGate(this.platform.toolCallGate, name, args, ctx)
+    const gated = checkGate(this.platform.toolCallGate, name, args, ctx)
+    if (gated !== undefined) await gated
     const argCount = Object.keys(args).length
     const runner: Runner = async (gathered, toolState, signal) => {
       const ictx = invokeContext(ctx, signal, p, { ...(gathered !== undefined ? { gathered } : {}), ...(toolState !== undefined ? { toolState } : {}) }, caps)
       try {
-        return valueOutcome(await this.wrap({ name, type: 'tool', argCount, ctx }, async () => await tool.invoke(args, ictx)))
+        return valueOutcome(await this.wrap({ name, type: 'tool', argCount, ctx }, () => tool.invoke(args, ictx)))
       } catch (err) {
         return failureOutcome(err)
       }
@@ -457,7 +458,7 @@ export class McpCore {
     const runner: Runner = async (g, st, signal) => {
       const ictx = invokeContext(ctx, signal, p, { ...(g !== undefined ? { gathered: g } : {}), ...(st !== undefined ? { toolState: st } : {}) }, caps)
       try {
-        const v = await this.wrap({ name: uri, type: 'resource', argCount: 1, ctx }, async () => await entry.read(uri, ictx))
+        const v = await this.wrap({ name: uri, type: 'resource', argCount: 1, ctx }, () => entry.read(uri, ictx))
         const o = valueOutcome(v)
         return o.kind === 'input' ? o : { kind: 'complete', result: { contents: toContents(v, uri, entry.mimeType) } }
       } catch (err) {
@@ -485,7 +486,7 @@ export class McpCore {
     const runner: Runner = async (g, st, signal) => {
       const ictx = invokeContext(ctx, signal, p, { ...(g !== undefined ? { gathered: g } : {}), ...(st !== undefined ? { toolState: st } : {}) }, caps)
       try {
-        const v = await this.wrap({ name, type: 'prompt', argCount: Object.keys(args).length, ctx }, async () => await prompt.get(args, ictx))
+        const v = await this.wrap({ name, type: 'prompt', argCount: Object.keys(args).length, ctx }, () => prompt.get(args, ictx))
         const o = valueOutcome(v)
         return o.kind === 'input' ? o : { kind: 'complete', result: toPromptResult(v, prompt.description) }
       } catch (err) {

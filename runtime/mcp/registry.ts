@@ -188,7 +188,7 @@ export class McpRegistry {
       taskSupport: ts === 'required' ? 'required' : t.longRunning ? 'optional' : 'forbidden',
       validate: this.validator(`p\0${t.plugin}\0${t.agent ?? ''}\0${t.name}\0${json}`, inputSchema),
       headerParams: headerParams(inputSchema),
-      invoke: async (args, ctx) => await t.call(pluginArgs(args, ctx), { signal: ctx.signal, onProgress: ctx.progress })
+      invoke: (args, ctx) => t.call(pluginArgs(args, ctx), { signal: ctx.signal, onProgress: ctx.progress })
     }
     if (t.title !== undefined) e.title = t.title
     if (t.uiResource !== undefined && t.uiResource !== '') e.uiResource = t.uiResource

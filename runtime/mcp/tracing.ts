@@ -1,6 +1,7 @@
 import { context, propagation, trace, createTraceState, ProxyTracerProvider, SpanKind, SpanStatusCode, ROOT_CONTEXT, type Context as OtelContext, type Tracer } from '@opentelemetry/api'
 import type { McpServer } from './index.js'
 import { isObject, type CallContext, type JsonObject } from './types.js'
+import type { InvocationWrapper } from './calls.js'
 
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/
 const METHOD_OF = { tool: 'tools/call', resource: 'resources/read', prompt: 'prompts/get' } as const
@@ -53,8 +54,7 @@ export function installTracing (mcp: McpServer): void {
   // no SDK registered: skip span creation on the hot path (a provider registered later is picked up)
   const provider = trace.getTracerProvider()
   const noSdk = (): boolean => provider instanceof ProxyTracerProvider && provider.getDelegate().constructor.name === 'NoopTracerProvider'
-  mcp.setInvocationWrapper(async (info, run) => {
-    if (noSdk()) return await run()
+  const traced: InvocationWrapper = async (info, run) => {
     const meta = info.ctx.meta ?? metas.get(info.ctx)
     const parent = parentContext(meta, context.active())
     const span = tracer.startSpan(`${METHOD_OF[info.type]} ${info.name}`, {
@@ -76,5 +76,7 @@ export function installTracing (mcp: McpServer): void {
     } finally {
       span.end()
     }
-  })
+  }
+  // not async itself: without an SDK a call costs no extra promise
+  mcp.setInvocationWrapper((info, run) => noSdk() ? run() : traced(info, run))
 }

@@ -10,15 +10,11 @@ export class Deadlines<K> {
   constructor (private readonly ms: number, private readonly expire: (key: K) => void) {}
 
   add (key: K): void {
-    this.live.set(key, performance.now() + this.ms)
+    this.live.set(key, Date.now() + this.ms)
     if (this.timer === undefined) this.arm()
-    else if (this.live.size === 1) this.timer.ref()
   }
 
-  delete (key: K): void {
-    // an idle timer must not hold the process open (a per-call timer was cleared here)
-    if (this.live.delete(key) && this.live.size === 0) this.timer?.unref()
-  }
+  delete (key: K): void { this.live.delete(key) }
 
   clear (): void {
     this.live.clear()
@@ -28,14 +24,16 @@ export class Deadlines<K> {
 
   private arm (): void {
     for (const due of this.live.values()) {
-      this.timer = setTimeout(this.sweep, Math.max(1, Math.ceil(due - performance.now())))
+      // kept (not cleared or unref'd) when the last call ends, which would cost a native call per
+      // call: it fires once with nothing due and stops. `clear` (dispose) drops it at once
+      this.timer = setTimeout(this.sweep, Math.max(1, due - Date.now()))
       return
     }
   }
 
   private readonly sweep = (): void => {
     this.timer = undefined
-    const now = performance.now()
+    const now = Date.now()
     for (const [key, due] of this.live) {
       if (due > now) break
       this.live.delete(key)

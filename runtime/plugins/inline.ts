@@ -22,7 +22,10 @@ function logOf (caps: Capabilities): PluginLog {
   return log
 }
 
-/** What plugin code sees as `ctx`, built from host capabilities; `signal` is a real AbortSignal made when first read. */
+/**
+ * What plugin code sees as `ctx`, built from host capabilities: own properties in every tier, and
+ * `signal` a real AbortSignal made when first read (most calls never read it).
+ */
 export function pluginCtx (caps: Capabilities, signal: CancelSignal, onProgress?: (p: unknown) => void): Record<string, unknown> {
   const ctx: Record<string, unknown> = { log: logOf(caps), get signal () { return abortSignalOf(signal) } }
   if (caps.kv !== undefined) ctx.kv = caps.kv
@@ -41,8 +44,8 @@ export function inlineInstance (def: unknown, caps: Capabilities): SandboxInstan
   return {
     kind: 'inline',
     descriptor,
-    async invoke (req: InvokeRequest, opts: InvokeOptions = {}) {
-      return await invokeContribution(def as never, req, pluginCtx(caps, opts.signal ?? new Cancellation(), opts.onProgress) as never)
+    invoke (req: InvokeRequest, opts: InvokeOptions = {}) {
+      return invokeContribution(def as never, req, pluginCtx(caps, opts.signal ?? new Cancellation(), opts.onProgress) as never)
     },
     async dispose () {}
   }
