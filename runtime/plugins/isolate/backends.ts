@@ -46,6 +46,14 @@ const STDERR_TAIL = 8192
  * killed: past the plugin's own time limit (another call may legitimately run that long) plus slack.
  */
 const WEDGED_SLACK_MS = 2000
+/**
+ * A process that keeps dying is not restarted on every call (each start costs 150-350 ms of CPU):
+ * the first restart is immediate, then 0.5 s, 1 s, 2 s ... up to 30 s; calls in between fail at
+ * once. A process that lived `CRASH_RESET_MS` starts the count again.
+ */
+const BACKOFF_BASE_MS = 500
+const BACKOFF_MAX_MS = 30_000
+const CRASH_RESET_MS = 30_000
 
 /** Only the flags a sandbox process needs (never `-e`, `--inspect`, heap sizes of the host...): loaders when run from source. */
 function childExecArgv (): string[] {
@@ -73,6 +81,10 @@ export class ProcessBackend implements IsolateBackend {
   private ackWaiters: (() => void)[] = []
   private readonly onMessage = (batch: ToParent[]): void => { for (const m of batch) this.message(m) }
   private out: Batcher<ToChild> | undefined
+  /** Deaths in a row, when the current process finished loading, and the earliest next start. */
+  private crashes = 0
+  private loadedAt = 0
+  private notBefore = 0
 
   constructor (private readonly data: IsolateLoadData, private readonly events: BackendEvents) {}
 
@@ -82,6 +94,8 @@ export class ProcessBackend implements IsolateBackend {
 
   start (): Promise<unknown> {
     if (this.disposed) return Promise.reject(new Error('sandbox disposed'))
+    const wait = this.notBefore - Date.now()
+    if (wait > 0) return Promise.reject(new Error(`its sandbox process died ${this.crashes} times in a row; next restart in ${(wait / 1000).toFixed(1)} s`))
     if (this.unacked > 0 && this.child !== undefined) return new Promise<void>((resolve) => this.ackWaiters.push(resolve)).then(async () => this.ready ? undefined : await this.start())
     this.starting ??= new Promise((resolve, reject) => {
       // JSON serialisation: ~30% cheaper than 'advanced' per round trip for the small messages calls are made of
@@ -95,7 +109,7 @@ export class ProcessBackend implements IsolateBackend {
       const onLoad = (batch: ToParent[]): void => {
         const m = batch.find((x) => x.t === 'loaded' || x.t === 'load-failed')
         if (m === undefined) return
-        if (m.t === 'loaded') { this.loaded = true; done(); resolve(m.descriptor) } else if (m.t === 'load-failed') { done(); this.kill(); reject(new Error(m.message)) }
+        if (m.t === 'loaded') { this.loaded = true; this.loadedAt = Date.now(); done(); resolve(m.descriptor) } else if (m.t === 'load-failed') { done(); this.kill(); reject(new Error(m.message)) }
       }
       const onEarlyExit = (code: number | null, signal: string | null): void => { done(); reject(new Error(`sandbox process exited while loading (${signal ?? `code ${code}`})${this.stderrHint()}`)) }
       const done = (): void => { child.off('message', onLoad); child.off('exit', onEarlyExit); this.starting = undefined }
@@ -173,6 +187,9 @@ export class ProcessBackend implements IsolateBackend {
     const wasLoaded = this.loaded
     this.loaded = false
     if (this.disposed || !wasLoaded) { this.flushAcks(); return }
+    const now = Date.now()
+    this.crashes = now - this.loadedAt >= CRASH_RESET_MS ? 1 : this.crashes + 1
+    this.notBefore = this.crashes < 2 ? 0 : now + Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (this.crashes - 2))
     const reason: FailReason = /out of memory|heap limit|OOM/i.test(this.stderr) ? 'memory' : 'crashed'
     this.events.exited(reason, `plugin '${this.data.name}' sandbox process died (${signal ?? `exit code ${code}`})${this.stderrHint()}`)
     this.flushAcks()
