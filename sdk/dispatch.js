@@ -42,22 +42,30 @@ function templateMatch (template, uri) {
   return re.test(uri)
 }
 
-/** Runs one contribution; `ctx` is what the plugin sees (log, signal, granted capabilities). */
-export async function invokeContribution (def, req, ctx) {
+/**
+ * Starts one contribution and returns what it returns, a promise or a plain value; throws what it
+ * throws. The isolate tier answers a synchronous result without a callback or a microtask turn.
+ */
+export function startContribution (def, req, ctx) {
   switch (req.kind) {
     case 'tool': {
       const slash = req.name.indexOf('/')
       if (slash > 0) {
         const a = find(def.agents, 'name', req.name.slice(0, slash), 'agent')
-        return await find(a.tools ?? [], 'name', req.name.slice(slash + 1), 'tool').run(req.args ?? {}, ctx)
+        return find(a.tools ?? [], 'name', req.name.slice(slash + 1), 'tool').run(req.args ?? {}, ctx)
       }
-      return await find(def.tools, 'name', req.name, 'tool').run(req.args ?? {}, ctx)
+      return find(def.tools, 'name', req.name, 'tool').run(req.args ?? {}, ctx)
     }
-    case 'resource': return await findResource(def.resources, req.name).read(req.name, ctx)
-    case 'prompt': return await find(def.prompts, 'name', req.name, 'prompt').get(req.args ?? {}, ctx)
-    case 'policyType': return await find(def.policyTypes, 'type', req.name, 'policy type').evaluate(req.args.context, req.args.config ?? {}, ctx)
-    case 'classifier': return await find(def.classifiers, 'name', req.name, 'classifier').classify(req.args.request, req.args.scope ?? {}, ctx)
-    case 'embedder': return await find(def.embedders, 'name', req.name, 'embedder').embed(req.args.texts, ctx)
+    case 'resource': return findResource(def.resources, req.name).read(req.name, ctx)
+    case 'prompt': return find(def.prompts, 'name', req.name, 'prompt').get(req.args ?? {}, ctx)
+    case 'policyType': return find(def.policyTypes, 'type', req.name, 'policy type').evaluate(req.args.context, req.args.config ?? {}, ctx)
+    case 'classifier': return find(def.classifiers, 'name', req.name, 'classifier').classify(req.args.request, req.args.scope ?? {}, ctx)
+    case 'embedder': return find(def.embedders, 'name', req.name, 'embedder').embed(req.args.texts, ctx)
     default: throw new Error(`unknown contribution kind '${req.kind}'`)
   }
+}
+
+/** Runs one contribution; `ctx` is what the plugin sees (log, signal, granted capabilities). */
+export async function invokeContribution (def, req, ctx) {
+  return await startContribution(def, req, ctx)
 }

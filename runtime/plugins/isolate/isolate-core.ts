@@ -116,7 +116,9 @@ export class IsolateRunner {
   call (callId: number, kind: string, name: string, argsJson: string): void {
     if (!this.alive) this.load()
     this.deadlines.set(callId, Date.now() + this.data.timeoutMs)
-    this.enter(callId, this.entries!.call, [callId, kind, name, argsJson])
+    const out = this.enter(callId, this.entries!.call, [callId, kind, name, argsJson])
+    // settled inside the call (a synchronous tool): its outcome came back as the return value
+    if (typeof out === 'string' && out !== '') this.settle(callId, out.charCodeAt(0) - 48, out.slice(1))
   }
 
   capDone (capId: number, ok: boolean, json: string): void {
@@ -161,11 +163,11 @@ export class IsolateRunner {
   }
 
   /** Runs plugin code synchronously under the time left to `callId` (or the plugin timeout); a fatal outcome disposes the isolate. */
-  private enter (callId: number | undefined, fn: ivm.Reference, args: unknown[]): void {
+  private enter (callId: number | undefined, fn: ivm.Reference, args: unknown[]): unknown {
     const now = Date.now()
     const deadline = callId !== undefined ? (this.deadlines.get(callId) ?? now) : now + this.data.timeoutMs
     try {
-      fn.applySync(undefined, args, { timeout: Math.max(1, deadline - now) })
+      return fn.applySync(undefined, args, { timeout: Math.max(1, deadline - now) })
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err)
       const reason: FailReason = /timed out/i.test(msg) ? 'timeout' : /memory limit|disposed/i.test(msg) ? 'memory' : 'crashed'

@@ -4,7 +4,8 @@
  * builds the SDK-style `ctx` per call, and returns the entry points the host calls by Reference.
  * Everything crossing the boundary is a string or number: results leave as JSON text.
  *
- * Status codes passed to `done`: 0 result (JSON), 1 threw (message), 2 invalid result (message).
+ * Status codes passed to `done`, or leading the string `call` returns when it settled at once: 0
+ * result (JSON), 1 threw (message), 2 invalid result (message).
  */
 export const PRELUDE = String.raw`(function () {
   'use strict'
@@ -19,7 +20,7 @@ export const PRELUDE = String.raw`(function () {
   const timers = new Map()
   let nextCap = 1
   let nextTimer = 1
-  let plugin, invokeContribution
+  let plugin, startContribution
 
   function describe (e) {
     try {
@@ -88,29 +89,24 @@ export const PRELUDE = String.raw`(function () {
     return Object.freeze(ctx)
   }
 
-  async function run (callId, kind, name, argsJson, signal) {
-    let value
-    try {
-      value = await invokeContribution(plugin, { kind, name, args: argsJson === '' ? undefined : parse(argsJson) }, makeCtx(callId, signal))
-    } catch (e) { fail(callId, e); return }
-    finish(callId, value)
-  }
-
+  // A call's outcome as one string: the status digit, then the payload; '' when the call had already
+  // ended (aborted). A synchronous result is returned from call() itself: no callback into the host.
   function finish (callId, value) {
-    if (!calls.delete(callId)) return
+    if (!calls.delete(callId)) return ''
     if (calls.size === 0) timers.clear()
-    if (typeof value === 'string' && value.length > maxResult) { done(callId, 2, 'result too large: ' + (value.length / 1048576).toFixed(1) + ' MB, the limit is ' + (maxResult / 1048576).toFixed(1) + ' MB'); return }
+    if (typeof value === 'string' && value.length > maxResult) return '2result too large: ' + (value.length / 1048576).toFixed(1) + ' MB, the limit is ' + (maxResult / 1048576).toFixed(1) + ' MB'
     let s
-    try { s = stringify(value === undefined ? null : value) } catch (e) { done(callId, 2, 'result is not a JSON value: ' + describe(e)); return }
+    try { s = stringify(value === undefined ? null : value) } catch (e) { return '2result is not a JSON value: ' + describe(e) }
     if (typeof s !== 'string') s = 'null'
-    if (s.length > maxResult) { done(callId, 2, 'result too large: ' + (s.length / 1048576).toFixed(1) + ' MB of JSON, the limit is ' + (maxResult / 1048576).toFixed(1) + ' MB'); return }
-    done(callId, 0, s)
+    if (s.length > maxResult) return '2result too large: ' + (s.length / 1048576).toFixed(1) + ' MB of JSON, the limit is ' + (maxResult / 1048576).toFixed(1) + ' MB'
+    return '0' + s
   }
   function fail (callId, err) {
-    if (!calls.delete(callId)) return
+    if (!calls.delete(callId)) return ''
     if (calls.size === 0) timers.clear()
-    done(callId, 1, describe(err))
+    return '1' + describe(err)
   }
+  function report (callId, outcome) { if (outcome !== '') done(callId, outcome.charCodeAt(0) - 48, outcome.slice(1)) }
 
   globalThis.setTimeout = function setTimeout (fn, ms, ...args) {
     if (typeof fn !== 'function') throw new TypeError('setTimeout needs a function')
@@ -125,14 +121,22 @@ export const PRELUDE = String.raw`(function () {
 
   return {
     install (dispatch, entry) {
-      invokeContribution = dispatch.invokeContribution
+      startContribution = dispatch.startContribution
       plugin = entry.default
       return stringify(dispatch.describePlugin(plugin))
     },
     call (callId, kind, name, argsJson) {
       const signal = new PluginAbortSignal()
       calls.set(callId, signal)
-      run(callId, kind, name, argsJson, signal)
+      let value
+      let thenable
+      try {
+        value = startContribution(plugin, { kind, name, args: argsJson === '' ? undefined : parse(argsJson) }, makeCtx(callId, signal))
+        thenable = value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function'
+      } catch (e) { return fail(callId, e) }
+      if (!thenable) return finish(callId, value)
+      Promise.resolve(value).then((v) => { report(callId, finish(callId, v)) }, (e) => { report(callId, fail(callId, e)) })
+      return ''
     },
     capDone (capId, ok, json) {
       const c = pendingCaps.get(capId)
