@@ -33,7 +33,7 @@ export const OWASP_ROWS: readonly MatrixRow[] = [
     evidence: [
       ev('runtime/governance/tool-gate.ts', 'test/governance/tool-gate.test.ts', 'call_tool:', 'tool-call gate builds the governed request'),
       ev('runtime/platform.ts', 'test/governance/tool-gate.test.ts', 'toolCallGate', 'the seam the MCP server calls before every tool'),
-      ev('runtime/mcp/calls.ts', 'test/governance/e2e.test.ts', 'export async function checkGate', 'MCP tools/call denied through the gate, end to end')
+      ev('runtime/mcp/calls.ts', 'test/governance/e2e.test.ts', 'export function checkGate', 'MCP tools/call denied through the gate, end to end')
     ]
   },
   {
