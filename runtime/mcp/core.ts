@@ -266,11 +266,13 @@ export class McpCore {
 
   /** resultType first, caching hints on complete cacheable results, serverInfo in `_meta`. */
   private decorate (method: string, result: JsonObject, ctx: CallContext): JsonObject {
-    const { resultType, _meta, ...rest } = result
-    const out: JsonObject = { resultType: typeof resultType === 'string' ? resultType : 'complete' }
-    if (out.resultType === 'complete' && CACHEABLE.has(method)) { out.ttlMs = this.opts.cacheTtlMs; out.cacheScope = this.opts.cacheScope }
-    Object.assign(out, rest)
-    out._meta = { ...(isObject(_meta) ? _meta : {}), [META_SERVER]: this.serverInfo(ctx) }
+    const resultType = typeof result.resultType === 'string' ? result.resultType : 'complete'
+    const out: JsonObject = { resultType }
+    if (resultType === 'complete' && CACHEABLE.has(method)) { out.ttlMs = this.opts.cacheTtlMs; out.cacheScope = this.opts.cacheScope }
+    // copied key by key: a rest destructuring builds one more object per request
+    for (const k in result) if (k !== 'resultType' && k !== '_meta' && Object.hasOwn(result, k)) out[k] = result[k]
+    const meta = result._meta
+    out._meta = isObject(meta) ? { ...meta, [META_SERVER]: this.serverInfo(ctx) } : { [META_SERVER]: this.serverInfo(ctx) }
     return out
   }
 
