@@ -3,62 +3,80 @@ import { open } from 'lmdb'
 import { row, type RunOptions, type Scenario, type ScenarioResult } from '../scenario.js'
 import { Store } from '../../runtime/store/index.js'
 import { ControlAuditLog, type AuditEntry } from '../../runtime/auth/index.js'
+import { GovernanceDecisionLog, type AuditEntry as Decision } from '../../runtime/governance/index.js'
 import { cpuSecondsOf } from '../lib/proc.js'
 
 interface Measured { appendsPerSec: number, cpuUsPerAppend: number, serialCommitsPerSec: number, serialP50Ms: number, serialP99Ms: number }
 
 /**
  * Durable appends on LMDB (issue 6): the control audit log (`ControlAuditLog.record`, ring buffer +
- * LMDB, resolves once committed) through our Store, against raw lmdb-js `put` of the same entry
- * with lmdb's default durable commits. Two shapes: a burst with many appends in flight (lmdb
- * batches them into few commits) and one append awaited at a time (one commit each).
+ * LMDB, resolves once committed) and the governance decision log (`GovernanceDecisionLog.record`,
+ * ring buffer + LMDB, fire-and-forget: an append counts once the database's `committed` promise
+ * after it resolves) through our Store, each against raw lmdb-js `put` of the same entry with
+ * lmdb's default durable commits. Two shapes: a burst with many appends in flight (lmdb batches
+ * them into few commits) and one append awaited at a time (one commit each).
  * Runs in the harness process; CPU is the harness process's (lmdb commits on its own thread).
  */
 const scenario: Scenario = {
   name: 'durable-writes',
-  description: 'Durable LMDB appends: control audit log (Store + ControlAuditLog.record) vs raw lmdb-js put, burst and one-at-a-time',
+  description: 'Durable LMDB appends: control audit log and governance decision log (Store + record) vs raw lmdb-js put of the same entries, burst and one-at-a-time',
   async run (opts: RunOptions): Promise<ScenarioResult> {
     const burst = opts.quick ? 20_000 : 100_000
     const serial = opts.quick ? 300 : 2000
     const entry = (i: number): AuditEntry => ({ timestamp: new Date().toISOString(), principal: 'bench', action: 'plugins.reload', target: `plugin-${i % 100}`, success: true, message: '' })
+    // a deny as the gate records it: the snapshot is what makes decision entries bigger
+    const decision = (i: number): Decision => ({
+      timestamp: new Date().toISOString(), policy_name: 'deny-list', policy_source: 'yaml:policies/base.yaml', policy_version: '1.0', decision: 'deny',
+      reason: 'blocked term', evaluation_ms: 0.004, context_snapshot: { phase: 'pre_admission', message: `call_tool:search ${i}`, user_id: 'u-1', session_id: 's-1', agent_id: 'support', model: null }
+    })
 
-    // ours: the audit log on a Store, as the platform wires it
-    const store = new Store(join(opts.tmpDir, 'ours'))
-    let ours: Measured
-    try {
+    // each log measured next to its raw peer, in its own directories: ours through a Store as the
+    // platform wires it, the peer as raw lmdb-js with the same entry shape and key, default durable commits
+    const ours = async (name: string, append: (store: Store) => (i: number) => Promise<void>): Promise<Measured> => {
+      const store = new Store(join(opts.tmpDir, `ours-${name}`))
+      try { return await measure(append(store), burst, serial) } finally { await store.close() }
+    }
+    const raw = async <V>(name: string, make: (i: number) => V): Promise<Measured> => {
+      const root = open({ path: join(opts.tmpDir, `raw-${name}`), maxDbs: 4, compression: false })
+      try {
+        const db = root.openDB<V, [number, number]>({ name, encoding: 'msgpack' })
+        let seq = 0
+        return await measure((i) => db.put([Date.now(), seq++], make(i)).then(() => undefined), burst, serial)
+      } finally { await root.close() }
+    }
+    const oursAudit = await ours('audit', (store) => {
       const audit = new ControlAuditLog(1000, store.db<AuditEntry, [number, number]>('audit'), burst * 10)
-      ours = await measure((i) => audit.record('bench', 'plugins.reload', `plugin-${i % 100}`, true), burst, serial)
-    } finally {
-      await store.close()
-    }
-
-    // peer: raw lmdb-js, same entry shape and key, default (durable) commit settings
-    const root = open({ path: join(opts.tmpDir, 'raw'), maxDbs: 4, compression: false })
-    let raw: Measured
-    try {
-      const db = root.openDB<AuditEntry, [number, number]>({ name: 'audit', encoding: 'msgpack' })
-      let seq = 0
-      raw = await measure((i) => db.put([Date.now(), seq++], entry(i)).then(() => undefined), burst, serial)
-    } finally {
-      await root.close()
-    }
-    opts.log(`  audit log: ${Math.round(ours.appendsPerSec)} appends/s burst, ${Math.round(ours.serialCommitsPerSec)} commits/s one at a time (p99 ${ours.serialP99Ms.toFixed(2)} ms)`)
-    opts.log(`  raw lmdb : ${Math.round(raw.appendsPerSec)} appends/s burst, ${Math.round(raw.serialCommitsPerSec)} commits/s one at a time (p99 ${raw.serialP99Ms.toFixed(2)} ms)`)
-    const peer = (f: (m: Measured) => number) => ({ 'lmdb-raw': f(raw) })
+      return (i) => audit.record('bench', 'plugins.reload', `plugin-${i % 100}`, true)
+    })
+    const rawAudit = await raw('audit', entry)
+    const oursDecisions = await ours('decisions', (store) => {
+      const db = store.db<Decision, [number, number]>('decisions')
+      const log = new GovernanceDecisionLog(1000, db, burst * 10)
+      return async (i) => { log.record(decision(i)); await db.committed }
+    })
+    const rawDecisions = await raw('decisions', decision)
+    const line = (who: string, m: Measured): void => { opts.log(`  ${who}: ${Math.round(m.appendsPerSec)} appends/s burst, ${Math.round(m.serialCommitsPerSec)} commits/s one at a time (p99 ${m.serialP99Ms.toFixed(2)} ms)`) }
+    line('audit log', oursAudit); line('raw lmdb ', rawAudit); line('decisions', oursDecisions); line('raw lmdb ', rawDecisions)
+    const peer = (f: (m: Measured) => number) => ({ 'lmdb-raw': f(rawAudit) })
+    const dpeer = (f: (m: Measured) => number) => ({ 'lmdb-raw': f(rawDecisions) })
     return {
       scenario: 'durable-writes',
       description: this.description,
       rows: [
-        row('audit.appends_per_s', 'audit appends/s (burst)', '/s', 'higher', ours.appendsPerSec, peer((m) => m.appendsPerSec), false),
-        row('audit.cpu_us_per_append', 'CPU per append (burst)', 'µs', 'lower', ours.cpuUsPerAppend, peer((m) => m.cpuUsPerAppend)),
-        row('audit.serial_commits_per_s', 'audit commits/s (one at a time)', '/s', 'higher', ours.serialCommitsPerSec, peer((m) => m.serialCommitsPerSec), false),
-        row('audit.serial_p99_ms', 'commit latency p99 (one at a time)', 'ms', 'lower', ours.serialP99Ms, peer((m) => m.serialP99Ms), false)
+        row('audit.appends_per_s', 'audit appends/s (burst)', '/s', 'higher', oursAudit.appendsPerSec, peer((m) => m.appendsPerSec), false),
+        row('audit.cpu_us_per_append', 'CPU per append (burst)', 'µs', 'lower', oursAudit.cpuUsPerAppend, peer((m) => m.cpuUsPerAppend)),
+        row('audit.serial_commits_per_s', 'audit commits/s (one at a time)', '/s', 'higher', oursAudit.serialCommitsPerSec, peer((m) => m.serialCommitsPerSec), false),
+        row('audit.serial_p99_ms', 'commit latency p99 (one at a time)', 'ms', 'lower', oursAudit.serialP99Ms, peer((m) => m.serialP99Ms), false),
+        row('decisions.appends_per_s', 'decision-log appends/s (burst)', '/s', 'higher', oursDecisions.appendsPerSec, dpeer((m) => m.appendsPerSec), false),
+        row('decisions.cpu_us_per_append', 'decision-log CPU per append (burst)', 'µs', 'lower', oursDecisions.cpuUsPerAppend, dpeer((m) => m.cpuUsPerAppend), false),
+        row('decisions.serial_commits_per_s', 'decision-log commits/s (one at a time)', '/s', 'higher', oursDecisions.serialCommitsPerSec, dpeer((m) => m.serialCommitsPerSec), false),
+        row('decisions.serial_p99_ms', 'decision-log commit latency p99 (one at a time)', 'ms', 'lower', oursDecisions.serialP99Ms, dpeer((m) => m.serialP99Ms), false)
       ],
       notes: [
         `burst: ${burst} appends issued at once, awaited together; one at a time: ${serial} appends, each awaited (a durable commit each); disk: ${opts.tmpDir.split('/').slice(0, 2).join('/')}`,
-        'decision-log appends join this scenario when the governance decision log is merged'
+        'the decision log records without waiting (a turn never waits on the disk); here an append is done when the commit after it resolves'
       ],
-      details: { ours, raw }
+      details: { ours: oursAudit, raw: rawAudit, oursDecisions, rawDecisions }
     }
   }
 }
