@@ -1,5 +1,5 @@
 import type { Database } from 'lmdb'
-import { RingBuffer } from '../store/ring-buffer.js'
+import { RingBuffer, entryCount } from '../store/index.js'
 
 export interface AuditEntry {
   timestamp: string
@@ -53,7 +53,7 @@ export class ControlAuditLog {
 
   private async trim (): Promise<void> {
     const db = this.db!
-    const excess = db.getCount() - this.retention
+    const excess = entryCount(db) - this.retention
     if (excess <= 0) return
     await db.transaction(() => {
       for (const key of db.getKeys({ limit: excess })) db.remove(key)

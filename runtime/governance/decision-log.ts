@@ -4,7 +4,7 @@
  * bound. It also answers the learning-signal loop: recent deny and prefer decisions for a subject.
  */
 import type { Database } from 'lmdb'
-import { RingBuffer } from '../store/index.js'
+import { RingBuffer, entryCount } from '../store/index.js'
 import type { AuditEntry } from './audit-entry.js'
 
 interface Keyed { key: [number, number], entry: AuditEntry }
@@ -77,7 +77,7 @@ export class GovernanceDecisionLog {
 
   private async trim (): Promise<void> {
     const db = this.db!
-    const excess = db.getCount() - this.retention
+    const excess = entryCount(db) - this.retention
     if (excess <= 0) return
     await db.transaction(() => { for (const key of db.getKeys({ limit: excess })) db.remove(key) })
   }

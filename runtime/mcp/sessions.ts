@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Database } from 'lmdb'
+import { entryCount } from '../store/index.js'
 import type { JsonObject, LogLevel } from './types.js'
 
 /** What survives a restart: kept in LMDB (`mcp-sessions`). */
@@ -47,7 +48,7 @@ export class SessionStore {
   private readonly sweeper: NodeJS.Timeout
 
   constructor (private readonly db: Database<SessionRecord, string>, private readonly ttlMs: number, readonly cap: number) {
-    this.count = db.getCount()
+    this.count = entryCount(db)
     this.sweeper = setInterval(() => { this.sweep() }, Math.min(60_000, Math.max(1000, ttlMs / 4)))
     this.sweeper.unref()
   }

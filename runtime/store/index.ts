@@ -1,2 +1,2 @@
-export { Store } from './lmdb.js'
+export { Store, entryCount } from './lmdb.js'
 export { RingBuffer } from './ring-buffer.js'

@@ -1,5 +1,5 @@
 import { mkdirSync } from 'node:fs'
-import { open, type RootDatabase, type Database } from 'lmdb'
+import { open, type RootDatabase, type Database, type Key } from 'lmdb'
 
 /**
  * One LMDB environment under the data directory, named databases opened once, closed on shutdown.
@@ -36,4 +36,12 @@ export class Store {
     await this.root.flushed
     await this.root.close()
   }
+}
+
+/**
+ * Entries in one database from LMDB's own statistics. `getCount()` walks every entry, so a log
+ * that checked its retention with it paid O(n) per check (9 µs per append at 100 000 entries).
+ */
+export function entryCount<V, K extends Key> (db: Database<V, K>): number {
+  return (db.getStats() as { entryCount: number }).entryCount
 }
