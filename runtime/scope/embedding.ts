@@ -1,6 +1,6 @@
 import type { AiRequest } from '../governance/contract.js'
 import type { Embedder, ScopeConfig, ScopeGuardrail, ScopeVerdict, Tier } from './contract.js'
-import { RuleBasedScopeGuardrail, IN_SCOPE_UNSCORED } from './rule-based.js'
+import { RuleBasedScopeGuardrail, IN_SCOPE_UNSCORED, screenedText } from './rule-based.js'
 import type { ScopeRuntime } from './scope-runtime.js'
 import { cosineSimilarity, isVector, round4 } from './similarity.js'
 
@@ -48,9 +48,8 @@ export class EmbeddingScopeGuardrail implements ScopeGuardrail {
   tier (): Tier { return 'EMBEDDING_SIMILARITY' }
 
   evaluate (request: AiRequest, scope: ScopeConfig): ScopeVerdict | Promise<ScopeVerdict> {
-    if (scope.unrestricted) return IN_SCOPE_UNSCORED
-    const message = request?.message
-    if (typeof message !== 'string' || message.trim() === '') return IN_SCOPE_UNSCORED
+    const message = screenedText(request, scope)
+    if (message === undefined) return IN_SCOPE_UNSCORED
     const e = this.runtime.embedder()
     if (e === undefined) {
       this.runtime.logger.warn({ tier: 'EMBEDDING_SIMILARITY' }, 'No embedding runtime available: the embedding scope tier degrades to RULE_BASED for this request. Set platform.ai.scope.embedder or choose tier RULE_BASED.')

@@ -1,7 +1,7 @@
 import type { AiRequest } from '../governance/contract.js'
 import type { ScopeConfig, ScopeGuardrail, ScopeVerdict, Tier } from './contract.js'
 import { judgeNoul, MAX_STATE_CHARS, type Answer, type NoulQuestion } from './decision-model.js'
-import { IN_SCOPE_UNSCORED } from './rule-based.js'
+import { IN_SCOPE_UNSCORED, screenedText } from './rule-based.js'
 import type { PluginClassifier, ScopeRuntime } from './scope-runtime.js'
 import { booleanSystemProperty, LLM_FAIL_OPEN_PROPERTY } from './system-properties.js'
 
@@ -26,9 +26,8 @@ export class LlmClassifierScopeGuardrail implements ScopeGuardrail {
   tier (): Tier { return 'LLM_CLASSIFIER' }
 
   async evaluate (request: AiRequest, scope: ScopeConfig): Promise<ScopeVerdict> {
-    if (scope.unrestricted) return IN_SCOPE_UNSCORED
-    const message = request?.message
-    if (typeof message !== 'string' || message.trim() === '') return IN_SCOPE_UNSCORED
+    const message = screenedText(request, scope)
+    if (message === undefined) return IN_SCOPE_UNSCORED
     const plugin = this.runtime.pluginClassifier()
     if (plugin !== undefined) return await this.viaPlugin(plugin, request, scope)
     const model = this.runtime.decisionModel()

@@ -25,6 +25,13 @@ const LETTER_OR_DIGIT = /[\p{L}\p{Nd}]/u
 
 export const IN_SCOPE_UNSCORED: ScopeVerdict = Object.freeze({ outcome: 'IN_SCOPE', reason: '', similarity: Number.NaN })
 
+/** The text the scoring tiers screen; undefined (admit unscored) for an unrestricted scope or no message text. */
+export function screenedText (request: AiRequest, scope: ScopeConfig): string | undefined {
+  if (scope.unrestricted) return undefined
+  const message = request?.message
+  return typeof message !== 'string' || message.trim() === '' ? undefined : message
+}
+
 /** What a scope needs on every request, worked out once: lowered topics and the probes its purpose leaves on. */
 interface Prepared { topics: { topic: string, lowered: string }[], probes: RegExp[] }
 

@@ -1,7 +1,7 @@
 import type { AiRequest } from '../governance/contract.js'
 import type { Embedder, ScopeConfig, ScopeGuardrail, ScopeVerdict, Tier } from './contract.js'
 import { VectorCache, embedOne } from './embedding.js'
-import { RuleBasedScopeGuardrail, IN_SCOPE_UNSCORED } from './rule-based.js'
+import { RuleBasedScopeGuardrail, IN_SCOPE_UNSCORED, screenedText } from './rule-based.js'
 import type { ScopeRuntime } from './scope-runtime.js'
 import { cosineSimilarity, round4 } from './similarity.js'
 import { booleanSystemProperty, SEMANTIC_FAIL_OPEN_PROPERTY } from './system-properties.js'
@@ -35,9 +35,8 @@ export class SemanticIntentScopeGuardrail implements ScopeGuardrail {
   tier (): Tier { return 'SEMANTIC_INTENT' }
 
   evaluate (request: AiRequest, scope: ScopeConfig): ScopeVerdict | Promise<ScopeVerdict> {
-    if (scope.unrestricted) return IN_SCOPE_UNSCORED
-    const message = request?.message
-    if (typeof message !== 'string' || message.trim() === '') return IN_SCOPE_UNSCORED
+    const message = screenedText(request, scope)
+    if (message === undefined) return IN_SCOPE_UNSCORED
     const e = this.runtime.embedder()
     if (e === undefined) {
       if (this.failOpen ?? booleanSystemProperty(SEMANTIC_FAIL_OPEN_PROPERTY)) {
