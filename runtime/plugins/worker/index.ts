@@ -7,6 +7,7 @@ import { PluginCallError, type InvokeOptions, type InvokeRequest, type LoadSpec,
 import { parseResult } from '../json-result.js'
 import { runCapability } from '../capability-call.js'
 import { CallSlots } from '../call-slots.js'
+import { Cancellation } from '../cancel.js'
 import type { CapReply, WorkerData, WorkerTask, WorkerToHost } from './protocol.js'
 
 /** Largest JSON result (and progress message) a worker plugin may hand back unless the spec sets another. */
@@ -27,31 +28,12 @@ const TASK = useCompiled ? compiledTask : new URL(`./worker-task${fromSource ? '
 const HOOKS = useCompiled ? new URL('../../../dist/runtime/plugins/worker/sdk-hooks.js', here) : new URL(`./sdk-hooks${fromSource ? '.ts' : '.js'}`, here)
 const SDK = import.meta.resolve('agent-platform/sdk')
 
-/**
- * The abort handle piscina gets for one call: an EventEmitter-style object piscina accepts
- * (`once`/`removeListener`), several times cheaper than an AbortController per call.
- */
-class CallAbort {
-  aborted = false
-  reason: unknown = undefined
-  private listener: (() => void) | undefined
-  once (_type: 'abort', fn: () => void): void { this.listener = fn }
-  removeListener (): void { this.listener = undefined }
-  abort (reason: string): void {
-    if (this.aborted) return
-    this.aborted = true
-    this.reason = reason
-    const fn = this.listener
-    this.listener = undefined
-    fn?.()
-  }
-}
-
 interface CallState {
   id: number
   slot: number
   onProgress: ((p: unknown) => void) | undefined
-  abort: CallAbort
+  /** What piscina gets as the task's signal (it takes any addEventListener-shaped one): much cheaper than an AbortController per call. */
+  abort: Cancellation
   timer: NodeJS.Timeout | undefined
   timedOut: boolean
   /** Messages of this call received so far, and how many the worker said it sent (-1 until the result). */
@@ -136,7 +118,7 @@ class WorkerInstance implements SandboxInstance {
     }
     const slot = this.freeSlots.pop()!
     this.starts[slot] = 0
-    const abort = new CallAbort()
+    const abort = new Cancellation()
     const s: CallState = { id: this.nextId++, slot, onProgress: opts.onProgress, abort, timer: undefined, timedOut: false, received: 0, expected: -1, onAll: undefined }
     this.calls.set(s.id, s)
     s.timer = setTimeout(this.checkTimeout, this.timeoutMs, s)
