@@ -62,7 +62,7 @@ export function filterInputRequests (requests: Record<string, JsonObject>, caps:
 }
 
 /** Builds the InvokeContext of one run: progress and log partials become notifications on the request's sink. */
-export function invokeContext (ctx: CallContext, signal: CancelSignal, params: JsonObject, retry: RetryInput, caps: JsonObject): InvokeContext {
+export function invokeContext (ctx: CallContext, signal: CancelSignal, params: JsonObject, gathered: RetryInput['gathered'], toolState: unknown, caps: JsonObject): InvokeContext {
   const meta = isObject(params._meta) ? params._meta : undefined
   const token = meta?.progressToken
   const logLevel = ctx.meta !== undefined ? ctx.meta['io.modelcontextprotocol/logLevel'] as LogLevel | undefined : ctx.session?.record.logLevel
@@ -96,8 +96,8 @@ export function invokeContext (ctx: CallContext, signal: CancelSignal, params: J
     }
   }
   if (ctx.session !== undefined) ictx.sessionId = ctx.session.id
-  if (retry.gathered !== undefined) ictx.inputResponses = retry.gathered
-  if (retry.toolState !== undefined) ictx.requestState = retry.toolState
+  if (gathered !== undefined) ictx.inputResponses = gathered
+  if (toolState !== undefined) ictx.requestState = toolState
   return ictx
 }
 

@@ -353,7 +353,7 @@ export class McpCore {
     if (gated !== undefined) await gated
     const argCount = Object.keys(args).length
     const runner: Runner = async (gathered, toolState, signal) => {
-      const ictx = invokeContext(ctx, signal, p, { ...(gathered !== undefined ? { gathered } : {}), ...(toolState !== undefined ? { toolState } : {}) }, caps)
+      const ictx = invokeContext(ctx, signal, p, gathered, toolState, caps)
       try {
         return valueOutcome(await this.wrap({ name, type: 'tool', argCount, ctx }, () => tool.invoke(args, ictx)))
       } catch (err) {
@@ -458,7 +458,7 @@ export class McpCore {
     const retry = retryInput(p, this.codec, 'resources/read', uri, ctx.principal ?? null)
     const caps = clientCapabilities(ctx)
     const runner: Runner = async (g, st, signal) => {
-      const ictx = invokeContext(ctx, signal, p, { ...(g !== undefined ? { gathered: g } : {}), ...(st !== undefined ? { toolState: st } : {}) }, caps)
+      const ictx = invokeContext(ctx, signal, p, g, st, caps)
       try {
         const v = await this.wrap({ name: uri, type: 'resource', argCount: 1, ctx }, () => entry.read(uri, ictx))
         const o = valueOutcome(v)
@@ -486,7 +486,7 @@ export class McpCore {
     const retry = retryInput(p, this.codec, 'prompts/get', name, ctx.principal ?? null)
     const caps = clientCapabilities(ctx)
     const runner: Runner = async (g, st, signal) => {
-      const ictx = invokeContext(ctx, signal, p, { ...(g !== undefined ? { gathered: g } : {}), ...(st !== undefined ? { toolState: st } : {}) }, caps)
+      const ictx = invokeContext(ctx, signal, p, g, st, caps)
       try {
         const v = await this.wrap({ name, type: 'prompt', argCount: Object.keys(args).length, ctx }, () => prompt.get(args, ictx))
         const o = valueOutcome(v)
