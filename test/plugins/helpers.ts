@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
-import { installPlugins, type PluginHost } from '../../runtime/plugins/index.js'
+import { installPlugins, PluginCallError, type PluginHost, type SandboxInstance } from '../../runtime/plugins/index.js'
 
 export interface PluginFiles { manifest?: Record<string, unknown> | string, index?: string, files?: Record<string, string> }
 
@@ -63,4 +63,16 @@ export async function waitFor<T> (check: () => T | undefined | false, what: stri
 
 export function statusOf (tp: TestPlatform, name: string) {
   return tp.platform.plugins.status().find((s) => s.name === name)
+}
+
+/** One tool call on a sandbox instance of any tier. */
+export const tool = (inst: SandboxInstance, name: string, args: unknown = {}, opts = {}): Promise<unknown> => inst.invoke({ kind: 'tool', name, args }, opts)
+
+/** The call fails with a PluginCallError of `reason` whose message matches `re`. */
+export async function rejects (t: Tap.Test, p: Promise<unknown>, reason: string, re: RegExp): Promise<void> {
+  try { await p; t.fail('expected a failure') } catch (err) {
+    t.ok(err instanceof PluginCallError, 'a PluginCallError')
+    t.equal((err as PluginCallError).reason, reason)
+    t.match((err as Error).message, re)
+  }
 }

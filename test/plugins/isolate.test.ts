@@ -4,8 +4,9 @@ import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { startTestPlatform } from '../helpers/platform.js'
 import { loadIsolate } from '../../runtime/plugins/isolate/index.js'
-import { PluginCallError, type LoadSpec, type Capabilities, type SandboxInstance } from '../../runtime/plugins/index.js'
+import type { LoadSpec, Capabilities } from '../../runtime/plugins/index.js'
 import { kvNamespace } from '../helpers/kv-capability.js'
+import { tool, rejects } from './helpers.js'
 
 const tp = await startTestPlatform()
 t.teardown(tp.close)
@@ -18,15 +19,6 @@ function spec (dir: string, over: Partial<LoadSpec> = {}, limits: Partial<LoadSp
     manifest: { name: 'healthy', version: '1.0.0', entry: 'index.js', sandbox: 'isolate', permissions: { net: [], kv: true, env: ['GREETING'] }, limits: { memoryMb: 32, timeoutMs: 2000, concurrency: 4 } },
     grant: { sandbox: 'isolate', permissions: { net: [], kv: true, env: ['GREETING'] }, limits: { memoryMb: 32, timeoutMs: 2000, concurrency: 4, ...limits } },
     capabilities, metrics: tp.platform.metrics, ...over
-  }
-}
-const tool = (inst: SandboxInstance, name: string, args: unknown = {}, opts = {}): Promise<unknown> => inst.invoke({ kind: 'tool', name, args }, opts)
-
-async function rejects (t: Tap.Test, p: Promise<unknown>, reason: string, re: RegExp): Promise<void> {
-  try { await p; t.fail('expected a failure') } catch (err) {
-    t.ok(err instanceof PluginCallError, 'a PluginCallError')
-    t.equal((err as PluginCallError).reason, reason)
-    t.match((err as Error).message, re)
   }
 }
 

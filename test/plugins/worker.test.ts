@@ -4,8 +4,9 @@ import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { startTestPlatform } from '../helpers/platform.js'
 import { loadWorker } from '../../runtime/plugins/worker/index.js'
-import { PluginCallError, type LoadSpec, type Capabilities, type SandboxInstance } from '../../runtime/plugins/index.js'
+import type { LoadSpec, Capabilities } from '../../runtime/plugins/index.js'
 import { kvNamespace } from '../helpers/kv-capability.js'
+import { tool, rejects } from './helpers.js'
 
 const tp = await startTestPlatform()
 t.teardown(tp.close)
@@ -19,15 +20,6 @@ function spec (dir: string, limits: Partial<LoadSpec['grant']['limits']> = {}): 
     manifest: { name: 'healthy', version: '1.0.0', entry: 'index.js', sandbox: 'worker', permissions: { net: [], kv: true, env: ['GREETING'] }, limits: l },
     grant: { sandbox: 'worker', permissions: { net: [], kv: true, env: ['GREETING'] }, limits: l },
     capabilities, metrics: tp.platform.metrics
-  }
-}
-const tool = (inst: SandboxInstance, name: string, args: unknown = {}, opts = {}): Promise<unknown> => inst.invoke({ kind: 'tool', name, args }, opts)
-
-async function rejects (t: Tap.Test, p: Promise<unknown>, reason: string, re: RegExp): Promise<void> {
-  try { await p; t.fail('expected a failure') } catch (err) {
-    t.ok(err instanceof PluginCallError, 'a PluginCallError')
-    t.equal((err as PluginCallError).reason, reason)
-    t.match((err as Error).message, re)
   }
 }
 

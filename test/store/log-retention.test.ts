@@ -12,6 +12,14 @@ const dir = mkdtempSync(join(tmpdir(), 'retention-'))
 const store = new Store(dir)
 t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }) })
 
+/** The log holds a contiguous run of the newest of 5000 entries labelled `<prefix><i>`, within the bounds. */
+function keptNewest (t: Tap.Test, count: number, labels: string[], prefix: string): void {
+  t.equal(count, labels.length)
+  t.ok(labels.length >= 1500 && labels.length <= 2500, `${labels.length} entries kept`)
+  t.equal(labels.at(-1), `${prefix}4999`, 'the newest is kept')
+  t.same(labels, Array.from({ length: labels.length }, (_, i) => `${prefix}${5000 - labels.length + i}`), 'a contiguous run of the newest')
+}
+
 /** Lets the last trim's transaction land: trims run after a write, asynchronously. */
 async function quiet (): Promise<void> { await new Promise((resolve) => setTimeout(resolve, 50)) }
 
@@ -33,11 +41,7 @@ t.test('control audit log: the oldest entries beyond the retention are removed, 
   const log = new ControlAuditLog(100, db, 1500)
   for (let i = 0; i < 5000; i++) await log.record('ops', 'plugins.reload', `t-${i}`, true)
   await quiet()
-  const targets = [...db.getRange()].map(({ value }) => value.target)
-  t.equal(entryCount(db), targets.length)
-  t.ok(targets.length >= 1500 && targets.length <= 2500, `${targets.length} entries kept`)
-  t.equal(targets.at(-1), 't-4999', 'the newest is kept')
-  t.same(targets, Array.from({ length: targets.length }, (_, i) => `t-${5000 - targets.length + i}`), 'a contiguous run of the newest')
+  keptNewest(t, entryCount(db), [...db.getRange()].map(({ value }) => value.target), 't-')
 })
 
 t.test('decision log: the oldest entries beyond the retention are removed, the newest kept', async (t) => {
@@ -47,9 +51,5 @@ t.test('decision log: the oldest entries beyond the retention are removed, the n
   for (let i = 0; i < 5000; i++) { log.record(entry(i)); if (i % 100 === 99) await db.committed }
   await db.committed
   await quiet()
-  const reasons = [...db.getRange()].map(({ value }) => value.reason)
-  t.equal(entryCount(db), reasons.length)
-  t.ok(reasons.length >= 1500 && reasons.length <= 2500, `${reasons.length} entries kept`)
-  t.equal(reasons.at(-1), 'r-4999', 'the newest is kept')
-  t.same(reasons, Array.from({ length: reasons.length }, (_, i) => `r-${5000 - reasons.length + i}`), 'a contiguous run of the newest')
+  keptNewest(t, entryCount(db), [...db.getRange()].map(({ value }) => value.reason), 'r-')
 })
