@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Database } from 'lmdb'
 import { entryCount } from '../store/index.js'
-import type { JsonObject, LogLevel } from './types.js'
+import type { JsonObject, LogLevel } from './wire.js'
 
 /** What survives a restart: kept in LMDB (`mcp-sessions`). */
 export interface SessionRecord {

@@ -1,4 +1,4 @@
-import { McpError, INVALID_REQUEST } from './errors.js'
+import { McpError, ErrorCode } from './errors.js'
 import type { Session } from './sessions.js'
 import { META_SUBSCRIPTION, isObject, type CallContext, type JsonObject, type Sink } from './types.js'
 
@@ -13,7 +13,7 @@ export class Subscriptions {
   private readonly listeners = new Set<Listener>()
 
   async listen (id: string | number, p: JsonObject, ctx: CallContext): Promise<JsonObject> {
-    if (ctx.sink.canStream === false) throw new McpError(INVALID_REQUEST, 'subscriptions/listen needs a stream: send Accept: text/event-stream')
+    if (ctx.sink.canStream === false) throw new McpError(ErrorCode.InvalidRequest, 'subscriptions/listen needs a stream: send Accept: text/event-stream')
     const requested = isObject(p.notifications) ? p.notifications : {}
     const filter: JsonObject = {}
     for (const k of ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged']) if (requested[k] === true) filter[k] = true
