@@ -5,7 +5,7 @@ import { NO_WRAP, type InvocationWrapper } from './calls.js'
 import type { McpRegistry, ToolEntry } from './registry.js'
 import type { RequestStateCodec } from './request-state.js'
 import type { SessionStore, Session } from './sessions.js'
-import type { TaskManager } from './tasks.js'
+import type { TaskManager, TaskRecord } from './tasks.js'
 import { Subscriptions } from './subscriptions.js'
 import { sessionDispatch } from './session-dialect.js'
 import { statelessDispatch } from './stateless-dialect.js'
@@ -31,6 +31,9 @@ export type BeforeDispatch = (msg: { method: string, params: JsonObject | undefi
  * has answered it (OAuth 401/403). Unlike BeforeDispatch it also covers GET streams and DELETE.
  */
 export type HttpGuard = (ctx: Context, endpoint: EndpointRef) => boolean | Promise<boolean>
+
+/** The LMDB database handed-out tasks are kept in. */
+const TASKS_DB = 'mcp-tasks'
 
 /** Status of a message that has no response (a notification or a client's response). */
 const ACCEPTED = 202
@@ -58,6 +61,7 @@ export class McpCore {
     readonly opts: CoreOptions
   ) {
     registry.onChange(() => { this.infos.clear(); this.lists.clear(); this.subscriptions.changed(this.sessions.liveSessions()) })
+    tasks.persistIn(platform.store.db<TaskRecord, string>(TASKS_DB), (err) => { platform.logger.error({ err, area: 'mcp' }, 'MCP task write to LMDB failed') })
   }
 
   async handle (msg: unknown, ctx: CallContext): Promise<Handled> {

@@ -41,7 +41,7 @@ export async function callTool (core: McpCore, p: JsonObject, ctx: CallContext, 
   if (withExt && tool.taskSupport !== 'forbidden') return await taskCall(core, runner, retry, ctx, name)
   if (!modern && isObject(p.task)) {
     if (version !== '2025-11-25' || tool.taskSupport === 'forbidden') throw new McpError(ErrorCode.MethodNotFound, `Tool '${name}' does not support task execution`)
-    return legacyTaskCall(core, runner, p.task, ctx)
+    return await legacyTaskCall(core, runner, p.task, ctx)
   }
   const out = await runner(retry.gathered, retry.toolState, ctx.signal)
   const result = await settle(core, out, runner, retry, ctx, 'tools/call', name, modern)

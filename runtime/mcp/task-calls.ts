@@ -39,11 +39,14 @@ export async function taskCall (core: McpCore, runner: Runner, retry: RetryInput
   }
   const resumeRunner: Runner = async (g, s, signal) => declared(await runner({ ...retry.gathered, ...g }, s, signal))
   void core.tasks.drive(t, resumeRunner, first.then(declared)).catch(() => {})
-  return { resultType: 'task', taskId: t.id, status: t.status, createdAt: t.createdAt, lastUpdatedAt: t.lastUpdatedAt, ttlMs: t.ttlMs, pollIntervalMs: t.pollIntervalMs }
+  // the handle shows the task as it was handed out, even if it moves while the write commits
+  const handle = { resultType: 'task', taskId: t.id, status: t.status, createdAt: t.createdAt, lastUpdatedAt: t.lastUpdatedAt, ttlMs: t.ttlMs, pollIntervalMs: t.pollIntervalMs }
+  await core.tasks.keep(t)
+  return handle
 }
 
 /** 2025-11-25 experimental form: the client asked with `params.task`; its input goes over the GET stream. */
-export function legacyTaskCall (core: McpCore, runner: Runner, taskParams: JsonObject, ctx: CallContext): JsonObject {
+export async function legacyTaskCall (core: McpCore, runner: Runner, taskParams: JsonObject, ctx: CallContext): Promise<JsonObject> {
   const ttl = typeof taskParams.ttl === 'number' && taskParams.ttl > 0 ? Math.min(taskParams.ttl, MAX_LEGACY_TTL_MS) : core.tasks.defaultTtlMs
   const t = core.tasks.create(ctx.principal ?? null, ttl)
   const s = ctx.session
@@ -57,5 +60,7 @@ export function legacyTaskCall (core: McpCore, runner: Runner, taskParams: JsonO
     }
   }
   void core.tasks.drive(t, sessionRunner, sessionRunner(undefined, undefined, t.abort.signal)).catch(() => {})
-  return { task: legacyTask(t) }
+  const handle = { task: legacyTask(t) }
+  await core.tasks.keep(t)
+  return handle
 }
