@@ -37,9 +37,9 @@ export class Subscriptions {
       if (Array.isArray(l.filter.resourceSubscriptions)) for (const uri of l.filter.resourceSubscriptions) l.sink.notify({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri, _meta: { [META_SUBSCRIPTION]: l.id } } })
     }
     for (const s of sessions) {
-      if (s.channel === undefined) continue
-      for (const [, method] of kinds) s.channel({ jsonrpc: '2.0', method })
-      for (const uri of s.record.subscriptions) s.channel({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } })
+      if (s.channel === undefined && s.history === undefined) continue
+      for (const [, method] of kinds) s.notify({ jsonrpc: '2.0', method })
+      for (const uri of s.record.subscriptions) s.notify({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } })
     }
   }
 }

@@ -50,7 +50,7 @@ export async function legacyTaskCall (core: McpCore, runner: Runner, taskParams:
   const ttl = typeof taskParams.ttl === 'number' && taskParams.ttl > 0 ? Math.min(taskParams.ttl, MAX_LEGACY_TTL_MS) : core.tasks.defaultTtlMs
   const t = core.tasks.create(ctx.principal ?? null, ttl)
   const s = ctx.session
-  const sink: Sink = { notify: (m) => { s?.channel?.(m) } }
+  const sink: Sink = { notify: (m) => { s?.notify(m) } }
   if (s !== undefined) sink.request = async (method, params) => await core.requestOverChannel(s, method, params)
   const tctx: CallContext = { ...ctx, sink, signal: t.abort.signal }
   const sessionRunner: Runner = async (g, st, signal) => {
