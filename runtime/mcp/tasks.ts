@@ -87,7 +87,7 @@ export class TaskManager {
     const now = Date.now()
     const nowIso = new Date(now).toISOString()
     for (const { key, value } of db.getRange()) {
-      if (Date.parse(value.lastUpdatedAt) + value.ttlMs < now) { void this.write(db.remove(key)); continue }
+      if (Date.parse(value.lastUpdatedAt) + value.ttlMs < now) { void this.write(() => db.remove(key)); continue }
       const t: Task = { ...value, abort: new AbortController(), waiters: [], durable: true }
       if (!TERMINAL.has(t.status)) {
         t.abort.abort()
@@ -96,7 +96,7 @@ export class TaskManager {
         t.error = { code: ErrorCode.InternalError, message: INTERRUPTED }
         t.lastUpdatedAt = nowIso
         delete t.inputRequests
-        void this.write(db.put(key, recordOf(t)))
+        void this.write(() => db.put(key, recordOf(t)))
       }
       this.tasks.set(key, t)
     }
@@ -197,13 +197,14 @@ export class TaskManager {
 
   /** Writes a durable task; after close nothing is written, so unfinished tasks read as interrupted next start. */
   private async save (t: Task): Promise<void> {
-    if (this.db === undefined || t.durable !== true || this.closed) return
-    await this.write(this.db.put(t.id, recordOf(t)))
+    const db = this.db
+    if (db === undefined || t.durable !== true || this.closed) return
+    await this.write(() => db.put(t.id, recordOf(t)))
   }
 
   /** A failed write is reported (logged by the caller of persistIn), never thrown at a task's run. */
-  private async write (op: Promise<unknown>): Promise<void> {
-    try { await op } catch (err) { this.onWriteError(err) }
+  private async write (op: () => Promise<unknown>): Promise<void> {
+    try { await op() } catch (err) { this.onWriteError(err) }
   }
 
   private sweep (): void {
@@ -215,7 +216,8 @@ export class TaskManager {
       if (t.status === 'input_required') this.cancel(t)
       else if (TERMINAL.has(t.status)) {
         this.tasks.delete(id)
-        if (this.db !== undefined && t.durable === true && !this.closed) void this.write(this.db.remove(id))
+        const db = this.db
+        if (db !== undefined && t.durable === true && !this.closed) void this.write(() => db.remove(id))
       }
     }
   }
