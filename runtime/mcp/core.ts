@@ -7,18 +7,10 @@ import type { RequestStateCodec } from './request-state.js'
 import type { SessionStore, Session } from './sessions.js'
 import type { TaskManager, TaskRecord } from './tasks.js'
 import { Subscriptions } from './subscriptions.js'
+import type { CoreOptions, CoreState } from './core-state.js'
 import { sessionDispatch } from './session-dialect.js'
 import { statelessDispatch } from './stateless-dialect.js'
 import { isObject, MODERN_VERSION, META_VERSION, type CallContext, type EndpointRef, type JsonObject } from './types.js'
-
-export interface CoreOptions {
-  serverName: string
-  serverVersion: string
-  instructions?: string
-  cacheTtlMs: number
-  cacheScope: 'public' | 'private'
-  syncWindowMs: number
-}
 
 /** The outcome of one message: a response (or none for notifications and client responses) and the HTTP status. */
 export interface Handled { response?: JsonObject, status: number }
@@ -44,7 +36,7 @@ const ACCEPTED = 202
  * → stateless (stateless-dialect.ts); everything else → the session dialect (session-dialect.ts:
  * initialize, Mcp-Session-Id). The state both share lives here.
  */
-export class McpCore {
+export class McpCore implements CoreState {
   readonly beforeDispatch: BeforeDispatch[] = []
   readonly httpGuards: HttpGuard[] = []
   wrap: InvocationWrapper = NO_WRAP
@@ -95,7 +87,6 @@ export class McpCore {
     else p.resolve(msg.result)
   }
 
-  /** The session a session-dialect request names in its Mcp-Session-Id header. */
   sessionFromHeader (ctx: CallContext): Session {
     if (ctx.transport === 'ws') throw rejection(ErrorCode.ServerError, 'Bad Request: send initialize first on this socket, or use the 2026-07-28 dialect (_meta on every request)')
     const sid = ctx.headers?.['mcp-session-id']
@@ -106,7 +97,6 @@ export class McpCore {
     return s
   }
 
-  /** Sends a server-to-client request on a session's notification channel and awaits its answer. */
   async requestOverChannel (s: Session, method: string, params: unknown): Promise<unknown> {
     if (s.channel === undefined) throw new McpError(ErrorCode.InvalidRequest, 'No open stream to send a request to the client on')
     const id = s.newRequestId()
@@ -116,7 +106,6 @@ export class McpCore {
     })
   }
 
-  /** Cached per endpoint until the registry changes: every stateless result carries it. */
   serverInfo (ctx: CallContext): JsonObject {
     const key = ctx.endpoint.agent ?? ''
     let info = this.infos.get(key)
@@ -128,7 +117,6 @@ export class McpCore {
     return info
   }
 
-  /** The tools/list entries of an endpoint for one protocol version, built once per registry change. */
   listedTools (ctx: CallContext, version: string): JsonObject[] {
     const key = `${ctx.endpoint.agent ?? ''}\0${version}`
     let list = this.lists.get(key)

@@ -1,4 +1,4 @@
-import type { McpCore } from './core.js'
+import type { CoreState } from './core-state.js'
 import { McpError, ErrorCode } from './errors.js'
 import { checkParamHeaders } from './headers.js'
 import { checkGate, clientCapabilities, retryInput } from './calls.js'
@@ -15,7 +15,7 @@ const MAX_COMPLETIONS = 100
 // The methods that run a handler (tools/call, resources/read, prompts/get, completion/complete),
 // shared by both dialects; `modern` is the 2026-07-28 dialect.
 
-export async function callTool (core: McpCore, p: JsonObject, ctx: CallContext, version: string): Promise<JsonObject> {
+export async function callTool (core: CoreState, p: JsonObject, ctx: CallContext, version: string): Promise<JsonObject> {
   const name = p.name
   if (typeof name !== 'string' || name === '') throw new McpError(ErrorCode.InvalidParams, 'Missing tool name')
   const tool = core.registry.view(ctx.endpoint.agent).toolsByName.get(name)
@@ -50,7 +50,7 @@ export async function callTool (core: McpCore, p: JsonObject, ctx: CallContext, 
   return result
 }
 
-export async function readResource (core: McpCore, p: JsonObject, ctx: CallContext, modern: boolean): Promise<JsonObject> {
+export async function readResource (core: CoreState, p: JsonObject, ctx: CallContext, modern: boolean): Promise<JsonObject> {
   const uri = p.uri
   if (typeof uri !== 'string' || uri === '') throw new McpError(ErrorCode.InvalidParams, 'Missing resource URI')
   const resource = findResource(core.registry.view(ctx.endpoint.agent), uri)
@@ -61,7 +61,7 @@ export async function readResource (core: McpCore, p: JsonObject, ctx: CallConte
   return await settle(core, await runner(retry.gathered, retry.toolState, ctx.signal), runner, retry, ctx, 'resources/read', uri, modern)
 }
 
-export async function getPrompt (core: McpCore, p: JsonObject, ctx: CallContext, modern: boolean): Promise<JsonObject> {
+export async function getPrompt (core: CoreState, p: JsonObject, ctx: CallContext, modern: boolean): Promise<JsonObject> {
   const name = p.name
   if (typeof name !== 'string' || name === '') throw new McpError(ErrorCode.InvalidParams, 'Missing prompt name')
   const prompt = core.registry.view(ctx.endpoint.agent).promptsByName.get(name)
@@ -79,7 +79,7 @@ export async function getPrompt (core: McpCore, p: JsonObject, ctx: CallContext,
   return await settle(core, await runner(retry.gathered, retry.toolState, ctx.signal), runner, retry, ctx, 'prompts/get', name, modern)
 }
 
-export async function complete (core: McpCore, p: JsonObject, ctx: CallContext): Promise<JsonObject> {
+export async function complete (core: CoreState, p: JsonObject, ctx: CallContext): Promise<JsonObject> {
   const ref = p.ref
   const arg = p.argument
   if (!isObject(ref) || !isObject(arg) || typeof arg.name !== 'string') throw new McpError(ErrorCode.InvalidParams, 'completion/complete needs ref and argument {name, value}')

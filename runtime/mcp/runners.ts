@@ -1,5 +1,5 @@
 import { toContents, toPromptResult, isInputRequired } from './content.js'
-import type { McpCore } from './core.js'
+import type { CoreState } from './core-state.js'
 import { McpError, ErrorCode, HttpStatus } from './errors.js'
 import { clientCapabilities, failureOutcome, filterInputRequests, invokeContext, valueOutcome, type RetryInput } from './calls.js'
 import type { InvokeContext, PromptEntry, ResourceEntry, ToolEntry } from './registry.js'
@@ -43,7 +43,7 @@ function failureOf (inv: Invocation, err: unknown): Outcome {
 }
 
 /** The runner of one invocation: each run (first, and each input round) calls the handler once. */
-export function runnerFor (core: McpCore, inv: Invocation, p: JsonObject, caps: JsonObject): Runner {
+export function runnerFor (core: CoreState, inv: Invocation, p: JsonObject, caps: JsonObject): Runner {
   const ctx = inv.ctx
   return async (gathered, toolState, signal) => {
     const ictx = invokeContext(ctx, signal, p, gathered, toolState, caps)
@@ -56,7 +56,7 @@ export function runnerFor (core: McpCore, inv: Invocation, p: JsonObject, caps: 
 }
 
 /** Complete → result; input required → an InputRequiredResult (stateless) or client requests (session). */
-export async function settle (core: McpCore, out: Outcome, runner: Runner, retry: RetryInput, ctx: CallContext, method: string, target: string, modern: boolean): Promise<JsonObject> {
+export async function settle (core: CoreState, out: Outcome, runner: Runner, retry: RetryInput, ctx: CallContext, method: string, target: string, modern: boolean): Promise<JsonObject> {
   let gathered = retry.gathered
   let toolState = retry.toolState
   for (let round = 0; ; round++) {

@@ -1,4 +1,4 @@
-import type { McpCore } from './core.js'
+import type { CoreState } from './core-state.js'
 import { McpError, ErrorCode, HttpStatus, rejection } from './errors.js'
 import type { Session } from './sessions.js'
 import { describeResource, describeTemplate, describePrompt, legacyTask } from './describe.js'
@@ -13,7 +13,7 @@ const TASK_PAGE = 100
  * The session dialect (2024-11-05 … 2025-11-25): initialize opens a session, every later request
  * names it in Mcp-Session-Id (or rides the WebSocket it was opened on).
  */
-export async function sessionDispatch (core: McpCore, method: string, params: JsonObject | undefined, id: unknown, ctx: CallContext): Promise<JsonObject | undefined> {
+export async function sessionDispatch (core: CoreState, method: string, params: JsonObject | undefined, id: unknown, ctx: CallContext): Promise<JsonObject | undefined> {
   if (method === 'initialize') return initialize(core, params, ctx)
   const s = ctx.session ?? core.sessionFromHeader(ctx)
   const hv = ctx.headers?.['mcp-protocol-version']?.trim()
@@ -31,7 +31,7 @@ export async function sessionDispatch (core: McpCore, method: string, params: Js
   }
 }
 
-function notification (core: McpCore, method: string, params: JsonObject | undefined, s: Session): void {
+function notification (core: CoreState, method: string, params: JsonObject | undefined, s: Session): void {
   if (method === 'notifications/initialized') { if (!s.record.initialized) { s.record.initialized = true; core.sessions.save(s) } return }
   if (method === 'notifications/cancelled') {
     const rid = params?.requestId
@@ -39,7 +39,7 @@ function notification (core: McpCore, method: string, params: JsonObject | undef
   }
 }
 
-function initialize (core: McpCore, params: JsonObject | undefined, ctx: CallContext): JsonObject {
+function initialize (core: CoreState, params: JsonObject | undefined, ctx: CallContext): JsonObject {
   const requested = params?.protocolVersion
   const version = typeof requested === 'string' && (SESSION_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_SESSION_VERSION
   const caps = isObject(params?.capabilities) ? params.capabilities : {}
@@ -61,7 +61,7 @@ function initialize (core: McpCore, params: JsonObject | undefined, ctx: CallCon
   return out
 }
 
-async function sessionMethod (core: McpCore, method: string, p: JsonObject, ctx: CallContext, s: Session): Promise<JsonObject> {
+async function sessionMethod (core: CoreState, method: string, p: JsonObject, ctx: CallContext, s: Session): Promise<JsonObject> {
   const view = core.registry.view(ctx.endpoint.agent)
   switch (method) {
     case 'ping': return {}

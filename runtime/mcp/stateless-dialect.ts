@@ -1,4 +1,4 @@
-import type { McpCore } from './core.js'
+import type { CoreState } from './core-state.js'
 import { McpError, ErrorCode, HttpStatus, rejection } from './errors.js'
 import { checkRoutingHeaders } from './headers.js'
 import { hasTasksExtension, missingTasksExtension, describeResource, describeTemplate, describePrompt, taskDetail } from './describe.js'
@@ -15,7 +15,7 @@ const TASK_METHODS = new Set(['tasks/get', 'tasks/update', 'tasks/cancel'])
 const SUPPORTED_ALL = [MODERN_VERSION, ...SESSION_VERSIONS]
 
 /** The stateless dialect (2026-07-28): every request carries its `_meta` envelope; no session. */
-export async function statelessDispatch (core: McpCore, method: string, params: JsonObject | undefined, id: unknown, ctx: CallContext): Promise<JsonObject | undefined> {
+export async function statelessDispatch (core: CoreState, method: string, params: JsonObject | undefined, id: unknown, ctx: CallContext): Promise<JsonObject | undefined> {
   if (id === undefined) return undefined
   if (!STATELESS_METHODS.has(method)) throw rejection(ErrorCode.MethodNotFound, `Method '${method}' is not available in the ${MODERN_VERSION} stateless dialect`, HttpStatus.NotFound)
   const meta = params?._meta
@@ -62,7 +62,7 @@ export async function statelessDispatch (core: McpCore, method: string, params: 
 }
 
 /** resultType first, caching hints on complete cacheable results, serverInfo in `_meta`. */
-function decorate (core: McpCore, method: string, result: JsonObject, ctx: CallContext): JsonObject {
+function decorate (core: CoreState, method: string, result: JsonObject, ctx: CallContext): JsonObject {
   const resultType = typeof result.resultType === 'string' ? result.resultType : 'complete'
   const out: JsonObject = { resultType }
   if (resultType === 'complete' && CACHEABLE.has(method)) { out.ttlMs = core.opts.cacheTtlMs; out.cacheScope = core.opts.cacheScope }
@@ -73,7 +73,7 @@ function decorate (core: McpCore, method: string, result: JsonObject, ctx: CallC
   return out
 }
 
-function discover (core: McpCore, ctx: CallContext): JsonObject {
+function discover (core: CoreState, ctx: CallContext): JsonObject {
   const view = core.registry.view(ctx.endpoint.agent)
   const extensions: JsonObject = { [TASKS_EXT]: {} }
   if (view.tools.some((t) => t.uiResource !== undefined)) extensions[APPS_EXT] = { mimeTypes: [APP_MIME] }

@@ -1,4 +1,4 @@
-import type { McpCore } from './core.js'
+import type { CoreState } from './core-state.js'
 import { McpError, ErrorCode } from './errors.js'
 import { clientCapabilities, filterInputRequests, type RetryInput } from './calls.js'
 import { legacyTask } from './describe.js'
@@ -10,7 +10,7 @@ import type { CallContext, JsonObject, Sink } from './types.js'
 const MAX_LEGACY_TTL_MS = 3_600_000
 
 /** The task `p.taskId` names, visible to the caller's principal; the not-found wording differs per form. */
-export function taskOf (core: McpCore, p: JsonObject, ctx: CallContext, legacy: boolean): Task {
+export function taskOf (core: CoreState, p: JsonObject, ctx: CallContext, legacy: boolean): Task {
   if (typeof p.taskId !== 'string') throw new McpError(ErrorCode.InvalidParams, 'Missing taskId')
   const t = core.tasks.get(p.taskId, ctx.principal ?? null)
   if (t === undefined) throw new McpError(ErrorCode.InvalidParams, legacy ? 'Failed to retrieve task: Task not found' : `Unknown task: ${p.taskId}`)
@@ -18,7 +18,7 @@ export function taskOf (core: McpCore, p: JsonObject, ctx: CallContext, legacy: 
 }
 
 /** Tasks extension: run; if the tool settles within the sync window answer directly, else hand out a task. */
-export async function taskCall (core: McpCore, runner: Runner, retry: RetryInput, ctx: CallContext, name: string): Promise<JsonObject> {
+export async function taskCall (core: CoreState, runner: Runner, retry: RetryInput, ctx: CallContext, name: string): Promise<JsonObject> {
   const t = core.tasks.create(ctx.principal ?? null)
   const first = runner(retry.gathered, retry.toolState, t.abort.signal)
   let timer: NodeJS.Timeout | undefined
@@ -46,7 +46,7 @@ export async function taskCall (core: McpCore, runner: Runner, retry: RetryInput
 }
 
 /** 2025-11-25 experimental form: the client asked with `params.task`; its input goes over the GET stream. */
-export async function legacyTaskCall (core: McpCore, runner: Runner, taskParams: JsonObject, ctx: CallContext): Promise<JsonObject> {
+export async function legacyTaskCall (core: CoreState, runner: Runner, taskParams: JsonObject, ctx: CallContext): Promise<JsonObject> {
   const ttl = typeof taskParams.ttl === 'number' && taskParams.ttl > 0 ? Math.min(taskParams.ttl, MAX_LEGACY_TTL_MS) : core.tasks.defaultTtlMs
   const t = core.tasks.create(ctx.principal ?? null, ttl)
   const s = ctx.session
