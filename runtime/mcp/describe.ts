@@ -1,4 +1,4 @@
-import { McpError, MISSING_CAPABILITY } from './errors.js'
+import { ErrorCode, HttpStatus, rejection, type McpError } from './errors.js'
 import type { Task } from './tasks.js'
 import { TASKS_EXT, isObject, type JsonObject } from './types.js'
 
@@ -10,7 +10,7 @@ export function hasTasksExtension (caps: JsonObject): boolean {
 }
 
 export function missingTasksExtension (): McpError {
-  return new McpError(MISSING_CAPABILITY, `This request requires the ${TASKS_EXT} extension`, { requiredCapabilities: { extensions: { [TASKS_EXT]: {} } } }, 400)
+  return rejection(ErrorCode.MissingCapability, `This request requires the ${TASKS_EXT} extension`, HttpStatus.BadRequest, { requiredCapabilities: { extensions: { [TASKS_EXT]: {} } } })
 }
 
 export function describeResource (r: { uri: string, name: string, title?: string, description: string, mimeType: string }): JsonObject {

@@ -1,16 +1,60 @@
-/** JSON-RPC error codes the MCP server emits (MCP spec 2025-11-25 and 2026-07-28 §Error Codes). */
-export const PARSE_ERROR = -32700
-export const INVALID_REQUEST = -32600
-export const METHOD_NOT_FOUND = -32601
-export const INVALID_PARAMS = -32602
-export const INTERNAL_ERROR = -32603
-/** Legacy transport rejections (SDK v1 compatible); 2026-07-28 classes -32000..-32019 as legacy. */
-export const SERVER_ERROR = -32000
-export const SESSION_NOT_FOUND = -32001
-export const RESOURCE_NOT_FOUND_LEGACY = -32002
-export const HEADER_MISMATCH = -32020
-export const MISSING_CAPABILITY = -32021
-export const UNSUPPORTED_VERSION = -32022
+/**
+ * JSON-RPC and MCP error codes the MCP server emits (MCP 2025-11-25 and 2026-07-28 error codes;
+ * the names follow the MCP TypeScript SDK's `ErrorCode`).
+ */
+export const ErrorCode = {
+  /** The body is not valid JSON. */
+  ParseError: -32700,
+  /** Not a valid JSON-RPC request: batch, bad envelope, bad id, or a request the state does not allow. */
+  InvalidRequest: -32600,
+  /** The method does not exist, or not in this dialect. */
+  MethodNotFound: -32601,
+  /** The method exists but its params are wrong (unknown tool, bad arguments, bad _meta envelope). */
+  InvalidParams: -32602,
+  /** A failure inside the server or a handler. */
+  InternalError: -32603,
+  /** Legacy transport rejection (SDK v1 compatible): missing session header, too many sessions. */
+  ServerError: -32000,
+  /** The Mcp-Session-Id is unknown or expired; also the OAuth rejection code. */
+  SessionNotFound: -32001,
+  /** resources/read of an unknown URI before 2026-07-28 (from then on it is InvalidParams). */
+  ResourceNotFoundLegacy: -32002,
+  /** An MCP-Protocol-Version or routing header disagrees with the request body. */
+  HeaderMismatch: -32020,
+  /** The request needs a client capability (or the tasks extension) the client did not declare. */
+  MissingCapability: -32021,
+  /** The `_meta` protocol version is not one this server speaks. */
+  UnsupportedVersion: -32022
+} as const
+export type ErrorCode = typeof ErrorCode[keyof typeof ErrorCode]
+
+/** The HTTP status an MCP error answers with on the HTTP transport. */
+export const HttpStatus = {
+  /** An in-band JSON-RPC error: the HTTP exchange itself succeeded. */
+  InBand: 200,
+  /** Envelope, header and version errors, rejected before dispatch. */
+  BadRequest: 400,
+  /** An unknown session. */
+  NotFound: 404,
+  /** An unexpected failure outside any handler. */
+  InternalError: 500,
+  /** A capacity limit (session cap). */
+  Unavailable: 503
+} as const
+export type HttpStatus = typeof HttpStatus[keyof typeof HttpStatus]
+
+// The earlier flat names, kept while other files still import them.
+export const PARSE_ERROR = ErrorCode.ParseError
+export const INVALID_REQUEST = ErrorCode.InvalidRequest
+export const METHOD_NOT_FOUND = ErrorCode.MethodNotFound
+export const INVALID_PARAMS = ErrorCode.InvalidParams
+export const INTERNAL_ERROR = ErrorCode.InternalError
+export const SERVER_ERROR = ErrorCode.ServerError
+export const SESSION_NOT_FOUND = ErrorCode.SessionNotFound
+export const RESOURCE_NOT_FOUND_LEGACY = ErrorCode.ResourceNotFoundLegacy
+export const HEADER_MISMATCH = ErrorCode.HeaderMismatch
+export const MISSING_CAPABILITY = ErrorCode.MissingCapability
+export const UNSUPPORTED_VERSION = ErrorCode.UnsupportedVersion
 
 /**
  * A JSON-RPC error raised anywhere under dispatch. `httpStatus` is what the HTTP transport answers
@@ -18,7 +62,7 @@ export const UNSUPPORTED_VERSION = -32022
  */
 export class McpError extends Error {
   /** `headers`: response headers an HTTP transport adds (e.g. `WWW-Authenticate` on a 401 from an auth hook). */
-  constructor (readonly code: number, message: string, readonly data?: unknown, readonly httpStatus = 200, readonly headers?: Record<string, string>) {
+  constructor (readonly code: number, message: string, readonly data?: unknown, readonly httpStatus: number = HttpStatus.InBand, readonly headers?: Record<string, string>) {
     super(message)
     this.name = 'McpError'
   }
@@ -26,6 +70,11 @@ export class McpError extends Error {
   toJson (): { code: number, message: string, data?: unknown } {
     return this.data === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, data: this.data }
   }
+}
+
+/** An error the HTTP transport answers with `status` rather than in-band (defaults to 400). */
+export function rejection (code: ErrorCode, message: string, status: HttpStatus = HttpStatus.BadRequest, data?: unknown): McpError {
+  return new McpError(code, message, data, status)
 }
 
 export function rpcError (id: unknown, err: { code: number, message: string, data?: unknown }): Record<string, unknown> {

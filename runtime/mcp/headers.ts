@@ -1,10 +1,10 @@
-import { McpError, HEADER_MISMATCH } from './errors.js'
+import { ErrorCode, rejection, type McpError } from './errors.js'
 import type { ToolEntry } from './registry.js'
 import type { JsonObject } from './types.js'
 
 const B64 = /^[A-Za-z0-9+/]*={0,2}$/
 
-function mismatch (message: string): McpError { return new McpError(HEADER_MISMATCH, message, undefined, 400) }
+function mismatch (message: string): McpError { return rejection(ErrorCode.HeaderMismatch, message) }
 
 /** Decodes a header value per SEP-2243: trimmed; `=?base64?…?=` is base64 of UTF-8, anything else literal. */
 export function decodeHeaderValue (raw: string, name: string): string {

@@ -5,6 +5,7 @@ import { Cancellation } from '../plugins/index.js'
 import type { McpCore } from './core.js'
 import { McpError, rpcError, PARSE_ERROR, SERVER_ERROR, SESSION_NOT_FOUND, INTERNAL_ERROR } from './errors.js'
 import type { OriginPolicy } from './origin.js'
+import { StreamHistory } from './stream-history.js'
 import type { CallContext, EndpointRef, JsonObject, Sink } from './types.js'
 
 const JSON_TYPE = 'application/json'
@@ -154,7 +155,11 @@ export class HttpTransport {
     if (s === undefined || s.record.endpoint !== ep.path) { sendError(ctx, 404, SESSION_NOT_FOUND, 'Session not found'); return }
     if (s.channel !== undefined) { sendError(ctx, 409, SERVER_ERROR, 'Conflict: Only one SSE stream is allowed per session'); return }
     const stream = ctx.sse({ headers: { 'mcp-session-id': s.id } })
-    const send = (msg: JsonObject): boolean => stream.send({ event: 'message', data: JSON.stringify(msg) }) || !stream.closed
+    // resumability: every event has an id; a reconnect with Last-Event-ID first gets what it missed
+    const history = (s.history ??= new StreamHistory())
+    const last = ctx.headers['last-event-id']
+    if (last !== undefined) for (const e of history.after(last)) stream.send({ id: e.id, event: 'message', data: e.data })
+    const send = (msg: JsonObject): boolean => { const e = history.record(msg); return stream.send({ id: e.id, event: 'message', data: e.data }) || !stream.closed }
     s.channel = send
     s.closeChannel = () => { stream.close() }
     stream.onClose(() => { if (s.channel === send) { s.channel = undefined; s.closeChannel = undefined } })

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type { Database } from 'lmdb'
 import { entryCount } from '../store/index.js'
-import type { JsonObject, LogLevel } from './types.js'
+import type { StreamHistory } from './stream-history.js'
+import type { JsonObject, LogLevel } from './wire.js'
 
 /** What survives a restart: kept in LMDB (`mcp-sessions`). */
 export interface SessionRecord {
@@ -23,6 +24,8 @@ export class Session {
   channel: ((msg: JsonObject) => boolean) | undefined
   /** Ends the channel's stream (GET SSE) when the session ends. */
   closeChannel: (() => void) | undefined
+  /** The GET stream's events for Last-Event-ID replay; set by the first GET, in memory only. */
+  history: StreamHistory | undefined
   readonly pending = new Map<string | number, { resolve: (v: unknown) => void, reject: (e: Error) => void }>()
   /** Requests in flight, by JSON-RPC id, so notifications/cancelled can abort them. */
   readonly inflight = new Map<string | number, () => void>()
@@ -30,6 +33,11 @@ export class Session {
   constructor (readonly record: SessionRecord) {}
   get id (): string { return this.record.id }
   newRequestId (): string { return `s-${this.nextId++}` }
+  /** A notification: on the open channel, or kept for the GET stream's replay while none is open. */
+  notify (msg: JsonObject): void {
+    if (this.channel !== undefined) this.channel(msg)
+    else this.history?.record(msg)
+  }
   failPending (why: string): void {
     for (const p of this.pending.values()) p.reject(new Error(why))
     this.pending.clear()

@@ -1,4 +1,4 @@
-import { McpError, INVALID_REQUEST } from './errors.js'
+import { McpError, ErrorCode } from './errors.js'
 import type { Session } from './sessions.js'
 import { META_SUBSCRIPTION, isObject, type CallContext, type JsonObject, type Sink } from './types.js'
 
@@ -13,7 +13,7 @@ export class Subscriptions {
   private readonly listeners = new Set<Listener>()
 
   async listen (id: string | number, p: JsonObject, ctx: CallContext): Promise<JsonObject> {
-    if (ctx.sink.canStream === false) throw new McpError(INVALID_REQUEST, 'subscriptions/listen needs a stream: send Accept: text/event-stream')
+    if (ctx.sink.canStream === false) throw new McpError(ErrorCode.InvalidRequest, 'subscriptions/listen needs a stream: send Accept: text/event-stream')
     const requested = isObject(p.notifications) ? p.notifications : {}
     const filter: JsonObject = {}
     for (const k of ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged']) if (requested[k] === true) filter[k] = true
@@ -37,9 +37,9 @@ export class Subscriptions {
       if (Array.isArray(l.filter.resourceSubscriptions)) for (const uri of l.filter.resourceSubscriptions) l.sink.notify({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri, _meta: { [META_SUBSCRIPTION]: l.id } } })
     }
     for (const s of sessions) {
-      if (s.channel === undefined) continue
-      for (const [, method] of kinds) s.channel({ jsonrpc: '2.0', method })
-      for (const uri of s.record.subscriptions) s.channel({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } })
+      if (s.channel === undefined && s.history === undefined) continue
+      for (const [, method] of kinds) s.notify({ jsonrpc: '2.0', method })
+      for (const uri of s.record.subscriptions) s.notify({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } })
     }
   }
 }

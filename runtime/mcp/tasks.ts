@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
+import type { Database } from 'lmdb'
 import type { EventBus } from '../events/index.js'
 import type { CancelSignal } from '../plugins/index.js'
+import { ErrorCode } from './errors.js'
 import type { JsonObject } from './types.js'
 
 export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled'
@@ -31,6 +33,26 @@ export interface Task {
   abort: AbortController
   resume?: () => void
   waiters: (() => void)[]
+  /** Set once the task's handle is handed out: from then on every change is written to LMDB. */
+  durable?: boolean
+}
+
+/** What of a task survives a restart (LMDB `mcp-tasks`); the run itself (runner, tool state) does not. */
+export type TaskRecord = Pick<Task, 'id' | 'status' | 'statusMessage' | 'createdAt' | 'lastUpdatedAt' | 'ttlMs' | 'pollIntervalMs' | 'result' | 'error' | 'inputRequests' | 'principal'>
+
+/** The status message (and error) of a task that was running when its process stopped. */
+export const INTERRUPTED = 'interrupted: server restarted'
+
+/** How often expired tasks are swept. */
+const SWEEP_MS = 30_000
+
+function recordOf (t: Task): TaskRecord {
+  const r: TaskRecord = { id: t.id, status: t.status, createdAt: t.createdAt, lastUpdatedAt: t.lastUpdatedAt, ttlMs: t.ttlMs, pollIntervalMs: t.pollIntervalMs, principal: t.principal }
+  if (t.statusMessage !== undefined) r.statusMessage = t.statusMessage
+  if (t.result !== undefined) r.result = t.result
+  if (t.error !== undefined) r.error = t.error
+  if (t.inputRequests !== undefined) r.inputRequests = t.inputRequests
+  return r
 }
 
 /**
@@ -38,14 +60,55 @@ export interface Task {
  * (`io.modelcontextprotocol/tasks`: tasks/get, tasks/update, tasks/cancel) and the 2025-11-25
  * experimental form (tasks/get, tasks/result, tasks/list, tasks/cancel). A task is in the map
  * before its handle is returned, so an immediate tasks/get resolves. Terminal states are absorbing.
+ *
+ * With `persistIn`, a handed-out task is kept in LMDB: its result outlives a restart, and a task
+ * that was still running when the process stopped is failed (`interrupted: server restarted`) at
+ * the next start. A call that settles inside the sync window never reaches the database.
  */
 export class TaskManager {
   private readonly tasks = new Map<string, Task>()
   private readonly sweeper: NodeJS.Timeout
+  private db: Database<TaskRecord, string> | undefined
+  private onWriteError: (err: unknown) => void = () => {}
+  private closed = false
 
   constructor (private readonly bus: EventBus, readonly defaultTtlMs: number, readonly pollIntervalMs: number) {
-    this.sweeper = setInterval(() => { this.sweep() }, 30_000)
+    this.sweeper = setInterval(() => { this.sweep() }, SWEEP_MS)
     this.sweeper.unref()
+  }
+
+  /**
+   * Keeps handed-out tasks in `db` and loads the ones a previous process left: expired ones are
+   * dropped, finished ones restored as they were, unfinished ones failed as interrupted.
+   */
+  persistIn (db: Database<TaskRecord, string>, onWriteError: (err: unknown) => void): void {
+    this.db = db
+    this.onWriteError = onWriteError
+    const now = Date.now()
+    const nowIso = new Date(now).toISOString()
+    for (const { key, value } of db.getRange()) {
+      if (Date.parse(value.lastUpdatedAt) + value.ttlMs < now) { void this.write(() => db.remove(key)); continue }
+      const t: Task = { ...value, abort: new AbortController(), waiters: [], durable: true }
+      if (!TERMINAL.has(t.status)) {
+        t.abort.abort()
+        t.status = 'failed'
+        t.statusMessage = INTERRUPTED
+        t.error = { code: ErrorCode.InternalError, message: INTERRUPTED }
+        t.lastUpdatedAt = nowIso
+        delete t.inputRequests
+        void this.write(() => db.put(key, recordOf(t)))
+      }
+      this.tasks.set(key, t)
+    }
+  }
+
+  /**
+   * Marks a task whose handle is about to be handed out as durable and writes it; resolves once
+   * the write is committed, so a client holding the handle finds the task after a crash.
+   */
+  async keep (t: Task): Promise<void> {
+    t.durable = true
+    await this.save(t)
   }
 
   create (principal: string | null, ttlMs = this.defaultTtlMs): Task {
@@ -76,7 +139,7 @@ export class TaskManager {
     let next = first
     for (;;) {
       let out: Outcome
-      try { out = await next } catch (err) { out = { kind: 'error', error: { code: -32603, message: (err as Error).message } } }
+      try { out = await next } catch (err) { out = { kind: 'error', error: { code: ErrorCode.InternalError, message: (err as Error).message } } }
       if (this.isTerminal(t)) return
       if (out.kind === 'complete') {
         t.result = out.result
@@ -105,7 +168,7 @@ export class TaskManager {
     }
     t.inputRequests = pending
     t.lastUpdatedAt = new Date().toISOString()
-    if (Object.keys(pending).length === 0) { t.inputRequests = undefined; t.resume?.() }
+    if (Object.keys(pending).length === 0) { t.inputRequests = undefined; t.resume?.() } else void this.save(t)
   }
 
   cancel (t: Task): void {
@@ -127,8 +190,21 @@ export class TaskManager {
     if (message !== undefined) t.statusMessage = message; else delete t.statusMessage
     t.lastUpdatedAt = new Date().toISOString()
     if (status !== 'input_required') t.inputRequests = undefined
+    void this.save(t)
     this.bus.emit('TaskStateChanged', { taskId: t.id, oldState: old, newState: status })
     if (TERMINAL.has(status)) for (const w of t.waiters.splice(0)) w()
+  }
+
+  /** Writes a durable task; after close nothing is written, so unfinished tasks read as interrupted next start. */
+  private async save (t: Task): Promise<void> {
+    const db = this.db
+    if (db === undefined || t.durable !== true || this.closed) return
+    await this.write(() => db.put(t.id, recordOf(t)))
+  }
+
+  /** A failed write is reported (logged by the caller of persistIn), never thrown at a task's run. */
+  private async write (op: () => Promise<unknown>): Promise<void> {
+    try { await op() } catch (err) { this.onWriteError(err) }
   }
 
   private sweep (): void {
@@ -138,11 +214,16 @@ export class TaskManager {
       if (!stale) continue
       // a task nobody answered within its TTL is cancelled rather than kept forever
       if (t.status === 'input_required') this.cancel(t)
-      else if (TERMINAL.has(t.status)) this.tasks.delete(id)
+      else if (TERMINAL.has(t.status)) {
+        this.tasks.delete(id)
+        const db = this.db
+        if (db !== undefined && t.durable === true && !this.closed) void this.write(() => db.remove(id))
+      }
     }
   }
 
   close (): void {
+    this.closed = true
     clearInterval(this.sweeper)
     for (const t of this.tasks.values()) if (!this.isTerminal(t)) t.abort.abort()
   }

@@ -1,10 +1,8 @@
 import type { CancelSignal } from '../plugins/index.js'
 import type { Session } from './sessions.js'
+import type { JsonObject } from './wire.js'
 
-export type JsonObject = Record<string, unknown>
-
-/** A JSON object (not null, not an array). */
-export function isObject (v: unknown): v is JsonObject { return v !== null && typeof v === 'object' && !Array.isArray(v) }
+export { isObject, LOG_LEVELS, type JsonObject, type LogLevel } from './wire.js'
 export interface JsonRpcMessage { jsonrpc: '2.0', id?: string | number | null, method?: string, params?: JsonObject, result?: unknown, error?: unknown }
 
 export const MODERN_VERSION = '2026-07-28'
@@ -59,6 +57,3 @@ export interface CallContext {
   /** WebSocket: the bearer token of the upgrade request (HTTP guards see the headers instead). */
   bearer?: string
 }
-
-export type LogLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency'
-export const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']
