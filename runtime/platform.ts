@@ -3,7 +3,7 @@ import type { Config } from './config/index.js'
 import { EventBus } from './events/index.js'
 import { HttpServer, PlatformError } from './http/index.js'
 import { createLogger, Metrics, type Logger } from './observability/index.js'
-import { Store } from './store/index.js'
+import { Store, countAndLogWriteFailures } from './store/index.js'
 import { PluginRegistry } from './plugins/index.js'
 import { TokenResolver, PrincipalResolver, ControlAuditLog, WriteGate, authorizerFromConfig, type ControlAuthorizer, type AuditEntry, type TokenConfig } from './auth/index.js'
 
@@ -77,7 +77,8 @@ export class Platform {
     this.audit = new ControlAuditLog(
       config.get('platform.admin.audit-capacity'),
       this.store.db<AuditEntry, [number, number]>('audit'),
-      config.get('platform.admin.audit-retention')
+      config.get('platform.admin.audit-retention'),
+      countAndLogWriteFailures(this.metrics.storeWriteFailures, this.logger)
     )
     const authorizer = opts.authorizer ?? authorizerFromConfig(
       config.get('platform.admin.authorizer'), config.get('platform.admin.require-principal'), config.get('platform.admin.authorizer-roles'))

@@ -17,6 +17,7 @@ import { createToolCallGate } from './tool-gate.js'
 import { decisionCounter } from './metrics.js'
 import { KillSwitchPolicy } from './types/index.js'
 import { scopePolicyFactory, scopePolicyForAgent, scopeRuntimeOf } from '../scope/index.js'
+import { countAndLogWriteFailures } from '../store/index.js'
 import { deny as denyDecision } from './contract.js'
 
 export * from './contract.js'
@@ -55,7 +56,8 @@ export async function installGovernance (platform: Platform): Promise<Governance
   const decisionLog = new GovernanceDecisionLog(
     config.get('platform.ai.governance.decision-log.capacity'),
     platform.store.db<AuditEntry, [number, number]>('decisions'),
-    config.get('platform.ai.governance.decision-log.retention'))
+    config.get('platform.ai.governance.decision-log.retention'),
+    countAndLogWriteFailures(platform.metrics.storeWriteFailures, log))
   const memory = config.get<boolean>('platform.ai.governance.memory.enabled')
     ? new GovernanceMemorySink(platform.store.db<Lesson, [string, number, number]>('governance-memory'), config.get('platform.ai.governance.memory.ttl-seconds'), config.get('platform.ai.governance.memory.min-confidence'))
     : undefined
