@@ -1,21 +1,27 @@
 /**
  * Every configuration key of the platform, with its JSON Schema, default and meaning: the one
  * object of defaults (pino-style). Keys are the spec's dotted names. `PATTERN_KEYS` holds the keys
- * whose last segment is a name chosen by the operator (per-plugin grants).
+ * whose last segment is a name chosen by the operator (per-plugin grants). `ConfigKeys`, the type
+ * of each key's value, is derived from the same schemas, so `Config.get` needs no casts.
  */
 export interface KeyDef {
-  readonly schema: Record<string, unknown>
+  readonly schema: Readonly<Record<string, unknown>>
   readonly default?: unknown
   readonly description: string
+  /**
+   * The area that will read this key, which is not built yet: the key is accepted (the spec names
+   * it) but switches nothing today, and the README says so.
+   */
+  readonly reservedFor?: string
 }
 
-const bool = { type: 'boolean' }
-const str = { type: 'string' }
-const nonEmpty = { type: 'string', minLength: 1 }
-const port = { type: 'integer', minimum: 0, maximum: 65535 }
-const positiveInt = { type: 'integer', minimum: 1 }
-const nonNegative = { type: 'number', minimum: 0 }
-const strList = { type: 'array', items: nonEmpty }
+const bool = { type: 'boolean' } as const
+const str = { type: 'string' } as const
+const nonEmpty = { type: 'string', minLength: 1 } as const
+const port = { type: 'integer', minimum: 0, maximum: 65535 } as const
+const positiveInt = { type: 'integer', minimum: 1 } as const
+const nonNegative = { type: 'number', minimum: 0 } as const
+const strList = { type: 'array', items: nonEmpty } as const
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const
 
@@ -30,7 +36,7 @@ const tokenEntry = {
     principal: nonEmpty,
     roles: strList
   }
-}
+} as const
 
 /** What an operator grants one plugin (`platform.plugins.<name>`); the plugin host reads it. */
 export const PLUGIN_GRANT_SCHEMA = {
@@ -58,9 +64,9 @@ export const PLUGIN_GRANT_SCHEMA = {
       }
     }
   }
-}
+} as const
 
-export const KEYS: Record<string, KeyDef> = {
+export const KEY_DEFS = {
   // --- server ---
   'platform.server.port': { schema: port, default: 8080, description: 'TCP port to listen on; 0 picks a free port' },
   'platform.server.host': { schema: nonEmpty, default: '0.0.0.0', description: 'Interface to listen on' },
@@ -157,9 +163,12 @@ export const KEYS: Record<string, KeyDef> = {
   'platform.ai.scope.chat.api-key': { schema: nonEmpty, description: 'For classifier `openai`: bearer token sent to the server, if it needs one' },
   'platform.ai.scope.chat.timeout-ms': { schema: positiveInt, default: 5000, description: 'Bound of one LLM-tier scope question (waiting for a slot included)' },
   'platform.ai.scope.chat.max-concurrency': { schema: positiveInt, default: 8, description: 'LLM-tier scope questions in flight at once; a question that gets no slot before its deadline is uncertain (denied)' }
-}
+} as const satisfies Record<string, KeyDef>
 
-export const PATTERN_KEYS: Record<string, KeyDef> = {
+/** Every key by name, for code that walks them (validation, env names, docs). */
+export const KEYS: Readonly<Record<string, KeyDef>> = KEY_DEFS
+
+export const PATTERN_KEYS: Readonly<Record<string, KeyDef>> = {
   'platform.plugins.<name>': { schema: PLUGIN_GRANT_SCHEMA, description: 'What the operator grants plugin `<name>`: `enabled`, `sandbox`, `permissions` {net, kv, env}, `limits` {memoryMb, timeoutMs, concurrency}' }
 }
 
@@ -180,3 +189,31 @@ export function defaults (): Record<string, unknown> {
   for (const [k, d] of Object.entries(KEYS)) if (d.default !== undefined) out[k] = structuredClone(d.default)
   return out
 }
+
+/** The value a JSON Schema (declared `as const`) admits, as far as the config schemas use JSON Schema. */
+export type SchemaValue<S> =
+  S extends { readonly enum: readonly (infer E)[] } ? E
+    : S extends { readonly anyOf: readonly (infer A)[] } ? SchemaValue<A>
+      : S extends { readonly type: 'boolean' } ? boolean
+        : S extends { readonly type: 'integer' | 'number' } ? number
+          : S extends { readonly type: 'string' } ? string
+            : S extends { readonly type: 'array', readonly items: infer I } ? readonly SchemaValue<I>[]
+              : S extends { readonly type: 'object', readonly properties: infer P } ? ObjectValue<P, S extends { readonly required: readonly (infer R)[] } ? R : never>
+                : S extends { readonly type: 'object', readonly additionalProperties: infer A extends object } ? Readonly<Record<string, SchemaValue<A>>>
+                  : S extends { readonly type: 'object' } ? Readonly<Record<string, unknown>>
+                    : unknown
+
+type ObjectValue<P, R> = Readonly<{ [K in keyof P as K extends R ? K : never]: SchemaValue<P[K]> } & { [K in keyof P as K extends R ? never : K]?: SchemaValue<P[K]> }>
+
+type KeyValue<D> = D extends { readonly schema: infer S } ? (D extends { readonly default: unknown } ? SchemaValue<S> : SchemaValue<S> | undefined) : never
+
+/** Each configuration key and the type of its value (`undefined` when it has no default and is unset). */
+export type ConfigKeys = { [K in keyof typeof KEY_DEFS]: KeyValue<(typeof KEY_DEFS)[K]> }
+
+export type ConfigKey = keyof ConfigKeys
+
+/** What the operator grants one plugin (`platform.plugins.<name>`), when set. */
+export type PluginGrantConfig = SchemaValue<typeof PLUGIN_GRANT_SCHEMA>
+
+/** The keys whose last segment names a plugin. */
+export type PluginGrantKey = `platform.plugins.${string}`
