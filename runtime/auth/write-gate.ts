@@ -1,4 +1,4 @@
-import type { Config } from '../config/index.js'
+import type { Config, ConfigKeyOf } from '../config/index.js'
 import type { EventBus } from '../events/index.js'
 import { PlatformError, type Context, type ErrorName } from '../http/index.js'
 import type { ControlAuditLog } from './audit-log.js'
@@ -8,7 +8,7 @@ import type { PrincipalResolver } from './resolver.js'
 
 export interface WriteSurface {
   /** Feature flag re-read on every call. */
-  flagKey: string
+  flagKey: ConfigKeyOf<boolean>
   disabled: ErrorName
   anonymous: ErrorName
 }

@@ -212,6 +212,9 @@ export type ConfigKeys = { [K in keyof typeof KEY_DEFS]: KeyValue<(typeof KEY_DE
 
 export type ConfigKey = keyof ConfigKeys
 
+/** The keys whose value is a `V` (or unset): e.g. `ConfigKeyOf<boolean>` for feature flags. */
+export type ConfigKeyOf<V> = { [K in ConfigKey]: ConfigKeys[K] extends V | undefined ? K : never }[ConfigKey]
+
 /** What the operator grants one plugin (`platform.plugins.<name>`), when set. */
 export type PluginGrantConfig = SchemaValue<typeof PLUGIN_GRANT_SCHEMA>
 

@@ -95,7 +95,8 @@ export async function installMcp (platform: Platform): Promise<McpServer | undef
   const handlerCtx = (ctx: InvokeContext): HandlerContext => ({
     ...ctx,
     get signal () { return abortSignalOf(ctx.signal) },
-    config: { get: <T>(key: string) => cfg.get<T>(key) },
+    // handlers registered in code may read any key, including ones the platform does not know
+    config: { get: <T>(key: string) => cfg.values[key] as T },
     logger,
     broadcaster: (topic: string) => ({
       id: topic,

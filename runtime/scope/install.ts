@@ -1,5 +1,5 @@
 import type { Platform } from '../platform.js'
-import { ConfigError } from '../config/index.js'
+import { ConfigError, type ConfigKeyOf } from '../config/index.js'
 import type { RegisteredClassifier, RegisteredEmbedder } from '../plugins/index.js'
 import type { AiRequest } from '../governance/contract.js'
 import type { Embedder, ScopeConfig } from './contract.js'
@@ -82,7 +82,7 @@ function scopeRuntimeFromConfig (platform: Platform): ScopeRuntime {
   return { logger: platform.logger, embedder, decisionModel, pluginClassifier, decisionTimeoutMs: chatTimeout, metrics: new ScopeMetrics(platform.metrics.registry) }
 }
 
-function need (platform: Platform, key: string, what: string): string {
+function need (platform: Platform, key: ConfigKeyOf<string>, what: string): string {
   const v = platform.config.get<string | undefined>(key)
   if (v === undefined || v === '') throw new ConfigError(`${key} is required when the scope ${key.includes('embeddings') ? 'embedder' : 'classifier'} is '${what}'`)
   return v
