@@ -92,8 +92,8 @@ export const KEY_DEFS = {
 
   // --- admin (spec A, reference §2.3) ---
   'platform.admin.enabled': { schema: bool, default: true, description: 'Master switch of the admin control plane' },
-  'platform.admin.mcp-tools': { schema: bool, default: true, description: 'Register read-only admin MCP tools' },
-  'platform.admin.mcp-write-tools': { schema: bool, default: false, description: 'Register write admin MCP tools' },
+  'platform.admin.mcp-tools': { schema: bool, default: true, description: 'Register read-only admin MCP tools', reservedFor: 'admin' },
+  'platform.admin.mcp-write-tools': { schema: bool, default: false, description: 'Register write admin MCP tools', reservedFor: 'admin' },
   'platform.admin.http-write-enabled': { schema: bool, default: false, description: 'Gate for mutating admin REST endpoints' },
   'platform.admin.require-principal': { schema: bool, default: true, description: 'Default authorizer: REQUIRE_PRINCIPAL when true, DENY_ALL when false (unless `platform.admin.authorizer` is set)' },
   'platform.admin.authorizer': { schema: { enum: ['deny-all', 'require-principal', 'allow-all', 'roles'] }, description: 'ControlAuthorizer for admin writes; unset follows `platform.admin.require-principal`' },
@@ -105,13 +105,13 @@ export const KEY_DEFS = {
   'platform.admin.audit-retention': { schema: positiveInt, default: 100_000, description: 'Control audit entries kept in LMDB' },
 
   // --- interactions (spec B) ---
-  'platform.interactions.enabled': { schema: bool, default: true, description: 'Serve the interactions API' },
-  'platform.interactions.http-write-enabled': { schema: bool, default: false, description: 'Gate for create, continue, cancel and delete' },
-  'platform.interactions.demo-principal': { schema: nonEmpty, description: 'Fixed principal injected for demos only; never in production (a warning is logged)' },
-  'platform.interactions.store': { schema: { enum: ['memory', 'lmdb', 'postgres'] }, default: 'memory', description: 'Interaction store' },
+  'platform.interactions.enabled': { schema: bool, default: true, description: 'Serve the interactions API', reservedFor: 'interactions' },
+  'platform.interactions.http-write-enabled': { schema: bool, default: false, description: 'Gate for create, continue, cancel and delete', reservedFor: 'interactions' },
+  'platform.interactions.demo-principal': { schema: nonEmpty, description: 'Fixed principal the interactions API injects, for demos only; never in production (start-up logs a warning whenever it is set)', reservedFor: 'interactions' },
+  'platform.interactions.store': { schema: { enum: ['memory', 'lmdb', 'postgres'] }, default: 'memory', description: 'Interaction store', reservedFor: 'interactions' },
 
   // --- MCP (spec C) ---
-  'platform.mcp-sandbox-origin': { schema: nonEmpty, description: 'Distinct origin that renders MCP Apps through a proxy frame' },
+  'platform.mcp-sandbox-origin': { schema: nonEmpty, description: 'Distinct origin that renders MCP Apps through a proxy frame', reservedFor: 'admin' },
   'platform.mcp.enabled': { schema: bool, default: true, description: 'Serve MCP on /platform/mcp and the agent endpoints' },
   'platform.mcp.session-ttl-minutes': { schema: positiveInt, default: 30, description: 'Idle time after which a session-dialect MCP session ends' },
   'platform.mcp.max-sessions': { schema: positiveInt, default: 10_000, description: 'Most live MCP sessions; initialize beyond it gets 503' },
