@@ -168,7 +168,7 @@ export function runTierContract (t: Tap.Test, o: TierContractOptions): void {
     const inst = await loaded(t, { concurrency: 2 })
     const rs = await Promise.all(Array.from({ length: 6 }, () => tool(inst, 'active', { ms: 20 }) as Promise<{ maxActive: number }>))
     const most = Math.max(...rs.map((r) => r.maxActive))
-    // worker: each thread counts only its own calls, so no thread sees more than one at a time
+    // worker: a thread runs one call at a time and counts only its own, so it sees exactly one
     t.equal(most, o.sharesModuleState ? 2 : 1)
   })
 
