@@ -25,8 +25,6 @@ export interface Config {
   get<K extends ConfigKey>(key: K): ConfigKeys[K]
   /** What the operator grants one plugin, if anything. */
   get(key: PluginGrantKey): PluginGrantConfig | undefined
-  /** @deprecated the untyped form, kept only until its last call sites are gone: pass the key alone. */
-  get<T>(key: string): T
   /** Every key with its effective value. */
   readonly values: Readonly<Record<string, unknown>>
   /** Where the file came from, if any. */
