@@ -3,7 +3,7 @@ import type { Config } from './config/index.js'
 import { EventBus } from './events/index.js'
 import { HttpServer, PlatformError } from './http/index.js'
 import { createLogger, Metrics, type Logger } from './observability/index.js'
-import { Store } from './store/index.js'
+import { Store, countAndLogWriteFailures } from './store/index.js'
 import { PluginRegistry } from './plugins/index.js'
 import { TokenResolver, PrincipalResolver, ControlAuditLog, WriteGate, authorizerFromConfig, type ControlAuthorizer, type AuditEntry, type TokenConfig } from './auth/index.js'
 
@@ -63,7 +63,7 @@ export class Platform {
     const config = this.config = opts.config
     this.logger = createLogger(config.get('platform.log-level'), opts.logDestination !== undefined ? { destination: opts.logDestination } : {})
     this.bus.onError = (err, event) => { this.logger.error({ err, event: event.type }, 'event listener failed') }
-    this.store = new Store(resolve(config.get<string>('platform.data-dir')))
+    this.store = new Store(resolve(config.get('platform.data-dir')))
     this.plugins = new PluginRegistry(this.bus)
     this.http = new HttpServer({
       logger: this.logger,
@@ -71,20 +71,21 @@ export class Platform {
       bodyLimit: config.get('platform.server.body-limit-bytes'),
       jsonMaxDepth: config.get('platform.server.json-max-depth'),
       corsOrigins: config.get('platform.server.cors.origins'),
-      heartbeatMs: config.get<number>('platform.transport.heartbeat-seconds') * 1000
+      heartbeatMs: config.get('platform.transport.heartbeat-seconds') * 1000
     })
-    this.principals = new PrincipalResolver(new TokenResolver(config.get<TokenConfig[]>('platform.auth.tokens')))
+    this.principals = new PrincipalResolver(new TokenResolver(config.get('platform.auth.tokens')))
     this.audit = new ControlAuditLog(
       config.get('platform.admin.audit-capacity'),
       this.store.db<AuditEntry, [number, number]>('audit'),
-      config.get('platform.admin.audit-retention')
+      config.get('platform.admin.audit-retention'),
+      countAndLogWriteFailures(this.metrics.storeWriteFailures, this.logger)
     )
     const authorizer = opts.authorizer ?? authorizerFromConfig(
       config.get('platform.admin.authorizer'), config.get('platform.admin.require-principal'), config.get('platform.admin.authorizer-roles'))
     this.writeGate = new WriteGate(config, this.principals, authorizer, this.audit, this.bus)
     this.addReadiness('store', () => this.store.isOpen)
     this.installCoreRoutes()
-    const demo = config.get<string | undefined>('platform.interactions.demo-principal')
+    const demo = config.get('platform.interactions.demo-principal')
     if (demo !== undefined) this.logger.warn({ principal: demo }, 'platform.interactions.demo-principal is set: every interactions request runs as this principal. Never enable it in production.')
   }
 
@@ -94,7 +95,7 @@ export class Platform {
   onClose (fn: () => void | Promise<void>): void { this.closers.push(fn) }
 
   async listen (): Promise<{ port: number, url: string }> {
-    const host = this.config.get<string>('platform.server.host')
+    const host = this.config.get('platform.server.host')
     const port = await this.http.listen(host, this.config.get('platform.server.port'))
     const shown = host === '0.0.0.0' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host
     return { port, url: `http://${shown}:${port}` }

@@ -7,7 +7,7 @@ export interface Principal {
   readonly via: 'token' | 'jwt' | 'validator' | 'demo'
 }
 
-export interface TokenConfig { token?: string, sha256?: string, principal: string, roles?: string[] }
+export interface TokenConfig { token?: string, sha256?: string, principal: string, roles?: readonly string[] }
 
 interface Entry { digest: Buffer, principal: Principal }
 

@@ -1,4 +1,4 @@
-import type { Config } from '../config/index.js'
+import type { Config, ConfigKeyOf } from '../config/index.js'
 import type { EventBus } from '../events/index.js'
 import { PlatformError, type Context, type ErrorName } from '../http/index.js'
 import type { ControlAuditLog } from './audit-log.js'
@@ -8,7 +8,7 @@ import type { PrincipalResolver } from './resolver.js'
 
 export interface WriteSurface {
   /** Feature flag re-read on every call. */
-  flagKey: string
+  flagKey: ConfigKeyOf<boolean>
   disabled: ErrorName
   anonymous: ErrorName
 }
@@ -31,10 +31,10 @@ export class WriteGate {
 
   /** Returns the principal allowed to write, or throws the catalogue error after auditing it. */
   guard (ctx: Context, action: string, target: string, surface: WriteSurface = ADMIN_SURFACE): Principal {
-    if (this.config.get<boolean>(surface.flagKey) !== true) this.deny(null, action, target, 'flag', surface.disabled)
+    if (this.config.get(surface.flagKey) !== true) this.deny(null, action, target, 'flag', surface.disabled)
     const principal = this.principals.resolve(ctx)
     if (principal === null) this.deny(null, action, target, 'anonymous', surface.anonymous)
-    const role = this.config.get<string | undefined>('platform.admin.required-role')
+    const role = this.config.get('platform.admin.required-role')
     if (role !== undefined && !principal.roles.includes(role)) this.deny(principal, action, target, 'role', 'ADMIN_ROLE_REQUIRED')
     if (!this.authorizer(action, target, principal)) this.deny(principal, action, target, 'authz', 'ADMIN_FORBIDDEN')
     return principal

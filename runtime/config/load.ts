@@ -2,7 +2,7 @@ import { readFileSync, existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseDocument } from 'yaml'
 import { Ajv2020 } from 'ajv/dist/2020.js'
-import { KEYS, configSchema, defaults } from './schema.js'
+import { KEYS, configSchema, defaults, type ConfigKey, type ConfigKeys, type PluginGrantConfig, type PluginGrantKey } from './schema.js'
 
 /** Start-up stops with this error; its message names the key and what it expects. */
 export class ConfigError extends Error {
@@ -21,7 +21,10 @@ export interface ConfigSources {
 }
 
 export interface Config {
-  get<T = unknown>(key: string): T
+  /** The effective value of a key, typed by the key. */
+  get<K extends ConfigKey>(key: K): ConfigKeys[K]
+  /** What the operator grants one plugin, if anything. */
+  get(key: PluginGrantKey): PluginGrantConfig | undefined
   /** Every key with its effective value. */
   readonly values: Readonly<Record<string, unknown>>
   /** Where the file came from, if any. */
@@ -158,6 +161,6 @@ export function makeConfig (values: Record<string, unknown>, file?: string): Con
   return {
     values: frozen,
     file,
-    get<T>(key: string): T { return frozen[key] as T }
+    get: (key: string) => frozen[key] as never
   }
 }

@@ -1,21 +1,27 @@
 /**
  * Every configuration key of the platform, with its JSON Schema, default and meaning: the one
  * object of defaults (pino-style). Keys are the spec's dotted names. `PATTERN_KEYS` holds the keys
- * whose last segment is a name chosen by the operator (per-plugin grants).
+ * whose last segment is a name chosen by the operator (per-plugin grants). `ConfigKeys`, the type
+ * of each key's value, is derived from the same schemas, so `Config.get` needs no casts.
  */
 export interface KeyDef {
-  readonly schema: Record<string, unknown>
+  readonly schema: Readonly<Record<string, unknown>>
   readonly default?: unknown
   readonly description: string
+  /**
+   * The area that will read this key, which is not built yet: the key is accepted (the spec names
+   * it) but switches nothing today, and the README says so.
+   */
+  readonly reservedFor?: string
 }
 
-const bool = { type: 'boolean' }
-const str = { type: 'string' }
-const nonEmpty = { type: 'string', minLength: 1 }
-const port = { type: 'integer', minimum: 0, maximum: 65535 }
-const positiveInt = { type: 'integer', minimum: 1 }
-const nonNegative = { type: 'number', minimum: 0 }
-const strList = { type: 'array', items: nonEmpty }
+const bool = { type: 'boolean' } as const
+const str = { type: 'string' } as const
+const nonEmpty = { type: 'string', minLength: 1 } as const
+const port = { type: 'integer', minimum: 0, maximum: 65535 } as const
+const positiveInt = { type: 'integer', minimum: 1 } as const
+const nonNegative = { type: 'number', minimum: 0 } as const
+const strList = { type: 'array', items: nonEmpty } as const
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const
 
@@ -30,7 +36,7 @@ const tokenEntry = {
     principal: nonEmpty,
     roles: strList
   }
-}
+} as const
 
 /** What an operator grants one plugin (`platform.plugins.<name>`); the plugin host reads it. */
 export const PLUGIN_GRANT_SCHEMA = {
@@ -58,9 +64,9 @@ export const PLUGIN_GRANT_SCHEMA = {
       }
     }
   }
-}
+} as const
 
-export const KEYS: Record<string, KeyDef> = {
+export const KEY_DEFS = {
   // --- server ---
   'platform.server.port': { schema: port, default: 8080, description: 'TCP port to listen on; 0 picks a free port' },
   'platform.server.host': { schema: nonEmpty, default: '0.0.0.0', description: 'Interface to listen on' },
@@ -86,8 +92,8 @@ export const KEYS: Record<string, KeyDef> = {
 
   // --- admin (spec A, reference §2.3) ---
   'platform.admin.enabled': { schema: bool, default: true, description: 'Master switch of the admin control plane' },
-  'platform.admin.mcp-tools': { schema: bool, default: true, description: 'Register read-only admin MCP tools' },
-  'platform.admin.mcp-write-tools': { schema: bool, default: false, description: 'Register write admin MCP tools' },
+  'platform.admin.mcp-tools': { schema: bool, default: true, description: 'Register read-only admin MCP tools', reservedFor: 'admin' },
+  'platform.admin.mcp-write-tools': { schema: bool, default: false, description: 'Register write admin MCP tools', reservedFor: 'admin' },
   'platform.admin.http-write-enabled': { schema: bool, default: false, description: 'Gate for mutating admin REST endpoints' },
   'platform.admin.require-principal': { schema: bool, default: true, description: 'Default authorizer: REQUIRE_PRINCIPAL when true, DENY_ALL when false (unless `platform.admin.authorizer` is set)' },
   'platform.admin.authorizer': { schema: { enum: ['deny-all', 'require-principal', 'allow-all', 'roles'] }, description: 'ControlAuthorizer for admin writes; unset follows `platform.admin.require-principal`' },
@@ -99,13 +105,13 @@ export const KEYS: Record<string, KeyDef> = {
   'platform.admin.audit-retention': { schema: positiveInt, default: 100_000, description: 'Control audit entries kept in LMDB' },
 
   // --- interactions (spec B) ---
-  'platform.interactions.enabled': { schema: bool, default: true, description: 'Serve the interactions API' },
-  'platform.interactions.http-write-enabled': { schema: bool, default: false, description: 'Gate for create, continue, cancel and delete' },
-  'platform.interactions.demo-principal': { schema: nonEmpty, description: 'Fixed principal injected for demos only; never in production (a warning is logged)' },
-  'platform.interactions.store': { schema: { enum: ['memory', 'lmdb', 'postgres'] }, default: 'memory', description: 'Interaction store' },
+  'platform.interactions.enabled': { schema: bool, default: true, description: 'Serve the interactions API', reservedFor: 'interactions' },
+  'platform.interactions.http-write-enabled': { schema: bool, default: false, description: 'Gate for create, continue, cancel and delete', reservedFor: 'interactions' },
+  'platform.interactions.demo-principal': { schema: nonEmpty, description: 'Fixed principal the interactions API injects, for demos only; never in production (start-up logs a warning whenever it is set)', reservedFor: 'interactions' },
+  'platform.interactions.store': { schema: { enum: ['memory', 'lmdb', 'postgres'] }, default: 'memory', description: 'Interaction store', reservedFor: 'interactions' },
 
   // --- MCP (spec C) ---
-  'platform.mcp-sandbox-origin': { schema: nonEmpty, description: 'Distinct origin that renders MCP Apps through a proxy frame' },
+  'platform.mcp-sandbox-origin': { schema: nonEmpty, description: 'Distinct origin that renders MCP Apps through a proxy frame', reservedFor: 'admin' },
   'platform.mcp.enabled': { schema: bool, default: true, description: 'Serve MCP on /platform/mcp and the agent endpoints' },
   'platform.mcp.session-ttl-minutes': { schema: positiveInt, default: 30, description: 'Idle time after which a session-dialect MCP session ends' },
   'platform.mcp.max-sessions': { schema: positiveInt, default: 10_000, description: 'Most live MCP sessions; initialize beyond it gets 503' },
@@ -157,9 +163,12 @@ export const KEYS: Record<string, KeyDef> = {
   'platform.ai.scope.chat.api-key': { schema: nonEmpty, description: 'For classifier `openai`: bearer token sent to the server, if it needs one' },
   'platform.ai.scope.chat.timeout-ms': { schema: positiveInt, default: 5000, description: 'Bound of one LLM-tier scope question (waiting for a slot included)' },
   'platform.ai.scope.chat.max-concurrency': { schema: positiveInt, default: 8, description: 'LLM-tier scope questions in flight at once; a question that gets no slot before its deadline is uncertain (denied)' }
-}
+} as const satisfies Record<string, KeyDef>
 
-export const PATTERN_KEYS: Record<string, KeyDef> = {
+/** Every key by name, for code that walks them (validation, env names, docs). */
+export const KEYS: Readonly<Record<string, KeyDef>> = KEY_DEFS
+
+export const PATTERN_KEYS: Readonly<Record<string, KeyDef>> = {
   'platform.plugins.<name>': { schema: PLUGIN_GRANT_SCHEMA, description: 'What the operator grants plugin `<name>`: `enabled`, `sandbox`, `permissions` {net, kv, env}, `limits` {memoryMb, timeoutMs, concurrency}' }
 }
 
@@ -180,3 +189,34 @@ export function defaults (): Record<string, unknown> {
   for (const [k, d] of Object.entries(KEYS)) if (d.default !== undefined) out[k] = structuredClone(d.default)
   return out
 }
+
+/** The value a JSON Schema (declared `as const`) admits, as far as the config schemas use JSON Schema. */
+export type SchemaValue<S> =
+  S extends { readonly enum: readonly (infer E)[] } ? E
+    : S extends { readonly anyOf: readonly (infer A)[] } ? SchemaValue<A>
+      : S extends { readonly type: 'boolean' } ? boolean
+        : S extends { readonly type: 'integer' | 'number' } ? number
+          : S extends { readonly type: 'string' } ? string
+            : S extends { readonly type: 'array', readonly items: infer I } ? readonly SchemaValue<I>[]
+              : S extends { readonly type: 'object', readonly properties: infer P } ? ObjectValue<P, S extends { readonly required: readonly (infer R)[] } ? R : never>
+                : S extends { readonly type: 'object', readonly additionalProperties: infer A extends object } ? Readonly<Record<string, SchemaValue<A>>>
+                  : S extends { readonly type: 'object' } ? Readonly<Record<string, unknown>>
+                    : unknown
+
+type ObjectValue<P, R> = Readonly<{ [K in keyof P as K extends R ? K : never]: SchemaValue<P[K]> } & { [K in keyof P as K extends R ? never : K]?: SchemaValue<P[K]> }>
+
+type KeyValue<D> = D extends { readonly schema: infer S } ? (D extends { readonly default: unknown } ? SchemaValue<S> : SchemaValue<S> | undefined) : never
+
+/** Each configuration key and the type of its value (`undefined` when it has no default and is unset). */
+export type ConfigKeys = { [K in keyof typeof KEY_DEFS]: KeyValue<(typeof KEY_DEFS)[K]> }
+
+export type ConfigKey = keyof ConfigKeys
+
+/** The keys whose value is a `V` (or unset): e.g. `ConfigKeyOf<boolean>` for feature flags. */
+export type ConfigKeyOf<V> = { [K in ConfigKey]: ConfigKeys[K] extends V | undefined ? K : never }[ConfigKey]
+
+/** What the operator grants one plugin (`platform.plugins.<name>`), when set. */
+export type PluginGrantConfig = SchemaValue<typeof PLUGIN_GRANT_SCHEMA>
+
+/** The keys whose last segment names a plugin. */
+export type PluginGrantKey = `platform.plugins.${string}`

@@ -17,6 +17,7 @@ import { createToolCallGate } from './tool-gate.js'
 import { decisionCounter } from './metrics.js'
 import { KillSwitchPolicy } from './types/index.js'
 import { scopePolicyFactory, scopePolicyForAgent, scopeRuntimeOf } from '../scope/index.js'
+import { countAndLogWriteFailures } from '../store/index.js'
 import { deny as denyDecision } from './contract.js'
 
 export * from './contract.js'
@@ -46,8 +47,8 @@ export function governanceOf (platform: Platform): GovernanceService | undefined
 
 export async function installGovernance (platform: Platform): Promise<GovernanceService | undefined> {
   const { config, logger } = platform
-  const adminRoutes = config.get<boolean>('platform.admin.enabled')
-  if (!config.get<boolean>('platform.ai.governance.enabled')) {
+  const adminRoutes = config.get('platform.admin.enabled')
+  if (!config.get('platform.ai.governance.enabled')) {
     if (adminRoutes) installRoutes(platform, undefined)
     return undefined
   }
@@ -55,8 +56,9 @@ export async function installGovernance (platform: Platform): Promise<Governance
   const decisionLog = new GovernanceDecisionLog(
     config.get('platform.ai.governance.decision-log.capacity'),
     platform.store.db<AuditEntry, [number, number]>('decisions'),
-    config.get('platform.ai.governance.decision-log.retention'))
-  const memory = config.get<boolean>('platform.ai.governance.memory.enabled')
+    config.get('platform.ai.governance.decision-log.retention'),
+    countAndLogWriteFailures(platform.metrics.storeWriteFailures, log))
+  const memory = config.get('platform.ai.governance.memory.enabled')
     ? new GovernanceMemorySink(platform.store.db<Lesson, [string, number, number]>('governance-memory'), config.get('platform.ai.governance.memory.ttl-seconds'), config.get('platform.ai.governance.memory.min-confidence'))
     : undefined
   const service = new GovernanceService({ logger: log, decisionLog, ...(memory !== undefined ? { memory } : {}) })
@@ -89,8 +91,8 @@ export async function installGovernance (platform: Platform): Promise<Governance
   // policies another component put in the property bag before governance started count as code
   const preset = platform.properties.get(POLICIES_PROPERTY)
   if (Array.isArray(preset)) for (const p of preset as GovernancePolicy[]) service.addPolicy(p)
-  if (config.get<boolean>('platform.ai.governance.kill-switch.enabled')) service.addPolicy(new KillSwitchPolicy())
-  for (const file of config.get<string[]>('platform.ai.governance.policy-files')) {
+  if (config.get('platform.ai.governance.kill-switch.enabled')) service.addPolicy(new KillSwitchPolicy())
+  for (const file of config.get('platform.ai.governance.policy-files')) {
     const loaded = service.loadFile(file)
     log.info({ file, policies: loaded.map((p) => p.name) }, `loaded ${loaded.length} governance policies from ${file}`)
   }

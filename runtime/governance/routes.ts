@@ -21,7 +21,7 @@ export function installRoutes (platform: Platform, service: GovernanceService | 
 
   /** Reads are open unless `http-read-auth-required`; content reads also follow `content-read-auth-required`. */
   const readGate = (ctx: Context, content: boolean): void => {
-    const need = config.get<boolean>('platform.admin.http-read-auth-required') || (content && config.get<boolean>('platform.admin.content-read-auth-required'))
+    const need = config.get('platform.admin.http-read-auth-required') || (content && config.get('platform.admin.content-read-auth-required'))
     if (need && principals.resolve(ctx) === null) throw new PlatformError('ADMIN_READ_AUTH_REQUIRED')
   }
   const installed = (): GovernanceService => {

@@ -22,7 +22,7 @@ export interface HttpServerOptions {
   metrics: Metrics
   bodyLimit: number
   jsonMaxDepth: number
-  corsOrigins: string[]
+  corsOrigins: readonly string[]
   heartbeatMs: number
 }
 

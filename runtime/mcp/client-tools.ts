@@ -99,10 +99,10 @@ export function getClientTools (platform: Platform): ClientToolBridge | undefine
 }
 
 export function installClientTools (platform: Platform, mcp: McpServer): ClientToolBridge {
-  const bridge = new ClientToolBridge(mcp.core, platform.config.get<number>('platform.mcp.client-tools.timeout-ms'))
+  const bridge = new ClientToolBridge(mcp.core, platform.config.get('platform.mcp.client-tools.timeout-ms'))
   platform.properties.set(PROPERTY, bridge)
   platform.onClose(() => { bridge.close() })
-  if (platform.config.get<boolean>('platform.mcp.client-tools.response-route')) {
+  if (platform.config.get('platform.mcp.client-tools.response-route')) {
     // the UUID is the capability: only the client that received the call knows it
     platform.http.post(TOOL_RESPONSE_PATH, (ctx: Context) => {
       const b = ctx.body

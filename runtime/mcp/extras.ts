@@ -13,5 +13,5 @@ export async function installMcpExtras (platform: Platform): Promise<void> {
   if (mcp === undefined) return
   installMcpAuth(platform, mcp)
   installClientTools(platform, mcp)
-  if (platform.config.get<boolean>('platform.mcp.tracing.enabled')) installTracing(mcp)
+  if (platform.config.get('platform.mcp.tracing.enabled')) installTracing(mcp)
 }

@@ -98,7 +98,7 @@ export class HttpTransport {
     const raw = ctx.rawBody
     if (raw === undefined || raw.length === 0) { sendError(ctx, 400, PARSE_ERROR, 'Parse error: Empty body'); return }
     let msg: unknown
-    try { msg = parseJsonBody(raw, this.platform.config.get<number>('platform.server.json-max-depth')) } catch (err) {
+    try { msg = parseJsonBody(raw, this.platform.config.get('platform.server.json-max-depth')) } catch (err) {
       sendError(ctx, 400, PARSE_ERROR, `Parse error: ${(err as Error).message}`)
       return
     }

@@ -77,7 +77,7 @@ export function getMcp (platform: Platform): McpServer | undefined {
 }
 
 function requestStateKey (platform: Platform): Buffer {
-  const configured = platform.config.get<string | undefined>('platform.mcp.request-state-key')
+  const configured = platform.config.get('platform.mcp.request-state-key')
   if (configured !== undefined) return Buffer.from(configured, 'utf8')
   const db = platform.store.db<string, string>('mcp-keys')
   const existing = db.get('request-state')
@@ -90,12 +90,13 @@ function requestStateKey (platform: Platform): Buffer {
 /** Installs the MCP server: `/platform/mcp`, per-agent endpoints, POST/GET/DELETE and WebSocket on each. */
 export async function installMcp (platform: Platform): Promise<McpServer | undefined> {
   const cfg = platform.config
-  if (cfg.get<boolean>('platform.mcp.enabled') === false) return undefined
+  if (cfg.get('platform.mcp.enabled') === false) return undefined
   const logger = platform.logger.child({ area: 'mcp' })
   const handlerCtx = (ctx: InvokeContext): HandlerContext => ({
     ...ctx,
     get signal () { return abortSignalOf(ctx.signal) },
-    config: { get: <T>(key: string) => cfg.get<T>(key) },
+    // handlers registered in code may read any key, including ones the platform does not know
+    config: { get: <T>(key: string) => cfg.values[key] as T },
     logger,
     broadcaster: (topic: string) => ({
       id: topic,
@@ -103,17 +104,17 @@ export async function installMcp (platform: Platform): Promise<McpServer | undef
     })
   })
   const registry = new McpRegistry(platform.plugins, handlerCtx)
-  const sessions = new SessionStore(platform.store.db<SessionRecord, string>('mcp-sessions'), cfg.get<number>('platform.mcp.session-ttl-minutes') * 60_000, cfg.get<number>('platform.mcp.max-sessions'))
-  const tasks = new TaskManager(platform.bus, cfg.get<number>('platform.mcp.tasks.ttl-ms'), cfg.get<number>('platform.mcp.tasks.poll-interval-ms'))
-  const codec = new RequestStateCodec(requestStateKey(platform), cfg.get<number>('platform.mcp.request-state-ttl-seconds') * 1000)
-  const instructions = cfg.get<string | undefined>('platform.mcp.instructions')
+  const sessions = new SessionStore(platform.store.db<SessionRecord, string>('mcp-sessions'), cfg.get('platform.mcp.session-ttl-minutes') * 60_000, cfg.get('platform.mcp.max-sessions'))
+  const tasks = new TaskManager(platform.bus, cfg.get('platform.mcp.tasks.ttl-ms'), cfg.get('platform.mcp.tasks.poll-interval-ms'))
+  const codec = new RequestStateCodec(requestStateKey(platform), cfg.get('platform.mcp.request-state-ttl-seconds') * 1000)
+  const instructions = cfg.get('platform.mcp.instructions')
   const core = new McpCore(platform, registry, sessions, tasks, codec, {
     serverName: 'agent-platform',
     serverVersion: packageVersion(),
     ...(instructions !== undefined ? { instructions } : {}),
-    cacheTtlMs: cfg.get<number>('platform.mcp.cache-ttl-ms'),
-    cacheScope: cfg.get<'public' | 'private'>('platform.mcp.cache-scope'),
-    syncWindowMs: cfg.get<number>('platform.mcp.tasks.sync-window-ms')
+    cacheTtlMs: cfg.get('platform.mcp.cache-ttl-ms'),
+    cacheScope: cfg.get('platform.mcp.cache-scope'),
+    syncWindowMs: cfg.get('platform.mcp.tasks.sync-window-ms')
   })
   const server = new McpServer(core, registry)
   platform.properties.set(PROPERTY, server)
@@ -123,10 +124,10 @@ export async function installMcp (platform: Platform): Promise<McpServer | undef
   platform.bus.on('PluginsChanged', () => { agentIndex = undefined; registry.invalidate(); mountCustomAgentPaths() })
   platform.onClose(() => { sessions.close(); tasks.close() })
 
-  const origins = new OriginPolicy(cfg.get<string[]>('platform.mcp.allowed-origins'))
+  const origins = new OriginPolicy(cfg.get('platform.mcp.allowed-origins'))
   const http = new HttpTransport(platform, core, origins)
   const ws = new WsTransport(platform, core, origins)
-  const bodyLimit = cfg.get<number | undefined>('platform.mcp.body-limit-bytes')
+  const bodyLimit = cfg.get('platform.mcp.body-limit-bytes')
 
   /** An agent is served at its `endpoint` when that ends in `/mcp`, else at /platform/agent/{name}/mcp. */
   const customPath = (endpoint: string): string | undefined => endpoint.endsWith('/mcp') && endpoint.startsWith('/') ? endpoint : undefined

@@ -17,7 +17,7 @@ interface WsData { endpoint: EndpointRef, principal: string | null, session?: Se
 export class WsTransport {
   private readonly maxBackpressure: number
   constructor (private readonly platform: Platform, private readonly core: McpCore, private readonly origins: OriginPolicy) {
-    this.maxBackpressure = platform.config.get<number>('platform.transport.max-backpressure-bytes')
+    this.maxBackpressure = platform.config.get('platform.transport.max-backpressure-bytes')
   }
 
   mount (pattern: string, resolve: (path: string, param: (i: number) => string | undefined) => EndpointRef | undefined, maxPayload: number | undefined): void {

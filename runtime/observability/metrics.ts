@@ -11,6 +11,7 @@ export class Metrics {
   readonly deliveries: Counter
   readonly slowConsumers: Counter
   readonly pluginFailures: Counter<'plugin' | 'reason'>
+  readonly storeWriteFailures: Counter<'log'>
 
   constructor () {
     collectDefaultMetrics({ register: this.registry })
@@ -21,6 +22,7 @@ export class Metrics {
     this.deliveries = new Counter({ name: 'platform_broadcast_deliveries_total', help: 'Broadcast messages handed to connected resources', registers })
     this.slowConsumers = new Counter({ name: 'platform_slow_consumers_closed_total', help: 'WebSocket consumers closed for exceeding the backpressure limit', registers })
     this.pluginFailures = new Counter({ name: 'platform_plugin_failures_total', help: 'Plugin calls failed by the sandbox (timeout, out of memory, crash, invalid result), by plugin and reason; plugin throws are not counted', labelNames: ['plugin', 'reason'], registers })
+    this.storeWriteFailures = new Counter({ name: 'platform_store_write_failures_total', help: 'LMDB writes (appends and retention trims) of a retained log that failed, by log (audit, decisions)', labelNames: ['log'], registers })
     for (const t of ['websocket', 'sse', 'long-polling']) this.openConnections.set({ transport: t }, 0)
   }
 

@@ -54,7 +54,7 @@ export class PluginHost {
   private readonly gauge: Gauge<'state'> | undefined
 
   constructor (private readonly opts: PluginHostOptions) {
-    this.dirs = (opts.dirs ?? opts.config.get<string[]>('platform.plugins.dirs')).map((d) => resolve(d))
+    this.dirs = (opts.dirs ?? opts.config.get('platform.plugins.dirs')).map((d) => resolve(d))
     this.tiers = opts.tiers ?? TIERS
     if (opts.watch !== false) this.watcher = new ChangeWatcher(() => { void this.rescan() }, { debounceMs: opts.debounceMs ?? 100, rescanMs: opts.rescanMs ?? 1000 })
     if (opts.metrics !== undefined) {

@@ -1,5 +1,5 @@
 import type { Platform } from '../platform.js'
-import { ConfigError } from '../config/index.js'
+import { ConfigError, type ConfigKeyOf } from '../config/index.js'
 import type { RegisteredClassifier, RegisteredEmbedder } from '../plugins/index.js'
 import type { AiRequest } from '../governance/contract.js'
 import type { Embedder, ScopeConfig } from './contract.js'
@@ -56,23 +56,23 @@ export function scopeRuntimeOf (platform: Platform): ScopeRuntime {
 
 function scopeRuntimeFromConfig (platform: Platform): ScopeRuntime {
   const cfg = platform.config
-  const embedderName = cfg.get<string>('platform.ai.scope.embedder')
-  const embedTimeout = cfg.get<number>('platform.ai.scope.embeddings.timeout-ms')
-  const classifierName = cfg.get<string>('platform.ai.scope.classifier')
-  const chatTimeout = cfg.get<number>('platform.ai.scope.chat.timeout-ms')
+  const embedderName = cfg.get('platform.ai.scope.embedder')
+  const embedTimeout = cfg.get('platform.ai.scope.embeddings.timeout-ms')
+  const classifierName = cfg.get('platform.ai.scope.classifier')
+  const chatTimeout = cfg.get('platform.ai.scope.chat.timeout-ms')
 
   let embedder: () => Embedder | undefined
   if (embedderName === 'none') embedder = () => undefined
   else if (embedderName === 'lexical') { const e = new LexicalEmbedder(); embedder = () => e }
   else if (embedderName === 'openai') {
-    const e = new OpenAiEmbedder({ baseUrl: need(platform, 'platform.ai.scope.embeddings.base-url', 'openai'), model: need(platform, 'platform.ai.scope.embeddings.model', 'openai'), apiKey: cfg.get<string | undefined>('platform.ai.scope.embeddings.api-key'), timeoutMs: embedTimeout })
+    const e = new OpenAiEmbedder({ baseUrl: need(platform, 'platform.ai.scope.embeddings.base-url', 'openai'), model: need(platform, 'platform.ai.scope.embeddings.model', 'openai'), apiKey: cfg.get('platform.ai.scope.embeddings.api-key'), timeoutMs: embedTimeout })
     embedder = () => e
   } else embedder = pluginLookup(platform, () => platform.plugins.embedders(), embedderName, (r) => pluginEmbedder(r, embedTimeout))
 
   let decisionModel: () => DecisionModel | undefined = () => platform.properties.get(DECISION_MODEL_PROPERTY) as DecisionModel | undefined
   let pluginClassifier: () => PluginClassifier | undefined = () => undefined
   if (classifierName === 'openai') {
-    const m = new OpenAiDecisionModel({ baseUrl: need(platform, 'platform.ai.scope.chat.base-url', 'openai'), model: need(platform, 'platform.ai.scope.chat.model', 'openai'), apiKey: cfg.get<string | undefined>('platform.ai.scope.chat.api-key'), timeoutMs: chatTimeout }, cfg.get<number>('platform.ai.scope.chat.max-concurrency'))
+    const m = new OpenAiDecisionModel({ baseUrl: need(platform, 'platform.ai.scope.chat.base-url', 'openai'), model: need(platform, 'platform.ai.scope.chat.model', 'openai'), apiKey: cfg.get('platform.ai.scope.chat.api-key'), timeoutMs: chatTimeout }, cfg.get('platform.ai.scope.chat.max-concurrency'))
     decisionModel = () => m
   } else if (classifierName !== 'none') {
     decisionModel = () => undefined
@@ -82,8 +82,8 @@ function scopeRuntimeFromConfig (platform: Platform): ScopeRuntime {
   return { logger: platform.logger, embedder, decisionModel, pluginClassifier, decisionTimeoutMs: chatTimeout, metrics: new ScopeMetrics(platform.metrics.registry) }
 }
 
-function need (platform: Platform, key: string, what: string): string {
-  const v = platform.config.get<string | undefined>(key)
+function need (platform: Platform, key: ConfigKeyOf<string>, what: string): string {
+  const v = platform.config.get(key)
   if (v === undefined || v === '') throw new ConfigError(`${key} is required when the scope ${key.includes('embeddings') ? 'embedder' : 'classifier'} is '${what}'`)
   return v
 }

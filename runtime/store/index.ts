@@ -1,2 +1,3 @@
 export { Store, entryCount } from './lmdb.js'
 export { RingBuffer } from './ring-buffer.js'
+export { RetainedLog, countAndLogWriteFailures, type LogKey, type RetainedLogOptions, type WriteFailureReport } from './retained-log.js'

@@ -26,6 +26,9 @@ export class RingBuffer<T> {
     return out
   }
 
+  /** The oldest entry kept, if any. */
+  oldest (): T | undefined { return this.count === 0 ? undefined : this.items[this.start] }
+
   /** The newest `limit` entries, newest first. */
   newest (limit = this.count): T[] { return this.last(limit).reverse() }
 

@@ -28,10 +28,10 @@ export function transportOf (platform: Platform): Transport {
  */
 export async function installTransport (platform: Platform): Promise<void> {
   const c = platform.config
-  const heartbeatSeconds = c.get<number>('platform.transport.heartbeat-seconds')
-  const maxBackpressureBytes = c.get<number>('platform.transport.max-backpressure-bytes')
-  const longPollingTimeoutMs = c.get<number>('platform.transport.long-polling-timeout-seconds') * 1000
-  const longPollingQueue = c.get<number>('platform.transport.long-polling-queue')
+  const heartbeatSeconds = c.get('platform.transport.heartbeat-seconds')
+  const maxBackpressureBytes = c.get('platform.transport.max-backpressure-bytes')
+  const longPollingTimeoutMs = c.get('platform.transport.long-polling-timeout-seconds') * 1000
+  const longPollingQueue = c.get('platform.transport.long-polling-queue')
   const transport = new Transport({
     app: platform.http.app,
     logger: platform.logger,
@@ -40,7 +40,7 @@ export async function installTransport (platform: Platform): Promise<void> {
     maxBackpressureBytes,
     longPollingTimeoutMs,
     longPollingQueue,
-    longPollingIdleMs: c.get<number>('platform.transport.long-polling-idle-seconds') * 1000
+    longPollingIdleMs: c.get('platform.transport.long-polling-idle-seconds') * 1000
   })
   const settings: EndpointSettings = {
     http: platform.http,

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs'
+import { mkdtempSync, writeFileSync, readFileSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig, ConfigError, KEYS, configTable } from '../../runtime/config/index.js'
@@ -111,4 +111,23 @@ t.test('per-plugin grants are accepted under platform.plugins.<name>', async (t)
 t.test("README's configuration table is the one generated from the schema", async (t) => {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
   t.ok(readme.includes(configTable()), 'run `npm run build && npm run config-docs` after changing runtime/config/schema.ts')
+})
+
+// The table must never promise a switch that does nothing: a key nothing outside runtime/config
+// names is marked reserved for the area that will read it, and the table says so.
+t.test('every key is read by the runtime or marked reserved for the area that will read it', async (t) => {
+  const root = new URL('../../runtime/', import.meta.url)
+  const sources = (readdirSync(root, { recursive: true }) as string[])
+    .filter((f) => f.endsWith('.ts') && !f.startsWith('config/'))
+    .map((f) => readFileSync(new URL(f, root), 'utf8'))
+    .join('\n')
+  const table = configTable()
+  for (const [key, def] of Object.entries(KEYS)) {
+    if (def.reservedFor !== undefined) {
+      t.match(table, `| \`${key}\` |`, key)
+      t.ok(table.split('\n').find((row) => row.startsWith(`| \`${key}\` |`))!.includes(`*Reserved for the ${def.reservedFor} area`), `${key}: reserved in the table`)
+    } else {
+      t.ok(sources.includes(`'${key}'`), `${key} is read somewhere in runtime/ (or mark it reservedFor its area)`)
+    }
+  }
 })

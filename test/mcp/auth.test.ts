@@ -183,7 +183,7 @@ t.test('org.platform.* keys from YAML (nested or dotted) and ORG_PLATFORM_* envi
   t.equal(c.get('org.platform.mcp.auth.scopes'), 'a b')
   t.equal(c.get('org.platform.auth.tokenValidator'), 'jwt')
   t.equal(c.get('org.platform.mcp.auth.authorizationServers'), `${AS},https://as2.example.com`)
-  t.match(c.get<string[]>('org.platform.auth.jwt.keys')[0], /BEGIN PUBLIC KEY/)
+  t.match(c.get('org.platform.auth.jwt.keys')[0], /BEGIN PUBLIC KEY/)
   t.throws(() => loadConfig({ cwd: dir, env: { ORG_PLATFORM_MCP_AUTH_NOPE: 'x' } }), /ORG_PLATFORM_MCP_AUTH_NOPE/)
 })
 

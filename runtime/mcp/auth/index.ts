@@ -108,13 +108,13 @@ function principalOf (info: TokenInfo): Principal {
 
 function jwtOptions (platform: Platform): JwtOptions | undefined {
   const c = platform.config
-  const keys = c.get<(string | Record<string, unknown>)[]>('org.platform.auth.jwt.keys') ?? []
-  const jwksFile = c.get<string | undefined>('org.platform.auth.jwt.jwksFile')
+  const keys = c.get('org.platform.auth.jwt.keys') ?? []
+  const jwksFile = c.get('org.platform.auth.jwt.jwksFile')
   if (keys.length === 0 && jwksFile === undefined) return undefined
-  const audience = c.get<string | string[] | undefined>('org.platform.auth.jwt.audience') ?? c.get<string | undefined>('org.platform.mcp.auth.resource')
-  const opts: JwtOptions = { keys: keys as JwtOptions['keys'], algorithms: c.get<string[]>('org.platform.auth.jwt.algorithms'), clockToleranceSeconds: c.get<number>('org.platform.auth.jwt.clockToleranceSeconds') }
+  const audience = c.get('org.platform.auth.jwt.audience') ?? c.get('org.platform.mcp.auth.resource')
+  const opts: JwtOptions = { keys: keys as JwtOptions['keys'], algorithms: c.get('org.platform.auth.jwt.algorithms'), clockToleranceSeconds: c.get('org.platform.auth.jwt.clockToleranceSeconds') }
   if (jwksFile !== undefined) opts.jwksFile = jwksFile
-  const issuer = c.get<string | undefined>('org.platform.auth.jwt.issuer')
+  const issuer = c.get('org.platform.auth.jwt.issuer')
   if (issuer !== undefined) opts.issuer = issuer
   if (audience !== undefined) opts.audience = audience
   return opts
@@ -138,8 +138,8 @@ export function installMcpAuth (platform: Platform, mcp: McpServer): McpAuth | u
           throw err
         }
       }
-  const resource = c.get<string | undefined>('org.platform.mcp.auth.resource')
-  const name = c.get<string | undefined>('org.platform.auth.tokenValidator') ?? 'jwt'
+  const resource = c.get('org.platform.mcp.auth.resource')
+  const name = c.get('org.platform.auth.tokenValidator') ?? 'jwt'
   let auth: McpAuth | undefined
   if (resource !== undefined) {
     let validator: TokenValidator

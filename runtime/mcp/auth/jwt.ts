@@ -17,12 +17,12 @@ interface Key { kid?: string, alg?: string, key: KeyObject, kind: AlgDef['kind']
 
 export interface JwtOptions {
   /** PEM public keys or JWKs. */
-  keys?: (string | JsonWebKey)[]
+  keys?: readonly (string | JsonWebKey)[]
   /** A JWKS file (`{"keys": [...]}`). */
   jwksFile?: string
   issuer?: string
-  audience?: string | string[]
-  algorithms: string[]
+  audience?: string | readonly string[]
+  algorithms: readonly string[]
   clockToleranceSeconds: number
 }
 
@@ -86,13 +86,13 @@ function parseJson (part: string, what: string): Record<string, unknown> {
  */
 export class JwtValidator {
   private readonly keys: Key[]
-  private readonly audiences: string[] | undefined
+  private readonly audiences: readonly string[] | undefined
   private readonly algorithms: Set<string>
 
   constructor (private readonly opts: JwtOptions) {
     this.keys = loadKeys(opts)
     if (this.keys.length === 0) throw new Error('the JWT validator needs keys: set org.platform.auth.jwt.keys or org.platform.auth.jwt.jwksFile')
-    this.audiences = opts.audience === undefined ? undefined : Array.isArray(opts.audience) ? opts.audience : [opts.audience]
+    this.audiences = opts.audience === undefined ? undefined : typeof opts.audience === 'string' ? [opts.audience] : opts.audience
     for (const a of opts.algorithms) if (ALGS[a] === undefined) throw new Error(`org.platform.auth.jwt.algorithms: unsupported algorithm '${a}'`)
     this.algorithms = new Set(opts.algorithms)
   }
