@@ -12,7 +12,11 @@ export interface ContextOwner {
   corsHeaders (ctx: Context): [string, string][] | undefined
 }
 
-const REQUEST_ID = /^[\x21-\x7e]{1,200}$/
+/**
+ * A client's X-Request-Id is echoed (and logged) only when it is this safe: quotes, braces or
+ * spaces would let a client forge log records or headers, so anything else gets a minted id.
+ */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 // minted ids: a random per-process prefix and a counter (unique, and no UUID per request)
 const ID_PREFIX = randomBytes(6).toString('hex')
 let idSeq = 0
