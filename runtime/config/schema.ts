@@ -63,7 +63,7 @@ export const PLUGIN_GRANT_SCHEMA = {
 export const KEYS: Record<string, KeyDef> = {
   // --- server ---
   'platform.server.port': { schema: port, default: 8080, description: 'TCP port to listen on; 0 picks a free port' },
-  'platform.server.host': { schema: nonEmpty, default: '0.0.0.0', description: 'Interface to listen on' },
+  'platform.server.host': { schema: nonEmpty, default: '127.0.0.1', description: 'Interface to listen on; the default serves this machine only, `0.0.0.0` (or `::`) exposes every interface' },
   'platform.server.body-limit-bytes': { schema: positiveInt, default: 1_048_576, description: 'Largest request body (and WebSocket frame) accepted; larger gets 413 (or close 1009)' },
   'platform.server.json-max-depth': { schema: positiveInt, default: 128, description: 'Deepest nesting accepted in a JSON body' },
   'platform.server.cors.origins': { schema: strList, default: [], description: "Origins allowed by CORS (`*` for any); empty turns CORS headers off" },

@@ -5,6 +5,7 @@ import { PlatformError } from './errors.js'
 import { parseJsonBody } from './json-body.js'
 import { SseStream, type SseOptions } from './sse.js'
 import type { Metrics, RouteStats } from '../observability/index.js'
+import { explainListenFailure } from './listen-error.js'
 
 export type Handler = (ctx: Context) => unknown
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS' | 'HEAD'
@@ -39,6 +40,8 @@ interface RouteEntry {
   allow: string
 }
 
+/** uSockets' listen option that leaves SO_REUSEPORT off. */
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 const UNMATCHED = '<unmatched>'
 const CORS_EXPOSE = 'X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, Location'
@@ -111,8 +114,9 @@ export class HttpServer implements ContextOwner {
     this.heartbeat = setInterval(() => { this.beat() }, this.opts.heartbeatMs)
     this.heartbeat.unref()
     return await new Promise((resolve, reject) => {
-      this.app.listen(host, port, (ls) => {
-        if (ls === false) { reject(new Error(`cannot listen on ${host}:${port}`)); return }
+      // exclusive: without it uWS sets SO_REUSEPORT and a second server silently shares the port
+      listenWithOptions(this.app, host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (ls) => {
+        if (ls === false) { explainListenFailure(host, port).then(reject, reject); return }
         this.listenSocket = ls
         this.port = uWS.us_socket_local_port(ls)
         resolve(this.port)
@@ -276,6 +280,12 @@ export class HttpServer implements ContextOwner {
   private beat (): void {
     for (const s of this.sseStreams) s.comment('heartbeat')
   }
+}
+
+/** The typings lack uWS's (host, port, options, cb) overload, which the native build and its fallback both take. */
+type ListenCb = (ls: us_listen_socket | false) => void
+function listenWithOptions (app: TemplatedApp, host: string, port: number, options: number, cb: ListenCb): void {
+  (app.listen as unknown as (this: TemplatedApp, h: string, p: number, o: number, cb: ListenCb) => TemplatedApp).call(app, host, port, options, cb)
 }
 
 function isBlank (buf: Buffer): boolean {
