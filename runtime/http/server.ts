@@ -6,6 +6,7 @@ import { parseJsonBody } from './json-body.js'
 import { SseStream, type SseOptions } from './sse.js'
 import type { Metrics, RouteStats } from '../observability/index.js'
 import { explainListenFailure } from './listen-error.js'
+import { Linger } from './linger.js'
 
 export type Handler = (ctx: Context) => unknown
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS' | 'HEAD'
@@ -48,7 +49,7 @@ const CORS_EXPOSE = 'X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version, WWW-Aut
 
 /**
  * The HTTP core on uWebSockets.js: a router with `{param}` segments and per-route methods (405 with
- * Allow), JSON bodies under a byte limit (413 without reading the rest), CORS, request ids, metrics
+ * Allow), JSON bodies under a byte limit (413, then a bounded lingering close), CORS, request ids, metrics
  * by route pattern, SSE, and a graceful close that waits for in-flight responses.
  */
 export class HttpServer implements ContextOwner {
@@ -226,20 +227,19 @@ export class HttpServer implements ContextOwner {
   private readBody (ctx: Context, m: MethodEntry): void {
     const limit = m.opts.bodyLimit ?? this.opts.bodyLimit
     const res = ctx.res
-    const declared = Number(ctx.header('content-length'))
-    if (declared > limit) {
-      // answer now and drop the connection: the rest of the body is never read
-      ctx.send(413, JSON.stringify(new PlatformError('BODY_TOO_LARGE', { limit }).body()), 'application/json', true)
-      return
-    }
     ctx.watchAbort()
+    // over the limit: answer now, then drain the rest for a bounded while and close (Linger)
+    let linger: Linger | undefined
+    if (Number(ctx.header('content-length')) > limit) linger = new Linger(ctx, new PlatformError('BODY_TOO_LARGE', { limit }))
     const chunks: Buffer[] = []
     let size = 0
     res.onData((ab, isLast) => {
+      if (linger !== undefined) { linger.data(ab.byteLength, isLast); return }
       if (ctx.done) return
       size += ab.byteLength
       if (size > limit) {
-        ctx.send(413, JSON.stringify(new PlatformError('BODY_TOO_LARGE', { limit }).body()), 'application/json', true)
+        linger = new Linger(ctx, new PlatformError('BODY_TOO_LARGE', { limit }))
+        linger.data(size, isLast)
         return
       }
       // uWS neuters the ArrayBuffer on return: copy it
