@@ -238,6 +238,7 @@ export class HttpServer implements ContextOwner {
       if (ctx.done) return
       size += ab.byteLength
       if (size > limit) {
+        chunks.length = 0
         linger = new Linger(ctx, new PlatformError('BODY_TOO_LARGE', { limit }))
         linger.data(size, isLast)
         return
