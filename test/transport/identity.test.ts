@@ -60,11 +60,15 @@ t.test('posting as another member is refused on every transport', async (t) => {
     const query = await fetch(base + '/platform/rooms/imposters?uuid=' + victim + '&token=nope', { method: 'POST', body: '{"forged":true}' })
     t.equal(query.status, 403)
   }
+  // a WebSocket frame speaks as its socket, whatever it claims inside
+  a.ws.send(JSON.stringify({ type: 'message', from: c.uuid, forged: true }))
+  const wrapped = await b.inbox.type('message', (f) => f.data.from === c.uuid)
+  t.equal(wrapped.from, a.uuid, 'the sender is the socket\'s member; a claimed `from` stays inside data')
   // the genuine members still speak
   t.equal((await say(base, 'imposters', b.uuid, { real: 'b' }, b.token)).status, 200)
   t.equal((await say(base, 'imposters', c.uuid, { real: 'c' }, c.token)).status, 200)
   await a.inbox.type('message', (f) => f.from === c.uuid)
-  t.equal(a.inbox.all.filter((f) => f.type === 'message' && f.data.forged === true).length, 0, 'no forged message was broadcast')
+  t.equal(a.inbox.all.filter((f) => f.type === 'message' && f.data.forged === true && f.from !== a.uuid).length, 0, 'no message was broadcast under a victim\'s uuid')
   a.ws.close(); b.abort(); c.stop()
 })
 
