@@ -97,7 +97,8 @@ export class Platform {
   async listen (): Promise<{ port: number, url: string }> {
     const host = this.config.get('platform.server.host')
     const port = await this.http.listen(host, this.config.get('platform.server.port'))
-    const shown = host === '0.0.0.0' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host
+    // the address actually bound, even 0.0.0.0 (every interface): the operator must see what is exposed
+    const shown = host.includes(':') ? `[${host}]` : host
     return { port, url: `http://${shown}:${port}` }
   }
 

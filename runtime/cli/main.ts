@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { loadConfig, ConfigError } from '../config/index.js'
 import { startPlatform } from '../platform.js'
+import { ListenError } from '../http/index.js'
 import { installAreas } from '../areas.js'
 import { PLUGINS_USAGE, pluginsList, pluginsValidate, pluginsNew } from './plugins.js'
 import { StdioBridge, parseHeaders } from './mcp-stdio.js'
@@ -19,7 +20,7 @@ Commands:
 
 Options of serve:
   --port N              TCP port (platform.server.port, default 8080; 0 picks a free one)
-  --host H              Interface (platform.server.host, default 0.0.0.0)
+  --host H              Interface (platform.server.host, default 127.0.0.1; 0.0.0.0 exposes all)
   --config FILE         YAML configuration file (default ./platform.yaml when present)
   --data DIR            LMDB data directory (platform.data-dir, default ./data)
   --plugins DIR         Plugin directory; repeat for several (platform.plugins.dirs)
@@ -99,6 +100,7 @@ export async function main (argv: string[], out: Out = { log: (s) => process.std
     return await serve(config, out)
   } catch (e) {
     if (e instanceof ConfigError) { out.error(`platform: configuration error: ${e.message}`); return 78 }
+    if (e instanceof ListenError) { out.error(`platform: ${e.message}`); return 78 }
     out.error(`platform: ${(e as Error).stack ?? String(e)}`)
     return 1
   }

@@ -69,7 +69,7 @@ export const PLUGIN_GRANT_SCHEMA = {
 export const KEY_DEFS = {
   // --- server ---
   'platform.server.port': { schema: port, default: 8080, description: 'TCP port to listen on; 0 picks a free port' },
-  'platform.server.host': { schema: nonEmpty, default: '0.0.0.0', description: 'Interface to listen on' },
+  'platform.server.host': { schema: nonEmpty, default: '127.0.0.1', description: 'Interface to listen on; the default serves this machine only, `0.0.0.0` (or `::`) exposes every interface' },
   'platform.server.body-limit-bytes': { schema: positiveInt, default: 1_048_576, description: 'Largest request body (and WebSocket frame) accepted; larger gets 413 (or close 1009)' },
   'platform.server.json-max-depth': { schema: positiveInt, default: 128, description: 'Deepest nesting accepted in a JSON body' },
   'platform.server.cors.origins': { schema: strList, default: [], description: "Origins allowed by CORS (`*` for any); empty turns CORS headers off" },
@@ -89,6 +89,10 @@ export const KEY_DEFS = {
   'platform.transport.long-polling-timeout-seconds': { schema: positiveInt, default: 25, description: 'How long a long-polling GET waits for messages before answering empty' },
   'platform.transport.long-polling-queue': { schema: positiveInt, default: 1000, description: 'Messages kept for a long-polling client between polls; beyond it the client is disconnected' },
   'platform.transport.long-polling-idle-seconds': { schema: positiveInt, default: 30, description: 'A long-polling client with no poll open for this long is disconnected' },
+  'platform.transport.rooms.auth': { schema: { enum: ['open', 'required'] }, default: 'open', description: '`open`: anyone may join a room (the demo); `required`: joining needs a principal (an API token or JWT), else 401' },
+  'platform.transport.rooms.max-message-bytes': { schema: positiveInt, default: 65_536, description: 'Largest room message (WebSocket frame or POST body; capped by platform.server.body-limit-bytes): beyond it close 1009 or 413' },
+  'platform.transport.rooms.max-messages-per-second': { schema: { type: 'integer', minimum: 0 }, default: 20, description: 'Messages a room member may send per second, sustained (0: no limit); beyond it close 1008 on WebSocket, 429 on POST' },
+  'platform.transport.rooms.message-burst': { schema: positiveInt, default: 40, description: 'Messages a room member may send at once before the per-second rate applies' },
 
   // --- admin (spec A, reference §2.3) ---
   'platform.admin.enabled': { schema: bool, default: true, description: 'Master switch of the admin control plane' },

@@ -12,7 +12,11 @@ export interface ContextOwner {
   corsHeaders (ctx: Context): [string, string][] | undefined
 }
 
-const REQUEST_ID = /^[\x21-\x7e]{1,200}$/
+/**
+ * A client's X-Request-Id is echoed (and logged) only when it is this safe: quotes, braces or
+ * spaces would let a client forge log records or headers, so anything else gets a minted id.
+ */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/
 // minted ids: a random per-process prefix and a counter (unique, and no UUID per request)
 const ID_PREFIX = randomBytes(6).toString('hex')
 let idSeq = 0
@@ -171,6 +175,39 @@ export class Context {
     })
     this.owner.finished(this, status)
     return true
+  }
+
+  /**
+   * Sends status, headers and the whole body, but holds the response open (and the connection with
+   * it) until `endHeld`: for answers given before the request body was read (see Linger).
+   */
+  sendHeld (status: number, body: string, contentType: string): void {
+    if (this.done) return
+    this.done = true
+    this.status = status
+    const res = this.res
+    res.cork(() => {
+      res.writeStatus(statusLine(status))
+      res.writeHeader(H_CONTENT_TYPE, encoded(contentType))
+      res.writeHeader(H_REQUEST_ID, this.requestId)
+      res.writeHeader('connection', 'close')
+      this.writeHeaders()
+      res.write(body)
+    })
+    this.owner.finished(this, status)
+  }
+
+  /**
+   * Finishes a response begun by `sendHeld`: `close` drops the connection at once (the response
+   * stays incomplete), otherwise the body is terminated and the client, told `connection: close`,
+   * closes it. (uWS's own end-and-close repeats the Connection header into a chunked body.)
+   */
+  endHeld (close: boolean): void {
+    if (this.ended || this.aborted) return
+    this.ended = true
+    const res = this.res
+    if (close) res.close()
+    else res.cork(() => { res.end(undefined, false) })
   }
 
   /** Writes the CORS and extra headers; for streaming writers (SSE) that manage their own status. */

@@ -5,6 +5,8 @@ import { PlatformError } from './errors.js'
 import { parseJsonBody } from './json-body.js'
 import { SseStream, type SseOptions } from './sse.js'
 import type { Metrics, RouteStats } from '../observability/index.js'
+import { explainListenFailure } from './listen-error.js'
+import { Linger } from './linger.js'
 
 export type Handler = (ctx: Context) => unknown
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS' | 'HEAD'
@@ -39,13 +41,15 @@ interface RouteEntry {
   allow: string
 }
 
+/** uSockets' listen option that leaves SO_REUSEPORT off. */
+const LIBUS_LISTEN_EXCLUSIVE_PORT = 1
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 const UNMATCHED = '<unmatched>'
-const CORS_EXPOSE = 'X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, Location'
+const CORS_EXPOSE = 'X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, Location, Retry-After, X-Platform-Resource, X-Platform-Token'
 
 /**
  * The HTTP core on uWebSockets.js: a router with `{param}` segments and per-route methods (405 with
- * Allow), JSON bodies under a byte limit (413 without reading the rest), CORS, request ids, metrics
+ * Allow), JSON bodies under a byte limit (413, then a bounded lingering close), CORS, request ids, metrics
  * by route pattern, SSE, and a graceful close that waits for in-flight responses.
  */
 export class HttpServer implements ContextOwner {
@@ -111,8 +115,9 @@ export class HttpServer implements ContextOwner {
     this.heartbeat = setInterval(() => { this.beat() }, this.opts.heartbeatMs)
     this.heartbeat.unref()
     return await new Promise((resolve, reject) => {
-      this.app.listen(host, port, (ls) => {
-        if (ls === false) { reject(new Error(`cannot listen on ${host}:${port}`)); return }
+      // exclusive: without it uWS sets SO_REUSEPORT and a second server silently shares the port
+      listenWithOptions(this.app, host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (ls) => {
+        if (ls === false) { explainListenFailure(host, port).then(reject, reject); return }
         this.listenSocket = ls
         this.port = uWS.us_socket_local_port(ls)
         resolve(this.port)
@@ -222,20 +227,20 @@ export class HttpServer implements ContextOwner {
   private readBody (ctx: Context, m: MethodEntry): void {
     const limit = m.opts.bodyLimit ?? this.opts.bodyLimit
     const res = ctx.res
-    const declared = Number(ctx.header('content-length'))
-    if (declared > limit) {
-      // answer now and drop the connection: the rest of the body is never read
-      ctx.send(413, JSON.stringify(new PlatformError('BODY_TOO_LARGE', { limit }).body()), 'application/json', true)
-      return
-    }
     ctx.watchAbort()
+    // over the limit: answer now, then drain the rest for a bounded while and close (Linger)
+    let linger: Linger | undefined
+    if (Number(ctx.header('content-length')) > limit) linger = new Linger(ctx, new PlatformError('BODY_TOO_LARGE', { limit }))
     const chunks: Buffer[] = []
     let size = 0
     res.onData((ab, isLast) => {
+      if (linger !== undefined) { linger.data(ab.byteLength, isLast); return }
       if (ctx.done) return
       size += ab.byteLength
       if (size > limit) {
-        ctx.send(413, JSON.stringify(new PlatformError('BODY_TOO_LARGE', { limit }).body()), 'application/json', true)
+        chunks.length = 0
+        linger = new Linger(ctx, new PlatformError('BODY_TOO_LARGE', { limit }))
+        linger.data(size, isLast)
         return
       }
       // uWS neuters the ArrayBuffer on return: copy it
@@ -276,6 +281,12 @@ export class HttpServer implements ContextOwner {
   private beat (): void {
     for (const s of this.sseStreams) s.comment('heartbeat')
   }
+}
+
+/** The typings lack uWS's (host, port, options, cb) overload, which the native build and its fallback both take. */
+type ListenCb = (ls: us_listen_socket | false) => void
+function listenWithOptions (app: TemplatedApp, host: string, port: number, options: number, cb: ListenCb): void {
+  (app.listen as unknown as (this: TemplatedApp, h: string, p: number, o: number, cb: ListenCb) => TemplatedApp).call(app, host, port, options, cb)
 }
 
 function isBlank (buf: Buffer): boolean {

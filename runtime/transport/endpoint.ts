@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { HttpResponse, HttpRequest, us_socket_context_t, WebSocket } from 'uWebSockets.js'
 import { PlatformError, parseJsonBody, statusLine, type Context, type HttpServer } from '../http/index.js'
 import type { Logger } from '../observability/index.js'
@@ -9,10 +9,21 @@ import { WsResource, type WsData } from './ws-resource.js'
 import { SseResource } from './sse-resource.js'
 import { LongPollingResource } from './long-polling-resource.js'
 import type { Transport } from './transport.js'
-import { Reason } from './types.js'
+import { Reason, type TransportKind } from './types.js'
+import { MessageBucket, type MessageRate } from './message-rate.js'
 
 /** Header (or `uuid` query parameter) naming the resource a POST, DELETE or poll comes from. */
 export const RESOURCE_HEADER = 'x-platform-resource'
+/** Header (or `token` query parameter) proving the sender is that resource (SSE, long-polling). */
+export const TOKEN_HEADER = 'x-platform-token'
+
+function newToken (): string { return randomBytes(24).toString('base64url') }
+
+function sameToken (given: string, expected: string): boolean {
+  const a = Buffer.from(given)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
 
 /** What every endpoint shares; installTransport fills it from configuration. */
 export interface EndpointSettings {
@@ -34,12 +45,16 @@ export interface EndpointRequest {
   params: Record<string, string>
   query: URLSearchParams
   headers: Record<string, string>
+  /** The transport a joining request uses (set for WebSocket upgrades, SSE GETs, long-polling joins). */
+  transport?: TransportKind
 }
 
 /** Per-member choices a joining request makes (read once, when it joins). */
 export interface JoinOptions {
   /** Its join and departure are not announced to the other members (it still receives everything). */
   silent?: boolean
+  /** The principal that joined (kept on the resource). */
+  principal?: string
 }
 
 /** How an endpoint maps requests to broadcasters and what it does with members. */
@@ -62,6 +77,10 @@ export interface EndpointHooks {
    * Without it WebSocket frames are ignored and POST is not routed.
    */
   message? (r: Resource, value: unknown): number
+  /** Largest message a member may send (WebSocket frame, POST body); at most the server body limit. */
+  maxMessageBytes?: number
+  /** Messages per member: over it a WebSocket is closed with 1008, a POST answered 429. */
+  messageRate?: MessageRate
 }
 
 /**
@@ -72,16 +91,19 @@ export interface EndpointHooks {
 export class Endpoint {
   private readonly paramNames: string[] = []
   private readonly prepared = new WeakSet<Broadcaster>()
+  /** Largest frame or POST body of this endpoint. */
+  private readonly frameLimit: number
 
   constructor (private readonly o: EndpointSettings, readonly pattern: string, private readonly hooks: EndpointHooks) {
     pattern.replace(/\{([^}]+)\}/g, (_, n: string) => { this.paramNames.push(n); return '' })
+    this.frameLimit = Math.min(o.frameLimit, hooks.maxMessageBytes ?? Infinity)
   }
 
   install (): void {
     const { http } = this.o
     http.ws<WsData>(this.pattern, {
       // frames up to twice the limit are read and refused with 1009; beyond that uWS drops the connection
-      maxPayloadLength: this.o.frameLimit * 2,
+      maxPayloadLength: this.frameLimit * 2,
       // uWS stops buffering at twice our limit; we close at the limit (see Transport)
       maxBackpressure: this.o.maxBackpressureBytes * 2,
       closeOnBackpressureLimit: 0,
@@ -100,7 +122,7 @@ export class Endpoint {
       close: (ws, code, msg) => { try { this.closeWs(ws, code, msg) } catch (err) { this.failed(err, 'close') } }
     })
     http.get(this.pattern, (ctx) => this.get(ctx))
-    if (this.hooks.message !== undefined) http.post(this.pattern, (ctx) => this.post(ctx), { body: 'json' })
+    if (this.hooks.message !== undefined) http.post(this.pattern, (ctx) => this.post(ctx), { body: 'json', bodyLimit: this.frameLimit })
     http.delete(this.pattern, (ctx) => { this.leave(ctx) })
   }
 
@@ -119,16 +141,25 @@ export class Endpoint {
 
   private join (r: Resource, opts: JoinOptions | undefined): void {
     if (opts?.silent === true) r.silent = true
+    r.principal = opts?.principal
+    const rate = this.hooks.messageRate
+    if (rate !== undefined && rate.perSecond > 0) r.bucket = new MessageBucket(rate)
     this.o.transport.add(r)
     this.hooks.joined?.(r)
   }
 
-  /** The resource named by the request, which must belong to broadcaster `id`. */
+  /**
+   * The resource named by the request, which must belong to broadcaster `id` and be proven by its
+   * token: uuids are public (rooms announce them), so a uuid alone must not let anyone post as,
+   * poll for or remove another member.
+   */
   private member (ctx: Context, id: string): Resource {
     const uuid = ctx.headers[RESOURCE_HEADER] ?? ctx.query.get('uuid') ?? ''
     if (uuid === '') throw new PlatformError('MISSING_RESOURCE_ID')
     const r = this.o.transport.resource(uuid)
-    if (r === undefined || r.broadcaster.id !== id) throw new PlatformError('UNKNOWN_RESOURCE', { uuid })
+    if (r === undefined || r.broadcaster.id !== id) throw new PlatformError('UNKNOWN_RESOURCE', { uuid: uuid.slice(0, 200) })
+    const token = ctx.headers[TOKEN_HEADER] ?? ctx.query.get('token') ?? ''
+    if (r.token === undefined || !sameToken(token, r.token)) throw new PlatformError('RESOURCE_FORBIDDEN', { uuid })
     return r
   }
 
@@ -136,8 +167,8 @@ export class Endpoint {
     return this.hooks.resolve({ params: ctx.params, query: ctx.query, headers: ctx.headers })
   }
 
-  private joinOptionsCtx (ctx: Context): JoinOptions | undefined {
-    return this.hooks.joinOptions?.({ params: ctx.params, query: ctx.query, headers: ctx.headers })
+  private joinOptionsCtx (ctx: Context, transport: TransportKind): JoinOptions | undefined {
+    return this.hooks.joinOptions?.({ params: ctx.params, query: ctx.query, headers: ctx.headers, transport })
   }
 
   // --- WebSocket ---
@@ -160,7 +191,7 @@ export class Endpoint {
       err = new PlatformError('SHUTTING_DOWN')
     } else {
       try {
-        const er: EndpointRequest = { params, query: new URLSearchParams(req.getQuery() ?? ''), headers }
+        const er: EndpointRequest = { params, query: new URLSearchParams(req.getQuery() ?? ''), headers, transport: 'WEBSOCKET' }
         id = this.hooks.resolve(er)
         opts = this.hooks.joinOptions?.(er)
       } catch (e) {
@@ -188,9 +219,14 @@ export class Endpoint {
   private wsMessage (ws: WebSocket<WsData>, msg: ArrayBuffer): void {
     const r = ws.getUserData().resource
     if (r === undefined || r.closed) return
-    if (msg.byteLength > this.o.frameLimit) {
-      this.o.logger.warn({ uuid: r.uuid, bytes: msg.byteLength, limit: this.o.frameLimit }, 'closing WebSocket: frame over the limit (1009)')
+    if (msg.byteLength > this.frameLimit) {
+      this.o.logger.warn({ uuid: r.uuid, bytes: msg.byteLength, limit: this.frameLimit }, 'closing WebSocket: frame over the limit (1009)')
       this.o.transport.end(r, Reason.tooBig)
+      return
+    }
+    if (r.bucket !== undefined && !r.bucket.take()) {
+      this.o.logger.warn({ uuid: r.uuid, broadcaster: r.broadcaster.id, ...this.hooks.messageRate }, 'closing WebSocket: over its message rate (1008)')
+      this.o.transport.end(r, Reason.rateLimited)
       return
     }
     if (this.hooks.message === undefined) return
@@ -214,7 +250,7 @@ export class Endpoint {
       const text = Buffer.from(msg).toString()
       if (text.includes('too big')) {
         reason = Reason.tooBig
-        this.o.logger.warn({ uuid: r.uuid, limit: this.o.frameLimit * 2 }, 'WebSocket dropped: frame beyond twice the limit')
+        this.o.logger.warn({ uuid: r.uuid, limit: this.frameLimit * 2 }, 'WebSocket dropped: frame beyond twice the limit')
       } else if (text.includes('inactivity')) {
         reason = Reason.timeout
       } else if (text !== '' && code === 1006) {
@@ -236,9 +272,14 @@ export class Endpoint {
     if (mode === 'long-polling') return this.poll(ctx, id)
     if (mode !== 'sse') throw new PlatformError('INVALID_QUERY', { name: 'transport', detail: "use 'sse' or 'long-polling' (or a WebSocket upgrade)" })
     if (this.o.transport.closing) throw new PlatformError('SHUTTING_DOWN')
-    const opts = this.joinOptionsCtx(ctx)
+    const opts = this.joinOptionsCtx(ctx, 'SSE')
+    // the member's uuid and token also as headers, for clients that read them before any event
+    const uuid = randomUUID()
+    const token = newToken()
+    ctx.setHeader(RESOURCE_HEADER, uuid).setHeader(TOKEN_HEADER, token)
     const stream = ctx.sse({ maxQueuedBytes: this.o.maxBackpressureBytes })
-    const r = new SseResource(randomUUID(), this.broadcaster(id), stream)
+    const r = new SseResource(uuid, this.broadcaster(id), stream)
+    r.token = token
     stream.onClose(() => {
       // the stream closes itself when its queue overflows: that is a slow consumer
       const reason = r.reason ?? (ctx.aborted ? Reason.closed : Reason.slow)
@@ -254,10 +295,11 @@ export class Endpoint {
     const uuid = ctx.query.get('uuid') ?? ctx.headers[RESOURCE_HEADER]
     if (uuid === undefined || uuid === '') {
       if (t.closing) throw new PlatformError('SHUTTING_DOWN')
-      const opts = this.joinOptionsCtx(ctx)
+      const opts = this.joinOptionsCtx(ctx, 'LONG_POLLING')
       const r = new LongPollingResource(randomUUID(), this.broadcaster(id), t, this.o.longPollingQueue, this.o.maxBackpressureBytes)
+      r.token = newToken()
       this.join(r, opts)
-      r.reply(ctx)
+      r.reply(ctx, true)
       return undefined
     }
     const r = this.member(ctx, id)
@@ -268,6 +310,10 @@ export class Endpoint {
   private post (ctx: Context): unknown {
     const r = this.member(ctx, this.resolveCtx(ctx))
     if (r instanceof LongPollingResource) r.lastSeen = Date.now()
+    if (r.bucket !== undefined && !r.bucket.take()) {
+      ctx.setHeader('retry-after', String(r.bucket.retryAfterSeconds()))
+      throw new PlatformError('RATE_LIMITED', { ...this.hooks.messageRate })
+    }
     return { status: 'sent', resourceCount: this.hooks.message!(r, ctx.body) }
   }
 

@@ -8,8 +8,9 @@ export { Broadcaster } from './broadcaster.js'
 export { Resource } from './resource.js'
 export { Frame } from './frame.js'
 export { ROOM_PATH, roomBroadcasterId } from './rooms.js'
-export { RESOURCE_HEADER, type EndpointHooks, type EndpointRequest, type JoinOptions } from './endpoint.js'
-export { Reason, type TransportKind, type BroadcasterInfo, type ResourceInfo } from './types.js'
+export { RESOURCE_HEADER, TOKEN_HEADER, type EndpointHooks, type EndpointRequest, type JoinOptions } from './endpoint.js'
+export { Reason, type TransportKind, type BroadcasterInfo, type ResourceInfo, type RoomJoin, type RoomJoinGuard, type RoomJoinVerdict } from './types.js'
+export { type MessageRate } from './message-rate.js'
 
 /** The key under which the platform's property bag holds the transport. */
 export const TRANSPORT_PROPERTY = 'platform.transport'
@@ -55,7 +56,13 @@ export async function installTransport (platform: Platform): Promise<void> {
     longPollingQueue
   }
   transport.endpointSettings = settings
-  installRooms(settings)
+  installRooms(settings, {
+    auth: c.get<'open' | 'required'>('platform.transport.rooms.auth'),
+    principalOf: (headers) => platform.principals.fromHeaders(headers),
+    guard: () => transport.roomJoinGuard,
+    maxMessageBytes: c.get<number>('platform.transport.rooms.max-message-bytes'),
+    rate: { perSecond: c.get<number>('platform.transport.rooms.max-messages-per-second'), burst: c.get<number>('platform.transport.rooms.message-burst') }
+  })
   platform.http.onShutdown(() => { transport.shutdown() })
   platform.properties.set(TRANSPORT_PROPERTY, transport)
 }

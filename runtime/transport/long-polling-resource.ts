@@ -65,9 +65,10 @@ export class LongPollingResource extends Resource {
     p.resolve()
   }
 
-  /** The first answer of a join: the queued `joined` frame, without holding. */
-  reply (ctx: Context): void {
-    const body = '{"uuid":"' + this.uuid + '","messages":[' + this.queue.join(',') + ']}'
+  /** Answers with what is queued, without holding; the first answer of a join also carries the token. */
+  reply (ctx: Context, withToken = false): void {
+    const token = withToken && this.token !== undefined ? '","token":"' + this.token : ''
+    const body = '{"uuid":"' + this.uuid + token + '","messages":[' + this.queue.join(',') + ']}'
     this.queue = []
     this.queuedBytes = 0
     this.lastSeen = Date.now()

@@ -1,6 +1,7 @@
 import type { Broadcaster } from './broadcaster.js'
 import type { Frame } from './frame.js'
 import type { ResourceInfo, TransportKind, Reason } from './types.js'
+import type { MessageBucket } from './message-rate.js'
 
 /** A connected client, identified by a UUID, attached to one broadcaster. */
 export abstract class Resource {
@@ -10,6 +11,15 @@ export abstract class Resource {
   readonly connectedAt = Date.now()
   /** Joined with JoinOptions.silent: endpoints that announce members skip its join and leave. */
   silent = false
+  /**
+   * The secret by which an SSE or long-polling client proves it is this resource (POST, DELETE,
+   * polls); given to that client alone. Undefined for a WebSocket: the socket is the proof.
+   */
+  token: string | undefined
+  /** The principal that joined, when one was resolved. */
+  principal: string | undefined
+  /** Message rate of this member, when its endpoint limits it. */
+  bucket: MessageBucket | undefined
 
   constructor (readonly uuid: string, readonly transport: TransportKind, readonly broadcaster: Broadcaster) {}
 

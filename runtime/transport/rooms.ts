@@ -1,8 +1,23 @@
 import { PlatformError } from '../http/index.js'
+import type { Principal } from '../auth/index.js'
 import { Endpoint, type EndpointSettings, type EndpointRequest, type JoinOptions } from './endpoint.js'
 import type { Broadcaster } from './broadcaster.js'
 import { Frame } from './frame.js'
 import type { Resource } from './resource.js'
+import type { MessageRate } from './message-rate.js'
+import type { RoomJoinGuard } from './types.js'
+
+/** Who may join rooms and how much a member may say (platform.transport.rooms.*). */
+export interface RoomPolicy {
+  /** `open`: anyone; `required`: a principal must resolve from the request. */
+  auth: 'open' | 'required'
+  /** The platform's principal resolver, on bare headers. */
+  principalOf: (headers: Readonly<Record<string, string>>) => Principal | null
+  /** The governance hook, read at each join (it may be set or replaced after start-up). */
+  guard: () => RoomJoinGuard | undefined
+  maxMessageBytes: number
+  rate: MessageRate
+}
 
 /** Members listed in a `joined` frame; `memberCount` always gives the total. */
 export const MEMBER_LIST = 100
@@ -13,8 +28,6 @@ const ROOM_NAME = /^[A-Za-z0-9_\-.:]{1,128}$/
 /** Query parameter (or header) by which a member joins without being announced. */
 const PRESENCE_PARAM = 'presence'
 const PRESENCE_HEADER = 'x-platform-presence'
-const ANNOUNCED: JoinOptions = {}
-const SILENT: JoinOptions = { silent: true }
 
 /** The broadcaster id of a room. */
 export function roomBroadcasterId (room: string): string { return ROOM_PREFIX + room }
@@ -25,11 +38,24 @@ function roomOf (r: Resource): string { return r.broadcaster.id.slice(ROOM_PREFI
  * `presence=false` (query, else header): a silent member, whose join and departure are not
  * announced. Large rooms need it: announcing every join to everyone is N²/2 frames to fill a room.
  */
-function presenceOf (req: EndpointRequest): JoinOptions {
+function silentOf (req: EndpointRequest): boolean {
   const v = req.query.get(PRESENCE_PARAM) ?? req.headers[PRESENCE_HEADER]
-  if (v === undefined || v === 'true') return ANNOUNCED
-  if (v === 'false') return SILENT
+  if (v === undefined || v === 'true') return false
+  if (v === 'false') return true
   throw new PlatformError('INVALID_PRESENCE', { value: v.slice(0, 200) })
+}
+
+/** The room's access policy for one joining request: auth, then the governance guard. */
+function admit (policy: RoomPolicy, req: EndpointRequest): Principal | null {
+  const room = req.params.room ?? ''
+  const principal = policy.principalOf(req.headers)
+  if (principal === null && policy.auth === 'required') throw new PlatformError('ROOM_AUTH_REQUIRED', { room })
+  const guard = policy.guard()
+  if (guard !== undefined) {
+    const verdict = guard({ room, principal, transport: req.transport ?? 'WEBSOCKET', headers: req.headers })
+    if (!verdict.allow) throw new PlatformError('ROOM_JOIN_DENIED', { room, reason: verdict.reason })
+  }
+  return principal
 }
 
 /**
@@ -38,8 +64,10 @@ function presenceOf (req: EndpointRequest): JoinOptions {
  * `message`; a member's departure reaches the rest as `member-left`; a bad frame earns its sender
  * an `error` frame and nothing else. A member that joins with `presence=false` is silent: its
  * join and departure are not announced (it still gets every frame). A room lives while it has members.
+ * Uuids are public; acting as a member takes its socket (WebSocket) or the token that only its own
+ * `joined` frame carries (SSE, long-polling).
  */
-export function installRooms (settings: EndpointSettings): void {
+export function installRooms (settings: EndpointSettings, policy: RoomPolicy): void {
   const t = settings.transport
   new Endpoint(settings, ROOM_PATH, {
     className: 'RoomBroadcaster',
@@ -50,7 +78,14 @@ export function installRooms (settings: EndpointSettings): void {
       return roomBroadcasterId(name)
     },
 
-    joinOptions: presenceOf,
+    joinOptions (req: EndpointRequest): JoinOptions {
+      const silent = silentOf(req)
+      const principal = admit(policy, req)
+      return principal === null ? { silent } : { silent, principal: principal.name }
+    },
+
+    maxMessageBytes: policy.maxMessageBytes,
+    messageRate: policy.rate,
 
     setup (b: Broadcaster): void {
       b.autoDestroy = true
@@ -67,7 +102,10 @@ export function installRooms (settings: EndpointSettings): void {
       // at most MEMBER_LIST uuids: listing everyone made each join O(n) and a room's joins O(n²) bytes
       const members: string[] = []
       for (const m of b.resources.values()) { if (members.length === MEMBER_LIST) break; members.push(m.uuid) }
-      r.deliver(Frame.json(JSON.stringify({ type: 'joined', room, uuid: r.uuid, transport: r.transport, members, memberCount: b.resources.size })))
+      // the token goes to this member alone: it is what lets an SSE or long-polling client speak as r
+      const joined: Record<string, unknown> = { type: 'joined', room, uuid: r.uuid, transport: r.transport, members, memberCount: b.resources.size }
+      if (r.token !== undefined) joined.token = r.token
+      r.deliver(Frame.json(JSON.stringify(joined)))
       if (!r.silent) t.publish(b, Frame.json(JSON.stringify({ type: 'member-joined', room, uuid: r.uuid, transport: r.transport })), r)
     },
 

@@ -8,7 +8,7 @@ import { Frame } from './frame.js'
 import type { Resource } from './resource.js'
 import { WsResource, type SocketWatcher } from './ws-resource.js'
 import { LongPollingResource, type PollOwner } from './long-polling-resource.js'
-import { Reason, type BroadcasterInfo, type ResourceInfo } from './types.js'
+import { Reason, type BroadcasterInfo, type ResourceInfo, type RoomJoinGuard } from './types.js'
 import { Endpoint, type EndpointHooks, type EndpointSettings } from './endpoint.js'
 
 export interface TransportOptions {
@@ -45,6 +45,8 @@ export class Transport implements SocketWatcher, PollOwner {
   closing = false
   /** Set by installTransport: what `expose` needs to serve an endpoint. */
   endpointSettings: EndpointSettings | undefined
+  /** Asked before every room join (governance sets it); unset lets the room's auth policy decide alone. */
+  roomJoinGuard: RoomJoinGuard | undefined
 
   constructor (readonly opts: TransportOptions) {}
 

@@ -1,3 +1,5 @@
+import type { Principal } from '../auth/index.js'
+
 /** The wire names of the three transports (reference `resources` record). */
 export type TransportKind = 'WEBSOCKET' | 'SSE' | 'LONG_POLLING'
 
@@ -26,9 +28,29 @@ export const Reason = {
   slow: 'slow consumer',
   timeout: 'timeout',
   tooBig: 'message too big',
+  rateLimited: 'rate limit exceeded',
   invalid: 'invalid frame',
   queueOverflow: 'queue overflow',
   shutdown: 'server shutting down',
   destroyed: 'broadcaster destroyed'
 } as const
 export type Reason = typeof Reason[keyof typeof Reason]
+
+/** What a room join guard sees of a joining request. */
+export interface RoomJoin {
+  room: string
+  /** The resolved principal, or null for an anonymous client (possible when rooms.auth is `open`). */
+  principal: Principal | null
+  transport: TransportKind
+  /** Request headers, lowercase. */
+  headers: Readonly<Record<string, string>>
+}
+
+/** `allow: false` refuses the join with 403 PLT_ERR_ROOM_JOIN_DENIED and `reason`. */
+export type RoomJoinVerdict = { allow: true } | { allow: false, reason: string }
+
+/**
+ * Set on the transport (`transport.roomJoinGuard`) by governance or a test: asked, synchronously,
+ * before each room join on any transport (after the room's auth policy passed).
+ */
+export type RoomJoinGuard = (join: RoomJoin) => RoomJoinVerdict

@@ -22,6 +22,7 @@ const CLOSE: Record<Reason, [number, string]> = {
   [Reason.slow]: [1008, 'slow consumer'],
   [Reason.timeout]: [1001, 'timeout'],
   [Reason.tooBig]: [1009, 'message too big'],
+  [Reason.rateLimited]: [1008, 'rate limit exceeded'],
   [Reason.invalid]: [1007, 'invalid frame'],
   [Reason.queueOverflow]: [1008, 'queue overflow'],
   [Reason.shutdown]: [1001, 'server shutting down'],

@@ -108,3 +108,21 @@ t.test('npm start -- <flags> forwards the flags to platform serve; Ctrl-C stops 
   const after = await fetch(url + '/healthz', { headers: { connection: 'close' } }).then(() => 'served', () => 'stopped')
   t.equal(after, 'stopped')
 })
+
+t.test('serve binds 127.0.0.1 by default and prints it; a second serve on that port exits 78 with one line', async (t) => {
+  const { proc, url } = await serve(['--port', '0', '--data', data(), '--log-level', 'warn'])
+  t.teardown(() => { proc.kill('SIGTERM') })
+  t.match(url, /^http:\/\/127\.0\.0\.1:\d+$/, 'the address actually bound')
+  const port = new URL(url).port
+  // before the fix the second process shared the port through SO_REUSEPORT and kept running
+  const second = spawn(process.execPath, [bin, 'serve', '--port', port, '--data', data(), '--log-level', 'warn'], { cwd: root, env })
+  let stdout = ''; let stderr = ''
+  second.stdout.on('data', (d) => { stdout += d }); second.stderr.on('data', (d) => { stderr += d })
+  const killer = setTimeout(() => { second.kill('SIGKILL') }, 10_000)
+  const { code } = await exitOf(second)
+  clearTimeout(killer)
+  t.equal(code, 78)
+  t.equal(stderr, `platform: port ${port} is in use\n`, 'one clear line, no stack trace')
+  t.notMatch(stdout, /listening/)
+  t.equal((await fetch(url + '/healthz')).status, 200, 'the first server keeps its port')
+})

@@ -111,6 +111,22 @@ t.test('X-Request-Id is echoed or minted', async (t) => {
   t.not(b.headers.get('x-request-id'), b2.headers.get('x-request-id'), 'minted ids are unique')
   const c = await fetch(u('/healthz'), { headers: { 'x-request-id': 'x'.repeat(300) } })
   t.not(c.headers.get('x-request-id'), 'x'.repeat(300))
+  const d = await fetch(u('/healthz'), { headers: { 'x-request-id': 'node-1.req_42:a-b' } })
+  t.equal(d.headers.get('x-request-id'), 'node-1.req_42:a-b', 'letters, digits and . _ : - are echoed')
+})
+
+t.test('an X-Request-Id outside the safe pattern is replaced, in the answer and in the logs', async (t) => {
+  const hostile = '"}{"level":60'
+  for (const given of [hostile, 'a b', 'x'.repeat(129), 'a/b', '<script>']) {
+    const r = await fetch(u('/healthz'), { headers: { 'x-request-id': given } })
+    t.match(r.headers.get('x-request-id'), /^[0-9a-f]{12}-[0-9a-z]+$/, `${given.slice(0, 20)} replaced by a minted id`)
+  }
+  const r = await fetch(u('/boom'), { headers: { 'x-request-id': hostile } })
+  const minted = r.headers.get('x-request-id')
+  t.not(minted, hostile)
+  const rec = tp.logs.find((l) => l.msg === 'route handler failed' && l.requestId === minted)
+  t.ok(rec, 'the log record carries the minted id')
+  t.notOk(tp.logs.some((l) => l.requestId === hostile), 'the hostile id never reaches the logs')
 })
 
 t.test('a throwing handler is a 500 from the catalogue and is logged', async (t) => {

@@ -61,6 +61,8 @@ export async function wsMember (base: string, room: string, query = '', headers:
 
 export interface SseMember {
   uuid: string
+  /** The member's secret from its `joined` frame: needed to POST or DELETE as it. */
+  token: string
   joined: Frame
   inbox: Inbox
   /** Comment lines received (`: heartbeat`). */
@@ -98,11 +100,13 @@ export async function sseMember (base: string, room: string, query = '', headers
     } catch { /* aborted */ }
   })()
   const joined = await inbox.type('joined')
-  return { uuid: joined.uuid, joined, inbox, comments, ended, abort: () => { ac.abort() } }
+  return { uuid: joined.uuid, token: joined.token, joined, inbox, comments, ended, abort: () => { ac.abort() } }
 }
 
 export interface LpMember {
   uuid: string
+  /** The member's secret from its join answer: needed to poll, POST or DELETE as it. */
+  token: string
   joined: Frame
   inbox: Inbox
   /** Statuses of polls that did not answer 200 (the loop stops at the first). */
@@ -118,7 +122,7 @@ export async function lpMember (base: string, room: string, query = '', headers:
   const url = base + '/platform/rooms/' + room + '?transport=long-polling' + query
   const first = await fetch(url, { headers })
   if (first.status !== 200) throw new Error('long-polling join ' + first.status)
-  const body = await first.json() as { uuid: string, messages: Frame[] }
+  const body = await first.json() as { uuid: string, token: string, messages: Frame[] }
   const inbox = new Inbox()
   for (const m of body.messages) inbox.push(m)
   const ac = new AbortController()
@@ -126,7 +130,7 @@ export async function lpMember (base: string, room: string, query = '', headers:
   const stopped = (async () => {
     while (running) {
       let r: Response
-      try { r = await fetch(url + '&uuid=' + body.uuid, { headers, signal: ac.signal }) } catch { return -1 }
+      try { r = await fetch(url + '&uuid=' + body.uuid + '&token=' + body.token, { headers, signal: ac.signal }) } catch { return -1 }
       if (r.status !== 200) return r.status
       const b = await r.json() as { messages: Frame[] }
       for (const m of b.messages) inbox.push(m)
@@ -135,10 +139,19 @@ export async function lpMember (base: string, room: string, query = '', headers:
     return 0
   })()
   const joined = await inbox.type('joined')
-  return { uuid: body.uuid, joined, inbox, stopped, stop: () => { running = false; ac.abort() } }
+  return { uuid: body.uuid, token: body.token, joined, inbox, stopped, stop: () => { running = false; ac.abort() } }
 }
 
-/** POSTs a JSON frame to the room as `uuid`. */
-export async function say (base: string, room: string, uuid: string, data: unknown): Promise<Response> {
-  return await fetch(base + '/platform/rooms/' + room, { method: 'POST', headers: { 'content-type': 'application/json', 'x-platform-resource': uuid }, body: JSON.stringify(data) })
+/** POSTs a JSON frame to the room as `uuid`, proven by `token` (none: no token header). */
+export async function say (base: string, room: string, uuid: string, data: unknown, token?: string): Promise<Response> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', 'x-platform-resource': uuid }
+  if (token !== undefined) headers['x-platform-token'] = token
+  return await fetch(base + '/platform/rooms/' + room, { method: 'POST', headers, body: JSON.stringify(data) })
+}
+
+/** DELETEs `uuid` from the room (leaves), proven by `token` (none: no token header). */
+export async function leave (base: string, room: string, uuid: string, token?: string): Promise<Response> {
+  const headers: Record<string, string> = { 'x-platform-resource': uuid }
+  if (token !== undefined) headers['x-platform-token'] = token
+  return await fetch(base + '/platform/rooms/' + room, { method: 'DELETE', headers })
 }

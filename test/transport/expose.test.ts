@@ -40,19 +40,20 @@ t.test('subscribers on WebSocket, SSE and long-polling get the broadcaster\'s me
   const ws = new WebSocket(wsUrl(tp.url, '/feeds/news'), { headers: { 'x-feed-key': 'k' } })
   ws.on('message', (d) => { inbox.push(JSON.parse(String(d))) })
   const hello = await inbox.next((f) => f.hello !== undefined)
-  const lp = await (await fetch(tp.url + '/feeds/news?transport=long-polling&key=k')).json() as { uuid: string, messages: { hello: string }[] }
+  const lp = await (await fetch(tp.url + '/feeds/news?transport=long-polling&key=k')).json() as { uuid: string, token: string, messages: { hello: string }[] }
   t.equal(lp.messages[0]!.hello, lp.uuid)
   t.same(tr.listBroadcasters().find((b) => b.id === 'feed:news'), { id: 'feed:news', className: 'FeedBroadcaster', resourceCount: 2, isDestroyed: false })
   ws.send('{"ignored":true}')
   t.equal(tr.broadcast('feed:news', { n: 1 }), 2)
   t.same(await inbox.next((f) => f.n !== undefined), { n: 1 })
-  const poll = await (await fetch(tp.url + '/feeds/news?transport=long-polling&key=k&uuid=' + lp.uuid)).json() as { messages: unknown[] }
+  const poll = await (await fetch(tp.url + '/feeds/news?transport=long-polling&key=k&uuid=' + lp.uuid + '&token=' + lp.token)).json() as { messages: unknown[] }
   t.same(poll.messages, [{ n: 1 }])
   t.equal(inbox.all.filter((f) => f.ignored !== undefined || f.type === 'error').length, 0, 'frames from subscribers are ignored')
-  const del = await fetch(tp.url + '/feeds/news?key=k', { method: 'DELETE', headers: { 'x-platform-resource': hello.hello } })
+  // a WebSocket subscriber is removed by its own socket only, never by its (public) uuid
+  const kick = await fetch(tp.url + '/feeds/news?key=k', { method: 'DELETE', headers: { 'x-platform-resource': hello.hello } })
+  t.equal(kick.status, 403)
+  const del = await fetch(tp.url + '/feeds/news?key=k', { method: 'DELETE', headers: { 'x-platform-resource': lp.uuid, 'x-platform-token': lp.token } })
   t.equal(del.status, 204)
-  const code = await new Promise<number>((resolve) => { ws.on('close', (c) => { resolve(c) }) })
-  t.equal(code, 1000)
-  t.equal(tr.listResources('feed:news').length, 1)
+  t.same(tr.listResources('feed:news').map((r) => r.uuid), [hello.hello])
   t.ok(tr.destroyBroadcaster('feed:news'))
 })

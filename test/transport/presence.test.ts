@@ -2,7 +2,7 @@ import t from 'tap'
 import WebSocket from 'ws'
 import { startTestPlatform } from '../helpers/platform.js'
 import { installTransport, transportOf } from '../../runtime/transport/index.js'
-import { wsMember, sseMember, lpMember, say, wsUrl, type Frame, type Inbox } from './clients.js'
+import { wsMember, sseMember, lpMember, say, leave, wsUrl, type Frame, type Inbox } from './clients.js'
 
 const tp = await startTestPlatform({ 'platform.transport.long-polling-timeout-seconds': 1 }, { install: installTransport })
 t.teardown(tp.close)
@@ -37,20 +37,20 @@ async function join (kind: Kind, room: string, query = '', headers: Record<strin
       leave: async () => { const g = gone(m.uuid); m.ws.close(); await Promise.all([g, m.closed]) }
     }
   }
-  const post = (uuid: string) => async (data: unknown): Promise<void> => {
-    const r = await say(base, room, uuid, data)
+  const post = (uuid: string, token: string) => async (data: unknown): Promise<void> => {
+    const r = await say(base, room, uuid, data, token)
     if (r.status !== 200) throw new Error('POST ' + r.status + ' ' + await r.text())
   }
   if (kind === 'sse') {
     const s = await sseMember(base, room, query === '' ? '' : '?' + query, headers)
-    return { uuid: s.uuid, joined: s.joined, inbox: s.inbox, speak: post(s.uuid), leave: async () => { const g = gone(s.uuid); s.abort(); await Promise.all([g, s.ended]) } }
+    return { uuid: s.uuid, joined: s.joined, inbox: s.inbox, speak: post(s.uuid, s.token), leave: async () => { const g = gone(s.uuid); s.abort(); await Promise.all([g, s.ended]) } }
   }
   const l = await lpMember(base, room, query === '' ? '' : '&' + query, headers)
   return {
-    uuid: l.uuid, joined: l.joined, inbox: l.inbox, speak: post(l.uuid),
+    uuid: l.uuid, joined: l.joined, inbox: l.inbox, speak: post(l.uuid, l.token),
     leave: async () => {
       const g = gone(l.uuid)
-      const del = await fetch(base + '/platform/rooms/' + room, { method: 'DELETE', headers: { 'x-platform-resource': l.uuid } })
+      const del = await leave(base, room, l.uuid, l.token)
       if (del.status !== 204) throw new Error('DELETE ' + del.status)
       await Promise.all([g, l.stopped])
     }
@@ -178,12 +178,12 @@ t.test('a presence other than true or false is refused on every transport and no
 })
 
 t.test('presence is read only when joining: polls, POSTs and DELETEs ignore it', async (t) => {
-  const m = await join('long-polling', 'once')
-  const r = await fetch(base + '/platform/rooms/once?presence=bogus', { method: 'POST', headers: { 'content-type': 'application/json', 'x-platform-resource': m.uuid }, body: '"x"' })
+  const m = await lpMember(base, 'once')
+  const r = await fetch(base + '/platform/rooms/once?presence=bogus', { method: 'POST', headers: { 'content-type': 'application/json', 'x-platform-resource': m.uuid, 'x-platform-token': m.token }, body: '"x"' })
   t.equal(r.status, 200)
   t.equal((await m.inbox.type('message')).data, 'x')
   const g = gone(m.uuid)
-  const d = await fetch(base + '/platform/rooms/once?presence=bogus', { method: 'DELETE', headers: { 'x-platform-resource': m.uuid } })
+  const d = await fetch(base + '/platform/rooms/once?presence=bogus', { method: 'DELETE', headers: { 'x-platform-resource': m.uuid, 'x-platform-token': m.token } })
   t.equal(d.status, 204)
   t.equal(await g, 'left')
 })

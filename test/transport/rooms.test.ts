@@ -2,11 +2,13 @@ import t from 'tap'
 import WebSocket from 'ws'
 import { startTestPlatform } from '../helpers/platform.js'
 import { installTransport, transportOf } from '../../runtime/transport/index.js'
-import { wsMember, sseMember, lpMember, say, wsUrl } from './clients.js'
+import { wsMember, sseMember, lpMember, say, leave, wsUrl } from './clients.js'
 
 const tp = await startTestPlatform({
   'platform.transport.long-polling-timeout-seconds': 1,
-  'platform.transport.long-polling-idle-seconds': 2
+  'platform.transport.long-polling-idle-seconds': 2,
+  // the 100 000-deep frame below must reach the JSON depth check, not the room's message cap
+  'platform.transport.rooms.max-message-bytes': 1_048_576
 }, { install: installTransport })
 t.teardown(tp.close)
 const base = tp.url
@@ -30,13 +32,13 @@ t.test('members on WebSocket, SSE and long-polling share one room', async (t) =>
   for (const m of [a, b, c]) t.same(await m.inbox.type('message', (f) => f.from === a.uuid), { type: 'message', room: 'lobby', from: a.uuid, data: { text: 'hi from ws', n: 1 } })
 
   // SSE member speaks with a POST identified by its uuid
-  const r1 = await say(base, 'lobby', b.uuid, ['sse', 2])
+  const r1 = await say(base, 'lobby', b.uuid, ['sse', 2], b.token)
   t.equal(r1.status, 200)
   t.same(await r1.json(), { status: 'sent', resourceCount: 3 })
   for (const m of [a, b, c]) t.same((await m.inbox.type('message', (f) => f.from === b.uuid)).data, ['sse', 2])
 
   // long-polling member speaks, uuid in the query this time
-  const r2 = await fetch(base + '/platform/rooms/lobby?uuid=' + c.uuid, { method: 'POST', body: '"plain string"' })
+  const r2 = await fetch(base + '/platform/rooms/lobby?uuid=' + c.uuid + '&token=' + c.token, { method: 'POST', body: '"plain string"' })
   t.equal(r2.status, 200)
   for (const m of [a, b, c]) t.equal((await m.inbox.type('message', (f) => f.from === c.uuid)).data, 'plain string')
 
@@ -44,7 +46,7 @@ t.test('members on WebSocket, SSE and long-polling share one room', async (t) =>
   a.ws.close()
   t.equal((await a.closed).code, 1005)
   for (const m of [b, c]) t.same(await m.inbox.type('member-left', (f) => f.uuid === a.uuid), { type: 'member-left', room: 'lobby', uuid: a.uuid, reason: 'closed by client' })
-  const del = await fetch(base + '/platform/rooms/lobby', { method: 'DELETE', headers: { 'x-platform-resource': c.uuid } })
+  const del = await leave(base, 'lobby', c.uuid, c.token)
   t.equal(del.status, 204)
   t.equal(await c.stopped, 200, 'the held poll was answered with a disconnected frame')
   t.same(await c.inbox.type('disconnected'), { type: 'disconnected', reason: 'left' })
@@ -129,11 +131,11 @@ t.test('POST needs a member uuid of that room', async (t) => {
 })
 
 t.test('a long poll answers empty after the timeout, and a client that stops polling is dropped', async (t) => {
-  const j = await (await fetch(base + '/platform/rooms/quiet?transport=long-polling')).json() as { uuid: string, messages: unknown[] }
+  const j = await (await fetch(base + '/platform/rooms/quiet?transport=long-polling')).json() as { uuid: string, token: string, messages: unknown[] }
   t.equal(j.messages.length, 1)
   const tr = transportOf(tp.platform)
   t.same(tr.listResources().find((r) => r.uuid === j.uuid), { uuid: j.uuid, transport: 'LONG_POLLING', isSuspended: false, isResumed: true, broadcaster: '/platform/rooms/quiet' })
-  const pending = fetch(base + '/platform/rooms/quiet?transport=long-polling&uuid=' + j.uuid)
+  const pending = fetch(base + '/platform/rooms/quiet?transport=long-polling&uuid=' + j.uuid + '&token=' + j.token)
   await new Promise((r) => setTimeout(r, 100))
   t.equal(tr.listResources().find((r) => r.uuid === j.uuid)?.isSuspended, true, 'suspended while the poll is held')
   const p = await pending
@@ -143,37 +145,37 @@ t.test('a long poll answers empty after the timeout, and a client that stops pol
     const off = tp.platform.bus.on('ResourceDisconnected', (e) => { if (e.uuid === j.uuid) { off(); resolve(e) } })
   })
   t.equal((await gone).reason, 'timeout')
-  const after = await fetch(base + '/platform/rooms/quiet?transport=long-polling&uuid=' + j.uuid)
+  const after = await fetch(base + '/platform/rooms/quiet?transport=long-polling&uuid=' + j.uuid + '&token=' + j.token)
   t.equal(after.status, 404)
 })
 
 t.test('a long-polling client whose queue overflows between polls is disconnected', async (t) => {
   const tp2 = await startTestPlatform({ 'platform.transport.long-polling-queue': 5 }, { install: installTransport })
   t.teardown(tp2.close)
-  const j = await (await fetch(tp2.url + '/platform/rooms/q?transport=long-polling')).json() as { uuid: string }
+  const j = await (await fetch(tp2.url + '/platform/rooms/q?transport=long-polling')).json() as { uuid: string, token: string }
   const tr = transportOf(tp2.platform)
   const reasons: string[] = []
   tp2.platform.bus.on('ResourceDisconnected', (e) => { reasons.push(e.reason) })
   for (let i = 0; i < 5; i++) tr.broadcast('/platform/rooms/q', { i })
   t.same(reasons, [], 'five queued frames fit')
-  const p = await (await fetch(tp2.url + '/platform/rooms/q?transport=long-polling&uuid=' + j.uuid)).json() as { messages: { i: number }[] }
+  const p = await (await fetch(tp2.url + '/platform/rooms/q?transport=long-polling&uuid=' + j.uuid + '&token=' + j.token)).json() as { messages: { i: number }[] }
   t.same(p.messages.map((m) => m.i), [0, 1, 2, 3, 4], 'a poll with frames waiting answers at once, in order')
   for (let i = 0; i < 6; i++) tr.broadcast('/platform/rooms/q', { i })
   t.same(reasons, ['queue overflow'])
-  t.equal((await fetch(tp2.url + '/platform/rooms/q?transport=long-polling&uuid=' + j.uuid)).status, 404)
+  t.equal((await fetch(tp2.url + '/platform/rooms/q?transport=long-polling&uuid=' + j.uuid + '&token=' + j.token)).status, 404)
   t.ok(tp2.logs.some((l) => l.msg === 'disconnecting long-polling client: queue overflow'))
 
   // the queue is bounded in bytes too (platform.transport.max-backpressure-bytes)
   const tp3 = await startTestPlatform({ 'platform.transport.max-backpressure-bytes': 10_000 }, { install: installTransport })
   t.teardown(tp3.close)
-  const k = await (await fetch(tp3.url + '/platform/rooms/q?transport=long-polling')).json() as { uuid: string }
+  const k = await (await fetch(tp3.url + '/platform/rooms/q?transport=long-polling')).json() as { uuid: string, token: string }
   const gone: string[] = []
   tp3.platform.bus.on('ResourceDisconnected', (e) => { gone.push(e.reason) })
   transportOf(tp3.platform).broadcast('/platform/rooms/q', { blob: 'x'.repeat(6000) })
   t.same(gone, [])
   transportOf(tp3.platform).broadcast('/platform/rooms/q', { blob: 'x'.repeat(6000) })
   t.same(gone, ['queue overflow'])
-  t.equal((await fetch(tp3.url + '/platform/rooms/q?transport=long-polling&uuid=' + k.uuid)).status, 404)
+  t.equal((await fetch(tp3.url + '/platform/rooms/q?transport=long-polling&uuid=' + k.uuid + '&token=' + k.token)).status, 404)
 })
 
 t.test('a joined frame lists at most 100 members and always the member count', async (t) => {
