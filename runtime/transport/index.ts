@@ -57,11 +57,11 @@ export async function installTransport (platform: Platform): Promise<void> {
   }
   transport.endpointSettings = settings
   installRooms(settings, {
-    auth: c.get<'open' | 'required'>('platform.transport.rooms.auth'),
+    auth: c.get('platform.transport.rooms.auth'),
     principalOf: (headers) => platform.principals.fromHeaders(headers),
     guard: () => transport.roomJoinGuard,
-    maxMessageBytes: c.get<number>('platform.transport.rooms.max-message-bytes'),
-    rate: { perSecond: c.get<number>('platform.transport.rooms.max-messages-per-second'), burst: c.get<number>('platform.transport.rooms.message-burst') }
+    maxMessageBytes: c.get('platform.transport.rooms.max-message-bytes'),
+    rate: { perSecond: c.get('platform.transport.rooms.max-messages-per-second'), burst: c.get('platform.transport.rooms.message-burst') }
   })
   platform.http.onShutdown(() => { transport.shutdown() })
   platform.properties.set(TRANSPORT_PROPERTY, transport)
