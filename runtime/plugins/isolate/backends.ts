@@ -154,6 +154,7 @@ export class ProcessBackend implements IsolateBackend, Member {
     const proc = this.pool.place(this.alone)
     this.proc = proc
     this.slot = proc.attach(this)
+    proc.hold(1)
     try {
       return await new Promise<unknown>((resolve, reject) => {
         this.loadWaiter = { resolve, reject }
@@ -164,6 +165,8 @@ export class ProcessBackend implements IsolateBackend, Member {
       // an innocent plugin caught in another plugin's crash during its load gets one more try
       if (err instanceof LoadInterrupted && !err.blamed && retry && !this.disposed) return await this.load(false)
       throw err
+    } finally {
+      proc.hold(-1)
     }
   }
 

@@ -66,6 +66,7 @@ export class SharedProcess {
   private wedgeKilled: Member | undefined
   private closing = false
   private markClosed = false
+  private holds = 0
   private readonly exitedP: Promise<void>
 
   constructor (private readonly onGone: (p: SharedProcess) => void) {
@@ -90,7 +91,20 @@ export class SharedProcess {
     // a process the parent disconnected itself may never emit 'close': 'exit' is what shutdown waits for
     this.exitedP = new Promise((resolve) => { child.once('exit', () => { resolve() }) })
     child.on('error', () => { /* reported through close */ })
-    child.unref(); (child as unknown as { channel?: { unref (): void } }).channel?.unref()
+    this.hold(-0)
+  }
+
+  /**
+   * The process never keeps the host alive by itself, except while a plugin is loading into it:
+   * a script that only awaits a load would otherwise end with the load unsettled.
+   */
+  hold (delta: number): void {
+    const was = this.holds
+    this.holds += delta
+    if (was > 0 && this.holds > 0 && delta !== 0) return
+    const channel = (this.child as unknown as { channel?: { ref (): void, unref (): void } }).channel
+    const stderr = this.child.stderr as unknown as { ref? (): void, unref? (): void } | null
+    if (this.holds > 0) { this.child.ref(); channel?.ref(); stderr?.ref?.() } else { this.child.unref(); channel?.unref(); stderr?.unref?.() }
   }
 
   get pid (): number | undefined { return this.child.pid }
