@@ -16,11 +16,11 @@ const slowDir = writePlugin(root, 'slow', { index: toolPlugin('slow', 'done', 80
 const quickDir = writePlugin(root, 'quick', { index: toolPlugin('quick', 'ok') })
 const log = { debug () {}, info () {}, warn () {}, error () {} }
 
-function spec (name: string, dir: string, isolatePool: LoadSpec['isolatePool']): LoadSpec {
+function spec (name: string, dir: string, isolatePool: LoadSpec['isolatePool'], timeoutMs = 5000): LoadSpec {
   return {
     dir, entry: join(dir, 'index.js'),
     manifest: { name, version: '1.0.0', entry: 'index.js' },
-    grant: { sandbox: 'isolate', permissions: { net: [], kv: false, env: [] }, limits: { memoryMb: 32, timeoutMs: 5000, concurrency: 4 } },
+    grant: { sandbox: 'isolate', permissions: { net: [], kv: false, env: [] }, limits: { memoryMb: 32, timeoutMs, concurrency: 4 } },
     capabilities: { log },
     isolatePool
   } as LoadSpec
@@ -96,4 +96,24 @@ t.test('an innocent plugin loading while a mate\'s load crashes the process is l
   t.teardown(() => q2.dispose())
   t.equal((await tool(q2, 'quick') as { value: unknown }).value, 'ok')
   t.equal((await tool(quick!, 'quick') as { value: unknown }).value, 'ok', 'the plugin that was already loaded comes back on its next call')
+})
+
+t.test('a plugin whose isolate is reset for its time limit moves out of the shared process; its mate stays', async (t) => {
+  const hogDir = writePlugin(root, 'hog', { index: `import { definePlugin, tool } from 'agent-platform/sdk'
+export default definePlugin({ tools: [tool({ name: 'spin', run: () => { for (;;) {} } }), tool({ name: 'ping', run: () => 'pong' })] })
+` })
+  const pool = { processes: 1, pluginsPerProcess: 6 }
+  const hog = await loadIsolate(spec('hog', hogDir, pool, 300))
+  t.teardown(() => hog.dispose())
+  const [quick] = await load(t, pool, ['quick', quickDir])
+  const shared = pidOf(quick!)
+  t.equal(pidOf(hog), shared)
+  const spin = tool(hog, 'spin')
+  const delayed = tool(quick!, 'quick', { during: 'spin' }) // waits for the shared thread, within its own 5 s limit
+  await rejects(t, spin, 'timeout', /plugin 'hog' exceeded its time limit of 300 ms/)
+  t.equal((await delayed as { value: unknown }).value, 'ok', 'the mate\'s call was delayed, not failed')
+  t.equal(await tool(hog, 'ping'), 'pong')
+  t.not(pidOf(hog), shared, 'the hog reloaded into a process of its own')
+  t.equal(pidOf(quick!), shared, 'the mate never left its process')
+  t.equal((await tool(quick!, 'quick') as { value: unknown }).value, 'ok')
 })

@@ -54,7 +54,8 @@ class LoadInterrupted extends Error {
  * The plugin's isolate in a sandbox process of the pool, possibly shared with other plugins. If
  * the process dies, the calls in flight fail with a clear reason and the next call loads the
  * plugin into a live process. Crashes and backoff are counted per plugin, only for the plugin
- * whose isolate killed the process; from its first crash it runs in a process of its own.
+ * whose isolate killed the process; from its first crash (or its first isolate reset for a limit)
+ * it runs in a process of its own.
  */
 export class ProcessBackend implements IsolateBackend, Member {
   private proc: SharedProcess | undefined
@@ -119,7 +120,7 @@ export class ProcessBackend implements IsolateBackend, Member {
       case 'progress': e.progress(m.id, m.json); break
       case 'cap': e.cap(m.capId, m.id, m.op, m.args); break
       case 'log': e.log(m.level, m.msg, m.data); break
-      case 'died': e.died(m.reason, m.message); break
+      case 'died': e.died(m.reason, m.message); this.moveOut(); break
       case 'aborted': if (--this.unacked <= 0) this.flushAcks(); break
       case 'loaded': { const w = this.loadWaiter; this.loadWaiter = undefined; this.loaded = true; this.loadedAt = Date.now(); w?.resolve(m.descriptor); break }
       case 'load-failed': { const w = this.loadWaiter; this.loadWaiter = undefined; this.leave(); w?.reject(new Error(m.message)); break }
@@ -168,6 +169,17 @@ export class ProcessBackend implements IsolateBackend, Member {
     } finally {
       proc.hold(-1)
     }
+  }
+
+  /**
+   * The isolate was reset for its time or memory limit: while it ran, it held the shared process's
+   * one thread and delayed its mates' calls. It reloads into a process of its own on its next call.
+   */
+  private moveOut (): void {
+    if (this.alone || this.pool.opts.pluginsPerProcess <= 1 || this.proc === undefined) return
+    this.alone = true
+    this.leave()
+    if (this.inFlight() > 0) this.events.exited('crashed', `plugin '${this.data.name}' moved to a sandbox process of its own after its isolate was reset`)
   }
 
   private leave (): void {
