@@ -187,6 +187,7 @@ export class ProcessBackend implements IsolateBackend, Member {
     this.proc = undefined
     this.loaded = false
     void proc?.detach(this.slot)
+    this.flushAcks() // acknowledgements from a process it left are no longer delivered
   }
 
   private send (m: Parameters<SharedProcess['send']>[0]): void {

@@ -168,7 +168,9 @@ export class SharedProcess {
     if (this.wedgeKilled !== undefined && [...this.members.values()].includes(this.wedgeKilled)) return this.wedgeKilled
     const buf = Buffer.alloc(4)
     let slot = 0
-    if (!this.markClosed) try { if (readSync(this.markFd, buf, 0, 4, 0) === 4) slot = buf.readInt32LE(0) } catch { /* no marker */ }
+    try {
+      if (!this.markClosed && readSync(this.markFd, buf, 0, 4, 0) === 4) slot = buf.readInt32LE(0)
+    } catch { /* no marker: fall back to the plugins with work in flight */ }
     const marked = this.members.get(slot)
     if (marked?.busy === true) return marked
     const busy = [...this.members.values()].filter((m) => m.busy)
