@@ -33,7 +33,7 @@ export class InProcessBackend implements IsolateBackend {
 
 /**
  * How long a sandbox process may stay silent after being told to abort a call before it is
- * killed: past the plugin's own time limit (another call may legitimately run that long) plus slack.
+ * killed: past the longest time limit of its plugins (another call may legitimately run that long) plus this.
  */
 const WEDGED_SLACK_MS = 2000
 /**
@@ -78,6 +78,7 @@ export class ProcessBackend implements IsolateBackend, Member {
   constructor (private readonly data: IsolateLoadData, private readonly events: BackendEvents, private readonly pool: IsolatePool) {}
 
   get name (): string { return this.data.name }
+  get timeoutMs (): number { return this.data.timeoutMs }
   get ready (): boolean { return this.loaded && this.unacked === 0 }
   get busy (): boolean { return this.loadWaiter !== undefined || (this.loaded && this.inFlight() > 0) }
   /** The sandbox process id (benchmarks read its memory; several plugins may share one). */
@@ -97,7 +98,7 @@ export class ProcessBackend implements IsolateBackend, Member {
   abort (id: number, message: string): void {
     this.send({ t: 'abort', s: this.slot, id, message })
     this.unacked++
-    this.proc!.watchAbort(this, this.data.timeoutMs + WEDGED_SLACK_MS)
+    this.proc!.watchAbort(this, WEDGED_SLACK_MS)
   }
 
   async dispose (): Promise<void> {
@@ -158,8 +159,8 @@ export class ProcessBackend implements IsolateBackend, Member {
     proc.hold(1)
     try {
       return await new Promise<unknown>((resolve, reject) => {
+        try { proc.send({ t: 'load', s: this.slot, data: this.data }) } catch (err) { reject(err as Error); return }
         this.loadWaiter = { resolve, reject }
-        proc.send({ t: 'load', s: this.slot, data: this.data })
       })
     } catch (err) {
       if (this.proc === proc) this.leave()

@@ -35,9 +35,6 @@ export class IsolatePool {
     this.shared.add(p)
     return p
   }
-
-  /** Pids of the live processes of this pool's shared set (benchmarks and tests). */
-  get pids (): number[] { return [...this.shared].map((p) => p.pid).filter((p): p is number => p !== undefined) }
 }
 
 const pools = new Map<string, IsolatePool>()

@@ -42,6 +42,7 @@ export interface ProcessDeath {
 /** One plugin instance living in a shared process (ProcessBackend). */
 export interface Member {
   readonly name: string
+  readonly timeoutMs: number
   /** Has calls in flight or a load under way. */
   readonly busy: boolean
   message (m: ToParent): void
@@ -140,12 +141,16 @@ export class SharedProcess {
   }
 
   /**
-   * An abort was sent for `m`: a process that cannot even acknowledge it within `ms` is wedged.
-   * It is killed (every plugin in it loses its calls in flight) and `m` carries the blame.
+   * An abort was sent for `m`: a process that cannot even acknowledge it within the longest time
+   * limit of its plugins plus `slackMs` is wedged. It is killed (every plugin in it loses its calls
+   * in flight); the plugin marked as running carries the blame, else `m`.
    */
-  watchAbort (m: Member, ms: number): void {
+  watchAbort (m: Member, slackMs: number): void {
     this.killBlame = m
-    this.wedgeTimer ??= setTimeout(() => { this.wedgeTimer = undefined; this.wedgeKilled = this.killBlame; this.child.kill('SIGKILL') }, ms)
+    // any plugin of the process may legitimately hold its thread for its own time limit
+    let longest = 0
+    for (const x of this.members.values()) longest = Math.max(longest, x.timeoutMs)
+    this.wedgeTimer ??= setTimeout(() => { this.wedgeTimer = undefined; this.wedgeKilled = this.killBlame; this.child.kill('SIGKILL') }, longest + slackMs)
   }
 
   stderrHint (): string {
@@ -164,8 +169,6 @@ export class SharedProcess {
   private trySend (m: ToChild): void { try { this.send(m) } catch { /* gone: nothing to tell it */ } }
 
   private culprit (): Member | undefined {
-    // killed by us for a missed acknowledgement
-    if (this.wedgeKilled !== undefined && [...this.members.values()].includes(this.wedgeKilled)) return this.wedgeKilled
     const buf = Buffer.alloc(4)
     let slot = 0
     try {
@@ -173,6 +176,8 @@ export class SharedProcess {
     } catch { /* no marker: fall back to the plugins with work in flight */ }
     const marked = this.members.get(slot)
     if (marked?.busy === true) return marked
+    // killed by us for a missed acknowledgement, with no plugin marked as running: the one that asked
+    if (this.wedgeKilled !== undefined && [...this.members.values()].includes(this.wedgeKilled)) return this.wedgeKilled
     const busy = [...this.members.values()].filter((m) => m.busy)
     if (busy.length === 1) return busy[0]
     if (this.members.size === 1) return [...this.members.values()][0]
