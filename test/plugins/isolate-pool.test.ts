@@ -120,3 +120,17 @@ export default definePlugin({ tools: [tool({ name: 'spin', run: () => { for (;;)
   t.equal(pidOf(quick!), shared, 'the mate never left its process')
   t.equal((await tool(quick!, 'quick') as { value: unknown }).value, 'ok')
 })
+
+t.test('hot reload: the swapped plugin\'s new isolate joins the same process, which outlives the old instance', async (t) => {
+  const pool = { processes: 1, pluginsPerProcess: 7 }
+  const v2Dir = writePlugin(root, 'quick-v2', { index: toolPlugin('quick', 'v2') })
+  const old = await loadIsolate(spec('quick', quickDir, pool))
+  const fresh = await loadIsolate(spec('quick', v2Dir, pool))
+  t.teardown(() => fresh.dispose())
+  const pid = pidOf(fresh)
+  t.equal(pidOf(old), pid, 'old and new instance share the process')
+  await old.dispose()
+  t.equal((await tool(fresh, 'quick') as { value: unknown }).value, 'v2')
+  t.equal(pidOf(fresh), pid, 'disposing the old instance left the process running')
+  await rejects(t, tool(old, 'quick'), 'unavailable', /plugin 'quick' was unloaded/)
+})
