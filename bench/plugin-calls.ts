@@ -28,7 +28,9 @@ function spec (sandbox: 'inline' | 'isolate' | 'worker', concurrency: number, is
     dir, entry: join(dir, manifest.entry), manifest,
     grant: { sandbox, permissions: manifest.permissions, limits: { ...manifest.limits, concurrency } },
     capabilities: { log: silent as never },
-    ...(isolation !== undefined ? { isolation } : {})
+    ...(isolation !== undefined ? { isolation } : {}),
+    // one plugin per sandbox process, as before the pool: the per-process figures below stay comparable
+    isolatePool: { processes: 0, pluginsPerProcess: 1 }
   }
 }
 
@@ -104,7 +106,7 @@ async function startAndMemory (): Promise<{ inProcessStartMs: number, processSta
   const inProcessIdleMb = (process.memoryUsage().rss - before) / M / 1048576
   for (const h of held) await h.dispose()
 
-  // ...and with the default isolation: the RSS of each idle sandbox process (one isolate each)
+  // ...and in sandbox processes: the RSS of each idle sandbox process (one isolate each; bench/isolate-pool-memory.ts measures the pool)
   const procs: SandboxInstance[] = []
   for (let i = 0; i < P; i++) procs.push(await loadIsolate(spec('isolate', 1, 'process')))
   await new Promise((resolve) => setTimeout(resolve, 500))

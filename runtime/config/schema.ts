@@ -79,6 +79,8 @@ export const KEY_DEFS = {
 
   // --- plugins ---
   'platform.plugins.dirs': { schema: strList, default: ['./plugins'], description: 'Plugin directories to load and watch' },
+  'platform.sandbox.isolate.plugins-per-process': { schema: positiveInt, default: 8, description: 'Isolate-tier plugins a shared sandbox process takes before another is started; 1 gives every plugin a process of its own' },
+  'platform.sandbox.isolate.processes': { schema: { type: 'integer', minimum: 0 }, default: 4, description: 'Most shared isolate sandbox processes; when all are full, new plugins join the least loaded one. 0: no cap. A plugin that crashed its process runs in one of its own, outside this count' },
 
   // --- auth ---
   'platform.auth.tokens': { schema: { type: 'array', items: tokenEntry }, default: [], description: 'API tokens: a list of `{token | sha256, principal, roles}`; sent as `Authorization: Bearer <t>` or `X-Platform-Auth: <t>`' },

@@ -115,8 +115,10 @@ export interface LoadSpec {
   metrics?: Metrics
   /** Largest JSON result a plugin may return (isolate and worker tiers); 16 MiB when absent. */
   maxResultBytes?: number
-  /** isolate tier only: `process` (default, a supervised sandbox process per plugin) or `in-process` (trusted code, benchmarks). */
+  /** isolate tier only: `process` (default, a supervised sandbox process of the pool) or `in-process` (trusted code, benchmarks). */
   isolation?: 'process' | 'in-process'
+  /** isolate tier only: how plugins are grouped into sandbox processes (`platform.sandbox.isolate.*`); the defaults when absent. */
+  isolatePool?: { processes: number, pluginsPerProcess: number }
 }
 
 export type SandboxFactory = (spec: LoadSpec) => Promise<SandboxInstance>

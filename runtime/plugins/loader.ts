@@ -47,7 +47,8 @@ export async function loadPluginDir (dir: string, deps: LoaderDeps): Promise<Loa
     grant = resolveGrant(name, manifest, askedLimits, op)
     const factory = tierFactory(grant.sandbox, deps.tiers)
     const capabilities = buildCapabilities(deps.capabilities, name, grant)
-    instance = await withTimeout(factory({ dir, entry: entryPath, manifest, grant, capabilities, ...(deps.metrics !== undefined ? { metrics: deps.metrics } : {}) }), deps.loadTimeoutMs ?? LOAD_TIMEOUT_MS)
+    const isolatePool = { processes: deps.config.get<number>('platform.sandbox.isolate.processes'), pluginsPerProcess: deps.config.get<number>('platform.sandbox.isolate.plugins-per-process') }
+    instance = await withTimeout(factory({ dir, entry: entryPath, manifest, grant, capabilities, isolatePool, ...(deps.metrics !== undefined ? { metrics: deps.metrics } : {}) }), deps.loadTimeoutMs ?? LOAD_TIMEOUT_MS)
   } catch (e) {
     const text = errorText(e)
     return { state: 'failed', name, manifest, error: text.startsWith('plugin ') || text.startsWith('the ') ? text : `${manifest.entry}: ${text}` }

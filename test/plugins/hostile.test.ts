@@ -118,25 +118,35 @@ const load = (spec: LoadSpec): Promise<SandboxInstance> => spec.grant.sandbox ==
 // --- healthy plugins under a steady stream of calls ---
 const healthyDir = resolve(import.meta.dirname, '../fixtures/plugins/healthy')
 const healthyManifest = manifestOf(healthyDir)
+// The healthy isolate plugin has a sandbox process of its own: no hostile case may fail its calls.
+// `mate` shares the hostile cases' pooled process (it is loaded first, with the same pool setting),
+// so a case that crashes the process may fail the mate's calls in flight, only as 'crashed' naming
+// the culprit, and the mate's next call must succeed. A case that holds the shared thread (a loop
+// up to its time limit, a bomb until V8 aborts) delays the mate's calls: its time limit is long
+// enough that the delay alone never fails them.
 const healthy = [
-  await loadIsolate({ ...specFor(healthyDir, healthyManifest, 'isolate'), capabilities: { log: tp.platform.logger, kv: kvNamespace(store, 'healthy') } }),
+  await loadIsolate({ ...specFor(healthyDir, healthyManifest, 'isolate'), capabilities: { log: tp.platform.logger, kv: kvNamespace(store, 'healthy') }, isolatePool: { processes: 0, pluginsPerProcess: 1 } }),
   await loadWorker(specFor(healthyDir, healthyManifest, 'worker'))
 ]
 await healthy[0]!.invoke({ kind: 'tool', name: 'kv_roundtrip', args: { key: 'secret', value: 'the healthy plugin\'s secret' } })
+const mateSpec = specFor(healthyDir, { ...healthyManifest, name: 'healthy-mate' }, 'isolate')
+const mate = await loadIsolate({ ...mateSpec, grant: { ...mateSpec.grant, limits: { ...mateSpec.grant.limits, timeoutMs: 30_000 } } })
 
-const stream = { ok: 0, failed: [] as string[], stop: false }
-async function pump (inst: SandboxInstance): Promise<void> {
+const stream = { ok: 0, failed: [] as string[], stop: false, mateOk: 0, mateFailed: [] as PluginCallError[] }
+async function pump (inst: SandboxInstance, isMate = false): Promise<void> {
   let i = 0
   while (!stream.stop) {
     i++
     try {
       const r = await inst.invoke({ kind: 'tool', name: 'add', args: { a: i, b: 1 } })
-      if (r === i + 1) stream.ok++; else stream.failed.push(`${inst.kind}: wrong answer ${String(r)}`)
-    } catch (err) { stream.failed.push(`${inst.kind}: ${(err as Error).message}`) }
+      if (r === i + 1) { if (isMate) stream.mateOk++; else stream.ok++ } else stream.failed.push(`${inst.kind}: wrong answer ${String(r)}`)
+    } catch (err) {
+      if (isMate && err instanceof PluginCallError) stream.mateFailed.push(err); else stream.failed.push(`${inst.kind}: ${(err as Error).message}`)
+    }
     await new Promise((resolve) => setTimeout(resolve, 2))
   }
 }
-const pumps = healthy.map(pump)
+const pumps = [...healthy.map((h) => pump(h)), pump(mate, true)]
 
 // baseline after the healthy plugins are warm
 for (let i = 0; i < 5; i++) { await new Promise((resolve) => setTimeout(resolve, 20)); gc() }
@@ -154,6 +164,8 @@ for (const [name, expect] of Object.entries(cases)) {
     const manifest = manifestOf(dir)
     t.ok(manifest.description !== undefined && manifest.description !== '', manifest.description)
     const before = stream.ok
+    const mateBefore = stream.mateOk
+    stream.mateFailed = []
     const spec = specFor(dir, manifest, expect.tier)
     if (expect.stage === 'load') {
       await t.rejects(load(spec), expect.match)
@@ -183,6 +195,13 @@ for (const [name, expect] of Object.entries(cases)) {
     for (const h of healthy) t.equal(await h.invoke({ kind: 'tool', name: 'add', args: { a: 20, b: 22 } }), 42, `healthy ${h.kind} plugin still answers`)
     t.ok(stream.ok > before, 'the healthy stream kept succeeding')
     t.same(stream.failed, [], 'no healthy call failed')
+    t.equal(await mate.invoke({ kind: 'tool', name: 'add', args: { a: 1, b: 2 } }), 3, 'the process-mate answers')
+    for (let i = 0; i < 100 && stream.mateOk <= mateBefore; i++) await new Promise((resolve) => setTimeout(resolve, 50))
+    t.ok(stream.mateOk > mateBefore, 'the process-mate kept serving')
+    for (const e of stream.mateFailed) {
+      t.equal(e.reason, 'crashed', 'a process-mate\'s call lost to the crash fails as crashed')
+      t.match(e.message, new RegExp(`plugin 'healthy-mate' lost its shared sandbox process .*plugin '${manifest.name}' crashed it`))
+    }
   })
 }
 
@@ -205,5 +224,5 @@ t.test("the host's memory returns near its baseline", async (t) => {
   t.ok(now.external - base.external < 16 * 1048576, 'external memory within 16 MB of the baseline')
   // RSS also holds what the allocator keeps after worker threads exit (100 MB results were built in them)
   t.ok(now.rss - base.rss < 200 * 1048576, 'RSS within 200 MB of the baseline')
-  for (const h of healthy) await h.dispose()
+  for (const h of [...healthy, mate]) await h.dispose()
 })

@@ -2,6 +2,9 @@ import type { LoadSpec, PluginDescriptor, SandboxInstance } from '../contract.js
 import { InProcessBackend, ProcessBackend } from './backends.js'
 import { IsolateInstance } from './instance.js'
 import type { IsolateLoadData } from './isolate-core.js'
+import { poolFor } from './pool.js'
+
+export { DEFAULT_POOL, type IsolatePoolOptions } from './pool.js'
 
 /** Largest JSON result (and progress message) a plugin may hand back, unless the spec sets another. */
 export const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024
@@ -21,15 +24,20 @@ function loadData (spec: LoadSpec): IsolateLoadData {
 }
 
 /**
- * The isolate tier: one isolated-vm isolate per plugin, by default inside its own supervised
- * sandbox process (see docs/sandboxes.md for why: hostile code can abort a process through V8
- * out-of-memory despite the isolate's heap limit). `spec.isolation: 'in-process'` keeps the
+ * The isolate tier: one isolated-vm isolate per plugin, by default inside a supervised sandbox
+ * process of a pool that several plugins share (see docs/sandboxes.md for why: hostile code can
+ * abort a process through V8 out-of-memory despite the isolate's heap limit). `spec.isolation: 'in-process'` keeps the
  * isolate in the host process for trusted code and benchmarks. Rejects with the load error.
  */
 export async function loadIsolate (spec: LoadSpec): Promise<SandboxInstance> {
   const inst = new IsolateInstance(spec)
   const data = loadData(spec)
-  inst.backend = spec.isolation === 'in-process' ? new InProcessBackend(data, inst) : new ProcessBackend(data, inst)
+  if (spec.isolation === 'in-process') inst.backend = new InProcessBackend(data, inst)
+  else {
+    const backend = new ProcessBackend(data, inst, poolFor(spec.isolatePool))
+    backend.inFlight = () => inst.inFlight
+    inst.backend = backend
+  }
   try {
     inst.descriptor = await inst.backend.start() as PluginDescriptor
   } catch (err) {

@@ -39,6 +39,9 @@ export class IsolateInstance implements SandboxInstance {
     this.deadlines = new Deadlines(spec.grant.limits.timeoutMs, (id) => { this.cancel(id, 'timeout', `plugin '${this.name}' exceeded its time limit of ${this.spec.grant.limits.timeoutMs} ms`) })
   }
 
+  /** Calls handed to the backend and not settled yet. */
+  get inFlight (): number { return this.pending.size }
+
   // --- events from the backend (isolate sink) ---
   result (id: number, json: string): void {
     const p = this.take(id)

@@ -27,6 +27,8 @@ export interface IsolateSink {
   log (level: string, msg: string, dataJson: string): void
   /** The isolate was disposed (memory, timeout, fatal error); it is recreated on the next call. */
   died (reason: FailReason, message: string): void
+  /** Called right before plugin code runs (a shared sandbox process records whose isolate it enters). */
+  enter?: () => void
 }
 
 const MAX_TIMERS = 1000
@@ -53,6 +55,7 @@ export class IsolateRunner {
   /** Creates the isolate and evaluates the plugin's module graph; returns the descriptor (parsed). Throws a load error. */
   load (): unknown {
     const d = this.data
+    this.sink.enter?.()
     const iso = new ivm.Isolate({ memoryLimit: Math.max(8, d.memoryMb) })
     this.iso = iso
     try {
@@ -166,6 +169,7 @@ export class IsolateRunner {
   private enter (callId: number | undefined, fn: ivm.Reference, args: unknown[]): unknown {
     const now = Date.now()
     const deadline = callId !== undefined ? (this.deadlines.get(callId) ?? now) : now + this.data.timeoutMs
+    this.sink.enter?.()
     try {
       return fn.applySync(undefined, args, { timeout: Math.max(1, deadline - now) })
     } catch (err) {

@@ -1,0 +1,52 @@
+import { SharedProcess } from './shared-process.js'
+
+/** How isolate plugins are grouped into sandbox processes (`platform.sandbox.isolate.*`). */
+export interface IsolatePoolOptions {
+  /** Most shared sandbox processes; once all are full, new plugins join the least loaded. 0: no cap. */
+  processes: number
+  /** Plugins a shared process takes before another one is started. 1: a process per plugin. */
+  pluginsPerProcess: number
+}
+
+/**
+ * Sized for a 2-core box: two shared processes let the isolate work of two plugins run on both
+ * cores, and eight plugins to a process keeps a crash's collateral (calls in flight of the
+ * process-mates) small while 50 plugins stay well under 600 MB.
+ */
+export const DEFAULT_POOL: IsolatePoolOptions = { processes: 4, pluginsPerProcess: 8 }
+
+/**
+ * Places plugin isolates into sandbox processes. Shared processes are filled up to
+ * `pluginsPerProcess`; a plugin that crashed its process (or any plugin when `pluginsPerProcess`
+ * is 1) gets a process of its own that nobody else joins.
+ */
+export class IsolatePool {
+  private readonly shared = new Set<SharedProcess>()
+
+  constructor (readonly opts: IsolatePoolOptions) {}
+
+  place (alone: boolean): SharedProcess {
+    const { processes, pluginsPerProcess } = this.opts
+    if (alone || pluginsPerProcess <= 1) return new SharedProcess(() => {})
+    let best: SharedProcess | undefined
+    for (const p of this.shared) if (p.open && (best === undefined || p.size < best.size)) best = p
+    if (best !== undefined && (best.size < pluginsPerProcess || (processes > 0 && this.shared.size >= processes))) return best
+    const p = new SharedProcess((gone) => { this.shared.delete(gone) })
+    this.shared.add(p)
+    return p
+  }
+}
+
+const pools = new Map<string, IsolatePool>()
+
+/** One pool per distinct setting in this host process: plugins loaded with the same setting share processes. */
+export function poolFor (given: Partial<IsolatePoolOptions> = {}): IsolatePool {
+  const opts: IsolatePoolOptions = {
+    processes: Number.isInteger(given.processes) && given.processes! >= 0 ? given.processes! : DEFAULT_POOL.processes,
+    pluginsPerProcess: Number.isInteger(given.pluginsPerProcess) && given.pluginsPerProcess! >= 1 ? given.pluginsPerProcess! : DEFAULT_POOL.pluginsPerProcess
+  }
+  const key = `${opts.processes}/${opts.pluginsPerProcess}`
+  let pool = pools.get(key)
+  if (pool === undefined) { pool = new IsolatePool(opts); pools.set(key, pool) }
+  return pool
+}
