@@ -47,7 +47,7 @@ export async function loadPluginDir (dir: string, deps: LoaderDeps): Promise<Loa
     grant = resolveGrant(name, manifest, askedLimits, op)
     const factory = tierFactory(grant.sandbox, deps.tiers)
     const capabilities = buildCapabilities(deps.capabilities, name, grant)
-    const isolatePool = { processes: deps.config.get<number>('platform.sandbox.isolate.processes'), pluginsPerProcess: deps.config.get<number>('platform.sandbox.isolate.plugins-per-process') }
+    const isolatePool = { processes: deps.config.get('platform.sandbox.isolate.processes'), pluginsPerProcess: deps.config.get('platform.sandbox.isolate.plugins-per-process') }
     instance = await withTimeout(factory({ dir, entry: entryPath, manifest, grant, capabilities, isolatePool, ...(deps.metrics !== undefined ? { metrics: deps.metrics } : {}) }), deps.loadTimeoutMs ?? LOAD_TIMEOUT_MS)
   } catch (e) {
     const text = errorText(e)
