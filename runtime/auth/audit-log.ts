@@ -1,14 +1,6 @@
 import type { Database } from 'lmdb'
 import { RingBuffer, entryCount } from '../store/index.js'
-
-export interface AuditEntry {
-  timestamp: string
-  principal: string
-  action: string
-  target: string
-  success: boolean
-  message: string
-}
+import type { ControlAuditEntry as AuditEntry } from '../contracts/index.js'
 
 /**
  * The control audit log: every admin write attempt, allowed or denied. Newest entries are kept in

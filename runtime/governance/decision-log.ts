@@ -5,7 +5,7 @@
  */
 import type { Database } from 'lmdb'
 import { RingBuffer, entryCount } from '../store/index.js'
-import type { AuditEntry } from './audit-entry.js'
+import type { DecisionEntry as AuditEntry } from '../contracts/index.js'
 
 interface Keyed { key: [number, number], entry: AuditEntry }
 

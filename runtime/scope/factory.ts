@@ -1,4 +1,4 @@
-import type { PolicyDescriptor, PolicyFactory } from '../governance/contract.js'
+import type { PolicyDescriptor, PolicyFactory } from '../contracts/index.js'
 import { createLogger } from '../observability/index.js'
 import type { ScopeGuardrail, Tier } from './contract.js'
 import { EmbeddingScopeGuardrail } from './embedding.js'
