@@ -5,3 +5,4 @@ export { PlatformError, ERRORS, errorCodes, type ErrorName, type ErrorDef } from
 export { parseJsonBody } from './json-body.js'
 export { statusLine } from './status.js'
 export { readCapped, BodyTooLargeError } from './read-capped.js'
+export { errorTable, ERR_BEGIN, ERR_END } from './error-table.js'

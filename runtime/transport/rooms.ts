@@ -1,8 +1,8 @@
 import { PlatformError } from '../http/index.js'
-import { Endpoint, type EndpointSettings, type EndpointRequest, type JoinOptions } from './endpoint.js'
-import type { Broadcaster } from './broadcaster.js'
+import { Endpoint, type EndpointSettings, type EndpointRequest } from './endpoint.js'
+import type { Broadcaster, Resource } from './broadcaster.js'
 import { Frame } from './frame.js'
-import type { Resource } from './resource.js'
+import type { JoinOptions } from './types.js'
 
 /** Members listed in a `joined` frame; `memberCount` always gives the total. */
 export const MEMBER_LIST = 100
