@@ -2,12 +2,16 @@ import type { McpCore, BeforeDispatch, HttpGuard } from './core.js'
 import type { McpRegistry, ToolRegistration, ResourceRegistration, PromptRegistration } from './registry.js'
 import type { ParamSpec } from './schema.js'
 import type { InvocationWrapper } from './calls.js'
+import type { TokenValidator } from './auth/validators.js'
 
 /**
  * The MCP server of a platform: programmatic registration beside plugin contributions, and the
  * hooks the second MCP engineer plugs OAuth (`beforeDispatch`) and tracing (`wrap`) into.
  */
 export class McpServer {
+  /** Token validators registered in code, by name (`org.platform.auth.tokenValidator` picks one). */
+  readonly tokenValidators = new Map<string, TokenValidator>()
+
   constructor (readonly core: McpCore, readonly registry: McpRegistry) {}
 
   /** `registerTool(name, description, params, handler)` (spec C) or one registration object. */

@@ -10,7 +10,6 @@ import { OpenAiDecisionModel } from './openai-decision-model.js'
 import type { PluginClassifier, ScopeRuntime } from './scope-runtime.js'
 import { withDeadline } from './deadline.js'
 import { ScopeMetrics } from './scope-metrics.js'
-import { setDefaultScopeRuntime } from './factory.js'
 import { AgentScopes } from './agent-scopes.js'
 import { SCOPE, type ScopeService } from './key.js'
 
@@ -30,8 +29,6 @@ export async function installScope (platform: Platform): Promise<ScopeRuntime> {
     set decisionModel (m) { decisionModel = m }
   }
   platform.provide(SCOPE, service)
-  setDefaultScopeRuntime(runtime)
-  platform.onClose(() => { setDefaultScopeRuntime(undefined, runtime) })
   return runtime
 }
 

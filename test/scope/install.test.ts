@@ -5,7 +5,7 @@ import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
 import { installAreas } from '../../runtime/areas.js'
 import {
   SCOPE, scopeRuntimeOf, createScopePolicy, scopePolicyFactory, LexicalEmbedder, cosineSimilarity,
-  LEXICAL_DIMENSIONS, defaultScopeRuntime, bareScopeRuntime, type DecisionModel
+  LEXICAL_DIMENSIONS, type DecisionModel
 } from '../../runtime/scope/index.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { OpenAiServer, chatReply, tableEmbeddings } from '../helpers/openai-server.js'
@@ -73,16 +73,16 @@ t.test('embedder lexical and openai, classifier openai, from configuration', asy
   t.equal(scopeRuntimeOf(lex.platform).embedder()?.name, 'lexical')
 })
 
-t.test('without a runtime argument the factory uses the installed platform runtime', async (t) => {
-  t.equal(defaultScopeRuntime(), bareScopeRuntime(), 'nothing installed: bare')
-  const p = createScopePolicy({ name: 'plain', source: 'yaml:x', version: '1', config: { purpose: 'Refunds for orders', 'on-breach': 'DENY' } })
-  t.same(p.evaluate(pre('write python code')), { decision: 'deny', reason: "message matched built-in hijacking probe: 'write python code'" }, 'built before any install: degraded to the rules')
+t.test('without a runtime argument the factory uses the bare runtime, not whichever platform runs', async (t) => {
   const tp = await startTestPlatform({ 'platform.ai.scope.embedder': 'lexical' }, { install: (p) => p.use(scopeArea) })
-  t.equal(defaultScopeRuntime(), scopeRuntimeOf(tp.platform))
+  t.teardown(tp.close)
+  const d = { name: 'plain', source: 'yaml:x', version: '1', config: { purpose: 'Refunds for orders', 'on-breach': 'DENY' } }
+  const bare = createScopePolicy(d)
+  t.same(bare.evaluate(pre('write python code')), { decision: 'deny', reason: "message matched built-in hijacking probe: 'write python code'" }, 'no runtime given: degraded to the rules')
+  t.same(await bare.evaluate(pre('tell me a story')), { decision: 'admit' }, 'the rules, not the platform embedder, answered')
+  const p = createScopePolicy(d, scopeRuntimeOf(tp.platform))
   t.same(await p.evaluate(pre('refund my orders')), { decision: 'admit' }, 'the lexical embedder answered, not the rules')
   t.match(await p.evaluate(pre('tell me a story')), { decision: 'deny', reason: /^message similarity 0\.0 below threshold 0\.45$/ })
-  await tp.close()
-  t.equal(defaultScopeRuntime(), bareScopeRuntime(), 'closed: back to bare')
 })
 
 t.test('a built-in adapter without its URL stops start-up', async (t) => {

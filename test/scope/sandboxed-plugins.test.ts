@@ -6,6 +6,7 @@ import { startTestPlatform } from '../helpers/platform.js'
 import { loadIsolate, loadWorker, type LoadSpec, type SandboxKind } from '../../runtime/plugins/index.js'
 import { aiRequest, type PolicyContext } from '../../runtime/contracts/index.js'
 import { scopeRuntimeOf, createScopePolicy } from '../../runtime/scope/index.js'
+import { scopeArea } from '../../runtime/scope/install.js'
 
 // A third-party scope plugin in the real sandboxes: the embedder and the classifier cross the
 // sandbox boundary as plain data and are chosen by name in configuration.
@@ -13,7 +14,6 @@ const dir = mkdtempSync(join(tmpdir(), 'scope-plugin-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 writeFileSync(join(dir, 'index.js'), `
 import { definePlugin, embedder, classifier } from 'agent-platform/sdk'
-import { scopeArea } from '../../runtime/scope/install.js'
 const vec = (text) => /order|parcel/i.test(text) ? [1, 0] : /poem|song/i.test(text) ? [0, 1] : [0.5, 0.5]
 export default definePlugin({
   embedders: [embedder({ name: 'keywords', embed: (texts) => texts.map(vec) })],

@@ -2,7 +2,8 @@ import type { Platform } from '../../platform.js'
 import type { Context } from '../../http/index.js'
 import type { Principal } from '../../auth/index.js'
 import { McpError } from '../errors.js'
-import type { McpServer } from '../index.js'
+import type { McpServer } from '../mcp-server.js'
+import { MCP } from '../key.js'
 import { JwtValidator, JwtError, type JwtOptions } from './jwt.js'
 import { pluginToolValidator, type TokenInfo, type TokenValidator } from './validators.js'
 
@@ -12,13 +13,10 @@ const UNAUTHORIZED = JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, mes
 const FORBIDDEN = JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Forbidden: insufficient scope' } })
 const CACHE_MAX = 10_000
 const CACHE_MS = 60_000
-const VALIDATORS = 'platform.mcp.auth.validators'
 
 /** Validators registered in code, by name (`org.platform.auth.tokenValidator` picks one). */
 export function registerTokenValidator (platform: Platform, name: string, validator: TokenValidator): void {
-  let m = platform.properties.get(VALIDATORS) as Map<string, TokenValidator> | undefined
-  if (m === undefined) { m = new Map(); platform.properties.set(VALIDATORS, m) }
-  m.set(name, validator)
+  platform.area(MCP).tokenValidators.set(name, validator)
 }
 
 /** The bearer token of `Authorization: Bearer` (the only bearer method the metadata advertises). */
@@ -147,7 +145,7 @@ export function installMcpAuth (platform: Platform, mcp: McpServer): McpAuth | u
       validator = jwtSync
       sync = jwtSync
     } else {
-      const registered = (platform.properties.get(VALIDATORS) as Map<string, TokenValidator> | undefined)?.get(name)
+      const registered = mcp.tokenValidators.get(name)
       if (registered !== undefined) validator = registered
       else if (/^[^/]+\/[^/]+$/.test(name)) validator = pluginToolValidator(platform, name)
       else throw new Error(`org.platform.auth.tokenValidator '${name}' is neither 'jwt', a validator registered in code, nor '<plugin>/<tool>'`)
