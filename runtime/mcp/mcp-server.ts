@@ -6,7 +6,7 @@ import type { TokenValidator } from './auth/validators.js'
 
 /**
  * The MCP server of a platform: programmatic registration beside plugin contributions, and the
- * hooks the second MCP engineer plugs OAuth (`beforeDispatch`) and tracing (`wrap`) into.
+ * hooks OAuth (`beforeDispatch`) and tracing (`wrap`) plug into.
  */
 export class McpServer {
   /** Token validators registered in code, by name (`org.platform.auth.tokenValidator` picks one). */
