@@ -17,7 +17,10 @@ import { Writable } from 'node:stream'
 import pino from 'pino'
 import { loadConfig } from '../runtime/config/index.js'
 import { startPlatform } from '../runtime/platform.js'
-import { installGovernance, governanceOf, aiRequest, buildRulesPolicy, GovernanceService, GovernanceDecisionLog, type GovernancePolicy, type PolicyContext } from '../runtime/governance/index.js'
+import { installAreas } from '../runtime/areas.js'
+import { scopeArea } from '../runtime/scope/install.js'
+import { governanceArea } from '../runtime/governance/install.js'
+import { governanceOf, aiRequest, buildRulesPolicy, GovernanceService, GovernanceDecisionLog, type GovernancePolicy, type PolicyContext } from '../runtime/governance/index.js'
 
 const quick = process.argv.includes('--quick')
 const SAMPLES = quick ? 20_000 : 200_000
@@ -112,7 +115,7 @@ async function main (): Promise<void> {
     logDestination: new Writable({ write (_c, _e, cb) { cb() } }),
     install: async (p) => {
       p.http.post('/bench/plain', (ctx) => ({ allowed: true, echo: (ctx.body as { action?: unknown }).action ?? null }))
-      await installGovernance(p)
+      await installAreas(p, [scopeArea, governanceArea])
     }
   })
   const gsvc = governanceOf(platform)!

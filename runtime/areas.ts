@@ -1,22 +1,18 @@
-import type { Platform } from './platform.js'
-import { installTransport } from './transport/index.js'
-import { installPlugins } from './plugins/index.js'
-import { installMcp } from './mcp/index.js'
-import { installGovernance } from './governance/index.js'
-import { installScope } from './scope/index.js'
-import { installMcpExtras } from './mcp/extras.js'
+import type { Area, Platform } from './platform.js'
+import { transportArea } from './transport/install.js'
+import { pluginsArea } from './plugins/install.js'
+import { scopeArea } from './scope/install.js'
+import { governanceArea } from './governance/install.js'
+import { mcpArea, mcpExtrasArea } from './mcp/install.js'
+import { aiArea } from './ai/install.js'
 
 /**
- * Every area the served platform runs, in start-up order. Each area's `install(platform)` adds its
- * routes, readiness checks and close hooks; tests may install a subset.
+ * Every area the served platform runs, in start-up order. Each declares the areas it needs;
+ * `platform.use` refuses an order that breaks a declaration.
  */
-export async function installAreas (platform: Platform): Promise<void> {
-  await installTransport(platform)
-  await installPlugins(platform)
-  // scope before governance: YAML `type: scope` policies are built over its runtime
-  await installScope(platform)
-  // after plugins (their policy types), before traffic; MCP reads platform.toolCallGate per call
-  await installGovernance(platform)
-  await installMcp(platform)
-  await installMcpExtras(platform)
+export const AREAS: readonly Area[] = [transportArea, pluginsArea, scopeArea, governanceArea, mcpArea, mcpExtrasArea, aiArea]
+
+/** Installs `areas` in order (tests pass a subset). */
+export async function installAreas (platform: Platform, areas: readonly Area[] = AREAS): Promise<void> {
+  for (const area of areas) await platform.use(area)
 }

@@ -1,3 +1,4 @@
-export { Platform, startPlatform, ADMIT_ALL_TOOL_CALLS, type PlatformOptions, type ReadinessCheck, type ToolCallGate, type ToolCallRequest, type ToolCallVerdict } from './platform.js'
+export { Platform, startPlatform, type PlatformOptions, type ReadinessCheck, type Area } from './platform.js'
+export { AreaKey, ADMIT_ALL_TOOL_CALLS, type ToolCallGate, type ToolCallRequest, type ToolCallVerdict } from './contracts/index.js'
 export { loadConfig, makeConfig, ConfigError, type Config } from './config/index.js'
 export { PlatformError } from './http/index.js'

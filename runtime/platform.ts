@@ -5,7 +5,8 @@ import { HttpServer, PlatformError } from './http/index.js'
 import { createLogger, Metrics, type Logger } from './observability/index.js'
 import { Store, countAndLogWriteFailures } from './store/index.js'
 import { PluginRegistry } from './plugins/index.js'
-import { TokenResolver, PrincipalResolver, ControlAuditLog, WriteGate, authorizerFromConfig, type ControlAuthorizer, type AuditEntry, type TokenConfig } from './auth/index.js'
+import { TokenResolver, PrincipalResolver, ControlAuditLog, WriteGate, authorizerFromConfig, type ControlAuthorizer, type TokenConfig } from './auth/index.js'
+import { ADMIT_ALL_TOOL_CALLS, type AreaKey, type ControlAuditEntry, type ToolCallGate } from './contracts/index.js'
 
 export interface PlatformOptions {
   config: Config
@@ -17,19 +18,15 @@ export interface PlatformOptions {
   install?: (platform: Platform) => void | Promise<void>
 }
 
-/** A tool call the MCP server is about to run; governance decides (DESIGN §5). */
-export interface ToolCallRequest {
-  toolName: string
-  args: unknown
-  /** The agent whose endpoint received the call, if any. */
-  agentId?: string
-  principal?: string | null
-  sessionId?: string
+/**
+ * One area of the platform: its name, the areas it needs installed first, and its install, which
+ * adds routes, readiness checks and close hooks and `provide`s the area's service under its key.
+ */
+export interface Area {
+  readonly name: string
+  readonly dependsOn: readonly string[]
+  install (platform: Platform): void | Promise<void>
 }
-export type ToolCallVerdict = { admitted: true } | { admitted: false, policy: string, reason: string }
-/** The hook every MCP `tools/call` passes (long-running ones included); admits until governance installs one. */
-export type ToolCallGate = (req: ToolCallRequest) => ToolCallVerdict | Promise<ToolCallVerdict>
-export const ADMIT_ALL_TOOL_CALLS: ToolCallGate = () => ({ admitted: true })
 
 /** A readiness check: `/readyz` answers 503 while any returns false. */
 export type ReadinessCheck = () => boolean
@@ -55,6 +52,8 @@ export class Platform {
   toolCallGate: ToolCallGate = ADMIT_ALL_TOOL_CALLS
   /** The framework property bag (reference: `org.platform.ai.governance.policies` lives here). */
   readonly properties = new Map<string, unknown>()
+  private readonly areas = new Map<AreaKey<unknown>, unknown>()
+  private readonly installed = new Set<string>()
   private readonly readiness = new Map<string, ReadinessCheck>()
   private readonly closers: (() => void | Promise<void>)[] = []
   private closed = false
@@ -76,7 +75,7 @@ export class Platform {
     this.principals = new PrincipalResolver(new TokenResolver(config.get('platform.auth.tokens')))
     this.audit = new ControlAuditLog(
       config.get('platform.admin.audit-capacity'),
-      this.store.db<AuditEntry, [number, number]>('audit'),
+      this.store.db<ControlAuditEntry, [number, number]>('audit'),
       config.get('platform.admin.audit-retention'),
       countAndLogWriteFailures(this.metrics.storeWriteFailures, this.logger)
     )
@@ -88,6 +87,37 @@ export class Platform {
     const demo = config.get('platform.interactions.demo-principal')
     if (demo !== undefined) this.logger.warn({ principal: demo }, 'platform.interactions.demo-principal is set: every interactions request runs as this principal. Never enable it in production.')
   }
+
+  /**
+   * Installs one area after checking its declared dependencies are installed already and it is
+   * not installed twice, so a wrong order fails at start-up with the names involved.
+   */
+  async use (area: Area): Promise<void> {
+    if (this.installed.has(area.name)) throw new Error(`area "${area.name}" is installed twice`)
+    for (const dep of area.dependsOn) {
+      if (!this.installed.has(dep)) throw new Error(`area "${area.name}" depends on "${dep}", which is not installed`)
+    }
+    this.installed.add(area.name)
+    await area.install(this)
+  }
+
+  /** Names of the areas installed so far, in installation order. */
+  get areaNames (): string[] { return [...this.installed] }
+
+  /** Publishes an area's service under its key (once per key). */
+  provide<T> (key: AreaKey<T>, value: T): void {
+    if (this.areas.has(key)) throw new Error(`area "${key.name}" is provided twice`)
+    this.areas.set(key, value)
+  }
+
+  /** The service an area provided; throws when that area is not installed. */
+  area<T> (key: AreaKey<T>): T {
+    if (!this.areas.has(key)) throw new Error(`area "${key.name}" is not installed`)
+    return this.areas.get(key) as T
+  }
+
+  /** Whether an area provided its service (an area may be installed yet switched off by configuration). */
+  hasArea (key: AreaKey<unknown>): boolean { return this.areas.has(key) }
 
   addReadiness (name: string, check: ReadinessCheck): void { this.readiness.set(name, check) }
 

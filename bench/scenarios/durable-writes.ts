@@ -2,8 +2,9 @@ import { join } from 'node:path'
 import { open } from 'lmdb'
 import { row, type RunOptions, type Scenario, type ScenarioResult } from '../scenario.js'
 import { Store } from '../../runtime/store/index.js'
-import { ControlAuditLog, type AuditEntry } from '../../runtime/auth/index.js'
-import { GovernanceDecisionLog, type AuditEntry as Decision } from '../../runtime/governance/index.js'
+import { ControlAuditLog } from '../../runtime/auth/index.js'
+import type { ControlAuditEntry, DecisionEntry } from '../../runtime/contracts/index.js'
+import { GovernanceDecisionLog } from '../../runtime/governance/index.js'
 import { cpuSecondsOf } from '../lib/proc.js'
 
 interface Measured { appendsPerSec: number, cpuUsPerAppend: number, serialCommitsPerSec: number, serialP50Ms: number, serialP99Ms: number }
@@ -23,9 +24,9 @@ const scenario: Scenario = {
   async run (opts: RunOptions): Promise<ScenarioResult> {
     const burst = opts.quick ? 20_000 : 100_000
     const serial = opts.quick ? 300 : 2000
-    const entry = (i: number): AuditEntry => ({ timestamp: new Date().toISOString(), principal: 'bench', action: 'plugins.reload', target: `plugin-${i % 100}`, success: true, message: '' })
+    const entry = (i: number): ControlAuditEntry => ({ timestamp: new Date().toISOString(), principal: 'bench', action: 'plugins.reload', target: `plugin-${i % 100}`, success: true, message: '' })
     // a deny as the gate records it: the snapshot is what makes decision entries bigger
-    const decision = (i: number): Decision => ({
+    const decision = (i: number): DecisionEntry => ({
       timestamp: new Date().toISOString(), policy_name: 'deny-list', policy_source: 'yaml:policies/base.yaml', policy_version: '1.0', decision: 'deny',
       reason: 'blocked term', evaluation_ms: 0.004, context_snapshot: { phase: 'pre_admission', message: `call_tool:search ${i}`, user_id: 'u-1', session_id: 's-1', agent_id: 'support', model: null }
     })
@@ -45,12 +46,12 @@ const scenario: Scenario = {
       } finally { await root.close() }
     }
     const oursAudit = await ours('audit', (store) => {
-      const audit = new ControlAuditLog(1000, store.db<AuditEntry, [number, number]>('audit'), burst * 10)
+      const audit = new ControlAuditLog(1000, store.db<ControlAuditEntry, [number, number]>('audit'), burst * 10)
       return (i) => audit.record('bench', 'plugins.reload', `plugin-${i % 100}`, true)
     })
     const rawAudit = await raw('audit', entry)
     const oursDecisions = await ours('decisions', (store) => {
-      const db = store.db<Decision, [number, number]>('decisions')
+      const db = store.db<DecisionEntry, [number, number]>('decisions')
       const log = new GovernanceDecisionLog(1000, db, burst * 10)
       return async (i) => { log.record(decision(i)); await db.committed }
     })

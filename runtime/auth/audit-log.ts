@@ -1,23 +1,15 @@
 import type { Database } from 'lmdb'
 import { RetainedLog, type LogKey, type WriteFailureReport } from '../store/index.js'
-
-export interface AuditEntry {
-  timestamp: string
-  principal: string
-  action: string
-  target: string
-  success: boolean
-  message: string
-}
+import type { ControlAuditEntry } from '../contracts/index.js'
 
 /**
  * The control audit log: every admin write attempt, allowed or denied. Newest entries are kept in
  * a ring buffer and every entry in LMDB (bounded by `retention`), reloaded at start-up.
  */
 export class ControlAuditLog {
-  private readonly log: RetainedLog<AuditEntry>
+  private readonly log: RetainedLog<ControlAuditEntry>
 
-  constructor (capacity: number, db?: Database<AuditEntry, LogKey>, retention = 100_000, onWriteFailure?: WriteFailureReport) {
+  constructor (capacity: number, db?: Database<ControlAuditEntry, LogKey>, retention = 100_000, onWriteFailure?: WriteFailureReport) {
     this.log = new RetainedLog({ name: 'audit', capacity, db, retention, onWriteFailure })
   }
 
@@ -27,8 +19,8 @@ export class ControlAuditLog {
   }
 
   /** The most recent `limit` entries, oldest first (reference `entries(limit)`). */
-  entries (limit = 100): AuditEntry[] { return this.log.oldestFirst(limit) }
+  entries (limit = 100): ControlAuditEntry[] { return this.log.oldestFirst(limit) }
 
   /** Reads from LMDB (all retained entries), newest first. */
-  history (limit = 100): AuditEntry[] { return this.log.stored(limit) }
+  history (limit = 100): ControlAuditEntry[] { return this.log.stored(limit) }
 }

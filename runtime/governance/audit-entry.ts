@@ -1,18 +1,5 @@
-/** The decision log's record (spec AuditEntry; reference `renderEntry` keys, in order). */
-import type { AiRequest, Phase } from './contract.js'
-
-export type DecisionValue = 'admit' | 'transform' | 'deny' | 'prefer' | 'error'
-
-export interface AuditEntry {
-  timestamp: string
-  policy_name: string
-  policy_source: string
-  policy_version: string
-  decision: DecisionValue
-  reason: string
-  evaluation_ms: number
-  context_snapshot: Record<string, unknown>
-}
+/** How a decision entry's context snapshot is cut down from the request. */
+import type { AiRequest, Phase } from '../contracts/index.js'
 
 export const SNAPSHOT_MESSAGE_CHARS = 200
 /** Longest string kept for a metadata value in a snapshot (keeps the LMDB log bounded). */

@@ -4,7 +4,7 @@
  * changes; mirrored into the property bag under `org.platform.ai.governance.policies`.
  */
 import type { Logger } from 'pino'
-import type { GovernancePolicy } from './contract.js'
+import type { GovernancePolicy } from '../contracts/index.js'
 import { KillSwitchPolicy } from './types/index.js'
 import { DryRunPolicy, SwappablePolicy } from './wrappers.js'
 

@@ -2,7 +2,7 @@
  * The `/check` decision protocol (third-party toolkit compatible, plus matched_policy and
  * matched_source): a read-only pre-admission run of the chain that never writes the decision log.
  */
-import { aiRequest, type GovernancePolicy, type PolicyContext, type PolicyDecision } from './contract.js'
+import { aiRequest, type GovernancePolicy, type PolicyContext, type PolicyDecision } from '../contracts/index.js'
 import { errorDecision, validate } from './gate.js'
 import type { PolicyChain } from './chain.js'
 

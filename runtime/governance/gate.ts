@@ -6,8 +6,8 @@
  */
 import type { Logger } from 'pino'
 import { trace, SpanStatusCode, type Tracer } from '@opentelemetry/api'
-import type { AiRequest, GovernancePolicy, Phase, PolicyContext, PolicyDecision } from './contract.js'
-import { snapshotOf, type AuditEntry, type DecisionValue } from './audit-entry.js'
+import type { AiRequest, DecisionEntry, DecisionValue, GovernancePolicy, Phase, PolicyContext, PolicyDecision } from '../contracts/index.js'
+import { snapshotOf } from './audit-entry.js'
 import type { GovernanceDecisionLog } from './decision-log.js'
 import type { PolicyChain } from './chain.js'
 
@@ -136,7 +136,7 @@ export class PolicyAdmissionGate {
     if (this.log !== undefined) {
       let snapshot = run.snapshot ??= snapshotOf(phase, run.ctx.request, run.ctx.accumulatedResponse)
       if (preferred !== undefined) snapshot = { ...snapshot, preferred }
-      const entry: AuditEntry = { timestamp: run.timestamp ??= new Date().toISOString(), policy_name: p.name, policy_source: p.source, policy_version: p.version, decision: value, reason, evaluation_ms: ms, context_snapshot: snapshot }
+      const entry: DecisionEntry = { timestamp: run.timestamp ??= new Date().toISOString(), policy_name: p.name, policy_source: p.source, policy_version: p.version, decision: value, reason, evaluation_ms: ms, context_snapshot: snapshot }
       this.log.record(entry)
     }
     if (!denied) return false

@@ -3,7 +3,7 @@
  * evaluation rule 4: GuardrailAsPolicy exposes a guardrail as a policy, PolicyAsGuardrail a
  * policy as a guardrail. Guardrails registered with the service run before every policy.
  */
-import { admit, deny, transform, type AiRequest, type GovernancePolicy, type PolicyContext, type PolicyDecision } from './contract.js'
+import { admit, deny, transform, type AiRequest, type GovernancePolicy, type PolicyContext, type PolicyDecision } from '../contracts/index.js'
 
 export type GuardrailResult =
   | { result: 'pass' }

@@ -5,7 +5,7 @@
  * lessons are dropped on read.
  */
 import type { Database } from 'lmdb'
-import type { AuditEntry } from './audit-entry.js'
+import type { DecisionEntry } from '../contracts/index.js'
 
 export interface Lesson {
   namespace: string
@@ -33,7 +33,7 @@ export class GovernanceMemorySink {
   constructor (private readonly db: Database<Lesson, [string, number, number]>, readonly ttlSeconds: number, readonly minConfidence: number, private readonly now: () => number = Date.now) {}
 
   /** Writes a lesson for a deny or prefer entry; other decisions are ignored. */
-  accept (e: AuditEntry): Promise<void> | undefined {
+  accept (e: DecisionEntry): Promise<void> | undefined {
     if (e.decision !== 'deny' && e.decision !== 'prefer') return undefined
     const t = this.now()
     const preferred = e.context_snapshot.preferred

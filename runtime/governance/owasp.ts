@@ -23,7 +23,7 @@ export const OWASP_ROWS: readonly MatrixRow[] = [
       ev('runtime/governance/types/text-match.ts', 'test/governance/builtin-types.test.ts', 'class DenyListPolicy', 'deny-list screens the message, the response and tool arguments'),
       ev('runtime/governance/rule-operators.ts', 'test/governance/rules.test.ts', 'compileToolkitRegex', 'toolkit rules with (?i) regexes compiled at load'),
       ev('runtime/scope/rule-based.ts', 'test/scope/rule-based.test.ts', 'HIJACKING_PROBES', 'forbidden topics and built-in hijacking probes'),
-      ev('runtime/governance/index.ts', 'test/governance/scope-type.test.ts', "registry.register('scope'", 'YAML type: scope and agent-declared scopes in the chain')
+      ev('runtime/governance/install.ts', 'test/governance/scope-type.test.ts', "registry.register('scope'", 'YAML type: scope and agent-declared scopes in the chain')
     ]
   },
   {

@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino'
 import type { PluginRegistry, RegisteredPolicyType } from '../plugins/index.js'
-import type { GovernancePolicy, PolicyContext, PolicyDecision, PolicyDescriptor } from './contract.js'
+import type { GovernancePolicy, PolicyContext, PolicyDecision, PolicyDescriptor } from '../contracts/index.js'
 import type { PolicyRegistry } from './registry.js'
 
 export class PluginPolicy implements GovernancePolicy {

@@ -2,7 +2,7 @@
  * PolicyRegistry: YAML `type:` names (case-insensitive) to factories receiving the descriptor.
  * Built-ins are registered at construction; plugins and the scope area add theirs.
  */
-import type { GovernancePolicy, PolicyDescriptor, PolicyFactory } from './contract.js'
+import type { GovernancePolicy, PolicyDescriptor, PolicyFactory } from '../contracts/index.js'
 import { PolicyLoadError } from './errors.js'
 
 export interface TypeInfo {

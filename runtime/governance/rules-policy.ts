@@ -4,7 +4,7 @@
  * `defaults.action` when nothing matches. Conditions are compiled once at load.
  */
 import type { Logger } from 'pino'
-import { admit, deny, type GovernancePolicy, type PolicyContext, type PolicyDecision } from './contract.js'
+import { admit, deny, type GovernancePolicy, type PolicyContext, type PolicyDecision } from '../contracts/index.js'
 import { PolicyLoadError } from './errors.js'
 import { compileTest, type Test } from './rule-operators.js'
 import { isMap } from './safe-yaml.js'

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Logger } from 'pino'
-import type { GovernancePolicy } from './contract.js'
+import type { GovernancePolicy } from '../contracts/index.js'
 import { PolicyChain } from './chain.js'
 import { GuardrailAsPolicy, type AiGuardrail } from './guardrails.js'
 import { GovernanceDecisionLog } from './decision-log.js'

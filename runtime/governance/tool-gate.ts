@@ -4,8 +4,8 @@
  * `tool_args_preview` in metadata. A deny names the policy and reason; the MCP server turns it
  * into the reference's JSON-RPC error.
  */
-import type { ToolCallGate, ToolCallRequest, ToolCallVerdict } from '../platform.js'
-import { aiRequest, type AiRequest } from './contract.js'
+import type { ToolCallGate, ToolCallRequest, ToolCallVerdict } from '../contracts/index.js'
+import { aiRequest, type AiRequest } from '../contracts/index.js'
 import type { Admission, PolicyAdmissionGate } from './gate.js'
 
 export const TOOL_ARGS_PREVIEW_CHARS = 200

@@ -2,7 +2,7 @@
  * Policies that wrap another: a swappable slot whose delegate the admin reload route replaces,
  * and a dry-run shadow that evaluates and counts but never blocks.
  */
-import { admit, type GovernancePolicy, type PolicyContext, type PolicyDecision } from './contract.js'
+import { admit, type GovernancePolicy, type PolicyContext, type PolicyDecision } from '../contracts/index.js'
 
 export interface Identity { name: string, version: string, source: string }
 

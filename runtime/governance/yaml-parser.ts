@@ -3,7 +3,7 @@
  * `rules:` (the third-party toolkit's document, one policy); both at once is an error.
  */
 import type { Logger } from 'pino'
-import type { GovernancePolicy } from './contract.js'
+import type { GovernancePolicy } from '../contracts/index.js'
 import { PolicyLoadError } from './errors.js'
 import type { PolicyRegistry } from './registry.js'
 import { buildRulesPolicy } from './rules-policy.js'

@@ -1,4 +1,16 @@
-import type { Context } from './context.js'
+import type { HttpResponse } from 'uWebSockets.js'
+
+/** What a stream needs of the request it answers: the Context, kept narrow so this file does not import it. */
+export interface SseTarget {
+  readonly res: HttpResponse
+  readonly requestId: string
+  readonly aborted: boolean
+  done: boolean
+  status: number
+  watchAbort (): void
+  onAbort (fn: () => void): void
+  writeHeaders (): void
+}
 
 export interface SseOptions {
   /** `retry:` hint sent to the client first, in milliseconds. */
@@ -28,7 +40,7 @@ export class SseStream {
   private closeListeners: (() => void)[] = []
   private readonly maxQueuedBytes: number
 
-  constructor (readonly ctx: Context, opts: SseOptions, private readonly onEnd: (s: SseStream) => void) {
+  constructor (readonly ctx: SseTarget, opts: SseOptions, private readonly onEnd: (s: SseStream) => void) {
     this.maxQueuedBytes = opts.maxQueuedBytes ?? 4 * 1024 * 1024
     const res = ctx.res
     ctx.done = true

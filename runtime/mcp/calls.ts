@@ -1,5 +1,5 @@
 import { PluginCallError, type CancelSignal } from '../plugins/index.js'
-import type { ToolCallGate, ToolCallVerdict } from '../platform.js'
+import type { ToolCallGate, ToolCallVerdict } from '../contracts/index.js'
 import { toCallToolResult, toolErrorResult, isInputRequired } from './content.js'
 import { McpError, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, MISSING_CAPABILITY } from './errors.js'
 import type { RequestStateCodec } from './request-state.js'

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import type { Platform } from '../platform.js'
 import type { Context } from '../http/index.js'
-import type { McpServer } from './index.js'
+import type { McpServer } from './mcp-server.js'
+import { AreaKey } from '../contracts/index.js'
 import type { Session } from './sessions.js'
 import { isObject, type JsonObject } from './types.js'
 
-const PROPERTY = 'platform.mcp.client-tools'
 export const TOOL_RESPONSE_PATH = '/_mcp/tool-response'
 
 /** The client answered a server-to-client tool call with an error (a JSON-RPC error or `isError: true`). */
@@ -93,14 +93,17 @@ export class ClientToolBridge {
   }
 }
 
+/** The server-to-client tool bridge, provided by the mcp-extras area. */
+export const CLIENT_TOOLS = new AreaKey<ClientToolBridge>('mcp-client-tools')
+
 /** The bridge of a platform, for code that wants to call a client's tools. */
 export function getClientTools (platform: Platform): ClientToolBridge | undefined {
-  return platform.properties.get(PROPERTY) as ClientToolBridge | undefined
+  return platform.hasArea(CLIENT_TOOLS) ? platform.area(CLIENT_TOOLS) : undefined
 }
 
 export function installClientTools (platform: Platform, mcp: McpServer): ClientToolBridge {
   const bridge = new ClientToolBridge(mcp.core, platform.config.get('platform.mcp.client-tools.timeout-ms'))
-  platform.properties.set(PROPERTY, bridge)
+  platform.provide(CLIENT_TOOLS, bridge)
   platform.onClose(() => { bridge.close() })
   if (platform.config.get('platform.mcp.client-tools.response-route')) {
     // the UUID is the capability: only the client that received the call knows it

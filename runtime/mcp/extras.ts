@@ -1,5 +1,5 @@
 import type { Platform } from '../platform.js'
-import { getMcp } from './index.js'
+import { getMcp } from './key.js'
 import { installMcpAuth } from './auth/index.js'
 import { installClientTools } from './client-tools.js'
 import { installTracing } from './tracing.js'

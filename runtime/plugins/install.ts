@@ -1,4 +1,4 @@
-import type { Platform } from '../platform.js'
+import type { Area, Platform } from '../platform.js'
 import { PluginHost } from './host.js'
 import type { KvDatabase } from './capabilities.js'
 
@@ -20,3 +20,6 @@ export async function installPlugins (platform: Platform, opts: { rescanMs?: num
   await host.start()
   return host
 }
+
+/** The plugin host over the registry the platform holds (the registry itself is core). */
+export const pluginsArea: Area = { name: 'plugins', dependsOn: [], install: async (p) => { await installPlugins(p) } }

@@ -1,5 +1,5 @@
 import type { Platform } from '../platform.js'
-import type { GovernancePolicy, PolicyContext, PolicyDecision } from '../governance/contract.js'
+import type { GovernancePolicy, PolicyContext, PolicyDecision } from '../contracts/index.js'
 import { scopePolicyForAgent } from './factory.js'
 import type { ScopeRuntime } from './scope-runtime.js'
 

@@ -2,7 +2,7 @@
  * Scope confinement contracts (spec `@AgentScope`, ScopeGuardrail). The scope policy type in
  * governance wraps a ScopeGuardrail as a GovernancePolicy.
  */
-import type { AiRequest } from '../governance/contract.js'
+import type { AiRequest } from '../contracts/index.js'
 
 export type Breach = 'POLITE_REDIRECT' | 'DENY' | 'CUSTOM_MESSAGE'
 export type Tier = 'RULE_BASED' | 'EMBEDDING_SIMILARITY' | 'SEMANTIC_INTENT' | 'LLM_CLASSIFIER'

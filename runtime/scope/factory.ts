@@ -1,4 +1,4 @@
-import type { PolicyDescriptor, PolicyFactory } from '../governance/contract.js'
+import type { PolicyDescriptor, PolicyFactory } from '../contracts/index.js'
 import { createLogger } from '../observability/index.js'
 import type { ScopeGuardrail, Tier } from './contract.js'
 import { EmbeddingScopeGuardrail } from './embedding.js'
@@ -11,32 +11,6 @@ import { SemanticIntentScopeGuardrail } from './semantic-intent.js'
 import { DEFAULT_DECISION_TIMEOUT_MS } from './decision-model.js'
 
 let bare: ScopeRuntime | undefined
-let installed: ScopeRuntime | undefined
-
-/**
- * The runtime used when a caller passes none: the one `installScope` built for the platform that
- * is serving (one per process in production), else the bare runtime. Tests that run several
- * platforms pass their runtime explicitly.
- */
-export function defaultScopeRuntime (): ScopeRuntime { return installed ?? bareScopeRuntime() }
-
-/**
- * A runtime that follows whichever one is installed at call time, so a policy built before
- * `installScope` ran (say, by a policy file loaded first) still finds the platform's embedder.
- */
-const followInstalled: ScopeRuntime = {
-  get logger () { return defaultScopeRuntime().logger },
-  embedder: () => defaultScopeRuntime().embedder(),
-  decisionModel: () => defaultScopeRuntime().decisionModel(),
-  pluginClassifier: () => defaultScopeRuntime().pluginClassifier(),
-  get decisionTimeoutMs () { return defaultScopeRuntime().decisionTimeoutMs },
-  get metrics () { return defaultScopeRuntime().metrics }
-}
-
-/** Called by `installScope`; `undefined` when that platform closes. */
-export function setDefaultScopeRuntime (rt: ScopeRuntime | undefined, onlyIf?: ScopeRuntime): void {
-  if (onlyIf === undefined || installed === onlyIf) installed = rt
-}
 
 /**
  * A runtime with no embedder and no decision model: embedding tiers degrade to RULE_BASED and
@@ -64,11 +38,10 @@ export function guardrailFor (tier: Tier, runtime: ScopeRuntime): ScopeGuardrail
 
 /**
  * The YAML `type: scope` factory. Config errors throw (ScopeConfigError) at load time; the policy
- * plane wraps them with the entry's name. Without a runtime argument it follows the installed
- * platform's (`defaultScopeRuntime`, looked up per request), so it can be registered as a plain
- * PolicyFactory.
+ * plane wraps them with the entry's name. Without a runtime argument it uses the bare runtime;
+ * a platform's is `scopeRuntimeOf(platform)`.
  */
-export function createScopePolicy (d: PolicyDescriptor, runtime: ScopeRuntime = followInstalled): ScopePolicy {
+export function createScopePolicy (d: PolicyDescriptor, runtime: ScopeRuntime = bareScopeRuntime()): ScopePolicy {
   const { agent, config } = scopeFromPolicyConfig(d.config)
   return new ScopePolicy(d.name, d.source, d.version, config, agent, guardrailFor(config.tier, runtime), runtime)
 }
@@ -82,7 +55,7 @@ export function scopePolicyFactory (runtime: ScopeRuntime): PolicyFactory {
  * defaults), as a policy named `scope::<agent>` with source `annotation:<agent>`; null when the
  * agent declares no scope. Attribute errors throw ScopeConfigError.
  */
-export function scopePolicyForAgent (agent: { name: string, version?: string, scope?: unknown }, runtime: ScopeRuntime = followInstalled): ScopePolicy | null {
+export function scopePolicyForAgent (agent: { name: string, version?: string, scope?: unknown }, runtime: ScopeRuntime = bareScopeRuntime()): ScopePolicy | null {
   if (agent.scope === undefined || agent.scope === null) return null
   const config = scopeFromAgentAttributes(agent.scope, agent.name)
   return new ScopePolicy(`scope::${agent.name}`, `annotation:${agent.name}`, agent.version ?? '1.0', config, agent.name, guardrailFor(config.tier, runtime), runtime)

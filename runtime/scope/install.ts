@@ -1,7 +1,7 @@
-import type { Platform } from '../platform.js'
+import type { Area, Platform } from '../platform.js'
 import { ConfigError, type ConfigKeyOf } from '../config/index.js'
 import type { RegisteredClassifier, RegisteredEmbedder } from '../plugins/index.js'
-import type { AiRequest } from '../governance/contract.js'
+import type { AiRequest } from '../contracts/index.js'
 import type { Embedder, ScopeConfig } from './contract.js'
 import type { DecisionModel } from './decision-model.js'
 import { LexicalEmbedder } from './lexical-embedder.js'
@@ -10,51 +10,31 @@ import { OpenAiDecisionModel } from './openai-decision-model.js'
 import type { PluginClassifier, ScopeRuntime } from './scope-runtime.js'
 import { withDeadline } from './deadline.js'
 import { ScopeMetrics } from './scope-metrics.js'
-import { setDefaultScopeRuntime } from './factory.js'
 import { AgentScopes } from './agent-scopes.js'
-
-/** Where the platform's scope runtime lives in the framework property bag. */
-export const SCOPE_RUNTIME_PROPERTY = 'org.platform.ai.scope.runtime'
-/**
- * Where the AI area may put the decision model over the resolved agent runtime (the spec's
- * default for the LLM tier). Read per request when `platform.ai.scope.classifier` is `none`.
- */
-export const DECISION_MODEL_PROPERTY = 'org.platform.ai.scope.decision-model'
+import { SCOPE, type ScopeService } from './key.js'
 
 /**
- * Builds the platform's scope runtime from configuration and the plugin registry, and keeps it
- * under `org.platform.ai.scope.runtime`. Runs before governance so that its `scope` policy type
- * (and agent scopes) are built over it. A misconfigured built-in adapter stops start-up; a plugin
- * embedder or classifier that is not loaded is looked up again on every request.
+ * Builds the platform's scope runtime from configuration and the plugin registry and provides it
+ * under SCOPE, before governance, so that its `scope` policy type (and agent scopes) are built
+ * over it. A misconfigured built-in adapter stops start-up; a plugin embedder or classifier that
+ * is not loaded is looked up again on every request.
  */
 export async function installScope (platform: Platform): Promise<ScopeRuntime> {
-  const rt = scopeRuntimeOf(platform)
-  agentScopesOf(platform)
-  setDefaultScopeRuntime(rt)
-  platform.onClose(() => { setDefaultScopeRuntime(undefined, rt) })
-  return rt
+  let decisionModel: DecisionModel | undefined
+  const runtime = scopeRuntimeFromConfig(platform, () => decisionModel)
+  const service: ScopeService = {
+    runtime,
+    agents: new AgentScopes(platform, runtime),
+    get decisionModel () { return decisionModel },
+    set decisionModel (m) { decisionModel = m }
+  }
+  platform.provide(SCOPE, service)
+  return runtime
 }
 
-/** Where the agents' scope policies live in the property bag. */
-export const AGENT_SCOPES_PROPERTY = 'org.platform.ai.scope.agents'
+export const scopeArea: Area = { name: 'scope', dependsOn: [], install: async (p) => { await installScope(p) } }
 
-/** The scope policies of the platform's plugin agents (what the AI pipeline puts before an agent's turns). */
-export function agentScopesOf (platform: Platform): AgentScopes {
-  let a = platform.properties.get(AGENT_SCOPES_PROPERTY) as AgentScopes | undefined
-  if (a === undefined) platform.properties.set(AGENT_SCOPES_PROPERTY, a = new AgentScopes(platform, scopeRuntimeOf(platform)))
-  return a
-}
-
-/** The runtime `installScope` built for this platform, building it on first use. */
-export function scopeRuntimeOf (platform: Platform): ScopeRuntime {
-  const r = platform.properties.get(SCOPE_RUNTIME_PROPERTY) as ScopeRuntime | undefined
-  if (r !== undefined) return r
-  const built = scopeRuntimeFromConfig(platform)
-  platform.properties.set(SCOPE_RUNTIME_PROPERTY, built)
-  return built
-}
-
-function scopeRuntimeFromConfig (platform: Platform): ScopeRuntime {
+function scopeRuntimeFromConfig (platform: Platform, areaDecisionModel: () => DecisionModel | undefined): ScopeRuntime {
   const cfg = platform.config
   const embedderName = cfg.get('platform.ai.scope.embedder')
   const embedTimeout = cfg.get('platform.ai.scope.embeddings.timeout-ms')
@@ -69,7 +49,7 @@ function scopeRuntimeFromConfig (platform: Platform): ScopeRuntime {
     embedder = () => e
   } else embedder = pluginLookup(platform, () => platform.plugins.embedders(), embedderName, (r) => pluginEmbedder(r, embedTimeout))
 
-  let decisionModel: () => DecisionModel | undefined = () => platform.properties.get(DECISION_MODEL_PROPERTY) as DecisionModel | undefined
+  let decisionModel: () => DecisionModel | undefined = areaDecisionModel
   let pluginClassifier: () => PluginClassifier | undefined = () => undefined
   if (classifierName === 'openai') {
     const m = new OpenAiDecisionModel({ baseUrl: need(platform, 'platform.ai.scope.chat.base-url', 'openai'), model: need(platform, 'platform.ai.scope.chat.model', 'openai'), apiKey: cfg.get('platform.ai.scope.chat.api-key'), timeoutMs: chatTimeout }, cfg.get('platform.ai.scope.chat.max-concurrency'))

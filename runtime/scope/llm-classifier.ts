@@ -1,4 +1,4 @@
-import type { AiRequest } from '../governance/contract.js'
+import type { AiRequest } from '../contracts/index.js'
 import type { ScopeConfig, ScopeGuardrail, ScopeVerdict, Tier } from './contract.js'
 import { judgeNoul, MAX_STATE_CHARS, type Answer, type NoulQuestion } from './decision-model.js'
 import { IN_SCOPE_UNSCORED, screenedText } from './rule-based.js'

@@ -1,4 +1,4 @@
-import type { AiRequest } from '../governance/contract.js'
+import type { AiRequest } from '../contracts/index.js'
 import type { ScopeConfig } from './contract.js'
 import { ScopePolicy } from './scope-policy.js'
 

@@ -1,4 +1,4 @@
-import type { AiRequest, GovernancePolicy, PolicyContext, PolicyDecision } from '../governance/contract.js'
+import type { AiRequest, GovernancePolicy, PolicyContext, PolicyDecision } from '../contracts/index.js'
 import type { ScopeConfig, ScopeGuardrail, ScopeVerdict } from './contract.js'
 import type { ScopeRuntime } from './scope-runtime.js'
 

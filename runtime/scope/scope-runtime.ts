@@ -1,5 +1,5 @@
 import type { Logger } from '../observability/index.js'
-import type { AiRequest } from '../governance/contract.js'
+import type { AiRequest } from '../contracts/index.js'
 import type { Embedder, ScopeConfig } from './contract.js'
 import type { DecisionModel } from './decision-model.js'
 import type { ScopeMetrics } from './scope-metrics.js'

@@ -1,4 +1,4 @@
-import type { AiRequest } from '../governance/contract.js'
+import type { AiRequest } from '../contracts/index.js'
 import type { Embedder, ScopeConfig, ScopeGuardrail, ScopeVerdict, Tier } from './contract.js'
 import { VectorCache, embedOne } from './embedding.js'
 import { RuleBasedScopeGuardrail, IN_SCOPE_UNSCORED, screenedText } from './rule-based.js'

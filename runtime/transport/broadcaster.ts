@@ -1,17 +1,18 @@
-import type { Resource } from './resource.js'
-import type { WsResource } from './ws-resource.js'
-import type { BroadcasterInfo } from './types.js'
+import type { Frame } from './frame.js'
+import type { BroadcasterInfo, ResourceInfo, TransportKind, Reason } from './types.js'
+import type { MessageBucket } from './message-rate.js'
 
 /** A counter child prom-client hands out for one label set. */
 export interface CounterChild { inc (n?: number): void }
 
 /**
- * A named topic. WebSocket members are subscribers of the uWS topic `topic`, so one `publish`
+ * A named topic with its members (each a Resource, defined below: the two refer to each other).
+ * WebSocket members are subscribers of the uWS topic `topic`, so one `publish`
  * reaches all of them; SSE and long-polling members are written one by one (`direct`).
  */
 export class Broadcaster {
   readonly resources = new Map<string, Resource>()
-  readonly sockets = new Set<WsResource>()
+  readonly sockets = new Set<SocketMember>()
   readonly direct = new Set<Resource>()
   readonly topic: string
   readonly createdAt = Date.now()
@@ -28,4 +29,46 @@ export class Broadcaster {
   info (): BroadcasterInfo {
     return { id: this.id, className: this.className, resourceCount: this.resources.size, isDestroyed: this.destroyed }
   }
+}
+
+/** A connected client, identified by a UUID, attached to one broadcaster. */
+export abstract class Resource {
+  closed = false
+  /** Set when the server ends the resource, so the close path reports the right reason. */
+  reason: Reason | undefined
+  readonly connectedAt = Date.now()
+  /** Joined with JoinOptions.silent: endpoints that announce members skip its join and leave. */
+  silent = false
+  /**
+   * The secret by which an SSE or long-polling client proves it is this resource (POST, DELETE,
+   * polls); given to that client alone. Undefined for a WebSocket: the socket is the proof.
+   */
+  token: string | undefined
+  /** The principal that joined, when one was resolved. */
+  principal: string | undefined
+  /** Message rate of this member, when its endpoint limits it. */
+  bucket: MessageBucket | undefined
+
+  constructor (readonly uuid: string, readonly transport: TransportKind, readonly broadcaster: Broadcaster) {}
+
+  /** Hands one frame to this resource alone (broadcasts to WebSockets go through the uWS topic). */
+  abstract deliver (frame: Frame): void
+
+  /** Ends the connection from the server side, telling the client why where the transport can. */
+  abstract end (reason: Reason): void
+
+  /** Waiting for broadcasts (reference `isSuspended`). */
+  abstract get isSuspended (): boolean
+
+  /** Between two polls of a long-polling client (reference `isResumed`). */
+  get isResumed (): boolean { return false }
+
+  info (): ResourceInfo {
+    return { uuid: this.uuid, transport: this.transport, isSuspended: this.isSuspended, isResumed: this.isResumed, broadcaster: this.broadcaster.id }
+  }
+}
+
+/** A WebSocket member, reached through the uWS topic; the backpressure sweep reads its socket. */
+export interface SocketMember extends Resource {
+  readonly ws: { getBufferedAmount (): number }
 }

@@ -2,14 +2,12 @@ import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { HttpResponse, HttpRequest, us_socket_context_t, WebSocket } from 'uWebSockets.js'
 import { PlatformError, parseJsonBody, statusLine, type Context, type HttpServer } from '../http/index.js'
 import type { Logger } from '../observability/index.js'
-import type { Broadcaster } from './broadcaster.js'
+import type { Broadcaster, Resource } from './broadcaster.js'
 import { Frame } from './frame.js'
-import type { Resource } from './resource.js'
-import { WsResource, type WsData } from './ws-resource.js'
+import { WsResource, type WsData, type SocketWatcher } from './ws-resource.js'
 import { SseResource } from './sse-resource.js'
-import { LongPollingResource } from './long-polling-resource.js'
-import type { Transport } from './transport.js'
-import { Reason, type TransportKind } from './types.js'
+import { LongPollingResource, type PollOwner } from './long-polling-resource.js'
+import { Reason, type JoinOptions, type TransportKind } from './types.js'
 import { MessageBucket, type MessageRate } from './message-rate.js'
 
 /** Header (or `uuid` query parameter) naming the resource a POST, DELETE or poll comes from. */
@@ -25,10 +23,21 @@ function sameToken (given: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
+/** What an endpoint needs of the Transport (kept narrow so endpoint.ts does not import it). */
+export interface EndpointTransport extends SocketWatcher, PollOwner {
+  readonly closing: boolean
+  broadcaster (id: string, className?: string): Broadcaster
+  resource (uuid: string): Resource | undefined
+  add (r: Resource): void
+  remove (r: Resource, reason: Reason): void
+  end (r: Resource, reason: Reason): void
+  publish (b: Broadcaster, frame: Frame, except?: Resource): number
+}
+
 /** What every endpoint shares; installTransport fills it from configuration. */
 export interface EndpointSettings {
   http: HttpServer
-  transport: Transport
+  transport: EndpointTransport
   logger: Logger
   /** Largest frame a member may send (platform.server.body-limit-bytes). */
   frameLimit: number
@@ -49,13 +58,6 @@ export interface EndpointRequest {
   transport?: TransportKind
 }
 
-/** Per-member choices a joining request makes (read once, when it joins). */
-export interface JoinOptions {
-  /** Its join and departure are not announced to the other members (it still receives everything). */
-  silent?: boolean
-  /** The principal that joined (kept on the resource). */
-  principal?: string
-}
 
 /** How an endpoint maps requests to broadcasters and what it does with members. */
 export interface EndpointHooks {

@@ -1,11 +1,10 @@
 import { PlatformError } from '../http/index.js'
 import type { Principal } from '../auth/index.js'
-import { Endpoint, type EndpointSettings, type EndpointRequest, type JoinOptions } from './endpoint.js'
-import type { Broadcaster } from './broadcaster.js'
+import { Endpoint, type EndpointSettings, type EndpointRequest } from './endpoint.js'
+import type { Broadcaster, Resource } from './broadcaster.js'
 import { Frame } from './frame.js'
-import type { Resource } from './resource.js'
 import type { MessageRate } from './message-rate.js'
-import type { RoomJoinGuard } from './types.js'
+import type { JoinOptions, RoomJoinGuard } from './types.js'
 
 /** Who may join rooms and how much a member may say (platform.transport.rooms.*). */
 export interface RoomPolicy {

@@ -1,6 +1,5 @@
 import type { SseStream } from '../http/index.js'
-import { Resource } from './resource.js'
-import type { Broadcaster } from './broadcaster.js'
+import { Resource, type Broadcaster } from './broadcaster.js'
 import { disconnectedFrame, type Frame } from './frame.js'
 import type { Reason } from './types.js'
 

@@ -3,9 +3,8 @@ import type { Logger } from '../observability/index.js'
 import type { Metrics } from '../observability/index.js'
 import type { EventBus } from '../events/index.js'
 import { PlatformError } from '../http/index.js'
-import { Broadcaster } from './broadcaster.js'
+import { Broadcaster, type Resource, type SocketMember } from './broadcaster.js'
 import { Frame } from './frame.js'
-import type { Resource } from './resource.js'
 import { WsResource, type SocketWatcher } from './ws-resource.js'
 import { LongPollingResource, type PollOwner } from './long-polling-resource.js'
 import { Reason, type BroadcasterInfo, type ResourceInfo, type RoomJoinGuard } from './types.js'
@@ -203,7 +202,7 @@ export class Transport implements SocketWatcher, PollOwner {
     if (status === 2 || r.ws.getBufferedAmount() > this.opts.maxBackpressureBytes) this.slow(r)
   }
 
-  private slow (r: WsResource): void {
+  private slow (r: SocketMember): void {
     if (r.closed) return
     let buffered = -1
     try { buffered = r.ws.getBufferedAmount() } catch { /* closed meanwhile */ }

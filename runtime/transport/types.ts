@@ -20,6 +20,14 @@ export interface ResourceInfo {
   broadcaster: string
 }
 
+/** Per-member choices a joining request makes (read once, when it joins). */
+export interface JoinOptions {
+  /** Its join and departure are not announced to the other members (it still receives everything). */
+  silent?: boolean
+  /** The principal that joined (kept on the resource). */
+  principal?: string
+}
+
 /** Why a resource went away; the `reason` of ResourceDisconnected. */
 export const Reason = {
   closed: 'closed by client',

@@ -1,9 +1,7 @@
 import type { WebSocket } from 'uWebSockets.js'
-import { Resource } from './resource.js'
-import type { Broadcaster } from './broadcaster.js'
+import { Resource, type Broadcaster } from './broadcaster.js'
 import type { Frame } from './frame.js'
-import type { JoinOptions } from './endpoint.js'
-import { Reason } from './types.js'
+import { Reason, type JoinOptions } from './types.js'
 
 /** What a WebSocket carries from upgrade to close. */
 export interface WsData {

@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { trace, SpanStatusCode, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api'
 import { startTestPlatform } from '../helpers/platform.js'
-import { installGovernance, governanceOf, aiRequest, POLICIES_PROPERTY, KillSwitchPolicy, type GovernancePolicy, type PolicyContext } from '../../runtime/governance/index.js'
+import { governanceOf, aiRequest, POLICIES_PROPERTY, KillSwitchPolicy, type GovernancePolicy, type PolicyContext } from '../../runtime/governance/index.js'
+import { installAreas } from '../../runtime/areas.js'
+import { scopeArea } from '../../runtime/scope/install.js'
+import { governanceArea } from '../../runtime/governance/install.js'
+import type { Platform } from '../../runtime/platform.js'
+
+const installGovernance = (p: Platform) => installAreas(p, [scopeArea, governanceArea])
 
 // a minimal recording tracer: enough to see the spans the gate makes through @opentelemetry/api
 interface Recorded { name: string, attributes: Record<string, unknown>, status?: { code: number, message?: string }, ended: boolean }

@@ -4,9 +4,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Store } from '../../runtime/store/index.js'
 import { startTestPlatform } from '../helpers/platform.js'
-import { installGovernance, governanceOf, aiRequest, GovernanceMemorySink, type AuditEntry, type Lesson } from '../../runtime/governance/index.js'
+import { governanceOf, aiRequest, GovernanceMemorySink, type DecisionEntry, type Lesson } from '../../runtime/governance/index.js'
+import { installAreas } from '../../runtime/areas.js'
+import { scopeArea } from '../../runtime/scope/install.js'
+import { governanceArea } from '../../runtime/governance/install.js'
+import type { Platform } from '../../runtime/platform.js'
 
-const entry = (decision: AuditEntry['decision'], snapshot: Record<string, unknown>, extra: Partial<AuditEntry> = {}): AuditEntry => ({
+const installGovernance = (p: Platform) => installAreas(p, [scopeArea, governanceArea])
+
+const entry = (decision: DecisionEntry['decision'], snapshot: Record<string, unknown>, extra: Partial<DecisionEntry> = {}): DecisionEntry => ({
   timestamp: new Date().toISOString(), policy_name: 'p', policy_source: 'yaml:x', policy_version: '1', decision, reason: 'because', evaluation_ms: 0.01, context_snapshot: snapshot, ...extra
 })
 

@@ -2,8 +2,14 @@ import t from 'tap'
 import pino from 'pino'
 import { definePlugin, policyType, deny, admit, transform } from 'agent-platform/sdk'
 import { startTestPlatform } from '../helpers/platform.js'
-import { installGovernance, governanceOf, aiRequest } from '../../runtime/governance/index.js'
+import { governanceOf, aiRequest } from '../../runtime/governance/index.js'
 import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
+import { installAreas } from '../../runtime/areas.js'
+import { scopeArea } from '../../runtime/scope/install.js'
+import { governanceArea } from '../../runtime/governance/install.js'
+import type { Platform } from '../../runtime/platform.js'
+
+const installGovernance = (p: Platform) => installAreas(p, [scopeArea, governanceArea])
 
 const manifest = (name: string): Manifest => ({ name, version: '1.0.0', entry: 'index.js', sandbox: 'inline', permissions: { net: [], kv: false, env: [] }, limits: { memoryMb: 64, timeoutMs: 1000, concurrency: 4 } })
 const caps = { log: pino({ level: 'silent' }) }

@@ -3,7 +3,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startTestPlatform } from '../helpers/platform.js'
-import { installGovernance, governanceOf, aiRequest, policyDigest } from '../../runtime/governance/index.js'
+import { governanceOf, aiRequest, policyDigest } from '../../runtime/governance/index.js'
+import { installAreas } from '../../runtime/areas.js'
+import { scopeArea } from '../../runtime/scope/install.js'
+import { governanceArea } from '../../runtime/governance/install.js'
+import type { Platform } from '../../runtime/platform.js'
+
+const installGovernance = (p: Platform) => installAreas(p, [scopeArea, governanceArea])
 
 const ALICE = 'alice-token-0123456789'
 const BOB = 'bob-token-0123456789ab'

@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { definePlugin, agent } from 'agent-platform/sdk'
 import { startTestPlatform } from '../helpers/platform.js'
-import { installScope } from '../../runtime/scope/index.js'
-import { installGovernance, governanceOf, aiRequest } from '../../runtime/governance/index.js'
+import { governanceOf, aiRequest } from '../../runtime/governance/index.js'
 import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
+import { scopeArea } from '../../runtime/scope/install.js'
+import { governanceArea } from '../../runtime/governance/install.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'gov-scope-'))
 const file = join(dir, 'scope.yaml')
@@ -29,8 +30,8 @@ const agents = definePlugin({ agents: [
 const tp = await startTestPlatform({ 'platform.ai.governance.policy-files': [file] }, {
   install: async (p) => {
     p.plugins.set('/agents', manifest('agents'), inlineInstance(agents, { log: p.logger }))
-    await installScope(p)
-    await installGovernance(p)
+    await p.use(scopeArea)
+    await p.use(governanceArea)
   }
 })
 t.teardown(tp.close)

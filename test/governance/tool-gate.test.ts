@@ -3,8 +3,14 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startTestPlatform } from '../helpers/platform.js'
-import { installGovernance, governanceOf, toolArgsPreview, toolCallRequest } from '../../runtime/governance/index.js'
-import { ADMIT_ALL_TOOL_CALLS } from '../../runtime/platform.js'
+import { governanceOf, toolArgsPreview, toolCallRequest } from '../../runtime/governance/index.js'
+import { ADMIT_ALL_TOOL_CALLS } from '../../runtime/contracts/index.js'
+import { installAreas } from '../../runtime/areas.js'
+import { scopeArea } from '../../runtime/scope/install.js'
+import { governanceArea } from '../../runtime/governance/install.js'
+import type { Platform } from '../../runtime/platform.js'
+
+const installGovernance = (p: Platform) => installAreas(p, [scopeArea, governanceArea])
 
 const dir = mkdtempSync(join(tmpdir(), 'gov-tool-'))
 const file = join(dir, 'tools.yaml')

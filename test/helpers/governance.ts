@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream'
 import pino from 'pino'
-import { aiRequest, type AiRequest, type PolicyContext } from '../../runtime/governance/contract.js'
+import { aiRequest, type AiRequest, type PolicyContext } from '../../runtime/contracts/index.js'
 import { PolicyRegistry } from '../../runtime/governance/registry.js'
 import { registerBuiltins } from '../../runtime/governance/types/index.js'
 import { YamlPolicyParser } from '../../runtime/governance/yaml-parser.js'

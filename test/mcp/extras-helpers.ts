@@ -1,7 +1,7 @@
 import WebSocket from 'ws'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
-import { installMcp, getMcp, type McpServer } from '../../runtime/mcp/index.js'
-import { installMcpExtras } from '../../runtime/mcp/extras.js'
+import { getMcp, type McpServer } from '../../runtime/mcp/index.js'
+import { mcpArea, mcpExtrasArea } from '../../runtime/mcp/install.js'
 import type { Platform } from '../../runtime/platform.js'
 import { addFixtures } from './helpers.js'
 
@@ -11,10 +11,10 @@ export interface ExtrasTest { tp: TestPlatform, url: string, base: string, mcp: 
 export async function startExtras (overrides: Record<string, unknown> = {}, before?: (p: Platform) => void | Promise<void>): Promise<ExtrasTest> {
   const tp = await startTestPlatform(overrides, {
     install: async (p) => {
-      await installMcp(p)
+      await p.use(mcpArea)
       await addFixtures(p)
       await before?.(p)
-      await installMcpExtras(p)
+      await p.use(mcpExtrasArea)
     }
   })
   return { tp, base: tp.url, url: `${tp.url}/platform/mcp`, mcp: getMcp(tp.platform)! }

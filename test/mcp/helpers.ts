@@ -3,7 +3,8 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { definePlugin, tool, agent } from 'agent-platform/sdk'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
-import { installMcp, getMcp, type McpServer } from '../../runtime/mcp/index.js'
+import { getMcp, type McpServer } from '../../runtime/mcp/index.js'
+import { mcpArea } from '../../runtime/mcp/install.js'
 import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
 import type { Platform } from '../../runtime/platform.js'
 
@@ -37,7 +38,7 @@ export interface McpTest { tp: TestPlatform, url: string, base: string, mcp: Mcp
 export async function startMcp (overrides: Record<string, unknown> = {}, opts: { fixtures?: boolean, agents?: boolean } = {}): Promise<McpTest> {
   const tp = await startTestPlatform(overrides, {
     install: async (p) => {
-      await installMcp(p)
+      await p.use(mcpArea)
       if (opts.fixtures !== false) await addFixtures(p)
       if (opts.agents === true) addAgents(p)
     }

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { startMcp, modern, openSession, ACCEPT_BOTH } from './helpers.js'
-import type { ToolCallRequest } from '../../runtime/platform.js'
+import type { ToolCallRequest } from '../../runtime/contracts/index.js'
 
 t.test('programmatic registry beside plugins, validation, results, gate', async (t) => {
   const m = await startMcp({ 'platform.mcp.body-limit-bytes': 4096 })

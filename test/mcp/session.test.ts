@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startMcp, openSession, readBody, ACCEPT_BOTH, addFixtures } from './helpers.js'
 import { startTestPlatform } from '../helpers/platform.js'
-import { installMcp } from '../../runtime/mcp/index.js'
+import { mcpArea } from '../../runtime/mcp/install.js'
 
 const post = async (url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> =>
   await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) })
@@ -193,7 +193,7 @@ t.test('sessions live in LMDB: a restarted server keeps them', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'mcp-restart-'))
   t.teardown(() => { rmSync(dataDir, { recursive: true, force: true }) })
   const start = async (): Promise<{ url: string, close: () => Promise<void> }> => {
-    const tp = await startTestPlatform({ 'platform.data-dir': dataDir }, { install: async (p) => { await installMcp(p); await addFixtures(p) } })
+    const tp = await startTestPlatform({ 'platform.data-dir': dataDir }, { install: async (p) => { await p.use(mcpArea); await addFixtures(p) } })
     return { url: `${tp.url}/platform/mcp`, close: tp.close }
   }
   const a = await start()

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { startTestPlatform } from '../helpers/platform.js'
-import { installMcp } from '../../runtime/mcp/index.js'
+import { installMcp } from '../../runtime/mcp/install.js'
 import { addFixtures, modern, openSession } from './helpers.js'
 
 // Tasks are kept in LMDB: a finished task's result outlives a restart, a task still running when
@@ -93,7 +93,8 @@ const child = `
 const dist = ${JSON.stringify(new URL('../../dist/runtime/', import.meta.url).href)}
 const { loadConfig } = await import(dist + 'config/index.js')
 const { startPlatform } = await import(dist + 'platform.js')
-const { installMcp, getMcp } = await import(dist + 'mcp/index.js')
+const { installMcp } = await import(dist + 'mcp/install.js')
+const { getMcp } = await import(dist + 'mcp/index.js')
 const dir = process.argv[1]
 const config = loadConfig({ env: {}, cwd: dir, overrides: { 'platform.server.port': 0, 'platform.server.host': '127.0.0.1', 'platform.data-dir': dir, 'platform.plugins.dirs': [], 'platform.log-level': 'error' } })
 const { url } = await startPlatform({ config, install: async (p) => {

@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
-import { installPlugins, PluginCallError, type PluginHost, type SandboxInstance } from '../../runtime/plugins/index.js'
+import { PluginCallError, type PluginHost, type SandboxInstance } from '../../runtime/plugins/index.js'
+import { installPlugins } from '../../runtime/plugins/install.js'
 
 export interface PluginFiles { manifest?: Record<string, unknown> | string, index?: string, files?: Record<string, string> }
 

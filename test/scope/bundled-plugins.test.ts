@@ -1,18 +1,19 @@
 import t from 'tap'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
-import { installPlugins } from '../../runtime/plugins/index.js'
-import { aiRequest, type PolicyContext } from '../../runtime/governance/contract.js'
-import { installScope, scopeRuntimeOf, scopePolicyForAgent, createScopePolicy, confineSystemPrompt, agentScopesOf, ScopePolicy } from '../../runtime/scope/index.js'
+import { aiRequest, type PolicyContext } from '../../runtime/contracts/index.js'
+import { scopeRuntimeOf, scopePolicyForAgent, createScopePolicy, confineSystemPrompt, agentScopesOf, ScopePolicy } from '../../runtime/scope/index.js'
 import { inlineInstance } from '../../runtime/plugins/index.js'
 import { definePlugin, agent } from 'agent-platform/sdk'
 import { startTestPlatform } from '../helpers/platform.js'
+import { pluginsArea } from '../../runtime/plugins/install.js'
+import { scopeArea } from '../../runtime/scope/install.js'
 
 // The bundled plugins through the real plugin host (isolate sandbox): the demo agent's declared
 // scope becomes a working policy, and the bundled scope classifier is chosen by name.
 const REPO = fileURLToPath(new URL('../../', import.meta.url))
 const tp = await startTestPlatform({ 'platform.plugins.dirs': [join(REPO, 'plugins')], 'platform.ai.scope.classifier': 'keyword-overlap' }, {
-  install: async (p) => { await installPlugins(p); await installScope(p) }
+  install: async (p) => { await p.use(pluginsArea); await p.use(scopeArea) }
 })
 t.teardown(tp.close)
 const pre = (message: string, agentId = 'demo'): PolicyContext => ({ phase: 'PRE_ADMISSION', request: aiRequest({ message, agentId, systemPrompt: 'You are the platform guide.' }), accumulatedResponse: '' })

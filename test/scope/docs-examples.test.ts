@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parse } from 'yaml'
 import { loadConfig } from '../../runtime/config/index.js'
-import { aiRequest } from '../../runtime/governance/contract.js'
+import { aiRequest } from '../../runtime/contracts/index.js'
 import { createScopePolicy, scopePolicyForAgent, lintAgentScopes, confineSystemPrompt } from '../../runtime/scope/index.js'
 
 // The examples in docs/scope.md are run here, so the page cannot drift from the code.

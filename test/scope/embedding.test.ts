@@ -1,5 +1,5 @@
 import t from 'tap'
-import { aiRequest, type PolicyContext } from '../../runtime/governance/contract.js'
+import { aiRequest, type PolicyContext } from '../../runtime/contracts/index.js'
 import {
   EmbeddingScopeGuardrail, OpenAiEmbedder, createScopePolicy, scopeFromAgentAttributes, cosineSimilarity, round4, type ScopeConfig
 } from '../../runtime/scope/index.js'

@@ -1,6 +1,6 @@
 import t from 'tap'
 import fc from 'fast-check'
-import { aiRequest } from '../../runtime/governance/contract.js'
+import { aiRequest } from '../../runtime/contracts/index.js'
 import {
   scopeFromPolicyConfig, scopeFromAgentAttributes, ScopeConfigError, parseAnswer, judgeNoul, RuleBasedScopeGuardrail, OpenAiEmbedder, TIERS, BREACHES
 } from '../../runtime/scope/index.js'

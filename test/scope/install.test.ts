@@ -1,14 +1,15 @@
 import t from 'tap'
 import { definePlugin, embedder, classifier } from 'agent-platform/sdk'
-import { aiRequest, type PolicyContext } from '../../runtime/governance/contract.js'
+import { aiRequest, type PolicyContext } from '../../runtime/contracts/index.js'
 import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
 import { installAreas } from '../../runtime/areas.js'
 import {
-  installScope, scopeRuntimeOf, createScopePolicy, scopePolicyFactory, SCOPE_RUNTIME_PROPERTY, DECISION_MODEL_PROPERTY, LexicalEmbedder, cosineSimilarity,
-  LEXICAL_DIMENSIONS, defaultScopeRuntime, bareScopeRuntime, type DecisionModel
+  SCOPE, scopeRuntimeOf, createScopePolicy, scopePolicyFactory, LexicalEmbedder, cosineSimilarity,
+  LEXICAL_DIMENSIONS, type DecisionModel
 } from '../../runtime/scope/index.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { OpenAiServer, chatReply, tableEmbeddings } from '../helpers/openai-server.js'
+import { scopeArea } from '../../runtime/scope/install.js'
 
 const server = await new OpenAiServer().start()
 t.teardown(() => server.close())
@@ -19,14 +20,15 @@ t.test('installAreas installs scope; default runtime has no embedder and no mode
   const tp = await startTestPlatform({}, { install: installAreas })
   t.teardown(tp.close)
   const rt = scopeRuntimeOf(tp.platform)
-  t.equal(tp.platform.properties.get(SCOPE_RUNTIME_PROPERTY), rt)
+  t.equal(tp.platform.area(SCOPE).runtime, rt)
   t.equal(rt.embedder(), undefined)
   t.equal(rt.decisionModel(), undefined)
   t.equal(rt.pluginClassifier(), undefined)
   const p = createScopePolicy({ name: 's', source: 'yaml:x', version: '1', config: { agent: 'support', purpose: 'Orders' } }, rt)
   t.same(await p.evaluate(pre('reverse a binary tree')), { decision: 'transform', request: { ...pre('').request, message: p.config.redirectMessage, metadata: { 'platform.scope.redirect': p.config.redirectMessage } } }, 'embedding tier degraded to rules')
   t.ok(tp.logs.some((l) => String(l.msg).includes('No embedding runtime available')), 'the warning reaches the platform log')
-  t.equal(await installScope(tp.platform), rt, 'installing twice keeps the one runtime')
+  await t.rejects(tp.platform.use(scopeArea), { message: 'area "scope" is installed twice' })
+  t.equal(scopeRuntimeOf(tp.platform), rt, 'refusing the second install keeps the one runtime')
   const rules = createScopePolicy({ name: 'rules', source: 'yaml:x', version: '1', config: { purpose: 'Orders', tier: 'RULE_BASED', 'on-breach': 'DENY' } }, rt)
   rules.evaluate(pre('gambling and python'))
   rules.evaluate(pre('where is my order'))
@@ -38,12 +40,12 @@ t.test('installAreas installs scope; default runtime has no embedder and no mode
 })
 
 t.test('a decision model the AI area publishes is used when the classifier is none', async (t) => {
-  const tp = await startTestPlatform({}, { install: installScope })
+  const tp = await startTestPlatform({}, { install: (p) => p.use(scopeArea) })
   t.teardown(tp.close)
   const model: DecisionModel = { name: 'runtime:test', isAvailable: () => true, decide: async () => ({ kind: 'noul', value: true, confidence: 0.99 }) }
   const p = createScopePolicy({ name: 's', source: 'yaml:x', version: '1', config: { purpose: 'Orders', tier: 'LLM_CLASSIFIER', 'on-breach': 'DENY' } }, scopeRuntimeOf(tp.platform))
   t.match(await p.evaluate(pre('hi')), { decision: 'deny', reason: 'scope check errored: LLM scope classifier no decision model available' })
-  tp.platform.properties.set(DECISION_MODEL_PROPERTY, model)
+  tp.platform.area(SCOPE).decisionModel = model
   t.match(await p.evaluate(pre('hi')), { decision: 'deny', reason: /^LLM classifier rejected as off-topic: / }, 'looked up per request')
 })
 
@@ -53,7 +55,7 @@ t.test('embedder lexical and openai, classifier openai, from configuration', asy
   const tp = await startTestPlatform({
     'platform.ai.scope.embedder': 'openai', 'platform.ai.scope.embeddings.base-url': server.url, 'platform.ai.scope.embeddings.model': 'e',
     'platform.ai.scope.classifier': 'openai', 'platform.ai.scope.chat.base-url': server.url, 'platform.ai.scope.chat.model': 'c', 'platform.ai.scope.chat.timeout-ms': 1500
-  }, { install: installScope })
+  }, { install: (p) => p.use(scopeArea) })
   t.teardown(tp.close)
   const rt = scopeRuntimeOf(tp.platform)
   t.equal(rt.embedder()?.name, 'openai:e')
@@ -66,30 +68,30 @@ t.test('embedder lexical and openai, classifier openai, from configuration', asy
   const llm = factory({ name: 'l', source: 'yaml:x', version: '1', config: { purpose: 'Orders', tier: 'LLM_CLASSIFIER' } })
   t.same(await llm.evaluate(pre('where is my order')), { decision: 'admit' })
 
-  const lex = await startTestPlatform({ 'platform.ai.scope.embedder': 'lexical' }, { install: installScope })
+  const lex = await startTestPlatform({ 'platform.ai.scope.embedder': 'lexical' }, { install: (p) => p.use(scopeArea) })
   t.teardown(lex.close)
   t.equal(scopeRuntimeOf(lex.platform).embedder()?.name, 'lexical')
 })
 
-t.test('without a runtime argument the factory uses the installed platform runtime', async (t) => {
-  t.equal(defaultScopeRuntime(), bareScopeRuntime(), 'nothing installed: bare')
-  const p = createScopePolicy({ name: 'plain', source: 'yaml:x', version: '1', config: { purpose: 'Refunds for orders', 'on-breach': 'DENY' } })
-  t.same(p.evaluate(pre('write python code')), { decision: 'deny', reason: "message matched built-in hijacking probe: 'write python code'" }, 'built before any install: degraded to the rules')
-  const tp = await startTestPlatform({ 'platform.ai.scope.embedder': 'lexical' }, { install: installScope })
-  t.equal(defaultScopeRuntime(), scopeRuntimeOf(tp.platform))
+t.test('without a runtime argument the factory uses the bare runtime, not whichever platform runs', async (t) => {
+  const tp = await startTestPlatform({ 'platform.ai.scope.embedder': 'lexical' }, { install: (p) => p.use(scopeArea) })
+  t.teardown(tp.close)
+  const d = { name: 'plain', source: 'yaml:x', version: '1', config: { purpose: 'Refunds for orders', 'on-breach': 'DENY' } }
+  const bare = createScopePolicy(d)
+  t.same(bare.evaluate(pre('write python code')), { decision: 'deny', reason: "message matched built-in hijacking probe: 'write python code'" }, 'no runtime given: degraded to the rules')
+  t.same(await bare.evaluate(pre('tell me a story')), { decision: 'admit' }, 'the rules, not the platform embedder, answered')
+  const p = createScopePolicy(d, scopeRuntimeOf(tp.platform))
   t.same(await p.evaluate(pre('refund my orders')), { decision: 'admit' }, 'the lexical embedder answered, not the rules')
   t.match(await p.evaluate(pre('tell me a story')), { decision: 'deny', reason: /^message similarity 0\.0 below threshold 0\.45$/ })
-  await tp.close()
-  t.equal(defaultScopeRuntime(), bareScopeRuntime(), 'closed: back to bare')
 })
 
 t.test('a built-in adapter without its URL stops start-up', async (t) => {
-  await t.rejects(startTestPlatform({ 'platform.ai.scope.embedder': 'openai' }, { install: installScope }), { name: 'ConfigError', message: /platform.ai.scope.embeddings.base-url is required when the scope embedder is 'openai'/ })
-  await t.rejects(startTestPlatform({ 'platform.ai.scope.classifier': 'openai', 'platform.ai.scope.chat.base-url': server.url }, { install: installScope }), { message: /platform.ai.scope.chat.model is required when the scope classifier is 'openai'/ })
+  await t.rejects(startTestPlatform({ 'platform.ai.scope.embedder': 'openai' }, { install: (p) => p.use(scopeArea) }), { name: 'ConfigError', message: /platform.ai.scope.embeddings.base-url is required when the scope embedder is 'openai'/ })
+  await t.rejects(startTestPlatform({ 'platform.ai.scope.classifier': 'openai', 'platform.ai.scope.chat.base-url': server.url }, { install: (p) => p.use(scopeArea) }), { message: /platform.ai.scope.chat.model is required when the scope classifier is 'openai'/ })
 })
 
 t.test('plugin embedders and classifiers selected by name, looked up per request', async (t) => {
-  const tp = await startTestPlatform({ 'platform.ai.scope.embedder': 'table', 'platform.ai.scope.classifier': 'strict', 'platform.ai.scope.embeddings.timeout-ms': 200 }, { install: installScope })
+  const tp = await startTestPlatform({ 'platform.ai.scope.embedder': 'table', 'platform.ai.scope.classifier': 'strict', 'platform.ai.scope.embeddings.timeout-ms': 200 }, { install: (p) => p.use(scopeArea) })
   t.teardown(tp.close)
   const rt = scopeRuntimeOf(tp.platform)
   t.equal(rt.embedder(), undefined, 'not loaded yet')

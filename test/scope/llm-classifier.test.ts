@@ -1,5 +1,5 @@
 import t from 'tap'
-import { aiRequest, type PolicyContext } from '../../runtime/governance/contract.js'
+import { aiRequest, type PolicyContext } from '../../runtime/contracts/index.js'
 import {
   LlmClassifierScopeGuardrail, OpenAiDecisionModel, createScopePolicy, scopeFromAgentAttributes, setSystemProperty, clearSystemProperty,
   LLM_FAIL_OPEN_PROPERTY, judgeNoul, parseAnswer, FLAGGED_AT, CLEAR_BELOW, MAX_STATE_CHARS, type ScopeConfig, type DecisionModel

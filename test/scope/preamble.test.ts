@@ -1,5 +1,5 @@
 import t from 'tap'
-import { aiRequest } from '../../runtime/governance/contract.js'
+import { aiRequest } from '../../runtime/contracts/index.js'
 import {
   hardenSystemPrompt, confineSystemPrompt, hasScopePolicy, asScopePolicy, scopeHardeningBlock, createScopePolicy, scopePolicyForAgent, scopeFromAgentAttributes
 } from '../../runtime/scope/index.js'

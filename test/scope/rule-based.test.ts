@@ -1,5 +1,5 @@
 import t from 'tap'
-import { aiRequest } from '../../runtime/governance/contract.js'
+import { aiRequest } from '../../runtime/contracts/index.js'
 import { RuleBasedScopeGuardrail, scopeFromAgentAttributes, containsWord, HIJACKING_PROBES, type ScopeConfig } from '../../runtime/scope/index.js'
 
 const g = new RuleBasedScopeGuardrail()

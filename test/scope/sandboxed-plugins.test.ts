@@ -4,8 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startTestPlatform } from '../helpers/platform.js'
 import { loadIsolate, loadWorker, type LoadSpec, type SandboxKind } from '../../runtime/plugins/index.js'
-import { aiRequest, type PolicyContext } from '../../runtime/governance/contract.js'
-import { installScope, scopeRuntimeOf, createScopePolicy } from '../../runtime/scope/index.js'
+import { aiRequest, type PolicyContext } from '../../runtime/contracts/index.js'
+import { scopeRuntimeOf, createScopePolicy } from '../../runtime/scope/index.js'
+import { scopeArea } from '../../runtime/scope/install.js'
 
 // A third-party scope plugin in the real sandboxes: the embedder and the classifier cross the
 // sandbox boundary as plain data and are chosen by name in configuration.
@@ -22,7 +23,7 @@ export default definePlugin({
 })
 `)
 
-const tp = await startTestPlatform({ 'platform.ai.scope.embedder': 'keywords', 'platform.ai.scope.classifier': 'judge' }, { install: installScope })
+const tp = await startTestPlatform({ 'platform.ai.scope.embedder': 'keywords', 'platform.ai.scope.classifier': 'judge' }, { install: (p) => p.use(scopeArea) })
 t.teardown(tp.close)
 const pre = (message: string): PolicyContext => ({ phase: 'PRE_ADMISSION', request: aiRequest({ message, agentId: 'support' }), accumulatedResponse: '' })
 

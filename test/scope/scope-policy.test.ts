@@ -1,5 +1,5 @@
 import t from 'tap'
-import { aiRequest, type PolicyContext, type AiRequest } from '../../runtime/governance/contract.js'
+import { aiRequest, type PolicyContext, type AiRequest } from '../../runtime/contracts/index.js'
 import {
   createScopePolicy, ScopePolicy, REDIRECT_METADATA_KEY, DEFAULT_REDIRECT, scopeFromAgentAttributes,
   type ScopeGuardrail, type ScopeVerdict, type ScopeConfig

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { aiRequest, type PolicyContext } from '../../runtime/governance/contract.js'
+import { aiRequest, type PolicyContext } from '../../runtime/contracts/index.js'
 import {
   SemanticIntentScopeGuardrail, OpenAiEmbedder, createScopePolicy, scopeFromAgentAttributes, setSystemProperty, clearSystemProperty,
   SEMANTIC_FAIL_OPEN_PROPERTY, DEFAULT_MARGIN, type ScopeConfig

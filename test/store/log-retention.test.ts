@@ -5,8 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Store, entryCount } from '../../runtime/store/index.js'
-import { ControlAuditLog, type AuditEntry } from '../../runtime/auth/index.js'
-import { GovernanceDecisionLog, type AuditEntry as Decision } from '../../runtime/governance/index.js'
+import { ControlAuditLog } from '../../runtime/auth/index.js'
+import type { ControlAuditEntry, DecisionEntry as Decision } from '../../runtime/contracts/index.js'
+import { GovernanceDecisionLog } from '../../runtime/governance/index.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'retention-'))
 const store = new Store(dir)
@@ -37,7 +38,7 @@ t.test('entryCount reads the number of entries of one database', async (t) => {
 // A trim counts what is committed when it runs and runs every 1000 appends, so the log holds between
 // `retention` and `retention` + 1000 entries: the newest ones
 t.test('control audit log: the oldest entries beyond the retention are removed, the newest kept', async (t) => {
-  const db = store.db<AuditEntry, [number, number]>('audit-retention')
+  const db = store.db<ControlAuditEntry, [number, number]>('audit-retention')
   const log = new ControlAuditLog(100, db, 1500)
   for (let i = 0; i < 5000; i++) await log.record('ops', 'plugins.reload', `t-${i}`, true)
   await quiet()

@@ -5,7 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Store, RetainedLog, type LogKey } from '../../runtime/store/index.js'
-import { installGovernance, governanceOf, type AuditEntry as Decision } from '../../runtime/governance/index.js'
+import { governanceOf, type DecisionEntry as Decision } from '../../runtime/governance/index.js'
+import { scopeArea } from '../../runtime/scope/install.js'
+import { governanceArea } from '../../runtime/governance/install.js'
 import { startTestPlatform } from '../helpers/platform.js'
 
 interface Item { n: number, big?: bigint }
@@ -81,7 +83,7 @@ async function failures (url: string, log: string): Promise<number | undefined> 
 }
 
 t.test('platform: failed audit and decision writes are counted on /metrics and logged with the error', async (t) => {
-  const tp = await startTestPlatform({}, { install: installGovernance })
+  const tp = await startTestPlatform({}, { install: async (p) => { await p.use(scopeArea); await p.use(governanceArea) } })
   t.teardown(tp.close)
   t.equal(await failures(tp.url, 'decisions'), undefined, 'nothing failed yet')
 

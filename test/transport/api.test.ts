@@ -1,11 +1,12 @@
 import t from 'tap'
 import { startTestPlatform } from '../helpers/platform.js'
-import { installTransport, transportOf, roomBroadcasterId, type Transport } from '../../runtime/transport/index.js'
+import { TRANSPORT, transportOf, roomBroadcasterId, type Transport } from '../../runtime/transport/index.js'
 import { PlatformError } from '../../runtime/http/index.js'
 import type { PlatformEvent } from '../../runtime/events/index.js'
 import { wsMember, sseMember, lpMember } from './clients.js'
+import { transportArea } from '../../runtime/transport/install.js'
 
-const tp = await startTestPlatform({}, { install: installTransport })
+const tp = await startTestPlatform({}, { install: (p) => p.use(transportArea) })
 t.teardown(tp.close)
 const base = tp.url
 const events: PlatformEvent[] = []
@@ -23,7 +24,7 @@ async function until (fn: () => boolean, what: string): Promise<void> {
 }
 
 t.test('the transport is reachable from the platform', async (t) => {
-  t.equal(tp.platform.properties.get('platform.transport'), tr)
+  t.equal(tp.platform.area(TRANSPORT), tr)
 })
 
 t.test('broadcaster get-or-create, list and destroy, with bus events', async (t) => {

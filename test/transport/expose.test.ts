@@ -1,14 +1,15 @@
 import t from 'tap'
 import WebSocket from 'ws'
 import { startTestPlatform } from '../helpers/platform.js'
-import { installTransport, transportOf, Frame } from '../../runtime/transport/index.js'
+import { transportOf, Frame } from '../../runtime/transport/index.js'
 import { PlatformError } from '../../runtime/http/index.js'
 import { Inbox, wsUrl } from './clients.js'
+import { transportArea } from '../../runtime/transport/install.js'
 
 // an area streams its own broadcasters: /feeds/{name}, key required, subscribe-only
 const tp = await startTestPlatform({}, {
   install: async (p) => {
-    await installTransport(p)
+    await p.use(transportArea)
     transportOf(p).expose('/feeds/{name}', {
       className: 'FeedBroadcaster',
       resolve: (req) => {

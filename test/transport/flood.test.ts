@@ -2,10 +2,11 @@ import t from 'tap'
 import WebSocket from 'ws'
 import { connect } from 'node:net'
 import { startTestPlatform } from '../helpers/platform.js'
-import { installTransport, transportOf } from '../../runtime/transport/index.js'
+import { transportOf } from '../../runtime/transport/index.js'
 import { wsUrl } from './clients.js'
+import { transportArea } from '../../runtime/transport/install.js'
 
-const tp = await startTestPlatform({}, { install: installTransport })
+const tp = await startTestPlatform({}, { install: (p) => p.use(transportArea) })
 t.teardown(tp.close)
 const base = tp.url
 const tr = transportOf(tp.platform)

@@ -1,10 +1,11 @@
 import t from 'tap'
 import WebSocket from 'ws'
 import { startTestPlatform } from '../helpers/platform.js'
-import { installTransport, transportOf, type RoomJoin } from '../../runtime/transport/index.js'
+import { transportOf, type RoomJoin } from '../../runtime/transport/index.js'
+import { transportArea } from '../../runtime/transport/install.js'
 import { wsMember, sseMember, lpMember, say, leave, wsUrl, type Frame } from './clients.js'
 
-const tp = await startTestPlatform({}, { install: installTransport })
+const tp = await startTestPlatform({}, { install: (p) => p.use(transportArea) })
 t.teardown(tp.close)
 const base = tp.url
 const tr = transportOf(tp.platform)
@@ -91,7 +92,7 @@ t.test('removing or polling for another member is refused', async (t) => {
 
 t.test('rooms.auth=required: joining needs a principal, on every transport', async (t) => {
   const token = 'room-token-0123456789'
-  const tp2 = await startTestPlatform({ 'platform.transport.rooms.auth': 'required', 'platform.auth.tokens': [{ token, principal: 'alice' }] }, { install: installTransport })
+  const tp2 = await startTestPlatform({ 'platform.transport.rooms.auth': 'required', 'platform.auth.tokens': [{ token, principal: 'alice' }] }, { install: (p) => p.use(transportArea) })
   t.teardown(tp2.close)
   const ws = await upgrade(wsUrl(tp2.url, '/platform/rooms/members'))
   t.equal(ws.status, 401)
@@ -137,7 +138,7 @@ t.test('a governance guard can deny a join, with its reason, on every transport'
 
 t.test('a member over its message rate: WebSocket closed 1008, POST answered 429', async (t) => {
   // one message per second after a burst of five: slow enough that a loaded machine cannot refill mid-test
-  const tp3 = await startTestPlatform({ 'platform.transport.rooms.max-messages-per-second': 1, 'platform.transport.rooms.message-burst': 5 }, { install: installTransport })
+  const tp3 = await startTestPlatform({ 'platform.transport.rooms.max-messages-per-second': 1, 'platform.transport.rooms.message-burst': 5 }, { install: (p) => p.use(transportArea) })
   t.teardown(tp3.close)
   const peer = await wsMember(tp3.url, 'chatty')
   const a = await wsMember(tp3.url, 'chatty')
@@ -160,7 +161,7 @@ t.test('a member over its message rate: WebSocket closed 1008, POST answered 429
 })
 
 t.test('a message over rooms.max-message-bytes: WebSocket closed 1009, POST answered 413', async (t) => {
-  const tp4 = await startTestPlatform({ 'platform.transport.rooms.max-message-bytes': 1000 }, { install: installTransport })
+  const tp4 = await startTestPlatform({ 'platform.transport.rooms.max-message-bytes': 1000 }, { install: (p) => p.use(transportArea) })
   t.teardown(tp4.close)
   const peer = await wsMember(tp4.url, 'big')
   const a = await wsMember(tp4.url, 'big')

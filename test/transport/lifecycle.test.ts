@@ -1,11 +1,12 @@
 import t from 'tap'
 import WebSocket from 'ws'
 import { startTestPlatform } from '../helpers/platform.js'
-import { installTransport, transportOf } from '../../runtime/transport/index.js'
+import { transportOf } from '../../runtime/transport/index.js'
 import { wsMember, sseMember, lpMember, wsUrl } from './clients.js'
+import { transportArea } from '../../runtime/transport/install.js'
 
 // heartbeat 4 s: uWS idleTimeout 8 s, so a ping after about 4 s of silence and a close at 8 s without a pong
-const tp = await startTestPlatform({ 'platform.transport.heartbeat-seconds': 4, 'platform.transport.long-polling-timeout-seconds': 30 }, { install: installTransport })
+const tp = await startTestPlatform({ 'platform.transport.heartbeat-seconds': 4, 'platform.transport.long-polling-timeout-seconds': 30 }, { install: (p) => p.use(transportArea) })
 t.teardown(tp.close)
 const base = tp.url
 
@@ -30,7 +31,7 @@ t.test('heartbeats: WebSocket pings, a silent peer is closed, SSE gets comments'
 })
 
 t.test('graceful shutdown: WebSockets get 1001, SSE and held polls a disconnected frame', async (t) => {
-  const tp2 = await startTestPlatform({}, { install: installTransport })
+  const tp2 = await startTestPlatform({}, { install: (p) => p.use(transportArea) })
   const a = await wsMember(tp2.url, 'bye')
   const b = await sseMember(tp2.url, 'bye')
   const c = await lpMember(tp2.url, 'bye')

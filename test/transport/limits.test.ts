@@ -1,15 +1,16 @@
 import t from 'tap'
 import WebSocket from 'ws'
 import { startTestPlatform } from '../helpers/platform.js'
-import { installTransport, transportOf, roomBroadcasterId } from '../../runtime/transport/index.js'
+import { transportOf, roomBroadcasterId } from '../../runtime/transport/index.js'
 import { wsMember, wsUrl } from './clients.js'
+import { transportArea } from '../../runtime/transport/install.js'
 
 const LIMIT = 1024
 const BACKPRESSURE = 64 * 1024
 const tp = await startTestPlatform({
   'platform.server.body-limit-bytes': LIMIT,
   'platform.transport.max-backpressure-bytes': BACKPRESSURE
-}, { install: installTransport })
+}, { install: (p) => p.use(transportArea) })
 t.teardown(tp.close)
 const base = tp.url
 const tr = transportOf(tp.platform)

@@ -1,10 +1,11 @@
 import t from 'tap'
 import WebSocket from 'ws'
 import { startTestPlatform } from '../helpers/platform.js'
-import { installTransport, transportOf } from '../../runtime/transport/index.js'
+import { transportOf } from '../../runtime/transport/index.js'
 import { wsMember, sseMember, lpMember, say, leave, wsUrl, type Frame, type Inbox } from './clients.js'
+import { transportArea } from '../../runtime/transport/install.js'
 
-const tp = await startTestPlatform({ 'platform.transport.long-polling-timeout-seconds': 1 }, { install: installTransport })
+const tp = await startTestPlatform({ 'platform.transport.long-polling-timeout-seconds': 1 }, { install: (p) => p.use(transportArea) })
 t.teardown(tp.close)
 const base = tp.url
 const tr = transportOf(tp.platform)

@@ -1,15 +1,16 @@
 import t from 'tap'
 import WebSocket from 'ws'
 import { startTestPlatform } from '../helpers/platform.js'
-import { installTransport, transportOf } from '../../runtime/transport/index.js'
+import { transportOf } from '../../runtime/transport/index.js'
 import { wsMember, sseMember, lpMember, say, leave, wsUrl } from './clients.js'
+import { transportArea } from '../../runtime/transport/install.js'
 
 const tp = await startTestPlatform({
   'platform.transport.long-polling-timeout-seconds': 1,
   'platform.transport.long-polling-idle-seconds': 2,
   // the 100 000-deep frame below must reach the JSON depth check, not the room's message cap
   'platform.transport.rooms.max-message-bytes': 1_048_576
-}, { install: installTransport })
+}, { install: (p) => p.use(transportArea) })
 t.teardown(tp.close)
 const base = tp.url
 
@@ -150,7 +151,7 @@ t.test('a long poll answers empty after the timeout, and a client that stops pol
 })
 
 t.test('a long-polling client whose queue overflows between polls is disconnected', async (t) => {
-  const tp2 = await startTestPlatform({ 'platform.transport.long-polling-queue': 5 }, { install: installTransport })
+  const tp2 = await startTestPlatform({ 'platform.transport.long-polling-queue': 5 }, { install: (p) => p.use(transportArea) })
   t.teardown(tp2.close)
   const j = await (await fetch(tp2.url + '/platform/rooms/q?transport=long-polling')).json() as { uuid: string, token: string }
   const tr = transportOf(tp2.platform)
@@ -166,7 +167,7 @@ t.test('a long-polling client whose queue overflows between polls is disconnecte
   t.ok(tp2.logs.some((l) => l.msg === 'disconnecting long-polling client: queue overflow'))
 
   // the queue is bounded in bytes too (platform.transport.max-backpressure-bytes)
-  const tp3 = await startTestPlatform({ 'platform.transport.max-backpressure-bytes': 10_000 }, { install: installTransport })
+  const tp3 = await startTestPlatform({ 'platform.transport.max-backpressure-bytes': 10_000 }, { install: (p) => p.use(transportArea) })
   t.teardown(tp3.close)
   const k = await (await fetch(tp3.url + '/platform/rooms/q?transport=long-polling')).json() as { uuid: string, token: string }
   const gone: string[] = []
@@ -179,7 +180,7 @@ t.test('a long-polling client whose queue overflows between polls is disconnecte
 })
 
 t.test('a joined frame lists at most 100 members and always the member count', async (t) => {
-  const tp = await startTestPlatform({}, { install: installTransport })
+  const tp = await startTestPlatform({}, { install: (p) => p.use(transportArea) })
   t.teardown(tp.close)
   const url = tp.url.replace('http', 'ws') + '/platform/rooms/big'
   const sockets: WebSocket[] = []

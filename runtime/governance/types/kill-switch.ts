@@ -1,5 +1,5 @@
 /** The kill switch: installed disarmed; while armed it denies every admission, in both phases, with the arm reason. */
-import { admit, deny, type GovernancePolicy, type PolicyContext, type PolicyDecision, type PolicyDescriptor } from '../contract.js'
+import { admit, deny, type GovernancePolicy, type PolicyContext, type PolicyDecision, type PolicyDescriptor } from '../../contracts/index.js'
 
 export const KILL_SWITCH_DEFAULT_NAME = 'kill-switch'
 const ADMIT = admit()

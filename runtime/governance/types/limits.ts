@@ -1,5 +1,5 @@
 /** message-length, rate-limit and concurrency-limit. */
-import { admit, deny, type AiRequest, type GovernancePolicy, type PolicyContext, type PolicyDecision, type PolicyDescriptor } from '../contract.js'
+import { admit, deny, type AiRequest, type GovernancePolicy, type PolicyContext, type PolicyDecision, type PolicyDescriptor } from '../../contracts/index.js'
 import { PolicyConfigError } from '../errors.js'
 import { asInt } from './config.js'
 

@@ -1,5 +1,5 @@
 /** time-window, metadata-presence and authorization. */
-import { admit, deny, type GovernancePolicy, type PolicyContext, type PolicyDecision, type PolicyDescriptor } from '../contract.js'
+import { admit, deny, type GovernancePolicy, type PolicyContext, type PolicyDecision, type PolicyDescriptor } from '../../contracts/index.js'
 import { PolicyConfigError } from '../errors.js'
 import { asString, asStringList, listText } from './config.js'
 

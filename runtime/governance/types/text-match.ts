@@ -1,5 +1,5 @@
 /** deny-list, allow-list and preference: phrase and regex screens over the message, response and tool arguments. */
-import { admit, deny, prefer, type GovernancePolicy, type PolicyContext, type PolicyDecision, type PolicyDescriptor } from '../contract.js'
+import { admit, deny, prefer, type GovernancePolicy, type PolicyContext, type PolicyDecision, type PolicyDescriptor } from '../../contracts/index.js'
 import { PolicyConfigError } from '../errors.js'
 import { anyMatch, asString, phrasePatterns } from './config.js'
 

@@ -1,7 +1,8 @@
 /**
- * Governance contracts (spec D1). Policies are functions of a PolicyContext returning one of four
- * decisions; a policy that throws denies (fail closed). Built-in policies are synchronous; policy
- * types from sandboxed plugins and remote scope tiers may answer asynchronously.
+ * The policy contracts governance, scope and the AI pipeline share. Policies are functions of a
+ * PolicyContext returning one of four decisions; a policy that throws denies (fail closed).
+ * Built-in policies are synchronous; policy types from sandboxed plugins and remote scope tiers
+ * may answer asynchronously.
  */
 export type Phase = 'PRE_ADMISSION' | 'POST_RESPONSE'
 

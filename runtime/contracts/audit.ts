@@ -1,0 +1,23 @@
+/** The control audit log's record: one admin write attempt, allowed or denied. */
+export interface ControlAuditEntry {
+  timestamp: string
+  principal: string
+  action: string
+  target: string
+  success: boolean
+  message: string
+}
+
+export type DecisionValue = 'admit' | 'transform' | 'deny' | 'prefer' | 'error'
+
+/** The governance decision log's record (spec AuditEntry; the reference's `renderEntry` keys, in order). */
+export interface DecisionEntry {
+  timestamp: string
+  policy_name: string
+  policy_source: string
+  policy_version: string
+  decision: DecisionValue
+  reason: string
+  evaluation_ms: number
+  context_snapshot: Record<string, unknown>
+}

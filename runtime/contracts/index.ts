@@ -1,0 +1,8 @@
+/**
+ * The bottom layer: the types several areas share and the tokens that name area services. It
+ * imports nothing of ours, so every area may depend on it without depending on another area.
+ */
+export * from './policy.js'
+export * from './tool-call.js'
+export * from './audit.js'
+export { AreaKey } from './area-key.js'

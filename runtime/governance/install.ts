@@ -1,0 +1,81 @@
+/**
+ * The governance plane: the policy registry (built-in, plugin and scope types), the policy files,
+ * the admission gate with its decision log, the MCP tool-call gate and the admin routes.
+ */
+import type { Area, Platform } from '../platform.js'
+import { deny as denyDecision, type DecisionEntry, type GovernancePolicy } from '../contracts/index.js'
+import { scopePolicyFactory, scopePolicyForAgent, scopeRuntimeOf } from '../scope/index.js'
+import { countAndLogWriteFailures } from '../store/index.js'
+import { POLICIES_PROPERTY } from './chain.js'
+import { GovernanceDecisionLog } from './decision-log.js'
+import { GovernanceMemorySink, type Lesson } from './memory-sink.js'
+import { bindPluginTypes } from './plugin-types.js'
+import { installRoutes } from './routes.js'
+import { GovernanceService } from './service.js'
+import { createToolCallGate } from './tool-gate.js'
+import { decisionCounter } from './metrics.js'
+import { KillSwitchPolicy } from './types/index.js'
+import { GOVERNANCE } from './key.js'
+
+export async function installGovernance (platform: Platform): Promise<GovernanceService | undefined> {
+  const { config, logger } = platform
+  const adminRoutes = config.get('platform.admin.enabled')
+  if (!config.get('platform.ai.governance.enabled')) {
+    if (adminRoutes) installRoutes(platform, undefined)
+    return undefined
+  }
+  const log = logger.child({ area: 'governance' })
+  const decisionLog = new GovernanceDecisionLog(
+    config.get('platform.ai.governance.decision-log.capacity'),
+    platform.store.db<DecisionEntry, [number, number]>('decisions'),
+    config.get('platform.ai.governance.decision-log.retention'),
+    countAndLogWriteFailures(platform.metrics.storeWriteFailures, log))
+  const memory = config.get('platform.ai.governance.memory.enabled')
+    ? new GovernanceMemorySink(platform.store.db<Lesson, [string, number, number]>('governance-memory'), config.get('platform.ai.governance.memory.ttl-seconds'), config.get('platform.ai.governance.memory.min-confidence'))
+    : undefined
+  const service = new GovernanceService({ logger: log, decisionLog, ...(memory !== undefined ? { memory } : {}) })
+
+  // YAML `type: scope` (runtime/scope): confines one agent (config `agent`) or every request
+  const scopeRuntime = scopeRuntimeOf(platform)
+  service.registry.register('scope', scopePolicyFactory(scopeRuntime), { origin: 'builtin', description: 'confines an agent to its declared purpose (RULE_BASED, EMBEDDING_SIMILARITY, SEMANTIC_INTENT, LLM_CLASSIFIER)' })
+
+  const syncPluginTypes = bindPluginTypes(service.registry, platform.plugins, log)
+  // scopes agents declare (SDK `agent({scope})`) join the chain as `scope::<agent>`; a scope
+  // that does not validate makes its agent deny everything rather than run unconfined
+  const syncAgentScopes = (): void => {
+    const scoped: GovernancePolicy[] = []
+    for (const a of platform.plugins.agents()) {
+      try {
+        const p = scopePolicyForAgent(a, scopeRuntime)
+        if (p !== null) scoped.push(p)
+      } catch (err) {
+        const reason = `agent '${a.name}' scope is invalid: ${(err as Error).message}`
+        log.error({ agent: a.name, plugin: a.plugin }, reason)
+        const d = denyDecision(reason)
+        scoped.push({ name: `scope::${a.name}`, source: `annotation:${a.name}`, version: a.version ?? '1.0', className: 'InvalidScopePolicy', evaluate: (c) => c.request.agentId === a.name ? d : { decision: 'admit' } })
+      }
+    }
+    service.setSource('plugins:agent-scopes', scoped)
+  }
+  platform.bus.on('PluginsChanged', () => { syncPluginTypes(); syncAgentScopes() })
+
+  service.chain.onChange((chain) => { platform.properties.set(POLICIES_PROPERTY, chain) })
+  // policies another component put in the property bag before governance started count as code
+  const preset = platform.properties.get(POLICIES_PROPERTY)
+  if (Array.isArray(preset)) for (const p of preset as GovernancePolicy[]) service.addPolicy(p)
+  if (config.get('platform.ai.governance.kill-switch.enabled')) service.addPolicy(new KillSwitchPolicy())
+  for (const file of config.get('platform.ai.governance.policy-files')) {
+    const loaded = service.loadFile(file)
+    log.info({ file, policies: loaded.map((p) => p.name) }, `loaded ${loaded.length} governance policies from ${file}`)
+  }
+  syncAgentScopes()
+  platform.properties.set(POLICIES_PROPERTY, service.chain.policies)
+
+  service.gate.observer = decisionCounter(platform.metrics)
+  platform.toolCallGate = createToolCallGate(service.gate)
+  platform.provide(GOVERNANCE, service)
+  if (adminRoutes) installRoutes(platform, service)
+  return service
+}
+
+export const governanceArea: Area = { name: 'governance', dependsOn: ['scope'], install: async (p) => { await installGovernance(p) } }

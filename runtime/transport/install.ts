@@ -1,0 +1,52 @@
+import type { Area, Platform } from '../platform.js'
+import { Transport } from './transport.js'
+import { installRooms } from './rooms.js'
+import type { EndpointSettings } from './endpoint.js'
+import { TRANSPORT } from './key.js'
+
+/**
+ * Broadcasters, connected resources (WebSocket, SSE, long-polling) and the room endpoint
+ * `/platform/rooms/{room}`. On shutdown every WebSocket is closed with 1001 and every SSE stream
+ * and held poll is ended before the HTTP core waits for in-flight responses.
+ */
+export async function installTransport (platform: Platform): Promise<void> {
+  const c = platform.config
+  const heartbeatSeconds = c.get('platform.transport.heartbeat-seconds')
+  const maxBackpressureBytes = c.get('platform.transport.max-backpressure-bytes')
+  const longPollingTimeoutMs = c.get('platform.transport.long-polling-timeout-seconds') * 1000
+  const longPollingQueue = c.get('platform.transport.long-polling-queue')
+  const transport = new Transport({
+    app: platform.http.app,
+    logger: platform.logger,
+    metrics: platform.metrics,
+    bus: platform.bus,
+    maxBackpressureBytes,
+    longPollingTimeoutMs,
+    longPollingQueue,
+    longPollingIdleMs: c.get('platform.transport.long-polling-idle-seconds') * 1000
+  })
+  const settings: EndpointSettings = {
+    http: platform.http,
+    transport,
+    logger: platform.logger,
+    frameLimit: c.get('platform.server.body-limit-bytes'),
+    jsonMaxDepth: c.get('platform.server.json-max-depth'),
+    // uWS pings an idle socket at about half its idleTimeout and closes it at the full one (min 8 s)
+    idleTimeoutSeconds: Math.min(960, Math.max(8, heartbeatSeconds * 2)),
+    maxBackpressureBytes,
+    longPollingTimeoutMs,
+    longPollingQueue
+  }
+  transport.endpointSettings = settings
+  installRooms(settings, {
+    auth: c.get('platform.transport.rooms.auth'),
+    principalOf: (headers) => platform.principals.fromHeaders(headers),
+    guard: () => transport.roomJoinGuard,
+    maxMessageBytes: c.get('platform.transport.rooms.max-message-bytes'),
+    rate: { perSecond: c.get('platform.transport.rooms.max-messages-per-second'), burst: c.get('platform.transport.rooms.message-burst') }
+  })
+  platform.http.onShutdown(() => { transport.shutdown() })
+  platform.provide(TRANSPORT, transport)
+}
+
+export const transportArea: Area = { name: 'transport', dependsOn: [], install: installTransport }

@@ -1,0 +1,118 @@
+const files = runtimeFiles()
+const imports: Import[] = files.flatMap((f) => importsOf(f))
+const ours = imports.filter((i) => i.to.startsWith('runtime/'))
+const where = (i: Import): string => `${i.from}:${i.line} imports '${i.specifier}'`
+
+t.test('the parser sees every kind of import', async (t) => {
+  const sample = [
+    "import { a, type B } from './x.js'",
+    "import type { C } from '../y/index.js'",
+    "export { d } from './z.js'",
+    "export type { E } from './w.js'",
+    "export * from './v.js'",
+    "const m = await import('./u.js')",
+    "import { type F } from 'node:fs'"
+  ].join('\n')
+  const file = `${process.cwd()}/runtime/demo/sample.ts`
+  const got = importsOf(file, ts.createSourceFile(file, sample, ts.ScriptTarget.Latest, true))
+  t.same(got.map((i) => [i.to, i.kind, i.typeOnly]), [
+    ['runtime/demo/x.ts', 'import', false],
+    ['runtime/y/index.ts', 'import', true],
+    ['runtime/demo/z.ts', 'export', false],
+    ['runtime/demo/w.ts', 'export', true],
+    ['runtime/demo/v.ts', 'export', false],
+    ['runtime/demo/u.ts', 'dynamic', false],
+    ['node:fs', 'import', true]
+  ])
+  t.same(got[0]!.names, ['a', 'B'])
+})
+
+t.test('an area reaches another only through its index.ts', async (t) => {
+  const bad: string[] = []
+  for (const i of ours) {
+    const from = areaOf(i.from); const to = areaOf(i.to)
+    if (to === null || from === to) continue
+    if (i.to === `runtime/${to}/index.ts`) continue
+    if (ROOT_FILES.has(i.from) && i.to === `runtime/${to}/install.ts`) continue
+    bad.push(`${where(i)}: '${i.to}' is inside area '${to}'; import runtime/${to}/index.ts (add the name to its exports if other areas need it)`)
+  }
+  t.same(bad, [], bad.join('\n'))
+})
+
+t.test('areas use the composition root only for the Platform and Area types', async (t) => {
+  const bad: string[] = []
+  for (const i of ours) {
+    const from = areaOf(i.from)
+    if (from === null || TOP.has(from)) continue
+    if (i.to === 'runtime/areas.ts' || i.to === 'runtime/index.ts') bad.push(`${where(i)}: areas never import the composition root or the public entry`)
+    if (i.to === 'runtime/platform.ts' && (!i.typeOnly || i.names.length === 0 || i.names.some((n) => n !== 'Platform' && n !== 'Area'))) {
+      bad.push(`${where(i)}: only \`import type { Platform, Area }\` may come from platform.ts (shared types go to runtime/contracts)`)
+    }
+  }
+  t.same(bad, [], bad.join('\n'))
+})
+
+t.test('contracts import nothing of ours outside contracts, and no package', async (t) => {
+  const bad = imports
+    .filter((i) => areaOf(i.from) === 'contracts' && (i.to.startsWith('runtime/') ? areaOf(i.to) !== 'contracts' : !i.to.startsWith('node:')))
+    .map((i) => `${where(i)}: runtime/contracts is the bottom layer`)
+  t.same(bad, [], bad.join('\n'))
+})
+
+t.test('index.ts files only re-export', async (t) => {
+  const bad: string[] = []
+  for (const f of files.filter((f) => f.endsWith('/index.ts'))) {
+    const src = parse(f, readFileSync(f, 'utf8'))
+    for (const s of src.statements) {
+      if (ts.isExportDeclaration(s) && s.moduleSpecifier !== undefined) continue
+      const line = src.getLineAndCharacterOfPosition(s.getStart(src)).line + 1
+      bad.push(`${rel(f)}:${line}: '${s.getText(src).split('\n')[0]}' is not a re-export; move it to a named file of the area`)
+    }
+  }
+  t.same(bad, [], bad.join('\n'))
+})
+
+t.test('no file-level import cycle (type-only imports included)', async (t) => {
+  const found = cycles(graph(ours, (p) => p)).map((c) => c.join(' -> '))
+  t.same(found, [], `import cycles:\n${found.join('\n')}`)
+})
+
+t.test('the area graph has no cycle', async (t) => {
+  const found = cycles(graph(ours, areaOf)).map((c) => c.join(' -> '))
+  t.same(found, [], `area cycles:\n${found.join('\n')}`)
+})
+
+t.test('an area imports only the areas it declares in dependsOn (the core and contracts always)', async (t) => {
+  // an area's folder may install several Areas (mcp and mcp-extras): its imports answer to all of them
+  const declared = new Map<string, Set<string>>()
+  for (const a of AREAS) {
+    const folder = a.name.split('-')[0]!
+    const set = declared.get(folder) ?? new Set<string>()
+    for (const d of a.dependsOn) set.add(d.split('-')[0]!)
+    declared.set(folder, set)
+  }
+  const bad: string[] = []
+  for (const i of ours) {
+    const from = areaOf(i.from); const to = areaOf(i.to)
+    if (from === null || to === null || from === to || to === 'contracts' || TOP.has(from)) continue
+    if (CORE.has(to)) continue
+    if (declared.get(from)?.has(to) === true) continue
+    bad.push(`${where(i)}: area '${from}' does not declare '${to}' in dependsOn${CORE.has(from) ? ` (a core area depends on no feature area)` : ''}`)
+  }
+  t.same(bad, [], bad.join('\n'))
+})
+
+t.test('AREAS lists every served area once, each after what it depends on', async (t) => {
+  const seen = new Set<string>()
+  for (const a of AREAS) {
+    t.notOk(seen.has(a.name), `${a.name} listed once`)
+    for (const d of a.dependsOn) t.ok(seen.has(d), `${a.name} comes after ${d}`)
+    seen.add(a.name)
+  }
+  const folders = new Set(files.map((f) => areaOf(rel(f))).filter((a): a is string => a !== null))
+  for (const f of folders) {
+    if (CORE.has(f) && f !== 'plugins') continue
+    if (f === 'contracts' || TOP.has(f)) continue
+    t.ok([...seen].some((n) => n.split('-')[0] === f), `runtime/${f} is installed by AREAS`)
+  }
+})
