@@ -1,3 +1,22 @@
+/**
+ * The architecture rules of docs/architecture.md, checked on every runtime file's imports:
+ * areas meet only through each other's index.ts, contracts import nothing of ours, index files
+ * only re-export, no file or area import cycle, and every area imports only the areas it
+ * declares in `dependsOn` (plus the core and contracts).
+ */
+import t from 'tap'
+import { readFileSync } from 'node:fs'
+import ts from 'typescript'
+import { AREAS } from '../../runtime/areas.js'
+import { areaOf, cycles, graph, importsOf, parse, rel, runtimeFiles, type Import } from './import-graph.js'
+
+/** Constructed by the Platform itself, so always present: any area may import them. */
+const CORE = new Set(['config', 'http', 'events', 'observability', 'store', 'auth', 'plugins'])
+/** The composition root: wires the areas, so it may import their install.ts. */
+const ROOT_FILES = new Set(['runtime/platform.ts', 'runtime/areas.ts'])
+/** The top layer: starts the platform (runtime/index.ts is the package's public entry). */
+const TOP = new Set(['cli'])
+
 const files = runtimeFiles()
 const imports: Import[] = files.flatMap((f) => importsOf(f))
 const ours = imports.filter((i) => i.to.startsWith('runtime/'))
