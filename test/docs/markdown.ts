@@ -1,0 +1,123 @@
+// Reads the fenced code blocks of the documentation pages, with the one-line setup comment a page
+// may put right before a block:
+//   <!-- example: platform.admin.http-write-enabled=true TOKEN=s3cret as=policy file=policies/x.yaml -->
+//   <!-- example: continue -->   (the next shell block goes on where the previous one stopped)
+//   <!-- example skip: why this block cannot run in a test -->
+import { readFileSync, readdirSync, existsSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
+
+export interface Directive {
+  /** Dotted config keys (`platform.…`, `org.platform.…`) for the platform the block runs against. */
+  config: Record<string, unknown>
+  /** Shell variables (UPPER_CASE names) the block's commands see. */
+  env: Record<string, string>
+  /** Everything else: `as`, `file`, `error`, `continue`. */
+  opts: Record<string, string>
+  skip?: string
+}
+
+export interface Block {
+  /** Path relative to the repository, e.g. `docs/mcp.md`. */
+  file: string
+  /** 1-based line of the opening fence. */
+  line: number
+  lang: string
+  text: string
+  heading: string
+  directive: Directive
+}
+
+export const where = (b: Block): string => `${b.file}:${b.line} (${b.heading})`
+
+/** README.md and docs/*.md, the pages the examples test covers. */
+export function pages (): string[] {
+  return ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)]
+}
+
+const TOKEN = /([A-Za-z0-9_.-]+)=("(?:[^"\\]|\\.)*"|\S+)/g
+
+/** Parses the inside of `<!-- example: ... -->`; unknown words are errors so typos do not pass. */
+export function parseDirective (body: string, at: string): Directive {
+  const d: Directive = { config: {}, env: {}, opts: {} }
+  const rest = body.replace(TOKEN, (_m, key: string, raw: string) => {
+    let value: unknown = raw
+    if (raw.startsWith('"')) value = JSON.parse(raw)
+    else { try { value = JSON.parse(raw) } catch { /* a bare word */ } }
+    if (/^(org\.)?platform\./.test(key)) d.config[key] = value
+    else if (/^[A-Z_][A-Z0-9_]*$/.test(key)) d.env[key] = String(value)
+    else if (['as', 'file', 'error'].includes(key)) d.opts[key] = String(value)
+    else throw new Error(`${at}: unknown setting '${key}' in <!-- example: --> (config keys, UPPER_CASE shell variables, as, file, error)`)
+    return ''
+  })
+  let words = rest.trim()
+  // `continue`: run against the platform, variables and values of the page's previous shell block
+  if (/^continue$/.test(words)) { d.opts.continue = 'true'; words = '' }
+  if (words !== '') throw new Error(`${at}: cannot read '${rest.trim()}' in <!-- example: --> (write key=value)`)
+  return d
+}
+
+export function readBlocks (file: string): Block[] {
+  const lines = readFileSync(join(ROOT, file), 'utf8').split('\n')
+  const out: Block[] = []
+  let heading = '(top)'
+  for (let i = 0; i < lines.length; i++) {
+    const h = /^#{1,6}\s+(.*)$/.exec(lines[i]!)
+    if (h !== null) { heading = h[1]!.trim(); continue }
+    const open = /^(\s*)(`{3,}|~{3,})\s*([\w-]*)/.exec(lines[i]!)
+    if (open === null) continue
+    const [, indent, fence, lang] = open as unknown as [string, string, string, string]
+    const body: string[] = []
+    let j = i + 1
+    for (; j < lines.length && !lines[j]!.trimStart().startsWith(fence); j++) body.push(lines[j]!.startsWith(indent) ? lines[j]!.slice(indent.length) : lines[j]!)
+    if (j === lines.length) throw new Error(`${file}:${i + 1}: code fence never closed`)
+    const at = `${file}:${i + 1}`
+    let k = i - 1
+    while (k >= 0 && lines[k]!.trim() === '') k--
+    const comment = k >= 0 ? /^\s*<!--\s*example(\s+skip)?:\s*(.*?)\s*-->\s*$/.exec(lines[k]!) : null
+    let directive: Directive = { config: {}, env: {}, opts: {} }
+    if (comment !== null) {
+      if (comment[1] !== undefined) {
+        if (comment[2]!.length < 10) throw new Error(`${at}: '<!-- example skip: -->' needs a reason a reader understands`)
+        directive.skip = comment[2]!
+      } else directive = parseDirective(comment[2]!, at)
+    } else if (k >= 0 && /<!--\s*example/.test(lines[k]!)) {
+      throw new Error(`${at}: malformed example comment '${lines[k]!.trim()}' (one line: <!-- example: k=v ... --> or <!-- example skip: reason -->)`)
+    }
+    out.push({ file, line: i + 1, lang: lang.toLowerCase(), text: body.join('\n') + '\n', heading, directive })
+    i = j
+  }
+  return out
+}
+
+// Pages must stand on their own: no pointers into the design notes, specification or tracker that
+// live outside this repository.
+const OUTSIDE: Array<[RegExp, string]> = [
+  [/\.\.\/shared\/|\/work\/shared|\bshared\/(spec|reference)\b/, 'a path outside the repository'],
+  [/\b(DESIGN|spec|reference|specification)\s*(\.md\s*)?§/i, 'a section of a document outside the repository'],
+  [/\bDESIGN\.md\b|\bplatform-spec(\.md)?\b/, 'a document outside the repository'],
+  [/\bthe spec\b|\bspec's\b|\breference implementation\b/i, 'the specification or reference implementation, which are not in the repository'],
+  [/\bissues? #?\d+\b/i, 'the issue tracker, which is not in the repository']
+]
+
+export interface Finding { file: string, line: number, text: string, why: string }
+
+/** Lines that point outside the repository, and relative links to files that do not exist in it. */
+export function outsideReferences (file: string): Finding[] {
+  const out: Finding[] = []
+  const lines = readFileSync(join(ROOT, file), 'utf8').split('\n')
+  lines.forEach((text, i) => {
+    for (const [re, why] of OUTSIDE) if (re.test(text)) out.push({ file, line: i + 1, text: text.trim(), why })
+    for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      const target = m[1]!.split('#')[0]!
+      if (target === '' || /^[a-z][a-z0-9+.-]*:/i.test(target)) continue
+      const abs = resolve(ROOT, dirname(file), target)
+      const rel = relative(ROOT, abs)
+      if (rel.startsWith('..')) out.push({ file, line: i + 1, text: m[0], why: 'a link outside the repository' })
+      else if (!existsSync(abs)) out.push({ file, line: i + 1, text: m[0], why: `a link to ${rel}, which does not exist` })
+    }
+  })
+  return out
+}
