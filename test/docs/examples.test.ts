@@ -186,10 +186,25 @@ function check (t: Tap.Test, b: Block, s: Step, ran: Ran, bound: Map<string, str
     ok = ran.exit === (s.status ?? 0)
     t.ok(ok, `${said}\n  want: exit ${s.status ?? 0}`)
   }
+  // a 2xx that carries an error (JSON-RPC, a tool's isError) only passes when the page shows it
+  const refused = s.expected.length === 0 ? errorIn(ran.output) : undefined
+  if (refused !== undefined) { t.fail(`${said}\n  want: no error, or the page showing this output under the command (${refused})`); ok = false }
   for (const e of s.expected) {
     const why = matchOutput(e, ran.output, bound)
     t.ok(why === undefined, `${said}\n  want: ${e}`)
     ok &&= why === undefined
   }
   return ok
+}
+
+/** The error a JSON body (the last line of the output) reports, if any. */
+function errorIn (output: string): string | undefined {
+  const last = output.trim().split('\n').at(-1) ?? ''
+  let body: unknown
+  try { body = JSON.parse(last) } catch { return undefined }
+  if (body === null || typeof body !== 'object') return undefined
+  const o = body as { error?: unknown, result?: { isError?: unknown } }
+  if (o.error !== undefined) return `an error: ${JSON.stringify(o.error)}`
+  if (o.result?.isError === true) return 'a tool result with isError'
+  return undefined
 }

@@ -98,8 +98,8 @@ const OUTSIDE: Array<[RegExp, string]> = [
   [/\.\.\/shared\/|\/work\/shared|\bshared\/(spec|reference)\b/, 'a path outside the repository'],
   [/\b(DESIGN|spec|reference|specification)\s*(\.md\s*)?§/i, 'a section of a document outside the repository'],
   [/\bDESIGN\.md\b|\bplatform-spec(\.md)?\b/, 'a document outside the repository'],
-  [/\bthe spec\b|\bspec's\b|\breference implementation\b/i, 'the specification or reference implementation, which are not in the repository'],
-  [/\bissues? #?\d+\b/i, 'the issue tracker, which is not in the repository']
+  [/\bthe spec\b|\bspec's\b|\breference (implementation|messages?)\b/i, 'the specification or reference implementation, which are not in the repository'],
+  [/\bissues? \d+\b/i, 'the issue tracker, which is not in the repository']
 ]
 
 export interface Finding { file: string, line: number, text: string, why: string }
