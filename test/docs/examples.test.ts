@@ -41,13 +41,13 @@ for (const page of pages()) {
     const scratch = mkdtempSync(join(tmpdir(), 'docs-examples-'))
     const session: Session = { bound: new Map(), env: {} }
     t.teardown(async () => { await session.tp?.close(); rmSync(scratch, { recursive: true, force: true }) })
-    for (const b of blocks) {
+    for (const [i, b] of blocks.entries()) {
       if (b.directive.skip !== undefined) {
         skipped.push(`${where(b)}: ${b.directive.skip}`)
         continue
       }
-      if (b.lang === 'yaml' || b.lang === 'yml') await t.test(`${b.file}:${b.line} yaml`, async (t) => { checkYaml(t, b, scratch) })
-      else if (b.lang === 'json') await t.test(`${b.file}:${b.line} json`, async (t) => { checkJson(t, b) })
+      if (b.lang === 'yaml' || b.lang === 'yml') await t.test(`${b.file}:${b.line} yaml`, async (t) => { checkYaml(t, b, scratch, blocks[i + 1]) })
+      else if (b.lang === 'json') await t.test(`${b.file}:${b.line} json`, async (t) => { checkJson(t, b, blocks[i + 1]) })
       else if (SHELL.has(b.lang)) await t.test(`${b.file}:${b.line} ${b.lang}`, async (t) => { await runShell(t, b, scratch, session) })
     }
   })
@@ -73,7 +73,13 @@ function kindOf (data: unknown): YamlKind | undefined {
   return undefined
 }
 
-function checkYaml (t: Tap.Test, b: Block, scratch: string): void {
+/** `error=below`: the message is the page's next block, which shows it to the reader. */
+function expectedError (b: Block, next: Block | undefined): string | undefined {
+  const e = b.directive.opts.error
+  return e === 'below' ? next?.text.trim() ?? '(no block below)' : e
+}
+
+function checkYaml (t: Tap.Test, b: Block, scratch: string, next: Block | undefined): void {
   const doc = parseDocument(b.text, { uniqueKeys: true })
   if (doc.errors.length > 0) { t.fail(`${where(b)}: not valid YAML: ${doc.errors[0]!.message}`); return }
   const kind = (b.directive.opts.as ?? kindOf(doc.toJS())) as YamlKind | undefined
@@ -96,7 +102,7 @@ function checkYaml (t: Tap.Test, b: Block, scratch: string): void {
     }
   } catch (err) { error = err as Error }
   counts.yaml++
-  const expected = b.directive.opts.error
+  const expected = expectedError(b, next)
   if (expected !== undefined) {
     t.ok(error?.message.includes(expected), `${where(b)}: loading as ${kind} must fail with "${expected}"; got ${error === undefined ? `success (${loaded})` : `"${error.message}"`}`)
   } else {
@@ -109,14 +115,14 @@ function checkYaml (t: Tap.Test, b: Block, scratch: string): void {
   }
 }
 
-function checkJson (t: Tap.Test, b: Block): void {
+function checkJson (t: Tap.Test, b: Block, next: Block | undefined): void {
   let data: unknown
   try { data = JSON.parse(b.text) } catch (err) { t.fail(`${where(b)}: not valid JSON: ${(err as Error).message}`); return }
   const isManifest = b.directive.opts.as === 'manifest' ||
     (b.directive.opts.as === undefined && data !== null && typeof data === 'object' && 'name' in data && 'version' in data)
   if (!isManifest) { t.fail(`${where(b)}: cannot tell what this JSON is; put <!-- example: as=manifest --> or <!-- example skip: reason --> before it`); return }
   counts.json++
-  const expected = b.directive.opts.error
+  const expected = expectedError(b, next)
   let error: Error | undefined
   try { parseManifest(data) } catch (err) { error = err as Error }
   if (expected !== undefined) t.ok(error?.message.includes(expected), `${where(b)}: the manifest must fail with "${expected}"; got ${error?.message ?? 'success'}`)

@@ -14,7 +14,7 @@ export interface Directive {
   config: Record<string, unknown>
   /** Shell variables (UPPER_CASE names) the block's commands see. */
   env: Record<string, string>
-  /** Everything else: `as`, `file`, `error`, `continue`. */
+  /** Everything else: `as`, `file`, `error` (text the load must fail with, or `below`: the next block), `continue`. */
   opts: Record<string, string>
   skip?: string
 }
