@@ -175,7 +175,14 @@ async function runShell (t: Tap.Test, b: Block, scratch: string, session: Sessio
     if (s.kind === 'assign') continue
     const sub = substitute(s.command, bound)
     if (sub.unbound.length > 0) { t.fail(`${b.file}:${s.line}: ${sub.unbound.join(', ')} is not printed by an earlier command of this block (or of the block it continues)`); return }
-    const ran = s.kind === 'curl' ? await runCurl(rewriteHost(sub.command, tp!.port), env) : await runPlatform(sub.command, env)
+    const command = s.kind === 'curl' ? rewriteHost(sub.command, tp!.port) : sub.command
+    // a curl example must talk to the documented local server, never to a host on the network
+    const elsewhere = s.kind === 'curl' ? [...command.matchAll(/\b[a-z]+:\/\/[^\s'"]+/gi)].map((m) => m[0]).filter((u) => !u.startsWith(`http://127.0.0.1:${tp!.port}/`)) : []
+    if (s.kind === 'curl' && (elsewhere.length > 0 || !command.includes(`http://127.0.0.1:${tp!.port}/`))) {
+      t.fail(`${b.file}:${s.line}: the curl command must name the local server (localhost:8080 or 127.0.0.1:8080) and no other host; found ${elsewhere.join(', ') || 'no URL'}`)
+      return
+    }
+    const ran = s.kind === 'curl' ? await runCurl(command, env) : await runPlatform(command, env)
     counts[s.kind]++
     if (!check(t, b, s, ran, bound)) return
   }
