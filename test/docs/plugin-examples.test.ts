@@ -4,7 +4,7 @@ import t from 'tap'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { pages, readBlocks, where, type Block } from './markdown.js'
+import { pages, readBlocks, where, type Block } from '../helpers/doc-pages.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { installAreas } from '../../runtime/areas.js'
 

@@ -10,7 +10,7 @@
 // - `NAME=...` sets a shell variable, `...` meaning the value the page's example comment gives.
 import { spawn } from 'node:child_process'
 import { join } from 'node:path'
-import { ROOT } from './markdown.js'
+import { ROOT } from './doc-pages.js'
 
 export interface Step {
   /** Line in the page where the command starts. */

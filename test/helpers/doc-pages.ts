@@ -37,26 +37,47 @@ export function pages (): string[] {
   return ['README.md', ...readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)]
 }
 
-const TOKEN = /([A-Za-z0-9_.-]+)=("(?:[^"\\]|\\.)*"|\S+)/g
+/** The end of the value starting at `i`: a JSON string, a JSON list or object (may hold spaces), or a bare word. */
+function valueEnd (s: string, i: number): number {
+  if (s[i] !== '"' && s[i] !== '[' && s[i] !== '{') { while (i < s.length && !/\s/.test(s[i]!)) i++; return i }
+  let depth = 0
+  let inString = false
+  for (; i < s.length; i++) {
+    const c = s[i]!
+    if (inString) { if (c === '\\') i++; else if (c === '"') { inString = false; if (depth === 0) return i + 1 } continue }
+    if (c === '"') inString = true
+    else if (c === '[' || c === '{') depth++
+    else if ((c === ']' || c === '}') && --depth === 0) return i + 1
+  }
+  return s.length
+}
 
 /** Parses the inside of `<!-- example: ... -->`; unknown words are errors so typos do not pass. */
 export function parseDirective (body: string, at: string): Directive {
   const d: Directive = { config: {}, env: {}, opts: {} }
-  const rest = body.replace(TOKEN, (_m, key: string, raw: string) => {
+  let i = 0
+  for (;;) {
+    while (i < body.length && /\s/.test(body[i]!)) i++
+    if (i >= body.length) return d
+    const word = /^[^\s=]+/.exec(body.slice(i))![0]
+    i += word.length
+    if (body[i] !== '=') {
+      // `continue`: run against the platform, variables and values of the page's previous shell block
+      if (word === 'continue') { d.opts.continue = 'true'; continue }
+      throw new Error(`${at}: cannot read '${word}' in <!-- example: --> (write key=value, or continue)`)
+    }
+    const end = valueEnd(body, i + 1)
+    const raw = body.slice(i + 1, end)
+    i = end
     let value: unknown = raw
-    if (raw.startsWith('"')) value = JSON.parse(raw)
-    else { try { value = JSON.parse(raw) } catch { /* a bare word */ } }
-    if (/^(org\.)?platform\./.test(key)) d.config[key] = value
-    else if (/^[A-Z_][A-Z0-9_]*$/.test(key)) d.env[key] = String(value)
-    else if (['as', 'file', 'error'].includes(key)) d.opts[key] = String(value)
-    else throw new Error(`${at}: unknown setting '${key}' in <!-- example: --> (config keys, UPPER_CASE shell variables, as, file, error)`)
-    return ''
-  })
-  let words = rest.trim()
-  // `continue`: run against the platform, variables and values of the page's previous shell block
-  if (/^continue$/.test(words)) { d.opts.continue = 'true'; words = '' }
-  if (words !== '') throw new Error(`${at}: cannot read '${rest.trim()}' in <!-- example: --> (write key=value)`)
-  return d
+    try { value = JSON.parse(raw) } catch (err) {
+      if (/^["[{]/.test(raw)) throw new Error(`${at}: the value of '${word}' in <!-- example: --> is not valid JSON: ${(err as Error).message}`)
+    }
+    if (/^(org\.)?platform\./.test(word)) d.config[word] = value
+    else if (/^[A-Z_][A-Z0-9_]*$/.test(word)) d.env[word] = String(value)
+    else if (['as', 'file', 'error'].includes(word)) d.opts[word] = String(value)
+    else throw new Error(`${at}: unknown setting '${word}' in <!-- example: --> (config keys, UPPER_CASE shell variables, as, file, error, continue)`)
+  }
 }
 
 export function readBlocks (file: string): Block[] {
