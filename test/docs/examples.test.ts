@@ -182,7 +182,7 @@ async function runShell (t: Tap.Test, b: Block, scratch: string, session: Sessio
       t.fail(`${b.file}:${s.line}: the curl command must name the local server (localhost:8080 or 127.0.0.1:8080) and no other host; found ${elsewhere.join(', ') || 'no URL'}`)
       return
     }
-    const ran = s.kind === 'curl' ? await runCurl(command, env) : await runPlatform(command, env)
+    const ran = s.kind === 'curl' ? await runCurl(command, env, scratch) : await runPlatform(command, env)
     counts[s.kind]++
     if (!check(t, b, s, ran, bound)) return
   }

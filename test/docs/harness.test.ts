@@ -1,7 +1,7 @@
 // The conventions test/docs/examples.test.ts reads pages by: a mistake here would let broken
 // examples pass, so each rule is pinned.
 import t from 'tap'
-import { parseDirective } from '../helpers/doc-pages.js'
+import { parseDirective, outsideReason } from '../helpers/doc-pages.js'
 import { steps, matchOutput, substitute, rewriteHost } from '../helpers/doc-shell.js'
 
 t.test('example comments: config keys, shell variables, options; anything else is refused', async (t) => {
@@ -54,4 +54,14 @@ t.test('the documented address becomes the test server', async (t) => {
   t.equal(rewriteHost("curl localhost:8080/a 'http://127.0.0.1:8080/b?c' https://localhost:8080/d", 4321),
     "curl http://127.0.0.1:4321/a 'http://127.0.0.1:4321/b?c' http://127.0.0.1:4321/d")
   t.equal(rewriteHost('curl https://mcp.example.com/x', 4321), 'curl https://mcp.example.com/x')
+})
+
+t.test('pointers outside the repository are found; ordinary words are not', async (t) => {
+  for (const line of ['see ../shared/spec/platform-spec.md', 'as DESIGN §4 says', 'spec § 7.2', 'the spec\'s init parameters',
+    'as in the reference, so', "the reference's `hardenSystemPrompt`", 'with the reference wording', 'both issue 2 targets']) {
+    t.ok(outsideReason(line), line)
+  }
+  for (const line of ['RFC 9728 §3.1 location', 'its open issue #107 reports', 'the reference count drops', 'a reference to the plugin', 'the 2026-07-28 specification describes']) {
+    t.notOk(outsideReason(line), line)
+  }
 })

@@ -119,9 +119,13 @@ const OUTSIDE: Array<[RegExp, string]> = [
   [/\.\.\/shared\/|\/work\/shared|\bshared\/(spec|reference)\b/, 'a path outside the repository'],
   [/\b(DESIGN|spec|reference|specification)\s*(\.md\s*)?§/i, 'a section of a document outside the repository'],
   [/\bDESIGN\.md\b|\bplatform-spec(\.md)?\b/, 'a document outside the repository'],
-  [/\bthe spec\b|\bspec's\b|\breference (implementation|messages?)\b/i, 'the specification or reference implementation, which are not in the repository'],
+  [/\bthe spec\b|\bspec's\b|\breference (implementation|messages?|wording)\b|\bthe reference\b(?![ -](count|to|of|type)\b)|\breference's\b/i,
+    'the specification or reference implementation, which are not in the repository'],
   [/\bissues? \d+\b/i, 'the issue tracker, which is not in the repository']
 ]
+
+/** Why a line of a page points outside the repository, if it does. */
+export const outsideReason = (text: string): string | undefined => OUTSIDE.find(([re]) => re.test(text))?.[1]
 
 export interface Finding { file: string, line: number, text: string, why: string }
 
@@ -130,7 +134,8 @@ export function outsideReferences (file: string): Finding[] {
   const out: Finding[] = []
   const lines = readFileSync(join(ROOT, file), 'utf8').split('\n')
   lines.forEach((text, i) => {
-    for (const [re, why] of OUTSIDE) if (re.test(text)) out.push({ file, line: i + 1, text: text.trim(), why })
+    const why = outsideReason(text)
+    if (why !== undefined) out.push({ file, line: i + 1, text: text.trim(), why })
     for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
       const target = m[1]!.split('#')[0]!
       if (target === '' || /^[a-z][a-z0-9+.-]*:/i.test(target)) continue

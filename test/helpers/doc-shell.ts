@@ -124,11 +124,11 @@ export interface Ran { command: string, exit: number | null, status?: number, ou
 
 const STATUS = '\n@@docs-status=%{http_code}'
 
-/** Runs a curl command through bash; a stream (`-N`) is cut after `streamSec` and counts as ended. */
-export async function runCurl (command: string, env: Record<string, string>, streamSec = 2): Promise<Ran> {
+/** Runs a curl command through bash in `cwd` (a scratch folder: `-o file` stays out of the repository); a stream (`-N`) is cut after `streamSec` and counts as ended. */
+export async function runCurl (command: string, env: Record<string, string>, cwd: string, streamSec = 2): Promise<Ran> {
   const stream = /\s-N\b/.test(command)
   const curl = `curl --silent --show-error --max-time ${stream ? streamSec : 15} --write-out '${STATUS}'`
-  const run = await sh(command.replace(/^curl\b/, curl), env)
+  const run = await sh(command.replace(/^curl\b/, curl), env, cwd)
   const m = /\n@@docs-status=(\d+)$/.exec(run.stdout)
   const output = (m === null ? run.stdout : run.stdout.slice(0, m.index)) + run.stderr
   const exit = stream && run.exit === 28 ? 0 : run.exit
@@ -138,15 +138,15 @@ export async function runCurl (command: string, env: Record<string, string>, str
 /** Runs `platform ...` (or `npx platform ...`) with the built CLI, from the repository. */
 export async function runPlatform (command: string, env: Record<string, string>): Promise<Ran> {
   const bin = `node --no-node-snapshot ${join(ROOT, 'bin', 'platform.js')}`
-  const run = await sh(command.replace(/^(npx\s+)?platform\b/, bin), env)
+  const run = await sh(command.replace(/^(npx\s+)?platform\b/, bin), env, ROOT)
   return { command, exit: run.exit, output: run.stdout + run.stderr }
 }
 
-function sh (script: string, vars: Record<string, string>): Promise<{ exit: number | null, stdout: string, stderr: string }> {
+function sh (script: string, vars: Record<string, string>, cwd: string): Promise<{ exit: number | null, stdout: string, stderr: string }> {
   // nothing of the runner's PLATFORM_* settings leaks into the documented command
   const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...vars }
   return new Promise((resolve) => {
-    const p = spawn('bash', ['-c', script], { cwd: ROOT, env })
+    const p = spawn('bash', ['-c', script], { cwd, env })
     let stdout = ''; let stderr = ''
     p.stdout.on('data', (d) => { stdout += d }); p.stderr.on('data', (d) => { stderr += d })
     const kill = setTimeout(() => p.kill('SIGKILL'), 30_000)
