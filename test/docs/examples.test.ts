@@ -49,6 +49,10 @@ for (const page of pages()) {
       if (b.lang === 'yaml' || b.lang === 'yml') await t.test(`${b.file}:${b.line} yaml`, async (t) => { checkYaml(t, b, scratch, blocks[i + 1]) })
       else if (b.lang === 'json') await t.test(`${b.file}:${b.line} json`, async (t) => { checkJson(t, b, blocks[i + 1]) })
       else if (SHELL.has(b.lang)) await t.test(`${b.file}:${b.line} ${b.lang}`, async (t) => { await runShell(t, b, scratch, session) })
+      else if (['', 'text', 'http'].includes(b.lang) && /^\s*curl\s/m.test(b.text)) {
+        // a curl command in a block that is not marked as shell would escape the check
+        t.fail(`${where(b)}: a block with curl commands must be fenced as \`\`\`sh (or carry <!-- example skip: reason -->)`)
+      }
     }
   })
 }
