@@ -1,7 +1,7 @@
 // The conventions test/docs/examples.test.ts reads pages by: a mistake here would let broken
 // examples pass, so each rule is pinned.
 import t from 'tap'
-import { parseDirective, outsideReason } from '../helpers/doc-pages.js'
+import { parseDirective, outsideReason, readBlocks } from '../helpers/doc-pages.js'
 import { steps, matchOutput, substitute, rewriteHost } from '../helpers/doc-shell.js'
 
 t.test('example comments: config keys, shell variables, options; anything else is refused', async (t) => {
@@ -64,4 +64,17 @@ t.test('pointers outside the repository are found; ordinary words are not', asyn
   for (const line of ['RFC 9728 §3.1 location', 'its open issue #107 reports', 'the reference count drops', 'a reference to the plugin', 'the 2026-07-28 specification describes']) {
     t.notOk(outsideReason(line), line)
   }
+})
+
+t.test('blocks carry their line, heading and the comment right before them', async (t) => {
+  const page = ['# Top', '## Part', '<!-- example: TOKEN=x -->', '', '```sh', 'curl localhost:8080/a', '```', 'text',
+    '- item', '  ```yaml', '  a: 1', '  ```', '<!-- example skip: needs a model on the network -->', '```json', '{}', '```'].join('\n')
+  const b = readBlocks('p.md', page)
+  t.same(b.map((x) => [x.line, x.lang, x.heading, x.text]), [[5, 'sh', 'Part', 'curl localhost:8080/a\n'], [10, 'yaml', 'Part', 'a: 1\n'], [14, 'json', 'Part', '{}\n']])
+  t.same(b[0]!.directive.env, { TOKEN: 'x' })
+  t.same(b[1]!.directive, { config: {}, env: {}, opts: {} })
+  t.equal(b[2]!.directive.skip, 'needs a model on the network')
+  t.throws(() => readBlocks('p.md', '<!-- example: TOKEN=x -->\nsome prose\n```sh\ncurl x\n```'), /p\.md:1: an example comment must stand right before a fenced code block/)
+  t.throws(() => readBlocks('p.md', '<!-- example skip: no -->\n```sh\ncurl x\n```'), /needs a reason/)
+  t.throws(() => readBlocks('p.md', '```sh\ncurl x\n'), /p\.md:1: code fence never closed/)
 })

@@ -80,13 +80,21 @@ export function parseDirective (body: string, at: string): Directive {
   }
 }
 
-export function readBlocks (file: string): Block[] {
-  const lines = readFileSync(join(ROOT, file), 'utf8').split('\n')
+/** The fenced blocks of `file` (relative to the repository), read from disk unless `text` is given. */
+export function readBlocks (file: string, text = readFileSync(join(ROOT, file), 'utf8')): Block[] {
+  const lines = text.split('\n')
   const out: Block[] = []
   let heading = '(top)'
   for (let i = 0; i < lines.length; i++) {
     const h = /^#{1,6}\s+(.*)$/.exec(lines[i]!)
     if (h !== null) { heading = h[1]!.trim(); continue }
+    if (/<!--\s*example/.test(lines[i]!)) {
+      // a setup comment applies to the fence right after it; anywhere else it would silently do nothing
+      let n = i + 1
+      while (n < lines.length && lines[n]!.trim() === '') n++
+      if (n >= lines.length || !/^\s*(`{3,}|~{3,})/.test(lines[n]!)) throw new Error(`${file}:${i + 1}: an example comment must stand right before a fenced code block`)
+      continue
+    }
     const open = /^(\s*)(`{3,}|~{3,})\s*([\w-]*)/.exec(lines[i]!)
     if (open === null) continue
     const [, indent, fence, lang] = open as unknown as [string, string, string, string]
