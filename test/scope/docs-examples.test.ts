@@ -39,7 +39,7 @@ t.test('the YAML policy example builds a working scope policy', async (t) => {
 
 t.test('the platform.yaml example uses real configuration keys', async (t) => {
   const file = join(dir, 'platform.yaml')
-  writeFileSync(file, blocks('yaml')[1]!)
+  writeFileSync(file, blocks('yaml').find((b) => b.startsWith('# platform.yaml'))!)
   const cfg = loadConfig({ file, env: {} })
   t.equal(cfg.get('platform.ai.scope.embedder'), 'openai')
   t.equal(cfg.get('platform.ai.scope.embeddings.model'), 'nomic-embed-text')
