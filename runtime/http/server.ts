@@ -15,6 +15,8 @@ export interface RouteOptions {
   optionalBody?: boolean
   /** Override of platform.server.body-limit-bytes for this route. */
   bodyLimit?: number
+  /** The 413 body for this route when it is not the REST catalogue's (a JSON-RPC endpoint answers in JSON-RPC). */
+  tooLarge?: (limit: number) => { body: string, contentType: string }
 }
 
 export interface HttpServerOptions {
@@ -225,7 +227,7 @@ export class HttpServer implements ContextOwner {
     const declared = Number(ctx.header('content-length'))
     if (declared > limit) {
       // answer now and drop the connection: the rest of the body is never read
-      ctx.send(413, JSON.stringify(new PlatformError('BODY_TOO_LARGE', { limit }).body()), 'application/json', true)
+      this.tooLarge(ctx, m, limit)
       return
     }
     ctx.watchAbort()
@@ -235,7 +237,7 @@ export class HttpServer implements ContextOwner {
       if (ctx.done) return
       size += ab.byteLength
       if (size > limit) {
-        ctx.send(413, JSON.stringify(new PlatformError('BODY_TOO_LARGE', { limit }).body()), 'application/json', true)
+        this.tooLarge(ctx, m, limit)
         return
       }
       // uWS neuters the ArrayBuffer on return: copy it
@@ -252,6 +254,12 @@ export class HttpServer implements ContextOwner {
       }
       this.run(ctx, m)
     })
+  }
+
+  private tooLarge (ctx: Context, m: MethodEntry, limit: number): void {
+    const own = m.opts.tooLarge?.(limit)
+    if (own !== undefined) ctx.send(413, own.body, own.contentType, true)
+    else ctx.send(413, JSON.stringify(new PlatformError('BODY_TOO_LARGE', { limit }).body()), 'application/json', true)
   }
 
   private preflight (ctx: Context, entry: RouteEntry): void {
