@@ -20,11 +20,17 @@ export class PrincipalResolver {
 
   resolve (ctx: Context): Principal | null {
     if ('principal' in ctx.state) return ctx.state.principal as Principal | null
-    let p = this.tokens.resolve(ctx.headers)
-    for (let i = 0; p === null && i < this.sources.length; i++) {
-      try { p = this.sources[i]!(ctx.headers) } catch { p = null }
-    }
+    const p = this.fromHeaders(ctx.headers)
     ctx.state.principal = p
+    return p
+  }
+
+  /** The same resolution without a request to cache on (a WebSocket message, judged by its upgrade's headers). */
+  fromHeaders (headers: Readonly<Record<string, string>>): Principal | null {
+    let p = this.tokens.resolve(headers)
+    for (let i = 0; p === null && i < this.sources.length; i++) {
+      try { p = this.sources[i]!(headers) } catch { p = null }
+    }
     return p
   }
 }

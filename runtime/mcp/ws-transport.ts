@@ -7,7 +7,10 @@ import type { OriginPolicy } from './origin.js'
 import type { Session } from './sessions.js'
 import type { CallContext, EndpointRef, JsonObject, Sink } from './types.js'
 
-interface WsData { endpoint: EndpointRef, principal: string | null, session?: Session, ac: AbortController, closed: boolean, bearer?: string }
+/** `credentials`: the upgrade's credential headers, resolved again per message so an expired JWT stops counting. */
+interface WsData { endpoint: EndpointRef, credentials: Record<string, string> | undefined, session?: Session, ac: AbortController, closed: boolean, bearer?: string }
+
+const CREDENTIAL_HEADERS = ['authorization', 'x-platform-auth']
 
 /**
  * MCP over WebSocket on the same path: one JSON-RPC message per text frame, both dialects. A
@@ -32,9 +35,10 @@ export class WsTransport {
         const ep = resolve(path, (i) => req.getParameter(i))
         if (!this.origins.allowed(headers.origin)) { res.cork(() => { res.writeStatus('403 Forbidden').end(JSON.stringify(rpcError(null, { code: -32600, message: 'Forbidden Origin' }))) }); return }
         if (ep === undefined) { res.cork(() => { res.writeStatus('404 Not Found').end(JSON.stringify(rpcError(null, { code: -32600, message: `No MCP endpoint at ${path}` }))) }); return }
-        const principal = this.platform.principals.tokens.resolve(headers)?.name ?? null
+        let credentials: Record<string, string> | undefined
+        for (const k of CREDENTIAL_HEADERS) if (headers[k] !== undefined) (credentials ??= {})[k] = headers[k]
         res.cork(() => {
-          const data: WsData = { endpoint: ep, principal, ac: new AbortController(), closed: false }
+          const data: WsData = { endpoint: ep, credentials, ac: new AbortController(), closed: false }
           const bearer = tokenOf(headers)
           if (bearer !== undefined) data.bearer = bearer
           res.upgrade<WsData>(data,
@@ -88,7 +92,9 @@ export class WsTransport {
         })
       }
     }
-    const cctx: CallContext = { endpoint: d.endpoint, transport: 'ws', principal: d.principal, sink, signal: d.ac.signal }
+    // every credential the HTTP path accepts (configured tokens, JWTs, registered sources)
+    const principal = d.credentials === undefined ? null : this.platform.principals.fromHeaders(d.credentials)?.name ?? null
+    const cctx: CallContext = { endpoint: d.endpoint, transport: 'ws', principal, sink, signal: d.ac.signal }
     if (d.bearer !== undefined) cctx.bearer = d.bearer
     const isInit = msg !== null && typeof msg === 'object' && (msg as JsonObject).method === 'initialize'
     if (d.session !== undefined && !isInit) cctx.session = d.session
