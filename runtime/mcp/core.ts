@@ -8,6 +8,7 @@ import { findResource, type McpRegistry, type ToolEntry } from './registry.js'
 import type { RequestStateCodec } from './request-state.js'
 import { describeErrors } from './schema.js'
 import type { SessionStore, Session } from './sessions.js'
+import { refusalError } from './session-quota.js'
 import type { Outcome, Task, TaskManager, Runner } from './tasks.js'
 import { Subscriptions } from './subscriptions.js'
 import { hasTasksExtension, missingTasksExtension, describeResource, describeTemplate, describePrompt, taskDetail, legacyTask } from './describe.js'
@@ -144,8 +145,8 @@ export class McpCore {
     const version = typeof requested === 'string' && (SESSION_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_SESSION_VERSION
     const caps = isObject(params?.capabilities) ? params.capabilities : {}
     const info = isObject(params?.clientInfo) ? params.clientInfo : undefined
-    const s = this.sessions.create(ctx.endpoint.path, version, caps, info)
-    if (s === undefined) throw new McpError(SERVER_ERROR, 'Too many sessions', undefined, 503)
+    const s = this.sessions.create(ctx.endpoint.path, version, caps, info, { principal: ctx.principal ?? null, ...(ctx.address !== undefined ? { address: ctx.address } : {}) })
+    if ('scope' in s) throw refusalError(s)
     ctx.createdSession = s
     ctx.session = s
     const capabilities: JsonObject = {

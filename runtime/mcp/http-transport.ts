@@ -116,6 +116,8 @@ export class HttpTransport {
       transport: 'http',
       headers: h,
       principal: this.platform.principals.resolve(ctx)?.name ?? null,
+      // a request aborted during an async guard has no socket left to ask
+      ...(ctx.aborted ? {} : { address: Buffer.from(ctx.res.getRemoteAddressAsText()).toString() }),
       sink: undefined as unknown as Sink,
       signal: cancel,
       cancel: abort

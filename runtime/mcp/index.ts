@@ -103,7 +103,9 @@ export async function installMcp (platform: Platform): Promise<McpServer | undef
     })
   })
   const registry = new McpRegistry(platform.plugins, handlerCtx)
-  const sessions = new SessionStore(platform.store.db<SessionRecord, string>('mcp-sessions'), cfg.get<number>('platform.mcp.session-ttl-minutes') * 60_000, cfg.get<number>('platform.mcp.max-sessions'))
+  const sessions = new SessionStore(platform.store.db<SessionRecord, string>('mcp-sessions'), cfg.get<number>('platform.mcp.session-ttl-minutes') * 60_000, {
+    max: cfg.get<number>('platform.mcp.max-sessions'), perPrincipal: cfg.get<number>('platform.mcp.sessions.max-per-principal'), perAddress: cfg.get<number>('platform.mcp.sessions.max-per-address')
+  })
   const tasks = new TaskManager(platform.bus, cfg.get<number>('platform.mcp.tasks.ttl-ms'), cfg.get<number>('platform.mcp.tasks.poll-interval-ms'))
   const codec = new RequestStateCodec(requestStateKey(platform), cfg.get<number>('platform.mcp.request-state-ttl-seconds') * 1000)
   const instructions = cfg.get<string | undefined>('platform.mcp.instructions')

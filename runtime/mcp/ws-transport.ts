@@ -8,7 +8,7 @@ import type { Session } from './sessions.js'
 import type { CallContext, EndpointRef, JsonObject, Sink } from './types.js'
 
 /** `credentials`: the upgrade's credential headers, resolved again per message so an expired JWT stops counting. */
-interface WsData { endpoint: EndpointRef, credentials: Record<string, string> | undefined, session?: Session, ac: AbortController, closed: boolean, bearer?: string }
+interface WsData { endpoint: EndpointRef, credentials: Record<string, string> | undefined, address: string, session?: Session, ac: AbortController, closed: boolean, bearer?: string }
 
 const CREDENTIAL_HEADERS = ['authorization', 'x-platform-auth']
 
@@ -38,7 +38,7 @@ export class WsTransport {
         let credentials: Record<string, string> | undefined
         for (const k of CREDENTIAL_HEADERS) if (headers[k] !== undefined) (credentials ??= {})[k] = headers[k]
         res.cork(() => {
-          const data: WsData = { endpoint: ep, credentials, ac: new AbortController(), closed: false }
+          const data: WsData = { endpoint: ep, credentials, address: Buffer.from(res.getRemoteAddressAsText()).toString(), ac: new AbortController(), closed: false }
           const bearer = tokenOf(headers)
           if (bearer !== undefined) data.bearer = bearer
           res.upgrade<WsData>(data,
@@ -94,7 +94,7 @@ export class WsTransport {
     }
     // every credential the HTTP path accepts (configured tokens, JWTs, registered sources)
     const principal = d.credentials === undefined ? null : this.platform.principals.fromHeaders(d.credentials)?.name ?? null
-    const cctx: CallContext = { endpoint: d.endpoint, transport: 'ws', principal, sink, signal: d.ac.signal }
+    const cctx: CallContext = { endpoint: d.endpoint, transport: 'ws', principal, address: d.address, sink, signal: d.ac.signal }
     if (d.bearer !== undefined) cctx.bearer = d.bearer
     const isInit = msg !== null && typeof msg === 'object' && (msg as JsonObject).method === 'initialize'
     if (d.session !== undefined && !isInit) cctx.session = d.session
