@@ -165,10 +165,13 @@ export class McpRegistry {
     for (const p of this.prompts) if (p.agent === agent) prompts.push(this.programmaticPrompt(p))
     const toolsByName = new Map<string, ToolEntry>()
     for (const t of tools) if (!toolsByName.has(t.name)) toolsByName.set(t.name, t)
+    const listed = [...toolsByName.values()]
+    // callable but not listed: a call fails with a tool error naming the plugin and why it is down
+    if (agent === undefined) for (const t of this.plugins.strandedTools()) if (!toolsByName.has(t.name)) toolsByName.set(t.name, this.pluginTool(t))
     const promptsByName = new Map<string, PromptEntry>()
     for (const p of prompts) if (!promptsByName.has(p.name)) promptsByName.set(p.name, p)
     return {
-      tools: [...toolsByName.values()],
+      tools: listed,
       toolsByName,
       resources: resources.filter((r) => !r.template),
       templates: resources.filter((r) => r.template),
