@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import type { Platform } from '../platform.js'
-import { abortSignalOf } from '../plugins/index.js'
+import { abortSignalOf, type ToolDescriptor } from '../plugins/index.js'
 import type { Context } from '../http/index.js'
 import { McpCore, type BeforeDispatch, type HttpGuard } from './core.js'
 import { HttpTransport } from './http-transport.js'
@@ -102,7 +102,7 @@ export async function installMcp (platform: Platform): Promise<McpServer | undef
       broadcast: (message: unknown) => { platform.http.app.publish(topic, typeof message === 'string' ? message : JSON.stringify(message)) }
     })
   })
-  const registry = new McpRegistry(platform.plugins, handlerCtx)
+  const registry = new McpRegistry(platform.plugins, handlerCtx, platform.store.db<ToolDescriptor[], string>('mcp-plugin-tools'))
   const sessions = new SessionStore(platform.store.db<SessionRecord, string>('mcp-sessions'), cfg.get<number>('platform.mcp.session-ttl-minutes') * 60_000, {
     max: cfg.get<number>('platform.mcp.max-sessions'), perPrincipal: cfg.get<number>('platform.mcp.sessions.max-per-principal'), perAddress: cfg.get<number>('platform.mcp.sessions.max-per-address')
   })

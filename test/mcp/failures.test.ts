@@ -1,5 +1,5 @@
 import t from 'tap'
-import { writeFileSync } from 'node:fs'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { modern } from './helpers.js'
 import { startTestPlatform } from '../helpers/platform.js'
@@ -70,4 +70,25 @@ t.test('a tool that times out, runs out of memory or whose plugin failed to load
     for (const tier of TIERS) await waitFor(() => statusOf(tp, `f-${tier}`)?.state === 'live', `f-${tier} live`)
     for (const tier of TIERS) t.equal((await call(`ok_${tier}`)).result.content[0].text, 'fine', `${tier}: back after a fix`)
   })
+})
+
+t.test('after a restart, the tools of a plugin that no longer loads still answer why', async (t) => {
+  const root = tempRoot('mcp-failures-restart-')
+  const dataDir = tempRoot('mcp-failures-data-')
+  t.teardown(() => { rmSync(root, { recursive: true, force: true }); rmSync(dataDir, { recursive: true, force: true }) })
+  writePlugin(root, 'f-worker', { manifest: { name: 'f-worker', version: '1.0.0', sandbox: 'worker' }, index: entry('worker') })
+  const start = async () => await startTestPlatform({ 'platform.plugins.dirs': [root], 'platform.data-dir': dataDir, 'platform.plugins.f-worker': { sandbox: 'worker' } }, {
+    install: async (p) => { await installPlugins(p, { rescanMs: 60_000, debounceMs: 50 }); await installMcp(p) }
+  })
+  const a = await start()
+  t.equal((await modern(`${a.url}/platform/mcp`, 'tools/call', { name: 'ok_worker', arguments: {} })).body.result.content[0].text, 'fine')
+  await a.close()
+  writeFileSync(join(root, 'f-worker', 'index.js'), "throw new Error('broken while stopped')\n")
+  const b = await start()
+  t.teardown(b.close)
+  t.equal(statusOf(b, 'f-worker')?.state, 'failed')
+  const r = (await modern(`${b.url}/platform/mcp`, 'tools/call', { name: 'ok_worker', arguments: {} })).body
+  t.equal(r.result.isError, true)
+  t.match(r.result.content[0].text, /^Tool invocation failed \(plugin unavailable\): plugin 'f-worker' failed to load: .*broken while stopped/)
+  t.same(r.result._meta['io.agent-platform/failure'], { plugin: 'f-worker', reason: 'unavailable' })
 })
