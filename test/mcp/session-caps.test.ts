@@ -6,6 +6,7 @@ import { startMcp, openSession, ACCEPT_BOTH } from './helpers.js'
 import { wsClient } from './extras-helpers.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { installMcp } from '../../runtime/mcp/index.js'
+import { addressBucket } from '../../runtime/mcp/session-quota.js'
 
 const TOKEN = 'bob-token-0123456789'
 const INIT = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }
@@ -108,4 +109,24 @@ t.test('the counts survive a restart (sessions are restored from LMDB)', async (
   t.equal((await initialize(b.url)).status, 429, 'the restored sessions still count against the address')
   t.equal((await fetch(b.url, { method: 'DELETE', headers: { 'mcp-session-id': first.sid! } })).status, 204)
   t.equal((await initialize(b.url)).status, 200)
+})
+
+t.test('anonymous callers are counted by IPv4 address, IPv4-mapped as IPv4, IPv6 by /64', async (t) => {
+  t.equal(addressBucket('127.0.0.1'), '127.0.0.1')
+  t.equal(addressBucket('0000:0000:0000:0000:0000:ffff:7f00:0001'), '127.0.0.1', 'uWS reports IPv4 on a dual-stack socket like this')
+  t.equal(addressBucket('2001:0db8:0001:0002:0000:0000:0000:0001'), '2001:db8:1:2::/64')
+  t.equal(addressBucket('2001:db8:1:2:ffff:1:2:3'), '2001:db8:1:2::/64', 'another address of the same /64')
+  t.equal(addressBucket('2001:db8:1:3::1'), '2001:db8:1:3::/64')
+  t.equal(addressBucket('::1'), '0:0:0:0::/64')
+  t.equal(addressBucket('not:an::address::'), 'not:an::address::', 'anything unparsable is its own bucket')
+})
+
+t.test('over IPv6 loopback the limit names the /64', async (t) => {
+  const m = await startMcp({ 'platform.server.host': '::1', 'platform.mcp.sessions.max-per-address': 1 }, { fixtures: false })
+  t.teardown(m.tp.close)
+  const url = m.url.replace('//::1:', '//[::1]:')
+  t.equal((await initialize(url)).status, 200)
+  const over = await initialize(url)
+  t.equal(over.status, 429)
+  t.match(over.body.error.message, /anonymous clients at 0:0:0:0::\/64: the limit is 1 live sessions/)
 })
