@@ -223,3 +223,19 @@ t.test('WebSocket principals come from every credential the HTTP path accepts: J
   const r = await modern(m.url, 'tools/call', { name: 'whoami', arguments: {} }, { headers: bearer(hs) })
   t.equal(r.body.result.content[0].text, 'svc')
 })
+
+t.test('WebSocket: a JWT that expires mid-connection stops naming a principal', async (t) => {
+  const secret = 'a-shared-secret-of-at-least-32-bytes!!'
+  const m = await startExtras({ 'org.platform.auth.jwt.keys': [{ kty: 'oct', k: Buffer.from(secret).toString('base64url') }], 'org.platform.auth.jwt.algorithms': ['HS256'], 'org.platform.auth.jwt.audience': 'admin', 'org.platform.auth.jwt.clockToleranceSeconds': 0 })
+  t.teardown(m.tp.close)
+  m.mcp.registerTool({ name: 'whoami', description: 'The caller', handler: (_a, ctx) => ctx.principal ?? 'nobody' })
+  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
+  const exp = Math.floor(Date.now() / 1000) + 2
+  const short = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('svc').setAudience('admin').setExpirationTime(exp).sign(Buffer.from(secret))
+  const c = await wsClient(m.url, bearer(short))
+  t.teardown(() => { c.ws.close() })
+  const who = async (id: number): Promise<string> => (await c.rpc({ id, method: 'tools/call', params: { name: 'whoami', arguments: {}, _meta: meta } })).result.content[0].text
+  t.equal(await who(1), 'svc')
+  await new Promise((resolve) => setTimeout(resolve, exp * 1000 - Date.now() + 1100))
+  t.equal(await who(2), 'nobody', 'the same socket, after exp')
+})
