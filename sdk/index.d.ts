@@ -84,7 +84,7 @@ export interface AiRequest {
 export interface PolicyContext { phase: 'PRE_ADMISSION' | 'POST_RESPONSE', request: AiRequest, accumulatedResponse: string }
 export type Decision =
   | { decision: 'admit' }
-  | { decision: 'transform', request: AiRequest }
+  | { decision: 'transform', request: AiRequest, reason?: string }
   | { decision: 'deny', reason: string }
   | { decision: 'prefer', preferred: string, reason: string }
 export interface PolicyTypeDef { type: string, description?: string, evaluate (context: PolicyContext, config: Record<string, unknown>): Decision | Promise<Decision> }

@@ -97,6 +97,6 @@ export const McpMessage = Object.freeze({
 
 // Policy decisions (spec D1): a closed set of four.
 export const admit = () => ({ decision: 'admit' })
-export const transform = (request) => ({ decision: 'transform', request })
+export const transform = (request, reason) => (reason === undefined ? { decision: 'transform', request } : { decision: 'transform', request, reason: String(reason) })
 export const deny = (reason) => ({ decision: 'deny', reason: String(reason) })
 export const prefer = (preferred, reason) => ({ decision: 'prefer', preferred: String(preferred), reason: String(reason) })

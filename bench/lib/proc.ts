@@ -51,7 +51,7 @@ const URL_RE = /(https?|wss?):\/\/(127\.0\.0\.1|localhost|\[::1\]):(\d+)/
 
 /**
  * Starts a server as a child process and resolves once it printed the URL it listens on
- * (our CLI prints `platform listening on http://127.0.0.1:PORT`; peers print the same shape).
+ * (our CLI prints `platform listening on http://127.0.0.1:PORT` on stderr; peers print the same shape on stdout).
  */
 export async function startServer (opts: StartOptions): Promise<ServerProcess> {
   hookExit()
@@ -76,9 +76,11 @@ export async function startServer (opts: StartOptions): Promise<ServerProcess> {
       if (m !== null) { cleanup(); resolve(`http://127.0.0.1:${m[3]}`) }
     }
     const onExit = (code: number | null) => { fail(new Error(`${opts.name} exited (${code}) before listening\n${tail}`)) }
-    const cleanup = () => { clearTimeout(timer); child.stdout!.off('data', onData); child.off('exit', onExit) }
+    const cleanup = () => { clearTimeout(timer); child.stdout!.off('data', onData); child.stderr!.off('data', onData); child.off('exit', onExit) }
     const fail = (e: Error) => { cleanup(); child.kill('SIGKILL'); reject(e) }
+    // our CLI prints its line on stderr (stdout is JSON logs); peers print on stdout
     child.stdout!.on('data', onData)
+    child.stderr!.on('data', onData)
     child.once('exit', onExit)
   })
   // keep draining stdout so a chatty server never blocks on a full pipe

@@ -59,7 +59,8 @@ export default definePlugin({
         for (let i = 0; i < steps; i++) {
           if (ctx.signal?.aborted) throw new Error('cancelled')
           primes += countPrimes(i * chunk, Math.min(limit, (i + 1) * chunk))
-          ctx.progress?.({ step: i + 1, of: steps, primesSoFar: primes })
+          // progress/total/message are what an MCP client shows (notifications/progress)
+          ctx.progress?.({ progress: i + 1, total: steps, message: `step ${i + 1} of ${steps}: ${primes} primes below ${Math.min(limit, (i + 1) * chunk)}` })
           await pause(delayMs)
         }
         return { limit, primes }

@@ -27,7 +27,7 @@ export default definePlugin({
       evaluate: (context) => {
         const m = context.request.message
         if (context.phase !== 'PRE_ADMISSION' || m.length < 8 || m !== m.toUpperCase() || m === m.toLowerCase()) return admit()
-        return transform({ ...context.request, message: m.toLowerCase() })
+        return transform({ ...context.request, message: m.toLowerCase() }, 'message written in capitals, lower-cased')
       }
     })
   ]

@@ -25,7 +25,7 @@ export class PrincipalResolver {
     return p
   }
 
-  /** The same resolution from bare headers (a WebSocket upgrade has no Context). */
+  /** The same resolution from bare headers (a WebSocket upgrade or message has no Context to cache on). */
   fromHeaders (headers: Readonly<Record<string, string>>): Principal | null {
     let p = this.tokens.resolve(headers)
     for (let i = 0; p === null && i < this.sources.length; i++) {

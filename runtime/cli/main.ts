@@ -113,7 +113,9 @@ function intFlag (name: string, v: string): number {
 
 async function serve (config: ReturnType<typeof loadConfig>, out: Out): Promise<number> {
   const { platform, url } = await startPlatform({ config, install: installAreas })
-  out.log(`platform listening on ${url}`)
+  // stdout carries JSON log records only: the record for machines, the plain line on stderr for people
+  platform.logger.info({ url }, 'platform listening')
+  out.error(`platform listening on ${url}`)
   return await new Promise<number>((resolve) => {
     let stopping = false
     const stop = (signal: string) => {

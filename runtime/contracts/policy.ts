@@ -26,7 +26,8 @@ export interface PolicyContext {
 
 export type PolicyDecision =
   | { decision: 'admit' }
-  | { decision: 'transform', request: AiRequest }
+  /** `reason` says what was changed and why (`/check` and the decision log show it). */
+  | { decision: 'transform', request: AiRequest, reason?: string }
   | { decision: 'deny', reason: string }
   | { decision: 'prefer', preferred: string, reason: string }
 
@@ -53,7 +54,7 @@ export type PolicyFactory = (d: PolicyDescriptor) => GovernancePolicy
 
 export const admit = (): PolicyDecision => ({ decision: 'admit' })
 export const deny = (reason: string): PolicyDecision => ({ decision: 'deny', reason })
-export const transform = (request: AiRequest): PolicyDecision => ({ decision: 'transform', request })
+export const transform = (request: AiRequest, reason?: string): PolicyDecision => reason === undefined ? { decision: 'transform', request } : { decision: 'transform', request, reason }
 export const prefer = (preferred: string, reason: string): PolicyDecision => ({ decision: 'prefer', preferred, reason })
 
 export function aiRequest (partial: Partial<AiRequest> & { message: string }): AiRequest {

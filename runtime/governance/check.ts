@@ -28,14 +28,14 @@ export function checkContext (req: CheckRequest): PolicyContext {
   return { phase: 'PRE_ADMISSION', request, accumulatedResponse: '' }
 }
 
-interface State { t0: number, ctx: PolicyContext, decision: CheckResponse['decision'], matched: GovernancePolicy | null, holders: Abandonable[] | null }
+interface State { t0: number, ctx: PolicyContext, decision: CheckResponse['decision'], matched: GovernancePolicy | null, reason: string, holders: Abandonable[] | null }
 interface Abandonable { abandon (c: PolicyContext): void }
 
 export function runCheck (chain: PolicyChain, req: CheckRequest): CheckResponse | Promise<CheckResponse> {
   const armed = chain.killSwitches.find((k) => k.armed)
   const policies = armed !== undefined ? [armed] : chain.policies
   if (policies.length === 0) return unconfiguredAllowPayload()
-  const st: State = { t0: performance.now(), ctx: checkContext(req), decision: 'allow', matched: null, holders: null }
+  const st: State = { t0: performance.now(), ctx: checkContext(req), decision: 'allow', matched: null, reason: '', holders: null }
   const out = step(policies, 0, st)
   if (out instanceof Promise) return out.finally(() => { release(st) })
   release(st)
@@ -63,7 +63,7 @@ function step (ps: readonly GovernancePolicy[], i: number, st: State): CheckResp
     const out = apply(st, p, d)
     if (out !== null) return out
   }
-  return { allowed: true, decision: st.decision, reason: '', matched_policy: st.matched?.name ?? null, matched_source: st.matched?.source ?? null, evaluation_ms: ms(st) }
+  return { allowed: true, decision: st.decision, reason: st.reason, matched_policy: st.matched?.name ?? null, matched_source: st.matched?.source ?? null, evaluation_ms: ms(st) }
 }
 
 function apply (st: State, p: GovernancePolicy, raw: unknown): CheckResponse | null {
@@ -72,8 +72,9 @@ function apply (st: State, p: GovernancePolicy, raw: unknown): CheckResponse | n
   if (d.decision !== 'deny' && typeof (p as Partial<Abandonable>).abandon === 'function') (st.holders ??= []).push(p as unknown as Abandonable)
   switch (d.decision) {
     case 'deny': return denied(st, p, d.reason)
-    case 'transform': st.decision = 'transform'; st.matched = p; st.ctx = { ...st.ctx, request: d.request }; return null
-    case 'prefer': st.decision = 'prefer'; st.matched = p; return null
+    // the last policy that changed the outcome is the one reported, with its reason
+    case 'transform': st.decision = 'transform'; st.matched = p; st.reason = d.reason ?? `request transformed by policy '${p.name}'`; st.ctx = { ...st.ctx, request: d.request }; return null
+    case 'prefer': st.decision = 'prefer'; st.matched = p; st.reason = d.reason; return null
     default: return null
   }
 }

@@ -120,6 +120,7 @@ export class PolicyAdmissionGate {
             value = 'admit'; reason = 'post-response transform ignored'
           } else {
             value = 'transform'
+            if (d.reason !== undefined) reason = d.reason
             run.ctx = { ...run.ctx, request: d.request }
             run.snapshot = null
           }
@@ -178,7 +179,7 @@ export function validate (d: unknown): PolicyDecision | null {
     case 'admit': return d as PolicyDecision
     case 'deny': return typeof v.reason === 'string' ? d as PolicyDecision : null
     case 'prefer': return typeof v.preferred === 'string' && typeof v.reason === 'string' ? d as PolicyDecision : null
-    case 'transform': return isRequest(v.request) ? d as PolicyDecision : null
+    case 'transform': return isRequest(v.request) && (v.reason === undefined || typeof v.reason === 'string') ? d as PolicyDecision : null
     default: return null
   }
 }

@@ -23,7 +23,8 @@ export class PluginPolicy implements GovernancePolicy {
     const d = await t.evaluate(context, this.config) as PolicyDecision
     if (d !== null && typeof d === 'object' && d.decision === 'transform' && d.request !== null && typeof d.request === 'object') {
       // a plugin may return a partial request: fill in what it left out
-      return { decision: 'transform', request: { ...ctx.request, ...d.request, metadata: { ...(d.request.metadata ?? ctx.request.metadata) } } }
+      const request = { ...ctx.request, ...d.request, metadata: { ...(d.request.metadata ?? ctx.request.metadata) } }
+      return typeof d.reason === 'string' ? { decision: 'transform', request, reason: d.reason } : { decision: 'transform', request }
     }
     return d
   }

@@ -111,9 +111,18 @@ function isObject (v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
+const CHECK_KEYS = ['agent_id', 'action', 'context']
+const squash = (k: string): string => k.toLowerCase().replace(/[-_\s]/g, '')
+
 /** `{agent_id, action, context}`; missing keys default to "" and {} as in the toolkit's /check. */
 export function checkRequest (body: unknown): CheckRequest {
   if (!isObject(body)) throw new PlatformError('INVALID_BODY', { detail: 'expected a JSON object {agent_id, action, context}' })
+  // a misspelt key would silently check an empty request: refuse it
+  for (const k of Object.keys(body)) {
+    if (CHECK_KEYS.includes(k)) continue
+    const near = CHECK_KEYS.find((c) => squash(c) === squash(k))
+    throw new PlatformError('INVALID_BODY', { detail: `unknown key '${k}'${near !== undefined ? ` (did you mean '${near}'?)` : ''}; expected agent_id, action, context` })
+  }
   const agentId = body.agent_id ?? ''
   const action = body.action ?? ''
   const context = body.context ?? {}

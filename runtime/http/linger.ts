@@ -1,5 +1,4 @@
 import type { Context } from './context.js'
-import type { PlatformError } from './errors.js'
 
 /**
  * Lingering close, as nginx does it: a client that writes its whole body before reading (Node's
@@ -11,14 +10,14 @@ import type { PlatformError } from './errors.js'
 export const LINGER_MS = 5000
 export const LINGER_MAX_BYTES = 64 * 1024 * 1024
 
-/** Answers `err` at once and drains the request body within the bounds above. */
+/** Answers `body` at once and drains the request body within the bounds above. */
 export class Linger {
   private discarded = 0
   private readonly timer: NodeJS.Timeout
   private over = false
 
-  constructor (private readonly ctx: Context, err: PlatformError) {
-    ctx.sendHeld(err.status, JSON.stringify(err.body()), 'application/json')
+  constructor (private readonly ctx: Context, status: number, body: string, contentType: string) {
+    ctx.sendHeld(status, body, contentType)
     this.timer = setTimeout(() => { this.finish(true) }, LINGER_MS)
     this.timer.unref()
     ctx.onAbort(() => { this.over = true; clearTimeout(this.timer) })

@@ -17,6 +17,8 @@ export interface RouteOptions {
   optionalBody?: boolean
   /** Override of platform.server.body-limit-bytes for this route. */
   bodyLimit?: number
+  /** The 413 body for this route when it is not the REST catalogue's (a JSON-RPC endpoint answers in JSON-RPC). */
+  tooLarge?: (limit: number) => { body: string, contentType: string }
 }
 
 export interface HttpServerOptions {
@@ -230,7 +232,7 @@ export class HttpServer implements ContextOwner {
     ctx.watchAbort()
     // over the limit: answer now, then drain the rest for a bounded while and close (Linger)
     let linger: Linger | undefined
-    if (Number(ctx.header('content-length')) > limit) linger = new Linger(ctx, new PlatformError('BODY_TOO_LARGE', { limit }))
+    if (Number(ctx.header('content-length')) > limit) linger = this.tooLarge(ctx, m, limit)
     const chunks: Buffer[] = []
     let size = 0
     res.onData((ab, isLast) => {
@@ -239,7 +241,7 @@ export class HttpServer implements ContextOwner {
       size += ab.byteLength
       if (size > limit) {
         chunks.length = 0
-        linger = new Linger(ctx, new PlatformError('BODY_TOO_LARGE', { limit }))
+        linger = this.tooLarge(ctx, m, limit)
         linger.data(size, isLast)
         return
       }
@@ -257,6 +259,13 @@ export class HttpServer implements ContextOwner {
       }
       this.run(ctx, m)
     })
+  }
+
+  /** Answers 413 (the route's own body, else the catalogue's) and lingers over the rest of the body. */
+  private tooLarge (ctx: Context, m: MethodEntry, limit: number): Linger {
+    const own = m.opts.tooLarge?.(limit)
+    if (own !== undefined) return new Linger(ctx, 413, own.body, own.contentType)
+    return new Linger(ctx, 413, JSON.stringify(new PlatformError('BODY_TOO_LARGE', { limit }).body()), 'application/json')
   }
 
   private preflight (ctx: Context, entry: RouteEntry): void {

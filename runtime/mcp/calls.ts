@@ -1,7 +1,7 @@
 import { PluginCallError, type CancelSignal } from '../plugins/index.js'
 import type { ToolCallGate, ToolCallVerdict } from '../contracts/index.js'
 import { toCallToolResult, toolErrorResult, isInputRequired } from './content.js'
-import { McpError, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, MISSING_CAPABILITY } from './errors.js'
+import { McpError, INVALID_PARAMS, INVALID_REQUEST, MISSING_CAPABILITY } from './errors.js'
 import type { RequestStateCodec } from './request-state.js'
 import type { InvokeContext } from './registry.js'
 import type { Outcome } from './tasks.js'
@@ -101,14 +101,26 @@ export function invokeContext (ctx: CallContext, signal: CancelSignal, params: J
   return ictx
 }
 
-/** A thrown error → tool error result, or a protocol error for crashes and explicit JSON-RPC codes. */
+/** The `_meta` key of a tool error result that says which plugin failed and how. */
+export const FAILURE_META = 'io.agent-platform/failure'
+
+const CAUSES: Record<string, string> = { timeout: 'timed out', memory: 'out of memory', crashed: 'crashed', unavailable: 'plugin unavailable', 'invalid-result': 'invalid result' }
+
+/**
+ * A thrown error → tool error result, or a protocol error for explicit JSON-RPC codes. A plugin
+ * that times out, runs out of memory, crashes or is down gives one shape on every tier: an
+ * `isError` result whose text names the cause and the plugin, and `_meta` saying the same for code.
+ */
 export function failureOutcome (err: unknown): Outcome {
   const code = (err as { code?: unknown })?.code
   if (typeof code === 'number' && Number.isInteger(code) && code >= -32768 && code <= -32000) {
     return { kind: 'error', error: { code, message: (err as Error).message ?? 'Internal error' } }
   }
-  if (err instanceof PluginCallError && err.reason !== 'threw' && err.reason !== 'timeout' && err.reason !== 'cancelled') {
-    return { kind: 'error', error: { code: INTERNAL_ERROR, message: err.message } }
+  if (err instanceof PluginCallError && CAUSES[err.reason] !== undefined) {
+    const named = err.message.includes(`plugin '${err.plugin}'`) ? err.message : `plugin '${err.plugin}': ${err.message}`
+    const result = toolErrorResult(`Tool invocation failed (${CAUSES[err.reason]}): ${named}`)
+    result._meta = { [FAILURE_META]: { plugin: err.plugin, reason: err.reason } }
+    return { kind: 'complete', result }
   }
   const msg = err instanceof Error ? err.message : String(err)
   return { kind: 'complete', result: toolErrorResult(msg) }

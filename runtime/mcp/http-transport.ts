@@ -3,7 +3,7 @@ import type { Context, SseStream } from '../http/index.js'
 import { parseJsonBody } from '../http/index.js'
 import { Cancellation } from '../plugins/index.js'
 import type { McpCore } from './core.js'
-import { McpError, rpcError, PARSE_ERROR, SERVER_ERROR, SESSION_NOT_FOUND, INTERNAL_ERROR } from './errors.js'
+import { McpError, rpcError, INVALID_REQUEST, PARSE_ERROR, SERVER_ERROR, SESSION_NOT_FOUND, INTERNAL_ERROR } from './errors.js'
 import type { OriginPolicy } from './origin.js'
 import { StreamHistory } from './stream-history.js'
 import type { CallContext, EndpointRef, JsonObject, Sink } from './types.js'
@@ -13,6 +13,12 @@ const JSON_TYPE = 'application/json'
 /** Writes one JSON-RPC error with its status (transport-level rejections carry id null). */
 function sendError (ctx: Context, status: number, code: number, message: string, id: unknown = null, data?: unknown): void {
   ctx.send(status, JSON.stringify(rpcError(id, data === undefined ? { code, message } : { code, message, data })), JSON_TYPE)
+}
+
+/** An MCP client reads JSON-RPC, so an over-limit body is refused in JSON-RPC too (id null: the request was never read). */
+function tooLargeBody (limit: number): { body: string, contentType: string } {
+  const message = `Request body too large: the limit is ${limit} bytes (platform.mcp.body-limit-bytes, else platform.server.body-limit-bytes)`
+  return { body: JSON.stringify(rpcError(null, { code: INVALID_REQUEST, message, data: { limitBytes: limit } })), contentType: JSON_TYPE }
 }
 
 /**
@@ -64,7 +70,7 @@ export class HttpTransport {
 
   /** Registers the endpoint's routes; `resolve` maps a request to its endpoint or undefined (404). */
   mount (pattern: string, resolve: (ctx: Context) => EndpointRef | undefined, bodyLimit: number | undefined): void {
-    const opts = { body: 'raw' as const, optionalBody: true, ...(bodyLimit !== undefined ? { bodyLimit } : {}) }
+    const opts = { body: 'raw' as const, optionalBody: true, tooLarge: tooLargeBody, ...(bodyLimit !== undefined ? { bodyLimit } : {}) }
     const http = this.platform.http
     http.route('POST', pattern, async (ctx) => { await this.guarded(ctx, resolve, async (ep) => { await this.post(ctx, ep) }) }, opts)
     http.route('GET', pattern, async (ctx) => { await this.guarded(ctx, resolve, async (ep) => { this.get(ctx, ep) }) })
@@ -111,6 +117,8 @@ export class HttpTransport {
       transport: 'http',
       headers: h,
       principal: this.platform.principals.resolve(ctx)?.name ?? null,
+      // a request aborted during an async guard has no socket left to ask
+      ...(ctx.aborted ? {} : { address: Buffer.from(ctx.res.getRemoteAddressAsText()).toString() }),
       sink: undefined as unknown as Sink,
       signal: cancel,
       cancel: abort

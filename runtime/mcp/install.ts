@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import type { Area, Platform } from '../platform.js'
-import { abortSignalOf } from '../plugins/index.js'
+import { abortSignalOf, type ToolDescriptor } from '../plugins/index.js'
 import type { Context } from '../http/index.js'
 import { McpCore } from './core.js'
 import { HttpTransport } from './http-transport.js'
@@ -56,8 +56,10 @@ export async function installMcp (platform: Platform): Promise<McpServer | undef
       broadcast: (message: unknown) => { platform.http.app.publish(topic, typeof message === 'string' ? message : JSON.stringify(message)) }
     })
   })
-  const registry = new McpRegistry(platform.plugins, handlerCtx)
-  const sessions = new SessionStore(platform.store.db<SessionRecord, string>('mcp-sessions'), cfg.get('platform.mcp.session-ttl-minutes') * 60_000, cfg.get('platform.mcp.max-sessions'))
+  const registry = new McpRegistry(platform.plugins, handlerCtx, platform.store.db<ToolDescriptor[], string>('mcp-plugin-tools'))
+  const sessions = new SessionStore(platform.store.db<SessionRecord, string>('mcp-sessions'), cfg.get('platform.mcp.session-ttl-minutes') * 60_000, {
+    max: cfg.get('platform.mcp.max-sessions'), perPrincipal: cfg.get('platform.mcp.sessions.max-per-principal'), perAddress: cfg.get('platform.mcp.sessions.max-per-address')
+  })
   const tasks = new TaskManager(platform.bus, cfg.get('platform.mcp.tasks.ttl-ms'), cfg.get('platform.mcp.tasks.poll-interval-ms'))
   const codec = new RequestStateCodec(requestStateKey(platform), cfg.get('platform.mcp.request-state-ttl-seconds') * 1000)
   const instructions = cfg.get('platform.mcp.instructions')

@@ -1,5 +1,6 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js'
-import type { CancelSignal, PluginRegistry, RegisteredTool, RegisteredResource, RegisteredPrompt } from '../plugins/index.js'
+import type { Database } from 'lmdb'
+import type { CancelSignal, PluginRegistry, RegisteredTool, RegisteredResource, RegisteredPrompt, ToolDescriptor } from '../plugins/index.js'
 import { compileValidator, headerParams, normalizeInputSchema, schemaFromParams, INJECTABLE_TYPES, type HeaderParam, type ParamSpec } from './schema.js'
 import type { JsonObject } from './types.js'
 
@@ -118,7 +119,11 @@ export class McpRegistry {
   private readonly validators = new Map<string, ValidateFunction>()
   private readonly listeners: (() => void)[] = []
 
-  constructor (private readonly plugins: PluginRegistry, private readonly handlerCtx: (ctx: InvokeContext) => HandlerContext) {}
+  /** What each plugin's tools were when last seen live (JSON), to skip rewriting unchanged ones. */
+  private readonly written = new Map<string, string>()
+
+  /** `known`: the tools each plugin served when last live, kept across restarts (see downTools). */
+  constructor (private readonly plugins: PluginRegistry, private readonly handlerCtx: (ctx: InvokeContext) => HandlerContext, private readonly known?: Database<ToolDescriptor[], string>) {}
 
   onChange (fn: () => void): void { this.listeners.push(fn) }
 
@@ -165,16 +170,52 @@ export class McpRegistry {
     for (const p of this.prompts) if (p.agent === agent) prompts.push(this.programmaticPrompt(p))
     const toolsByName = new Map<string, ToolEntry>()
     for (const t of tools) if (!toolsByName.has(t.name)) toolsByName.set(t.name, t)
+    const listed = [...toolsByName.values()]
+    // callable but not listed: a call fails with a tool error naming the plugin and why it is down
+    if (agent === undefined) {
+      this.remember(pluginTools)
+      for (const t of this.downTools()) if (!toolsByName.has(t.name)) toolsByName.set(t.name, this.pluginTool(t))
+    }
     const promptsByName = new Map<string, PromptEntry>()
     for (const p of prompts) if (!promptsByName.has(p.name)) promptsByName.set(p.name, p)
     return {
-      tools: [...toolsByName.values()],
+      tools: listed,
       toolsByName,
       resources: resources.filter((r) => !r.template),
       templates: resources.filter((r) => r.template),
       prompts: [...promptsByName.values()],
       promptsByName
     }
+  }
+
+  /** Keeps the tools of live plugins, so after a restart a plugin that no longer loads still has its tools answer why. */
+  private remember (tools: RegisteredTool[]): void {
+    if (this.known === undefined) return
+    const byPlugin = new Map<string, ToolDescriptor[]>()
+    for (const { plugin, agent: _agent, call: _call, ...d } of tools) {
+      let list = byPlugin.get(plugin)
+      if (list === undefined) byPlugin.set(plugin, list = [])
+      list.push(d)
+    }
+    for (const [plugin, descs] of byPlugin) {
+      const json = JSON.stringify(descs)
+      if (this.written.get(plugin) === json) continue
+      this.written.set(plugin, json)
+      void this.known.put(plugin, descs)
+    }
+  }
+
+  /** Tools of plugins that are down: those they served earlier in this process, else when last live (LMDB). */
+  private downTools (): RegisteredTool[] {
+    const out = [...this.plugins.strandedTools()]
+    if (this.known === undefined) return out
+    const have = new Set(out.map((t) => t.plugin))
+    for (const s of this.plugins.status()) {
+      if (s.state === 'live' || have.has(s.name)) continue
+      const plugin = s.name
+      for (const d of this.known.get(plugin) ?? []) out.push({ ...d, plugin, call: async (args, opts) => await this.plugins.invoke(plugin, 'tool', d.name, args, opts) })
+    }
+    return out
   }
 
   private pluginTool (t: RegisteredTool): ToolEntry {

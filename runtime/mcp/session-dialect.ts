@@ -1,5 +1,6 @@
 import type { CoreState } from './core-state.js'
 import { McpError, ErrorCode, HttpStatus, rejection } from './errors.js'
+import { refusalError } from './session-quota.js'
 import type { Session } from './sessions.js'
 import { describeResource, describeTemplate, describePrompt, legacyTask } from './describe.js'
 import { callTool, complete, getPrompt, readResource } from './invocations.js'
@@ -44,8 +45,8 @@ function initialize (core: CoreState, params: JsonObject | undefined, ctx: CallC
   const version = typeof requested === 'string' && (SESSION_VERSIONS as readonly string[]).includes(requested) ? requested : LATEST_SESSION_VERSION
   const caps = isObject(params?.capabilities) ? params.capabilities : {}
   const info = isObject(params?.clientInfo) ? params.clientInfo : undefined
-  const s = core.sessions.create(ctx.endpoint.path, version, caps, info)
-  if (s === undefined) throw rejection(ErrorCode.ServerError, 'Too many sessions', HttpStatus.Unavailable)
+  const s = core.sessions.create(ctx.endpoint.path, version, caps, info, { principal: ctx.principal ?? null, ...(ctx.address !== undefined ? { address: ctx.address } : {}) })
+  if ('scope' in s) throw refusalError(s)
   ctx.createdSession = s
   ctx.session = s
   const capabilities: JsonObject = {

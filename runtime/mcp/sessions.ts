@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Database } from 'lmdb'
 import { entryCount } from '../store/index.js'
 import type { StreamHistory } from './stream-history.js'
+import { SessionQuota, type SessionLimits, type SessionOwner, type SessionRefusal } from './session-quota.js'
 import type { JsonObject, LogLevel } from './wire.js'
 
 /** What survives a restart: kept in LMDB (`mcp-sessions`). */
@@ -16,6 +17,9 @@ export interface SessionRecord {
   subscriptions: string[]
   createdAt: number
   lastSeen: number
+  /** Who opened it (absent in records written before owners were kept: counted as anonymous, no address). */
+  principal?: string | null
+  address?: string
 }
 
 /** A live session: the record plus what only exists in this process (GET stream, pending requests). */
@@ -42,38 +46,80 @@ export class Session {
     for (const p of this.pending.values()) p.reject(new Error(why))
     this.pending.clear()
   }
+
+  /** Nothing open on it: no notification channel, no request in flight either way. */
+  get idle (): boolean { return this.channel === undefined && this.inflight.size === 0 && this.pending.size === 0 }
+}
+
+function ownerOf (rec: SessionRecord): SessionOwner {
+  const principal = rec.principal ?? null
+  return principal === null && rec.address !== undefined ? { principal, address: rec.address } : { principal }
 }
 
 /**
- * Session dialect state: an idle TTL (default 30 min) and a cap (default 10 000). Records are
- * written through to LMDB, so a restarted server restores a live session on its next request.
+ * Session dialect state: an idle TTL (default 30 min), a server-wide cap (default 10 000) and caps
+ * per principal and per anonymous client address. Records are written through to LMDB, so a
+ * restarted server restores a live session on its next request and counts it against its owner.
  * `lastSeen` is persisted at most once a minute per session to keep the hot path write-free.
  */
 export class SessionStore {
   private readonly live = new Map<string, Session>()
   private readonly dead = new Set<string>()
-  private count: number
+  /** Every known session (live or only in LMDB) and who opened it: the counts and eviction read it. */
+  private readonly owners = new Map<string, SessionOwner>()
+  private readonly quota: SessionQuota
   private readonly sweeper: NodeJS.Timeout
 
-  constructor (private readonly db: Database<SessionRecord, string>, private readonly ttlMs: number, readonly cap: number) {
-    this.count = entryCount(db)
+  constructor (private readonly db: Database<SessionRecord, string>, private readonly ttlMs: number, limits: SessionLimits) {
+    this.quota = new SessionQuota(limits)
+    for (const { key, value } of db.getRange()) {
+      const owner = ownerOf(value)
+      this.owners.set(key, owner)
+      this.quota.add(owner)
+    }
     this.sweeper = setInterval(() => { this.sweep() }, Math.min(60_000, Math.max(1000, ttlMs / 4)))
     this.sweeper.unref()
   }
 
-  get size (): number { return this.count }
+  get size (): number { return this.owners.size }
 
-  /** Creates a session; undefined when the cap is reached. */
-  create (endpoint: string, version: string, clientCapabilities: JsonObject, clientInfo: JsonObject | undefined): Session | undefined {
-    if (this.count >= this.cap) { this.sweep(); if (this.count >= this.cap) return undefined }
+  /**
+   * Creates a session for `owner`, or says which limit refuses it. At the server-wide cap the
+   * least recently seen idle anonymous session makes room, so anonymous clients alone cannot lock
+   * out everyone else.
+   */
+  create (endpoint: string, version: string, clientCapabilities: JsonObject, clientInfo: JsonObject | undefined, owner: SessionOwner): Session | SessionRefusal {
+    const refused = this.quota.check(owner)
+    if (refused !== undefined) return refused
+    if (this.size >= this.quota.limits.max) {
+      this.sweep()
+      if (this.size >= this.quota.limits.max && !this.evictIdleAnonymous()) return this.quota.refusal('server')
+    }
     const now = Date.now()
-    const rec: SessionRecord = { id: randomUUID(), endpoint, version, clientCapabilities, initialized: false, subscriptions: [], createdAt: now, lastSeen: now }
+    const rec: SessionRecord = { id: randomUUID(), endpoint, version, clientCapabilities, initialized: false, subscriptions: [], createdAt: now, lastSeen: now, principal: owner.principal }
+    if (owner.address !== undefined) rec.address = owner.address
     if (clientInfo !== undefined) rec.clientInfo = clientInfo
     const s = new Session(rec)
     this.live.set(rec.id, s)
-    this.count++
+    const o = ownerOf(rec)
+    this.owners.set(rec.id, o)
+    this.quota.add(o)
     void this.db.put(rec.id, rec)
     return s
+  }
+
+  /** Ends the least recently seen anonymous session with nothing open on it; false when there is none. */
+  private evictIdleAnonymous (): boolean {
+    let victim: string | undefined
+    let oldest = Infinity
+    for (const [id, owner] of this.owners) {
+      if (owner.principal !== null || this.dead.has(id)) continue
+      const s = this.live.get(id)
+      if (s !== undefined && !s.idle) continue
+      const seen = s?.record.lastSeen ?? this.db.get(id)?.lastSeen ?? 0
+      if (seen < oldest) { oldest = seen; victim = id }
+    }
+    return victim !== undefined && this.delete(victim)
   }
 
   /** The session for an id (restored from LMDB after a restart); undefined when unknown or expired. */
@@ -101,7 +147,8 @@ export class SessionStore {
     this.live.delete(id)
     s?.failPending('session ended')
     s?.closeChannel?.()
-    this.count = Math.max(0, this.count - 1)
+    const owner = this.owners.get(id)
+    if (owner !== undefined) { this.owners.delete(id); this.quota.remove(owner) }
     // async writes commit in order, so the remove lands after any pending put; until it does, the
     // tombstone keeps get() from restoring the session out of LMDB
     this.dead.add(id)

@@ -46,6 +46,8 @@ export interface CallContext {
   headers?: Record<string, string>
   session?: Session
   principal?: string | null
+  /** The client's network address (session caps count anonymous callers by it). */
+  address?: string
   sink: Sink
   signal: CancelSignal
   /** Aborts this request (transport-provided; notifications/cancelled uses it). */

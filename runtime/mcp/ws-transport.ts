@@ -7,7 +7,14 @@ import type { OriginPolicy } from './origin.js'
 import type { Session } from './sessions.js'
 import type { CallContext, EndpointRef, JsonObject, Sink } from './types.js'
 
-interface WsData { endpoint: EndpointRef, principal: string | null, session?: Session, ac: AbortController, closed: boolean, bearer?: string }
+/**
+ * `credentials`: the upgrade's credential headers, resolved again once `principalUntil` passes so an
+ * expired JWT stops counting (at most once a second: an RS256 check costs ~45 µs, too much per frame).
+ */
+interface WsData { endpoint: EndpointRef, credentials: Record<string, string> | undefined, principal: string | null, principalUntil: number, address: string, session?: Session, ac: AbortController, closed: boolean, bearer?: string }
+
+const CREDENTIAL_HEADERS = ['authorization', 'x-platform-auth']
+const PRINCIPAL_RECHECK_MS = 1000
 
 /**
  * MCP over WebSocket on the same path: one JSON-RPC message per text frame, both dialects. A
@@ -32,9 +39,10 @@ export class WsTransport {
         const ep = resolve(path, (i) => req.getParameter(i))
         if (!this.origins.allowed(headers.origin)) { res.cork(() => { res.writeStatus('403 Forbidden').end(JSON.stringify(rpcError(null, { code: -32600, message: 'Forbidden Origin' }))) }); return }
         if (ep === undefined) { res.cork(() => { res.writeStatus('404 Not Found').end(JSON.stringify(rpcError(null, { code: -32600, message: `No MCP endpoint at ${path}` }))) }); return }
-        const principal = this.platform.principals.tokens.resolve(headers)?.name ?? null
+        let credentials: Record<string, string> | undefined
+        for (const k of CREDENTIAL_HEADERS) if (headers[k] !== undefined) (credentials ??= {})[k] = headers[k]
         res.cork(() => {
-          const data: WsData = { endpoint: ep, principal, ac: new AbortController(), closed: false }
+          const data: WsData = { endpoint: ep, credentials, principal: null, principalUntil: 0, address: Buffer.from(res.getRemoteAddressAsText()).toString(), ac: new AbortController(), closed: false }
           const bearer = tokenOf(headers)
           if (bearer !== undefined) data.bearer = bearer
           res.upgrade<WsData>(data,
@@ -88,7 +96,12 @@ export class WsTransport {
         })
       }
     }
-    const cctx: CallContext = { endpoint: d.endpoint, transport: 'ws', principal: d.principal, sink, signal: d.ac.signal }
+    // every credential the HTTP path accepts (configured tokens, JWTs, registered sources)
+    if (d.credentials !== undefined && Date.now() >= d.principalUntil) {
+      d.principal = this.platform.principals.fromHeaders(d.credentials)?.name ?? null
+      d.principalUntil = Date.now() + PRINCIPAL_RECHECK_MS
+    }
+    const cctx: CallContext = { endpoint: d.endpoint, transport: 'ws', principal: d.principal, address: d.address, sink, signal: d.ac.signal }
     if (d.bearer !== undefined) cctx.bearer = d.bearer
     const isInit = msg !== null && typeof msg === 'object' && (msg as JsonObject).method === 'initialize'
     if (d.session !== undefined && !isInit) cctx.session = d.session

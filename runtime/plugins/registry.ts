@@ -3,6 +3,7 @@ import type {
   SandboxInstance, Manifest, InvokeOptions, ToolDescriptor, ResourceDescriptor, PromptDescriptor,
   AgentDescriptor, PolicyTypeDescriptor, ClassifierDescriptor, EmbedderDescriptor, SandboxKind
 } from './contract.js'
+import { PluginCallError } from './contract.js'
 
 export interface RegisteredTool extends ToolDescriptor {
   plugin: string
@@ -42,6 +43,8 @@ const NONE = { tools: [], resources: [], prompts: [], agents: [], policyTypes: [
 export class PluginRegistry {
   private readonly live = new Map<string, Live>()
   private readonly failed = new Map<string, PluginStatus>()
+  /** The tools a plugin served before it went down, so a client calling one learns why it is gone. */
+  private readonly stranded = new Map<string, ToolDescriptor[]>()
   /** Views built once per change: MCP reads them on every request. Shared and frozen: never mutate. */
   private readonly views = new Map<string, readonly unknown[]>()
 
@@ -58,6 +61,7 @@ export class PluginRegistry {
     const old = this.live.get(manifest.name)
     const had = old !== undefined || this.failed.has(manifest.name)
     this.failed.delete(manifest.name)
+    this.stranded.delete(manifest.name)
     this.live.set(manifest.name, { manifest, dir, instance, inFlight: 0, retired: false })
     this.views.clear()
     if (old !== undefined) this.retire(old)
@@ -76,7 +80,8 @@ export class PluginRegistry {
 
   private setDown (name: string, dir: string, state: PluginState, error: string, manifest?: Partial<Manifest>): void {
     const old = this.live.get(name)
-    if (old !== undefined) { this.live.delete(name); this.views.clear(); this.retire(old) }
+    if (old !== undefined) { this.live.delete(name); this.stranded.set(name, old.instance.descriptor.tools); this.retire(old) }
+    this.views.clear()
     this.failed.set(name, { name, dir, state, error, contributes: NONE, ...(manifest?.version !== undefined ? { version: manifest.version } : {}), ...(manifest?.sandbox !== undefined ? { sandbox: manifest.sandbox } : {}) })
     this.bus.emit('PluginsChanged', { added: [], changed: old !== undefined ? [name] : [], removed: [] })
   }
@@ -84,6 +89,7 @@ export class PluginRegistry {
   remove (name: string): void {
     const old = this.live.get(name)
     const wasFailed = this.failed.delete(name)
+    if (this.stranded.delete(name)) this.views.clear()
     if (old !== undefined) { this.live.delete(name); this.views.clear(); this.retire(old) }
     if (old !== undefined || wasFailed) this.bus.emit('PluginsChanged', { added: [], changed: [], removed: [name] })
   }
@@ -113,6 +119,15 @@ export class PluginRegistry {
     return this.view('tools', () => {
       const out: RegisteredTool[] = []
       for (const [plugin, l] of this.live) for (const t of l.instance.descriptor.tools) out.push({ ...t, plugin, call: (args, opts) => this.invoke(plugin, 'tool', t.name, args, opts) })
+      return out
+    })
+  }
+
+  /** Tools of plugins that were live and then failed or were disabled: not listed, but a call fails naming the cause. */
+  strandedTools (): RegisteredTool[] {
+    return this.view('stranded', () => {
+      const out: RegisteredTool[] = []
+      for (const [plugin, tools] of this.stranded) if (this.failed.has(plugin)) for (const t of tools) out.push({ ...t, plugin, call: (args, opts) => this.invoke(plugin, 'tool', t.name, args, opts) })
       return out
     })
   }
@@ -175,7 +190,7 @@ export class PluginRegistry {
   /** Runs on the instance live at call time; a swap meanwhile lets this call finish on it. */
   async invoke (plugin: string, kind: 'tool' | 'resource' | 'prompt' | 'policyType' | 'classifier' | 'embedder', name: string, args: unknown, opts?: InvokeOptions): Promise<unknown> {
     const l = this.live.get(plugin)
-    if (l === undefined) throw new Error(`plugin '${plugin}' is not loaded`)
+    if (l === undefined) throw this.unavailable(plugin)
     l.inFlight++
     try {
       return await l.instance.invoke({ kind, name, args }, opts)
@@ -189,6 +204,12 @@ export class PluginRegistry {
     this.live.clear()
     this.views.clear()
     await Promise.allSettled(all.map((l) => l.instance.dispose()))
+  }
+
+  private unavailable (plugin: string): PluginCallError {
+    const down = this.failed.get(plugin)
+    const why = down === undefined ? 'is not loaded' : down.state === 'disabled' ? `is ${down.error ?? 'disabled'}` : `failed to load: ${down.error ?? 'unknown error'}`
+    return new PluginCallError(plugin, 'unavailable', `plugin '${plugin}' ${why}`)
   }
 
   private retire (l: Live): void {

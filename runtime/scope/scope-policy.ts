@@ -87,7 +87,7 @@ export class ScopePolicy implements GovernancePolicy {
     this.runtime.logger.warn({ policy: this.name, tier: this.config.tier, similarity: v.similarity }, `Scope breach on policy '${this.name}': ${reason}`)
     if (this.config.onBreach === 'DENY') return { decision: 'deny', reason }
     const redirect = this.config.redirectMessage
-    return { decision: 'transform', request: { ...request, message: redirect, metadata: { ...request.metadata, [REDIRECT_METADATA_KEY]: redirect } } }
+    return { decision: 'transform', request: { ...request, message: redirect, metadata: { ...request.metadata, [REDIRECT_METADATA_KEY]: redirect } }, reason: `redirected: ${reason}` }
   }
 
   private postResponse (ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision> {

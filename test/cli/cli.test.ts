@@ -22,17 +22,19 @@ function run (args: string[], opts: { cwd?: string } = {}): Promise<{ code: numb
 }
 
 /** Starts `serve`, resolves once it printed its URL. */
-function serve (args: string[], cmd: string[] = [process.execPath, bin, 'serve'], detached = false): Promise<{ proc: ChildProcess, url: string, output: () => string }> {
+function serve (args: string[], cmd: string[] = [process.execPath, bin, 'serve'], detached = false): Promise<{ proc: ChildProcess, url: string, output: () => string, stdout: () => string }> {
   return new Promise((resolve, reject) => {
     const proc = spawn(cmd[0]!, [...cmd.slice(1), ...args], { cwd: root, env, detached })
     let out = ''
+    let err = ''
+    // the plain line is on stderr: stdout carries JSON log records only
     const onData = (d: Buffer) => {
-      out += d.toString()
-      const m = /platform listening on (http:\/\/\S+)/.exec(out)
-      if (m !== null) resolve({ proc, url: m[1]!, output: () => out })
+      err += d.toString()
+      const m = /^platform listening on (http:\/\/\S+)$/m.exec(err)
+      if (m !== null) resolve({ proc, url: m[1]!, output: () => err, stdout: () => out })
     }
-    proc.stdout!.on('data', onData); proc.stderr!.on('data', (d) => { out += d })
-    proc.on('exit', (code) => reject(new Error(`exited ${code}: ${out}`)))
+    proc.stdout!.on('data', (d) => { out += d }); proc.stderr!.on('data', onData)
+    proc.on('exit', (code) => reject(new Error(`exited ${code}: ${err}${out}`)))
   })
 }
 
@@ -76,6 +78,18 @@ t.test('serve --port 0 prints its URL, serves, and SIGTERM exits 0 quickly', asy
   const { code, ms } = await done
   t.equal(code, 0)
   t.ok(ms < 5000, 'within 5 s')
+})
+
+t.test('stdout is JSON log records only: the listening line is a record there and a plain line on stderr', async (t) => {
+  const { proc, url, stdout } = await serve(['--port', '0', '--host', '127.0.0.1', '--data', data(), '--log-level', 'info'])
+  t.equal((await fetch(url + '/healthz')).status, 200)
+  const done = exitOf(proc)
+  proc.kill('SIGTERM')
+  t.equal((await done).code, 0)
+  const lines = stdout().split('\n').filter((l) => l.trim() !== '')
+  t.ok(lines.length > 0)
+  for (const l of lines) t.doesNotThrow(() => JSON.parse(l), `a JSON record: ${l.slice(0, 120)}`)
+  t.match(lines.map((l) => JSON.parse(l)).find((r) => r.msg === 'platform listening'), { level: 30, url })
 })
 
 t.test('SIGTERM closes open WebSockets with 1001 before exiting 0', async (t) => {

@@ -112,6 +112,29 @@ t.test('POST check: action reaches rules as metadata unless context has one; bad
   t.equal((await call('/check', { body: '{"agent_id":' })).status, 400)
 })
 
+t.test('POST check: an unknown body key is 400 naming it (a typo must not check an empty request)', async (t) => {
+  const typo = await call('/check', { body: { agentId: 'a1', action: 'call_tool', context: { tool_name: 'delete_database' } } })
+  t.equal(typo.status, 400)
+  t.same(typo.body, { error: "Invalid request body: unknown key 'agentId' (did you mean 'agent_id'?); expected agent_id, action, context", code: 'PLT_ERR_INVALID_BODY' })
+  const other = await call('/check', { body: { action: 'read', message: 'hello' } })
+  t.equal(other.status, 400)
+  t.equal(other.body.error, "Invalid request body: unknown key 'message'; expected agent_id, action, context")
+  t.equal((await call('/check', { body: { context: { anything: 1, goes: 'here' } } })).status, 200, 'context stays free-form')
+})
+
+t.test('POST check: a transform reports its reason (built-in, plugin-style without one, and prefer)', async (t) => {
+  const svc = governanceOf(tp.platform)!
+  svc.setSource('check-transform', svc.parse('yaml', 'yaml:inline', 'version: "1.0"\npolicies:\n  - name: pii\n    type: pii-redaction\n'))
+  t.teardown(() => { svc.removeSource('check-transform') })
+  const r = await call('/check', { body: { context: { message: 'mail me at bob@example.com' } } })
+  t.equal(r.status, 200)
+  t.match(r.body, { allowed: true, decision: 'transform', reason: 'redacted PII of kinds: [email]', matched_policy: 'pii' })
+  svc.setSource('check-transform', [{ name: 'bare', source: 'code:bare', version: '1', evaluate: (c: any) => ({ decision: 'transform', request: { ...c.request, message: 'x' } }) } as any])
+  t.match((await call('/check', { body: { context: { message: 'hi' } } })).body, { decision: 'transform', reason: "request transformed by policy 'bare'", matched_policy: 'bare' })
+  svc.setSource('check-transform', [{ name: 'pref', source: 'code:pref', version: '1', evaluate: () => ({ decision: 'prefer', preferred: 'small-model', reason: 'cheaper for short questions' }) } as any])
+  t.match((await call('/check', { body: { context: { message: 'hi' } } })).body, { decision: 'prefer', reason: 'cheaper for short questions', matched_policy: 'pref' })
+})
+
 t.test('POST check: a question, not a turn: concurrency slots are given back and the chain is not stuck', async (t) => {
   const svc = governanceOf(tp.platform)!
   svc.setSource('slots', svc.parse('yaml', 'yaml:slots', 'policies:\n  - {name: one-slot, type: concurrency-limit, config: {max-concurrent: 1}}\n'))

@@ -199,3 +199,43 @@ t.test('JWT principals without MCP authorization: PEM key, HS256 when allowed', 
   t.equal(await who(await token({}, { aud: RESOURCE })), null, 'wrong audience')
   t.equal((await modern(m.url, 'tools/list')).status, 200, 'MCP stays open when org.platform.mcp.auth.resource is unset')
 })
+
+t.test('WebSocket principals come from every credential the HTTP path accepts: JWT, configured token, none', async (t) => {
+  const secret = 'a-shared-secret-of-at-least-32-bytes!!'
+  const m = await startExtras({ 'org.platform.auth.jwt.keys': [rsaJwk, { kty: 'oct', k: Buffer.from(secret).toString('base64url') }], 'org.platform.auth.jwt.algorithms': ['RS256', 'HS256'], 'org.platform.auth.jwt.audience': 'admin', 'platform.auth.tokens': [{ token: 'static-token-0123456789', principal: 'bob' }] })
+  t.teardown(m.tp.close)
+  m.mcp.registerTool({ name: 'whoami', description: 'The caller', handler: (_a, ctx) => ctx.principal ?? 'nobody' })
+  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
+  const whoOverWs = async (headers: Record<string, string>): Promise<string> => {
+    const c = await wsClient(m.url, headers)
+    t.teardown(() => { c.ws.close() })
+    const r = await c.rpc({ id: 1, method: 'tools/call', params: { name: 'whoami', arguments: {}, _meta: meta } })
+    return r.result.content[0].text
+  }
+  const hs = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('svc').setAudience('admin').setExpirationTime('1m').sign(Buffer.from(secret))
+  t.equal(await whoOverWs(bearer(hs)), 'svc', 'an HS256 JWT')
+  t.equal(await whoOverWs(bearer(await token({}, { aud: 'admin' }))), 'alice', 'an RS256 JWT')
+  t.equal(await whoOverWs(bearer('static-token-0123456789')), 'bob', 'a configured token')
+  t.equal(await whoOverWs({ 'x-platform-auth': 'static-token-0123456789' }), 'bob', 'a configured token in X-Platform-Auth')
+  t.equal(await whoOverWs(bearer(await token({}, { aud: RESOURCE }))), 'nobody', 'a JWT for another audience is no principal')
+  t.equal(await whoOverWs({}), 'nobody', 'no credential')
+  // the HTTP path agrees
+  const r = await modern(m.url, 'tools/call', { name: 'whoami', arguments: {} }, { headers: bearer(hs) })
+  t.equal(r.body.result.content[0].text, 'svc')
+})
+
+t.test('WebSocket: a JWT that expires mid-connection stops naming a principal', async (t) => {
+  const secret = 'a-shared-secret-of-at-least-32-bytes!!'
+  const m = await startExtras({ 'org.platform.auth.jwt.keys': [{ kty: 'oct', k: Buffer.from(secret).toString('base64url') }], 'org.platform.auth.jwt.algorithms': ['HS256'], 'org.platform.auth.jwt.audience': 'admin', 'org.platform.auth.jwt.clockToleranceSeconds': 0 })
+  t.teardown(m.tp.close)
+  m.mcp.registerTool({ name: 'whoami', description: 'The caller', handler: (_a, ctx) => ctx.principal ?? 'nobody' })
+  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
+  const exp = Math.floor(Date.now() / 1000) + 2
+  const short = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('svc').setAudience('admin').setExpirationTime(exp).sign(Buffer.from(secret))
+  const c = await wsClient(m.url, bearer(short))
+  t.teardown(() => { c.ws.close() })
+  const who = async (id: number): Promise<string> => (await c.rpc({ id, method: 'tools/call', params: { name: 'whoami', arguments: {}, _meta: meta } })).result.content[0].text
+  t.equal(await who(1), 'svc')
+  await new Promise((resolve) => setTimeout(resolve, exp * 1000 - Date.now() + 1100))
+  t.equal(await who(2), 'nobody', 'the same socket, after exp')
+})

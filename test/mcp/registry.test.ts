@@ -94,6 +94,15 @@ t.test('programmatic registry beside plugins, validation, results, gate', async 
     t.equal(r.status, 400, 'loopback origins pass the origin check')
     r = await fetch(m.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping', params: { pad: 'x'.repeat(5000) } }) })
     t.equal(r.status, 413)
+    const tooLarge = { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'Request body too large: the limit is 4096 bytes (platform.mcp.body-limit-bytes, else platform.server.body-limit-bytes)', data: { limitBytes: 4096 } } }
+    t.equal(r.headers.get('content-type'), 'application/json')
+    t.same(await r.json(), tooLarge, 'a JSON-RPC error naming the limit, not the REST 413 body')
+    // no Content-Length: the limit trips while reading, and the answer is the same
+    const chunks = [Buffer.from('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"'), Buffer.alloc(5000, 0x78), Buffer.from('"}}')]
+    const body = new ReadableStream({ pull (c) { const next = chunks.shift(); if (next === undefined) c.close(); else c.enqueue(next) } })
+    r = await fetch(m.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit)
+    t.equal(r.status, 413)
+    t.same(await r.json(), tooLarge)
   })
 })
 

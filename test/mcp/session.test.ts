@@ -179,11 +179,15 @@ t.test('session dialect over POST', async (t) => {
   })
 })
 
-t.test('session cap: initialize beyond max-sessions gets 503', async (t) => {
+t.test('session cap: initialize beyond max-sessions gets 503 when no idle anonymous session can make room', async (t) => {
   const m = await startMcp({ 'platform.mcp.max-sessions': 2 }, { fixtures: false })
   t.teardown(m.tp.close)
-  await openSession(m.url)
-  await openSession(m.url)
+  const ac = new AbortController()
+  t.teardown(() => { ac.abort() })
+  // an open notification stream keeps a session busy, so it is not evicted for the newcomer
+  for (const s of [await openSession(m.url), await openSession(m.url)]) {
+    t.equal((await fetch(m.url, { headers: { accept: 'text/event-stream', 'mcp-session-id': s.sid }, signal: ac.signal })).status, 200)
+  }
   const r = await post(m.url, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } } })
   t.equal(r.status, 503)
   t.match(await r.json(), { error: { code: -32000, message: 'Too many sessions' } })

@@ -5,6 +5,10 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startWithPlugins, tempRoot, inlineGrants, statusOf } from './helpers.js'
 import { TIERS } from '../../runtime/plugins/index.js'
+import { installPlugins } from '../../runtime/plugins/install.js'
+import { installMcp } from '../../runtime/mcp/install.js'
+import { startTestPlatform } from '../helpers/platform.js'
+import { modern } from '../mcp/helpers.js'
 
 const bundled = join(resolve(dirname(fileURLToPath(import.meta.url)), '../..'), 'plugins')
 const NAMES = ['demo-agent', 'examples', 'policy-word-limit', 'scope-keywords']
@@ -32,7 +36,7 @@ for (const tier of tiers) {
       const progress: unknown[] = []
       t.same(await tool.call({ limit: 1000, steps: 4, delayMs: 1 }, { onProgress: (p) => progress.push(p) }), { limit: 1000, primes: 168 })
       t.equal(progress.length, 4, 'every progress message arrives before the result')
-      t.same(progress.at(-1), { step: 4, of: 4, primesSoFar: 168 })
+      t.same(progress.at(-1), { progress: 4, total: 4, message: 'step 4 of 4: 168 primes below 1000' })
     })
 
     t.test('examples: an MCP App tool and its ui:// resource', async (t) => {
@@ -87,3 +91,15 @@ for (const tier of tiers) {
     })
   })
 }
+
+t.test('examples over MCP: count_primes sends notifications/progress with progress, total and a text message', async (t) => {
+  const tp = await startTestPlatform({ 'platform.plugins.dirs': [bundled] }, { install: async (p) => { await installPlugins(p); await installMcp(p) } })
+  t.teardown(tp.close)
+  t.equal(tp.platform.plugins.status().find((s) => s.name === 'examples')?.state, 'live')
+  const r = await modern(`${tp.url}/platform/mcp`, 'tools/call', { name: 'count_primes', arguments: { limit: 1000, steps: 4, delayMs: 1 } }, { metaExtra: { progressToken: 'p-1' } })
+  t.same(r.body.result.structuredContent, { limit: 1000, primes: 168 })
+  const progress = r.events.filter((e) => e.method === 'notifications/progress').map((e) => e.params)
+  t.same(progress.map((p) => [p.progressToken, p.progress, p.total]), [['p-1', 1, 4], ['p-1', 2, 4], ['p-1', 3, 4], ['p-1', 4, 4]], 'one notification per step, in order')
+  for (const p of progress) t.match(p.message, /^step \d of 4: \d+ primes below \d+$/)
+  t.equal(progress.at(-1).message, 'step 4 of 4: 168 primes below 1000')
+})

@@ -25,7 +25,9 @@ t.test('installAreas installs scope; default runtime has no embedder and no mode
   t.equal(rt.decisionModel(), undefined)
   t.equal(rt.pluginClassifier(), undefined)
   const p = createScopePolicy({ name: 's', source: 'yaml:x', version: '1', config: { agent: 'support', purpose: 'Orders' } }, rt)
-  t.same(await p.evaluate(pre('reverse a binary tree')), { decision: 'transform', request: { ...pre('').request, message: p.config.redirectMessage, metadata: { 'platform.scope.redirect': p.config.redirectMessage } } }, 'embedding tier degraded to rules')
+  const { reason, ...decision } = await p.evaluate(pre('reverse a binary tree')) as { reason?: string }
+  t.same(decision, { decision: 'transform', request: { ...pre('').request, message: p.config.redirectMessage, metadata: { 'platform.scope.redirect': p.config.redirectMessage } } }, 'embedding tier degraded to rules')
+  t.match(reason, /^redirected: /)
   t.ok(tp.logs.some((l) => String(l.msg).includes('No embedding runtime available')), 'the warning reaches the platform log')
   await t.rejects(tp.platform.use(scopeArea), { message: 'area "scope" is installed twice' })
   t.equal(scopeRuntimeOf(tp.platform), rt, 'refusing the second install keeps the one runtime')

@@ -33,10 +33,12 @@ t.test('out of scope with DENY denies with the guardrail reason', async (t) => {
 t.test('POLITE_REDIRECT transforms: message becomes the redirect text, metadata carries it', async (t) => {
   const req = aiRequest({ message: 'write me python code', agentId: 'support', userId: 'u1', sessionId: 's1', conversationId: 'c1', model: 'm', systemPrompt: 'sys', metadata: { k: 1 } })
   const d = yaml(base).evaluate(pre(req))
-  t.same(d, {
+  const { reason, ...rest } = d as { reason?: string }
+  t.same(rest, {
     decision: 'transform',
     request: { ...req, message: DEFAULT_REDIRECT, metadata: { k: 1, [REDIRECT_METADATA_KEY]: DEFAULT_REDIRECT } }
   })
+  t.match(reason, /^redirected: message matched built-in hijacking probe/, 'the transform says why (shown by /check and the decision log)')
   t.equal(REDIRECT_METADATA_KEY, 'platform.scope.redirect')
   t.same(req.metadata, { k: 1 }, 'the original request is not mutated')
 })

@@ -44,7 +44,7 @@ export class PiiRedactionPolicy implements GovernancePolicy {
     }
     if (kinds.length === 0) return ADMIT
     if (this.block) return deny(`request contains PII of kinds: ${listText(kinds)}`)
-    return transform({ ...ctx.request, message: redacted })
+    return transform({ ...ctx.request, message: redacted }, `redacted PII of kinds: ${listText(kinds)}`)
   }
 }
 
