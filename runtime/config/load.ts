@@ -3,9 +3,11 @@ import { resolve } from 'node:path'
 import { parseDocument } from 'yaml'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { KEYS, configSchema, defaults } from './schema.js'
+import { editDistance } from './did-you-mean.js'
+import { OperatorError } from './operator-error.js'
 
 /** Start-up stops with this error; its message names the key and what it expects. */
-export class ConfigError extends Error {
+export class ConfigError extends OperatorError {
   constructor (message: string) { super(message); this.name = 'ConfigError' }
 }
 
@@ -94,23 +96,10 @@ function readEnv (env: Record<string, string | undefined>): Record<string, unkno
 function suggest (key: string): string {
   let best = ''; let bestScore = Infinity
   for (const k of Object.keys(KEYS)) {
-    const d = distance(k.replace(/-/g, '.'), key.replace(/-/g, '.'))
+    const d = editDistance(k.replace(/-/g, '.'), key.replace(/-/g, '.'))
     if (d < bestScore) { bestScore = d; best = k }
   }
   return bestScore <= 4 ? ` (did you mean '${best}'?)` : ''
-}
-
-function distance (a: string, b: string): number {
-  const dp = Array.from({ length: b.length + 1 }, (_, i) => i)
-  for (let i = 1; i <= a.length; i++) {
-    let prev = dp[0]!; dp[0] = i
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = dp[j]!
-      dp[j] = Math.min(dp[j]! + 1, dp[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1))
-      prev = tmp
-    }
-  }
-  return dp[b.length]!
 }
 
 function expectation (err: { keyword: string, message?: string, params: Record<string, unknown> }): string {
