@@ -21,6 +21,7 @@ import { deny as denyDecision } from './contract.js'
 
 export * from './contract.js'
 export { GovernanceService, GovernanceRequestError, type ReloadResult } from './service.js'
+export { PolicyFiles, type PolicyFileStatus } from './policy-files.js'
 export { PolicyAdmissionGate, type Admission, type Preference, type PolicyIdentity, SPAN_NAME } from './gate.js'
 export { PolicyChain, POLICIES_PROPERTY } from './chain.js'
 export { PolicyRegistry, type TypeInfo } from './registry.js'
@@ -90,10 +91,9 @@ export async function installGovernance (platform: Platform): Promise<Governance
   const preset = platform.properties.get(POLICIES_PROPERTY)
   if (Array.isArray(preset)) for (const p of preset as GovernancePolicy[]) service.addPolicy(p)
   if (config.get<boolean>('platform.ai.governance.kill-switch.enabled')) service.addPolicy(new KillSwitchPolicy())
-  for (const file of config.get<string[]>('platform.ai.governance.policy-files')) {
-    const loaded = service.loadFile(file)
-    log.info({ file, policies: loaded.map((p) => p.name) }, `loaded ${loaded.length} governance policies from ${file}`)
-  }
+  service.files.loadAll(config.get<string[]>('platform.ai.governance.policy-files'))
+  service.files.watch(config.get<number>('platform.ai.governance.watch-interval-ms'))
+  platform.onClose(() => { service.files.close() })
   syncAgentScopes()
   platform.properties.set(POLICIES_PROPERTY, service.chain.policies)
 
