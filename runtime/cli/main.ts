@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { loadConfig, ConfigError } from '../config/index.js'
+import { loadConfig, ConfigError, OperatorError, EX_CONFIG } from '../config/index.js'
 import { startPlatform } from '../platform.js'
 import { installAreas } from '../areas.js'
 import { PLUGINS_USAGE, pluginsList, pluginsValidate, pluginsNew } from './plugins.js'
@@ -84,7 +84,11 @@ export async function main (argv: string[], out: Out = { log: (s) => process.std
     if (values.port !== undefined) overrides['platform.server.port'] = intFlag('--port', values.port)
     if (values.host !== undefined) overrides['platform.server.host'] = values.host
     if (values.data !== undefined) overrides['platform.data-dir'] = values.data
-    if (values.plugins !== undefined) overrides['platform.plugins.dirs'] = values.plugins
+    if (values.plugins !== undefined) {
+      // a path typed on the command line that does not exist is a typo, not a directory to wait for
+      for (const d of values.plugins) if (!existsSync(d)) throw new OperatorError(`--plugins ${d}: no such directory`)
+      overrides['platform.plugins.dirs'] = values.plugins
+    }
     if (values['log-level'] !== undefined) overrides['platform.log-level'] = values['log-level']
     for (const kv of values.set ?? []) {
       const i = kv.indexOf('=')
@@ -98,7 +102,8 @@ export async function main (argv: string[], out: Out = { log: (s) => process.std
     if (command === 'plugins') return await pluginsList(config, values.json === true, out)
     return await serve(config, out)
   } catch (e) {
-    if (e instanceof ConfigError) { out.error(`platform: configuration error: ${e.message}`); return 78 }
+    if (e instanceof ConfigError) { out.error(`platform: configuration error: ${e.message}`); return EX_CONFIG }
+    if (e instanceof OperatorError) { out.error(`platform: ${e.message.replace(/\s*\n\s*/g, ' ')}`); return EX_CONFIG }
     out.error(`platform: ${(e as Error).stack ?? String(e)}`)
     return 1
   }

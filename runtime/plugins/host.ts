@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { Counter, Gauge } from 'prom-client'
-import type { Config } from '../config/index.js'
+import { OperatorError, type Config } from '../config/index.js'
 import type { Logger, Metrics } from '../observability/index.js'
 import type { PluginRegistry } from './registry.js'
 import type { CapabilityDeps } from './capabilities.js'
@@ -69,6 +69,7 @@ export class PluginHost {
 
   /** Loads everything, then starts watching. */
   async start (): Promise<void> {
+    this.checkDirs()
     await this.rescan()
     this.ready_ = true
     this.watcher?.start()
@@ -101,6 +102,22 @@ export class PluginHost {
       clearTimeout(timer)
     }
     await this.opts.registry.closeAll()
+  }
+
+  /**
+   * A plugin directory that exists but cannot be listed (not a directory, no permission) is an
+   * operator mistake that would otherwise leave the platform running without its plugins. A
+   * missing one is not: it is watched and loads when it appears.
+   */
+  private checkDirs (): void {
+    for (const dir of this.dirs) {
+      try { readdirSync(dir) } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code
+        if (code === 'ENOENT') continue
+        const why = code === 'ENOTDIR' ? 'it is not a directory' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (err as Error).message
+        throw new OperatorError(`plugin directory ${dir} cannot be read: ${why} (platform.plugins.dirs)`)
+      }
+    }
   }
 
   private listFolders (root: string): string[] {

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, writeFileSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -91,6 +91,8 @@ t.test('SIGTERM closes open WebSockets with 1001 before exiting 0', async (t) =>
 
 t.test('SIGINT also shuts down gracefully; flags reach the config', async (t) => {
   const dir = data()
+  // --plugins paths must exist (a missing one is a typo: exit 78, see below)
+  mkdirSync(join(dir, 'p1')); mkdirSync(join(dir, 'p2'))
   const { proc, url } = await serve(['--port', '0', '--host', '127.0.0.1', '--data', dir, '--set', 'platform.admin.enabled=false', '--plugins', join(dir, 'p1'), '--plugins', join(dir, 'p2')])
   t.equal((await fetch(url + '/readyz')).status, 200)
   const done = exitOf(proc)
@@ -107,4 +109,28 @@ t.test('npm start -- <flags> forwards the flags to platform serve; Ctrl-C stops 
   await done
   const after = await fetch(url + '/healthz', { headers: { connection: 'close' } }).then(() => 'served', () => 'stopped')
   t.equal(after, 'stopped')
+})
+
+t.test('operator errors at start-up print one line on stderr and exit 78, never a stack trace', async (t) => {
+  const dir = data()
+  writeFileSync(join(dir, 'typo.yaml'), 'rules: []\ndefault:\n  action: deny\n')
+  writeFileSync(join(dir, 'unknown-type.yaml'), 'policies:\n  - {name: a, type: no-such-type}\n')
+  writeFileSync(join(dir, 'a-file'), '')
+  const base = ['serve', '--port', '0', '--host', '127.0.0.1', '--data', join(dir, 'data'), '--log-level', 'silent']
+  const policy = (f: string) => ['--set', `platform.ai.governance.policy-files=${JSON.stringify([join(dir, f)])}`, '--set', 'platform.plugins.dirs=[]']
+  const cases: [string[], RegExp][] = [
+    [policy('typo.yaml'), /^platform: unknown key 'default' in the rules document of yaml:.*typo\.yaml line 2 \(did you mean 'defaults'\?\)/],
+    [policy('unknown-type.yaml'), /^platform: failed to build policies\[0\] \('a'\) in yaml:.*unknown-type\.yaml: unknown policy type 'no-such-type'/],
+    [policy('missing.yaml'), /^platform: cannot read policy file .*missing\.yaml: ENOENT/],
+    [['--plugins', join(dir, 'nowhere')], /^platform: --plugins .*nowhere: no such directory$/],
+    [['--plugins', join(dir, 'a-file')], /^platform: plugin directory .*a-file cannot be read: it is not a directory \(platform\.plugins\.dirs\)$/],
+    [['--set', 'platform.server.prot=1'], /^platform: configuration error: unknown config key 'platform\.server\.prot' \(from command line\) \(did you mean 'platform\.server\.port'\?\)$/]
+  ]
+  for (const [args, re] of cases) {
+    const r = await run([...base, ...args])
+    t.equal(r.code, 78, args.join(' '))
+    t.match(r.stderr.trim(), re, args.join(' '))
+    t.equal(r.stderr.trim().split('\n').length, 1, `one line: ${r.stderr}`)
+    t.notMatch(r.stderr, /\n\s+at /, 'no stack trace')
+  }
 })
