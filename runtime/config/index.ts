@@ -1,4 +1,4 @@
-export { loadConfig, makeConfig, check, flatten, ConfigError, type Config, type ConfigSources } from './load.js'
+export { loadConfig, makeConfig, check, flatten, foldGrantKeys, ConfigError, type Config, type ConfigSources } from './load.js'
 export { KEYS, PATTERN_KEYS, PLUGIN_GRANT_SCHEMA, LOG_LEVELS, defaults, configSchema, type KeyDef } from './schema.js'
 export { configTable, errorTable, replaceTable } from './docs.js'
 export { OperatorError, EX_CONFIG } from './operator-error.js'
