@@ -5,7 +5,7 @@ import type { Config } from '../config/index.js'
 import { EventBus } from '../events/index.js'
 import { createLogger } from '../observability/index.js'
 import {
-  PluginHost, PluginRegistry, readManifest, resolveGrant, GrantRefused, ManifestError, tierFactory, TierUnavailable,
+  PluginHost, PluginRegistry, readManifest, resolveGrant, GrantRefused, grantLine, ManifestError, tierFactory, TierUnavailable,
   buildCapabilities, NAME_PATTERN, type PluginStatus, type SandboxInstance
 } from '../plugins/index.js'
 
@@ -31,20 +31,35 @@ function contributions (c: PluginStatus['contributes']): string {
   return parts.length > 0 ? parts.join('; ') : '-'
 }
 
+/** Sandboxes whose code runs with the host's own rights; net and env grants bind only `ctx` there. */
+const FULL_TRUST = new Set(['worker', 'inline'])
+export const FULL_TRUST_NOTE = 'worker and inline plugins run with full trust (Node APIs, network, files, environment): their net and env grants bind only ctx.fetch and ctx.env, not the code itself'
+
 export async function pluginsList (config: Config, json: boolean, out: Out): Promise<number> {
   const registry = new PluginRegistry(new EventBus())
   const host = new PluginHost({ config, logger: silent(), registry, capabilities: { logger: silent(), kvDb: noKv }, watch: false })
   await host.start()
   const status = registry.status()
+  const warnings = host.unknownGrants().map((w) => w.message)
   await host.close()
-  if (json) { out.log(JSON.stringify(status, null, 2)); return 0 }
+  const scope = `static check: each plugin of ${host.dirs.join(', ')} loaded here with the grants of ${config.file ?? 'the default configuration'} (not a running server's state)`
+  if (json) {
+    // stdout stays the plugin array; what kind of listing it is goes to stderr
+    out.error(scope)
+    for (const w of warnings) out.error(`warning: ${w}`)
+    out.log(JSON.stringify(status.map((s) => ({ ...s, fullTrust: s.sandbox !== undefined && FULL_TRUST.has(s.sandbox) })), null, 2))
+    return 0
+  }
+  out.log(scope)
+  for (const w of warnings) out.log(`warning: ${w}`)
   if (status.length === 0) { out.log(`no plugins in ${host.dirs.join(', ')}`); return 0 }
-  const rows = status.map((s) => [s.name, s.version ?? '-', s.sandbox ?? '-', s.state, s.state === 'live' ? contributions(s.contributes) : s.error ?? ''])
+  const rows = status.map((s) => [s.name, s.version ?? '-', s.sandbox === undefined ? '-' : FULL_TRUST.has(s.sandbox) ? `${s.sandbox} (full trust)` : s.sandbox, s.state, s.state === 'live' ? contributions(s.contributes) : s.error ?? ''])
   const head = ['NAME', 'VERSION', 'SANDBOX', 'STATE', 'CONTRIBUTES / ERROR']
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (r: string[]) => r.map((c, i) => i === r.length - 1 ? c : c.padEnd(widths[i]!)).join('  ')
   out.log(line(head))
   for (const r of rows) out.log(line(r))
+  if (status.some((s) => s.sandbox !== undefined && FULL_TRUST.has(s.sandbox))) out.log(`note: ${FULL_TRUST_NOTE}`)
   return 0
 }
 
@@ -60,8 +75,8 @@ export async function pluginsValidate (dir: string | undefined, out: Out): Promi
   }
   const { manifest, askedLimits, entryPath } = parsed
   // what the operator must grant for it to load as asked
-  let needs: string[] = []
-  try { resolveGrant(manifest.name, manifest, askedLimits, {}) } catch (e) { if (e instanceof GrantRefused) needs = e.needed.map((n) => `${n.key}: ${JSON.stringify(n.value)}`); else throw e }
+  let needs = ''
+  try { resolveGrant(manifest.name, manifest, askedLimits, {}) } catch (e) { if (e instanceof GrantRefused) needs = grantLine(manifest.name, e.grant); else throw e }
   const grant = resolveGrant(manifest.name, manifest, askedLimits, { sandbox: manifest.sandbox, permissions: manifest.permissions, limits: askedLimits })
   let instance: SandboxInstance | undefined
   let note = ''
@@ -84,7 +99,7 @@ export async function pluginsValidate (dir: string | undefined, out: Out): Promi
     await instance.dispose()
   }
   if (note !== '') out.log(`  note: ${note}`)
-  out.log(needs.length > 0 ? `  the operator must grant in platform.yaml: ${needs.join(', ')}` : '  needs no operator grant')
+  out.log(needs !== '' ? `  the operator must grant in platform.yaml: ${needs}` : '  needs no operator grant')
   return 0
 }
 

@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { Counter, Gauge } from 'prom-client'
-import { OperatorError, type Config } from '../config/index.js'
+import { OperatorError, didYouMean, type Config } from '../config/index.js'
 import type { Logger, Metrics } from '../observability/index.js'
 import type { PluginRegistry } from './registry.js'
 import type { CapabilityDeps } from './capabilities.js'
@@ -71,6 +71,7 @@ export class PluginHost {
   async start (): Promise<void> {
     this.checkDirs()
     await this.rescan()
+    for (const w of this.unknownGrants()) this.opts.logger.warn({ plugin: w.plugin }, w.message)
     this.ready_ = true
     this.watcher?.start()
   }
@@ -89,6 +90,18 @@ export class PluginHost {
       }
     })()
     return await this.scanning
+  }
+
+  /** Grants (`platform.plugins.<name>`) that name no plugin found in the plugin directories: usually a typo. */
+  unknownGrants (): { plugin: string, message: string }[] {
+    const names = new Set(this.opts.registry.status().map((s) => s.name))
+    const out: { plugin: string, message: string }[] = []
+    for (const k of Object.keys(this.opts.config.values)) {
+      if (!k.startsWith('platform.plugins.') || k === 'platform.plugins.dirs') continue
+      const plugin = k.slice('platform.plugins.'.length)
+      if (!names.has(plugin)) out.push({ plugin, message: `${k} grants plugin '${plugin}', which is in no plugin directory (${this.dirs.join(', ')})${didYouMean(plugin, names)}` })
+    }
+    return out
   }
 
   async close (): Promise<void> {

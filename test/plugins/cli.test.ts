@@ -49,6 +49,20 @@ t.test('plugins list: a table, and the grants of platform.yaml apply', async (t)
   t.match(r.stdout, /^NAME\s+VERSION\s+SANDBOX\s+STATE\s+CONTRIBUTES \/ ERROR$/m)
   t.match(r.stdout, /^broken\s+-\s+-\s+failed\s+plugin\.json: 'limits\.memoryMb' must be >= 8$/m)
   t.match(r.stdout, /^good\s+1\.0\.0\s+isolate\s+disabled\s+disabled by the operator/m)
+  t.match(r.stdout, /^static check: each plugin of .* loaded here with the grants of .*platform\.yaml \(not a running server's state\)$/m)
+})
+
+t.test('plugins list says worker and inline are full trust and warns about a grant naming no plugin', async (t) => {
+  const r = await run(['plugins', 'list', '--plugins', dir, '--set', 'platform.plugins.good={"sandbox":"worker"}', '--set', 'platform.plugins.godo={"sandbox":"inline"}'], root)
+  t.equal(r.code, 0, r.stderr)
+  t.match(r.stdout, /^good\s+1\.0\.0\s+worker \(full trust\)\s+live/m)
+  t.match(r.stdout, /^note: worker and inline plugins run with full trust \(Node APIs, network, files, environment\): their net and env grants bind only ctx\.fetch and ctx\.env/m)
+  t.match(r.stdout, /^warning: platform\.plugins\.godo grants plugin 'godo', which is in no plugin directory \(.*\) \(did you mean 'good'\?\)$/m)
+  const json = await run(['plugins', 'list', '--json', '--plugins', dir, '--set', 'platform.plugins.good={"sandbox":"worker"}'], root)
+  t.match((JSON.parse(json.stdout) as { name: string, fullTrust: boolean }[]).find((p) => p.name === 'good'), { fullTrust: true })
+  t.match(json.stderr, /^static check: /)
+  const iso = await run(['plugins', 'list', '--plugins', dir], root)
+  t.notMatch(iso.stdout, /full trust/, 'no note when every plugin is isolated')
 })
 
 t.test('plugins list of the bundled plugins', async (t) => {
