@@ -46,6 +46,10 @@ export class PluginHost {
   private readonly watcher: ChangeWatcher | undefined
   private readonly tiers: TierMap
   private readonly missingDirs = new Set<string>()
+  /** Folders refused because a name they contribute is served by another plugin: retried when plugins go away or change. */
+  private readonly clashed = new Set<string>()
+  /** A plugin went away or changed in this scan, so a refused folder may now fit. */
+  private freed = false
   private scanning: Promise<void> | undefined
   private again = false
   private closed = false
@@ -175,9 +179,18 @@ export class PluginHost {
       if (seen.has(dir)) continue
       this.folders.delete(dir)
       this.hasher.forget(dir)
+      this.clashed.delete(dir)
       this.release(f.name, dir)
+      this.freed = true
       this.opts.logger.info({ plugin: f.name, dir }, 'plugin removed')
     }
+    if (this.freed && this.clashed.size > 0) {
+      // load the refused folders again on the next pass (a changed hash makes the scan load them)
+      for (const dir of this.clashed) { const f = this.folders.get(dir); if (f !== undefined) f.hash = '' }
+      this.clashed.clear()
+      this.again = true
+    }
+    this.freed = false
     this.watcher?.sync([...this.dirs, ...this.folders.keys()])
     this.updateGauge()
   }
@@ -212,8 +225,19 @@ export class PluginHost {
     }
     this.owners.set(name, dir)
     this.folders.set(dir, { hash, name })
-    this.loads?.inc({ outcome: out.state })
+    this.clashed.delete(dir)
     const r = this.opts.registry
+    if (out.state === 'live') {
+      const clashes = r.clashes(name, out.instance.descriptor)
+      if (clashes.length > 0) {
+        // the plugin already serving keeps its names; this one is refused until that changes
+        await out.instance.dispose().catch(() => {})
+        out = { state: 'failed', name, manifest: out.manifest, error: `plugin '${name}' is refused: it contributes ${clashes.join(', ')}; rename it in one plugin or disable one (platform.plugins.<name>.enabled: false)` }
+        this.clashed.add(dir)
+      }
+    }
+    if (prev !== undefined && !this.clashed.has(dir)) this.freed = true
+    this.loads?.inc({ outcome: out.state })
     switch (out.state) {
       case 'live':
         r.set(dir, out.manifest, out.instance)
