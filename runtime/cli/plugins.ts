@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { createRequire } from 'node:module'
+import { join, relative, resolve } from 'node:path'
 import { Writable } from 'node:stream'
 import type { Config } from '../config/index.js'
 import { EventBus } from '../events/index.js'
@@ -19,7 +20,7 @@ export const PLUGINS_USAGE = `Usage: platform plugins <list|validate|new> [optio
   plugins validate <dir>         Check a plugin folder: plugin.json, entry, loading it in the
                                  sandbox it asks for; exits 1 with the errors
   plugins new <name> [--dir D]   Scaffold a working plugin in D/<name> (default ./plugins)
-                                 with plugin.json, index.js and its own test (node --test)
+                                 with plugin.json, index.mjs and its own test (node --test)
 `
 
 const silent = () => createLogger('silent', { destination: new Writable({ write (_c, _e, cb) { cb() } }) })
@@ -110,18 +111,26 @@ export function pluginsNew (name: string | undefined, parent: string | undefined
   if (existsSync(dir)) { out.error(`platform: ${dir} already exists`); return 1 }
   mkdirSync(dir, { recursive: true })
   for (const [file, text] of Object.entries(scaffold(name))) writeFileSync(join(dir, file), text)
-  out.log(`created ${dir}`)
-  out.log(`  test it:   cd ${dir} && node --test`)
-  out.log(`  check it:  platform plugins validate ${dir}`)
+  const shown = relative(process.cwd(), dir)
+  const at = shown === '' || shown.startsWith('..') ? dir : shown
+  out.log(`created ${at}`)
+  out.log(`  test it:   cd ${at} && node --test`)
+  out.log(`  check it:  npx platform plugins validate ${at}`)
   out.log('  it goes live as soon as the folder is in a plugin directory (no grant needed: it runs in the isolate tier)')
+  // the test imports agent-platform/sdk: say so when it cannot resolve from there
+  try { createRequire(join(dir, 'index.test.mjs')).resolve('agent-platform/sdk') } catch {
+    out.log(`  note: node --test needs agent-platform resolvable from ${at}: create the plugin inside a project that has it (npm install agent-platform) or inside this platform's checkout`)
+  }
   return 0
 }
 
 function scaffold (name: string): Record<string, string> {
   return {
-    'plugin.json': JSON.stringify({ name, version: '0.1.0', description: `The ${name} plugin`, entry: 'index.js', sandbox: 'isolate', permissions: {}, limits: { memoryMb: 64, timeoutMs: 5000, concurrency: 4 } }, null, 2) + '\n',
-    'package.json': JSON.stringify({ name, private: true, type: 'module', scripts: { test: 'node --test' } }, null, 2) + '\n',
-    'index.js': `// The ${name} plugin. Everything it contributes is listed in definePlugin; see docs/plugins.md.
+    'plugin.json': JSON.stringify({ name, version: '0.1.0', description: `The ${name} plugin`, entry: 'index.mjs', sandbox: 'isolate', permissions: {}, limits: { memoryMb: 64, timeoutMs: 5000, concurrency: 4 } }, null, 2) + '\n',
+    // .mjs and no package.json of its own: ES modules whatever the project's package.json says,
+    // and agent-platform/sdk resolves from the project's node_modules (or, in this platform's own
+    // checkout, as the package itself)
+    'index.mjs': `// The ${name} plugin. Everything it contributes is listed in definePlugin; see docs/plugins.md.
 import { definePlugin, tool, prompt, McpMessage } from 'agent-platform/sdk'
 
 export default definePlugin({
@@ -146,10 +155,10 @@ export default definePlugin({
   ]
 })
 `,
-    'index.test.js': `// Run with: node --test
+    'index.test.mjs': `// Run with: node --test
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import plugin from './index.js'
+import plugin from './index.mjs'
 
 const logged = []
 const ctx = { log: { debug () {}, info (msg, data) { logged.push([msg, data]) }, warn () {}, error () {} }, signal: new AbortController().signal }
@@ -170,6 +179,6 @@ test('introduce builds a system and a user message', async () => {
   assert.equal(messages[1].content.text, 'Introduce MCP.')
 })
 `,
-    'README.md': `# ${name}\n\nA plugin for the agent platform. Drop this folder into a plugin directory (\`platform.plugins.dirs\`, default \`./plugins\`) and it goes live.\n\n- \`node --test\` runs its tests\n- \`platform plugins validate .\` checks it\n`
+    'README.md': `# ${name}\n\nA plugin for the agent platform. Drop this folder into a plugin directory (\`platform.plugins.dirs\`, default \`./plugins\`) and it goes live.\n\n- \`node --test\` runs its tests (agent-platform must be installed in the project, or the folder inside the platform's checkout)\n- \`npx platform plugins validate .\` checks it\n`
   }
 }
