@@ -17,7 +17,7 @@ export class KeyChecker {
     for (const k of Object.keys(map)) {
       if (allowed.includes(k)) continue
       const line = this.lineOf([...path, k])
-      throw new PolicyLoadError(`unknown key '${k}' in ${where} of ${this.source}${line !== undefined ? ` line ${line}` : ''}${didYouMean(k, allowed)}; allowed: ${allowed.join(', ')}`)
+      throw new PolicyLoadError(`unknown key '${k}' in ${where} of ${this.source}${line !== undefined ? ` line ${line}` : ''}${didYouMean(k, allowed)}; allowed: ${allowed.length > 0 ? allowed.join(', ') : 'none'}`)
     }
   }
 }

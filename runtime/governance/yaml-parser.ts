@@ -59,6 +59,8 @@ export class YamlPolicyParser implements PolicyParser {
       seen.add(name)
       const ver = raw.version === undefined || raw.version === null || String(raw.version).trim() === '' ? (docVersion ?? 'embedded') : String(raw.version)
       if (raw.config !== undefined && raw.config !== null && !isMap(raw.config)) fail("'config' must be a map")
+      const configKeys = this.registry.configKeys(raw.type as string)
+      if (configKeys !== undefined && isMap(raw.config)) keys.check(raw.config, configKeys, ['policies', i, 'config'], `the config of policies[${i}] ('${name}', type ${String(raw.type)})`)
       for (const flag of ['swappable', 'dry-run']) if (raw[flag] !== undefined && typeof raw[flag] !== 'boolean') fail(`'${flag}' must be true or false`)
       const descriptor = { name, source, version: ver, config: (raw.config as Record<string, unknown> | undefined) ?? {} }
       let policy: GovernancePolicy

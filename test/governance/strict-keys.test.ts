@@ -33,3 +33,12 @@ t.test('known keys still load, including the toolkit defaults that are not enfor
   t.same(parse('version: "1"\npolicies:\n  - {name: a, type: kill-switch, version: "2", description: x, swappable: true, dry-run: false, config: {}}\n').map((x) => x.name), ['a'])
   t.same(parse(''), [])
 })
+
+t.test("a built-in type's config is strict too: a misspelt optional key is not a silent default", async (t) => {
+  // before: `zones` was ignored and the window ran in UTC
+  t.throws(() => parse('policies:\n  - name: office\n    type: time-window\n    config:\n      start: "08:00"\n      zones: Europe/Paris\n'),
+    { message: /unknown key 'zones' in the config of policies\[0\] \('office', type time-window\) of yaml:policies\/p\.yaml line 6 \(did you mean 'zone'\?\); allowed: start, end, zone, days/ })
+  t.throws(() => parse('policies:\n  - {name: pii, type: pii-redaction, config: {mdoe: block}}\n'), /unknown key 'mdoe' .*\(did you mean 'mode'\?\)/)
+  t.throws(() => parse('policies:\n  - {name: ks, type: kill-switch, config: {armed: true}}\n'), /unknown key 'armed' in the config of policies\[0\] \('ks', type kill-switch\).*; allowed: none$/)
+  t.same(parse('policies:\n  - {name: office, type: time-window, config: {start: "08:00", end: "18:00", zone: Europe/Paris, days: [MONDAY]}}\n').map((p) => p.name), ['office'])
+})
