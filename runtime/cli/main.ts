@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util'
 import { loadConfig, ConfigError, OperatorError, EX_CONFIG } from '../config/index.js'
 import { startPlatform } from '../platform.js'
 import { installAreas } from '../areas.js'
+import { pluginHostOf } from '../plugins/index.js'
 import { PLUGINS_USAGE, pluginsList, pluginsValidate, pluginsNew } from './plugins.js'
 import { StdioBridge, parseHeaders } from './mcp-stdio.js'
 
@@ -100,7 +101,7 @@ export async function main (argv: string[], out: Out = { log: (s) => process.std
     }
     const config = loadConfig({ file: values.config, overrides })
     if (command === 'plugins') return await pluginsList(config, values.json === true, out)
-    return await serve(config, out)
+    return await serve(config, out, () => loadConfig({ file: values.config, overrides }))
   } catch (e) {
     if (e instanceof ConfigError) { out.error(`platform: configuration error: ${e.message}`); return EX_CONFIG }
     if (e instanceof OperatorError) { out.error(`platform: ${e.message.replace(/\s*\n\s*/g, ' ')}`); return EX_CONFIG }
@@ -114,14 +115,30 @@ function intFlag (name: string, v: string): number {
   return Number(v)
 }
 
-async function serve (config: ReturnType<typeof loadConfig>, out: Out): Promise<number> {
+async function serve (config: ReturnType<typeof loadConfig>, out: Out, reread: () => ReturnType<typeof loadConfig>): Promise<number> {
   const { platform, url } = await startPlatform({ config, install: installAreas })
   out.log(`platform listening on ${url}`)
+  // SIGHUP reads the configuration again and applies the plugin grants; other keys need a restart
+  let current = config
+  const hup = (): void => {
+    let next
+    try { next = reread() } catch (e) {
+      platform.logger.error({ error: (e as Error).message }, `SIGHUP: configuration not reloaded, the running one stays: ${(e as Error).message}`)
+      return
+    }
+    const keys = [...new Set([...Object.keys(current.values), ...Object.keys(next.values)])]
+    const other = keys.filter((k) => (!k.startsWith('platform.plugins.') || k === 'platform.plugins.dirs') && JSON.stringify(current.values[k]) !== JSON.stringify(next.values[k]))
+    if (other.length > 0) platform.logger.warn({ keys: other }, `SIGHUP applies only plugin grants (platform.plugins.<name>); restart to apply ${other.join(', ')}`)
+    current = next
+    pluginHostOf(platform)?.reloadGrants(next).catch((err: unknown) => { platform.logger.error({ err }, 'SIGHUP: reloading plugin grants failed') })
+  }
+  process.on('SIGHUP', hup)
   return await new Promise<number>((resolve) => {
     let stopping = false
     const stop = (signal: string) => {
       if (stopping) return
       stopping = true
+      process.off('SIGHUP', hup)
       platform.logger.info({ signal }, 'shutting down')
       const force = setTimeout(() => { out.error('platform: shutdown took longer than 5 s, exiting'); resolve(1) }, 5000)
       force.unref()

@@ -50,6 +50,8 @@ export class PluginHost {
   private readonly clashed = new Set<string>()
   /** A plugin went away or changed in this scan, so a refused folder may now fit. */
   private freed = false
+  /** The configuration grants are read from; `reloadGrants` replaces it. */
+  private config: Config
   private scanning: Promise<void> | undefined
   private again = false
   private closed = false
@@ -58,6 +60,7 @@ export class PluginHost {
   private readonly gauge: Gauge<'state'> | undefined
 
   constructor (private readonly opts: PluginHostOptions) {
+    this.config = opts.config
     this.dirs = (opts.dirs ?? opts.config.get<string[]>('platform.plugins.dirs')).map((d) => resolve(d))
     this.tiers = opts.tiers ?? TIERS
     if (opts.watch !== false) this.watcher = new ChangeWatcher(() => { void this.rescan() }, { debounceMs: opts.debounceMs ?? 100, rescanMs: opts.rescanMs ?? 1000 })
@@ -96,11 +99,30 @@ export class PluginHost {
     return await this.scanning
   }
 
+  /**
+   * Takes the grants (`platform.plugins.<name>`) of a newly read configuration (SIGHUP): every
+   * plugin whose grant changed is loaded again under the new one; the rest is untouched.
+   * Resolves with the names of the plugins whose grant changed.
+   */
+  async reloadGrants (next: Config): Promise<string[]> {
+    const grantKeys = (c: Config) => Object.keys(c.values).filter((k) => k.startsWith('platform.plugins.') && k !== 'platform.plugins.dirs')
+    const changed = [...new Set([...grantKeys(this.config), ...grantKeys(next)])]
+      .filter((k) => JSON.stringify(this.config.values[k]) !== JSON.stringify(next.values[k]))
+      .map((k) => k.slice('platform.plugins.'.length))
+    this.config = next
+    if (changed.length === 0) return []
+    for (const f of this.folders.values()) if (changed.includes(f.name)) f.hash = ''
+    this.opts.logger.info({ plugins: changed }, `plugin grants changed for ${changed.join(', ')}: loading them again`)
+    await this.rescan()
+    for (const w of this.unknownGrants()) if (changed.includes(w.plugin)) this.opts.logger.warn({ plugin: w.plugin }, w.message)
+    return changed
+  }
+
   /** Grants (`platform.plugins.<name>`) that name no plugin found in the plugin directories: usually a typo. */
   unknownGrants (): { plugin: string, message: string }[] {
     const names = new Set(this.opts.registry.status().map((s) => s.name))
     const out: { plugin: string, message: string }[] = []
-    for (const k of Object.keys(this.opts.config.values)) {
+    for (const k of Object.keys(this.config.values)) {
       if (!k.startsWith('platform.plugins.') || k === 'platform.plugins.dirs') continue
       const plugin = k.slice('platform.plugins.'.length)
       if (!names.has(plugin)) out.push({ plugin, message: `${k} grants plugin '${plugin}', which is in no plugin directory (${this.dirs.join(', ')})${didYouMean(plugin, names)}` })
@@ -203,7 +225,7 @@ export class PluginHost {
   }
 
   private async loadDir (dir: string): Promise<LoadOutcome> {
-    return await loadPluginDir(dir, { config: this.opts.config, capabilities: this.opts.capabilities, tiers: this.tiers, ...(this.opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: this.opts.loadTimeoutMs } : {}), ...(this.opts.metrics !== undefined ? { metrics: this.opts.metrics } : {}) })
+    return await loadPluginDir(dir, { config: this.config, capabilities: this.opts.capabilities, tiers: this.tiers, ...(this.opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: this.opts.loadTimeoutMs } : {}), ...(this.opts.metrics !== undefined ? { metrics: this.opts.metrics } : {}) })
   }
 
   private async apply (dir: string, hash: string, prev: Folder | undefined, out: LoadOutcome): Promise<void> {

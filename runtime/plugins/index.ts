@@ -9,6 +9,6 @@ export { buildCapabilities, kvCapability, fetchCapability, FETCH_MAX_BYTES, type
 export { TIERS, TierUnavailable, tierFactory, type TierMap } from './tiers.js'
 export { loadPluginDir, type LoadOutcome } from './loader.js'
 export { PluginHost, type PluginHostOptions } from './host.js'
-export { installPlugins } from './install.js'
+export { installPlugins, pluginHostOf } from './install.js'
 export { loadIsolate, DEFAULT_MAX_RESULT_BYTES } from './isolate/index.js'
 export { loadWorker } from './worker/index.js'

@@ -134,3 +134,39 @@ t.test('operator errors at start-up print one line on stderr and exit 78, never 
     t.notMatch(r.stderr, /\n\s+at /, 'no stack trace')
   }
 })
+
+t.test('SIGHUP applies changed plugin grants from platform.yaml without a restart; other keys are named as needing one', async (t) => {
+  const { writePlugin, toolPlugin } = await import('../plugins/helpers.js')
+  const dir = data()
+  const plugins = join(dir, 'plugins')
+  writePlugin(plugins, 'needy', { manifest: { name: 'needy', version: '1.0.0', permissions: { kv: true } }, index: toolPlugin('needy_tool', 1) })
+  const yaml = join(dir, 'platform.yaml')
+  const base = `platform.plugins.dirs: [${JSON.stringify(plugins)}]\n`
+  writeFileSync(yaml, base)
+  const { proc, output } = await serve(['--config', yaml, '--port', '0', '--host', '127.0.0.1', '--data', join(dir, 'data'), '--log-level', 'info'])
+  t.teardown(() => { proc.kill('SIGKILL') })
+  const until = async (re: RegExp, what: string) => {
+    const end = Date.now() + 15_000
+    while (!re.test(output())) { if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${output()}`); await new Promise((resolve) => setTimeout(resolve, 50)) }
+  }
+  await until(/"plugin":"needy".*"msg":"plugin failed to load"/, 'the refusal')
+  t.match(output(), /grant it in platform\.yaml: platform\.plugins\.needy: \{permissions: \{kv: true\}\}/)
+
+  // the line from the refusal, pasted as is
+  writeFileSync(yaml, base + 'platform.plugins.needy: {permissions: {kv: true}}\n')
+  proc.kill('SIGHUP')
+  await until(/"plugin":"needy"[^\n]*"msg":"plugin reloaded"/, 'needy to load under the new grant')
+  t.pass('the plugin goes live on SIGHUP')
+
+  // a broken file on SIGHUP keeps the running configuration
+  writeFileSync(yaml, base + 'platform.plugins.needy: {permisions: {kv: true}}\n')
+  proc.kill('SIGHUP')
+  await until(/SIGHUP: configuration not reloaded, the running one stays: config key 'platform\.plugins\.needy' has unknown key 'permisions'/, 'the refused reload')
+  // a key other than grants is named as needing a restart
+  writeFileSync(yaml, base + 'platform.plugins.needy: {permissions: {kv: true}}\nplatform.server.body-limit-bytes: 2048\n')
+  proc.kill('SIGHUP')
+  await until(/restart to apply platform\.server\.body-limit-bytes/, 'the restart warning')
+  const done = exitOf(proc)
+  proc.kill('SIGTERM')
+  t.equal((await done).code, 0)
+})
