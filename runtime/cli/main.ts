@@ -13,7 +13,7 @@ export const USAGE = `Usage: platform <command> [options]
 
 Commands:
   serve                 Serve the platform (HTTP, WebSocket, SSE on one port)
-  plugins list          List plugins: version, sandbox, state (live/failed with the error), contributions (--json)
+  plugins list          Static check of the plugin directories (not a running server): version, sandbox, state, contributions (--json)
   plugins validate DIR  Check a plugin folder; exits 1 with the errors
   plugins new NAME      Scaffold a working plugin with its own test (--dir PARENT, default ./plugins)
   mcp-stdio --url URL   Bridge a stdio-only MCP client to an HTTP MCP endpoint (--header 'Name: value', repeatable)
@@ -31,6 +31,8 @@ Options of serve:
   -v, --version         Show the version
 
 Configuration precedence: defaults < platform.yaml < PLATFORM_* environment < flags.
+SIGHUP re-reads the configuration and applies changed plugin grants; an operator error exits 78.
+Not on PATH? Run it as npx platform <command> from the checkout or a project depending on agent-platform.
 `
 
 type Out = { log: (s: string) => void, error: (s: string) => void }

@@ -14,9 +14,11 @@ type Out = { log: (s: string) => void, error: (s: string) => void }
 
 export const PLUGINS_USAGE = `Usage: platform plugins <list|validate|new> [options]
 
-  plugins list [--json]          Load every plugin of platform.plugins.dirs (with the operator
-                                 grants of platform.yaml) and show name, version, sandbox,
-                                 state (live, failed with the error, disabled) and contributions
+  plugins list [--json]          Static check, not a running server's state: load every plugin
+                                 of platform.plugins.dirs here (with the operator grants of
+                                 platform.yaml) and show name, version, sandbox (worker and
+                                 inline are full trust), state (live, failed with the error,
+                                 disabled) and contributions
   plugins validate <dir>         Check a plugin folder: plugin.json, entry, loading it in the
                                  sandbox it asks for; exits 1 with the errors
   plugins new <name> [--dir D]   Scaffold a working plugin in D/<name> (default ./plugins)
