@@ -85,12 +85,12 @@ export class GovernanceService {
     return parser.parse(source, text)
   }
 
-  /** Loads one policy file (source `yaml:<path>` as configured) into the chain. */
-  loadFile (path: string): GovernancePolicy[] {
+  /** Loads one policy file (source `yaml:<path>` as configured) into the chain; `content` when already read. */
+  loadFile (path: string, content?: string): GovernancePolicy[] {
     const source = `yaml:${path}`
     let text: string
     try {
-      text = readFileSync(resolve(path), 'utf8')
+      text = content ?? readFileSync(resolve(path), 'utf8')
     } catch (err) {
       throw new PolicyLoadError(`cannot read policy file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
     }
