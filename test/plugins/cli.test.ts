@@ -153,3 +153,12 @@ t.test('plugins new outside any project says what node --test needs', async (t) 
   t.equal(r.code, 0, r.stderr)
   t.match(r.stdout, /note: node --test needs agent-platform resolvable from .*lonely: create the plugin inside a project that has it \(npm install agent-platform\)/)
 })
+
+t.test('plugins validate prints the grant a plugin needs as one line to paste into platform.yaml', async (t) => {
+  const parent = tempRoot('validate-grant-')
+  t.teardown(() => rmSync(parent, { recursive: true, force: true }))
+  const pdir = writePlugin(parent, 'asks', { manifest: { name: 'asks', version: '1.0.0', permissions: { kv: true, env: ['API_KEY'] } }, index: toolPlugin('asks_tool', 1) })
+  const r = await run(['plugins', 'validate', pdir], root)
+  t.equal(r.code, 0, r.stderr)
+  t.match(r.stdout, /the operator must grant in platform\.yaml: platform\.plugins\.asks: \{permissions: \{kv: true, env: \["API_KEY"\]\}\}$/m)
+})
