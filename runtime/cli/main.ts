@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { loadConfig, ConfigError } from '../config/index.js'
+import { loadConfig, ConfigError, OperatorError, EX_CONFIG } from '../config/index.js'
 import { startPlatform } from '../platform.js'
 import { ListenError } from '../http/index.js'
 import { installAreas } from '../areas.js'
+import { PLUGIN_HOST } from '../plugins/index.js'
 import { PLUGINS_USAGE, pluginsList, pluginsValidate, pluginsNew } from './plugins.js'
 import { StdioBridge, parseHeaders } from './mcp-stdio.js'
 
@@ -13,7 +14,7 @@ export const USAGE = `Usage: platform <command> [options]
 
 Commands:
   serve                 Serve the platform (HTTP, WebSocket, SSE on one port)
-  plugins list          List plugins: version, sandbox, state (live/failed with the error), contributions (--json)
+  plugins list          Static check of the plugin directories (not a running server): version, sandbox, state, contributions (--json)
   plugins validate DIR  Check a plugin folder; exits 1 with the errors
   plugins new NAME      Scaffold a working plugin with its own test (--dir PARENT, default ./plugins)
   mcp-stdio --url URL   Bridge a stdio-only MCP client to an HTTP MCP endpoint (--header 'Name: value', repeatable)
@@ -31,6 +32,8 @@ Options of serve:
   -v, --version         Show the version
 
 Configuration precedence: defaults < platform.yaml < PLATFORM_* environment < flags.
+SIGHUP re-reads the configuration and applies changed plugin grants; an operator error exits 78.
+Not on PATH? Run it as npx platform <command> from the checkout or a project depending on agent-platform.
 `
 
 type Out = { log: (s: string) => void, error: (s: string) => void }
@@ -85,7 +88,11 @@ export async function main (argv: string[], out: Out = { log: (s) => process.std
     if (values.port !== undefined) overrides['platform.server.port'] = intFlag('--port', values.port)
     if (values.host !== undefined) overrides['platform.server.host'] = values.host
     if (values.data !== undefined) overrides['platform.data-dir'] = values.data
-    if (values.plugins !== undefined) overrides['platform.plugins.dirs'] = values.plugins
+    if (values.plugins !== undefined) {
+      // a path typed on the command line that does not exist is a typo, not a directory to wait for
+      for (const d of values.plugins) if (!existsSync(d)) throw new OperatorError(`--plugins ${d}: no such directory`)
+      overrides['platform.plugins.dirs'] = values.plugins
+    }
     if (values['log-level'] !== undefined) overrides['platform.log-level'] = values['log-level']
     for (const kv of values.set ?? []) {
       const i = kv.indexOf('=')
@@ -97,10 +104,10 @@ export async function main (argv: string[], out: Out = { log: (s) => process.std
     }
     const config = loadConfig({ file: values.config, overrides })
     if (command === 'plugins') return await pluginsList(config, values.json === true, out)
-    return await serve(config, out)
+    return await serve(config, out, () => loadConfig({ file: values.config, overrides }))
   } catch (e) {
-    if (e instanceof ConfigError) { out.error(`platform: configuration error: ${e.message}`); return 78 }
-    if (e instanceof ListenError) { out.error(`platform: ${e.message}`); return 78 }
+    if (e instanceof ConfigError) { out.error(`platform: configuration error: ${e.message}`); return EX_CONFIG }
+    if (e instanceof OperatorError || e instanceof ListenError) { out.error(`platform: ${e.message.replace(/\s*\n\s*/g, ' ')}`); return EX_CONFIG }
     out.error(`platform: ${(e as Error).stack ?? String(e)}`)
     return 1
   }
@@ -111,16 +118,32 @@ function intFlag (name: string, v: string): number {
   return Number(v)
 }
 
-async function serve (config: ReturnType<typeof loadConfig>, out: Out): Promise<number> {
+async function serve (config: ReturnType<typeof loadConfig>, out: Out, reread: () => ReturnType<typeof loadConfig>): Promise<number> {
   const { platform, url } = await startPlatform({ config, install: installAreas })
   // stdout carries JSON log records only: the record for machines, the plain line on stderr for people
   platform.logger.info({ url }, 'platform listening')
   out.error(`platform listening on ${url}`)
+  // SIGHUP reads the configuration again and applies the plugin grants; other keys need a restart
+  let current = config
+  const hup = (): void => {
+    let next
+    try { next = reread() } catch (e) {
+      platform.logger.error({ error: (e as Error).message }, `SIGHUP: configuration not reloaded, the running one stays: ${(e as Error).message}`)
+      return
+    }
+    const keys = [...new Set([...Object.keys(current.values), ...Object.keys(next.values)])]
+    const other = keys.filter((k) => (!k.startsWith('platform.plugins.') || k === 'platform.plugins.dirs') && JSON.stringify(current.values[k]) !== JSON.stringify(next.values[k]))
+    if (other.length > 0) platform.logger.warn({ keys: other }, `SIGHUP applies only plugin grants (platform.plugins.<name>); restart to apply ${other.join(', ')}`)
+    current = next
+    if (platform.hasArea(PLUGIN_HOST)) platform.area(PLUGIN_HOST).reloadGrants(next).catch((err: unknown) => { platform.logger.error({ err }, 'SIGHUP: reloading plugin grants failed') })
+  }
+  process.on('SIGHUP', hup)
   return await new Promise<number>((resolve) => {
     let stopping = false
     const stop = (signal: string) => {
       if (stopping) return
       stopping = true
+      process.off('SIGHUP', hup)
       platform.logger.info({ signal }, 'shutting down')
       const force = setTimeout(() => { out.error('platform: shutdown took longer than 5 s, exiting'); resolve(1) }, 5000)
       force.unref()

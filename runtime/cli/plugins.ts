@@ -1,11 +1,12 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { createRequire } from 'node:module'
+import { join, relative, resolve } from 'node:path'
 import { Writable } from 'node:stream'
 import type { Config } from '../config/index.js'
 import { EventBus } from '../events/index.js'
 import { createLogger } from '../observability/index.js'
 import {
-  PluginHost, PluginRegistry, readManifest, resolveGrant, GrantRefused, ManifestError, tierFactory, TierUnavailable,
+  PluginHost, PluginRegistry, readManifest, resolveGrant, GrantRefused, grantLine, ManifestError, tierFactory, TierUnavailable,
   buildCapabilities, NAME_PATTERN, type PluginStatus, type SandboxInstance
 } from '../plugins/index.js'
 
@@ -13,13 +14,15 @@ type Out = { log: (s: string) => void, error: (s: string) => void }
 
 export const PLUGINS_USAGE = `Usage: platform plugins <list|validate|new> [options]
 
-  plugins list [--json]          Load every plugin of platform.plugins.dirs (with the operator
-                                 grants of platform.yaml) and show name, version, sandbox,
-                                 state (live, failed with the error, disabled) and contributions
+  plugins list [--json]          Static check, not a running server's state: load every plugin
+                                 of platform.plugins.dirs here (with the operator grants of
+                                 platform.yaml) and show name, version, sandbox (worker and
+                                 inline are full trust), state (live, failed with the error,
+                                 disabled) and contributions
   plugins validate <dir>         Check a plugin folder: plugin.json, entry, loading it in the
                                  sandbox it asks for; exits 1 with the errors
   plugins new <name> [--dir D]   Scaffold a working plugin in D/<name> (default ./plugins)
-                                 with plugin.json, index.js and its own test (node --test)
+                                 with plugin.json, index.mjs and its own test (node --test)
 `
 
 const silent = () => createLogger('silent', { destination: new Writable({ write (_c, _e, cb) { cb() } }) })
@@ -31,20 +34,35 @@ function contributions (c: PluginStatus['contributes']): string {
   return parts.length > 0 ? parts.join('; ') : '-'
 }
 
+/** Sandboxes whose code runs with the host's own rights; net and env grants bind only `ctx` there. */
+const FULL_TRUST = new Set(['worker', 'inline'])
+export const FULL_TRUST_NOTE = 'worker and inline plugins run with full trust (Node APIs, network, files, environment): their net and env grants bind only ctx.fetch and ctx.env, not the code itself'
+
 export async function pluginsList (config: Config, json: boolean, out: Out): Promise<number> {
   const registry = new PluginRegistry(new EventBus())
   const host = new PluginHost({ config, logger: silent(), registry, capabilities: { logger: silent(), kvDb: noKv }, watch: false })
   await host.start()
   const status = registry.status()
+  const warnings = host.unknownGrants().map((w) => w.message)
   await host.close()
-  if (json) { out.log(JSON.stringify(status, null, 2)); return 0 }
+  const scope = `static check: each plugin of ${host.dirs.join(', ')} loaded here with the grants of ${config.file ?? 'the default configuration'} (not a running server's state)`
+  if (json) {
+    // stdout stays the plugin array; what kind of listing it is goes to stderr
+    out.error(scope)
+    for (const w of warnings) out.error(`warning: ${w}`)
+    out.log(JSON.stringify(status.map((s) => ({ ...s, fullTrust: s.sandbox !== undefined && FULL_TRUST.has(s.sandbox) })), null, 2))
+    return 0
+  }
+  out.log(scope)
+  for (const w of warnings) out.log(`warning: ${w}`)
   if (status.length === 0) { out.log(`no plugins in ${host.dirs.join(', ')}`); return 0 }
-  const rows = status.map((s) => [s.name, s.version ?? '-', s.sandbox ?? '-', s.state, s.state === 'live' ? contributions(s.contributes) : s.error ?? ''])
+  const rows = status.map((s) => [s.name, s.version ?? '-', s.sandbox === undefined ? '-' : FULL_TRUST.has(s.sandbox) ? `${s.sandbox} (full trust)` : s.sandbox, s.state, s.state === 'live' ? contributions(s.contributes) : s.error ?? ''])
   const head = ['NAME', 'VERSION', 'SANDBOX', 'STATE', 'CONTRIBUTES / ERROR']
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
   const line = (r: string[]) => r.map((c, i) => i === r.length - 1 ? c : c.padEnd(widths[i]!)).join('  ')
   out.log(line(head))
   for (const r of rows) out.log(line(r))
+  if (status.some((s) => s.sandbox !== undefined && FULL_TRUST.has(s.sandbox))) out.log(`note: ${FULL_TRUST_NOTE}`)
   return 0
 }
 
@@ -60,8 +78,8 @@ export async function pluginsValidate (dir: string | undefined, out: Out): Promi
   }
   const { manifest, askedLimits, entryPath } = parsed
   // what the operator must grant for it to load as asked
-  let needs: string[] = []
-  try { resolveGrant(manifest.name, manifest, askedLimits, {}) } catch (e) { if (e instanceof GrantRefused) needs = e.needed.map((n) => `${n.key}: ${JSON.stringify(n.value)}`); else throw e }
+  let needs = ''
+  try { resolveGrant(manifest.name, manifest, askedLimits, {}) } catch (e) { if (e instanceof GrantRefused) needs = grantLine(manifest.name, e.grant); else throw e }
   const grant = resolveGrant(manifest.name, manifest, askedLimits, { sandbox: manifest.sandbox, permissions: manifest.permissions, limits: askedLimits })
   let instance: SandboxInstance | undefined
   let note = ''
@@ -84,7 +102,7 @@ export async function pluginsValidate (dir: string | undefined, out: Out): Promi
     await instance.dispose()
   }
   if (note !== '') out.log(`  note: ${note}`)
-  out.log(needs.length > 0 ? `  the operator must grant in platform.yaml: ${needs.join(', ')}` : '  needs no operator grant')
+  out.log(needs !== '' ? `  the operator must grant in platform.yaml: ${needs}` : '  needs no operator grant')
   return 0
 }
 
@@ -95,18 +113,26 @@ export function pluginsNew (name: string | undefined, parent: string | undefined
   if (existsSync(dir)) { out.error(`platform: ${dir} already exists`); return 1 }
   mkdirSync(dir, { recursive: true })
   for (const [file, text] of Object.entries(scaffold(name))) writeFileSync(join(dir, file), text)
-  out.log(`created ${dir}`)
-  out.log(`  test it:   cd ${dir} && node --test`)
-  out.log(`  check it:  platform plugins validate ${dir}`)
+  const shown = relative(process.cwd(), dir)
+  const at = shown === '' || shown.startsWith('..') ? dir : shown
+  out.log(`created ${at}`)
+  out.log(`  test it:   cd ${at} && node --test`)
+  out.log(`  check it:  npx platform plugins validate ${at}`)
   out.log('  it goes live as soon as the folder is in a plugin directory (no grant needed: it runs in the isolate tier)')
+  // the test imports agent-platform/sdk: say so when it cannot resolve from there
+  try { createRequire(join(dir, 'index.test.mjs')).resolve('agent-platform/sdk') } catch {
+    out.log(`  note: node --test needs agent-platform resolvable from ${at}: create the plugin inside a project that has it (npm install agent-platform) or inside this platform's checkout`)
+  }
   return 0
 }
 
 function scaffold (name: string): Record<string, string> {
   return {
-    'plugin.json': JSON.stringify({ name, version: '0.1.0', description: `The ${name} plugin`, entry: 'index.js', sandbox: 'isolate', permissions: {}, limits: { memoryMb: 64, timeoutMs: 5000, concurrency: 4 } }, null, 2) + '\n',
-    'package.json': JSON.stringify({ name, private: true, type: 'module', scripts: { test: 'node --test' } }, null, 2) + '\n',
-    'index.js': `// The ${name} plugin. Everything it contributes is listed in definePlugin; see docs/plugins.md.
+    'plugin.json': JSON.stringify({ name, version: '0.1.0', description: `The ${name} plugin`, entry: 'index.mjs', sandbox: 'isolate', permissions: {}, limits: { memoryMb: 64, timeoutMs: 5000, concurrency: 4 } }, null, 2) + '\n',
+    // .mjs and no package.json of its own: ES modules whatever the project's package.json says,
+    // and agent-platform/sdk resolves from the project's node_modules (or, in this platform's own
+    // checkout, as the package itself)
+    'index.mjs': `// The ${name} plugin. Everything it contributes is listed in definePlugin; see docs/plugins.md.
 import { definePlugin, tool, prompt, McpMessage } from 'agent-platform/sdk'
 
 export default definePlugin({
@@ -131,10 +157,10 @@ export default definePlugin({
   ]
 })
 `,
-    'index.test.js': `// Run with: node --test
+    'index.test.mjs': `// Run with: node --test
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import plugin from './index.js'
+import plugin from './index.mjs'
 
 const logged = []
 const ctx = { log: { debug () {}, info (msg, data) { logged.push([msg, data]) }, warn () {}, error () {} }, signal: new AbortController().signal }
@@ -155,6 +181,6 @@ test('introduce builds a system and a user message', async () => {
   assert.equal(messages[1].content.text, 'Introduce MCP.')
 })
 `,
-    'README.md': `# ${name}\n\nA plugin for the agent platform. Drop this folder into a plugin directory (\`platform.plugins.dirs\`, default \`./plugins\`) and it goes live.\n\n- \`node --test\` runs its tests\n- \`platform plugins validate .\` checks it\n`
+    'README.md': `# ${name}\n\nA plugin for the agent platform. Drop this folder into a plugin directory (\`platform.plugins.dirs\`, default \`./plugins\`) and it goes live.\n\n- \`node --test\` runs its tests (agent-platform must be installed in the project, or the folder inside the platform's checkout)\n- \`npx platform plugins validate .\` checks it\n`
   }
 }

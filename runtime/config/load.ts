@@ -3,9 +3,11 @@ import { resolve } from 'node:path'
 import { parseDocument } from 'yaml'
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import { KEYS, configSchema, defaults, type ConfigKey, type ConfigKeys, type PluginGrantConfig, type PluginGrantKey } from './schema.js'
+import { editDistance, didYouMean } from './did-you-mean.js'
+import { OperatorError } from './operator-error.js'
 
 /** Start-up stops with this error; its message names the key and what it expects. */
-export class ConfigError extends Error {
+export class ConfigError extends OperatorError {
   constructor (message: string) { super(message); this.name = 'ConfigError' }
 }
 
@@ -35,7 +37,7 @@ const PATTERN = /^platform\.plugins\.(?!dirs$)[A-Za-z0-9_-]+$/
 const isKnown = (k: string) => k in KEYS || PATTERN.test(k)
 const isPlain = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v)
 
-const ajv = new Ajv2020({ allErrors: true, strict: false })
+const ajv = new Ajv2020({ allErrors: true, strict: false, verbose: true })
 const validate = ajv.compile(configSchema())
 
 /** Nested and dotted keys may be mixed in YAML: `platform: {admin: {enabled: true}}` or `platform.admin.enabled: true`. */
@@ -52,6 +54,38 @@ export function flatten (obj: Record<string, unknown>, prefix = '', out: Record<
   return out
 }
 
+const GRANT_PART = /^platform\.plugins\.((?!dirs\.)[A-Za-z0-9_-]+)\.(.+)$/
+
+/**
+ * `platform.plugins.<name>.<key...>: value` (dotted below the plugin name) joins the grant map of
+ * `platform.plugins.<name>`, so each line a refusal message or the docs show can be pasted alone.
+ */
+export function foldGrantKeys (flat: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(flat)) {
+    const m = GRANT_PART.exec(k)
+    if (m === null) {
+      if (k in out && isPlain(out[k]) && isPlain(v)) throw new ConfigError(`config key '${k}' is given twice (as a map and as dotted keys)`)
+      out[k] = isPlain(v) && k.startsWith('platform.plugins.') ? structuredClone(v) : v
+      continue
+    }
+    const grantKey = `platform.plugins.${m[1]!}`
+    const grant = out[grantKey] ?? (out[grantKey] = {})
+    if (!isPlain(grant)) throw new ConfigError(`config key '${k}' sets part of '${grantKey}', which is not a map`)
+    const path = m[2]!.split('.')
+    let at = grant
+    for (const seg of path.slice(0, -1)) {
+      const next = at[seg] ?? (at[seg] = {})
+      if (!isPlain(next)) throw new ConfigError(`config key '${k}' sets part of '${grantKey}.${seg}', which is not a map`)
+      at = next
+    }
+    const last = path.at(-1)!
+    if (last in at) throw new ConfigError(`config key '${k}' is given twice`)
+    at[last] = v
+  }
+  return out
+}
+
 function readYaml (path: string): Record<string, unknown> {
   let text: string
   try { text = readFileSync(path, 'utf8') } catch (e) { throw new ConfigError(`cannot read config file ${path}: ${(e as Error).message}`) }
@@ -62,7 +96,7 @@ function readYaml (path: string): Record<string, unknown> {
   const data = doc.toJS() as unknown
   if (data == null) return {}
   if (!isPlain(data)) throw new ConfigError(`config file ${path} must hold a mapping of keys`)
-  return flatten(data)
+  return foldGrantKeys(flatten(data))
 }
 
 /** PLATFORM_ADMIN_HTTP_WRITE_ENABLED -> platform.admin.http-write-enabled */
@@ -97,33 +131,32 @@ function readEnv (env: Record<string, string | undefined>): Record<string, unkno
 function suggest (key: string): string {
   let best = ''; let bestScore = Infinity
   for (const k of Object.keys(KEYS)) {
-    const d = distance(k.replace(/-/g, '.'), key.replace(/-/g, '.'))
+    const d = editDistance(k.replace(/-/g, '.'), key.replace(/-/g, '.'))
     if (d < bestScore) { bestScore = d; best = k }
   }
   return bestScore <= 4 ? ` (did you mean '${best}'?)` : ''
 }
 
-function distance (a: string, b: string): number {
-  const dp = Array.from({ length: b.length + 1 }, (_, i) => i)
-  for (let i = 1; i <= a.length; i++) {
-    let prev = dp[0]!; dp[0] = i
-    for (let j = 1; j <= b.length; j++) {
-      const tmp = dp[j]!
-      dp[j] = Math.min(dp[j]! + 1, dp[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1))
-      prev = tmp
-    }
-  }
-  return dp[b.length]!
-}
-
-function expectation (err: { keyword: string, message?: string, params: Record<string, unknown> }): string {
+function expectation (err: { keyword: string, message?: string, params: Record<string, unknown>, parentSchema?: unknown }): string {
   if (err.keyword === 'enum') return `must be one of ${(err.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`
+  if (err.keyword === 'additionalProperties') {
+    // name the stray key and the close known one: "must NOT have additional properties" names neither
+    const allowed = Object.keys((err.parentSchema as { properties?: Record<string, unknown> } | undefined)?.properties ?? {})
+    const k = String(err.params.additionalProperty)
+    return `has unknown key '${k}'${didYouMean(k, allowed)}; allowed: ${allowed.join(', ')}`
+  }
   return err.message ?? 'is invalid'
 }
 
 /** Validates a flat config object; throws ConfigError naming the first offending key. */
 export function check (flat: Record<string, unknown>, origin: Record<string, string> = {}): void {
   for (const k of Object.keys(flat)) {
+    // `plugins: {dir: x}` lands on the grant pattern: a plugin named `dir` with a string grant
+    if (PATTERN.test(k) && !isPlain(flat[k])) {
+      const name = k.slice('platform.plugins.'.length)
+      const hint = editDistance(name, 'dirs') <= 2 ? " (did you mean 'platform.plugins.dirs', the list of plugin directories?)" : ''
+      throw new ConfigError(`config key '${k}'${hint} is read as the grant of a plugin named '${name}' and must be a map of enabled, sandbox, permissions, limits; got ${JSON.stringify(flat[k])}${origin[k] ? ` (from ${origin[k]})` : ''}`)
+    }
     if (!isKnown(k)) throw new ConfigError(`unknown config key '${k}'${origin[k] ? ` (from ${origin[k]})` : ''}${suggest(k)}`)
   }
   if (validate(flat)) return
@@ -148,7 +181,7 @@ export function loadConfig (sources: ConfigSources = {}): Config {
   for (const k of Object.keys(fromFile)) origin[k] = file!
   const fromEnv = readEnv(sources.env ?? process.env)
   for (const k of Object.keys(fromEnv)) origin[k] = `environment ${envNameOf(k)}`
-  const overrides = sources.overrides ?? {}
+  const overrides = foldGrantKeys(sources.overrides ?? {})
   for (const k of Object.keys(overrides)) origin[k] = 'command line'
 
   const values = { ...defaults(), ...fromFile, ...fromEnv, ...overrides }

@@ -151,6 +151,7 @@ export const KEY_DEFS = {
 
   // --- governance (spec D) ---
   'platform.ai.governance.policy-files': { schema: strList, default: [], description: 'YAML policy files loaded at start-up' },
+  'platform.ai.governance.watch-interval-ms': { schema: { type: 'integer', minimum: 0 }, default: 1000, description: 'How often the policy files are checked for edits (an edit that loads replaces that file\'s policies, one that does not is logged and shown in health); 0 turns watching off' },
   'platform.ai.governance.decision-log.capacity': { schema: positiveInt, default: 500, description: 'Decision log entries kept in memory' },
   'platform.ai.governance.memory.enabled': { schema: bool, default: false, description: 'Persist deny and prefer lessons across restarts' },
   'platform.ai.governance.memory.ttl-seconds': { schema: { type: 'integer', minimum: 0 }, default: 0, description: 'Lesson expiry; 0 means none' },

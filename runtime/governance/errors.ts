@@ -1,5 +1,7 @@
+import { OperatorError } from '../config/index.js'
+
 /** A policy document or entry that cannot be loaded; the message names the source and entry. */
-export class PolicyLoadError extends Error {
+export class PolicyLoadError extends OperatorError {
   constructor (message: string) {
     super(message)
     this.name = 'PolicyLoadError'

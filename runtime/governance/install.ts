@@ -64,10 +64,9 @@ export async function installGovernance (platform: Platform): Promise<Governance
   const preset = platform.properties.get(POLICIES_PROPERTY)
   if (Array.isArray(preset)) for (const p of preset as GovernancePolicy[]) service.addPolicy(p)
   if (config.get('platform.ai.governance.kill-switch.enabled')) service.addPolicy(new KillSwitchPolicy())
-  for (const file of config.get('platform.ai.governance.policy-files')) {
-    const loaded = service.loadFile(file)
-    log.info({ file, policies: loaded.map((p) => p.name) }, `loaded ${loaded.length} governance policies from ${file}`)
-  }
+  service.files.loadAll(config.get('platform.ai.governance.policy-files'))
+  service.files.watch(config.get('platform.ai.governance.watch-interval-ms'))
+  platform.onClose(() => { service.files.close() })
   syncAgentScopes()
   platform.properties.set(POLICIES_PROPERTY, service.chain.policies)
 

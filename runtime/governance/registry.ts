@@ -10,6 +10,8 @@ export interface TypeInfo {
   /** `builtin`, `plugin:<name>` or `code`. */
   origin: string
   description: string
+  /** Keys `config:` may hold; unset (plugin and code types) means the type checks its own config. */
+  configKeys?: readonly string[]
 }
 
 export class PolicyRegistry {
@@ -18,8 +20,11 @@ export class PolicyRegistry {
   register (type: string, factory: PolicyFactory, info: Partial<Omit<TypeInfo, 'type'>> = {}): void {
     if (typeof type !== 'string' || type.trim() === '') throw new Error('type must not be blank')
     const key = type.toLowerCase()
-    this.factories.set(key, { factory, info: { type: key, origin: info.origin ?? 'code', description: info.description ?? '' } })
+    this.factories.set(key, { factory, info: { type: key, origin: info.origin ?? 'code', description: info.description ?? '', ...(info.configKeys !== undefined ? { configKeys: info.configKeys } : {}) } })
   }
+
+  /** The `config:` keys of `type`, when the type declares them. */
+  configKeys (type: string): readonly string[] | undefined { return this.factories.get(type.toLowerCase())?.info.configKeys }
 
   unregister (type: string): boolean { return this.factories.delete(type.toLowerCase()) }
 

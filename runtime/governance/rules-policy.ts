@@ -8,6 +8,13 @@ import { admit, deny, type GovernancePolicy, type PolicyContext, type PolicyDeci
 import { PolicyLoadError } from './errors.js'
 import { compileTest, type Test } from './rule-operators.js'
 import { isMap } from './safe-yaml.js'
+import { KeyChecker } from './strict-keys.js'
+
+const ROOT_KEYS = ['version', 'name', 'description', 'rules', 'defaults']
+const RULE_KEYS = ['name', 'condition', 'action', 'priority', 'message']
+const CONDITION_KEYS = ['field', 'operator', 'value']
+// the toolkit's other defaults (sandbox and budget hints) are accepted and not enforced
+const DEFAULTS_KEYS = ['action', 'max_tokens', 'max_tool_calls', 'confidence_threshold', 'max_cpu', 'max_memory_mb', 'timeout_seconds', 'network_default']
 
 export const RULE_ACTIONS = ['allow', 'deny', 'audit', 'block'] as const
 export type RuleAction = typeof RULE_ACTIONS[number]
@@ -86,29 +93,33 @@ export class RulesPolicy implements GovernancePolicy {
 const ADMIT = admit()
 
 /** Builds the policy from a parsed `rules:` document; every problem names the rule. */
-export function buildRulesPolicy (doc: Record<string, unknown>, source: string, logger?: Logger): RulesPolicy {
+export function buildRulesPolicy (doc: Record<string, unknown>, source: string, logger?: Logger, keys = new KeyChecker(source)): RulesPolicy {
+  keys.check(doc, ROOT_KEYS, [], 'the rules document')
   const name = optString(doc.name, 'name', source) ?? 'unnamed'
   const version = optScalar(doc.version, 'version', source) ?? '1.0'
   const description = optString(doc.description, 'description', source) ?? ''
   if (!Array.isArray(doc.rules)) throw new PolicyLoadError(`'rules' must be a list in ${source}`)
-  const compiled: CompiledRule[] = doc.rules.map((raw, i) => compileRule(raw, i, source))
+  const compiled: CompiledRule[] = doc.rules.map((raw, i) => compileRule(raw, i, source, keys))
   // Array.prototype.sort is stable: rules of equal priority keep their order in the file
   compiled.sort((a, b) => b.priority - a.priority)
   let defaultAction: RuleAction = 'allow'
   if (doc.defaults !== undefined && doc.defaults !== null) {
     if (!isMap(doc.defaults)) throw new PolicyLoadError(`'defaults' must be a map in ${source}`)
+    keys.check(doc.defaults, DEFAULTS_KEYS, ['defaults'], "'defaults'")
     if (doc.defaults.action !== undefined && doc.defaults.action !== null) defaultAction = parseAction(doc.defaults.action, `defaults.action in ${source}`)
   }
   return new RulesPolicy(name, source, version, description, compiled, defaultAction, logger)
 }
 
-function compileRule (raw: unknown, i: number, source: string): CompiledRule {
+function compileRule (raw: unknown, i: number, source: string, keys: KeyChecker): CompiledRule {
   const label = isMap(raw) && typeof raw.name === 'string' ? `rules[${i}] ('${raw.name}')` : `rules[${i}]`
   const where = `${label} in ${source}`
   if (!isMap(raw)) throw new PolicyLoadError(`${where}: a rule must be a map`)
+  keys.check(raw, RULE_KEYS, ['rules', i], label)
   if (typeof raw.name !== 'string' || raw.name.trim() === '') throw new PolicyLoadError(`${where}: 'name' is required`)
   const cond = raw.condition
   if (!isMap(cond)) throw new PolicyLoadError(`${where}: 'condition' is required and must be a map of field, operator, value`)
+  keys.check(cond, CONDITION_KEYS, ['rules', i, 'condition'], `the condition of ${label}`)
   if (typeof cond.field !== 'string' || cond.field === '') throw new PolicyLoadError(`${where}: condition 'field' is required`)
   if (typeof cond.operator !== 'string') throw new PolicyLoadError(`${where}: condition 'operator' is required`)
   if (!Object.hasOwn(cond, 'value')) throw new PolicyLoadError(`${where}: condition 'value' is required`)

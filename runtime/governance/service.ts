@@ -18,6 +18,7 @@ import { PolicyRegistry } from './registry.js'
 import { KillSwitchPolicy, registerBuiltins, type KillSwitchState } from './types/index.js'
 import { DryRunPolicy, SwappablePolicy, identityOf, type Identity } from './wrappers.js'
 import { ParserRegistry, YamlPolicyParser } from './yaml-parser.js'
+import { PolicyFiles } from './policy-files.js'
 
 export interface ServiceOptions {
   logger: Logger
@@ -44,9 +45,12 @@ export class GovernanceService {
   private readonly code: GovernancePolicy[] = []
   private readonly guardrails: GovernancePolicy[] = []
   readonly logger: Logger
+  /** The configured policy files and their last load (see health). */
+  readonly files: PolicyFiles
 
   constructor (opts: ServiceOptions) {
     this.logger = opts.logger
+    this.files = new PolicyFiles(this, opts.logger)
     registerBuiltins(this.registry)
     this.parsers.register(new YamlPolicyParser(this.registry, opts.logger))
     this.chain = new PolicyChain(opts.logger)
@@ -81,12 +85,12 @@ export class GovernanceService {
     return parser.parse(source, text)
   }
 
-  /** Loads one policy file (source `yaml:<path>` as configured) into the chain. */
-  loadFile (path: string): GovernancePolicy[] {
+  /** Loads one policy file (source `yaml:<path>` as configured) into the chain; `content` when already read. */
+  loadFile (path: string, content?: string): GovernancePolicy[] {
     const source = `yaml:${path}`
     let text: string
     try {
-      text = readFileSync(resolve(path), 'utf8')
+      text = content ?? readFileSync(resolve(path), 'utf8')
     } catch (err) {
       throw new PolicyLoadError(`cannot read policy file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
     }
@@ -159,7 +163,8 @@ export class GovernanceService {
         return { name: inner.name, source: inner.source, version: inner.version, digest: policyDigest(inner.name, inner.source, inner.version) }
       }),
       dryRuns: this.chain.dryRuns().map((d) => ({ wrappedPolicyName: d.delegate.name, ...d.counters })),
-      slos: []
+      slos: [],
+      policyFiles: this.files.status()
     }
   }
 }

@@ -11,12 +11,42 @@ export interface OperatorGrant {
   limits?: Partial<Manifest['limits']>
 }
 
-/** The operator refused something the manifest asks for; the message says what to grant. */
+/** The operator refused something the manifest asks for; the message holds a grant to paste into platform.yaml. */
 export class GrantRefused extends Error {
-  constructor (readonly plugin: string, readonly needed: { key: string, value: unknown }[], reasons: string[]) {
-    super(`plugin '${plugin}' asks for more than it is granted (${reasons.join('; ')}); grant it in platform.yaml: ${needed.map((n) => `${n.key}: ${JSON.stringify(n.value)}`).join(', ')}`)
+  /** The whole grant that would load the plugin: what the operator granted plus what is missing. */
+  readonly grant: OperatorGrant
+
+  constructor (readonly plugin: string, readonly needed: { key: string, value: unknown }[], reasons: string[], granted: OperatorGrant = {}) {
+    const grant = withNeeded(granted, plugin, needed)
+    const replacing = Object.keys(granted).length > 0 ? ` (it replaces the current platform.plugins.${plugin} grant)` : ''
+    super(`plugin '${plugin}' asks for more than it is granted (${reasons.join('; ')}); grant it in platform.yaml${replacing}: ${grantLine(plugin, grant)}`)
     this.name = 'GrantRefused'
+    this.grant = grant
   }
+}
+
+/** One line of YAML that grants `grant` to `plugin`, valid at the root of platform.yaml. */
+export function grantLine (plugin: string, grant: OperatorGrant): string {
+  return `platform.plugins.${plugin}: ${flowYaml(grant)}`
+}
+
+/** Flow-style YAML; strings are JSON-quoted, which YAML reads as double-quoted scalars. */
+function flowYaml (v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(flowYaml).join(', ')}]`
+  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${k}: ${flowYaml(x)}`).join(', ')}}`
+  return JSON.stringify(v)
+}
+
+function withNeeded (granted: OperatorGrant, plugin: string, needed: { key: string, value: unknown }[]): OperatorGrant {
+  const out = structuredClone(granted) as Record<string, unknown>
+  const prefix = `platform.plugins.${plugin}.`
+  for (const n of needed) {
+    const path = n.key.slice(prefix.length).split('.')
+    let at = out
+    for (const seg of path.slice(0, -1)) at = (at[seg] ??= {}) as Record<string, unknown>
+    at[path.at(-1)!] = n.value
+  }
+  return out as OperatorGrant
 }
 
 export function operatorGrant (config: Config, name: string): OperatorGrant {
@@ -72,7 +102,7 @@ export function resolveGrant (name: string, manifest: Manifest, askedLimits: Par
     limits[k] = Math.min(asked ?? DEFAULT_LIMITS[k], ceiling)
   }
 
-  if (needed.length > 0) throw new GrantRefused(name, needed, reasons)
+  if (needed.length > 0) throw new GrantRefused(name, needed, reasons, grant)
   return {
     sandbox: grant.sandbox ?? manifest.sandbox,
     permissions: { net: [...manifest.permissions.net], kv: manifest.permissions.kv, env: [...manifest.permissions.env] },

@@ -1,7 +1,7 @@
 import { readdirSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { Counter, Gauge } from 'prom-client'
-import type { Config } from '../config/index.js'
+import { OperatorError, didYouMean, type Config } from '../config/index.js'
 import type { Logger, Metrics } from '../observability/index.js'
 import type { PluginRegistry } from './registry.js'
 import type { CapabilityDeps } from './capabilities.js'
@@ -46,6 +46,12 @@ export class PluginHost {
   private readonly watcher: ChangeWatcher | undefined
   private readonly tiers: TierMap
   private readonly missingDirs = new Set<string>()
+  /** Folders refused because a name they contribute is served by another plugin: retried when plugins go away or change. */
+  private readonly clashed = new Set<string>()
+  /** A plugin went away or changed in this scan, so a refused folder may now fit. */
+  private freed = false
+  /** The configuration grants are read from; `reloadGrants` replaces it. */
+  private config: Config
   private scanning: Promise<void> | undefined
   private again = false
   private closed = false
@@ -54,6 +60,7 @@ export class PluginHost {
   private readonly gauge: Gauge<'state'> | undefined
 
   constructor (private readonly opts: PluginHostOptions) {
+    this.config = opts.config
     this.dirs = (opts.dirs ?? opts.config.get('platform.plugins.dirs')).map((d) => resolve(d))
     this.tiers = opts.tiers ?? TIERS
     if (opts.watch !== false) this.watcher = new ChangeWatcher(() => { void this.rescan() }, { debounceMs: opts.debounceMs ?? 100, rescanMs: opts.rescanMs ?? 1000 })
@@ -69,7 +76,9 @@ export class PluginHost {
 
   /** Loads everything, then starts watching. */
   async start (): Promise<void> {
+    this.checkDirs()
     await this.rescan()
+    for (const w of this.unknownGrants()) this.opts.logger.warn({ plugin: w.plugin }, w.message)
     this.ready_ = true
     this.watcher?.start()
   }
@@ -90,6 +99,37 @@ export class PluginHost {
     return await this.scanning
   }
 
+  /**
+   * Takes the grants (`platform.plugins.<name>`) of a newly read configuration (SIGHUP): every
+   * plugin whose grant changed is loaded again under the new one; the rest is untouched.
+   * Resolves with the names of the plugins whose grant changed.
+   */
+  async reloadGrants (next: Config): Promise<string[]> {
+    const grantKeys = (c: Config) => Object.keys(c.values).filter((k) => k.startsWith('platform.plugins.') && k !== 'platform.plugins.dirs')
+    const changed = [...new Set([...grantKeys(this.config), ...grantKeys(next)])]
+      .filter((k) => JSON.stringify(this.config.values[k]) !== JSON.stringify(next.values[k]))
+      .map((k) => k.slice('platform.plugins.'.length))
+    this.config = next
+    if (changed.length === 0) return []
+    for (const f of this.folders.values()) if (changed.includes(f.name)) f.hash = ''
+    this.opts.logger.info({ plugins: changed }, `plugin grants changed for ${changed.join(', ')}: loading them again`)
+    await this.rescan()
+    for (const w of this.unknownGrants()) if (changed.includes(w.plugin)) this.opts.logger.warn({ plugin: w.plugin }, w.message)
+    return changed
+  }
+
+  /** Grants (`platform.plugins.<name>`) that name no plugin found in the plugin directories: usually a typo. */
+  unknownGrants (): { plugin: string, message: string }[] {
+    const names = new Set(this.opts.registry.status().map((s) => s.name))
+    const out: { plugin: string, message: string }[] = []
+    for (const k of Object.keys(this.config.values)) {
+      if (!k.startsWith('platform.plugins.') || k === 'platform.plugins.dirs') continue
+      const plugin = k.slice('platform.plugins.'.length)
+      if (!names.has(plugin)) out.push({ plugin, message: `${k} grants plugin '${plugin}', which is in no plugin directory (${this.dirs.join(', ')})${didYouMean(plugin, names)}` })
+    }
+    return out
+  }
+
   async close (): Promise<void> {
     this.closed = true
     this.watcher?.close()
@@ -101,6 +141,22 @@ export class PluginHost {
       clearTimeout(timer)
     }
     await this.opts.registry.closeAll()
+  }
+
+  /**
+   * A plugin directory that exists but cannot be listed (not a directory, no permission) is an
+   * operator mistake that would otherwise leave the platform running without its plugins. A
+   * missing one is not: it is watched and loads when it appears.
+   */
+  private checkDirs (): void {
+    for (const dir of this.dirs) {
+      try { readdirSync(dir) } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code
+        if (code === 'ENOENT') continue
+        const why = code === 'ENOTDIR' ? 'it is not a directory' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (err as Error).message
+        throw new OperatorError(`plugin directory ${dir} cannot be read: ${why} (platform.plugins.dirs)`)
+      }
+    }
   }
 
   private listFolders (root: string): string[] {
@@ -145,9 +201,18 @@ export class PluginHost {
       if (seen.has(dir)) continue
       this.folders.delete(dir)
       this.hasher.forget(dir)
+      this.clashed.delete(dir)
       this.release(f.name, dir)
+      this.freed = true
       this.opts.logger.info({ plugin: f.name, dir }, 'plugin removed')
     }
+    if (this.freed && this.clashed.size > 0) {
+      // load the refused folders again on the next pass (a changed hash makes the scan load them)
+      for (const dir of this.clashed) { const f = this.folders.get(dir); if (f !== undefined) f.hash = '' }
+      this.clashed.clear()
+      this.again = true
+    }
+    this.freed = false
     this.watcher?.sync([...this.dirs, ...this.folders.keys()])
     this.updateGauge()
   }
@@ -160,7 +225,7 @@ export class PluginHost {
   }
 
   private async loadDir (dir: string): Promise<LoadOutcome> {
-    return await loadPluginDir(dir, { config: this.opts.config, capabilities: this.opts.capabilities, tiers: this.tiers, ...(this.opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: this.opts.loadTimeoutMs } : {}), ...(this.opts.metrics !== undefined ? { metrics: this.opts.metrics } : {}) })
+    return await loadPluginDir(dir, { config: this.config, capabilities: this.opts.capabilities, tiers: this.tiers, ...(this.opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: this.opts.loadTimeoutMs } : {}), ...(this.opts.metrics !== undefined ? { metrics: this.opts.metrics } : {}) })
   }
 
   private async apply (dir: string, hash: string, prev: Folder | undefined, out: LoadOutcome): Promise<void> {
@@ -182,8 +247,19 @@ export class PluginHost {
     }
     this.owners.set(name, dir)
     this.folders.set(dir, { hash, name })
-    this.loads?.inc({ outcome: out.state })
+    this.clashed.delete(dir)
     const r = this.opts.registry
+    if (out.state === 'live') {
+      const clashes = r.clashes(name, out.instance.descriptor)
+      if (clashes.length > 0) {
+        // the plugin already serving keeps its names; this one is refused until that changes
+        await out.instance.dispose().catch(() => {})
+        out = { state: 'failed', name, manifest: out.manifest, error: `plugin '${name}' is refused: it contributes ${clashes.join(', ')}; rename it in one plugin or disable one (platform.plugins.<name>.enabled: false)` }
+        this.clashed.add(dir)
+      }
+    }
+    if (prev !== undefined && !this.clashed.has(dir)) this.freed = true
+    this.loads?.inc({ outcome: out.state })
     switch (out.state) {
       case 'live':
         r.set(dir, out.manifest, out.instance)

@@ -1,6 +1,7 @@
 import type { Area, Platform } from '../platform.js'
 import { PluginHost } from './host.js'
 import type { KvDatabase } from './capabilities.js'
+import { PLUGIN_HOST } from './key.js'
 
 /**
  * The plugin area: loads every plugin before the server listens (readiness check `plugins`),
@@ -15,6 +16,7 @@ export async function installPlugins (platform: Platform, opts: { rescanMs?: num
     metrics: platform.metrics,
     ...opts
   })
+  platform.provide(PLUGIN_HOST, host)
   platform.addReadiness('plugins', () => host.ready)
   platform.onClose(() => host.close())
   await host.start()

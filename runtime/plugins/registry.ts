@@ -1,7 +1,7 @@
 import type { EventBus } from '../events/index.js'
 import type {
   SandboxInstance, Manifest, InvokeOptions, ToolDescriptor, ResourceDescriptor, PromptDescriptor,
-  AgentDescriptor, PolicyTypeDescriptor, ClassifierDescriptor, EmbedderDescriptor, SandboxKind
+  AgentDescriptor, PolicyTypeDescriptor, ClassifierDescriptor, EmbedderDescriptor, SandboxKind, PluginDescriptor
 } from './contract.js'
 import { PluginCallError } from './contract.js'
 
@@ -31,6 +31,12 @@ export interface PluginStatus {
 }
 
 interface Live { manifest: Manifest, dir: string, instance: SandboxInstance, inFlight: number, retired: boolean }
+
+const KIND_LABEL = { tools: 'tool', resources: 'resource', prompts: 'prompt', agents: 'agent', policyTypes: 'policy type', classifiers: 'classifier', embedders: 'embedder' } as const
+
+function namesOf (d: PluginDescriptor): Record<keyof typeof KIND_LABEL, string[]> {
+  return { tools: d.tools.map((t) => t.name), resources: d.resources.map((r) => r.uri), prompts: d.prompts.map((p) => p.name), agents: d.agents.map((a) => a.name), policyTypes: d.policyTypes.map((p) => p.type), classifiers: d.classifiers.map((c) => c.name), embedders: d.embedders.map((e) => e.name) }
+}
 
 const NONE = { tools: [], resources: [], prompts: [], agents: [], policyTypes: [], classifiers: [], embedders: [] }
 
@@ -95,6 +101,24 @@ export class PluginRegistry {
   }
 
   has (name: string): boolean { return this.live.has(name) }
+
+  /**
+   * What `descriptor` would serve under a name another live plugin already serves (tools,
+   * resources, prompts, agents, policy types, classifiers, embedders share one namespace per
+   * kind), as `tool 'x' (already served by plugin 'a')`; empty when nothing clashes. A plugin
+   * never clashes with its own previous version.
+   */
+  clashes (plugin: string, descriptor: PluginDescriptor): string[] {
+    const out: string[] = []
+    for (const [other, l] of this.live) {
+      if (other === plugin) continue
+      for (const [kind, names] of Object.entries(namesOf(descriptor))) {
+        const taken = new Set(namesOf(l.instance.descriptor)[kind as keyof typeof KIND_LABEL])
+        for (const n of names) if (taken.has(n)) out.push(`${KIND_LABEL[kind as keyof typeof KIND_LABEL]} '${n}' (already served by plugin '${other}')`)
+      }
+    }
+    return out
+  }
 
   status (): PluginStatus[] {
     const out: PluginStatus[] = []

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { spawn, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, writeFileSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -105,6 +105,8 @@ t.test('SIGTERM closes open WebSockets with 1001 before exiting 0', async (t) =>
 
 t.test('SIGINT also shuts down gracefully; flags reach the config', async (t) => {
   const dir = data()
+  // --plugins paths must exist (a missing one is a typo: exit 78, see below)
+  mkdirSync(join(dir, 'p1')); mkdirSync(join(dir, 'p2'))
   const { proc, url } = await serve(['--port', '0', '--host', '127.0.0.1', '--data', dir, '--set', 'platform.admin.enabled=false', '--plugins', join(dir, 'p1'), '--plugins', join(dir, 'p2')])
   t.equal((await fetch(url + '/readyz')).status, 200)
   const done = exitOf(proc)
@@ -139,4 +141,64 @@ t.test('serve binds 127.0.0.1 by default and prints it; a second serve on that p
   t.equal(stderr, `platform: port ${port} is in use\n`, 'one clear line, no stack trace')
   t.notMatch(stdout, /listening/)
   t.equal((await fetch(url + '/healthz')).status, 200, 'the first server keeps its port')
+})
+
+t.test('operator errors at start-up print one line on stderr and exit 78, never a stack trace', async (t) => {
+  const dir = data()
+  writeFileSync(join(dir, 'typo.yaml'), 'rules: []\ndefault:\n  action: deny\n')
+  writeFileSync(join(dir, 'unknown-type.yaml'), 'policies:\n  - {name: a, type: no-such-type}\n')
+  writeFileSync(join(dir, 'a-file'), '')
+  const base = ['serve', '--port', '0', '--host', '127.0.0.1', '--data', join(dir, 'data'), '--log-level', 'silent']
+  const policy = (f: string) => ['--set', `platform.ai.governance.policy-files=${JSON.stringify([join(dir, f)])}`, '--set', 'platform.plugins.dirs=[]']
+  const cases: [string[], RegExp][] = [
+    [policy('typo.yaml'), /^platform: unknown key 'default' in the rules document of yaml:.*typo\.yaml line 2 \(did you mean 'defaults'\?\)/],
+    [policy('unknown-type.yaml'), /^platform: failed to build policies\[0\] \('a'\) in yaml:.*unknown-type\.yaml: unknown policy type 'no-such-type'/],
+    [policy('missing.yaml'), /^platform: cannot read policy file .*missing\.yaml: ENOENT/],
+    [['--plugins', join(dir, 'nowhere')], /^platform: --plugins .*nowhere: no such directory$/],
+    [['--plugins', join(dir, 'a-file')], /^platform: plugin directory .*a-file cannot be read: it is not a directory \(platform\.plugins\.dirs\)$/],
+    [['--set', 'platform.server.prot=1'], /^platform: configuration error: unknown config key 'platform\.server\.prot' \(from command line\) \(did you mean 'platform\.server\.port'\?\)$/]
+  ]
+  for (const [args, re] of cases) {
+    const r = await run([...base, ...args])
+    t.equal(r.code, 78, args.join(' '))
+    t.match(r.stderr.trim(), re, args.join(' '))
+    t.equal(r.stderr.trim().split('\n').length, 1, `one line: ${r.stderr}`)
+    t.notMatch(r.stderr, /\n\s+at /, 'no stack trace')
+  }
+})
+
+t.test('SIGHUP applies changed plugin grants from platform.yaml without a restart; other keys are named as needing one', async (t) => {
+  const { writePlugin, toolPlugin } = await import('../plugins/helpers.js')
+  const dir = data()
+  const plugins = join(dir, 'plugins')
+  writePlugin(plugins, 'needy', { manifest: { name: 'needy', version: '1.0.0', permissions: { kv: true } }, index: toolPlugin('needy_tool', 1) })
+  const yaml = join(dir, 'platform.yaml')
+  const base = `platform.plugins.dirs: [${JSON.stringify(plugins)}]\n`
+  writeFileSync(yaml, base)
+  const { proc, output } = await serve(['--config', yaml, '--port', '0', '--host', '127.0.0.1', '--data', join(dir, 'data'), '--log-level', 'info'])
+  t.teardown(() => { proc.kill('SIGKILL') })
+  const until = async (re: RegExp, what: string) => {
+    const end = Date.now() + 15_000
+    while (!re.test(output())) { if (Date.now() > end) throw new Error(`timed out waiting for ${what}: ${output()}`); await new Promise((resolve) => setTimeout(resolve, 50)) }
+  }
+  await until(/"plugin":"needy".*"msg":"plugin failed to load"/, 'the refusal')
+  t.match(output(), /grant it in platform\.yaml: platform\.plugins\.needy: \{permissions: \{kv: true\}\}/)
+
+  // the line from the refusal, pasted as is
+  writeFileSync(yaml, base + 'platform.plugins.needy: {permissions: {kv: true}}\n')
+  proc.kill('SIGHUP')
+  await until(/"plugin":"needy"[^\n]*"msg":"plugin reloaded"/, 'needy to load under the new grant')
+  t.pass('the plugin goes live on SIGHUP')
+
+  // a broken file on SIGHUP keeps the running configuration
+  writeFileSync(yaml, base + 'platform.plugins.needy: {permisions: {kv: true}}\n')
+  proc.kill('SIGHUP')
+  await until(/SIGHUP: configuration not reloaded, the running one stays: config key 'platform\.plugins\.needy' has unknown key 'permisions'/, 'the refused reload')
+  // a key other than grants is named as needing a restart
+  writeFileSync(yaml, base + 'platform.plugins.needy: {permissions: {kv: true}}\nplatform.server.body-limit-bytes: 2048\n')
+  proc.kill('SIGHUP')
+  await until(/restart to apply platform\.server\.body-limit-bytes/, 'the restart warning')
+  const done = exitOf(proc)
+  proc.kill('SIGTERM')
+  t.equal((await done).code, 0)
 })

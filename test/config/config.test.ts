@@ -131,3 +131,20 @@ t.test('every key is read by the runtime or marked reserved for the area that wi
     }
   }
 })
+
+t.test('a grant may be written as dotted keys below the plugin name, in the file or on the command line', async (t) => {
+  const c = loadConfig({ env: {}, cwd: dir, file: file('dotted-grant.yaml', 'platform:\n  server:\n    port: 1\nplatform.plugins.hello.sandbox: worker\nplatform.plugins.hello.permissions.net: [a.example.com]\nplatform.plugins.hello.permissions.kv: true\n'), overrides: { 'platform.plugins.other.limits.memoryMb': 128 } })
+  t.same(c.get('platform.plugins.hello'), { sandbox: 'worker', permissions: { net: ['a.example.com'], kv: true } })
+  t.same(c.get('platform.plugins.other'), { limits: { memoryMb: 128 } })
+  t.throws(() => loadConfig({ env: {}, cwd: dir, file: file('dotted-twice.yaml', 'platform.plugins.hello: {sandbox: worker}\nplatform.plugins.hello.sandbox: inline\n') }), { name: 'ConfigError', message: /'platform\.plugins\.hello\.sandbox' is given twice/ })
+  t.throws(() => loadConfig({ env: {}, cwd: dir, file: file('dotted-bad.yaml', 'platform.plugins.hello.permissions.nett: [a.com]\n') }), { message: /config key 'platform\.plugins\.hello' at permissions has unknown key 'nett' \(did you mean 'net'\?\); allowed: net, kv, env/ })
+})
+
+t.test('grant mistakes name the key: plugins.dir suggests dirs, a misspelt grant key suggests the right one', async (t) => {
+  t.throws(() => loadConfig({ env: {}, cwd: dir, file: file('dir.yaml', 'platform:\n  plugins:\n    dir: ./mine\n') }),
+    { name: 'ConfigError', message: /config key 'platform\.plugins\.dir' \(did you mean 'platform\.plugins\.dirs', the list of plugin directories\?\) is read as the grant of a plugin named 'dir'/ })
+  t.throws(() => loadConfig({ env: {}, cwd: dir, file: file('permisions.yaml', 'platform:\n  plugins:\n    hello:\n      permisions: {net: [a.com]}\n') }),
+    { message: /config key 'platform\.plugins\.hello' has unknown key 'permisions' \(did you mean 'permissions'\?\); allowed: enabled, sandbox, permissions, limits/ })
+  t.throws(() => loadConfig({ env: {}, cwd: dir, file: file('memorymb.yaml', 'platform:\n  plugins:\n    hello: {limits: {memoryMB: 64}}\n') }),
+    { message: /at limits has unknown key 'memoryMB' \(did you mean 'memoryMb'\?\)/ })
+})

@@ -215,7 +215,7 @@ t.test('health: kill switch, per-policy digests, dry-run counters, slos', async 
   const svc = governanceOf(tp.platform)!
   await svc.gate.admit('t', aiRequest({ message: 'a message longer than ten' }))
   const h = (await call('/health')).body
-  t.same(Object.keys(h), ['generatedAt', 'killSwitch', 'policies', 'dryRuns', 'slos'])
+  t.same(Object.keys(h), ['generatedAt', 'killSwitch', 'policies', 'dryRuns', 'slos', 'policyFiles'])
   t.same(h.killSwitch, { armed: false })
   t.same(h.policies[2], { name: 'shadow', source: `yaml:${policies}`, version: '1.0', digest: policyDigest('shadow', `yaml:${policies}`, '1.0') })
   t.equal(h.dryRuns[0].wrappedPolicyName, 'shadow')

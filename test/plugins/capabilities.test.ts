@@ -4,21 +4,23 @@ import type { AddressInfo } from 'node:net'
 import { startWithPlugins, tempRoot, writePlugin, statusOf, waitFor } from './helpers.js'
 import { fetchCapability } from '../../runtime/plugins/index.js'
 
-const CAPS = `import { definePlugin, tool } from 'agent-platform/sdk'
+// tool names carry the plugin's name: two plugins serving one tool name would clash
+const toolName = (plugin: string, tool: string): string => `${plugin.replace(/-/g, '_')}_${tool}`
+const CAPS = (plugin: string): string => `import { definePlugin, tool } from 'agent-platform/sdk'
 export default definePlugin({ tools: [
-  tool({ name: 'caps', run: (_a, ctx) => Object.keys(ctx).sort() }),
-  tool({ name: 'kv', run: async ({ op, key, value, prefix }, ctx) => {
+  tool({ name: '${toolName(plugin, 'caps')}', run: (_a, ctx) => Object.keys(ctx).sort() }),
+  tool({ name: '${toolName(plugin, 'kv')}', run: async ({ op, key, value, prefix }, ctx) => {
     if (op === 'put') { await ctx.kv.put(key, value); return true }
     if (op === 'get') return (await ctx.kv.get(key)) ?? null
     if (op === 'delete') return await ctx.kv.delete(key)
     return await ctx.kv.list(prefix)
   } }),
-  tool({ name: 'fetch', run: async ({ url }, ctx) => { const r = await ctx.fetch(url); return { status: r.status, text: r.text, type: r.headers['content-type'] ?? null } } }),
-  tool({ name: 'env', run: (_a, ctx) => ctx.env ?? null })
+  tool({ name: '${toolName(plugin, 'fetch')}', run: async ({ url }, ctx) => { const r = await ctx.fetch(url); return { status: r.status, text: r.text, type: r.headers['content-type'] ?? null } } }),
+  tool({ name: '${toolName(plugin, 'env')}', run: (_a, ctx) => ctx.env ?? null })
 ] })
 `
 function capsPlugin (root: string, name: string, permissions: Record<string, unknown>, limits?: Record<string, unknown>): void {
-  writePlugin(root, name, { manifest: { name, version: '1.0.0', permissions, ...(limits !== undefined ? { limits } : {}) }, index: CAPS })
+  writePlugin(root, name, { manifest: { name, version: '1.0.0', permissions, ...(limits !== undefined ? { limits } : {}) }, index: CAPS(name) })
 }
 
 // a local HTTP server standing in for the outside world
@@ -53,7 +55,7 @@ const tp = await startWithPlugins(root, {
   'platform.plugins.envy': { sandbox: 'inline', permissions: { env: ['PLUGIN_TEST_A', 'PLUGIN_TEST_MISSING'] } }
 })
 t.teardown(tp.close)
-const call = async (plugin: string, tool: string, args: unknown = {}) => await tp.platform.plugins.invoke(plugin, 'tool', tool, args)
+const call = async (plugin: string, tool: string, args: unknown = {}) => await tp.platform.plugins.invoke(plugin, 'tool', toolName(plugin, tool), args)
 
 t.test('only granted capabilities are present; a grant the manifest did not ask for gives nothing', async (t) => {
   for (const n of ['alpha', 'beta', 'bare', 'netter', 'envy']) t.equal(statusOf(tp, n)?.state, 'live', n)
@@ -124,7 +126,7 @@ t.test('kv survives a reload of the plugin', async (t) => {
   let reloaded = false
   const off = tp.platform.bus.on('PluginsChanged', (e) => { if (e.changed.includes('alpha')) reloaded = true })
   t.teardown(off)
-  writeFileSync(join(root, 'alpha', 'index.js'), CAPS + '\n// changed\n')
+  writeFileSync(join(root, 'alpha', 'index.js'), CAPS('alpha') + '\n// changed\n')
   await waitFor(() => reloaded && statusOf(tp, 'alpha')?.state === 'live', 'alpha reloaded')
   t.same(await call('alpha', 'kv', { op: 'get', key: 'shared' }), { from: 'alpha', n: [1, 2] })
 })
@@ -138,7 +140,7 @@ t.test('the same capabilities reach a plugin in the isolate tier (its default)',
     'platform.plugins.iso-b': { permissions: { kv: true } }
   })
   t.teardown(tp2.close)
-  const c = async (plugin: string, tool: string, args: unknown = {}) => await tp2.platform.plugins.invoke(plugin, 'tool', tool, args)
+  const c = async (plugin: string, tool: string, args: unknown = {}) => await tp2.platform.plugins.invoke(plugin, 'tool', toolName(plugin, tool), args)
   t.match(statusOf(tp2, 'iso-a'), { state: 'live', sandbox: 'isolate' }, statusOf(tp2, 'iso-a')?.error ?? '')
   // (the isolate tier always offers ctx.progress, a no-op when nobody listens)
   const keys = async (p: string) => (await c(p, 'caps') as string[]).filter((k) => k !== 'progress')

@@ -45,7 +45,7 @@ t.test('discovery: every folder of every plugin directory; failures are listed a
   t.equal(failed('throws'), 'index.js: boom while loading')
   t.equal(failed('not-a-plugin'), 'index.js: TypeError: the entry module must default-export definePlugin({...})')
   t.equal(failed('no-entry'), "plugin.json: 'entry' names 'index.js', which does not exist in the plugin folder")
-  t.equal(failed('greedy'), "plugin 'greedy' asks for more than it is granted (the key-value store; environment variables HOME); grant it in platform.yaml: platform.plugins.greedy.permissions.kv: true, platform.plugins.greedy.permissions.env: [\"HOME\"]")
+  t.equal(failed('greedy'), "plugin 'greedy' asks for more than it is granted (the key-value store; environment variables HOME); grant it in platform.yaml (it replaces the current platform.plugins.greedy grant): platform.plugins.greedy: {sandbox: \"inline\", permissions: {kv: true, env: [\"HOME\"]}}")
   t.equal(failed('hangs'), 'index.js: took longer than 3000 ms to load')
   t.equal(statusOf(tp, 'off')?.state, 'disabled')
   const twin = tp.platform.plugins.status().find((s) => s.dir.endsWith('/twin'))
@@ -95,4 +95,13 @@ t.test('a missing plugin directory is not fatal and is picked up when it appears
   const { waitFor } = await import('./helpers.js')
   await waitFor(() => statusOf(tp, 'late')?.state === 'live', 'the late plugin')
   t.pass('loaded once the directory exists')
+})
+
+t.test('a grant for a plugin that is in no plugin directory is warned about at start-up, naming it', async (t) => {
+  const root = tempRoot()
+  writePlugin(root, 'weather', { index: toolPlugin('forecast', 1) })
+  const tp = await startWithPlugins(root, { 'platform.plugins.wether': { sandbox: 'inline' } })
+  t.teardown(tp.close)
+  const w = tp.logs.find((l) => l.plugin === 'wether' && l.level === 40)
+  t.match(w?.msg, /^platform\.plugins\.wether grants plugin 'wether', which is in no plugin directory \(.*\) \(did you mean 'weather'\?\)$/)
 })
