@@ -3,7 +3,9 @@ import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startTestPlatform } from '../helpers/platform.js'
-import { installGovernance } from '../../runtime/governance/index.js'
+import { installAreas } from '../../runtime/areas.js'
+import { scopeArea } from '../../runtime/scope/install.js'
+import { governanceArea } from '../../runtime/governance/install.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'gov-watch-'))
 t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
@@ -11,7 +13,7 @@ const file = join(dir, 'rules.yaml')
 const doc = (blocked: string) => `name: watched\nrules:\n  - name: block\n    condition: {field: tool_name, operator: eq, value: ${blocked}}\n    action: deny\n    message: ${blocked} is blocked\ndefaults:\n  action: allow\n`
 writeFileSync(file, doc('drop_table'))
 
-const tp = await startTestPlatform({ 'platform.ai.governance.policy-files': [file], 'platform.ai.governance.watch-interval-ms': 25 }, { install: installGovernance })
+const tp = await startTestPlatform({ 'platform.ai.governance.policy-files': [file], 'platform.ai.governance.watch-interval-ms': 25 }, { install: (p) => installAreas(p, [scopeArea, governanceArea]) })
 t.teardown(tp.close)
 
 async function check (tool: string): Promise<{ allowed: boolean, reason: string }> {
