@@ -175,7 +175,8 @@ t.test('SIGHUP applies changed plugin grants from platform.yaml without a restar
   const yaml = join(dir, 'platform.yaml')
   const base = `platform.plugins.dirs: [${JSON.stringify(plugins)}]\n`
   writeFileSync(yaml, base)
-  const { proc, output } = await serve(['--config', yaml, '--port', '0', '--host', '127.0.0.1', '--data', join(dir, 'data'), '--log-level', 'info'])
+  // log records are on stdout
+  const { proc, stdout: output } = await serve(['--config', yaml, '--port', '0', '--host', '127.0.0.1', '--data', join(dir, 'data'), '--log-level', 'info'])
   t.teardown(() => { proc.kill('SIGKILL') })
   const until = async (re: RegExp, what: string) => {
     const end = Date.now() + 15_000
