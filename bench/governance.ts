@@ -1,5 +1,5 @@
 /**
- * Governance benchmark (issue 5). In-process evaluation latency (p50, p99) of toolkit `rules:`
+ * Governance benchmark. In-process evaluation latency (p50, p99) of toolkit `rules:`
  * documents with 1, 10 and 100 rules and of a 12-policy native chain (bare evaluation and the
  * full admission gate with decision log and spans), then `/check` over HTTP against a plain JSON
  * route of ours measured in the same run.

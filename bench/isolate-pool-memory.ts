@@ -1,5 +1,5 @@
 /**
- * Memory of 50 isolate-tier plugins (issue 15): the real server (bin/platform.js) with 50 small
+ * Memory of 50 isolate-tier plugins: the real server (bin/platform.js) with 50 small
  * generated plugins, once with the default pooled layout and once with a sandbox process per
  * plugin (`platform.sandbox.isolate.plugins-per-process: 1`). Each plugin's tool is called once
  * over MCP, then the RSS of the server and all its sandbox processes is summed from /proc.

@@ -1,5 +1,5 @@
 /**
- * Per-call overhead of the plugin sandbox tiers (issue 3): inline, isolate (in its sandbox
+ * Per-call overhead of the plugin sandbox tiers: inline, isolate (in its sandbox
  * process, the default, and in-process for comparison) and worker. Mean and p99 latency of one
  * awaited call, calls/s at concurrency 1 and 64, isolate start time, memory per idle isolate.
  *

@@ -50,7 +50,7 @@ export class Platform {
   readonly plugins: PluginRegistry
   /** Governance replaces this; the MCP server calls it before every tool runs. */
   toolCallGate: ToolCallGate = ADMIT_ALL_TOOL_CALLS
-  /** The framework property bag (reference: `org.platform.ai.governance.policies` lives here). */
+  /** The framework property bag (`org.platform.ai.governance.policies` lives here). */
   readonly properties = new Map<string, unknown>()
   private readonly areas = new Map<AreaKey<unknown>, unknown>()
   private readonly installed = new Set<string>()

@@ -95,7 +95,7 @@ export const McpMessage = Object.freeze({
   assistant: (text) => ({ role: 'assistant', content: { type: 'text', text: String(text) } })
 })
 
-// Policy decisions (spec D1): a closed set of four.
+// Policy decisions: a closed set of four.
 export const admit = () => ({ decision: 'admit' })
 export const transform = (request, reason) => (reason === undefined ? { decision: 'transform', request } : { decision: 'transform', request, reason: String(reason) })
 export const deny = (reason) => ({ decision: 'deny', reason: String(reason) })

@@ -10,7 +10,7 @@ import { cpuSecondsOf } from '../lib/proc.js'
 interface Measured { appendsPerSec: number, cpuUsPerAppend: number, serialCommitsPerSec: number, serialP50Ms: number, serialP99Ms: number }
 
 /**
- * Durable appends on LMDB (issue 6): the control audit log (`ControlAuditLog.record`, ring buffer +
+ * Durable appends on LMDB: the control audit log (`ControlAuditLog.record`, ring buffer +
  * LMDB, resolves once committed) and the governance decision log (`GovernanceDecisionLog.record`,
  * ring buffer + LMDB, fire-and-forget: an append counts once the database's `committed` promise
  * after it resolves) through our Store, each against raw lmdb-js `put` of the same entry with

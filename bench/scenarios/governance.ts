@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { row, type ResultRow, type RunOptions, type Scenario, type ScenarioResult } from '../scenario.js'
 
 /**
- * Governance (issue 5, issue 6): the governance engineer's script bench/governance.ts, run as a
+ * Governance: the script bench/governance.ts, run as a
  * child process and read back from the markdown tables it prints: in-process evaluation p50/p99 of
  * `rules:` documents with 1, 10 and 100 rules and of a 12-policy chain (bare, and through the
  * admission gate with decision log), and `POST /api/admin/governance/check` against a plain JSON

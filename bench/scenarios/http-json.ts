@@ -7,7 +7,7 @@ const CONNECTIONS = 100
 const PATH = '/healthz'
 
 /**
- * Small JSON GET (issue 2): our `/healthz` (router, Context, request id, metrics) against a raw
+ * Small JSON GET: our `/healthz` (router, Context, request id, metrics) against a raw
  * uWebSockets.js hello world and node:http answering the same body, same load generator, same run.
  * Subjects alternate within each round and the order rotates between rounds (uWS A/B practice);
  * the figure per subject is its median round by requests/s.

@@ -14,7 +14,7 @@ const SEQ = 987654321
 interface Target { name: string, server: ServerProcess, path: string, dialect: 'session' | 'stateless', tool: string }
 
 /**
- * MCP `tools/call` (issue 6): our server (the real CLI with the bench plugins of bench/plugins, one
+ * MCP `tools/call`: our server (the real CLI with the bench plugins of bench/plugins, one
  * per sandbox tier) in both dialects, against the official TypeScript SDK: v1 on node:http with a
  * transport reused per session (its fastest configuration), v1 stateless (server + transport per
  * request), v2 `createMcpHandler` (2026-07-28 stateless). All serve the same `add` tool; wrk repeats

@@ -7,7 +7,7 @@ import { cpuSecondsOf } from '../lib/proc.js'
 interface Measured { serialUs: number, c64PerSec: number, c64CpuUs: number }
 
 /**
- * Plugin call overhead (issue 6): the bench `add` tool (bench/plugins) called through each tier's
+ * Plugin call overhead: the bench `add` tool (bench/plugins) called through each tier's
  * `SandboxInstance.invoke` in the harness process: one call awaited at a time (the overhead a single
  * call pays), and 64 calls in flight (throughput). The isolate tier twice: in-process (the isolate
  * on this thread, what the 10 µs target is about) and in its supervised sandbox process (the default).

@@ -19,7 +19,7 @@ interface Measured {
 }
 
 /**
- * Room broadcast fan-out (issue 2, issue 6): N members join `/platform/rooms/bench`; one member
+ * Room broadcast fan-out: N members join `/platform/rooms/bench`; one member
  * sends bursts of JSON frames, every other member receives each one. Deliveries per second and
  * delivery latency (send → receive, same clock) on our server vs a `ws` server doing the same
  * fan-out (bench/peers/ws-fanout.js). The client is bench/lib/ws-load (worker threads, raw frames).
@@ -30,7 +30,7 @@ const scenario: Scenario = {
   name: 'room-broadcast',
   description: 'Room broadcast on /platform/rooms/{room}: one member sends, every member receives (1 000 members quick, 10 000 full; silent joins); platform vs ws',
   async run (opts: RunOptions): Promise<ScenarioResult> {
-    // issue 6 asks for 10 000 members. With join announcements our room could not be filled that far
+    // The full run aims at 10 000 members. With join announcements our room could not be filled that far
     // on 2 cores (N²/2 frames; members were closed as slow consumers past ~8 800) and the full run
     // used 3 000; silent members (presence=false) make filling it linear. 10 000 server sockets plus
     // 10 000 client sockets fit the 20 000-descriptor hard limit because they are in two processes

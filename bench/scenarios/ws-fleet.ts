@@ -13,7 +13,7 @@ function fdLimit (): number {
 }
 
 /**
- * WebSocket fleet (issue 6): many concurrent idle WebSockets (20 000 full, 5 000 quick, capped by
+ * WebSocket fleet: many concurrent idle WebSockets (20 000 full, 5 000 quick, capped by
  * the open-files limit, which both the client and the server need one descriptor per connection
  * of) in rooms of 10, spread over four 127.0.0.x source addresses. Server RSS growth per
  * connection, ours vs the `ws` peer.

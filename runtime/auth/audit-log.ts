@@ -18,7 +18,7 @@ export class ControlAuditLog {
     return this.log.append({ timestamp: new Date().toISOString(), principal: principal ?? 'anonymous', action, target, success, message })
   }
 
-  /** The most recent `limit` entries, oldest first (reference `entries(limit)`). */
+  /** The most recent `limit` entries, oldest first. */
   entries (limit = 100): ControlAuditEntry[] { return this.log.oldestFirst(limit) }
 
   /** Reads from LMDB (all retained entries), newest first. */

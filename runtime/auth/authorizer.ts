@@ -1,6 +1,6 @@
 import type { Principal } from './principal.js'
 
-/** Decides whether `principal` may perform `action` on `target` (reference ControlAuthorizer). */
+/** Decides whether `principal` may perform `action` on `target`. */
 export type ControlAuthorizer = (action: string, target: string, principal: Principal | null) => boolean
 
 export const DENY_ALL: ControlAuthorizer = () => false

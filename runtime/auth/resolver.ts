@@ -5,7 +5,7 @@ import { TokenResolver, type Principal } from './principal.js'
 export type PrincipalSource = (headers: Readonly<Record<string, string>>) => Principal | null
 
 /**
- * The one resolver DESIGN §3 names: configured tokens first, then registered sources (JWT,
+ * The one principal resolver of the platform: configured tokens first, then registered sources (JWT,
  * plugin validators). The result is cached on the request.
  */
 export class PrincipalResolver {

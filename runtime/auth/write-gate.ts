@@ -16,7 +16,7 @@ export interface WriteSurface {
 export const ADMIN_SURFACE: WriteSurface = { flagKey: 'platform.admin.http-write-enabled', disabled: 'ADMIN_WRITE_DISABLED', anonymous: 'ADMIN_AUTH_REQUIRED' }
 
 /**
- * The four checks every mutating admin route runs, in the reference's order: feature flag (403),
+ * The four checks every mutating admin route runs, in this order: feature flag (403),
  * principal (401), optional role (403), ControlAuthorizer (403). Every outcome is audited:
  * `<action>.denied.flag|anonymous|role|authz`, or `<action>` through `done()`.
  */

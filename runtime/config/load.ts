@@ -119,7 +119,7 @@ function coerce (key: string, raw: string): unknown {
 function readEnv (env: Record<string, string | undefined>): Record<string, unknown> {
   const out: Record<string, unknown> = {}
   for (const [name, value] of Object.entries(env)) {
-    // ORG_PLATFORM_* are the spec's `org.platform.*` init keys (camelCase segments upper-cased whole)
+    // ORG_PLATFORM_* are the `org.platform.*` init keys (camelCase segments upper-cased whole)
     if ((!name.startsWith('PLATFORM_') && !name.startsWith('ORG_PLATFORM_')) || value === undefined) continue
     const key = ENV_TO_KEY.get(name)
     if (key === undefined) throw new ConfigError(`unknown environment variable ${name}: it maps to no config key${suggest(name.toLowerCase().replace(/_/g, '.'))}`)

@@ -1,6 +1,6 @@
 /**
  * Every configuration key of the platform, with its JSON Schema, default and meaning: the one
- * object of defaults (pino-style). Keys are the spec's dotted names. `PATTERN_KEYS` holds the keys
+ * object of defaults (pino-style). Keys are dotted names. `PATTERN_KEYS` holds the keys
  * whose last segment is a name chosen by the operator (per-plugin grants). `ConfigKeys`, the type
  * of each key's value, is derived from the same schemas, so `Config.get` needs no casts.
  */
@@ -9,8 +9,8 @@ export interface KeyDef {
   readonly default?: unknown
   readonly description: string
   /**
-   * The area that will read this key, which is not built yet: the key is accepted (the spec names
-   * it) but switches nothing today, and the README says so.
+   * The area that will read this key, which is not built yet: the key is accepted (it belongs
+   * to that area) but switches nothing today, and the README says so.
    */
   readonly reservedFor?: string
 }
@@ -96,7 +96,7 @@ export const KEY_DEFS = {
   'platform.transport.rooms.max-messages-per-second': { schema: { type: 'integer', minimum: 0 }, default: 20, description: 'Messages a room member may send per second, sustained (0: no limit); beyond it close 1008 on WebSocket, 429 on POST' },
   'platform.transport.rooms.message-burst': { schema: positiveInt, default: 40, description: 'Messages a room member may send at once before the per-second rate applies' },
 
-  // --- admin (spec A, reference §2.3) ---
+  // --- admin ---
   'platform.admin.enabled': { schema: bool, default: true, description: 'Master switch of the admin control plane' },
   'platform.admin.mcp-tools': { schema: bool, default: true, description: 'Register read-only admin MCP tools', reservedFor: 'admin' },
   'platform.admin.mcp-write-tools': { schema: bool, default: false, description: 'Register write admin MCP tools', reservedFor: 'admin' },
@@ -110,13 +110,13 @@ export const KEY_DEFS = {
   'platform.admin.audit-capacity': { schema: positiveInt, default: 1000, description: 'Control audit entries kept in memory' },
   'platform.admin.audit-retention': { schema: positiveInt, default: 100_000, description: 'Control audit entries kept in LMDB' },
 
-  // --- interactions (spec B) ---
+  // --- interactions ---
   'platform.interactions.enabled': { schema: bool, default: true, description: 'Serve the interactions API', reservedFor: 'interactions' },
   'platform.interactions.http-write-enabled': { schema: bool, default: false, description: 'Gate for create, continue, cancel and delete', reservedFor: 'interactions' },
   'platform.interactions.demo-principal': { schema: nonEmpty, description: 'Fixed principal the interactions API injects, for demos only; never in production (start-up logs a warning whenever it is set)', reservedFor: 'interactions' },
   'platform.interactions.store': { schema: { enum: ['memory', 'lmdb', 'postgres'] }, default: 'memory', description: 'Interaction store', reservedFor: 'interactions' },
 
-  // --- MCP (spec C) ---
+  // --- MCP ---
   'platform.mcp-sandbox-origin': { schema: nonEmpty, description: 'Distinct origin that renders MCP Apps through a proxy frame', reservedFor: 'admin' },
   'platform.mcp.enabled': { schema: bool, default: true, description: 'Serve MCP on /platform/mcp and the agent endpoints' },
   'platform.mcp.session-ttl-minutes': { schema: positiveInt, default: 30, description: 'Idle time after which a session-dialect MCP session ends' },
@@ -134,7 +134,7 @@ export const KEY_DEFS = {
   'platform.mcp.tasks.poll-interval-ms': { schema: positiveInt, default: 1000, description: '`pollIntervalMs` suggested to task clients' },
   'platform.mcp.tasks.sync-window-ms': { schema: { type: 'integer', minimum: 0 }, default: 50, description: 'A long-running tool that settles within this window answers directly instead of creating a task' },
 
-  // --- MCP extras (spec C: OAuth resource server, client tool calls, tracing) ---
+  // --- MCP extras (OAuth resource server, client tool calls, tracing) ---
   'org.platform.mcp.auth.resource': { schema: nonEmpty, description: 'OAuth 2.0 resource identifier (URL) of the MCP endpoints; setting it turns the resource server on (RFC 9728 metadata, 401 challenges)' },
   'org.platform.mcp.auth.authorizationServers': { schema: { anyOf: [nonEmpty, strList] }, default: [], description: 'Authorization server issuer URL(s) listed in the protected-resource metadata (space- or comma-separated, or a list)' },
   'org.platform.mcp.auth.scopes': { schema: str, default: '', description: 'Space-separated scopes every MCP request\'s token must carry (403 insufficient_scope otherwise); advertised in the metadata and the challenge' },
@@ -149,7 +149,7 @@ export const KEY_DEFS = {
   'platform.mcp.client-tools.response-route': { schema: bool, default: false, description: 'Serve POST /_mcp/tool-response, where clients without a stream post their answers to server-to-client tool calls' },
   'platform.mcp.tracing.enabled': { schema: bool, default: true, description: 'Spans around tools/call, resources/read and prompts/get through @opentelemetry/api (no-op without an SDK)' },
 
-  // --- governance (spec D) ---
+  // --- governance ---
   'platform.ai.governance.policy-files': { schema: strList, default: [], description: 'YAML policy files loaded at start-up' },
   'platform.ai.governance.watch-interval-ms': { schema: { type: 'integer', minimum: 0 }, default: 1000, description: 'How often the policy files are checked for edits (an edit that loads replaces that file\'s policies, one that does not is logged and shown in health); 0 turns watching off' },
   'platform.ai.governance.decision-log.capacity': { schema: positiveInt, default: 500, description: 'Decision log entries kept in memory' },
@@ -160,7 +160,7 @@ export const KEY_DEFS = {
   'platform.ai.governance.decision-log.retention': { schema: positiveInt, default: 100_000, description: 'Decision log entries kept in LMDB (oldest trimmed)' },
   'platform.ai.governance.kill-switch.enabled': { schema: bool, default: false, description: 'Install a kill switch from code (source `code:KillSwitchPolicy`) even when no policy file declares one' },
 
-  // --- scope (spec D, scope confinement; the two fail-open switches are process properties, not config) ---
+  // --- scope (scope confinement; the two fail-open switches are process properties, not config) ---
   'platform.ai.scope.embedder': { schema: nonEmpty, default: 'none', description: 'Embedding runtime of the EMBEDDING_SIMILARITY and SEMANTIC_INTENT scope tiers: `none` (they degrade to RULE_BASED), `lexical` (built-in, offline, word overlap only), `openai` (an OpenAI-compatible `/v1/embeddings` server), or the name of a plugin embedder' },
   'platform.ai.scope.embeddings.base-url': { schema: nonEmpty, description: 'For embedder `openai`: base URL including the version segment, e.g. `http://127.0.0.1:11434/v1`' },
   'platform.ai.scope.embeddings.model': { schema: nonEmpty, description: 'For embedder `openai`: the embedding model name' },

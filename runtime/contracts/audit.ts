@@ -10,7 +10,7 @@ export interface ControlAuditEntry {
 
 export type DecisionValue = 'admit' | 'transform' | 'deny' | 'prefer' | 'error'
 
-/** The governance decision log's record (spec AuditEntry; the reference's `renderEntry` keys, in order). */
+/** The governance decision log's record, rendered with its keys in the order declared here. */
 export interface DecisionEntry {
   timestamp: string
   policy_name: string

@@ -42,7 +42,7 @@ export interface GovernancePolicy {
   evaluate (ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision>
 }
 
-/** What a YAML `type:` factory receives (reference PolicyRegistry descriptor). */
+/** What a YAML `type:` factory receives. */
 export interface PolicyDescriptor {
   name: string
   source: string

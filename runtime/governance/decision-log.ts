@@ -35,7 +35,7 @@ export class GovernanceDecisionLog {
 
   /**
    * Recent entries of the given decisions for a subject, newest first: the conversation's if it
-   * has any, else the session's, else the user's (spec learning-signal loop, subject order).
+   * has any, else the session's, else the user's (the learning-signal loop's subject order, docs/governance.md).
    */
   forSubject (subject: Subject, decisions: readonly string[] = ['deny', 'prefer'], limit = 10): DecisionEntry[] {
     const all = this.log.inMemory()

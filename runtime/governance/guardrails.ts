@@ -1,6 +1,6 @@
 /**
- * Guardrails (the AI pipeline's request and response inspectors) and the two adapters of spec
- * evaluation rule 4: GuardrailAsPolicy exposes a guardrail as a policy, PolicyAsGuardrail a
+ * Guardrails (the AI pipeline's request and response inspectors) and the two adapters between
+ * guardrails and policies: GuardrailAsPolicy exposes a guardrail as a policy, PolicyAsGuardrail a
  * policy as a guardrail. Guardrails registered with the service run before every policy.
  */
 import { admit, deny, transform, type AiRequest, type GovernancePolicy, type PolicyContext, type PolicyDecision } from '../contracts/index.js'

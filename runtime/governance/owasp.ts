@@ -108,7 +108,7 @@ export function coverageCounts (rows: readonly { coverage: Coverage }[]): Record
   return c
 }
 
-/** A row in the reference's key order: id, title, description, coverage, notes, evidence. */
+/** A row with its keys in this order: id, title, description, coverage, notes, evidence. */
 export const renderRow = (r: MatrixRow): MatrixRow => ({ id: r.id, title: r.title, description: r.description, coverage: r.coverage, notes: r.notes, evidence: r.evidence })
 
 export function owaspMatrix (): Record<string, unknown> {

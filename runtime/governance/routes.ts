@@ -1,6 +1,6 @@
 /**
- * The governance admin routes under /api/admin/governance/ with the reference's shapes, status
- * codes and messages. Write routes: the 503 "not installed" check first, then the write gate,
+ * The governance admin routes under /api/admin/governance/ with the shapes, status codes and
+ * messages docs/governance.md lists. Write routes: the 503 "not installed" check first, then the write gate,
  * then validation (audited as `<action>.invalid` / `.unavailable`). `check` is open and never
  * writes the decision log; `decisions` is a content read and needs a principal.
  */

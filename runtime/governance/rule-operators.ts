@@ -1,7 +1,7 @@
 /**
  * The rule operators of the third-party toolkit's `rules:` schema, with its semantics: loose
  * equality that is numeric-aware (1 equals 1.0), ordering of numbers or of values of one kind
- * (values that cannot be ordered compare as equal, as in the reference), `in`/`not_in` against a
+ * (values that cannot be ordered compare as equal), `in`/`not_in` against a
  * list, `contains` as substring or membership, and `matches` as an unanchored regex search.
  * A missing (undefined or null) context value never matches: the caller checks that first.
  */
@@ -34,7 +34,7 @@ export function looseEquals (a: unknown, b: unknown): boolean {
   return false
 }
 
-/** -1, 0 or 1; values that cannot be ordered against each other compare as 0 (reference behaviour). */
+/** -1, 0 or 1; values that cannot be ordered against each other compare as 0. */
 export function compareLoose (a: unknown, b: unknown): number {
   if ((typeof a === 'number' || typeof a === 'bigint') && (typeof b === 'number' || typeof b === 'bigint')) {
     const x = Number(a); const y = Number(b)

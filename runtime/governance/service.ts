@@ -61,7 +61,7 @@ export class GovernanceService {
       this.decisionLog.onRecord((e) => { void sink.accept(e)?.catch((err: unknown) => { this.logger.warn({ err }, 'governance memory sink write failed') }) })
     }
     this.gate = new PolicyAdmissionGate(this.chain, this.decisionLog, opts.logger)
-    // guardrails first, then policies (spec evaluation rule 1): their source is created first
+    // guardrails first, then policies: their source is created first
     this.chain.setSource('guardrails', this.guardrails)
     this.chain.setSource('code', this.code)
   }

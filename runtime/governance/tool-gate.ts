@@ -2,7 +2,7 @@
  * The MCP tool-call gate: every `tools/call` becomes a `call_tool:<name>` request through the
  * admission gate, with `tool_name`, `action: call_tool`, `tool_args` and a 200-character
  * `tool_args_preview` in metadata. A deny names the policy and reason; the MCP server turns it
- * into the reference's JSON-RPC error.
+ * into a JSON-RPC error (-32600).
  */
 import type { ToolCallGate, ToolCallRequest, ToolCallVerdict } from '../contracts/index.js'
 import { aiRequest, type AiRequest } from '../contracts/index.js'

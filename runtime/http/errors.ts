@@ -24,7 +24,7 @@ export const ERRORS = {
   SHUTTING_DOWN: { status: 503, message: 'Server is shutting down' },
   NOT_READY: { status: 503, message: 'Not ready' },
 
-  // --- write gate (reference messages, DESIGN §3) ---
+  // --- write gate ---
   ADMIN_WRITE_DISABLED: { status: 403, message: 'Admin write operations disabled', hint: 'Set platform.admin.http-write-enabled=true to enable' },
   ADMIN_AUTH_REQUIRED: { status: 401, message: 'Authentication required for admin write operations' },
   ADMIN_ROLE_REQUIRED: { status: 403, message: 'Forbidden: caller lacks required role' },
@@ -43,7 +43,7 @@ export const ERRORS = {
   RATE_LIMITED: { status: 429, message: (p) => `Too many messages: at most ${p.perSecond} per second (burst ${p.burst})`, hint: 'Wait for Retry-After seconds; platform.transport.rooms.max-messages-per-second sets the rate' },
   INVALID_PRESENCE: { status: 400, message: (p) => `Invalid presence '${p.value}': use 'true' or 'false'`, hint: "Query parameter presence or header X-Platform-Presence; 'false' joins the room without announcing the member" },
 
-  // --- governance (reference §2.3, §5.4) ---
+  // --- governance ---
   GOVERNANCE_NOT_INSTALLED: { status: 503, message: 'governance controller not installed', hint: 'Set platform.ai.governance.enabled=true' },
   GOVERNANCE_NO_KILL_SWITCH: { status: 409, message: 'no KillSwitchPolicy installed on this framework', hint: 'Add a policy of type kill-switch to a policy file or set platform.ai.governance.kill-switch.enabled=true' },
   GOVERNANCE_REASON_BLANK: { status: 400, message: 'reason must not be blank' },

@@ -12,7 +12,7 @@ import { LOG_LEVELS, isObject, type CallContext, type JsonObject, type LogLevel 
 const CAPABILITY_OF: Record<string, string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' }
 
 /**
- * Wraps one invocation (tools/call, resources/read, prompts/get) for the second MCP engineer's
+ * Wraps one invocation (tools/call, resources/read, prompts/get) for MCP
  * tracing: `mcp.tool.name`, `mcp.tool.type`, `mcp.tool.arg_count`, `mcp.tool.error`.
  */
 export type InvocationWrapper = <T>(info: { name: string, type: 'tool' | 'resource' | 'prompt', argCount: number, ctx: CallContext }, run: () => Promise<T>) => Promise<T>
@@ -135,8 +135,8 @@ export function valueOutcome (value: unknown): Outcome {
 }
 
 /**
- * The governance gate: every tools/call passes it; a denial never runs the tool (-32600, reference
- * wording). Synchronous when the gate answers synchronously (no policy, or only built-in ones).
+ * The governance gate: every tools/call passes it; a denial never runs the tool (a -32600
+ * error naming the policy). Synchronous when the gate answers synchronously (no policy, or only built-in ones).
  */
 export function checkGate (gate: ToolCallGate, toolName: string, args: unknown, ctx: CallContext): void | Promise<void> {
   let verdict

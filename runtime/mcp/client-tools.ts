@@ -16,7 +16,7 @@ export class ToolCallException extends Error {
   }
 }
 
-/** No answer within the timeout (spec: "completes exceptionally with a timeout exception"). */
+/** No answer within the timeout: the call rejects with this error. */
 export class ToolCallTimeout extends Error {
   constructor (readonly toolName: string, readonly timeoutMs: number) {
     super(`client tool '${toolName}' did not answer within ${timeoutMs} ms`)
@@ -28,7 +28,7 @@ interface Pending { tool: string, session: Session, timer: NodeJS.Timeout, resol
 
 
 /**
- * Server-to-client tool calls (the reference's BiDirectionalToolBridge). A call goes out as a
+ * Server-to-client tool calls. A call goes out as a
  * JSON-RPC `tools/call` request whose id is a fresh UUID, on the session's channel: its WebSocket
  * or its GET SSE stream. The answer comes back as a JSON-RPC response: a WebSocket frame, a POST to
  * the MCP endpoint with the session's Mcp-Session-Id, or (when enabled) a POST to /_mcp/tool-response.

@@ -5,7 +5,7 @@ import { installClientTools } from './client-tools.js'
 import { installTracing } from './tracing.js'
 
 /**
- * The opt-in extras around the MCP server (spec C extras): the OAuth 2.0 resource server, JWT
+ * The opt-in extras around the MCP server: the OAuth 2.0 resource server, JWT
  * principals, server-to-client tool calls and tracing spans. Installed after installMcp.
  */
 export async function installMcpExtras (platform: Platform): Promise<void> {

@@ -14,7 +14,7 @@ export class McpServer {
 
   constructor (readonly core: McpCore, readonly registry: McpRegistry) {}
 
-  /** `registerTool(name, description, params, handler)` (spec C) or one registration object. */
+  /** `registerTool(name, description, params, handler)` or one registration object. */
   registerTool (nameOrReg: string | ToolRegistration, description?: string, params?: ParamSpec[], handler?: ToolRegistration['handler']): () => void {
     const reg = typeof nameOrReg === 'string' ? { name: nameOrReg, description: description ?? '', params: params ?? [], handler: handler! } : nameOrReg
     return this.registry.registerTool(reg)

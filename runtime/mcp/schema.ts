@@ -3,7 +3,7 @@ import type { JsonObject } from './types.js'
 
 export const SCHEMA_2020_12 = 'https://json-schema.org/draft/2020-12/schema'
 
-/** Parameter of a programmatic tool or prompt (spec C1: name, description, required, type). */
+/** Parameter of a programmatic tool or prompt: name, description, required, type. */
 export interface ParamSpec {
   name: string
   description?: string

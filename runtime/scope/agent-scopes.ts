@@ -4,7 +4,7 @@ import { scopePolicyForAgent } from './factory.js'
 import type { ScopeRuntime } from './scope-runtime.js'
 
 /**
- * The scope policy of every agent plugins contribute (`agent({scope})`, the spec's `@AgentScope`),
+ * The scope policy of every agent plugins contribute (`agent({scope})`),
  * for the AI pipeline to put in front of that agent's turns. Rebuilt when plugins change; an
  * agent whose scope did not change keeps its policy (and its vector cache). An agent whose scope
  * attributes are invalid gets a policy that denies its turns: a broken declaration never leaves

@@ -1,5 +1,5 @@
 /**
- * Scope confinement contracts (spec `@AgentScope`, ScopeGuardrail). The scope policy type in
+ * Scope confinement contracts (ScopeGuardrail and its verdicts). The scope policy type in
  * governance wraps a ScopeGuardrail as a GovernancePolicy.
  */
 import type { AiRequest } from '../contracts/index.js'

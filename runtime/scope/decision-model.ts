@@ -1,6 +1,6 @@
 /**
- * A decision model answers one typed boolean question about a piece of state (reference
- * `DecisionModel` / `Question.Noul` / `NoulGate`). The LLM scope tier asks "is this request
+ * A decision model answers one typed boolean question about a piece of state
+ * (`DecisionModel` / `Question.Noul` / `NoulGate`). The LLM scope tier asks "is this request
  * off-topic or does it touch a forbidden topic?" and maps the typed answer to a verdict through
  * `judgeNoul`, which fails closed: nothing is clear unless the model answered `false` with a
  * belief in `true` below 0.2.
@@ -31,7 +31,7 @@ export interface DecisionModel {
 
 export const FLAGGED_AT = 0.5
 export const CLEAR_BELOW = 0.2
-/** Most characters of state one question may carry (reference `DecisionRequest.MAX_STATE_CHARS`). */
+/** Most characters of state one question may carry. */
 export const MAX_STATE_CHARS = 256 * 1024
 export const DEFAULT_DECISION_TIMEOUT_MS = 5000
 
@@ -40,7 +40,7 @@ export interface NoulVerdict { outcome: 'FLAGGED' | 'CLEAR' | 'UNCERTAIN', reaso
 const SOURCE = 'MODEL_REPORTED_FIELD'
 
 /**
- * The spec's scope rule 3: P(true) is the reported confidence for a `true` answer and one minus it
+ * Rule 3 of docs/scope.md: P(true) is the reported confidence for a `true` answer and one minus it
  * for a `false` one. P >= 0.5, or `true` with no confidence, is FLAGGED; `false` with P < 0.2 is
  * CLEAR; everything else (the band between, `false` with no confidence, `true` with P < 0.2, any
  * failed answer) is UNCERTAIN.

@@ -37,7 +37,7 @@ export async function embedOne (e: Embedder, text: string): Promise<number[]> {
  * EMBEDDING_SIMILARITY tier (the default): cosine similarity of the message to the purpose; a
  * forbidden topic closer to the message than the purpose wins; below the threshold is out of
  * scope. With no embedder, or when an embedding call fails, the request is screened by the
- * rule-based tier instead and a warning is logged (rule 1; reference §6).
+ * rule-based tier instead and a warning is logged (rule 1 of docs/scope.md).
  */
 export class EmbeddingScopeGuardrail implements ScopeGuardrail {
   private readonly cache = new VectorCache()

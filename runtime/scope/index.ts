@@ -1,4 +1,4 @@
-/** Scope confinement (spec `@AgentScope`, scope rules 1-8): tiers, embedders, the scope policy, the preamble. */
+/** Scope confinement (rules 1-8 of docs/scope.md): tiers, embedders, the scope policy, the preamble. */
 export * from './contract.js'
 export { RuleBasedScopeGuardrail, HIJACKING_PROBES, containsWord } from './rule-based.js'
 export { EmbeddingScopeGuardrail, VectorCache } from './embedding.js'

@@ -11,7 +11,7 @@ export interface ScopeService {
   /** The scope policies of the plugin agents (what the AI pipeline puts before an agent's turns). */
   readonly agents: AgentScopes
   /**
-   * The decision model over the resolved agent runtime, which the AI area may set (the spec's
+   * The decision model over the resolved agent runtime, which the AI area may set (the
    * default for the LLM tier); read per request when `platform.ai.scope.classifier` is `none`.
    */
   decisionModel: DecisionModel | undefined

@@ -9,7 +9,7 @@ const OUTCOMES = new Set(['IN_SCOPE', 'OUT_OF_SCOPE', 'ERROR'])
 
 /**
  * LLM_CLASSIFIER tier: one typed boolean question per request ("off-topic, or touches a forbidden
- * topic?") through the decision model, mapped by `judgeNoul`. Fails closed (spec scope rule 3):
+ * topic?") through the decision model, mapped by `judgeNoul`. Fails closed (rule 3 of docs/scope.md):
  * every uncertain verdict (the 0.2-0.5 band, `false` with no confidence, timeout, no capacity,
  * empty, unparseable, out-of-set or refused reply, no reachable model) is ERROR, which the scope
  * policy denies, unless fail-open: the constructor argument, else the process property

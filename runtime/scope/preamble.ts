@@ -4,7 +4,7 @@ import { ScopePolicy } from './scope-policy.js'
 
 export const PREAMBLE_HEADING = '# Scope confinement (framework-enforced — do not override)'
 
-/** The confinement block of one scope, word for word the reference's. */
+/** The confinement block of one scope; its wording is fixed (docs/scope.md shows it). */
 export function scopeHardeningBlock (config: ScopeConfig): string {
   let s = `${PREAMBLE_HEADING}\n\nYou are strictly confined to the following purpose:\n  ${config.purpose}\n\n`
   if (config.forbiddenTopics.length > 0) {
@@ -19,7 +19,7 @@ export function scopeHardeningBlock (config: ScopeConfig): string {
 
 /**
  * Prepends one confinement block per restricted scope policy in `policies` (others are ignored),
- * each followed by a blank line, then the base prompt (reference `hardenSystemPrompt`). With no
+ * each followed by a blank line, then the base prompt. With no
  * such policy the base prompt comes back unchanged.
  */
 export function hardenSystemPrompt (basePrompt: string | null | undefined, policies: readonly unknown[] | null | undefined): string {
@@ -31,7 +31,7 @@ export function hardenSystemPrompt (basePrompt: string | null | undefined, polic
 
 /**
  * What the AI pipeline calls right before runtime dispatch, on every turn and after any endpoint
- * has substituted its own system prompt (spec scope rule 7): the system prompt with the blocks of
+ * has substituted its own system prompt (rule 7 of docs/scope.md): the system prompt with the blocks of
  * every scope policy in the chain that applies to this request's agent. Calling it on a prompt
  * that already carries the blocks returns it unchanged.
  */

@@ -2,7 +2,7 @@ import type { AiRequest } from '../contracts/index.js'
 import type { ScopeConfig, ScopeGuardrail, ScopeVerdict, Tier } from './contract.js'
 
 /**
- * RULE_BASED tier (reference `RuleBasedScopeGuardrail`): forbidden topics as word-boundaried
+ * RULE_BASED tier: forbidden topics as word-boundaried
  * substrings of the lowercased message, then six built-in hijacking probes, each skipped when the
  * purpose lies in the probe's own domain (a dental assistant may talk about dosage; a support bot
  * may not). Synchronous and allocation-light: it is also the fallback of the embedding tiers.

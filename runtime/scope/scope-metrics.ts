@@ -2,7 +2,7 @@ import { Counter, Histogram, type Registry } from 'prom-client'
 import type { Tier } from './contract.js'
 
 /**
- * Scope verdicts in `/metrics` (the reference records a similarity per decision):
+ * Scope verdicts in `/metrics`, with the similarity of each embedding decision:
  * `platform_scope_decisions_total{policy,tier,decision}` and, for the embedding tiers,
  * `platform_scope_similarity{tier}`.
  */

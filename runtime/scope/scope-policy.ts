@@ -2,13 +2,13 @@ import type { AiRequest, GovernancePolicy, PolicyContext, PolicyDecision } from 
 import type { ScopeConfig, ScopeGuardrail, ScopeVerdict } from './contract.js'
 import type { ScopeRuntime } from './scope-runtime.js'
 
-/** Metadata key carrying the redirect text on a breach rewritten by Transform (reference `atmosphere.scope.redirect`). */
+/** Metadata key carrying the redirect text on a breach rewritten by Transform. */
 export const REDIRECT_METADATA_KEY = 'platform.scope.redirect'
 
 const ADMIT: PolicyDecision = Object.freeze({ decision: 'admit' })
 
 /**
- * A scope guardrail wrapped as a GovernancePolicy (spec scope rule 6). Pre-admission: IN_SCOPE
+ * A scope guardrail wrapped as a GovernancePolicy (rule 6 of docs/scope.md). Pre-admission: IN_SCOPE
  * admits; OUT_OF_SCOPE with DENY denies with the reason, with POLITE_REDIRECT or CUSTOM_MESSAGE
  * transforms (the message becomes the redirect text, also set as `platform.scope.redirect`);
  * ERROR denies with `scope check errored: `; a throwing guardrail denies with `scope check failed: `.

@@ -6,14 +6,14 @@ import type { ScopeRuntime } from './scope-runtime.js'
 import { cosineSimilarity, round4 } from './similarity.js'
 import { booleanSystemProperty, SEMANTIC_FAIL_OPEN_PROPERTY } from './system-properties.js'
 
-/** Required lead of the purpose similarity over the best forbidden-topic similarity (spec limit). */
+/** Required lead of the purpose similarity over the best forbidden-topic similarity. */
 export const DEFAULT_MARGIN = 0.05
 
 /**
  * SEMANTIC_INTENT tier: the embedding tier plus a contrastive margin. Admitted only when the
  * purpose similarity reaches the threshold AND beats every forbidden topic by at least the margin.
  *
- * Failures (spec scope rules 1, 2 and 4):
+ * Failures (rules 1, 2 and 4 of docs/scope.md):
  * - no embedder: degrade to RULE_BASED with a warning, unless fail-open (the constructor argument,
  *   else the process property `org.platform.ai.scope.semantic-intent.fail-open`, read on each such
  *   request), which admits unscreened with a warning;

@@ -1,6 +1,6 @@
-/** Vector arithmetic and the number formatting the reference's reason strings use. */
+/** Vector arithmetic and the number formatting the scope reason strings use. */
 
-/** Cosine similarity; -1 when the lengths differ or a vector is empty, 0 when a norm is zero (reference). */
+/** Cosine similarity; -1 when the lengths differ or a vector is empty, 0 when a norm is zero. */
 export function cosineSimilarity (a: readonly number[], b: readonly number[]): number {
   const n = a.length
   if (n === 0 || n !== b.length) return -1
@@ -20,7 +20,7 @@ export function cosineSimilarity (a: readonly number[], b: readonly number[]): n
 
 /**
  * Rounds to 4 decimals and prints the way a Java `double` prints (`0.5`, `1.0`, `-0.25`), so
- * reason strings read exactly like the reference's (`sim=0.4321`, `threshold 0.45`).
+ * reason strings read `sim=0.4321`, `threshold 0.45`.
  */
 export function round4 (v: number): string {
   if (!Number.isFinite(v)) return Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity'

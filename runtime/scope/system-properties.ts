@@ -1,6 +1,6 @@
 /**
- * The process-level property map: our stand-in for the JVM system properties the spec names
- * (scope rule 4). It is deliberately NOT part of the configuration: no `platform.yaml` key, no
+ * The process-level property map: our stand-in for JVM system properties
+ * (rule 4 of docs/scope.md). It is deliberately NOT part of the configuration: no `platform.yaml` key, no
  * `PLATFORM_*` environment variable and no `--set` flag binds to it. An operator sets a property
  * in code that runs in the platform process before or while it serves (a launcher script, an
  * inline plugin, a test), and the scope tiers read it on every request that needs it, so setting

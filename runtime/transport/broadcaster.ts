@@ -57,10 +57,10 @@ export abstract class Resource {
   /** Ends the connection from the server side, telling the client why where the transport can. */
   abstract end (reason: Reason): void
 
-  /** Waiting for broadcasts (reference `isSuspended`). */
+  /** Waiting for broadcasts. */
   abstract get isSuspended (): boolean
 
-  /** Between two polls of a long-polling client (reference `isResumed`). */
+  /** Between two polls of a long-polling client. */
   get isResumed (): boolean { return false }
 
   info (): ResourceInfo {

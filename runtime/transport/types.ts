@@ -1,9 +1,9 @@
 import type { Principal } from '../auth/index.js'
 
-/** The wire names of the three transports (reference `resources` record). */
+/** The wire names of the three transports, as `listResources()` reports them. */
 export type TransportKind = 'WEBSOCKET' | 'SSE' | 'LONG_POLLING'
 
-/** One row of `listBroadcasters()` (reference §2.2 `broadcasters`). */
+/** One row of `listBroadcasters()`. */
 export interface BroadcasterInfo {
   id: string
   className: string
@@ -11,7 +11,7 @@ export interface BroadcasterInfo {
   isDestroyed: boolean
 }
 
-/** One row of `listResources()` (reference §2.2 `resources`). */
+/** One row of `listResources()`. */
 export interface ResourceInfo {
   uuid: string
   transport: TransportKind

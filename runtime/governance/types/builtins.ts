@@ -5,7 +5,7 @@ import { timeWindowFactory, metadataPresenceFactory, authorizationFactory } from
 import { piiRedactionFactory, costCeilingFactory, outputLengthZScoreFactory } from './guardrails.js'
 import { killSwitchFactory } from './kill-switch.js'
 
-/** The thirteen built-in types (the reference registers thirteen; its docs say twelve and omit kill-switch). */
+/** The thirteen built-in types, kill-switch included. */
 export function registerBuiltins (r: PolicyRegistry): void {
   // configKeys: a misspelt optional key (`zones:` for `zone:`) is an error, not a silent default
   const b = (type: string, f: Parameters<PolicyRegistry['register']>[1], description: string, configKeys: readonly string[]): void => { r.register(type, f, { origin: 'builtin', description, configKeys }) }

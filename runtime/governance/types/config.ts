@@ -31,7 +31,7 @@ export function asStringList (v: unknown): string[] {
   return out
 }
 
-/** Java's `List.toString()` shape, used in the reference's reason strings: `[a, b]`. */
+/** Java's `List.toString()` shape, used in reason strings: `[a, b]`. */
 export const listText = (xs: readonly string[]): string => `[${xs.join(', ')}]`
 
 /** Java's `Double.toString` for the plain values config holds: 3 → "3.0", 2.5 → "2.5". */

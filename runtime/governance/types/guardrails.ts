@@ -1,4 +1,4 @@
-/** pii-redaction, cost-ceiling and output-length-zscore: the reference's guardrails exposed as policies. */
+/** pii-redaction, cost-ceiling and output-length-zscore: guardrails exposed as policies. */
 import { admit, deny, transform, type GovernancePolicy, type PolicyContext, type PolicyDecision, type PolicyDescriptor } from '../../contracts/index.js'
 import { PolicyConfigError } from '../errors.js'
 import { asInt, asNumber, asString, doubleText, listText } from './config.js'

@@ -7,7 +7,7 @@ const ADMIT = admit()
 /** Distinct subjects tracked before the oldest idle ones are dropped (bounds caller-chosen ids). */
 const MAX_SUBJECTS = 100_000
 
-/** `user:<id>`, else `session:<id>`, else `anonymous` (reference subject extractor). */
+/** `user:<id>`, else `session:<id>`, else `anonymous`: the subject the limits count per. */
 export function subjectOf (r: AiRequest): string {
   if (typeof r.userId === 'string' && r.userId.trim() !== '') return `user:${r.userId}`
   if (typeof r.sessionId === 'string' && r.sessionId.trim() !== '') return `session:${r.sessionId}`

@@ -177,7 +177,7 @@ export function installMcpAuth (platform: Platform, mcp: McpServer): McpAuth | u
     })
     log.info({ resource, validator: name }, 'MCP authorization on')
   }
-  // DESIGN §3: JWT principals reach the write gate (and every resolver user), with or without MCP auth
+  // JWT principals reach the write gate (and every resolver user), with or without MCP auth
   if (jwtSync !== undefined || auth !== undefined) {
     const a = auth
     platform.principals.addSource((headers) => {

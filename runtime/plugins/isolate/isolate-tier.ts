@@ -4,7 +4,7 @@ import { IsolateInstance } from './instance.js'
 import type { IsolateLoadData } from './isolate-core.js'
 import { poolFor } from './pool.js'
 
-/** Largest JSON result (and progress message) a plugin may hand back, unless the spec sets another. */
+/** Largest JSON result (and progress message) a plugin may hand back, unless its LoadSpec sets another. */
 export const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024
 
 function loadData (spec: LoadSpec): IsolateLoadData {

@@ -10,7 +10,7 @@ import { CallSlots } from '../call-slots.js'
 import { Cancellation } from '../cancel.js'
 import type { CapReply, WorkerData, WorkerTask, WorkerToHost } from './protocol.js'
 
-/** Largest JSON result (and progress message) a worker plugin may hand back unless the spec sets another. */
+/** Largest JSON result (and progress message) a worker plugin may hand back unless its LoadSpec sets another. */
 const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024
 /** Idle threads above minThreads stop after this long (piscina's default is immediately, which thrashes). */
 const IDLE_TIMEOUT_MS = 30_000
