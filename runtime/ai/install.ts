@@ -1,16 +1,39 @@
 import type { Area, Platform } from '../platform.js'
 import type { AiService } from './ai-service.js'
+import { DemoRuntime } from './demo-runtime.js'
 import { AI } from './key.js'
+import { OpenAiRuntime } from './openai-runtime.js'
+import { RuntimeRegistry } from './runtime-registry.js'
 
 /**
  * The AI area: agent turns run through governance and scope, call tools over MCP and stream over
- * transport, hence its dependencies. It adds no routes yet.
+ * transport, hence its dependencies. It adds no routes yet; it holds the runtimes.
  */
 export const aiArea: Area = {
   name: 'ai',
   dependsOn: ['plugins', 'scope', 'governance', 'mcp', 'transport'],
   install (platform: Platform): void {
-    const service: AiService = { agentNames: () => platform.plugins.agents().map((a) => a.name) }
+    const registry = registryFromConfig(platform)
+    const service: AiService = {
+      agentNames: () => platform.plugins.agents().map((a) => a.name),
+      runtimes: () => registry.list(),
+      activeRuntime: () => registry.active(),
+      runtime: (name) => registry.get(name)
+    }
     platform.provide(AI, service)
   }
+}
+
+function registryFromConfig (platform: Platform): RuntimeRegistry {
+  const cfg = platform.config
+  const registry = new RuntimeRegistry(cfg.get<string>('platform.ai.runtime'))
+  registry.add(new DemoRuntime())
+  registry.add(new OpenAiRuntime({
+    baseUrl: cfg.get<string | undefined>('platform.ai.openai.base-url') ?? '',
+    model: cfg.get<string | undefined>('platform.ai.openai.model') ?? '',
+    apiKey: cfg.get<string | undefined>('platform.ai.openai.api-key'),
+    timeoutMs: cfg.get<number>('platform.ai.openai.timeout-ms'),
+    maxConcurrency: cfg.get<number>('platform.ai.openai.max-concurrency')
+  }))
+  return registry
 }
