@@ -33,6 +33,7 @@ function registryFromConfig (platform: Platform): RuntimeRegistry {
     model: cfg.get<string | undefined>('platform.ai.openai.model') ?? '',
     apiKey: cfg.get<string | undefined>('platform.ai.openai.api-key'),
     timeoutMs: cfg.get<number>('platform.ai.openai.timeout-ms'),
+    idleTimeoutMs: cfg.get<number>('platform.ai.openai.idle-timeout-ms'),
     maxConcurrency: cfg.get<number>('platform.ai.openai.max-concurrency')
   }))
   return registry

@@ -6,8 +6,10 @@ export interface OpenAiRuntimeOptions {
   baseUrl: string
   model: string
   apiKey?: string | undefined
-  /** Bound of the whole request, and of the silence between two chunks. */
+  /** Bound of the whole request. */
   timeoutMs: number
+  /** Bound of the silence before the first byte and between two chunks; a hung server ends here. */
+  idleTimeoutMs: number
   maxConcurrency: number
 }
 
@@ -48,7 +50,7 @@ export class OpenAiRuntime implements AiRuntime {
     let idle: NodeJS.Timeout | undefined
     const touch = (): void => {
       clearTimeout(idle)
-      idle = setTimeout(() => fail(new Failure('timeout', `${url} sent nothing for ${this.opts.timeoutMs} ms`)), this.opts.timeoutMs)
+      idle = setTimeout(() => fail(new Failure('timeout', `${url} sent nothing for ${this.opts.idleTimeoutMs} ms`)), this.opts.idleTimeoutMs)
     }
     const model = request.model ?? this.opts.model
     try {

@@ -8,7 +8,7 @@ export type Reply = { status?: number, json: unknown } | { status?: number, raw:
  * A streamed reply: each entry is written as-is (use sseEvents to build them), then the response
  * ends, hangs with the socket open (`then: 'hang'`) or the socket is destroyed (`then: 'drop'`).
  */
-export interface StreamReply { stream: string[], then?: 'end' | 'hang' | 'drop' }
+export interface StreamReply { stream: string[], then?: 'end' | 'hang' | 'drop', intervalMs?: number }
 
 /**
  * A real HTTP server on 127.0.0.1, port 0, speaking the OpenAI-compatible `/v1/embeddings` and
@@ -55,7 +55,8 @@ export class OpenAiServer {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
       for (const part of reply.stream) {
         res.write(part)
-        await new Promise((resolve) => setImmediate(resolve))
+        await new Promise((resolve) => reply.intervalMs !== undefined ? setTimeout(resolve, reply.intervalMs) : setImmediate(resolve))
+        if (res.destroyed) return
       }
       if (reply.then === 'hang') this.hanging.add(res)
       else if (reply.then === 'drop') res.socket?.destroy()
