@@ -5,3 +5,4 @@ export type { AiRuntime, AiRuntimeInfo, AiRuntimeRequest, AiEvent, AiMessage, Ai
 export { DemoRuntime, countTokens } from './demo-runtime.js'
 export { OpenAiRuntime, type OpenAiRuntimeOptions } from './openai-runtime.js'
 export { RuntimeRegistry } from './runtime-registry.js'
+export { PluginRuntime } from './plugin-runtime.js'

@@ -3,6 +3,7 @@ import type { AiService } from './ai-service.js'
 import { DemoRuntime } from './demo-runtime.js'
 import { AI } from './key.js'
 import { OpenAiRuntime } from './openai-runtime.js'
+import { PluginRuntime } from './plugin-runtime.js'
 import { RuntimeRegistry } from './runtime-registry.js'
 
 /**
@@ -26,7 +27,15 @@ export const aiArea: Area = {
 
 function registryFromConfig (platform: Platform): RuntimeRegistry {
   const cfg = platform.config
-  const registry = new RuntimeRegistry(cfg.get<string>('platform.ai.runtime'))
+  // plugin runtimes follow hot reload: wrapped anew whenever the plugin registry's view changes
+  let seen: readonly unknown[] | undefined
+  let wrapped: PluginRuntime[] = []
+  const fromPlugins = (): PluginRuntime[] => {
+    const now = platform.plugins.runtimes()
+    if (now !== seen) { seen = now; wrapped = now.map((r) => new PluginRuntime(r)) }
+    return wrapped
+  }
+  const registry = new RuntimeRegistry(cfg.get<string>('platform.ai.runtime'), fromPlugins)
   registry.add(new DemoRuntime())
   registry.add(new OpenAiRuntime({
     baseUrl: cfg.get<string | undefined>('platform.ai.openai.base-url') ?? '',
