@@ -1,4 +1,4 @@
-import { usage, type AiEvent, type AiMessage, type AiRuntime, type AiRuntimeRequest, type AiToolSpec } from './runtime.js'
+import { usage, type AiCancelSignal, type AiEvent, type AiMessage, type AiRuntime, type AiRuntimeRequest, type AiToolSpec } from './runtime.js'
 
 /**
  * The default runtime: offline and deterministic (same request, same events). It picks a tool
@@ -14,7 +14,7 @@ export class DemoRuntime implements AiRuntime {
 
   isAvailable (): boolean { return true }
 
-  async * stream (request: AiRuntimeRequest, signal?: AbortSignal): AsyncGenerator<AiEvent> {
+  async * stream (request: AiRuntimeRequest, signal?: AiCancelSignal): AsyncGenerator<AiEvent> {
     const model = request.model ?? this.models[0]!
     const input = countTokens(promptText(request))
     const history = request.history ?? []
@@ -37,7 +37,7 @@ export class DemoRuntime implements AiRuntime {
     yield * this.words(`You said: "${message}".${guide}`, input, model, signal)
   }
 
-  private async * words (text: string, input: number, model: string, signal?: AbortSignal): AsyncGenerator<AiEvent> {
+  private async * words (text: string, input: number, model: string, signal?: AiCancelSignal): AsyncGenerator<AiEvent> {
     const parts = text.split(/(?<=\s)/)
     for (const [i, w] of parts.entries()) {
       // yield to the event loop between words so a cancellation can land mid-stream

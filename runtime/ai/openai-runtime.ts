@@ -1,4 +1,4 @@
-import { usage, type AiErrorCode, type AiEvent, type AiMessage, type AiRuntime, type AiRuntimeRequest, type AiToolCall } from './runtime.js'
+import { usage, type AiErrorCode, type AiCancelSignal, type AiEvent, type AiMessage, type AiRuntime, type AiRuntimeRequest, type AiToolCall } from './runtime.js'
 import { parseSse, SseError } from './sse-lines.js'
 
 export interface OpenAiRuntimeOptions {
@@ -34,7 +34,7 @@ export class OpenAiRuntime implements AiRuntime {
 
   isAvailable (): boolean { return this.opts.baseUrl !== '' && this.opts.model !== '' }
 
-  async * stream (request: AiRuntimeRequest, signal?: AbortSignal): AsyncGenerator<AiEvent> {
+  async * stream (request: AiRuntimeRequest, signal?: AiCancelSignal): AsyncGenerator<AiEvent> {
     if (this.inFlight >= this.opts.maxConcurrency) {
       yield { type: 'error', code: 'capacity', message: `openai runtime: ${this.inFlight} requests in flight, the limit (platform.ai.openai.max-concurrency) is ${this.opts.maxConcurrency}` }
       return

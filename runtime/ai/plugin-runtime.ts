@@ -1,5 +1,5 @@
 import type { RegisteredRuntime } from '../plugins/index.js'
-import { usage, type AiCapability, type AiEvent, type AiRuntime, type AiRuntimeRequest, type AiToolCall } from './runtime.js'
+import { usage, type AiCapability, type AiCancelSignal, type AiEvent, type AiRuntime, type AiRuntimeRequest, type AiToolCall } from './runtime.js'
 
 const CAPABILITIES = new Set<AiCapability>(['streaming', 'tool-calling', 'cancellation', 'usage', 'system-prompt'])
 const FINISH = new Set(['stop', 'tool-calls', 'length', 'cancelled'])
@@ -26,16 +26,22 @@ export class PluginRuntime implements AiRuntime {
 
   isAvailable (): boolean { return true }
 
-  async * stream (request: AiRuntimeRequest, signal?: AbortSignal): AsyncGenerator<AiEvent> {
+  async * stream (request: AiRuntimeRequest, signal?: AiCancelSignal): AsyncGenerator<AiEvent> {
     if (isAborted(signal)) { yield { type: 'done', finishReason: 'cancelled' }; return }
     const where = `plugin runtime '${this.name}' (plugin ${this.r.plugin})`
     let raw: unknown
+    // the sandbox takes an AbortSignal or a Cancellation; bridge whatever shape the caller holds
+    const ctl = new AbortController()
+    const onAbort = (): void => ctl.abort()
+    signal?.addEventListener('abort', onAbort, { once: true })
     try {
-      raw = await this.r.stream(request, signal === undefined ? undefined : { signal })
+      raw = await this.r.stream(request, { signal: ctl.signal })
     } catch (err) {
       if (isAborted(signal)) { yield { type: 'done', finishReason: 'cancelled' }; return }
       yield { type: 'error', code: 'runtime', message: `${where} failed: ${(err as Error).message}` }
       return
+    } finally {
+      signal?.removeEventListener('abort', onAbort)
     }
     if (isAborted(signal)) { yield { type: 'done', finishReason: 'cancelled' }; return }
     let events: AiEvent[]
@@ -87,4 +93,4 @@ function toolCall (c: any, i: number): AiToolCall {
 }
 
 // a function, not an inline test, so the compiler does not narrow `aborted` across awaits
-function isAborted (signal: AbortSignal | undefined): boolean { return signal?.aborted === true }
+function isAborted (signal: AiCancelSignal | undefined): boolean { return signal?.aborted === true }

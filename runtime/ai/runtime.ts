@@ -56,6 +56,16 @@ export const TERMINAL_EVENTS = new Set(['done', 'error'])
 
 export type AiCapability = 'streaming' | 'tool-calling' | 'cancellation' | 'usage' | 'system-prompt'
 
+/**
+ * What cancels a request: an AbortSignal or the platform's Cancellation (both fit this shape), so
+ * the pipeline can pass the cancellation it already holds for a turn.
+ */
+export interface AiCancelSignal {
+  readonly aborted: boolean
+  addEventListener (type: 'abort', fn: () => void, opts?: { once?: boolean }): void
+  removeEventListener (type: 'abort', fn: () => void): void
+}
+
 export interface AiRuntime {
   readonly name: string
   /** Higher wins when `platform.ai.runtime` is `auto`. */
@@ -68,7 +78,7 @@ export interface AiRuntime {
    * `error` event, and an aborted `signal` ends the stream with `done`/`cancelled` (or `error`
    * code `cancelled`) promptly, releasing what the runtime holds.
    */
-  stream (request: AiRuntimeRequest, signal?: AbortSignal): AsyncIterable<AiEvent>
+  stream (request: AiRuntimeRequest, signal?: AiCancelSignal): AsyncIterable<AiEvent>
 }
 
 /** Public description of a runtime, as the AI service lists it. */

@@ -1,5 +1,6 @@
 import type { Test } from 'tap'
 import type { AiEvent, AiRuntime, AiRuntimeRequest } from '../../runtime/ai/index.js'
+import { Cancellation } from '../../runtime/plugins/index.js'
 
 /** What a runtime under the contract is asked; `long` must stream long enough to be cancelled mid-way. */
 export interface ContractSubject {
@@ -81,6 +82,14 @@ export function runRuntimeContract (t: Test, name: string, setup: (t: Test) => P
       const last = events[events.length - 1]!
       t.ok((last.type === 'done' && last.finishReason === 'cancelled') || (last.type === 'error' && last.code === 'cancelled'), `ended as cancelled: ${JSON.stringify(last)}`)
       t.ok(events.filter((e) => e.type === 'text').length <= 2, 'stopped streaming text after the abort')
+    })
+
+    t.test('the platform\'s Cancellation cancels like an AbortSignal', { skip: !s.runtime.capabilities.includes('cancellation') && 'no cancellation' }, async (t) => {
+      const c = new Cancellation()
+      const events = await collect(s.runtime.stream(s.long, c), (e) => { if (e.type === 'text') c.abort() })
+      terminalShape(t, events)
+      const last = events[events.length - 1]!
+      t.ok((last.type === 'done' && last.finishReason === 'cancelled') || (last.type === 'error' && last.code === 'cancelled'), `ended as cancelled: ${JSON.stringify(last)}`)
     })
 
     t.test('an already aborted signal yields a cancelled terminal and no text', { skip: !s.runtime.capabilities.includes('cancellation') && 'no cancellation' }, async (t) => {
