@@ -15,6 +15,11 @@ export const aiArea: Area = {
   dependsOn: ['plugins', 'scope', 'governance', 'mcp', 'transport'],
   install (platform: Platform): void {
     const registry = registryFromConfig(platform)
+    // not fatal: a plugin runtime may arrive later by hot reload, but the operator should know now
+    const configured = platform.config.get<string>('platform.ai.runtime')
+    if (configured !== 'auto' && registry.get(configured) === undefined) {
+      platform.logger.warn({ runtime: configured, known: registry.list().map((r) => r.name) }, `platform.ai.runtime names '${configured}', which no built-in runtime or loaded plugin provides; no AI runtime is active until a plugin contributes it`)
+    }
     const service: AiService = {
       agentNames: () => platform.plugins.agents().map((a) => a.name),
       runtimes: () => registry.list(),

@@ -35,3 +35,10 @@ t.test('auto with an openai base URL and model selects openai', async (t) => {
   t.equal(ai.activeRuntime()?.name, 'openai')
   t.match(ai.runtimes().find((r) => r.name === 'openai'), { isAvailable: true, models: ['gpt-x'] })
 })
+
+t.test('a configured runtime nobody provides is logged as a warning and leaves none active', async (t) => {
+  const tp = await startTestPlatform({ 'platform.ai.runtime': 'llama' }, { install: installAreas })
+  t.teardown(tp.close)
+  t.equal(tp.platform.area(AI).activeRuntime(), undefined)
+  t.match(tp.logs.find((l) => l.runtime === 'llama'), { level: 40, known: ['demo', 'openai'], msg: /platform.ai.runtime names 'llama'/ })
+})
