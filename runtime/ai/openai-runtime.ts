@@ -30,7 +30,7 @@ export class OpenAiRuntime implements AiRuntime {
   readonly models: string[]
   private inFlight = 0
 
-  constructor (private readonly opts: OpenAiRuntimeOptions) { this.models = [opts.model] }
+  constructor (private readonly opts: OpenAiRuntimeOptions) { this.models = opts.model === '' ? [] : [opts.model] }
 
   isAvailable (): boolean { return this.opts.baseUrl !== '' && this.opts.model !== '' }
 
@@ -71,21 +71,24 @@ export class OpenAiRuntime implements AiRuntime {
       let sawDone = false
       let reported = false
       try {
-        for await (const data of parseSse(res.body, MAX_LINE_BYTES, touch)) {
+        for await (const data of parseSse(res.body, MAX_LINE_BYTES, touch, ctl.signal)) {
+          // events already buffered must not outrun a cancellation or timeout
+          if (why !== undefined) throw why
           if (data === '[DONE]') { sawDone = true; break }
           let chunk: any
           try { chunk = JSON.parse(data) } catch { throw new Failure('protocol', `${url} sent a chunk that is not JSON${snippet(data)}`) }
           if (chunk?.error !== undefined) throw new Failure('http', `${url} reported an error mid-stream: ${String(chunk.error?.message ?? JSON.stringify(chunk.error))}`)
           if (typeof chunk !== 'object' || chunk === null) throw new Failure('protocol', `${url} sent a chunk that is not an object${snippet(data)}`)
+          const out: AiEvent[] = []
           const u = chunk.usage
           if (u !== undefined && u !== null) {
             const input = Number(u.prompt_tokens ?? 0); const output = Number(u.completion_tokens ?? 0)
-            yield { type: 'usage', usage: usage(input, output, String(chunk.model ?? model), Number(u.prompt_tokens_details?.cached_tokens ?? 0), typeof u.total_tokens === 'number' ? u.total_tokens : undefined) }
+            out.push({ type: 'usage', usage: usage(input, output, String(chunk.model ?? model), Number(u.prompt_tokens_details?.cached_tokens ?? 0), typeof u.total_tokens === 'number' ? u.total_tokens : undefined) })
             reported = true
           }
           for (const choice of Array.isArray(chunk.choices) ? chunk.choices : []) {
             const d = choice?.delta ?? {}
-            if (typeof d.content === 'string' && d.content !== '') yield { type: 'text', delta: d.content }
+            if (typeof d.content === 'string' && d.content !== '') out.push({ type: 'text', delta: d.content })
             for (const tc of Array.isArray(d.tool_calls) ? d.tool_calls : []) {
               const i = Number(tc.index ?? 0)
               const c = calls.get(i) ?? { id: '', name: '', args: '' }
@@ -97,6 +100,8 @@ export class OpenAiRuntime implements AiRuntime {
             if (choice?.finish_reason === 'tool_calls') finish = 'tool-calls'
             else if (choice?.finish_reason === 'length') finish = 'length'
           }
+          // a slow consumer is not a silent server: the idle bound pauses while events are handed over
+          if (out.length > 0) { clearTimeout(idle); for (const e of out) yield e; touch() }
         }
       } catch (err) {
         if (err instanceof Failure) throw err

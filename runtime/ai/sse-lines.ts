@@ -5,11 +5,11 @@
  */
 export class SseError extends Error {}
 
-export async function * parseSse (body: ReadableStream<Uint8Array>, maxLineBytes: number, onBytes: () => void): AsyncGenerator<string> {
+export async function * parseSse (body: ReadableStream<Uint8Array>, maxLineBytes: number, onBytes: () => void, signal: AbortSignal): AsyncGenerator<string> {
   const decoder = new TextDecoder()
   let buf = ''
   let data: string[] = []
-  for await (const bytes of body as unknown as AsyncIterable<Uint8Array>) {
+  for await (const bytes of reads(body, signal)) {
     onBytes()
     buf += decoder.decode(bytes, { stream: true })
     let nl: number
@@ -26,4 +26,29 @@ export async function * parseSse (body: ReadableStream<Uint8Array>, maxLineBytes
   buf += decoder.decode()
   if (buf.startsWith('data:')) data.push(buf.slice(5).replace(/^ /, ''))
   if (data.length > 0) yield data.join('\n')
+}
+
+/**
+ * The body's chunks, ending with the signal's reason once it aborts. Node 20's fetch leaves a
+ * pending read hanging when its request is aborted after the body arrived, so every read races
+ * the signal instead of trusting the body to error.
+ */
+async function * reads (body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+  const reader = body.getReader()
+  let onAbort: (() => void) | undefined
+  const aborted = new Promise<never>((_resolve, reject) => {
+    onAbort = () => reject(signal.reason)
+    if (signal.aborted) onAbort(); else signal.addEventListener('abort', onAbort, { once: true })
+  })
+  aborted.catch(() => {})
+  try {
+    while (true) {
+      const r = await Promise.race([reader.read(), aborted])
+      if (r.done) return
+      yield r.value
+    }
+  } finally {
+    if (onAbort !== undefined) signal.removeEventListener('abort', onAbort)
+    reader.cancel().catch(() => {})
+  }
 }

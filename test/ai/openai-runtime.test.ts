@@ -117,6 +117,29 @@ t.test('openai: unreachable server and the concurrency limit', async (t) => {
   t.match(last(await collect(rt.stream({ message: 'x' }, AbortSignal.abort()))), { code: 'cancelled' }, 'the slot was released')
 })
 
+t.test('openai: a consumer slower than the idle bound is not mistaken for a silent server', async (t) => {
+  const s = await fake(t, () => ({ stream: TEXT }))
+  const events: AiEvent[] = []
+  for await (const e of runtime(s.url, { idleTimeoutMs: 100 }).stream({ message: 'hi' })) {
+    events.push(e)
+    if (e.type === 'text') await new Promise((resolve) => setTimeout(resolve, 150))
+  }
+  t.match(last(events), { type: 'done', finishReason: 'stop' })
+})
+
+t.test('openai: cancelling after the whole body arrived ends at once, with no text after the abort', async (t) => {
+  const s = await fake(t, () => ({ stream: TEXT }))
+  const ctl = new AbortController()
+  const events: AiEvent[] = []
+  const started = Date.now()
+  for await (const e of runtime(s.url).stream({ message: 'hi' }, ctl.signal)) {
+    events.push(e)
+    if (e.type === 'text') { await new Promise((resolve) => setTimeout(resolve, 50)); ctl.abort() }
+  }
+  t.ok(Date.now() - started < 1500, 'did not hang on the finished body')
+  t.same(events, [{ type: 'text', delta: 'Hello' }, { type: 'error', code: 'cancelled', message: 'cancelled by the caller' }])
+})
+
 t.test('openai: unavailable without base URL or model', async (t) => {
   t.notOk(new OpenAiRuntime({ baseUrl: '', model: '', timeoutMs: 1, idleTimeoutMs: 1, maxConcurrency: 1 }).isAvailable())
 })

@@ -24,7 +24,7 @@ t.test('the AI service lists the runtimes and the active one on a real platform'
   t.equal(ai.activeRuntime()?.name, 'demo', 'demo by default')
   t.match(ai.runtimes(), [
     { name: 'demo', priority: 0, isAvailable: true, capabilities: ['streaming', 'tool-calling', 'cancellation', 'usage', 'system-prompt'], models: ['demo-1'] },
-    { name: 'openai', priority: 10, isAvailable: false, models: [''] }
+    { name: 'openai', priority: 10, isAvailable: false, models: [] }
   ])
 })
 
