@@ -60,3 +60,14 @@ for (const sandbox of ['isolate', 'worker', 'inline'] as const) {
     })
   })
 }
+
+t.test('sdk runtime(): required fields, defaults, and the descriptor the host sees', async (t) => {
+  const { definePlugin, runtime } = await import('agent-platform/sdk')
+  const { describePlugin } = await import('agent-platform/sdk/dispatch')
+  t.throws(() => runtime({ stream: () => [] } as never), { message: "runtime: 'name' must be a string" })
+  t.throws(() => runtime({ name: 'r' } as never), { message: "runtime 'r': 'stream' must be a function" })
+  t.throws(() => runtime({ name: 'r', capabilities: 'streaming', stream: () => [] } as never), { message: "runtime 'r': 'capabilities' must be an array" })
+  t.throws(() => definePlugin({ runtimes: [{ name: 'r', stream: () => [] }] } as never), /runtimes\[0\] must be made with runtime/)
+  const d = describePlugin(definePlugin({ runtimes: [runtime({ name: 'r', stream: () => [] })] }))
+  t.same(d.runtimes, [{ name: 'r', description: '', priority: 0, capabilities: ['streaming'], models: [] }])
+})
