@@ -114,7 +114,7 @@ export interface RuntimeDef {
   capabilities?: Array<'streaming' | 'tool-calling' | 'cancellation' | 'usage' | 'system-prompt'>
   models?: string[]
   /** Events of one request; the host receives them as one batch when this ends. `ctx.signal` cancels. */
-  stream (request: RuntimeRequest, ctx: any): RuntimeEvent[] | Promise<RuntimeEvent[]> | Iterable<RuntimeEvent> | AsyncIterable<RuntimeEvent>
+  stream (request: RuntimeRequest, ctx: Ctx): RuntimeEvent[] | Promise<RuntimeEvent[]> | Iterable<RuntimeEvent> | AsyncIterable<RuntimeEvent>
 }
 
 export interface PluginDef {
