@@ -52,8 +52,6 @@ export type AiEvent =
 
 export type AiErrorCode = 'timeout' | 'http' | 'protocol' | 'network' | 'cancelled' | 'capacity' | 'runtime'
 
-export const TERMINAL_EVENTS = new Set(['done', 'error'])
-
 export type AiCapability = 'streaming' | 'tool-calling' | 'cancellation' | 'usage' | 'system-prompt'
 
 /**
