@@ -22,7 +22,8 @@ export function describePlugin (def) {
     })),
     policyTypes: def.policyTypes.map((p) => ({ type: p.type, description: p.description ?? '' })),
     classifiers: def.classifiers.map((c) => ({ name: c.name, description: c.description ?? '' })),
-    embedders: def.embedders.map((e) => ({ name: e.name, description: e.description ?? '' }))
+    embedders: def.embedders.map((e) => ({ name: e.name, description: e.description ?? '' })),
+    runtimes: (def.runtimes ?? []).map((r) => ({ name: r.name, description: r.description ?? '', priority: typeof r.priority === 'number' ? r.priority : 0, capabilities: r.capabilities.map(String), models: r.models.map(String) }))
   }
 }
 
@@ -61,8 +62,18 @@ export function startContribution (def, req, ctx) {
     case 'policyType': return find(def.policyTypes, 'type', req.name, 'policy type').evaluate(req.args.context, req.args.config ?? {}, ctx)
     case 'classifier': return find(def.classifiers, 'name', req.name, 'classifier').classify(req.args.request, req.args.scope ?? {}, ctx)
     case 'embedder': return find(def.embedders, 'name', req.name, 'embedder').embed(req.args.texts, ctx)
+    case 'runtime': return collectEvents(find(def.runtimes ?? [], 'name', req.name, 'runtime').stream(req.args.request, ctx))
     default: throw new Error(`unknown contribution kind '${req.kind}'`)
   }
+}
+
+/** A runtime's events as one array, whether it returned an array, a promise of one, or an (async) iterable. */
+async function collectEvents (out) {
+  const v = await out
+  if (Array.isArray(v)) return v
+  const events = []
+  if (v !== null && typeof v === 'object' && (Symbol.asyncIterator in v || Symbol.iterator in v)) { for await (const e of v) events.push(e); return events }
+  throw new TypeError('a runtime\'s stream() must return an array or an (async) iterable of events')
 }
 
 /** Runs one contribution; `ctx` is what the plugin sees (log, signal, granted capabilities). */

@@ -93,6 +93,30 @@ export interface ScopeVerdict { outcome: 'IN_SCOPE' | 'OUT_OF_SCOPE' | 'ERROR', 
 export interface ClassifierDef { name: string, description?: string, classify (request: AiRequest, scope: AgentScope): ScopeVerdict | Promise<ScopeVerdict> }
 export interface EmbedderDef { name: string, description?: string, embed (texts: string[]): number[][] | Promise<number[][]> }
 
+export type RuntimeEvent =
+  | { type: 'text', delta: string }
+  | { type: 'tool-call', call: { id: string, name: string, arguments: Record<string, unknown> } }
+  | { type: 'usage', usage: { input: number, output: number, cachedInput?: number, total?: number, model?: string } }
+  | { type: 'done', finishReason?: 'stop' | 'tool-calls' | 'length' | 'cancelled' }
+  | { type: 'error', message: string }
+export interface RuntimeRequest {
+  systemPrompt?: string
+  history?: Array<{ role: 'user' | 'assistant' | 'tool', content: string, toolCalls?: Array<{ id: string, name: string, arguments: Record<string, unknown> }>, toolCallId?: string, name?: string }>
+  message?: string
+  tools?: Array<{ name: string, description?: string, inputSchema?: Record<string, unknown> }>
+  model?: string
+}
+export interface RuntimeDef {
+  name: string
+  description?: string
+  /** Higher wins when `platform.ai.runtime` is `auto`. */
+  priority?: number
+  capabilities?: Array<'streaming' | 'tool-calling' | 'cancellation' | 'usage' | 'system-prompt'>
+  models?: string[]
+  /** Events of one request; the host receives them as one batch when this ends. `ctx.signal` cancels. */
+  stream (request: RuntimeRequest, ctx: Ctx): RuntimeEvent[] | Promise<RuntimeEvent[]> | Iterable<RuntimeEvent> | AsyncIterable<RuntimeEvent>
+}
+
 export interface PluginDef {
   tools?: ToolDef[]
   resources?: ResourceDef[]
@@ -101,6 +125,7 @@ export interface PluginDef {
   policyTypes?: PolicyTypeDef[]
   classifiers?: ClassifierDef[]
   embedders?: EmbedderDef[]
+  runtimes?: RuntimeDef[]
 }
 
 export declare function definePlugin (def: PluginDef): Readonly<Required<PluginDef>>
@@ -111,6 +136,7 @@ export declare function agent (def: AgentDef): Readonly<AgentDef>
 export declare function policyType (def: PolicyTypeDef): Readonly<PolicyTypeDef>
 export declare function classifier (def: ClassifierDef): Readonly<ClassifierDef>
 export declare function embedder (def: EmbedderDef): Readonly<EmbedderDef>
+export declare function runtime (def: RuntimeDef): Readonly<RuntimeDef>
 export declare const McpMessage: { system (text: string): McpMessageT, user (text: string): McpMessageT, assistant (text: string): McpMessageT }
 export declare function admit (): Decision
 export declare function transform (request: AiRequest): Decision

@@ -1,7 +1,7 @@
 // agent-platform/sdk: what plugin authors import. Pure JavaScript with no Node APIs, so the same
 // module loads in the host (inline and worker tiers) and inside an isolated-vm isolate.
 
-const KINDS = ['tools', 'resources', 'prompts', 'agents', 'policyTypes', 'classifiers', 'embedders']
+const KINDS = ['tools', 'resources', 'prompts', 'agents', 'policyTypes', 'classifiers', 'embedders', 'runtimes']
 
 function need (obj, key, type, what) {
   if (typeof obj[key] !== type) throw new TypeError(`${what}: '${key}' must be a ${type}`)
@@ -17,7 +17,8 @@ const ITEM = {
   agents: ['agent', 'name'],
   policyTypes: ['policyType', 'type'],
   classifiers: ['classifier', 'name'],
-  embedders: ['embedder', 'name']
+  embedders: ['embedder', 'name'],
+  runtimes: ['runtime', 'name']
 }
 
 function checkList (where, key, list) {
@@ -87,6 +88,19 @@ export function classifier (def) {
 export function embedder (def) {
   need(def, 'name', 'string', 'embedder'); need(def, 'embed', 'function', `embedder '${def.name}'`)
   return brand('embedder', { description: '', ...def })
+}
+
+/**
+ * An AI runtime: `stream(request)` returns (or yields, as an async generator) the events of one
+ * request: `{type:'text',delta}`, `{type:'tool-call',call:{id,name,arguments}}`,
+ * `{type:'usage',usage:{input,output,cachedInput?,total?}}`, then `{type:'done',finishReason}` or
+ * `{type:'error',message}`. The host receives them as one batch when the call ends.
+ */
+export function runtime (def) {
+  need(def, 'name', 'string', 'runtime'); need(def, 'stream', 'function', `runtime '${def.name}'`)
+  if (def.capabilities !== undefined && !Array.isArray(def.capabilities)) throw new TypeError(`runtime '${def.name}': 'capabilities' must be an array`)
+  if (def.models !== undefined && !Array.isArray(def.models)) throw new TypeError(`runtime '${def.name}': 'models' must be an array`)
+  return brand('runtime', { description: '', priority: 0, capabilities: ['streaming'], models: [], ...def })
 }
 
 export const McpMessage = Object.freeze({

@@ -1,9 +1,17 @@
+import type { AiRuntime, AiRuntimeInfo } from './runtime.js'
+
 /**
- * What the AI area offers today. The AI-turns work adds the pipeline (runtime adapters, turns
- * through governance and scope, streaming over transport); until then it answers only what it
- * can answer for real.
+ * What the AI area offers today: the agents whose turns it will run and the runtimes that
+ * answer them. The pipeline (governance, scope, tools over MCP, streaming over transport) is
+ * built on `activeRuntime()` by later work.
  */
 export interface AiService {
   /** Names of the agents the plugins contribute, whose turns this area runs, in registry order. */
   agentNames (): string[]
+  /** Every runtime the platform knows, built-in then plugin-contributed. */
+  runtimes (): AiRuntimeInfo[]
+  /** The runtime `platform.ai.runtime` selects; undefined when it is missing or unavailable. */
+  activeRuntime (): AiRuntime | undefined
+  /** A runtime by name. */
+  runtime (name: string): AiRuntime | undefined
 }

@@ -1,3 +1,8 @@
-/** The AI area: agent turns (filled by the AI-turns work). */
+/** The AI area: the runtime contract, its runtimes, and (later) agent turns. */
 export { AI } from './key.js'
 export type { AiService } from './ai-service.js'
+export type { AiCancelSignal, AiRuntime, AiRuntimeInfo, AiRuntimeRequest, AiEvent, AiMessage, AiToolCall, AiToolSpec, AiCapability, AiErrorCode, TokenUsage } from './runtime.js'
+export { DemoRuntime, countTokens } from './demo-runtime.js'
+export { OpenAiRuntime, type OpenAiRuntimeOptions } from './openai-runtime.js'
+export { RuntimeRegistry } from './runtime-registry.js'
+export { PluginRuntime } from './plugin-runtime.js'

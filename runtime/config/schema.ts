@@ -160,6 +160,14 @@ export const KEY_DEFS = {
   'platform.ai.governance.decision-log.retention': { schema: positiveInt, default: 100_000, description: 'Decision log entries kept in LMDB (oldest trimmed)' },
   'platform.ai.governance.kill-switch.enabled': { schema: bool, default: false, description: 'Install a kill switch from code (source `code:KillSwitchPolicy`) even when no policy file declares one' },
 
+  // --- AI runtimes ---
+  'platform.ai.runtime': { schema: nonEmpty, default: 'demo', description: 'AI runtime that answers turns: `demo` (built-in, offline, deterministic), `openai` (an OpenAI-compatible `/v1/chat/completions` server, streamed), the name of a plugin runtime, or `auto` (the highest-priority available one)' },
+  'platform.ai.openai.base-url': { schema: nonEmpty, description: 'For runtime `openai`: base URL including the version segment, e.g. `http://127.0.0.1:11434/v1`; unset leaves the runtime unavailable' },
+  'platform.ai.openai.model': { schema: nonEmpty, description: 'For runtime `openai`: the chat model name; unset leaves the runtime unavailable' },
+  'platform.ai.openai.api-key': { schema: nonEmpty, description: 'For runtime `openai`: bearer token sent to the server, if it needs one' },
+  'platform.ai.openai.timeout-ms': { schema: positiveInt, default: 120000, description: 'For runtime `openai`: bound of one whole streamed request' },
+  'platform.ai.openai.idle-timeout-ms': { schema: positiveInt, default: 15000, description: 'For runtime `openai`: bound of the silence before the first chunk and between two chunks; a server that hangs ends the request with a timeout error' },
+  'platform.ai.openai.max-concurrency': { schema: positiveInt, default: 8, description: 'For runtime `openai`: requests in flight at once; one more ends at once with a `capacity` error event' },
   // --- scope (scope confinement; the two fail-open switches are process properties, not config) ---
   'platform.ai.scope.embedder': { schema: nonEmpty, default: 'none', description: 'Embedding runtime of the EMBEDDING_SIMILARITY and SEMANTIC_INTENT scope tiers: `none` (they degrade to RULE_BASED), `lexical` (built-in, offline, word overlap only), `openai` (an OpenAI-compatible `/v1/embeddings` server), or the name of a plugin embedder' },
   'platform.ai.scope.embeddings.base-url': { schema: nonEmpty, description: 'For embedder `openai`: base URL including the version segment, e.g. `http://127.0.0.1:11434/v1`' },

@@ -8,7 +8,7 @@ import type { Logger } from 'pino'
 import type { Metrics } from '../observability/index.js'
 
 export type SandboxKind = 'isolate' | 'worker' | 'inline'
-export type ContributionKind = 'tool' | 'resource' | 'prompt' | 'agent' | 'policyType' | 'classifier' | 'embedder'
+export type ContributionKind = 'tool' | 'resource' | 'prompt' | 'agent' | 'policyType' | 'classifier' | 'embedder' | 'runtime'
 
 export interface Manifest {
   name: string
@@ -55,6 +55,7 @@ export interface AgentDescriptor {
 export interface PolicyTypeDescriptor { type: string, description: string }
 export interface ClassifierDescriptor { name: string, description: string }
 export interface EmbedderDescriptor { name: string, description: string }
+export interface RuntimeDescriptor { name: string, description: string, priority: number, capabilities: string[], models: string[] }
 
 export interface PluginDescriptor {
   tools: ToolDescriptor[]
@@ -64,6 +65,8 @@ export interface PluginDescriptor {
   policyTypes: PolicyTypeDescriptor[]
   classifiers: ClassifierDescriptor[]
   embedders: EmbedderDescriptor[]
+  /** Absent in descriptors made before runtimes existed. */
+  runtimes?: RuntimeDescriptor[]
 }
 
 // --- running contributions ---
@@ -72,7 +75,7 @@ export interface InvokeRequest {
   kind: ContributionKind
   /** Tool or prompt name, resource URI, policy type, classifier or embedder name; for an agent's tool: `<agent>/<tool>`. */
   name: string
-  /** Tool args; `{uri}` for resources; prompt args; `{context, config}` for policy types; `{request, scope}` for classifiers; `{texts}` for embedders. */
+  /** Tool args; `{uri}` for resources; prompt args; `{context, config}` for policy types; `{request, scope}` for classifiers; `{texts}` for embedders; `{request}` for runtimes. */
   args: unknown
 }
 

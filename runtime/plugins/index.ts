@@ -1,5 +1,5 @@
 export * from './contract.js'
-export { PluginRegistry, type RegisteredTool, type RegisteredResource, type RegisteredPrompt, type RegisteredAgent, type RegisteredPolicyType, type RegisteredClassifier, type RegisteredEmbedder, type PluginStatus, type PluginState } from './registry.js'
+export { PluginRegistry, type RegisteredTool, type RegisteredResource, type RegisteredPrompt, type RegisteredAgent, type RegisteredPolicyType, type RegisteredClassifier, type RegisteredEmbedder, type RegisteredRuntime, type PluginStatus, type PluginState } from './registry.js'
 export { Cancellation, abortSignalOf, type CancelSignal } from './cancel.js'
 export { inlineInstance, loadInline, pluginCtx } from './inline.js'
 export { ensurePluginModuleHooks, sdkUrl } from './module-hooks.js'

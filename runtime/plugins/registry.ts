@@ -1,7 +1,7 @@
 import type { EventBus } from '../events/index.js'
 import type {
   SandboxInstance, Manifest, InvokeOptions, ToolDescriptor, ResourceDescriptor, PromptDescriptor,
-  AgentDescriptor, PolicyTypeDescriptor, ClassifierDescriptor, EmbedderDescriptor, SandboxKind, PluginDescriptor
+  AgentDescriptor, PolicyTypeDescriptor, ClassifierDescriptor, EmbedderDescriptor, RuntimeDescriptor, SandboxKind, PluginDescriptor
 } from './contract.js'
 import { PluginCallError } from './contract.js'
 
@@ -16,6 +16,8 @@ export interface RegisteredPrompt extends PromptDescriptor { plugin: string, get
 export interface RegisteredAgent extends Omit<AgentDescriptor, 'tools'> { plugin: string, tools: RegisteredTool[] }
 export interface RegisteredPolicyType extends PolicyTypeDescriptor { plugin: string, evaluate (context: unknown, config: unknown, opts?: InvokeOptions): Promise<unknown> }
 export interface RegisteredClassifier extends ClassifierDescriptor { plugin: string, classify (request: unknown, scope: unknown, opts?: InvokeOptions): Promise<unknown> }
+/** A plugin AI runtime: `stream` resolves to the events of one request, as one batch. */
+export interface RegisteredRuntime extends RuntimeDescriptor { plugin: string, stream (request: unknown, opts?: InvokeOptions): Promise<unknown> }
 export interface RegisteredEmbedder extends EmbedderDescriptor { plugin: string, embed (texts: string[], opts?: InvokeOptions): Promise<number[][]> }
 
 export type PluginState = 'live' | 'failed' | 'disabled'
@@ -27,18 +29,18 @@ export interface PluginStatus {
   sandbox?: SandboxKind
   state: PluginState
   error?: string
-  contributes: { tools: string[], resources: string[], prompts: string[], agents: string[], policyTypes: string[], classifiers: string[], embedders: string[] }
+  contributes: { tools: string[], resources: string[], prompts: string[], agents: string[], policyTypes: string[], classifiers: string[], embedders: string[], runtimes?: string[] }
 }
 
 interface Live { manifest: Manifest, dir: string, instance: SandboxInstance, inFlight: number, retired: boolean }
 
-const KIND_LABEL = { tools: 'tool', resources: 'resource', prompts: 'prompt', agents: 'agent', policyTypes: 'policy type', classifiers: 'classifier', embedders: 'embedder' } as const
+const KIND_LABEL = { tools: 'tool', resources: 'resource', prompts: 'prompt', agents: 'agent', policyTypes: 'policy type', classifiers: 'classifier', embedders: 'embedder', runtimes: 'runtime' } as const
 
 function namesOf (d: PluginDescriptor): Record<keyof typeof KIND_LABEL, string[]> {
-  return { tools: d.tools.map((t) => t.name), resources: d.resources.map((r) => r.uri), prompts: d.prompts.map((p) => p.name), agents: d.agents.map((a) => a.name), policyTypes: d.policyTypes.map((p) => p.type), classifiers: d.classifiers.map((c) => c.name), embedders: d.embedders.map((e) => e.name) }
+  return { tools: d.tools.map((t) => t.name), resources: d.resources.map((r) => r.uri), prompts: d.prompts.map((p) => p.name), agents: d.agents.map((a) => a.name), policyTypes: d.policyTypes.map((p) => p.type), classifiers: d.classifiers.map((c) => c.name), embedders: d.embedders.map((e) => e.name), runtimes: (d.runtimes ?? []).map((r) => r.name) }
 }
 
-const NONE = { tools: [], resources: [], prompts: [], agents: [], policyTypes: [], classifiers: [], embedders: [] }
+const NONE = { tools: [], resources: [], prompts: [], agents: [], policyTypes: [], classifiers: [], embedders: [], runtimes: [] }
 
 /**
  * What every loaded plugin contributes, read by MCP (tools, resources, prompts, agents),
@@ -128,7 +130,7 @@ export class PluginRegistry {
         name, dir: l.dir, version: l.manifest.version, sandbox: l.instance.kind, state: 'live',
         contributes: {
           tools: d.tools.map((t) => t.name), resources: d.resources.map((r) => r.uri), prompts: d.prompts.map((p) => p.name),
-          agents: d.agents.map((a) => a.name), policyTypes: d.policyTypes.map((p) => p.type), classifiers: d.classifiers.map((c) => c.name), embedders: d.embedders.map((e) => e.name)
+          agents: d.agents.map((a) => a.name), policyTypes: d.policyTypes.map((p) => p.type), classifiers: d.classifiers.map((c) => c.name), embedders: d.embedders.map((e) => e.name), runtimes: (d.runtimes ?? []).map((r) => r.name)
         }
       })
     }
@@ -211,8 +213,16 @@ export class PluginRegistry {
     })
   }
 
+  runtimes (): RegisteredRuntime[] {
+    return this.view('runtimes', () => {
+      const out: RegisteredRuntime[] = []
+      for (const [plugin, l] of this.live) for (const r of l.instance.descriptor.runtimes ?? []) out.push({ ...r, plugin, stream: async (request, opts) => await this.invoke(plugin, 'runtime', r.name, { request }, opts) })
+      return out
+    })
+  }
+
   /** Runs on the instance live at call time; a swap meanwhile lets this call finish on it. */
-  async invoke (plugin: string, kind: 'tool' | 'resource' | 'prompt' | 'policyType' | 'classifier' | 'embedder', name: string, args: unknown, opts?: InvokeOptions): Promise<unknown> {
+  async invoke (plugin: string, kind: 'tool' | 'resource' | 'prompt' | 'policyType' | 'classifier' | 'embedder' | 'runtime', name: string, args: unknown, opts?: InvokeOptions): Promise<unknown> {
     const l = this.live.get(plugin)
     if (l === undefined) throw this.unavailable(plugin)
     l.inFlight++

@@ -2,7 +2,13 @@ import { createServer, type IncomingMessage, type ServerResponse, type Server } 
 import type { AddressInfo } from 'node:net'
 
 /** What the fake answers: JSON with a status, raw bytes, or nothing at all (the socket hangs). */
-export type Reply = { status?: number, json: unknown } | { status?: number, raw: string } | { hang: true }
+export type Reply = { status?: number, json: unknown } | { status?: number, raw: string } | { hang: true } | StreamReply
+
+/**
+ * A streamed reply: each entry is written as-is (use sseEvents to build them), then the response
+ * ends, hangs with the socket open (`then: 'hang'`) or the socket is destroyed (`then: 'drop'`).
+ */
+export interface StreamReply { stream: string[], then?: 'end' | 'hang' | 'drop', intervalMs?: number }
 
 /**
  * A real HTTP server on 127.0.0.1, port 0, speaking the OpenAI-compatible `/v1/embeddings` and
@@ -45,6 +51,18 @@ export class OpenAiServer {
     else if (req.method === 'POST' && path === '/chat/completions') reply = this.chat(body)
     else reply = { status: 404, json: { error: { message: 'not found' } } }
     if ('hang' in reply) { this.hanging.add(res); return }
+    if ('stream' in reply) {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+      for (const part of reply.stream) {
+        res.write(part)
+        await new Promise((resolve) => reply.intervalMs !== undefined ? setTimeout(resolve, reply.intervalMs) : setImmediate(resolve))
+        if (res.destroyed) return
+      }
+      if (reply.then === 'hang') this.hanging.add(res)
+      else if (reply.then === 'drop') res.socket?.destroy()
+      else res.end()
+      return
+    }
     const text = 'raw' in reply ? reply.raw : JSON.stringify(reply.json)
     res.writeHead(reply.status ?? 200, { 'content-type': 'application/json' })
     res.end(text)
@@ -64,4 +82,21 @@ export function chatReply (content: string | null, extra: { refusal?: string, fi
 /** Embeddings from a table (text to vector); unknown texts get `fallback`. */
 export function tableEmbeddings (table: Record<string, number[]>, fallback: number[] = [0, 0, 1]): (input: string[]) => Reply {
   return (input) => ({ json: { object: 'list', data: input.map((t, i) => ({ object: 'embedding', index: i, embedding: table[t] ?? fallback })) } })
+}
+
+/** Server-sent events carrying each chunk as JSON (strings pass as-is), ended by `[DONE]` unless `done` is false. */
+export function sseEvents (chunks: unknown[], done = true): string[] {
+  const out = chunks.map((c) => `data: ${typeof c === 'string' ? c : JSON.stringify(c)}\n\n`)
+  if (done) out.push('data: [DONE]\n\n')
+  return out
+}
+
+/** One streamed chat-completion chunk with the given delta (and finish reason). */
+export function deltaChunk (delta: Record<string, unknown>, finish: string | null = null): unknown {
+  return { id: 'chatcmpl-test', object: 'chat.completion.chunk', model: 'test-model', choices: [{ index: 0, delta, finish_reason: finish }] }
+}
+
+/** The final usage chunk sent with `stream_options.include_usage`. */
+export function usageChunk (prompt: number, completion: number, cached = 0): unknown {
+  return { id: 'chatcmpl-test', object: 'chat.completion.chunk', model: 'test-model', choices: [], usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, prompt_tokens_details: { cached_tokens: cached } } }
 }

@@ -5,7 +5,7 @@ import { describePlugin } from 'agent-platform/sdk/dispatch'
 const run = () => 1
 
 t.test('definePlugin refuses mistakes at load with a clear message', async (t) => {
-  t.throws(() => definePlugin({ tool: [] } as never), { message: "definePlugin: unknown key 'tool' (expected tools, resources, prompts, agents, policyTypes, classifiers, embedders)" })
+  t.throws(() => definePlugin({ tool: [] } as never), { message: "definePlugin: unknown key 'tool' (expected tools, resources, prompts, agents, policyTypes, classifiers, embedders, runtimes)" })
   t.throws(() => definePlugin({ tools: {} } as never), { message: "definePlugin: 'tools' must be an array" })
   t.throws(() => definePlugin({ tools: [{ name: 'x', run }] } as never), { message: 'definePlugin: tools[0] must be made with tool({...})' })
   t.throws(() => definePlugin({ tools: [resource({ uri: 'a://b', read: run })] } as never), { message: 'definePlugin: tools[0] must be made with tool({...})' })

@@ -1,0 +1,99 @@
+/**
+ * The contract every AI runtime (demo, openai, plugin) keeps: one request in, a stream of events
+ * out, ending in exactly one terminal event. The pipeline that comes later (governance, scope,
+ * tools over MCP, streaming over transport) consumes only this, so runtimes stay interchangeable.
+ */
+
+/** A tool the model may call, with its JSON schema for arguments. */
+export interface AiToolSpec {
+  name: string
+  description?: string
+  inputSchema?: Record<string, unknown>
+}
+
+/** A tool call the model asks for; `arguments` is the parsed JSON object. */
+export interface AiToolCall {
+  id: string
+  name: string
+  arguments: Record<string, unknown>
+}
+
+/** One message of the conversation so far. */
+export type AiMessage =
+  | { role: 'user', content: string }
+  | { role: 'assistant', content: string, toolCalls?: AiToolCall[] }
+  | { role: 'tool', toolCallId: string, name?: string, content: string }
+
+export interface AiRuntimeRequest {
+  systemPrompt?: string
+  history?: AiMessage[]
+  /** The new user message; absent when the turn continues after tool results in `history`. */
+  message?: string
+  tools?: AiToolSpec[]
+  /** Model to use; the runtime's default when absent. */
+  model?: string
+}
+
+/** Token counts of one request; `total` is input + output unless the runtime reports otherwise. */
+export interface TokenUsage {
+  input: number
+  output: number
+  cachedInput: number
+  total: number
+  model: string
+}
+
+export type AiEvent =
+  | { type: 'text', delta: string }
+  | { type: 'tool-call', call: AiToolCall }
+  | { type: 'usage', usage: TokenUsage }
+  | { type: 'done', finishReason: 'stop' | 'tool-calls' | 'length' | 'cancelled' }
+  | { type: 'error', message: string, code: AiErrorCode }
+
+export type AiErrorCode = 'timeout' | 'http' | 'protocol' | 'network' | 'cancelled' | 'capacity' | 'runtime'
+
+export type AiCapability = 'streaming' | 'tool-calling' | 'cancellation' | 'usage' | 'system-prompt'
+
+/**
+ * What cancels a request: an AbortSignal or the platform's Cancellation (both fit this shape), so
+ * the pipeline can pass the cancellation it already holds for a turn.
+ */
+export interface AiCancelSignal {
+  readonly aborted: boolean
+  addEventListener (type: 'abort', fn: () => void, opts?: { once?: boolean }): void
+  removeEventListener (type: 'abort', fn: () => void): void
+}
+
+export interface AiRuntime {
+  readonly name: string
+  /** Higher wins when `platform.ai.runtime` is `auto`. */
+  readonly priority: number
+  readonly capabilities: readonly AiCapability[]
+  readonly models: readonly string[]
+  isAvailable (): boolean
+  /**
+   * Streams the events of one request. The iterator never throws: failures arrive as one
+   * `error` event, and an aborted `signal` ends the stream with `done`/`cancelled` (or `error`
+   * code `cancelled`) promptly, releasing what the runtime holds.
+   */
+  stream (request: AiRuntimeRequest, signal?: AiCancelSignal): AsyncIterable<AiEvent>
+}
+
+/** Public description of a runtime, as the AI service lists it. */
+export interface AiRuntimeInfo {
+  name: string
+  priority: number
+  isAvailable: boolean
+  capabilities: AiCapability[]
+  models: string[]
+}
+
+export function usage (input: number, output: number, model: string, cachedInput = 0, total?: number): TokenUsage {
+  return { input, output, cachedInput, total: total ?? input + output, model }
+}
+
+export function describe (r: AiRuntime): AiRuntimeInfo {
+  let available = false
+  try { available = r.isAvailable() } catch { /* a runtime that cannot answer is not available */ }
+  return { name: r.name, priority: r.priority, isAvailable: available, capabilities: [...r.capabilities], models: [...r.models] }
+}
