@@ -20,34 +20,87 @@ const N = Number(values.plugins)
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const MODERN = '2026-07-28'
 
-function writePlugins (dir: string): void {
+function writePlugins(dir: string): void {
   for (let i = 0; i < N; i++) {
     const name = `mem-${String(i).padStart(2, '0')}`
     const d = join(dir, name)
     mkdirSync(d, { recursive: true })
-    writeFileSync(join(d, 'index.js'), `import { definePlugin, tool } from 'agent-platform/sdk'
+    writeFileSync(
+      join(d, 'index.js'),
+      `import { definePlugin, tool } from 'agent-platform/sdk'
 export default definePlugin({ tools: [tool({ name: 'echo_${i}', description: 'echoes', run: ({ text }) => ({ text, by: ${JSON.stringify(name)} }) })] })
-`)
-    writeFileSync(join(d, 'plugin.json'), JSON.stringify({ name, version: '1.0.0', entry: 'index.js', sandbox: 'isolate', limits: { memoryMb: 32, timeoutMs: 5000, concurrency: 4 } }))
+`
+    )
+    writeFileSync(
+      join(d, 'plugin.json'),
+      JSON.stringify({
+        name,
+        version: '1.0.0',
+        entry: 'index.js',
+        sandbox: 'isolate',
+        limits: { memoryMb: 32, timeoutMs: 5000, concurrency: 4 }
+      })
+    )
   }
 }
 
-async function callTool (url: string, name: string): Promise<void> {
-  const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'tools/call', 'mcp-name': name }
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: { text: 'hi' }, _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' } } } })
+async function callTool(url: string, name: string): Promise<void> {
+  const headers = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': MODERN,
+    'mcp-method': 'tools/call',
+    'mcp-name': name
+  }
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: {
+      name,
+      arguments: { text: 'hi' },
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': MODERN,
+        'io.modelcontextprotocol/clientCapabilities': {},
+        'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' }
+      }
+    }
+  })
   const r = await fetch(`${url}/platform/mcp`, { method: 'POST', headers, body })
   const text = await r.text()
   if (!r.ok || !text.includes('"by"')) throw new Error(`tools/call ${name} answered ${r.status}: ${text.slice(0, 200)}`)
 }
 
-interface Layout { layout: string, processes: number, totalMb: number, hostMb: number, sandboxesMb: number, mbPerPlugin: number }
+interface Layout {
+  layout: string
+  processes: number
+  totalMb: number
+  hostMb: number
+  sandboxesMb: number
+  mbPerPlugin: number
+}
 
-async function measure (layout: string, sets: string[], tmp: string): Promise<Layout> {
+async function measure(layout: string, sets: string[], tmp: string): Promise<Layout> {
   const data = mkdtempSync(join(tmp, 'data-'))
   const server = await startServer({
     name: layout,
     cwd: root,
-    args: ['--no-node-snapshot', join(root, 'bin/platform.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data', data, '--plugins', join(tmp, 'plugins'), '--log-level', 'warn', ...sets.flatMap((s) => ['--set', s])],
+    args: [
+      '--no-node-snapshot',
+      join(root, 'bin/platform.js'),
+      'serve',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--data',
+      data,
+      '--plugins',
+      join(tmp, 'plugins'),
+      '--log-level',
+      'warn',
+      ...sets.flatMap((s) => ['--set', s])
+    ],
     timeoutMs: 120_000
   })
   try {
@@ -59,10 +112,23 @@ async function measure (layout: string, sets: string[], tmp: string): Promise<La
     await new Promise((resolve) => setTimeout(resolve, 1000))
     const pids = processTree(server.pid)
     let sandboxes = 0
-    for (const pid of pids.slice(1)) { try { sandboxes += memoryOf(pid).rss } catch { /* exited */ } }
+    for (const pid of pids.slice(1)) {
+      try {
+        sandboxes += memoryOf(pid).rss
+      } catch {
+        /* exited */
+      }
+    }
     const host = memoryOf(server.pid).rss
     const mb = (b: number): number => b / 1048576
-    return { layout, processes: pids.length - 1, totalMb: mb(host + sandboxes), hostMb: mb(host), sandboxesMb: mb(sandboxes), mbPerPlugin: mb(host + sandboxes) / N }
+    return {
+      layout,
+      processes: pids.length - 1,
+      totalMb: mb(host + sandboxes),
+      hostMb: mb(host),
+      sandboxesMb: mb(sandboxes),
+      mbPerPlugin: mb(host + sandboxes) / N
+    }
   } finally {
     await server.stop()
   }
@@ -73,14 +139,29 @@ try {
   writePlugins(join(tmp, 'plugins'))
   const rows = [
     await measure('pooled (default: 8 per process, at most 4)', [], tmp),
-    await measure('a process per plugin (plugins-per-process 1)', ['platform.sandbox.isolate.plugins-per-process=1'], tmp)
+    await measure(
+      'a process per plugin (plugins-per-process 1)',
+      ['platform.sandbox.isolate.plugins-per-process=1'],
+      tmp
+    )
   ]
   const f = (n: number): string => n.toFixed(1)
   console.log(`\n${N} isolate plugins, each tool called once, RSS of the server + its sandbox processes\n`)
   console.log('| layout | sandbox processes | total MB | host MB | sandboxes MB | MB per plugin |')
   console.log('|---|---:|---:|---:|---:|---:|')
-  for (const r of rows) console.log(`| ${r.layout} | ${r.processes} | ${f(r.totalMb)} | ${f(r.hostMb)} | ${f(r.sandboxesMb)} | ${f(r.mbPerPlugin)} |`)
-  console.log(JSON.stringify({ bench: 'isolate-pool-memory', node: process.version, plugins: N, rows, target: { totalMbMax: 600 } }))
+  for (const r of rows)
+    console.log(
+      `| ${r.layout} | ${r.processes} | ${f(r.totalMb)} | ${f(r.hostMb)} | ${f(r.sandboxesMb)} | ${f(r.mbPerPlugin)} |`
+    )
+  console.log(
+    JSON.stringify({
+      bench: 'isolate-pool-memory',
+      node: process.version,
+      plugins: N,
+      rows,
+      target: { totalMbMax: 600 }
+    })
+  )
 } finally {
   rmSync(tmp, { recursive: true, force: true })
 }

@@ -20,12 +20,28 @@ const SECONDS = quick ? 0.5 : 2
 const root = fileURLToPath(new URL('../../', import.meta.url))
 const dir = join(root, 'bench/plugins/bench-echo')
 const manifest = JSON.parse(readFileSync(join(dir, 'plugin.json'), 'utf8')) as Manifest
-const silent = { debug () {}, info () {}, warn () {}, error () {}, fatal () {}, trace () {}, child () { return silent } }
+const silent = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+  fatal() {},
+  trace() {},
+  child() {
+    return silent
+  }
+}
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => {})
 
-function spec (sandbox: 'inline' | 'isolate' | 'worker', concurrency: number, isolation?: 'process' | 'in-process'): LoadSpec {
+function spec(
+  sandbox: 'inline' | 'isolate' | 'worker',
+  concurrency: number,
+  isolation?: 'process' | 'in-process'
+): LoadSpec {
   return {
-    dir, entry: join(dir, manifest.entry), manifest,
+    dir,
+    entry: join(dir, manifest.entry),
+    manifest,
     grant: { sandbox, permissions: manifest.permissions, limits: { ...manifest.limits, concurrency } },
     capabilities: { log: silent as never },
     ...(isolation !== undefined ? { isolation } : {}),
@@ -37,7 +53,10 @@ function spec (sandbox: 'inline' | 'isolate' | 'worker', concurrency: number, is
 const REQ = { kind: 'tool' as const, name: 'add', args: { a: 1, b: 2 } }
 
 /** Sequential awaited calls for `seconds`: per-call latency samples in microseconds. */
-async function latency (inst: SandboxInstance, seconds: number): Promise<{ mean: number, p50: number, p99: number, rps: number, n: number }> {
+async function latency(
+  inst: SandboxInstance,
+  seconds: number
+): Promise<{ mean: number; p50: number; p99: number; rps: number; n: number }> {
   const samples: number[] = []
   const end = performance.now() + seconds * 1000
   const t0 = performance.now()
@@ -51,23 +70,41 @@ async function latency (inst: SandboxInstance, seconds: number): Promise<{ mean:
   const elapsed = (performance.now() - t0) / 1000
   samples.sort((x, y) => x - y)
   const mean = samples.reduce((a, b) => a + b, 0) / samples.length
-  return { mean, p50: samples[Math.floor(samples.length * 0.5)]!, p99: samples[Math.floor(samples.length * 0.99)]!, rps: samples.length / elapsed, n: samples.length }
+  return {
+    mean,
+    p50: samples[Math.floor(samples.length * 0.5)]!,
+    p99: samples[Math.floor(samples.length * 0.99)]!,
+    rps: samples.length / elapsed,
+    n: samples.length
+  }
 }
 
 /** `concurrency` loops each awaiting calls for `seconds`: calls per second. */
-async function throughput (inst: SandboxInstance, concurrency: number, seconds: number): Promise<number> {
+async function throughput(inst: SandboxInstance, concurrency: number, seconds: number): Promise<number> {
   let n = 0
   const end = performance.now() + seconds * 1000
   const t0 = performance.now()
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (performance.now() < end) { await inst.invoke(REQ); n++ }
-  }))
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < end) {
+        await inst.invoke(REQ)
+        n++
+      }
+    })
+  )
   return n / ((performance.now() - t0) / 1000)
 }
 
-interface Row { tier: string, meanUs: number, p50Us: number, p99Us: number, rpsC1: number, rpsC64: number }
+interface Row {
+  tier: string
+  meanUs: number
+  p50Us: number
+  p99Us: number
+  rpsC1: number
+  rpsC64: number
+}
 
-async function measure (tier: string, load: () => Promise<SandboxInstance>): Promise<Row> {
+async function measure(tier: string, load: () => Promise<SandboxInstance>): Promise<Row> {
   const inst = await load()
   try {
     await latency(inst, Math.min(0.5, SECONDS / 2)) // warm-up
@@ -80,12 +117,17 @@ async function measure (tier: string, load: () => Promise<SandboxInstance>): Pro
   }
 }
 
-function rssOf (pid: number): number {
+function rssOf(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
   return m !== null ? Number(m[1]) * 1024 : NaN
 }
 
-async function startAndMemory (): Promise<{ inProcessStartMs: number, processStartMs: number, inProcessIdleMb: number, processIdleMb: number }> {
+async function startAndMemory(): Promise<{
+  inProcessStartMs: number
+  processStartMs: number
+  inProcessIdleMb: number
+  processIdleMb: number
+}> {
   // start time: create the isolate, load the SDK and the plugin's module graph, report the descriptor
   const N = quick ? 10 : 30
   let t = performance.now()
@@ -127,19 +169,42 @@ rows.push(await measure('worker (2 threads)', () => loadWorker(spec('worker', 2)
 rows.push(await measure('worker (1 thread)', () => loadWorker(spec('worker', 1))))
 const start = await startAndMemory()
 
-const f = (n: number, d = 1): string => n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d })
+const f = (n: number, d = 1): string =>
+  n.toLocaleString('en-US', { maximumFractionDigits: d, minimumFractionDigits: d })
 console.log('\nplugin call overhead (trivial tool `({a,b}) => a+b`, one awaited call at a time unless noted)\n')
 console.log('| tier | mean µs | p50 µs | p99 µs | calls/s c=1 | calls/s c=64 |')
 console.log('|---|---:|---:|---:|---:|---:|')
-for (const r of rows) console.log(`| ${r.tier} | ${f(r.meanUs)} | ${f(r.p50Us)} | ${f(r.p99Us)} | ${f(r.rpsC1, 0)} | ${f(r.rpsC64, 0)} |`)
-console.log(`\nisolate start (isolate + SDK + module graph + descriptor): in-process ${f(start.inProcessStartMs, 2)} ms, sandbox process ${f(start.processStartMs, 1)} ms`)
-console.log(`memory per idle isolate: in-process ${f(start.inProcessIdleMb, 2)} MB RSS, sandbox process ${f(start.processIdleMb, 1)} MB RSS\n`)
+for (const r of rows)
+  console.log(`| ${r.tier} | ${f(r.meanUs)} | ${f(r.p50Us)} | ${f(r.p99Us)} | ${f(r.rpsC1, 0)} | ${f(r.rpsC64, 0)} |`)
+console.log(
+  `\nisolate start (isolate + SDK + module graph + descriptor): in-process ${f(start.inProcessStartMs, 2)} ms, sandbox process ${f(start.processStartMs, 1)} ms`
+)
+console.log(
+  `memory per idle isolate: in-process ${f(start.inProcessIdleMb, 2)} MB RSS, sandbox process ${f(start.processIdleMb, 1)} MB RSS\n`
+)
 const targets = {
-  isolateCallUsMax: 10, workerCallUsMax: 100, workerC64RpsMin: 20_000
+  isolateCallUsMax: 10,
+  workerCallUsMax: 100,
+  workerC64RpsMin: 20_000
 }
-const iso = rows[1]!, isoProc = rows[2]!, wrk = rows[3]!, wrk1 = rows[4]!
-console.log(JSON.stringify({
-  bench: 'plugin-calls', node: process.version, cpus: (await import('node:os')).availableParallelism(), seconds: SECONDS,
-  rows, ...start, targets,
-  met: { isolateInProcessCall: iso.meanUs <= targets.isolateCallUsMax, isolateProcessCall: isoProc.meanUs <= targets.isolateCallUsMax, workerCall: Math.min(wrk.meanUs, wrk1.meanUs) <= targets.workerCallUsMax, workerC64: Math.max(wrk.rpsC64, wrk1.rpsC64) >= targets.workerC64RpsMin }
-}))
+const iso = rows[1]!,
+  isoProc = rows[2]!,
+  wrk = rows[3]!,
+  wrk1 = rows[4]!
+console.log(
+  JSON.stringify({
+    bench: 'plugin-calls',
+    node: process.version,
+    cpus: (await import('node:os')).availableParallelism(),
+    seconds: SECONDS,
+    rows,
+    ...start,
+    targets,
+    met: {
+      isolateInProcessCall: iso.meanUs <= targets.isolateCallUsMax,
+      isolateProcessCall: isoProc.meanUs <= targets.isolateCallUsMax,
+      workerCall: Math.min(wrk.meanUs, wrk1.meanUs) <= targets.workerCallUsMax,
+      workerC64: Math.max(wrk.rpsC64, wrk1.rpsC64) >= targets.workerC64RpsMin
+    }
+  })
+)

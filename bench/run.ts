@@ -28,7 +28,7 @@ Environment: BENCH_LOAD=autocannon forces autocannon even when wrk is installed.
 // dist/bench/run.js → repository root
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
 
-async function main (): Promise<number> {
+async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
       quick: { type: 'boolean', default: false },
@@ -42,11 +42,21 @@ async function main (): Promise<number> {
       help: { type: 'boolean', short: 'h', default: false }
     }
   })
-  if (values.help) { console.log(USAGE); return 0 }
-  if (values.list) { for (const s of SCENARIOS) console.log(`${s.name.padEnd(16)} ${s.description}`); return 0 }
+  if (values.help) {
+    console.log(USAGE)
+    return 0
+  }
+  if (values.list) {
+    for (const s of SCENARIOS) console.log(`${s.name.padEnd(16)} ${s.description}`)
+    return 0
+  }
   const quick = values.quick === true
   const names = values.scenario ?? []
-  for (const n of names) if (!SCENARIOS.some((s) => s.name === n)) { console.error(`unknown scenario '${n}'; --list shows the names`); return 2 }
+  for (const n of names)
+    if (!SCENARIOS.some((s) => s.name === n)) {
+      console.error(`unknown scenario '${n}'; --list shows the names`)
+      return 2
+    }
   const chosen = names.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => names.includes(s.name))
   const targets = loadTargets(join(ROOT, 'bench/targets.json'))
   const outDir = resolve(values.out ?? join(ROOT, 'bench/results'))
@@ -54,7 +64,10 @@ async function main (): Promise<number> {
 
   const ac = new AbortController()
   const onSignal = (sig: NodeJS.Signals) => {
-    if (ac.signal.aborted) { killAll(); process.exit(130) }
+    if (ac.signal.aborted) {
+      killAll()
+      process.exit(130)
+    }
     console.error(`\n${sig}: stopping (again to force)`)
     ac.abort()
     killAll()
@@ -66,11 +79,23 @@ async function main (): Promise<number> {
   const durationSec = Number(values.duration ?? (quick ? 4 : 10))
   const warmupSec = Number(values.warmup ?? (quick ? 1 : 3))
   const command = `npm run bench --${quick ? ' --quick' : ''}${names.map((n) => ` --scenario ${n}`).join('')}`
-  console.log(`bench: ${chosen.length} scenario(s), ${quick ? 'quick' : 'full'}, ${durationSec} s measured + ${warmupSec} s warm-up per subject, HTTP load by ${wrk ?? 'autocannon (install wrk for honest uWS figures)'}`)
+  console.log(
+    `bench: ${chosen.length} scenario(s), ${quick ? 'quick' : 'full'}, ${durationSec} s measured + ${warmupSec} s warm-up per subject, HTTP load by ${wrk ?? 'autocannon (install wrk for honest uWS figures)'}`
+  )
 
   const runOne = async (s: Scenario): Promise<ScenarioResult | undefined> => {
     const tmpDir = mkdtempSync(join(tmpdir(), `bench-${s.name}-`))
-    const opts: RunOptions = { quick, durationSec, warmupSec, tmpDir, root: ROOT, log: (m) => { console.log(m) }, signal: ac.signal }
+    const opts: RunOptions = {
+      quick,
+      durationSec,
+      warmupSec,
+      tmpDir,
+      root: ROOT,
+      log: (m) => {
+        console.log(m)
+      },
+      signal: ac.signal
+    }
     console.log(`\n== ${s.name}: ${s.description}`)
     const t0 = performance.now()
     let r: ScenarioResult
@@ -79,13 +104,27 @@ async function main (): Promise<number> {
     } catch (err) {
       if (ac.signal.aborted) return undefined
       console.error(`  ${s.name} failed: ${(err as Error).stack ?? String(err)}`)
-      r = { scenario: s.name, description: s.description, rows: [], notes: [], skipped: `failed: ${(err as Error).message.split('\n')[0]}` }
+      r = {
+        scenario: s.name,
+        description: s.description,
+        rows: [],
+        notes: [],
+        skipped: `failed: ${(err as Error).message.split('\n')[0]}`
+      }
     } finally {
       rmSync(tmpDir, { recursive: true, force: true })
     }
     r.checks = checkTargets(r, targets)
-    for (const x of r.rows) console.log(`  ${x.label.padEnd(28)} ours ${fmt(x.ours).padStart(10)} ${x.unit.padEnd(8)} ${Object.entries(x.ratios).map(([p, v]) => `${v.toFixed(2)}x vs ${p}`).join(', ')}`)
-    for (const c of r.checks) console.log(`  ${c.pass ? 'PASS' : 'FAIL'} ${c.row} ${c.target} (${c.actual === undefined ? 'not measured' : c.target.startsWith('ratio') ? `${c.actual.toFixed(2)}x` : fmt(c.actual)})`)
+    for (const x of r.rows)
+      console.log(
+        `  ${x.label.padEnd(28)} ours ${fmt(x.ours).padStart(10)} ${x.unit.padEnd(8)} ${Object.entries(x.ratios)
+          .map(([p, v]) => `${v.toFixed(2)}x vs ${p}`)
+          .join(', ')}`
+      )
+    for (const c of r.checks)
+      console.log(
+        `  ${c.pass ? 'PASS' : 'FAIL'} ${c.row} ${c.target} (${c.actual === undefined ? 'not measured' : c.target.startsWith('ratio') ? `${c.actual.toFixed(2)}x` : fmt(c.actual)})`
+      )
     console.log(`  (${((performance.now() - t0) / 1000).toFixed(0)} s)`)
     return r
   }
@@ -97,13 +136,24 @@ async function main (): Promise<number> {
     const r = await runOne(s)
     if (r !== undefined) results.push(r)
   }
-  if (ac.signal.aborted) { console.error('bench: interrupted, no report written'); return 130 }
+  if (ac.signal.aborted) {
+    console.error('bench: interrupted, no report written')
+    return 130
+  }
 
-  const rep: Report = { date: new Date().toISOString(), mode: quick ? 'quick' : 'full', command, machine: describeMachine(wrk), results }
+  const rep: Report = {
+    date: new Date().toISOString(),
+    mode: quick ? 'quick' : 'full',
+    command,
+    machine: describeMachine(wrk),
+    results
+  }
   writeFileSync(join(outDir, 'latest.json'), JSON.stringify(rep, null, 2) + '\n')
   writeFileSync(join(outDir, 'latest.md'), markdown(rep))
   writeFileSync(join(outDir, 'ratios.svg'), ratioChart(rep, targets))
-  console.log(`\nbench: done in ${((performance.now() - started) / 1000).toFixed(0)} s; report ${join(outDir, 'latest.md')}, chart ratios.svg, raw latest.json`)
+  console.log(
+    `\nbench: done in ${((performance.now() - started) / 1000).toFixed(0)} s; report ${join(outDir, 'latest.md')}, chart ratios.svg, raw latest.json`
+  )
 
   const baselineFile = join(ROOT, 'bench/results/baseline.json')
   const now = ratiosOf(results)
@@ -111,20 +161,35 @@ async function main (): Promise<number> {
     // scenarios not run this time keep their baseline ratios
     const ran = new Set(results.filter((r) => r.skipped === undefined).map((r) => r.scenario))
     const kept = existsSync(baselineFile) ? (JSON.parse(readFileSync(baselineFile, 'utf8')) as Baseline).ratios : {}
-    const ratios = Object.fromEntries([...Object.entries(kept).filter(([k]) => !ran.has(k.split('/')[0]!)), ...Object.entries(now)])
-    const b: Baseline = { date: rep.date, node: rep.machine.node, machine: `${rep.machine.cpu}, ${rep.machine.cores} cores`, ratios }
+    const ratios = Object.fromEntries([
+      ...Object.entries(kept).filter(([k]) => !ran.has(k.split('/')[0]!)),
+      ...Object.entries(now)
+    ])
+    const b: Baseline = {
+      date: rep.date,
+      node: rep.machine.node,
+      machine: `${rep.machine.cpu}, ${rep.machine.cores} cores`,
+      ratios
+    }
     writeFileSync(baselineFile, JSON.stringify(b, null, 2) + '\n')
-    console.log(`bench: baseline written (${Object.keys(now).length} ratios from this run, ${Object.keys(ratios).length} in all)`)
+    console.log(
+      `bench: baseline written (${Object.keys(now).length} ratios from this run, ${Object.keys(ratios).length} in all)`
+    )
   }
   if (values.check === true) {
-    if (!existsSync(baselineFile)) { console.error('bench:check: no bench/results/baseline.json (write one with --quick --write-baseline)'); return 1 }
+    if (!existsSync(baselineFile)) {
+      console.error('bench:check: no bench/results/baseline.json (write one with --quick --write-baseline)')
+      return 1
+    }
     const base = JSON.parse(readFileSync(baselineFile, 'utf8')) as Baseline
     const ran = new Set(results.filter((r) => r.skipped === undefined).map((r) => r.scenario))
     let regs = regressions(base, now, ran)
     if (regs.length > 0 && !ac.signal.aborted) {
       // a regression must reproduce: run the scenarios concerned once more and keep each ratio's better value
       const again = new Set(regs.map((g) => g.key.split('/')[0]!))
-      console.log(`\nbench:check: ${regs.length} ratio(s) below the baseline; running ${[...again].join(', ')} once more to confirm`)
+      console.log(
+        `\nbench:check: ${regs.length} ratio(s) below the baseline; running ${[...again].join(', ')} once more to confirm`
+      )
       const best = { ...now }
       for (const s of chosen.filter((x) => again.has(x.name))) {
         const r = await runOne(s)
@@ -134,13 +199,30 @@ async function main (): Promise<number> {
       regs = regressions(base, best, ran)
     }
     if (regs.length > 0) {
-      console.error(`bench:check: ${regs.length} ratio(s) regressed more than 20% against the baseline of ${base.date}:`)
-      for (const g of regs) console.error(`  ${g.key}: ${g.baseline.toFixed(2)}x → ${g.now === undefined ? 'not measured' : `${g.now.toFixed(2)}x (${(g.change * 100).toFixed(0)}%)`}`)
+      console.error(
+        `bench:check: ${regs.length} ratio(s) regressed more than 20% against the baseline of ${base.date}:`
+      )
+      for (const g of regs)
+        console.error(
+          `  ${g.key}: ${g.baseline.toFixed(2)}x → ${g.now === undefined ? 'not measured' : `${g.now.toFixed(2)}x (${(g.change * 100).toFixed(0)}%)`}`
+        )
       return 1
     }
-    console.log(`bench:check: no ratio regressed more than 20% against the baseline of ${base.date} (${Object.keys(base.ratios).length} ratios)`)
+    console.log(
+      `bench:check: no ratio regressed more than 20% against the baseline of ${base.date} (${Object.keys(base.ratios).length} ratios)`
+    )
   }
   return 0
 }
 
-main().then((code) => { killAll(); process.exit(code) }, (err) => { console.error(err); killAll(); process.exit(1) })
+main().then(
+  (code) => {
+    killAll()
+    process.exit(code)
+  },
+  (err) => {
+    console.error(err)
+    killAll()
+    process.exit(1)
+  }
+)

@@ -77,11 +77,19 @@ export interface ScenarioResult {
 export interface Scenario {
   name: string
   description: string
-  run (opts: RunOptions): Promise<ScenarioResult>
+  run(opts: RunOptions): Promise<ScenarioResult>
 }
 
 /** Builds a row and its ratios. Peers whose value is not a positive number get no ratio. */
-export function row (id: string, label: string, unit: string, better: Better, ours: number | undefined, peers: Record<string, number>, gate = true): ResultRow {
+export function row(
+  id: string,
+  label: string,
+  unit: string,
+  better: Better,
+  ours: number | undefined,
+  peers: Record<string, number>,
+  gate = true
+): ResultRow {
   const ratios: Record<string, number> = {}
   if (ours !== undefined && Number.isFinite(ours) && ours > 0) {
     for (const [name, v] of Object.entries(peers)) {
@@ -89,5 +97,7 @@ export function row (id: string, label: string, unit: string, better: Better, ou
       ratios[name] = better === 'higher' ? ours / v : v / ours
     }
   }
-  return gate ? { id, label, unit, better, ours, peers, ratios } : { id, label, unit, better, ours, peers, ratios, gate }
+  return gate
+    ? { id, label, unit, better, ours, peers, ratios }
+    : { id, label, unit, better, ours, peers, ratios, gate }
 }

@@ -10,9 +10,17 @@ import { aiArea } from './ai/install.js'
  * Every area the served platform runs, in start-up order. Each declares the areas it needs;
  * `platform.use` refuses an order that breaks a declaration.
  */
-export const AREAS: readonly Area[] = [transportArea, pluginsArea, scopeArea, governanceArea, mcpArea, mcpExtrasArea, aiArea]
+export const AREAS: readonly Area[] = [
+  transportArea,
+  pluginsArea,
+  scopeArea,
+  governanceArea,
+  mcpArea,
+  mcpExtrasArea,
+  aiArea
+]
 
 /** Installs `areas` in order (tests pass a subset). */
-export async function installAreas (platform: Platform, areas: readonly Area[] = AREAS): Promise<void> {
+export async function installAreas(platform: Platform, areas: readonly Area[] = AREAS): Promise<void> {
   for (const area of areas) await platform.use(area)
 }

@@ -1,4 +1,10 @@
 export { Platform, startPlatform, type PlatformOptions, type ReadinessCheck, type Area } from './platform.js'
-export { AreaKey, ADMIT_ALL_TOOL_CALLS, type ToolCallGate, type ToolCallRequest, type ToolCallVerdict } from './contracts/index.js'
+export {
+  AreaKey,
+  ADMIT_ALL_TOOL_CALLS,
+  type ToolCallGate,
+  type ToolCallRequest,
+  type ToolCallVerdict
+} from './contracts/index.js'
 export { loadConfig, makeConfig, ConfigError, type Config } from './config/index.js'
 export { PlatformError } from './http/index.js'

@@ -5,7 +5,15 @@ import { HttpServer, PlatformError } from './http/index.js'
 import { createLogger, Metrics, type Logger } from './observability/index.js'
 import { Store, countAndLogWriteFailures } from './store/index.js'
 import { PluginRegistry } from './plugins/index.js'
-import { TokenResolver, PrincipalResolver, ControlAuditLog, WriteGate, authorizerFromConfig, type ControlAuthorizer, type TokenConfig } from './auth/index.js'
+import {
+  TokenResolver,
+  PrincipalResolver,
+  ControlAuditLog,
+  WriteGate,
+  authorizerFromConfig,
+  type ControlAuthorizer,
+  type TokenConfig
+} from './auth/index.js'
 import { ADMIT_ALL_TOOL_CALLS, type AreaKey, type ControlAuditEntry, type ToolCallGate } from './contracts/index.js'
 
 export interface PlatformOptions {
@@ -25,7 +33,7 @@ export interface PlatformOptions {
 export interface Area {
   readonly name: string
   readonly dependsOn: readonly string[]
-  install (platform: Platform): void | Promise<void>
+  install(platform: Platform): void | Promise<void>
 }
 
 /** A readiness check: `/readyz` answers 503 while any returns false. */
@@ -58,10 +66,15 @@ export class Platform {
   private readonly closers: (() => void | Promise<void>)[] = []
   private closed = false
 
-  constructor (opts: PlatformOptions) {
-    const config = this.config = opts.config
-    this.logger = createLogger(config.get('platform.log-level'), opts.logDestination !== undefined ? { destination: opts.logDestination } : {})
-    this.bus.onError = (err, event) => { this.logger.error({ err, event: event.type }, 'event listener failed') }
+  constructor(opts: PlatformOptions) {
+    const config = (this.config = opts.config)
+    this.logger = createLogger(
+      config.get('platform.log-level'),
+      opts.logDestination !== undefined ? { destination: opts.logDestination } : {}
+    )
+    this.bus.onError = (err, event) => {
+      this.logger.error({ err, event: event.type }, 'event listener failed')
+    }
     this.store = new Store(resolve(config.get('platform.data-dir')))
     this.plugins = new PluginRegistry(this.bus)
     this.http = new HttpServer({
@@ -79,20 +92,29 @@ export class Platform {
       config.get('platform.admin.audit-retention'),
       countAndLogWriteFailures(this.metrics.storeWriteFailures, this.logger)
     )
-    const authorizer = opts.authorizer ?? authorizerFromConfig(
-      config.get('platform.admin.authorizer'), config.get('platform.admin.require-principal'), config.get('platform.admin.authorizer-roles'))
+    const authorizer =
+      opts.authorizer ??
+      authorizerFromConfig(
+        config.get('platform.admin.authorizer'),
+        config.get('platform.admin.require-principal'),
+        config.get('platform.admin.authorizer-roles')
+      )
     this.writeGate = new WriteGate(config, this.principals, authorizer, this.audit, this.bus)
     this.addReadiness('store', () => this.store.isOpen)
     this.installCoreRoutes()
     const demo = config.get('platform.interactions.demo-principal')
-    if (demo !== undefined) this.logger.warn({ principal: demo }, 'platform.interactions.demo-principal is set: every interactions request runs as this principal. Never enable it in production.')
+    if (demo !== undefined)
+      this.logger.warn(
+        { principal: demo },
+        'platform.interactions.demo-principal is set: every interactions request runs as this principal. Never enable it in production.'
+      )
   }
 
   /**
    * Installs one area after checking its declared dependencies are installed already and it is
    * not installed twice, so a wrong order fails at start-up with the names involved.
    */
-  async use (area: Area): Promise<void> {
+  async use(area: Area): Promise<void> {
     if (this.installed.has(area.name)) throw new Error(`area "${area.name}" is installed twice`)
     for (const dep of area.dependsOn) {
       if (!this.installed.has(dep)) throw new Error(`area "${area.name}" depends on "${dep}", which is not installed`)
@@ -102,29 +124,37 @@ export class Platform {
   }
 
   /** Names of the areas installed so far, in installation order. */
-  get areaNames (): string[] { return [...this.installed] }
+  get areaNames(): string[] {
+    return [...this.installed]
+  }
 
   /** Publishes an area's service under its key (once per key). */
-  provide<T> (key: AreaKey<T>, value: T): void {
+  provide<T>(key: AreaKey<T>, value: T): void {
     if (this.areas.has(key)) throw new Error(`area "${key.name}" is provided twice`)
     this.areas.set(key, value)
   }
 
   /** The service an area provided; throws when that area is not installed. */
-  area<T> (key: AreaKey<T>): T {
+  area<T>(key: AreaKey<T>): T {
     if (!this.areas.has(key)) throw new Error(`area "${key.name}" is not installed`)
     return this.areas.get(key) as T
   }
 
   /** Whether an area provided its service (an area may be installed yet switched off by configuration). */
-  hasArea (key: AreaKey<unknown>): boolean { return this.areas.has(key) }
+  hasArea(key: AreaKey<unknown>): boolean {
+    return this.areas.has(key)
+  }
 
-  addReadiness (name: string, check: ReadinessCheck): void { this.readiness.set(name, check) }
+  addReadiness(name: string, check: ReadinessCheck): void {
+    this.readiness.set(name, check)
+  }
 
   /** Runs on close after the HTTP server stopped and before the store closes (LIFO). */
-  onClose (fn: () => void | Promise<void>): void { this.closers.push(fn) }
+  onClose(fn: () => void | Promise<void>): void {
+    this.closers.push(fn)
+  }
 
-  async listen (): Promise<{ port: number, url: string }> {
+  async listen(): Promise<{ port: number; url: string }> {
     const host = this.config.get('platform.server.host')
     const port = await this.http.listen(host, this.config.get('platform.server.port'))
     // the address actually bound, even 0.0.0.0 (every interface): the operator must see what is exposed
@@ -132,29 +162,40 @@ export class Platform {
     return { port, url: `http://${shown}:${port}` }
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
     await this.http.close(this.config.get('platform.server.shutdown-timeout-ms'))
     for (const fn of this.closers.reverse()) {
-      try { await fn() } catch (err) { this.logger.error({ err }, 'close hook failed') }
+      try {
+        await fn()
+      } catch (err) {
+        this.logger.error({ err }, 'close hook failed')
+      }
     }
     await this.store.close()
     this.logger.flush?.()
   }
 
-  private installCoreRoutes (): void {
+  private installCoreRoutes(): void {
     this.http.get('/healthz', () => ({ status: 'UP' }))
     this.http.get('/readyz', (ctx) => {
       const checks: Record<string, string> = {}
       let ready = !this.http.isClosing
       for (const [name, check] of this.readiness) {
         let ok = false
-        try { ok = check() } catch { ok = false }
+        try {
+          ok = check()
+        } catch {
+          ok = false
+        }
         checks[name] = ok ? 'UP' : 'DOWN'
         ready &&= ok
       }
-      if (!ready) { ctx.error(new PlatformError('NOT_READY', {}, { status: 'DOWN', checks })); return }
+      if (!ready) {
+        ctx.error(new PlatformError('NOT_READY', {}, { status: 'DOWN', checks }))
+        return
+      }
       return { status: 'UP', checks }
     })
     this.http.get('/metrics', async (ctx) => {
@@ -163,7 +204,7 @@ export class Platform {
   }
 }
 
-export async function startPlatform (opts: PlatformOptions): Promise<{ platform: Platform, port: number, url: string }> {
+export async function startPlatform(opts: PlatformOptions): Promise<{ platform: Platform; port: number; url: string }> {
   const platform = new Platform(opts)
   try {
     await opts.install?.(platform)

@@ -1,4 +1,12 @@
 import type { PluginDef, Ctx } from './index.js'
-export declare function describePlugin (def: unknown): import('../runtime/plugins/contract.js').PluginDescriptor
-export declare function startContribution (def: Readonly<Required<PluginDef>>, req: { kind: string, name: string, args: unknown }, ctx: Ctx): unknown
-export declare function invokeContribution (def: Readonly<Required<PluginDef>>, req: { kind: string, name: string, args: unknown }, ctx: Ctx): Promise<unknown>
+export declare function describePlugin(def: unknown): import('../runtime/plugins/contract.js').PluginDescriptor
+export declare function startContribution(
+  def: Readonly<Required<PluginDef>>,
+  req: { kind: string; name: string; args: unknown },
+  ctx: Ctx
+): unknown
+export declare function invokeContribution(
+  def: Readonly<Required<PluginDef>>,
+  req: { kind: string; name: string; args: unknown },
+  ctx: Ctx
+): Promise<unknown>

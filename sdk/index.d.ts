@@ -2,33 +2,43 @@
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
 
 export interface Logger {
-  debug (msg: string, data?: Record<string, unknown>): void
-  info (msg: string, data?: Record<string, unknown>): void
-  warn (msg: string, data?: Record<string, unknown>): void
-  error (msg: string, data?: Record<string, unknown>): void
+  debug(msg: string, data?: Record<string, unknown>): void
+  info(msg: string, data?: Record<string, unknown>): void
+  warn(msg: string, data?: Record<string, unknown>): void
+  error(msg: string, data?: Record<string, unknown>): void
 }
 
 export interface Kv {
-  get (key: string): Promise<Json | undefined>
-  put (key: string, value: Json): Promise<void>
-  delete (key: string): Promise<boolean>
-  list (prefix?: string): Promise<string[]>
+  get(key: string): Promise<Json | undefined>
+  put(key: string, value: Json): Promise<void>
+  delete(key: string): Promise<boolean>
+  list(prefix?: string): Promise<string[]>
 }
 
-export interface FetchResponse { status: number, headers: Record<string, string>, text: string, json (): unknown }
+export interface FetchResponse {
+  status: number
+  headers: Record<string, string>
+  text: string
+  json(): unknown
+}
 
 /** What a call receives: only the capabilities the operator granted are present. */
 export interface Ctx {
   log: Logger
   signal: AbortSignal
   kv?: Kv
-  fetch?: (url: string, init?: { method?: string, headers?: Record<string, string>, body?: string }) => Promise<FetchResponse>
+  fetch?: (
+    url: string,
+    init?: { method?: string; headers?: Record<string, string>; body?: string }
+  ) => Promise<FetchResponse>
   env?: Record<string, string>
   /** Streams a partial result (long-running tools, agent turns). */
   progress?: (partial: Json) => void
 }
 
-export interface JsonSchema { [k: string]: unknown }
+export interface JsonSchema {
+  [k: string]: unknown
+}
 
 export interface ToolDef<A = any> {
   name: string
@@ -40,12 +50,30 @@ export interface ToolDef<A = any> {
   /** With longRunning: 'required' refuses MCP clients without the tasks extension; default 'optional'. */
   taskSupport?: 'optional' | 'required'
   uiResource?: string
-  run (args: A, ctx: Ctx): unknown
+  run(args: A, ctx: Ctx): unknown
 }
-export interface ResourceDef { uri: string, name?: string, description?: string, mimeType?: string, read (uri: string, ctx: Ctx): unknown }
-export interface PromptArgument { name: string, description?: string, required?: boolean }
-export interface McpMessageT { role: 'system' | 'user' | 'assistant', content: { type: 'text', text: string } }
-export interface PromptDef { name: string, description?: string, arguments?: PromptArgument[], get (args: Record<string, string>, ctx: Ctx): McpMessageT[] | Promise<McpMessageT[]> }
+export interface ResourceDef {
+  uri: string
+  name?: string
+  description?: string
+  mimeType?: string
+  read(uri: string, ctx: Ctx): unknown
+}
+export interface PromptArgument {
+  name: string
+  description?: string
+  required?: boolean
+}
+export interface McpMessageT {
+  role: 'system' | 'user' | 'assistant'
+  content: { type: 'text'; text: string }
+}
+export interface PromptDef {
+  name: string
+  description?: string
+  arguments?: PromptArgument[]
+  get(args: Record<string, string>, ctx: Ctx): McpMessageT[] | Promise<McpMessageT[]>
+}
 
 export type Breach = 'POLITE_REDIRECT' | 'DENY' | 'CUSTOM_MESSAGE'
 export type Tier = 'RULE_BASED' | 'EMBEDDING_SIMILARITY' | 'SEMANTIC_INTENT' | 'LLM_CLASSIFIER'
@@ -81,29 +109,55 @@ export interface AiRequest {
   conversationId?: string | null
   metadata: Record<string, unknown>
 }
-export interface PolicyContext { phase: 'PRE_ADMISSION' | 'POST_RESPONSE', request: AiRequest, accumulatedResponse: string }
+export interface PolicyContext {
+  phase: 'PRE_ADMISSION' | 'POST_RESPONSE'
+  request: AiRequest
+  accumulatedResponse: string
+}
 export type Decision =
   | { decision: 'admit' }
-  | { decision: 'transform', request: AiRequest, reason?: string }
-  | { decision: 'deny', reason: string }
-  | { decision: 'prefer', preferred: string, reason: string }
-export interface PolicyTypeDef { type: string, description?: string, evaluate (context: PolicyContext, config: Record<string, unknown>): Decision | Promise<Decision> }
+  | { decision: 'transform'; request: AiRequest; reason?: string }
+  | { decision: 'deny'; reason: string }
+  | { decision: 'prefer'; preferred: string; reason: string }
+export interface PolicyTypeDef {
+  type: string
+  description?: string
+  evaluate(context: PolicyContext, config: Record<string, unknown>): Decision | Promise<Decision>
+}
 
-export interface ScopeVerdict { outcome: 'IN_SCOPE' | 'OUT_OF_SCOPE' | 'ERROR', reason: string, similarity?: number }
-export interface ClassifierDef { name: string, description?: string, classify (request: AiRequest, scope: AgentScope): ScopeVerdict | Promise<ScopeVerdict> }
-export interface EmbedderDef { name: string, description?: string, embed (texts: string[]): number[][] | Promise<number[][]> }
+export interface ScopeVerdict {
+  outcome: 'IN_SCOPE' | 'OUT_OF_SCOPE' | 'ERROR'
+  reason: string
+  similarity?: number
+}
+export interface ClassifierDef {
+  name: string
+  description?: string
+  classify(request: AiRequest, scope: AgentScope): ScopeVerdict | Promise<ScopeVerdict>
+}
+export interface EmbedderDef {
+  name: string
+  description?: string
+  embed(texts: string[]): number[][] | Promise<number[][]>
+}
 
 export type RuntimeEvent =
-  | { type: 'text', delta: string }
-  | { type: 'tool-call', call: { id: string, name: string, arguments: Record<string, unknown> } }
-  | { type: 'usage', usage: { input: number, output: number, cachedInput?: number, total?: number, model?: string } }
-  | { type: 'done', finishReason?: 'stop' | 'tool-calls' | 'length' | 'cancelled' }
-  | { type: 'error', message: string }
+  | { type: 'text'; delta: string }
+  | { type: 'tool-call'; call: { id: string; name: string; arguments: Record<string, unknown> } }
+  | { type: 'usage'; usage: { input: number; output: number; cachedInput?: number; total?: number; model?: string } }
+  | { type: 'done'; finishReason?: 'stop' | 'tool-calls' | 'length' | 'cancelled' }
+  | { type: 'error'; message: string }
 export interface RuntimeRequest {
   systemPrompt?: string
-  history?: Array<{ role: 'user' | 'assistant' | 'tool', content: string, toolCalls?: Array<{ id: string, name: string, arguments: Record<string, unknown> }>, toolCallId?: string, name?: string }>
+  history?: Array<{
+    role: 'user' | 'assistant' | 'tool'
+    content: string
+    toolCalls?: Array<{ id: string; name: string; arguments: Record<string, unknown> }>
+    toolCallId?: string
+    name?: string
+  }>
   message?: string
-  tools?: Array<{ name: string, description?: string, inputSchema?: Record<string, unknown> }>
+  tools?: Array<{ name: string; description?: string; inputSchema?: Record<string, unknown> }>
   model?: string
 }
 export interface RuntimeDef {
@@ -114,7 +168,10 @@ export interface RuntimeDef {
   capabilities?: Array<'streaming' | 'tool-calling' | 'cancellation' | 'usage' | 'system-prompt'>
   models?: string[]
   /** Events of one request; the host receives them as one batch when this ends. `ctx.signal` cancels. */
-  stream (request: RuntimeRequest, ctx: Ctx): RuntimeEvent[] | Promise<RuntimeEvent[]> | Iterable<RuntimeEvent> | AsyncIterable<RuntimeEvent>
+  stream(
+    request: RuntimeRequest,
+    ctx: Ctx
+  ): RuntimeEvent[] | Promise<RuntimeEvent[]> | Iterable<RuntimeEvent> | AsyncIterable<RuntimeEvent>
 }
 
 export interface PluginDef {
@@ -128,17 +185,23 @@ export interface PluginDef {
   runtimes?: RuntimeDef[]
 }
 
-export declare function definePlugin (def: PluginDef): Readonly<Required<PluginDef>>
-export declare function tool<A = any> (def: ToolDef<A>): Readonly<Required<Omit<ToolDef<A>, 'title' | 'iconUrl' | 'uiResource'>>> & ToolDef<A>
-export declare function resource (def: ResourceDef): Readonly<ResourceDef>
-export declare function prompt (def: PromptDef): Readonly<PromptDef>
-export declare function agent (def: AgentDef): Readonly<AgentDef>
-export declare function policyType (def: PolicyTypeDef): Readonly<PolicyTypeDef>
-export declare function classifier (def: ClassifierDef): Readonly<ClassifierDef>
-export declare function embedder (def: EmbedderDef): Readonly<EmbedderDef>
-export declare function runtime (def: RuntimeDef): Readonly<RuntimeDef>
-export declare const McpMessage: { system (text: string): McpMessageT, user (text: string): McpMessageT, assistant (text: string): McpMessageT }
-export declare function admit (): Decision
-export declare function transform (request: AiRequest): Decision
-export declare function deny (reason: string): Decision
-export declare function prefer (preferred: string, reason: string): Decision
+export declare function definePlugin(def: PluginDef): Readonly<Required<PluginDef>>
+export declare function tool<A = any>(
+  def: ToolDef<A>
+): Readonly<Required<Omit<ToolDef<A>, 'title' | 'iconUrl' | 'uiResource'>>> & ToolDef<A>
+export declare function resource(def: ResourceDef): Readonly<ResourceDef>
+export declare function prompt(def: PromptDef): Readonly<PromptDef>
+export declare function agent(def: AgentDef): Readonly<AgentDef>
+export declare function policyType(def: PolicyTypeDef): Readonly<PolicyTypeDef>
+export declare function classifier(def: ClassifierDef): Readonly<ClassifierDef>
+export declare function embedder(def: EmbedderDef): Readonly<EmbedderDef>
+export declare function runtime(def: RuntimeDef): Readonly<RuntimeDef>
+export declare const McpMessage: {
+  system(text: string): McpMessageT
+  user(text: string): McpMessageT
+  assistant(text: string): McpMessageT
+}
+export declare function admit(): Decision
+export declare function transform(request: AiRequest): Decision
+export declare function deny(reason: string): Decision
+export declare function prefer(preferred: string, reason: string): Decision

@@ -3,7 +3,7 @@
 
 const KINDS = ['tools', 'resources', 'prompts', 'agents', 'policyTypes', 'classifiers', 'embedders', 'runtimes']
 
-function need (obj, key, type, what) {
+function need(obj, key, type, what) {
   if (typeof obj[key] !== type) throw new TypeError(`${what}: '${key}' must be a ${type}`)
 }
 
@@ -21,21 +21,23 @@ const ITEM = {
   runtimes: ['runtime', 'name']
 }
 
-function checkList (where, key, list) {
+function checkList(where, key, list) {
   if (!Array.isArray(list)) throw new TypeError(`${where}: '${key}' must be an array`)
   const [helper, id] = ITEM[key]
   const seen = new Set()
   list.forEach((item, i) => {
-    if (item === null || typeof item !== 'object' || item.__platform !== helper) throw new TypeError(`${where}: ${key}[${i}] must be made with ${helper}({...})`)
+    if (item === null || typeof item !== 'object' || item.__platform !== helper)
+      throw new TypeError(`${where}: ${key}[${i}] must be made with ${helper}({...})`)
     if (seen.has(item[id])) throw new TypeError(`${where}: two ${key} share the ${id} '${item[id]}'`)
     seen.add(item[id])
   })
 }
 
 /** The default export of a plugin entry. Unknown keys, items not made with their helper and duplicate names are refused, so mistakes fail at load. */
-export function definePlugin (def) {
+export function definePlugin(def) {
   if (def === null || typeof def !== 'object') throw new TypeError('definePlugin expects an object')
-  for (const k of Object.keys(def)) if (!KINDS.includes(k)) throw new TypeError(`definePlugin: unknown key '${k}' (expected ${KINDS.join(', ')})`)
+  for (const k of Object.keys(def))
+    if (!KINDS.includes(k)) throw new TypeError(`definePlugin: unknown key '${k}' (expected ${KINDS.join(', ')})`)
   const out = {}
   for (const k of KINDS) {
     const list = def[k] ?? []
@@ -47,46 +49,64 @@ export function definePlugin (def) {
 }
 
 /** An MCP tool. `run(args, ctx)` may return any JSON value; `longRunning` makes it a task. */
-export function tool (def) {
-  need(def, 'name', 'string', 'tool'); need(def, 'run', 'function', `tool '${def.name}'`)
+export function tool(def) {
+  need(def, 'name', 'string', 'tool')
+  need(def, 'run', 'function', `tool '${def.name}'`)
   return brand('tool', {
-    description: '', input: { type: 'object', properties: {} }, longRunning: false, uiResource: undefined, ...def
+    description: '',
+    input: { type: 'object', properties: {} },
+    longRunning: false,
+    uiResource: undefined,
+    ...def
   })
 }
 
 /** An MCP resource: `uri` (or URI template), `read(uri, ctx)` returns text or `{ text | blob, mimeType }`. */
-export function resource (def) {
-  need(def, 'uri', 'string', 'resource'); need(def, 'read', 'function', `resource '${def.uri}'`)
+export function resource(def) {
+  need(def, 'uri', 'string', 'resource')
+  need(def, 'read', 'function', `resource '${def.uri}'`)
   return brand('resource', { name: '', description: '', mimeType: 'text/plain', ...def })
 }
 
 /** An MCP prompt: `get(args, ctx)` returns a list of McpMessage. */
-export function prompt (def) {
-  need(def, 'name', 'string', 'prompt'); need(def, 'get', 'function', `prompt '${def.name}'`)
+export function prompt(def) {
+  need(def, 'name', 'string', 'prompt')
+  need(def, 'get', 'function', `prompt '${def.name}'`)
   return brand('prompt', { description: '', arguments: [], ...def })
 }
 
 /** An agent with a declared scope; its tools are served on its own MCP endpoint. */
-export function agent (def) {
+export function agent(def) {
   need(def, 'name', 'string', 'agent')
-  return brand('agent', { version: '1.0.0', description: '', endpoint: '', headless: false, tools: [], scope: undefined, ...def })
+  return brand('agent', {
+    version: '1.0.0',
+    description: '',
+    endpoint: '',
+    headless: false,
+    tools: [],
+    scope: undefined,
+    ...def
+  })
 }
 
 /** A governance policy type: YAML `type: <type>` entries are evaluated by `evaluate(context, config)`. */
-export function policyType (def) {
-  need(def, 'type', 'string', 'policyType'); need(def, 'evaluate', 'function', `policyType '${def.type}'`)
+export function policyType(def) {
+  need(def, 'type', 'string', 'policyType')
+  need(def, 'evaluate', 'function', `policyType '${def.type}'`)
   return brand('policyType', { description: '', ...def })
 }
 
 /** A scope classifier: `classify(request, scope)` returns `{ outcome, reason, similarity }`. */
-export function classifier (def) {
-  need(def, 'name', 'string', 'classifier'); need(def, 'classify', 'function', `classifier '${def.name}'`)
+export function classifier(def) {
+  need(def, 'name', 'string', 'classifier')
+  need(def, 'classify', 'function', `classifier '${def.name}'`)
   return brand('classifier', { description: '', ...def })
 }
 
 /** An embedder: `embed(texts)` returns one vector per text. */
-export function embedder (def) {
-  need(def, 'name', 'string', 'embedder'); need(def, 'embed', 'function', `embedder '${def.name}'`)
+export function embedder(def) {
+  need(def, 'name', 'string', 'embedder')
+  need(def, 'embed', 'function', `embedder '${def.name}'`)
   return brand('embedder', { description: '', ...def })
 }
 
@@ -96,10 +116,13 @@ export function embedder (def) {
  * `{type:'usage',usage:{input,output,cachedInput?,total?}}`, then `{type:'done',finishReason}` or
  * `{type:'error',message}`. The host receives them as one batch when the call ends.
  */
-export function runtime (def) {
-  need(def, 'name', 'string', 'runtime'); need(def, 'stream', 'function', `runtime '${def.name}'`)
-  if (def.capabilities !== undefined && !Array.isArray(def.capabilities)) throw new TypeError(`runtime '${def.name}': 'capabilities' must be an array`)
-  if (def.models !== undefined && !Array.isArray(def.models)) throw new TypeError(`runtime '${def.name}': 'models' must be an array`)
+export function runtime(def) {
+  need(def, 'name', 'string', 'runtime')
+  need(def, 'stream', 'function', `runtime '${def.name}'`)
+  if (def.capabilities !== undefined && !Array.isArray(def.capabilities))
+    throw new TypeError(`runtime '${def.name}': 'capabilities' must be an array`)
+  if (def.models !== undefined && !Array.isArray(def.models))
+    throw new TypeError(`runtime '${def.name}': 'models' must be an array`)
   return brand('runtime', { description: '', priority: 0, capabilities: ['streaming'], models: [], ...def })
 }
 
@@ -111,6 +134,11 @@ export const McpMessage = Object.freeze({
 
 // Policy decisions: a closed set of four.
 export const admit = () => ({ decision: 'admit' })
-export const transform = (request, reason) => (reason === undefined ? { decision: 'transform', request } : { decision: 'transform', request, reason: String(reason) })
+export const transform = (request, reason) =>
+  reason === undefined ? { decision: 'transform', request } : { decision: 'transform', request, reason: String(reason) }
 export const deny = (reason) => ({ decision: 'deny', reason: String(reason) })
-export const prefer = (preferred, reason) => ({ decision: 'prefer', preferred: String(preferred), reason: String(reason) })
+export const prefer = (preferred, reason) => ({
+  decision: 'prefer',
+  preferred: String(preferred),
+  reason: String(reason)
+})

@@ -18,7 +18,7 @@ export interface HttpLoadOptions {
    * Another request than GET without a body, repeated. With `sequence`, that placeholder in the body
    * is replaced by a counter on each request (JSON-RPC ids must differ among concurrent requests).
    */
-  request?: { method: string, body?: string, headers?: Record<string, string>, sequence?: string }
+  request?: { method: string; body?: string; headers?: Record<string, string>; sequence?: string }
 }
 
 export interface HttpLoadResult {
@@ -44,7 +44,7 @@ export interface MeasuredHttp extends HttpLoadResult {
 let wrkPath: string | null | undefined
 
 /** The wrk binary when installed (`apt-get install wrk`), else null (autocannon is used). */
-export function findWrk (): string | null {
+export function findWrk(): string | null {
   if (wrkPath !== undefined) return wrkPath
   if (process.env.BENCH_LOAD === 'autocannon') return (wrkPath = null)
   const r = spawnSync('sh', ['-c', 'command -v wrk'], { encoding: 'utf8' })
@@ -53,12 +53,12 @@ export function findWrk (): string | null {
 }
 
 /** Runs one HTTP load window with wrk (preferred: a C client does not hide the server) or autocannon. */
-export async function httpLoad (o: HttpLoadOptions): Promise<HttpLoadResult> {
+export async function httpLoad(o: HttpLoadOptions): Promise<HttpLoadResult> {
   const wrk = o.tool === 'autocannon' ? null : findWrk()
   return wrk !== null ? await runWrk(wrk, o) : await runAutocannon(o)
 }
 
-async function runWrk (wrk: string, o: HttpLoadOptions): Promise<HttpLoadResult> {
+async function runWrk(wrk: string, o: HttpLoadOptions): Promise<HttpLoadResult> {
   const threads = Math.min(o.threads ?? 1, o.connections)
   let script = join(o.root, 'bench/wrk/report.lua')
   if (o.request !== undefined) {
@@ -70,8 +70,10 @@ async function runWrk (wrk: string, o: HttpLoadOptions): Promise<HttpLoadResult>
     const seq = o.request.sequence
     if (seq !== undefined && o.request.body !== undefined && o.request.body.includes(seq)) {
       const i = o.request.body.indexOf(seq)
-      lines.push(`local pre, post, n = ${q(o.request.body.slice(0, i))}, ${q(o.request.body.slice(i + seq.length))}, 0`,
-        'request = function() n = n + 1; return wrk.format(nil, nil, nil, pre .. n .. post) end')
+      lines.push(
+        `local pre, post, n = ${q(o.request.body.slice(0, i))}, ${q(o.request.body.slice(i + seq.length))}, 0`,
+        'request = function() n = n + 1; return wrk.format(nil, nil, nil, pre .. n .. post) end'
+      )
     }
     const dir = mkdtempSync(join(tmpdir(), 'bench-wrk-'))
     script = join(dir, 'request.lua')
@@ -81,35 +83,83 @@ async function runWrk (wrk: string, o: HttpLoadOptions): Promise<HttpLoadResult>
   let out: string
   try {
     out = await new Promise<string>((resolve, reject) => {
-      execFile(wrk, args, { maxBuffer: 1 << 20, ...(o.signal !== undefined ? { signal: o.signal } : {}) }, (err, stdout, stderr) => {
-        if (err !== null) { reject(new Error(`wrk failed: ${err.message}\n${stderr}`)); return }
-        resolve(stdout)
-      })
+      execFile(
+        wrk,
+        args,
+        { maxBuffer: 1 << 20, ...(o.signal !== undefined ? { signal: o.signal } : {}) },
+        (err, stdout, stderr) => {
+          if (err !== null) {
+            reject(new Error(`wrk failed: ${err.message}\n${stderr}`))
+            return
+          }
+          resolve(stdout)
+        }
+      )
     })
   } finally {
     if (o.request !== undefined) rmSync(dirname(script), { recursive: true, force: true })
   }
   const line = out.split('\n').find((l) => l.startsWith('WRKJSON '))
   if (line === undefined) throw new Error(`wrk printed no summary:\n${out}`)
-  const j = JSON.parse(line.slice(8)) as { requests: number, duration_us: number, p50_us: number, p99_us: number, errors: Record<string, number> }
+  const j = JSON.parse(line.slice(8)) as {
+    requests: number
+    duration_us: number
+    p50_us: number
+    p99_us: number
+    errors: Record<string, number>
+  }
   const seconds = j.duration_us / 1e6
   const errors = Object.values(j.errors).reduce((a, b) => a + b, 0)
-  return { tool: 'wrk', command: `wrk ${args.join(' ').replace(o.root + '/', '').replace(script, '<request>.lua')}`, requests: j.requests, seconds, rps: j.requests / seconds, p50Ms: j.p50_us / 1000, p99Ms: j.p99_us / 1000, errors }
+  return {
+    tool: 'wrk',
+    command: `wrk ${args
+      .join(' ')
+      .replace(o.root + '/', '')
+      .replace(script, '<request>.lua')}`,
+    requests: j.requests,
+    seconds,
+    rps: j.requests / seconds,
+    p50Ms: j.p50_us / 1000,
+    p99Ms: j.p99_us / 1000,
+    errors
+  }
 }
 
 let autocannonSeq = 0
 
-async function runAutocannon (o: HttpLoadOptions): Promise<HttpLoadResult> {
+async function runAutocannon(o: HttpLoadOptions): Promise<HttpLoadResult> {
   // untyped package: import by a computed name so TypeScript does not look for its types
   const name = 'autocannon'
-  const { default: autocannon } = await import(name) as { default: (opts: object) => Promise<AutocannonResult> & { stop?: () => void } }
+  const { default: autocannon } = (await import(name)) as {
+    default: (opts: object) => Promise<AutocannonResult> & { stop?: () => void }
+  }
   const { sequence, ...request } = o.request ?? { method: 'GET' }
   const body = request.body
-  const idReq = sequence !== undefined && body?.includes(sequence) === true
-    ? { requests: [{ setupRequest: (r: Record<string, unknown>) => ({ ...r, body: body.replace(sequence, String(++autocannonSeq)) }) }] }
-    : {}
-  const run = autocannon({ url: o.url, connections: o.connections, duration: o.durationSec, pipelining: 1, timeout: 5, ...request, ...idReq })
-  const abort = () => { (run as unknown as { stop?: () => void }).stop?.() }
+  const idReq =
+    sequence !== undefined && body?.includes(sequence) === true
+      ? {
+          requests: [
+            {
+              setupRequest: (r: Record<string, unknown>) => ({
+                ...r,
+                body: body.replace(sequence, String(++autocannonSeq))
+              })
+            }
+          ]
+        }
+      : {}
+  const run = autocannon({
+    url: o.url,
+    connections: o.connections,
+    duration: o.durationSec,
+    pipelining: 1,
+    timeout: 5,
+    ...request,
+    ...idReq
+  })
+  const abort = () => {
+    ;(run as unknown as { stop?: () => void }).stop?.()
+  }
   o.signal?.addEventListener('abort', abort, { once: true })
   const r = await run
   o.signal?.removeEventListener('abort', abort)
@@ -129,14 +179,17 @@ async function runAutocannon (o: HttpLoadOptions): Promise<HttpLoadResult> {
 interface AutocannonResult {
   duration: number
   requests: { total: number }
-  latency: { p50: number, p99: number }
+  latency: { p50: number; p99: number }
   errors: number
   timeouts: number
   non2xx: number
 }
 
 /** One measured window against `server`: load plus the server's CPU and peak RSS over the same window. */
-export async function measureHttp (server: ServerProcess, o: Omit<HttpLoadOptions, 'url'> & { path: string }): Promise<MeasuredHttp> {
+export async function measureHttp(
+  server: ServerProcess,
+  o: Omit<HttpLoadOptions, 'url'> & { path: string }
+): Promise<MeasuredHttp> {
   server.resetPeak()
   const cpu0 = server.cpuSeconds()
   const t0 = performance.now()
@@ -145,7 +198,7 @@ export async function measureHttp (server: ServerProcess, o: Omit<HttpLoadOption
   const cpu = server.cpuSeconds() - cpu0
   return {
     ...r,
-    cpuUsPerReq: r.requests > 0 ? cpu * 1e6 / r.requests : NaN,
+    cpuUsPerReq: r.requests > 0 ? (cpu * 1e6) / r.requests : NaN,
     cpuCores: cpu / wall,
     peakRssMb: server.memory().peak / 1048576
   }

@@ -9,12 +9,18 @@ const live = new Set<ChildProcess>()
 let hooked = false
 
 /** Kills every child still running; installed once so no server outlives the harness. */
-export function killAll (): void {
-  for (const c of live) { try { c.kill('SIGKILL') } catch { /* already gone */ } }
+export function killAll(): void {
+  for (const c of live) {
+    try {
+      c.kill('SIGKILL')
+    } catch {
+      /* already gone */
+    }
+  }
   live.clear()
 }
 
-function hookExit (): void {
+function hookExit(): void {
   if (hooked) return
   hooked = true
   process.on('exit', killAll)
@@ -26,15 +32,15 @@ export interface ServerProcess {
   url: string
   port: number
   /** User+system CPU seconds consumed so far by the process (all threads) and its live child processes. */
-  cpuSeconds (): number
+  cpuSeconds(): number
   /** Current and peak resident set size in bytes. */
-  memory (): { rss: number, peak: number }
+  memory(): { rss: number; peak: number }
   /** Resets the peak RSS (VmHWM) so a measurement window reports its own peak. */
-  resetPeak (): void
+  resetPeak(): void
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
-  stop (graceMs?: number): Promise<void>
+  stop(graceMs?: number): Promise<void>
   /** Last lines of stderr/stdout (for error messages). */
-  output (): string
+  output(): string
 }
 
 export interface StartOptions {
@@ -53,7 +59,7 @@ const URL_RE = /(https?|wss?):\/\/(127\.0\.0\.1|localhost|\[::1\]):(\d+)/
  * Starts a server as a child process and resolves once it printed the URL it listens on
  * (our CLI prints `platform listening on http://127.0.0.1:PORT` on stderr; peers print the same shape on stdout).
  */
-export async function startServer (opts: StartOptions): Promise<ServerProcess> {
+export async function startServer(opts: StartOptions): Promise<ServerProcess> {
   hookExit()
   const child = spawn(opts.command ?? process.execPath, opts.args, {
     cwd: opts.cwd,
@@ -62,22 +68,45 @@ export async function startServer (opts: StartOptions): Promise<ServerProcess> {
   })
   live.add(child)
   let tail = ''
-  const keep = (d: Buffer) => { tail = (tail + d.toString()).slice(-4000) }
+  const keep = (d: Buffer) => {
+    tail = (tail + d.toString()).slice(-4000)
+  }
   child.stderr!.on('data', keep)
-  const exited = new Promise<void>((resolve) => { child.once('exit', () => { live.delete(child); resolve() }) })
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      live.delete(child)
+      resolve()
+    })
+  })
 
   const url = await new Promise<string>((resolve, reject) => {
     let buf = ''
-    const timer = setTimeout(() => { fail(new Error(`${opts.name}: no URL printed within ${opts.timeoutMs ?? 15000} ms\n${tail}`)) }, opts.timeoutMs ?? 15000)
+    const timer = setTimeout(() => {
+      fail(new Error(`${opts.name}: no URL printed within ${opts.timeoutMs ?? 15000} ms\n${tail}`))
+    }, opts.timeoutMs ?? 15000)
     const onData = (d: Buffer) => {
       keep(d)
       buf += d.toString()
       const m = URL_RE.exec(buf)
-      if (m !== null) { cleanup(); resolve(`http://127.0.0.1:${m[3]}`) }
+      if (m !== null) {
+        cleanup()
+        resolve(`http://127.0.0.1:${m[3]}`)
+      }
     }
-    const onExit = (code: number | null) => { fail(new Error(`${opts.name} exited (${code}) before listening\n${tail}`)) }
-    const cleanup = () => { clearTimeout(timer); child.stdout!.off('data', onData); child.stderr!.off('data', onData); child.off('exit', onExit) }
-    const fail = (e: Error) => { cleanup(); child.kill('SIGKILL'); reject(e) }
+    const onExit = (code: number | null) => {
+      fail(new Error(`${opts.name} exited (${code}) before listening\n${tail}`))
+    }
+    const cleanup = () => {
+      clearTimeout(timer)
+      child.stdout!.off('data', onData)
+      child.stderr!.off('data', onData)
+      child.off('exit', onExit)
+    }
+    const fail = (e: Error) => {
+      cleanup()
+      child.kill('SIGKILL')
+      reject(e)
+    }
     // our CLI prints its line on stderr (stdout is JSON logs); peers print on stdout
     child.stdout!.on('data', onData)
     child.stderr!.on('data', onData)
@@ -94,12 +123,20 @@ export async function startServer (opts: StartOptions): Promise<ServerProcess> {
     port: Number(new URL(url).port),
     cpuSeconds: () => treeCpuSeconds(pid),
     memory: () => memoryOf(pid),
-    resetPeak: () => { try { writeFileSync(`/proc/${pid}/clear_refs`, '5') } catch { /* not permitted: peak stays since start */ } },
+    resetPeak: () => {
+      try {
+        writeFileSync(`/proc/${pid}/clear_refs`, '5')
+      } catch {
+        /* not permitted: peak stays since start */
+      }
+    },
     output: () => tail,
     stop: async (graceMs = 5000) => {
       if (child.exitCode !== null || child.signalCode !== null) return
       child.kill('SIGTERM')
-      const t = setTimeout(() => { child.kill('SIGKILL') }, graceMs)
+      const t = setTimeout(() => {
+        child.kill('SIGKILL')
+      }, graceMs)
       await exited
       clearTimeout(t)
     }
@@ -107,14 +144,22 @@ export async function startServer (opts: StartOptions): Promise<ServerProcess> {
 }
 
 /** The pids of a process and all its live descendants (a sandbox process under the server counts as the server). */
-export function processTree (pid: number): number[] {
+export function processTree(pid: number): number[] {
   const out = [pid]
   for (let i = 0; i < out.length; i++) {
     let tids: string[] = []
-    try { tids = readdirSync(`/proc/${out[i]}/task`) } catch { continue }
+    try {
+      tids = readdirSync(`/proc/${out[i]}/task`)
+    } catch {
+      continue
+    }
     for (const tid of tids) {
       let kids = ''
-      try { kids = readFileSync(`/proc/${out[i]}/task/${tid}/children`, 'utf8') } catch { continue }
+      try {
+        kids = readFileSync(`/proc/${out[i]}/task/${tid}/children`, 'utf8')
+      } catch {
+        continue
+      }
       for (const k of kids.split(' ')) if (k.trim() !== '') out.push(Number(k))
     }
   }
@@ -122,14 +167,20 @@ export function processTree (pid: number): number[] {
 }
 
 /** CPU seconds of a process and its live descendants. */
-export function treeCpuSeconds (pid: number): number {
+export function treeCpuSeconds(pid: number): number {
   let sum = 0
-  for (const p of processTree(pid)) { try { sum += cpuSecondsOf(p) } catch { /* exited meanwhile */ } }
+  for (const p of processTree(pid)) {
+    try {
+      sum += cpuSecondsOf(p)
+    } catch {
+      /* exited meanwhile */
+    }
+  }
   return sum
 }
 
 /** utime+stime of a process (all its threads) in seconds, from /proc/<pid>/stat. */
-export function cpuSecondsOf (pid: number | 'self'): number {
+export function cpuSecondsOf(pid: number | 'self'): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
   // fields after the command name (which may contain spaces) start at state = field 3
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
@@ -137,9 +188,12 @@ export function cpuSecondsOf (pid: number | 'self'): number {
 }
 
 /** VmRSS and VmHWM (peak) in bytes, from /proc/<pid>/status. */
-export function memoryOf (pid: number | 'self'): { rss: number, peak: number } {
+export function memoryOf(pid: number | 'self'): { rss: number; peak: number } {
   const s = readFileSync(`/proc/${pid}/status`, 'utf8')
-  const kb = (k: string) => { const m = new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(s); return m === null ? 0 : Number(m[1]) * 1024 }
+  const kb = (k: string) => {
+    const m = new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(s)
+    return m === null ? 0 : Number(m[1]) * 1024
+  }
   return { rss: kb('VmRSS'), peak: kb('VmHWM') }
 }
 
@@ -148,22 +202,55 @@ export function memoryOf (pid: number | 'self'): { rss: number, peak: number } {
  * BENCH_PLATFORM_ROOT points at another built checkout (e.g. a branch exported with git archive)
  * so one harness can measure it.
  */
-export async function startPlatform (root: string, tmpDir: string, extra: string[] = [], env: Record<string, string> = {}): Promise<ServerProcess> {
+export async function startPlatform(
+  root: string,
+  tmpDir: string,
+  extra: string[] = [],
+  env: Record<string, string> = {}
+): Promise<ServerProcess> {
   root = process.env.BENCH_PLATFORM_ROOT ?? root
   const data = join(tmpDir, `data-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`)
   const plugins = join(tmpDir, 'no-plugins')
   mkdirSync(plugins, { recursive: true })
   return await startServer({
     name: 'platform',
-    args: ['--no-node-snapshot', join(root, 'bin/platform.js'), 'serve', '--port', '0', '--host', '127.0.0.1', '--data', data, '--plugins', plugins, '--log-level', 'warn', ...extra],
+    args: [
+      '--no-node-snapshot',
+      join(root, 'bin/platform.js'),
+      'serve',
+      '--port',
+      '0',
+      '--host',
+      '127.0.0.1',
+      '--data',
+      data,
+      '--plugins',
+      plugins,
+      '--log-level',
+      'warn',
+      ...extra
+    ],
     cwd: root,
     env
   })
 }
 
 /** Starts a peer script from bench/peers (plain JS, run from the source tree). */
-export async function startPeer (root: string, script: string, args: string[] = [], env: Record<string, string> = {}): Promise<ServerProcess> {
-  return await startServer({ name: script.replace(/\.js$/, ''), args: [join(root, 'bench/peers', script), ...args], cwd: root, env })
+export async function startPeer(
+  root: string,
+  script: string,
+  args: string[] = [],
+  env: Record<string, string> = {}
+): Promise<ServerProcess> {
+  return await startServer({
+    name: script.replace(/\.js$/, ''),
+    args: [join(root, 'bench/peers', script), ...args],
+    cwd: root,
+    env
+  })
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => { setTimeout(resolve, ms) })
+export const sleep = (ms: number) =>
+  new Promise<void>((resolve) => {
+    setTimeout(resolve, ms)
+  })

@@ -22,7 +22,7 @@ export interface Report {
   results: ScenarioResult[]
 }
 
-export function describeMachine (wrk: string | null): Machine {
+export function describeMachine(wrk: string | null): Machine {
   let loadTool = 'autocannon 9 (wrk not installed)'
   if (wrk !== null) {
     const v = spawnSync(wrk, ['-v'], { encoding: 'utf8' })
@@ -40,41 +40,56 @@ export function describeMachine (wrk: string | null): Machine {
 }
 
 /** Numbers for humans: thousands separators from 1 000, three significant digits below. */
-export function fmt (v: number | undefined): string {
+export function fmt(v: number | undefined): string {
   if (v === undefined || !Number.isFinite(v)) return '—'
   if (Math.abs(v) >= 1000) return Math.round(v).toLocaleString('en-US').replace(/,/g, ' ')
   if (v === 0) return '0'
   return Number(v.toPrecision(3)).toString()
 }
 
-const fmtRatio = (v: number | undefined) => v === undefined ? '—' : `${v.toFixed(2)}x`
+const fmtRatio = (v: number | undefined) => (v === undefined ? '—' : `${v.toFixed(2)}x`)
 
-export function markdown (rep: Report): string {
+export function markdown(rep: Report): string {
   const m = rep.machine
   const out: string[] = []
   out.push(`# Benchmark results (${rep.mode} run)`, '')
   out.push(`- date: ${rep.date}`)
-  out.push(`- machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB, ${m.kernel}${m.loadAverage !== undefined ? `; load average ${m.loadAverage} at the end of the run${m.loadAverage > m.cores ? ' (other work shared the cores: trust CPU per operation over throughput)' : ''}` : ''}`)
-  out.push(`- Node ${m.node}; HTTP load: ${m.loadTool}; WebSocket load: bench/lib/ws-load (worker threads, raw RFC 6455 client)`)
+  out.push(
+    `- machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB, ${m.kernel}${m.loadAverage !== undefined ? `; load average ${m.loadAverage} at the end of the run${m.loadAverage > m.cores ? ' (other work shared the cores: trust CPU per operation over throughput)' : ''}` : ''}`
+  )
+  out.push(
+    `- Node ${m.node}; HTTP load: ${m.loadTool}; WebSocket load: bench/lib/ws-load (worker threads, raw RFC 6455 client)`
+  )
   out.push(`- command: \`${rep.command}\``)
-  out.push('- ratio > 1 means the platform is better (ours/peer for throughput, peer/ours for latency, CPU and memory).', '')
+  out.push(
+    '- ratio > 1 means the platform is better (ours/peer for throughput, peer/ours for latency, CPU and memory).',
+    ''
+  )
   const checks = rep.results.flatMap((r) => r.checks ?? [])
   if (checks.length > 0) {
     out.push(`**Targets: ${checks.filter((c) => c.pass).length} of ${checks.length} met.**`, '')
   }
   for (const r of rep.results) {
     out.push(`## ${r.scenario}`, '', r.description, '')
-    if (r.skipped !== undefined) { out.push(`Skipped: ${r.skipped}`, ''); continue }
+    if (r.skipped !== undefined) {
+      out.push(`Skipped: ${r.skipped}`, '')
+      continue
+    }
     const peers = [...new Set(r.rows.flatMap((x) => Object.keys(x.peers)))]
     const head = ['figure', 'unit', 'platform', ...peers, ...peers.map((p) => `ratio vs ${p}`)]
-    out.push(`| ${head.join(' | ')} |`, `|${head.map((_, i) => i < 2 ? '---' : '---:').join('|')}|`)
+    out.push(`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i < 2 ? '---' : '---:')).join('|')}|`)
     for (const x of r.rows) {
-      out.push(`| ${[x.label + (x.gate === false ? ' †' : ''), x.unit, fmt(x.ours), ...peers.map((p) => fmt(x.peers[p])), ...peers.map((p) => fmtRatio(x.ratios[p]))].join(' | ')} |`)
+      out.push(
+        `| ${[x.label + (x.gate === false ? ' †' : ''), x.unit, fmt(x.ours), ...peers.map((p) => fmt(x.peers[p])), ...peers.map((p) => fmtRatio(x.ratios[p]))].join(' | ')} |`
+      )
     }
-    if (r.rows.some((x) => x.gate === false)) out.push('', '† reported, not gated by `bench:check` (too noisy on a shared machine)')
+    if (r.rows.some((x) => x.gate === false))
+      out.push('', '† reported, not gated by `bench:check` (too noisy on a shared machine)')
     out.push('')
     for (const c of r.checks ?? []) {
-      out.push(`- ${c.pass ? 'PASS' : 'FAIL'} \`${c.row}\` ${c.target}: ${c.target.startsWith('ratio') ? fmtRatio(c.actual) : fmt(c.actual)}`)
+      out.push(
+        `- ${c.pass ? 'PASS' : 'FAIL'} \`${c.row}\` ${c.target}: ${c.target.startsWith('ratio') ? fmtRatio(c.actual) : fmt(c.actual)}`
+      )
     }
     if ((r.checks ?? []).length > 0) out.push('')
     for (const n of r.notes) out.push(`> ${n}  `)
@@ -83,10 +98,14 @@ export function markdown (rep: Report): string {
   return out.join('\n')
 }
 
-interface Bar { label: string, value: number, target?: number }
+interface Bar {
+  label: string
+  value: number
+  target?: number
+}
 
 /** A horizontal bar chart of every ratio on a log scale centred on 1x (SVG, no dependencies). */
-export function ratioChart (rep: Report, targets: readonly Target[]): string {
+export function ratioChart(rep: Report, targets: readonly Target[]): string {
   const bars: Bar[] = []
   for (const r of rep.results) {
     for (const x of r.rows) {
@@ -96,15 +115,24 @@ export function ratioChart (rep: Report, targets: readonly Target[]): string {
       }
     }
   }
-  const W = 1040, left = 500, right = 70, rowH = 22, top = 40
+  const W = 1040,
+    left = 500,
+    right = 70,
+    rowH = 22,
+    top = 40
   const H = top + bars.length * rowH + 30
-  const lo = Math.log2(1 / 8), hi = Math.log2(16)
-  const x = (v: number) => left + (Math.min(hi, Math.max(lo, Math.log2(v))) - lo) / (hi - lo) * (W - left - right)
+  const lo = Math.log2(1 / 8),
+    hi = Math.log2(16)
+  const x = (v: number) => left + ((Math.min(hi, Math.max(lo, Math.log2(v))) - lo) / (hi - lo)) * (W - left - right)
   const esc = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
   const s: string[] = []
-  s.push(`<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`)
+  s.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`
+  )
   s.push(`<rect width="${W}" height="${H}" fill="#fff"/>`)
-  s.push(`<text x="10" y="20" font-size="14" font-weight="bold">${esc(`Platform vs peers, ratio (> 1x = platform better), ${rep.mode} run ${rep.date.slice(0, 10)}, Node ${rep.machine.node}`)}</text>`)
+  s.push(
+    `<text x="10" y="20" font-size="14" font-weight="bold">${esc(`Platform vs peers, ratio (> 1x = platform better), ${rep.mode} run ${rep.date.slice(0, 10)}, Node ${rep.machine.node}`)}</text>`
+  )
   for (const g of [0.125, 0.25, 0.5, 1, 2, 4, 8, 16]) {
     s.push(`<line x1="${x(g)}" y1="${top - 6}" x2="${x(g)}" y2="${H - 24}" stroke="${g === 1 ? '#333' : '#ddd'}"/>`)
     s.push(`<text x="${x(g)}" y="${H - 10}" text-anchor="middle" fill="#555">${g}x</text>`)
@@ -112,10 +140,16 @@ export function ratioChart (rep: Report, targets: readonly Target[]): string {
   bars.forEach((b, i) => {
     const y = top + i * rowH
     const pass = b.target !== undefined ? b.value >= b.target : b.value >= 1
-    const x0 = x(1), x1 = x(b.value)
+    const x0 = x(1),
+      x1 = x(b.value)
     s.push(`<text x="${left - 8}" y="${y + 14}" text-anchor="end">${esc(b.label)}</text>`)
-    s.push(`<rect x="${Math.min(x0, x1)}" y="${y + 3}" width="${Math.max(1, Math.abs(x1 - x0))}" height="${rowH - 8}" fill="${pass ? '#3a8f4b' : '#c0392b'}"/>`)
-    if (b.target !== undefined) s.push(`<line x1="${x(b.target)}" y1="${y + 1}" x2="${x(b.target)}" y2="${y + rowH - 3}" stroke="#000" stroke-width="2" stroke-dasharray="3,2"/>`)
+    s.push(
+      `<rect x="${Math.min(x0, x1)}" y="${y + 3}" width="${Math.max(1, Math.abs(x1 - x0))}" height="${rowH - 8}" fill="${pass ? '#3a8f4b' : '#c0392b'}"/>`
+    )
+    if (b.target !== undefined)
+      s.push(
+        `<line x1="${x(b.target)}" y1="${y + 1}" x2="${x(b.target)}" y2="${y + rowH - 3}" stroke="#000" stroke-width="2" stroke-dasharray="3,2"/>`
+      )
     s.push(`<text x="${Math.max(x0, x1) + 4}" y="${y + 14}" fill="#222">${b.value.toFixed(2)}x</text>`)
   })
   s.push('</svg>')

@@ -33,15 +33,15 @@ export class WsLoad {
   private readonly shares: number[] = []
   private seq = 0
 
-  private constructor (readonly opts: WsLoadOptions) {}
+  private constructor(readonly opts: WsLoadOptions) {}
 
-  static async open (opts: WsLoadOptions): Promise<{ load: WsLoad, ok: number, failed: number, error?: string }> {
+  static async open(opts: WsLoadOptions): Promise<{ load: WsLoad; ok: number; failed: number; error?: string }> {
     const l = new WsLoad(opts)
     const r = await l.connect()
     return { load: l, ...r }
   }
 
-  private async connect (): Promise<{ ok: number, failed: number, error?: string }> {
+  private async connect(): Promise<{ ok: number; failed: number; error?: string }> {
     const u = new URL(this.opts.url)
     const threads = Math.max(1, Math.min(this.opts.threads ?? 2, this.opts.connections))
     const sourceAddrs = this.opts.sourceAddrs ?? ['127.0.0.1', '127.0.0.2', '127.0.0.3', '127.0.0.4']
@@ -50,13 +50,25 @@ export class WsLoad {
       const share = Math.floor(this.opts.connections / threads) + (t < this.opts.connections % threads ? 1 : 0)
       this.shares.push(share)
       const w = new Worker(new URL('./ws-worker.js', import.meta.url), {
-        workerData: { host: u.hostname, port: Number(u.port), path: decodeURI(u.pathname) + u.search, groupSize: this.opts.groupSize ?? Number.MAX_SAFE_INTEGER, offset, sourceAddrs, sender: t === 0 }
+        workerData: {
+          host: u.hostname,
+          port: Number(u.port),
+          path: decodeURI(u.pathname) + u.search,
+          groupSize: this.opts.groupSize ?? Number.MAX_SAFE_INTEGER,
+          offset,
+          sourceAddrs,
+          sender: t === 0
+        }
       })
       offset += share
       w.unref()
       this.workers.push(w)
     }
-    const rs = await Promise.all(this.workers.map((w, t) => this.ask(w, { cmd: 'connect', count: this.shares[t]!, concurrency: this.opts.concurrency ?? 256 }, 'connected')))
+    const rs = await Promise.all(
+      this.workers.map((w, t) =>
+        this.ask(w, { cmd: 'connect', count: this.shares[t]!, concurrency: this.opts.concurrency ?? 256 }, 'connected')
+      )
+    )
     const ok = rs.reduce((a, r) => a + r.ok, 0)
     const failed = rs.reduce((a, r) => a + r.failed, 0)
     const error = rs.find((r) => r.error !== undefined)?.error
@@ -64,20 +76,24 @@ export class WsLoad {
   }
 
   /** Sends `count` bench frames from the sender and resolves when every receiver got the last one. */
-  async burst (count: number, pad: number, timeoutMs = 10_000): Promise<boolean> {
+  async burst(count: number, pad: number, timeoutMs = 10_000): Promise<boolean> {
     const last = this.seq + count - 1
     const reached = Promise.all(this.workers.map((w) => this.ask(w, { cmd: 'arm', seq: last }, 'reached')))
     this.workers[0]!.postMessage({ cmd: 'send', count, seqStart: this.seq, pad } satisfies WorkerCommand)
     this.seq += count
     let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<false>((resolve) => { timer = setTimeout(() => { resolve(false) }, timeoutMs) })
+    const timeout = new Promise<false>((resolve) => {
+      timer = setTimeout(() => {
+        resolve(false)
+      }, timeoutMs)
+    })
     const ok = await Promise.race([reached.then(() => true), timeout])
     clearTimeout(timer)
     return ok
   }
 
   /** Deliveries and latency percentiles since the last reset. */
-  async stats (reset = true): Promise<WsStats> {
+  async stats(reset = true): Promise<WsStats> {
     const rs = await Promise.all(this.workers.map((w) => this.ask(w, { cmd: 'stats', reset }, 'stats')))
     const hist = new Uint32Array(HIST_BUCKETS)
     for (const r of rs) for (let i = 0; i < HIST_BUCKETS; i++) hist[i]! += r.hist[i]!
@@ -91,30 +107,40 @@ export class WsLoad {
   }
 
   /** Waits until no non-bench frame (join/leave announcements) arrived for `quietMs`. */
-  async settle (quietMs = 500, maxMs = 60_000): Promise<void> {
+  async settle(quietMs = 500, maxMs = 60_000): Promise<void> {
     const end = Date.now() + maxMs
     while (Date.now() < end) {
       const before = (await this.stats(false)).otherFrames
-      await new Promise((resolve) => { setTimeout(resolve, quietMs) })
+      await new Promise((resolve) => {
+        setTimeout(resolve, quietMs)
+      })
       if ((await this.stats(false)).otherFrames === before) return
     }
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     await Promise.all(this.workers.map((w) => this.ask(w, { cmd: 'close' }, 'closed').catch(() => undefined)))
     await Promise.all(this.workers.map((w) => w.terminate()))
   }
 
-  private ask<E extends WorkerEvent['ev']>(w: Worker, cmd: WorkerCommand, ev: E): Promise<Extract<WorkerEvent, { ev: E }>> {
+  private ask<E extends WorkerEvent['ev']>(
+    w: Worker,
+    cmd: WorkerCommand,
+    ev: E
+  ): Promise<Extract<WorkerEvent, { ev: E }>> {
     return new Promise((resolve, reject) => {
       const onMsg = (m: WorkerEvent) => {
         if (m.ev !== ev) return
         // a late 'reached' of an earlier (timed-out) burst must not complete this one
         if (m.ev === 'reached' && cmd.cmd === 'arm' && m.seq !== cmd.seq) return
-        w.off('message', onMsg); w.off('error', onErr)
+        w.off('message', onMsg)
+        w.off('error', onErr)
         resolve(m as Extract<WorkerEvent, { ev: E }>)
       }
-      const onErr = (e: Error) => { w.off('message', onMsg); reject(e) }
+      const onErr = (e: Error) => {
+        w.off('message', onMsg)
+        reject(e)
+      }
       w.on('message', onMsg)
       w.once('error', onErr)
       w.postMessage(cmd)

@@ -11,7 +11,10 @@ app.get('/*', (res) => {
   })
 })
 app.listen('127.0.0.1', 0, (ls) => {
-  if (!ls) { console.error('uws-raw: cannot listen'); process.exit(1) }
+  if (!ls) {
+    console.error('uws-raw: cannot listen')
+    process.exit(1)
+  }
   console.log(`uws-raw listening on http://127.0.0.1:${uWS.us_socket_local_port(ls)}`)
 })
 process.on('SIGTERM', () => process.exit(0))

@@ -6,20 +6,29 @@ import { createServer } from 'node:http'
 import { WebSocketServer } from 'ws'
 
 const rooms = new Map()
-const server = createServer((req, res) => { res.writeHead(404); res.end() })
+const server = createServer((req, res) => {
+  res.writeHead(404)
+  res.end()
+})
 const wss = new WebSocketServer({ server, perMessageDeflate: false, clientTracking: false })
 
-function announce (room, type) {
+function announce(room, type) {
   const frame = JSON.stringify({ type, members: room.size })
   for (const c of room) c.send(frame)
 }
 
 wss.on('connection', (ws, req) => {
   const m = /^\/platform\/rooms\/([^/?]+)/.exec(req.url ?? '')
-  if (m === null) { ws.close(1008, 'unknown path'); return }
+  if (m === null) {
+    ws.close(1008, 'unknown path')
+    return
+  }
   const name = m[1]
   let room = rooms.get(name)
-  if (room === undefined) { room = new Set(); rooms.set(name, room) }
+  if (room === undefined) {
+    room = new Set()
+    rooms.set(name, room)
+  }
   room.add(ws)
   if (process.env.FANOUT_ANNOUNCE !== '0') announce(room, 'join')
   ws.on('message', (data, isBinary) => {

@@ -11,24 +11,39 @@ import { row, type ResultRow, type RunOptions, type Scenario, type ScenarioResul
  */
 const scenario: Scenario = {
   name: 'governance',
-  description: 'Governance: policy evaluation p50/p99 (1, 10, 100 rules; 12-policy chain, bare and through the admission gate) and /check over HTTP vs a plain JSON route (bench/governance.ts)',
-  async run (opts: RunOptions): Promise<ScenarioResult> {
+  description:
+    'Governance: policy evaluation p50/p99 (1, 10, 100 rules; 12-policy chain, bare and through the admission gate) and /check over HTTP vs a plain JSON route (bench/governance.ts)',
+  async run(opts: RunOptions): Promise<ScenarioResult> {
     const script = join(opts.root, 'dist/bench/governance.js')
     const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--no-node-snapshot', script, ...(opts.quick ? ['--quick'] : [])], { cwd: opts.root, stdio: ['ignore', 'pipe', 'pipe'] })
-      let text = '', err = ''
-      child.stdout.on('data', (d: Buffer) => { text += d.toString() })
-      child.stderr.on('data', (d: Buffer) => { err += d.toString() })
-      const abort = () => { child.kill('SIGKILL') }
+      const child = spawn(process.execPath, ['--no-node-snapshot', script, ...(opts.quick ? ['--quick'] : [])], {
+        cwd: opts.root,
+        stdio: ['ignore', 'pipe', 'pipe']
+      })
+      let text = '',
+        err = ''
+      child.stdout.on('data', (d: Buffer) => {
+        text += d.toString()
+      })
+      child.stderr.on('data', (d: Buffer) => {
+        err += d.toString()
+      })
+      const abort = () => {
+        child.kill('SIGKILL')
+      }
       opts.signal.addEventListener('abort', abort, { once: true })
       child.on('exit', (code) => {
         opts.signal.removeEventListener('abort', abort)
-        if (code === 0) resolve(text); else reject(new Error(`bench/governance.js exited ${code}: ${err.split('\n').slice(0, 3).join(' ')}`))
+        if (code === 0) resolve(text)
+        else reject(new Error(`bench/governance.js exited ${code}: ${err.split('\n').slice(0, 3).join(' ')}`))
       })
     })
     const cells = (prefix: string): number[] | undefined => {
       const line = out.split('\n').find((l) => l.startsWith(`| ${prefix}`))
-      return line?.split('|').slice(2, -1).map((c) => Number(c.trim()))
+      return line
+        ?.split('|')
+        .slice(2, -1)
+        .map((c) => Number(c.trim()))
     }
     const rows: ResultRow[] = []
     for (const [id, label, prefix] of [
@@ -44,15 +59,43 @@ const scenario: Scenario = {
     }
     const plain = cells('POST /bench/plain')
     const check = cells('POST /api/admin/governance/check')
-    rows.push(row('check.rps', '/check requests/s (13-policy chain) vs a plain JSON POST route', 'req/s', 'higher', check?.[0], plain === undefined ? {} : { 'plain-route': plain[0]! }, false))
-    rows.push(row('check.p99_ms', '/check p99 latency vs the plain route', 'ms', 'lower', check?.[2], plain === undefined ? {} : { 'plain-route': plain[2]! }, false))
-    opts.log(out.split('\n').filter((l) => l.startsWith('|') || /MET|MISSED/.test(l)).map((l) => '  ' + l).join('\n'))
+    rows.push(
+      row(
+        'check.rps',
+        '/check requests/s (13-policy chain) vs a plain JSON POST route',
+        'req/s',
+        'higher',
+        check?.[0],
+        plain === undefined ? {} : { 'plain-route': plain[0]! },
+        false
+      )
+    )
+    rows.push(
+      row(
+        'check.p99_ms',
+        '/check p99 latency vs the plain route',
+        'ms',
+        'lower',
+        check?.[2],
+        plain === undefined ? {} : { 'plain-route': plain[2]! },
+        false
+      )
+    )
+    opts.log(
+      out
+        .split('\n')
+        .filter((l) => l.startsWith('|') || /MET|MISSED/.test(l))
+        .map((l) => '  ' + l)
+        .join('\n')
+    )
     return {
       scenario: 'governance',
       description: this.description,
       rows,
       notes: [
-        'figures from `node --no-node-snapshot dist/bench/governance.js' + (opts.quick ? ' --quick' : '') + '` (in-process evaluation; HTTP load from autocannon in a worker thread, 32 connections, alternating rounds)',
+        'figures from `node --no-node-snapshot dist/bench/governance.js' +
+          (opts.quick ? ' --quick' : '') +
+          '` (in-process evaluation; HTTP load from autocannon in a worker thread, 32 connections, alternating rounds)',
         'not gated by bench:check: the evaluation percentiles are absolute times (checked against the target instead), and the /check ratio is a Node-client figure'
       ]
     }

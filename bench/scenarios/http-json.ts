@@ -15,7 +15,7 @@ const PATH = '/healthz'
 const scenario: Scenario = {
   name: 'http-json',
   description: `Small JSON GET (\`${PATH}\`, {"status":"UP"}), ${CONNECTIONS} keep-alive connections: platform vs raw uWebSockets.js vs node:http`,
-  async run (opts: RunOptions): Promise<ScenarioResult> {
+  async run(opts: RunOptions): Promise<ScenarioResult> {
     const rounds = opts.quick ? 1 : 3
     const servers: ServerProcess[] = []
     try {
@@ -27,29 +27,85 @@ const scenario: Scenario = {
         for (let i = 0; i < servers.length; i++) {
           const s = servers[(i + r) % servers.length]!
           if (opts.signal.aborted) throw new Error('aborted')
-          await httpLoad({ url: s.url + PATH, connections: CONNECTIONS, durationSec: opts.warmupSec, root: opts.root, signal: opts.signal })
-          const m = await measureHttp(s, { path: PATH, connections: CONNECTIONS, durationSec: opts.durationSec, root: opts.root, signal: opts.signal })
-          opts.log(`  ${s.name.padEnd(10)} round ${r + 1}/${rounds}: ${Math.round(m.rps)} req/s, p50 ${m.p50Ms.toFixed(2)} ms, p99 ${m.p99Ms.toFixed(2)} ms, ${m.cpuUsPerReq.toFixed(1)} CPU µs/req (${(m.cpuCores * 100).toFixed(0)}% CPU)${m.errors > 0 ? `, ${m.errors} errors` : ''}`)
+          await httpLoad({
+            url: s.url + PATH,
+            connections: CONNECTIONS,
+            durationSec: opts.warmupSec,
+            root: opts.root,
+            signal: opts.signal
+          })
+          const m = await measureHttp(s, {
+            path: PATH,
+            connections: CONNECTIONS,
+            durationSec: opts.durationSec,
+            root: opts.root,
+            signal: opts.signal
+          })
+          opts.log(
+            `  ${s.name.padEnd(10)} round ${r + 1}/${rounds}: ${Math.round(m.rps)} req/s, p50 ${m.p50Ms.toFixed(2)} ms, p99 ${m.p99Ms.toFixed(2)} ms, ${m.cpuUsPerReq.toFixed(1)} CPU µs/req (${(m.cpuCores * 100).toFixed(0)}% CPU)${m.errors > 0 ? `, ${m.errors} errors` : ''}`
+          )
           runs.get(s.name)!.push(m)
         }
       }
       const pick = (name: string): MeasuredHttp => median(runs.get(name)!, (m) => m.rps)
       const ours = pick('platform')
       const peers = { 'uws-raw': pick('uws-raw'), 'node-http': pick('node-http') }
-      const of = (f: (m: MeasuredHttp) => number) => Object.fromEntries(Object.entries(peers).map(([k, m]) => [k, f(m)]))
+      const of = (f: (m: MeasuredHttp) => number) =>
+        Object.fromEntries(Object.entries(peers).map(([k, m]) => [k, f(m)]))
       return {
         scenario: 'http-json',
         description: this.description,
         rows: [
-          row('rps', 'requests/s', 'req/s', 'higher', ours.rps, of((m) => m.rps), false),
-          row('p50_ms', 'latency p50', 'ms', 'lower', ours.p50Ms, of((m) => m.p50Ms), false),
-          row('p99_ms', 'latency p99', 'ms', 'lower', ours.p99Ms, of((m) => m.p99Ms), false),
-          row('cpu_us_per_req', 'server CPU per request (ratio = requests per CPU-second)', 'µs', 'lower', ours.cpuUsPerReq, of((m) => m.cpuUsPerReq)),
-          row('peak_rss_mb', 'server peak RSS', 'MB', 'lower', ours.peakRssMb, of((m) => m.peakRssMb), false)
+          row(
+            'rps',
+            'requests/s',
+            'req/s',
+            'higher',
+            ours.rps,
+            of((m) => m.rps),
+            false
+          ),
+          row(
+            'p50_ms',
+            'latency p50',
+            'ms',
+            'lower',
+            ours.p50Ms,
+            of((m) => m.p50Ms),
+            false
+          ),
+          row(
+            'p99_ms',
+            'latency p99',
+            'ms',
+            'lower',
+            ours.p99Ms,
+            of((m) => m.p99Ms),
+            false
+          ),
+          row(
+            'cpu_us_per_req',
+            'server CPU per request (ratio = requests per CPU-second)',
+            'µs',
+            'lower',
+            ours.cpuUsPerReq,
+            of((m) => m.cpuUsPerReq)
+          ),
+          row(
+            'peak_rss_mb',
+            'server peak RSS',
+            'MB',
+            'lower',
+            ours.peakRssMb,
+            of((m) => m.peakRssMb),
+            false
+          )
         ],
         notes: [
           `load: ${ours.command.replace(/http:\/\/\S+/, '<server>' + PATH)} (${findWrk() !== null ? 'wrk' : 'autocannon: wrk not installed, a Node client may bound uWS figures'}); ${opts.warmupSec} s warm-up per subject, ${rounds} round(s), median round`,
-          `server CPU: ${Object.entries({ platform: ours, ...peers }).map(([k, m]) => `${k} ${(m.cpuCores * 100).toFixed(0)}%`).join(', ')} of one core (a server under 100% is client-bound; read CPU µs/req)`
+          `server CPU: ${Object.entries({ platform: ours, ...peers })
+            .map(([k, m]) => `${k} ${(m.cpuCores * 100).toFixed(0)}%`)
+            .join(', ')} of one core (a server under 100% is client-bound; read CPU µs/req)`
         ],
         details: Object.fromEntries([...runs].map(([k, v]) => [k, v]))
       }

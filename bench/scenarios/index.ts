@@ -8,12 +8,4 @@ import pluginCalls from './plugin-calls.js'
 import governance from './governance.js'
 
 /** Every scenario, in the order the suite runs them. */
-export const SCENARIOS: Scenario[] = [
-  httpJson,
-  roomBroadcast,
-  wsFleet,
-  mcp,
-  pluginCalls,
-  governance,
-  durableWrites
-]
+export const SCENARIOS: Scenario[] = [httpJson, roomBroadcast, wsFleet, mcp, pluginCalls, governance, durableWrites]

@@ -1,10 +1,21 @@
 import { join } from 'node:path'
 import { row, type RunOptions, type Scenario, type ScenarioResult } from '../scenario.js'
-import { loadInline, loadIsolate, loadWorker, type LoadSpec, type SandboxInstance, type SandboxKind } from '../../runtime/plugins/index.js'
+import {
+  loadInline,
+  loadIsolate,
+  loadWorker,
+  type LoadSpec,
+  type SandboxInstance,
+  type SandboxKind
+} from '../../runtime/plugins/index.js'
 import { createLogger } from '../../runtime/observability/index.js'
 import { cpuSecondsOf } from '../lib/proc.js'
 
-interface Measured { serialUs: number, c64PerSec: number, c64CpuUs: number }
+interface Measured {
+  serialUs: number
+  c64PerSec: number
+  c64CpuUs: number
+}
 
 /**
  * Plugin call overhead: the bench `add` tool (bench/plugins) called through each tier's
@@ -14,12 +25,18 @@ interface Measured { serialUs: number, c64PerSec: number, c64CpuUs: number }
  */
 const scenario: Scenario = {
   name: 'plugin-calls',
-  description: 'Plugin call overhead: add(a, b) through SandboxInstance.invoke, inline vs isolate (in-process and sandbox process) vs worker; one at a time and 64 in flight',
-  async run (opts: RunOptions): Promise<ScenarioResult> {
+  description:
+    'Plugin call overhead: add(a, b) through SandboxInstance.invoke, inline vs isolate (in-process and sandbox process) vs worker; one at a time and 64 in flight',
+  async run(opts: RunOptions): Promise<ScenarioResult> {
     const log = createLogger('silent')
     const serialN = opts.quick ? 5000 : 20_000
     const c64N = opts.quick ? 20_000 : 100_000
-    const subjects: { name: string, tier: SandboxKind, load: (s: LoadSpec) => Promise<SandboxInstance>, isolation?: 'process' | 'in-process' }[] = [
+    const subjects: {
+      name: string
+      tier: SandboxKind
+      load: (s: LoadSpec) => Promise<SandboxInstance>
+      isolation?: 'process' | 'in-process'
+    }[] = [
       { name: 'inline', tier: 'inline', load: loadInline },
       { name: 'isolate', tier: 'isolate', load: loadIsolate, isolation: 'in-process' },
       { name: 'isolate-process', tier: 'isolate', load: loadIsolate, isolation: 'process' },
@@ -34,7 +51,14 @@ const scenario: Scenario = {
       const spec: LoadSpec = {
         dir,
         entry: join(dir, 'index.js'),
-        manifest: { name: `bench-${s.tier}`, version: '1.0.0', entry: 'index.js', sandbox: s.tier, permissions: { net: [], kv: false, env: [] }, limits },
+        manifest: {
+          name: `bench-${s.tier}`,
+          version: '1.0.0',
+          entry: 'index.js',
+          sandbox: s.tier,
+          permissions: { net: [], kv: false, env: [] },
+          limits
+        },
         grant: { sandbox: s.tier, permissions: { net: [], kv: false, env: [] }, limits },
         capabilities: { log },
         ...(s.isolation !== undefined ? { isolation: s.isolation } : {})
@@ -49,18 +73,30 @@ const scenario: Scenario = {
         const budgetMs = opts.quick ? 1500 : 5000
         const t0 = performance.now()
         let done = 0
-        while (done < serialN && performance.now() - t0 < budgetMs) { await one(); done++ }
-        const serialUs = (performance.now() - t0) * 1000 / done
+        while (done < serialN && performance.now() - t0 < budgetMs) {
+          await one()
+          done++
+        }
+        const serialUs = ((performance.now() - t0) * 1000) / done
         // 64 in flight: each slot starts its next call when its previous one resolves
         const c0 = cpuSecondsOf('self')
         const t1 = performance.now()
-        let started = 0, finished = 0
-        const slot = async () => { while (started < c64N && performance.now() - t1 < budgetMs) { started++; await one(); finished++ } }
+        let started = 0,
+          finished = 0
+        const slot = async () => {
+          while (started < c64N && performance.now() - t1 < budgetMs) {
+            started++
+            await one()
+            finished++
+          }
+        }
         await Promise.all(Array.from({ length: 64 }, slot))
         const sec = (performance.now() - t1) / 1000
-        const c64CpuUs = (cpuSecondsOf('self') - c0) * 1e6 / finished
+        const c64CpuUs = ((cpuSecondsOf('self') - c0) * 1e6) / finished
         res[s.name] = { serialUs, c64PerSec: finished / sec, c64CpuUs }
-        opts.log(`  ${s.name.padEnd(16)} ${serialUs.toFixed(2)} µs/call one at a time, ${Math.round(finished / sec)} calls/s at 64 in flight`)
+        opts.log(
+          `  ${s.name.padEnd(16)} ${serialUs.toFixed(2)} µs/call one at a time, ${Math.round(finished / sec)} calls/s at 64 in flight`
+        )
       } catch (err) {
         notes.push(`${s.name}: not measured (${(err as Error).message.split('\n')[0]})`)
         opts.log(`  ${s.name}: ${(err as Error).message}`)
@@ -72,11 +108,44 @@ const scenario: Scenario = {
     const inline = res.inline
     for (const s of subjects) {
       const m = res[s.name]
-      rows.push(row(`${s.name}.call_us`, `${s.name}: one call awaited at a time`, 'µs', 'lower', m?.serialUs, s.name === 'inline' || inline === undefined ? {} : { inline: inline.serialUs }, false))
-      if (s.name !== 'inline') rows.push(row(`${s.name}.overhead_us`, `${s.name}: overhead over an inline call`, 'µs', 'lower', m === undefined || inline === undefined ? undefined : m.serialUs - inline.serialUs, {}, false))
-      rows.push(row(`${s.name}.c64.calls_per_s`, `${s.name}: calls/s, 64 in flight`, '/s', 'higher', m?.c64PerSec, s.name === 'inline' || inline === undefined ? {} : { inline: inline.c64PerSec }, false))
+      rows.push(
+        row(
+          `${s.name}.call_us`,
+          `${s.name}: one call awaited at a time`,
+          'µs',
+          'lower',
+          m?.serialUs,
+          s.name === 'inline' || inline === undefined ? {} : { inline: inline.serialUs },
+          false
+        )
+      )
+      if (s.name !== 'inline')
+        rows.push(
+          row(
+            `${s.name}.overhead_us`,
+            `${s.name}: overhead over an inline call`,
+            'µs',
+            'lower',
+            m === undefined || inline === undefined ? undefined : m.serialUs - inline.serialUs,
+            {},
+            false
+          )
+        )
+      rows.push(
+        row(
+          `${s.name}.c64.calls_per_s`,
+          `${s.name}: calls/s, 64 in flight`,
+          '/s',
+          'higher',
+          m?.c64PerSec,
+          s.name === 'inline' || inline === undefined ? {} : { inline: inline.c64PerSec },
+          false
+        )
+      )
     }
-    notes.push(`one at a time: up to ${serialN} calls after 500 warm-up calls; 64 in flight: up to ${c64N} calls; each phase at most ${opts.quick ? 1.5 : 5} s. In the harness process (the sandbox process of isolate-process and the worker threads are its children/threads). Ratios vs inline show what a tier costs over a plain in-process call; the targets are absolute`)
+    notes.push(
+      `one at a time: up to ${serialN} calls after 500 warm-up calls; 64 in flight: up to ${c64N} calls; each phase at most ${opts.quick ? 1.5 : 5} s. In the harness process (the sandbox process of isolate-process and the worker threads are its children/threads). Ratios vs inline show what a tier costs over a plain in-process call; the targets are absolute`
+    )
     return { scenario: 'plugin-calls', description: this.description, rows, notes, details: res }
   }
 }

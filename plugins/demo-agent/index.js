@@ -28,7 +28,11 @@ export default definePlugin({
         tool({
           name: 'platform_fact',
           description: 'Returns a short fact about a platform topic',
-          input: { type: 'object', properties: { topic: { type: 'string', enum: Object.keys(FACTS) } }, required: ['topic'] },
+          input: {
+            type: 'object',
+            properties: { topic: { type: 'string', enum: Object.keys(FACTS) } },
+            required: ['topic']
+          },
           run: ({ topic }) => FACTS[topic] ?? `no fact about '${topic}'`
         }),
         tool({

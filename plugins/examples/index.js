@@ -3,16 +3,21 @@
 import { definePlugin, tool, resource, prompt, McpMessage } from 'agent-platform/sdk'
 import { COUNTER_HTML } from './counter-app.js'
 
-const words = (text) => text.trim() === '' ? [] : text.trim().split(/\s+/)
+const words = (text) => (text.trim() === '' ? [] : text.trim().split(/\s+/))
 
 // a pause between chunks where the tier offers timers; plain yielding otherwise
-const pause = (ms) => typeof setTimeout === 'function' && ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve()
+const pause = (ms) =>
+  typeof setTimeout === 'function' && ms > 0 ? new Promise((resolve) => setTimeout(resolve, ms)) : Promise.resolve()
 
-function countPrimes (from, to) {
+function countPrimes(from, to) {
   let n = 0
   for (let i = Math.max(2, from); i < to; i++) {
     let prime = true
-    for (let d = 2; d * d <= i; d++) if (i % d === 0) { prime = false; break }
+    for (let d = 2; d * d <= i; d++)
+      if (i % d === 0) {
+        prime = false
+        break
+      }
     if (prime) n++
   }
   return n
@@ -24,19 +29,37 @@ export default definePlugin({
       name: 'word_count',
       title: 'Word count',
       description: 'Counts the words, characters and lines of a text',
-      input: { type: 'object', properties: { text: { type: 'string', description: 'The text to measure' } }, required: ['text'] },
-      run: ({ text }) => ({ words: words(text).length, characters: text.length, lines: text === '' ? 0 : text.split('\n').length })
+      input: {
+        type: 'object',
+        properties: { text: { type: 'string', description: 'The text to measure' } },
+        required: ['text']
+      },
+      run: ({ text }) => ({
+        words: words(text).length,
+        characters: text.length,
+        lines: text === '' ? 0 : text.split('\n').length
+      })
     }),
     tool({
       name: 'slugify',
       description: 'Turns a title into a URL slug',
       input: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
-      run: ({ text }) => text.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '')
+      run: ({ text }) =>
+        text
+          .normalize('NFKD')
+          .replace(/[\u0300-\u036f]/g, '')
+          .toLowerCase()
+          .replace(/[^a-z0-9]+/g, '-')
+          .replace(/^-+|-+$/g, '')
     }),
     tool({
       name: 'sum',
       description: 'Adds a list of numbers',
-      input: { type: 'object', properties: { numbers: { type: 'array', items: { type: 'number' } } }, required: ['numbers'] },
+      input: {
+        type: 'object',
+        properties: { numbers: { type: 'array', items: { type: 'number' } } },
+        required: ['numbers']
+      },
       run: ({ numbers }) => numbers.reduce((a, b) => a + b, 0)
     }),
     tool({
@@ -60,7 +83,11 @@ export default definePlugin({
           if (ctx.signal?.aborted) throw new Error('cancelled')
           primes += countPrimes(i * chunk, Math.min(limit, (i + 1) * chunk))
           // progress/total/message are what an MCP client shows (notifications/progress)
-          ctx.progress?.({ progress: i + 1, total: steps, message: `step ${i + 1} of ${steps}: ${primes} primes below ${Math.min(limit, (i + 1) * chunk)}` })
+          ctx.progress?.({
+            progress: i + 1,
+            total: steps,
+            message: `step ${i + 1} of ${steps}: ${primes} primes below ${Math.min(limit, (i + 1) * chunk)}`
+          })
           await pause(delayMs)
         }
         return { limit, primes }
@@ -88,7 +115,8 @@ export default definePlugin({
       name: 'about',
       description: 'What this plugin contains',
       mimeType: 'text/markdown',
-      read: () => '# examples\n\nTools: word_count, slugify, sum, count_primes (long-running), show_counter (MCP App).\nPrompt: summarize.\n'
+      read: () =>
+        '# examples\n\nTools: word_count, slugify, sum, count_primes (long-running), show_counter (MCP App).\nPrompt: summarize.\n'
     }),
     resource({
       uri: 'examples://words/{text}',
@@ -101,7 +129,10 @@ export default definePlugin({
     prompt({
       name: 'summarize',
       description: 'Asks for a summary of a text in a given number of sentences',
-      arguments: [{ name: 'text', description: 'The text to summarize' }, { name: 'sentences', description: 'How many sentences', required: false }],
+      arguments: [
+        { name: 'text', description: 'The text to summarize' },
+        { name: 'sentences', description: 'How many sentences', required: false }
+      ],
       get: ({ text, sentences = '3' }) => [
         McpMessage.system(`You summarize texts in at most ${sentences} sentences, without adding facts.`),
         McpMessage.user(text)

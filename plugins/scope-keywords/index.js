@@ -2,18 +2,51 @@
 // similarity from the overlap between the message's words and the declared purpose.
 import { definePlugin, classifier } from 'agent-platform/sdk'
 
-const STOP = new Set(['a', 'an', 'the', 'and', 'or', 'of', 'to', 'in', 'on', 'for', 'with', 'about', 'is', 'are', 'how', 'what', 'do', 'i', 'you', 'can', 'me', 'my', 'it'])
-const terms = (s) => new Set(String(s).toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w.length > 1 && !STOP.has(w)).map((w) => w.replace(/s$/, '')))
+const STOP = new Set([
+  'a',
+  'an',
+  'the',
+  'and',
+  'or',
+  'of',
+  'to',
+  'in',
+  'on',
+  'for',
+  'with',
+  'about',
+  'is',
+  'are',
+  'how',
+  'what',
+  'do',
+  'i',
+  'you',
+  'can',
+  'me',
+  'my',
+  'it'
+])
+const terms = (s) =>
+  new Set(
+    String(s)
+      .toLowerCase()
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter((w) => w.length > 1 && !STOP.has(w))
+      .map((w) => w.replace(/s$/, ''))
+  )
 
 export default definePlugin({
   classifiers: [
     classifier({
       name: 'keyword-overlap',
-      description: 'Forbidden-topic phrases deny; otherwise the share of message terms found in the purpose, against scope.similarityThreshold',
+      description:
+        'Forbidden-topic phrases deny; otherwise the share of message terms found in the purpose, against scope.similarityThreshold',
       classify: (request, scope) => {
         const message = String(request.message ?? '').toLowerCase()
         for (const topic of scope.forbiddenTopics ?? []) {
-          if (message.includes(String(topic).toLowerCase())) return { outcome: 'OUT_OF_SCOPE', reason: `forbidden topic: ${topic}`, similarity: 0 }
+          if (message.includes(String(topic).toLowerCase()))
+            return { outcome: 'OUT_OF_SCOPE', reason: `forbidden topic: ${topic}`, similarity: 0 }
         }
         const want = terms(scope.purpose ?? '')
         const got = terms(message)

@@ -7,11 +7,11 @@ import type { AiRuntime, AiRuntimeInfo } from './runtime.js'
  */
 export interface AiService {
   /** Names of the agents the plugins contribute, whose turns this area runs, in registry order. */
-  agentNames (): string[]
+  agentNames(): string[]
   /** Every runtime the platform knows, built-in then plugin-contributed. */
-  runtimes (): AiRuntimeInfo[]
+  runtimes(): AiRuntimeInfo[]
   /** The runtime `platform.ai.runtime` selects; undefined when it is missing or unavailable. */
-  activeRuntime (): AiRuntime | undefined
+  activeRuntime(): AiRuntime | undefined
   /** A runtime by name. */
-  runtime (name: string): AiRuntime | undefined
+  runtime(name: string): AiRuntime | undefined
 }

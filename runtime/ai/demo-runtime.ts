@@ -1,4 +1,12 @@
-import { usage, type AiCancelSignal, type AiEvent, type AiMessage, type AiRuntime, type AiRuntimeRequest, type AiToolSpec } from './runtime.js'
+import {
+  usage,
+  type AiCancelSignal,
+  type AiEvent,
+  type AiMessage,
+  type AiRuntime,
+  type AiRuntimeRequest,
+  type AiToolSpec
+} from './runtime.js'
 
 /**
  * The default runtime: offline and deterministic (same request, same events). It picks a tool
@@ -12,32 +20,40 @@ export class DemoRuntime implements AiRuntime {
   readonly capabilities = ['streaming', 'tool-calling', 'cancellation', 'usage', 'system-prompt'] as const
   readonly models = ['demo-1']
 
-  isAvailable (): boolean { return true }
+  isAvailable(): boolean {
+    return true
+  }
 
-  async * stream (request: AiRuntimeRequest, signal?: AiCancelSignal): AsyncGenerator<AiEvent> {
+  async *stream(request: AiRuntimeRequest, signal?: AiCancelSignal): AsyncGenerator<AiEvent> {
     const model = request.model ?? this.models[0]!
     const input = countTokens(promptText(request))
     const history = request.history ?? []
     const last = history[history.length - 1]
     if (request.message === undefined && last?.role === 'tool') {
-      yield * this.words(`According to ${last.name ?? 'the tool'}: ${last.content}`, input, model, signal)
+      yield* this.words(`According to ${last.name ?? 'the tool'}: ${last.content}`, input, model, signal)
       return
     }
     const message = request.message ?? lastUser(history) ?? ''
     const call = pickTool(message, request.tools ?? [])
     if (call !== undefined) {
-      if (signal?.aborted === true) { yield { type: 'done', finishReason: 'cancelled' }; return }
+      if (signal?.aborted === true) {
+        yield { type: 'done', finishReason: 'cancelled' }
+        return
+      }
       const id = `call_${hash(message + call.name)}`
       yield { type: 'tool-call', call: { id, name: call.name, arguments: call.args } }
       yield { type: 'usage', usage: usage(input, countTokens(call.name + ' ' + JSON.stringify(call.args)), model) }
       yield { type: 'done', finishReason: 'tool-calls' }
       return
     }
-    const guide = request.systemPrompt !== undefined && request.systemPrompt !== '' ? ` My instructions: ${request.systemPrompt}` : ''
-    yield * this.words(`You said: "${message}".${guide}`, input, model, signal)
+    const guide =
+      request.systemPrompt !== undefined && request.systemPrompt !== ''
+        ? ` My instructions: ${request.systemPrompt}`
+        : ''
+    yield* this.words(`You said: "${message}".${guide}`, input, model, signal)
   }
 
-  private async * words (text: string, input: number, model: string, signal?: AiCancelSignal): AsyncGenerator<AiEvent> {
+  private async *words(text: string, input: number, model: string, signal?: AiCancelSignal): AsyncGenerator<AiEvent> {
     const parts = text.split(/(?<=\s)/)
     for (const [i, w] of parts.entries()) {
       // yield to the event loop between words so a cancellation can land mid-stream
@@ -55,34 +71,61 @@ export class DemoRuntime implements AiRuntime {
 }
 
 /** Whitespace-separated words: the demo's documented tokenisation. */
-export function countTokens (text: string): number {
+export function countTokens(text: string): number {
   const t = text.trim()
   return t === '' ? 0 : t.split(/\s+/).length
 }
 
-function promptText (r: AiRuntimeRequest): string {
+function promptText(r: AiRuntimeRequest): string {
   const h = (r.history ?? []).map((m: AiMessage) => m.content).join(' ')
   return [r.systemPrompt ?? '', h, r.message ?? ''].join(' ')
 }
 
-function lastUser (history: AiMessage[]): string | undefined {
-  for (let i = history.length - 1; i >= 0; i--) { const m = history[i]!; if (m.role === 'user') return m.content }
+function lastUser(history: AiMessage[]): string | undefined {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const m = history[i]!
+    if (m.role === 'user') return m.content
+  }
   return undefined
 }
 
-const STOP = new Set(['about', 'what', 'which', 'where', 'does', 'there', 'their', 'with', 'from', 'that', 'this', 'have', 'tell', 'short', 'returns', 'lists', 'knows', 'platform'])
+const STOP = new Set([
+  'about',
+  'what',
+  'which',
+  'where',
+  'does',
+  'there',
+  'their',
+  'with',
+  'from',
+  'that',
+  'this',
+  'have',
+  'tell',
+  'short',
+  'returns',
+  'lists',
+  'knows',
+  'platform'
+])
 
-function words (text: string): string[] {
-  return text.toLowerCase().split(/[^a-z0-9]+/).filter((w) => w.length >= 4 && !STOP.has(w))
+function words(text: string): string[] {
+  return text
+    .toLowerCase()
+    .split(/[^a-z0-9]+/)
+    .filter((w) => w.length >= 4 && !STOP.has(w))
 }
 
 /** Two words relate when one is a prefix of the other (sandbox / sandboxes). */
-function related (a: string, b: string): boolean { return a.startsWith(b) || b.startsWith(a) }
+function related(a: string, b: string): boolean {
+  return a.startsWith(b) || b.startsWith(a)
+}
 
-function pickTool (message: string, tools: AiToolSpec[]): { name: string, args: Record<string, unknown> } | undefined {
+function pickTool(message: string, tools: AiToolSpec[]): { name: string; args: Record<string, unknown> } | undefined {
   const said = words(message)
   if (said.length === 0) return undefined
-  let best: { name: string, args: Record<string, unknown>, score: number } | undefined
+  let best: { name: string; args: Record<string, unknown>; score: number } | undefined
   for (const t of tools) {
     const props = (t.inputSchema?.properties ?? {}) as Record<string, { enum?: unknown[] }>
     const required = new Set((t.inputSchema?.required ?? []) as string[])
@@ -91,7 +134,10 @@ function pickTool (message: string, tools: AiToolSpec[]): { name: string, args: 
     let complete = true
     for (const [prop, s] of Object.entries(props)) {
       const hit = (s.enum ?? []).find((v) => typeof v === 'string' && said.some((w) => related(w, v.toLowerCase())))
-      if (hit !== undefined) { args[prop] = hit; score += 2 } else if (required.has(prop)) complete = false
+      if (hit !== undefined) {
+        args[prop] = hit
+        score += 2
+      } else if (required.has(prop)) complete = false
     }
     if (!complete) continue
     score += words(`${t.name} ${t.description ?? ''}`).filter((w) => said.some((s) => related(s, w))).length
@@ -100,8 +146,11 @@ function pickTool (message: string, tools: AiToolSpec[]): { name: string, args: 
   return best
 }
 
-function hash (s: string): string {
+function hash(s: string): string {
   let h = 2166136261
-  for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619) }
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i)
+    h = Math.imul(h, 16777619)
+  }
   return (h >>> 0).toString(16).padStart(8, '0')
 }

@@ -1,7 +1,19 @@
 /** The AI area: the runtime contract, its runtimes, and (later) agent turns. */
 export { AI } from './key.js'
 export type { AiService } from './ai-service.js'
-export type { AiCancelSignal, AiRuntime, AiRuntimeInfo, AiRuntimeRequest, AiEvent, AiMessage, AiToolCall, AiToolSpec, AiCapability, AiErrorCode, TokenUsage } from './runtime.js'
+export type {
+  AiCancelSignal,
+  AiRuntime,
+  AiRuntimeInfo,
+  AiRuntimeRequest,
+  AiEvent,
+  AiMessage,
+  AiToolCall,
+  AiToolSpec,
+  AiCapability,
+  AiErrorCode,
+  TokenUsage
+} from './runtime.js'
 export { DemoRuntime, countTokens } from './demo-runtime.js'
 export { OpenAiRuntime, type OpenAiRuntimeOptions } from './openai-runtime.js'
 export { RuntimeRegistry } from './runtime-registry.js'

@@ -13,12 +13,15 @@ import { RuntimeRegistry } from './runtime-registry.js'
 export const aiArea: Area = {
   name: 'ai',
   dependsOn: ['plugins', 'scope', 'governance', 'mcp', 'transport'],
-  install (platform: Platform): void {
+  install(platform: Platform): void {
     const registry = registryFromConfig(platform)
     // not fatal: a plugin runtime may arrive later by hot reload, but the operator should know now
     const configured = platform.config.get('platform.ai.runtime')
     if (configured !== 'auto' && registry.get(configured) === undefined) {
-      platform.logger.warn({ runtime: configured, known: registry.list().map((r) => r.name) }, `platform.ai.runtime names '${configured}', which no built-in runtime or loaded plugin provides; no AI runtime is active until a plugin contributes it`)
+      platform.logger.warn(
+        { runtime: configured, known: registry.list().map((r) => r.name) },
+        `platform.ai.runtime names '${configured}', which no built-in runtime or loaded plugin provides; no AI runtime is active until a plugin contributes it`
+      )
     }
     const service: AiService = {
       agentNames: () => platform.plugins.agents().map((a) => a.name),
@@ -30,25 +33,30 @@ export const aiArea: Area = {
   }
 }
 
-function registryFromConfig (platform: Platform): RuntimeRegistry {
+function registryFromConfig(platform: Platform): RuntimeRegistry {
   const cfg = platform.config
   // plugin runtimes follow hot reload: wrapped anew whenever the plugin registry's view changes
   let seen: readonly unknown[] | undefined
   let wrapped: PluginRuntime[] = []
   const fromPlugins = (): PluginRuntime[] => {
     const now = platform.plugins.runtimes()
-    if (now !== seen) { seen = now; wrapped = now.map((r) => new PluginRuntime(r)) }
+    if (now !== seen) {
+      seen = now
+      wrapped = now.map((r) => new PluginRuntime(r))
+    }
     return wrapped
   }
   const registry = new RuntimeRegistry(cfg.get('platform.ai.runtime'), fromPlugins)
   registry.add(new DemoRuntime())
-  registry.add(new OpenAiRuntime({
-    baseUrl: cfg.get('platform.ai.openai.base-url') ?? '',
-    model: cfg.get('platform.ai.openai.model') ?? '',
-    apiKey: cfg.get('platform.ai.openai.api-key'),
-    timeoutMs: cfg.get('platform.ai.openai.timeout-ms'),
-    idleTimeoutMs: cfg.get('platform.ai.openai.idle-timeout-ms'),
-    maxConcurrency: cfg.get('platform.ai.openai.max-concurrency')
-  }))
+  registry.add(
+    new OpenAiRuntime({
+      baseUrl: cfg.get('platform.ai.openai.base-url') ?? '',
+      model: cfg.get('platform.ai.openai.model') ?? '',
+      apiKey: cfg.get('platform.ai.openai.api-key'),
+      timeoutMs: cfg.get('platform.ai.openai.timeout-ms'),
+      idleTimeoutMs: cfg.get('platform.ai.openai.idle-timeout-ms'),
+      maxConcurrency: cfg.get('platform.ai.openai.max-concurrency')
+    })
+  )
   return registry
 }

@@ -1,4 +1,13 @@
-import { usage, type AiErrorCode, type AiCancelSignal, type AiEvent, type AiMessage, type AiRuntime, type AiRuntimeRequest, type AiToolCall } from './runtime.js'
+import {
+  usage,
+  type AiErrorCode,
+  type AiCancelSignal,
+  type AiEvent,
+  type AiMessage,
+  type AiRuntime,
+  type AiRuntimeRequest,
+  type AiToolCall
+} from './runtime.js'
 import { parseSse, SseError } from './sse-lines.js'
 
 export interface OpenAiRuntimeOptions {
@@ -16,7 +25,14 @@ export interface OpenAiRuntimeOptions {
 /** A line longer than this is not a chat chunk; the stream is treated as garbage. */
 const MAX_LINE_BYTES = 1024 * 1024
 
-class Failure extends Error { constructor (readonly code: AiErrorCode, message: string) { super(message) } }
+class Failure extends Error {
+  constructor(
+    readonly code: AiErrorCode,
+    message: string
+  ) {
+    super(message)
+  }
+}
 
 /**
  * Any OpenAI-compatible `/v1/chat/completions` server, streamed: text deltas pass through as they
@@ -30,43 +46,74 @@ export class OpenAiRuntime implements AiRuntime {
   readonly models: string[]
   private inFlight = 0
 
-  constructor (private readonly opts: OpenAiRuntimeOptions) { this.models = opts.model === '' ? [] : [opts.model] }
+  constructor(private readonly opts: OpenAiRuntimeOptions) {
+    this.models = opts.model === '' ? [] : [opts.model]
+  }
 
-  isAvailable (): boolean { return this.opts.baseUrl !== '' && this.opts.model !== '' }
+  isAvailable(): boolean {
+    return this.opts.baseUrl !== '' && this.opts.model !== ''
+  }
 
-  async * stream (request: AiRuntimeRequest, signal?: AiCancelSignal): AsyncGenerator<AiEvent> {
+  async *stream(request: AiRuntimeRequest, signal?: AiCancelSignal): AsyncGenerator<AiEvent> {
     if (this.inFlight >= this.opts.maxConcurrency) {
-      yield { type: 'error', code: 'capacity', message: `openai runtime: ${this.inFlight} requests in flight, the limit (platform.ai.openai.max-concurrency) is ${this.opts.maxConcurrency}` }
+      yield {
+        type: 'error',
+        code: 'capacity',
+        message: `openai runtime: ${this.inFlight} requests in flight, the limit (platform.ai.openai.max-concurrency) is ${this.opts.maxConcurrency}`
+      }
       return
     }
     this.inFlight++
     const ctl = new AbortController()
     let why: Failure | undefined
-    const fail = (f: Failure): void => { if (why === undefined) { why = f; ctl.abort() } }
+    const fail = (f: Failure): void => {
+      if (why === undefined) {
+        why = f
+        ctl.abort()
+      }
+    }
     const onAbort = (): void => fail(new Failure('cancelled', 'cancelled by the caller'))
-    if (signal?.aborted === true) onAbort(); else signal?.addEventListener('abort', onAbort, { once: true })
+    if (signal?.aborted === true) onAbort()
+    else signal?.addEventListener('abort', onAbort, { once: true })
     const url = this.opts.baseUrl.replace(/\/+$/, '') + '/chat/completions'
-    const total = setTimeout(() => fail(new Failure('timeout', `${url} did not finish within ${this.opts.timeoutMs} ms`)), this.opts.timeoutMs)
+    const total = setTimeout(
+      () => fail(new Failure('timeout', `${url} did not finish within ${this.opts.timeoutMs} ms`)),
+      this.opts.timeoutMs
+    )
     let idle: NodeJS.Timeout | undefined
     const touch = (): void => {
       clearTimeout(idle)
-      idle = setTimeout(() => fail(new Failure('timeout', `${url} sent nothing for ${this.opts.idleTimeoutMs} ms`)), this.opts.idleTimeoutMs)
+      idle = setTimeout(
+        () => fail(new Failure('timeout', `${url} sent nothing for ${this.opts.idleTimeoutMs} ms`)),
+        this.opts.idleTimeoutMs
+      )
     }
     const model = request.model ?? this.opts.model
     try {
       touch()
       const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' }
-      if (this.opts.apiKey !== undefined && this.opts.apiKey !== '') headers.authorization = `Bearer ${this.opts.apiKey}`
+      if (this.opts.apiKey !== undefined && this.opts.apiKey !== '')
+        headers.authorization = `Bearer ${this.opts.apiKey}`
       let res: Response
       try {
-        res = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body(request, model)), signal: ctl.signal })
-      } catch (err) { throw why ?? new Failure('network', `${url} unreachable: ${cause(err)}`) }
+        res = await fetch(url, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify(body(request, model)),
+          signal: ctl.signal
+        })
+      } catch (err) {
+        throw why ?? new Failure('network', `${url} unreachable: ${cause(err)}`)
+      }
       if (res.status < 200 || res.status >= 300) {
         const text = await res.text().catch(() => '')
-        throw new Failure(res.status === 429 || res.status === 503 ? 'capacity' : 'http', `${url} answered ${res.status}${snippet(text)}`)
+        throw new Failure(
+          res.status === 429 || res.status === 503 ? 'capacity' : 'http',
+          `${url} answered ${res.status}${snippet(text)}`
+        )
       }
       if (res.body === null) throw new Failure('protocol', `${url} answered without a body`)
-      const calls = new Map<number, { id: string, name: string, args: string }>()
+      const calls = new Map<number, { id: string; name: string; args: string }>()
       let finish: 'stop' | 'tool-calls' | 'length' = 'stop'
       let sawDone = false
       let reported = false
@@ -74,16 +121,38 @@ export class OpenAiRuntime implements AiRuntime {
         for await (const data of parseSse(res.body, MAX_LINE_BYTES, touch, ctl.signal)) {
           // events already buffered must not outrun a cancellation or timeout
           if (why !== undefined) throw why
-          if (data === '[DONE]') { sawDone = true; break }
+          if (data === '[DONE]') {
+            sawDone = true
+            break
+          }
           let chunk: any
-          try { chunk = JSON.parse(data) } catch { throw new Failure('protocol', `${url} sent a chunk that is not JSON${snippet(data)}`) }
-          if (chunk?.error !== undefined) throw new Failure('http', `${url} reported an error mid-stream: ${String(chunk.error?.message ?? JSON.stringify(chunk.error))}`)
-          if (typeof chunk !== 'object' || chunk === null) throw new Failure('protocol', `${url} sent a chunk that is not an object${snippet(data)}`)
+          try {
+            chunk = JSON.parse(data)
+          } catch {
+            throw new Failure('protocol', `${url} sent a chunk that is not JSON${snippet(data)}`)
+          }
+          if (chunk?.error !== undefined)
+            throw new Failure(
+              'http',
+              `${url} reported an error mid-stream: ${String(chunk.error?.message ?? JSON.stringify(chunk.error))}`
+            )
+          if (typeof chunk !== 'object' || chunk === null)
+            throw new Failure('protocol', `${url} sent a chunk that is not an object${snippet(data)}`)
           const out: AiEvent[] = []
           const u = chunk.usage
           if (u !== undefined && u !== null) {
-            const input = Number(u.prompt_tokens ?? 0); const output = Number(u.completion_tokens ?? 0)
-            out.push({ type: 'usage', usage: usage(input, output, String(chunk.model ?? model), Number(u.prompt_tokens_details?.cached_tokens ?? 0), typeof u.total_tokens === 'number' ? u.total_tokens : undefined) })
+            const input = Number(u.prompt_tokens ?? 0)
+            const output = Number(u.completion_tokens ?? 0)
+            out.push({
+              type: 'usage',
+              usage: usage(
+                input,
+                output,
+                String(chunk.model ?? model),
+                Number(u.prompt_tokens_details?.cached_tokens ?? 0),
+                typeof u.total_tokens === 'number' ? u.total_tokens : undefined
+              )
+            })
             reported = true
           }
           for (const choice of Array.isArray(chunk.choices) ? chunk.choices : []) {
@@ -101,7 +170,11 @@ export class OpenAiRuntime implements AiRuntime {
             else if (choice?.finish_reason === 'length') finish = 'length'
           }
           // a slow consumer is not a silent server: the idle bound pauses while events are handed over
-          if (out.length > 0) { clearTimeout(idle); for (const e of out) yield e; touch() }
+          if (out.length > 0) {
+            clearTimeout(idle)
+            for (const e of out) yield e
+            touch()
+          }
         }
       } catch (err) {
         if (err instanceof Failure) throw err
@@ -110,7 +183,8 @@ export class OpenAiRuntime implements AiRuntime {
       }
       if (why !== undefined) throw why
       if (!sawDone) throw new Failure('network', `${url} closed the stream before [DONE]`)
-      for (const [, c] of [...calls.entries()].sort((a, b) => a[0] - b[0])) yield { type: 'tool-call', call: toCall(c, url) }
+      for (const [, c] of [...calls.entries()].sort((a, b) => a[0] - b[0]))
+        yield { type: 'tool-call', call: toCall(c, url) }
       if (calls.size > 0) finish = 'tool-calls'
       if (!reported) yield { type: 'usage', usage: usage(0, 0, model) }
       yield { type: 'done', finishReason: finish }
@@ -118,7 +192,8 @@ export class OpenAiRuntime implements AiRuntime {
       const f = err instanceof Failure ? err : (why ?? new Failure('runtime', (err as Error).message))
       yield { type: 'error', code: f.code, message: f.message }
     } finally {
-      clearTimeout(total); clearTimeout(idle)
+      clearTimeout(total)
+      clearTimeout(idle)
       signal?.removeEventListener('abort', onAbort)
       ctl.abort()
       this.inFlight--
@@ -126,40 +201,60 @@ export class OpenAiRuntime implements AiRuntime {
   }
 }
 
-function toCall (c: { id: string, name: string, args: string }, url: string): AiToolCall {
+function toCall(c: { id: string; name: string; args: string }, url: string): AiToolCall {
   if (c.name === '') throw new Failure('protocol', `${url} sent a tool call without a name`)
   let args: unknown
-  try { args = c.args.trim() === '' ? {} : JSON.parse(c.args) } catch { throw new Failure('protocol', `${url} sent arguments for tool '${c.name}' that are not JSON${snippet(c.args)}`) }
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new Failure('protocol', `${url} sent arguments for tool '${c.name}' that are not an object`)
+  try {
+    args = c.args.trim() === '' ? {} : JSON.parse(c.args)
+  } catch {
+    throw new Failure('protocol', `${url} sent arguments for tool '${c.name}' that are not JSON${snippet(c.args)}`)
+  }
+  if (typeof args !== 'object' || args === null || Array.isArray(args))
+    throw new Failure('protocol', `${url} sent arguments for tool '${c.name}' that are not an object`)
   return { id: c.id, name: c.name, arguments: args as Record<string, unknown> }
 }
 
-function body (r: AiRuntimeRequest, model: string): Record<string, unknown> {
+function body(r: AiRuntimeRequest, model: string): Record<string, unknown> {
   const messages: unknown[] = []
   if (r.systemPrompt !== undefined && r.systemPrompt !== '') messages.push({ role: 'system', content: r.systemPrompt })
   for (const m of r.history ?? []) messages.push(wire(m))
   if (r.message !== undefined) messages.push({ role: 'user', content: r.message })
   const out: Record<string, unknown> = { model, messages, stream: true, stream_options: { include_usage: true } }
   if ((r.tools ?? []).length > 0) {
-    out.tools = r.tools!.map((t) => ({ type: 'function', function: { name: t.name, description: t.description ?? '', parameters: t.inputSchema ?? { type: 'object', properties: {} } } }))
+    out.tools = r.tools!.map((t) => ({
+      type: 'function',
+      function: {
+        name: t.name,
+        description: t.description ?? '',
+        parameters: t.inputSchema ?? { type: 'object', properties: {} }
+      }
+    }))
   }
   return out
 }
 
-function wire (m: AiMessage): unknown {
+function wire(m: AiMessage): unknown {
   if (m.role === 'tool') return { role: 'tool', tool_call_id: m.toolCallId, content: m.content }
   if (m.role === 'assistant' && m.toolCalls !== undefined && m.toolCalls.length > 0) {
-    return { role: 'assistant', content: m.content === '' ? null : m.content, tool_calls: m.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) }
+    return {
+      role: 'assistant',
+      content: m.content === '' ? null : m.content,
+      tool_calls: m.toolCalls.map((c) => ({
+        id: c.id,
+        type: 'function',
+        function: { name: c.name, arguments: JSON.stringify(c.arguments) }
+      }))
+    }
   }
   return { role: m.role, content: m.content }
 }
 
-function cause (err: unknown): string {
-  const e = err as Error & { cause?: { code?: string, message?: string } }
+function cause(err: unknown): string {
+  const e = err as Error & { cause?: { code?: string; message?: string } }
   return e.cause?.code ?? e.cause?.message ?? e.message
 }
 
-function snippet (text: string): string {
+function snippet(text: string): string {
   const t = text.trim()
   return t === '' ? '' : `: ${t.length > 200 ? t.slice(0, 200) + '…' : t}`
 }

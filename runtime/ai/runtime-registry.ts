@@ -7,21 +7,30 @@ import { describe, type AiRuntime, type AiRuntimeInfo } from './runtime.js'
 export class RuntimeRegistry {
   private readonly runtimes: AiRuntime[] = []
 
-  constructor (private readonly configured: string = 'demo', private readonly dynamic: () => AiRuntime[] = () => []) {}
+  constructor(
+    private readonly configured: string = 'demo',
+    private readonly dynamic: () => AiRuntime[] = () => []
+  ) {}
 
-  add (r: AiRuntime): void {
+  add(r: AiRuntime): void {
     if (this.all().some((x) => x.name === r.name)) throw new Error(`AI runtime '${r.name}' is already registered`)
     this.runtimes.push(r)
   }
 
-  all (): AiRuntime[] { return [...this.runtimes, ...this.dynamic().filter((d) => !this.runtimes.some((r) => r.name === d.name))] }
+  all(): AiRuntime[] {
+    return [...this.runtimes, ...this.dynamic().filter((d) => !this.runtimes.some((r) => r.name === d.name))]
+  }
 
-  get (name: string): AiRuntime | undefined { return this.all().find((r) => r.name === name) }
+  get(name: string): AiRuntime | undefined {
+    return this.all().find((r) => r.name === name)
+  }
 
-  list (): AiRuntimeInfo[] { return this.all().map(describe) }
+  list(): AiRuntimeInfo[] {
+    return this.all().map(describe)
+  }
 
   /** The active runtime, or undefined when the configured one is missing or none is available. */
-  active (): AiRuntime | undefined {
+  active(): AiRuntime | undefined {
     if (this.configured !== 'auto' && this.configured !== '') return this.get(this.configured)
     let best: AiRuntime | undefined
     for (const r of this.all()) {

@@ -20,9 +20,9 @@ export interface AiToolCall {
 
 /** One message of the conversation so far. */
 export type AiMessage =
-  | { role: 'user', content: string }
-  | { role: 'assistant', content: string, toolCalls?: AiToolCall[] }
-  | { role: 'tool', toolCallId: string, name?: string, content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: AiToolCall[] }
+  | { role: 'tool'; toolCallId: string; name?: string; content: string }
 
 export interface AiRuntimeRequest {
   systemPrompt?: string
@@ -44,11 +44,11 @@ export interface TokenUsage {
 }
 
 export type AiEvent =
-  | { type: 'text', delta: string }
-  | { type: 'tool-call', call: AiToolCall }
-  | { type: 'usage', usage: TokenUsage }
-  | { type: 'done', finishReason: 'stop' | 'tool-calls' | 'length' | 'cancelled' }
-  | { type: 'error', message: string, code: AiErrorCode }
+  | { type: 'text'; delta: string }
+  | { type: 'tool-call'; call: AiToolCall }
+  | { type: 'usage'; usage: TokenUsage }
+  | { type: 'done'; finishReason: 'stop' | 'tool-calls' | 'length' | 'cancelled' }
+  | { type: 'error'; message: string; code: AiErrorCode }
 
 export type AiErrorCode = 'timeout' | 'http' | 'protocol' | 'network' | 'cancelled' | 'capacity' | 'runtime'
 
@@ -60,8 +60,8 @@ export type AiCapability = 'streaming' | 'tool-calling' | 'cancellation' | 'usag
  */
 export interface AiCancelSignal {
   readonly aborted: boolean
-  addEventListener (type: 'abort', fn: () => void, opts?: { once?: boolean }): void
-  removeEventListener (type: 'abort', fn: () => void): void
+  addEventListener(type: 'abort', fn: () => void, opts?: { once?: boolean }): void
+  removeEventListener(type: 'abort', fn: () => void): void
 }
 
 export interface AiRuntime {
@@ -70,13 +70,13 @@ export interface AiRuntime {
   readonly priority: number
   readonly capabilities: readonly AiCapability[]
   readonly models: readonly string[]
-  isAvailable (): boolean
+  isAvailable(): boolean
   /**
    * Streams the events of one request. The iterator never throws: failures arrive as one
    * `error` event, and an aborted `signal` ends the stream with `done`/`cancelled` (or `error`
    * code `cancelled`) promptly, releasing what the runtime holds.
    */
-  stream (request: AiRuntimeRequest, signal?: AiCancelSignal): AsyncIterable<AiEvent>
+  stream(request: AiRuntimeRequest, signal?: AiCancelSignal): AsyncIterable<AiEvent>
 }
 
 /** Public description of a runtime, as the AI service lists it. */
@@ -88,12 +88,22 @@ export interface AiRuntimeInfo {
   models: string[]
 }
 
-export function usage (input: number, output: number, model: string, cachedInput = 0, total?: number): TokenUsage {
+export function usage(input: number, output: number, model: string, cachedInput = 0, total?: number): TokenUsage {
   return { input, output, cachedInput, total: total ?? input + output, model }
 }
 
-export function describe (r: AiRuntime): AiRuntimeInfo {
+export function describe(r: AiRuntime): AiRuntimeInfo {
   let available = false
-  try { available = r.isAvailable() } catch { /* a runtime that cannot answer is not available */ }
-  return { name: r.name, priority: r.priority, isAvailable: available, capabilities: [...r.capabilities], models: [...r.models] }
+  try {
+    available = r.isAvailable()
+  } catch {
+    /* a runtime that cannot answer is not available */
+  }
+  return {
+    name: r.name,
+    priority: r.priority,
+    isAvailable: available,
+    capabilities: [...r.capabilities],
+    models: [...r.models]
+  }
 }

@@ -5,7 +5,12 @@
  */
 export class SseError extends Error {}
 
-export async function * parseSse (body: ReadableStream<Uint8Array>, maxLineBytes: number, onBytes: () => void, signal: AbortSignal): AsyncGenerator<string> {
+export async function* parseSse(
+  body: ReadableStream<Uint8Array>,
+  maxLineBytes: number,
+  onBytes: () => void,
+  signal: AbortSignal
+): AsyncGenerator<string> {
   const decoder = new TextDecoder()
   let buf = ''
   let data: string[] = []
@@ -16,10 +21,17 @@ export async function * parseSse (body: ReadableStream<Uint8Array>, maxLineBytes
     while ((nl = buf.indexOf('\n')) >= 0) {
       const line = buf.slice(0, nl).replace(/\r$/, '')
       buf = buf.slice(nl + 1)
-      if (line === '') { if (data.length > 0) { yield data.join('\n'); data = [] } continue }
+      if (line === '') {
+        if (data.length > 0) {
+          yield data.join('\n')
+          data = []
+        }
+        continue
+      }
       if (line.startsWith(':')) continue
       if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''))
-      else if (!/^(event|id|retry)(:|$)/.test(line)) throw new SseError(`a line that is not server-sent events: ${line.slice(0, 120)}`)
+      else if (!/^(event|id|retry)(:|$)/.test(line))
+        throw new SseError(`a line that is not server-sent events: ${line.slice(0, 120)}`)
     }
     if (buf.length > maxLineBytes) throw new SseError(`an event line longer than ${maxLineBytes} bytes`)
   }
@@ -33,12 +45,13 @@ export async function * parseSse (body: ReadableStream<Uint8Array>, maxLineBytes
  * pending read hanging when its request is aborted after the body arrived, so every read races
  * the signal instead of trusting the body to error.
  */
-async function * reads (body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<Uint8Array> {
+async function* reads(body: ReadableStream<Uint8Array>, signal: AbortSignal): AsyncGenerator<Uint8Array> {
   const reader = body.getReader()
   let onAbort: (() => void) | undefined
   const aborted = new Promise<never>((_resolve, reject) => {
     onAbort = () => reject(signal.reason)
-    if (signal.aborted) onAbort(); else signal.addEventListener('abort', onAbort, { once: true })
+    if (signal.aborted) onAbort()
+    else signal.addEventListener('abort', onAbort, { once: true })
   })
   aborted.catch(() => {})
   try {

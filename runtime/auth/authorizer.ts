@@ -11,7 +11,7 @@ export const REQUIRE_PRINCIPAL: ControlAuthorizer = (_a, _t, p) => p !== null &&
  * Role-based: `rules[action]` (or `rules['*']`) lists the roles allowed to perform it. An action
  * with no rule is denied (fail closed).
  */
-export function roleBased (rules: Readonly<Record<string, readonly string[]>>): ControlAuthorizer {
+export function roleBased(rules: Readonly<Record<string, readonly string[]>>): ControlAuthorizer {
   return (action, _target, p) => {
     if (p === null) return false
     const allowed = rules[action] ?? rules['*']
@@ -20,12 +20,21 @@ export function roleBased (rules: Readonly<Record<string, readonly string[]>>): 
 }
 
 /** The authorizer the configuration asks for; the server's default is REQUIRE_PRINCIPAL. */
-export function authorizerFromConfig (kind: string | undefined, requirePrincipal: boolean, roles: Readonly<Record<string, readonly string[]>>): ControlAuthorizer {
+export function authorizerFromConfig(
+  kind: string | undefined,
+  requirePrincipal: boolean,
+  roles: Readonly<Record<string, readonly string[]>>
+): ControlAuthorizer {
   switch (kind) {
-    case 'deny-all': return DENY_ALL
-    case 'allow-all': return ALLOW_ALL
-    case 'require-principal': return REQUIRE_PRINCIPAL
-    case 'roles': return roleBased(roles)
-    default: return requirePrincipal ? REQUIRE_PRINCIPAL : DENY_ALL
+    case 'deny-all':
+      return DENY_ALL
+    case 'allow-all':
+      return ALLOW_ALL
+    case 'require-principal':
+      return REQUIRE_PRINCIPAL
+    case 'roles':
+      return roleBased(roles)
+    default:
+      return requirePrincipal ? REQUIRE_PRINCIPAL : DENY_ALL
   }
 }

@@ -7,9 +7,17 @@ export interface Principal {
   readonly via: 'token' | 'jwt' | 'validator' | 'demo'
 }
 
-export interface TokenConfig { token?: string, sha256?: string, principal: string, roles?: readonly string[] }
+export interface TokenConfig {
+  token?: string
+  sha256?: string
+  principal: string
+  roles?: readonly string[]
+}
 
-interface Entry { digest: Buffer, principal: Principal }
+interface Entry {
+  digest: Buffer
+  principal: Principal
+}
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest()
 
@@ -21,16 +29,18 @@ const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest()
 export class TokenResolver {
   private readonly entries: Entry[]
 
-  constructor (tokens: readonly TokenConfig[]) {
+  constructor(tokens: readonly TokenConfig[]) {
     this.entries = tokens.map((t) => ({
       digest: t.sha256 !== undefined ? Buffer.from(t.sha256, 'hex') : sha256(t.token!),
       principal: Object.freeze({ name: t.principal, roles: Object.freeze([...(t.roles ?? [])]), via: 'token' as const })
     }))
   }
 
-  get size (): number { return this.entries.length }
+  get size(): number {
+    return this.entries.length
+  }
 
-  resolve (headers: Readonly<Record<string, string>>): Principal | null {
+  resolve(headers: Readonly<Record<string, string>>): Principal | null {
     const presented = tokenOf(headers)
     if (presented === undefined || this.entries.length === 0) return null
     const d = sha256(presented)
@@ -41,7 +51,7 @@ export class TokenResolver {
 }
 
 /** The bearer token of a request, from `Authorization: Bearer` or `X-Platform-Auth`. */
-export function tokenOf (headers: Readonly<Record<string, string>>): string | undefined {
+export function tokenOf(headers: Readonly<Record<string, string>>): string | undefined {
   const auth = headers.authorization
   if (auth !== undefined && auth.length > 7 && auth.slice(0, 7).toLowerCase() === 'bearer ') return auth.slice(7).trim()
   const x = headers['x-platform-auth']

@@ -11,14 +11,17 @@ export type PrincipalSource = (headers: Readonly<Record<string, string>>) => Pri
 export class PrincipalResolver {
   private readonly sources: PrincipalSource[] = []
 
-  constructor (readonly tokens: TokenResolver) {}
+  constructor(readonly tokens: TokenResolver) {}
 
-  addSource (source: PrincipalSource): () => void {
+  addSource(source: PrincipalSource): () => void {
     this.sources.push(source)
-    return () => { const i = this.sources.indexOf(source); if (i >= 0) this.sources.splice(i, 1) }
+    return () => {
+      const i = this.sources.indexOf(source)
+      if (i >= 0) this.sources.splice(i, 1)
+    }
   }
 
-  resolve (ctx: Context): Principal | null {
+  resolve(ctx: Context): Principal | null {
     if ('principal' in ctx.state) return ctx.state.principal as Principal | null
     const p = this.fromHeaders(ctx.headers)
     ctx.state.principal = p
@@ -26,10 +29,14 @@ export class PrincipalResolver {
   }
 
   /** The same resolution from bare headers (a WebSocket upgrade or message has no Context to cache on). */
-  fromHeaders (headers: Readonly<Record<string, string>>): Principal | null {
+  fromHeaders(headers: Readonly<Record<string, string>>): Principal | null {
     let p = this.tokens.resolve(headers)
     for (let i = 0; p === null && i < this.sources.length; i++) {
-      try { p = this.sources[i]!(headers) } catch { p = null }
+      try {
+        p = this.sources[i]!(headers)
+      } catch {
+        p = null
+      }
     }
     return p
   }

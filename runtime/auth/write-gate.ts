@@ -13,7 +13,11 @@ export interface WriteSurface {
   anonymous: ErrorName
 }
 
-export const ADMIN_SURFACE: WriteSurface = { flagKey: 'platform.admin.http-write-enabled', disabled: 'ADMIN_WRITE_DISABLED', anonymous: 'ADMIN_AUTH_REQUIRED' }
+export const ADMIN_SURFACE: WriteSurface = {
+  flagKey: 'platform.admin.http-write-enabled',
+  disabled: 'ADMIN_WRITE_DISABLED',
+  anonymous: 'ADMIN_AUTH_REQUIRED'
+}
 
 /**
  * The four checks every mutating admin route runs, in this order: feature flag (403),
@@ -21,7 +25,7 @@ export const ADMIN_SURFACE: WriteSurface = { flagKey: 'platform.admin.http-write
  * `<action>.denied.flag|anonymous|role|authz`, or `<action>` through `done()`.
  */
 export class WriteGate {
-  constructor (
+  constructor(
     private readonly config: Config,
     private readonly principals: PrincipalResolver,
     private readonly authorizer: ControlAuthorizer,
@@ -30,26 +34,32 @@ export class WriteGate {
   ) {}
 
   /** Returns the principal allowed to write, or throws the catalogue error after auditing it. */
-  guard (ctx: Context, action: string, target: string, surface: WriteSurface = ADMIN_SURFACE): Principal {
+  guard(ctx: Context, action: string, target: string, surface: WriteSurface = ADMIN_SURFACE): Principal {
     if (this.config.get(surface.flagKey) !== true) this.deny(null, action, target, 'flag', surface.disabled)
     const principal = this.principals.resolve(ctx)
     if (principal === null) this.deny(null, action, target, 'anonymous', surface.anonymous)
     const role = this.config.get('platform.admin.required-role')
-    if (role !== undefined && !principal.roles.includes(role)) this.deny(principal, action, target, 'role', 'ADMIN_ROLE_REQUIRED')
+    if (role !== undefined && !principal.roles.includes(role))
+      this.deny(principal, action, target, 'role', 'ADMIN_ROLE_REQUIRED')
     if (!this.authorizer(action, target, principal)) this.deny(principal, action, target, 'authz', 'ADMIN_FORBIDDEN')
     return principal
   }
 
   /** Audits the outcome of an allowed write and announces it on the bus. */
-  done (principal: Principal, action: string, target: string, success: boolean, message = ''): Promise<void> {
+  done(principal: Principal, action: string, target: string, success: boolean, message = ''): Promise<void> {
     this.bus.emit('ControlActionExecuted', { principal: principal.name, action, target, success })
     return this.audit.record(principal.name, action, target, success, message)
   }
 
-  private deny (principal: Principal | null, action: string, target: string, why: string, error: ErrorName): never {
+  private deny(principal: Principal | null, action: string, target: string, why: string, error: ErrorName): never {
     const err = new PlatformError(error)
     void this.audit.record(principal?.name ?? null, `${action}.denied.${why}`, target, false, err.message)
-    this.bus.emit('ControlActionExecuted', { principal: principal?.name ?? 'anonymous', action: `${action}.denied.${why}`, target, success: false })
+    this.bus.emit('ControlActionExecuted', {
+      principal: principal?.name ?? 'anonymous',
+      action: `${action}.denied.${why}`,
+      target,
+      success: false
+    })
     throw err
   }
 }

@@ -36,10 +36,13 @@ SIGHUP re-reads the configuration and applies changed plugin grants; an operator
 Not on PATH? Run it as npx platform <command> from the checkout or a project depending on agent-platform.
 `
 
-type Out = { log: (s: string) => void, error: (s: string) => void }
+type Out = { log: (s: string) => void; error: (s: string) => void }
 
 /** Runs the CLI; resolves with the exit code (serve resolves after a graceful shutdown). */
-export async function main (argv: string[], out: Out = { log: (s) => process.stdout.write(s + '\n'), error: (s) => process.stderr.write(s + '\n') }): Promise<number> {
+export async function main(
+  argv: string[],
+  out: Out = { log: (s) => process.stdout.write(s + '\n'), error: (s) => process.stderr.write(s + '\n') }
+): Promise<number> {
   let parsed
   try {
     parsed = parseArgs({
@@ -66,22 +69,55 @@ export async function main (argv: string[], out: Out = { log: (s) => process.std
     return 2
   }
   const { values, positionals } = parsed
-  if (values.version === true) { out.log(pkg.version); return 0 }
-  if (values.help === true || positionals.length === 0) { out.log(USAGE); return positionals.length === 0 && values.help !== true ? 2 : 0 }
+  if (values.version === true) {
+    out.log(pkg.version)
+    return 0
+  }
+  if (values.help === true || positionals.length === 0) {
+    out.log(USAGE)
+    return positionals.length === 0 && values.help !== true ? 2 : 0
+  }
   const command = positionals[0]
   if (command === 'plugins' && positionals[1] === 'new') return pluginsNew(positionals[2], values.dir, out)
   if (command === 'plugins' && positionals[1] === 'validate') {
-    try { return await pluginsValidate(positionals[2], out) } catch (e) { out.error(`platform: ${(e as Error).stack ?? String(e)}`); return 1 }
+    try {
+      return await pluginsValidate(positionals[2], out)
+    } catch (e) {
+      out.error(`platform: ${(e as Error).stack ?? String(e)}`)
+      return 1
+    }
   }
-  if (command === 'plugins' && positionals[1] !== 'list') { out.error(`platform: ${positionals[1] === undefined ? 'plugins needs a subcommand' : `unknown plugins subcommand '${positionals[1]}'`}\n\n${PLUGINS_USAGE}`); return 2 }
+  if (command === 'plugins' && positionals[1] !== 'list') {
+    out.error(
+      `platform: ${positionals[1] === undefined ? 'plugins needs a subcommand' : `unknown plugins subcommand '${positionals[1]}'`}\n\n${PLUGINS_USAGE}`
+    )
+    return 2
+  }
   if (command === 'mcp-stdio') {
     // stdout carries the protocol: every message from here on goes to stderr
-    if (values.url === undefined || !/^https?:\/\//.test(values.url)) { out.error(`platform: mcp-stdio needs --url http(s)://host:port/path\n\n${USAGE}`); return 2 }
+    if (values.url === undefined || !/^https?:\/\//.test(values.url)) {
+      out.error(`platform: mcp-stdio needs --url http(s)://host:port/path\n\n${USAGE}`)
+      return 2
+    }
     let headers
-    try { headers = parseHeaders(values.header) } catch (e) { out.error(`platform: ${(e as Error).message}`); return 2 }
-    return await new StdioBridge({ url: values.url, headers, log: (s) => { out.error(`mcp-stdio: ${s}`) } }).run()
+    try {
+      headers = parseHeaders(values.header)
+    } catch (e) {
+      out.error(`platform: ${(e as Error).message}`)
+      return 2
+    }
+    return await new StdioBridge({
+      url: values.url,
+      headers,
+      log: (s) => {
+        out.error(`mcp-stdio: ${s}`)
+      }
+    }).run()
   }
-  if (command !== 'serve' && command !== 'plugins') { out.error(`platform: unknown command '${command}'\n\n${USAGE}`); return 2 }
+  if (command !== 'serve' && command !== 'plugins') {
+    out.error(`platform: unknown command '${command}'\n\n${USAGE}`)
+    return 2
+  }
 
   const overrides: Record<string, unknown> = {}
   try {
@@ -99,26 +135,40 @@ export async function main (argv: string[], out: Out = { log: (s) => process.std
       if (i <= 0) throw new ConfigError(`--set expects KEY=VALUE, got '${kv}'`)
       const raw = kv.slice(i + 1)
       let v: unknown = raw
-      try { v = JSON.parse(raw) } catch { /* a plain string */ }
+      try {
+        v = JSON.parse(raw)
+      } catch {
+        /* a plain string */
+      }
       overrides[kv.slice(0, i)] = v
     }
     const config = loadConfig({ file: values.config, overrides })
     if (command === 'plugins') return await pluginsList(config, values.json === true, out)
     return await serve(config, out, () => loadConfig({ file: values.config, overrides }))
   } catch (e) {
-    if (e instanceof ConfigError) { out.error(`platform: configuration error: ${e.message}`); return EX_CONFIG }
-    if (e instanceof OperatorError || e instanceof ListenError) { out.error(`platform: ${e.message.replace(/\s*\n\s*/g, ' ')}`); return EX_CONFIG }
+    if (e instanceof ConfigError) {
+      out.error(`platform: configuration error: ${e.message}`)
+      return EX_CONFIG
+    }
+    if (e instanceof OperatorError || e instanceof ListenError) {
+      out.error(`platform: ${e.message.replace(/\s*\n\s*/g, ' ')}`)
+      return EX_CONFIG
+    }
     out.error(`platform: ${(e as Error).stack ?? String(e)}`)
     return 1
   }
 }
 
-function intFlag (name: string, v: string): number {
+function intFlag(name: string, v: string): number {
   if (!/^\d+$/.test(v)) throw new ConfigError(`${name} expects an integer, got '${v}'`)
   return Number(v)
 }
 
-async function serve (config: ReturnType<typeof loadConfig>, out: Out, reread: () => ReturnType<typeof loadConfig>): Promise<number> {
+async function serve(
+  config: ReturnType<typeof loadConfig>,
+  out: Out,
+  reread: () => ReturnType<typeof loadConfig>
+): Promise<number> {
   const { platform, url } = await startPlatform({ config, install: installAreas })
   // stdout carries JSON log records only: the record for machines, the plain line on stderr for people
   platform.logger.info({ url }, 'platform listening')
@@ -127,15 +177,34 @@ async function serve (config: ReturnType<typeof loadConfig>, out: Out, reread: (
   let current = config
   const hup = (): void => {
     let next
-    try { next = reread() } catch (e) {
-      platform.logger.error({ error: (e as Error).message }, `SIGHUP: configuration not reloaded, the running one stays: ${(e as Error).message}`)
+    try {
+      next = reread()
+    } catch (e) {
+      platform.logger.error(
+        { error: (e as Error).message },
+        `SIGHUP: configuration not reloaded, the running one stays: ${(e as Error).message}`
+      )
       return
     }
     const keys = [...new Set([...Object.keys(current.values), ...Object.keys(next.values)])]
-    const other = keys.filter((k) => (!k.startsWith('platform.plugins.') || k === 'platform.plugins.dirs') && JSON.stringify(current.values[k]) !== JSON.stringify(next.values[k]))
-    if (other.length > 0) platform.logger.warn({ keys: other }, `SIGHUP applies only plugin grants (platform.plugins.<name>); restart to apply ${other.join(', ')}`)
+    const other = keys.filter(
+      (k) =>
+        (!k.startsWith('platform.plugins.') || k === 'platform.plugins.dirs') &&
+        JSON.stringify(current.values[k]) !== JSON.stringify(next.values[k])
+    )
+    if (other.length > 0)
+      platform.logger.warn(
+        { keys: other },
+        `SIGHUP applies only plugin grants (platform.plugins.<name>); restart to apply ${other.join(', ')}`
+      )
     current = next
-    if (platform.hasArea(PLUGIN_HOST)) platform.area(PLUGIN_HOST).reloadGrants(next).catch((err: unknown) => { platform.logger.error({ err }, 'SIGHUP: reloading plugin grants failed') })
+    if (platform.hasArea(PLUGIN_HOST))
+      platform
+        .area(PLUGIN_HOST)
+        .reloadGrants(next)
+        .catch((err: unknown) => {
+          platform.logger.error({ err }, 'SIGHUP: reloading plugin grants failed')
+        })
   }
   process.on('SIGHUP', hup)
   return await new Promise<number>((resolve) => {
@@ -145,16 +214,38 @@ async function serve (config: ReturnType<typeof loadConfig>, out: Out, reread: (
       stopping = true
       process.off('SIGHUP', hup)
       platform.logger.info({ signal }, 'shutting down')
-      const force = setTimeout(() => { out.error('platform: shutdown took longer than 5 s, exiting'); resolve(1) }, 5000)
+      const force = setTimeout(() => {
+        out.error('platform: shutdown took longer than 5 s, exiting')
+        resolve(1)
+      }, 5000)
       force.unref()
-      platform.close().then(() => { clearTimeout(force); resolve(0) }, (err) => { out.error(String(err)); resolve(1) })
+      platform.close().then(
+        () => {
+          clearTimeout(force)
+          resolve(0)
+        },
+        (err) => {
+          out.error(String(err))
+          resolve(1)
+        }
+      )
     }
-    process.once('SIGINT', () => { stop('SIGINT') })
-    process.once('SIGTERM', () => { stop('SIGTERM') })
+    process.once('SIGINT', () => {
+      stop('SIGINT')
+    })
+    process.once('SIGTERM', () => {
+      stop('SIGTERM')
+    })
   })
 }
 
 const isMain = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href
 if (isMain) {
-  main(process.argv.slice(2)).then((code) => process.exit(code), (err) => { console.error(err); process.exit(1) })
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err) => {
+      console.error(err)
+      process.exit(1)
+    }
+  )
 }

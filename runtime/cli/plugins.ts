@@ -6,11 +6,22 @@ import type { Config } from '../config/index.js'
 import { EventBus } from '../events/index.js'
 import { createLogger } from '../observability/index.js'
 import {
-  PluginHost, PluginRegistry, readManifest, resolveGrant, GrantRefused, grantLine, ManifestError, tierFactory, TierUnavailable,
-  buildCapabilities, NAME_PATTERN, type PluginStatus, type SandboxInstance
+  PluginHost,
+  PluginRegistry,
+  readManifest,
+  resolveGrant,
+  GrantRefused,
+  grantLine,
+  ManifestError,
+  tierFactory,
+  TierUnavailable,
+  buildCapabilities,
+  NAME_PATTERN,
+  type PluginStatus,
+  type SandboxInstance
 } from '../plugins/index.js'
 
-type Out = { log: (s: string) => void, error: (s: string) => void }
+type Out = { log: (s: string) => void; error: (s: string) => void }
 
 export const PLUGINS_USAGE = `Usage: platform plugins <list|validate|new> [options]
 
@@ -25,10 +36,19 @@ export const PLUGINS_USAGE = `Usage: platform plugins <list|validate|new> [optio
                                  with plugin.json, index.mjs and its own test (node --test)
 `
 
-const silent = () => createLogger('silent', { destination: new Writable({ write (_c, _e, cb) { cb() } }) })
-const noKv = () => { throw new Error('the key-value store is not available to the CLI') }
+const silent = () =>
+  createLogger('silent', {
+    destination: new Writable({
+      write(_c, _e, cb) {
+        cb()
+      }
+    })
+  })
+const noKv = () => {
+  throw new Error('the key-value store is not available to the CLI')
+}
 
-function contributions (c: PluginStatus['contributes']): string {
+function contributions(c: PluginStatus['contributes']): string {
   const parts: string[] = []
   for (const [k, v] of Object.entries(c)) if (v.length > 0) parts.push(`${k}: ${v.join(', ')}`)
   return parts.length > 0 ? parts.join('; ') : '-'
@@ -36,11 +56,18 @@ function contributions (c: PluginStatus['contributes']): string {
 
 /** Sandboxes whose code runs with the host's own rights; net and env grants bind only `ctx` there. */
 const FULL_TRUST = new Set(['worker', 'inline'])
-export const FULL_TRUST_NOTE = 'worker and inline plugins run with full trust (Node APIs, network, files, environment): their net and env grants bind only ctx.fetch and ctx.env, not the code itself'
+export const FULL_TRUST_NOTE =
+  'worker and inline plugins run with full trust (Node APIs, network, files, environment): their net and env grants bind only ctx.fetch and ctx.env, not the code itself'
 
-export async function pluginsList (config: Config, json: boolean, out: Out): Promise<number> {
+export async function pluginsList(config: Config, json: boolean, out: Out): Promise<number> {
   const registry = new PluginRegistry(new EventBus())
-  const host = new PluginHost({ config, logger: silent(), registry, capabilities: { logger: silent(), kvDb: noKv }, watch: false })
+  const host = new PluginHost({
+    config,
+    logger: silent(),
+    registry,
+    capabilities: { logger: silent(), kvDb: noKv },
+    watch: false
+  })
   await host.start()
   const status = registry.status()
   const warnings = host.unknownGrants().map((w) => w.message)
@@ -50,27 +77,47 @@ export async function pluginsList (config: Config, json: boolean, out: Out): Pro
     // stdout stays the plugin array; what kind of listing it is goes to stderr
     out.error(scope)
     for (const w of warnings) out.error(`warning: ${w}`)
-    out.log(JSON.stringify(status.map((s) => ({ ...s, fullTrust: s.sandbox !== undefined && FULL_TRUST.has(s.sandbox) })), null, 2))
+    out.log(
+      JSON.stringify(
+        status.map((s) => ({ ...s, fullTrust: s.sandbox !== undefined && FULL_TRUST.has(s.sandbox) })),
+        null,
+        2
+      )
+    )
     return 0
   }
   out.log(scope)
   for (const w of warnings) out.log(`warning: ${w}`)
-  if (status.length === 0) { out.log(`no plugins in ${host.dirs.join(', ')}`); return 0 }
-  const rows = status.map((s) => [s.name, s.version ?? '-', s.sandbox === undefined ? '-' : FULL_TRUST.has(s.sandbox) ? `${s.sandbox} (full trust)` : s.sandbox, s.state, s.state === 'live' ? contributions(s.contributes) : s.error ?? ''])
+  if (status.length === 0) {
+    out.log(`no plugins in ${host.dirs.join(', ')}`)
+    return 0
+  }
+  const rows = status.map((s) => [
+    s.name,
+    s.version ?? '-',
+    s.sandbox === undefined ? '-' : FULL_TRUST.has(s.sandbox) ? `${s.sandbox} (full trust)` : s.sandbox,
+    s.state,
+    s.state === 'live' ? contributions(s.contributes) : (s.error ?? '')
+  ])
   const head = ['NAME', 'VERSION', 'SANDBOX', 'STATE', 'CONTRIBUTES / ERROR']
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)))
-  const line = (r: string[]) => r.map((c, i) => i === r.length - 1 ? c : c.padEnd(widths[i]!)).join('  ')
+  const line = (r: string[]) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')
   out.log(line(head))
   for (const r of rows) out.log(line(r))
   if (status.some((s) => s.sandbox !== undefined && FULL_TRUST.has(s.sandbox))) out.log(`note: ${FULL_TRUST_NOTE}`)
   return 0
 }
 
-export async function pluginsValidate (dir: string | undefined, out: Out): Promise<number> {
-  if (dir === undefined) { out.error(`platform: plugins validate needs a folder\n\n${PLUGINS_USAGE}`); return 2 }
+export async function pluginsValidate(dir: string | undefined, out: Out): Promise<number> {
+  if (dir === undefined) {
+    out.error(`platform: plugins validate needs a folder\n\n${PLUGINS_USAGE}`)
+    return 2
+  }
   const abs = resolve(dir)
   let parsed
-  try { parsed = readManifest(abs) } catch (e) {
+  try {
+    parsed = readManifest(abs)
+  } catch (e) {
     if (!(e instanceof ManifestError)) throw e
     out.error(`${dir}: invalid`)
     for (const m of e.errors) out.error(`  ${m}`)
@@ -79,18 +126,35 @@ export async function pluginsValidate (dir: string | undefined, out: Out): Promi
   const { manifest, askedLimits, entryPath } = parsed
   // what the operator must grant for it to load as asked
   let needs = ''
-  try { resolveGrant(manifest.name, manifest, askedLimits, {}) } catch (e) { if (e instanceof GrantRefused) needs = grantLine(manifest.name, e.grant); else throw e }
-  const grant = resolveGrant(manifest.name, manifest, askedLimits, { sandbox: manifest.sandbox, permissions: manifest.permissions, limits: askedLimits })
+  try {
+    resolveGrant(manifest.name, manifest, askedLimits, {})
+  } catch (e) {
+    if (e instanceof GrantRefused) needs = grantLine(manifest.name, e.grant)
+    else throw e
+  }
+  const grant = resolveGrant(manifest.name, manifest, askedLimits, {
+    sandbox: manifest.sandbox,
+    permissions: manifest.permissions,
+    limits: askedLimits
+  })
   let instance: SandboxInstance | undefined
   let note = ''
   try {
     const factory = tierFactory(grant.sandbox)
-    instance = await factory({ dir: abs, entry: entryPath, manifest, grant, capabilities: buildCapabilities({ logger: silent(), kvDb: noKv, env: {} }, manifest.name, grant) })
+    instance = await factory({
+      dir: abs,
+      entry: entryPath,
+      manifest,
+      grant,
+      capabilities: buildCapabilities({ logger: silent(), kvDb: noKv, env: {} }, manifest.name, grant)
+    })
   } catch (e) {
     if (e instanceof TierUnavailable) note = `${e.message}: only plugin.json was checked, the entry was not loaded`
     else {
       out.error(`${dir}: invalid`)
-      out.error(`  ${manifest.entry}: ${e instanceof Error ? (e.name === 'Error' ? e.message : `${e.name}: ${e.message}`) : String(e)}`)
+      out.error(
+        `  ${manifest.entry}: ${e instanceof Error ? (e.name === 'Error' ? e.message : `${e.name}: ${e.message}`) : String(e)}`
+      )
       return 1
     }
   }
@@ -98,7 +162,9 @@ export async function pluginsValidate (dir: string | undefined, out: Out): Promi
   out.log(`  ${manifest.name} ${manifest.version}, sandbox ${manifest.sandbox}`)
   if (instance !== undefined) {
     const d = instance.descriptor
-    out.log(`  contributes: ${contributions({ tools: d.tools.map((t) => t.name), resources: d.resources.map((r) => r.uri), prompts: d.prompts.map((p) => p.name), agents: d.agents.map((a) => a.name), policyTypes: d.policyTypes.map((p) => p.type), classifiers: d.classifiers.map((c) => c.name), embedders: d.embedders.map((e) => e.name) })}`)
+    out.log(
+      `  contributes: ${contributions({ tools: d.tools.map((t) => t.name), resources: d.resources.map((r) => r.uri), prompts: d.prompts.map((p) => p.name), agents: d.agents.map((a) => a.name), policyTypes: d.policyTypes.map((p) => p.type), classifiers: d.classifiers.map((c) => c.name), embedders: d.embedders.map((e) => e.name) })}`
+    )
     await instance.dispose()
   }
   if (note !== '') out.log(`  note: ${note}`)
@@ -106,11 +172,20 @@ export async function pluginsValidate (dir: string | undefined, out: Out): Promi
   return 0
 }
 
-export function pluginsNew (name: string | undefined, parent: string | undefined, out: Out): number {
-  if (name === undefined) { out.error(`platform: plugins new needs a name\n\n${PLUGINS_USAGE}`); return 2 }
-  if (!new RegExp(NAME_PATTERN).test(name)) { out.error(`platform: plugin name '${name}' must be 1-64 of a-z 0-9 _ - starting with a letter or digit`); return 2 }
+export function pluginsNew(name: string | undefined, parent: string | undefined, out: Out): number {
+  if (name === undefined) {
+    out.error(`platform: plugins new needs a name\n\n${PLUGINS_USAGE}`)
+    return 2
+  }
+  if (!new RegExp(NAME_PATTERN).test(name)) {
+    out.error(`platform: plugin name '${name}' must be 1-64 of a-z 0-9 _ - starting with a letter or digit`)
+    return 2
+  }
   const dir = resolve(parent ?? 'plugins', name)
-  if (existsSync(dir)) { out.error(`platform: ${dir} already exists`); return 1 }
+  if (existsSync(dir)) {
+    out.error(`platform: ${dir} already exists`)
+    return 1
+  }
   mkdirSync(dir, { recursive: true })
   for (const [file, text] of Object.entries(scaffold(name))) writeFileSync(join(dir, file), text)
   const shown = relative(process.cwd(), dir)
@@ -118,17 +193,36 @@ export function pluginsNew (name: string | undefined, parent: string | undefined
   out.log(`created ${at}`)
   out.log(`  test it:   cd ${at} && node --test`)
   out.log(`  check it:  npx platform plugins validate ${at}`)
-  out.log('  it goes live as soon as the folder is in a plugin directory (no grant needed: it runs in the isolate tier)')
+  out.log(
+    '  it goes live as soon as the folder is in a plugin directory (no grant needed: it runs in the isolate tier)'
+  )
   // the test imports agent-platform/sdk: say so when it cannot resolve from there
-  try { createRequire(join(dir, 'index.test.mjs')).resolve('agent-platform/sdk') } catch {
-    out.log(`  note: node --test needs agent-platform resolvable from ${at}: create the plugin inside a project that has it (npm install agent-platform) or inside this platform's checkout`)
+  try {
+    createRequire(join(dir, 'index.test.mjs')).resolve('agent-platform/sdk')
+  } catch {
+    out.log(
+      `  note: node --test needs agent-platform resolvable from ${at}: create the plugin inside a project that has it (npm install agent-platform) or inside this platform's checkout`
+    )
   }
   return 0
 }
 
-function scaffold (name: string): Record<string, string> {
+function scaffold(name: string): Record<string, string> {
   return {
-    'plugin.json': JSON.stringify({ name, version: '0.1.0', description: `The ${name} plugin`, entry: 'index.mjs', sandbox: 'isolate', permissions: {}, limits: { memoryMb: 64, timeoutMs: 5000, concurrency: 4 } }, null, 2) + '\n',
+    'plugin.json':
+      JSON.stringify(
+        {
+          name,
+          version: '0.1.0',
+          description: `The ${name} plugin`,
+          entry: 'index.mjs',
+          sandbox: 'isolate',
+          permissions: {},
+          limits: { memoryMb: 64, timeoutMs: 5000, concurrency: 4 }
+        },
+        null,
+        2
+      ) + '\n',
     // .mjs and no package.json of its own: ES modules whatever the project's package.json says,
     // and agent-platform/sdk resolves from the project's node_modules (or, in this platform's own
     // checkout, as the package itself)

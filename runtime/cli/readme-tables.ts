@@ -7,13 +7,14 @@ import { fileURLToPath } from 'node:url'
 import { CONFIG_BEGIN, CONFIG_END, configTable } from '../config/index.js'
 import { ERR_BEGIN, ERR_END, errorTable } from '../http/index.js'
 
-function splice (text: string, begin: string, end: string, table: string): string {
-  const a = text.indexOf(begin); const b = text.indexOf(end)
+function splice(text: string, begin: string, end: string, table: string): string {
+  const a = text.indexOf(begin)
+  const b = text.indexOf(end)
   if (a < 0 || b < a) throw new Error(`README.md has no ${begin} markers`)
   return text.slice(0, a) + table + text.slice(b + end.length)
 }
 
-export function replaceTable (readme: string): string {
+export function replaceTable(readme: string): string {
   return splice(splice(readme, CONFIG_BEGIN, CONFIG_END, configTable()), ERR_BEGIN, ERR_END, errorTable())
 }
 

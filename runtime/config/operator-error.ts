@@ -3,7 +3,10 @@
  * directory): the CLI prints its message as one line and exits 78 (EX_CONFIG), no stack trace.
  */
 export class OperatorError extends Error {
-  constructor (message: string) { super(message); this.name = 'OperatorError' }
+  constructor(message: string) {
+    super(message)
+    this.name = 'OperatorError'
+  }
 }
 
 /** EX_CONFIG from sysexits.h: the exit code of every OperatorError. */

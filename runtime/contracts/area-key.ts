@@ -7,7 +7,9 @@ export class AreaKey<T> {
   /** Never set: carries T so that two keys of different types are not assignable to each other. */
   declare readonly type: T
 
-  constructor (readonly name: string) {}
+  constructor(readonly name: string) {}
 
-  toString (): string { return `AreaKey(${this.name})` }
+  toString(): string {
+    return `AreaKey(${this.name})`
+  }
 }

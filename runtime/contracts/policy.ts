@@ -27,9 +27,9 @@ export interface PolicyContext {
 export type PolicyDecision =
   | { decision: 'admit' }
   /** `reason` says what was changed and why (`/check` and the decision log show it). */
-  | { decision: 'transform', request: AiRequest, reason?: string }
-  | { decision: 'deny', reason: string }
-  | { decision: 'prefer', preferred: string, reason: string }
+  | { decision: 'transform'; request: AiRequest; reason?: string }
+  | { decision: 'deny'; reason: string }
+  | { decision: 'prefer'; preferred: string; reason: string }
 
 export interface GovernancePolicy {
   /** Stable identifier for the audit trail; the chain is de-duplicated by it. */
@@ -39,7 +39,7 @@ export interface GovernancePolicy {
   readonly version: string
   /** Implementation name shown in listings (`className` on the wire). */
   readonly className: string
-  evaluate (ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision>
+  evaluate(ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision>
 }
 
 /** What a YAML `type:` factory receives. */
@@ -54,12 +54,19 @@ export type PolicyFactory = (d: PolicyDescriptor) => GovernancePolicy
 
 export const admit = (): PolicyDecision => ({ decision: 'admit' })
 export const deny = (reason: string): PolicyDecision => ({ decision: 'deny', reason })
-export const transform = (request: AiRequest, reason?: string): PolicyDecision => reason === undefined ? { decision: 'transform', request } : { decision: 'transform', request, reason }
+export const transform = (request: AiRequest, reason?: string): PolicyDecision =>
+  reason === undefined ? { decision: 'transform', request } : { decision: 'transform', request, reason }
 export const prefer = (preferred: string, reason: string): PolicyDecision => ({ decision: 'prefer', preferred, reason })
 
-export function aiRequest (partial: Partial<AiRequest> & { message: string }): AiRequest {
+export function aiRequest(partial: Partial<AiRequest> & { message: string }): AiRequest {
   return {
-    systemPrompt: '', model: null, userId: null, sessionId: null, agentId: null, conversationId: null, metadata: {},
+    systemPrompt: '',
+    model: null,
+    userId: null,
+    sessionId: null,
+    agentId: null,
+    conversationId: null,
+    metadata: {},
     ...partial
   }
 }

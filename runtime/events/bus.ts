@@ -3,20 +3,20 @@
  * the MCP server's list-changed notifications). A throwing listener is isolated from the rest.
  */
 export interface PlatformEvents {
-  ResourceConnected: { uuid: string, transport: string, broadcaster: string }
-  ResourceDisconnected: { uuid: string, reason: string }
+  ResourceConnected: { uuid: string; transport: string; broadcaster: string }
+  ResourceDisconnected: { uuid: string; reason: string }
   BroadcasterCreated: { id: string }
   BroadcasterDestroyed: { id: string }
-  MessageBroadcast: { broadcasterId: string, resourceCount: number }
-  ControlActionExecuted: { principal: string, action: string, target: string, success: boolean }
-  PluginsChanged: { added: string[], changed: string[], removed: string[] }
-  AgentSessionStarted: { agentName: string, sessionId: string }
-  AgentSessionEnded: { agentName: string, sessionId: string, duration: number, messageCount: number }
-  TaskStateChanged: { taskId: string, oldState: string, newState: string }
+  MessageBroadcast: { broadcasterId: string; resourceCount: number }
+  ControlActionExecuted: { principal: string; action: string; target: string; success: boolean }
+  PluginsChanged: { added: string[]; changed: string[]; removed: string[] }
+  AgentSessionStarted: { agentName: string; sessionId: string }
+  AgentSessionEnded: { agentName: string; sessionId: string; duration: number; messageCount: number }
+  TaskStateChanged: { taskId: string; oldState: string; newState: string }
 }
 
 export type EventType = keyof PlatformEvents
-export type PlatformEvent<T extends EventType = EventType> = { type: T, timestamp: string } & PlatformEvents[T]
+export type PlatformEvent<T extends EventType = EventType> = { type: T; timestamp: string } & PlatformEvents[T]
 type Listener<T extends EventType> = (event: PlatformEvent<T>) => void
 
 export class EventBus {
@@ -25,13 +25,18 @@ export class EventBus {
 
   on<T extends EventType>(type: T | '*', fn: Listener<T>): () => void {
     let set = this.listeners.get(type)
-    if (set === undefined) { set = new Set(); this.listeners.set(type, set) }
+    if (set === undefined) {
+      set = new Set()
+      this.listeners.set(type, set)
+    }
     set.add(fn)
-    return () => { set!.delete(fn) }
+    return () => {
+      set!.delete(fn)
+    }
   }
 
   /** True when someone listens: producers skip building events nobody reads. */
-  has (type: EventType): boolean {
+  has(type: EventType): boolean {
     return (this.listeners.get(type)?.size ?? 0) + (this.listeners.get('*')?.size ?? 0) > 0
   }
 
@@ -42,7 +47,11 @@ export class EventBus {
       const set = this.listeners.get(key)
       if (set === undefined) continue
       for (const fn of set) {
-        try { fn(event) } catch (err) { this.onError(err, event) }
+        try {
+          fn(event)
+        } catch (err) {
+          this.onError(err, event)
+        }
       }
     }
   }

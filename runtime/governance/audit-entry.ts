@@ -5,24 +5,28 @@ export const SNAPSHOT_MESSAGE_CHARS = 200
 /** Longest string kept for a metadata value in a snapshot (keeps the LMDB log bounded). */
 export const SNAPSHOT_VALUE_CHARS = 1000
 
-export function truncate (s: string, n: number): string {
+export function truncate(s: string, n: number): string {
   return s.length > n ? s.slice(0, n) + '…' : s
 }
 
 /** Primitive or its string form (a list or map is JSON), so the snapshot is flat and serialisable. */
-export function coerce (v: unknown): string | number | boolean | null {
+export function coerce(v: unknown): string | number | boolean | null {
   if (v === null || v === undefined) return null
   if (typeof v === 'string') return truncate(v, SNAPSHOT_VALUE_CHARS)
   if (typeof v === 'number') return Number.isFinite(v) ? v : String(v)
   if (typeof v === 'boolean') return v
   if (typeof v === 'bigint') return v.toString()
   let s: string
-  try { s = JSON.stringify(v) ?? String(v) } catch { s = String(v) }
+  try {
+    s = JSON.stringify(v) ?? String(v)
+  } catch {
+    s = String(v)
+  }
   return truncate(s, SNAPSHOT_MESSAGE_CHARS)
 }
 
 /** The redaction-safe view of a request: message cut to 200 characters, metadata coerced to primitives. */
-export function snapshotOf (phase: Phase, r: AiRequest, response: string): Record<string, unknown> {
+export function snapshotOf(phase: Phase, r: AiRequest, response: string): Record<string, unknown> {
   const s: Record<string, unknown> = {
     phase: phase === 'PRE_ADMISSION' ? 'pre_admission' : 'post_response',
     message: truncate(typeof r.message === 'string' ? r.message : '', SNAPSHOT_MESSAGE_CHARS)
@@ -34,6 +38,7 @@ export function snapshotOf (phase: Phase, r: AiRequest, response: string): Recor
   if (r.conversationId != null) s.conversation_id = r.conversationId
   const md = r.metadata
   if (md != null) for (const k in md) if (Object.hasOwn(md, k) && !Object.hasOwn(s, k)) s[k] = coerce(md[k])
-  if (phase === 'POST_RESPONSE' && typeof response === 'string') s.response_preview = truncate(response, SNAPSHOT_MESSAGE_CHARS)
+  if (phase === 'POST_RESPONSE' && typeof response === 'string')
+    s.response_preview = truncate(response, SNAPSHOT_MESSAGE_CHARS)
   return s
 }

@@ -16,43 +16,58 @@ export class PolicyChain {
   private switches: readonly KillSwitchPolicy[] = []
   private readonly listeners: ((chain: readonly GovernancePolicy[]) => void)[] = []
 
-  constructor (private readonly logger?: Logger) {}
+  constructor(private readonly logger?: Logger) {}
 
   /** Sets (or replaces) the policies of one source; sources keep the order they were first set in. */
-  setSource (id: string, policies: readonly GovernancePolicy[]): void {
+  setSource(id: string, policies: readonly GovernancePolicy[]): void {
     this.sources.set(id, [...policies])
     this.rebuild()
   }
 
-  removeSource (id: string): void {
+  removeSource(id: string): void {
     if (this.sources.delete(id)) this.rebuild()
   }
 
-  sourceIds (): string[] { return [...this.sources.keys()] }
+  sourceIds(): string[] {
+    return [...this.sources.keys()]
+  }
 
-  onChange (fn: (chain: readonly GovernancePolicy[]) => void): void { this.listeners.push(fn) }
+  onChange(fn: (chain: readonly GovernancePolicy[]) => void): void {
+    this.listeners.push(fn)
+  }
 
-  get policies (): readonly GovernancePolicy[] { return this.live }
+  get policies(): readonly GovernancePolicy[] {
+    return this.live
+  }
 
   /** Installed kill switches (possibly inside dry-run or swappable wrappers: only direct ones count). */
-  get killSwitches (): readonly KillSwitchPolicy[] { return this.switches }
+  get killSwitches(): readonly KillSwitchPolicy[] {
+    return this.switches
+  }
 
-  find (name: string): GovernancePolicy | undefined { return this.live.find((p) => p.name === name) }
+  find(name: string): GovernancePolicy | undefined {
+    return this.live.find((p) => p.name === name)
+  }
 
-  swappable (name: string): SwappablePolicy | undefined {
+  swappable(name: string): SwappablePolicy | undefined {
     for (const p of this.live) if (p instanceof SwappablePolicy && p.name === name) return p
     return undefined
   }
 
-  dryRuns (): DryRunPolicy[] { return this.live.filter((p): p is DryRunPolicy => p instanceof DryRunPolicy) }
+  dryRuns(): DryRunPolicy[] {
+    return this.live.filter((p): p is DryRunPolicy => p instanceof DryRunPolicy)
+  }
 
-  private rebuild (): void {
+  private rebuild(): void {
     const seen = new Set<string>()
     const out: GovernancePolicy[] = []
     for (const [id, list] of this.sources) {
       for (const p of list) {
         if (seen.has(p.name)) {
-          this.logger?.warn({ policy: p.name, source: p.source, from: id }, `duplicate governance policy name '${p.name}' ignored (first definition wins)`)
+          this.logger?.warn(
+            { policy: p.name, source: p.source, from: id },
+            `duplicate governance policy name '${p.name}' ignored (first definition wins)`
+          )
           continue
         }
         seen.add(p.name)

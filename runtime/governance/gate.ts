@@ -6,20 +6,37 @@
  */
 import type { Logger } from 'pino'
 import { trace, SpanStatusCode, type Tracer } from '@opentelemetry/api'
-import type { AiRequest, DecisionEntry, DecisionValue, GovernancePolicy, Phase, PolicyContext, PolicyDecision } from '../contracts/index.js'
+import type {
+  AiRequest,
+  DecisionEntry,
+  DecisionValue,
+  GovernancePolicy,
+  Phase,
+  PolicyContext,
+  PolicyDecision
+} from '../contracts/index.js'
 import { snapshotOf } from './audit-entry.js'
 import type { GovernanceDecisionLog } from './decision-log.js'
 import type { PolicyChain } from './chain.js'
 
-export interface PolicyIdentity { name: string, source: string, version: string }
-export interface Preference extends PolicyIdentity { preferred: string, reason: string }
+export interface PolicyIdentity {
+  name: string
+  source: string
+  version: string
+}
+export interface Preference extends PolicyIdentity {
+  preferred: string
+  reason: string
+}
 
 export type Admission =
-  | { admitted: true, request: AiRequest, preferences: Preference[] }
-  | { admitted: false, reason: string, policy: PolicyIdentity }
+  | { admitted: true; request: AiRequest; preferences: Preference[] }
+  | { admitted: false; reason: string; policy: PolicyIdentity }
 
 /** Policies holding per-turn state (concurrency-limit) release it when a later policy denies the turn. */
-interface Abandonable { abandon (ctx: PolicyContext): void }
+interface Abandonable {
+  abandon(ctx: PolicyContext): void
+}
 const isAbandonable = (p: unknown): p is Abandonable => typeof (p as Abandonable).abandon === 'function'
 
 export const SPAN_NAME = 'governance.policy.evaluate'
@@ -29,7 +46,7 @@ interface Run {
   ctx: PolicyContext
   policies: readonly GovernancePolicy[]
   preferences: Preference[]
-  denied: { reason: string, policy: PolicyIdentity } | null
+  denied: { reason: string; policy: PolicyIdentity } | null
   snapshot: Record<string, unknown> | null
   /** One ISO timestamp per run: formatting a Date per entry costs more than most policies. */
   timestamp: string | null
@@ -43,33 +60,51 @@ export class PolicyAdmissionGate {
   /** Told of every evaluation (metrics); set by the installer. */
   observer: ((policy: string, decision: DecisionValue) => void) | undefined
 
-  constructor (private readonly chain: PolicyChain, private readonly log: GovernanceDecisionLog | undefined, private readonly logger: Logger) {}
+  constructor(
+    private readonly chain: PolicyChain,
+    private readonly log: GovernanceDecisionLog | undefined,
+    private readonly logger: Logger
+  ) {}
 
   /** True while no policy (kill switches included) is loaded: every admission would admit unchanged. */
-  get empty (): boolean { return this.chain.policies.length === 0 && this.chain.killSwitches.length === 0 }
+  get empty(): boolean {
+    return this.chain.policies.length === 0 && this.chain.killSwitches.length === 0
+  }
 
   /** Pre-admission: Admitted (with the possibly transformed request) or Denied. */
-  admit (resource: string, request: AiRequest): Admission | Promise<Admission> {
+  admit(resource: string, request: AiRequest): Admission | Promise<Admission> {
     return this.start(resource, 'PRE_ADMISSION', request, '')
   }
 
   /** Post-response over the accumulated response; a Transform here is logged and treated as Admit. */
-  afterResponse (resource: string, request: AiRequest, response: string): Admission | Promise<Admission> {
+  afterResponse(resource: string, request: AiRequest, response: string): Admission | Promise<Admission> {
     return this.start(resource, 'POST_RESPONSE', request, response)
   }
 
-  private start (resource: string, phase: Phase, request: AiRequest, response: string): Admission | Promise<Admission> {
+  private start(resource: string, phase: Phase, request: AiRequest, response: string): Admission | Promise<Admission> {
     const armed = this.chain.killSwitches.find((k) => k.armed)
     // an armed kill switch answers first, so every admission carries the arm reason; after a
     // response the rest still run (runAll) so per-turn state such as concurrency slots is released
-    const policies = armed === undefined
-      ? this.chain.policies
-      : phase === 'PRE_ADMISSION' ? [armed] : [armed, ...this.chain.policies.filter((p) => p !== armed)]
-    const run: Run = { resource, ctx: { phase, request, accumulatedResponse: response }, policies, preferences: [], denied: null, snapshot: null, timestamp: null, runAll: phase === 'POST_RESPONSE' }
+    const policies =
+      armed === undefined
+        ? this.chain.policies
+        : phase === 'PRE_ADMISSION'
+          ? [armed]
+          : [armed, ...this.chain.policies.filter((p) => p !== armed)]
+    const run: Run = {
+      resource,
+      ctx: { phase, request, accumulatedResponse: response },
+      policies,
+      preferences: [],
+      denied: null,
+      snapshot: null,
+      timestamp: null,
+      runAll: phase === 'POST_RESPONSE'
+    }
     return this.from(run, 0)
   }
 
-  private from (run: Run, i: number): Admission | Promise<Admission> {
+  private from(run: Run, i: number): Admission | Promise<Admission> {
     const ps = run.policies
     for (; i < ps.length; i++) {
       const p = ps[i]!
@@ -85,10 +120,15 @@ export class PolicyAdmissionGate {
       }
       if (isThenable(d)) {
         const next = i + 1
-        return Promise.resolve(d).then((v) => v, (err: unknown) => errorDecision(err)).then((v) => {
-          const stop = this.settle(run, p, v, t0, span)
-          return stop && !run.runAll ? this.finish(run, next - 1) : this.from(run, next)
-        })
+        return Promise.resolve(d)
+          .then(
+            (v) => v,
+            (err: unknown) => errorDecision(err)
+          )
+          .then((v) => {
+            const stop = this.settle(run, p, v, t0, span)
+            return stop && !run.runAll ? this.finish(run, next - 1) : this.from(run, next)
+          })
       }
       if (this.settle(run, p, d, t0, span) && !run.runAll) return this.finish(run, i)
     }
@@ -96,7 +136,13 @@ export class PolicyAdmissionGate {
   }
 
   /** Records one evaluation; returns true when it denied. */
-  private settle (run: Run, p: GovernancePolicy, raw: unknown, t0: number, span: ReturnType<Tracer['startSpan']>): boolean {
+  private settle(
+    run: Run,
+    p: GovernancePolicy,
+    raw: unknown,
+    t0: number,
+    span: ReturnType<Tracer['startSpan']>
+  ): boolean {
     const ms = Math.round((performance.now() - t0) * 1000) / 1000
     const phase = run.ctx.phase
     let value: DecisionValue
@@ -108,16 +154,33 @@ export class PolicyAdmissionGate {
       reason = raw instanceof PolicyError ? raw.message : 'policy returned an invalid decision'
     } else {
       switch (d.decision) {
-        case 'admit': value = 'admit'; break
-        case 'deny': value = 'deny'; reason = d.reason; break
+        case 'admit':
+          value = 'admit'
+          break
+        case 'deny':
+          value = 'deny'
+          reason = d.reason
+          break
         case 'prefer':
-          value = 'prefer'; reason = d.reason; preferred = d.preferred
-          run.preferences.push({ name: p.name, source: p.source, version: p.version, preferred: d.preferred, reason: d.reason })
+          value = 'prefer'
+          reason = d.reason
+          preferred = d.preferred
+          run.preferences.push({
+            name: p.name,
+            source: p.source,
+            version: p.version,
+            preferred: d.preferred,
+            reason: d.reason
+          })
           break
         case 'transform':
           if (phase === 'POST_RESPONSE') {
-            this.logger.warn({ policy: p.name, source: p.source, version: p.version }, `policy ${p.name} returned Transform after the response; ignored and treated as Admit`)
-            value = 'admit'; reason = 'post-response transform ignored'
+            this.logger.warn(
+              { policy: p.name, source: p.source, version: p.version },
+              `policy ${p.name} returned Transform after the response; ignored and treated as Admit`
+            )
+            value = 'admit'
+            reason = 'post-response transform ignored'
           } else {
             value = 'transform'
             if (d.reason !== undefined) reason = d.reason
@@ -129,62 +192,95 @@ export class PolicyAdmissionGate {
     }
     const denied = value === 'deny' || value === 'error'
     if (span.isRecording()) {
-      span.setAttributes({ 'policy.name': p.name, 'policy.source': p.source, 'policy.version': p.version, 'policy.phase': phase === 'PRE_ADMISSION' ? 'pre_admission' : 'post_response', 'policy.decision': value, 'policy.reason': reason })
+      span.setAttributes({
+        'policy.name': p.name,
+        'policy.source': p.source,
+        'policy.version': p.version,
+        'policy.phase': phase === 'PRE_ADMISSION' ? 'pre_admission' : 'post_response',
+        'policy.decision': value,
+        'policy.reason': reason
+      })
       if (denied) span.setStatus({ code: SpanStatusCode.ERROR, message: reason })
     }
     span.end()
     this.observer?.(p.name, value)
     if (this.log !== undefined) {
-      let snapshot = run.snapshot ??= snapshotOf(phase, run.ctx.request, run.ctx.accumulatedResponse)
+      let snapshot = (run.snapshot ??= snapshotOf(phase, run.ctx.request, run.ctx.accumulatedResponse))
       if (preferred !== undefined) snapshot = { ...snapshot, preferred }
-      const entry: DecisionEntry = { timestamp: run.timestamp ??= new Date().toISOString(), policy_name: p.name, policy_source: p.source, policy_version: p.version, decision: value, reason, evaluation_ms: ms, context_snapshot: snapshot }
+      const entry: DecisionEntry = {
+        timestamp: (run.timestamp ??= new Date().toISOString()),
+        policy_name: p.name,
+        policy_source: p.source,
+        policy_version: p.version,
+        decision: value,
+        reason,
+        evaluation_ms: ms,
+        context_snapshot: snapshot
+      }
       this.log.record(entry)
     }
     if (!denied) return false
     if (run.denied === null) {
       run.denied = { reason, policy: { name: p.name, source: p.source, version: p.version } }
-      this.logger.info({ policy: p.name, source: p.source, version: p.version, resource: run.resource, decision: value }, `Request denied by policy ${p.name} (source=${p.source}, version=${p.version}): ${reason}`)
+      this.logger.info(
+        { policy: p.name, source: p.source, version: p.version, resource: run.resource, decision: value },
+        `Request denied by policy ${p.name} (source=${p.source}, version=${p.version}): ${reason}`
+      )
     }
     return true
   }
 
-  private finish (run: Run, stoppedAt: number): Admission {
+  private finish(run: Run, stoppedAt: number): Admission {
     if (run.denied === null) return { admitted: true, request: run.ctx.request, preferences: run.preferences }
     if (run.ctx.phase === 'PRE_ADMISSION') {
       // policies that admitted before the deny may hold per-turn state (a concurrency slot)
       for (let j = 0; j < stoppedAt; j++) {
         const p = run.policies[j]!
-        if (isAbandonable(p)) { try { p.abandon(run.ctx) } catch { /* best effort */ } }
+        if (isAbandonable(p)) {
+          try {
+            p.abandon(run.ctx)
+          } catch {
+            /* best effort */
+          }
+        }
       }
     }
     return { admitted: false, reason: run.denied.reason, policy: run.denied.policy }
   }
 }
 
-const isThenable = (d: unknown): d is PromiseLike<PolicyDecision> => typeof (d as PromiseLike<unknown> | null)?.then === 'function'
+const isThenable = (d: unknown): d is PromiseLike<PolicyDecision> =>
+  typeof (d as PromiseLike<unknown> | null)?.then === 'function'
 
 /** Marks a thrown error so its message becomes the deny reason (fail closed). */
 export class PolicyError extends Error {}
 
-export function errorDecision (err: unknown): PolicyError {
+export function errorDecision(err: unknown): PolicyError {
   const msg = err instanceof Error ? err.message : String(err)
   return new PolicyError(msg === '' ? (err instanceof Error ? err.name : 'policy threw') : msg)
 }
 
 /** A decision object of one of the four shapes, or null. */
-export function validate (d: unknown): PolicyDecision | null {
+export function validate(d: unknown): PolicyDecision | null {
   if (typeof d !== 'object' || d === null || d instanceof Error) return null
   const v = d as Record<string, unknown>
   switch (v.decision) {
-    case 'admit': return d as PolicyDecision
-    case 'deny': return typeof v.reason === 'string' ? d as PolicyDecision : null
-    case 'prefer': return typeof v.preferred === 'string' && typeof v.reason === 'string' ? d as PolicyDecision : null
-    case 'transform': return isRequest(v.request) && (v.reason === undefined || typeof v.reason === 'string') ? d as PolicyDecision : null
-    default: return null
+    case 'admit':
+      return d as PolicyDecision
+    case 'deny':
+      return typeof v.reason === 'string' ? (d as PolicyDecision) : null
+    case 'prefer':
+      return typeof v.preferred === 'string' && typeof v.reason === 'string' ? (d as PolicyDecision) : null
+    case 'transform':
+      return isRequest(v.request) && (v.reason === undefined || typeof v.reason === 'string')
+        ? (d as PolicyDecision)
+        : null
+    default:
+      return null
   }
 }
 
-function isRequest (r: unknown): r is AiRequest {
+function isRequest(r: unknown): r is AiRequest {
   if (typeof r !== 'object' || r === null) return false
   const q = r as Record<string, unknown>
   return typeof q.message === 'string' && typeof q.metadata === 'object' && q.metadata !== null

@@ -1,5 +1,20 @@
 /** The governance plane: policies, the admission gate, the decision log and their admin routes. */
-export { admit, deny, transform, prefer, aiRequest, type Phase, type AiRequest, type PolicyContext, type PolicyDecision, type GovernancePolicy, type PolicyDescriptor, type PolicyFactory, type DecisionEntry, type DecisionValue } from '../contracts/index.js'
+export {
+  admit,
+  deny,
+  transform,
+  prefer,
+  aiRequest,
+  type Phase,
+  type AiRequest,
+  type PolicyContext,
+  type PolicyDecision,
+  type GovernancePolicy,
+  type PolicyDescriptor,
+  type PolicyFactory,
+  type DecisionEntry,
+  type DecisionValue
+} from '../contracts/index.js'
 export { GovernanceService, GovernanceRequestError, type ReloadResult } from './service.js'
 export { PolicyFiles, type PolicyFileStatus } from './policy-files.js'
 export { PolicyAdmissionGate, type Admission, type Preference, type PolicyIdentity, SPAN_NAME } from './gate.js'

@@ -17,7 +17,7 @@ import { decisionCounter } from './metrics.js'
 import { KillSwitchPolicy } from './types/index.js'
 import { GOVERNANCE } from './key.js'
 
-export async function installGovernance (platform: Platform): Promise<GovernanceService | undefined> {
+export async function installGovernance(platform: Platform): Promise<GovernanceService | undefined> {
   const { config, logger } = platform
   const adminRoutes = config.get('platform.admin.enabled')
   if (!config.get('platform.ai.governance.enabled')) {
@@ -29,15 +29,24 @@ export async function installGovernance (platform: Platform): Promise<Governance
     config.get('platform.ai.governance.decision-log.capacity'),
     platform.store.db<DecisionEntry, [number, number]>('decisions'),
     config.get('platform.ai.governance.decision-log.retention'),
-    countAndLogWriteFailures(platform.metrics.storeWriteFailures, log))
+    countAndLogWriteFailures(platform.metrics.storeWriteFailures, log)
+  )
   const memory = config.get('platform.ai.governance.memory.enabled')
-    ? new GovernanceMemorySink(platform.store.db<Lesson, [string, number, number]>('governance-memory'), config.get('platform.ai.governance.memory.ttl-seconds'), config.get('platform.ai.governance.memory.min-confidence'))
+    ? new GovernanceMemorySink(
+        platform.store.db<Lesson, [string, number, number]>('governance-memory'),
+        config.get('platform.ai.governance.memory.ttl-seconds'),
+        config.get('platform.ai.governance.memory.min-confidence')
+      )
     : undefined
   const service = new GovernanceService({ logger: log, decisionLog, ...(memory !== undefined ? { memory } : {}) })
 
   // YAML `type: scope` (runtime/scope): confines one agent (config `agent`) or every request
   const scopeRuntime = scopeRuntimeOf(platform)
-  service.registry.register('scope', scopePolicyFactory(scopeRuntime), { origin: 'builtin', description: 'confines an agent to its declared purpose (RULE_BASED, EMBEDDING_SIMILARITY, SEMANTIC_INTENT, LLM_CLASSIFIER)' })
+  service.registry.register('scope', scopePolicyFactory(scopeRuntime), {
+    origin: 'builtin',
+    description:
+      'confines an agent to its declared purpose (RULE_BASED, EMBEDDING_SIMILARITY, SEMANTIC_INTENT, LLM_CLASSIFIER)'
+  })
 
   const syncPluginTypes = bindPluginTypes(service.registry, platform.plugins, log)
   // scopes agents declare (SDK `agent({scope})`) join the chain as `scope::<agent>`; a scope
@@ -52,21 +61,34 @@ export async function installGovernance (platform: Platform): Promise<Governance
         const reason = `agent '${a.name}' scope is invalid: ${(err as Error).message}`
         log.error({ agent: a.name, plugin: a.plugin }, reason)
         const d = denyDecision(reason)
-        scoped.push({ name: `scope::${a.name}`, source: `annotation:${a.name}`, version: a.version ?? '1.0', className: 'InvalidScopePolicy', evaluate: (c) => c.request.agentId === a.name ? d : { decision: 'admit' } })
+        scoped.push({
+          name: `scope::${a.name}`,
+          source: `annotation:${a.name}`,
+          version: a.version ?? '1.0',
+          className: 'InvalidScopePolicy',
+          evaluate: (c) => (c.request.agentId === a.name ? d : { decision: 'admit' })
+        })
       }
     }
     service.setSource('plugins:agent-scopes', scoped)
   }
-  platform.bus.on('PluginsChanged', () => { syncPluginTypes(); syncAgentScopes() })
+  platform.bus.on('PluginsChanged', () => {
+    syncPluginTypes()
+    syncAgentScopes()
+  })
 
-  service.chain.onChange((chain) => { platform.properties.set(POLICIES_PROPERTY, chain) })
+  service.chain.onChange((chain) => {
+    platform.properties.set(POLICIES_PROPERTY, chain)
+  })
   // policies another component put in the property bag before governance started count as code
   const preset = platform.properties.get(POLICIES_PROPERTY)
   if (Array.isArray(preset)) for (const p of preset as GovernancePolicy[]) service.addPolicy(p)
   if (config.get('platform.ai.governance.kill-switch.enabled')) service.addPolicy(new KillSwitchPolicy())
   service.files.loadAll(config.get('platform.ai.governance.policy-files'))
   service.files.watch(config.get('platform.ai.governance.watch-interval-ms'))
-  platform.onClose(() => { service.files.close() })
+  platform.onClose(() => {
+    service.files.close()
+  })
   syncAgentScopes()
   platform.properties.set(POLICIES_PROPERTY, service.chain.policies)
 
@@ -77,4 +99,10 @@ export async function installGovernance (platform: Platform): Promise<Governance
   return service
 }
 
-export const governanceArea: Area = { name: 'governance', dependsOn: ['scope'], install: async (p) => { await installGovernance(p) } }
+export const governanceArea: Area = {
+  name: 'governance',
+  dependsOn: ['scope'],
+  install: async (p) => {
+    await installGovernance(p)
+  }
+}

@@ -6,6 +6,6 @@ import type { GovernanceService } from './service.js'
 export const GOVERNANCE = new AreaKey<GovernanceService>('governance')
 
 /** The running governance service of a platform, if installed and enabled. */
-export function governanceOf (platform: Platform): GovernanceService | undefined {
+export function governanceOf(platform: Platform): GovernanceService | undefined {
   return platform.hasArea(GOVERNANCE) ? platform.area(GOVERNANCE) : undefined
 }

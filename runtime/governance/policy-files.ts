@@ -19,7 +19,9 @@ export interface PolicyFileStatus {
   failedAt?: string
 }
 
-interface Loader { loadFile (path: string, content?: string): { name: string }[] }
+interface Loader {
+  loadFile(path: string, content?: string): { name: string }[]
+}
 
 export class PolicyFiles {
   private readonly state = new Map<string, PolicyFileStatus & { digest: string }>()
@@ -27,10 +29,13 @@ export class PolicyFiles {
   private readonly timers = new Set<NodeJS.Timeout>()
   private settleMs = 0
 
-  constructor (private readonly loader: Loader, private readonly logger: Logger) {}
+  constructor(
+    private readonly loader: Loader,
+    private readonly logger: Logger
+  ) {}
 
   /** Loads every file; the first that fails throws (PolicyLoadError) and nothing is watched. */
-  loadAll (files: readonly string[]): void {
+  loadAll(files: readonly string[]): void {
     for (const file of files) {
       const read = readText(file)
       const digest = digestOf(read)
@@ -42,11 +47,13 @@ export class PolicyFiles {
   }
 
   /** Polls each file's stat every `intervalMs` (0: not watched); polling also sees editors that replace the file. */
-  watch (intervalMs: number): void {
+  watch(intervalMs: number): void {
     if (intervalMs <= 0) return
     this.settleMs = Math.min(intervalMs, 200)
     for (const file of this.state.keys()) {
-      watchFile(resolve(file), { interval: intervalMs, persistent: false }, () => { this.changed(file) })
+      watchFile(resolve(file), { interval: intervalMs, persistent: false }, () => {
+        this.changed(file)
+      })
       this.watched.push(file)
     }
   }
@@ -56,7 +63,7 @@ export class PolicyFiles {
    * content is read twice, `settleMs` apart, and loaded only when both reads agree (a write still
    * going on changes the file again, and the next poll comes back here).
    */
-  private changed (file: string): void {
+  private changed(file: string): void {
     const first = readText(file)
     const timer = setTimeout(() => {
       this.timers.delete(timer)
@@ -67,7 +74,7 @@ export class PolicyFiles {
   }
 
   /** Loads one file again as read (the watcher calls this once the file is stable). */
-  reload (file: string, read: { text?: string, error?: string } = readText(file)): void {
+  reload(file: string, read: { text?: string; error?: string } = readText(file)): void {
     const prev = this.state.get(file)
     if (prev === undefined) return
     const digest = digestOf(read)
@@ -79,15 +86,18 @@ export class PolicyFiles {
     } catch (err) {
       const error = (err as Error).message
       this.state.set(file, { ...prev, status: 'failed', error, failedAt: new Date().toISOString(), digest })
-      this.logger.error({ file, error }, `policy file ${file} changed but does not load; the previous policies keep serving`)
+      this.logger.error(
+        { file, error },
+        `policy file ${file} changed but does not load; the previous policies keep serving`
+      )
     }
   }
 
-  status (): PolicyFileStatus[] {
+  status(): PolicyFileStatus[] {
     return [...this.state.values()].map(({ digest: _d, ...s }) => s)
   }
 
-  close (): void {
+  close(): void {
     for (const file of this.watched.splice(0)) unwatchFile(resolve(file))
     for (const t of this.timers) clearTimeout(t)
     this.timers.clear()
@@ -95,10 +105,14 @@ export class PolicyFiles {
 }
 
 /** The file's text, or the read error's code: a deleted file counts as a change (that fails). */
-function readText (file: string): { text?: string, error?: string } {
-  try { return { text: readFileSync(resolve(file), 'utf8') } } catch (err) { return { error: (err as NodeJS.ErrnoException).code ?? 'error' } }
+function readText(file: string): { text?: string; error?: string } {
+  try {
+    return { text: readFileSync(resolve(file), 'utf8') }
+  } catch (err) {
+    return { error: (err as NodeJS.ErrnoException).code ?? 'error' }
+  }
 }
 
-function digestOf (r: { text?: string, error?: string }): string {
+function digestOf(r: { text?: string; error?: string }): string {
   return r.text !== undefined ? createHash('sha256').update(r.text).digest('hex') : `unreadable:${r.error ?? ''}`
 }

@@ -15,29 +15,50 @@ export interface TypeInfo {
 }
 
 export class PolicyRegistry {
-  private readonly factories = new Map<string, { factory: PolicyFactory, info: TypeInfo }>()
+  private readonly factories = new Map<string, { factory: PolicyFactory; info: TypeInfo }>()
 
-  register (type: string, factory: PolicyFactory, info: Partial<Omit<TypeInfo, 'type'>> = {}): void {
+  register(type: string, factory: PolicyFactory, info: Partial<Omit<TypeInfo, 'type'>> = {}): void {
     if (typeof type !== 'string' || type.trim() === '') throw new Error('type must not be blank')
     const key = type.toLowerCase()
-    this.factories.set(key, { factory, info: { type: key, origin: info.origin ?? 'code', description: info.description ?? '', ...(info.configKeys !== undefined ? { configKeys: info.configKeys } : {}) } })
+    this.factories.set(key, {
+      factory,
+      info: {
+        type: key,
+        origin: info.origin ?? 'code',
+        description: info.description ?? '',
+        ...(info.configKeys !== undefined ? { configKeys: info.configKeys } : {})
+      }
+    })
   }
 
   /** The `config:` keys of `type`, when the type declares them. */
-  configKeys (type: string): readonly string[] | undefined { return this.factories.get(type.toLowerCase())?.info.configKeys }
+  configKeys(type: string): readonly string[] | undefined {
+    return this.factories.get(type.toLowerCase())?.info.configKeys
+  }
 
-  unregister (type: string): boolean { return this.factories.delete(type.toLowerCase()) }
+  unregister(type: string): boolean {
+    return this.factories.delete(type.toLowerCase())
+  }
 
-  has (type: string): boolean { return this.factories.has(type.toLowerCase()) }
+  has(type: string): boolean {
+    return this.factories.has(type.toLowerCase())
+  }
 
-  origin (type: string): string | undefined { return this.factories.get(type.toLowerCase())?.info.origin }
+  origin(type: string): string | undefined {
+    return this.factories.get(type.toLowerCase())?.info.origin
+  }
 
-  types (): TypeInfo[] { return [...this.factories.values()].map((f) => f.info).sort((a, b) => a.type.localeCompare(b.type)) }
+  types(): TypeInfo[] {
+    return [...this.factories.values()].map((f) => f.info).sort((a, b) => a.type.localeCompare(b.type))
+  }
 
   /** Builds a policy; an unknown type fails (fail closed at parse time, never a silent drop). */
-  build (type: string, d: PolicyDescriptor): GovernancePolicy {
+  build(type: string, d: PolicyDescriptor): GovernancePolicy {
     const f = this.factories.get(type.toLowerCase())
-    if (f === undefined) throw new PolicyLoadError(`unknown policy type '${type}' (known: [${[...this.factories.keys()].sort().join(', ')}])`)
+    if (f === undefined)
+      throw new PolicyLoadError(
+        `unknown policy type '${type}' (known: [${[...this.factories.keys()].sort().join(', ')}])`
+      )
     return f.factory(d)
   }
 }

@@ -16,12 +16,14 @@ const BASE = '/api/admin/governance'
 export const DECISIONS_DEFAULT_LIMIT = 100
 export const DECISIONS_MAX_LIMIT = 10_000
 
-export function installRoutes (platform: Platform, service: GovernanceService | undefined): void {
+export function installRoutes(platform: Platform, service: GovernanceService | undefined): void {
   const { http, config, principals, writeGate } = platform
 
   /** Reads are open unless `http-read-auth-required`; content reads also follow `content-read-auth-required`. */
   const readGate = (ctx: Context, content: boolean): void => {
-    const need = config.get('platform.admin.http-read-auth-required') || (content && config.get('platform.admin.content-read-auth-required'))
+    const need =
+      config.get('platform.admin.http-read-auth-required') ||
+      (content && config.get('platform.admin.content-read-auth-required'))
     if (need && principals.resolve(ctx) === null) throw new PlatformError('ADMIN_READ_AUTH_REQUIRED')
   }
   const installed = (): GovernanceService => {
@@ -29,22 +31,38 @@ export function installRoutes (platform: Platform, service: GovernanceService | 
     return service
   }
 
-  http.get(`${BASE}/policies`, (ctx) => { readGate(ctx, false); return service?.listing() ?? [] })
-  http.get(`${BASE}/summary`, (ctx) => { readGate(ctx, false); return service?.summary() ?? { policyCount: 0, sources: [] } })
+  http.get(`${BASE}/policies`, (ctx) => {
+    readGate(ctx, false)
+    return service?.listing() ?? []
+  })
+  http.get(`${BASE}/summary`, (ctx) => {
+    readGate(ctx, false)
+    return service?.summary() ?? { policyCount: 0, sources: [] }
+  })
   http.get(`${BASE}/health`, (ctx) => {
     readGate(ctx, false)
     return service?.health() ?? { killSwitch: { armed: false }, policies: [], dryRuns: [], slos: [] }
   })
-  http.get(`${BASE}/owasp`, (ctx) => { readGate(ctx, false); return owaspMatrix() })
-  http.get(`${BASE}/compliance`, (ctx) => { readGate(ctx, false); return complianceMatrix() })
-  http.get(`${BASE}/agt-verify`, (ctx) => { readGate(ctx, false); return agtVerify() })
+  http.get(`${BASE}/owasp`, (ctx) => {
+    readGate(ctx, false)
+    return owaspMatrix()
+  })
+  http.get(`${BASE}/compliance`, (ctx) => {
+    readGate(ctx, false)
+    return complianceMatrix()
+  })
+  http.get(`${BASE}/agt-verify`, (ctx) => {
+    readGate(ctx, false)
+    return agtVerify()
+  })
 
   http.get(`${BASE}/decisions`, (ctx) => {
     readGate(ctx, true)
     const raw = ctx.query.get('limit')
     let limit = DECISIONS_DEFAULT_LIMIT
     if (raw !== null) {
-      if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new PlatformError('INVALID_QUERY', { name: 'limit', detail: 'expected a positive integer' })
+      if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1)
+        throw new PlatformError('INVALID_QUERY', { name: 'limit', detail: 'expected a positive integer' })
       limit = Math.min(Number(raw), DECISIONS_MAX_LIMIT)
     }
     return service?.decisionLog.recent(limit) ?? []
@@ -56,58 +74,90 @@ export function installRoutes (platform: Platform, service: GovernanceService | 
     return runCheck(service.chain, req)
   })
 
-  http.post(`${BASE}/reload`, (ctx) => {
-    const s = installed()
-    const body = isObject(ctx.body) ? ctx.body : {}
-    const target = typeof body.swapName === 'string' ? body.swapName : ''
-    const principal = writeGate.guard(ctx, 'governance.reload', target)
-    try {
-      const result = s.reload(body.swapName, body.content ?? body.yaml, body.format)
-      void writeGate.done(principal, 'governance.reload', target, true, `${result.outgoing.name}@${result.outgoing.version} -> ${result.incoming.name}@${result.incoming.version}`)
-      return result
-    } catch (err) {
-      if (!(err instanceof GovernanceRequestError)) throw err
-      void writeGate.done(principal, 'governance.reload.invalid', target, false, err.message)
-      throw new PlatformError(err.code, { detail: err.message })
-    }
-  }, { body: 'json', optionalBody: true })
+  http.post(
+    `${BASE}/reload`,
+    (ctx) => {
+      const s = installed()
+      const body = isObject(ctx.body) ? ctx.body : {}
+      const target = typeof body.swapName === 'string' ? body.swapName : ''
+      const principal = writeGate.guard(ctx, 'governance.reload', target)
+      try {
+        const result = s.reload(body.swapName, body.content ?? body.yaml, body.format)
+        void writeGate.done(
+          principal,
+          'governance.reload',
+          target,
+          true,
+          `${result.outgoing.name}@${result.outgoing.version} -> ${result.incoming.name}@${result.incoming.version}`
+        )
+        return result
+      } catch (err) {
+        if (!(err instanceof GovernanceRequestError)) throw err
+        void writeGate.done(principal, 'governance.reload.invalid', target, false, err.message)
+        throw new PlatformError(err.code, { detail: err.message })
+      }
+    },
+    { body: 'json', optionalBody: true }
+  )
 
-  http.post(`${BASE}/kill-switch/arm`, (ctx) => {
-    const s = installed()
-    const principal = writeGate.guard(ctx, 'governance.kill_switch.arm', 'kill-switch')
-    const ks = s.killSwitch()
-    if (ks === undefined) return unavailable(platform, principal, 'governance.kill_switch.arm')
-    const body = isObject(ctx.body) ? ctx.body : {}
-    const reason = typeof body.reason === 'string' ? body.reason.trim() : ''
-    if (reason === '') {
-      void writeGate.done(principal, 'governance.kill_switch.arm.invalid', ks.name, false, 'reason must not be blank')
-      throw new PlatformError('GOVERNANCE_REASON_BLANK')
-    }
-    const operator = typeof body.operator === 'string' && body.operator.trim() !== '' ? body.operator : (principal.name !== '' ? principal.name : 'admin')
-    const state = ks.arm(reason, operator)
-    s.logger.warn({ operator, reason, policy: ks.name }, `governance kill switch armed by ${operator}: ${reason}`)
-    void writeGate.done(principal, 'governance.kill_switch.arm', ks.name, true, reason)
-    return state
-  }, { body: 'json', optionalBody: true })
+  http.post(
+    `${BASE}/kill-switch/arm`,
+    (ctx) => {
+      const s = installed()
+      const principal = writeGate.guard(ctx, 'governance.kill_switch.arm', 'kill-switch')
+      const ks = s.killSwitch()
+      if (ks === undefined) return unavailable(platform, principal, 'governance.kill_switch.arm')
+      const body = isObject(ctx.body) ? ctx.body : {}
+      const reason = typeof body.reason === 'string' ? body.reason.trim() : ''
+      if (reason === '') {
+        void writeGate.done(principal, 'governance.kill_switch.arm.invalid', ks.name, false, 'reason must not be blank')
+        throw new PlatformError('GOVERNANCE_REASON_BLANK')
+      }
+      const operator =
+        typeof body.operator === 'string' && body.operator.trim() !== ''
+          ? body.operator
+          : principal.name !== ''
+            ? principal.name
+            : 'admin'
+      const state = ks.arm(reason, operator)
+      s.logger.warn({ operator, reason, policy: ks.name }, `governance kill switch armed by ${operator}: ${reason}`)
+      void writeGate.done(principal, 'governance.kill_switch.arm', ks.name, true, reason)
+      return state
+    },
+    { body: 'json', optionalBody: true }
+  )
 
-  http.post(`${BASE}/kill-switch/disarm`, (ctx) => {
-    const s = installed()
-    const principal = writeGate.guard(ctx, 'governance.kill_switch.disarm', 'kill-switch')
-    const ks = s.killSwitch()
-    if (ks === undefined) return unavailable(platform, principal, 'governance.kill_switch.disarm')
-    const state = ks.disarm()
-    s.logger.warn({ operator: principal.name, policy: ks.name }, `governance kill switch disarmed by ${principal.name}`)
-    void writeGate.done(principal, 'governance.kill_switch.disarm', ks.name, true)
-    return state
-  }, { body: 'json', optionalBody: true })
+  http.post(
+    `${BASE}/kill-switch/disarm`,
+    (ctx) => {
+      const s = installed()
+      const principal = writeGate.guard(ctx, 'governance.kill_switch.disarm', 'kill-switch')
+      const ks = s.killSwitch()
+      if (ks === undefined) return unavailable(platform, principal, 'governance.kill_switch.disarm')
+      const state = ks.disarm()
+      s.logger.warn(
+        { operator: principal.name, policy: ks.name },
+        `governance kill switch disarmed by ${principal.name}`
+      )
+      void writeGate.done(principal, 'governance.kill_switch.disarm', ks.name, true)
+      return state
+    },
+    { body: 'json', optionalBody: true }
+  )
 }
 
-function unavailable (platform: Platform, principal: Principal, action: string): never {
-  void platform.writeGate.done(principal, `${action}.unavailable`, 'kill-switch', false, 'no KillSwitchPolicy installed on this framework')
+function unavailable(platform: Platform, principal: Principal, action: string): never {
+  void platform.writeGate.done(
+    principal,
+    `${action}.unavailable`,
+    'kill-switch',
+    false,
+    'no KillSwitchPolicy installed on this framework'
+  )
   throw new PlatformError('GOVERNANCE_NO_KILL_SWITCH')
 }
 
-function isObject (v: unknown): v is Record<string, unknown> {
+function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }
 
@@ -115,13 +165,16 @@ const CHECK_KEYS = ['agent_id', 'action', 'context']
 const squash = (k: string): string => k.toLowerCase().replace(/[-_\s]/g, '')
 
 /** `{agent_id, action, context}`; missing keys default to "" and {} as in the toolkit's /check. */
-export function checkRequest (body: unknown): CheckRequest {
-  if (!isObject(body)) throw new PlatformError('INVALID_BODY', { detail: 'expected a JSON object {agent_id, action, context}' })
+export function checkRequest(body: unknown): CheckRequest {
+  if (!isObject(body))
+    throw new PlatformError('INVALID_BODY', { detail: 'expected a JSON object {agent_id, action, context}' })
   // a misspelt key would silently check an empty request: refuse it
   for (const k of Object.keys(body)) {
     if (CHECK_KEYS.includes(k)) continue
     const near = CHECK_KEYS.find((c) => squash(c) === squash(k))
-    throw new PlatformError('INVALID_BODY', { detail: `unknown key '${k}'${near !== undefined ? ` (did you mean '${near}'?)` : ''}; expected agent_id, action, context` })
+    throw new PlatformError('INVALID_BODY', {
+      detail: `unknown key '${k}'${near !== undefined ? ` (did you mean '${near}'?)` : ''}; expected agent_id, action, context`
+    })
   }
   const agentId = body.agent_id ?? ''
   const action = body.action ?? ''

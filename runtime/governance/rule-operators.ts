@@ -8,16 +8,17 @@
 import { PolicyLoadError } from './errors.js'
 
 export const OPERATORS = ['eq', 'ne', 'gt', 'lt', 'gte', 'lte', 'in', 'not_in', 'contains', 'matches'] as const
-export type Operator = typeof OPERATORS[number]
+export type Operator = (typeof OPERATORS)[number]
 
 /** A compiled condition on one (present) context value. */
 export type Test = (actual: unknown) => boolean
 
-export function looseEquals (a: unknown, b: unknown): boolean {
+export function looseEquals(a: unknown, b: unknown): boolean {
   if (a === b) return true
   if (typeof a === 'number' && typeof b === 'number') return a === b // NaN never equals
   if (typeof a === 'bigint' || typeof b === 'bigint') {
-    if ((typeof a === 'number' || typeof a === 'bigint') && (typeof b === 'number' || typeof b === 'bigint')) return Number(a) === Number(b)
+    if ((typeof a === 'number' || typeof a === 'bigint') && (typeof b === 'number' || typeof b === 'bigint'))
+      return Number(a) === Number(b)
     return false
   }
   if (Array.isArray(a) && Array.isArray(b)) {
@@ -35,9 +36,10 @@ export function looseEquals (a: unknown, b: unknown): boolean {
 }
 
 /** -1, 0 or 1; values that cannot be ordered against each other compare as 0. */
-export function compareLoose (a: unknown, b: unknown): number {
+export function compareLoose(a: unknown, b: unknown): number {
   if ((typeof a === 'number' || typeof a === 'bigint') && (typeof b === 'number' || typeof b === 'bigint')) {
-    const x = Number(a); const y = Number(b)
+    const x = Number(a)
+    const y = Number(b)
     if (x < y) return -1
     if (x > y) return 1
     if (x === y) return 0
@@ -49,7 +51,7 @@ export function compareLoose (a: unknown, b: unknown): number {
   return 0
 }
 
-export function containsLoose (haystack: unknown, needle: unknown): boolean {
+export function containsLoose(haystack: unknown, needle: unknown): boolean {
   if (typeof haystack === 'string') return needle !== null && needle !== undefined && haystack.includes(textOf(needle))
   if (Array.isArray(haystack)) {
     for (const item of haystack) if (looseEquals(item, needle)) return true
@@ -60,9 +62,15 @@ export function containsLoose (haystack: unknown, needle: unknown): boolean {
 }
 
 /** String form used by `matches` and `contains` on strings. */
-export function textOf (v: unknown): string {
+export function textOf(v: unknown): string {
   if (typeof v === 'string') return v
-  if (typeof v === 'object' && v !== null) { try { return JSON.stringify(v) } catch { return String(v) } }
+  if (typeof v === 'object' && v !== null) {
+    try {
+      return JSON.stringify(v)
+    } catch {
+      return String(v)
+    }
+  }
   return String(v)
 }
 
@@ -73,13 +81,16 @@ const JS_FLAG: Record<string, string> = { i: 'i', m: 'm', s: 's', u: 'u' }
  * Compiles a toolkit regex for JavaScript: leading inline flags such as `(?i)` (which Node
  * rejects as "Invalid group") become RegExp flags; an unsupported flag is a load error.
  */
-export function compileToolkitRegex (pattern: string, where: string): RegExp {
+export function compileToolkitRegex(pattern: string, where: string): RegExp {
   let body = pattern
   const flags = new Set<string>()
   for (let m = INLINE_FLAGS.exec(body); m !== null; m = INLINE_FLAGS.exec(body)) {
     for (const f of m[1]!) {
       const js = JS_FLAG[f]
-      if (js === undefined) throw new PolicyLoadError(`unsupported inline regex flag '(?${f})' in pattern '${pattern}' at ${where} (supported: i, m, s, u)`)
+      if (js === undefined)
+        throw new PolicyLoadError(
+          `unsupported inline regex flag '(?${f})' in pattern '${pattern}' at ${where} (supported: i, m, s, u)`
+        )
       flags.add(js)
     }
     body = body.slice(m[0].length)
@@ -92,22 +103,32 @@ export function compileToolkitRegex (pattern: string, where: string): RegExp {
 }
 
 /** Builds the test for one condition; validates the value's shape at load time. */
-export function compileTest (op: string, value: unknown, where: string): Test {
+export function compileTest(op: string, value: unknown, where: string): Test {
   switch (op) {
-    case 'eq': return (a) => looseEquals(a, value)
-    case 'ne': return (a) => !looseEquals(a, value)
-    case 'gt': return (a) => compareLoose(a, value) > 0
-    case 'lt': return (a) => compareLoose(a, value) < 0
-    case 'gte': return (a) => compareLoose(a, value) >= 0
-    case 'lte': return (a) => compareLoose(a, value) <= 0
+    case 'eq':
+      return (a) => looseEquals(a, value)
+    case 'ne':
+      return (a) => !looseEquals(a, value)
+    case 'gt':
+      return (a) => compareLoose(a, value) > 0
+    case 'lt':
+      return (a) => compareLoose(a, value) < 0
+    case 'gte':
+      return (a) => compareLoose(a, value) >= 0
+    case 'lte':
+      return (a) => compareLoose(a, value) <= 0
     case 'in':
     case 'not_in': {
       if (!Array.isArray(value)) throw new PolicyLoadError(`operator '${op}' needs a list value at ${where}`)
       const list = value
-      const inList = (a: unknown): boolean => { for (const v of list) if (looseEquals(a, v)) return true; return false }
+      const inList = (a: unknown): boolean => {
+        for (const v of list) if (looseEquals(a, v)) return true
+        return false
+      }
       return op === 'in' ? inList : (a) => !inList(a)
     }
-    case 'contains': return (a) => containsLoose(a, value)
+    case 'contains':
+      return (a) => containsLoose(a, value)
     case 'matches': {
       if (typeof value !== 'string') throw new PolicyLoadError(`operator 'matches' needs a string pattern at ${where}`)
       const re = compileToolkitRegex(value, where)
@@ -119,6 +140,6 @@ export function compileTest (op: string, value: unknown, where: string): Test {
   }
 }
 
-function isPlainObject (v: unknown): v is Record<string, unknown> {
+function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }

@@ -14,10 +14,19 @@ const ROOT_KEYS = ['version', 'name', 'description', 'rules', 'defaults']
 const RULE_KEYS = ['name', 'condition', 'action', 'priority', 'message']
 const CONDITION_KEYS = ['field', 'operator', 'value']
 // the toolkit's other defaults (sandbox and budget hints) are accepted and not enforced
-const DEFAULTS_KEYS = ['action', 'max_tokens', 'max_tool_calls', 'confidence_threshold', 'max_cpu', 'max_memory_mb', 'timeout_seconds', 'network_default']
+const DEFAULTS_KEYS = [
+  'action',
+  'max_tokens',
+  'max_tool_calls',
+  'confidence_threshold',
+  'max_cpu',
+  'max_memory_mb',
+  'timeout_seconds',
+  'network_default'
+]
 
 export const RULE_ACTIONS = ['allow', 'deny', 'audit', 'block'] as const
-export type RuleAction = typeof RULE_ACTIONS[number]
+export type RuleAction = (typeof RULE_ACTIONS)[number]
 
 type Getter = (ctx: PolicyContext) => unknown
 
@@ -39,22 +48,25 @@ const REQUEST_FIELDS: Record<string, Getter> = {
   session_id: (c) => c.request.sessionId ?? c.request.metadata.session_id,
   agent_id: (c) => c.request.agentId ?? c.request.metadata.agent_id,
   conversation_id: (c) => c.request.conversationId ?? c.request.metadata.conversation_id,
-  phase: (c) => c.phase === 'PRE_ADMISSION' ? 'pre_admission' : 'post_response',
-  response: (c) => c.accumulatedResponse !== '' && c.accumulatedResponse !== undefined ? c.accumulatedResponse : c.request.metadata.response
+  phase: (c) => (c.phase === 'PRE_ADMISSION' ? 'pre_admission' : 'post_response'),
+  response: (c) =>
+    c.accumulatedResponse !== '' && c.accumulatedResponse !== undefined
+      ? c.accumulatedResponse
+      : c.request.metadata.response
 }
 
 /** Resolves a condition field: request fields first (when set), then metadata by exact key. */
-function getterFor (field: string): Getter {
+function getterFor(field: string): Getter {
   const g = REQUEST_FIELDS[field]
   if (g !== undefined) return g
-  return (c) => Object.hasOwn(c.request.metadata, field) ? c.request.metadata[field] : undefined
+  return (c) => (Object.hasOwn(c.request.metadata, field) ? c.request.metadata[field] : undefined)
 }
 
 export class RulesPolicy implements GovernancePolicy {
   readonly className = 'RulesPolicy'
   readonly description: string
 
-  constructor (
+  constructor(
     readonly name: string,
     readonly source: string,
     readonly version: string,
@@ -66,7 +78,7 @@ export class RulesPolicy implements GovernancePolicy {
     this.description = description
   }
 
-  evaluate (ctx: PolicyContext): PolicyDecision {
+  evaluate(ctx: PolicyContext): PolicyDecision {
     const rules = this.rules
     for (let i = 0; i < rules.length; i++) {
       const r = rules[i]!
@@ -79,13 +91,18 @@ export class RulesPolicy implements GovernancePolicy {
     return this.act(d, `no rule matched; default action is ${d}`, null, null)
   }
 
-  private act (action: RuleAction, reason: string, rule: string | null, field: string | null): PolicyDecision {
+  private act(action: RuleAction, reason: string, rule: string | null, field: string | null): PolicyDecision {
     switch (action) {
-      case 'allow': return ADMIT
-      case 'audit':
-        this.logger?.info({ policy: this.name, source: this.source, rule, field, action: 'audit' }, `governance audit: policy ${this.name} matched ${rule === null ? 'no rule (default action audit)' : `rule '${rule}'`}`)
+      case 'allow':
         return ADMIT
-      default: return deny(reason)
+      case 'audit':
+        this.logger?.info(
+          { policy: this.name, source: this.source, rule, field, action: 'audit' },
+          `governance audit: policy ${this.name} matched ${rule === null ? 'no rule (default action audit)' : `rule '${rule}'`}`
+        )
+        return ADMIT
+      default:
+        return deny(reason)
     }
   }
 }
@@ -93,7 +110,12 @@ export class RulesPolicy implements GovernancePolicy {
 const ADMIT = admit()
 
 /** Builds the policy from a parsed `rules:` document; every problem names the rule. */
-export function buildRulesPolicy (doc: Record<string, unknown>, source: string, logger?: Logger, keys = new KeyChecker(source)): RulesPolicy {
+export function buildRulesPolicy(
+  doc: Record<string, unknown>,
+  source: string,
+  logger?: Logger,
+  keys = new KeyChecker(source)
+): RulesPolicy {
   keys.check(doc, ROOT_KEYS, [], 'the rules document')
   const name = optString(doc.name, 'name', source) ?? 'unnamed'
   const version = optScalar(doc.version, 'version', source) ?? '1.0'
@@ -106,29 +128,34 @@ export function buildRulesPolicy (doc: Record<string, unknown>, source: string, 
   if (doc.defaults !== undefined && doc.defaults !== null) {
     if (!isMap(doc.defaults)) throw new PolicyLoadError(`'defaults' must be a map in ${source}`)
     keys.check(doc.defaults, DEFAULTS_KEYS, ['defaults'], "'defaults'")
-    if (doc.defaults.action !== undefined && doc.defaults.action !== null) defaultAction = parseAction(doc.defaults.action, `defaults.action in ${source}`)
+    if (doc.defaults.action !== undefined && doc.defaults.action !== null)
+      defaultAction = parseAction(doc.defaults.action, `defaults.action in ${source}`)
   }
   return new RulesPolicy(name, source, version, description, compiled, defaultAction, logger)
 }
 
-function compileRule (raw: unknown, i: number, source: string, keys: KeyChecker): CompiledRule {
+function compileRule(raw: unknown, i: number, source: string, keys: KeyChecker): CompiledRule {
   const label = isMap(raw) && typeof raw.name === 'string' ? `rules[${i}] ('${raw.name}')` : `rules[${i}]`
   const where = `${label} in ${source}`
   if (!isMap(raw)) throw new PolicyLoadError(`${where}: a rule must be a map`)
   keys.check(raw, RULE_KEYS, ['rules', i], label)
   if (typeof raw.name !== 'string' || raw.name.trim() === '') throw new PolicyLoadError(`${where}: 'name' is required`)
   const cond = raw.condition
-  if (!isMap(cond)) throw new PolicyLoadError(`${where}: 'condition' is required and must be a map of field, operator, value`)
+  if (!isMap(cond))
+    throw new PolicyLoadError(`${where}: 'condition' is required and must be a map of field, operator, value`)
   keys.check(cond, CONDITION_KEYS, ['rules', i, 'condition'], `the condition of ${label}`)
-  if (typeof cond.field !== 'string' || cond.field === '') throw new PolicyLoadError(`${where}: condition 'field' is required`)
+  if (typeof cond.field !== 'string' || cond.field === '')
+    throw new PolicyLoadError(`${where}: condition 'field' is required`)
   if (typeof cond.operator !== 'string') throw new PolicyLoadError(`${where}: condition 'operator' is required`)
   if (!Object.hasOwn(cond, 'value')) throw new PolicyLoadError(`${where}: condition 'value' is required`)
   const test = compileTest(cond.operator, cond.value, where)
-  if (!Object.hasOwn(raw, 'action')) throw new PolicyLoadError(`${where}: 'action' is required (allow, deny, audit, block)`)
+  if (!Object.hasOwn(raw, 'action'))
+    throw new PolicyLoadError(`${where}: 'action' is required (allow, deny, audit, block)`)
   const action: RuleAction = raw.action === '' || raw.action === null ? 'allow' : parseAction(raw.action, where)
   let priority = 0
   if (raw.priority !== undefined && raw.priority !== null) {
-    if (typeof raw.priority !== 'number' || !Number.isInteger(raw.priority)) throw new PolicyLoadError(`${where}: 'priority' must be an integer`)
+    if (typeof raw.priority !== 'number' || !Number.isInteger(raw.priority))
+      throw new PolicyLoadError(`${where}: 'priority' must be an integer`)
     priority = raw.priority
   }
   const message = raw.message === undefined || raw.message === null ? '' : String(raw.message)
@@ -143,20 +170,21 @@ function compileRule (raw: unknown, i: number, source: string, keys: KeyChecker)
   }
 }
 
-function parseAction (v: unknown, where: string): RuleAction {
+function parseAction(v: unknown, where: string): RuleAction {
   const s = typeof v === 'string' ? v.toLowerCase() : v
   if (typeof s === 'string' && (RULE_ACTIONS as readonly string[]).includes(s)) return s as RuleAction
   throw new PolicyLoadError(`unknown action '${String(v)}' at ${where} (supported: ${RULE_ACTIONS.join(', ')})`)
 }
 
-function optString (v: unknown, key: string, source: string): string | undefined {
+function optString(v: unknown, key: string, source: string): string | undefined {
   if (v === undefined || v === null) return undefined
   if (typeof v !== 'string') throw new PolicyLoadError(`'${key}' must be a string in ${source}`)
   return v
 }
 
-function optScalar (v: unknown, key: string, source: string): string | undefined {
+function optScalar(v: unknown, key: string, source: string): string | undefined {
   if (v === undefined || v === null) return undefined
-  if (typeof v !== 'string' && typeof v !== 'number') throw new PolicyLoadError(`'${key}' must be a string in ${source}`)
+  if (typeof v !== 'string' && typeof v !== 'number')
+    throw new PolicyLoadError(`'${key}' must be a string in ${source}`)
   return String(v)
 }

@@ -4,22 +4,32 @@ import { PolicyLoadError } from './errors.js'
 /** A parsed document and where its keys are: `lineOf(['rules', 0, 'priorty'])` is that key's line. */
 export interface ParsedYaml {
   readonly value: unknown
-  lineOf (path: readonly (string | number)[]): number | undefined
+  lineOf(path: readonly (string | number)[]): number | undefined
 }
 
 /**
  * Parses YAML the safe way: YAML 1.2 core schema only (no `!!js/*` or custom tags: an unknown
  * tag is an error, not a string), duplicate keys rejected, aliases bounded (no billion laughs).
  */
-export function parseSafeYaml (text: string, source: string): unknown {
+export function parseSafeYaml(text: string, source: string): unknown {
   return parseSafeYamlWithLines(text, source).value
 }
 
-export function parseSafeYamlWithLines (text: string, source: string): ParsedYaml {
+export function parseSafeYamlWithLines(text: string, source: string): ParsedYaml {
   const lines = new LineCounter()
-  const doc = parseDocument(text, { schema: 'core', uniqueKeys: true, merge: false, prettyErrors: false, strict: true, lineCounter: lines })
+  const doc = parseDocument(text, {
+    schema: 'core',
+    uniqueKeys: true,
+    merge: false,
+    prettyErrors: false,
+    strict: true,
+    lineCounter: lines
+  })
   const problem = doc.errors[0] ?? doc.warnings[0]
-  if (problem !== undefined) throw new PolicyLoadError(`yaml parse failed: ${source}${problem.linePos?.[0] !== undefined ? ` line ${problem.linePos[0].line}` : ''}: ${firstLine(problem.message)}`)
+  if (problem !== undefined)
+    throw new PolicyLoadError(
+      `yaml parse failed: ${source}${problem.linePos?.[0] !== undefined ? ` line ${problem.linePos[0].line}` : ''}: ${firstLine(problem.message)}`
+    )
   let value: unknown
   try {
     value = doc.toJS({ maxAliasCount: 100 })
@@ -28,7 +38,7 @@ export function parseSafeYamlWithLines (text: string, source: string): ParsedYam
   }
   return {
     value,
-    lineOf (path) {
+    lineOf(path) {
       let node: unknown = doc.contents
       let offset: number | undefined
       for (const seg of path) {
@@ -49,11 +59,11 @@ export function parseSafeYamlWithLines (text: string, source: string): ParsedYam
   }
 }
 
-function firstLine (msg: string): string {
+function firstLine(msg: string): string {
   const i = msg.indexOf('\n')
   return i < 0 ? msg : msg.slice(0, i)
 }
 
-export function isMap (v: unknown): v is Record<string, unknown> {
+export function isMap(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v)
 }

@@ -28,12 +28,26 @@ export interface ServiceOptions {
 
 /** A reload or arm request the controller refuses; `code` names the catalogue error. */
 export class GovernanceRequestError extends Error {
-  constructor (readonly code: 'RELOAD_SWAP_NAME_BLANK' | 'RELOAD_CONTENT_BLANK' | 'RELOAD_UNKNOWN_SWAP' | 'RELOAD_UNKNOWN_FORMAT' | 'RELOAD_PARSE_FAILED' | 'RELOAD_EMPTY', message: string) {
+  constructor(
+    readonly code:
+      | 'RELOAD_SWAP_NAME_BLANK'
+      | 'RELOAD_CONTENT_BLANK'
+      | 'RELOAD_UNKNOWN_SWAP'
+      | 'RELOAD_UNKNOWN_FORMAT'
+      | 'RELOAD_PARSE_FAILED'
+      | 'RELOAD_EMPTY',
+    message: string
+  ) {
     super(message)
   }
 }
 
-export interface ReloadResult { swapName: string, outgoing: Identity, incoming: Identity, format: string }
+export interface ReloadResult {
+  swapName: string
+  outgoing: Identity
+  incoming: Identity
+  format: string
+}
 
 export class GovernanceService {
   readonly registry = new PolicyRegistry()
@@ -48,7 +62,7 @@ export class GovernanceService {
   /** The configured policy files and their last load (see health). */
   readonly files: PolicyFiles
 
-  constructor (opts: ServiceOptions) {
+  constructor(opts: ServiceOptions) {
     this.logger = opts.logger
     this.files = new PolicyFiles(this, opts.logger)
     registerBuiltins(this.registry)
@@ -58,7 +72,11 @@ export class GovernanceService {
     this.memory = opts.memory
     if (this.memory !== undefined) {
       const sink = this.memory
-      this.decisionLog.onRecord((e) => { void sink.accept(e)?.catch((err: unknown) => { this.logger.warn({ err }, 'governance memory sink write failed') }) })
+      this.decisionLog.onRecord((e) => {
+        void sink.accept(e)?.catch((err: unknown) => {
+          this.logger.warn({ err }, 'governance memory sink write failed')
+        })
+      })
     }
     this.gate = new PolicyAdmissionGate(this.chain, this.decisionLog, opts.logger)
     // guardrails first, then policies: their source is created first
@@ -67,32 +85,37 @@ export class GovernanceService {
   }
 
   /** Adds a guardrail; it runs before every policy, exposed through GuardrailAsPolicy. */
-  addGuardrail (g: AiGuardrail): void {
+  addGuardrail(g: AiGuardrail): void {
     this.guardrails.push(new GuardrailAsPolicy(g))
     this.chain.setSource('guardrails', this.guardrails)
   }
 
   /** Adds a policy from code (source `code:<name>` by convention). */
-  addPolicy (p: GovernancePolicy): void {
+  addPolicy(p: GovernancePolicy): void {
     this.code.push(p)
     this.chain.setSource('code', this.code)
   }
 
   /** Parses a document of a registered format; throws PolicyLoadError naming source and entry. */
-  parse (format: string, source: string, text: string): GovernancePolicy[] {
+  parse(format: string, source: string, text: string): GovernancePolicy[] {
     const parser = this.parsers.get(format)
-    if (parser === undefined) throw new PolicyLoadError(`no PolicyParser registered for format '${format}' — add a plugin or module that provides the '${format}' parser (known: [${this.parsers.formats().join(', ')}])`)
+    if (parser === undefined)
+      throw new PolicyLoadError(
+        `no PolicyParser registered for format '${format}' — add a plugin or module that provides the '${format}' parser (known: [${this.parsers.formats().join(', ')}])`
+      )
     return parser.parse(source, text)
   }
 
   /** Loads one policy file (source `yaml:<path>` as configured) into the chain; `content` when already read. */
-  loadFile (path: string, content?: string): GovernancePolicy[] {
+  loadFile(path: string, content?: string): GovernancePolicy[] {
     const source = `yaml:${path}`
     let text: string
     try {
       text = content ?? readFileSync(resolve(path), 'utf8')
     } catch (err) {
-      throw new PolicyLoadError(`cannot read policy file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`)
+      throw new PolicyLoadError(
+        `cannot read policy file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`
+      )
     }
     const format = /\.(rego|cedar)$/i.exec(path)?.[1]?.toLowerCase() ?? 'yaml'
     const policies = this.parse(format, source, text)
@@ -101,58 +124,94 @@ export class GovernanceService {
   }
 
   /** Sets the policies another area or a plugin contributes (source id e.g. `plugin:<name>`). */
-  setSource (id: string, policies: readonly GovernancePolicy[]): void { this.chain.setSource(id, policies) }
-  removeSource (id: string): void { this.chain.removeSource(id) }
+  setSource(id: string, policies: readonly GovernancePolicy[]): void {
+    this.chain.setSource(id, policies)
+  }
+  removeSource(id: string): void {
+    this.chain.removeSource(id)
+  }
 
   /** Hot-swaps the delegate of the swappable policy `swapName` with the first policy parsed from `content`. */
-  reload (swapName: unknown, content: unknown, format: unknown): ReloadResult {
-    if (typeof swapName !== 'string' || swapName.trim() === '') throw new GovernanceRequestError('RELOAD_SWAP_NAME_BLANK', 'swapName must not be blank')
-    if (typeof content !== 'string' || content.trim() === '') throw new GovernanceRequestError('RELOAD_CONTENT_BLANK', 'policy content must not be blank')
+  reload(swapName: unknown, content: unknown, format: unknown): ReloadResult {
+    if (typeof swapName !== 'string' || swapName.trim() === '')
+      throw new GovernanceRequestError('RELOAD_SWAP_NAME_BLANK', 'swapName must not be blank')
+    if (typeof content !== 'string' || content.trim() === '')
+      throw new GovernanceRequestError('RELOAD_CONTENT_BLANK', 'policy content must not be blank')
     const fmt = typeof format === 'string' && format.trim() !== '' ? format.trim().toLowerCase() : 'yaml'
     const slot = this.chain.swappable(swapName)
-    if (slot === undefined) throw new GovernanceRequestError('RELOAD_UNKNOWN_SWAP', `no SwappablePolicy named '${swapName}' is installed`)
+    if (slot === undefined)
+      throw new GovernanceRequestError('RELOAD_UNKNOWN_SWAP', `no SwappablePolicy named '${swapName}' is installed`)
     const parser = this.parsers.get(fmt)
-    if (parser === undefined) throw new GovernanceRequestError('RELOAD_UNKNOWN_FORMAT', `no PolicyParser registered for format '${fmt}' — add a plugin or module that provides the '${fmt}' parser`)
+    if (parser === undefined)
+      throw new GovernanceRequestError(
+        'RELOAD_UNKNOWN_FORMAT',
+        `no PolicyParser registered for format '${fmt}' — add a plugin or module that provides the '${fmt}' parser`
+      )
     let parsed: GovernancePolicy[]
     try {
       parsed = parser.parse(`${fmt}:admin-reload:${swapName}`, content)
     } catch (err) {
       const msg = (err as Error).message
-      throw new GovernanceRequestError('RELOAD_PARSE_FAILED', msg.startsWith(`${fmt} parse failed: `) ? msg : `${fmt} parse failed: ${msg}`)
+      throw new GovernanceRequestError(
+        'RELOAD_PARSE_FAILED',
+        msg.startsWith(`${fmt} parse failed: `) ? msg : `${fmt} parse failed: ${msg}`
+      )
     }
     const incoming = parsed[0]
-    if (incoming === undefined) throw new GovernanceRequestError('RELOAD_EMPTY', `${fmt} artifact yielded zero policies — reload aborted`)
+    if (incoming === undefined)
+      throw new GovernanceRequestError('RELOAD_EMPTY', `${fmt} artifact yielded zero policies — reload aborted`)
     const outgoing = slot.swap(incoming)
-    this.logger.info({ swapName, outgoing: identityOf(outgoing), incoming: identityOf(incoming) }, `governance policy '${swapName}' hot-reloaded`)
+    this.logger.info(
+      { swapName, outgoing: identityOf(outgoing), incoming: identityOf(incoming) },
+      `governance policy '${swapName}' hot-reloaded`
+    )
     return { swapName, outgoing: identityOf(outgoing), incoming: identityOf(incoming), format: fmt }
   }
 
   /** The first installed kill switch, if any. */
-  killSwitch (): KillSwitchPolicy | undefined { return this.chain.killSwitches[0] }
+  killSwitch(): KillSwitchPolicy | undefined {
+    return this.chain.killSwitches[0]
+  }
 
-  listing (): Record<string, unknown>[] {
+  listing(): Record<string, unknown>[] {
     return this.chain.policies.map((p) => {
       const inner = p instanceof DryRunPolicy ? p.delegate : p
-      const rec: Record<string, unknown> = { name: p.name, source: p.source, version: p.version, className: p.className, digest: policyDigest(inner.name, inner.source, inner.version) }
+      const rec: Record<string, unknown> = {
+        name: p.name,
+        source: p.source,
+        version: p.version,
+        className: p.className,
+        digest: policyDigest(inner.name, inner.source, inner.version)
+      }
       if (p instanceof KillSwitchPolicy) {
         const s = p.state()
         rec.armed = s.armed
-        if (s.armed) { rec.armedReason = s.reason; rec.armedAt = s.armedAt }
+        if (s.armed) {
+          rec.armedReason = s.reason
+          rec.armedAt = s.armedAt
+        }
       }
       if (p instanceof DryRunPolicy) {
-        Object.assign(rec, { dryRun: true, wrappedPolicyName: p.delegate.name, shadowAdmits: p.counters.admits, shadowDenies: p.counters.denies, shadowTransforms: p.counters.transforms, delegateErrors: p.counters.errors })
+        Object.assign(rec, {
+          dryRun: true,
+          wrappedPolicyName: p.delegate.name,
+          shadowAdmits: p.counters.admits,
+          shadowDenies: p.counters.denies,
+          shadowTransforms: p.counters.transforms,
+          delegateErrors: p.counters.errors
+        })
       }
       if (p instanceof SwappablePolicy) Object.assign(rec, { swappable: true, delegateVersion: p.delegate.version })
       return rec
     })
   }
 
-  summary (): { policyCount: number, sources: string[] } {
+  summary(): { policyCount: number; sources: string[] } {
     const ps = this.chain.policies
     return { policyCount: ps.length, sources: [...new Set(ps.map((p) => p.source))] }
   }
 
-  health (): Record<string, unknown> {
+  health(): Record<string, unknown> {
     const ks = this.killSwitch()
     const killSwitch: KillSwitchState = ks === undefined ? { armed: false } : ks.state()
     return {
@@ -160,7 +219,12 @@ export class GovernanceService {
       killSwitch,
       policies: this.chain.policies.map((p) => {
         const inner = p instanceof DryRunPolicy ? p.delegate : p
-        return { name: inner.name, source: inner.source, version: inner.version, digest: policyDigest(inner.name, inner.source, inner.version) }
+        return {
+          name: inner.name,
+          source: inner.source,
+          version: inner.version,
+          digest: policyDigest(inner.name, inner.source, inner.version)
+        }
       }),
       dryRuns: this.chain.dryRuns().map((d) => ({ wrappedPolicyName: d.delegate.name, ...d.counters })),
       slos: [],

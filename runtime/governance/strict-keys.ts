@@ -10,14 +10,19 @@ import { PolicyLoadError } from './errors.js'
 type Path = readonly (string | number)[]
 
 export class KeyChecker {
-  constructor (readonly source: string, private readonly lineOf: (path: Path) => number | undefined = () => undefined) {}
+  constructor(
+    readonly source: string,
+    private readonly lineOf: (path: Path) => number | undefined = () => undefined
+  ) {}
 
   /** Throws on the first key of `map` outside `allowed`; `where` says which map (e.g. `rules[2] ('x')`). */
-  check (map: Record<string, unknown>, allowed: readonly string[], path: Path, where: string): void {
+  check(map: Record<string, unknown>, allowed: readonly string[], path: Path, where: string): void {
     for (const k of Object.keys(map)) {
       if (allowed.includes(k)) continue
       const line = this.lineOf([...path, k])
-      throw new PolicyLoadError(`unknown key '${k}' in ${where} of ${this.source}${line !== undefined ? ` line ${line}` : ''}${didYouMean(k, allowed)}; allowed: ${allowed.length > 0 ? allowed.join(', ') : 'none'}`)
+      throw new PolicyLoadError(
+        `unknown key '${k}' in ${where} of ${this.source}${line !== undefined ? ` line ${line}` : ''}${didYouMean(k, allowed)}; allowed: ${allowed.length > 0 ? allowed.join(', ') : 'none'}`
+      )
     }
   }
 }

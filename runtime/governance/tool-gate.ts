@@ -10,26 +10,36 @@ import type { Admission, PolicyAdmissionGate } from './gate.js'
 
 export const TOOL_ARGS_PREVIEW_CHARS = 200
 
-export function toolArgsPreview (args: unknown): string {
+export function toolArgsPreview(args: unknown): string {
   let s: string
-  try { s = typeof args === 'string' ? args : JSON.stringify(args) ?? '' } catch { s = String(args) }
+  try {
+    s = typeof args === 'string' ? args : (JSON.stringify(args) ?? '')
+  } catch {
+    s = String(args)
+  }
   return s.length > TOOL_ARGS_PREVIEW_CHARS ? s.slice(0, TOOL_ARGS_PREVIEW_CHARS) + '…' : s
 }
 
-export function toolCallRequest (req: ToolCallRequest): AiRequest {
+export function toolCallRequest(req: ToolCallRequest): AiRequest {
   return aiRequest({
     message: `call_tool:${req.toolName}`,
     agentId: req.agentId ?? null,
     userId: req.principal ?? null,
     sessionId: req.sessionId ?? null,
-    metadata: { tool_name: req.toolName, action: 'call_tool', tool_args: req.args ?? {}, tool_args_preview: toolArgsPreview(req.args ?? {}) }
+    metadata: {
+      tool_name: req.toolName,
+      action: 'call_tool',
+      tool_args: req.args ?? {},
+      tool_args_preview: toolArgsPreview(req.args ?? {})
+    }
   })
 }
 
 const ADMITTED: ToolCallVerdict = { admitted: true }
-const verdict = (a: Admission): ToolCallVerdict => a.admitted ? ADMITTED : { admitted: false, policy: a.policy.name, reason: a.reason }
+const verdict = (a: Admission): ToolCallVerdict =>
+  a.admitted ? ADMITTED : { admitted: false, policy: a.policy.name, reason: a.reason }
 
-export function createToolCallGate (gate: PolicyAdmissionGate): ToolCallGate {
+export function createToolCallGate(gate: PolicyAdmissionGate): ToolCallGate {
   return (req) => {
     // with no policy loaded nothing is evaluated or logged: skip building the request
     if (gate.empty) return ADMITTED

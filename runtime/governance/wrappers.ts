@@ -4,7 +4,11 @@
  */
 import { admit, type GovernancePolicy, type PolicyContext, type PolicyDecision } from '../contracts/index.js'
 
-export interface Identity { name: string, version: string, source: string }
+export interface Identity {
+  name: string
+  version: string
+  source: string
+}
 
 export const identityOf = (p: GovernancePolicy): Identity => ({ name: p.name, version: p.version, source: p.source })
 
@@ -14,26 +18,42 @@ export class SwappablePolicy implements GovernancePolicy {
   readonly swappable = true
   private current: GovernancePolicy
 
-  constructor (readonly name: string, readonly source: string, readonly version: string, delegate: GovernancePolicy) {
+  constructor(
+    readonly name: string,
+    readonly source: string,
+    readonly version: string,
+    delegate: GovernancePolicy
+  ) {
     this.current = delegate
   }
 
-  get delegate (): GovernancePolicy { return this.current }
+  get delegate(): GovernancePolicy {
+    return this.current
+  }
 
   /** The policy inside (lets the scope area find a scope policy behind the slot). */
-  unwrap (): GovernancePolicy { return this.current }
+  unwrap(): GovernancePolicy {
+    return this.current
+  }
 
   /** Replaces the delegate; calls already running finish on the old one. Returns the outgoing one. */
-  swap (next: GovernancePolicy): GovernancePolicy {
+  swap(next: GovernancePolicy): GovernancePolicy {
     const old = this.current
     this.current = next
     return old
   }
 
-  evaluate (ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision> { return this.current.evaluate(ctx) }
+  evaluate(ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision> {
+    return this.current.evaluate(ctx)
+  }
 }
 
-export interface DryRunCounters { admits: number, denies: number, transforms: number, errors: number }
+export interface DryRunCounters {
+  admits: number
+  denies: number
+  transforms: number
+  errors: number
+}
 
 /** Shadow mode: the delegate's verdict is counted (and logged by the caller), the request admitted. */
 export class DryRunPolicy implements GovernancePolicy {
@@ -41,16 +61,24 @@ export class DryRunPolicy implements GovernancePolicy {
   readonly dryRun = true
   readonly counters: DryRunCounters = { admits: 0, denies: 0, transforms: 0, errors: 0 }
 
-  constructor (readonly delegate: GovernancePolicy) {}
+  constructor(readonly delegate: GovernancePolicy) {}
 
   /** The policy inside (lets the scope area find a scope policy behind the shadow). */
-  unwrap (): GovernancePolicy { return this.delegate }
+  unwrap(): GovernancePolicy {
+    return this.delegate
+  }
 
-  get name (): string { return this.delegate.name }
-  get source (): string { return this.delegate.source }
-  get version (): string { return this.delegate.version }
+  get name(): string {
+    return this.delegate.name
+  }
+  get source(): string {
+    return this.delegate.source
+  }
+  get version(): string {
+    return this.delegate.version
+  }
 
-  evaluate (ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision> {
+  evaluate(ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision> {
     let d: PolicyDecision | Promise<PolicyDecision>
     try {
       d = this.delegate.evaluate(ctx)
@@ -58,17 +86,32 @@ export class DryRunPolicy implements GovernancePolicy {
       this.counters.errors++
       return ADMIT
     }
-    if (d instanceof Promise) return d.then((v) => this.count(v), () => { this.counters.errors++; return ADMIT })
+    if (d instanceof Promise)
+      return d.then(
+        (v) => this.count(v),
+        () => {
+          this.counters.errors++
+          return ADMIT
+        }
+      )
     return this.count(d)
   }
 
-  private count (d: PolicyDecision): PolicyDecision {
+  private count(d: PolicyDecision): PolicyDecision {
     const c = this.counters
     switch (d?.decision) {
-      case 'deny': c.denies++; break
-      case 'transform': c.transforms++; break
-      case 'admit': case 'prefer': c.admits++; break
-      default: c.errors++
+      case 'deny':
+        c.denies++
+        break
+      case 'transform':
+        c.transforms++
+        break
+      case 'admit':
+      case 'prefer':
+        c.admits++
+        break
+      default:
+        c.errors++
     }
     return ADMIT
   }
@@ -77,6 +120,6 @@ export class DryRunPolicy implements GovernancePolicy {
 const ADMIT = admit()
 
 /** Strips wrappers that do not change identity (swappable slots report their own identity). */
-export function unwrapDryRun (p: GovernancePolicy): GovernancePolicy {
+export function unwrapDryRun(p: GovernancePolicy): GovernancePolicy {
   return p instanceof DryRunPolicy ? p.delegate : p
 }

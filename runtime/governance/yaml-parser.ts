@@ -14,7 +14,7 @@ import { DryRunPolicy, SwappablePolicy } from './wrappers.js'
 /** A parser found by format (`yaml` ships; plugins may add `rego`, `cedar`, ...). */
 export interface PolicyParser {
   readonly format: string
-  parse (sourceLabel: string, text: string): GovernancePolicy[]
+  parse(sourceLabel: string, text: string): GovernancePolicy[]
 }
 
 const ENTRY_KEYS = ['name', 'type', 'version', 'config', 'swappable', 'dry-run', 'description']
@@ -25,9 +25,12 @@ const ANY_ROOT_KEYS = ['version', 'name', 'description', 'policies', 'rules', 'd
 export class YamlPolicyParser implements PolicyParser {
   readonly format = 'yaml'
 
-  constructor (private readonly registry: PolicyRegistry, private readonly logger?: Logger) {}
+  constructor(
+    private readonly registry: PolicyRegistry,
+    private readonly logger?: Logger
+  ) {}
 
-  parse (source: string, text: string): GovernancePolicy[] {
+  parse(source: string, text: string): GovernancePolicy[] {
     const parsed = parseSafeYamlWithLines(text, source)
     const doc = parsed.value
     const keys = new KeyChecker(source, (path) => parsed.lineOf(path))
@@ -35,34 +38,60 @@ export class YamlPolicyParser implements PolicyParser {
     if (!isMap(doc)) throw new PolicyLoadError(`${source}: a policy document must be a map with 'policies' or 'rules'`)
     const hasRules = Object.hasOwn(doc, 'rules')
     const hasPolicies = Object.hasOwn(doc, 'policies')
-    if (hasRules && hasPolicies) throw new PolicyLoadError(`${source} has both 'rules' and 'policies' keys — pick one schema`)
-    if (Object.hasOwn(doc, 'agent_control_specification_version')) throw new PolicyLoadError(`${source}: ACS manifests are not supported; use the native 'policies:' or the 'rules:' schema`)
+    if (hasRules && hasPolicies)
+      throw new PolicyLoadError(`${source} has both 'rules' and 'policies' keys — pick one schema`)
+    if (Object.hasOwn(doc, 'agent_control_specification_version'))
+      throw new PolicyLoadError(
+        `${source}: ACS manifests are not supported; use the native 'policies:' or the 'rules:' schema`
+      )
     if (hasRules) return [buildRulesPolicy(doc, source, this.logger, keys)]
-    keys.check(doc, hasPolicies ? NATIVE_ROOT_KEYS : ANY_ROOT_KEYS, [], hasPolicies ? 'the policies document' : 'the policy document')
+    keys.check(
+      doc,
+      hasPolicies ? NATIVE_ROOT_KEYS : ANY_ROOT_KEYS,
+      [],
+      hasPolicies ? 'the policies document' : 'the policy document'
+    )
     if (!hasPolicies || doc.policies === null) return []
     return this.native(doc, source, keys)
   }
 
-  private native (doc: Record<string, unknown>, source: string, keys: KeyChecker): GovernancePolicy[] {
+  private native(doc: Record<string, unknown>, source: string, keys: KeyChecker): GovernancePolicy[] {
     if (!Array.isArray(doc.policies)) throw new PolicyLoadError(`'policies' must be a list in ${source}`)
     const docVersion = doc.version === undefined || doc.version === null ? undefined : String(doc.version)
     const out: GovernancePolicy[] = []
     const seen = new Set<string>()
     doc.policies.forEach((raw, i) => {
       const name = isMap(raw) && typeof raw.name === 'string' ? raw.name : ''
-      const fail = (msg: string): never => { throw new PolicyLoadError(`failed to build policies[${i}] ('${name}') in ${source}: ${msg}`) }
+      const fail = (msg: string): never => {
+        throw new PolicyLoadError(`failed to build policies[${i}] ('${name}') in ${source}: ${msg}`)
+      }
       if (!isMap(raw)) return fail('an entry must be a map of name, type, version, config')
       keys.check(raw, ENTRY_KEYS, ['policies', i], `policies[${i}] ('${name}')`)
       if (typeof raw.name !== 'string' || raw.name.trim() === '') fail("policy 'name' must not be blank")
       if (typeof raw.type !== 'string' || raw.type.trim() === '') fail("policy 'type' must not be blank")
       if (seen.has(name)) fail(`duplicate policy name '${name}' in this document`)
       seen.add(name)
-      const ver = raw.version === undefined || raw.version === null || String(raw.version).trim() === '' ? (docVersion ?? 'embedded') : String(raw.version)
+      const ver =
+        raw.version === undefined || raw.version === null || String(raw.version).trim() === ''
+          ? (docVersion ?? 'embedded')
+          : String(raw.version)
       if (raw.config !== undefined && raw.config !== null && !isMap(raw.config)) fail("'config' must be a map")
       const configKeys = this.registry.configKeys(raw.type as string)
-      if (configKeys !== undefined && isMap(raw.config)) keys.check(raw.config, configKeys, ['policies', i, 'config'], `the config of policies[${i}] ('${name}', type ${String(raw.type)})`)
-      for (const flag of ['swappable', 'dry-run']) if (raw[flag] !== undefined && typeof raw[flag] !== 'boolean') fail(`'${flag}' must be true or false`)
-      const descriptor = { name, source, version: ver, config: (raw.config as Record<string, unknown> | undefined) ?? {} }
+      if (configKeys !== undefined && isMap(raw.config))
+        keys.check(
+          raw.config,
+          configKeys,
+          ['policies', i, 'config'],
+          `the config of policies[${i}] ('${name}', type ${String(raw.type)})`
+        )
+      for (const flag of ['swappable', 'dry-run'])
+        if (raw[flag] !== undefined && typeof raw[flag] !== 'boolean') fail(`'${flag}' must be true or false`)
+      const descriptor = {
+        name,
+        source,
+        version: ver,
+        config: (raw.config as Record<string, unknown> | undefined) ?? {}
+      }
       let policy: GovernancePolicy
       try {
         policy = this.registry.build(raw.type as string, descriptor)
@@ -80,12 +109,18 @@ export class YamlPolicyParser implements PolicyParser {
 /** Parsers by format, case-insensitive. */
 export class ParserRegistry {
   private readonly parsers = new Map<string, PolicyParser>()
-  register (p: PolicyParser): () => void {
+  register(p: PolicyParser): () => void {
     const key = p.format.toLowerCase()
     this.parsers.set(key, p)
-    return () => { if (this.parsers.get(key) === p) this.parsers.delete(key) }
+    return () => {
+      if (this.parsers.get(key) === p) this.parsers.delete(key)
+    }
   }
 
-  get (format: string): PolicyParser | undefined { return this.parsers.get(format.toLowerCase()) }
-  formats (): string[] { return [...this.parsers.keys()].sort() }
+  get(format: string): PolicyParser | undefined {
+    return this.parsers.get(format.toLowerCase())
+  }
+  formats(): string[] {
+    return [...this.parsers.keys()].sort()
+  }
 }

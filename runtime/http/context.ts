@@ -7,9 +7,9 @@ import type { RouteStats } from '../observability/index.js'
 
 /** What the server needs from a context to finish it (kept narrow so context.ts has no cycle). */
 export interface ContextOwner {
-  finished (ctx: Context, status: number): void
-  openSse (ctx: Context, opts: SseOptions): SseStream
-  corsHeaders (ctx: Context): [string, string][] | undefined
+  finished(ctx: Context, status: number): void
+  openSse(ctx: Context, opts: SseOptions): SseStream
+  corsHeaders(ctx: Context): [string, string][] | undefined
 }
 
 /**
@@ -23,15 +23,20 @@ let idSeq = 0
 
 // uWS hands headers over synchronously one by one: copy them with one hoisted function
 let target: Record<string, string> = {}
-function copyHeader (k: string, v: string): void { target[k] = v }
+function copyHeader(k: string, v: string): void {
+  target[k] = v
+}
 
 // header names and frequent values pre-encoded once: uWS would convert strings on every write
 const H_CONTENT_TYPE = Buffer.from('content-type')
 const H_REQUEST_ID = Buffer.from('x-request-id')
 const ENCODED = new Map<string, Buffer>()
-function encoded (v: string): Buffer {
+function encoded(v: string): Buffer {
   let b = ENCODED.get(v)
-  if (b === undefined) { b = Buffer.from(v); if (ENCODED.size < 64) ENCODED.set(v, b) }
+  if (b === undefined) {
+    b = Buffer.from(v)
+    if (ENCODED.size < 64) ENCODED.set(v, b)
+  }
   return b
 }
 
@@ -67,7 +72,13 @@ export class Context {
   /** The uWS request, valid only during the synchronous dispatch (released by the server). */
   private req: HttpRequest | undefined
 
-  constructor (readonly res: HttpResponse, req: HttpRequest, readonly route: string, paramNames: readonly string[], readonly owner: ContextOwner) {
+  constructor(
+    readonly res: HttpResponse,
+    req: HttpRequest,
+    readonly route: string,
+    paramNames: readonly string[],
+    readonly owner: ContextOwner
+  ) {
     this.req = req
     this.method = req.getCaseSensitiveMethod()
     this.path = req.getUrl()
@@ -77,12 +88,16 @@ export class Context {
     const params: Record<string, string> = {}
     for (let i = 0; i < paramNames.length; i++) {
       const raw = req.getParameter(i) ?? ''
-      try { params[paramNames[i]!] = decodeURIComponent(raw) } catch { params[paramNames[i]!] = raw }
+      try {
+        params[paramNames[i]!] = decodeURIComponent(raw)
+      } catch {
+        params[paramNames[i]!] = raw
+      }
     }
     this.params = params
   }
 
-  get query (): URLSearchParams {
+  get query(): URLSearchParams {
     return (this._query ??= new URLSearchParams(this.rawQuery))
   }
 
@@ -90,7 +105,7 @@ export class Context {
    * Request headers (lowercase names). Copied from uWS only when needed: on first access, or when
    * the server releases the request of a response that outlives the handler's synchronous part.
    */
-  get headers (): Record<string, string> {
+  get headers(): Record<string, string> {
     if (this._headers === undefined) {
       if (this.req === undefined) throw new Error('request headers read after the request was released')
       target = this._headers = {}
@@ -99,28 +114,31 @@ export class Context {
     return this._headers
   }
 
-  header (name: string): string | undefined {
+  header(name: string): string | undefined {
     if (this._headers !== undefined || this.req === undefined) return this._headers?.[name]
     const v = this.req.getHeader(name)
     return v === '' ? undefined : v
   }
 
   /** Called by the server before uWS invalidates the request: keeps the headers if still needed. */
-  release (): void {
+  release(): void {
     if (this.req === undefined) return
     if (!this.ended) void this.headers
     this.req = undefined
   }
 
   /** Adds a header to the response this context will send. */
-  setHeader (name: string, value: string): this {
-    (this.extraHeaders ??= []).push([name, value])
+  setHeader(name: string, value: string): this {
+    ;(this.extraHeaders ??= []).push([name, value])
     return this
   }
 
-  onAbort (fn: () => void): void {
-    if (this.aborted) { fn(); return }
-    (this.abortListeners ??= []).push(fn)
+  onAbort(fn: () => void): void {
+    if (this.aborted) {
+      fn()
+      return
+    }
+    ;(this.abortListeners ??= []).push(fn)
   }
 
   private watching = false
@@ -128,38 +146,52 @@ export class Context {
    * Registers the uWS abort handler (once). uWS aborts the process if a handler returns without
    * responding or watching, so every path that outlives the handler's first tick calls this.
    */
-  watchAbort (): void {
+  watchAbort(): void {
     if (this.watching) return
     this.watching = true
-    this.res.onAborted(() => { this.abort() })
+    this.res.onAborted(() => {
+      this.abort()
+    })
   }
 
   /** The client went away: nothing more is written, listeners are told. */
-  abort (): void {
+  abort(): void {
     if (this.aborted) return
     this.aborted = true
     const wasDone = this.done
     this.done = true
     const ls = this.abortListeners
     this.abortListeners = undefined
-    if (ls !== undefined) for (const fn of ls) { try { fn() } catch { /* a listener must not break teardown */ } }
+    if (ls !== undefined)
+      for (const fn of ls) {
+        try {
+          fn()
+        } catch {
+          /* a listener must not break teardown */
+        }
+      }
     if (!wasDone) this.owner.finished(this, 499)
   }
 
-  json (body: unknown, status = 200): boolean {
+  json(body: unknown, status = 200): boolean {
     return this.send(status, JSON.stringify(body) ?? 'null', 'application/json')
   }
 
-  error (err: PlatformError): boolean {
+  error(err: PlatformError): boolean {
     return this.send(err.status, JSON.stringify(err.body()), 'application/json')
   }
 
-  empty (status = 204): boolean {
+  empty(status = 204): boolean {
     return this.send(status, undefined, undefined)
   }
 
   /** Writes status, headers and body in one corked write. Returns false if nothing was written. */
-  send (status: number, body: string | Buffer | undefined, contentType: string | undefined, closeConnection = false): boolean {
+  send(
+    status: number,
+    body: string | Buffer | undefined,
+    contentType: string | undefined,
+    closeConnection = false
+  ): boolean {
     if (this.done) return false
     this.done = true
     this.ended = true
@@ -181,7 +213,7 @@ export class Context {
    * Sends status, headers and the whole body, but holds the response open (and the connection with
    * it) until `endHeld`: for answers given before the request body was read (see Linger).
    */
-  sendHeld (status: number, body: string, contentType: string): void {
+  sendHeld(status: number, body: string, contentType: string): void {
     if (this.done) return
     this.done = true
     this.status = status
@@ -202,16 +234,19 @@ export class Context {
    * stays incomplete), otherwise the body is terminated and the client, told `connection: close`,
    * closes it. (uWS's own end-and-close repeats the Connection header into a chunked body.)
    */
-  endHeld (close: boolean): void {
+  endHeld(close: boolean): void {
     if (this.ended || this.aborted) return
     this.ended = true
     const res = this.res
     if (close) res.close()
-    else res.cork(() => { res.end(undefined, false) })
+    else
+      res.cork(() => {
+        res.end(undefined, false)
+      })
   }
 
   /** Writes the CORS and extra headers; for streaming writers (SSE) that manage their own status. */
-  writeHeaders (): void {
+  writeHeaders(): void {
     const res = this.res
     const cors = this.owner.corsHeaders(this)
     if (cors !== undefined) for (const [k, v] of cors) res.writeHeader(k, v)
@@ -219,7 +254,7 @@ export class Context {
   }
 
   /** Turns this response into a Server-Sent Events stream. */
-  sse (opts: SseOptions = {}): SseStream {
+  sse(opts: SseOptions = {}): SseStream {
     if (this.done) throw new Error('response already started')
     return this.owner.openSse(this, opts)
   }

@@ -13,46 +13,90 @@ export const ERRORS = {
   // --- HTTP core ---
   NOT_FOUND: { status: 404, message: 'Not found' },
   METHOD_NOT_ALLOWED: { status: 405, message: (p) => `Method ${p.method} not allowed on ${p.path}` },
-  BODY_TOO_LARGE: { status: 413, message: (p) => `Request body too large (limit ${p.limit} bytes)`, hint: 'Raise platform.server.body-limit-bytes or send a smaller body' },
+  BODY_TOO_LARGE: {
+    status: 413,
+    message: (p) => `Request body too large (limit ${p.limit} bytes)`,
+    hint: 'Raise platform.server.body-limit-bytes or send a smaller body'
+  },
   MALFORMED_JSON: { status: 400, message: (p) => `Malformed JSON body: ${p.detail}` },
   JSON_TOO_DEEP: { status: 400, message: (p) => `JSON body nested deeper than ${p.limit} levels` },
   EMPTY_BODY: { status: 400, message: 'Request body is empty; a JSON body is required' },
   INVALID_BODY: { status: 400, message: (p) => `Invalid request body: ${p.detail}` },
   INVALID_QUERY: { status: 400, message: (p) => `Invalid query parameter '${p.name}': ${p.detail}` },
-  CORS_ORIGIN_DENIED: { status: 403, message: (p) => `Origin '${p.origin}' is not allowed`, hint: 'Add it to platform.server.cors.origins' },
+  CORS_ORIGIN_DENIED: {
+    status: 403,
+    message: (p) => `Origin '${p.origin}' is not allowed`,
+    hint: 'Add it to platform.server.cors.origins'
+  },
   INTERNAL: { status: 500, message: 'Internal server error' },
   SHUTTING_DOWN: { status: 503, message: 'Server is shutting down' },
   NOT_READY: { status: 503, message: 'Not ready' },
 
   // --- write gate ---
-  ADMIN_WRITE_DISABLED: { status: 403, message: 'Admin write operations disabled', hint: 'Set platform.admin.http-write-enabled=true to enable' },
+  ADMIN_WRITE_DISABLED: {
+    status: 403,
+    message: 'Admin write operations disabled',
+    hint: 'Set platform.admin.http-write-enabled=true to enable'
+  },
   ADMIN_AUTH_REQUIRED: { status: 401, message: 'Authentication required for admin write operations' },
   ADMIN_ROLE_REQUIRED: { status: 403, message: 'Forbidden: caller lacks required role' },
   ADMIN_FORBIDDEN: { status: 403, message: 'Forbidden' },
-  ADMIN_READ_AUTH_REQUIRED: { status: 401, message: 'Admin read operations require authentication', hint: 'Send X-Platform-Auth header or disable platform.admin.http-read-auth-required' },
+  ADMIN_READ_AUTH_REQUIRED: {
+    status: 401,
+    message: 'Admin read operations require authentication',
+    hint: 'Send X-Platform-Auth header or disable platform.admin.http-read-auth-required'
+  },
 
   // --- transport ---
   UNKNOWN_RESOURCE: { status: 404, message: (p) => `Unknown resource '${p.uuid}'` },
   UNKNOWN_BROADCASTER: { status: 404, message: (p) => `Unknown broadcaster '${p.id}'` },
   INVALID_ROOM: { status: 400, message: (p) => `Invalid room name '${p.room}': use 1-128 of A-Z a-z 0-9 _ - . :` },
   MISSING_BROADCAST_FIELDS: { status: 400, message: "missing 'broadcasterId' or 'message' field" },
-  MISSING_RESOURCE_ID: { status: 400, message: 'Missing sender resource uuid', hint: 'Send the uuid and token from the joined frame as the X-Platform-Resource and X-Platform-Token headers (or the uuid and token query parameters)' },
-  RESOURCE_FORBIDDEN: { status: 403, message: (p) => `Not allowed to act as resource '${p.uuid}': missing or wrong token`, hint: 'An SSE or long-polling member sends the token from its own joined frame as X-Platform-Token (or the token query parameter); a WebSocket member speaks over its socket only' },
-  ROOM_AUTH_REQUIRED: { status: 401, message: (p) => `Room '${p.room}' requires an authenticated principal`, hint: 'Send an API token (Authorization: Bearer or X-Platform-Auth) or a JWT; platform.transport.rooms.auth=open lets anyone join' },
+  MISSING_RESOURCE_ID: {
+    status: 400,
+    message: 'Missing sender resource uuid',
+    hint: 'Send the uuid and token from the joined frame as the X-Platform-Resource and X-Platform-Token headers (or the uuid and token query parameters)'
+  },
+  RESOURCE_FORBIDDEN: {
+    status: 403,
+    message: (p) => `Not allowed to act as resource '${p.uuid}': missing or wrong token`,
+    hint: 'An SSE or long-polling member sends the token from its own joined frame as X-Platform-Token (or the token query parameter); a WebSocket member speaks over its socket only'
+  },
+  ROOM_AUTH_REQUIRED: {
+    status: 401,
+    message: (p) => `Room '${p.room}' requires an authenticated principal`,
+    hint: 'Send an API token (Authorization: Bearer or X-Platform-Auth) or a JWT; platform.transport.rooms.auth=open lets anyone join'
+  },
   ROOM_JOIN_DENIED: { status: 403, message: (p) => `Joining room '${p.room}' denied: ${p.reason}` },
-  RATE_LIMITED: { status: 429, message: (p) => `Too many messages: at most ${p.perSecond} per second (burst ${p.burst})`, hint: 'Wait for Retry-After seconds; platform.transport.rooms.max-messages-per-second sets the rate' },
-  INVALID_PRESENCE: { status: 400, message: (p) => `Invalid presence '${p.value}': use 'true' or 'false'`, hint: "Query parameter presence or header X-Platform-Presence; 'false' joins the room without announcing the member" },
+  RATE_LIMITED: {
+    status: 429,
+    message: (p) => `Too many messages: at most ${p.perSecond} per second (burst ${p.burst})`,
+    hint: 'Wait for Retry-After seconds; platform.transport.rooms.max-messages-per-second sets the rate'
+  },
+  INVALID_PRESENCE: {
+    status: 400,
+    message: (p) => `Invalid presence '${p.value}': use 'true' or 'false'`,
+    hint: "Query parameter presence or header X-Platform-Presence; 'false' joins the room without announcing the member"
+  },
 
   // --- governance ---
-  GOVERNANCE_NOT_INSTALLED: { status: 503, message: 'governance controller not installed', hint: 'Set platform.ai.governance.enabled=true' },
-  GOVERNANCE_NO_KILL_SWITCH: { status: 409, message: 'no KillSwitchPolicy installed on this framework', hint: 'Add a policy of type kill-switch to a policy file or set platform.ai.governance.kill-switch.enabled=true' },
+  GOVERNANCE_NOT_INSTALLED: {
+    status: 503,
+    message: 'governance controller not installed',
+    hint: 'Set platform.ai.governance.enabled=true'
+  },
+  GOVERNANCE_NO_KILL_SWITCH: {
+    status: 409,
+    message: 'no KillSwitchPolicy installed on this framework',
+    hint: 'Add a policy of type kill-switch to a policy file or set platform.ai.governance.kill-switch.enabled=true'
+  },
   GOVERNANCE_REASON_BLANK: { status: 400, message: 'reason must not be blank' },
   RELOAD_SWAP_NAME_BLANK: { status: 400, message: 'swapName must not be blank' },
   RELOAD_CONTENT_BLANK: { status: 400, message: 'policy content must not be blank' },
   RELOAD_UNKNOWN_SWAP: { status: 400, message: (p) => String(p.detail) },
   RELOAD_UNKNOWN_FORMAT: { status: 400, message: (p) => String(p.detail) },
   RELOAD_PARSE_FAILED: { status: 400, message: (p) => String(p.detail) },
-  RELOAD_EMPTY: { status: 400, message: (p) => String(p.detail) },
+  RELOAD_EMPTY: { status: 400, message: (p) => String(p.detail) }
 } satisfies Record<string, ErrorDef>
 
 export type ErrorName = keyof typeof ERRORS
@@ -64,7 +108,7 @@ export class PlatformError extends Error {
   readonly hint: string | undefined
   readonly extra: Record<string, unknown> | undefined
 
-  constructor (name: ErrorName, params: Record<string, unknown> = {}, extra?: Record<string, unknown>) {
+  constructor(name: ErrorName, params: Record<string, unknown> = {}, extra?: Record<string, unknown>) {
     const def: ErrorDef = ERRORS[name]
     super(typeof def.message === 'function' ? def.message(params) : def.message)
     this.name = 'PlatformError'
@@ -74,7 +118,7 @@ export class PlatformError extends Error {
     this.extra = extra
   }
 
-  body (): Record<string, unknown> {
+  body(): Record<string, unknown> {
     const b: Record<string, unknown> = { error: this.message, code: this.code }
     if (this.hint !== undefined) b.hint = this.hint
     if (this.extra !== undefined) Object.assign(b, this.extra)
@@ -82,6 +126,6 @@ export class PlatformError extends Error {
   }
 }
 
-export function errorCodes (): string[] {
+export function errorCodes(): string[] {
   return Object.keys(ERRORS).map((k) => `PLT_ERR_${k}`)
 }

@@ -4,13 +4,14 @@ import { PlatformError } from './errors.js'
  * Parses a JSON body after a byte scan that rejects nesting beyond `maxDepth`, so a hostile
  * 100 000-deep document never reaches a recursive consumer (ajv, JSON.stringify, handlers).
  */
-export function parseJsonBody (buf: Buffer, maxDepth: number): unknown {
+export function parseJsonBody(buf: Buffer, maxDepth: number): unknown {
   let depth = 0
   let inString = false
   for (let i = 0; i < buf.length; i++) {
     const c = buf[i]!
     if (inString) {
-      if (c === 0x5c) i++ // backslash: skip the escaped byte
+      if (c === 0x5c)
+        i++ // backslash: skip the escaped byte
       else if (c === 0x22) inString = false
     } else if (c === 0x22) {
       inString = true

@@ -16,15 +16,25 @@ export class Linger {
   private readonly timer: NodeJS.Timeout
   private over = false
 
-  constructor (private readonly ctx: Context, status: number, body: string, contentType: string) {
+  constructor(
+    private readonly ctx: Context,
+    status: number,
+    body: string,
+    contentType: string
+  ) {
     ctx.sendHeld(status, body, contentType)
-    this.timer = setTimeout(() => { this.finish(true) }, LINGER_MS)
+    this.timer = setTimeout(() => {
+      this.finish(true)
+    }, LINGER_MS)
     this.timer.unref()
-    ctx.onAbort(() => { this.over = true; clearTimeout(this.timer) })
+    ctx.onAbort(() => {
+      this.over = true
+      clearTimeout(this.timer)
+    })
   }
 
   /** A body chunk arrived (uWS onData): counted and dropped. */
-  data (bytes: number, isLast: boolean): void {
+  data(bytes: number, isLast: boolean): void {
     if (this.over) return
     this.discarded += bytes
     if (isLast) this.finish(false)
@@ -32,7 +42,7 @@ export class Linger {
   }
 
   /** `cut`: a bound was hit and the connection is dropped; else the body was read to its end. */
-  private finish (cut: boolean): void {
+  private finish(cut: boolean): void {
     if (this.over) return
     this.over = true
     clearTimeout(this.timer)

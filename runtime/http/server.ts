@@ -1,4 +1,10 @@
-import uWS, { type HttpResponse, type HttpRequest, type TemplatedApp, type WebSocketBehavior, type us_listen_socket } from 'uWebSockets.js'
+import uWS, {
+  type HttpResponse,
+  type HttpRequest,
+  type TemplatedApp,
+  type WebSocketBehavior,
+  type us_listen_socket
+} from 'uWebSockets.js'
 import type { Logger } from 'pino'
 import { Context, type ContextOwner } from './context.js'
 import { PlatformError } from './errors.js'
@@ -18,7 +24,7 @@ export interface RouteOptions {
   /** Override of platform.server.body-limit-bytes for this route. */
   bodyLimit?: number
   /** The 413 body for this route when it is not the REST catalogue's (a JSON-RPC endpoint answers in JSON-RPC). */
-  tooLarge?: (limit: number) => { body: string, contentType: string }
+  tooLarge?: (limit: number) => { body: string; contentType: string }
 }
 
 export interface HttpServerOptions {
@@ -47,7 +53,8 @@ interface RouteEntry {
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 const UNMATCHED = '<unmatched>'
-const CORS_EXPOSE = 'X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, Location, Retry-After, X-Platform-Resource, X-Platform-Token'
+const CORS_EXPOSE =
+  'X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, Location, Retry-After, X-Platform-Resource, X-Platform-Token'
 
 /**
  * The HTTP core on uWebSockets.js: a router with `{param}` segments and per-route methods (405 with
@@ -68,21 +75,26 @@ export class HttpServer implements ContextOwner {
   private drainWaiters: (() => void)[] = []
   port = 0
 
-  constructor (readonly opts: HttpServerOptions) {
+  constructor(readonly opts: HttpServerOptions) {
     this.corsAny = opts.corsOrigins.includes('*')
     this.corsSet = new Set(opts.corsOrigins)
   }
 
   /** Registers `handler` for `method` on `pattern` (`/api/things/{id}`). */
-  route (method: Method | Method[], pattern: string, handler: Handler, opts: RouteOptions = {}): this {
+  route(method: Method | Method[], pattern: string, handler: Handler, opts: RouteOptions = {}): this {
     let entry = this.routes.get(pattern)
     if (entry === undefined) {
       const paramNames: string[] = []
-      const uwsPattern = pattern.replace(/\{([^}]+)\}/g, (_, n: string) => { paramNames.push(n); return `:${n}` })
+      const uwsPattern = pattern.replace(/\{([^}]+)\}/g, (_, n: string) => {
+        paramNames.push(n)
+        return `:${n}`
+      })
       entry = { pattern, paramNames, methods: new Map(), allow: '' }
       this.routes.set(pattern, entry)
       const e = entry
-      this.app.any(uwsPattern, (res, req) => { this.dispatch(e, res, req) })
+      this.app.any(uwsPattern, (res, req) => {
+        this.dispatch(e, res, req)
+      })
     }
     for (const m of Array.isArray(method) ? method : [method]) {
       if (entry.methods.has(m)) throw new Error(`route ${m} ${pattern} registered twice`)
@@ -92,9 +104,15 @@ export class HttpServer implements ContextOwner {
     return this
   }
 
-  get (pattern: string, handler: Handler, opts?: RouteOptions): this { return this.route('GET', pattern, handler, opts) }
-  post (pattern: string, handler: Handler, opts: RouteOptions = { body: 'json' }): this { return this.route('POST', pattern, handler, opts) }
-  delete (pattern: string, handler: Handler, opts?: RouteOptions): this { return this.route('DELETE', pattern, handler, opts) }
+  get(pattern: string, handler: Handler, opts?: RouteOptions): this {
+    return this.route('GET', pattern, handler, opts)
+  }
+  post(pattern: string, handler: Handler, opts: RouteOptions = { body: 'json' }): this {
+    return this.route('POST', pattern, handler, opts)
+  }
+  delete(pattern: string, handler: Handler, opts?: RouteOptions): this {
+    return this.route('DELETE', pattern, handler, opts)
+  }
 
   /** WebSocket route; HTTP routes may share the pattern (uWS yields non-upgrade requests to them). */
   ws<U>(pattern: string, behavior: WebSocketBehavior<U>): this {
@@ -106,20 +124,29 @@ export class HttpServer implements ContextOwner {
   }
 
   /** Run on close before in-flight responses are awaited: transports close their sockets here. */
-  onShutdown (fn: () => void | Promise<void>): void { this.shutdownHooks.push(fn) }
+  onShutdown(fn: () => void | Promise<void>): void {
+    this.shutdownHooks.push(fn)
+  }
 
-  listRoutes (): { pattern: string, methods: string[] }[] {
+  listRoutes(): { pattern: string; methods: string[] }[] {
     return [...this.routes.values()].map((r) => ({ pattern: r.pattern, methods: [...r.methods.keys()] }))
   }
 
-  async listen (host: string, port: number): Promise<number> {
-    this.app.any('/*', (res, req) => { this.unmatched(res, req) })
-    this.heartbeat = setInterval(() => { this.beat() }, this.opts.heartbeatMs)
+  async listen(host: string, port: number): Promise<number> {
+    this.app.any('/*', (res, req) => {
+      this.unmatched(res, req)
+    })
+    this.heartbeat = setInterval(() => {
+      this.beat()
+    }, this.opts.heartbeatMs)
     this.heartbeat.unref()
     return await new Promise((resolve, reject) => {
       // exclusive: without it uWS sets SO_REUSEPORT and a second server silently shares the port
       listenWithOptions(this.app, host, port, LIBUS_LISTEN_EXCLUSIVE_PORT, (ls) => {
-        if (ls === false) { explainListenFailure(host, port).then(reject, reject); return }
+        if (ls === false) {
+          explainListenFailure(host, port).then(reject, reject)
+          return
+        }
         this.listenSocket = ls
         this.port = uWS.us_socket_local_port(ls)
         resolve(this.port)
@@ -127,35 +154,47 @@ export class HttpServer implements ContextOwner {
     })
   }
 
-  get isClosing (): boolean { return this.closing }
+  get isClosing(): boolean {
+    return this.closing
+  }
 
   /** Stops accepting, runs shutdown hooks, ends SSE streams, waits for in-flight responses. */
-  async close (timeoutMs: number): Promise<void> {
+  async close(timeoutMs: number): Promise<void> {
     if (this.closing) return
     this.closing = true
-    if (this.listenSocket !== undefined) { uWS.us_listen_socket_close(this.listenSocket); this.listenSocket = undefined }
+    if (this.listenSocket !== undefined) {
+      uWS.us_listen_socket_close(this.listenSocket)
+      this.listenSocket = undefined
+    }
     if (this.heartbeat !== undefined) clearInterval(this.heartbeat)
     for (const fn of this.shutdownHooks) {
-      try { await fn() } catch (err) { this.opts.logger.error({ err }, 'shutdown hook failed') }
+      try {
+        await fn()
+      } catch (err) {
+        this.opts.logger.error({ err }, 'shutdown hook failed')
+      }
     }
     for (const s of [...this.sseStreams]) s.close()
     if (this.inFlight > 0) {
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, timeoutMs)
-        this.drainWaiters.push(() => { clearTimeout(t); resolve() })
+        this.drainWaiters.push(() => {
+          clearTimeout(t)
+          resolve()
+        })
       })
     }
   }
 
   // --- ContextOwner ---
 
-  finished (ctx: Context, status: number): void {
+  finished(ctx: Context, status: number): void {
     const stats = ctx.stats ?? this.opts.metrics.routes.for(ctx.route, ctx.method)
     stats.record(status, (performance.now() - ctx.startedAt) / 1000)
     if (--this.inFlight === 0 && this.drainWaiters.length > 0) for (const w of this.drainWaiters.splice(0)) w()
   }
 
-  openSse (ctx: Context, opts: SseOptions): SseStream {
+  openSse(ctx: Context, opts: SseOptions): SseStream {
     // an SSE stream is not an in-flight response: it ends by close(), not by completing
     const stream = new SseStream(ctx, opts, (s) => {
       this.sseStreams.delete(s)
@@ -167,38 +206,51 @@ export class HttpServer implements ContextOwner {
     return stream
   }
 
-  corsHeaders (ctx: Context): [string, string][] | undefined {
+  corsHeaders(ctx: Context): [string, string][] | undefined {
     if (this.corsSet.size === 0) return undefined
     const origin = ctx.header('origin')
     if (origin === undefined || !(this.corsAny || this.corsSet.has(origin))) return undefined
-    return [['access-control-allow-origin', this.corsAny ? '*' : origin], ['vary', 'Origin'], ['access-control-expose-headers', CORS_EXPOSE]]
+    return [
+      ['access-control-allow-origin', this.corsAny ? '*' : origin],
+      ['vary', 'Origin'],
+      ['access-control-expose-headers', CORS_EXPOSE]
+    ]
   }
 
   // --- dispatch ---
 
-  private dispatch (entry: RouteEntry, res: HttpResponse, req: HttpRequest): void {
+  private dispatch(entry: RouteEntry, res: HttpResponse, req: HttpRequest): void {
     const ctx = new Context(res, req, entry.pattern, entry.paramNames, this)
     this.handle(ctx, entry)
     // uWS invalidates req when this callback returns: a response still open keeps its headers
     ctx.release()
   }
 
-  private handle (ctx: Context, entry: RouteEntry): void {
+  private handle(ctx: Context, entry: RouteEntry): void {
     this.inFlight++
-    if (this.closing) { ctx.send(503, JSON.stringify(new PlatformError('SHUTTING_DOWN').body()), 'application/json', true); return }
+    if (this.closing) {
+      ctx.send(503, JSON.stringify(new PlatformError('SHUTTING_DOWN').body()), 'application/json', true)
+      return
+    }
     const m = entry.methods.get(ctx.method)
     if (m === undefined) {
-      if (ctx.method === 'OPTIONS') { this.preflight(ctx, entry); return }
+      if (ctx.method === 'OPTIONS') {
+        this.preflight(ctx, entry)
+        return
+      }
       ctx.setHeader('allow', entry.allow)
       ctx.error(new PlatformError('METHOD_NOT_ALLOWED', { method: ctx.method, path: ctx.path }))
       return
     }
     ctx.stats = m.stats
-    if (m.opts.body !== undefined && BODY_METHODS.has(ctx.method)) { this.readBody(ctx, m); return }
+    if (m.opts.body !== undefined && BODY_METHODS.has(ctx.method)) {
+      this.readBody(ctx, m)
+      return
+    }
     this.run(ctx, m)
   }
 
-  private run (ctx: Context, m: MethodEntry): void {
+  private run(ctx: Context, m: MethodEntry): void {
     let out: unknown
     try {
       out = m.handler(ctx)
@@ -208,25 +260,35 @@ export class HttpServer implements ContextOwner {
     }
     if (out instanceof Promise) {
       if (!ctx.done) ctx.watchAbort()
-      out.then((v) => { this.complete(ctx, v) }, (err) => { this.fail(ctx, err) })
+      out.then(
+        (v) => {
+          this.complete(ctx, v)
+        },
+        (err) => {
+          this.fail(ctx, err)
+        }
+      )
     } else {
       this.complete(ctx, out)
     }
   }
 
-  private complete (ctx: Context, value: unknown): void {
+  private complete(ctx: Context, value: unknown): void {
     if (ctx.done) return
     if (value === undefined) ctx.empty(204)
     else ctx.json(value)
   }
 
-  private fail (ctx: Context, err: unknown): void {
-    if (err instanceof PlatformError) { ctx.error(err); return }
+  private fail(ctx: Context, err: unknown): void {
+    if (err instanceof PlatformError) {
+      ctx.error(err)
+      return
+    }
     this.opts.logger.error({ err, requestId: ctx.requestId, route: ctx.route }, 'route handler failed')
     ctx.error(new PlatformError('INTERNAL'))
   }
 
-  private readBody (ctx: Context, m: MethodEntry): void {
+  private readBody(ctx: Context, m: MethodEntry): void {
     const limit = m.opts.bodyLimit ?? this.opts.bodyLimit
     const res = ctx.res
     ctx.watchAbort()
@@ -236,7 +298,10 @@ export class HttpServer implements ContextOwner {
     const chunks: Buffer[] = []
     let size = 0
     res.onData((ab, isLast) => {
-      if (linger !== undefined) { linger.data(ab.byteLength, isLast); return }
+      if (linger !== undefined) {
+        linger.data(ab.byteLength, isLast)
+        return
+      }
       if (ctx.done) return
       size += ab.byteLength
       if (size > limit) {
@@ -252,9 +317,17 @@ export class HttpServer implements ContextOwner {
       ctx.rawBody = buf
       if (m.opts.body === 'json') {
         if (buf.length === 0 || isBlank(buf)) {
-          if (m.opts.optionalBody !== true) { ctx.error(new PlatformError('EMPTY_BODY')); return }
+          if (m.opts.optionalBody !== true) {
+            ctx.error(new PlatformError('EMPTY_BODY'))
+            return
+          }
         } else {
-          try { ctx.body = parseJsonBody(buf, this.opts.jsonMaxDepth) } catch (err) { this.fail(ctx, err); return }
+          try {
+            ctx.body = parseJsonBody(buf, this.opts.jsonMaxDepth)
+          } catch (err) {
+            this.fail(ctx, err)
+            return
+          }
         }
       }
       this.run(ctx, m)
@@ -262,43 +335,60 @@ export class HttpServer implements ContextOwner {
   }
 
   /** Answers 413 (the route's own body, else the catalogue's) and lingers over the rest of the body. */
-  private tooLarge (ctx: Context, m: MethodEntry, limit: number): Linger {
+  private tooLarge(ctx: Context, m: MethodEntry, limit: number): Linger {
     const own = m.opts.tooLarge?.(limit)
     if (own !== undefined) return new Linger(ctx, 413, own.body, own.contentType)
-    return new Linger(ctx, 413, JSON.stringify(new PlatformError('BODY_TOO_LARGE', { limit }).body()), 'application/json')
+    return new Linger(
+      ctx,
+      413,
+      JSON.stringify(new PlatformError('BODY_TOO_LARGE', { limit }).body()),
+      'application/json'
+    )
   }
 
-  private preflight (ctx: Context, entry: RouteEntry): void {
+  private preflight(ctx: Context, entry: RouteEntry): void {
     const origin = ctx.header('origin')
     ctx.setHeader('allow', entry.allow)
     if (origin !== undefined && this.corsSet.size > 0) {
-      if (!(this.corsAny || this.corsSet.has(origin))) { ctx.error(new PlatformError('CORS_ORIGIN_DENIED', { origin })); return }
+      if (!(this.corsAny || this.corsSet.has(origin))) {
+        ctx.error(new PlatformError('CORS_ORIGIN_DENIED', { origin }))
+        return
+      }
       ctx.setHeader('access-control-allow-methods', entry.allow)
-      ctx.setHeader('access-control-allow-headers', ctx.header('access-control-request-headers') ?? 'content-type, authorization')
+      ctx.setHeader(
+        'access-control-allow-headers',
+        ctx.header('access-control-request-headers') ?? 'content-type, authorization'
+      )
       ctx.setHeader('access-control-max-age', '600')
     }
     ctx.empty(204)
   }
 
-  private unmatched (res: HttpResponse, req: HttpRequest): void {
+  private unmatched(res: HttpResponse, req: HttpRequest): void {
     const ctx = new Context(res, req, UNMATCHED, [], this)
     this.inFlight++
     ctx.error(new PlatformError('NOT_FOUND'))
     ctx.release()
   }
 
-  private beat (): void {
+  private beat(): void {
     for (const s of this.sseStreams) s.comment('heartbeat')
   }
 }
 
 /** The typings lack uWS's (host, port, options, cb) overload, which the native build and its fallback both take. */
 type ListenCb = (ls: us_listen_socket | false) => void
-function listenWithOptions (app: TemplatedApp, host: string, port: number, options: number, cb: ListenCb): void {
-  (app.listen as unknown as (this: TemplatedApp, h: string, p: number, o: number, cb: ListenCb) => TemplatedApp).call(app, host, port, options, cb)
+function listenWithOptions(app: TemplatedApp, host: string, port: number, options: number, cb: ListenCb): void {
+  ;(app.listen as unknown as (this: TemplatedApp, h: string, p: number, o: number, cb: ListenCb) => TemplatedApp).call(
+    app,
+    host,
+    port,
+    options,
+    cb
+  )
 }
 
-function isBlank (buf: Buffer): boolean {
+function isBlank(buf: Buffer): boolean {
   for (let i = 0; i < buf.length; i++) {
     const c = buf[i]
     if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return false

@@ -7,9 +7,9 @@ export interface SseTarget {
   readonly aborted: boolean
   done: boolean
   status: number
-  watchAbort (): void
-  onAbort (fn: () => void): void
-  writeHeaders (): void
+  watchAbort(): void
+  onAbort(fn: () => void): void
+  writeHeaders(): void
 }
 
 export interface SseOptions {
@@ -40,7 +40,11 @@ export class SseStream {
   private closeListeners: (() => void)[] = []
   private readonly maxQueuedBytes: number
 
-  constructor (readonly ctx: SseTarget, opts: SseOptions, private readonly onEnd: (s: SseStream) => void) {
+  constructor(
+    readonly ctx: SseTarget,
+    opts: SseOptions,
+    private readonly onEnd: (s: SseStream) => void
+  ) {
     this.maxQueuedBytes = opts.maxQueuedBytes ?? 4 * 1024 * 1024
     const res = ctx.res
     ctx.done = true
@@ -60,7 +64,7 @@ export class SseStream {
   }
 
   /** Sends one event; returns false when the frame had to be queued (client is slow). */
-  send (ev: SseEvent): boolean {
+  send(ev: SseEvent): boolean {
     let frame = ''
     if (ev.event !== undefined) frame += `event: ${ev.event}\n`
     if (ev.id !== undefined) frame += `id: ${ev.id}\n`
@@ -68,16 +72,18 @@ export class SseStream {
     return this.write(frame)
   }
 
-  comment (text: string): boolean {
+  comment(text: string): boolean {
     return this.write(`: ${text}\n\n`)
   }
 
-  private write (frame: string): boolean {
+  private write(frame: string): boolean {
     if (this.closed) return false
     if (this.waiting) return this.enqueue(frame)
     const res = this.ctx.res
     let ok = true
-    res.cork(() => { ok = res.write(frame) })
+    res.cork(() => {
+      ok = res.write(frame)
+    })
     if (!ok) {
       // uWS kept the bytes; hold further frames until it drains
       this.waiting = true
@@ -86,7 +92,7 @@ export class SseStream {
     return ok
   }
 
-  private enqueue (frame: string): boolean {
+  private enqueue(frame: string): boolean {
     this.queuedBytes += frame.length
     if (this.queuedBytes > this.maxQueuedBytes) {
       this.close()
@@ -96,7 +102,7 @@ export class SseStream {
     return false
   }
 
-  private drain (): boolean {
+  private drain(): boolean {
     if (this.closed) return true
     const res = this.ctx.res
     let ok = true
@@ -112,25 +118,34 @@ export class SseStream {
     return true
   }
 
-  onClose (fn: () => void): void {
-    if (this.closed) fn(); else this.closeListeners.push(fn)
+  onClose(fn: () => void): void {
+    if (this.closed) fn()
+    else this.closeListeners.push(fn)
   }
 
   /** Ends the stream from the server side. */
-  close (): void {
+  close(): void {
     if (this.closed) return
     if (!this.ctx.aborted) {
       const res = this.ctx.res
-      res.cork(() => { res.end() })
+      res.cork(() => {
+        res.end()
+      })
     }
     this.teardown()
   }
 
-  private teardown (): void {
+  private teardown(): void {
     if (this.closed) return
     this.closed = true
     this.queue = []
     this.onEnd(this)
-    for (const fn of this.closeListeners.splice(0)) { try { fn() } catch { /* isolate listeners */ } }
+    for (const fn of this.closeListeners.splice(0)) {
+      try {
+        fn()
+      } catch {
+        /* isolate listeners */
+      }
+    }
   }
 }

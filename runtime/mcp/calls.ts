@@ -7,22 +7,37 @@ import type { InvokeContext } from './registry.js'
 import type { Outcome } from './tasks.js'
 import { LOG_LEVELS, isObject, type CallContext, type JsonObject, type LogLevel } from './types.js'
 
-
 /** Which client capability each input request needs (SEP-2322: only requests the client declared). */
-const CAPABILITY_OF: Record<string, string> = { 'elicitation/create': 'elicitation', 'sampling/createMessage': 'sampling', 'roots/list': 'roots' }
+const CAPABILITY_OF: Record<string, string> = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots'
+}
 
 /**
  * Wraps one invocation (tools/call, resources/read, prompts/get) for MCP
  * tracing: `mcp.tool.name`, `mcp.tool.type`, `mcp.tool.arg_count`, `mcp.tool.error`.
  */
-export type InvocationWrapper = <T>(info: { name: string, type: 'tool' | 'resource' | 'prompt', argCount: number, ctx: CallContext }, run: () => Promise<T>) => Promise<T>
+export type InvocationWrapper = <T>(
+  info: { name: string; type: 'tool' | 'resource' | 'prompt'; argCount: number; ctx: CallContext },
+  run: () => Promise<T>
+) => Promise<T>
 export const NO_WRAP: InvocationWrapper = (_info, run) => run()
 
 /** What a handler's input-required retry carries, after the state's integrity was verified. */
-export interface RetryInput { gathered?: Record<string, unknown>, toolState?: unknown }
+export interface RetryInput {
+  gathered?: Record<string, unknown>
+  toolState?: unknown
+}
 
 /** Validates `inputResponses` (an object of objects) and verifies `requestState`; tampering is an error. */
-export function retryInput (params: JsonObject, codec: RequestStateCodec, method: string, target: string, principal: string | null): RetryInput {
+export function retryInput(
+  params: JsonObject,
+  codec: RequestStateCodec,
+  method: string,
+  target: string,
+  principal: string | null
+): RetryInput {
   const out: RetryInput = {}
   if (params.requestState !== undefined) {
     const p = codec.verify(params.requestState, method, target, principal)
@@ -32,14 +47,18 @@ export function retryInput (params: JsonObject, codec: RequestStateCodec, method
   if (params.inputResponses !== undefined) {
     const ir = params.inputResponses
     if (!isObject(ir)) throw new McpError(INVALID_PARAMS, 'inputResponses must be an object')
-    for (const [k, v] of Object.entries(ir)) if (!isObject(v)) throw new McpError(INVALID_PARAMS, `inputResponses['${k}'] must be an object`)
+    for (const [k, v] of Object.entries(ir))
+      if (!isObject(v)) throw new McpError(INVALID_PARAMS, `inputResponses['${k}'] must be an object`)
     out.gathered = { ...out.gathered, ...ir }
   }
   return out
 }
 
-export function clientCapabilities (ctx: CallContext): JsonObject {
-  if (ctx.meta !== undefined) { const c = ctx.meta['io.modelcontextprotocol/clientCapabilities']; return isObject(c) ? c : {} }
+export function clientCapabilities(ctx: CallContext): JsonObject {
+  if (ctx.meta !== undefined) {
+    const c = ctx.meta['io.modelcontextprotocol/clientCapabilities']
+    return isObject(c) ? c : {}
+  }
   return ctx.session?.record.clientCapabilities ?? {}
 }
 
@@ -47,7 +66,11 @@ export function clientCapabilities (ctx: CallContext): JsonObject {
  * Keeps the input requests the client can answer; if none is left, the request needs a capability
  * the client did not declare: -32021 with `requiredCapabilities` as a ClientCapabilities object.
  */
-export function filterInputRequests (requests: Record<string, JsonObject>, caps: JsonObject, httpStatus = 400): Record<string, JsonObject> {
+export function filterInputRequests(
+  requests: Record<string, JsonObject>,
+  caps: JsonObject,
+  httpStatus = 400
+): Record<string, JsonObject> {
   const kept: Record<string, JsonObject> = {}
   const missing: JsonObject = {}
   for (const [k, r] of Object.entries(requests)) {
@@ -56,16 +79,31 @@ export function filterInputRequests (requests: Record<string, JsonObject>, caps:
     else missing[cap] = {}
   }
   if (Object.keys(kept).length === 0 && Object.keys(missing).length > 0) {
-    throw new McpError(MISSING_CAPABILITY, `This request requires client capabilities: ${Object.keys(missing).join(', ')}`, { requiredCapabilities: missing }, httpStatus)
+    throw new McpError(
+      MISSING_CAPABILITY,
+      `This request requires client capabilities: ${Object.keys(missing).join(', ')}`,
+      { requiredCapabilities: missing },
+      httpStatus
+    )
   }
   return kept
 }
 
 /** Builds the InvokeContext of one run: progress and log partials become notifications on the request's sink. */
-export function invokeContext (ctx: CallContext, signal: CancelSignal, params: JsonObject, gathered: RetryInput['gathered'], toolState: unknown, caps: JsonObject): InvokeContext {
+export function invokeContext(
+  ctx: CallContext,
+  signal: CancelSignal,
+  params: JsonObject,
+  gathered: RetryInput['gathered'],
+  toolState: unknown,
+  caps: JsonObject
+): InvokeContext {
   const meta = isObject(params._meta) ? params._meta : undefined
   const token = meta?.progressToken
-  const logLevel = ctx.meta !== undefined ? ctx.meta['io.modelcontextprotocol/logLevel'] as LogLevel | undefined : ctx.session?.record.logLevel
+  const logLevel =
+    ctx.meta !== undefined
+      ? (ctx.meta['io.modelcontextprotocol/logLevel'] as LogLevel | undefined)
+      : ctx.session?.record.logLevel
   const threshold = logLevel === undefined ? (ctx.meta !== undefined ? Infinity : 0) : LOG_LEVELS.indexOf(logLevel)
   let step = 0
   const ictx: InvokeContext = {
@@ -90,7 +128,7 @@ export function invokeContext (ctx: CallContext, signal: CancelSignal, params: J
         if (typeof partial.message === 'string') p.message = partial.message
       } else {
         p.progress = step
-        p.message = typeof partial === 'string' ? partial : JSON.stringify(partial) ?? ''
+        p.message = typeof partial === 'string' ? partial : (JSON.stringify(partial) ?? '')
       }
       ctx.sink.notify({ jsonrpc: '2.0', method: 'notifications/progress', params: p })
     }
@@ -104,20 +142,28 @@ export function invokeContext (ctx: CallContext, signal: CancelSignal, params: J
 /** The `_meta` key of a tool error result that says which plugin failed and how. */
 export const FAILURE_META = 'io.agent-platform/failure'
 
-const CAUSES: Record<string, string> = { timeout: 'timed out', memory: 'out of memory', crashed: 'crashed', unavailable: 'plugin unavailable', 'invalid-result': 'invalid result' }
+const CAUSES: Record<string, string> = {
+  timeout: 'timed out',
+  memory: 'out of memory',
+  crashed: 'crashed',
+  unavailable: 'plugin unavailable',
+  'invalid-result': 'invalid result'
+}
 
 /**
  * A thrown error → tool error result, or a protocol error for explicit JSON-RPC codes. A plugin
  * that times out, runs out of memory, crashes or is down gives one shape on every tier: an
  * `isError` result whose text names the cause and the plugin, and `_meta` saying the same for code.
  */
-export function failureOutcome (err: unknown): Outcome {
+export function failureOutcome(err: unknown): Outcome {
   const code = (err as { code?: unknown })?.code
   if (typeof code === 'number' && Number.isInteger(code) && code >= -32768 && code <= -32000) {
     return { kind: 'error', error: { code, message: (err as Error).message ?? 'Internal error' } }
   }
   if (err instanceof PluginCallError && CAUSES[err.reason] !== undefined) {
-    const named = err.message.includes(`plugin '${err.plugin}'`) ? err.message : `plugin '${err.plugin}': ${err.message}`
+    const named = err.message.includes(`plugin '${err.plugin}'`)
+      ? err.message
+      : `plugin '${err.plugin}': ${err.message}`
     const result = toolErrorResult(`Tool invocation failed (${CAUSES[err.reason]}): ${named}`)
     result._meta = { [FAILURE_META]: { plugin: err.plugin, reason: err.reason } }
     return { kind: 'complete', result }
@@ -126,9 +172,9 @@ export function failureOutcome (err: unknown): Outcome {
   return { kind: 'complete', result: toolErrorResult(msg) }
 }
 
-export function valueOutcome (value: unknown): Outcome {
+export function valueOutcome(value: unknown): Outcome {
   if (isInputRequired(value)) {
-    const reqs = isObject(value.inputRequests) ? value.inputRequests as Record<string, JsonObject> : {}
+    const reqs = isObject(value.inputRequests) ? (value.inputRequests as Record<string, JsonObject>) : {}
     return { kind: 'input', inputRequests: reqs, toolState: value.requestState }
   }
   return { kind: 'complete', result: toCallToolResult(value) }
@@ -138,20 +184,36 @@ export function valueOutcome (value: unknown): Outcome {
  * The governance gate: every tools/call passes it; a denial never runs the tool (a -32600
  * error naming the policy). Synchronous when the gate answers synchronously (no policy, or only built-in ones).
  */
-export function checkGate (gate: ToolCallGate, toolName: string, args: unknown, ctx: CallContext): void | Promise<void> {
+export function checkGate(gate: ToolCallGate, toolName: string, args: unknown, ctx: CallContext): void | Promise<void> {
   let verdict
   try {
-    verdict = gate({ toolName, args, ...(ctx.endpoint.agent !== undefined ? { agentId: ctx.endpoint.agent } : {}), principal: ctx.principal ?? null, ...(ctx.session !== undefined ? { sessionId: ctx.session.id } : {}) })
+    verdict = gate({
+      toolName,
+      args,
+      ...(ctx.endpoint.agent !== undefined ? { agentId: ctx.endpoint.agent } : {}),
+      principal: ctx.principal ?? null,
+      ...(ctx.session !== undefined ? { sessionId: ctx.session.id } : {})
+    })
   } catch (err) {
     throw gateFailed(toolName, err)
   }
-  if (verdict instanceof Promise) return verdict.then((v) => { admitted(toolName, v) }, (err: unknown) => { throw gateFailed(toolName, err) })
+  if (verdict instanceof Promise)
+    return verdict.then(
+      (v) => {
+        admitted(toolName, v)
+      },
+      (err: unknown) => {
+        throw gateFailed(toolName, err)
+      }
+    )
   admitted(toolName, verdict)
 }
 
 // a broken policy plane fails closed
-const gateFailed = (toolName: string, err: unknown): McpError => new McpError(INVALID_REQUEST, `Tool '${toolName}' denied by policy 'governance': ${(err as Error).message}`)
+const gateFailed = (toolName: string, err: unknown): McpError =>
+  new McpError(INVALID_REQUEST, `Tool '${toolName}' denied by policy 'governance': ${(err as Error).message}`)
 
-function admitted (toolName: string, verdict: ToolCallVerdict): void {
-  if (!verdict.admitted) throw new McpError(INVALID_REQUEST, `Tool '${toolName}' denied by policy '${verdict.policy}': ${verdict.reason}`)
+function admitted(toolName: string, verdict: ToolCallVerdict): void {
+  if (!verdict.admitted)
+    throw new McpError(INVALID_REQUEST, `Tool '${toolName}' denied by policy '${verdict.policy}': ${verdict.reason}`)
 }

@@ -30,11 +30,11 @@ export interface CoreState {
   readonly subscriptions: Subscriptions
   readonly wrap: InvocationWrapper
   /** The session a session-dialect request names in its Mcp-Session-Id header. */
-  sessionFromHeader (ctx: CallContext): Session
+  sessionFromHeader(ctx: CallContext): Session
   /** Sends a server-to-client request on a session's notification channel and awaits its answer. */
-  requestOverChannel (s: Session, method: string, params: unknown): Promise<unknown>
+  requestOverChannel(s: Session, method: string, params: unknown): Promise<unknown>
   /** Cached per endpoint until the registry changes: every stateless result carries it. */
-  serverInfo (ctx: CallContext): JsonObject
+  serverInfo(ctx: CallContext): JsonObject
   /** The tools/list entries of an endpoint for one protocol version, built once per registry change. */
-  listedTools (ctx: CallContext, version: string): JsonObject[]
+  listedTools(ctx: CallContext, version: string): JsonObject[]
 }

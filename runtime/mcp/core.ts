@@ -13,10 +13,16 @@ import { statelessDispatch } from './stateless-dialect.js'
 import { isObject, MODERN_VERSION, META_VERSION, type CallContext, type EndpointRef, type JsonObject } from './types.js'
 
 /** The outcome of one message: a response (or none for notifications and client responses) and the HTTP status. */
-export interface Handled { response?: JsonObject, status: number }
+export interface Handled {
+  response?: JsonObject
+  status: number
+}
 
 /** A hook that runs before any method is dispatched (the place for OAuth); throw McpError to reject. */
-export type BeforeDispatch = (msg: { method: string, params: JsonObject | undefined, id: unknown }, ctx: CallContext) => void | Promise<void>
+export type BeforeDispatch = (
+  msg: { method: string; params: JsonObject | undefined; id: unknown },
+  ctx: CallContext
+) => void | Promise<void>
 
 /**
  * Runs before an HTTP request (POST, GET, DELETE) reaches the MCP endpoint; false means the guard
@@ -44,7 +50,7 @@ export class McpCore implements CoreState {
   private readonly infos = new Map<string, JsonObject>()
   private readonly lists = new Map<string, JsonObject[]>()
 
-  constructor (
+  constructor(
     readonly platform: Platform,
     readonly registry: McpRegistry,
     readonly sessions: SessionStore,
@@ -52,86 +58,132 @@ export class McpCore implements CoreState {
     readonly codec: RequestStateCodec,
     readonly opts: CoreOptions
   ) {
-    registry.onChange(() => { this.infos.clear(); this.lists.clear(); this.subscriptions.changed(this.sessions.liveSessions()) })
-    tasks.persistIn(platform.store.db<TaskRecord, string>(TASKS_DB), (err) => { platform.logger.error({ err, area: 'mcp' }, 'MCP task write to LMDB failed') })
+    registry.onChange(() => {
+      this.infos.clear()
+      this.lists.clear()
+      this.subscriptions.changed(this.sessions.liveSessions())
+    })
+    tasks.persistIn(platform.store.db<TaskRecord, string>(TASKS_DB), (err) => {
+      platform.logger.error({ err, area: 'mcp' }, 'MCP task write to LMDB failed')
+    })
   }
 
-  async handle (msg: unknown, ctx: CallContext): Promise<Handled> {
-    if (Array.isArray(msg)) throw rejection(ErrorCode.InvalidRequest, 'JSON-RPC batching is not supported (removed in MCP 2025-06-18)')
-    if (!isObject(msg) || msg.jsonrpc !== '2.0') throw rejection(ErrorCode.InvalidRequest, "Invalid JSON-RPC message: expected an object with jsonrpc '2.0'")
+  async handle(msg: unknown, ctx: CallContext): Promise<Handled> {
+    if (Array.isArray(msg))
+      throw rejection(ErrorCode.InvalidRequest, 'JSON-RPC batching is not supported (removed in MCP 2025-06-18)')
+    if (!isObject(msg) || msg.jsonrpc !== '2.0')
+      throw rejection(ErrorCode.InvalidRequest, "Invalid JSON-RPC message: expected an object with jsonrpc '2.0'")
     const id = msg.id
-    if (id !== undefined && typeof id !== 'string' && (typeof id !== 'number' || !Number.isFinite(id))) throw rejection(ErrorCode.InvalidRequest, 'Invalid JSON-RPC id: must be a string or a number')
+    if (id !== undefined && typeof id !== 'string' && (typeof id !== 'number' || !Number.isFinite(id)))
+      throw rejection(ErrorCode.InvalidRequest, 'Invalid JSON-RPC id: must be a string or a number')
     const method = msg.method
     if (method === undefined) {
-      if (id !== undefined && ('result' in msg || 'error' in msg)) { this.clientResponse(id as string | number, msg, ctx); return { status: ACCEPTED } }
+      if (id !== undefined && ('result' in msg || 'error' in msg)) {
+        this.clientResponse(id as string | number, msg, ctx)
+        return { status: ACCEPTED }
+      }
       throw rejection(ErrorCode.InvalidRequest, 'Missing method')
     }
-    if (typeof method !== 'string' || method === '') throw rejection(ErrorCode.InvalidRequest, 'method must be a non-empty string')
+    if (typeof method !== 'string' || method === '')
+      throw rejection(ErrorCode.InvalidRequest, 'method must be a non-empty string')
     const params = msg.params
     if (params !== undefined && !isObject(params)) throw rejection(ErrorCode.InvalidRequest, 'params must be an object')
     const meta = params?._meta
-    const modern = (isObject(meta) && typeof meta[META_VERSION] === 'string') || method === 'server/discover' ||
-      (method !== 'initialize' && ctx.headers !== undefined && ctx.headers['mcp-session-id'] === undefined && ctx.headers['mcp-protocol-version']?.trim() === MODERN_VERSION)
-    for (const hook of this.beforeDispatch) { const r = hook({ method, params, id }, ctx); if (r !== undefined) await r }
-    const result = modern ? await statelessDispatch(this, method, params, id, ctx) : await sessionDispatch(this, method, params, id, ctx)
+    const modern =
+      (isObject(meta) && typeof meta[META_VERSION] === 'string') ||
+      method === 'server/discover' ||
+      (method !== 'initialize' &&
+        ctx.headers !== undefined &&
+        ctx.headers['mcp-session-id'] === undefined &&
+        ctx.headers['mcp-protocol-version']?.trim() === MODERN_VERSION)
+    for (const hook of this.beforeDispatch) {
+      const r = hook({ method, params, id }, ctx)
+      if (r !== undefined) await r
+    }
+    const result = modern
+      ? await statelessDispatch(this, method, params, id, ctx)
+      : await sessionDispatch(this, method, params, id, ctx)
     if (id === undefined || result === undefined) return { status: ACCEPTED }
     return { response: { jsonrpc: '2.0', id, result }, status: HttpStatus.InBand }
   }
 
-  private clientResponse (id: string | number, msg: JsonObject, ctx: CallContext): void {
+  private clientResponse(id: string | number, msg: JsonObject, ctx: CallContext): void {
     const s = ctx.session ?? this.sessionFromHeader(ctx)
     const p = s.pending.get(id)
     if (p === undefined) return
     s.pending.delete(id)
-    if (msg.error !== undefined) p.reject(new Error(isObject(msg.error) && typeof msg.error.message === 'string' ? msg.error.message : 'client error'))
+    if (msg.error !== undefined)
+      p.reject(
+        new Error(isObject(msg.error) && typeof msg.error.message === 'string' ? msg.error.message : 'client error')
+      )
     else p.resolve(msg.result)
   }
 
-  sessionFromHeader (ctx: CallContext): Session {
-    if (ctx.transport === 'ws') throw rejection(ErrorCode.ServerError, 'Bad Request: send initialize first on this socket, or use the 2026-07-28 dialect (_meta on every request)')
+  sessionFromHeader(ctx: CallContext): Session {
+    if (ctx.transport === 'ws')
+      throw rejection(
+        ErrorCode.ServerError,
+        'Bad Request: send initialize first on this socket, or use the 2026-07-28 dialect (_meta on every request)'
+      )
     const sid = ctx.headers?.['mcp-session-id']
-    if (sid === undefined || sid === '') throw rejection(ErrorCode.ServerError, 'Bad Request: Mcp-Session-Id header is required')
+    if (sid === undefined || sid === '')
+      throw rejection(ErrorCode.ServerError, 'Bad Request: Mcp-Session-Id header is required')
     const s = this.sessions.get(sid)
-    if (s === undefined || s.record.endpoint !== ctx.endpoint.path) throw rejection(ErrorCode.SessionNotFound, 'Session not found', HttpStatus.NotFound)
+    if (s === undefined || s.record.endpoint !== ctx.endpoint.path)
+      throw rejection(ErrorCode.SessionNotFound, 'Session not found', HttpStatus.NotFound)
     ctx.session = s
     return s
   }
 
-  async requestOverChannel (s: Session, method: string, params: unknown): Promise<unknown> {
-    if (s.channel === undefined) throw new McpError(ErrorCode.InvalidRequest, 'No open stream to send a request to the client on')
+  async requestOverChannel(s: Session, method: string, params: unknown): Promise<unknown> {
+    if (s.channel === undefined)
+      throw new McpError(ErrorCode.InvalidRequest, 'No open stream to send a request to the client on')
     const id = s.newRequestId()
     return await new Promise((resolve, reject) => {
       s.pending.set(id, { resolve, reject })
-      if (!s.channel!({ jsonrpc: '2.0', id, method, params })) { s.pending.delete(id); reject(new Error('client stream closed')) }
+      if (!s.channel!({ jsonrpc: '2.0', id, method, params })) {
+        s.pending.delete(id)
+        reject(new Error('client stream closed'))
+      }
     })
   }
 
-  serverInfo (ctx: CallContext): JsonObject {
+  serverInfo(ctx: CallContext): JsonObject {
     const key = ctx.endpoint.agent ?? ''
     let info = this.infos.get(key)
     if (info === undefined) {
-      const a = ctx.endpoint.agent === undefined ? undefined : this.platform.plugins.agents().find((x) => x.name === ctx.endpoint.agent)
-      info = ctx.endpoint.agent === undefined ? { name: this.opts.serverName, version: this.opts.serverVersion } : { name: ctx.endpoint.agent, version: a?.version ?? this.opts.serverVersion }
+      const a =
+        ctx.endpoint.agent === undefined
+          ? undefined
+          : this.platform.plugins.agents().find((x) => x.name === ctx.endpoint.agent)
+      info =
+        ctx.endpoint.agent === undefined
+          ? { name: this.opts.serverName, version: this.opts.serverVersion }
+          : { name: ctx.endpoint.agent, version: a?.version ?? this.opts.serverVersion }
       this.infos.set(key, info)
     }
     return info
   }
 
-  listedTools (ctx: CallContext, version: string): JsonObject[] {
+  listedTools(ctx: CallContext, version: string): JsonObject[] {
     const key = `${ctx.endpoint.agent ?? ''}\0${version}`
     let list = this.lists.get(key)
-    if (list === undefined) { list = this.registry.view(ctx.endpoint.agent).tools.map((t) => describeTool(t, version)); this.lists.set(key, list) }
+    if (list === undefined) {
+      list = this.registry.view(ctx.endpoint.agent).tools.map((t) => describeTool(t, version))
+      this.lists.set(key, list)
+    }
     return list
   }
 }
 
-function describeTool (t: ToolEntry, version: string): JsonObject {
+function describeTool(t: ToolEntry, version: string): JsonObject {
   const out: JsonObject = { name: t.name }
   if (t.title !== undefined && version !== '2024-11-05' && version !== '2025-03-26') out.title = t.title
   // clients (and the conformance suite) expect a description: fall back to the title or name
   out.description = t.description !== '' ? t.description : (t.title ?? t.name)
   out.inputSchema = t.inputSchema
-  if (t.iconUrl !== undefined && (version === '2025-11-25' || version === MODERN_VERSION)) out.icons = [{ src: t.iconUrl }]
+  if (t.iconUrl !== undefined && (version === '2025-11-25' || version === MODERN_VERSION))
+    out.icons = [{ src: t.iconUrl }]
   if (t.uiResource !== undefined) out._meta = { ui: { resourceUri: t.uiResource, visibility: ['model', 'app'] } }
   if (version === '2025-11-25' && t.taskSupport !== 'forbidden') out.execution = { taskSupport: t.taskSupport }
   return out

@@ -4,16 +4,26 @@ import { TASKS_EXT, isObject, type JsonObject } from './types.js'
 
 // Wire shapes of list entries and tasks, shared by both dialects.
 
-
-export function hasTasksExtension (caps: JsonObject): boolean {
+export function hasTasksExtension(caps: JsonObject): boolean {
   return isObject(caps.extensions) && caps.extensions[TASKS_EXT] !== undefined
 }
 
-export function missingTasksExtension (): McpError {
-  return rejection(ErrorCode.MissingCapability, `This request requires the ${TASKS_EXT} extension`, HttpStatus.BadRequest, { requiredCapabilities: { extensions: { [TASKS_EXT]: {} } } })
+export function missingTasksExtension(): McpError {
+  return rejection(
+    ErrorCode.MissingCapability,
+    `This request requires the ${TASKS_EXT} extension`,
+    HttpStatus.BadRequest,
+    { requiredCapabilities: { extensions: { [TASKS_EXT]: {} } } }
+  )
 }
 
-export function describeResource (r: { uri: string, name: string, title?: string, description: string, mimeType: string }): JsonObject {
+export function describeResource(r: {
+  uri: string
+  name: string
+  title?: string
+  description: string
+  mimeType: string
+}): JsonObject {
   const out: JsonObject = { uri: r.uri, name: r.name }
   if (r.title !== undefined) out.title = r.title
   if (r.description !== '') out.description = r.description
@@ -21,7 +31,13 @@ export function describeResource (r: { uri: string, name: string, title?: string
   return out
 }
 
-export function describeTemplate (r: { uri: string, name: string, title?: string, description: string, mimeType: string }): JsonObject {
+export function describeTemplate(r: {
+  uri: string
+  name: string
+  title?: string
+  description: string
+  mimeType: string
+}): JsonObject {
   const out: JsonObject = { uriTemplate: r.uri, name: r.name }
   if (r.title !== undefined) out.title = r.title
   if (r.description !== '') out.description = r.description
@@ -29,19 +45,34 @@ export function describeTemplate (r: { uri: string, name: string, title?: string
   return out
 }
 
-export function describePrompt (p: { name: string, title?: string, description: string, arguments: { name: string, description?: string, required?: boolean }[] }): JsonObject {
+export function describePrompt(p: {
+  name: string
+  title?: string
+  description: string
+  arguments: { name: string; description?: string; required?: boolean }[]
+}): JsonObject {
   const out: JsonObject = { name: p.name }
   if (p.title !== undefined) out.title = p.title
   out.description = p.description !== '' ? p.description : (p.title ?? p.name)
-  if (p.arguments.length > 0) out.arguments = p.arguments.map((a) => ({ name: a.name, ...(a.description !== undefined && a.description !== '' ? { description: a.description } : {}), required: a.required !== false }))
+  if (p.arguments.length > 0)
+    out.arguments = p.arguments.map((a) => ({
+      name: a.name,
+      ...(a.description !== undefined && a.description !== '' ? { description: a.description } : {}),
+      required: a.required !== false
+    }))
   return out
 }
 
 /** DetailedTask of the tasks extension: status-specific `result`, `error` or `inputRequests`. */
-export function taskDetail (t: Task): JsonObject {
+export function taskDetail(t: Task): JsonObject {
   const out: JsonObject = { taskId: t.id, status: t.status }
   if (t.statusMessage !== undefined) out.statusMessage = t.statusMessage
-  Object.assign(out, { createdAt: t.createdAt, lastUpdatedAt: t.lastUpdatedAt, ttlMs: t.ttlMs, pollIntervalMs: t.pollIntervalMs })
+  Object.assign(out, {
+    createdAt: t.createdAt,
+    lastUpdatedAt: t.lastUpdatedAt,
+    ttlMs: t.ttlMs,
+    pollIntervalMs: t.pollIntervalMs
+  })
   if (t.status === 'completed' && t.result !== undefined) out.result = { resultType: 'complete', ...t.result }
   if (t.status === 'failed' && t.error !== undefined) out.error = t.error
   if (t.status === 'input_required' && t.inputRequests !== undefined) out.inputRequests = t.inputRequests
@@ -49,8 +80,13 @@ export function taskDetail (t: Task): JsonObject {
 }
 
 /** The 2025-11-25 task object (`ttl`, `pollInterval`, not the `…Ms` names). */
-export function legacyTask (t: Task): JsonObject {
+export function legacyTask(t: Task): JsonObject {
   const out: JsonObject = { taskId: t.id, status: t.status }
   if (t.statusMessage !== undefined) out.statusMessage = t.statusMessage
-  return Object.assign(out, { createdAt: t.createdAt, lastUpdatedAt: t.lastUpdatedAt, ttl: t.ttlMs, pollInterval: t.pollIntervalMs })
+  return Object.assign(out, {
+    createdAt: t.createdAt,
+    lastUpdatedAt: t.lastUpdatedAt,
+    ttl: t.ttlMs,
+    pollInterval: t.pollIntervalMs
+  })
 }

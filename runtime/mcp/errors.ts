@@ -26,7 +26,7 @@ export const ErrorCode = {
   /** The `_meta` protocol version is not one this server speaks. */
   UnsupportedVersion: -32022
 } as const
-export type ErrorCode = typeof ErrorCode[keyof typeof ErrorCode]
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
 
 /** The HTTP status an MCP error answers with on the HTTP transport. */
 export const HttpStatus = {
@@ -41,7 +41,7 @@ export const HttpStatus = {
   /** A capacity limit (session cap). */
   Unavailable: 503
 } as const
-export type HttpStatus = typeof HttpStatus[keyof typeof HttpStatus]
+export type HttpStatus = (typeof HttpStatus)[keyof typeof HttpStatus]
 
 // The earlier flat names, kept while other files still import them.
 export const PARSE_ERROR = ErrorCode.ParseError
@@ -62,21 +62,34 @@ export const UNSUPPORTED_VERSION = ErrorCode.UnsupportedVersion
  */
 export class McpError extends Error {
   /** `headers`: response headers an HTTP transport adds (e.g. `WWW-Authenticate` on a 401 from an auth hook). */
-  constructor (readonly code: number, message: string, readonly data?: unknown, readonly httpStatus: number = HttpStatus.InBand, readonly headers?: Record<string, string>) {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+    readonly httpStatus: number = HttpStatus.InBand,
+    readonly headers?: Record<string, string>
+  ) {
     super(message)
     this.name = 'McpError'
   }
 
-  toJson (): { code: number, message: string, data?: unknown } {
-    return this.data === undefined ? { code: this.code, message: this.message } : { code: this.code, message: this.message, data: this.data }
+  toJson(): { code: number; message: string; data?: unknown } {
+    return this.data === undefined
+      ? { code: this.code, message: this.message }
+      : { code: this.code, message: this.message, data: this.data }
   }
 }
 
 /** An error the HTTP transport answers with `status` rather than in-band (defaults to 400). */
-export function rejection (code: ErrorCode, message: string, status: HttpStatus = HttpStatus.BadRequest, data?: unknown): McpError {
+export function rejection(
+  code: ErrorCode,
+  message: string,
+  status: HttpStatus = HttpStatus.BadRequest,
+  data?: unknown
+): McpError {
   return new McpError(code, message, data, status)
 }
 
-export function rpcError (id: unknown, err: { code: number, message: string, data?: unknown }): Record<string, unknown> {
+export function rpcError(id: unknown, err: { code: number; message: string; data?: unknown }): Record<string, unknown> {
   return { jsonrpc: '2.0', id: id === undefined ? null : id, error: err }
 }

@@ -8,7 +8,7 @@ import { installTracing } from './tracing.js'
  * The opt-in extras around the MCP server: the OAuth 2.0 resource server, JWT
  * principals, server-to-client tool calls and tracing spans. Installed after installMcp.
  */
-export async function installMcpExtras (platform: Platform): Promise<void> {
+export async function installMcpExtras(platform: Platform): Promise<void> {
   const mcp = getMcp(platform)
   if (mcp === undefined) return
   installMcpAuth(platform, mcp)

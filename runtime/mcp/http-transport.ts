@@ -3,7 +3,15 @@ import type { Context, SseStream } from '../http/index.js'
 import { parseJsonBody } from '../http/index.js'
 import { Cancellation } from '../plugins/index.js'
 import type { McpCore } from './core.js'
-import { McpError, rpcError, INVALID_REQUEST, PARSE_ERROR, SERVER_ERROR, SESSION_NOT_FOUND, INTERNAL_ERROR } from './errors.js'
+import {
+  McpError,
+  rpcError,
+  INVALID_REQUEST,
+  PARSE_ERROR,
+  SERVER_ERROR,
+  SESSION_NOT_FOUND,
+  INTERNAL_ERROR
+} from './errors.js'
 import type { OriginPolicy } from './origin.js'
 import { StreamHistory } from './stream-history.js'
 import type { CallContext, EndpointRef, JsonObject, Sink } from './types.js'
@@ -11,14 +19,28 @@ import type { CallContext, EndpointRef, JsonObject, Sink } from './types.js'
 const JSON_TYPE = 'application/json'
 
 /** Writes one JSON-RPC error with its status (transport-level rejections carry id null). */
-function sendError (ctx: Context, status: number, code: number, message: string, id: unknown = null, data?: unknown): void {
-  ctx.send(status, JSON.stringify(rpcError(id, data === undefined ? { code, message } : { code, message, data })), JSON_TYPE)
+function sendError(
+  ctx: Context,
+  status: number,
+  code: number,
+  message: string,
+  id: unknown = null,
+  data?: unknown
+): void {
+  ctx.send(
+    status,
+    JSON.stringify(rpcError(id, data === undefined ? { code, message } : { code, message, data })),
+    JSON_TYPE
+  )
 }
 
 /** An MCP client reads JSON-RPC, so an over-limit body is refused in JSON-RPC too (id null: the request was never read). */
-function tooLargeBody (limit: number): { body: string, contentType: string } {
+function tooLargeBody(limit: number): { body: string; contentType: string } {
   const message = `Request body too large: the limit is ${limit} bytes (platform.mcp.body-limit-bytes, else platform.server.body-limit-bytes)`
-  return { body: JSON.stringify(rpcError(null, { code: INVALID_REQUEST, message, data: { limitBytes: limit } })), contentType: JSON_TYPE }
+  return {
+    body: JSON.stringify(rpcError(null, { code: INVALID_REQUEST, message, data: { limitBytes: limit } })),
+    contentType: JSON_TYPE
+  }
 }
 
 /**
@@ -31,60 +53,108 @@ class PostSink implements Sink {
   readonly canStream: boolean
   request: Sink['request']
 
-  constructor (private readonly ctx: Context, wantsSse: boolean, private readonly cctx: () => CallContext) {
+  constructor(
+    private readonly ctx: Context,
+    wantsSse: boolean,
+    private readonly cctx: () => CallContext
+  ) {
     this.canStream = wantsSse
     if (wantsSse) this.request = async (method, params) => await this.serverRequest(method, params)
   }
 
-  notify (msg: JsonObject): void {
+  notify(msg: JsonObject): void {
     if (!this.canStream || this.ctx.aborted) return
     this.open().send({ event: 'message', data: JSON.stringify(msg) })
   }
 
-  open (): SseStream {
+  open(): SseStream {
     if (this.stream === undefined) {
       const s = this.cctx().session
       this.stream = this.ctx.sse(s !== undefined ? { headers: { 'mcp-session-id': s.id } } : {})
       // a stream the server ends (shutdown, slow consumer) cancels the request, like a client leaving
-      this.stream.onClose(() => { this.cctx().cancel?.() })
+      this.stream.onClose(() => {
+        this.cctx().cancel?.()
+      })
     }
     return this.stream
   }
 
-  private async serverRequest (method: string, params: unknown): Promise<unknown> {
+  private async serverRequest(method: string, params: unknown): Promise<unknown> {
     const s = this.cctx().session
     if (s === undefined) throw new McpError(INTERNAL_ERROR, 'Server requests need a session')
     const id = s.newRequestId()
     return await new Promise((resolve, reject) => {
       s.pending.set(id, { resolve, reject })
       this.notify({ jsonrpc: '2.0', id, method, params })
-      this.ctx.onAbort(() => { if (s.pending.delete(id)) reject(new Error('client went away')) })
+      this.ctx.onAbort(() => {
+        if (s.pending.delete(id)) reject(new Error('client went away'))
+      })
     })
   }
-
 }
 
 /** POST, GET and DELETE of the MCP endpoints (MCP Streamable HTTP, both dialects on one path). */
 export class HttpTransport {
-  constructor (private readonly platform: Platform, private readonly core: McpCore, private readonly origins: OriginPolicy) {}
+  constructor(
+    private readonly platform: Platform,
+    private readonly core: McpCore,
+    private readonly origins: OriginPolicy
+  ) {}
 
   /** Registers the endpoint's routes; `resolve` maps a request to its endpoint or undefined (404). */
-  mount (pattern: string, resolve: (ctx: Context) => EndpointRef | undefined, bodyLimit: number | undefined): void {
-    const opts = { body: 'raw' as const, optionalBody: true, tooLarge: tooLargeBody, ...(bodyLimit !== undefined ? { bodyLimit } : {}) }
+  mount(pattern: string, resolve: (ctx: Context) => EndpointRef | undefined, bodyLimit: number | undefined): void {
+    const opts = {
+      body: 'raw' as const,
+      optionalBody: true,
+      tooLarge: tooLargeBody,
+      ...(bodyLimit !== undefined ? { bodyLimit } : {})
+    }
     const http = this.platform.http
-    http.route('POST', pattern, async (ctx) => { await this.guarded(ctx, resolve, async (ep) => { await this.post(ctx, ep) }) }, opts)
-    http.route('GET', pattern, async (ctx) => { await this.guarded(ctx, resolve, async (ep) => { this.get(ctx, ep) }) })
-    http.route('DELETE', pattern, async (ctx) => { await this.guarded(ctx, resolve, async (ep) => { this.delete(ctx, ep) }) }, opts)
+    http.route(
+      'POST',
+      pattern,
+      async (ctx) => {
+        await this.guarded(ctx, resolve, async (ep) => {
+          await this.post(ctx, ep)
+        })
+      },
+      opts
+    )
+    http.route('GET', pattern, async (ctx) => {
+      await this.guarded(ctx, resolve, async (ep) => {
+        this.get(ctx, ep)
+      })
+    })
+    http.route(
+      'DELETE',
+      pattern,
+      async (ctx) => {
+        await this.guarded(ctx, resolve, async (ep) => {
+          this.delete(ctx, ep)
+        })
+      },
+      opts
+    )
     http.route(['PUT', 'PATCH'], pattern, (ctx) => {
       ctx.setHeader('allow', 'GET, POST, DELETE, OPTIONS')
       sendError(ctx, 405, SERVER_ERROR, 'Method not allowed.')
     })
   }
 
-  private async guarded (ctx: Context, resolve: (ctx: Context) => EndpointRef | undefined, run: (ep: EndpointRef) => Promise<void>): Promise<void> {
-    if (!this.origins.allowed(ctx.headers.origin)) { sendError(ctx, 403, -32600, 'Forbidden Origin'); return }
+  private async guarded(
+    ctx: Context,
+    resolve: (ctx: Context) => EndpointRef | undefined,
+    run: (ep: EndpointRef) => Promise<void>
+  ): Promise<void> {
+    if (!this.origins.allowed(ctx.headers.origin)) {
+      sendError(ctx, 403, -32600, 'Forbidden Origin')
+      return
+    }
     const ep = resolve(ctx)
-    if (ep === undefined) { sendError(ctx, 404, -32600, `No MCP endpoint at ${ctx.path}`); return }
+    if (ep === undefined) {
+      sendError(ctx, 404, -32600, `No MCP endpoint at ${ctx.path}`)
+      return
+    }
     try {
       if (this.core.httpGuards.length > 0) for (const g of this.core.httpGuards) if (!(await g(ctx, ep))) return
       await run(ep)
@@ -94,23 +164,36 @@ export class HttpTransport {
     }
   }
 
-  private async post (ctx: Context, ep: EndpointRef): Promise<void> {
+  private async post(ctx: Context, ep: EndpointRef): Promise<void> {
     const h = ctx.headers
     const ct = h['content-type']
-    if (ct === undefined || !ct.toLowerCase().includes(JSON_TYPE)) { sendError(ctx, 415, SERVER_ERROR, 'Unsupported Media Type: Content-Type must be application/json'); return }
+    if (ct === undefined || !ct.toLowerCase().includes(JSON_TYPE)) {
+      sendError(ctx, 415, SERVER_ERROR, 'Unsupported Media Type: Content-Type must be application/json')
+      return
+    }
     const accept = (h.accept ?? '').toLowerCase()
     const wantsSse = accept.includes('text/event-stream')
-    if (accept !== '' && !wantsSse && !accept.includes(JSON_TYPE) && !accept.includes('*/*')) { sendError(ctx, 406, SERVER_ERROR, 'Not Acceptable: Client must accept application/json or text/event-stream'); return }
+    if (accept !== '' && !wantsSse && !accept.includes(JSON_TYPE) && !accept.includes('*/*')) {
+      sendError(ctx, 406, SERVER_ERROR, 'Not Acceptable: Client must accept application/json or text/event-stream')
+      return
+    }
     const raw = ctx.rawBody
-    if (raw === undefined || raw.length === 0) { sendError(ctx, 400, PARSE_ERROR, 'Parse error: Empty body'); return }
+    if (raw === undefined || raw.length === 0) {
+      sendError(ctx, 400, PARSE_ERROR, 'Parse error: Empty body')
+      return
+    }
     let msg: unknown
-    try { msg = parseJsonBody(raw, this.platform.config.get('platform.server.json-max-depth')) } catch (err) {
+    try {
+      msg = parseJsonBody(raw, this.platform.config.get('platform.server.json-max-depth'))
+    } catch (err) {
       sendError(ctx, 400, PARSE_ERROR, `Parse error: ${(err as Error).message}`)
       return
     }
     const id = msg !== null && typeof msg === 'object' && !Array.isArray(msg) ? (msg as JsonObject).id : undefined
     const cancel = new Cancellation()
-    const abort = (): void => { cancel.abort() }
+    const abort = (): void => {
+      cancel.abort()
+    }
     ctx.onAbort(abort)
     const cctx: CallContext = {
       endpoint: ep,
@@ -132,7 +215,11 @@ export class HttpTransport {
       const e = err instanceof McpError ? err : new McpError(INTERNAL_ERROR, 'Internal error', undefined, 500)
       if (!(err instanceof McpError)) this.platform.logger.error({ err }, 'MCP dispatch failed')
       const body = rpcError(typeof id === 'string' || typeof id === 'number' ? id : null, e.toJson())
-      if (sink.stream !== undefined) { sink.stream.send({ event: 'message', data: JSON.stringify(body) }); sink.stream.close(); return }
+      if (sink.stream !== undefined) {
+        sink.stream.send({ event: 'message', data: JSON.stringify(body) })
+        sink.stream.close()
+        return
+      }
       if (e.headers !== undefined) for (const [k, v] of Object.entries(e.headers)) ctx.setHeader(k, v)
       ctx.send(e.httpStatus, JSON.stringify(body), JSON_TYPE)
       return
@@ -145,39 +232,73 @@ export class HttpTransport {
     if (ctx.done) return
     const created = cctx.createdSession
     if (created !== undefined) ctx.setHeader('mcp-session-id', created.id)
-    if (out.response === undefined) { ctx.empty(out.status); return }
+    if (out.response === undefined) {
+      ctx.empty(out.status)
+      return
+    }
     ctx.send(out.status, JSON.stringify(out.response), JSON_TYPE)
   }
 
   /** GET: the session's notification stream (list changes, resource updates, server requests). */
-  private get (ctx: Context, ep: EndpointRef): void {
+  private get(ctx: Context, ep: EndpointRef): void {
     const sid = ctx.headers['mcp-session-id']
     if (sid === undefined || sid === '') {
       ctx.setHeader('allow', 'POST, DELETE')
-      sendError(ctx, 405, SERVER_ERROR, 'Method not allowed: GET opens the notification stream of a session (send Mcp-Session-Id); the 2026-07-28 dialect has none')
+      sendError(
+        ctx,
+        405,
+        SERVER_ERROR,
+        'Method not allowed: GET opens the notification stream of a session (send Mcp-Session-Id); the 2026-07-28 dialect has none'
+      )
       return
     }
     const accept = ctx.headers.accept ?? ''
-    if (accept !== '' && !accept.includes('text/event-stream') && !accept.includes('*/*')) { sendError(ctx, 406, SERVER_ERROR, 'Not Acceptable: Client must accept text/event-stream'); return }
+    if (accept !== '' && !accept.includes('text/event-stream') && !accept.includes('*/*')) {
+      sendError(ctx, 406, SERVER_ERROR, 'Not Acceptable: Client must accept text/event-stream')
+      return
+    }
     const s = this.core.sessions.get(sid)
-    if (s === undefined || s.record.endpoint !== ep.path) { sendError(ctx, 404, SESSION_NOT_FOUND, 'Session not found'); return }
-    if (s.channel !== undefined) { sendError(ctx, 409, SERVER_ERROR, 'Conflict: Only one SSE stream is allowed per session'); return }
+    if (s === undefined || s.record.endpoint !== ep.path) {
+      sendError(ctx, 404, SESSION_NOT_FOUND, 'Session not found')
+      return
+    }
+    if (s.channel !== undefined) {
+      sendError(ctx, 409, SERVER_ERROR, 'Conflict: Only one SSE stream is allowed per session')
+      return
+    }
     const stream = ctx.sse({ headers: { 'mcp-session-id': s.id } })
     // resumability: every event has an id; a reconnect with Last-Event-ID first gets what it missed
     const history = (s.history ??= new StreamHistory())
     const last = ctx.headers['last-event-id']
-    if (last !== undefined) for (const e of history.after(last)) stream.send({ id: e.id, event: 'message', data: e.data })
-    const send = (msg: JsonObject): boolean => { const e = history.record(msg); return stream.send({ id: e.id, event: 'message', data: e.data }) || !stream.closed }
+    if (last !== undefined)
+      for (const e of history.after(last)) stream.send({ id: e.id, event: 'message', data: e.data })
+    const send = (msg: JsonObject): boolean => {
+      const e = history.record(msg)
+      return stream.send({ id: e.id, event: 'message', data: e.data }) || !stream.closed
+    }
     s.channel = send
-    s.closeChannel = () => { stream.close() }
-    stream.onClose(() => { if (s.channel === send) { s.channel = undefined; s.closeChannel = undefined } })
+    s.closeChannel = () => {
+      stream.close()
+    }
+    stream.onClose(() => {
+      if (s.channel === send) {
+        s.channel = undefined
+        s.closeChannel = undefined
+      }
+    })
   }
 
-  private delete (ctx: Context, ep: EndpointRef): void {
+  private delete(ctx: Context, ep: EndpointRef): void {
     const sid = ctx.headers['mcp-session-id']
-    if (sid === undefined || sid === '') { sendError(ctx, 400, SERVER_ERROR, 'Bad Request: Mcp-Session-Id header is required'); return }
+    if (sid === undefined || sid === '') {
+      sendError(ctx, 400, SERVER_ERROR, 'Bad Request: Mcp-Session-Id header is required')
+      return
+    }
     const s = this.core.sessions.get(sid)
-    if (s === undefined || s.record.endpoint !== ep.path) { sendError(ctx, 404, SESSION_NOT_FOUND, 'Session not found'); return }
+    if (s === undefined || s.record.endpoint !== ep.path) {
+      sendError(ctx, 404, SESSION_NOT_FOUND, 'Session not found')
+      return
+    }
     this.core.sessions.delete(sid)
     ctx.empty(204)
   }

@@ -19,17 +19,19 @@ const PLATFORM_PATH = '/platform/mcp'
 const AGENT_PATTERN = '/platform/agent/{name}/mcp'
 
 /** The platform's version, from its package.json (found from both the sources and dist/). */
-function packageVersion (): string {
+function packageVersion(): string {
   for (const rel of ['../../package.json', '../../../package.json']) {
     try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string, version: string }
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version: string }
       if (pkg.name === 'agent-platform') return pkg.version
-    } catch { /* try the next */ }
+    } catch {
+      /* try the next */
+    }
   }
   return '0.0.0'
 }
 
-function requestStateKey (platform: Platform): Buffer {
+function requestStateKey(platform: Platform): Buffer {
   const configured = platform.config.get('platform.mcp.request-state-key')
   if (configured !== undefined) return Buffer.from(configured, 'utf8')
   const db = platform.store.db<string, string>('mcp-keys')
@@ -41,27 +43,48 @@ function requestStateKey (platform: Platform): Buffer {
 }
 
 /** Installs the MCP server: `/platform/mcp`, per-agent endpoints, POST/GET/DELETE and WebSocket on each. */
-export async function installMcp (platform: Platform): Promise<McpServer | undefined> {
+export async function installMcp(platform: Platform): Promise<McpServer | undefined> {
   const cfg = platform.config
   if (cfg.get('platform.mcp.enabled') === false) return undefined
   const logger = platform.logger.child({ area: 'mcp' })
   const handlerCtx = (ctx: InvokeContext): HandlerContext => ({
     ...ctx,
-    get signal () { return abortSignalOf(ctx.signal) },
+    get signal() {
+      return abortSignalOf(ctx.signal)
+    },
     // handlers registered in code may read any key, including ones the platform does not know
     config: { get: <T>(key: string) => cfg.values[key] as T },
     logger,
     broadcaster: (topic: string) => ({
       id: topic,
-      broadcast: (message: unknown) => { platform.http.app.publish(topic, typeof message === 'string' ? message : JSON.stringify(message)) }
+      broadcast: (message: unknown) => {
+        platform.http.app.publish(topic, typeof message === 'string' ? message : JSON.stringify(message))
+      }
     })
   })
-  const registry = new McpRegistry(platform.plugins, handlerCtx, platform.store.db<ToolDescriptor[], string>('mcp-plugin-tools'))
-  const sessions = new SessionStore(platform.store.db<SessionRecord, string>('mcp-sessions'), cfg.get('platform.mcp.session-ttl-minutes') * 60_000, {
-    max: cfg.get('platform.mcp.max-sessions'), perPrincipal: cfg.get('platform.mcp.sessions.max-per-principal'), perAddress: cfg.get('platform.mcp.sessions.max-per-address')
-  })
-  const tasks = new TaskManager(platform.bus, cfg.get('platform.mcp.tasks.ttl-ms'), cfg.get('platform.mcp.tasks.poll-interval-ms'))
-  const codec = new RequestStateCodec(requestStateKey(platform), cfg.get('platform.mcp.request-state-ttl-seconds') * 1000)
+  const registry = new McpRegistry(
+    platform.plugins,
+    handlerCtx,
+    platform.store.db<ToolDescriptor[], string>('mcp-plugin-tools')
+  )
+  const sessions = new SessionStore(
+    platform.store.db<SessionRecord, string>('mcp-sessions'),
+    cfg.get('platform.mcp.session-ttl-minutes') * 60_000,
+    {
+      max: cfg.get('platform.mcp.max-sessions'),
+      perPrincipal: cfg.get('platform.mcp.sessions.max-per-principal'),
+      perAddress: cfg.get('platform.mcp.sessions.max-per-address')
+    }
+  )
+  const tasks = new TaskManager(
+    platform.bus,
+    cfg.get('platform.mcp.tasks.ttl-ms'),
+    cfg.get('platform.mcp.tasks.poll-interval-ms')
+  )
+  const codec = new RequestStateCodec(
+    requestStateKey(platform),
+    cfg.get('platform.mcp.request-state-ttl-seconds') * 1000
+  )
   const instructions = cfg.get('platform.mcp.instructions')
   const core = new McpCore(platform, registry, sessions, tasks, codec, {
     serverName: 'agent-platform',
@@ -75,9 +98,17 @@ export async function installMcp (platform: Platform): Promise<McpServer | undef
   platform.provide(MCP, server)
   // agent name → endpoint, rebuilt on PluginsChanged so requests never walk the plugin registry
   let agentIndex: Map<string, string> | undefined
-  const agents = (): Map<string, string> => (agentIndex ??= new Map(platform.plugins.agents().map((a) => [a.name, a.endpoint])))
-  platform.bus.on('PluginsChanged', () => { agentIndex = undefined; registry.invalidate(); mountCustomAgentPaths() })
-  platform.onClose(() => { sessions.close(); tasks.close() })
+  const agents = (): Map<string, string> =>
+    (agentIndex ??= new Map(platform.plugins.agents().map((a) => [a.name, a.endpoint])))
+  platform.bus.on('PluginsChanged', () => {
+    agentIndex = undefined
+    registry.invalidate()
+    mountCustomAgentPaths()
+  })
+  platform.onClose(() => {
+    sessions.close()
+    tasks.close()
+  })
 
   const origins = new OriginPolicy(cfg.get('platform.mcp.allowed-origins'))
   const http = new HttpTransport(platform, core, origins)
@@ -85,7 +116,8 @@ export async function installMcp (platform: Platform): Promise<McpServer | undef
   const bodyLimit = cfg.get('platform.mcp.body-limit-bytes')
 
   /** An agent is served at its `endpoint` when that ends in `/mcp`, else at /platform/agent/{name}/mcp. */
-  const customPath = (endpoint: string): string | undefined => endpoint.endsWith('/mcp') && endpoint.startsWith('/') ? endpoint : undefined
+  const customPath = (endpoint: string): string | undefined =>
+    endpoint.endsWith('/mcp') && endpoint.startsWith('/') ? endpoint : undefined
   const agentAt = (name: string | undefined): EndpointRef | undefined => {
     if (name === undefined) return undefined
     const endpoint = agents().get(name)
@@ -104,7 +136,7 @@ export async function installMcp (platform: Platform): Promise<McpServer | undef
   ws.mount(AGENT_PATTERN, (_path, param) => agentAt(param(0)), bodyLimit)
 
   const mounted = new Set<string>([PLATFORM_PATH])
-  function mountCustomAgentPaths (): void {
+  function mountCustomAgentPaths(): void {
     for (const a of platform.plugins.agents()) {
       const p = customPath(a.endpoint)
       if (p === undefined || mounted.has(p) || p.includes('{') || p.startsWith('/platform/agent/')) continue
@@ -118,7 +150,13 @@ export async function installMcp (platform: Platform): Promise<McpServer | undef
 }
 
 /** The MCP server on `/platform/mcp` and the agents' endpoints; switched off by `platform.mcp.enabled`. */
-export const mcpArea: Area = { name: 'mcp', dependsOn: [], install: async (p) => { await installMcp(p) } }
+export const mcpArea: Area = {
+  name: 'mcp',
+  dependsOn: [],
+  install: async (p) => {
+    await installMcp(p)
+  }
+}
 
 /** OAuth resource server, JWT principals, client tools and tracing around the installed MCP server. */
 export const mcpExtrasArea: Area = { name: 'mcp-extras', dependsOn: ['mcp'], install: installMcpExtras }

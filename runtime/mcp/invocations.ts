@@ -15,14 +15,18 @@ const MAX_COMPLETIONS = 100
 // The methods that run a handler (tools/call, resources/read, prompts/get, completion/complete),
 // shared by both dialects; `modern` is the 2026-07-28 dialect.
 
-export async function callTool (core: CoreState, p: JsonObject, ctx: CallContext, version: string): Promise<JsonObject> {
+export async function callTool(core: CoreState, p: JsonObject, ctx: CallContext, version: string): Promise<JsonObject> {
   const name = p.name
   if (typeof name !== 'string' || name === '') throw new McpError(ErrorCode.InvalidParams, 'Missing tool name')
   const tool = core.registry.view(ctx.endpoint.agent).toolsByName.get(name)
   if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
-  if (p.arguments !== undefined && !isObject(p.arguments)) throw new McpError(ErrorCode.InvalidParams, 'arguments must be an object')
+  if (p.arguments !== undefined && !isObject(p.arguments))
+    throw new McpError(ErrorCode.InvalidParams, 'arguments must be an object')
   let args: JsonObject = p.arguments ?? {}
-  if ('_mcp' in args) { args = { ...args }; delete args._mcp }
+  if ('_mcp' in args) {
+    args = { ...args }
+    delete args._mcp
+  }
   const modern = version === MODERN_VERSION
   if (modern && ctx.headers !== undefined) checkParamHeaders(ctx.headers, tool, args)
   const retry = retryInput(p, core.codec, 'tools/call', name, ctx.principal ?? null)
@@ -40,54 +44,104 @@ export async function callTool (core: CoreState, p: JsonObject, ctx: CallContext
   const runner = runnerFor(core, { type: 'tool', name, argCount: Object.keys(args).length, ctx, tool, args }, p, caps)
   if (withExt && tool.taskSupport !== 'forbidden') return await taskCall(core, runner, retry, ctx, name)
   if (!modern && isObject(p.task)) {
-    if (version !== '2025-11-25' || tool.taskSupport === 'forbidden') throw new McpError(ErrorCode.MethodNotFound, `Tool '${name}' does not support task execution`)
+    if (version !== '2025-11-25' || tool.taskSupport === 'forbidden')
+      throw new McpError(ErrorCode.MethodNotFound, `Tool '${name}' does not support task execution`)
     return await legacyTaskCall(core, runner, p.task, ctx)
   }
   const out = await runner(retry.gathered, retry.toolState, ctx.signal)
   const result = await settle(core, out, runner, retry, ctx, 'tools/call', name, modern)
   // before 2026-07-28 structuredContent must be an object: other JSON values travel as {result}
-  if (!modern && result.structuredContent !== undefined && !isObject(result.structuredContent)) result.structuredContent = { result: result.structuredContent }
+  if (!modern && result.structuredContent !== undefined && !isObject(result.structuredContent))
+    result.structuredContent = { result: result.structuredContent }
   return result
 }
 
-export async function readResource (core: CoreState, p: JsonObject, ctx: CallContext, modern: boolean): Promise<JsonObject> {
+export async function readResource(
+  core: CoreState,
+  p: JsonObject,
+  ctx: CallContext,
+  modern: boolean
+): Promise<JsonObject> {
   const uri = p.uri
   if (typeof uri !== 'string' || uri === '') throw new McpError(ErrorCode.InvalidParams, 'Missing resource URI')
   const resource = findResource(core.registry.view(ctx.endpoint.agent), uri)
   // SEP-2164: -32602 from 2026-07-28 on; -32002 before
-  if (resource === undefined) throw new McpError(modern ? ErrorCode.InvalidParams : ErrorCode.ResourceNotFoundLegacy, `Resource not found: ${uri}`, { uri })
+  if (resource === undefined)
+    throw new McpError(
+      modern ? ErrorCode.InvalidParams : ErrorCode.ResourceNotFoundLegacy,
+      `Resource not found: ${uri}`,
+      { uri }
+    )
   const retry = retryInput(p, core.codec, 'resources/read', uri, ctx.principal ?? null)
-  const runner = runnerFor(core, { type: 'resource', name: uri, argCount: 1, ctx, resource }, p, clientCapabilities(ctx))
-  return await settle(core, await runner(retry.gathered, retry.toolState, ctx.signal), runner, retry, ctx, 'resources/read', uri, modern)
+  const runner = runnerFor(
+    core,
+    { type: 'resource', name: uri, argCount: 1, ctx, resource },
+    p,
+    clientCapabilities(ctx)
+  )
+  return await settle(
+    core,
+    await runner(retry.gathered, retry.toolState, ctx.signal),
+    runner,
+    retry,
+    ctx,
+    'resources/read',
+    uri,
+    modern
+  )
 }
 
-export async function getPrompt (core: CoreState, p: JsonObject, ctx: CallContext, modern: boolean): Promise<JsonObject> {
+export async function getPrompt(
+  core: CoreState,
+  p: JsonObject,
+  ctx: CallContext,
+  modern: boolean
+): Promise<JsonObject> {
   const name = p.name
   if (typeof name !== 'string' || name === '') throw new McpError(ErrorCode.InvalidParams, 'Missing prompt name')
   const prompt = core.registry.view(ctx.endpoint.agent).promptsByName.get(name)
   if (prompt === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`)
-  if (p.arguments !== undefined && !isObject(p.arguments)) throw new McpError(ErrorCode.InvalidParams, 'arguments must be an object')
+  if (p.arguments !== undefined && !isObject(p.arguments))
+    throw new McpError(ErrorCode.InvalidParams, 'arguments must be an object')
   const args: Record<string, string> = {}
   for (const [k, v] of Object.entries(p.arguments ?? {})) {
     if (k === '_mcp') continue
     if (typeof v !== 'string') throw new McpError(ErrorCode.InvalidParams, `Prompt argument '${k}' must be a string`)
     args[k] = v
   }
-  for (const a of prompt.arguments) if (a.required === true && args[a.name] === undefined) throw new McpError(ErrorCode.InvalidParams, `Missing required argument: ${a.name}`)
+  for (const a of prompt.arguments)
+    if (a.required === true && args[a.name] === undefined)
+      throw new McpError(ErrorCode.InvalidParams, `Missing required argument: ${a.name}`)
   const retry = retryInput(p, core.codec, 'prompts/get', name, ctx.principal ?? null)
-  const runner = runnerFor(core, { type: 'prompt', name, argCount: Object.keys(args).length, ctx, prompt, args }, p, clientCapabilities(ctx))
-  return await settle(core, await runner(retry.gathered, retry.toolState, ctx.signal), runner, retry, ctx, 'prompts/get', name, modern)
+  const runner = runnerFor(
+    core,
+    { type: 'prompt', name, argCount: Object.keys(args).length, ctx, prompt, args },
+    p,
+    clientCapabilities(ctx)
+  )
+  return await settle(
+    core,
+    await runner(retry.gathered, retry.toolState, ctx.signal),
+    runner,
+    retry,
+    ctx,
+    'prompts/get',
+    name,
+    modern
+  )
 }
 
-export async function complete (core: CoreState, p: JsonObject, ctx: CallContext): Promise<JsonObject> {
+export async function complete(core: CoreState, p: JsonObject, ctx: CallContext): Promise<JsonObject> {
   const ref = p.ref
   const arg = p.argument
-  if (!isObject(ref) || !isObject(arg) || typeof arg.name !== 'string') throw new McpError(ErrorCode.InvalidParams, 'completion/complete needs ref and argument {name, value}')
+  if (!isObject(ref) || !isObject(arg) || typeof arg.name !== 'string')
+    throw new McpError(ErrorCode.InvalidParams, 'completion/complete needs ref and argument {name, value}')
   let values: string[] = []
   if (ref.type === 'ref/prompt') {
     const prompt = core.registry.view(ctx.endpoint.agent).promptsByName.get(ref.name as string)
     if (prompt === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${String(ref.name)}`)
-    if (prompt.complete !== undefined) values = await prompt.complete(arg.name, typeof arg.value === 'string' ? arg.value : '')
+    if (prompt.complete !== undefined)
+      values = await prompt.complete(arg.name, typeof arg.value === 'string' ? arg.value : '')
   } else if (ref.type !== 'ref/resource') {
     throw new McpError(ErrorCode.InvalidParams, `Unknown completion reference type: ${String(ref.type)}`)
   }

@@ -6,6 +6,6 @@ import type { McpServer } from './mcp-server.js'
 export const MCP = new AreaKey<McpServer>('mcp')
 
 /** The MCP server installed on a platform (other areas register admin tools through it). */
-export function getMcp (platform: Platform): McpServer | undefined {
+export function getMcp(platform: Platform): McpServer | undefined {
   return platform.hasArea(MCP) ? platform.area(MCP) : undefined
 }

@@ -12,32 +12,72 @@ export class McpServer {
   /** Token validators registered in code, by name (`org.platform.auth.tokenValidator` picks one). */
   readonly tokenValidators = new Map<string, TokenValidator>()
 
-  constructor (readonly core: McpCore, readonly registry: McpRegistry) {}
+  constructor(
+    readonly core: McpCore,
+    readonly registry: McpRegistry
+  ) {}
 
   /** `registerTool(name, description, params, handler)` or one registration object. */
-  registerTool (nameOrReg: string | ToolRegistration, description?: string, params?: ParamSpec[], handler?: ToolRegistration['handler']): () => void {
-    const reg = typeof nameOrReg === 'string' ? { name: nameOrReg, description: description ?? '', params: params ?? [], handler: handler! } : nameOrReg
+  registerTool(
+    nameOrReg: string | ToolRegistration,
+    description?: string,
+    params?: ParamSpec[],
+    handler?: ToolRegistration['handler']
+  ): () => void {
+    const reg =
+      typeof nameOrReg === 'string'
+        ? { name: nameOrReg, description: description ?? '', params: params ?? [], handler: handler! }
+        : nameOrReg
     return this.registry.registerTool(reg)
   }
 
   /** `registerResource(uri, name, description, mimeType, handler)` or one registration object. */
-  registerResource (uriOrReg: string | ResourceRegistration, name?: string, description?: string, mimeType?: string, handler?: ResourceRegistration['handler']): () => void {
-    const reg = typeof uriOrReg === 'string' ? { uri: uriOrReg, name: name ?? uriOrReg, description: description ?? '', mimeType: mimeType ?? 'text/plain', handler: handler! } : uriOrReg
+  registerResource(
+    uriOrReg: string | ResourceRegistration,
+    name?: string,
+    description?: string,
+    mimeType?: string,
+    handler?: ResourceRegistration['handler']
+  ): () => void {
+    const reg =
+      typeof uriOrReg === 'string'
+        ? {
+            uri: uriOrReg,
+            name: name ?? uriOrReg,
+            description: description ?? '',
+            mimeType: mimeType ?? 'text/plain',
+            handler: handler!
+          }
+        : uriOrReg
     return this.registry.registerResource(reg)
   }
 
   /** `registerPrompt(name, description, params, handler)` or one registration object. */
-  registerPrompt (nameOrReg: string | PromptRegistration, description?: string, params?: ParamSpec[], handler?: PromptRegistration['handler']): () => void {
-    const reg = typeof nameOrReg === 'string' ? { name: nameOrReg, description: description ?? '', params: params ?? [], handler: handler! } : nameOrReg
+  registerPrompt(
+    nameOrReg: string | PromptRegistration,
+    description?: string,
+    params?: ParamSpec[],
+    handler?: PromptRegistration['handler']
+  ): () => void {
+    const reg =
+      typeof nameOrReg === 'string'
+        ? { name: nameOrReg, description: description ?? '', params: params ?? [], handler: handler! }
+        : nameOrReg
     return this.registry.registerPrompt(reg)
   }
 
   /** Runs before every dispatched method (auth goes here); throw an McpError to reject. */
-  addBeforeDispatch (hook: BeforeDispatch): void { this.core.beforeDispatch.push(hook) }
+  addBeforeDispatch(hook: BeforeDispatch): void {
+    this.core.beforeDispatch.push(hook)
+  }
 
   /** Runs before every HTTP request on the MCP endpoints (GET and DELETE too); false = it answered (OAuth). */
-  addHttpGuard (guard: HttpGuard): void { this.core.httpGuards.push(guard) }
+  addHttpGuard(guard: HttpGuard): void {
+    this.core.httpGuards.push(guard)
+  }
 
   /** Wraps each tools/call, resources/read and prompts/get (tracing spans go here). */
-  setInvocationWrapper (wrap: InvocationWrapper): void { this.core.wrap = wrap }
+  setInvocationWrapper(wrap: InvocationWrapper): void {
+    this.core.wrap = wrap
+  }
 }

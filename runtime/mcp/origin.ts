@@ -9,12 +9,12 @@ export class OriginPolicy {
   private readonly any: boolean
   private readonly list: Set<string>
 
-  constructor (allowed: readonly string[]) {
+  constructor(allowed: readonly string[]) {
     this.any = allowed.includes('*')
     this.list = new Set(allowed.map((o) => o.replace(/\/$/, '').toLowerCase()))
   }
 
-  allowed (origin: string | undefined): boolean {
+  allowed(origin: string | undefined): boolean {
     if (origin === undefined || this.any) return true
     const o = origin.toLowerCase()
     if (this.list.has(o)) return true

@@ -1,7 +1,22 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js'
 import type { Database } from 'lmdb'
-import type { CancelSignal, PluginRegistry, RegisteredTool, RegisteredResource, RegisteredPrompt, ToolDescriptor } from '../plugins/index.js'
-import { compileValidator, headerParams, normalizeInputSchema, schemaFromParams, INJECTABLE_TYPES, type HeaderParam, type ParamSpec } from './schema.js'
+import type {
+  CancelSignal,
+  PluginRegistry,
+  RegisteredTool,
+  RegisteredResource,
+  RegisteredPrompt,
+  ToolDescriptor
+} from '../plugins/index.js'
+import {
+  compileValidator,
+  headerParams,
+  normalizeInputSchema,
+  schemaFromParams,
+  INJECTABLE_TYPES,
+  type HeaderParam,
+  type ParamSpec
+} from './schema.js'
 import type { JsonObject } from './types.js'
 
 /** What a running tool, resource or prompt may use beyond its arguments. */
@@ -44,7 +59,7 @@ export interface PromptEntry {
   name: string
   title?: string
   description: string
-  arguments: { name: string, description?: string, required?: boolean }[]
+  arguments: { name: string; description?: string; required?: boolean }[]
   get: (args: Record<string, string>, ctx: InvokeContext) => Promise<unknown>
   complete?: (argument: string, value: string) => string[] | Promise<string[]>
 }
@@ -54,8 +69,13 @@ export interface HandlerContext extends Omit<InvokeContext, 'signal'> {
   /** Aborted when the client cancels or goes away. */
   signal: AbortSignal
   config: { get: <T = unknown>(key: string) => T }
-  logger: { debug: (o: unknown, m?: string) => void, info: (o: unknown, m?: string) => void, warn: (o: unknown, m?: string) => void, error: (o: unknown, m?: string) => void }
-  broadcaster: (topic: string) => { id: string, broadcast: (message: unknown) => void }
+  logger: {
+    debug: (o: unknown, m?: string) => void
+    info: (o: unknown, m?: string) => void
+    warn: (o: unknown, m?: string) => void
+    error: (o: unknown, m?: string) => void
+  }
+  broadcaster: (topic: string) => { id: string; broadcast: (message: unknown) => void }
 }
 
 export interface ToolRegistration {
@@ -92,16 +112,30 @@ export interface PromptRegistration {
   complete?: (argument: string, value: string) => string[] | Promise<string[]>
 }
 
-export interface EndpointView { tools: ToolEntry[], toolsByName: Map<string, ToolEntry>, resources: ResourceEntry[], templates: ResourceEntry[], prompts: PromptEntry[], promptsByName: Map<string, PromptEntry> }
+export interface EndpointView {
+  tools: ToolEntry[]
+  toolsByName: Map<string, ToolEntry>
+  resources: ResourceEntry[]
+  templates: ResourceEntry[]
+  prompts: PromptEntry[]
+  promptsByName: Map<string, PromptEntry>
+}
 
 const MCP_KEY = '_mcp'
 
-function templateRegex (template: string): RegExp {
-  return new RegExp('^' + template.split(/\{[^}]+\}/).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('([^/]+)') + '$')
+function templateRegex(template: string): RegExp {
+  return new RegExp(
+    '^' +
+      template
+        .split(/\{[^}]+\}/)
+        .map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('([^/]+)') +
+      '$'
+  )
 }
 
 /** Tool args as a plugin sees them: on an input-required retry, `_mcp` carries the gathered input. */
-function pluginArgs (args: JsonObject, ctx: InvokeContext): JsonObject {
+function pluginArgs(args: JsonObject, ctx: InvokeContext): JsonObject {
   if (ctx.inputResponses === undefined && ctx.requestState === undefined) return args
   return { ...args, [MCP_KEY]: { inputResponses: ctx.inputResponses ?? {}, requestState: ctx.requestState } }
 }
@@ -123,43 +157,74 @@ export class McpRegistry {
   private readonly written = new Map<string, string>()
 
   /** `known`: the tools each plugin served when last live, kept across restarts (see downTools). */
-  constructor (private readonly plugins: PluginRegistry, private readonly handlerCtx: (ctx: InvokeContext) => HandlerContext, private readonly known?: Database<ToolDescriptor[], string>) {}
+  constructor(
+    private readonly plugins: PluginRegistry,
+    private readonly handlerCtx: (ctx: InvokeContext) => HandlerContext,
+    private readonly known?: Database<ToolDescriptor[], string>
+  ) {}
 
-  onChange (fn: () => void): void { this.listeners.push(fn) }
-
-  /** Drops cached views; called on PluginsChanged and on every programmatic (un)registration. */
-  invalidate (): void {
-    this.views.clear()
-    for (const fn of this.listeners) { try { fn() } catch { /* a listener must not break registration */ } }
+  onChange(fn: () => void): void {
+    this.listeners.push(fn)
   }
 
-  registerTool (reg: ToolRegistration): () => void { return this.add(this.tools, reg) }
-  registerResource (reg: ResourceRegistration): () => void { return this.add(this.resources, reg) }
-  registerPrompt (reg: PromptRegistration): () => void { return this.add(this.prompts, reg) }
+  /** Drops cached views; called on PluginsChanged and on every programmatic (un)registration. */
+  invalidate(): void {
+    this.views.clear()
+    for (const fn of this.listeners) {
+      try {
+        fn()
+      } catch {
+        /* a listener must not break registration */
+      }
+    }
+  }
 
-  private add<T> (list: T[], reg: T): () => void {
+  registerTool(reg: ToolRegistration): () => void {
+    return this.add(this.tools, reg)
+  }
+  registerResource(reg: ResourceRegistration): () => void {
+    return this.add(this.resources, reg)
+  }
+  registerPrompt(reg: PromptRegistration): () => void {
+    return this.add(this.prompts, reg)
+  }
+
+  private add<T>(list: T[], reg: T): () => void {
     list.push(reg)
     this.invalidate()
-    return () => { const i = list.indexOf(reg); if (i >= 0) { list.splice(i, 1); this.invalidate() } }
+    return () => {
+      const i = list.indexOf(reg)
+      if (i >= 0) {
+        list.splice(i, 1)
+        this.invalidate()
+      }
+    }
   }
 
   /** What an endpoint serves: `agent` undefined → non-agent plugins and platform registrations. */
-  view (agent: string | undefined): EndpointView {
+  view(agent: string | undefined): EndpointView {
     const key = agent ?? ''
     let v = this.views.get(key)
-    if (v === undefined) { v = this.build(agent); this.views.set(key, v) }
+    if (v === undefined) {
+      v = this.build(agent)
+      this.views.set(key, v)
+    }
     return v
   }
 
-  private validator (key: string, schema: JsonObject): ValidateFunction {
+  private validator(key: string, schema: JsonObject): ValidateFunction {
     let v = this.validators.get(key)
-    if (v === undefined) { v = compileValidator(schema); this.validators.set(key, v) }
+    if (v === undefined) {
+      v = compileValidator(schema)
+      this.validators.set(key, v)
+    }
     return v
   }
 
-  private build (agent: string | undefined): EndpointView {
+  private build(agent: string | undefined): EndpointView {
     const tools: ToolEntry[] = []
-    const pluginTools: RegisteredTool[] = agent === undefined ? this.plugins.tools() : (this.plugins.agents().find((a) => a.name === agent)?.tools ?? [])
+    const pluginTools: RegisteredTool[] =
+      agent === undefined ? this.plugins.tools() : (this.plugins.agents().find((a) => a.name === agent)?.tools ?? [])
     for (const t of pluginTools) tools.push(this.pluginTool(t))
     for (const r of this.tools) if (r.agent === agent) tools.push(this.programmaticTool(r))
     const resources: ResourceEntry[] = []
@@ -189,12 +254,12 @@ export class McpRegistry {
   }
 
   /** Keeps the tools of live plugins, so after a restart a plugin that no longer loads still has its tools answer why. */
-  private remember (tools: RegisteredTool[]): void {
+  private remember(tools: RegisteredTool[]): void {
     if (this.known === undefined) return
     const byPlugin = new Map<string, ToolDescriptor[]>()
     for (const { plugin, agent: _agent, call: _call, ...d } of tools) {
       let list = byPlugin.get(plugin)
-      if (list === undefined) byPlugin.set(plugin, list = [])
+      if (list === undefined) byPlugin.set(plugin, (list = []))
       list.push(d)
     }
     for (const [plugin, descs] of byPlugin) {
@@ -206,19 +271,24 @@ export class McpRegistry {
   }
 
   /** Tools of plugins that are down: those they served earlier in this process, else when last live (LMDB). */
-  private downTools (): RegisteredTool[] {
+  private downTools(): RegisteredTool[] {
     const out = [...this.plugins.strandedTools()]
     if (this.known === undefined) return out
     const have = new Set(out.map((t) => t.plugin))
     for (const s of this.plugins.status()) {
       if (s.state === 'live' || have.has(s.name)) continue
       const plugin = s.name
-      for (const d of this.known.get(plugin) ?? []) out.push({ ...d, plugin, call: async (args, opts) => await this.plugins.invoke(plugin, 'tool', d.name, args, opts) })
+      for (const d of this.known.get(plugin) ?? [])
+        out.push({
+          ...d,
+          plugin,
+          call: async (args, opts) => await this.plugins.invoke(plugin, 'tool', d.name, args, opts)
+        })
     }
     return out
   }
 
-  private pluginTool (t: RegisteredTool): ToolEntry {
+  private pluginTool(t: RegisteredTool): ToolEntry {
     const inputSchema = normalizeInputSchema(t.input)
     const json = JSON.stringify(inputSchema)
     const ts = t.taskSupport
@@ -237,8 +307,9 @@ export class McpRegistry {
     return e
   }
 
-  private programmaticTool (r: ToolRegistration): ToolEntry {
-    const inputSchema = r.inputSchema !== undefined ? normalizeInputSchema(r.inputSchema) : schemaFromParams(r.params ?? [])
+  private programmaticTool(r: ToolRegistration): ToolEntry {
+    const inputSchema =
+      r.inputSchema !== undefined ? normalizeInputSchema(r.inputSchema) : schemaFromParams(r.params ?? [])
     const injected = (r.params ?? []).filter((p) => p.type !== undefined && INJECTABLE_TYPES.has(p.type))
     const e: ToolEntry = {
       name: r.name,
@@ -265,10 +336,14 @@ export class McpRegistry {
     return e
   }
 
-  private programmaticResource (r: ResourceRegistration): ResourceEntry {
+  private programmaticResource(r: ResourceRegistration): ResourceEntry {
     const template = r.uri.includes('{')
     const e: ResourceEntry = {
-      uri: r.uri, name: r.name ?? r.uri, description: r.description ?? '', mimeType: r.mimeType ?? 'text/plain', template,
+      uri: r.uri,
+      name: r.name ?? r.uri,
+      description: r.description ?? '',
+      mimeType: r.mimeType ?? 'text/plain',
+      template,
       read: async (uri, ctx) => await r.handler(uri, this.handlerCtx(ctx))
     }
     if (template) e.match = templateRegex(r.uri)
@@ -276,11 +351,15 @@ export class McpRegistry {
     return e
   }
 
-  private programmaticPrompt (p: PromptRegistration): PromptEntry {
+  private programmaticPrompt(p: PromptRegistration): PromptEntry {
     const e: PromptEntry = {
       name: p.name,
       description: p.description ?? '',
-      arguments: (p.params ?? []).map((a) => ({ name: a.name, ...(a.description !== undefined ? { description: a.description } : {}), required: a.required !== false })),
+      arguments: (p.params ?? []).map((a) => ({
+        name: a.name,
+        ...(a.description !== undefined ? { description: a.description } : {}),
+        required: a.required !== false
+      })),
       get: async (args, ctx) => await p.handler(args, this.handlerCtx(ctx))
     }
     if (p.title !== undefined) e.title = p.title
@@ -289,30 +368,35 @@ export class McpRegistry {
   }
 }
 
-function pluginResource (r: RegisteredResource): ResourceEntry {
+function pluginResource(r: RegisteredResource): ResourceEntry {
   const template = r.uri.includes('{')
   const e: ResourceEntry = {
-    uri: r.uri, name: r.name !== '' ? r.name : r.uri, description: r.description, mimeType: r.mimeType, template,
+    uri: r.uri,
+    name: r.name !== '' ? r.name : r.uri,
+    description: r.description,
+    mimeType: r.mimeType,
+    template,
     read: async (uri, ctx) => await r.read(uri, { signal: ctx.signal, onProgress: ctx.progress })
   }
   if (template) e.match = templateRegex(r.uri)
   return e
 }
 
-function pluginPrompt (p: RegisteredPrompt): PromptEntry {
+function pluginPrompt(p: RegisteredPrompt): PromptEntry {
   return {
     name: p.name,
     description: p.description,
     arguments: p.arguments,
     get: async (args, ctx) => {
       const a: Record<string, unknown> = { ...args }
-      if (ctx.inputResponses !== undefined || ctx.requestState !== undefined) a[MCP_KEY] = { inputResponses: ctx.inputResponses ?? {}, requestState: ctx.requestState }
+      if (ctx.inputResponses !== undefined || ctx.requestState !== undefined)
+        a[MCP_KEY] = { inputResponses: ctx.inputResponses ?? {}, requestState: ctx.requestState }
       return await p.get(a as Record<string, string>, { signal: ctx.signal, onProgress: ctx.progress })
     }
   }
 }
 
-export function findResource (v: EndpointView, uri: string): ResourceEntry | undefined {
+export function findResource(v: EndpointView, uri: string): ResourceEntry | undefined {
   for (const r of v.resources) if (r.uri === uri) return r
   for (const r of v.templates) if (r.match?.test(uri) === true) return r
   return undefined

@@ -22,30 +22,44 @@ export interface StatePayload {
  * principal and a TTL; anything that fails verification is rejected, never trusted.
  */
 export class RequestStateCodec {
-  constructor (private readonly key: Buffer, private readonly ttlMs: number) {}
+  constructor(
+    private readonly key: Buffer,
+    private readonly ttlMs: number
+  ) {}
 
-  static newKey (): Buffer { return randomBytes(32) }
+  static newKey(): Buffer {
+    return randomBytes(32)
+  }
 
-  sign (p: Omit<StatePayload, 'e'>): string {
+  sign(p: Omit<StatePayload, 'e'>): string {
     const body = Buffer.from(JSON.stringify({ ...p, e: Date.now() + this.ttlMs })).toString('base64url')
     return `${body}.${this.mac(body)}`
   }
 
-  verify (state: unknown, method: string, target: string, principal: string | null): StatePayload {
+  verify(state: unknown, method: string, target: string, principal: string | null): StatePayload {
     if (typeof state !== 'string') throw new McpError(ErrorCode.InvalidParams, 'Invalid requestState: must be a string')
     const dot = state.indexOf('.')
     const body = dot > 0 ? state.slice(0, dot) : ''
     const mac = dot > 0 ? state.slice(dot + 1) : ''
     const want = Buffer.from(this.mac(body))
     const got = Buffer.from(mac)
-    if (body === '' || want.length !== got.length || !timingSafeEqual(want, got)) throw new McpError(ErrorCode.InvalidParams, 'Invalid requestState: integrity check failed')
+    if (body === '' || want.length !== got.length || !timingSafeEqual(want, got))
+      throw new McpError(ErrorCode.InvalidParams, 'Invalid requestState: integrity check failed')
     let p: StatePayload
-    try { p = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as StatePayload } catch { throw new McpError(ErrorCode.InvalidParams, 'Invalid requestState: integrity check failed') }
-    if (p.m !== method || p.n !== target) throw new McpError(ErrorCode.InvalidParams, 'Invalid requestState: issued for another request')
-    if (p.p !== principal) throw new McpError(ErrorCode.InvalidParams, 'Invalid requestState: issued to another principal')
+    try {
+      p = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as StatePayload
+    } catch {
+      throw new McpError(ErrorCode.InvalidParams, 'Invalid requestState: integrity check failed')
+    }
+    if (p.m !== method || p.n !== target)
+      throw new McpError(ErrorCode.InvalidParams, 'Invalid requestState: issued for another request')
+    if (p.p !== principal)
+      throw new McpError(ErrorCode.InvalidParams, 'Invalid requestState: issued to another principal')
     if (p.e < Date.now()) throw new McpError(ErrorCode.InvalidParams, 'Invalid requestState: expired')
     return p
   }
 
-  private mac (body: string): string { return createHmac('sha256', this.key).update(body).digest('base64url') }
+  private mac(body: string): string {
+    return createHmac('sha256', this.key).update(body).digest('base64url')
+  }
 }

@@ -19,14 +19,15 @@ export const INJECTABLE_TYPES = new Set(['broadcaster', 'config', 'logger'])
 const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false })
 
 /** The input schema clients see: JSON Schema 2020-12 with `$schema`, an object at the top. */
-export function normalizeInputSchema (input: unknown): JsonObject {
-  const s: JsonObject = input !== null && typeof input === 'object' && !Array.isArray(input) ? { ...(input as JsonObject) } : {}
+export function normalizeInputSchema(input: unknown): JsonObject {
+  const s: JsonObject =
+    input !== null && typeof input === 'object' && !Array.isArray(input) ? { ...(input as JsonObject) } : {}
   if (s.type === undefined) s.type = 'object'
   if (s.$schema === undefined) return { $schema: SCHEMA_2020_12, ...s }
   return s
 }
 
-export function schemaFromParams (params: ParamSpec[]): JsonObject {
+export function schemaFromParams(params: ParamSpec[]): JsonObject {
   const properties: JsonObject = {}
   const required: string[] = []
   for (const p of params) {
@@ -46,7 +47,7 @@ export function schemaFromParams (params: ParamSpec[]): JsonObject {
 const ACCEPT_ALL = (() => true) as unknown as ValidateFunction
 
 /** Compiles once; a schema ajv cannot compile validates nothing (the tool still gets its arguments). */
-export function compileValidator (schema: JsonObject): ValidateFunction {
+export function compileValidator(schema: JsonObject): ValidateFunction {
   try {
     const { $schema: _ignored, ...rest } = schema
     return ajv.compile(rest)
@@ -55,23 +56,29 @@ export function compileValidator (schema: JsonObject): ValidateFunction {
   }
 }
 
-export function describeErrors (v: ValidateFunction): string {
+export function describeErrors(v: ValidateFunction): string {
   const e = v.errors?.[0]
   if (e === undefined) return 'invalid arguments'
   const where = e.instancePath === '' ? 'arguments' : `arguments${e.instancePath.replace(/\//g, '.')}`
-  if (e.keyword === 'required') return `Missing required parameter: ${(e.params as { missingProperty: string }).missingProperty}`
+  if (e.keyword === 'required')
+    return `Missing required parameter: ${(e.params as { missingProperty: string }).missingProperty}`
   return `${where} ${e.message ?? 'is invalid'}`
 }
 
 /** `x-mcp-header` annotations (SEP-2243): top-level primitive properties mirrored into `Mcp-Param-*`. */
-export interface HeaderParam { prop: string, header: string, type: string }
-export function headerParams (schema: JsonObject): HeaderParam[] {
+export interface HeaderParam {
+  prop: string
+  header: string
+  type: string
+}
+export function headerParams(schema: JsonObject): HeaderParam[] {
   const props = schema.properties
   if (props === null || typeof props !== 'object') return []
   const out: HeaderParam[] = []
   for (const [prop, def] of Object.entries(props as Record<string, JsonObject>)) {
     const h = def?.['x-mcp-header']
-    if (typeof h === 'string' && h !== '') out.push({ prop, header: h.toLowerCase(), type: typeof def.type === 'string' ? def.type : 'string' })
+    if (typeof h === 'string' && h !== '')
+      out.push({ prop, header: h.toLowerCase(), type: typeof def.type === 'string' ? def.type : 'string' })
   }
   return out
 }

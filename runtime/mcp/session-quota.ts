@@ -29,18 +29,23 @@ export interface SessionRefusal {
  * a dual-stack socket), IPv6 by its /64, since one host usually holds a whole /64 and could
  * otherwise step around the limit by changing addresses.
  */
-export function addressBucket (address: string): string {
+export function addressBucket(address: string): string {
   if (!address.includes(':')) return address
   const groups = expandIpv6(address)
   if (groups === undefined) return address
-  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) return `${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.${groups[7]! & 255}`
-  return `${groups.slice(0, 4).map((g) => g.toString(16)).join(':')}::/64`
+  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff)
+    return `${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.${groups[7]! & 255}`
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toString(16))
+    .join(':')}::/64`
 }
 
-function expandIpv6 (a: string): number[] | undefined {
+function expandIpv6(a: string): number[] | undefined {
   const [head, tail, extra] = a.split('::')
   if (extra !== undefined) return undefined
-  const part = (s: string | undefined): number[] => s === undefined || s === '' ? [] : s.split(':').map((g) => parseInt(g, 16))
+  const part = (s: string | undefined): number[] =>
+    s === undefined || s === '' ? [] : s.split(':').map((g) => parseInt(g, 16))
   const h = part(head)
   const t = part(tail)
   const groups = tail === undefined ? h : [...h, ...new Array<number>(8 - h.length - t.length).fill(0), ...t]
@@ -62,12 +67,13 @@ export class SessionQuota {
   private readonly byPrincipal = new Map<string, number>()
   private readonly byAddress = new Map<string, number>()
 
-  constructor (readonly limits: SessionLimits) {}
+  constructor(readonly limits: SessionLimits) {}
 
   /** The refusal for a new session of this owner, or undefined when it fits its own limit. */
-  check (owner: SessionOwner): SessionRefusal | undefined {
+  check(owner: SessionOwner): SessionRefusal | undefined {
     if (owner.principal !== null) {
-      if ((this.byPrincipal.get(owner.principal) ?? 0) >= this.limits.perPrincipal) return this.refusal('principal', owner.principal)
+      if ((this.byPrincipal.get(owner.principal) ?? 0) >= this.limits.perPrincipal)
+        return this.refusal('principal', owner.principal)
     } else if (owner.address !== undefined) {
       const bucket = addressBucket(owner.address)
       if ((this.byAddress.get(bucket) ?? 0) >= this.limits.perAddress) return this.refusal('address', bucket)
@@ -75,26 +81,46 @@ export class SessionQuota {
     return undefined
   }
 
-  refusal (scope: SessionRefusal['scope'], of?: string): SessionRefusal {
-    const limit = scope === 'server' ? this.limits.max : scope === 'principal' ? this.limits.perPrincipal : this.limits.perAddress
+  refusal(scope: SessionRefusal['scope'], of?: string): SessionRefusal {
+    const limit =
+      scope === 'server' ? this.limits.max : scope === 'principal' ? this.limits.perPrincipal : this.limits.perAddress
     return of === undefined ? { scope, limit, key: KEYS[scope] } : { scope, limit, key: KEYS[scope], of }
   }
 
-  add (owner: SessionOwner): void { this.bump(owner, 1) }
-  remove (owner: SessionOwner): void { this.bump(owner, -1) }
+  add(owner: SessionOwner): void {
+    this.bump(owner, 1)
+  }
+  remove(owner: SessionOwner): void {
+    this.bump(owner, -1)
+  }
 
-  private bump (owner: SessionOwner, by: number): void {
-    const [map, k] = owner.principal !== null ? [this.byPrincipal, owner.principal] : [this.byAddress, owner.address === undefined ? undefined : addressBucket(owner.address)]
+  private bump(owner: SessionOwner, by: number): void {
+    const [map, k] =
+      owner.principal !== null
+        ? [this.byPrincipal, owner.principal]
+        : [this.byAddress, owner.address === undefined ? undefined : addressBucket(owner.address)]
     if (k === undefined) return
     const n = (map.get(k) ?? 0) + by
-    if (n <= 0) map.delete(k); else map.set(k, n)
+    if (n <= 0) map.delete(k)
+    else map.set(k, n)
   }
 }
 
 /** The JSON-RPC error of a refusal: HTTP 429 for a per-caller limit, 503 for the server-wide cap. */
-export function refusalError (r: SessionRefusal): McpError {
+export function refusalError(r: SessionRefusal): McpError {
   const data = { limit: r.limit, key: r.key }
-  if (r.scope === 'server') return new McpError(SERVER_ERROR, `Too many sessions: the server holds its limit of ${r.limit} live sessions (${r.key})`, data, 503)
+  if (r.scope === 'server')
+    return new McpError(
+      SERVER_ERROR,
+      `Too many sessions: the server holds its limit of ${r.limit} live sessions (${r.key})`,
+      data,
+      503
+    )
   const who = r.scope === 'principal' ? `principal '${r.of ?? ''}'` : `anonymous clients at ${r.of ?? ''}`
-  return new McpError(SERVER_ERROR, `Too many sessions for ${who}: the limit is ${r.limit} live sessions (${r.key}); end one with DELETE or let it idle out`, data, 429)
+  return new McpError(
+    SERVER_ERROR,
+    `Too many sessions for ${who}: the limit is ${r.limit} live sessions (${r.key}); end one with DELETE or let it idle out`,
+    data,
+    429
+  )
 }

@@ -30,28 +30,34 @@ export class Session {
   closeChannel: (() => void) | undefined
   /** The GET stream's events for Last-Event-ID replay; set by the first GET, in memory only. */
   history: StreamHistory | undefined
-  readonly pending = new Map<string | number, { resolve: (v: unknown) => void, reject: (e: Error) => void }>()
+  readonly pending = new Map<string | number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
   /** Requests in flight, by JSON-RPC id, so notifications/cancelled can abort them. */
   readonly inflight = new Map<string | number, () => void>()
   private nextId = 1
-  constructor (readonly record: SessionRecord) {}
-  get id (): string { return this.record.id }
-  newRequestId (): string { return `s-${this.nextId++}` }
+  constructor(readonly record: SessionRecord) {}
+  get id(): string {
+    return this.record.id
+  }
+  newRequestId(): string {
+    return `s-${this.nextId++}`
+  }
   /** A notification: on the open channel, or kept for the GET stream's replay while none is open. */
-  notify (msg: JsonObject): void {
+  notify(msg: JsonObject): void {
     if (this.channel !== undefined) this.channel(msg)
     else this.history?.record(msg)
   }
-  failPending (why: string): void {
+  failPending(why: string): void {
     for (const p of this.pending.values()) p.reject(new Error(why))
     this.pending.clear()
   }
 
   /** Nothing open on it: no notification channel, no request in flight either way. */
-  get idle (): boolean { return this.channel === undefined && this.inflight.size === 0 && this.pending.size === 0 }
+  get idle(): boolean {
+    return this.channel === undefined && this.inflight.size === 0 && this.pending.size === 0
+  }
 }
 
-function ownerOf (rec: SessionRecord): SessionOwner {
+function ownerOf(rec: SessionRecord): SessionOwner {
   const principal = rec.principal ?? null
   return principal === null && rec.address !== undefined ? { principal, address: rec.address } : { principal }
 }
@@ -70,25 +76,42 @@ export class SessionStore {
   private readonly quota: SessionQuota
   private readonly sweeper: NodeJS.Timeout
 
-  constructor (private readonly db: Database<SessionRecord, string>, private readonly ttlMs: number, limits: SessionLimits) {
+  constructor(
+    private readonly db: Database<SessionRecord, string>,
+    private readonly ttlMs: number,
+    limits: SessionLimits
+  ) {
     this.quota = new SessionQuota(limits)
     for (const { key, value } of db.getRange()) {
       const owner = ownerOf(value)
       this.owners.set(key, owner)
       this.quota.add(owner)
     }
-    this.sweeper = setInterval(() => { this.sweep() }, Math.min(60_000, Math.max(1000, ttlMs / 4)))
+    this.sweeper = setInterval(
+      () => {
+        this.sweep()
+      },
+      Math.min(60_000, Math.max(1000, ttlMs / 4))
+    )
     this.sweeper.unref()
   }
 
-  get size (): number { return this.owners.size }
+  get size(): number {
+    return this.owners.size
+  }
 
   /**
    * Creates a session for `owner`, or says which limit refuses it. At the server-wide cap the
    * least recently seen idle anonymous session makes room, so anonymous clients alone cannot lock
    * out everyone else.
    */
-  create (endpoint: string, version: string, clientCapabilities: JsonObject, clientInfo: JsonObject | undefined, owner: SessionOwner): Session | SessionRefusal {
+  create(
+    endpoint: string,
+    version: string,
+    clientCapabilities: JsonObject,
+    clientInfo: JsonObject | undefined,
+    owner: SessionOwner
+  ): Session | SessionRefusal {
     const refused = this.quota.check(owner)
     if (refused !== undefined) return refused
     if (this.size >= this.quota.limits.max) {
@@ -96,7 +119,17 @@ export class SessionStore {
       if (this.size >= this.quota.limits.max && !this.evictIdleAnonymous()) return this.quota.refusal('server')
     }
     const now = Date.now()
-    const rec: SessionRecord = { id: randomUUID(), endpoint, version, clientCapabilities, initialized: false, subscriptions: [], createdAt: now, lastSeen: now, principal: owner.principal }
+    const rec: SessionRecord = {
+      id: randomUUID(),
+      endpoint,
+      version,
+      clientCapabilities,
+      initialized: false,
+      subscriptions: [],
+      createdAt: now,
+      lastSeen: now,
+      principal: owner.principal
+    }
     if (owner.address !== undefined) rec.address = owner.address
     if (clientInfo !== undefined) rec.clientInfo = clientInfo
     const s = new Session(rec)
@@ -109,7 +142,7 @@ export class SessionStore {
   }
 
   /** Ends the least recently seen anonymous session with nothing open on it; false when there is none. */
-  private evictIdleAnonymous (): boolean {
+  private evictIdleAnonymous(): boolean {
     let victim: string | undefined
     let oldest = Infinity
     for (const [id, owner] of this.owners) {
@@ -117,13 +150,16 @@ export class SessionStore {
       const s = this.live.get(id)
       if (s !== undefined && !s.idle) continue
       const seen = s?.record.lastSeen ?? this.db.get(id)?.lastSeen ?? 0
-      if (seen < oldest) { oldest = seen; victim = id }
+      if (seen < oldest) {
+        oldest = seen
+        victim = id
+      }
     }
     return victim !== undefined && this.delete(victim)
   }
 
   /** The session for an id (restored from LMDB after a restart); undefined when unknown or expired. */
-  get (id: string): Session | undefined {
+  get(id: string): Session | undefined {
     if (this.dead.has(id)) return undefined
     let s = this.live.get(id)
     const now = Date.now()
@@ -133,14 +169,22 @@ export class SessionStore {
       s = new Session(rec)
       this.live.set(id, s)
     }
-    if (now - s.record.lastSeen > this.ttlMs) { this.delete(id); return undefined }
-    if (now - s.record.lastSeen > 60_000) { s.record.lastSeen = now; void this.db.put(id, s.record) } else s.record.lastSeen = now
+    if (now - s.record.lastSeen > this.ttlMs) {
+      this.delete(id)
+      return undefined
+    }
+    if (now - s.record.lastSeen > 60_000) {
+      s.record.lastSeen = now
+      void this.db.put(id, s.record)
+    } else s.record.lastSeen = now
     return s
   }
 
-  save (s: Session): void { if (this.live.get(s.id) === s) void this.db.put(s.id, s.record) }
+  save(s: Session): void {
+    if (this.live.get(s.id) === s) void this.db.put(s.id, s.record)
+  }
 
-  delete (id: string): boolean {
+  delete(id: string): boolean {
     const s = this.live.get(id)
     const known = !this.dead.has(id) && (s !== undefined || this.db.get(id) !== undefined)
     if (!known) return false
@@ -148,17 +192,24 @@ export class SessionStore {
     s?.failPending('session ended')
     s?.closeChannel?.()
     const owner = this.owners.get(id)
-    if (owner !== undefined) { this.owners.delete(id); this.quota.remove(owner) }
+    if (owner !== undefined) {
+      this.owners.delete(id)
+      this.quota.remove(owner)
+    }
     // async writes commit in order, so the remove lands after any pending put; until it does, the
     // tombstone keeps get() from restoring the session out of LMDB
     this.dead.add(id)
-    void this.db.remove(id).finally(() => { this.dead.delete(id) })
+    void this.db.remove(id).finally(() => {
+      this.dead.delete(id)
+    })
     return true
   }
 
-  liveSessions (): IterableIterator<Session> { return this.live.values() }
+  liveSessions(): IterableIterator<Session> {
+    return this.live.values()
+  }
 
-  sweep (): void {
+  sweep(): void {
     const now = Date.now()
     for (const { key, value } of this.db.getRange()) {
       const live = this.live.get(key)
@@ -167,5 +218,7 @@ export class SessionStore {
     }
   }
 
-  close (): void { clearInterval(this.sweeper) }
+  close(): void {
+    clearInterval(this.sweeper)
+  }
 }

@@ -5,7 +5,10 @@ import type { JsonObject } from './wire.js'
 /** How many of its newest events a session's GET stream keeps for a `Last-Event-ID` replay. */
 export const REPLAY_EVENTS = 100
 
-export interface StreamEvent { id: string, data: string }
+export interface StreamEvent {
+  id: string
+  data: string
+}
 
 /**
  * The events of one session's GET notification stream, for resuming it (Streamable HTTP
@@ -19,14 +22,14 @@ export class StreamHistory {
   private next = 0
 
   /** Records one message and returns it as the event to send. */
-  record (msg: JsonObject): StreamEvent {
+  record(msg: JsonObject): StreamEvent {
     const e = { id: `${this.streamId}_${this.next++}`, data: JSON.stringify(msg) }
     this.events.push(e)
     return e
   }
 
   /** The kept events after `lastEventId`, oldest first; none when the id is not one of this stream's. */
-  after (lastEventId: string): StreamEvent[] {
+  after(lastEventId: string): StreamEvent[] {
     const sep = lastEventId.lastIndexOf('_')
     if (sep < 0 || lastEventId.slice(0, sep) !== this.streamId) return []
     const seq = Number(lastEventId.slice(sep + 1))

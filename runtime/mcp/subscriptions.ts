@@ -2,8 +2,11 @@ import { McpError, ErrorCode } from './errors.js'
 import type { Session } from './sessions.js'
 import { META_SUBSCRIPTION, isObject, type CallContext, type JsonObject, type Sink } from './types.js'
 
-
-interface Listener { id: string | number, filter: JsonObject, sink: Sink }
+interface Listener {
+  id: string | number
+  filter: JsonObject
+  sink: Sink
+}
 
 /**
  * Change notifications: 2026-07-28 `subscriptions/listen` streams (ack first, filtered, tagged with
@@ -12,17 +15,36 @@ interface Listener { id: string | number, filter: JsonObject, sink: Sink }
 export class Subscriptions {
   private readonly listeners = new Set<Listener>()
 
-  async listen (id: string | number, p: JsonObject, ctx: CallContext): Promise<JsonObject> {
-    if (ctx.sink.canStream === false) throw new McpError(ErrorCode.InvalidRequest, 'subscriptions/listen needs a stream: send Accept: text/event-stream')
+  async listen(id: string | number, p: JsonObject, ctx: CallContext): Promise<JsonObject> {
+    if (ctx.sink.canStream === false)
+      throw new McpError(
+        ErrorCode.InvalidRequest,
+        'subscriptions/listen needs a stream: send Accept: text/event-stream'
+      )
     const requested = isObject(p.notifications) ? p.notifications : {}
     const filter: JsonObject = {}
-    for (const k of ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged']) if (requested[k] === true) filter[k] = true
-    if (Array.isArray(requested.resourceSubscriptions)) filter.resourceSubscriptions = requested.resourceSubscriptions.filter((u) => typeof u === 'string')
+    for (const k of ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged'])
+      if (requested[k] === true) filter[k] = true
+    if (Array.isArray(requested.resourceSubscriptions))
+      filter.resourceSubscriptions = requested.resourceSubscriptions.filter((u) => typeof u === 'string')
     const l: Listener = { id, filter, sink: ctx.sink }
-    ctx.sink.notify({ jsonrpc: '2.0', method: 'notifications/subscriptions/acknowledged', params: { notifications: filter, _meta: { [META_SUBSCRIPTION]: id } } })
+    ctx.sink.notify({
+      jsonrpc: '2.0',
+      method: 'notifications/subscriptions/acknowledged',
+      params: { notifications: filter, _meta: { [META_SUBSCRIPTION]: id } }
+    })
     this.listeners.add(l)
     try {
-      if (!ctx.signal.aborted) await new Promise<void>((resolve) => { ctx.signal.addEventListener('abort', () => { resolve() }, { once: true }) })
+      if (!ctx.signal.aborted)
+        await new Promise<void>((resolve) => {
+          ctx.signal.addEventListener(
+            'abort',
+            () => {
+              resolve()
+            },
+            { once: true }
+          )
+        })
     } finally {
       this.listeners.delete(l)
     }
@@ -30,16 +52,29 @@ export class Subscriptions {
   }
 
   /** Plugins or registrations changed: list_changed to listen streams (filtered) and session GET streams. */
-  changed (sessions: Iterable<Session>): void {
-    const kinds: [string, string][] = [['toolsListChanged', 'notifications/tools/list_changed'], ['promptsListChanged', 'notifications/prompts/list_changed'], ['resourcesListChanged', 'notifications/resources/list_changed']]
+  changed(sessions: Iterable<Session>): void {
+    const kinds: [string, string][] = [
+      ['toolsListChanged', 'notifications/tools/list_changed'],
+      ['promptsListChanged', 'notifications/prompts/list_changed'],
+      ['resourcesListChanged', 'notifications/resources/list_changed']
+    ]
     for (const l of this.listeners) {
-      for (const [flag, method] of kinds) if (l.filter[flag] === true) l.sink.notify({ jsonrpc: '2.0', method, params: { _meta: { [META_SUBSCRIPTION]: l.id } } })
-      if (Array.isArray(l.filter.resourceSubscriptions)) for (const uri of l.filter.resourceSubscriptions) l.sink.notify({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri, _meta: { [META_SUBSCRIPTION]: l.id } } })
+      for (const [flag, method] of kinds)
+        if (l.filter[flag] === true)
+          l.sink.notify({ jsonrpc: '2.0', method, params: { _meta: { [META_SUBSCRIPTION]: l.id } } })
+      if (Array.isArray(l.filter.resourceSubscriptions))
+        for (const uri of l.filter.resourceSubscriptions)
+          l.sink.notify({
+            jsonrpc: '2.0',
+            method: 'notifications/resources/updated',
+            params: { uri, _meta: { [META_SUBSCRIPTION]: l.id } }
+          })
     }
     for (const s of sessions) {
       if (s.channel === undefined && s.history === undefined) continue
       for (const [, method] of kinds) s.notify({ jsonrpc: '2.0', method })
-      for (const uri of s.record.subscriptions) s.notify({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } })
+      for (const uri of s.record.subscriptions)
+        s.notify({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } })
     }
   }
 }

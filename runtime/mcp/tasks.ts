@@ -10,11 +10,15 @@ const TERMINAL = new Set<TaskStatus>(['completed', 'failed', 'cancelled'])
 
 /** One run of a task's tool: it completes, asks for input (MRTR), or fails with a protocol error. */
 export type Outcome =
-  | { kind: 'complete', result: JsonObject }
-  | { kind: 'input', inputRequests: Record<string, JsonObject>, toolState?: unknown }
-  | { kind: 'error', error: { code: number, message: string, data?: unknown } }
+  | { kind: 'complete'; result: JsonObject }
+  | { kind: 'input'; inputRequests: Record<string, JsonObject>; toolState?: unknown }
+  | { kind: 'error'; error: { code: number; message: string; data?: unknown } }
 
-export type Runner = (gathered: Record<string, unknown> | undefined, toolState: unknown, signal: CancelSignal) => Promise<Outcome>
+export type Runner = (
+  gathered: Record<string, unknown> | undefined,
+  toolState: unknown,
+  signal: CancelSignal
+) => Promise<Outcome>
 
 export interface Task {
   id: string
@@ -25,7 +29,7 @@ export interface Task {
   ttlMs: number
   pollIntervalMs: number
   result?: JsonObject
-  error?: { code: number, message: string, data?: unknown }
+  error?: { code: number; message: string; data?: unknown }
   inputRequests?: Record<string, JsonObject>
   gathered?: Record<string, unknown>
   toolState?: unknown
@@ -38,7 +42,20 @@ export interface Task {
 }
 
 /** What of a task survives a restart (LMDB `mcp-tasks`); the run itself (runner, tool state) does not. */
-export type TaskRecord = Pick<Task, 'id' | 'status' | 'statusMessage' | 'createdAt' | 'lastUpdatedAt' | 'ttlMs' | 'pollIntervalMs' | 'result' | 'error' | 'inputRequests' | 'principal'>
+export type TaskRecord = Pick<
+  Task,
+  | 'id'
+  | 'status'
+  | 'statusMessage'
+  | 'createdAt'
+  | 'lastUpdatedAt'
+  | 'ttlMs'
+  | 'pollIntervalMs'
+  | 'result'
+  | 'error'
+  | 'inputRequests'
+  | 'principal'
+>
 
 /** The status message (and error) of a task that was running when its process stopped. */
 export const INTERRUPTED = 'interrupted: server restarted'
@@ -46,8 +63,16 @@ export const INTERRUPTED = 'interrupted: server restarted'
 /** How often expired tasks are swept. */
 const SWEEP_MS = 30_000
 
-function recordOf (t: Task): TaskRecord {
-  const r: TaskRecord = { id: t.id, status: t.status, createdAt: t.createdAt, lastUpdatedAt: t.lastUpdatedAt, ttlMs: t.ttlMs, pollIntervalMs: t.pollIntervalMs, principal: t.principal }
+function recordOf(t: Task): TaskRecord {
+  const r: TaskRecord = {
+    id: t.id,
+    status: t.status,
+    createdAt: t.createdAt,
+    lastUpdatedAt: t.lastUpdatedAt,
+    ttlMs: t.ttlMs,
+    pollIntervalMs: t.pollIntervalMs,
+    principal: t.principal
+  }
   if (t.statusMessage !== undefined) r.statusMessage = t.statusMessage
   if (t.result !== undefined) r.result = t.result
   if (t.error !== undefined) r.error = t.error
@@ -72,8 +97,14 @@ export class TaskManager {
   private onWriteError: (err: unknown) => void = () => {}
   private closed = false
 
-  constructor (private readonly bus: EventBus, readonly defaultTtlMs: number, readonly pollIntervalMs: number) {
-    this.sweeper = setInterval(() => { this.sweep() }, SWEEP_MS)
+  constructor(
+    private readonly bus: EventBus,
+    readonly defaultTtlMs: number,
+    readonly pollIntervalMs: number
+  ) {
+    this.sweeper = setInterval(() => {
+      this.sweep()
+    }, SWEEP_MS)
     this.sweeper.unref()
   }
 
@@ -81,13 +112,16 @@ export class TaskManager {
    * Keeps handed-out tasks in `db` and loads the ones a previous process left: expired ones are
    * dropped, finished ones restored as they were, unfinished ones failed as interrupted.
    */
-  persistIn (db: Database<TaskRecord, string>, onWriteError: (err: unknown) => void): void {
+  persistIn(db: Database<TaskRecord, string>, onWriteError: (err: unknown) => void): void {
     this.db = db
     this.onWriteError = onWriteError
     const now = Date.now()
     const nowIso = new Date(now).toISOString()
     for (const { key, value } of db.getRange()) {
-      if (Date.parse(value.lastUpdatedAt) + value.ttlMs < now) { void this.write(() => db.remove(key)); continue }
+      if (Date.parse(value.lastUpdatedAt) + value.ttlMs < now) {
+        void this.write(() => db.remove(key))
+        continue
+      }
       const t: Task = { ...value, abort: new AbortController(), waiters: [], durable: true }
       if (!TERMINAL.has(t.status)) {
         t.abort.abort()
@@ -106,51 +140,75 @@ export class TaskManager {
    * Marks a task whose handle is about to be handed out as durable and writes it; resolves once
    * the write is committed, so a client holding the handle finds the task after a crash.
    */
-  async keep (t: Task): Promise<void> {
+  async keep(t: Task): Promise<void> {
     t.durable = true
     await this.save(t)
   }
 
-  create (principal: string | null, ttlMs = this.defaultTtlMs): Task {
+  create(principal: string | null, ttlMs = this.defaultTtlMs): Task {
     const now = new Date().toISOString()
-    const t: Task = { id: `task-${randomUUID()}`, status: 'working', createdAt: now, lastUpdatedAt: now, ttlMs, pollIntervalMs: this.pollIntervalMs, principal, abort: new AbortController(), waiters: [] }
+    const t: Task = {
+      id: `task-${randomUUID()}`,
+      status: 'working',
+      createdAt: now,
+      lastUpdatedAt: now,
+      ttlMs,
+      pollIntervalMs: this.pollIntervalMs,
+      principal,
+      abort: new AbortController(),
+      waiters: []
+    }
     this.tasks.set(t.id, t)
     return t
   }
 
   /** Drops a task whose call settled inside the sync window: its handle was never handed out. */
-  forget (t: Task): void { this.tasks.delete(t.id) }
+  forget(t: Task): void {
+    this.tasks.delete(t.id)
+  }
 
-  get (id: unknown, principal: string | null): Task | undefined {
+  get(id: unknown, principal: string | null): Task | undefined {
     if (typeof id !== 'string') return undefined
     const t = this.tasks.get(id)
     if (t === undefined || (t.principal !== null && t.principal !== principal)) return undefined
     return t
   }
 
-  list (principal: string | null): Task[] {
+  list(principal: string | null): Task[] {
     return [...this.tasks.values()].filter((t) => t.principal === null || t.principal === principal)
   }
 
-  isTerminal (t: Task): boolean { return TERMINAL.has(t.status) }
+  isTerminal(t: Task): boolean {
+    return TERMINAL.has(t.status)
+  }
 
   /** Runs the task to a terminal state, pausing in input_required until tasks/update answers every request. */
-  async drive (t: Task, runner: Runner, first: Promise<Outcome>): Promise<void> {
+  async drive(t: Task, runner: Runner, first: Promise<Outcome>): Promise<void> {
     let next = first
     for (;;) {
       let out: Outcome
-      try { out = await next } catch (err) { out = { kind: 'error', error: { code: ErrorCode.InternalError, message: (err as Error).message } } }
+      try {
+        out = await next
+      } catch (err) {
+        out = { kind: 'error', error: { code: ErrorCode.InternalError, message: (err as Error).message } }
+      }
       if (this.isTerminal(t)) return
       if (out.kind === 'complete') {
         t.result = out.result
         this.move(t, 'completed', out.result.isError === true ? 'Tool reported isError=true' : undefined)
         return
       }
-      if (out.kind === 'error') { t.error = out.error; this.move(t, 'failed', out.error.message); return }
+      if (out.kind === 'error') {
+        t.error = out.error
+        this.move(t, 'failed', out.error.message)
+        return
+      }
       t.inputRequests = out.inputRequests
       t.toolState = out.toolState
       this.move(t, 'input_required')
-      await new Promise<void>((resolve) => { t.resume = resolve })
+      await new Promise<void>((resolve) => {
+        t.resume = resolve
+      })
       t.resume = undefined
       if (this.isTerminal(t)) return
       this.move(t, 'working')
@@ -159,19 +217,25 @@ export class TaskManager {
   }
 
   /** Merges responses; the task resumes once no request is pending. Unknown keys are ignored. */
-  update (t: Task, responses: Record<string, unknown>): void {
+  update(t: Task, responses: Record<string, unknown>): void {
     if (t.status !== 'input_required' || t.inputRequests === undefined) return
     const pending = { ...t.inputRequests }
     t.gathered ??= {}
     for (const [k, v] of Object.entries(responses)) {
-      if (k in pending) { t.gathered[k] = v; delete pending[k] }
+      if (k in pending) {
+        t.gathered[k] = v
+        delete pending[k]
+      }
     }
     t.inputRequests = pending
     t.lastUpdatedAt = new Date().toISOString()
-    if (Object.keys(pending).length === 0) { t.inputRequests = undefined; t.resume?.() } else void this.save(t)
+    if (Object.keys(pending).length === 0) {
+      t.inputRequests = undefined
+      t.resume?.()
+    } else void this.save(t)
   }
 
-  cancel (t: Task): void {
+  cancel(t: Task): void {
     if (this.isTerminal(t)) return
     t.abort.abort()
     this.move(t, 'cancelled', 'Cancelled by client')
@@ -179,15 +243,18 @@ export class TaskManager {
   }
 
   /** Resolves once the task is terminal (2025-11-25 tasks/result). */
-  async settled (t: Task): Promise<void> {
+  async settled(t: Task): Promise<void> {
     if (this.isTerminal(t)) return
-    await new Promise<void>((resolve) => { t.waiters.push(resolve) })
+    await new Promise<void>((resolve) => {
+      t.waiters.push(resolve)
+    })
   }
 
-  private move (t: Task, status: TaskStatus, message?: string): void {
+  private move(t: Task, status: TaskStatus, message?: string): void {
     const old = t.status
     t.status = status
-    if (message !== undefined) t.statusMessage = message; else delete t.statusMessage
+    if (message !== undefined) t.statusMessage = message
+    else delete t.statusMessage
     t.lastUpdatedAt = new Date().toISOString()
     if (status !== 'input_required') t.inputRequests = undefined
     void this.save(t)
@@ -196,18 +263,22 @@ export class TaskManager {
   }
 
   /** Writes a durable task; after close nothing is written, so unfinished tasks read as interrupted next start. */
-  private async save (t: Task): Promise<void> {
+  private async save(t: Task): Promise<void> {
     const db = this.db
     if (db === undefined || t.durable !== true || this.closed) return
     await this.write(() => db.put(t.id, recordOf(t)))
   }
 
   /** A failed write is reported (logged by the caller of persistIn), never thrown at a task's run. */
-  private async write (op: () => Promise<unknown>): Promise<void> {
-    try { await op() } catch (err) { this.onWriteError(err) }
+  private async write(op: () => Promise<unknown>): Promise<void> {
+    try {
+      await op()
+    } catch (err) {
+      this.onWriteError(err)
+    }
   }
 
-  private sweep (): void {
+  private sweep(): void {
     const now = Date.now()
     for (const [id, t] of this.tasks) {
       const stale = Date.parse(t.lastUpdatedAt) + t.ttlMs < now
@@ -222,7 +293,7 @@ export class TaskManager {
     }
   }
 
-  close (): void {
+  close(): void {
     this.closed = true
     clearInterval(this.sweeper)
     for (const t of this.tasks.values()) if (!this.isTerminal(t)) t.abort.abort()

@@ -1,4 +1,15 @@
-import { context, propagation, trace, createTraceState, ProxyTracerProvider, SpanKind, SpanStatusCode, ROOT_CONTEXT, type Context as OtelContext, type Tracer } from '@opentelemetry/api'
+import {
+  context,
+  propagation,
+  trace,
+  createTraceState,
+  ProxyTracerProvider,
+  SpanKind,
+  SpanStatusCode,
+  ROOT_CONTEXT,
+  type Context as OtelContext,
+  type Tracer
+} from '@opentelemetry/api'
 import type { McpServer } from './index.js'
 import { isObject, type CallContext, type JsonObject } from './types.js'
 import type { InvocationWrapper } from './calls.js'
@@ -11,16 +22,31 @@ const METHOD_OF = { tool: 'tools/call', resource: 'resources/read', prompt: 'pro
  * of the span. @opentelemetry/core's propagator is not installed, so the header is parsed here
  * (W3C Trace Context §3.2): version ff, all-zero ids and extra fields on version 00 are invalid.
  */
-export function parentContext (meta: JsonObject | undefined, base: OtelContext = ROOT_CONTEXT): OtelContext {
+export function parentContext(meta: JsonObject | undefined, base: OtelContext = ROOT_CONTEXT): OtelContext {
   if (meta === undefined) return base
   let ctx = base
   const tp = meta.traceparent
   if (typeof tp === 'string') {
     const m = TRACEPARENT.exec(tp.trim())
-    if (m !== null && m[1] !== 'ff' && !(m[1] === '00' && m[5] !== undefined) && !/^0+$/.test(m[2]!) && !/^0+$/.test(m[3]!)) {
-      const sc: Parameters<typeof trace.setSpanContext>[1] = { traceId: m[2]!, spanId: m[3]!, traceFlags: Number.parseInt(m[4]!, 16) & 1, isRemote: true }
+    if (
+      m !== null &&
+      m[1] !== 'ff' &&
+      !(m[1] === '00' && m[5] !== undefined) &&
+      !/^0+$/.test(m[2]!) &&
+      !/^0+$/.test(m[3]!)
+    ) {
+      const sc: Parameters<typeof trace.setSpanContext>[1] = {
+        traceId: m[2]!,
+        spanId: m[3]!,
+        traceFlags: Number.parseInt(m[4]!, 16) & 1,
+        isRemote: true
+      }
       if (typeof meta.tracestate === 'string' && meta.tracestate !== '') {
-        try { sc.traceState = createTraceState(meta.tracestate) } catch { /* ignore an invalid tracestate */ }
+        try {
+          sc.traceState = createTraceState(meta.tracestate)
+        } catch {
+          /* ignore an invalid tracestate */
+        }
       }
       ctx = trace.setSpanContext(ctx, sc)
     }
@@ -31,36 +57,45 @@ export function parentContext (meta: JsonObject | undefined, base: OtelContext =
       const kv = member.split(';')[0]!
       const eq = kv.indexOf('=')
       if (eq <= 0) continue
-      try { entries[decodeURIComponent(kv.slice(0, eq).trim())] = { value: decodeURIComponent(kv.slice(eq + 1).trim()) } } catch { /* skip a bad member */ }
+      try {
+        entries[decodeURIComponent(kv.slice(0, eq).trim())] = { value: decodeURIComponent(kv.slice(eq + 1).trim()) }
+      } catch {
+        /* skip a bad member */
+      }
     }
     if (Object.keys(entries).length > 0) ctx = propagation.setBaggage(ctx, propagation.createBaggage(entries))
   }
   return ctx
 }
 
-
 /**
  * Spans around tools/call, resources/read and prompts/get through @opentelemetry/api: a no-op
  * until an SDK registers a tracer provider. Session-dialect requests carry `_meta` in params only,
  * so a beforeDispatch hook remembers it per request (the stateless envelope is `ctx.meta`).
  */
-export function installTracing (mcp: McpServer): void {
+export function installTracing(mcp: McpServer): void {
   const tracer: Tracer = trace.getTracer('agent-platform-mcp')
   const metas = new WeakMap<CallContext, JsonObject>()
   mcp.addBeforeDispatch((msg, ctx) => {
     const m = msg.params?._meta
-    if (ctx.meta === undefined && isObject(m) && (m.traceparent !== undefined || m.baggage !== undefined)) metas.set(ctx, m)
+    if (ctx.meta === undefined && isObject(m) && (m.traceparent !== undefined || m.baggage !== undefined))
+      metas.set(ctx, m)
   })
   // no SDK registered: skip span creation on the hot path (a provider registered later is picked up)
   const provider = trace.getTracerProvider()
-  const noSdk = (): boolean => provider instanceof ProxyTracerProvider && provider.getDelegate().constructor.name === 'NoopTracerProvider'
+  const noSdk = (): boolean =>
+    provider instanceof ProxyTracerProvider && provider.getDelegate().constructor.name === 'NoopTracerProvider'
   const traced: InvocationWrapper = async (info, run) => {
     const meta = info.ctx.meta ?? metas.get(info.ctx)
     const parent = parentContext(meta, context.active())
-    const span = tracer.startSpan(`${METHOD_OF[info.type]} ${info.name}`, {
-      kind: SpanKind.SERVER,
-      attributes: { 'mcp.tool.name': info.name, 'mcp.tool.type': info.type, 'mcp.tool.arg_count': info.argCount }
-    }, parent)
+    const span = tracer.startSpan(
+      `${METHOD_OF[info.type]} ${info.name}`,
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'mcp.tool.name': info.name, 'mcp.tool.type': info.type, 'mcp.tool.arg_count': info.argCount }
+      },
+      parent
+    )
     if (!span.isRecording()) return await run()
     try {
       const out = await context.with(trace.setSpan(parent, span), run)
@@ -78,5 +113,5 @@ export function installTracing (mcp: McpServer): void {
     }
   }
   // not async itself: without an SDK a call costs no extra promise
-  mcp.setInvocationWrapper((info, run) => noSdk() ? run() : traced(info, run))
+  mcp.setInvocationWrapper((info, run) => (noSdk() ? run() : traced(info, run)))
 }

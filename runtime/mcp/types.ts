@@ -3,7 +3,14 @@ import type { Session } from './sessions.js'
 import type { JsonObject } from './wire.js'
 
 export { isObject, LOG_LEVELS, type JsonObject, type LogLevel } from './wire.js'
-export interface JsonRpcMessage { jsonrpc: '2.0', id?: string | number | null, method?: string, params?: JsonObject, result?: unknown, error?: unknown }
+export interface JsonRpcMessage {
+  jsonrpc: '2.0'
+  id?: string | number | null
+  method?: string
+  params?: JsonObject
+  result?: unknown
+  error?: unknown
+}
 
 export const MODERN_VERSION = '2026-07-28'
 export const SESSION_VERSIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'] as const
@@ -24,7 +31,7 @@ export const APP_MIME = 'text/html;profile=mcp-app'
  * each request its own sink, so nothing of one request can reach another client.
  */
 export interface Sink {
-  notify (msg: JsonObject): void
+  notify(msg: JsonObject): void
   /** Sends a request to the client and resolves with its result; absent when the channel cannot carry one. */
   request?: (method: string, params: unknown, signal?: CancelSignal) => Promise<unknown>
   /** False when this channel cannot stream (a POST whose client accepts only JSON). */

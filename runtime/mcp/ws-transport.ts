@@ -11,7 +11,17 @@ import type { CallContext, EndpointRef, JsonObject, Sink } from './types.js'
  * `credentials`: the upgrade's credential headers, resolved again once `principalUntil` passes so an
  * expired JWT stops counting (at most once a second: an RS256 check costs ~45 µs, too much per frame).
  */
-interface WsData { endpoint: EndpointRef, credentials: Record<string, string> | undefined, principal: string | null, principalUntil: number, address: string, session?: Session, ac: AbortController, closed: boolean, bearer?: string }
+interface WsData {
+  endpoint: EndpointRef
+  credentials: Record<string, string> | undefined
+  principal: string | null
+  principalUntil: number
+  address: string
+  session?: Session
+  ac: AbortController
+  closed: boolean
+  bearer?: string
+}
 
 const CREDENTIAL_HEADERS = ['authorization', 'x-platform-auth']
 const PRINCIPAL_RECHECK_MS = 1000
@@ -23,33 +33,80 @@ const PRINCIPAL_RECHECK_MS = 1000
  */
 export class WsTransport {
   private readonly maxBackpressure: number
-  constructor (private readonly platform: Platform, private readonly core: McpCore, private readonly origins: OriginPolicy) {
+  constructor(
+    private readonly platform: Platform,
+    private readonly core: McpCore,
+    private readonly origins: OriginPolicy
+  ) {
     this.maxBackpressure = platform.config.get('platform.transport.max-backpressure-bytes')
   }
 
-  mount (pattern: string, resolve: (path: string, param: (i: number) => string | undefined) => EndpointRef | undefined, maxPayload: number | undefined): void {
+  mount(
+    pattern: string,
+    resolve: (path: string, param: (i: number) => string | undefined) => EndpointRef | undefined,
+    maxPayload: number | undefined
+  ): void {
     const sockets = new Set<WebSocket<WsData>>()
-    this.platform.http.onShutdown(() => { for (const ws of sockets) { try { ws.end(1001, 'server shutting down') } catch { /* already gone */ } } })
+    this.platform.http.onShutdown(() => {
+      for (const ws of sockets) {
+        try {
+          ws.end(1001, 'server shutting down')
+        } catch {
+          /* already gone */
+        }
+      }
+    })
     this.platform.http.ws<WsData>(pattern, {
       ...(maxPayload !== undefined ? { maxPayloadLength: maxPayload } : {}),
       upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
         const headers: Record<string, string> = {}
-        req.forEach((k, v) => { headers[k] = v })
+        req.forEach((k, v) => {
+          headers[k] = v
+        })
         const path = req.getUrl()
         const ep = resolve(path, (i) => req.getParameter(i))
-        if (!this.origins.allowed(headers.origin)) { res.cork(() => { res.writeStatus('403 Forbidden').end(JSON.stringify(rpcError(null, { code: -32600, message: 'Forbidden Origin' }))) }); return }
-        if (ep === undefined) { res.cork(() => { res.writeStatus('404 Not Found').end(JSON.stringify(rpcError(null, { code: -32600, message: `No MCP endpoint at ${path}` }))) }); return }
+        if (!this.origins.allowed(headers.origin)) {
+          res.cork(() => {
+            res
+              .writeStatus('403 Forbidden')
+              .end(JSON.stringify(rpcError(null, { code: -32600, message: 'Forbidden Origin' })))
+          })
+          return
+        }
+        if (ep === undefined) {
+          res.cork(() => {
+            res
+              .writeStatus('404 Not Found')
+              .end(JSON.stringify(rpcError(null, { code: -32600, message: `No MCP endpoint at ${path}` })))
+          })
+          return
+        }
         let credentials: Record<string, string> | undefined
         for (const k of CREDENTIAL_HEADERS) if (headers[k] !== undefined) (credentials ??= {})[k] = headers[k]
         res.cork(() => {
-          const data: WsData = { endpoint: ep, credentials, principal: null, principalUntil: 0, address: Buffer.from(res.getRemoteAddressAsText()).toString(), ac: new AbortController(), closed: false }
+          const data: WsData = {
+            endpoint: ep,
+            credentials,
+            principal: null,
+            principalUntil: 0,
+            address: Buffer.from(res.getRemoteAddressAsText()).toString(),
+            ac: new AbortController(),
+            closed: false
+          }
           const bearer = tokenOf(headers)
           if (bearer !== undefined) data.bearer = bearer
-          res.upgrade<WsData>(data,
-            headers['sec-websocket-key'] ?? '', headers['sec-websocket-protocol'] ?? '', headers['sec-websocket-extensions'] ?? '', context)
+          res.upgrade<WsData>(
+            data,
+            headers['sec-websocket-key'] ?? '',
+            headers['sec-websocket-protocol'] ?? '',
+            headers['sec-websocket-extensions'] ?? '',
+            context
+          )
         })
       },
-      open: (ws) => { sockets.add(ws) },
+      open: (ws) => {
+        sockets.add(ws)
+      },
       message: (ws, message, isBinary) => {
         const text = Buffer.from(message.slice(0)).toString('utf8')
         void this.onMessage(ws, text, isBinary)
@@ -64,15 +121,19 @@ export class WsTransport {
     })
   }
 
-  private send (ws: WebSocket<WsData>, msg: JsonObject): boolean {
+  private send(ws: WebSocket<WsData>, msg: JsonObject): boolean {
     const d = ws.getUserData()
     if (d.closed) return false
-    if (ws.getBufferedAmount() > this.maxBackpressure) { d.closed = true; ws.end(1008, 'slow consumer'); return false }
+    if (ws.getBufferedAmount() > this.maxBackpressure) {
+      d.closed = true
+      ws.end(1008, 'slow consumer')
+      return false
+    }
     ws.send(JSON.stringify(msg), false)
     return true
   }
 
-  private async onMessage (ws: WebSocket<WsData>, text: string, isBinary: boolean): Promise<void> {
+  private async onMessage(ws: WebSocket<WsData>, text: string, isBinary: boolean): Promise<void> {
     const d = ws.getUserData()
     let msg: unknown
     try {
@@ -84,7 +145,9 @@ export class WsTransport {
     }
     const id = msg !== null && typeof msg === 'object' && !Array.isArray(msg) ? (msg as JsonObject).id : undefined
     const sink: Sink = {
-      notify: (m) => { this.send(ws, m) },
+      notify: (m) => {
+        this.send(ws, m)
+      },
       canStream: true,
       request: async (method, params) => {
         const s = d.session
@@ -92,7 +155,10 @@ export class WsTransport {
         const rid = s.newRequestId()
         return await new Promise((resolve, reject) => {
           s.pending.set(rid, { resolve, reject })
-          if (!this.send(ws, { jsonrpc: '2.0', id: rid, method, params })) { s.pending.delete(rid); reject(new Error('socket closed')) }
+          if (!this.send(ws, { jsonrpc: '2.0', id: rid, method, params })) {
+            s.pending.delete(rid)
+            reject(new Error('socket closed'))
+          }
         })
       }
     }
@@ -101,7 +167,14 @@ export class WsTransport {
       d.principal = this.platform.principals.fromHeaders(d.credentials)?.name ?? null
       d.principalUntil = Date.now() + PRINCIPAL_RECHECK_MS
     }
-    const cctx: CallContext = { endpoint: d.endpoint, transport: 'ws', principal: d.principal, address: d.address, sink, signal: d.ac.signal }
+    const cctx: CallContext = {
+      endpoint: d.endpoint,
+      transport: 'ws',
+      principal: d.principal,
+      address: d.address,
+      sink,
+      signal: d.ac.signal
+    }
     if (d.bearer !== undefined) cctx.bearer = d.bearer
     const isInit = msg !== null && typeof msg === 'object' && (msg as JsonObject).method === 'initialize'
     if (d.session !== undefined && !isInit) cctx.session = d.session
@@ -116,7 +189,8 @@ export class WsTransport {
     } catch (err) {
       const e = err instanceof McpError ? err : new McpError(INTERNAL_ERROR, 'Internal error')
       if (!(err instanceof McpError)) this.platform.logger.error({ err }, 'MCP WebSocket dispatch failed')
-      if (id !== undefined || !(err instanceof McpError) || e.httpStatus >= 400) this.send(ws, rpcError(typeof id === 'string' || typeof id === 'number' ? id : null, e.toJson()))
+      if (id !== undefined || !(err instanceof McpError) || e.httpStatus >= 400)
+        this.send(ws, rpcError(typeof id === 'string' || typeof id === 'number' ? id : null, e.toJson()))
     }
   }
 }

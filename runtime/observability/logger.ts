@@ -15,11 +15,17 @@ const boundOf = new WeakMap<object, Record<string, unknown>>()
  * binding with the same value is dropped; one that differs, or that names a key pino writes, moves
  * under `shadowed`, so the record's own keys stay the truth.
  */
-function logMethod (this: Logger, args: Parameters<LogFn>, method: LogFn): void {
+function logMethod(this: Logger, args: Parameters<LogFn>, method: LogFn): void {
   const obj = args[0] as unknown
-  if (obj === null || typeof obj !== 'object' || Array.isArray(obj) || obj instanceof Error) { method.apply(this, args); return }
+  if (obj === null || typeof obj !== 'object' || Array.isArray(obj) || obj instanceof Error) {
+    method.apply(this, args)
+    return
+  }
   let bound = boundOf.get(this)
-  if (bound === undefined) { bound = this.bindings(); boundOf.set(this, bound) }
+  if (bound === undefined) {
+    bound = this.bindings()
+    boundOf.set(this, bound)
+  }
   const withMessage = typeof args[1] === 'string'
   let clean: Record<string, unknown> | undefined
   let shadowed: Record<string, unknown> | undefined
@@ -30,15 +36,26 @@ function logMethod (this: Logger, args: Parameters<LogFn>, method: LogFn): void 
     delete clean[k]
     if (!(isBound && bound[k] === v)) (shadowed ??= {})[k] = v
   }
-  if (clean === undefined) { method.apply(this, args); return }
+  if (clean === undefined) {
+    method.apply(this, args)
+    return
+  }
   if (shadowed !== undefined) clean[SHADOWED] = shadowed
   method.apply(this, [clean, ...args.slice(1)] as unknown as Parameters<LogFn>)
 }
 
 /** JSON lines, or pino-pretty when stdout is a terminal. */
-export function createLogger (level: string, opts: { pretty?: boolean, destination?: NodeJS.WritableStream } = {}): Logger {
+export function createLogger(
+  level: string,
+  opts: { pretty?: boolean; destination?: NodeJS.WritableStream } = {}
+): Logger {
   const usePretty = opts.pretty ?? (opts.destination === undefined && process.stdout.isTTY === true)
-  const base = { level, base: { service: 'agent-platform' }, timestamp: pino.stdTimeFunctions.isoTime, hooks: { logMethod } }
+  const base = {
+    level,
+    base: { service: 'agent-platform' },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    hooks: { logMethod }
+  }
   if (usePretty) return pino(base, pretty({ colorize: true, destination: 1, sync: true }))
   return opts.destination !== undefined ? pino(base, opts.destination) : pino(base)
 }

@@ -13,19 +13,51 @@ export class Metrics {
   readonly pluginFailures: Counter<'plugin' | 'reason'>
   readonly storeWriteFailures: Counter<'log'>
 
-  constructor () {
+  constructor() {
     collectDefaultMetrics({ register: this.registry })
     const registers = [this.registry]
     this.routes = new RouteMetrics(this.registry)
-    this.openConnections = new Gauge({ name: 'platform_open_connections', help: 'Open WebSocket, SSE and long-polling connections', labelNames: ['transport'], registers })
-    this.broadcasts = new Counter({ name: 'platform_broadcasts_total', help: 'Messages broadcast, by broadcaster', labelNames: ['broadcaster'], registers })
-    this.deliveries = new Counter({ name: 'platform_broadcast_deliveries_total', help: 'Broadcast messages handed to connected resources', registers })
-    this.slowConsumers = new Counter({ name: 'platform_slow_consumers_closed_total', help: 'WebSocket consumers closed for exceeding the backpressure limit', registers })
-    this.pluginFailures = new Counter({ name: 'platform_plugin_failures_total', help: 'Plugin calls failed by the sandbox (timeout, out of memory, crash, invalid result), by plugin and reason; plugin throws are not counted', labelNames: ['plugin', 'reason'], registers })
-    this.storeWriteFailures = new Counter({ name: 'platform_store_write_failures_total', help: 'LMDB writes (appends and retention trims) of a retained log that failed, by log (audit, decisions)', labelNames: ['log'], registers })
+    this.openConnections = new Gauge({
+      name: 'platform_open_connections',
+      help: 'Open WebSocket, SSE and long-polling connections',
+      labelNames: ['transport'],
+      registers
+    })
+    this.broadcasts = new Counter({
+      name: 'platform_broadcasts_total',
+      help: 'Messages broadcast, by broadcaster',
+      labelNames: ['broadcaster'],
+      registers
+    })
+    this.deliveries = new Counter({
+      name: 'platform_broadcast_deliveries_total',
+      help: 'Broadcast messages handed to connected resources',
+      registers
+    })
+    this.slowConsumers = new Counter({
+      name: 'platform_slow_consumers_closed_total',
+      help: 'WebSocket consumers closed for exceeding the backpressure limit',
+      registers
+    })
+    this.pluginFailures = new Counter({
+      name: 'platform_plugin_failures_total',
+      help: 'Plugin calls failed by the sandbox (timeout, out of memory, crash, invalid result), by plugin and reason; plugin throws are not counted',
+      labelNames: ['plugin', 'reason'],
+      registers
+    })
+    this.storeWriteFailures = new Counter({
+      name: 'platform_store_write_failures_total',
+      help: 'LMDB writes (appends and retention trims) of a retained log that failed, by log (audit, decisions)',
+      labelNames: ['log'],
+      registers
+    })
     for (const t of ['websocket', 'sse', 'long-polling']) this.openConnections.set({ transport: t }, 0)
   }
 
-  text (): Promise<string> { return this.registry.metrics() }
-  get contentType (): string { return this.registry.contentType }
+  text(): Promise<string> {
+    return this.registry.metrics()
+  }
+  get contentType(): string {
+    return this.registry.contentType
+  }
 }

@@ -13,23 +13,34 @@ export class RouteStats {
   sum = 0
   count = 0
 
-  constructor (readonly route: string, readonly method: string) {}
+  constructor(
+    readonly route: string,
+    readonly method: string
+  ) {}
 
-  record (status: number, seconds: number): void {
+  record(status: number, seconds: number): void {
     this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1)
     this.sum += seconds
     this.count++
-    for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]!) { this.buckets[i]!++; break }
+    for (let i = 0; i < BUCKETS.length; i++)
+      if (seconds <= BUCKETS[i]!) {
+        this.buckets[i]!++
+        break
+      }
   }
 }
 
-interface Value { labels: Record<string, string | number>, value: number, metricName?: string }
+interface Value {
+  labels: Record<string, string | number>
+  value: number
+  metricName?: string
+}
 
 /** The two HTTP metrics, as custom metric objects the prom-client registry renders. */
 export class RouteMetrics {
   private readonly stats = new Map<string, RouteStats>()
 
-  constructor (registry: Registry) {
+  constructor(registry: Registry) {
     const all = () => [...this.stats.values()]
     registry.registerMetric({
       name: 'platform_http_requests_total',
@@ -38,7 +49,12 @@ export class RouteMetrics {
         help: 'HTTP requests by route pattern, method and status',
         type: 'counter',
         aggregator: 'sum',
-        values: all().flatMap((s) => [...s.statuses].map(([status, value]): Value => ({ labels: { route: s.route, method: s.method, status: String(status) }, value })))
+        values: all().flatMap((s) =>
+          [...s.statuses].map(([status, value]): Value => ({
+            labels: { route: s.route, method: s.method, status: String(status) },
+            value
+          }))
+        )
       })
     } as never)
     const name = 'platform_http_request_duration_seconds'
@@ -54,9 +70,17 @@ export class RouteMetrics {
           let acc = 0
           for (let i = 0; i < BUCKETS.length; i++) {
             acc += s.buckets[i]!
-            out.push({ metricName: `${name}_bucket`, labels: { le: BUCKETS[i]!, route: s.route, method: s.method }, value: acc })
+            out.push({
+              metricName: `${name}_bucket`,
+              labels: { le: BUCKETS[i]!, route: s.route, method: s.method },
+              value: acc
+            })
           }
-          out.push({ metricName: `${name}_bucket`, labels: { le: '+Inf', route: s.route, method: s.method }, value: s.count })
+          out.push({
+            metricName: `${name}_bucket`,
+            labels: { le: '+Inf', route: s.route, method: s.method },
+            value: s.count
+          })
           out.push({ metricName: `${name}_sum`, labels: { route: s.route, method: s.method }, value: s.sum })
           out.push({ metricName: `${name}_count`, labels: { route: s.route, method: s.method }, value: s.count })
           return out
@@ -66,10 +90,13 @@ export class RouteMetrics {
   }
 
   /** The accumulator of one (route, method): look it up once, at registration. */
-  for (route: string, method: string): RouteStats {
+  for(route: string, method: string): RouteStats {
     const key = `${method} ${route}`
     let s = this.stats.get(key)
-    if (s === undefined) { s = new RouteStats(route, method); this.stats.set(key, s) }
+    if (s === undefined) {
+      s = new RouteStats(route, method)
+      this.stats.set(key, s)
+    }
     return s
   }
 }

@@ -10,7 +10,7 @@ export class Cancellation {
   private listeners: (() => void)[] | undefined
   private controller: AbortController | undefined
 
-  abort (reason?: unknown): void {
+  abort(reason?: unknown): void {
     if (this.aborted) return
     this.aborted = true
     this.reason = reason ?? new DOMException('This operation was aborted', 'AbortError')
@@ -18,21 +18,30 @@ export class Cancellation {
     const fns = this.listeners
     this.listeners = undefined
     // as EventTarget does: one throwing listener neither stops the others nor the caller
-    if (fns !== undefined) for (const fn of fns) { try { fn() } catch (err) { queueMicrotask(() => { throw err }) } }
+    if (fns !== undefined)
+      for (const fn of fns) {
+        try {
+          fn()
+        } catch (err) {
+          queueMicrotask(() => {
+            throw err
+          })
+        }
+      }
   }
 
   /** AbortSignal's shape, so either kind can be passed where a CancelSignal is taken; like it, never fires once aborted. */
-  addEventListener (_type: 'abort', fn: () => void, _opts?: { once?: boolean }): void {
+  addEventListener(_type: 'abort', fn: () => void, _opts?: { once?: boolean }): void {
     if (!this.aborted) (this.listeners ??= []).push(fn)
   }
 
-  removeEventListener (_type: 'abort', fn: () => void): void {
+  removeEventListener(_type: 'abort', fn: () => void): void {
     const i = this.listeners?.indexOf(fn) ?? -1
     if (i >= 0) this.listeners!.splice(i, 1)
   }
 
   /** A real AbortSignal that follows this cancellation, made on first use. */
-  get signal (): AbortSignal {
+  get signal(): AbortSignal {
     if (this.controller === undefined) {
       this.controller = new AbortController()
       if (this.aborted) this.controller.abort(this.reason)
@@ -45,6 +54,6 @@ export class Cancellation {
 export type CancelSignal = Cancellation | AbortSignal
 
 /** The AbortSignal to hand to code outside the platform (plugins, handlers, fetch). */
-export function abortSignalOf (s: CancelSignal): AbortSignal {
+export function abortSignalOf(s: CancelSignal): AbortSignal {
   return s instanceof Cancellation ? s.signal : s
 }

@@ -8,7 +8,8 @@ import type { Logger } from 'pino'
 import type { Metrics } from '../observability/index.js'
 
 export type SandboxKind = 'isolate' | 'worker' | 'inline'
-export type ContributionKind = 'tool' | 'resource' | 'prompt' | 'agent' | 'policyType' | 'classifier' | 'embedder' | 'runtime'
+export type ContributionKind =
+  'tool' | 'resource' | 'prompt' | 'agent' | 'policyType' | 'classifier' | 'embedder' | 'runtime'
 
 export interface Manifest {
   name: string
@@ -16,15 +17,15 @@ export interface Manifest {
   description?: string
   entry: string
   sandbox: SandboxKind
-  permissions: { net: string[], kv: boolean, env: string[] }
-  limits: { memoryMb: number, timeoutMs: number, concurrency: number }
+  permissions: { net: string[]; kv: boolean; env: string[] }
+  limits: { memoryMb: number; timeoutMs: number; concurrency: number }
 }
 
 /** What the operator granted, merged with what the manifest asked: the plugin runs with exactly this. */
 export interface EffectiveGrant {
   sandbox: SandboxKind
-  permissions: { net: string[], kv: boolean, env: string[] }
-  limits: { memoryMb: number, timeoutMs: number, concurrency: number }
+  permissions: { net: string[]; kv: boolean; env: string[] }
+  limits: { memoryMb: number; timeoutMs: number; concurrency: number }
 }
 
 // --- descriptors: plain data a sandbox reports after loading ---
@@ -40,8 +41,17 @@ export interface ToolDescriptor {
   taskSupport?: 'optional' | 'required'
   uiResource?: string
 }
-export interface ResourceDescriptor { uri: string, name: string, description: string, mimeType: string }
-export interface PromptDescriptor { name: string, description: string, arguments: { name: string, description?: string, required?: boolean }[] }
+export interface ResourceDescriptor {
+  uri: string
+  name: string
+  description: string
+  mimeType: string
+}
+export interface PromptDescriptor {
+  name: string
+  description: string
+  arguments: { name: string; description?: string; required?: boolean }[]
+}
 export interface AgentDescriptor {
   name: string
   version: string
@@ -52,10 +62,25 @@ export interface AgentDescriptor {
   scope?: Record<string, unknown>
   tools: ToolDescriptor[]
 }
-export interface PolicyTypeDescriptor { type: string, description: string }
-export interface ClassifierDescriptor { name: string, description: string }
-export interface EmbedderDescriptor { name: string, description: string }
-export interface RuntimeDescriptor { name: string, description: string, priority: number, capabilities: string[], models: string[] }
+export interface PolicyTypeDescriptor {
+  type: string
+  description: string
+}
+export interface ClassifierDescriptor {
+  name: string
+  description: string
+}
+export interface EmbedderDescriptor {
+  name: string
+  description: string
+}
+export interface RuntimeDescriptor {
+  name: string
+  description: string
+  priority: number
+  capabilities: string[]
+  models: string[]
+}
 
 export interface PluginDescriptor {
   tools: ToolDescriptor[]
@@ -90,20 +115,23 @@ export interface InvokeOptions {
 export interface SandboxInstance {
   readonly kind: SandboxKind
   readonly descriptor: PluginDescriptor
-  invoke (req: InvokeRequest, opts?: InvokeOptions): Promise<unknown>
-  dispose (): Promise<void>
+  invoke(req: InvokeRequest, opts?: InvokeOptions): Promise<unknown>
+  dispose(): Promise<void>
 }
 
 /** Host-side capabilities handed to a sandbox (only those granted are present). */
 export interface Capabilities {
   log: Logger
   kv?: {
-    get (key: string): Promise<unknown>
-    put (key: string, value: unknown): Promise<void>
-    delete (key: string): Promise<boolean>
-    list (prefix?: string): Promise<string[]>
+    get(key: string): Promise<unknown>
+    put(key: string, value: unknown): Promise<void>
+    delete(key: string): Promise<boolean>
+    list(prefix?: string): Promise<string[]>
   }
-  fetch?: (url: string, init?: { method?: string, headers?: Record<string, string>, body?: string }) => Promise<{ status: number, headers: Record<string, string>, text: string }>
+  fetch?: (
+    url: string,
+    init?: { method?: string; headers?: Record<string, string>; body?: string }
+  ) => Promise<{ status: number; headers: Record<string, string>; text: string }>
   env?: Record<string, string>
 }
 
@@ -121,14 +149,18 @@ export interface LoadSpec {
   /** isolate tier only: `process` (default, a supervised sandbox process of the pool) or `in-process` (trusted code, benchmarks). */
   isolation?: 'process' | 'in-process'
   /** isolate tier only: how plugins are grouped into sandbox processes (`platform.sandbox.isolate.*`); the defaults when absent. */
-  isolatePool?: { processes: number, pluginsPerProcess: number }
+  isolatePool?: { processes: number; pluginsPerProcess: number }
 }
 
 export type SandboxFactory = (spec: LoadSpec) => Promise<SandboxInstance>
 
 /** Raised when a plugin call fails inside the plugin (throw, timeout, out of memory, crash). */
 export class PluginCallError extends Error {
-  constructor (readonly plugin: string, readonly reason: 'threw' | 'timeout' | 'memory' | 'crashed' | 'cancelled' | 'invalid-result' | 'unavailable', message: string) {
+  constructor(
+    readonly plugin: string,
+    readonly reason: 'threw' | 'timeout' | 'memory' | 'crashed' | 'cancelled' | 'invalid-result' | 'unavailable',
+    message: string
+  ) {
     super(message)
     this.name = 'PluginCallError'
   }

@@ -7,22 +7,27 @@ export class Deadlines<K> {
   private readonly live = new Map<K, number>()
   private timer: NodeJS.Timeout | undefined
 
-  constructor (private readonly ms: number, private readonly expire: (key: K) => void) {}
+  constructor(
+    private readonly ms: number,
+    private readonly expire: (key: K) => void
+  ) {}
 
-  add (key: K): void {
+  add(key: K): void {
     this.live.set(key, Date.now() + this.ms)
     if (this.timer === undefined) this.arm()
   }
 
-  delete (key: K): void { this.live.delete(key) }
+  delete(key: K): void {
+    this.live.delete(key)
+  }
 
-  clear (): void {
+  clear(): void {
     this.live.clear()
     clearTimeout(this.timer)
     this.timer = undefined
   }
 
-  private arm (): void {
+  private arm(): void {
     for (const due of this.live.values()) {
       // kept (not cleared or unref'd) when the last call ends, which would cost a native call per
       // call: it fires once with nothing due and stops. `clear` (dispose) drops it at once

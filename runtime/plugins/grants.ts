@@ -7,7 +7,7 @@ import { grantCovers } from './net-allow.js'
 export interface OperatorGrant {
   enabled?: boolean
   sandbox?: SandboxKind
-  permissions?: { net?: string[], kv?: boolean, env?: string[] }
+  permissions?: { net?: string[]; kv?: boolean; env?: string[] }
   limits?: Partial<Manifest['limits']>
 }
 
@@ -16,28 +16,39 @@ export class GrantRefused extends Error {
   /** The whole grant that would load the plugin: what the operator granted plus what is missing. */
   readonly grant: OperatorGrant
 
-  constructor (readonly plugin: string, readonly needed: { key: string, value: unknown }[], reasons: string[], granted: OperatorGrant = {}) {
+  constructor(
+    readonly plugin: string,
+    readonly needed: { key: string; value: unknown }[],
+    reasons: string[],
+    granted: OperatorGrant = {}
+  ) {
     const grant = withNeeded(granted, plugin, needed)
-    const replacing = Object.keys(granted).length > 0 ? ` (it replaces the current platform.plugins.${plugin} grant)` : ''
-    super(`plugin '${plugin}' asks for more than it is granted (${reasons.join('; ')}); grant it in platform.yaml${replacing}: ${grantLine(plugin, grant)}`)
+    const replacing =
+      Object.keys(granted).length > 0 ? ` (it replaces the current platform.plugins.${plugin} grant)` : ''
+    super(
+      `plugin '${plugin}' asks for more than it is granted (${reasons.join('; ')}); grant it in platform.yaml${replacing}: ${grantLine(plugin, grant)}`
+    )
     this.name = 'GrantRefused'
     this.grant = grant
   }
 }
 
 /** One line of YAML that grants `grant` to `plugin`, valid at the root of platform.yaml. */
-export function grantLine (plugin: string, grant: OperatorGrant): string {
+export function grantLine(plugin: string, grant: OperatorGrant): string {
   return `platform.plugins.${plugin}: ${flowYaml(grant)}`
 }
 
 /** Flow-style YAML; strings are JSON-quoted, which YAML reads as double-quoted scalars. */
-function flowYaml (v: unknown): string {
+function flowYaml(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(flowYaml).join(', ')}]`
-  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${k}: ${flowYaml(x)}`).join(', ')}}`
+  if (v !== null && typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${k}: ${flowYaml(x)}`)
+      .join(', ')}}`
   return JSON.stringify(v)
 }
 
-function withNeeded (granted: OperatorGrant, plugin: string, needed: { key: string, value: unknown }[]): OperatorGrant {
+function withNeeded(granted: OperatorGrant, plugin: string, needed: { key: string; value: unknown }[]): OperatorGrant {
   const out = structuredClone(granted) as Record<string, unknown>
   const prefix = `platform.plugins.${plugin}.`
   for (const n of needed) {
@@ -49,7 +60,7 @@ function withNeeded (granted: OperatorGrant, plugin: string, needed: { key: stri
   return out as OperatorGrant
 }
 
-export function operatorGrant (config: Config, name: string): OperatorGrant {
+export function operatorGrant(config: Config, name: string): OperatorGrant {
   return (config.values[`platform.plugins.${name}`] as OperatorGrant | undefined) ?? {}
 }
 
@@ -63,9 +74,14 @@ const TRUST: Record<SandboxKind, number> = { isolate: 0, worker: 1, inline: 2 }
  * Limits: min(asked, granted), the default when not asked; asking above the grant (or above the
  * default with no grant) is refused.
  */
-export function resolveGrant (name: string, manifest: Manifest, askedLimits: Partial<Manifest['limits']>, grant: OperatorGrant): EffectiveGrant {
+export function resolveGrant(
+  name: string,
+  manifest: Manifest,
+  askedLimits: Partial<Manifest['limits']>,
+  grant: OperatorGrant
+): EffectiveGrant {
   const key = `platform.plugins.${name}`
-  const needed: { key: string, value: unknown }[] = []
+  const needed: { key: string; value: unknown }[] = []
   const reasons: string[] = []
 
   const granted = grant.sandbox ?? 'isolate'
@@ -105,7 +121,11 @@ export function resolveGrant (name: string, manifest: Manifest, askedLimits: Par
   if (needed.length > 0) throw new GrantRefused(name, needed, reasons, grant)
   return {
     sandbox: grant.sandbox ?? manifest.sandbox,
-    permissions: { net: [...manifest.permissions.net], kv: manifest.permissions.kv, env: [...manifest.permissions.env] },
+    permissions: {
+      net: [...manifest.permissions.net],
+      kv: manifest.permissions.kv,
+      env: [...manifest.permissions.env]
+    },
     limits
   }
 }

@@ -28,7 +28,10 @@ export interface PluginHostOptions {
   metrics?: Metrics
 }
 
-interface Folder { hash: string, name: string }
+interface Folder {
+  hash: string
+  name: string
+}
 
 const CLOSE_WAIT_MS = 2000
 
@@ -59,23 +62,36 @@ export class PluginHost {
   private readonly loads: Counter<'outcome'> | undefined
   private readonly gauge: Gauge<'state'> | undefined
 
-  constructor (private readonly opts: PluginHostOptions) {
+  constructor(private readonly opts: PluginHostOptions) {
     this.config = opts.config
     this.dirs = (opts.dirs ?? opts.config.get('platform.plugins.dirs')).map((d) => resolve(d))
     this.tiers = opts.tiers ?? TIERS
-    if (opts.watch !== false) this.watcher = new ChangeWatcher(() => { void this.rescan() }, { debounceMs: opts.debounceMs ?? 100, rescanMs: opts.rescanMs ?? 1000 })
+    if (opts.watch !== false)
+      this.watcher = new ChangeWatcher(
+        () => {
+          void this.rescan()
+        },
+        { debounceMs: opts.debounceMs ?? 100, rescanMs: opts.rescanMs ?? 1000 }
+      )
     if (opts.metrics !== undefined) {
       const registers = [opts.metrics.registry]
-      this.loads = new Counter({ name: 'platform_plugin_loads_total', help: 'Plugin loads by outcome (live, failed, disabled)', labelNames: ['outcome'], registers })
+      this.loads = new Counter({
+        name: 'platform_plugin_loads_total',
+        help: 'Plugin loads by outcome (live, failed, disabled)',
+        labelNames: ['outcome'],
+        registers
+      })
       this.gauge = new Gauge({ name: 'platform_plugins', help: 'Plugins by state', labelNames: ['state'], registers })
     }
   }
 
   /** True once the first scan has loaded every folder (readiness check `plugins`). */
-  get ready (): boolean { return this.ready_ }
+  get ready(): boolean {
+    return this.ready_
+  }
 
   /** Loads everything, then starts watching. */
-  async start (): Promise<void> {
+  async start(): Promise<void> {
     this.checkDirs()
     await this.rescan()
     for (const w of this.unknownGrants()) this.opts.logger.warn({ plugin: w.plugin }, w.message)
@@ -84,12 +100,18 @@ export class PluginHost {
   }
 
   /** Brings the registry in step with the disk; concurrent requests coalesce into one more pass. */
-  async rescan (): Promise<void> {
+  async rescan(): Promise<void> {
     if (this.closed) return
-    if (this.scanning !== undefined) { this.again = true; return await this.scanning }
+    if (this.scanning !== undefined) {
+      this.again = true
+      return await this.scanning
+    }
     this.scanning = (async () => {
       try {
-        do { this.again = false; await this.scanOnce() } while (this.again && !this.closed)
+        do {
+          this.again = false
+          await this.scanOnce()
+        } while (this.again && !this.closed)
       } catch (err) {
         this.opts.logger.error({ err }, 'plugin scan failed')
       } finally {
@@ -104,8 +126,9 @@ export class PluginHost {
    * plugin whose grant changed is loaded again under the new one; the rest is untouched.
    * Resolves with the names of the plugins whose grant changed.
    */
-  async reloadGrants (next: Config): Promise<string[]> {
-    const grantKeys = (c: Config) => Object.keys(c.values).filter((k) => k.startsWith('platform.plugins.') && k !== 'platform.plugins.dirs')
+  async reloadGrants(next: Config): Promise<string[]> {
+    const grantKeys = (c: Config) =>
+      Object.keys(c.values).filter((k) => k.startsWith('platform.plugins.') && k !== 'platform.plugins.dirs')
     const changed = [...new Set([...grantKeys(this.config), ...grantKeys(next)])]
       .filter((k) => JSON.stringify(this.config.values[k]) !== JSON.stringify(next.values[k]))
       .map((k) => k.slice('platform.plugins.'.length))
@@ -114,30 +137,40 @@ export class PluginHost {
     for (const f of this.folders.values()) if (changed.includes(f.name)) f.hash = ''
     this.opts.logger.info({ plugins: changed }, `plugin grants changed for ${changed.join(', ')}: loading them again`)
     await this.rescan()
-    for (const w of this.unknownGrants()) if (changed.includes(w.plugin)) this.opts.logger.warn({ plugin: w.plugin }, w.message)
+    for (const w of this.unknownGrants())
+      if (changed.includes(w.plugin)) this.opts.logger.warn({ plugin: w.plugin }, w.message)
     return changed
   }
 
   /** Grants (`platform.plugins.<name>`) that name no plugin found in the plugin directories: usually a typo. */
-  unknownGrants (): { plugin: string, message: string }[] {
+  unknownGrants(): { plugin: string; message: string }[] {
     const names = new Set(this.opts.registry.status().map((s) => s.name))
-    const out: { plugin: string, message: string }[] = []
+    const out: { plugin: string; message: string }[] = []
     for (const k of Object.keys(this.config.values)) {
       if (!k.startsWith('platform.plugins.') || k === 'platform.plugins.dirs') continue
       const plugin = k.slice('platform.plugins.'.length)
-      if (!names.has(plugin)) out.push({ plugin, message: `${k} grants plugin '${plugin}', which is in no plugin directory (${this.dirs.join(', ')})${didYouMean(plugin, names)}` })
+      if (!names.has(plugin))
+        out.push({
+          plugin,
+          message: `${k} grants plugin '${plugin}', which is in no plugin directory (${this.dirs.join(', ')})${didYouMean(plugin, names)}`
+        })
     }
     return out
   }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     this.closed = true
     this.watcher?.close()
     // a load still running disposes its sandbox itself when it ends (apply sees `closed`); wait
     // for it only briefly so a hung plugin cannot hold up shutdown
     if (this.scanning !== undefined) {
       let timer: NodeJS.Timeout | undefined
-      await Promise.race([this.scanning, new Promise((resolve) => { timer = setTimeout(resolve, CLOSE_WAIT_MS) })])
+      await Promise.race([
+        this.scanning,
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, CLOSE_WAIT_MS)
+        })
+      ])
       clearTimeout(timer)
     }
     await this.opts.registry.closeAll()
@@ -148,24 +181,37 @@ export class PluginHost {
    * operator mistake that would otherwise leave the platform running without its plugins. A
    * missing one is not: it is watched and loads when it appears.
    */
-  private checkDirs (): void {
+  private checkDirs(): void {
     for (const dir of this.dirs) {
-      try { readdirSync(dir) } catch (err) {
+      try {
+        readdirSync(dir)
+      } catch (err) {
         const code = (err as NodeJS.ErrnoException).code
         if (code === 'ENOENT') continue
-        const why = code === 'ENOTDIR' ? 'it is not a directory' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (err as Error).message
+        const why =
+          code === 'ENOTDIR'
+            ? 'it is not a directory'
+            : code === 'EACCES' || code === 'EPERM'
+              ? 'permission denied'
+              : (err as Error).message
         throw new OperatorError(`plugin directory ${dir} cannot be read: ${why} (platform.plugins.dirs)`)
       }
     }
   }
 
-  private listFolders (root: string): string[] {
+  private listFolders(root: string): string[] {
     let entries
     try {
       entries = readdirSync(root, { withFileTypes: true })
       this.missingDirs.delete(root)
     } catch (err) {
-      if (!this.missingDirs.has(root)) { this.missingDirs.add(root); this.opts.logger.warn({ dir: root, err: (err as Error).message }, 'plugin directory cannot be read; watching for it') }
+      if (!this.missingDirs.has(root)) {
+        this.missingDirs.add(root)
+        this.opts.logger.warn(
+          { dir: root, err: (err as Error).message },
+          'plugin directory cannot be read; watching for it'
+        )
+      }
       return []
     }
     const out: string[] = []
@@ -173,15 +219,21 @@ export class PluginHost {
       if (e.name.startsWith('.')) continue
       const p = join(root, e.name)
       let isDir = e.isDirectory()
-      if (e.isSymbolicLink()) { try { isDir = statSync(p).isDirectory() } catch { isDir = false } }
+      if (e.isSymbolicLink()) {
+        try {
+          isDir = statSync(p).isDirectory()
+        } catch {
+          isDir = false
+        }
+      }
       if (isDir) out.push(p)
     }
     return out.sort()
   }
 
-  private async scanOnce (): Promise<void> {
+  private async scanOnce(): Promise<void> {
     const seen = new Set<string>()
-    const loads: { dir: string, hash: string, prev: Folder | undefined, outcome: Promise<LoadOutcome> }[] = []
+    const loads: { dir: string; hash: string; prev: Folder | undefined; outcome: Promise<LoadOutcome> }[] = []
     for (const root of this.dirs) {
       for (const dir of this.listFolders(root)) {
         if (this.closed) break
@@ -208,7 +260,10 @@ export class PluginHost {
     }
     if (this.freed && this.clashed.size > 0) {
       // load the refused folders again on the next pass (a changed hash makes the scan load them)
-      for (const dir of this.clashed) { const f = this.folders.get(dir); if (f !== undefined) f.hash = '' }
+      for (const dir of this.clashed) {
+        const f = this.folders.get(dir)
+        if (f !== undefined) f.hash = ''
+      }
       this.clashed.clear()
       this.again = true
     }
@@ -218,18 +273,27 @@ export class PluginHost {
   }
 
   /** Unregisters `name` if `dir` is the folder that provides it. */
-  private release (name: string, dir: string): void {
+  private release(name: string, dir: string): void {
     if (this.owners.get(name) !== dir) return
     this.owners.delete(name)
     this.opts.registry.remove(name)
   }
 
-  private async loadDir (dir: string): Promise<LoadOutcome> {
-    return await loadPluginDir(dir, { config: this.config, capabilities: this.opts.capabilities, tiers: this.tiers, ...(this.opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: this.opts.loadTimeoutMs } : {}), ...(this.opts.metrics !== undefined ? { metrics: this.opts.metrics } : {}) })
+  private async loadDir(dir: string): Promise<LoadOutcome> {
+    return await loadPluginDir(dir, {
+      config: this.config,
+      capabilities: this.opts.capabilities,
+      tiers: this.tiers,
+      ...(this.opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: this.opts.loadTimeoutMs } : {}),
+      ...(this.opts.metrics !== undefined ? { metrics: this.opts.metrics } : {})
+    })
   }
 
-  private async apply (dir: string, hash: string, prev: Folder | undefined, out: LoadOutcome): Promise<void> {
-    if (this.closed) { if (out.state === 'live') await out.instance.dispose().catch(() => {}); return }
+  private async apply(dir: string, hash: string, prev: Folder | undefined, out: LoadOutcome): Promise<void> {
+    if (this.closed) {
+      if (out.state === 'live') await out.instance.dispose().catch(() => {})
+      return
+    }
     let name = out.name
     // a folder whose manifest no longer parses keeps the name it had, so its listing shows the error
     if (out.state === 'failed' && out.manifest === undefined && prev !== undefined) name = prev.name
@@ -238,7 +302,12 @@ export class PluginHost {
     if (owner !== undefined && owner !== dir && this.folders.has(owner)) {
       if (out.state === 'live') await out.instance.dispose().catch(() => {})
       const key = dir
-      this.opts.registry.setFailed(key, dir, `another folder (${owner}) already provides plugin '${name}'`, out.manifest)
+      this.opts.registry.setFailed(
+        key,
+        dir,
+        `another folder (${owner}) already provides plugin '${name}'`,
+        out.manifest
+      )
       this.owners.set(key, dir)
       this.folders.set(dir, { hash, name: key })
       this.loads?.inc({ outcome: 'failed' })
@@ -254,7 +323,12 @@ export class PluginHost {
       if (clashes.length > 0) {
         // the plugin already serving keeps its names; this one is refused until that changes
         await out.instance.dispose().catch(() => {})
-        out = { state: 'failed', name, manifest: out.manifest, error: `plugin '${name}' is refused: it contributes ${clashes.join(', ')}; rename it in one plugin or disable one (platform.plugins.<name>.enabled: false)` }
+        out = {
+          state: 'failed',
+          name,
+          manifest: out.manifest,
+          error: `plugin '${name}' is refused: it contributes ${clashes.join(', ')}; rename it in one plugin or disable one (platform.plugins.<name>.enabled: false)`
+        }
         this.clashed.add(dir)
       }
     }
@@ -263,7 +337,10 @@ export class PluginHost {
     switch (out.state) {
       case 'live':
         r.set(dir, out.manifest, out.instance)
-        this.opts.logger.info({ plugin: name, version: out.manifest.version, sandbox: out.grant.sandbox, dir, reload: prev !== undefined }, prev !== undefined ? 'plugin reloaded' : 'plugin loaded')
+        this.opts.logger.info(
+          { plugin: name, version: out.manifest.version, sandbox: out.grant.sandbox, dir, reload: prev !== undefined },
+          prev !== undefined ? 'plugin reloaded' : 'plugin loaded'
+        )
         break
       case 'disabled':
         r.setDisabled(name, dir, out.manifest)
@@ -276,7 +353,7 @@ export class PluginHost {
     }
   }
 
-  private updateGauge (): void {
+  private updateGauge(): void {
     if (this.gauge === undefined) return
     const counts: Record<string, number> = { live: 0, failed: 0, disabled: 0 }
     for (const s of this.opts.registry.status()) counts[s.state] = (counts[s.state] ?? 0) + 1

@@ -1,11 +1,40 @@
 export * from './contract.js'
-export { PluginRegistry, type RegisteredTool, type RegisteredResource, type RegisteredPrompt, type RegisteredAgent, type RegisteredPolicyType, type RegisteredClassifier, type RegisteredEmbedder, type RegisteredRuntime, type PluginStatus, type PluginState } from './registry.js'
+export {
+  PluginRegistry,
+  type RegisteredTool,
+  type RegisteredResource,
+  type RegisteredPrompt,
+  type RegisteredAgent,
+  type RegisteredPolicyType,
+  type RegisteredClassifier,
+  type RegisteredEmbedder,
+  type RegisteredRuntime,
+  type PluginStatus,
+  type PluginState
+} from './registry.js'
 export { Cancellation, abortSignalOf, type CancelSignal } from './cancel.js'
 export { inlineInstance, loadInline, pluginCtx } from './inline.js'
 export { ensurePluginModuleHooks, sdkUrl } from './module-hooks.js'
-export { MANIFEST_SCHEMA, MANIFEST_FILE, NAME_PATTERN, DEFAULT_LIMITS, DEFAULT_SANDBOX, ManifestError, parseManifest, readManifest, type ParsedManifest } from './manifest.js'
+export {
+  MANIFEST_SCHEMA,
+  MANIFEST_FILE,
+  NAME_PATTERN,
+  DEFAULT_LIMITS,
+  DEFAULT_SANDBOX,
+  ManifestError,
+  parseManifest,
+  readManifest,
+  type ParsedManifest
+} from './manifest.js'
 export { GrantRefused, grantLine, operatorGrant, resolveGrant, type OperatorGrant } from './grants.js'
-export { buildCapabilities, kvCapability, fetchCapability, FETCH_MAX_BYTES, type CapabilityDeps, type KvDatabase } from './capabilities.js'
+export {
+  buildCapabilities,
+  kvCapability,
+  fetchCapability,
+  FETCH_MAX_BYTES,
+  type CapabilityDeps,
+  type KvDatabase
+} from './capabilities.js'
 export { TIERS, TierUnavailable, tierFactory, type TierMap } from './tiers.js'
 export { loadPluginDir, type LoadOutcome } from './loader.js'
 export { PluginHost, type PluginHostOptions } from './host.js'

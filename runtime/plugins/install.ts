@@ -7,12 +7,18 @@ import { PLUGIN_HOST } from './key.js'
  * The plugin area: loads every plugin before the server listens (readiness check `plugins`),
  * then watches the plugin directories; disposes every sandbox on close.
  */
-export async function installPlugins (platform: Platform, opts: { rescanMs?: number, debounceMs?: number, loadTimeoutMs?: number } = {}): Promise<PluginHost> {
+export async function installPlugins(
+  platform: Platform,
+  opts: { rescanMs?: number; debounceMs?: number; loadTimeoutMs?: number } = {}
+): Promise<PluginHost> {
   const host = new PluginHost({
     config: platform.config,
     logger: platform.logger.child({ area: 'plugins' }),
     registry: platform.plugins,
-    capabilities: { logger: platform.logger, kvDb: () => platform.store.db<unknown, [string, string]>('plugin-kv') as KvDatabase },
+    capabilities: {
+      logger: platform.logger,
+      kvDb: () => platform.store.db<unknown, [string, string]>('plugin-kv') as KvDatabase
+    },
     metrics: platform.metrics,
     ...opts
   })
@@ -24,4 +30,10 @@ export async function installPlugins (platform: Platform, opts: { rescanMs?: num
 }
 
 /** The plugin host over the registry the platform holds (the registry itself is core). */
-export const pluginsArea: Area = { name: 'plugins', dependsOn: [], install: async (p) => { await installPlugins(p) } }
+export const pluginsArea: Area = {
+  name: 'plugins',
+  dependsOn: [],
+  install: async (p) => {
+    await installPlugins(p)
+  }
+}

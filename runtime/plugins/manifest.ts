@@ -8,7 +8,8 @@ export const DEFAULT_SANDBOX: SandboxKind = 'isolate'
 export const DEFAULT_LIMITS: Manifest['limits'] = Object.freeze({ memoryMb: 64, timeoutMs: 5000, concurrency: 4 })
 export const NAME_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$'
 /** `host`, `host:port`, `*.domain`, `[v6]:port`; a host without a port allows any port. */
-export const HOST_PATTERN = '^(?:(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\\[[0-9A-Fa-f:.]+\\])(?::[0-9]{1,5})?$'
+export const HOST_PATTERN =
+  '^(?:(?:\\*\\.)?[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*|\\[[0-9A-Fa-f:.]+\\])(?::[0-9]{1,5})?$'
 const MAX_MANIFEST_BYTES = 65_536
 const ENV_PATTERN = '^[A-Za-z_][A-Za-z0-9_]*$'
 
@@ -52,7 +53,7 @@ const PATTERN_TEXT: Record<string, string> = {
 
 /** plugin.json failed validation; `errors` holds one line per problem, each naming the field. */
 export class ManifestError extends Error {
-  constructor (readonly errors: string[]) {
+  constructor(readonly errors: string[]) {
     super(errors.join('; '))
     this.name = 'ManifestError'
   }
@@ -68,11 +69,15 @@ export interface ParsedManifest {
 const ajv = new Ajv2020({ allErrors: true, strict: false })
 const validate = ajv.compile(MANIFEST_SCHEMA)
 
-function field (path: string): string {
-  return path.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')).join('.')
+function field(path: string): string {
+  return path
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.')
 }
 
-function describe (e: ErrorObject): string {
+function describe(e: ErrorObject): string {
   const at = field(e.instancePath)
   switch (e.keyword) {
     case 'required': {
@@ -83,21 +88,34 @@ function describe (e: ErrorObject): string {
       const f = at === '' ? String(e.params.additionalProperty) : `${at}.${String(e.params.additionalProperty)}`
       return `${MANIFEST_FILE}: '${f}' is not a known field`
     }
-    case 'enum': return `${MANIFEST_FILE}: '${at}' must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`
-    case 'pattern': return `${MANIFEST_FILE}: '${at}' ${PATTERN_TEXT[String(e.params.pattern)] ?? `must match ${String(e.params.pattern)}`}`
-    case 'type': return `${MANIFEST_FILE}: '${at === '' ? '(root)' : at}' must be ${/^[aeiou]/.test(String(e.params.type)) ? 'an' : 'a'} ${String(e.params.type)}`
-    default: return `${MANIFEST_FILE}: '${at === '' ? '(root)' : at}' ${e.message ?? 'is invalid'}`
+    case 'enum':
+      return `${MANIFEST_FILE}: '${at}' must be one of ${(e.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`
+    case 'pattern':
+      return `${MANIFEST_FILE}: '${at}' ${PATTERN_TEXT[String(e.params.pattern)] ?? `must match ${String(e.params.pattern)}`}`
+    case 'type':
+      return `${MANIFEST_FILE}: '${at === '' ? '(root)' : at}' must be ${/^[aeiou]/.test(String(e.params.type)) ? 'an' : 'a'} ${String(e.params.type)}`
+    default:
+      return `${MANIFEST_FILE}: '${at === '' ? '(root)' : at}' ${e.message ?? 'is invalid'}`
   }
 }
 
 /** Validates a parsed plugin.json; throws ManifestError listing every problem. */
-export function parseManifest (raw: unknown): ParsedManifest {
+export function parseManifest(raw: unknown): ParsedManifest {
   if (!validate(raw)) throw new ManifestError(validate.errors!.map(describe))
-  const m = raw as { name: string, version: string, description?: string, entry?: string, sandbox?: SandboxKind, permissions?: Partial<Manifest['permissions']>, limits?: Partial<Manifest['limits']> }
+  const m = raw as {
+    name: string
+    version: string
+    description?: string
+    entry?: string
+    sandbox?: SandboxKind
+    permissions?: Partial<Manifest['permissions']>
+    limits?: Partial<Manifest['limits']>
+  }
   // `platform.plugins.dirs` is a config key, so no grant could ever name a plugin called `dirs`
   if (m.name === 'dirs') throw new ManifestError([`${MANIFEST_FILE}: 'name' 'dirs' is reserved`])
   const entry = m.entry ?? 'index.js'
-  if (isAbsolute(entry) || entry.split(/[\\/]/).includes('..')) throw new ManifestError([`${MANIFEST_FILE}: 'entry' must be a path inside the plugin folder, got '${entry}'`])
+  if (isAbsolute(entry) || entry.split(/[\\/]/).includes('..'))
+    throw new ManifestError([`${MANIFEST_FILE}: 'entry' must be a path inside the plugin folder, got '${entry}'`])
   const askedLimits = { ...(m.limits ?? {}) }
   return {
     askedLimits,
@@ -107,30 +125,51 @@ export function parseManifest (raw: unknown): ParsedManifest {
       ...(m.description !== undefined ? { description: m.description } : {}),
       entry,
       sandbox: m.sandbox ?? DEFAULT_SANDBOX,
-      permissions: { net: [...(m.permissions?.net ?? [])], kv: m.permissions?.kv === true, env: [...(m.permissions?.env ?? [])] },
+      permissions: {
+        net: [...(m.permissions?.net ?? [])],
+        kv: m.permissions?.kv === true,
+        env: [...(m.permissions?.env ?? [])]
+      },
       limits: { ...DEFAULT_LIMITS, ...askedLimits }
     }
   }
 }
 
 /** Reads and validates `<dir>/plugin.json`; the entry must exist inside the folder. */
-export function readManifest (dir: string): ParsedManifest & { entryPath: string } {
+export function readManifest(dir: string): ParsedManifest & { entryPath: string } {
   let text: string
   try {
-    if (statSync(join(dir, MANIFEST_FILE)).size > MAX_MANIFEST_BYTES) throw new ManifestError([`${MANIFEST_FILE}: larger than ${MAX_MANIFEST_BYTES} bytes`])
+    if (statSync(join(dir, MANIFEST_FILE)).size > MAX_MANIFEST_BYTES)
+      throw new ManifestError([`${MANIFEST_FILE}: larger than ${MAX_MANIFEST_BYTES} bytes`])
     text = readFileSync(join(dir, MANIFEST_FILE), 'utf8')
   } catch (e) {
     if (e instanceof ManifestError) throw e
-    throw new ManifestError([(e as NodeJS.ErrnoException).code === 'ENOENT' ? `${MANIFEST_FILE} is missing` : `${MANIFEST_FILE}: cannot read: ${(e as Error).message}`])
+    throw new ManifestError([
+      (e as NodeJS.ErrnoException).code === 'ENOENT'
+        ? `${MANIFEST_FILE} is missing`
+        : `${MANIFEST_FILE}: cannot read: ${(e as Error).message}`
+    ])
   }
   let raw: unknown
-  try { raw = JSON.parse(text) } catch (e) { throw new ManifestError([`${MANIFEST_FILE}: invalid JSON: ${(e as Error).message}`]) }
+  try {
+    raw = JSON.parse(text)
+  } catch (e) {
+    throw new ManifestError([`${MANIFEST_FILE}: invalid JSON: ${(e as Error).message}`])
+  }
   const parsed = parseManifest(raw)
   const entryPath = resolve(dir, parsed.manifest.entry)
   const rel = relative(resolve(dir), entryPath)
-  if (rel.startsWith('..') || isAbsolute(rel) || rel.split(sep).includes('..')) throw new ManifestError([`${MANIFEST_FILE}: 'entry' must be a path inside the plugin folder`])
+  if (rel.startsWith('..') || isAbsolute(rel) || rel.split(sep).includes('..'))
+    throw new ManifestError([`${MANIFEST_FILE}: 'entry' must be a path inside the plugin folder`])
   let isFile = false
-  try { isFile = statSync(entryPath).isFile() } catch { /* missing */ }
-  if (!isFile) throw new ManifestError([`${MANIFEST_FILE}: 'entry' names '${parsed.manifest.entry}', which does not exist in the plugin folder`])
+  try {
+    isFile = statSync(entryPath).isFile()
+  } catch {
+    /* missing */
+  }
+  if (!isFile)
+    throw new ManifestError([
+      `${MANIFEST_FILE}: 'entry' names '${parsed.manifest.entry}', which does not exist in the plugin folder`
+    ])
   return { ...parsed, entryPath }
 }

@@ -35,20 +35,20 @@ export async function resolve (specifier, context, next) {
 let registered = false
 
 /** Installs the hooks once per thread; cheap to call before every load. */
-export function ensurePluginModuleHooks (): void {
+export function ensurePluginModuleHooks(): void {
   if (registered) return
   registered = true
   register(`data:text/javascript,${encodeURIComponent(HOOKS)}`, { data: { sdk: sdkUrl() } })
 }
 
 /** URL of the host's SDK module (`agent-platform/sdk`). */
-export function sdkUrl (): string {
+export function sdkUrl(): string {
   return import.meta.resolve('agent-platform/sdk')
 }
 
 let loads = 0
 /** The import URL of a plugin entry, tagged so its whole graph loads fresh. */
-export function taggedEntryUrl (fileUrl: string): string {
+export function taggedEntryUrl(fileUrl: string): string {
   const u = new URL(fileUrl)
   u.searchParams.set(PLUGIN_MARK, `${Date.now().toString(36)}-${(++loads).toString(36)}`)
   return u.href

@@ -2,7 +2,7 @@
  * Host allow-list entries: `api.example.com` (any port), `api.example.com:8443` (that port only),
  * `*.example.com` (any subdomain, not the apex), `[::1]:8080`. Case-insensitive.
  */
-function split (entry: string): { host: string, port: string | undefined } {
+function split(entry: string): { host: string; port: string | undefined } {
   const e = entry.toLowerCase()
   if (e.startsWith('[')) {
     const end = e.indexOf(']')
@@ -13,19 +13,19 @@ function split (entry: string): { host: string, port: string | undefined } {
   return i < 0 ? { host: e, port: undefined } : { host: e.slice(0, i), port: e.slice(i + 1) }
 }
 
-function hostMatches (pattern: string, host: string): boolean {
+function hostMatches(pattern: string, host: string): boolean {
   if (pattern.startsWith('*.')) return host.endsWith(pattern.slice(1)) && host.length > pattern.length - 1
   return pattern === host
 }
 
 /** Whether `entry` (an allow-list entry) lets a plugin reach `host` on `port`. */
-export function entryAllows (entry: string, host: string, port: string): boolean {
+export function entryAllows(entry: string, host: string, port: string): boolean {
   const e = split(entry)
   return hostMatches(e.host, host.toLowerCase()) && (e.port === undefined || e.port === port)
 }
 
 /** Whether a granted list covers an asked entry (so asking `a.example.com` is covered by a grant of `*.example.com`). */
-export function grantCovers (granted: readonly string[], asked: string): boolean {
+export function grantCovers(granted: readonly string[], asked: string): boolean {
   const a = split(asked)
   return granted.some((g) => {
     const e = split(g)
@@ -36,7 +36,7 @@ export function grantCovers (granted: readonly string[], asked: string): boolean
 }
 
 /** Whether a URL's host and port are allowed by any entry. */
-export function urlAllowed (list: readonly string[], url: URL): boolean {
+export function urlAllowed(list: readonly string[], url: URL): boolean {
   const port = url.port !== '' ? url.port : url.protocol === 'https:' ? '443' : '80'
   return list.some((entry) => entryAllows(entry, url.hostname, port))
 }

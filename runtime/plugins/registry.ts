@@ -1,7 +1,18 @@
 import type { EventBus } from '../events/index.js'
 import type {
-  SandboxInstance, Manifest, InvokeOptions, ToolDescriptor, ResourceDescriptor, PromptDescriptor,
-  AgentDescriptor, PolicyTypeDescriptor, ClassifierDescriptor, EmbedderDescriptor, RuntimeDescriptor, SandboxKind, PluginDescriptor
+  SandboxInstance,
+  Manifest,
+  InvokeOptions,
+  ToolDescriptor,
+  ResourceDescriptor,
+  PromptDescriptor,
+  AgentDescriptor,
+  PolicyTypeDescriptor,
+  ClassifierDescriptor,
+  EmbedderDescriptor,
+  RuntimeDescriptor,
+  SandboxKind,
+  PluginDescriptor
 } from './contract.js'
 import { PluginCallError } from './contract.js'
 
@@ -9,16 +20,37 @@ export interface RegisteredTool extends ToolDescriptor {
   plugin: string
   /** Set for an agent's own tools (served on the agent's MCP endpoint). */
   agent?: string
-  call (args: unknown, opts?: InvokeOptions): Promise<unknown>
+  call(args: unknown, opts?: InvokeOptions): Promise<unknown>
 }
-export interface RegisteredResource extends ResourceDescriptor { plugin: string, read (uri: string, opts?: InvokeOptions): Promise<unknown> }
-export interface RegisteredPrompt extends PromptDescriptor { plugin: string, get (args: Record<string, string>, opts?: InvokeOptions): Promise<unknown> }
-export interface RegisteredAgent extends Omit<AgentDescriptor, 'tools'> { plugin: string, tools: RegisteredTool[] }
-export interface RegisteredPolicyType extends PolicyTypeDescriptor { plugin: string, evaluate (context: unknown, config: unknown, opts?: InvokeOptions): Promise<unknown> }
-export interface RegisteredClassifier extends ClassifierDescriptor { plugin: string, classify (request: unknown, scope: unknown, opts?: InvokeOptions): Promise<unknown> }
+export interface RegisteredResource extends ResourceDescriptor {
+  plugin: string
+  read(uri: string, opts?: InvokeOptions): Promise<unknown>
+}
+export interface RegisteredPrompt extends PromptDescriptor {
+  plugin: string
+  get(args: Record<string, string>, opts?: InvokeOptions): Promise<unknown>
+}
+export interface RegisteredAgent extends Omit<AgentDescriptor, 'tools'> {
+  plugin: string
+  tools: RegisteredTool[]
+}
+export interface RegisteredPolicyType extends PolicyTypeDescriptor {
+  plugin: string
+  evaluate(context: unknown, config: unknown, opts?: InvokeOptions): Promise<unknown>
+}
+export interface RegisteredClassifier extends ClassifierDescriptor {
+  plugin: string
+  classify(request: unknown, scope: unknown, opts?: InvokeOptions): Promise<unknown>
+}
 /** A plugin AI runtime: `stream` resolves to the events of one request, as one batch. */
-export interface RegisteredRuntime extends RuntimeDescriptor { plugin: string, stream (request: unknown, opts?: InvokeOptions): Promise<unknown> }
-export interface RegisteredEmbedder extends EmbedderDescriptor { plugin: string, embed (texts: string[], opts?: InvokeOptions): Promise<number[][]> }
+export interface RegisteredRuntime extends RuntimeDescriptor {
+  plugin: string
+  stream(request: unknown, opts?: InvokeOptions): Promise<unknown>
+}
+export interface RegisteredEmbedder extends EmbedderDescriptor {
+  plugin: string
+  embed(texts: string[], opts?: InvokeOptions): Promise<number[][]>
+}
 
 export type PluginState = 'live' | 'failed' | 'disabled'
 
@@ -29,18 +61,60 @@ export interface PluginStatus {
   sandbox?: SandboxKind
   state: PluginState
   error?: string
-  contributes: { tools: string[], resources: string[], prompts: string[], agents: string[], policyTypes: string[], classifiers: string[], embedders: string[], runtimes?: string[] }
+  contributes: {
+    tools: string[]
+    resources: string[]
+    prompts: string[]
+    agents: string[]
+    policyTypes: string[]
+    classifiers: string[]
+    embedders: string[]
+    runtimes?: string[]
+  }
 }
 
-interface Live { manifest: Manifest, dir: string, instance: SandboxInstance, inFlight: number, retired: boolean }
-
-const KIND_LABEL = { tools: 'tool', resources: 'resource', prompts: 'prompt', agents: 'agent', policyTypes: 'policy type', classifiers: 'classifier', embedders: 'embedder', runtimes: 'runtime' } as const
-
-function namesOf (d: PluginDescriptor): Record<keyof typeof KIND_LABEL, string[]> {
-  return { tools: d.tools.map((t) => t.name), resources: d.resources.map((r) => r.uri), prompts: d.prompts.map((p) => p.name), agents: d.agents.map((a) => a.name), policyTypes: d.policyTypes.map((p) => p.type), classifiers: d.classifiers.map((c) => c.name), embedders: d.embedders.map((e) => e.name), runtimes: (d.runtimes ?? []).map((r) => r.name) }
+interface Live {
+  manifest: Manifest
+  dir: string
+  instance: SandboxInstance
+  inFlight: number
+  retired: boolean
 }
 
-const NONE = { tools: [], resources: [], prompts: [], agents: [], policyTypes: [], classifiers: [], embedders: [], runtimes: [] }
+const KIND_LABEL = {
+  tools: 'tool',
+  resources: 'resource',
+  prompts: 'prompt',
+  agents: 'agent',
+  policyTypes: 'policy type',
+  classifiers: 'classifier',
+  embedders: 'embedder',
+  runtimes: 'runtime'
+} as const
+
+function namesOf(d: PluginDescriptor): Record<keyof typeof KIND_LABEL, string[]> {
+  return {
+    tools: d.tools.map((t) => t.name),
+    resources: d.resources.map((r) => r.uri),
+    prompts: d.prompts.map((p) => p.name),
+    agents: d.agents.map((a) => a.name),
+    policyTypes: d.policyTypes.map((p) => p.type),
+    classifiers: d.classifiers.map((c) => c.name),
+    embedders: d.embedders.map((e) => e.name),
+    runtimes: (d.runtimes ?? []).map((r) => r.name)
+  }
+}
+
+const NONE = {
+  tools: [],
+  resources: [],
+  prompts: [],
+  agents: [],
+  policyTypes: [],
+  classifiers: [],
+  embedders: [],
+  runtimes: []
+}
 
 /**
  * What every loaded plugin contributes, read by MCP (tools, resources, prompts, agents),
@@ -56,16 +130,19 @@ export class PluginRegistry {
   /** Views built once per change: MCP reads them on every request. Shared and frozen: never mutate. */
   private readonly views = new Map<string, readonly unknown[]>()
 
-  constructor (private readonly bus: EventBus) {}
+  constructor(private readonly bus: EventBus) {}
 
-  private view<T> (key: string, build: () => T[]): T[] {
+  private view<T>(key: string, build: () => T[]): T[] {
     let v = this.views.get(key)
-    if (v === undefined) { v = Object.freeze(build()); this.views.set(key, v) }
+    if (v === undefined) {
+      v = Object.freeze(build())
+      this.views.set(key, v)
+    }
     return v as T[]
   }
 
   /** Installs (or swaps in) a loaded plugin. */
-  set (dir: string, manifest: Manifest, instance: SandboxInstance): void {
+  set(dir: string, manifest: Manifest, instance: SandboxInstance): void {
     const old = this.live.get(manifest.name)
     const had = old !== undefined || this.failed.has(manifest.name)
     this.failed.delete(manifest.name)
@@ -73,36 +150,58 @@ export class PluginRegistry {
     this.live.set(manifest.name, { manifest, dir, instance, inFlight: 0, retired: false })
     this.views.clear()
     if (old !== undefined) this.retire(old)
-    this.bus.emit('PluginsChanged', { added: had ? [] : [manifest.name], changed: had ? [manifest.name] : [], removed: [] })
+    this.bus.emit('PluginsChanged', {
+      added: had ? [] : [manifest.name],
+      changed: had ? [manifest.name] : [],
+      removed: []
+    })
   }
 
   /** Records a plugin that failed to load; it contributes nothing and affects nothing else. */
-  setFailed (name: string, dir: string, error: string, manifest?: Partial<Manifest>): void {
+  setFailed(name: string, dir: string, error: string, manifest?: Partial<Manifest>): void {
     this.setDown(name, dir, 'failed', error, manifest)
   }
 
   /** Records a plugin the operator disabled (`platform.plugins.<name>.enabled: false`). */
-  setDisabled (name: string, dir: string, manifest?: Partial<Manifest>): void {
+  setDisabled(name: string, dir: string, manifest?: Partial<Manifest>): void {
     this.setDown(name, dir, 'disabled', `disabled by the operator (platform.plugins.${name}.enabled: false)`, manifest)
   }
 
-  private setDown (name: string, dir: string, state: PluginState, error: string, manifest?: Partial<Manifest>): void {
+  private setDown(name: string, dir: string, state: PluginState, error: string, manifest?: Partial<Manifest>): void {
     const old = this.live.get(name)
-    if (old !== undefined) { this.live.delete(name); this.stranded.set(name, old.instance.descriptor.tools); this.retire(old) }
+    if (old !== undefined) {
+      this.live.delete(name)
+      this.stranded.set(name, old.instance.descriptor.tools)
+      this.retire(old)
+    }
     this.views.clear()
-    this.failed.set(name, { name, dir, state, error, contributes: NONE, ...(manifest?.version !== undefined ? { version: manifest.version } : {}), ...(manifest?.sandbox !== undefined ? { sandbox: manifest.sandbox } : {}) })
+    this.failed.set(name, {
+      name,
+      dir,
+      state,
+      error,
+      contributes: NONE,
+      ...(manifest?.version !== undefined ? { version: manifest.version } : {}),
+      ...(manifest?.sandbox !== undefined ? { sandbox: manifest.sandbox } : {})
+    })
     this.bus.emit('PluginsChanged', { added: [], changed: old !== undefined ? [name] : [], removed: [] })
   }
 
-  remove (name: string): void {
+  remove(name: string): void {
     const old = this.live.get(name)
     const wasFailed = this.failed.delete(name)
     if (this.stranded.delete(name)) this.views.clear()
-    if (old !== undefined) { this.live.delete(name); this.views.clear(); this.retire(old) }
+    if (old !== undefined) {
+      this.live.delete(name)
+      this.views.clear()
+      this.retire(old)
+    }
     if (old !== undefined || wasFailed) this.bus.emit('PluginsChanged', { added: [], changed: [], removed: [name] })
   }
 
-  has (name: string): boolean { return this.live.has(name) }
+  has(name: string): boolean {
+    return this.live.has(name)
+  }
 
   /**
    * What `descriptor` would serve under a name another live plugin already serves (tools,
@@ -110,27 +209,39 @@ export class PluginRegistry {
    * kind), as `tool 'x' (already served by plugin 'a')`; empty when nothing clashes. A plugin
    * never clashes with its own previous version.
    */
-  clashes (plugin: string, descriptor: PluginDescriptor): string[] {
+  clashes(plugin: string, descriptor: PluginDescriptor): string[] {
     const out: string[] = []
     for (const [other, l] of this.live) {
       if (other === plugin) continue
       for (const [kind, names] of Object.entries(namesOf(descriptor))) {
         const taken = new Set(namesOf(l.instance.descriptor)[kind as keyof typeof KIND_LABEL])
-        for (const n of names) if (taken.has(n)) out.push(`${KIND_LABEL[kind as keyof typeof KIND_LABEL]} '${n}' (already served by plugin '${other}')`)
+        for (const n of names)
+          if (taken.has(n))
+            out.push(`${KIND_LABEL[kind as keyof typeof KIND_LABEL]} '${n}' (already served by plugin '${other}')`)
       }
     }
     return out
   }
 
-  status (): PluginStatus[] {
+  status(): PluginStatus[] {
     const out: PluginStatus[] = []
     for (const [name, l] of this.live) {
       const d = l.instance.descriptor
       out.push({
-        name, dir: l.dir, version: l.manifest.version, sandbox: l.instance.kind, state: 'live',
+        name,
+        dir: l.dir,
+        version: l.manifest.version,
+        sandbox: l.instance.kind,
+        state: 'live',
         contributes: {
-          tools: d.tools.map((t) => t.name), resources: d.resources.map((r) => r.uri), prompts: d.prompts.map((p) => p.name),
-          agents: d.agents.map((a) => a.name), policyTypes: d.policyTypes.map((p) => p.type), classifiers: d.classifiers.map((c) => c.name), embedders: d.embedders.map((e) => e.name), runtimes: (d.runtimes ?? []).map((r) => r.name)
+          tools: d.tools.map((t) => t.name),
+          resources: d.resources.map((r) => r.uri),
+          prompts: d.prompts.map((p) => p.name),
+          agents: d.agents.map((a) => a.name),
+          policyTypes: d.policyTypes.map((p) => p.type),
+          classifiers: d.classifiers.map((c) => c.name),
+          embedders: d.embedders.map((e) => e.name),
+          runtimes: (d.runtimes ?? []).map((r) => r.name)
         }
       })
     }
@@ -141,31 +252,43 @@ export class PluginRegistry {
   // --- views ---
 
   /** Tools of plugins that are not agents: served on `/platform/mcp`. */
-  tools (): RegisteredTool[] {
+  tools(): RegisteredTool[] {
     return this.view('tools', () => {
       const out: RegisteredTool[] = []
-      for (const [plugin, l] of this.live) for (const t of l.instance.descriptor.tools) out.push({ ...t, plugin, call: (args, opts) => this.invoke(plugin, 'tool', t.name, args, opts) })
+      for (const [plugin, l] of this.live)
+        for (const t of l.instance.descriptor.tools)
+          out.push({ ...t, plugin, call: (args, opts) => this.invoke(plugin, 'tool', t.name, args, opts) })
       return out
     })
   }
 
   /** Tools of plugins that were live and then failed or were disabled: not listed, but a call fails naming the cause. */
-  strandedTools (): RegisteredTool[] {
+  strandedTools(): RegisteredTool[] {
     return this.view('stranded', () => {
       const out: RegisteredTool[] = []
-      for (const [plugin, tools] of this.stranded) if (this.failed.has(plugin)) for (const t of tools) out.push({ ...t, plugin, call: (args, opts) => this.invoke(plugin, 'tool', t.name, args, opts) })
+      for (const [plugin, tools] of this.stranded)
+        if (this.failed.has(plugin))
+          for (const t of tools)
+            out.push({ ...t, plugin, call: (args, opts) => this.invoke(plugin, 'tool', t.name, args, opts) })
       return out
     })
   }
 
-  agents (): RegisteredAgent[] {
+  agents(): RegisteredAgent[] {
     return this.view('agents', () => {
       const out: RegisteredAgent[] = []
       for (const [plugin, l] of this.live) {
         for (const a of l.instance.descriptor.agents) {
           out.push({
-            ...a, plugin,
-            tools: a.tools.map((t) => ({ ...t, plugin, agent: a.name, call: (args: unknown, opts?: InvokeOptions) => this.invoke(plugin, 'tool', `${a.name}/${t.name}`, args, opts) }))
+            ...a,
+            plugin,
+            tools: a.tools.map((t) => ({
+              ...t,
+              plugin,
+              agent: a.name,
+              call: (args: unknown, opts?: InvokeOptions) =>
+                this.invoke(plugin, 'tool', `${a.name}/${t.name}`, args, opts)
+            }))
           })
         }
       }
@@ -173,56 +296,90 @@ export class PluginRegistry {
     })
   }
 
-  resources (): RegisteredResource[] {
+  resources(): RegisteredResource[] {
     return this.view('resources', () => {
       const out: RegisteredResource[] = []
-      for (const [plugin, l] of this.live) for (const r of l.instance.descriptor.resources) out.push({ ...r, plugin, read: (uri, opts) => this.invoke(plugin, 'resource', uri, { uri }, opts) })
+      for (const [plugin, l] of this.live)
+        for (const r of l.instance.descriptor.resources)
+          out.push({ ...r, plugin, read: (uri, opts) => this.invoke(plugin, 'resource', uri, { uri }, opts) })
       return out
     })
   }
 
-  prompts (): RegisteredPrompt[] {
+  prompts(): RegisteredPrompt[] {
     return this.view('prompts', () => {
       const out: RegisteredPrompt[] = []
-      for (const [plugin, l] of this.live) for (const p of l.instance.descriptor.prompts) out.push({ ...p, plugin, get: (args, opts) => this.invoke(plugin, 'prompt', p.name, args, opts) })
+      for (const [plugin, l] of this.live)
+        for (const p of l.instance.descriptor.prompts)
+          out.push({ ...p, plugin, get: (args, opts) => this.invoke(plugin, 'prompt', p.name, args, opts) })
       return out
     })
   }
 
-  policyTypes (): RegisteredPolicyType[] {
+  policyTypes(): RegisteredPolicyType[] {
     return this.view('policyTypes', () => {
       const out: RegisteredPolicyType[] = []
-      for (const [plugin, l] of this.live) for (const p of l.instance.descriptor.policyTypes) out.push({ ...p, plugin, evaluate: (context, config, opts) => this.invoke(plugin, 'policyType', p.type, { context, config }, opts) })
+      for (const [plugin, l] of this.live)
+        for (const p of l.instance.descriptor.policyTypes)
+          out.push({
+            ...p,
+            plugin,
+            evaluate: (context, config, opts) => this.invoke(plugin, 'policyType', p.type, { context, config }, opts)
+          })
       return out
     })
   }
 
-  classifiers (): RegisteredClassifier[] {
+  classifiers(): RegisteredClassifier[] {
     return this.view('classifiers', () => {
       const out: RegisteredClassifier[] = []
-      for (const [plugin, l] of this.live) for (const c of l.instance.descriptor.classifiers) out.push({ ...c, plugin, classify: (request, scope, opts) => this.invoke(plugin, 'classifier', c.name, { request, scope }, opts) })
+      for (const [plugin, l] of this.live)
+        for (const c of l.instance.descriptor.classifiers)
+          out.push({
+            ...c,
+            plugin,
+            classify: (request, scope, opts) => this.invoke(plugin, 'classifier', c.name, { request, scope }, opts)
+          })
       return out
     })
   }
 
-  embedders (): RegisteredEmbedder[] {
+  embedders(): RegisteredEmbedder[] {
     return this.view('embedders', () => {
       const out: RegisteredEmbedder[] = []
-      for (const [plugin, l] of this.live) for (const e of l.instance.descriptor.embedders) out.push({ ...e, plugin, embed: async (texts, opts) => await this.invoke(plugin, 'embedder', e.name, { texts }, opts) as number[][] })
+      for (const [plugin, l] of this.live)
+        for (const e of l.instance.descriptor.embedders)
+          out.push({
+            ...e,
+            plugin,
+            embed: async (texts, opts) => (await this.invoke(plugin, 'embedder', e.name, { texts }, opts)) as number[][]
+          })
       return out
     })
   }
 
-  runtimes (): RegisteredRuntime[] {
+  runtimes(): RegisteredRuntime[] {
     return this.view('runtimes', () => {
       const out: RegisteredRuntime[] = []
-      for (const [plugin, l] of this.live) for (const r of l.instance.descriptor.runtimes ?? []) out.push({ ...r, plugin, stream: async (request, opts) => await this.invoke(plugin, 'runtime', r.name, { request }, opts) })
+      for (const [plugin, l] of this.live)
+        for (const r of l.instance.descriptor.runtimes ?? [])
+          out.push({
+            ...r,
+            plugin,
+            stream: async (request, opts) => await this.invoke(plugin, 'runtime', r.name, { request }, opts)
+          })
       return out
     })
   }
 
   /** Runs on the instance live at call time; a swap meanwhile lets this call finish on it. */
-  async invoke (plugin: string, kind: 'tool' | 'resource' | 'prompt' | 'policyType' | 'classifier' | 'embedder' | 'runtime', name: string, args: unknown, opts?: InvokeOptions): Promise<unknown> {
+  async invoke(
+    plugin: string,
+    kind: 'tool' | 'resource' | 'prompt' | 'policyType' | 'classifier' | 'embedder' | 'runtime',
+    name: string,
+    args: unknown,
+    opts?: InvokeOptions
+  ): Promise<unknown> {
     const l = this.live.get(plugin)
     if (l === undefined) throw this.unavailable(plugin)
     l.inFlight++
@@ -233,20 +390,25 @@ export class PluginRegistry {
     }
   }
 
-  async closeAll (): Promise<void> {
+  async closeAll(): Promise<void> {
     const all = [...this.live.values()]
     this.live.clear()
     this.views.clear()
     await Promise.allSettled(all.map((l) => l.instance.dispose()))
   }
 
-  private unavailable (plugin: string): PluginCallError {
+  private unavailable(plugin: string): PluginCallError {
     const down = this.failed.get(plugin)
-    const why = down === undefined ? 'is not loaded' : down.state === 'disabled' ? `is ${down.error ?? 'disabled'}` : `failed to load: ${down.error ?? 'unknown error'}`
+    const why =
+      down === undefined
+        ? 'is not loaded'
+        : down.state === 'disabled'
+          ? `is ${down.error ?? 'disabled'}`
+          : `failed to load: ${down.error ?? 'unknown error'}`
     return new PluginCallError(plugin, 'unavailable', `plugin '${plugin}' ${why}`)
   }
 
-  private retire (l: Live): void {
+  private retire(l: Live): void {
     l.retired = true
     if (l.inFlight === 0) void l.instance.dispose().catch(() => {})
   }

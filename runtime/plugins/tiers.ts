@@ -13,13 +13,13 @@ export type TierMap = Partial<Record<SandboxKind, SandboxFactory>>
 export const TIERS: TierMap = { inline: loadInline, isolate: loadIsolate, worker: loadWorker }
 
 export class TierUnavailable extends Error {
-  constructor (readonly tier: SandboxKind) {
+  constructor(readonly tier: SandboxKind) {
     super(`the '${tier}' sandbox tier is not available in this build of the platform`)
     this.name = 'TierUnavailable'
   }
 }
 
-export function tierFactory (kind: SandboxKind, tiers: TierMap = TIERS): SandboxFactory {
+export function tierFactory(kind: SandboxKind, tiers: TierMap = TIERS): SandboxFactory {
   const f = tiers[kind]
   if (f === undefined) throw new TierUnavailable(kind)
   return f

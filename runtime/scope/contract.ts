@@ -7,7 +7,8 @@ import type { AiRequest } from '../contracts/index.js'
 export type Breach = 'POLITE_REDIRECT' | 'DENY' | 'CUSTOM_MESSAGE'
 export type Tier = 'RULE_BASED' | 'EMBEDDING_SIMILARITY' | 'SEMANTIC_INTENT' | 'LLM_CLASSIFIER'
 
-export const DEFAULT_REDIRECT = "I can only help with topics within this assistant's declared scope. What can I help you with on that?"
+export const DEFAULT_REDIRECT =
+  "I can only help with topics within this assistant's declared scope. What can I help you with on that?"
 
 export interface ScopeConfig {
   purpose: string
@@ -28,12 +29,12 @@ export interface ScopeVerdict {
 }
 
 export interface ScopeGuardrail {
-  tier (): Tier
-  evaluate (request: AiRequest, scope: ScopeConfig): ScopeVerdict | Promise<ScopeVerdict>
+  tier(): Tier
+  evaluate(request: AiRequest, scope: ScopeConfig): ScopeVerdict | Promise<ScopeVerdict>
 }
 
 /** Embedding runtime contract: one vector per text. */
 export interface Embedder {
   readonly name: string
-  embed (texts: string[]): Promise<number[][]>
+  embed(texts: string[]): Promise<number[][]>
 }

@@ -18,15 +18,15 @@ export type FailureReason = 'timeout' | 'capacity' | 'error' | 'unparseable' | '
 
 export type Answer =
   /** `confidence`: the model's self-reported confidence in `value`, or null when missing or out of range. */
-  | { readonly kind: 'noul', readonly value: boolean, readonly confidence: number | null }
-  | { readonly kind: 'failed', readonly reason: FailureReason, readonly detail: string }
+  | { readonly kind: 'noul'; readonly value: boolean; readonly confidence: number | null }
+  | { readonly kind: 'failed'; readonly reason: FailureReason; readonly detail: string }
 
 export interface DecisionModel {
   readonly name: string
   /** False when no real model is reachable (for instance only the demo runtime is installed). */
-  isAvailable (): boolean
+  isAvailable(): boolean
   /** Never rejects: every failure comes back as a failed answer. */
-  decide (state: string, question: NoulQuestion, timeoutMs: number): Promise<Answer>
+  decide(state: string, question: NoulQuestion, timeoutMs: number): Promise<Answer>
 }
 
 export const FLAGGED_AT = 0.5
@@ -35,7 +35,10 @@ export const CLEAR_BELOW = 0.2
 export const MAX_STATE_CHARS = 256 * 1024
 export const DEFAULT_DECISION_TIMEOUT_MS = 5000
 
-export interface NoulVerdict { outcome: 'FLAGGED' | 'CLEAR' | 'UNCERTAIN', reason: string }
+export interface NoulVerdict {
+  outcome: 'FLAGGED' | 'CLEAR' | 'UNCERTAIN'
+  reason: string
+}
 
 const SOURCE = 'MODEL_REPORTED_FIELD'
 
@@ -45,7 +48,7 @@ const SOURCE = 'MODEL_REPORTED_FIELD'
  * CLEAR; everything else (the band between, `false` with no confidence, `true` with P < 0.2, any
  * failed answer) is UNCERTAIN.
  */
-export function judgeNoul (answer: Answer | null | undefined, label: string): NoulVerdict {
+export function judgeNoul(answer: Answer | null | undefined, label: string): NoulVerdict {
   if (answer == null) return { outcome: 'UNCERTAIN', reason: 'no answer' }
   if (answer.kind === 'failed') return { outcome: 'UNCERTAIN', reason: `${answer.reason}: ${answer.detail}` }
   if (answer.confidence === null) {
@@ -57,7 +60,9 @@ export function judgeNoul (answer: Answer | null | undefined, label: string): No
   const belief = `P(${label})=${p.toFixed(3)} from answer=${String(answer.value)} confidence=${c.toFixed(3)} [${SOURCE}]`
   if (p >= FLAGGED_AT) return { outcome: 'FLAGGED', reason: belief }
   if (p < CLEAR_BELOW) {
-    return answer.value ? { outcome: 'UNCERTAIN', reason: `the answer is true but ${belief}` } : { outcome: 'CLEAR', reason: belief }
+    return answer.value
+      ? { outcome: 'UNCERTAIN', reason: `the answer is true but ${belief}` }
+      : { outcome: 'CLEAR', reason: belief }
   }
   return { outcome: 'UNCERTAIN', reason: belief }
 }

@@ -12,24 +12,27 @@ import { cosineSimilarity, isVector, round4 } from './similarity.js'
 export class VectorCache {
   private readonly byEmbedder = new WeakMap<Embedder, Map<string, Promise<number[]>>>()
 
-  get (e: Embedder, text: string): Promise<number[]> {
+  get(e: Embedder, text: string): Promise<number[]> {
     let m = this.byEmbedder.get(e)
-    if (m === undefined) this.byEmbedder.set(e, m = new Map())
+    if (m === undefined) this.byEmbedder.set(e, (m = new Map()))
     let p = m.get(text)
     if (p === undefined) {
       const map = m
       p = embedOne(e, text)
       m.set(text, p)
-      p.catch(() => { if (map.get(text) === p) map.delete(text) })
+      p.catch(() => {
+        if (map.get(text) === p) map.delete(text)
+      })
     }
     return p
   }
 }
 
 /** One text through an embedder, with the reply checked: a garbage reply is a failed call. */
-export async function embedOne (e: Embedder, text: string): Promise<number[]> {
+export async function embedOne(e: Embedder, text: string): Promise<number[]> {
   const out = await e.embed([text])
-  if (!Array.isArray(out) || out.length !== 1 || !isVector(out[0])) throw new Error(`embedder '${e.name}' returned no usable vector`)
+  if (!Array.isArray(out) || out.length !== 1 || !isVector(out[0]))
+    throw new Error(`embedder '${e.name}' returned no usable vector`)
   return out[0]
 }
 
@@ -43,22 +46,27 @@ export class EmbeddingScopeGuardrail implements ScopeGuardrail {
   private readonly cache = new VectorCache()
   private readonly rules = new RuleBasedScopeGuardrail()
 
-  constructor (private readonly runtime: ScopeRuntime) {}
+  constructor(private readonly runtime: ScopeRuntime) {}
 
-  tier (): Tier { return 'EMBEDDING_SIMILARITY' }
+  tier(): Tier {
+    return 'EMBEDDING_SIMILARITY'
+  }
 
-  evaluate (request: AiRequest, scope: ScopeConfig): ScopeVerdict | Promise<ScopeVerdict> {
+  evaluate(request: AiRequest, scope: ScopeConfig): ScopeVerdict | Promise<ScopeVerdict> {
     const message = screenedText(request, scope)
     if (message === undefined) return IN_SCOPE_UNSCORED
     const e = this.runtime.embedder()
     if (e === undefined) {
-      this.runtime.logger.warn({ tier: 'EMBEDDING_SIMILARITY' }, 'No embedding runtime available: the embedding scope tier degrades to RULE_BASED for this request. Set platform.ai.scope.embedder or choose tier RULE_BASED.')
+      this.runtime.logger.warn(
+        { tier: 'EMBEDDING_SIMILARITY' },
+        'No embedding runtime available: the embedding scope tier degrades to RULE_BASED for this request. Set platform.ai.scope.embedder or choose tier RULE_BASED.'
+      )
       return this.rules.evaluate(request, scope)
     }
     return this.screen(e, request, message, scope)
   }
 
-  private async screen (e: Embedder, request: AiRequest, message: string, scope: ScopeConfig): Promise<ScopeVerdict> {
+  private async screen(e: Embedder, request: AiRequest, message: string, scope: ScopeConfig): Promise<ScopeVerdict> {
     let sim: number
     let msg: number[]
     let label = 'scope purpose'
@@ -72,15 +80,26 @@ export class EmbeddingScopeGuardrail implements ScopeGuardrail {
         label = `forbidden topic '${topic}'`
         const topicSim = cosineSimilarity(await this.cache.get(e, topic.toLowerCase()), msg)
         if (topicSim > sim) {
-          return { outcome: 'OUT_OF_SCOPE', reason: `message is closer to forbidden topic '${topic}' (sim=${round4(topicSim)}) than to purpose (sim=${round4(sim)})`, similarity: sim }
+          return {
+            outcome: 'OUT_OF_SCOPE',
+            reason: `message is closer to forbidden topic '${topic}' (sim=${round4(topicSim)}) than to purpose (sim=${round4(sim)})`,
+            similarity: sim
+          }
         }
       }
     } catch (err) {
-      this.runtime.logger.warn({ tier: 'EMBEDDING_SIMILARITY', embedder: e.name, err: (err as Error).message }, `Embedding failed for ${label}: the embedding scope tier degrades to RULE_BASED for this request`)
+      this.runtime.logger.warn(
+        { tier: 'EMBEDDING_SIMILARITY', embedder: e.name, err: (err as Error).message },
+        `Embedding failed for ${label}: the embedding scope tier degrades to RULE_BASED for this request`
+      )
       return this.rules.evaluate(request, scope)
     }
     if (sim < scope.similarityThreshold) {
-      return { outcome: 'OUT_OF_SCOPE', reason: `message similarity ${round4(sim)} below threshold ${round4(scope.similarityThreshold)}`, similarity: sim }
+      return {
+        outcome: 'OUT_OF_SCOPE',
+        reason: `message similarity ${round4(sim)} below threshold ${round4(scope.similarityThreshold)}`,
+        similarity: sim
+      }
     }
     return { outcome: 'IN_SCOPE', reason: '', similarity: sim }
   }

@@ -16,23 +16,27 @@ let bare: ScopeRuntime | undefined
  * A runtime with no embedder and no decision model: embedding tiers degrade to RULE_BASED and
  * the LLM tier denies (no reachable model). Used when a caller has no platform at hand.
  */
-export function bareScopeRuntime (): ScopeRuntime {
-  return bare ??= {
+export function bareScopeRuntime(): ScopeRuntime {
+  return (bare ??= {
     logger: createLogger('warn', { destination: process.stderr, pretty: false }),
     embedder: () => undefined,
     decisionModel: () => undefined,
     pluginClassifier: () => undefined,
     decisionTimeoutMs: DEFAULT_DECISION_TIMEOUT_MS
-  }
+  })
 }
 
 /** The guardrail of a tier (a fresh one per policy, so its vector cache is the policy's own). */
-export function guardrailFor (tier: Tier, runtime: ScopeRuntime): ScopeGuardrail {
+export function guardrailFor(tier: Tier, runtime: ScopeRuntime): ScopeGuardrail {
   switch (tier) {
-    case 'RULE_BASED': return new RuleBasedScopeGuardrail()
-    case 'EMBEDDING_SIMILARITY': return new EmbeddingScopeGuardrail(runtime)
-    case 'SEMANTIC_INTENT': return new SemanticIntentScopeGuardrail(runtime)
-    case 'LLM_CLASSIFIER': return new LlmClassifierScopeGuardrail(runtime)
+    case 'RULE_BASED':
+      return new RuleBasedScopeGuardrail()
+    case 'EMBEDDING_SIMILARITY':
+      return new EmbeddingScopeGuardrail(runtime)
+    case 'SEMANTIC_INTENT':
+      return new SemanticIntentScopeGuardrail(runtime)
+    case 'LLM_CLASSIFIER':
+      return new LlmClassifierScopeGuardrail(runtime)
   }
 }
 
@@ -41,12 +45,12 @@ export function guardrailFor (tier: Tier, runtime: ScopeRuntime): ScopeGuardrail
  * plane wraps them with the entry's name. Without a runtime argument it uses the bare runtime;
  * a platform's is `scopeRuntimeOf(platform)`.
  */
-export function createScopePolicy (d: PolicyDescriptor, runtime: ScopeRuntime = bareScopeRuntime()): ScopePolicy {
+export function createScopePolicy(d: PolicyDescriptor, runtime: ScopeRuntime = bareScopeRuntime()): ScopePolicy {
   const { agent, config } = scopeFromPolicyConfig(d.config)
   return new ScopePolicy(d.name, d.source, d.version, config, agent, guardrailFor(config.tier, runtime), runtime)
 }
 
-export function scopePolicyFactory (runtime: ScopeRuntime): PolicyFactory {
+export function scopePolicyFactory(runtime: ScopeRuntime): PolicyFactory {
   return (d) => createScopePolicy(d, runtime)
 }
 
@@ -55,8 +59,19 @@ export function scopePolicyFactory (runtime: ScopeRuntime): PolicyFactory {
  * defaults), as a policy named `scope::<agent>` with source `annotation:<agent>`; null when the
  * agent declares no scope. Attribute errors throw ScopeConfigError.
  */
-export function scopePolicyForAgent (agent: { name: string, version?: string, scope?: unknown }, runtime: ScopeRuntime = bareScopeRuntime()): ScopePolicy | null {
+export function scopePolicyForAgent(
+  agent: { name: string; version?: string; scope?: unknown },
+  runtime: ScopeRuntime = bareScopeRuntime()
+): ScopePolicy | null {
   if (agent.scope === undefined || agent.scope === null) return null
   const config = scopeFromAgentAttributes(agent.scope, agent.name)
-  return new ScopePolicy(`scope::${agent.name}`, `annotation:${agent.name}`, agent.version ?? '1.0', config, agent.name, guardrailFor(config.tier, runtime), runtime)
+  return new ScopePolicy(
+    `scope::${agent.name}`,
+    `annotation:${agent.name}`,
+    agent.version ?? '1.0',
+    config,
+    agent.name,
+    guardrailFor(config.tier, runtime),
+    runtime
+  )
 }

@@ -19,22 +19,32 @@ import { SCOPE, type ScopeService } from './key.js'
  * over it. A misconfigured built-in adapter stops start-up; a plugin embedder or classifier that
  * is not loaded is looked up again on every request.
  */
-export async function installScope (platform: Platform): Promise<ScopeRuntime> {
+export async function installScope(platform: Platform): Promise<ScopeRuntime> {
   let decisionModel: DecisionModel | undefined
   const runtime = scopeRuntimeFromConfig(platform, () => decisionModel)
   const service: ScopeService = {
     runtime,
     agents: new AgentScopes(platform, runtime),
-    get decisionModel () { return decisionModel },
-    set decisionModel (m) { decisionModel = m }
+    get decisionModel() {
+      return decisionModel
+    },
+    set decisionModel(m) {
+      decisionModel = m
+    }
   }
   platform.provide(SCOPE, service)
   return runtime
 }
 
-export const scopeArea: Area = { name: 'scope', dependsOn: [], install: async (p) => { await installScope(p) } }
+export const scopeArea: Area = {
+  name: 'scope',
+  dependsOn: [],
+  install: async (p) => {
+    await installScope(p)
+  }
+}
 
-function scopeRuntimeFromConfig (platform: Platform, areaDecisionModel: () => DecisionModel | undefined): ScopeRuntime {
+function scopeRuntimeFromConfig(platform: Platform, areaDecisionModel: () => DecisionModel | undefined): ScopeRuntime {
   const cfg = platform.config
   const embedderName = cfg.get('platform.ai.scope.embedder')
   const embedTimeout = cfg.get('platform.ai.scope.embeddings.timeout-ms')
@@ -43,28 +53,59 @@ function scopeRuntimeFromConfig (platform: Platform, areaDecisionModel: () => De
 
   let embedder: () => Embedder | undefined
   if (embedderName === 'none') embedder = () => undefined
-  else if (embedderName === 'lexical') { const e = new LexicalEmbedder(); embedder = () => e }
-  else if (embedderName === 'openai') {
-    const e = new OpenAiEmbedder({ baseUrl: need(platform, 'platform.ai.scope.embeddings.base-url', 'openai'), model: need(platform, 'platform.ai.scope.embeddings.model', 'openai'), apiKey: cfg.get('platform.ai.scope.embeddings.api-key'), timeoutMs: embedTimeout })
+  else if (embedderName === 'lexical') {
+    const e = new LexicalEmbedder()
     embedder = () => e
-  } else embedder = pluginLookup(platform, () => platform.plugins.embedders(), embedderName, (r) => pluginEmbedder(r, embedTimeout))
+  } else if (embedderName === 'openai') {
+    const e = new OpenAiEmbedder({
+      baseUrl: need(platform, 'platform.ai.scope.embeddings.base-url', 'openai'),
+      model: need(platform, 'platform.ai.scope.embeddings.model', 'openai'),
+      apiKey: cfg.get('platform.ai.scope.embeddings.api-key'),
+      timeoutMs: embedTimeout
+    })
+    embedder = () => e
+  } else
+    embedder = pluginLookup(
+      platform,
+      () => platform.plugins.embedders(),
+      embedderName,
+      (r) => pluginEmbedder(r, embedTimeout)
+    )
 
   let decisionModel: () => DecisionModel | undefined = areaDecisionModel
   let pluginClassifier: () => PluginClassifier | undefined = () => undefined
   if (classifierName === 'openai') {
-    const m = new OpenAiDecisionModel({ baseUrl: need(platform, 'platform.ai.scope.chat.base-url', 'openai'), model: need(platform, 'platform.ai.scope.chat.model', 'openai'), apiKey: cfg.get('platform.ai.scope.chat.api-key'), timeoutMs: chatTimeout }, cfg.get('platform.ai.scope.chat.max-concurrency'))
+    const m = new OpenAiDecisionModel(
+      {
+        baseUrl: need(platform, 'platform.ai.scope.chat.base-url', 'openai'),
+        model: need(platform, 'platform.ai.scope.chat.model', 'openai'),
+        apiKey: cfg.get('platform.ai.scope.chat.api-key'),
+        timeoutMs: chatTimeout
+      },
+      cfg.get('platform.ai.scope.chat.max-concurrency')
+    )
     decisionModel = () => m
   } else if (classifierName !== 'none') {
     decisionModel = () => undefined
     pluginClassifier = pluginLookup(platform, () => platform.plugins.classifiers(), classifierName, pluginClassifierOf)
   }
 
-  return { logger: platform.logger, embedder, decisionModel, pluginClassifier, decisionTimeoutMs: chatTimeout, metrics: new ScopeMetrics(platform.metrics.registry) }
+  return {
+    logger: platform.logger,
+    embedder,
+    decisionModel,
+    pluginClassifier,
+    decisionTimeoutMs: chatTimeout,
+    metrics: new ScopeMetrics(platform.metrics.registry)
+  }
 }
 
-function need (platform: Platform, key: ConfigKeyOf<string>, what: string): string {
+function need(platform: Platform, key: ConfigKeyOf<string>, what: string): string {
   const v = platform.config.get(key)
-  if (v === undefined || v === '') throw new ConfigError(`${key} is required when the scope ${key.includes('embeddings') ? 'embedder' : 'classifier'} is '${what}'`)
+  if (v === undefined || v === '')
+    throw new ConfigError(
+      `${key} is required when the scope ${key.includes('embeddings') ? 'embedder' : 'classifier'} is '${what}'`
+    )
   return v
 }
 
@@ -72,10 +113,17 @@ function need (platform: Platform, key: ConfigKeyOf<string>, what: string): stri
  * A plugin contribution found by name, cached until the plugin set changes (a swapped plugin
  * gets a fresh adapter, hence a fresh vector cache).
  */
-function pluginLookup<R extends { name: string }, T> (platform: Platform, list: () => R[], name: string, adapt: (r: R) => T): () => T | undefined {
+function pluginLookup<R extends { name: string }, T>(
+  platform: Platform,
+  list: () => R[],
+  name: string,
+  adapt: (r: R) => T
+): () => T | undefined {
   let cached: T | undefined
   let stale = true
-  platform.bus.on('PluginsChanged', () => { stale = true })
+  platform.bus.on('PluginsChanged', () => {
+    stale = true
+  })
   return () => {
     if (stale) {
       const r = list().find((x) => x.name === name)
@@ -86,16 +134,22 @@ function pluginLookup<R extends { name: string }, T> (platform: Platform, list: 
   }
 }
 
-function pluginEmbedder (r: RegisteredEmbedder, timeoutMs: number): Embedder {
+function pluginEmbedder(r: RegisteredEmbedder, timeoutMs: number): Embedder {
   const name = `plugin:${r.plugin}/${r.name}`
   return {
     name,
-    async embed (texts: string[]): Promise<number[][]> {
+    async embed(texts: string[]): Promise<number[][]> {
       try {
         const signal = AbortSignal.timeout(timeoutMs)
         const out = await withDeadline(r.embed(texts, { signal }), signal, `embedder '${name}'`)
         // a plugin may answer typed arrays (Float32Array survives the sandbox copy); the tiers want plain arrays
-        return Array.isArray(out) ? out.map((v: unknown) => ArrayBuffer.isView(v) && !(v instanceof DataView) ? Array.from(v as unknown as ArrayLike<number>) : v as number[]) : out
+        return Array.isArray(out)
+          ? out.map((v: unknown) =>
+              ArrayBuffer.isView(v) && !(v instanceof DataView)
+                ? Array.from(v as unknown as ArrayLike<number>)
+                : (v as number[])
+            )
+          : out
       } catch (err) {
         throw new EmbedderError(name, 'error', (err as Error)?.message ?? String(err))
       }
@@ -103,9 +157,10 @@ function pluginEmbedder (r: RegisteredEmbedder, timeoutMs: number): Embedder {
   }
 }
 
-function pluginClassifierOf (r: RegisteredClassifier): PluginClassifier {
+function pluginClassifierOf(r: RegisteredClassifier): PluginClassifier {
   return {
     name: `${r.plugin}/${r.name}`,
-    classify: async (request: AiRequest, scope: ScopeConfig, signal: AbortSignal) => await withDeadline(r.classify(request, scope, { signal }), signal, `classifier '${r.name}'`)
+    classify: async (request: AiRequest, scope: ScopeConfig, signal: AbortSignal) =>
+      await withDeadline(r.classify(request, scope, { signal }), signal, `classifier '${r.name}'`)
   }
 }

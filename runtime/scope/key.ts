@@ -20,7 +20,11 @@ export interface ScopeService {
 export const SCOPE = new AreaKey<ScopeService>('scope')
 
 /** The scope runtime of an installed scope area. */
-export function scopeRuntimeOf (platform: Platform): ScopeRuntime { return platform.area(SCOPE).runtime }
+export function scopeRuntimeOf(platform: Platform): ScopeRuntime {
+  return platform.area(SCOPE).runtime
+}
 
 /** The scope policies of the platform's plugin agents. */
-export function agentScopesOf (platform: Platform): AgentScopes { return platform.area(SCOPE).agents }
+export function agentScopesOf(platform: Platform): AgentScopes {
+  return platform.area(SCOPE).agents
+}

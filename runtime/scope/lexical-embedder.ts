@@ -11,22 +11,25 @@ import type { Embedder } from './contract.js'
  */
 export const LEXICAL_DIMENSIONS = 1024
 
-const STOP = new Set(('a an and are as at be but by can could do does did for from had has have how i if in into is it its ' +
-  'me my of on or our please so than that the their them then there these they this to us was we were what when where which ' +
-  'who why will with would you your about any all also just some')
-  .split(' '))
+const STOP = new Set(
+  (
+    'a an and are as at be but by can could do does did for from had has have how i if in into is it its ' +
+    'me my of on or our please so than that the their them then there these they this to us was we were what when where which ' +
+    'who why will with would you your about any all also just some'
+  ).split(' ')
+)
 
 const WORD = /[\p{L}\p{N}]+/gu
 
 export class LexicalEmbedder implements Embedder {
   readonly name = 'lexical'
 
-  async embed (texts: string[]): Promise<number[][]> {
+  async embed(texts: string[]): Promise<number[][]> {
     return texts.map(embedText)
   }
 }
 
-export function embedText (text: string): number[] {
+export function embedText(text: string): number[] {
   const v = new Float64Array(LEXICAL_DIMENSIONS)
   const tf = new Map<string, number>()
   for (const m of String(text).toLowerCase().matchAll(WORD)) {
@@ -38,7 +41,8 @@ export function embedText (text: string): number[] {
     const weight = 1 + Math.log(n)
     add(v, 'w:' + w, weight)
     const padded = `^${w}$`
-    if (padded.length > 4) for (let i = 0; i + 3 <= padded.length; i++) add(v, 'c:' + padded.slice(i, i + 3), weight * 0.5)
+    if (padded.length > 4)
+      for (let i = 0; i + 3 <= padded.length; i++) add(v, 'c:' + padded.slice(i, i + 3), weight * 0.5)
   }
   let norm = 0
   for (let i = 0; i < v.length; i++) norm += v[i]! * v[i]!
@@ -49,7 +53,7 @@ export function embedText (text: string): number[] {
 }
 
 /** Crude English suffix stripping so `orders`, `billing` and `billed` meet `order` and `bill`. */
-function stem (w: string): string {
+function stem(w: string): string {
   if (w.length > 4 && w.endsWith('ies')) return w.slice(0, -3) + 'y'
   if (w.length > 5 && w.endsWith('ing')) return w.slice(0, -3)
   if (w.length > 4 && w.endsWith('ed')) return w.slice(0, -2)
@@ -58,7 +62,7 @@ function stem (w: string): string {
 }
 
 /** Signed feature hashing (FNV-1a): the sign bit halves the bias collisions add to dot products. */
-function add (v: Float64Array, feature: string, weight: number): void {
+function add(v: Float64Array, feature: string, weight: number): void {
   let h = 0x811c9dc5
   for (let i = 0; i < feature.length; i++) {
     h ^= feature.charCodeAt(i)

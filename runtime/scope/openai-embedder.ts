@@ -4,7 +4,11 @@ import { isVector } from './similarity.js'
 
 /** An embedding call that failed; the scope tiers turn it into a degrade (embedding) or ERROR (semantic). */
 export class EmbedderError extends Error {
-  constructor (readonly embedder: string, readonly reason: 'timeout' | 'capacity' | 'error' | 'unparseable' | 'invalid', message: string) {
+  constructor(
+    readonly embedder: string,
+    readonly reason: 'timeout' | 'capacity' | 'error' | 'unparseable' | 'invalid',
+    message: string
+  ) {
     super(message)
     this.name = 'EmbedderError'
   }
@@ -18,28 +22,35 @@ export class EmbedderError extends Error {
 export class OpenAiEmbedder implements Embedder {
   readonly name: string
 
-  constructor (private readonly ep: OpenAiEndpoint) {
+  constructor(private readonly ep: OpenAiEndpoint) {
     this.name = `openai:${ep.model}`
   }
 
-  async embed (texts: string[]): Promise<number[][]> {
+  async embed(texts: string[]): Promise<number[][]> {
     if (texts.length === 0) return []
     const r = await postJson(this.ep, '/embeddings', { model: this.ep.model, input: texts }, this.ep.timeoutMs)
     if (!r.ok) throw new EmbedderError(this.name, r.reason, r.detail)
     const data = (r.body as { data?: unknown } | null)?.data
     if (!Array.isArray(data) || data.length !== texts.length) {
-      throw new EmbedderError(this.name, 'invalid', `embeddings reply has ${Array.isArray(data) ? data.length : 'no'} vectors for ${texts.length} inputs`)
+      throw new EmbedderError(
+        this.name,
+        'invalid',
+        `embeddings reply has ${Array.isArray(data) ? data.length : 'no'} vectors for ${texts.length} inputs`
+      )
     }
     const out: number[][] = new Array(texts.length)
     for (let i = 0; i < data.length; i++) {
-      const item = data[i] as { index?: unknown, embedding?: unknown } | null
+      const item = data[i] as { index?: unknown; embedding?: unknown } | null
       const at = typeof item?.index === 'number' ? item.index : i
-      if (!Number.isInteger(at) || at < 0 || at >= texts.length || out[at] !== undefined) throw new EmbedderError(this.name, 'invalid', `embeddings reply has a bad index ${String(item?.index)}`)
-      if (!isVector(item?.embedding)) throw new EmbedderError(this.name, 'invalid', `embeddings reply item ${at} is not a vector of finite numbers`)
+      if (!Number.isInteger(at) || at < 0 || at >= texts.length || out[at] !== undefined)
+        throw new EmbedderError(this.name, 'invalid', `embeddings reply has a bad index ${String(item?.index)}`)
+      if (!isVector(item?.embedding))
+        throw new EmbedderError(this.name, 'invalid', `embeddings reply item ${at} is not a vector of finite numbers`)
       out[at] = item.embedding
     }
     const dim = out[0]!.length
-    for (const v of out) if (v.length !== dim) throw new EmbedderError(this.name, 'invalid', 'embeddings reply mixes vector lengths')
+    for (const v of out)
+      if (v.length !== dim) throw new EmbedderError(this.name, 'invalid', 'embeddings reply mixes vector lengths')
     return out
   }
 }

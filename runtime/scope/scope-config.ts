@@ -6,7 +6,7 @@ export const DEFAULT_THRESHOLD = 0.45
 
 /** A scope declaration that cannot be used; raised when a policy file or plugin is loaded. */
 export class ScopeConfigError extends Error {
-  constructor (message: string) {
+  constructor(message: string) {
     super(message)
     this.name = 'ScopeConfigError'
   }
@@ -14,16 +14,37 @@ export class ScopeConfigError extends Error {
 
 /** The attribute names of one spelling: kebab-case in YAML, camelCase on the SDK `agent({scope})`. */
 interface Names {
-  purpose: string, forbiddenTopics: string, onBreach: string, redirectMessage: string, tier: string,
-  similarityThreshold: string, unrestricted: string, justification: string, postResponseCheck: string
+  purpose: string
+  forbiddenTopics: string
+  onBreach: string
+  redirectMessage: string
+  tier: string
+  similarityThreshold: string
+  unrestricted: string
+  justification: string
+  postResponseCheck: string
 }
 const KEBAB: Names = {
-  purpose: 'purpose', forbiddenTopics: 'forbidden-topics', onBreach: 'on-breach', redirectMessage: 'redirect-message', tier: 'tier',
-  similarityThreshold: 'similarity-threshold', unrestricted: 'unrestricted', justification: 'justification', postResponseCheck: 'post-response-check'
+  purpose: 'purpose',
+  forbiddenTopics: 'forbidden-topics',
+  onBreach: 'on-breach',
+  redirectMessage: 'redirect-message',
+  tier: 'tier',
+  similarityThreshold: 'similarity-threshold',
+  unrestricted: 'unrestricted',
+  justification: 'justification',
+  postResponseCheck: 'post-response-check'
 }
 const CAMEL: Names = {
-  purpose: 'purpose', forbiddenTopics: 'forbiddenTopics', onBreach: 'onBreach', redirectMessage: 'redirectMessage', tier: 'tier',
-  similarityThreshold: 'similarityThreshold', unrestricted: 'unrestricted', justification: 'justification', postResponseCheck: 'postResponseCheck'
+  purpose: 'purpose',
+  forbiddenTopics: 'forbiddenTopics',
+  onBreach: 'onBreach',
+  redirectMessage: 'redirectMessage',
+  tier: 'tier',
+  similarityThreshold: 'similarityThreshold',
+  unrestricted: 'unrestricted',
+  justification: 'justification',
+  postResponseCheck: 'postResponseCheck'
 }
 
 export interface ScopeBinding {
@@ -33,26 +54,31 @@ export interface ScopeBinding {
 }
 
 /** The YAML `type: scope` config (kebab-case keys, plus `agent`). */
-export function scopeFromPolicyConfig (raw: unknown): ScopeBinding {
+export function scopeFromPolicyConfig(raw: unknown): ScopeBinding {
   const obj = raw ?? {}
   if (typeof obj !== 'object' || Array.isArray(obj)) throw new ScopeConfigError('scope: config must be a map')
   const { agent, ...rest } = obj as Record<string, unknown>
-  if (agent !== undefined && (typeof agent !== 'string' || agent.trim() === '')) throw new ScopeConfigError("scope: 'agent' must be a non-blank agent id")
+  if (agent !== undefined && (typeof agent !== 'string' || agent.trim() === ''))
+    throw new ScopeConfigError("scope: 'agent' must be a non-blank agent id")
   return { agent: agent === undefined ? null : agent.trim(), config: parse(rest, KEBAB, ['agent'], 'scope') }
 }
 
 /** The SDK `agent({scope})` attributes (camelCase), with the `@AgentScope` defaults. */
-export function scopeFromAgentAttributes (raw: unknown, agentName = '?'): ScopeConfig {
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw new ScopeConfigError(`agent '${agentName}' scope: must be an object`)
+export function scopeFromAgentAttributes(raw: unknown, agentName = '?'): ScopeConfig {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    throw new ScopeConfigError(`agent '${agentName}' scope: must be an object`)
   return parse(raw as Record<string, unknown>, CAMEL, [], `agent '${agentName}' scope`)
 }
 
-function parse (o: Record<string, unknown>, n: Names, extra: string[], where: string): ScopeConfig {
+function parse(o: Record<string, unknown>, n: Names, extra: string[], where: string): ScopeConfig {
   const known = [...extra, ...Object.values(n)]
   for (const k of Object.keys(o)) {
-    if (o[k] !== undefined && !known.includes(k)) throw new ScopeConfigError(`${where}: unknown key '${k}' (known: ${known.join(', ')})`)
+    if (o[k] !== undefined && !known.includes(k))
+      throw new ScopeConfigError(`${where}: unknown key '${k}' (known: ${known.join(', ')})`)
   }
-  const fail = (msg: string): never => { throw new ScopeConfigError(`${where}: ${msg}`) }
+  const fail = (msg: string): never => {
+    throw new ScopeConfigError(`${where}: ${msg}`)
+  }
   const str = (k: string): string => {
     const v = o[k]
     if (v === undefined || v === null) return ''
@@ -69,30 +95,35 @@ function parse (o: Record<string, unknown>, n: Names, extra: string[], where: st
     const v = o[k]
     if (v === undefined || v === null) return dflt
     const norm = typeof v === 'string' ? v.trim().toUpperCase().replace(/-/g, '_') : ''
-    if (!(all as readonly string[]).includes(norm)) return fail(`'${k}' must be one of ${all.join(', ')} (got ${JSON.stringify(v)})`)
+    if (!(all as readonly string[]).includes(norm))
+      return fail(`'${k}' must be one of ${all.join(', ')} (got ${JSON.stringify(v)})`)
     return norm as T
   }
 
   const unrestricted = bool(n.unrestricted)
   const justification = str(n.justification)
   const purpose = str(n.purpose).trim()
-  if (unrestricted && justification.trim() === '') fail(`'${n.justification}' must not be blank when '${n.unrestricted}' is true`)
+  if (unrestricted && justification.trim() === '')
+    fail(`'${n.justification}' must not be blank when '${n.unrestricted}' is true`)
   if (!unrestricted && purpose === '') fail(`'${n.purpose}' is required unless '${n.unrestricted}' is true`)
 
   const rawTopics = o[n.forbiddenTopics] ?? []
-  if (!Array.isArray(rawTopics) || rawTopics.some((t) => typeof t !== 'string' || t.trim() === '')) fail(`'${n.forbiddenTopics}' must be a list of non-blank strings`)
+  if (!Array.isArray(rawTopics) || rawTopics.some((t) => typeof t !== 'string' || t.trim() === ''))
+    fail(`'${n.forbiddenTopics}' must be a list of non-blank strings`)
   const forbiddenTopics = (rawTopics as string[]).map((t) => t.trim())
 
   const rawThreshold = o[n.similarityThreshold]
   let similarityThreshold = DEFAULT_THRESHOLD
   if (rawThreshold !== undefined && rawThreshold !== null) {
-    if (typeof rawThreshold !== 'number' || !Number.isFinite(rawThreshold) || rawThreshold < 0 || rawThreshold > 1) fail(`'${n.similarityThreshold}' must be a number from 0 to 1 (got ${JSON.stringify(rawThreshold)})`)
+    if (typeof rawThreshold !== 'number' || !Number.isFinite(rawThreshold) || rawThreshold < 0 || rawThreshold > 1)
+      fail(`'${n.similarityThreshold}' must be a number from 0 to 1 (got ${JSON.stringify(rawThreshold)})`)
     similarityThreshold = rawThreshold as number
   }
 
   const onBreach = oneOf(n.onBreach, BREACHES, 'POLITE_REDIRECT')
   const redirect = str(n.redirectMessage)
-  if (onBreach === 'CUSTOM_MESSAGE' && redirect.trim() === '') fail(`'${n.redirectMessage}' must not be blank when '${n.onBreach}' is CUSTOM_MESSAGE`)
+  if (onBreach === 'CUSTOM_MESSAGE' && redirect.trim() === '')
+    fail(`'${n.redirectMessage}' must not be blank when '${n.onBreach}' is CUSTOM_MESSAGE`)
 
   return Object.freeze({
     purpose,

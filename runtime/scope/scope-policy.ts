@@ -21,7 +21,7 @@ export class ScopePolicy implements GovernancePolicy {
   readonly className = 'ScopePolicy'
   private recorder: ((decision: string, similarity: number) => void) | undefined
 
-  constructor (
+  constructor(
     readonly name: string,
     readonly source: string,
     readonly version: string,
@@ -31,11 +31,12 @@ export class ScopePolicy implements GovernancePolicy {
     private readonly guardrail: ScopeGuardrail,
     private readonly runtime: ScopeRuntime
   ) {
-    if (guardrail.tier() !== config.tier) throw new Error(`guardrail tier ${guardrail.tier()} does not match config tier ${config.tier}`)
+    if (guardrail.tier() !== config.tier)
+      throw new Error(`guardrail tier ${guardrail.tier()} does not match config tier ${config.tier}`)
   }
 
   /** Bound on first use: a policy built before its platform was installed still counts there. */
-  private record (decision: string, similarity: number): void {
+  private record(decision: string, similarity: number): void {
     if (this.recorder === undefined) {
       const m = this.runtime.metrics
       if (m === undefined) return
@@ -44,53 +45,77 @@ export class ScopePolicy implements GovernancePolicy {
     this.recorder(decision, similarity)
   }
 
-  appliesTo (agentId: string | null | undefined): boolean {
+  appliesTo(agentId: string | null | undefined): boolean {
     return this.agent === null || agentId === this.agent
   }
 
-  evaluate (ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision> {
+  evaluate(ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision> {
     if (this.config.unrestricted || (this.agent !== null && ctx.request.agentId !== this.agent)) return ADMIT
     // a scope confines conversation turns; MCP tool calls (`call_tool:<name>`) are governed by tool policies
     if (ctx.request.metadata?.action === 'call_tool') return ADMIT
     return ctx.phase === 'POST_RESPONSE' ? this.postResponse(ctx) : this.preAdmission(ctx.request)
   }
 
-  private preAdmission (request: AiRequest): PolicyDecision | Promise<PolicyDecision> {
+  private preAdmission(request: AiRequest): PolicyDecision | Promise<PolicyDecision> {
     let v: ScopeVerdict | Promise<ScopeVerdict>
     try {
       v = this.guardrail.evaluate(request, this.config)
     } catch (err) {
       return this.threw(err)
     }
-    if (isPromise(v)) return v.then((x) => this.mapPre(request, x), (err) => this.threw(err))
+    if (isPromise(v))
+      return v.then(
+        (x) => this.mapPre(request, x),
+        (err) => this.threw(err)
+      )
     return this.mapPre(request, v)
   }
 
-  private mapPre (request: AiRequest, v: ScopeVerdict): PolicyDecision {
+  private mapPre(request: AiRequest, v: ScopeVerdict): PolicyDecision {
     switch (v?.outcome) {
-      case 'IN_SCOPE': this.record('admit', v.similarity); return ADMIT
-      case 'OUT_OF_SCOPE': { const d = this.breach(request, v); this.record(d.decision, v.similarity); return d }
-      case 'ERROR': this.record('error', Number.NaN); return { decision: 'deny', reason: `scope check errored: ${v.reason}` }
-      default: this.record('error', Number.NaN); return { decision: 'deny', reason: 'scope check errored: the guardrail returned no verdict' }
+      case 'IN_SCOPE':
+        this.record('admit', v.similarity)
+        return ADMIT
+      case 'OUT_OF_SCOPE': {
+        const d = this.breach(request, v)
+        this.record(d.decision, v.similarity)
+        return d
+      }
+      case 'ERROR':
+        this.record('error', Number.NaN)
+        return { decision: 'deny', reason: `scope check errored: ${v.reason}` }
+      default:
+        this.record('error', Number.NaN)
+        return { decision: 'deny', reason: 'scope check errored: the guardrail returned no verdict' }
     }
   }
 
-  private threw (err: unknown): PolicyDecision {
+  private threw(err: unknown): PolicyDecision {
     this.record('error', Number.NaN)
     const msg = err instanceof Error ? err.message : String(err)
-    this.runtime.logger.error({ policy: this.name, tier: this.config.tier, err: msg }, 'Scope guardrail threw during pre-admission: fail closed')
+    this.runtime.logger.error(
+      { policy: this.name, tier: this.config.tier, err: msg },
+      'Scope guardrail threw during pre-admission: fail closed'
+    )
     return { decision: 'deny', reason: `scope check failed: ${msg}` }
   }
 
-  private breach (request: AiRequest, v: ScopeVerdict): PolicyDecision {
+  private breach(request: AiRequest, v: ScopeVerdict): PolicyDecision {
     const reason = v.reason === '' ? 'request falls outside endpoint scope' : v.reason
-    this.runtime.logger.warn({ policy: this.name, tier: this.config.tier, similarity: v.similarity }, `Scope breach on policy '${this.name}': ${reason}`)
+    this.runtime.logger.warn(
+      { policy: this.name, tier: this.config.tier, similarity: v.similarity },
+      `Scope breach on policy '${this.name}': ${reason}`
+    )
     if (this.config.onBreach === 'DENY') return { decision: 'deny', reason }
     const redirect = this.config.redirectMessage
-    return { decision: 'transform', request: { ...request, message: redirect, metadata: { ...request.metadata, [REDIRECT_METADATA_KEY]: redirect } }, reason: `redirected: ${reason}` }
+    return {
+      decision: 'transform',
+      request: { ...request, message: redirect, metadata: { ...request.metadata, [REDIRECT_METADATA_KEY]: redirect } },
+      reason: `redirected: ${reason}`
+    }
   }
 
-  private postResponse (ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision> {
+  private postResponse(ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision> {
     if (!this.config.postResponseCheck) return ADMIT
     const response = ctx.accumulatedResponse
     if (typeof response !== 'string' || response.trim() === '') return ADMIT
@@ -100,24 +125,34 @@ export class ScopePolicy implements GovernancePolicy {
     } catch (err) {
       return this.postThrew(err)
     }
-    if (isPromise(v)) return v.then((x) => this.mapPost(x), (err) => this.postThrew(err))
+    if (isPromise(v))
+      return v.then(
+        (x) => this.mapPost(x),
+        (err) => this.postThrew(err)
+      )
     return this.mapPost(v)
   }
 
-  private mapPost (v: ScopeVerdict): PolicyDecision {
+  private mapPost(v: ScopeVerdict): PolicyDecision {
     if (v?.outcome !== 'OUT_OF_SCOPE') return ADMIT
     this.record('deny', v.similarity)
     const reason = v.reason === '' ? 'response drifted outside endpoint scope' : v.reason
-    this.runtime.logger.warn({ policy: this.name, tier: this.config.tier, similarity: v.similarity }, `Scope post-response breach on policy '${this.name}': ${reason}`)
+    this.runtime.logger.warn(
+      { policy: this.name, tier: this.config.tier, similarity: v.similarity },
+      `Scope post-response breach on policy '${this.name}': ${reason}`
+    )
     return { decision: 'deny', reason: `post-response: ${reason}` }
   }
 
-  private postThrew (err: unknown): PolicyDecision {
-    this.runtime.logger.error({ policy: this.name, err: err instanceof Error ? err.message : String(err) }, 'Scope guardrail threw during post-response: admitting (bytes already on the wire)')
+  private postThrew(err: unknown): PolicyDecision {
+    this.runtime.logger.error(
+      { policy: this.name, err: err instanceof Error ? err.message : String(err) },
+      'Scope guardrail threw during post-response: admitting (bytes already on the wire)'
+    )
     return ADMIT
   }
 }
 
-function isPromise<T> (v: T | Promise<T>): v is Promise<T> {
+function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
   return typeof (v as { then?: unknown } | null)?.then === 'function'
 }

@@ -7,7 +7,7 @@ import type { ScopeMetrics } from './scope-metrics.js'
 /** A scope classifier contributed by a plugin: answers a verdict directly (`classify(request, scope)`). */
 export interface PluginClassifier {
   readonly name: string
-  classify (request: AiRequest, scope: ScopeConfig, signal: AbortSignal): Promise<unknown>
+  classify(request: AiRequest, scope: ScopeConfig, signal: AbortSignal): Promise<unknown>
 }
 
 /**
@@ -18,11 +18,11 @@ export interface PluginClassifier {
 export interface ScopeRuntime {
   readonly logger: Logger
   /** The embedding runtime live now; undefined means none (embedding tiers degrade, rule 1). */
-  embedder (): Embedder | undefined
+  embedder(): Embedder | undefined
   /** The LLM tier's decision model; undefined or unavailable means "no reachable model" (rule 3). */
-  decisionModel (): DecisionModel | undefined
+  decisionModel(): DecisionModel | undefined
   /** A plugin classifier chosen for the LLM tier; when set it answers instead of the decision model. */
-  pluginClassifier (): PluginClassifier | undefined
+  pluginClassifier(): PluginClassifier | undefined
   /** Bound of one LLM-tier question, in milliseconds. */
   readonly decisionTimeoutMs: number
   /** Where verdicts are counted; absent outside a platform. */

@@ -26,46 +26,84 @@ export class SemanticIntentScopeGuardrail implements ScopeGuardrail {
   private readonly margin: number
 
   /** `failOpen` undefined: read the process property per request. */
-  constructor (private readonly runtime: ScopeRuntime, margin = DEFAULT_MARGIN, private readonly failOpen?: boolean) {
+  constructor(
+    private readonly runtime: ScopeRuntime,
+    margin = DEFAULT_MARGIN,
+    private readonly failOpen?: boolean
+  ) {
     if (!(margin >= 0 && margin < 1)) throw new RangeError(`margin must be in [0, 1), got: ${margin}`)
     this.margin = margin
-    if (failOpen === true) runtime.logger.warn('SemanticIntentScopeGuardrail is fail-open: with no embedding runtime every request is admitted unscreened')
+    if (failOpen === true)
+      runtime.logger.warn(
+        'SemanticIntentScopeGuardrail is fail-open: with no embedding runtime every request is admitted unscreened'
+      )
   }
 
-  tier (): Tier { return 'SEMANTIC_INTENT' }
+  tier(): Tier {
+    return 'SEMANTIC_INTENT'
+  }
 
-  evaluate (request: AiRequest, scope: ScopeConfig): ScopeVerdict | Promise<ScopeVerdict> {
+  evaluate(request: AiRequest, scope: ScopeConfig): ScopeVerdict | Promise<ScopeVerdict> {
     const message = screenedText(request, scope)
     if (message === undefined) return IN_SCOPE_UNSCORED
     const e = this.runtime.embedder()
     if (e === undefined) {
       if (this.failOpen ?? booleanSystemProperty(SEMANTIC_FAIL_OPEN_PROPERTY)) {
-        this.runtime.logger.warn({ tier: 'SEMANTIC_INTENT' }, 'No embedding runtime available: the semantic-intent scope tier admits the request unscreened (fail-open mode)')
-        return { outcome: 'IN_SCOPE', reason: 'fail-open: no embedding runtime for the semantic-intent scope tier', similarity: Number.NaN }
+        this.runtime.logger.warn(
+          { tier: 'SEMANTIC_INTENT' },
+          'No embedding runtime available: the semantic-intent scope tier admits the request unscreened (fail-open mode)'
+        )
+        return {
+          outcome: 'IN_SCOPE',
+          reason: 'fail-open: no embedding runtime for the semantic-intent scope tier',
+          similarity: Number.NaN
+        }
       }
-      this.runtime.logger.warn({ tier: 'SEMANTIC_INTENT' }, 'No embedding runtime available: the semantic-intent scope tier degrades to RULE_BASED for this request. Set platform.ai.scope.embedder or choose tier RULE_BASED.')
+      this.runtime.logger.warn(
+        { tier: 'SEMANTIC_INTENT' },
+        'No embedding runtime available: the semantic-intent scope tier degrades to RULE_BASED for this request. Set platform.ai.scope.embedder or choose tier RULE_BASED.'
+      )
       return this.rules.evaluate(request, scope)
     }
     return this.screen(e, message, scope)
   }
 
-  private async screen (e: Embedder, message: string, scope: ScopeConfig): Promise<ScopeVerdict> {
+  private async screen(e: Embedder, message: string, scope: ScopeConfig): Promise<ScopeVerdict> {
     let purpose: number[]
     let msg: number[]
-    try { purpose = await this.cache.get(e, scope.purpose) } catch (err) { return this.failed(e, 'purpose', err) }
-    try { msg = await embedOne(e, message) } catch (err) { return this.failed(e, 'request message', err) }
+    try {
+      purpose = await this.cache.get(e, scope.purpose)
+    } catch (err) {
+      return this.failed(e, 'purpose', err)
+    }
+    try {
+      msg = await embedOne(e, message)
+    } catch (err) {
+      return this.failed(e, 'request message', err)
+    }
     const sim = cosineSimilarity(purpose, msg)
     if (sim < scope.similarityThreshold) {
-      return { outcome: 'OUT_OF_SCOPE', reason: `message similarity ${round4(sim)} below threshold ${round4(scope.similarityThreshold)}`, similarity: sim }
+      return {
+        outcome: 'OUT_OF_SCOPE',
+        reason: `message similarity ${round4(sim)} below threshold ${round4(scope.similarityThreshold)}`,
+        similarity: sim
+      }
     }
     let best = -1
     let bestTopic: string | null = null
     for (const topic of scope.forbiddenTopics) {
       if (typeof topic !== 'string' || topic.trim() === '') continue
       let v: number[]
-      try { v = await this.cache.get(e, topic.toLowerCase()) } catch (err) { return this.failed(e, `forbidden topic '${topic}'`, err) }
+      try {
+        v = await this.cache.get(e, topic.toLowerCase())
+      } catch (err) {
+        return this.failed(e, `forbidden topic '${topic}'`, err)
+      }
       const s = cosineSimilarity(v, msg)
-      if (bestTopic === null || s > best) { best = s; bestTopic = topic }
+      if (bestTopic === null || s > best) {
+        best = s
+        bestTopic = topic
+      }
     }
     if (bestTopic !== null && sim - best < this.margin) {
       return {
@@ -77,8 +115,11 @@ export class SemanticIntentScopeGuardrail implements ScopeGuardrail {
     return { outcome: 'IN_SCOPE', reason: '', similarity: sim }
   }
 
-  private failed (e: Embedder, what: string, err: unknown): ScopeVerdict {
-    this.runtime.logger.error({ tier: 'SEMANTIC_INTENT', embedder: e.name, err: (err as Error)?.message }, `Embedding failed for ${what}`)
+  private failed(e: Embedder, what: string, err: unknown): ScopeVerdict {
+    this.runtime.logger.error(
+      { tier: 'SEMANTIC_INTENT', embedder: e.name, err: (err as Error)?.message },
+      `Embedding failed for ${what}`
+    )
     return { outcome: 'ERROR', reason: `failed to embed ${what}`, similarity: Number.NaN }
   }
 }

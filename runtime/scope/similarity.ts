@@ -1,7 +1,7 @@
 /** Vector arithmetic and the number formatting the scope reason strings use. */
 
 /** Cosine similarity; -1 when the lengths differ or a vector is empty, 0 when a norm is zero. */
-export function cosineSimilarity (a: readonly number[], b: readonly number[]): number {
+export function cosineSimilarity(a: readonly number[], b: readonly number[]): number {
   const n = a.length
   if (n === 0 || n !== b.length) return -1
   let dot = 0
@@ -22,7 +22,7 @@ export function cosineSimilarity (a: readonly number[], b: readonly number[]): n
  * Rounds to 4 decimals and prints the way a Java `double` prints (`0.5`, `1.0`, `-0.25`), so
  * reason strings read `sim=0.4321`, `threshold 0.45`.
  */
-export function round4 (v: number): string {
+export function round4(v: number): string {
   if (!Number.isFinite(v)) return Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity'
   const r = Math.round(v * 10000) / 10000
   if (r === 0) return '0.0'
@@ -31,13 +31,13 @@ export function round4 (v: number): string {
 }
 
 /** Java prints magnitudes below 10^-3 in computerized scientific notation: `1.0E-4`. */
-function javaSci (r: number): string {
+function javaSci(r: number): string {
   const [mant, exp] = r.toExponential().split('e') as [string, string]
   return `${mant.includes('.') ? mant : mant + '.0'}E${Number(exp)}`
 }
 
 /** A vector an embedder returned is usable only when it is a non-empty array of finite numbers. */
-export function isVector (v: unknown): v is number[] {
+export function isVector(v: unknown): v is number[] {
   if (!Array.isArray(v) || v.length === 0) return false
   for (const x of v) if (typeof x !== 'number' || !Number.isFinite(x)) return false
   return true

@@ -10,24 +10,28 @@
 // script and again by the server), like the JVM's single property table.
 const KEY = Symbol.for('agent-platform.system-properties')
 const g = globalThis as unknown as Record<symbol, Map<string, string> | undefined>
-const props: Map<string, string> = g[KEY] ??= new Map<string, string>()
+const props: Map<string, string> = (g[KEY] ??= new Map<string, string>())
 
 /** When `true`, a semantic-intent scope with no embedding runtime admits requests unscreened. */
 export const SEMANTIC_FAIL_OPEN_PROPERTY = 'org.platform.ai.scope.semantic-intent.fail-open'
 /** When `true`, an uncertain LLM-classifier verdict admits the request instead of failing closed. */
 export const LLM_FAIL_OPEN_PROPERTY = 'org.platform.ai.scope.llm-classifier.fail-open'
 
-export function setSystemProperty (key: string, value: string): void {
+export function setSystemProperty(key: string, value: string): void {
   if (typeof key !== 'string' || key === '') throw new TypeError('system property key must be a non-empty string')
   props.set(key, String(value))
 }
 
-export function getSystemProperty (key: string): string | undefined { return props.get(key) }
+export function getSystemProperty(key: string): string | undefined {
+  return props.get(key)
+}
 
-export function clearSystemProperty (key: string): boolean { return props.delete(key) }
+export function clearSystemProperty(key: string): boolean {
+  return props.delete(key)
+}
 
 /** Like Java's `Boolean.getBoolean`: true only when the property is set to `true`, ignoring case. */
-export function booleanSystemProperty (key: string): boolean {
+export function booleanSystemProperty(key: string): boolean {
   const v = props.get(key)
   return v !== undefined && v.toLowerCase() === 'true'
 }

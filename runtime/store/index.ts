@@ -1,3 +1,9 @@
 export { Store, entryCount } from './lmdb.js'
 export { RingBuffer } from './ring-buffer.js'
-export { RetainedLog, countAndLogWriteFailures, type LogKey, type RetainedLogOptions, type WriteFailureReport } from './retained-log.js'
+export {
+  RetainedLog,
+  countAndLogWriteFailures,
+  type LogKey,
+  type RetainedLogOptions,
+  type WriteFailureReport
+} from './retained-log.js'

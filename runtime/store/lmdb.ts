@@ -11,7 +11,7 @@ export class Store {
   private readonly dbs = new Map<string, Database<any, any>>()
   private closed = false
 
-  constructor (readonly path: string) {
+  constructor(readonly path: string) {
     mkdirSync(path, { recursive: true })
     // noSubdir false: lmdb-js would take a directory whose name has a dot (mktemp's) for a file
     this.root = open({ path, maxDbs: 64, compression: false, noSubdir: false })
@@ -28,9 +28,11 @@ export class Store {
     return db as Database<V, K>
   }
 
-  get isOpen (): boolean { return !this.closed }
+  get isOpen(): boolean {
+    return !this.closed
+  }
 
-  async close (): Promise<void> {
+  async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
     await this.root.flushed
@@ -42,6 +44,6 @@ export class Store {
  * Entries in one database from LMDB's own statistics. `getCount()` walks every entry, so a log
  * that checked its retention with it paid O(n) per check (9 µs per append at 100 000 entries).
  */
-export function entryCount<V, K extends Key> (db: Database<V, K>): number {
+export function entryCount<V, K extends Key>(db: Database<V, K>): number {
   return (db.getStats() as { entryCount: number }).entryCount
 }

@@ -24,10 +24,12 @@ export interface RetainedLogOptions<T> {
 /** Appends between two retention trims: a trim reads LMDB's statistics, so it stays cheap. */
 const TRIM_EVERY = 1000
 
-const warn: WriteFailureReport = (log, err) => { process.emitWarning(`store write failed (${log}): ${String((err as Error)?.message ?? err)}`, 'StoreWriteFailure') }
+const warn: WriteFailureReport = (log, err) => {
+  process.emitWarning(`store write failed (${log}): ${String((err as Error)?.message ?? err)}`, 'StoreWriteFailure')
+}
 
 /** Counts a failure in `counter` (label `log`) and logs it with the error. */
-export function countAndLogWriteFailures (
+export function countAndLogWriteFailures(
   counter: { inc: (labels: { log: string }) => void },
   logger: { error: (obj: object, msg: string) => void }
 ): WriteFailureReport {
@@ -55,32 +57,42 @@ export class RetainedLog<T> {
   private writes = 0
   private readonly failed: (err: unknown) => void
 
-  constructor (opts: RetainedLogOptions<T>) {
+  constructor(opts: RetainedLogOptions<T>) {
     this.name = opts.name
     this.values = new RingBuffer(opts.capacity)
     this.keys = new RingBuffer(opts.capacity)
     this.db = opts.db
     this.retention = opts.retention ?? 100_000
     const report = opts.onWriteFailure ?? warn
-    this.failed = (err) => { report(this.name, err) }
+    this.failed = (err) => {
+      report(this.name, err)
+    }
     if (opts.db !== undefined) {
-      const recent: { key: LogKey, value: T }[] = []
-      for (const { key, value } of opts.db.getRange({ reverse: true, limit: opts.capacity })) recent.push({ key, value })
-      for (let i = recent.length - 1; i >= 0; i--) { this.keys.push(recent[i]!.key); this.values.push(recent[i]!.value) }
+      const recent: { key: LogKey; value: T }[] = []
+      for (const { key, value } of opts.db.getRange({ reverse: true, limit: opts.capacity }))
+        recent.push({ key, value })
+      for (let i = recent.length - 1; i >= 0; i--) {
+        this.keys.push(recent[i]!.key)
+        this.values.push(recent[i]!.value)
+      }
       for (const last of opts.db.getKeys({ reverse: true, limit: 1 })) this.seq = last[1] + 1
     }
   }
 
-  get capacity (): number { return this.values.capacity }
+  get capacity(): number {
+    return this.values.capacity
+  }
 
   /** Entries in memory. */
-  get size (): number { return this.values.size }
+  get size(): number {
+    return this.values.size
+  }
 
   /**
    * Adds one entry. Resolves once it is committed (at once without LMDB); rejects if the write
    * fails, which is reported either way, so callers may also ignore the promise.
    */
-  append (value: T): Promise<void> {
+  append(value: T): Promise<void> {
     const key: LogKey = [Date.now(), this.seq++]
     this.keys.push(key)
     this.values.push(value)
@@ -101,16 +113,21 @@ export class RetainedLog<T> {
   }
 
   /** The newest `limit` entries in memory, oldest first. */
-  oldestFirst (limit?: number): T[] { return this.values.last(limit) }
+  oldestFirst(limit?: number): T[] {
+    return this.values.last(limit)
+  }
 
   /** The newest `limit` entries in memory, newest first. */
-  inMemory (limit?: number): T[] { return this.values.newest(limit) }
+  inMemory(limit?: number): T[] {
+    return this.values.newest(limit)
+  }
 
   /** The newest `limit` entries, newest first: from memory, then from LMDB below the oldest in memory. */
-  newest (limit: number): T[] {
+  newest(limit: number): T[] {
     const out = this.values.newest(limit)
     // older entries live only in LMDB once the ring is full; continue below the oldest ring key
-    if (out.length >= limit || this.db === undefined || this.values.size < this.values.capacity || out.length === 0) return out
+    if (out.length >= limit || this.db === undefined || this.values.size < this.values.capacity || out.length === 0)
+      return out
     const start = this.keys.oldest()!
     for (const { key, value } of this.db.getRange({ reverse: true, start, limit: limit - out.length + 1 })) {
       if (key[0] === start[0] && key[1] === start[1]) continue
@@ -121,25 +138,27 @@ export class RetainedLog<T> {
   }
 
   /** The newest `limit` committed entries read from LMDB, newest first (memory without LMDB). */
-  stored (limit: number): T[] {
+  stored(limit: number): T[] {
     if (this.db === undefined) return this.values.newest(limit)
     const out: T[] = []
     for (const { value } of this.db.getRange({ reverse: true, limit })) out.push(value)
     return out
   }
 
-  private async trim (): Promise<void> {
+  private async trim(): Promise<void> {
     const db = this.db!
     const excess = entryCount(db) - this.retention
     if (excess <= 0) return
-    await db.transaction(() => { for (const key of db.getKeys({ limit: excess })) db.remove(key) })
+    await db.transaction(() => {
+      for (const key of db.getKeys({ limit: excess })) db.remove(key)
+    })
   }
 }
 
 const DONE: Promise<void> = Promise.resolve()
 
 /** A rejection already reported: callers that ignore it must not turn it into an unhandled one. */
-function rejected (err: unknown): Promise<void> {
+function rejected(err: unknown): Promise<void> {
   const p = Promise.reject(err)
   p.catch(() => {})
   return p

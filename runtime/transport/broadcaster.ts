@@ -3,7 +3,9 @@ import type { BroadcasterInfo, ResourceInfo, TransportKind, Reason } from './typ
 import type { MessageBucket } from './message-rate.js'
 
 /** A counter child prom-client hands out for one label set. */
-export interface CounterChild { inc (n?: number): void }
+export interface CounterChild {
+  inc(n?: number): void
+}
 
 /**
  * A named topic with its members (each a Resource, defined below: the two refer to each other).
@@ -22,11 +24,15 @@ export class Broadcaster {
   /** Destroyed once its last member leaves (rooms). */
   autoDestroy = false
 
-  constructor (readonly id: string, readonly className: string, readonly counter: CounterChild) {
+  constructor(
+    readonly id: string,
+    readonly className: string,
+    readonly counter: CounterChild
+  ) {
     this.topic = 'broadcaster:' + id
   }
 
-  info (): BroadcasterInfo {
+  info(): BroadcasterInfo {
     return { id: this.id, className: this.className, resourceCount: this.resources.size, isDestroyed: this.destroyed }
   }
 }
@@ -49,26 +55,38 @@ export abstract class Resource {
   /** Message rate of this member, when its endpoint limits it. */
   bucket: MessageBucket | undefined
 
-  constructor (readonly uuid: string, readonly transport: TransportKind, readonly broadcaster: Broadcaster) {}
+  constructor(
+    readonly uuid: string,
+    readonly transport: TransportKind,
+    readonly broadcaster: Broadcaster
+  ) {}
 
   /** Hands one frame to this resource alone (broadcasts to WebSockets go through the uWS topic). */
-  abstract deliver (frame: Frame): void
+  abstract deliver(frame: Frame): void
 
   /** Ends the connection from the server side, telling the client why where the transport can. */
-  abstract end (reason: Reason): void
+  abstract end(reason: Reason): void
 
   /** Waiting for broadcasts. */
-  abstract get isSuspended (): boolean
+  abstract get isSuspended(): boolean
 
   /** Between two polls of a long-polling client. */
-  get isResumed (): boolean { return false }
+  get isResumed(): boolean {
+    return false
+  }
 
-  info (): ResourceInfo {
-    return { uuid: this.uuid, transport: this.transport, isSuspended: this.isSuspended, isResumed: this.isResumed, broadcaster: this.broadcaster.id }
+  info(): ResourceInfo {
+    return {
+      uuid: this.uuid,
+      transport: this.transport,
+      isSuspended: this.isSuspended,
+      isResumed: this.isResumed,
+      broadcaster: this.broadcaster.id
+    }
   }
 }
 
 /** A WebSocket member, reached through the uWS topic; the backpressure sweep reads its socket. */
 export interface SocketMember extends Resource {
-  readonly ws: { getBufferedAmount (): number }
+  readonly ws: { getBufferedAmount(): number }
 }

@@ -15,9 +15,11 @@ export const RESOURCE_HEADER = 'x-platform-resource'
 /** Header (or `token` query parameter) proving the sender is that resource (SSE, long-polling). */
 export const TOKEN_HEADER = 'x-platform-token'
 
-function newToken (): string { return randomBytes(24).toString('base64url') }
+function newToken(): string {
+  return randomBytes(24).toString('base64url')
+}
 
-function sameToken (given: string, expected: string): boolean {
+function sameToken(given: string, expected: string): boolean {
   const a = Buffer.from(given)
   const b = Buffer.from(expected)
   return a.length === b.length && timingSafeEqual(a, b)
@@ -26,12 +28,12 @@ function sameToken (given: string, expected: string): boolean {
 /** What an endpoint needs of the Transport (kept narrow so endpoint.ts does not import it). */
 export interface EndpointTransport extends SocketWatcher, PollOwner {
   readonly closing: boolean
-  broadcaster (id: string, className?: string): Broadcaster
-  resource (uuid: string): Resource | undefined
-  add (r: Resource): void
-  remove (r: Resource, reason: Reason): void
-  end (r: Resource, reason: Reason): void
-  publish (b: Broadcaster, frame: Frame, except?: Resource): number
+  broadcaster(id: string, className?: string): Broadcaster
+  resource(uuid: string): Resource | undefined
+  add(r: Resource): void
+  remove(r: Resource, reason: Reason): void
+  end(r: Resource, reason: Reason): void
+  publish(b: Broadcaster, frame: Frame, except?: Resource): number
 }
 
 /** What every endpoint shares; installTransport fills it from configuration. */
@@ -58,27 +60,26 @@ export interface EndpointRequest {
   transport?: TransportKind
 }
 
-
 /** How an endpoint maps requests to broadcasters and what it does with members. */
 export interface EndpointHooks {
   /** The broadcaster id a request joins; throw a PlatformError to refuse it (runs before any upgrade). */
-  resolve (req: EndpointRequest): string
+  resolve(req: EndpointRequest): string
   /**
    * Per-member options of a joining request (WebSocket upgrade, SSE GET, first long-polling GET),
    * after `resolve`; throw a PlatformError to refuse the join. Not called for POST, DELETE or polls.
    */
-  joinOptions? (req: EndpointRequest): JoinOptions
+  joinOptions?(req: EndpointRequest): JoinOptions
   /** `className` of broadcasters this endpoint creates. */
   className?: string
   /** Once per broadcaster this endpoint creates (rooms announce leaves there). */
-  setup? (b: Broadcaster): void
+  setup?(b: Broadcaster): void
   /** After a resource is registered: greet it, tell the others. */
-  joined? (r: Resource): void
+  joined?(r: Resource): void
   /**
    * A JSON value a member sent (a WebSocket frame or a POST body); returns the resources reached.
    * Without it WebSocket frames are ignored and POST is not routed.
    */
-  message? (r: Resource, value: unknown): number
+  message?(r: Resource, value: unknown): number
   /** Largest message a member may send (WebSocket frame, POST body); at most the server body limit. */
   maxMessageBytes?: number
   /** Messages per member: over it a WebSocket is closed with 1008, a POST answered 429. */
@@ -96,12 +97,19 @@ export class Endpoint {
   /** Largest frame or POST body of this endpoint. */
   private readonly frameLimit: number
 
-  constructor (private readonly o: EndpointSettings, readonly pattern: string, private readonly hooks: EndpointHooks) {
-    pattern.replace(/\{([^}]+)\}/g, (_, n: string) => { this.paramNames.push(n); return '' })
+  constructor(
+    private readonly o: EndpointSettings,
+    readonly pattern: string,
+    private readonly hooks: EndpointHooks
+  ) {
+    pattern.replace(/\{([^}]+)\}/g, (_, n: string) => {
+      this.paramNames.push(n)
+      return ''
+    })
     this.frameLimit = Math.min(o.frameLimit, hooks.maxMessageBytes ?? Infinity)
   }
 
-  install (): void {
+  install(): void {
     const { http } = this.o
     http.ws<WsData>(this.pattern, {
       // frames up to twice the limit are read and refused with 1009; beyond that uWS drops the connection
@@ -113,26 +121,57 @@ export class Endpoint {
       sendPingsAutomatically: true,
       // an exception escaping a uWS callback would take the process down: log it instead
       upgrade: (res, req, context) => {
-        try { this.upgrade(res, req, context) } catch (err) {
+        try {
+          this.upgrade(res, req, context)
+        } catch (err) {
           this.failed(err, 'upgrade')
           // uWS also aborts if an upgrade handler returns without answering
-          try { res.cork(() => { res.writeStatus('500 Internal Server Error').end(JSON.stringify(new PlatformError('INTERNAL').body()), true) }) } catch { /* already answered */ }
+          try {
+            res.cork(() => {
+              res
+                .writeStatus('500 Internal Server Error')
+                .end(JSON.stringify(new PlatformError('INTERNAL').body()), true)
+            })
+          } catch {
+            /* already answered */
+          }
         }
       },
-      open: (ws) => { try { this.openWs(ws) } catch (err) { this.failed(err, 'open') } },
-      message: (ws, msg) => { try { this.wsMessage(ws, msg) } catch (err) { this.failed(err, 'message') } },
-      close: (ws, code, msg) => { try { this.closeWs(ws, code, msg) } catch (err) { this.failed(err, 'close') } }
+      open: (ws) => {
+        try {
+          this.openWs(ws)
+        } catch (err) {
+          this.failed(err, 'open')
+        }
+      },
+      message: (ws, msg) => {
+        try {
+          this.wsMessage(ws, msg)
+        } catch (err) {
+          this.failed(err, 'message')
+        }
+      },
+      close: (ws, code, msg) => {
+        try {
+          this.closeWs(ws, code, msg)
+        } catch (err) {
+          this.failed(err, 'close')
+        }
+      }
     })
     http.get(this.pattern, (ctx) => this.get(ctx))
-    if (this.hooks.message !== undefined) http.post(this.pattern, (ctx) => this.post(ctx), { body: 'json', bodyLimit: this.frameLimit })
-    http.delete(this.pattern, (ctx) => { this.leave(ctx) })
+    if (this.hooks.message !== undefined)
+      http.post(this.pattern, (ctx) => this.post(ctx), { body: 'json', bodyLimit: this.frameLimit })
+    http.delete(this.pattern, (ctx) => {
+      this.leave(ctx)
+    })
   }
 
-  private failed (err: unknown, phase: string): void {
+  private failed(err: unknown, phase: string): void {
     this.o.logger.error({ err, phase, endpoint: this.pattern }, 'transport WebSocket handler failed')
   }
 
-  private broadcaster (id: string): Broadcaster {
+  private broadcaster(id: string): Broadcaster {
     const b = this.o.transport.broadcaster(id, this.hooks.className)
     if (!this.prepared.has(b)) {
       this.prepared.add(b)
@@ -141,7 +180,7 @@ export class Endpoint {
     return b
   }
 
-  private join (r: Resource, opts: JoinOptions | undefined): void {
+  private join(r: Resource, opts: JoinOptions | undefined): void {
     if (opts?.silent === true) r.silent = true
     r.principal = opts?.principal
     const rate = this.hooks.messageRate
@@ -155,36 +194,43 @@ export class Endpoint {
    * token: uuids are public (rooms announce them), so a uuid alone must not let anyone post as,
    * poll for or remove another member.
    */
-  private member (ctx: Context, id: string): Resource {
+  private member(ctx: Context, id: string): Resource {
     const uuid = ctx.headers[RESOURCE_HEADER] ?? ctx.query.get('uuid') ?? ''
     if (uuid === '') throw new PlatformError('MISSING_RESOURCE_ID')
     const r = this.o.transport.resource(uuid)
-    if (r === undefined || r.broadcaster.id !== id) throw new PlatformError('UNKNOWN_RESOURCE', { uuid: uuid.slice(0, 200) })
+    if (r === undefined || r.broadcaster.id !== id)
+      throw new PlatformError('UNKNOWN_RESOURCE', { uuid: uuid.slice(0, 200) })
     const token = ctx.headers[TOKEN_HEADER] ?? ctx.query.get('token') ?? ''
     if (r.token === undefined || !sameToken(token, r.token)) throw new PlatformError('RESOURCE_FORBIDDEN', { uuid })
     return r
   }
 
-  private resolveCtx (ctx: Context): string {
+  private resolveCtx(ctx: Context): string {
     return this.hooks.resolve({ params: ctx.params, query: ctx.query, headers: ctx.headers })
   }
 
-  private joinOptionsCtx (ctx: Context, transport: TransportKind): JoinOptions | undefined {
+  private joinOptionsCtx(ctx: Context, transport: TransportKind): JoinOptions | undefined {
     return this.hooks.joinOptions?.({ params: ctx.params, query: ctx.query, headers: ctx.headers, transport })
   }
 
   // --- WebSocket ---
 
-  private upgrade (res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
+  private upgrade(res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
     const key = req.getHeader('sec-websocket-key')
     const protocol = req.getHeader('sec-websocket-protocol')
     const extensions = req.getHeader('sec-websocket-extensions')
     const headers: Record<string, string> = {}
-    req.forEach((k, v) => { headers[k] = v })
+    req.forEach((k, v) => {
+      headers[k] = v
+    })
     const params: Record<string, string> = {}
     for (let i = 0; i < this.paramNames.length; i++) {
       const raw = req.getParameter(i) ?? ''
-      try { params[this.paramNames[i]!] = decodeURIComponent(raw) } catch { params[this.paramNames[i]!] = raw }
+      try {
+        params[this.paramNames[i]!] = decodeURIComponent(raw)
+      } catch {
+        params[this.paramNames[i]!] = raw
+      }
     }
     let id = ''
     let opts: JoinOptions | undefined
@@ -193,7 +239,12 @@ export class Endpoint {
       err = new PlatformError('SHUTTING_DOWN')
     } else {
       try {
-        const er: EndpointRequest = { params, query: new URLSearchParams(req.getQuery() ?? ''), headers, transport: 'WEBSOCKET' }
+        const er: EndpointRequest = {
+          params,
+          query: new URLSearchParams(req.getQuery() ?? ''),
+          headers,
+          transport: 'WEBSOCKET'
+        }
         id = this.hooks.resolve(er)
         opts = this.hooks.joinOptions?.(er)
       } catch (e) {
@@ -204,30 +255,39 @@ export class Endpoint {
     if (err !== undefined) {
       const e = err
       res.cork(() => {
-        res.writeStatus(statusLine(e.status)).writeHeader('content-type', 'application/json').end(JSON.stringify(e.body()), true)
+        res
+          .writeStatus(statusLine(e.status))
+          .writeHeader('content-type', 'application/json')
+          .end(JSON.stringify(e.body()), true)
       })
       return
     }
     res.upgrade<WsData>({ id, opts, resource: undefined }, key, protocol, extensions, context)
   }
 
-  private openWs (ws: WebSocket<WsData>): void {
+  private openWs(ws: WebSocket<WsData>): void {
     const data = ws.getUserData()
     const r = new WsResource(randomUUID(), this.broadcaster(data.id), ws, this.o.transport)
     data.resource = r
     this.join(r, data.opts)
   }
 
-  private wsMessage (ws: WebSocket<WsData>, msg: ArrayBuffer): void {
+  private wsMessage(ws: WebSocket<WsData>, msg: ArrayBuffer): void {
     const r = ws.getUserData().resource
     if (r === undefined || r.closed) return
     if (msg.byteLength > this.frameLimit) {
-      this.o.logger.warn({ uuid: r.uuid, bytes: msg.byteLength, limit: this.frameLimit }, 'closing WebSocket: frame over the limit (1009)')
+      this.o.logger.warn(
+        { uuid: r.uuid, bytes: msg.byteLength, limit: this.frameLimit },
+        'closing WebSocket: frame over the limit (1009)'
+      )
       this.o.transport.end(r, Reason.tooBig)
       return
     }
     if (r.bucket !== undefined && !r.bucket.take()) {
-      this.o.logger.warn({ uuid: r.uuid, broadcaster: r.broadcaster.id, ...this.hooks.messageRate }, 'closing WebSocket: over its message rate (1008)')
+      this.o.logger.warn(
+        { uuid: r.uuid, broadcaster: r.broadcaster.id, ...this.hooks.messageRate },
+        'closing WebSocket: over its message rate (1008)'
+      )
       this.o.transport.end(r, Reason.rateLimited)
       return
     }
@@ -244,7 +304,7 @@ export class Endpoint {
     this.hooks.message(r, value)
   }
 
-  private closeWs (ws: WebSocket<WsData>, code: number, msg: ArrayBuffer): void {
+  private closeWs(ws: WebSocket<WsData>, code: number, msg: ArrayBuffer): void {
     const r = ws.getUserData().resource
     if (r === undefined) return
     let reason = r.reason
@@ -252,7 +312,10 @@ export class Endpoint {
       const text = Buffer.from(msg).toString()
       if (text.includes('too big')) {
         reason = Reason.tooBig
-        this.o.logger.warn({ uuid: r.uuid, limit: this.frameLimit * 2 }, 'WebSocket dropped: frame beyond twice the limit')
+        this.o.logger.warn(
+          { uuid: r.uuid, limit: this.frameLimit * 2 },
+          'WebSocket dropped: frame beyond twice the limit'
+        )
       } else if (text.includes('inactivity')) {
         reason = Reason.timeout
       } else if (text !== '' && code === 1006) {
@@ -268,11 +331,15 @@ export class Endpoint {
 
   // --- SSE and long-polling ---
 
-  private get (ctx: Context): Promise<void> | undefined {
+  private get(ctx: Context): Promise<void> | undefined {
     const id = this.resolveCtx(ctx)
     const mode = ctx.query.get('transport') ?? ctx.headers['x-platform-transport'] ?? 'sse'
     if (mode === 'long-polling') return this.poll(ctx, id)
-    if (mode !== 'sse') throw new PlatformError('INVALID_QUERY', { name: 'transport', detail: "use 'sse' or 'long-polling' (or a WebSocket upgrade)" })
+    if (mode !== 'sse')
+      throw new PlatformError('INVALID_QUERY', {
+        name: 'transport',
+        detail: "use 'sse' or 'long-polling' (or a WebSocket upgrade)"
+      })
     if (this.o.transport.closing) throw new PlatformError('SHUTTING_DOWN')
     const opts = this.joinOptionsCtx(ctx, 'SSE')
     // the member's uuid and token also as headers, for clients that read them before any event
@@ -285,20 +352,30 @@ export class Endpoint {
     stream.onClose(() => {
       // the stream closes itself when its queue overflows: that is a slow consumer
       const reason = r.reason ?? (ctx.aborted ? Reason.closed : Reason.slow)
-      if (reason === Reason.slow) this.o.logger.warn({ uuid: r.uuid, broadcaster: r.broadcaster.id, limit: this.o.maxBackpressureBytes }, 'closed slow SSE consumer')
+      if (reason === Reason.slow)
+        this.o.logger.warn(
+          { uuid: r.uuid, broadcaster: r.broadcaster.id, limit: this.o.maxBackpressureBytes },
+          'closed slow SSE consumer'
+        )
       this.o.transport.remove(r, reason)
     })
     this.join(r, opts)
     return undefined
   }
 
-  private poll (ctx: Context, id: string): Promise<void> | undefined {
+  private poll(ctx: Context, id: string): Promise<void> | undefined {
     const t = this.o.transport
     const uuid = ctx.query.get('uuid') ?? ctx.headers[RESOURCE_HEADER]
     if (uuid === undefined || uuid === '') {
       if (t.closing) throw new PlatformError('SHUTTING_DOWN')
       const opts = this.joinOptionsCtx(ctx, 'LONG_POLLING')
-      const r = new LongPollingResource(randomUUID(), this.broadcaster(id), t, this.o.longPollingQueue, this.o.maxBackpressureBytes)
+      const r = new LongPollingResource(
+        randomUUID(),
+        this.broadcaster(id),
+        t,
+        this.o.longPollingQueue,
+        this.o.maxBackpressureBytes
+      )
       r.token = newToken()
       this.join(r, opts)
       r.reply(ctx, true)
@@ -309,7 +386,7 @@ export class Endpoint {
     return r.open(ctx, Date.now() + this.o.longPollingTimeoutMs)
   }
 
-  private post (ctx: Context): unknown {
+  private post(ctx: Context): unknown {
     const r = this.member(ctx, this.resolveCtx(ctx))
     if (r instanceof LongPollingResource) r.lastSeen = Date.now()
     if (r.bucket !== undefined && !r.bucket.take()) {
@@ -319,7 +396,7 @@ export class Endpoint {
     return { status: 'sent', resourceCount: this.hooks.message!(r, ctx.body) }
   }
 
-  private leave (ctx: Context): void {
+  private leave(ctx: Context): void {
     const r = this.member(ctx, this.resolveCtx(ctx))
     this.o.transport.end(r, Reason.left)
   }

@@ -7,24 +7,35 @@
 export class Frame {
   private _item: string | undefined
 
-  private constructor (readonly text: string, isJson: boolean) {
+  private constructor(
+    readonly text: string,
+    isJson: boolean
+  ) {
     if (isJson) this._item = text
   }
 
   /** A frame we serialised ourselves. */
-  static json (text: string): Frame { return new Frame(text, true) }
+  static json(text: string): Frame {
+    return new Frame(text, true)
+  }
 
   /** A frame of caller-supplied text, which may or may not be JSON. */
-  static text (text: string): Frame { return new Frame(text, false) }
+  static text(text: string): Frame {
+    return new Frame(text, false)
+  }
 
-  static of (value: unknown): Frame {
+  static of(value: unknown): Frame {
     return typeof value === 'string' ? Frame.text(value) : Frame.json(JSON.stringify(value))
   }
 
-  get item (): string {
+  get item(): string {
     if (this._item === undefined) {
       let ok = true
-      try { JSON.parse(this.text) } catch { ok = false }
+      try {
+        JSON.parse(this.text)
+      } catch {
+        ok = false
+      }
       this._item = ok ? this.text : JSON.stringify(this.text)
     }
     return this._item
@@ -32,6 +43,6 @@ export class Frame {
 }
 
 /** Sent to SSE and long-polling resources that the server ends (WebSockets get a close code). */
-export function disconnectedFrame (reason: string): Frame {
+export function disconnectedFrame(reason: string): Frame {
   return Frame.json(JSON.stringify({ type: 'disconnected', reason }))
 }

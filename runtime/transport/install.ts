@@ -9,7 +9,7 @@ import { TRANSPORT } from './key.js'
  * `/platform/rooms/{room}`. On shutdown every WebSocket is closed with 1001 and every SSE stream
  * and held poll is ended before the HTTP core waits for in-flight responses.
  */
-export async function installTransport (platform: Platform): Promise<void> {
+export async function installTransport(platform: Platform): Promise<void> {
   const c = platform.config
   const heartbeatSeconds = c.get('platform.transport.heartbeat-seconds')
   const maxBackpressureBytes = c.get('platform.transport.max-backpressure-bytes')
@@ -43,9 +43,14 @@ export async function installTransport (platform: Platform): Promise<void> {
     principalOf: (headers) => platform.principals.fromHeaders(headers),
     guard: () => transport.roomJoinGuard,
     maxMessageBytes: c.get('platform.transport.rooms.max-message-bytes'),
-    rate: { perSecond: c.get('platform.transport.rooms.max-messages-per-second'), burst: c.get('platform.transport.rooms.message-burst') }
+    rate: {
+      perSecond: c.get('platform.transport.rooms.max-messages-per-second'),
+      burst: c.get('platform.transport.rooms.message-burst')
+    }
   })
-  platform.http.onShutdown(() => { transport.shutdown() })
+  platform.http.onShutdown(() => {
+    transport.shutdown()
+  })
   platform.provide(TRANSPORT, transport)
 }
 

@@ -6,4 +6,6 @@ import type { Transport } from './transport.js'
 export const TRANSPORT = new AreaKey<Transport>('transport')
 
 /** The transport installed on `platform` (throws when the transport area is not installed). */
-export function transportOf (platform: Platform): Transport { return platform.area(TRANSPORT) }
+export function transportOf(platform: Platform): Transport {
+  return platform.area(TRANSPORT)
+}

@@ -5,8 +5,8 @@ import type { Reason } from './types.js'
 
 /** The transport's side of a long-polling client: schedules flushes and enforces the queue bound. */
 export interface PollOwner {
-  scheduleFlush (r: LongPollingResource): void
-  overflow (r: LongPollingResource): void
+  scheduleFlush(r: LongPollingResource): void
+  overflow(r: LongPollingResource): void
 }
 
 interface PendingPoll {
@@ -27,23 +27,35 @@ export class LongPollingResource extends Resource {
   /** When the last poll ended (or the resource joined): idle clients are reaped from here. */
   lastSeen = Date.now()
 
-  constructor (uuid: string, broadcaster: Broadcaster, private readonly owner: PollOwner, private readonly maxQueue: number, private readonly maxBytes: number) {
+  constructor(
+    uuid: string,
+    broadcaster: Broadcaster,
+    private readonly owner: PollOwner,
+    private readonly maxQueue: number,
+    private readonly maxBytes: number
+  ) {
     super(uuid, 'LONG_POLLING', broadcaster)
   }
 
-  deliver (frame: Frame): void {
+  deliver(frame: Frame): void {
     if (this.closed) return
     const item = frame.item
     this.queue.push(item)
     this.queuedBytes += item.length
-    if (this.queue.length > this.maxQueue || this.queuedBytes > this.maxBytes) { this.owner.overflow(this); return }
+    if (this.queue.length > this.maxQueue || this.queuedBytes > this.maxBytes) {
+      this.owner.overflow(this)
+      return
+    }
     if (this.poll !== undefined) this.owner.scheduleFlush(this)
   }
 
   /** A poll arrived: answers at once if frames wait, else holds it until `deadline`. */
-  open (ctx: Context, deadline: number): Promise<void> | undefined {
+  open(ctx: Context, deadline: number): Promise<void> | undefined {
     if (this.poll !== undefined) this.answer()
-    if (this.queue.length > 0) { this.reply(ctx); return undefined }
+    if (this.queue.length > 0) {
+      this.reply(ctx)
+      return undefined
+    }
     return new Promise<void>((resolve) => {
       this.poll = { ctx, deadline, resolve }
       ctx.onAbort(() => {
@@ -56,7 +68,7 @@ export class LongPollingResource extends Resource {
   }
 
   /** Answers the held poll, if any, with what is queued (possibly nothing). */
-  answer (): void {
+  answer(): void {
     const p = this.poll
     if (p === undefined) return
     this.poll = undefined
@@ -65,7 +77,7 @@ export class LongPollingResource extends Resource {
   }
 
   /** Answers with what is queued, without holding; the first answer of a join also carries the token. */
-  reply (ctx: Context, withToken = false): void {
+  reply(ctx: Context, withToken = false): void {
     const token = withToken && this.token !== undefined ? '","token":"' + this.token : ''
     const body = '{"uuid":"' + this.uuid + token + '","messages":[' + this.queue.join(',') + ']}'
     this.queue = []
@@ -74,10 +86,14 @@ export class LongPollingResource extends Resource {
     ctx.send(200, body, 'application/json')
   }
 
-  expired (now: number): boolean { return this.poll !== undefined && now >= this.poll.deadline }
-  idleSince (now: number, idleMs: number): boolean { return this.poll === undefined && now - this.lastSeen > idleMs }
+  expired(now: number): boolean {
+    return this.poll !== undefined && now >= this.poll.deadline
+  }
+  idleSince(now: number, idleMs: number): boolean {
+    return this.poll === undefined && now - this.lastSeen > idleMs
+  }
 
-  end (reason: Reason): void {
+  end(reason: Reason): void {
     if (this.closed) return
     this.reason = reason
     this.queue.push(disconnectedFrame(reason).item)
@@ -86,6 +102,10 @@ export class LongPollingResource extends Resource {
     this.queuedBytes = 0
   }
 
-  get isSuspended (): boolean { return this.poll !== undefined }
-  override get isResumed (): boolean { return this.poll === undefined }
+  get isSuspended(): boolean {
+    return this.poll !== undefined
+  }
+  override get isResumed(): boolean {
+    return this.poll === undefined
+  }
 }

@@ -29,15 +29,19 @@ const PRESENCE_PARAM = 'presence'
 const PRESENCE_HEADER = 'x-platform-presence'
 
 /** The broadcaster id of a room. */
-export function roomBroadcasterId (room: string): string { return ROOM_PREFIX + room }
+export function roomBroadcasterId(room: string): string {
+  return ROOM_PREFIX + room
+}
 
-function roomOf (r: Resource): string { return r.broadcaster.id.slice(ROOM_PREFIX.length) }
+function roomOf(r: Resource): string {
+  return r.broadcaster.id.slice(ROOM_PREFIX.length)
+}
 
 /**
  * `presence=false` (query, else header): a silent member, whose join and departure are not
  * announced. Large rooms need it: announcing every join to everyone is N²/2 frames to fill a room.
  */
-function silentOf (req: EndpointRequest): boolean {
+function silentOf(req: EndpointRequest): boolean {
   const v = req.query.get(PRESENCE_PARAM) ?? req.headers[PRESENCE_HEADER]
   if (v === undefined || v === 'true') return false
   if (v === 'false') return true
@@ -45,7 +49,7 @@ function silentOf (req: EndpointRequest): boolean {
 }
 
 /** The room's access policy for one joining request: auth, then the governance guard. */
-function admit (policy: RoomPolicy, req: EndpointRequest): Principal | null {
+function admit(policy: RoomPolicy, req: EndpointRequest): Principal | null {
   const room = req.params.room ?? ''
   const principal = policy.principalOf(req.headers)
   if (principal === null && policy.auth === 'required') throw new PlatformError('ROOM_AUTH_REQUIRED', { room })
@@ -66,18 +70,18 @@ function admit (policy: RoomPolicy, req: EndpointRequest): Principal | null {
  * Uuids are public; acting as a member takes its socket (WebSocket) or the token that only its own
  * `joined` frame carries (SSE, long-polling).
  */
-export function installRooms (settings: EndpointSettings, policy: RoomPolicy): void {
+export function installRooms(settings: EndpointSettings, policy: RoomPolicy): void {
   const t = settings.transport
   new Endpoint(settings, ROOM_PATH, {
     className: 'RoomBroadcaster',
 
-    resolve (req: EndpointRequest): string {
+    resolve(req: EndpointRequest): string {
       const name = req.params.room ?? ''
       if (!ROOM_NAME.test(name)) throw new PlatformError('INVALID_ROOM', { room: name.slice(0, 200) })
       return roomBroadcasterId(name)
     },
 
-    joinOptions (req: EndpointRequest): JoinOptions {
+    joinOptions(req: EndpointRequest): JoinOptions {
       const silent = silentOf(req)
       const principal = admit(policy, req)
       return principal === null ? { silent } : { silent, principal: principal.name }
@@ -86,7 +90,7 @@ export function installRooms (settings: EndpointSettings, policy: RoomPolicy): v
     maxMessageBytes: policy.maxMessageBytes,
     messageRate: policy.rate,
 
-    setup (b: Broadcaster): void {
+    setup(b: Broadcaster): void {
       b.autoDestroy = true
       const room = b.id.slice(ROOM_PREFIX.length)
       b.onLeave = (r, reason) => {
@@ -95,22 +99,40 @@ export function installRooms (settings: EndpointSettings, policy: RoomPolicy): v
       }
     },
 
-    joined (r: Resource): void {
+    joined(r: Resource): void {
       const b = r.broadcaster
       const room = roomOf(r)
       // at most MEMBER_LIST uuids: listing everyone made each join O(n) and a room's joins O(n²) bytes
       const members: string[] = []
-      for (const m of b.resources.values()) { if (members.length === MEMBER_LIST) break; members.push(m.uuid) }
+      for (const m of b.resources.values()) {
+        if (members.length === MEMBER_LIST) break
+        members.push(m.uuid)
+      }
       // the token goes to this member alone: it is what lets an SSE or long-polling client speak as r
-      const joined: Record<string, unknown> = { type: 'joined', room, uuid: r.uuid, transport: r.transport, members, memberCount: b.resources.size }
+      const joined: Record<string, unknown> = {
+        type: 'joined',
+        room,
+        uuid: r.uuid,
+        transport: r.transport,
+        members,
+        memberCount: b.resources.size
+      }
       if (r.token !== undefined) joined.token = r.token
       r.deliver(Frame.json(JSON.stringify(joined)))
-      if (!r.silent) t.publish(b, Frame.json(JSON.stringify({ type: 'member-joined', room, uuid: r.uuid, transport: r.transport })), r)
+      if (!r.silent)
+        t.publish(
+          b,
+          Frame.json(JSON.stringify({ type: 'member-joined', room, uuid: r.uuid, transport: r.transport })),
+          r
+        )
     },
 
     /** Every member, the sender included, gets the frame. */
-    message (r: Resource, data: unknown): number {
-      return t.publish(r.broadcaster, Frame.json(JSON.stringify({ type: 'message', room: roomOf(r), from: r.uuid, data })))
+    message(r: Resource, data: unknown): number {
+      return t.publish(
+        r.broadcaster,
+        Frame.json(JSON.stringify({ type: 'message', room: roomOf(r), from: r.uuid, data }))
+      )
     }
   }).install()
 }

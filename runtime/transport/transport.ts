@@ -40,29 +40,32 @@ export class Transport implements SocketWatcher, PollOwner {
   private flushes = new Set<LongPollingResource>()
   private turnScheduled = false
   private sweeper: NodeJS.Timeout | undefined
-  private readonly runTurn = (): void => { this.turn() }
+  private readonly runTurn = (): void => {
+    this.turn()
+  }
   closing = false
   /** Set by installTransport: what `expose` needs to serve an endpoint. */
   endpointSettings: EndpointSettings | undefined
   /** Asked before every room join (governance sets it); unset lets the room's auth policy decide alone. */
   roomJoinGuard: RoomJoinGuard | undefined
 
-  constructor (readonly opts: TransportOptions) {}
+  constructor(readonly opts: TransportOptions) {}
 
   /**
    * Serves `pattern` (`/things/{id}`) on WebSocket, SSE and long-polling: each connection becomes
    * a resource of the broadcaster `hooks.resolve` names, with the same heartbeats, slow-consumer
    * closing and shutdown as rooms. For areas that stream to clients (admin events, live streams).
    */
-  expose (pattern: string, hooks: EndpointHooks): void {
-    if (this.endpointSettings === undefined) throw new Error('transport not installed: call installTransport(platform) first')
+  expose(pattern: string, hooks: EndpointHooks): void {
+    if (this.endpointSettings === undefined)
+      throw new Error('transport not installed: call installTransport(platform) first')
     new Endpoint(this.endpointSettings, pattern, hooks).install()
   }
 
   // --- programmatic API (the admin area puts REST on these) ---
 
   /** Gets or creates the broadcaster `id`. */
-  broadcaster (id: string, className: string = 'Broadcaster'): Broadcaster {
+  broadcaster(id: string, className: string = 'Broadcaster'): Broadcaster {
     let b = this.broadcasters.get(id)
     if (b === undefined) {
       // broadcasters an endpoint creates per request share their class's label, so labels stay bounded
@@ -74,10 +77,12 @@ export class Transport implements SocketWatcher, PollOwner {
     return b
   }
 
-  findBroadcaster (id: string): Broadcaster | undefined { return this.broadcasters.get(id) }
+  findBroadcaster(id: string): Broadcaster | undefined {
+    return this.broadcasters.get(id)
+  }
 
   /** Disconnects every member and forgets the broadcaster; false when there is none. */
-  destroyBroadcaster (id: string): boolean {
+  destroyBroadcaster(id: string): boolean {
     const b = this.broadcasters.get(id)
     if (b === undefined) return false
     b.destroyed = true
@@ -88,7 +93,7 @@ export class Transport implements SocketWatcher, PollOwner {
   }
 
   /** Sends `message` (a string as is, anything else as JSON) to every member; returns how many. */
-  broadcast (broadcasterId: string, message: unknown): number {
+  broadcast(broadcasterId: string, message: unknown): number {
     const b = this.broadcasters.get(broadcasterId)
     if (b === undefined || b.destroyed) throw new PlatformError('UNKNOWN_BROADCASTER', { id: broadcasterId })
     if (message === undefined) throw new PlatformError('MISSING_BROADCAST_FIELDS')
@@ -96,7 +101,7 @@ export class Transport implements SocketWatcher, PollOwner {
   }
 
   /** Sends `message` to one resource; false when the uuid is unknown. */
-  unicast (uuid: string, message: unknown): boolean {
+  unicast(uuid: string, message: unknown): boolean {
     const r = this.resources.get(uuid)
     if (r === undefined || message === undefined) return false
     r.deliver(Frame.of(message))
@@ -104,30 +109,37 @@ export class Transport implements SocketWatcher, PollOwner {
   }
 
   /** Closes the resource `uuid` from the server side; false when it is unknown. */
-  disconnect (uuid: string, reason: Reason = Reason.disconnected): boolean {
+  disconnect(uuid: string, reason: Reason = Reason.disconnected): boolean {
     const r = this.resources.get(uuid)
     if (r === undefined) return false
     this.end(r, reason)
     return true
   }
 
-  resource (uuid: string): Resource | undefined { return this.resources.get(uuid) }
+  resource(uuid: string): Resource | undefined {
+    return this.resources.get(uuid)
+  }
 
-  listBroadcasters (): BroadcasterInfo[] {
+  listBroadcasters(): BroadcasterInfo[] {
     return [...this.broadcasters.values()].map((b) => b.info())
   }
 
-  listResources (broadcasterId?: string): ResourceInfo[] {
-    const src = broadcasterId === undefined ? this.resources.values() : (this.broadcasters.get(broadcasterId)?.resources.values() ?? [])
+  listResources(broadcasterId?: string): ResourceInfo[] {
+    const src =
+      broadcasterId === undefined
+        ? this.resources.values()
+        : (this.broadcasters.get(broadcasterId)?.resources.values() ?? [])
     return [...src].map((r) => r.info())
   }
 
-  get resourceCount (): number { return this.resources.size }
+  get resourceCount(): number {
+    return this.resources.size
+  }
 
   // --- delivery ---
 
   /** Publishes one serialised frame to `b`, optionally not to `except`; returns the recipients. */
-  publish (b: Broadcaster, frame: Frame, except?: Resource): number {
+  publish(b: Broadcaster, frame: Frame, except?: Resource): number {
     if (b.sockets.size > 0) {
       if (except instanceof WsResource && !except.closed) except.ws.publish(b.topic, frame.text, false)
       else this.opts.app.publish(b.topic, frame.text, false)
@@ -144,7 +156,7 @@ export class Transport implements SocketWatcher, PollOwner {
 
   // --- registration ---
 
-  add (r: Resource): void {
+  add(r: Resource): void {
     const b = r.broadcaster
     this.resources.set(r.uuid, r)
     b.resources.set(r.uuid, r)
@@ -163,7 +175,7 @@ export class Transport implements SocketWatcher, PollOwner {
   }
 
   /** Forgets a resource whose connection is gone; idempotent. */
-  remove (r: Resource, reason: Reason): void {
+  remove(r: Resource, reason: Reason): void {
     if (r.closed) return
     r.closed = true
     const b = r.broadcaster
@@ -171,68 +183,97 @@ export class Transport implements SocketWatcher, PollOwner {
     b.resources.delete(r.uuid)
     if (r instanceof WsResource) b.sockets.delete(r)
     else b.direct.delete(r)
-    if (r instanceof LongPollingResource) { this.polling.delete(r); this.flushes.delete(r) }
+    if (r instanceof LongPollingResource) {
+      this.polling.delete(r)
+      this.flushes.delete(r)
+    }
     // the SSE gauge is kept by the HTTP core's stream bookkeeping
     if (r.transport !== 'SSE') this.opts.metrics.openConnections.dec({ transport: GAUGE_LABEL[r.transport] })
     this.opts.bus.emit('ResourceDisconnected', { uuid: r.uuid, reason })
     if (b.destroyed || this.closing) return
     if (b.onLeave !== undefined) {
-      try { b.onLeave(r, reason) } catch (err) { this.opts.logger.error({ err, broadcaster: b.id }, 'leave handler failed') }
+      try {
+        b.onLeave(r, reason)
+      } catch (err) {
+        this.opts.logger.error({ err, broadcaster: b.id }, 'leave handler failed')
+      }
     }
     if (b.autoDestroy && b.resources.size === 0 && this.broadcasters.get(b.id) === b) this.destroyBroadcaster(b.id)
   }
 
   /** Ends a resource from the server side and unregisters it. */
-  end (r: Resource, reason: Reason): void {
+  end(r: Resource, reason: Reason): void {
     if (r.closed) return
-    try { r.end(reason) } catch (err) { this.opts.logger.warn({ err, uuid: r.uuid }, 'ending resource failed') }
+    try {
+      r.end(reason)
+    } catch (err) {
+      this.opts.logger.warn({ err, uuid: r.uuid }, 'ending resource failed')
+    }
     this.remove(r, reason)
   }
 
   /** Graceful shutdown: WebSockets get 1001, SSE streams and held polls a `disconnected` frame. */
-  shutdown (): void {
+  shutdown(): void {
     this.closing = true
-    if (this.sweeper !== undefined) { clearInterval(this.sweeper); this.sweeper = undefined }
+    if (this.sweeper !== undefined) {
+      clearInterval(this.sweeper)
+      this.sweeper = undefined
+    }
     for (const r of [...this.resources.values()]) this.end(r, Reason.shutdown)
   }
 
   // --- backpressure (SocketWatcher) ---
 
-  sent (r: WsResource, status: number): void {
+  sent(r: WsResource, status: number): void {
     if (status === 2 || r.ws.getBufferedAmount() > this.opts.maxBackpressureBytes) this.slow(r)
   }
 
-  private slow (r: SocketMember): void {
+  private slow(r: SocketMember): void {
     if (r.closed) return
     let buffered = -1
-    try { buffered = r.ws.getBufferedAmount() } catch { /* closed meanwhile */ }
+    try {
+      buffered = r.ws.getBufferedAmount()
+    } catch {
+      /* closed meanwhile */
+    }
     this.opts.metrics.slowConsumers.inc()
-    this.opts.logger.warn({ uuid: r.uuid, broadcaster: r.broadcaster.id, bufferedAmount: buffered, limit: this.opts.maxBackpressureBytes }, 'closing slow WebSocket consumer (1008)')
+    this.opts.logger.warn(
+      { uuid: r.uuid, broadcaster: r.broadcaster.id, bufferedAmount: buffered, limit: this.opts.maxBackpressureBytes },
+      'closing slow WebSocket consumer (1008)'
+    )
     this.end(r, Reason.slow)
   }
 
   // --- long-polling (PollOwner) ---
 
-  scheduleFlush (r: LongPollingResource): void {
+  scheduleFlush(r: LongPollingResource): void {
     this.flushes.add(r)
     this.scheduleTurn()
   }
 
-  overflow (r: LongPollingResource): void {
-    this.opts.logger.warn({ uuid: r.uuid, broadcaster: r.broadcaster.id, maxFrames: this.opts.longPollingQueue, maxBytes: this.opts.maxBackpressureBytes }, 'disconnecting long-polling client: queue overflow')
+  overflow(r: LongPollingResource): void {
+    this.opts.logger.warn(
+      {
+        uuid: r.uuid,
+        broadcaster: r.broadcaster.id,
+        maxFrames: this.opts.longPollingQueue,
+        maxBytes: this.opts.maxBackpressureBytes
+      },
+      'disconnecting long-polling client: queue overflow'
+    )
     this.end(r, Reason.queueOverflow)
   }
 
   // --- once per event-loop turn ---
 
-  private scheduleTurn (): void {
+  private scheduleTurn(): void {
     if (this.turnScheduled) return
     this.turnScheduled = true
     setImmediate(this.runTurn)
   }
 
   /** Batches what one turn produced: slow-consumer checks and long-poll answers. */
-  private turn (): void {
+  private turn(): void {
     this.turnScheduled = false
     if (this.dirty.size > 0) {
       const list = this.dirty
@@ -249,16 +290,22 @@ export class Transport implements SocketWatcher, PollOwner {
     }
   }
 
-  private startSweeper (): void {
+  private startSweeper(): void {
     if (this.sweeper !== undefined || this.closing) return
     const period = Math.min(1000, this.opts.longPollingTimeoutMs)
-    this.sweeper = setInterval(() => { this.sweep() }, period)
+    this.sweeper = setInterval(() => {
+      this.sweep()
+    }, period)
     this.sweeper.unref()
   }
 
   /** Answers polls whose timeout passed (empty) and disconnects clients that stopped polling. */
-  private sweep (): void {
-    if (this.polling.size === 0) { clearInterval(this.sweeper); this.sweeper = undefined; return }
+  private sweep(): void {
+    if (this.polling.size === 0) {
+      clearInterval(this.sweeper)
+      this.sweeper = undefined
+      return
+    }
     const now = Date.now()
     for (const r of [...this.polling]) {
       if (r.expired(now)) r.answer()

@@ -42,7 +42,7 @@ export const Reason = {
   shutdown: 'server shutting down',
   destroyed: 'broadcaster destroyed'
 } as const
-export type Reason = typeof Reason[keyof typeof Reason]
+export type Reason = (typeof Reason)[keyof typeof Reason]
 
 /** What a room join guard sees of a joining request. */
 export interface RoomJoin {
@@ -55,7 +55,7 @@ export interface RoomJoin {
 }
 
 /** `allow: false` refuses the join with 403 PLT_ERR_ROOM_JOIN_DENIED and `reason`. */
-export type RoomJoinVerdict = { allow: true } | { allow: false, reason: string }
+export type RoomJoinVerdict = { allow: true } | { allow: false; reason: string }
 
 /**
  * Set on the transport (`transport.roomJoinGuard`) by governance or a test: asked, synchronously,

@@ -28,21 +28,28 @@ const CLOSE: Record<Reason, [number, string]> = {
 }
 
 /** Told when a direct send left bytes buffered, so slow consumers are found without polling. */
-export interface SocketWatcher { sent (r: WsResource, status: number): void }
+export interface SocketWatcher {
+  sent(r: WsResource, status: number): void
+}
 
 export class WsResource extends Resource {
-  constructor (uuid: string, broadcaster: Broadcaster, readonly ws: WebSocket<WsData>, private readonly watcher: SocketWatcher) {
+  constructor(
+    uuid: string,
+    broadcaster: Broadcaster,
+    readonly ws: WebSocket<WsData>,
+    private readonly watcher: SocketWatcher
+  ) {
     super(uuid, 'WEBSOCKET', broadcaster)
   }
 
-  deliver (frame: Frame): void {
+  deliver(frame: Frame): void {
     if (this.closed) return
     const status = this.ws.send(frame.text, false)
     // 1 = written; 0 = buffered; 2 = dropped at the uWS cap
     if (status !== 1) this.watcher.sent(this, status)
   }
 
-  end (reason: Reason): void {
+  end(reason: Reason): void {
     if (this.closed) return
     this.reason = reason
     const [code, text] = CLOSE[reason]
@@ -50,5 +57,7 @@ export class WsResource extends Resource {
     this.ws.end(code, text)
   }
 
-  get isSuspended (): boolean { return true }
+  get isSuspended(): boolean {
+    return true
+  }
 }

@@ -17,18 +17,36 @@ t.test('demo runtime + bundled demo agent: a sandbox question round-trips throug
   t.ok(agent, 'the bundled demo agent is loaded')
   const runtime = tp.platform.area(AI).activeRuntime()!
   t.equal(runtime.name, 'demo')
-  const tools = agent.tools.map((x) => ({ name: x.name, description: x.description, inputSchema: x.input as Record<string, unknown> }))
+  const tools = agent.tools.map((x) => ({
+    name: x.name,
+    description: x.description,
+    inputSchema: x.input as Record<string, unknown>
+  }))
   const question = 'Are sandboxes safe?'
   const first = await collect(runtime.stream({ systemPrompt: agent.systemPrompt, message: question, tools }))
-  const call = (first.find((e) => e.type === 'tool-call') as Extract<AiEvent, { type: 'tool-call' }> | undefined)?.call as AiToolCall
+  const call = (first.find((e) => e.type === 'tool-call') as Extract<AiEvent, { type: 'tool-call' }> | undefined)
+    ?.call as AiToolCall
   t.match(call, { name: 'platform_fact', arguments: { topic: 'sandbox' } })
   const result = await agent.tools.find((x) => x.name === call.name)!.call(call.arguments)
   const text = typeof result === 'string' ? result : JSON.stringify(result)
   t.match(text, /isolate/, 'the tool ran in the plugin')
-  const second = await collect(runtime.stream({
-    systemPrompt: agent.systemPrompt,
-    tools,
-    history: [{ role: 'user', content: question }, { role: 'assistant', content: '', toolCalls: [call] }, { role: 'tool', toolCallId: call.id, name: call.name, content: text }]
-  }))
-  t.match(second.filter((e) => e.type === 'text').map((e) => (e as { delta: string }).delta).join(''), text, 'the answer uses the tool result')
+  const second = await collect(
+    runtime.stream({
+      systemPrompt: agent.systemPrompt,
+      tools,
+      history: [
+        { role: 'user', content: question },
+        { role: 'assistant', content: '', toolCalls: [call] },
+        { role: 'tool', toolCallId: call.id, name: call.name, content: text }
+      ]
+    })
+  )
+  t.match(
+    second
+      .filter((e) => e.type === 'text')
+      .map((e) => (e as { delta: string }).delta)
+      .join(''),
+    text,
+    'the answer uses the tool result'
+  )
 })

@@ -4,8 +4,20 @@ import { collect, runRuntimeContract } from './runtime-contract.js'
 
 // the bundled demo agent's tools, as the pipeline will hand them over
 const TOOLS: AiToolSpec[] = [
-  { name: 'platform_fact', description: 'Returns a short fact about a platform topic', inputSchema: { type: 'object', properties: { topic: { type: 'string', enum: ['plugins', 'sandbox', 'mcp', 'governance'] } }, required: ['topic'] } },
-  { name: 'topics', description: 'Lists the topics platform_fact knows', inputSchema: { type: 'object', properties: {} } }
+  {
+    name: 'platform_fact',
+    description: 'Returns a short fact about a platform topic',
+    inputSchema: {
+      type: 'object',
+      properties: { topic: { type: 'string', enum: ['plugins', 'sandbox', 'mcp', 'governance'] } },
+      required: ['topic']
+    }
+  },
+  {
+    name: 'topics',
+    description: 'Lists the topics platform_fact knows',
+    inputSchema: { type: 'object', properties: {} }
+  }
 ]
 const SYSTEM = 'You are the platform guide. Answer briefly and only about the agent platform.'
 
@@ -17,31 +29,42 @@ runRuntimeContract(t, 'demo', async () => ({
   toolNames: TOOLS.map((x) => x.name)
 }))
 
-t.test('demo: a question about sandboxes calls platform_fact with topic sandbox, then answers from the result', async (t) => {
-  const rt = new DemoRuntime()
-  const first = await collect(rt.stream({ systemPrompt: SYSTEM, message: 'How do sandboxes work?', tools: TOOLS }))
-  const call = first.find((e) => e.type === 'tool-call') as Extract<AiEvent, { type: 'tool-call' }>
-  t.same({ name: call.call.name, arguments: call.call.arguments }, { name: 'platform_fact', arguments: { topic: 'sandbox' } })
-  const fact = 'Plugins run in an isolate by default; worker and inline tiers need an operator grant.'
-  const second = await collect(rt.stream({
-    systemPrompt: SYSTEM,
-    tools: TOOLS,
-    history: [
-      { role: 'user', content: 'How do sandboxes work?' },
-      { role: 'assistant', content: '', toolCalls: [call.call] },
-      { role: 'tool', toolCallId: call.call.id, name: 'platform_fact', content: fact }
-    ]
-  }))
-  const deltas = second.filter((e) => e.type === 'text').map((e) => (e as { delta: string }).delta)
-  t.ok(deltas.length > 5, 'streams word by word')
-  t.match(deltas.join(''), fact, 'the answer carries the tool result')
-  t.match(second[second.length - 1], { type: 'done', finishReason: 'stop' })
-})
+t.test(
+  'demo: a question about sandboxes calls platform_fact with topic sandbox, then answers from the result',
+  async (t) => {
+    const rt = new DemoRuntime()
+    const first = await collect(rt.stream({ systemPrompt: SYSTEM, message: 'How do sandboxes work?', tools: TOOLS }))
+    const call = first.find((e) => e.type === 'tool-call') as Extract<AiEvent, { type: 'tool-call' }>
+    t.same(
+      { name: call.call.name, arguments: call.call.arguments },
+      { name: 'platform_fact', arguments: { topic: 'sandbox' } }
+    )
+    const fact = 'Plugins run in an isolate by default; worker and inline tiers need an operator grant.'
+    const second = await collect(
+      rt.stream({
+        systemPrompt: SYSTEM,
+        tools: TOOLS,
+        history: [
+          { role: 'user', content: 'How do sandboxes work?' },
+          { role: 'assistant', content: '', toolCalls: [call.call] },
+          { role: 'tool', toolCallId: call.call.id, name: 'platform_fact', content: fact }
+        ]
+      })
+    )
+    const deltas = second.filter((e) => e.type === 'text').map((e) => (e as { delta: string }).delta)
+    t.ok(deltas.length > 5, 'streams word by word')
+    t.match(deltas.join(''), fact, 'the answer carries the tool result')
+    t.match(second[second.length - 1], { type: 'done', finishReason: 'stop' })
+  }
+)
 
 t.test('demo: which topics are known calls topics; an unrelated message calls no tool', async (t) => {
   const rt = new DemoRuntime()
   const a = await collect(rt.stream({ message: 'Which topics do you know?', tools: TOOLS }))
-  t.match(a.find((e) => e.type === 'tool-call'), { call: { name: 'topics', arguments: {} } })
+  t.match(
+    a.find((e) => e.type === 'tool-call'),
+    { call: { name: 'topics', arguments: {} } }
+  )
   const b = await collect(rt.stream({ message: 'good morning', tools: TOOLS }))
   t.equal(b.filter((e) => e.type === 'tool-call').length, 0)
 })
@@ -51,8 +74,14 @@ t.test('demo: deterministic, and usage counts whitespace-separated words', async
   const req = { systemPrompt: 'Be brief.', message: 'tell me about governance', tools: TOOLS }
   t.same(await collect(rt.stream(req)), await collect(rt.stream(req)), 'same request, same events')
   const text = await collect(rt.stream({ systemPrompt: 'Be brief.', message: 'hi you' }))
-  const out = text.filter((e) => e.type === 'text').map((e) => (e as { delta: string }).delta).join('')
-  t.match(text.find((e) => e.type === 'usage'), { usage: { input: 4, output: countTokens(out), cachedInput: 0, total: 4 + countTokens(out), model: 'demo-1' } })
+  const out = text
+    .filter((e) => e.type === 'text')
+    .map((e) => (e as { delta: string }).delta)
+    .join('')
+  t.match(
+    text.find((e) => e.type === 'usage'),
+    { usage: { input: 4, output: countTokens(out), cachedInput: 0, total: 4 + countTokens(out), model: 'demo-1' } }
+  )
   t.equal(countTokens('  a  b\tc\n'), 3)
   t.equal(countTokens(''), 0)
 })

@@ -5,14 +5,32 @@ import { OpenAiServer, deltaChunk, sseEvents, usageChunk, type Reply } from '../
 import { collect, runRuntimeContract } from './runtime-contract.js'
 
 const TOOLS: AiToolSpec[] = [
-  { name: 'get_weather', description: 'Weather in a city', inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } },
-  { name: 'get_time', description: 'Time in a city', inputSchema: { type: 'object', properties: { city: { type: 'string' } } } }
+  {
+    name: 'get_weather',
+    description: 'Weather in a city',
+    inputSchema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] }
+  },
+  {
+    name: 'get_time',
+    description: 'Time in a city',
+    inputSchema: { type: 'object', properties: { city: { type: 'string' } } }
+  }
 ]
 
-const TEXT = sseEvents([deltaChunk({ role: 'assistant', content: '' }), deltaChunk({ content: 'Hello' }), deltaChunk({ content: ' world' }), deltaChunk({}, 'stop'), usageChunk(12, 2, 4)])
+const TEXT = sseEvents([
+  deltaChunk({ role: 'assistant', content: '' }),
+  deltaChunk({ content: 'Hello' }),
+  deltaChunk({ content: ' world' }),
+  deltaChunk({}, 'stop'),
+  usageChunk(12, 2, 4)
+])
 // two parallel tool calls, names and arguments split across chunks as real servers do
 const TOOL_CALLS = sseEvents([
-  deltaChunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
+  deltaChunk({
+    role: 'assistant',
+    content: null,
+    tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '' } }]
+  }),
   deltaChunk({ tool_calls: [{ index: 0, function: { arguments: '{"ci' } }] }),
   deltaChunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'get_', arguments: '' } }] }),
   deltaChunk({ tool_calls: [{ index: 1, function: { name: 'time', arguments: '{"city":"Oslo"}' } }] }),
@@ -20,23 +38,40 @@ const TOOL_CALLS = sseEvents([
   deltaChunk({}, 'tool_calls'),
   usageChunk(40, 18)
 ])
-const LONG: Reply = { stream: sseEvents([deltaChunk({ content: 'one' }), deltaChunk({ content: ' two' })], false), then: 'hang' }
+const LONG: Reply = {
+  stream: sseEvents([deltaChunk({ content: 'one' }), deltaChunk({ content: ' two' })], false),
+  then: 'hang'
+}
 
-async function fake (t: Test, script: (body: any) => Reply): Promise<OpenAiServer> {
+async function fake(t: Test, script: (body: any) => Reply): Promise<OpenAiServer> {
   const s = await new OpenAiServer().start()
   s.chat = script
   t.teardown(() => s.close())
   return s
 }
 
-function runtime (url: string, extra: Partial<ConstructorParameters<typeof OpenAiRuntime>[0]> = {}): OpenAiRuntime {
-  return new OpenAiRuntime({ baseUrl: url, model: 'test-model', apiKey: 'sk-test', timeoutMs: 2000, idleTimeoutMs: 2000, maxConcurrency: 4, ...extra })
+function runtime(url: string, extra: Partial<ConstructorParameters<typeof OpenAiRuntime>[0]> = {}): OpenAiRuntime {
+  return new OpenAiRuntime({
+    baseUrl: url,
+    model: 'test-model',
+    apiKey: 'sk-test',
+    timeoutMs: 2000,
+    idleTimeoutMs: 2000,
+    maxConcurrency: 4,
+    ...extra
+  })
 }
 
 const last = (events: AiEvent[]): AiEvent => events[events.length - 1]!
 
 runRuntimeContract(t, 'openai', async (t) => {
-  const s = await fake(t, (body) => body.tools !== undefined ? { stream: TOOL_CALLS } : String(body.messages.at(-1).content).startsWith('long') ? LONG : { stream: TEXT })
+  const s = await fake(t, (body) =>
+    body.tools !== undefined
+      ? { stream: TOOL_CALLS }
+      : String(body.messages.at(-1).content).startsWith('long')
+        ? LONG
+        : { stream: TEXT }
+  )
   return {
     runtime: runtime(s.url),
     text: { systemPrompt: 'Be brief.', message: 'hi' },
@@ -48,41 +83,94 @@ runRuntimeContract(t, 'openai', async (t) => {
 
 t.test('openai: request body, text deltas in order, usage with cached input', async (t) => {
   const s = await fake(t, () => ({ stream: TEXT }))
-  const events = await collect(runtime(s.url).stream({ systemPrompt: 'Be brief.', message: 'hi', history: [{ role: 'user', content: 'earlier' }, { role: 'assistant', content: 'ok' }] }))
+  const events = await collect(
+    runtime(s.url).stream({
+      systemPrompt: 'Be brief.',
+      message: 'hi',
+      history: [
+        { role: 'user', content: 'earlier' },
+        { role: 'assistant', content: 'ok' }
+      ]
+    })
+  )
   t.same(events, [
-    { type: 'text', delta: 'Hello' }, { type: 'text', delta: ' world' },
+    { type: 'text', delta: 'Hello' },
+    { type: 'text', delta: ' world' },
     { type: 'usage', usage: { input: 12, output: 2, cachedInput: 4, total: 14, model: 'test-model' } },
     { type: 'done', finishReason: 'stop' }
   ])
   const [body] = s.on('/chat/completions')
   t.match(body, { model: 'test-model', stream: true, stream_options: { include_usage: true } })
-  t.same(body.messages.map((m: any) => m.role), ['system', 'user', 'assistant', 'user'])
+  t.same(
+    body.messages.map((m: any) => m.role),
+    ['system', 'user', 'assistant', 'user']
+  )
   t.equal(s.calls[0]!.auth, 'Bearer sk-test')
 })
 
 t.test('openai: two parallel tool calls assembled across chunks, tools sent as functions', async (t) => {
   const s = await fake(t, () => ({ stream: TOOL_CALLS }))
   const events = await collect(runtime(s.url).stream({ message: 'x', tools: TOOLS }))
-  t.same(events.filter((e) => e.type === 'tool-call'), [
-    { type: 'tool-call', call: { id: 'call_a', name: 'get_weather', arguments: { city: 'Paris' } } },
-    { type: 'tool-call', call: { id: 'call_b', name: 'get_time', arguments: { city: 'Oslo' } } }
-  ])
+  t.same(
+    events.filter((e) => e.type === 'tool-call'),
+    [
+      { type: 'tool-call', call: { id: 'call_a', name: 'get_weather', arguments: { city: 'Paris' } } },
+      { type: 'tool-call', call: { id: 'call_b', name: 'get_time', arguments: { city: 'Oslo' } } }
+    ]
+  )
   t.match(last(events), { type: 'done', finishReason: 'tool-calls' })
-  t.match(s.on('/chat/completions')[0].tools[0], { type: 'function', function: { name: 'get_weather', parameters: { required: ['city'] } } })
+  t.match(s.on('/chat/completions')[0].tools[0], {
+    type: 'function',
+    function: { name: 'get_weather', parameters: { required: ['city'] } }
+  })
 })
 
 t.test('openai: failures become one clean error event', async (t) => {
   const cases: [string, Reply, string, RegExp][] = [
-    ['HTTP 500', { status: 500, json: { error: { message: 'model exploded' } } }, 'http', /answered 500.*model exploded/],
+    [
+      'HTTP 500',
+      { status: 500, json: { error: { message: 'model exploded' } } },
+      'http',
+      /answered 500.*model exploded/
+    ],
     ['HTTP 429', { status: 429, json: { error: { message: 'slow down' } } }, 'capacity', /answered 429/],
-    ['a chunk that is not JSON', { stream: sseEvents([deltaChunk({ content: 'a' }), '{not json']) }, 'protocol', /not JSON/],
+    [
+      'a chunk that is not JSON',
+      { stream: sseEvents([deltaChunk({ content: 'a' }), '{not json']) },
+      'protocol',
+      /not JSON/
+    ],
     ['lines that are not SSE', { stream: ['<html>oops</html>\n'] }, 'protocol', /not server-sent events/],
-    ['tool arguments that are not JSON', { stream: sseEvents([deltaChunk({ tool_calls: [{ index: 0, id: 'c', function: { name: 'get_time', arguments: '{"ci' } }] })]) }, 'protocol', /arguments for tool 'get_time' that are not JSON/],
-    ['an error object mid-stream', { stream: sseEvents([{ error: { message: 'overloaded' } }]) }, 'http', /mid-stream: overloaded/],
+    [
+      'tool arguments that are not JSON',
+      {
+        stream: sseEvents([
+          deltaChunk({ tool_calls: [{ index: 0, id: 'c', function: { name: 'get_time', arguments: '{"ci' } }] })
+        ])
+      },
+      'protocol',
+      /arguments for tool 'get_time' that are not JSON/
+    ],
+    [
+      'an error object mid-stream',
+      { stream: sseEvents([{ error: { message: 'overloaded' } }]) },
+      'http',
+      /mid-stream: overloaded/
+    ],
     ['a server that hangs mid-stream', LONG, 'timeout', /sent nothing for 300 ms/],
     ['a server that never answers', { hang: true }, 'timeout', /sent nothing for 300 ms/],
-    ['a dropped connection', { stream: sseEvents([deltaChunk({ content: 'a' })], false), then: 'drop' }, 'network', /dropped the stream|before \[DONE\]/],
-    ['a stream that ends without [DONE]', { stream: sseEvents([deltaChunk({ content: 'a' })], false) }, 'network', /closed the stream before \[DONE\]/]
+    [
+      'a dropped connection',
+      { stream: sseEvents([deltaChunk({ content: 'a' })], false), then: 'drop' },
+      'network',
+      /dropped the stream|before \[DONE\]/
+    ],
+    [
+      'a stream that ends without [DONE]',
+      { stream: sseEvents([deltaChunk({ content: 'a' })], false) },
+      'network',
+      /closed the stream before \[DONE\]/
+    ]
   ]
   for (const [what, reply, code, message] of cases) {
     const s = await fake(t, () => reply)
@@ -107,14 +195,22 @@ t.test('openai: unreachable server and the concurrency limit', async (t) => {
   const rt = runtime(url, { maxConcurrency: 1 })
   const ctl = new AbortController()
   let streaming!: () => void
-  const started = new Promise<void>((resolve) => { streaming = resolve })
-  const first = collect(rt.stream({ message: 'long' }, ctl.signal), (e) => { if (e.type === 'text') streaming() })
+  const started = new Promise<void>((resolve) => {
+    streaming = resolve
+  })
+  const first = collect(rt.stream({ message: 'long' }, ctl.signal), (e) => {
+    if (e.type === 'text') streaming()
+  })
   await started
   const second = await collect(rt.stream({ message: 'x' }))
   t.match(second, [{ type: 'error', code: 'capacity', message: /max-concurrency/ }])
   ctl.abort()
   t.match(last(await first), { type: 'error', code: 'cancelled' })
-  t.match(last(await collect(rt.stream({ message: 'x' }, AbortSignal.abort()))), { code: 'cancelled' }, 'the slot was released')
+  t.match(
+    last(await collect(rt.stream({ message: 'x' }, AbortSignal.abort()))),
+    { code: 'cancelled' },
+    'the slot was released'
+  )
 })
 
 t.test('openai: a consumer slower than the idle bound is not mistaken for a silent server', async (t) => {
@@ -134,12 +230,20 @@ t.test('openai: cancelling after the whole body arrived ends at once, with no te
   const started = Date.now()
   for await (const e of runtime(s.url).stream({ message: 'hi' }, ctl.signal)) {
     events.push(e)
-    if (e.type === 'text') { await new Promise((resolve) => setTimeout(resolve, 50)); ctl.abort() }
+    if (e.type === 'text') {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      ctl.abort()
+    }
   }
   t.ok(Date.now() - started < 1500, 'did not hang on the finished body')
-  t.same(events, [{ type: 'text', delta: 'Hello' }, { type: 'error', code: 'cancelled', message: 'cancelled by the caller' }])
+  t.same(events, [
+    { type: 'text', delta: 'Hello' },
+    { type: 'error', code: 'cancelled', message: 'cancelled by the caller' }
+  ])
 })
 
 t.test('openai: unavailable without base URL or model', async (t) => {
-  t.notOk(new OpenAiRuntime({ baseUrl: '', model: '', timeoutMs: 1, idleTimeoutMs: 1, maxConcurrency: 1 }).isAvailable())
+  t.notOk(
+    new OpenAiRuntime({ baseUrl: '', model: '', timeoutMs: 1, idleTimeoutMs: 1, maxConcurrency: 1 }).isAvailable()
+  )
 })

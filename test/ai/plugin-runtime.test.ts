@@ -36,8 +36,14 @@ for (const sandbox of ['isolate', 'worker', 'inline'] as const) {
     const root = tempRoot('ai-runtime-')
     writePlugin(root, 'echo-runtime', { manifest: { name: 'echo-runtime', version: '1.0.0', sandbox }, index: ECHO })
     const grant = sandbox === 'isolate' ? {} : { 'platform.plugins.echo-runtime': { sandbox } }
-    const tp = await startTestPlatform({ 'platform.plugins.dirs': [root], 'platform.ai.runtime': 'auto', ...grant }, { install: installAreas })
-    t.teardown(async () => { await tp.close(); rmSync(root, { recursive: true, force: true }) })
+    const tp = await startTestPlatform(
+      { 'platform.plugins.dirs': [root], 'platform.ai.runtime': 'auto', ...grant },
+      { install: installAreas }
+    )
+    t.teardown(async () => {
+      await tp.close()
+      rmSync(root, { recursive: true, force: true })
+    })
     const ai = tp.platform.area(AI)
     runRuntimeContract(t, 'echo', async () => ({
       runtime: ai.runtime('echo')!,
@@ -48,15 +54,35 @@ for (const sandbox of ['isolate', 'worker', 'inline'] as const) {
     }))
 
     t.test('plugin runtimes are listed from the sandbox, and auto picks the best available', async (t) => {
-      t.match(ai.runtimes().find((r) => r.name === 'echo'), { priority: 5, isAvailable: true, capabilities: ['streaming', 'tool-calling', 'cancellation', 'usage'], models: ['echo-1'] })
+      t.match(
+        ai.runtimes().find((r) => r.name === 'echo'),
+        {
+          priority: 5,
+          isAvailable: true,
+          capabilities: ['streaming', 'tool-calling', 'cancellation', 'usage'],
+          models: ['echo-1']
+        }
+      )
       t.equal(tp.platform.plugins.runtimes().find((r) => r.name === 'echo')?.plugin, 'echo-runtime')
-      t.match(tp.platform.plugins.status().find((p) => p.name === 'echo-runtime'), { sandbox, state: 'live', contributes: { runtimes: ['echo', 'broken', 'thrower'] } })
+      t.match(
+        tp.platform.plugins.status().find((p) => p.name === 'echo-runtime'),
+        { sandbox, state: 'live', contributes: { runtimes: ['echo', 'broken', 'thrower'] } }
+      )
       t.equal(ai.activeRuntime()?.name, 'echo', 'priority 5 beats demo (0); openai is unconfigured')
     })
 
     t.test('a plugin runtime that breaks the contract or throws ends in one clean error event', async (t) => {
-      t.match(await collect(ai.runtime('broken')!.stream({ message: 'x' })), [{ type: 'error', code: 'protocol', message: /plugin runtime 'broken' \(plugin echo-runtime\) broke the runtime contract: event 1 is not a runtime event/ }])
-      t.match(await collect(ai.runtime('thrower')!.stream({ message: 'x' })), [{ type: 'error', code: 'runtime', message: /plugin runtime 'thrower' .*failed: .*no model loaded/ }])
+      t.match(await collect(ai.runtime('broken')!.stream({ message: 'x' })), [
+        {
+          type: 'error',
+          code: 'protocol',
+          message:
+            /plugin runtime 'broken' \(plugin echo-runtime\) broke the runtime contract: event 1 is not a runtime event/
+        }
+      ])
+      t.match(await collect(ai.runtime('thrower')!.stream({ message: 'x' })), [
+        { type: 'error', code: 'runtime', message: /plugin runtime 'thrower' .*failed: .*no model loaded/ }
+      ])
     })
   })
 }
@@ -66,8 +92,13 @@ t.test('sdk runtime(): required fields, defaults, and the descriptor the host se
   const { describePlugin } = await import('agent-platform/sdk/dispatch')
   t.throws(() => runtime({ stream: () => [] } as never), { message: "runtime: 'name' must be a string" })
   t.throws(() => runtime({ name: 'r' } as never), { message: "runtime 'r': 'stream' must be a function" })
-  t.throws(() => runtime({ name: 'r', capabilities: 'streaming', stream: () => [] } as never), { message: "runtime 'r': 'capabilities' must be an array" })
-  t.throws(() => definePlugin({ runtimes: [{ name: 'r', stream: () => [] }] } as never), /runtimes\[0\] must be made with runtime/)
+  t.throws(() => runtime({ name: 'r', capabilities: 'streaming', stream: () => [] } as never), {
+    message: "runtime 'r': 'capabilities' must be an array"
+  })
+  t.throws(
+    () => definePlugin({ runtimes: [{ name: 'r', stream: () => [] }] } as never),
+    /runtimes\[0\] must be made with runtime/
+  )
   const d = describePlugin(definePlugin({ runtimes: [runtime({ name: 'r', stream: () => [] })] }))
   t.same(d.runtimes, [{ name: 'r', description: '', priority: 0, capabilities: ['streaming'], models: [] }])
 })

@@ -3,18 +3,39 @@ import { AI, RuntimeRegistry, DemoRuntime, type AiRuntime } from '../../runtime/
 import { installAreas } from '../../runtime/areas.js'
 import { startTestPlatform } from '../helpers/platform.js'
 
-function fakeRuntime (name: string, priority: number, available: boolean): AiRuntime {
-  return { name, priority, capabilities: ['streaming'], models: ['m'], isAvailable: () => available, async * stream () { yield { type: 'done', finishReason: 'stop' } } }
+function fakeRuntime(name: string, priority: number, available: boolean): AiRuntime {
+  return {
+    name,
+    priority,
+    capabilities: ['streaming'],
+    models: ['m'],
+    isAvailable: () => available,
+    async *stream() {
+      yield { type: 'done', finishReason: 'stop' }
+    }
+  }
 }
 
 t.test('registry: the configured runtime wins; auto picks the highest-priority available one', async (t) => {
-  const add = (r: RuntimeRegistry): RuntimeRegistry => { r.add(new DemoRuntime()); r.add(fakeRuntime('big', 50, false)); r.add(fakeRuntime('mid', 20, true)); return r }
+  const add = (r: RuntimeRegistry): RuntimeRegistry => {
+    r.add(new DemoRuntime())
+    r.add(fakeRuntime('big', 50, false))
+    r.add(fakeRuntime('mid', 20, true))
+    return r
+  }
   t.equal(add(new RuntimeRegistry('demo')).active()?.name, 'demo')
   t.equal(add(new RuntimeRegistry('auto')).active()?.name, 'mid', 'skips the unavailable higher one')
   t.equal(add(new RuntimeRegistry('nope')).active(), undefined, 'a missing configured runtime is not replaced silently')
   const r = add(new RuntimeRegistry('demo'))
   t.throws(() => r.add(new DemoRuntime()), /already registered/)
-  t.same(r.list().map((x) => [x.name, x.isAvailable]), [['demo', true], ['big', false], ['mid', true]])
+  t.same(
+    r.list().map((x) => [x.name, x.isAvailable]),
+    [
+      ['demo', true],
+      ['big', false],
+      ['mid', true]
+    ]
+  )
 })
 
 t.test('the AI service lists the runtimes and the active one on a real platform', async (t) => {
@@ -23,22 +44,41 @@ t.test('the AI service lists the runtimes and the active one on a real platform'
   const ai = tp.platform.area(AI)
   t.equal(ai.activeRuntime()?.name, 'demo', 'demo by default')
   t.match(ai.runtimes(), [
-    { name: 'demo', priority: 0, isAvailable: true, capabilities: ['streaming', 'tool-calling', 'cancellation', 'usage', 'system-prompt'], models: ['demo-1'] },
+    {
+      name: 'demo',
+      priority: 0,
+      isAvailable: true,
+      capabilities: ['streaming', 'tool-calling', 'cancellation', 'usage', 'system-prompt'],
+      models: ['demo-1']
+    },
     { name: 'openai', priority: 10, isAvailable: false, models: [] }
   ])
 })
 
 t.test('auto with an openai base URL and model selects openai', async (t) => {
-  const tp = await startTestPlatform({ 'platform.ai.runtime': 'auto', 'platform.ai.openai.base-url': 'http://127.0.0.1:9/v1', 'platform.ai.openai.model': 'gpt-x' }, { install: installAreas })
+  const tp = await startTestPlatform(
+    {
+      'platform.ai.runtime': 'auto',
+      'platform.ai.openai.base-url': 'http://127.0.0.1:9/v1',
+      'platform.ai.openai.model': 'gpt-x'
+    },
+    { install: installAreas }
+  )
   t.teardown(tp.close)
   const ai = tp.platform.area(AI)
   t.equal(ai.activeRuntime()?.name, 'openai')
-  t.match(ai.runtimes().find((r) => r.name === 'openai'), { isAvailable: true, models: ['gpt-x'] })
+  t.match(
+    ai.runtimes().find((r) => r.name === 'openai'),
+    { isAvailable: true, models: ['gpt-x'] }
+  )
 })
 
 t.test('a configured runtime nobody provides is logged as a warning and leaves none active', async (t) => {
   const tp = await startTestPlatform({ 'platform.ai.runtime': 'llama' }, { install: installAreas })
   t.teardown(tp.close)
   t.equal(tp.platform.area(AI).activeRuntime(), undefined)
-  t.match(tp.logs.find((l) => l.runtime === 'llama'), { level: 40, known: ['demo', 'openai'], msg: /platform.ai.runtime names 'llama'/ })
+  t.match(
+    tp.logs.find((l) => l.runtime === 'llama'),
+    { level: 40, known: ['demo', 'openai'], msg: /platform.ai.runtime names 'llama'/ }
+  )
 })

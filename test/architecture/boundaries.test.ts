@@ -34,26 +34,32 @@ t.test('the parser sees every kind of import', async (t) => {
   ].join('\n')
   const file = `${process.cwd()}/runtime/demo/sample.ts`
   const got = importsOf(file, ts.createSourceFile(file, sample, ts.ScriptTarget.Latest, true))
-  t.same(got.map((i) => [i.to, i.kind, i.typeOnly]), [
-    ['runtime/demo/x.ts', 'import', false],
-    ['runtime/y/index.ts', 'import', true],
-    ['runtime/demo/z.ts', 'export', false],
-    ['runtime/demo/w.ts', 'export', true],
-    ['runtime/demo/v.ts', 'export', false],
-    ['runtime/demo/u.ts', 'dynamic', false],
-    ['node:fs', 'import', true]
-  ])
+  t.same(
+    got.map((i) => [i.to, i.kind, i.typeOnly]),
+    [
+      ['runtime/demo/x.ts', 'import', false],
+      ['runtime/y/index.ts', 'import', true],
+      ['runtime/demo/z.ts', 'export', false],
+      ['runtime/demo/w.ts', 'export', true],
+      ['runtime/demo/v.ts', 'export', false],
+      ['runtime/demo/u.ts', 'dynamic', false],
+      ['node:fs', 'import', true]
+    ]
+  )
   t.same(got[0]!.names, ['a', 'B'])
 })
 
 t.test('an area reaches another only through its index.ts', async (t) => {
   const bad: string[] = []
   for (const i of ours) {
-    const from = areaOf(i.from); const to = areaOf(i.to)
+    const from = areaOf(i.from)
+    const to = areaOf(i.to)
     if (to === null || from === to) continue
     if (i.to === `runtime/${to}/index.ts`) continue
     if (ROOT_FILES.has(i.from) && i.to === `runtime/${to}/install.ts`) continue
-    bad.push(`${where(i)}: '${i.to}' is inside area '${to}'; import runtime/${to}/index.ts (add the name to its exports if other areas need it)`)
+    bad.push(
+      `${where(i)}: '${i.to}' is inside area '${to}'; import runtime/${to}/index.ts (add the name to its exports if other areas need it)`
+    )
   }
   t.same(bad, [], bad.join('\n'))
 })
@@ -63,9 +69,15 @@ t.test('areas use the composition root only for the Platform and Area types', as
   for (const i of ours) {
     const from = areaOf(i.from)
     if (from === null || TOP.has(from)) continue
-    if (i.to === 'runtime/areas.ts' || i.to === 'runtime/index.ts') bad.push(`${where(i)}: areas never import the composition root or the public entry`)
-    if (i.to === 'runtime/platform.ts' && (!i.typeOnly || i.names.length === 0 || i.names.some((n) => n !== 'Platform' && n !== 'Area'))) {
-      bad.push(`${where(i)}: only \`import type { Platform, Area }\` may come from platform.ts (shared types go to runtime/contracts)`)
+    if (i.to === 'runtime/areas.ts' || i.to === 'runtime/index.ts')
+      bad.push(`${where(i)}: areas never import the composition root or the public entry`)
+    if (
+      i.to === 'runtime/platform.ts' &&
+      (!i.typeOnly || i.names.length === 0 || i.names.some((n) => n !== 'Platform' && n !== 'Area'))
+    ) {
+      bad.push(
+        `${where(i)}: only \`import type { Platform, Area }\` may come from platform.ts (shared types go to runtime/contracts)`
+      )
     }
   }
   t.same(bad, [], bad.join('\n'))
@@ -73,7 +85,11 @@ t.test('areas use the composition root only for the Platform and Area types', as
 
 t.test('contracts import nothing of ours outside contracts, and no package', async (t) => {
   const bad = imports
-    .filter((i) => areaOf(i.from) === 'contracts' && (i.to.startsWith('runtime/') ? areaOf(i.to) !== 'contracts' : !i.to.startsWith('node:')))
+    .filter(
+      (i) =>
+        areaOf(i.from) === 'contracts' &&
+        (i.to.startsWith('runtime/') ? areaOf(i.to) !== 'contracts' : !i.to.startsWith('node:'))
+    )
     .map((i) => `${where(i)}: runtime/contracts is the bottom layer`)
   t.same(bad, [], bad.join('\n'))
 })
@@ -85,7 +101,9 @@ t.test('index.ts files only re-export', async (t) => {
     for (const s of src.statements) {
       if (ts.isExportDeclaration(s) && s.moduleSpecifier !== undefined) continue
       const line = src.getLineAndCharacterOfPosition(s.getStart(src)).line + 1
-      bad.push(`${rel(f)}:${line}: '${s.getText(src).split('\n')[0]}' is not a re-export; move it to a named file of the area`)
+      bad.push(
+        `${rel(f)}:${line}: '${s.getText(src).split('\n')[0]}' is not a re-export; move it to a named file of the area`
+      )
     }
   }
   t.same(bad, [], bad.join('\n'))
@@ -112,11 +130,14 @@ t.test('an area imports only the areas it declares in dependsOn (the core and co
   }
   const bad: string[] = []
   for (const i of ours) {
-    const from = areaOf(i.from); const to = areaOf(i.to)
+    const from = areaOf(i.from)
+    const to = areaOf(i.to)
     if (from === null || to === null || from === to || to === 'contracts' || TOP.has(from)) continue
     if (CORE.has(to)) continue
     if (declared.get(from)?.has(to) === true) continue
-    bad.push(`${where(i)}: area '${from}' does not declare '${to}' in dependsOn${CORE.has(from) ? ` (a core area depends on no feature area)` : ''}`)
+    bad.push(
+      `${where(i)}: area '${from}' does not declare '${to}' in dependsOn${CORE.has(from) ? ` (a core area depends on no feature area)` : ''}`
+    )
   }
   t.same(bad, [], bad.join('\n'))
 })
@@ -132,6 +153,9 @@ t.test('AREAS lists every served area once, each after what it depends on', asyn
   for (const f of folders) {
     if (CORE.has(f) && f !== 'plugins') continue
     if (f === 'contracts' || TOP.has(f)) continue
-    t.ok([...seen].some((n) => n.split('-')[0] === f), `runtime/${f} is installed by AREAS`)
+    t.ok(
+      [...seen].some((n) => n.split('-')[0] === f),
+      `runtime/${f} is installed by AREAS`
+    )
   }
 })

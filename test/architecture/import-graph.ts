@@ -27,7 +27,7 @@ export const RUNTIME = join(ROOT, 'runtime')
 
 export const rel = (abs: string): string => relative(ROOT, abs).split(sep).join('/')
 
-export function runtimeFiles (dir = RUNTIME): string[] {
+export function runtimeFiles(dir = RUNTIME): string[] {
   const out: string[] = []
   for (const name of readdirSync(dir).sort()) {
     const p = join(dir, name)
@@ -37,11 +37,11 @@ export function runtimeFiles (dir = RUNTIME): string[] {
   return out
 }
 
-export function parse (file: string, text = readFileSync(file, 'utf8')): ts.SourceFile {
+export function parse(file: string, text = readFileSync(file, 'utf8')): ts.SourceFile {
   return ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS)
 }
 
-export function importsOf (file: string, source = parse(file)): Import[] {
+export function importsOf(file: string, source = parse(file)): Import[] {
   const out: Import[] = []
   const add = (spec: ts.Expression, node: ts.Node, kind: Import['kind'], typeOnly: boolean, names: string[]): void => {
     if (!ts.isStringLiteral(spec)) return
@@ -53,12 +53,20 @@ export function importsOf (file: string, source = parse(file)): Import[] {
   const visit = (node: ts.Node): void => {
     if (ts.isImportDeclaration(node)) {
       const c = node.importClause
-      const named = c?.namedBindings !== undefined && ts.isNamedImports(c.namedBindings) ? c.namedBindings.elements : undefined
-      const typeOnly = c !== undefined && (c.isTypeOnly || (named !== undefined && named.length > 0 && c.name === undefined && named.every((e) => e.isTypeOnly)))
+      const named =
+        c?.namedBindings !== undefined && ts.isNamedImports(c.namedBindings) ? c.namedBindings.elements : undefined
+      const typeOnly =
+        c !== undefined &&
+        (c.isTypeOnly ||
+          (named !== undefined && named.length > 0 && c.name === undefined && named.every((e) => e.isTypeOnly)))
       add(node.moduleSpecifier, node, 'import', typeOnly, named?.map((e) => (e.propertyName ?? e.name).text) ?? [])
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier !== undefined) {
       add(node.moduleSpecifier, node, 'export', node.isTypeOnly, [])
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] !== undefined) {
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] !== undefined
+    ) {
       add(node.arguments[0], node, 'dynamic', false, [])
     }
     ts.forEachChild(node, visit)
@@ -68,16 +76,17 @@ export function importsOf (file: string, source = parse(file)): Import[] {
 }
 
 /** The area a runtime file belongs to (its first folder under runtime/), or null for the root files. */
-export function areaOf (path: string): string | null {
+export function areaOf(path: string): string | null {
   const parts = path.split('/')
   return parts[0] === 'runtime' && parts.length > 2 ? parts[1]! : null
 }
 
-export function graph (imports: Import[], key: (path: string) => string | null): Map<string, Set<string>> {
+export function graph(imports: Import[], key: (path: string) => string | null): Map<string, Set<string>> {
   const g = new Map<string, Set<string>>()
   for (const i of imports) {
     if (!i.to.startsWith('runtime/')) continue
-    const a = key(i.from); const b = key(i.to)
+    const a = key(i.from)
+    const b = key(i.to)
     if (a === null || b === null || a === b) continue
     if (!g.has(a)) g.set(a, new Set())
     g.get(a)!.add(b)
@@ -86,19 +95,33 @@ export function graph (imports: Import[], key: (path: string) => string | null):
 }
 
 /** One cycle per strongly connected component (Tarjan), each written as a closed path. */
-export function cycles (edges: Map<string, Set<string>>): string[][] {
+export function cycles(edges: Map<string, Set<string>>): string[][] {
   let index = 0
-  const idx = new Map<string, number>(); const low = new Map<string, number>()
-  const stack: string[] = []; const on = new Set<string>(); const out: string[][] = []
+  const idx = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: string[] = []
+  const on = new Set<string>()
+  const out: string[][] = []
   const strong = (v: string): void => {
-    idx.set(v, index); low.set(v, index); index++; stack.push(v); on.add(v)
+    idx.set(v, index)
+    low.set(v, index)
+    index++
+    stack.push(v)
+    on.add(v)
     for (const w of edges.get(v) ?? []) {
-      if (!idx.has(w)) { strong(w); low.set(v, Math.min(low.get(v)!, low.get(w)!)) } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!))
+      if (!idx.has(w)) {
+        strong(w)
+        low.set(v, Math.min(low.get(v)!, low.get(w)!))
+      } else if (on.has(w)) low.set(v, Math.min(low.get(v)!, idx.get(w)!))
     }
     if (low.get(v) === idx.get(v)) {
       const comp = new Set<string>()
       let w: string
-      do { w = stack.pop()!; on.delete(w); comp.add(w) } while (w !== v)
+      do {
+        w = stack.pop()!
+        on.delete(w)
+        comp.add(w)
+      } while (w !== v)
       if (comp.size > 1) out.push(loopThrough(edges, comp, v))
     }
   }
@@ -107,14 +130,24 @@ export function cycles (edges: Map<string, Set<string>>): string[][] {
 }
 
 /** A shortest path from `start` back to itself inside one component. */
-function loopThrough (edges: Map<string, Set<string>>, comp: Set<string>, start: string): string[] {
-  const prev = new Map<string, string>(); const queue = [start]; const seen = new Set([start])
+function loopThrough(edges: Map<string, Set<string>>, comp: Set<string>, start: string): string[] {
+  const prev = new Map<string, string>()
+  const queue = [start]
+  const seen = new Set([start])
   while (queue.length > 0) {
     const v = queue.shift()!
     for (const w of edges.get(v) ?? []) {
       if (!comp.has(w)) continue
-      if (w === start) { const path = [start]; for (let c = v; c !== start; c = prev.get(c)!) path.splice(1, 0, c); return [...path, start] }
-      if (!seen.has(w)) { seen.add(w); prev.set(w, v); queue.push(w) }
+      if (w === start) {
+        const path = [start]
+        for (let c = v; c !== start; c = prev.get(c)!) path.splice(1, 0, c)
+        return [...path, start]
+      }
+      if (!seen.has(w)) {
+        seen.add(w)
+        prev.set(w, v)
+        queue.push(w)
+      }
     }
   }
   return [start, start]
@@ -125,7 +158,8 @@ if (process.argv[1] === import.meta.filename) {
   for (const c of cycles(graph(all, (p) => p))) console.log('file cycle:', c.join(' -> '))
   for (const c of cycles(graph(all, areaOf))) console.log('area cycle:', c.join(' -> '))
   for (const i of all) {
-    const a = areaOf(i.from); const b = areaOf(i.to)
+    const a = areaOf(i.from)
+    const b = areaOf(i.to)
     if (b !== null && a !== b) console.log(`${i.from}:${i.line} -> ${i.to}`)
   }
 }

@@ -1,5 +1,14 @@
 import t from 'tap'
-import { TokenResolver, tokenOf, DENY_ALL, ALLOW_ALL, REQUIRE_PRINCIPAL, roleBased, authorizerFromConfig, type Principal } from '../../runtime/auth/index.js'
+import {
+  TokenResolver,
+  tokenOf,
+  DENY_ALL,
+  ALLOW_ALL,
+  REQUIRE_PRINCIPAL,
+  roleBased,
+  authorizerFromConfig,
+  type Principal
+} from '../../runtime/auth/index.js'
 import { RingBuffer } from '../../runtime/store/index.js'
 
 const p = (name: string, roles: string[] = []): Principal => ({ name, roles, via: 'token' })

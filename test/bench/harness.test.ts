@@ -18,7 +18,9 @@ const { httpLoad, measureHttp } = await import(dist('lib/http-load.js'))
 const { WsLoad } = await import(dist('lib/ws-load.js'))
 
 const tmp = mkdtempSync(join(tmpdir(), 'bench-test-'))
-t.teardown(() => { rmSync(tmp, { recursive: true, force: true }) })
+t.teardown(() => {
+  rmSync(tmp, { recursive: true, force: true })
+})
 
 t.test('row: ratio > 1 means we are better, both directions', async (t) => {
   const rps = row('rps', 'requests/s', 'req/s', 'higher', 100, { a: 50, b: 200, bad: 0 })
@@ -31,7 +33,7 @@ t.test('row: ratio > 1 means we are better, both directions', async (t) => {
 
 t.test('targets: the committed file loads; ratio and absolute checks; a missing row fails', async (t) => {
   const targets = loadTargets(join(ROOT, 'bench/targets.json'))
-  t.ok(targets.some((x: { scenario: string, peer?: string }) => x.scenario === 'http-json' && x.peer === 'uws-raw'))
+  t.ok(targets.some((x: { scenario: string; peer?: string }) => x.scenario === 'http-json' && x.peer === 'uws-raw'))
   const result = {
     scenario: 'http-json',
     description: '',
@@ -39,7 +41,11 @@ t.test('targets: the committed file loads; ratio and absolute checks; a missing 
     rows: [row('cpu_us_per_req', 'server CPU per request', 'µs', 'lower', 5, { 'uws-raw': 4, 'node-http': 9 })]
   }
   const checks = checkTargets(result, targets)
-  t.same(checks.map((c: { pass: boolean }) => c.pass), [true, false], '0.8 >= 0.7 passes, 1.8 < 2 fails')
+  t.same(
+    checks.map((c: { pass: boolean }) => c.pass),
+    [true, false],
+    '0.8 >= 0.7 passes, 1.8 < 2 fails'
+  )
   const fleet = checkTargets({ scenario: 'ws-fleet', description: '', notes: [], rows: [] }, targets)
   t.equal(fleet.length, 1)
   t.equal(fleet[0].pass, false, 'not measured fails')
@@ -47,11 +53,23 @@ t.test('targets: the committed file loads; ratio and absolute checks; a missing 
 })
 
 t.test('bench:check flags ratios that fell more than 20%, ignores new ones and scenarios not run', async (t) => {
-  const base = { date: 'd', node: 'v20', machine: 'm', ratios: { 'a/rps/p': 1.0, 'a/cpu/p': 2.0, 'b/rps/p': 1.0, 'a/gone/p': 1 } }
+  const base = {
+    date: 'd',
+    node: 'v20',
+    machine: 'm',
+    ratios: { 'a/rps/p': 1.0, 'a/cpu/p': 2.0, 'b/rps/p': 1.0, 'a/gone/p': 1 }
+  }
   const now = { 'a/rps/p': 0.85, 'a/cpu/p': 1.5, 'a/new/p': 0.1 }
   const regs = regressions(base, now, new Set(['a']))
   t.same(regs.map((r: { key: string }) => r.key).sort(), ['a/cpu/p', 'a/gone/p'])
-  const results = [{ scenario: 'a', description: '', notes: [], rows: [row('rps', '', '', 'higher', 2, { p: 1 }), row('p99', '', '', 'lower', 1, { p: 1 }, false)] }]
+  const results = [
+    {
+      scenario: 'a',
+      description: '',
+      notes: [],
+      rows: [row('rps', '', '', 'higher', 2, { p: 1 }), row('p99', '', '', 'lower', 1, { p: 1 }, false)]
+    }
+  ]
   t.same(ratiosOf(results), { 'a/rps/p': 2 }, 'ungated rows stay out of the baseline')
 })
 
@@ -66,8 +84,22 @@ t.test('histogram percentiles are within 2%', async (t) => {
 })
 
 t.test('report: a markdown table per scenario and an SVG chart of the ratios', async (t) => {
-  const results = [{ scenario: 'http-json', description: 'JSON GET', notes: ['note'], rows: [row('rps', 'requests/s', 'req/s', 'higher', 80, { 'uws-raw': 100 })], checks: [{ scenario: 'http-json', row: 'rps', target: 'ratio vs uws-raw >= 0.7', actual: 0.8, pass: true }] }]
-  const rep = { date: '2026-01-01T00:00:00Z', mode: 'quick', command: 'npm run bench -- --quick', machine: { cpu: 'cpu', cores: 2, memoryGb: 4, kernel: 'Linux', node: 'v20', loadTool: 'wrk' }, results }
+  const results = [
+    {
+      scenario: 'http-json',
+      description: 'JSON GET',
+      notes: ['note'],
+      rows: [row('rps', 'requests/s', 'req/s', 'higher', 80, { 'uws-raw': 100 })],
+      checks: [{ scenario: 'http-json', row: 'rps', target: 'ratio vs uws-raw >= 0.7', actual: 0.8, pass: true }]
+    }
+  ]
+  const rep = {
+    date: '2026-01-01T00:00:00Z',
+    mode: 'quick',
+    command: 'npm run bench -- --quick',
+    machine: { cpu: 'cpu', cores: 2, memoryGb: 4, kernel: 'Linux', node: 'v20', loadTool: 'wrk' },
+    results
+  }
   const md = markdown(rep)
   t.match(md, '| requests/s | req/s | 80 | 100 | 0.80x |')
   t.match(md, 'PASS `rps` ratio vs uws-raw >= 0.7: 0.80x')
@@ -109,7 +141,12 @@ t.test('our server starts from the CLI on port 0 and answers /healthz under load
 t.test('WebSocket load: worker threads, several source addresses, bursts reach every member', async (t) => {
   const s = await startPeer(ROOT, 'ws-fanout.js')
   t.teardown(() => s.stop())
-  const { load, ok, failed } = await WsLoad.open({ url: s.url.replace('http', 'ws') + '/platform/rooms/t', connections: 21, threads: 2, sourceAddrs: ['127.0.0.1', '127.0.0.2', '127.0.0.3'] })
+  const { load, ok, failed } = await WsLoad.open({
+    url: s.url.replace('http', 'ws') + '/platform/rooms/t',
+    connections: 21,
+    threads: 2,
+    sourceAddrs: ['127.0.0.1', '127.0.0.2', '127.0.0.3']
+  })
   t.teardown(() => load.close())
   t.equal(ok, 21)
   t.equal(failed, 0)
@@ -124,7 +161,11 @@ t.test('WebSocket load: worker threads, several source addresses, bursts reach e
 t.test('WebSocket load reports refused upgrades', async (t) => {
   const s = await startPeer(ROOT, 'node-http.js')
   t.teardown(() => s.stop())
-  const { load, ok, failed, error } = await WsLoad.open({ url: s.url.replace('http', 'ws') + '/nope', connections: 3, threads: 1 })
+  const { load, ok, failed, error } = await WsLoad.open({
+    url: s.url.replace('http', 'ws') + '/nope',
+    connections: 3,
+    threads: 1
+  })
   await load.close()
   t.equal(ok, 0)
   t.equal(failed, 3)
@@ -135,8 +176,22 @@ t.test('WebSocket load reports refused upgrades', async (t) => {
 t.test('POST load with a per-request JSON-RPC id against the official MCP SDK peer', async (t) => {
   const s = await startPeer(ROOT, 'mcp-sdk-v1.js', ['stateless'])
   t.teardown(() => s.stop())
-  const body = JSON.stringify({ jsonrpc: '2.0', id: 987654321, method: 'tools/call', params: { name: 'add', arguments: { a: 1, b: 2 } } })
-  const request = { method: 'POST', body, sequence: '987654321', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' } }
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 987654321,
+    method: 'tools/call',
+    params: { name: 'add', arguments: { a: 1, b: 2 } }
+  })
+  const request = {
+    method: 'POST',
+    body,
+    sequence: '987654321',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18'
+    }
+  }
   for (const tool of ['wrk', 'autocannon'] as const) {
     const r = await httpLoad({ url: s.url + '/mcp', connections: 2, durationSec: 1, root: ROOT, request, tool })
     t.ok(r.requests > 0, `${r.tool}: calls were served`)

@@ -5,7 +5,11 @@ import { join } from 'node:path'
 import { loadConfig, ConfigError, KEYS, configTable } from '../../runtime/config/index.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'platform-config-'))
-const file = (name: string, text: string) => { const p = join(dir, name); writeFileSync(p, text); return p }
+const file = (name: string, text: string) => {
+  const p = join(dir, name)
+  writeFileSync(p, text)
+  return p
+}
 
 t.test('defaults hold when nothing is given', async (t) => {
   const c = loadConfig({ env: {}, cwd: dir })
@@ -20,16 +24,32 @@ t.test('defaults hold when nothing is given', async (t) => {
 
 t.test('every spec property-table key is in the schema', async (t) => {
   for (const k of [
-    'platform.admin.enabled', 'platform.admin.mcp-tools', 'platform.admin.mcp-write-tools', 'platform.admin.http-write-enabled',
-    'platform.interactions.http-write-enabled', 'platform.interactions.demo-principal', 'platform.mcp-sandbox-origin',
-    'platform.ai.governance.memory.enabled', 'platform.ai.governance.memory.ttl-seconds', 'platform.ai.governance.memory.min-confidence',
-    'platform.server.port', 'platform.server.host', 'platform.server.body-limit-bytes', 'platform.data-dir', 'platform.plugins.dirs',
-    'platform.auth.tokens', 'platform.ai.governance.policy-files'
-  ]) t.ok(k in KEYS, k)
+    'platform.admin.enabled',
+    'platform.admin.mcp-tools',
+    'platform.admin.mcp-write-tools',
+    'platform.admin.http-write-enabled',
+    'platform.interactions.http-write-enabled',
+    'platform.interactions.demo-principal',
+    'platform.mcp-sandbox-origin',
+    'platform.ai.governance.memory.enabled',
+    'platform.ai.governance.memory.ttl-seconds',
+    'platform.ai.governance.memory.min-confidence',
+    'platform.server.port',
+    'platform.server.host',
+    'platform.server.body-limit-bytes',
+    'platform.data-dir',
+    'platform.plugins.dirs',
+    'platform.auth.tokens',
+    'platform.ai.governance.policy-files'
+  ])
+    t.ok(k in KEYS, k)
 })
 
 t.test('nested and dotted YAML keys mix', async (t) => {
-  const p = file('mixed.yaml', 'platform:\n  admin:\n    enabled: false\n  server.port: 9000\nplatform.data-dir: /tmp/x\n')
+  const p = file(
+    'mixed.yaml',
+    'platform:\n  admin:\n    enabled: false\n  server.port: 9000\nplatform.data-dir: /tmp/x\n'
+  )
   const c = loadConfig({ file: p, env: {} })
   t.equal(c.get('platform.admin.enabled'), false)
   t.equal(c.get('platform.server.port'), 9000)
@@ -74,43 +94,78 @@ t.test('environment values are coerced by the key type', async (t) => {
 
 t.test('an unknown key stops start-up naming the key', async (t) => {
   const p = file('unknown.yaml', 'platform:\n  server:\n    prot: 1\n')
-  t.throws(() => loadConfig({ file: p, env: {} }), { name: 'ConfigError', message: /unknown config key 'platform\.server\.prot'.*did you mean 'platform\.server\.port'/ })
+  t.throws(() => loadConfig({ file: p, env: {} }), {
+    name: 'ConfigError',
+    message: /unknown config key 'platform\.server\.prot'.*did you mean 'platform\.server\.port'/
+  })
   t.throws(() => loadConfig({ env: { PLATFORM_SERVER_PROT: '1' }, cwd: dir }), { message: /PLATFORM_SERVER_PROT/ })
-  t.throws(() => loadConfig({ env: {}, cwd: dir, overrides: { 'nope.key': 1 } }), { message: /unknown config key 'nope\.key'/ })
+  t.throws(() => loadConfig({ env: {}, cwd: dir, overrides: { 'nope.key': 1 } }), {
+    message: /unknown config key 'nope\.key'/
+  })
 })
 
 t.test('an ill-typed key stops start-up naming the key and what it expects', async (t) => {
-  t.throws(() => loadConfig({ file: file('bad1.yaml', 'platform.server.port: eighty\n'), env: {} }),
-    { message: /config key 'platform\.server\.port' must be integer; got "eighty"/ })
-  t.throws(() => loadConfig({ file: file('bad2.yaml', 'platform.log-level: loud\n'), env: {} }),
-    { message: /config key 'platform\.log-level' must be one of "trace", "debug"/ })
-  t.throws(() => loadConfig({ env: { PLATFORM_ADMIN_ENABLED: 'yes' }, cwd: dir }),
-    { message: /config key 'platform\.admin\.enabled' must be boolean.*environment PLATFORM_ADMIN_ENABLED/ })
-  t.throws(() => loadConfig({ env: {}, cwd: dir, overrides: { 'platform.server.port': 70000 } }),
-    { message: /platform\.server\.port' must be <= 65535.*command line/ })
-  t.throws(() => loadConfig({ file: file('bad3.yaml', 'platform.auth.tokens:\n  - principal: x\n'), env: {} }),
-    { message: /platform\.auth\.tokens' at 0/ })
-  t.throws(() => loadConfig({ file: file('bad4.yaml', 'platform.plugins.examples:\n  sandbox: docker\n'), env: {} }),
-    { message: /platform\.plugins\.examples' at sandbox must be one of "isolate", "worker", "inline"/ })
+  t.throws(() => loadConfig({ file: file('bad1.yaml', 'platform.server.port: eighty\n'), env: {} }), {
+    message: /config key 'platform\.server\.port' must be integer; got "eighty"/
+  })
+  t.throws(() => loadConfig({ file: file('bad2.yaml', 'platform.log-level: loud\n'), env: {} }), {
+    message: /config key 'platform\.log-level' must be one of "trace", "debug"/
+  })
+  t.throws(() => loadConfig({ env: { PLATFORM_ADMIN_ENABLED: 'yes' }, cwd: dir }), {
+    message: /config key 'platform\.admin\.enabled' must be boolean.*environment PLATFORM_ADMIN_ENABLED/
+  })
+  t.throws(() => loadConfig({ env: {}, cwd: dir, overrides: { 'platform.server.port': 70000 } }), {
+    message: /platform\.server\.port' must be <= 65535.*command line/
+  })
+  t.throws(() => loadConfig({ file: file('bad3.yaml', 'platform.auth.tokens:\n  - principal: x\n'), env: {} }), {
+    message: /platform\.auth\.tokens' at 0/
+  })
+  t.throws(() => loadConfig({ file: file('bad4.yaml', 'platform.plugins.examples:\n  sandbox: docker\n'), env: {} }), {
+    message: /platform\.plugins\.examples' at sandbox must be one of "isolate", "worker", "inline"/
+  })
 })
 
 t.test('YAML duplicate keys and custom tags are refused', async (t) => {
-  t.throws(() => loadConfig({ file: file('dup.yaml', 'platform.server.port: 1\nplatform.server.port: 2\n'), env: {} }), ConfigError)
-  t.throws(() => loadConfig({ file: file('tag.yaml', 'platform.server.host: !!js/function "x"\n'), env: {} }), ConfigError)
-  t.throws(() => loadConfig({ file: file('dotnest.yaml', 'platform.server.port: 1\nplatform:\n  server:\n    port: 2\n'), env: {} }), { message: /given twice/ })
+  t.throws(
+    () => loadConfig({ file: file('dup.yaml', 'platform.server.port: 1\nplatform.server.port: 2\n'), env: {} }),
+    ConfigError
+  )
+  t.throws(
+    () => loadConfig({ file: file('tag.yaml', 'platform.server.host: !!js/function "x"\n'), env: {} }),
+    ConfigError
+  )
+  t.throws(
+    () =>
+      loadConfig({
+        file: file('dotnest.yaml', 'platform.server.port: 1\nplatform:\n  server:\n    port: 2\n'),
+        env: {}
+      }),
+    { message: /given twice/ }
+  )
   t.throws(() => loadConfig({ file: join(dir, 'missing.yaml'), env: {} }), { message: /does not exist/ })
 })
 
 t.test('per-plugin grants are accepted under platform.plugins.<name>', async (t) => {
-  const p = file('grant.yaml', 'platform:\n  plugins:\n    dirs: [./p]\n    examples:\n      enabled: true\n      sandbox: worker\n      permissions: { kv: true, net: [api.example.com] }\n      limits: { memoryMb: 32 }\n')
+  const p = file(
+    'grant.yaml',
+    'platform:\n  plugins:\n    dirs: [./p]\n    examples:\n      enabled: true\n      sandbox: worker\n      permissions: { kv: true, net: [api.example.com] }\n      limits: { memoryMb: 32 }\n'
+  )
   const c = loadConfig({ file: p, env: {} })
   t.same(c.get('platform.plugins.dirs'), ['./p'])
-  t.same(c.get('platform.plugins.examples'), { enabled: true, sandbox: 'worker', permissions: { kv: true, net: ['api.example.com'] }, limits: { memoryMb: 32 } })
+  t.same(c.get('platform.plugins.examples'), {
+    enabled: true,
+    sandbox: 'worker',
+    permissions: { kv: true, net: ['api.example.com'] },
+    limits: { memoryMb: 32 }
+  })
 })
 
 t.test("README's configuration table is the one generated from the schema", async (t) => {
   const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
-  t.ok(readme.includes(configTable()), 'run `npm run build && npm run config-docs` after changing runtime/config/schema.ts')
+  t.ok(
+    readme.includes(configTable()),
+    'run `npm run build && npm run config-docs` after changing runtime/config/schema.ts'
+  )
 })
 
 // The table must never promise a switch that does nothing: a key nothing outside runtime/config
@@ -125,7 +180,13 @@ t.test('every key is read by the runtime or marked reserved for the area that wi
   for (const [key, def] of Object.entries(KEYS)) {
     if (def.reservedFor !== undefined) {
       t.match(table, `| \`${key}\` |`, key)
-      t.ok(table.split('\n').find((row) => row.startsWith(`| \`${key}\` |`))!.includes(`*Reserved for the ${def.reservedFor} area`), `${key}: reserved in the table`)
+      t.ok(
+        table
+          .split('\n')
+          .find((row) => row.startsWith(`| \`${key}\` |`))!
+          .includes(`*Reserved for the ${def.reservedFor} area`),
+        `${key}: reserved in the table`
+      )
     } else {
       t.ok(sources.includes(`'${key}'`), `${key} is read somewhere in runtime/ (or mark it reservedFor its area)`)
     }
@@ -133,18 +194,74 @@ t.test('every key is read by the runtime or marked reserved for the area that wi
 })
 
 t.test('a grant may be written as dotted keys below the plugin name, in the file or on the command line', async (t) => {
-  const c = loadConfig({ env: {}, cwd: dir, file: file('dotted-grant.yaml', 'platform:\n  server:\n    port: 1\nplatform.plugins.hello.sandbox: worker\nplatform.plugins.hello.permissions.net: [a.example.com]\nplatform.plugins.hello.permissions.kv: true\n'), overrides: { 'platform.plugins.other.limits.memoryMb': 128 } })
+  const c = loadConfig({
+    env: {},
+    cwd: dir,
+    file: file(
+      'dotted-grant.yaml',
+      'platform:\n  server:\n    port: 1\nplatform.plugins.hello.sandbox: worker\nplatform.plugins.hello.permissions.net: [a.example.com]\nplatform.plugins.hello.permissions.kv: true\n'
+    ),
+    overrides: { 'platform.plugins.other.limits.memoryMb': 128 }
+  })
   t.same(c.get('platform.plugins.hello'), { sandbox: 'worker', permissions: { net: ['a.example.com'], kv: true } })
   t.same(c.get('platform.plugins.other'), { limits: { memoryMb: 128 } })
-  t.throws(() => loadConfig({ env: {}, cwd: dir, file: file('dotted-twice.yaml', 'platform.plugins.hello: {sandbox: worker}\nplatform.plugins.hello.sandbox: inline\n') }), { name: 'ConfigError', message: /'platform\.plugins\.hello\.sandbox' is given twice/ })
-  t.throws(() => loadConfig({ env: {}, cwd: dir, file: file('dotted-bad.yaml', 'platform.plugins.hello.permissions.nett: [a.com]\n') }), { message: /config key 'platform\.plugins\.hello' at permissions has unknown key 'nett' \(did you mean 'net'\?\); allowed: net, kv, env/ })
+  t.throws(
+    () =>
+      loadConfig({
+        env: {},
+        cwd: dir,
+        file: file(
+          'dotted-twice.yaml',
+          'platform.plugins.hello: {sandbox: worker}\nplatform.plugins.hello.sandbox: inline\n'
+        )
+      }),
+    { name: 'ConfigError', message: /'platform\.plugins\.hello\.sandbox' is given twice/ }
+  )
+  t.throws(
+    () =>
+      loadConfig({
+        env: {},
+        cwd: dir,
+        file: file('dotted-bad.yaml', 'platform.plugins.hello.permissions.nett: [a.com]\n')
+      }),
+    {
+      message:
+        /config key 'platform\.plugins\.hello' at permissions has unknown key 'nett' \(did you mean 'net'\?\); allowed: net, kv, env/
+    }
+  )
 })
 
-t.test('grant mistakes name the key: plugins.dir suggests dirs, a misspelt grant key suggests the right one', async (t) => {
-  t.throws(() => loadConfig({ env: {}, cwd: dir, file: file('dir.yaml', 'platform:\n  plugins:\n    dir: ./mine\n') }),
-    { name: 'ConfigError', message: /config key 'platform\.plugins\.dir' \(did you mean 'platform\.plugins\.dirs', the list of plugin directories\?\) is read as the grant of a plugin named 'dir'/ })
-  t.throws(() => loadConfig({ env: {}, cwd: dir, file: file('permisions.yaml', 'platform:\n  plugins:\n    hello:\n      permisions: {net: [a.com]}\n') }),
-    { message: /config key 'platform\.plugins\.hello' has unknown key 'permisions' \(did you mean 'permissions'\?\); allowed: enabled, sandbox, permissions, limits/ })
-  t.throws(() => loadConfig({ env: {}, cwd: dir, file: file('memorymb.yaml', 'platform:\n  plugins:\n    hello: {limits: {memoryMB: 64}}\n') }),
-    { message: /at limits has unknown key 'memoryMB' \(did you mean 'memoryMb'\?\)/ })
-})
+t.test(
+  'grant mistakes name the key: plugins.dir suggests dirs, a misspelt grant key suggests the right one',
+  async (t) => {
+    t.throws(
+      () => loadConfig({ env: {}, cwd: dir, file: file('dir.yaml', 'platform:\n  plugins:\n    dir: ./mine\n') }),
+      {
+        name: 'ConfigError',
+        message:
+          /config key 'platform\.plugins\.dir' \(did you mean 'platform\.plugins\.dirs', the list of plugin directories\?\) is read as the grant of a plugin named 'dir'/
+      }
+    )
+    t.throws(
+      () =>
+        loadConfig({
+          env: {},
+          cwd: dir,
+          file: file('permisions.yaml', 'platform:\n  plugins:\n    hello:\n      permisions: {net: [a.com]}\n')
+        }),
+      {
+        message:
+          /config key 'platform\.plugins\.hello' has unknown key 'permisions' \(did you mean 'permissions'\?\); allowed: enabled, sandbox, permissions, limits/
+      }
+    )
+    t.throws(
+      () =>
+        loadConfig({
+          env: {},
+          cwd: dir,
+          file: file('memorymb.yaml', 'platform:\n  plugins:\n    hello: {limits: {memoryMB: 64}}\n')
+        }),
+      { message: /at limits has unknown key 'memoryMB' \(did you mean 'memoryMb'\?\)/ }
+    )
+  }
+)

@@ -15,11 +15,23 @@ if (!existsSync(node22) || !existsSync(cli)) {
   console.error('conformance suite missing: run `cd test/conformance && npm install` first')
   process.exit(2)
 }
-const TASKS = ['tasks-lifecycle', 'tasks-capability-negotiation', 'tasks-wire-fields', 'tasks-request-state-removal', 'tasks-mrtr-input', 'tasks-request-headers', 'tasks-dispatch-and-envelope', 'tasks-status-notifications', 'tasks-required-task-error', 'tasks-mrtr-composition']
+const TASKS = [
+  'tasks-lifecycle',
+  'tasks-capability-negotiation',
+  'tasks-wire-fields',
+  'tasks-request-state-removal',
+  'tasks-mrtr-input',
+  'tasks-request-headers',
+  'tasks-dispatch-and-envelope',
+  'tasks-status-notifications',
+  'tasks-required-task-error',
+  'tasks-mrtr-composition'
+]
 const only = process.argv.slice(2)
-const runs = only.length > 0
-  ? only.map((s) => s.startsWith('--') ? s.slice(2).split('=') : ['scenario', s])
-  : [['requirements', '2025-11-25'], ['requirements', '2026-07-28'], ...TASKS.map((s) => ['scenario', s])]
+const runs =
+  only.length > 0
+    ? only.map((s) => (s.startsWith('--') ? s.slice(2).split('=') : ['scenario', s]))
+    : [['requirements', '2025-11-25'], ['requirements', '2026-07-28'], ...TASKS.map((s) => ['scenario', s])]
 
 const server = await serve(0)
 const out = mkdtempSync(join(tmpdir(), 'conformance-results-'))

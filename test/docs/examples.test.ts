@@ -8,7 +8,16 @@ import { tmpdir } from 'node:os'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { parseDocument } from 'yaml'
 import { pages, readBlocks, outsideReferences, where, ROOT, type Block } from '../helpers/doc-pages.js'
-import { steps, matchOutput, substitute, rewriteHost, runCurl, runPlatform, type Ran, type Step } from '../helpers/doc-shell.js'
+import {
+  steps,
+  matchOutput,
+  substitute,
+  rewriteHost,
+  runCurl,
+  runPlatform,
+  type Ran,
+  type Step
+} from '../helpers/doc-shell.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { installAreas } from '../../runtime/areas.js'
 import { loadConfig } from '../../runtime/config/index.js'
@@ -27,7 +36,10 @@ const start = (config: Record<string, unknown> = {}) =>
   startTestPlatform({ 'platform.plugins.dirs': [BUNDLED], ...config }, { install: installAreas })
 
 t.test('no page points outside the repository', async (t) => {
-  for (const f of pages().flatMap(outsideReferences)) t.fail(`${f.file}:${f.line} refers to ${f.why}: "${f.text}"; say the fact itself, or link a file of this repository`)
+  for (const f of pages().flatMap(outsideReferences))
+    t.fail(
+      `${f.file}:${f.line} refers to ${f.why}: "${f.text}"; say the fact itself, or link a file of this repository`
+    )
   t.pass('every page checked')
 })
 
@@ -39,22 +51,41 @@ t.teardown(shared.close)
 for (const page of pages()) {
   t.test(page, async (t) => {
     let blocks: Block[]
-    try { blocks = readBlocks(page) } catch (err) { t.fail((err as Error).message); return }
+    try {
+      blocks = readBlocks(page)
+    } catch (err) {
+      t.fail((err as Error).message)
+      return
+    }
     // files a block saves with `file=` (policy files, platform.yaml) for later blocks of the page
     const scratch = mkdtempSync(join(tmpdir(), 'docs-examples-'))
     const session: Session = { bound: new Map(), env: {} }
-    t.teardown(async () => { await session.tp?.close(); rmSync(scratch, { recursive: true, force: true }) })
+    t.teardown(async () => {
+      await session.tp?.close()
+      rmSync(scratch, { recursive: true, force: true })
+    })
     for (const [i, b] of blocks.entries()) {
       if (b.directive.skip !== undefined) {
         skipped.push(`${where(b)}: ${b.directive.skip}`)
         continue
       }
-      if (b.lang === 'yaml' || b.lang === 'yml') await t.test(`${b.file}:${b.line} yaml`, async (t) => { checkYaml(t, b, scratch, blocks[i + 1]) })
-      else if (b.lang === 'json') await t.test(`${b.file}:${b.line} json`, async (t) => { checkJson(t, b, blocks[i + 1]) })
-      else if (SHELL.has(b.lang)) await t.test(`${b.file}:${b.line} ${b.lang}`, async (t) => { await runShell(t, b, scratch, session) })
+      if (b.lang === 'yaml' || b.lang === 'yml')
+        await t.test(`${b.file}:${b.line} yaml`, async (t) => {
+          checkYaml(t, b, scratch, blocks[i + 1])
+        })
+      else if (b.lang === 'json')
+        await t.test(`${b.file}:${b.line} json`, async (t) => {
+          checkJson(t, b, blocks[i + 1])
+        })
+      else if (SHELL.has(b.lang))
+        await t.test(`${b.file}:${b.line} ${b.lang}`, async (t) => {
+          await runShell(t, b, scratch, session)
+        })
       else if (['', 'text', 'http'].includes(b.lang) && /^\s*curl\s/m.test(b.text)) {
         // a curl command in a block that is not marked as shell would escape the check
-        t.fail(`${where(b)}: a block with curl commands must be fenced as \`\`\`sh (or carry <!-- example skip: reason -->)`)
+        t.fail(
+          `${where(b)}: a block with curl commands must be fenced as \`\`\`sh (or carry <!-- example skip: reason -->)`
+        )
       }
     }
   })
@@ -65,14 +96,21 @@ t.test('the examples ran', async (t) => {
   t.ok(counts.curl >= 8, `curl commands run: ${counts.curl}`)
   t.ok(counts.yaml >= 8, `YAML examples loaded: ${counts.yaml}`)
   t.ok(counts.json >= 1, `JSON manifests parsed: ${counts.json}`)
-  t.comment(`ran ${counts.curl} curl and ${counts.platform} platform commands, loaded ${counts.yaml} YAML and ${counts.json} JSON examples`)
-  t.comment(`not run (${skipped.length}), each with the reason its page gives:\n${skipped.map((s) => `  ${s}`).join('\n')}`)
+  t.comment(
+    `ran ${counts.curl} curl and ${counts.platform} platform commands, loaded ${counts.yaml} YAML and ${counts.json} JSON examples`
+  )
+  t.comment(
+    `not run (${skipped.length}), each with the reason its page gives:\n${skipped.map((s) => `  ${s}`).join('\n')}`
+  )
 })
 
 type YamlKind = 'platform' | 'policy' | 'rules-fragment'
 
-function kindOf (data: unknown): YamlKind | undefined {
-  if (Array.isArray(data)) return data.length > 0 && data.every((r) => r !== null && typeof r === 'object' && 'condition' in r) ? 'rules-fragment' : undefined
+function kindOf(data: unknown): YamlKind | undefined {
+  if (Array.isArray(data))
+    return data.length > 0 && data.every((r) => r !== null && typeof r === 'object' && 'condition' in r)
+      ? 'rules-fragment'
+      : undefined
   if (data === null || typeof data !== 'object') return undefined
   const keys = Object.keys(data)
   if (keys.some((k) => k === 'platform' || /^(org\.)?platform\./.test(k))) return 'platform'
@@ -81,17 +119,22 @@ function kindOf (data: unknown): YamlKind | undefined {
 }
 
 /** `error=below`: the message is the page's next block, which shows it to the reader. */
-function expectedError (b: Block, next: Block | undefined): string | undefined {
+function expectedError(b: Block, next: Block | undefined): string | undefined {
   const e = b.directive.opts.error
-  return e === 'below' ? next?.text.trim() ?? '(no block below)' : e
+  return e === 'below' ? (next?.text.trim() ?? '(no block below)') : e
 }
 
-function checkYaml (t: Tap.Test, b: Block, scratch: string, next: Block | undefined): void {
+function checkYaml(t: Tap.Test, b: Block, scratch: string, next: Block | undefined): void {
   const doc = parseDocument(b.text, { uniqueKeys: true })
-  if (doc.errors.length > 0) { t.fail(`${where(b)}: not valid YAML: ${doc.errors[0]!.message}`); return }
+  if (doc.errors.length > 0) {
+    t.fail(`${where(b)}: not valid YAML: ${doc.errors[0]!.message}`)
+    return
+  }
   const kind = (b.directive.opts.as ?? kindOf(doc.toJS())) as YamlKind | undefined
   if (kind === undefined || !['platform', 'policy', 'rules-fragment'].includes(kind)) {
-    t.fail(`${where(b)}: cannot tell what this YAML is; put <!-- example: as=platform|policy|rules-fragment --> or <!-- example skip: reason --> before it`)
+    t.fail(
+      `${where(b)}: cannot tell what this YAML is; put <!-- example: as=platform|policy|rules-fragment --> or <!-- example skip: reason --> before it`
+    )
     return
   }
   let error: Error | undefined
@@ -107,13 +150,21 @@ function checkYaml (t: Tap.Test, b: Block, scratch: string, next: Block | undefi
       if (policies.length === 0) throw new Error('the document holds no policy')
       loaded = `policies ${policies.map((p) => p.name).join(', ')}`
     }
-  } catch (err) { error = err as Error }
+  } catch (err) {
+    error = err as Error
+  }
   counts.yaml++
   const expected = expectedError(b, next)
   if (expected !== undefined) {
-    t.ok(error?.message.includes(expected), `${where(b)}: loading as ${kind} must fail with "${expected}"; got ${error === undefined ? `success (${loaded})` : `"${error.message}"`}`)
+    t.ok(
+      error?.message.includes(expected),
+      `${where(b)}: loading as ${kind} must fail with "${expected}"; got ${error === undefined ? `success (${loaded})` : `"${error.message}"`}`
+    )
   } else {
-    t.ok(error === undefined, `${where(b)}: loads as ${kind}${error !== undefined ? `; it fails: ${error.message}` : ` (${loaded})`}`)
+    t.ok(
+      error === undefined,
+      `${where(b)}: loads as ${kind}${error !== undefined ? `; it fails: ${error.message}` : ` (${loaded})`}`
+    )
   }
   if (b.directive.opts.file !== undefined) {
     const to = join(scratch, b.directive.opts.file)
@@ -122,32 +173,66 @@ function checkYaml (t: Tap.Test, b: Block, scratch: string, next: Block | undefi
   }
 }
 
-function checkJson (t: Tap.Test, b: Block, next: Block | undefined): void {
+function checkJson(t: Tap.Test, b: Block, next: Block | undefined): void {
   let data: unknown
-  try { data = JSON.parse(b.text) } catch (err) { t.fail(`${where(b)}: not valid JSON: ${(err as Error).message}`); return }
-  const isManifest = b.directive.opts.as === 'manifest' ||
-    (b.directive.opts.as === undefined && data !== null && typeof data === 'object' && 'name' in data && 'version' in data)
-  if (!isManifest) { t.fail(`${where(b)}: cannot tell what this JSON is; put <!-- example: as=manifest --> or <!-- example skip: reason --> before it`); return }
+  try {
+    data = JSON.parse(b.text)
+  } catch (err) {
+    t.fail(`${where(b)}: not valid JSON: ${(err as Error).message}`)
+    return
+  }
+  const isManifest =
+    b.directive.opts.as === 'manifest' ||
+    (b.directive.opts.as === undefined &&
+      data !== null &&
+      typeof data === 'object' &&
+      'name' in data &&
+      'version' in data)
+  if (!isManifest) {
+    t.fail(
+      `${where(b)}: cannot tell what this JSON is; put <!-- example: as=manifest --> or <!-- example skip: reason --> before it`
+    )
+    return
+  }
   counts.json++
   const expected = expectedError(b, next)
   let error: Error | undefined
-  try { parseManifest(data) } catch (err) { error = err as Error }
-  if (expected !== undefined) t.ok(error?.message.includes(expected), `${where(b)}: the manifest must fail with "${expected}"; got ${error?.message ?? 'success'}`)
-  else t.ok(error === undefined, `${where(b)}: a valid plugin.json${error !== undefined ? `; it fails: ${error.message}` : ''}`)
+  try {
+    parseManifest(data)
+  } catch (err) {
+    error = err as Error
+  }
+  if (expected !== undefined)
+    t.ok(
+      error?.message.includes(expected),
+      `${where(b)}: the manifest must fail with "${expected}"; got ${error?.message ?? 'success'}`
+    )
+  else
+    t.ok(
+      error === undefined,
+      `${where(b)}: a valid plugin.json${error !== undefined ? `; it fails: ${error.message}` : ''}`
+    )
 }
 
 /** Settings whose relative paths mean files the page saved with `file=`. */
-function resolveConfig (config: Record<string, unknown>, scratch: string): Record<string, unknown> {
+function resolveConfig(config: Record<string, unknown>, scratch: string): Record<string, unknown> {
   const out = { ...config }
   const files = out['platform.ai.governance.policy-files']
-  if (Array.isArray(files)) out['platform.ai.governance.policy-files'] = files.map((f) => isAbsolute(String(f)) ? f : resolve(scratch, String(f)))
+  if (Array.isArray(files))
+    out['platform.ai.governance.policy-files'] = files.map((f) =>
+      isAbsolute(String(f)) ? f : resolve(scratch, String(f))
+    )
   return out
 }
 
 /** What a shell block leaves for a following `<!-- example: continue -->` block. */
-interface Session { tp?: TestPlatform, bound: Map<string, string>, env: Record<string, string> }
+interface Session {
+  tp?: TestPlatform
+  bound: Map<string, string>
+  env: Record<string, string>
+}
 
-async function runShell (t: Tap.Test, b: Block, scratch: string, session: Session): Promise<void> {
+async function runShell(t: Tap.Test, b: Block, scratch: string, session: Session): Promise<void> {
   if (b.directive.opts.continue === undefined) {
     await session.tp?.close()
     delete session.tp
@@ -160,20 +245,29 @@ async function runShell (t: Tap.Test, b: Block, scratch: string, session: Sessio
   const all = steps(b.text, b.line)
   const other = all.filter((s) => s.kind === 'other')
   if (other.length > 0 || all.length === 0) {
-    t.fail(`${where(b)}: cannot run \`${other[0]?.command ?? '(empty block)'}\` (line ${other[0]?.line ?? b.line}); the test runs curl and platform commands. ` +
-      'Make the block runnable or put <!-- example skip: reason --> before it')
+    t.fail(
+      `${where(b)}: cannot run \`${other[0]?.command ?? '(empty block)'}\` (line ${other[0]?.line ?? b.line}); the test runs curl and platform commands. ` +
+        'Make the block runnable or put <!-- example skip: reason --> before it'
+    )
     return
   }
   const env = Object.assign(session.env, b.directive.env)
   for (const s of all.filter((x) => x.kind === 'assign')) {
     const [, name, value] = /^([A-Z_][A-Z0-9_]*)=(.*)$/.exec(s.command)!
     if (value!.trim() === '...' || value!.trim() === '…') {
-      if (env[name!] === undefined) { t.fail(`${where(b)}: line ${s.line} leaves ${name} to the reader; give it in <!-- example: ${name}=... -->`); return }
+      if (env[name!] === undefined) {
+        t.fail(`${where(b)}: line ${s.line} leaves ${name} to the reader; give it in <!-- example: ${name}=... -->`)
+        return
+      }
     } else env[name!] = value!.replace(/^(['"])(.*)\1$/, '$2')
   }
   if (session.tp === undefined && all.some((s) => s.kind === 'curl')) {
-    try { session.tp = await start(resolveConfig(b.directive.config, scratch)) } catch (err) {
-      t.fail(`${where(b)}: the platform for this block did not start with ${JSON.stringify(b.directive.config)}: ${(err as Error).message}`)
+    try {
+      session.tp = await start(resolveConfig(b.directive.config, scratch))
+    } catch (err) {
+      t.fail(
+        `${where(b)}: the platform for this block did not start with ${JSON.stringify(b.directive.config)}: ${(err as Error).message}`
+      )
       return
     }
   }
@@ -181,12 +275,24 @@ async function runShell (t: Tap.Test, b: Block, scratch: string, session: Sessio
   for (const s of all) {
     if (s.kind === 'assign') continue
     const sub = substitute(s.command, bound)
-    if (sub.unbound.length > 0) { t.fail(`${b.file}:${s.line}: ${sub.unbound.join(', ')} is not printed by an earlier command of this block (or of the block it continues)`); return }
+    if (sub.unbound.length > 0) {
+      t.fail(
+        `${b.file}:${s.line}: ${sub.unbound.join(', ')} is not printed by an earlier command of this block (or of the block it continues)`
+      )
+      return
+    }
     const command = s.kind === 'curl' ? rewriteHost(sub.command, tp!.port) : sub.command
     // a curl example must talk to the documented local server, never to a host on the network
-    const elsewhere = s.kind === 'curl' ? [...command.matchAll(/\b[a-z]+:\/\/[^\s'"]+/gi)].map((m) => m[0]).filter((u) => !u.startsWith(`http://127.0.0.1:${tp!.port}/`)) : []
+    const elsewhere =
+      s.kind === 'curl'
+        ? [...command.matchAll(/\b[a-z]+:\/\/[^\s'"]+/gi)]
+            .map((m) => m[0])
+            .filter((u) => !u.startsWith(`http://127.0.0.1:${tp!.port}/`))
+        : []
     if (s.kind === 'curl' && (elsewhere.length > 0 || !command.includes(`http://127.0.0.1:${tp!.port}/`))) {
-      t.fail(`${b.file}:${s.line}: the curl command must name the local server (localhost:8080 or 127.0.0.1:8080) and no other host; found ${elsewhere.join(', ') || 'no URL'}`)
+      t.fail(
+        `${b.file}:${s.line}: the curl command must name the local server (localhost:8080 or 127.0.0.1:8080) and no other host; found ${elsewhere.join(', ') || 'no URL'}`
+      )
       return
     }
     const ran = s.kind === 'curl' ? await runCurl(command, env, scratch) : await runPlatform(command, env)
@@ -196,11 +302,14 @@ async function runShell (t: Tap.Test, b: Block, scratch: string, session: Sessio
 }
 
 /** One command's outcome against the page; false stops the block (later steps depend on it). */
-function check (t: Tap.Test, b: Block, s: Step, ran: Ran, bound: Map<string, string>): boolean {
+function check(t: Tap.Test, b: Block, s: Step, ran: Ran, bound: Map<string, string>): boolean {
   const said = `${b.file}:${s.line} (${b.heading})\n  ran:  ${ran.command}\n  exit: ${ran.exit}${ran.status !== undefined ? `, HTTP ${ran.status}` : ''}\n  got:  ${ran.output.slice(0, 1500)}`
   let ok: boolean
   if (s.kind === 'curl') {
-    ok = ran.exit === 0 && ran.status !== undefined && (s.status !== undefined ? ran.status === s.status : ran.status >= 200 && ran.status < 300)
+    ok =
+      ran.exit === 0 &&
+      ran.status !== undefined &&
+      (s.status !== undefined ? ran.status === s.status : ran.status >= 200 && ran.status < 300)
     t.ok(ok, `${said}\n  want: ${s.status !== undefined ? `HTTP ${s.status}` : 'a 2xx status'}`)
   } else {
     ok = ran.exit === (s.status ?? 0)
@@ -208,7 +317,10 @@ function check (t: Tap.Test, b: Block, s: Step, ran: Ran, bound: Map<string, str
   }
   // a 2xx that carries an error (JSON-RPC, a tool's isError) only passes when the page shows it
   const refused = s.expected.length === 0 ? errorIn(ran.output) : undefined
-  if (refused !== undefined) { t.fail(`${said}\n  want: no error, or the page showing this output under the command (${refused})`); ok = false }
+  if (refused !== undefined) {
+    t.fail(`${said}\n  want: no error, or the page showing this output under the command (${refused})`)
+    ok = false
+  }
   for (const e of s.expected) {
     const why = matchOutput(e, ran.output, bound)
     t.ok(why === undefined, `${said}\n  want: ${e}`)
@@ -218,12 +330,16 @@ function check (t: Tap.Test, b: Block, s: Step, ran: Ran, bound: Map<string, str
 }
 
 /** The error a JSON body (the last line of the output) reports, if any. */
-function errorIn (output: string): string | undefined {
+function errorIn(output: string): string | undefined {
   const last = output.trim().split('\n').at(-1) ?? ''
   let body: unknown
-  try { body = JSON.parse(last) } catch { return undefined }
+  try {
+    body = JSON.parse(last)
+  } catch {
+    return undefined
+  }
   if (body === null || typeof body !== 'object') return undefined
-  const o = body as { error?: unknown, result?: { isError?: unknown } }
+  const o = body as { error?: unknown; result?: { isError?: unknown } }
   if (o.error !== undefined) return `an error: ${JSON.stringify(o.error)}`
   if (o.result?.isError === true) return 'a tool result with isError'
   return undefined

@@ -3,16 +3,23 @@ import { connect } from 'node:net'
 import { startTestPlatform } from '../helpers/platform.js'
 
 // Hostile HTTP input while a concurrent request stream must keep succeeding throughout.
-const tp = await startTestPlatform({ 'platform.server.body-limit-bytes': 64 * 1024 }, {
-  install: (p) => { p.http.post('/echo', (ctx) => ({ ok: true, type: typeof ctx.body })) }
-})
+const tp = await startTestPlatform(
+  { 'platform.server.body-limit-bytes': 64 * 1024 },
+  {
+    install: (p) => {
+      p.http.post('/echo', (ctx) => ({ ok: true, type: typeof ctx.body }))
+    }
+  }
+)
 t.teardown(tp.close)
 
-function rawSend (payload: Buffer | string): Promise<string> {
+function rawSend(payload: Buffer | string): Promise<string> {
   return new Promise((resolve) => {
     const s = connect(tp.port, '127.0.0.1')
     let buf = ''
-    s.on('data', (d) => { buf += d.toString('latin1') })
+    s.on('data', (d) => {
+      buf += d.toString('latin1')
+    })
     s.on('error', () => resolve(buf))
     s.on('close', () => resolve(buf))
     s.setTimeout(1500, () => s.destroy())
@@ -31,10 +38,21 @@ t.test('bad input gets the right 4xx while a concurrent stream keeps succeeding'
     }
   })()
 
-  const post = (body: string | Buffer) => fetch(tp.url + '/echo', { method: 'POST', body }).then(async (r) => { await r.arrayBuffer(); return r.status }, () => 'reset')
+  const post = (body: string | Buffer) =>
+    fetch(tp.url + '/echo', { method: 'POST', body }).then(
+      async (r) => {
+        await r.arrayBuffer()
+        return r.status
+      },
+      () => 'reset'
+    )
   const results: Record<string, (number | string)[]> = { random: [], truncated: [], deep: [], huge: [] }
   for (let i = 0; i < 30; i++) {
-    results.random!.push(await post(Buffer.from(Array.from({ length: 1 + Math.floor(Math.random() * 2000) }, () => Math.floor(Math.random() * 256)))))
+    results.random!.push(
+      await post(
+        Buffer.from(Array.from({ length: 1 + Math.floor(Math.random() * 2000) }, () => Math.floor(Math.random() * 256)))
+      )
+    )
     const full = JSON.stringify({ a: [1, 2, 3], b: { c: 'x'.repeat(i * 10) } })
     results.truncated!.push(await post(full.slice(0, Math.max(1, Math.floor(Math.random() * (full.length - 1))))))
   }

@@ -1,15 +1,30 @@
 import t from 'tap'
 import pino from 'pino'
-import { GovernanceService, GovernanceDecisionLog, GuardrailAsPolicy, PolicyAsGuardrail, aiRequest, type AiGuardrail, type GovernancePolicy } from '../../runtime/governance/index.js'
+import {
+  GovernanceService,
+  GovernanceDecisionLog,
+  GuardrailAsPolicy,
+  PolicyAsGuardrail,
+  aiRequest,
+  type AiGuardrail,
+  type GovernancePolicy
+} from '../../runtime/governance/index.js'
 import { post, pre } from '../helpers/governance.js'
 
-const svc = () => new GovernanceService({ logger: pino({ level: 'silent' }), decisionLog: new GovernanceDecisionLog(10) })
+const svc = () =>
+  new GovernanceService({ logger: pino({ level: 'silent' }), decisionLog: new GovernanceDecisionLog(10) })
 
 t.test('GuardrailAsPolicy: pass, modify and block map to admit, transform and deny', async (t) => {
   const g: AiGuardrail = {
     name: 'shout',
-    inspectRequest: (r) => r.message === 'block' ? { result: 'block', reason: 'blocked' } : r.message === 'mod' ? { result: 'modify', request: { ...r, message: 'MOD' } } : { result: 'pass' },
-    inspectResponse: async (text) => text.includes('leak') ? { result: 'block', reason: 'leaked' } : { result: 'pass' }
+    inspectRequest: (r) =>
+      r.message === 'block'
+        ? { result: 'block', reason: 'blocked' }
+        : r.message === 'mod'
+          ? { result: 'modify', request: { ...r, message: 'MOD' } }
+          : { result: 'pass' },
+    inspectResponse: async (text) =>
+      text.includes('leak') ? { result: 'block', reason: 'leaked' } : { result: 'pass' }
   }
   const p = new GuardrailAsPolicy(g)
   t.same([p.name, p.source, p.className], ['shout', 'code:shout', 'GuardrailAsPolicy(shout)'])
@@ -21,21 +36,62 @@ t.test('GuardrailAsPolicy: pass, modify and block map to admit, transform and de
 })
 
 t.test('PolicyAsGuardrail: deny blocks, transform modifies requests only, a throw blocks', async (t) => {
-  const mk = (evaluate: GovernancePolicy['evaluate']): PolicyAsGuardrail => new PolicyAsGuardrail({ name: 'p', source: 'code:p', version: '1', className: 'X', evaluate })
-  t.same(mk(() => ({ decision: 'deny', reason: 'no' })).inspectRequest(aiRequest({ message: 'x' })), { result: 'block', reason: 'no' })
-  t.same(mk((c) => ({ decision: 'transform', request: { ...c.request, message: 'y' } })).inspectRequest(aiRequest({ message: 'x' })), { result: 'modify', request: aiRequest({ message: 'y' }) })
-  t.same(mk((c) => ({ decision: 'transform', request: c.request })).inspectResponse('r', aiRequest({ message: 'x' })), { result: 'pass' })
-  t.same(mk(() => ({ decision: 'prefer', preferred: 'a', reason: 'b' })).inspectRequest(aiRequest({ message: 'x' })), { result: 'pass' })
-  t.same(mk(() => { throw new Error('bad') }).inspectRequest(aiRequest({ message: 'x' })), { result: 'block', reason: 'bad' })
-  t.same(await mk(async () => { throw new Error('later') }).inspectRequest(aiRequest({ message: 'x' })), { result: 'block', reason: 'later' })
+  const mk = (evaluate: GovernancePolicy['evaluate']): PolicyAsGuardrail =>
+    new PolicyAsGuardrail({ name: 'p', source: 'code:p', version: '1', className: 'X', evaluate })
+  t.same(mk(() => ({ decision: 'deny', reason: 'no' })).inspectRequest(aiRequest({ message: 'x' })), {
+    result: 'block',
+    reason: 'no'
+  })
+  t.same(
+    mk((c) => ({ decision: 'transform', request: { ...c.request, message: 'y' } })).inspectRequest(
+      aiRequest({ message: 'x' })
+    ),
+    { result: 'modify', request: aiRequest({ message: 'y' }) }
+  )
+  t.same(mk((c) => ({ decision: 'transform', request: c.request })).inspectResponse('r', aiRequest({ message: 'x' })), {
+    result: 'pass'
+  })
+  t.same(mk(() => ({ decision: 'prefer', preferred: 'a', reason: 'b' })).inspectRequest(aiRequest({ message: 'x' })), {
+    result: 'pass'
+  })
+  t.same(
+    mk(() => {
+      throw new Error('bad')
+    }).inspectRequest(aiRequest({ message: 'x' })),
+    { result: 'block', reason: 'bad' }
+  )
+  t.same(
+    await mk(async () => {
+      throw new Error('later')
+    }).inspectRequest(aiRequest({ message: 'x' })),
+    { result: 'block', reason: 'later' }
+  )
 })
 
 t.test('guardrails run before every policy', async (t) => {
   const s = svc()
   const order: string[] = []
-  s.addPolicy({ name: 'pol', source: 'code:pol', version: '1', className: 'X', evaluate: () => { order.push('policy'); return { decision: 'admit' } } })
-  s.addGuardrail({ name: 'guard', inspectRequest: () => { order.push('guardrail'); return { result: 'pass' } } })
+  s.addPolicy({
+    name: 'pol',
+    source: 'code:pol',
+    version: '1',
+    className: 'X',
+    evaluate: () => {
+      order.push('policy')
+      return { decision: 'admit' }
+    }
+  })
+  s.addGuardrail({
+    name: 'guard',
+    inspectRequest: () => {
+      order.push('guardrail')
+      return { result: 'pass' }
+    }
+  })
   await s.gate.admit('t', aiRequest({ message: 'm' }))
   t.same(order, ['guardrail', 'policy'])
-  t.same(s.chain.policies.map((p) => p.name), ['guard', 'pol'])
+  t.same(
+    s.chain.policies.map((p) => p.name),
+    ['guard', 'pol']
+  )
 })

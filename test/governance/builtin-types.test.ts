@@ -1,22 +1,58 @@
 import t from 'tap'
-import { ConcurrencyLimitPolicy, CostCeilingPolicy, KillSwitchPolicy, RateLimitPolicy, TimeWindowPolicy, timeWindowFactory, TOOL_ARGS_BUDGET } from '../../runtime/governance/types/index.js'
+import {
+  ConcurrencyLimitPolicy,
+  CostCeilingPolicy,
+  KillSwitchPolicy,
+  RateLimitPolicy,
+  TimeWindowPolicy,
+  timeWindowFactory,
+  TOOL_ARGS_BUDGET
+} from '../../runtime/governance/types/index.js'
 import { md, parser, post, pre } from '../helpers/governance.js'
 
-const build = (type: string, config: unknown, name = 'p') => parser().parse('yaml:b.yaml', `policies:\n  - name: ${name}\n    type: ${type}\n    config: ${JSON.stringify(config)}\n`)[0]!
+const build = (type: string, config: unknown, name = 'p') =>
+  parser().parse(
+    'yaml:b.yaml',
+    `policies:\n  - name: ${name}\n    type: ${type}\n    config: ${JSON.stringify(config)}\n`
+  )[0]!
 const buildErr = (type: string, config: unknown) => {
-  try { build(type, config); return '' } catch (e) { return (e as Error).message.replace("failed to build policies[0] ('p') in yaml:b.yaml: ", '') }
+  try {
+    build(type, config)
+    return ''
+  } catch (e) {
+    return (e as Error).message.replace("failed to build policies[0] ('p') in yaml:b.yaml: ", '')
+  }
 }
 
 t.test('deny-list: request, response and tool-argument reasons; case-insensitive phrases and regex', async (t) => {
   const p = build('deny-list', { phrases: ['DROP TABLE'], regex: ['rm\\s+-rf'] })
-  t.same(p.evaluate(pre('please drop table users')), { decision: 'deny', reason: 'deny-list: request matched a denied phrase' })
+  t.same(p.evaluate(pre('please drop table users')), {
+    decision: 'deny',
+    reason: 'deny-list: request matched a denied phrase'
+  })
   t.same(p.evaluate(pre('RM   -RF /')), { decision: 'deny', reason: 'deny-list: request matched a denied phrase' })
-  t.same(p.evaluate(post('then Drop Table x')), { decision: 'deny', reason: 'deny-list: response matched a denied phrase' })
+  t.same(p.evaluate(post('then Drop Table x')), {
+    decision: 'deny',
+    reason: 'deny-list: response matched a denied phrase'
+  })
   t.same(p.evaluate(pre('fine')), { decision: 'admit' })
-  t.same(p.evaluate(md({ tool_args: { sql: ['select 1', { nested: 'drop table t' }] } }, 'call_tool:db')), { decision: 'deny', reason: 'deny-list: tool argument matched a denied phrase' })
-  t.same(p.evaluate(md({ tool_args: { 'drop table': 1 } })), { decision: 'deny', reason: 'deny-list: tool argument matched a denied phrase' }, 'keys are screened too')
-  t.same(p.evaluate(md({ tool_args_preview: '{"q":"rm -rf /"}' })), { decision: 'deny', reason: 'deny-list: tool argument matched a denied phrase' })
-  t.same(p.evaluate(md({ tool_args: { big: 'a'.repeat(TOOL_ARGS_BUDGET + 1) } })), { decision: 'deny', reason: 'deny-list: tool arguments exceeded the screening budget' })
+  t.same(p.evaluate(md({ tool_args: { sql: ['select 1', { nested: 'drop table t' }] } }, 'call_tool:db')), {
+    decision: 'deny',
+    reason: 'deny-list: tool argument matched a denied phrase'
+  })
+  t.same(
+    p.evaluate(md({ tool_args: { 'drop table': 1 } })),
+    { decision: 'deny', reason: 'deny-list: tool argument matched a denied phrase' },
+    'keys are screened too'
+  )
+  t.same(p.evaluate(md({ tool_args_preview: '{"q":"rm -rf /"}' })), {
+    decision: 'deny',
+    reason: 'deny-list: tool argument matched a denied phrase'
+  })
+  t.same(p.evaluate(md({ tool_args: { big: 'a'.repeat(TOOL_ARGS_BUDGET + 1) } })), {
+    decision: 'deny',
+    reason: 'deny-list: tool arguments exceeded the screening budget'
+  })
   t.same(p.evaluate(md({ tool_args: { q: 'select' } })), { decision: 'admit' })
   t.equal(buildErr('deny-list', {}), "deny-list requires 'phrases' or 'regex' under config")
   t.equal(buildErr('deny-list', { phrases: 'x' }), 'expected a YAML list, got: x')
@@ -26,7 +62,10 @@ t.test('deny-list: request, response and tool-argument reasons; case-insensitive
 t.test('allow-list: pre-admission only; blank or unmatched denied', async (t) => {
   const p = build('allow-list', { phrases: ['weather'] })
   t.same(p.evaluate(pre('What is the WEATHER?')), { decision: 'admit' })
-  t.same(p.evaluate(pre('tell me a joke')), { decision: 'deny', reason: 'allow-list: message matched no configured phrase' })
+  t.same(p.evaluate(pre('tell me a joke')), {
+    decision: 'deny',
+    reason: 'allow-list: message matched no configured phrase'
+  })
   t.same(p.evaluate(pre('   ')), { decision: 'deny', reason: 'allow-list: message matched no configured phrase' })
   t.same(p.evaluate(post('anything')), { decision: 'admit' })
   t.equal(buildErr('allow-list', { phrases: [] }), "allow-list requires 'phrases' or 'regex' under config")
@@ -34,10 +73,20 @@ t.test('allow-list: pre-admission only; blank or unmatched denied', async (t) =>
 
 t.test('preference: Prefer on a match, admit otherwise; prefer and reason required', async (t) => {
   const p = build('preference', { phrases: ['python 2'], prefer: 'Python 3', reason: 'Python 2 is end-of-life' })
-  t.same(p.evaluate(pre('help me with Python 2')), { decision: 'prefer', preferred: 'Python 3', reason: 'Python 2 is end-of-life' })
+  t.same(p.evaluate(pre('help me with Python 2')), {
+    decision: 'prefer',
+    preferred: 'Python 3',
+    reason: 'Python 2 is end-of-life'
+  })
   t.same(p.evaluate(pre('help me with Rust')), { decision: 'admit' })
-  t.equal(buildErr('preference', { phrases: ['x'], reason: 'r' }), "preference requires a non-blank 'prefer' (the preferred alternative) under config")
-  t.equal(buildErr('preference', { phrases: ['x'], prefer: 'y' }), "preference requires a non-blank 'reason' under config")
+  t.equal(
+    buildErr('preference', { phrases: ['x'], reason: 'r' }),
+    "preference requires a non-blank 'prefer' (the preferred alternative) under config"
+  )
+  t.equal(
+    buildErr('preference', { phrases: ['x'], prefer: 'y' }),
+    "preference requires a non-blank 'reason' under config"
+  )
   t.equal(buildErr('preference', { prefer: 'y', reason: 'r' }), "preference requires 'phrases' or 'regex' under config")
 })
 
@@ -75,22 +124,52 @@ t.test('concurrency-limit: pre takes a slot, post releases it', async (t) => {
   t.same(p.evaluate(c), { decision: 'admit' })
   p.abandon(c)
   t.equal(p.held('session:s'), 0)
-  t.equal(buildErr('concurrency-limit', { 'max-concurrent': -1 }), "concurrency-limit requires a positive 'max-concurrent' under config")
+  t.equal(
+    buildErr('concurrency-limit', { 'max-concurrent': -1 }),
+    "concurrency-limit requires a positive 'max-concurrent' under config"
+  )
 })
 
 t.test('time-window: days, zone, wrap past midnight, reason string', async (t) => {
   // 2026-01-05 is a Monday
   const at = (iso: string) => () => Date.parse(iso)
-  const d = (config: Record<string, unknown>, iso: string) => timeWindowFactory({ name: 'tw', source: 's', version: '1', config }, at(iso)) as TimeWindowPolicy
+  const d = (config: Record<string, unknown>, iso: string) =>
+    timeWindowFactory({ name: 'tw', source: 's', version: '1', config }, at(iso)) as TimeWindowPolicy
   t.same(d({}, '2026-01-05T10:00:00Z').evaluate(pre('x')), { decision: 'admit' })
-  t.same(d({}, '2026-01-05T17:00:00Z').evaluate(pre('x')), { decision: 'deny', reason: 'outside allowed window 09:00-17:00 (UTC) on [MONDAY, TUESDAY, WEDNESDAY, THURSDAY, FRIDAY]' })
+  t.same(d({}, '2026-01-05T17:00:00Z').evaluate(pre('x')), {
+    decision: 'deny',
+    reason: 'outside allowed window 09:00-17:00 (UTC) on [MONDAY, TUESDAY, WEDNESDAY, THURSDAY, FRIDAY]'
+  })
   t.same(d({}, '2026-01-04T10:00:00Z').evaluate(pre('x')).decision, 'deny', 'Sunday is outside Mon-Fri')
-  t.equal(d({ start: '22:00', end: '06:00', days: ['monday', 'Tuesday'] }, '2026-01-05T23:30:00Z').evaluate(pre('x')).decision, 'admit', 'wraps past midnight')
-  t.equal(d({ start: '22:00', end: '06:00', days: ['monday', 'Tuesday'] }, '2026-01-06T05:59:00Z').evaluate(pre('x')).decision, 'admit')
-  t.equal(d({ start: '22:00', end: '06:00', days: ['monday'] }, '2026-01-05T12:00:00Z').evaluate(pre('x')).decision, 'deny')
-  t.equal(d({ zone: 'America/New_York' }, '2026-01-05T15:00:00Z').evaluate(pre('x')).decision, 'admit', '10:00 in New York')
-  t.equal(d({ zone: 'America/New_York' }, '2026-01-05T23:00:00Z').evaluate(pre('x')).decision, 'deny', '18:00 in New York')
-  t.same(d({ zone: 'America/New_York', days: ['SATURDAY'] }, '2026-01-05T23:00:00Z').evaluate(pre('x')), { decision: 'deny', reason: 'outside allowed window 09:00-17:00 (America/New_York) on [SATURDAY]' })
+  t.equal(
+    d({ start: '22:00', end: '06:00', days: ['monday', 'Tuesday'] }, '2026-01-05T23:30:00Z').evaluate(pre('x'))
+      .decision,
+    'admit',
+    'wraps past midnight'
+  )
+  t.equal(
+    d({ start: '22:00', end: '06:00', days: ['monday', 'Tuesday'] }, '2026-01-06T05:59:00Z').evaluate(pre('x'))
+      .decision,
+    'admit'
+  )
+  t.equal(
+    d({ start: '22:00', end: '06:00', days: ['monday'] }, '2026-01-05T12:00:00Z').evaluate(pre('x')).decision,
+    'deny'
+  )
+  t.equal(
+    d({ zone: 'America/New_York' }, '2026-01-05T15:00:00Z').evaluate(pre('x')).decision,
+    'admit',
+    '10:00 in New York'
+  )
+  t.equal(
+    d({ zone: 'America/New_York' }, '2026-01-05T23:00:00Z').evaluate(pre('x')).decision,
+    'deny',
+    '18:00 in New York'
+  )
+  t.same(d({ zone: 'America/New_York', days: ['SATURDAY'] }, '2026-01-05T23:00:00Z').evaluate(pre('x')), {
+    decision: 'deny',
+    reason: 'outside allowed window 09:00-17:00 (America/New_York) on [SATURDAY]'
+  })
   t.equal(buildErr('time-window', { days: 'monday' }), "time-window 'days' must be a YAML list")
   t.equal(buildErr('time-window', { days: ['funday'] }), 'unknown day-of-week: funday')
   t.equal(buildErr('time-window', { days: [] }), "time-window 'days' must be non-empty")
@@ -102,17 +181,29 @@ t.test('metadata-presence', async (t) => {
   const p = build('metadata-presence', { 'required-keys': ['tenant', 'purpose'] })
   t.same(p.evaluate(md({ tenant: 't', purpose: 'p' })), { decision: 'admit' })
   t.same(p.evaluate(md({ tenant: 't' })), { decision: 'deny', reason: "required metadata key 'purpose' is missing" })
-  t.same(p.evaluate(md({ tenant: ' ', purpose: 'p' })), { decision: 'deny', reason: "required metadata key 'tenant' is missing" })
-  t.same(p.evaluate(md({ tenant: null, purpose: 'p' })), { decision: 'deny', reason: "required metadata key 'tenant' is missing" })
+  t.same(p.evaluate(md({ tenant: ' ', purpose: 'p' })), {
+    decision: 'deny',
+    reason: "required metadata key 'tenant' is missing"
+  })
+  t.same(p.evaluate(md({ tenant: null, purpose: 'p' })), {
+    decision: 'deny',
+    reason: "required metadata key 'tenant' is missing"
+  })
   t.equal(buildErr('metadata-presence', {}), "metadata-presence requires at least one entry under 'required-keys'")
 })
 
 t.test('authorization: roles from metadata.roles (list or comma string)', async (t) => {
   const p = build('authorization', { 'required-roles': ['ops', 'admin'] })
   t.same(p.evaluate(md({})), { decision: 'deny', reason: 'no roles claimed by subject; required: [ops, admin]' })
-  t.same(p.evaluate(md({ roles: ['ops'] })), { decision: 'deny', reason: "missing required role 'admin' (subject holds: [ops])" })
+  t.same(p.evaluate(md({ roles: ['ops'] })), {
+    decision: 'deny',
+    reason: "missing required role 'admin' (subject holds: [ops])"
+  })
   t.same(p.evaluate(md({ roles: 'ops, admin' })), { decision: 'admit' })
-  t.equal(buildErr('authorization', { 'required-roles': [] }), "authorization requires at least one entry under 'required-roles'")
+  t.equal(
+    buildErr('authorization', { 'required-roles': [] }),
+    "authorization requires at least one entry under 'required-roles'"
+  )
 })
 
 t.test('kill-switch: installed disarmed; armed denies both phases with the arm reason', async (t) => {
@@ -120,7 +211,10 @@ t.test('kill-switch: installed disarmed; armed denies both phases with the arm r
   t.same(k.evaluate(pre('x')), { decision: 'admit' })
   t.same(k.state(), { armed: false })
   const s = k.arm('incident 42', 'alice')
-  t.equal(s.armed, true); t.equal(s.reason, 'incident 42'); t.equal(s.operator, 'alice'); t.match(s.armedAt, /^\d{4}-\d\d-\d\dT/)
+  t.equal(s.armed, true)
+  t.equal(s.reason, 'incident 42')
+  t.equal(s.operator, 'alice')
+  t.match(s.armedAt, /^\d{4}-\d\d-\d\dT/)
   t.same(k.evaluate(pre('x')), { decision: 'deny', reason: 'incident 42' })
   t.same(k.evaluate(post('y')), { decision: 'deny', reason: 'incident 42' })
   t.same(k.disarm(), { armed: false })
@@ -133,9 +227,14 @@ t.test('pii-redaction: redact transforms the request, block denies; responses al
   t.equal(d.decision, 'transform')
   const msg = (d as { request: { message: string } }).request.message
   t.notMatch(msg, /bob@example.com|123-45-6789|10\.0\.0\.1/)
-  t.match(msg, /\[redacted-email\]/); t.match(msg, /\[redacted-ssn\]/); t.match(msg, /\[redacted-ip\]/)
+  t.match(msg, /\[redacted-email\]/)
+  t.match(msg, /\[redacted-ssn\]/)
+  t.match(msg, /\[redacted-ip\]/)
   t.same(r.evaluate(pre('nothing here')), { decision: 'admit' })
-  t.same(r.evaluate(post('write to bob@example.com')), { decision: 'deny', reason: 'response contains PII of kinds: [email]' })
+  t.same(r.evaluate(post('write to bob@example.com')), {
+    decision: 'deny',
+    reason: 'response contains PII of kinds: [email]'
+  })
   const b = build('pii-redaction', { mode: 'block' })
   t.same(b.evaluate(pre('bob@example.com')), { decision: 'deny', reason: 'request contains PII of kinds: [email]' })
   t.equal(buildErr('pii-redaction', { mode: 'shred' }), "pii-redaction 'mode' must be 'redact' or 'block', got: shred")
@@ -148,7 +247,10 @@ t.test('cost-ceiling: per-tenant spend reaching the budget denies; 0 disables', 
   p.evaluate(post('r', { metadata: { 'business.tenant.id': 'acme', cost_usd: 0.6 } }))
   t.same(p.evaluate(tenant), { decision: 'admit' })
   p.addCost('acme', 0.4)
-  t.same(p.evaluate(tenant), { decision: 'deny', reason: 'cost ceiling reached for tenant acme (spent 1.0000 of budget 1.0)' })
+  t.same(p.evaluate(tenant), {
+    decision: 'deny',
+    reason: 'cost ceiling reached for tenant acme (spent 1.0000 of budget 1.0)'
+  })
   t.same(p.evaluate(md({})), { decision: 'admit' }, 'other tenants unaffected')
   const off = build('cost-ceiling', {}) as CostCeilingPolicy
   off.addCost(null, 100)
@@ -162,7 +264,10 @@ t.test('output-length-zscore: drifting responses denied after min-samples', asyn
   t.same(p.evaluate(post('x'.repeat(100))), { decision: 'admit' })
   const d = p.evaluate(post('x'.repeat(5000)))
   t.equal(d.decision, 'deny')
-  t.match((d as { reason: string }).reason, /^response length z-score \d+\.\d\d exceeds threshold 3\.0 \(possible drift\)$/)
+  t.match(
+    (d as { reason: string }).reason,
+    /^response length z-score \d+\.\d\d exceeds threshold 3\.0 \(possible drift\)$/
+  )
   t.same(p.evaluate(pre('x'.repeat(5000))), { decision: 'admit' }, 'requests are not screened')
   t.equal(buildErr('output-length-zscore', { 'window-size': 1 }), 'windowSize must be >= 2')
   t.equal(buildErr('output-length-zscore', { 'z-threshold': 0 }), 'zScoreThreshold must be > 0')

@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Store } from '../../runtime/store/index.js'
 import { startTestPlatform } from '../helpers/platform.js'
-import { governanceOf, aiRequest, GovernanceMemorySink, type DecisionEntry, type Lesson } from '../../runtime/governance/index.js'
+import {
+  governanceOf,
+  aiRequest,
+  GovernanceMemorySink,
+  type DecisionEntry,
+  type Lesson
+} from '../../runtime/governance/index.js'
 import { installAreas } from '../../runtime/areas.js'
 import { scopeArea } from '../../runtime/scope/install.js'
 import { governanceArea } from '../../runtime/governance/install.js'
@@ -12,50 +18,95 @@ import type { Platform } from '../../runtime/platform.js'
 
 const installGovernance = (p: Platform) => installAreas(p, [scopeArea, governanceArea])
 
-const entry = (decision: DecisionEntry['decision'], snapshot: Record<string, unknown>, extra: Partial<DecisionEntry> = {}): DecisionEntry => ({
-  timestamp: new Date().toISOString(), policy_name: 'p', policy_source: 'yaml:x', policy_version: '1', decision, reason: 'because', evaluation_ms: 0.01, context_snapshot: snapshot, ...extra
+const entry = (
+  decision: DecisionEntry['decision'],
+  snapshot: Record<string, unknown>,
+  extra: Partial<DecisionEntry> = {}
+): DecisionEntry => ({
+  timestamp: new Date().toISOString(),
+  policy_name: 'p',
+  policy_source: 'yaml:x',
+  policy_version: '1',
+  decision,
+  reason: 'because',
+  evaluation_ms: 0.01,
+  context_snapshot: snapshot,
+  ...extra
 })
 
-t.test('the sink keeps deny and prefer lessons per user, with provenance; TTL and confidence floor on read', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'gov-mem-'))
-  const store = new Store(dir)
-  t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }) })
-  let now = 1_000_000
-  const sink = new GovernanceMemorySink(store.db<Lesson, [string, number, number]>('m'), 60, 0, () => now)
-  t.equal(sink.accept(entry('admit', { user_id: 'u' })), undefined, 'admits are not lessons')
-  await sink.accept(entry('deny', { user_id: 'u' }))
-  now += 1
-  await sink.accept(entry('prefer', { user_id: 'u', preferred: 'Python 3' }, { reason: 'EOL' }))
-  await sink.accept(entry('deny', { session_id: 's' }))
-  const ls = sink.recall('user:u')
-  t.same(ls.map((l) => l.text), ['Prefer: Python 3 (EOL)', 'Denied by p: because'], 'newest first')
-  t.same(ls[1]!.provenance, { policy: 'p', source: 'yaml:x', version: '1', decision: 'deny', timestamp: ls[1]!.provenance.timestamp })
-  t.same(ls.map((l) => l.confidence), [0.7, 1])
-  t.equal(sink.recall('session:s').length, 1)
-  t.equal(sink.recall('user:other').length, 0)
-  const floor = new GovernanceMemorySink(store.db<Lesson, [string, number, number]>('m'), 60, 0.8, () => now)
-  t.same(floor.recall('user:u').map((l) => l.provenance.decision), ['deny'], 'below the floor dropped on read')
-  now += 61_000
-  t.same(sink.recall('user:u'), [], 'expired lessons dropped on read')
-  const forever = new GovernanceMemorySink(store.db<Lesson, [string, number, number]>('m2'), 0, 0, () => now)
-  await forever.accept(entry('deny', { user_id: 'u' }))
-  now += 1e12
-  t.equal(forever.recall('user:u').length, 1, 'ttl 0 never expires')
-})
+t.test(
+  'the sink keeps deny and prefer lessons per user, with provenance; TTL and confidence floor on read',
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'gov-mem-'))
+    const store = new Store(dir)
+    t.teardown(async () => {
+      await store.close()
+      rmSync(dir, { recursive: true, force: true })
+    })
+    let now = 1_000_000
+    const sink = new GovernanceMemorySink(store.db<Lesson, [string, number, number]>('m'), 60, 0, () => now)
+    t.equal(sink.accept(entry('admit', { user_id: 'u' })), undefined, 'admits are not lessons')
+    await sink.accept(entry('deny', { user_id: 'u' }))
+    now += 1
+    await sink.accept(entry('prefer', { user_id: 'u', preferred: 'Python 3' }, { reason: 'EOL' }))
+    await sink.accept(entry('deny', { session_id: 's' }))
+    const ls = sink.recall('user:u')
+    t.same(
+      ls.map((l) => l.text),
+      ['Prefer: Python 3 (EOL)', 'Denied by p: because'],
+      'newest first'
+    )
+    t.same(ls[1]!.provenance, {
+      policy: 'p',
+      source: 'yaml:x',
+      version: '1',
+      decision: 'deny',
+      timestamp: ls[1]!.provenance.timestamp
+    })
+    t.same(
+      ls.map((l) => l.confidence),
+      [0.7, 1]
+    )
+    t.equal(sink.recall('session:s').length, 1)
+    t.equal(sink.recall('user:other').length, 0)
+    const floor = new GovernanceMemorySink(store.db<Lesson, [string, number, number]>('m'), 60, 0.8, () => now)
+    t.same(
+      floor.recall('user:u').map((l) => l.provenance.decision),
+      ['deny'],
+      'below the floor dropped on read'
+    )
+    now += 61_000
+    t.same(sink.recall('user:u'), [], 'expired lessons dropped on read')
+    const forever = new GovernanceMemorySink(store.db<Lesson, [string, number, number]>('m2'), 0, 0, () => now)
+    await forever.accept(entry('deny', { user_id: 'u' }))
+    now += 1e12
+    t.equal(forever.recall('user:u').length, 1, 'ttl 0 never expires')
+  }
+)
 
 t.test('platform.ai.governance.memory.enabled persists lessons across restarts', async (t) => {
   const data = mkdtempSync(join(tmpdir(), 'gov-mem-p-'))
   const file = join(data, 'p.yaml')
   writeFileSync(file, 'policies:\n  - {name: no-x, type: deny-list, config: {phrases: [xyzzy]}}\n')
-  const cfg = { 'platform.data-dir': data, 'platform.ai.governance.policy-files': [file], 'platform.ai.governance.memory.enabled': true }
+  const cfg = {
+    'platform.data-dir': data,
+    'platform.ai.governance.policy-files': [file],
+    'platform.ai.governance.memory.enabled': true
+  }
   const a = await startTestPlatform(cfg, { install: installGovernance })
   await governanceOf(a.platform)!.gate.admit('t', aiRequest({ message: 'say xyzzy', userId: 'mem-user' }))
   await new Promise((r) => setTimeout(r, 50))
   await a.close()
   const b = await startTestPlatform(cfg, { install: installGovernance })
-  t.teardown(async () => { await b.close(); rmSync(data, { recursive: true, force: true }) })
+  t.teardown(async () => {
+    await b.close()
+    rmSync(data, { recursive: true, force: true })
+  })
   const lessons = governanceOf(b.platform)!.memory!.recall('user:mem-user')
-  t.same(lessons.map((l) => l.text), ['Denied by no-x: deny-list: request matched a denied phrase'])
+  t.same(
+    lessons.map((l) => l.text),
+    ['Denied by no-x: deny-list: request matched a denied phrase']
+  )
   t.equal(governanceOf(b.platform)!.memory!.ttlSeconds, 0)
 })
 

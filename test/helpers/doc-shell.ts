@@ -22,16 +22,20 @@ export interface Step {
 }
 
 /** Splits the block at line `first` (its fence) into commands with what the page says they print. */
-export function steps (text: string, first: number): Step[] {
+export function steps(text: string, first: number): Step[] {
   const out: Step[] = []
   const lines = text.split('\n')
   let last: Step | undefined
   for (let i = 0; i < lines.length; i++) {
     const line = first + 1 + i
     let cmd = lines[i]!.trim()
-    if (cmd === '') { last = undefined; continue }
+    if (cmd === '') {
+      last = undefined
+      continue
+    }
     if (cmd.startsWith('#')) {
-      if (last !== undefined && last.kind !== 'assign') last.expected.push(cmd.replace(/^#\s?/, '').replace(/^→\s*/, '').trim())
+      if (last !== undefined && last.kind !== 'assign')
+        last.expected.push(cmd.replace(/^#\s?/, '').replace(/^→\s*/, '').trim())
       continue
     }
     // continued with a backslash, or a quoted argument spanning lines
@@ -41,7 +45,13 @@ export function steps (text: string, first: number): Step[] {
       else break
     }
     const { code, comment } = splitComment(cmd)
-    const kind = /^[A-Z_][A-Z0-9_]*=/.test(code) ? 'assign' : /^curl\s/.test(code) ? 'curl' : /^(npx\s+)?platform\s/.test(code) ? 'platform' : 'other'
+    const kind = /^[A-Z_][A-Z0-9_]*=/.test(code)
+      ? 'assign'
+      : /^curl\s/.test(code)
+        ? 'curl'
+        : /^(npx\s+)?platform\s/.test(code)
+          ? 'platform'
+          : 'other'
     const step: Step = { line, command: code, kind, expected: [] }
     const st = comment !== undefined ? /^(?:exit\s+)?(\d{1,3})$/.exec(comment) : null
     if (st !== null) step.status = Number(st[1])
@@ -51,12 +61,14 @@ export function steps (text: string, first: number): Step[] {
   return out
 }
 
-function openQuote (cmd: string): boolean {
+function openQuote(cmd: string): boolean {
   let q: string | undefined
   for (let i = 0; i < cmd.length; i++) {
     const c = cmd[i]!
-    if (q !== undefined) { if (c === q) q = undefined; else if (c === '\\' && q === '"') i++ }
-    else if (c === "'" || c === '"') q = c
+    if (q !== undefined) {
+      if (c === q) q = undefined
+      else if (c === '\\' && q === '"') i++
+    } else if (c === "'" || c === '"') q = c
     else if (c === '\\') i++
     else if (c === '#' && (i === 0 || /\s/.test(cmd[i - 1]!))) return false
   }
@@ -64,13 +76,18 @@ function openQuote (cmd: string): boolean {
 }
 
 /** The command and its trailing `# comment` (a `#` outside quotes, after a space). */
-function splitComment (cmd: string): { code: string, comment?: string } {
+function splitComment(cmd: string): { code: string; comment?: string } {
   let q: string | undefined
   for (let i = 0; i < cmd.length; i++) {
     const c = cmd[i]!
-    if (q !== undefined) { if (c === q) q = undefined; else if (c === '\\' && q === '"') i++; continue }
+    if (q !== undefined) {
+      if (c === q) q = undefined
+      else if (c === '\\' && q === '"') i++
+      continue
+    }
     if (c === "'" || c === '"') q = c
-    else if (c === '#' && i > 0 && /\s/.test(cmd[i - 1]!)) return { code: cmd.slice(0, i).trim(), comment: cmd.slice(i + 1).trim() }
+    else if (c === '#' && i > 0 && /\s/.test(cmd[i - 1]!))
+      return { code: cmd.slice(0, i).trim(), comment: cmd.slice(i + 1).trim() }
   }
   return { code: cmd }
 }
@@ -81,7 +98,7 @@ const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 /**
  * Finds `expected` in `output`, binding new placeholders into `bound`. Returns a reason on mismatch.
  */
-export function matchOutput (expected: string, output: string, bound: Map<string, string>): string | undefined {
+export function matchOutput(expected: string, output: string, bound: Map<string, string>): string | undefined {
   const names: string[] = []
   let re = ''
   let at = 0
@@ -93,7 +110,10 @@ export function matchOutput (expected: string, output: string, bound: Map<string
     else if (bound.has(name)) re += esc(bound.get(name)!)
     else if (names.includes(name)) re += `\\k<p${names.indexOf(name)}>`
     // the hex prefix on the page is illustrative: any value binds
-    else { re += `(?<p${names.length}>[^"\\s,}\\]]+)`; names.push(name) }
+    else {
+      re += `(?<p${names.length}>[^"\\s,}\\]]+)`
+      names.push(name)
+    }
   }
   re += literal(expected.slice(at))
   const found = new RegExp(re).exec(output)
@@ -106,7 +126,7 @@ export function matchOutput (expected: string, output: string, bound: Map<string
 const literal = (s: string) => s.split(/\s+/).map(esc).join('\\s*')
 
 /** Replaces bound placeholders in a command; an unbound one is an error the caller reports. */
-export function substitute (command: string, bound: Map<string, string>): { command: string, unbound: string[] } {
+export function substitute(command: string, bound: Map<string, string>): { command: string; unbound: string[] } {
   const unbound: string[] = []
   const out = command.replace(PLACEHOLDER, (m) => {
     const v = bound.get(m)
@@ -120,12 +140,17 @@ export function substitute (command: string, bound: Map<string, string>): { comm
 export const rewriteHost = (command: string, port: number) =>
   command.replace(/(?:https?:\/\/)?(?:localhost|127\.0\.0\.1):8080/g, `http://127.0.0.1:${port}`)
 
-export interface Ran { command: string, exit: number | null, status?: number, output: string }
+export interface Ran {
+  command: string
+  exit: number | null
+  status?: number
+  output: string
+}
 
 const STATUS = '\n@@docs-status=%{http_code}'
 
 /** Runs a curl command through bash in `cwd` (a scratch folder: `-o file` stays out of the repository); a stream (`-N`) is cut after `streamSec` and counts as ended. */
-export async function runCurl (command: string, env: Record<string, string>, cwd: string, streamSec = 2): Promise<Ran> {
+export async function runCurl(command: string, env: Record<string, string>, cwd: string, streamSec = 2): Promise<Ran> {
   const stream = /\s-N\b/.test(command)
   const curl = `curl --silent --show-error --max-time ${stream ? streamSec : 15} --write-out '${STATUS}'`
   const run = await sh(command.replace(/^curl\b/, curl), env, cwd)
@@ -136,20 +161,37 @@ export async function runCurl (command: string, env: Record<string, string>, cwd
 }
 
 /** Runs `platform ...` (or `npx platform ...`) with the built CLI, from the repository. */
-export async function runPlatform (command: string, env: Record<string, string>): Promise<Ran> {
+export async function runPlatform(command: string, env: Record<string, string>): Promise<Ran> {
   const bin = `node --no-node-snapshot ${join(ROOT, 'bin', 'platform.js')}`
   const run = await sh(command.replace(/^(npx\s+)?platform\b/, bin), env, ROOT)
   return { command, exit: run.exit, output: run.stdout + run.stderr }
 }
 
-function sh (script: string, vars: Record<string, string>, cwd: string): Promise<{ exit: number | null, stdout: string, stderr: string }> {
+function sh(
+  script: string,
+  vars: Record<string, string>,
+  cwd: string
+): Promise<{ exit: number | null; stdout: string; stderr: string }> {
   // nothing of the runner's PLATFORM_* settings leaks into the documented command
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...vars }
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: process.env.HOME ?? '/tmp',
+    ...vars
+  }
   return new Promise((resolve) => {
     const p = spawn('bash', ['-c', script], { cwd, env })
-    let stdout = ''; let stderr = ''
-    p.stdout.on('data', (d) => { stdout += d }); p.stderr.on('data', (d) => { stderr += d })
+    let stdout = ''
+    let stderr = ''
+    p.stdout.on('data', (d) => {
+      stdout += d
+    })
+    p.stderr.on('data', (d) => {
+      stderr += d
+    })
     const kill = setTimeout(() => p.kill('SIGKILL'), 30_000)
-    p.on('close', (exit) => { clearTimeout(kill); resolve({ exit, stdout, stderr }) })
+    p.on('close', (exit) => {
+      clearTimeout(kill)
+      resolve({ exit, stdout, stderr })
+    })
   })
 }

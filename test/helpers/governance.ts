@@ -5,30 +5,35 @@ import { PolicyRegistry } from '../../runtime/governance/registry.js'
 import { registerBuiltins } from '../../runtime/governance/types/index.js'
 import { YamlPolicyParser } from '../../runtime/governance/yaml-parser.js'
 
-export function pre (message: string, extra: Partial<AiRequest> = {}): PolicyContext {
+export function pre(message: string, extra: Partial<AiRequest> = {}): PolicyContext {
   return { phase: 'PRE_ADMISSION', request: aiRequest({ message, ...extra }), accumulatedResponse: '' }
 }
 
-export function post (response: string, extra: Partial<AiRequest> & { message?: string } = {}): PolicyContext {
+export function post(response: string, extra: Partial<AiRequest> & { message?: string } = {}): PolicyContext {
   return { phase: 'POST_RESPONSE', request: aiRequest({ message: '', ...extra }), accumulatedResponse: response }
 }
 
 export const md = (metadata: Record<string, unknown>, message = ''): PolicyContext => pre(message, { metadata })
 
 /** A pino logger whose lines are collected as parsed objects. */
-export function captureLogger (): { logger: pino.Logger, lines: Record<string, unknown>[] } {
+export function captureLogger(): { logger: pino.Logger; lines: Record<string, unknown>[] } {
   const lines: Record<string, unknown>[] = []
-  const sink = new Writable({ write (chunk, _e, cb) { for (const l of String(chunk).split('\n')) if (l.trim() !== '') lines.push(JSON.parse(l)); cb() } })
+  const sink = new Writable({
+    write(chunk, _e, cb) {
+      for (const l of String(chunk).split('\n')) if (l.trim() !== '') lines.push(JSON.parse(l))
+      cb()
+    }
+  })
   return { logger: pino({ level: 'debug' }, sink), lines }
 }
 
-export function parser (logger?: pino.Logger): YamlPolicyParser {
+export function parser(logger?: pino.Logger): YamlPolicyParser {
   const r = new PolicyRegistry()
   registerBuiltins(r)
   return new YamlPolicyParser(r, logger)
 }
 
-export function parseOne (yaml: string, source = 'yaml:test.yaml') {
+export function parseOne(yaml: string, source = 'yaml:test.yaml') {
   const ps = parser().parse(source, yaml)
   if (ps.length !== 1) throw new Error(`expected one policy, got ${ps.length}`)
   return ps[0]!

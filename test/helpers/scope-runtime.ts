@@ -4,10 +4,17 @@ import type { ScopeRuntime, Embedder, DecisionModel, PluginClassifier } from '..
 import { DEFAULT_DECISION_TIMEOUT_MS } from '../../runtime/scope/index.js'
 
 /** A scope runtime over the given parts, logging into an array the test can read. */
-export function testRuntime (parts: { embedder?: Embedder, decisionModel?: DecisionModel, pluginClassifier?: PluginClassifier, decisionTimeoutMs?: number } = {}): ScopeRuntime & { logs: Record<string, any>[] } {
+export function testRuntime(
+  parts: {
+    embedder?: Embedder
+    decisionModel?: DecisionModel
+    pluginClassifier?: PluginClassifier
+    decisionTimeoutMs?: number
+  } = {}
+): ScopeRuntime & { logs: Record<string, any>[] } {
   const logs: Record<string, any>[] = []
   const sink = new Writable({
-    write (chunk, _enc, cb) {
+    write(chunk, _enc, cb) {
       for (const line of String(chunk).split('\n')) if (line.trim() !== '') logs.push(JSON.parse(line))
       cb()
     }
@@ -23,6 +30,6 @@ export function testRuntime (parts: { embedder?: Embedder, decisionModel?: Decis
 }
 
 /** Log lines at warn (40) or above whose message contains `text`. */
-export function warned (logs: Record<string, any>[], text: string): boolean {
+export function warned(logs: Record<string, any>[], text: string): boolean {
   return logs.some((l) => l.level >= 40 && typeof l.msg === 'string' && l.msg.includes(text))
 }

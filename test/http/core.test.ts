@@ -3,26 +3,41 @@ import { connect } from 'node:net'
 import { startTestPlatform } from '../helpers/platform.js'
 import { PlatformError } from '../../runtime/http/index.js'
 
-const tp = await startTestPlatform({ 'platform.server.body-limit-bytes': 1024, 'platform.server.cors.origins': ['http://allowed.example'] }, {
-  install: (p) => {
-    p.http.post('/echo', (ctx) => ({ got: ctx.body }))
-    p.http.get('/items/{id}', (ctx) => ({ id: ctx.params.id, q: ctx.query.get('q') }))
-    p.http.route('PUT', '/items/{id}', () => ({ put: true }), { body: 'json' })
-    p.http.get('/boom', () => { throw new Error('kaput') })
-    p.http.get('/teapot', () => { throw new PlatformError('INVALID_QUERY', { name: 'x', detail: 'bad' }) })
-    p.http.get('/slow', async () => { await new Promise((r) => setTimeout(r, 50)); return { slow: true } })
+const tp = await startTestPlatform(
+  { 'platform.server.body-limit-bytes': 1024, 'platform.server.cors.origins': ['http://allowed.example'] },
+  {
+    install: (p) => {
+      p.http.post('/echo', (ctx) => ({ got: ctx.body }))
+      p.http.get('/items/{id}', (ctx) => ({ id: ctx.params.id, q: ctx.query.get('q') }))
+      p.http.route('PUT', '/items/{id}', () => ({ put: true }), { body: 'json' })
+      p.http.get('/boom', () => {
+        throw new Error('kaput')
+      })
+      p.http.get('/teapot', () => {
+        throw new PlatformError('INVALID_QUERY', { name: 'x', detail: 'bad' })
+      })
+      p.http.get('/slow', async () => {
+        await new Promise((r) => setTimeout(r, 50))
+        return { slow: true }
+      })
+    }
   }
-})
+)
 t.teardown(tp.close)
 const u = (p: string) => tp.url + p
 
 /** Sends raw bytes and resolves with the whole response text (for malformed requests fetch refuses to make). */
-function raw (payload: string | Buffer, ms = 2000): Promise<string> {
+function raw(payload: string | Buffer, ms = 2000): Promise<string> {
   return new Promise((resolve, reject) => {
     const s = connect(tp.port, '127.0.0.1')
     let buf = ''
-    s.on('data', (d) => { buf += d.toString('latin1') })
-    s.on('error', (e) => { if (buf !== '') resolve(buf); else reject(e) })
+    s.on('data', (d) => {
+      buf += d.toString('latin1')
+    })
+    s.on('error', (e) => {
+      if (buf !== '') resolve(buf)
+      else reject(e)
+    })
     s.on('close', () => resolve(buf))
     s.setTimeout(ms, () => s.destroy())
     s.write(payload)
@@ -45,12 +60,16 @@ t.test('known path with another method is 405 with Allow', async (t) => {
   const r = await fetch(u('/items/1'), { method: 'DELETE' })
   t.equal(r.status, 405)
   t.equal(r.headers.get('allow'), 'GET, PUT, OPTIONS')
-  const b = await r.json() as { code: string }
+  const b = (await r.json()) as { code: string }
   t.equal(b.code, 'PLT_ERR_METHOD_NOT_ALLOWED')
 })
 
 t.test('JSON body round trip', async (t) => {
-  const r = await fetch(u('/echo'), { method: 'POST', body: JSON.stringify({ a: [1, 2, { b: 'c' }] }), headers: { 'content-type': 'application/json' } })
+  const r = await fetch(u('/echo'), {
+    method: 'POST',
+    body: JSON.stringify({ a: [1, 2, { b: 'c' }] }),
+    headers: { 'content-type': 'application/json' }
+  })
   t.same(await r.json(), { got: { a: [1, 2, { b: 'c' }] } })
 })
 
@@ -58,7 +77,7 @@ t.test('malformed and truncated JSON is 400', async (t) => {
   for (const body of ['{"a":', '{nope}', '[1,2', '\u0000\u0001garbage']) {
     const r = await fetch(u('/echo'), { method: 'POST', body })
     t.equal(r.status, 400, body)
-    t.equal((await r.json() as { code: string }).code, 'PLT_ERR_MALFORMED_JSON')
+    t.equal(((await r.json()) as { code: string }).code, 'PLT_ERR_MALFORMED_JSON')
   }
 })
 
@@ -73,16 +92,23 @@ t.test('random bytes are 400, never 500', async (t) => {
 t.test('empty body on a JSON route is 400', async (t) => {
   const r = await fetch(u('/echo'), { method: 'POST', body: '' })
   t.equal(r.status, 400)
-  t.equal((await r.json() as { code: string }).code, 'PLT_ERR_EMPTY_BODY')
+  t.equal(((await r.json()) as { code: string }).code, 'PLT_ERR_EMPTY_BODY')
 })
 
 t.test('JSON nested 100 000 deep is 400 without crashing', async (t) => {
-  const tp2 = await startTestPlatform({ 'platform.server.body-limit-bytes': 1_000_000 }, { install: (p) => { p.http.post('/echo', (ctx) => ({ got: ctx.body })) } })
+  const tp2 = await startTestPlatform(
+    { 'platform.server.body-limit-bytes': 1_000_000 },
+    {
+      install: (p) => {
+        p.http.post('/echo', (ctx) => ({ got: ctx.body }))
+      }
+    }
+  )
   t.teardown(tp2.close)
   const body = '['.repeat(100_000) + ']'.repeat(100_000)
   const r = await fetch(tp2.url + '/echo', { method: 'POST', body })
   t.equal(r.status, 400)
-  t.equal((await r.json() as { code: string }).code, 'PLT_ERR_JSON_TOO_DEEP')
+  t.equal(((await r.json()) as { code: string }).code, 'PLT_ERR_JSON_TOO_DEEP')
   const ok = await fetch(tp2.url + '/healthz')
   t.equal(ok.status, 200)
 })
@@ -92,12 +118,14 @@ t.test('a body ten times the limit is 413 and the server keeps serving', async (
   const r = await fetch(u('/echo'), { method: 'POST', body: JSON.stringify({ big }) }).catch((e) => e)
   if (r instanceof Response) {
     t.equal(r.status, 413)
-    t.equal((await r.json() as { code: string }).code, 'PLT_ERR_BODY_TOO_LARGE')
+    t.equal(((await r.json()) as { code: string }).code, 'PLT_ERR_BODY_TOO_LARGE')
   } else {
     t.fail('connection failed before the 413 arrived: ' + String(r))
   }
   // chunked body without content-length crosses the limit mid-stream
-  const chunked = await raw(`POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n${(4000).toString(16)}\r\n${'y'.repeat(4000)}\r\n`)
+  const chunked = await raw(
+    `POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n${(4000).toString(16)}\r\n${'y'.repeat(4000)}\r\n`
+  )
   t.match(chunked, /^HTTP\/1\.1 413/)
   t.equal((await fetch(u('/healthz'))).status, 200)
 })
@@ -126,7 +154,10 @@ t.test('an X-Request-Id outside the safe pattern is replaced, in the answer and 
   t.not(minted, hostile)
   const rec = tp.logs.find((l) => l.msg === 'route handler failed' && l.requestId === minted)
   t.ok(rec, 'the log record carries the minted id')
-  t.notOk(tp.logs.some((l) => l.requestId === hostile), 'the hostile id never reaches the logs')
+  t.notOk(
+    tp.logs.some((l) => l.requestId === hostile),
+    'the hostile id never reaches the logs'
+  )
 })
 
 t.test('a throwing handler is a 500 from the catalogue and is logged', async (t) => {
@@ -147,7 +178,14 @@ t.test('CORS: allowed origin gets headers, preflight answers, denied origin gets
   t.equal(a.headers.get('access-control-allow-origin'), 'http://allowed.example')
   const b = await fetch(u('/healthz'), { headers: { origin: 'http://evil.example' } })
   t.equal(b.headers.get('access-control-allow-origin'), null)
-  const pre = await fetch(u('/items/1'), { method: 'OPTIONS', headers: { origin: 'http://allowed.example', 'access-control-request-method': 'PUT', 'access-control-request-headers': 'content-type' } })
+  const pre = await fetch(u('/items/1'), {
+    method: 'OPTIONS',
+    headers: {
+      origin: 'http://allowed.example',
+      'access-control-request-method': 'PUT',
+      'access-control-request-headers': 'content-type'
+    }
+  })
   t.equal(pre.status, 204)
   t.equal(pre.headers.get('access-control-allow-methods'), 'GET, PUT, OPTIONS')
   t.equal(pre.headers.get('access-control-allow-headers'), 'content-type')

@@ -8,7 +8,12 @@ t.test('a second platform on a port in use fails with "port N is in use"', async
   const first = await startTestPlatform()
   t.teardown(first.close)
   const second = startTestPlatform({ 'platform.server.port': first.port })
-  await t.rejects(second, { name: 'ListenError', code: 'EADDRINUSE', message: `port ${first.port} is in use`, port: first.port })
+  await t.rejects(second, {
+    name: 'ListenError',
+    code: 'EADDRINUSE',
+    message: `port ${first.port} is in use`,
+    port: first.port
+  })
   const err = await second.catch((e: unknown) => e)
   t.ok(err instanceof ListenError)
   t.equal((await fetch(first.url + '/healthz')).status, 200, 'the first keeps serving')
@@ -17,14 +22,20 @@ t.test('a second platform on a port in use fails with "port N is in use"', async
 t.test('the platform refuses a port held by a foreign non-reusable socket too', async (t) => {
   const holder = createServer()
   await new Promise<void>((resolve) => holder.listen({ host: '127.0.0.1', port: 0, exclusive: true }, resolve))
-  t.teardown(() => { holder.close() })
+  t.teardown(() => {
+    holder.close()
+  })
   const port = (holder.address() as { port: number }).port
   await t.rejects(startTestPlatform({ 'platform.server.port': port }), { message: `port ${port} is in use` })
 })
 
 t.test('an address that is not on this host is named', async (t) => {
   // 192.0.2.0/24 is TEST-NET-1: never assigned to a local interface
-  await t.rejects(startTestPlatform({ 'platform.server.host': '192.0.2.1' }), { name: 'ListenError', code: 'EADDRNOTAVAIL', message: /cannot listen on 192\.0\.2\.1:0: 192\.0\.2\.1 is not an address of this host/ })
+  await t.rejects(startTestPlatform({ 'platform.server.host': '192.0.2.1' }), {
+    name: 'ListenError',
+    code: 'EADDRNOTAVAIL',
+    message: /cannot listen on 192\.0\.2\.1:0: 192\.0\.2\.1 is not an address of this host/
+  })
 })
 
 t.test('the default interface is loopback only', async (t) => {

@@ -4,22 +4,25 @@ import { startTestPlatform } from '../helpers/platform.js'
 import type { SseStream } from '../../runtime/http/index.js'
 
 let slowStream: SseStream | undefined
-const tp = await startTestPlatform({ 'platform.transport.heartbeat-seconds': 1 }, {
-  install: (p) => {
-    p.http.get('/events', (ctx) => {
-      const s = ctx.sse({ retryMs: 1500, headers: { 'x-extra': 'yes' } })
-      s.send({ event: 'greeting', id: 1, data: 'hello' })
-      s.send({ id: 2, data: 'line one\nline two' })
-      if (ctx.query.get('end') === '1') s.close()
-    })
-    p.http.get('/flood', (ctx) => {
-      const s = slowStream = ctx.sse({ maxQueuedBytes: 256 * 1024 })
-      const chunk = 'z'.repeat(64 * 1024)
-      // far more than the socket buffers and the queue bound together
-      for (let i = 0; i < 400 && !s.closed; i++) s.send({ data: chunk })
-    })
+const tp = await startTestPlatform(
+  { 'platform.transport.heartbeat-seconds': 1 },
+  {
+    install: (p) => {
+      p.http.get('/events', (ctx) => {
+        const s = ctx.sse({ retryMs: 1500, headers: { 'x-extra': 'yes' } })
+        s.send({ event: 'greeting', id: 1, data: 'hello' })
+        s.send({ id: 2, data: 'line one\nline two' })
+        if (ctx.query.get('end') === '1') s.close()
+      })
+      p.http.get('/flood', (ctx) => {
+        const s = (slowStream = ctx.sse({ maxQueuedBytes: 256 * 1024 }))
+        const chunk = 'z'.repeat(64 * 1024)
+        // far more than the socket buffers and the queue bound together
+        for (let i = 0; i < 400 && !s.closed; i++) s.send({ data: chunk })
+      })
+    }
   }
-})
+)
 t.teardown(tp.close)
 
 t.test('SSE headers, retry, event and id lines, multi-line data', async (t) => {
@@ -54,7 +57,8 @@ t.test('a client that never reads is closed once the queue bound is hit, never b
   await new Promise((r) => sock.once('connect', r))
   sock.write('GET /flood HTTP/1.1\r\nHost: x\r\n\r\n')
   sock.pause() // never read
-  for (let i = 0; i < 100 && (slowStream === undefined || !slowStream.closed); i++) await new Promise((r) => setTimeout(r, 20))
+  for (let i = 0; i < 100 && (slowStream === undefined || !slowStream.closed); i++)
+    await new Promise((r) => setTimeout(r, 20))
   t.ok(slowStream?.closed, 'the stream was closed by the server')
   sock.destroy()
   t.equal((await fetch(tp.url + '/healthz')).status, 200)

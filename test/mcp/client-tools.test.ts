@@ -6,7 +6,7 @@ import { getClientTools, ToolCallException, ToolCallTimeout } from '../../runtim
 const INIT = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'ws', version: '1' } }
 
 /** Reads the events of a GET notification stream and hands each JSON message to `on`. */
-async function readStream (res: Response, on: (m: any) => void): Promise<void> {
+async function readStream(res: Response, on: (m: any) => void): Promise<void> {
   const reader = res.body!.getReader()
   const dec = new TextDecoder()
   let buf = ''
@@ -16,7 +16,8 @@ async function readStream (res: Response, on: (m: any) => void): Promise<void> {
     buf += dec.decode(value, { stream: true })
     let i
     while ((i = buf.indexOf('\n\n')) >= 0) {
-      const block = buf.slice(0, i); buf = buf.slice(i + 2)
+      const block = buf.slice(0, i)
+      buf = buf.slice(i + 2)
       for (const l of block.split('\n')) if (l.startsWith('data: ')) on(JSON.parse(l.slice(6)))
     }
   }
@@ -29,9 +30,15 @@ t.test('server-to-client tool calls', async (t) => {
   t.equal(bridge.timeoutMs, 30_000, 'default timeout 30 s')
   // a server tool that turns around and calls a tool on the client that called it
   m.mcp.registerTool({
-    name: 'ask_client', description: 'Calls the client', params: [{ name: 'tool' }, { name: 'text' }],
+    name: 'ask_client',
+    description: 'Calls the client',
+    params: [{ name: 'tool' }, { name: 'text' }],
     handler: async (a, ctx) => {
-      try { return { answer: await bridge.callClientTool(ctx.sessionId!, a.tool as string, { text: a.text }) } } catch (err) { return { failed: (err as Error).name, message: (err as Error).message } }
+      try {
+        return { answer: await bridge.callClientTool(ctx.sessionId!, a.tool as string, { text: a.text }) }
+      } catch (err) {
+        return { failed: (err as Error).name, message: (err as Error).message }
+      }
     }
   })
 
@@ -41,19 +48,46 @@ t.test('server-to-client tool calls', async (t) => {
       if (msg.method !== 'tools/call') return
       seen.push(msg)
       const { name, arguments: args } = msg.params
-      if (name === 'echo') ws.send(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: `echo ${String(args.text)}` }] } }))
-      else if (name === 'broken') ws.send(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32000, message: 'client exploded' } }))
-      else ws.send(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { content: [{ type: 'text', text: 'soft failure' }], isError: true } }))
+      if (name === 'echo')
+        ws.send(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: msg.id,
+            result: { content: [{ type: 'text', text: `echo ${String(args.text)}` }] }
+          })
+        )
+      else if (name === 'broken')
+        ws.send(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error: { code: -32000, message: 'client exploded' } }))
+      else
+        ws.send(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: msg.id,
+            result: { content: [{ type: 'text', text: 'soft failure' }], isError: true }
+          })
+        )
     })
     t.teardown(() => c.ws.close())
     await c.rpc({ id: 1, method: 'initialize', params: INIT })
-    const ok = await c.rpc({ id: 2, method: 'tools/call', params: { name: 'ask_client', arguments: { tool: 'echo', text: 'hi' } } })
+    const ok = await c.rpc({
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'ask_client', arguments: { tool: 'echo', text: 'hi' } }
+    })
     t.same(ok.result.structuredContent, { answer: { content: [{ type: 'text', text: 'echo hi' }] } })
     t.match(seen[0].id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, 'correlated by a UUID')
     t.same(seen[0].params, { name: 'echo', arguments: { text: 'hi' } })
-    const err = await c.rpc({ id: 3, method: 'tools/call', params: { name: 'ask_client', arguments: { tool: 'broken', text: 'x' } } })
+    const err = await c.rpc({
+      id: 3,
+      method: 'tools/call',
+      params: { name: 'ask_client', arguments: { tool: 'broken', text: 'x' } }
+    })
     t.same(err.result.structuredContent, { failed: 'ToolCallException', message: 'client exploded' })
-    const soft = await c.rpc({ id: 4, method: 'tools/call', params: { name: 'ask_client', arguments: { tool: 'soft', text: 'x' } } })
+    const soft = await c.rpc({
+      id: 4,
+      method: 'tools/call',
+      params: { name: 'ask_client', arguments: { tool: 'soft', text: 'x' } }
+    })
     t.same(soft.result.structuredContent, { failed: 'ToolCallException', message: 'soft failure' })
     t.equal(bridge.inFlight, 0)
   })
@@ -62,7 +96,10 @@ t.test('server-to-client tool calls', async (t) => {
     const s = await openSession(m.url)
     const ac = new AbortController()
     t.teardown(() => ac.abort())
-    const stream = await fetch(m.url, { headers: { accept: 'text/event-stream', 'mcp-session-id': s.sid }, signal: ac.signal })
+    const stream = await fetch(m.url, {
+      headers: { accept: 'text/event-stream', 'mcp-session-id': s.sid },
+      signal: ac.signal
+    })
     t.equal(stream.status, 200)
     let useRoute = false
     const answered: number[] = []
@@ -70,9 +107,24 @@ t.test('server-to-client tool calls', async (t) => {
       if (msg.method !== 'tools/call') return
       const reply = { jsonrpc: '2.0', id: msg.id, result: { value: msg.params.arguments.n * 2 } }
       const req = useRoute
-        ? fetch(`${m.base}/_mcp/tool-response`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(reply) })
-        : fetch(m.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH, 'mcp-session-id': s.sid, 'mcp-protocol-version': '2025-11-25' }, body: JSON.stringify(reply) })
-      void req.then((r) => { answered.push(r.status) })
+        ? fetch(`${m.base}/_mcp/tool-response`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify(reply)
+          })
+        : fetch(m.url, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              accept: ACCEPT_BOTH,
+              'mcp-session-id': s.sid,
+              'mcp-protocol-version': '2025-11-25'
+            },
+            body: JSON.stringify(reply)
+          })
+      void req.then((r) => {
+        answered.push(r.status)
+      })
     })
     t.same(await bridge.callClientTool(s.sid, 'double', { n: 21 }), { value: 42 })
     useRoute = true
@@ -92,9 +144,17 @@ t.test('server-to-client tool calls', async (t) => {
     t.ok(err instanceof ToolCallTimeout)
     t.match((err as Error).message, /did not answer within 100 ms/)
     t.equal(bridge.inFlight, 0)
-    const late = await fetch(`${m.base}/_mcp/tool-response`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 'not-pending', result: {} }) })
+    const late = await fetch(`${m.base}/_mcp/tool-response`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'not-pending', result: {} })
+    })
     t.equal(late.status, 404)
-    const bad = await fetch(`${m.base}/_mcp/tool-response`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 1 }) })
+    const bad = await fetch(`${m.base}/_mcp/tool-response`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 1 })
+    })
     t.equal(bad.status, 400)
   })
 
@@ -115,6 +175,10 @@ t.test('the response route exists only when enabled; the timeout is configurable
   const m = await startExtras({ 'platform.mcp.client-tools.timeout-ms': 1234 })
   t.teardown(m.tp.close)
   t.equal(getClientTools(m.tp.platform)!.timeoutMs, 1234)
-  const r = await fetch(`${m.base}/_mcp/tool-response`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id":"x","result":{}}' })
+  const r = await fetch(`${m.base}/_mcp/tool-response`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"id":"x","result":{}}'
+  })
   t.equal(r.status, 404)
 })

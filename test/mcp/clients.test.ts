@@ -19,7 +19,10 @@ t.test('official SDK clients', async (t) => {
     t.ok(tools.tools.some((x) => x.name === 'greet'))
     const r = await client.callTool({ name: 'greet', arguments: { name: 'SDK' } })
     t.same(r.content, [{ type: 'text', text: 'Hello, SDK!' }])
-    client.setRequestHandler((await import('@modelcontextprotocol/sdk/types.js')).ElicitRequestSchema, async () => ({ action: 'accept', content: { response: 'yes' } }))
+    client.setRequestHandler((await import('@modelcontextprotocol/sdk/types.js')).ElicitRequestSchema, async () => ({
+      action: 'accept',
+      content: { response: 'yes' }
+    }))
     const e = await client.callTool({ name: 'test_elicitation', arguments: { message: 'ok?' } })
     t.match((e.content as any)[0].text, /action=accept/)
     const bad = await client.callTool({ name: 'greet', arguments: {} })
@@ -33,18 +36,33 @@ t.test('official SDK clients', async (t) => {
   })
 
   await t.test('SDK 1.x against an agent endpoint and a custom /mcp endpoint', async (t) => {
-    for (const [path, tool, args, text] of [['/platform/agent/helper/mcp', 'add', { a: 2, b: 40 }, '42'], ['/custom/mcp', 'hello', {}, 'hello from custom']] as const) {
+    for (const [path, tool, args, text] of [
+      ['/platform/agent/helper/mcp', 'add', { a: 2, b: 40 }, '42'],
+      ['/custom/mcp', 'hello', {}, 'hello from custom']
+    ] as const) {
       const client = new ClientV1({ name: 'v1', version: '1.0.0' })
       await client.connect(new TransportV1(new URL(m.base + path)))
       const tools = await client.listTools()
-      t.same(tools.tools.map((x) => x.name), [tool], `${path} serves only its agent's tools`)
+      t.same(
+        tools.tools.map((x) => x.name),
+        [tool],
+        `${path} serves only its agent's tools`
+      )
       const r = await client.callTool({ name: tool, arguments: args })
       t.equal((r.content as any)[0].text, text)
       await client.close()
     }
-    const r = await fetch(m.base + '/platform/agent/custom/mcp', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+    const r = await fetch(m.base + '/platform/agent/custom/mcp', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}'
+    })
     t.equal(r.status, 404, 'an agent with its own /mcp endpoint is not on the default path')
-    const none = await fetch(m.base + '/platform/agent/nobody/mcp', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+    const none = await fetch(m.base + '/platform/agent/nobody/mcp', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{}'
+    })
     t.equal(none.status, 404)
   })
 
@@ -71,18 +89,38 @@ t.test('official SDK clients', async (t) => {
 
   await t.test('WebSocket: JSON-RPC frames, both dialects, responses matched by id', async (t) => {
     const ws = new WebSocket(m.url.replace('http', 'ws'))
-    await new Promise((resolve, reject) => { ws.once('open', resolve); ws.once('error', reject) })
+    await new Promise((resolve, reject) => {
+      ws.once('open', resolve)
+      ws.once('error', reject)
+    })
     const replies = new Map<unknown, any>()
     const waiters = new Map<unknown, (v: any) => void>()
     const notes: any[] = []
     ws.on('message', (d) => {
       const msg = JSON.parse(String(d))
-      if (msg.id !== undefined && msg.method === undefined) { replies.set(msg.id, msg); waiters.get(msg.id)?.(msg) } else notes.push(msg)
+      if (msg.id !== undefined && msg.method === undefined) {
+        replies.set(msg.id, msg)
+        waiters.get(msg.id)?.(msg)
+      } else notes.push(msg)
     })
-    const rpc = async (msg: Record<string, unknown>): Promise<any> => await new Promise((resolve) => { waiters.set(msg.id, resolve); ws.send(JSON.stringify({ jsonrpc: '2.0', ...msg })) })
-    const disc = await rpc({ id: 'd', method: 'server/discover', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} } } })
+    const rpc = async (msg: Record<string, unknown>): Promise<any> =>
+      await new Promise((resolve) => {
+        waiters.set(msg.id, resolve)
+        ws.send(JSON.stringify({ jsonrpc: '2.0', ...msg }))
+      })
+    const disc = await rpc({
+      id: 'd',
+      method: 'server/discover',
+      params: {
+        _meta: { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} }
+      }
+    })
     t.equal(disc.result.resultType, 'complete', 'stateless over WS (no headers to check)')
-    const init = await rpc({ id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'ws', version: '1' } } })
+    const init = await rpc({
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'ws', version: '1' } }
+    })
     t.equal(init.result.protocolVersion, '2025-06-18')
     ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }))
     const [a, b] = await Promise.all([
@@ -91,7 +129,11 @@ t.test('official SDK clients', async (t) => {
     ])
     t.match(a.result.content[0].text, /Computed/)
     t.equal(b.result.content[0].text, 'Hello, ws!')
-    const p = await rpc({ id: 4, method: 'tools/call', params: { name: 'test_tool_with_progress', arguments: {}, _meta: { progressToken: 'w' } } })
+    const p = await rpc({
+      id: 4,
+      method: 'tools/call',
+      params: { name: 'test_tool_with_progress', arguments: {}, _meta: { progressToken: 'w' } }
+    })
     t.ok(p.result)
     t.equal(notes.filter((n) => n.method === 'notifications/progress').length, 3, 'progress on the socket')
     ws.send('{oops')
@@ -99,14 +141,24 @@ t.test('official SDK clients', async (t) => {
     t.equal(replies.get(null)?.error?.code, -32700, 'parse error answered on the socket with id null')
     const off = m.mcp.registerTool({ name: 'ws_late', description: 'late', handler: () => 1 })
     await new Promise((resolve) => setTimeout(resolve, 50))
-    t.ok(notes.find((n) => n.method === 'notifications/tools/list_changed'), 'list_changed on the socket of a session')
+    t.ok(
+      notes.find((n) => n.method === 'notifications/tools/list_changed'),
+      'list_changed on the socket of a session'
+    )
     off()
     ws.close()
   })
 
   await t.test('WebSocket: a foreign Origin is refused', async (t) => {
     const ws = new WebSocket(m.url.replace('http', 'ws'), { headers: { origin: 'http://evil.example.com' } })
-    const status = await new Promise((resolve) => { ws.once('unexpected-response', (_req, res) => { resolve(res.statusCode) }); ws.once('open', () => { resolve(101) }) })
+    const status = await new Promise((resolve) => {
+      ws.once('unexpected-response', (_req, res) => {
+        resolve(res.statusCode)
+      })
+      ws.once('open', () => {
+        resolve(101)
+      })
+    })
     t.equal(status, 403)
   })
 })

@@ -15,7 +15,16 @@ t.test('responses always go to their own request, whatever the JSON-RPC ids', as
     }
     const s = sessions[i % 2]!
     // every request uses id 1: correlation must be per request, never per id (CVE-2026-25536)
-    const res = await fetch(m.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH, 'mcp-session-id': s.sid }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'greet', arguments: { name } } }) })
+    const res = await fetch(m.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: ACCEPT_BOTH, 'mcp-session-id': s.sid },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'greet', arguments: { name } }
+      })
+    })
     const body = await res.json()
     return [name, body.result.content[0].text]
   })
@@ -29,12 +38,24 @@ t.test('notifications/cancelled aborts the request it names', async (t) => {
   const started = Date.now()
   const pending = s.call('tools/call', { name: 'slow_compute', arguments: { seconds: 20 } })
   await new Promise((resolve) => setTimeout(resolve, 100))
-  const ack = await fetch(m.url, { method: 'POST', headers: { 'content-type': 'application/json', 'mcp-session-id': s.sid }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 8, reason: 'changed my mind' } }) })
+  const ack = await fetch(m.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'mcp-session-id': s.sid },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      method: 'notifications/cancelled',
+      params: { requestId: 8, reason: 'changed my mind' }
+    })
+  })
   t.equal(ack.status, 202)
   void started
   const inflight = [...m.mcp.core.sessions.get(s.sid)!.inflight.keys()]
   t.equal(inflight.length, 1, 'one call in flight')
-  await fetch(m.url, { method: 'POST', headers: { 'content-type': 'application/json', 'mcp-session-id': s.sid }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: inflight[0] } }) })
+  await fetch(m.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'mcp-session-id': s.sid },
+    body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: inflight[0] } })
+  })
   const r = await pending
   t.equal(r.body.result.isError, true, 'the aborted tool ends with its cancellation error')
 })
@@ -46,20 +67,48 @@ t.test('plugins changing: agents appear and disappear, listen streams hear about
   const probe = async (): Promise<number> => (await modern(agentUrl, 'tools/list')).status
   t.equal(await probe(), 404, 'no agent yet')
   const ac = new AbortController()
-  const res = await fetch(m.url, { method: 'POST', signal: ac.signal, headers: modernHeaders('subscriptions/listen'), body: JSON.stringify({ jsonrpc: '2.0', id: 'L', method: 'subscriptions/listen', params: { _meta: meta(), notifications: { toolsListChanged: true } } }) })
+  const res = await fetch(m.url, {
+    method: 'POST',
+    signal: ac.signal,
+    headers: modernHeaders('subscriptions/listen'),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'L',
+      method: 'subscriptions/listen',
+      params: { _meta: meta(), notifications: { toolsListChanged: true } }
+    })
+  })
   const reader = res.body!.getReader()
   let buf = ''
   while (!buf.includes('acknowledged')) buf += new TextDecoder().decode((await reader.read()).value)
-  const def = definePlugin({ tools: [tool({ name: 'p_tool', description: 'from a plugin', run: () => 'p' })], agents: [agent({ name: 'late', tools: [tool({ name: 'a_tool', description: 'agent tool', run: () => 'a' })] })] })
+  const def = definePlugin({
+    tools: [tool({ name: 'p_tool', description: 'from a plugin', run: () => 'p' })],
+    agents: [agent({ name: 'late', tools: [tool({ name: 'a_tool', description: 'agent tool', run: () => 'a' })] })]
+  })
   m.tp.platform.plugins.set('/late', manifestOf('late'), inlineInstance(def, { log: m.tp.platform.logger }))
   while (!buf.includes('tools/list_changed')) buf += new TextDecoder().decode((await reader.read()).value)
   t.pass('PluginsChanged → notifications/tools/list_changed')
   t.equal(await probe(), 200, 'the agent endpoint is live')
-  t.same((await modern(agentUrl, 'tools/list')).body.result.tools.map((x: any) => x.name), ['a_tool'])
+  t.same(
+    (await modern(agentUrl, 'tools/list')).body.result.tools.map((x: any) => x.name),
+    ['a_tool']
+  )
   t.ok((await modern(m.url, 'tools/list')).body.result.tools.find((x: any) => x.name === 'p_tool'))
-  const custom = definePlugin({ agents: [agent({ name: 'later', endpoint: '/later/mcp', tools: [tool({ name: 'c_tool', description: 'custom path tool', run: () => 'c' })] })] })
+  const custom = definePlugin({
+    agents: [
+      agent({
+        name: 'later',
+        endpoint: '/later/mcp',
+        tools: [tool({ name: 'c_tool', description: 'custom path tool', run: () => 'c' })]
+      })
+    ]
+  })
   m.tp.platform.plugins.set('/later', manifestOf('later'), inlineInstance(custom, { log: m.tp.platform.logger }))
-  t.same((await modern(`${m.base}/later/mcp`, 'tools/list')).body.result.tools.map((x: any) => x.name), ['c_tool'], 'a custom /mcp endpoint mounted after start-up')
+  t.same(
+    (await modern(`${m.base}/later/mcp`, 'tools/list')).body.result.tools.map((x: any) => x.name),
+    ['c_tool'],
+    'a custom /mcp endpoint mounted after start-up'
+  )
   m.tp.platform.plugins.remove('later')
   t.equal((await modern(`${m.base}/later/mcp`, 'tools/list')).status, 404, 'and answers 404 once its agent is gone')
   m.tp.platform.plugins.remove('late')

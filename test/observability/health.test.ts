@@ -5,12 +5,24 @@ import { createLogger } from '../../runtime/observability/index.js'
 
 t.test('healthz, readyz and metrics', async (t) => {
   let pluginsLoaded = false
-  const tp = await startTestPlatform({}, { install: (p) => { p.addReadiness('plugins', () => pluginsLoaded) } })
+  const tp = await startTestPlatform(
+    {},
+    {
+      install: (p) => {
+        p.addReadiness('plugins', () => pluginsLoaded)
+      }
+    }
+  )
   t.teardown(tp.close)
   t.same(await (await fetch(tp.url + '/healthz')).json(), { status: 'UP' })
   const notReady = await fetch(tp.url + '/readyz')
   t.equal(notReady.status, 503)
-  t.same(await notReady.json(), { error: 'Not ready', code: 'PLT_ERR_NOT_READY', status: 'DOWN', checks: { store: 'UP', plugins: 'DOWN' } })
+  t.same(await notReady.json(), {
+    error: 'Not ready',
+    code: 'PLT_ERR_NOT_READY',
+    status: 'DOWN',
+    checks: { store: 'UP', plugins: 'DOWN' }
+  })
   pluginsLoaded = true
   const ready = await fetch(tp.url + '/readyz')
   t.equal(ready.status, 200)
@@ -24,7 +36,8 @@ t.test('healthz, readyz and metrics', async (t) => {
 })
 
 t.test('unmatched requests are counted under one label, not their URL', async (t) => {
-  const tp = await startTestPlatform(); t.teardown(tp.close)
+  const tp = await startTestPlatform()
+  t.teardown(tp.close)
   for (let i = 0; i < 3; i++) await fetch(`${tp.url}/random-${i}`)
   const text = await (await fetch(tp.url + '/metrics')).text()
   t.match(text, /platform_http_requests_total\{route="<unmatched>",method="GET",status="404"\} 3/)
@@ -34,7 +47,9 @@ t.test('unmatched requests are counted under one label, not their URL', async (t
 t.test('logs are JSON lines with ISO time, pretty only when asked or on a TTY', async (t) => {
   const out = new PassThrough()
   let text = ''
-  out.on('data', (d) => { text += d })
+  out.on('data', (d) => {
+    text += d
+  })
   const log = createLogger('info', { destination: out })
   log.info({ a: 1 }, 'hello')
   log.debug('hidden')

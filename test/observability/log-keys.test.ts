@@ -9,10 +9,12 @@ import { modern } from '../mcp/helpers.js'
 import { tempRoot, writePlugin } from '../plugins/helpers.js'
 
 /** The keys an object literal repeats, at any depth, in one JSON text (a small strict scanner). */
-export function duplicateKeys (text: string): string[] {
+export function duplicateKeys(text: string): string[] {
   let i = 0
   const dups: string[] = []
-  const ws = (): void => { while (/\s/.test(text[i] ?? '')) i++ }
+  const ws = (): void => {
+    while (/\s/.test(text[i] ?? '')) i++
+  }
   const str = (): string => {
     const start = i++
     while (text[i] !== '"') i += text[i] === '\\' ? 2 : 1
@@ -23,20 +25,36 @@ export function duplicateKeys (text: string): string[] {
     ws()
     const c = text[i]
     if (c === '{') {
-      i++; ws()
+      i++
+      ws()
       const seen = new Set<string>()
-      if (text[i] === '}') { i++; return }
+      if (text[i] === '}') {
+        i++
+        return
+      }
       for (;;) {
-        ws(); const k = str(); ws(); i++ // ':'
+        ws()
+        const k = str()
+        ws()
+        i++ // ':'
         if (seen.has(k)) dups.push(`${path}${k}`)
         seen.add(k)
-        value(`${path}${k}.`); ws()
+        value(`${path}${k}.`)
+        ws()
         if (text[i++] === '}') return
       }
     } else if (c === '[') {
-      i++; ws()
-      if (text[i] === ']') { i++; return }
-      for (;;) { value(path); ws(); if (text[i++] === ']') return }
+      i++
+      ws()
+      if (text[i] === ']') {
+        i++
+        return
+      }
+      for (;;) {
+        value(path)
+        ws()
+        if (text[i++] === ']') return
+      }
     } else if (c === '"') {
       str()
     } else {
@@ -47,9 +65,14 @@ export function duplicateKeys (text: string): string[] {
   return dups
 }
 
-function rawSink (): { sink: Writable, lines: string[] } {
+function rawSink(): { sink: Writable; lines: string[] } {
   const lines: string[] = []
-  const sink = new Writable({ write (chunk, _e, cb) { for (const l of String(chunk).split('\n')) if (l.trim() !== '') lines.push(l); cb() } })
+  const sink = new Writable({
+    write(chunk, _e, cb) {
+      for (const l of String(chunk).split('\n')) if (l.trim() !== '') lines.push(l)
+      cb()
+    }
+  })
   return { sink, lines }
 }
 
@@ -58,7 +81,7 @@ t.test('the scanner finds duplicates at any depth and none in clean JSON', async
   t.same(duplicateKeys('{"a":"}\\"{","b":[1,2,{"a":1}],"c":{}}'), [])
 })
 
-t.test('child bindings and call fields: no key twice, the bound value and pino\'s own keys win', async (t) => {
+t.test("child bindings and call fields: no key twice, the bound value and pino's own keys win", async (t) => {
   const { sink, lines } = rawSink()
   const log = createLogger('debug', { destination: sink })
   const child = log.child({ area: 'mcp' }).child({ plugin: 'p1' })
@@ -70,7 +93,13 @@ t.test('child bindings and call fields: no key twice, the bound value and pino\'
   const [same, forged, objMsg] = lines.map((l) => JSON.parse(l))
   t.match(same, { area: 'mcp', plugin: 'p1', n: 1, msg: 'same values' })
   t.notOk('shadowed' in same, 'equal values are simply dropped')
-  t.match(forged, { level: 40, plugin: 'p1', service: 'agent-platform', msg: 'forged values', shadowed: { plugin: 'spoof', level: 99, time: 0, msg: 'forged', service: 'other', shadowed: 1 } })
+  t.match(forged, {
+    level: 40,
+    plugin: 'p1',
+    service: 'agent-platform',
+    msg: 'forged values',
+    shadowed: { plugin: 'spoof', level: 99, time: 0, msg: 'forged', service: 'other', shadowed: 1 }
+  })
   t.equal(objMsg.msg, 'only in the object', 'msg in the object alone is the message')
 })
 
@@ -79,7 +108,12 @@ t.test('a running platform: plugin logs of every tier and plugin failures write 
   const grants: Record<string, unknown> = {}
   for (const tier of ['isolate', 'worker', 'inline']) {
     writePlugin(root, `log-${tier}`, {
-      manifest: { name: `log-${tier}`, version: '1.0.0', sandbox: tier, limits: { timeoutMs: 300, memoryMb: 32, concurrency: 2 } },
+      manifest: {
+        name: `log-${tier}`,
+        version: '1.0.0',
+        sandbox: tier,
+        limits: { timeoutMs: 300, memoryMb: 32, concurrency: 2 }
+      },
       index: `import { definePlugin, tool } from 'agent-platform/sdk'
 export default definePlugin({ tools: [
   tool({ name: 'talk_${tier}', run: (_a, ctx) => { ctx.log.warn('plugin says', { plugin: 'someone-else', level: 60, msg: 'fake', area: 'x', n: 2 }); return 'ok' } }),
@@ -90,14 +124,23 @@ export default definePlugin({ tools: [
     grants[`platform.plugins.log-${tier}`] = { sandbox: tier }
   }
   const { sink, lines } = rawSink()
-  const tp = await startTestPlatform({ 'platform.plugins.dirs': [root], 'platform.log-level': 'info', ...grants }, {
-    logDestination: sink,
-    install: async (p) => { await installPlugins(p, { rescanMs: 60_000, debounceMs: 50 }); await installMcp(p) }
-  })
+  const tp = await startTestPlatform(
+    { 'platform.plugins.dirs': [root], 'platform.log-level': 'info', ...grants },
+    {
+      logDestination: sink,
+      install: async (p) => {
+        await installPlugins(p, { rescanMs: 60_000, debounceMs: 50 })
+        await installMcp(p)
+      }
+    }
+  )
   t.teardown(tp.close)
   const url = `${tp.url}/platform/mcp`
   for (const tier of ['isolate', 'worker', 'inline']) {
-    t.equal((await modern(url, 'tools/call', { name: `talk_${tier}`, arguments: {} })).body.result.content[0].text, 'ok')
+    t.equal(
+      (await modern(url, 'tools/call', { name: `talk_${tier}`, arguments: {} })).body.result.content[0].text,
+      'ok'
+    )
     t.equal((await modern(url, 'tools/call', { name: `stall_${tier}`, arguments: {} })).body.result.isError, true)
   }
   t.equal((await modern(url, 'tools/call', { name: 'nope', arguments: {} })).status, 200)
@@ -105,6 +148,17 @@ export default definePlugin({ tools: [
   t.ok(lines.length > 5, `${lines.length} records written`)
   for (const l of lines) t.same(duplicateKeys(l), [], l.slice(0, 300))
   const said = lines.map((l) => JSON.parse(l)).filter((r) => r.msg === 'plugin says')
-  t.same(said.map((r) => [r.plugin, r.level, r.n]).sort(), [['log-inline', 40, 2], ['log-isolate', 40, 2], ['log-worker', 40, 2]], 'each record names the real plugin and level')
-  t.ok(said.every((r) => r.shadowed?.level === 60 && r.shadowed?.msg === 'fake'), 'the plugin\'s own level and msg are kept aside, not written twice')
+  t.same(
+    said.map((r) => [r.plugin, r.level, r.n]).sort(),
+    [
+      ['log-inline', 40, 2],
+      ['log-isolate', 40, 2],
+      ['log-worker', 40, 2]
+    ],
+    'each record names the real plugin and level'
+  )
+  t.ok(
+    said.every((r) => r.shadowed?.level === 60 && r.shadowed?.msg === 'fake'),
+    "the plugin's own level and msg are kept aside, not written twice"
+  )
 })

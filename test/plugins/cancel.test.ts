@@ -5,7 +5,9 @@ import { Deadlines } from '../../runtime/plugins/deadlines.js'
 t.test('Cancellation: listeners run once on abort, with the reason kept', async (t) => {
   const c = new Cancellation()
   let calls = 0
-  c.addEventListener('abort', () => { calls++ })
+  c.addEventListener('abort', () => {
+    calls++
+  })
   t.equal(c.aborted, false)
   c.abort('stop')
   c.abort('again')
@@ -25,11 +27,15 @@ t.test('Cancellation: a removed listener never runs; one added after the abort n
   const c = new Cancellation()
   let removed = 0
   let late = 0
-  const fn = (): void => { removed++ }
+  const fn = (): void => {
+    removed++
+  }
   c.addEventListener('abort', fn)
   c.removeEventListener('abort', fn)
   c.abort()
-  c.addEventListener('abort', () => { late++ })
+  c.addEventListener('abort', () => {
+    late++
+  })
   t.equal(removed, 0)
   t.equal(late, 0)
 })
@@ -40,7 +46,9 @@ t.test('Cancellation.signal: a real AbortSignal, made on first read, that follow
   t.ok(s instanceof AbortSignal)
   t.equal(c.signal, s, 'made once')
   let fired = 0
-  s.addEventListener('abort', () => { fired++ })
+  s.addEventListener('abort', () => {
+    fired++
+  })
   c.abort('bye')
   t.equal(fired, 1)
   t.equal(s.aborted, true)
@@ -62,8 +70,13 @@ t.test('abortSignalOf: a Cancellation gives its signal, an AbortSignal itself', 
 t.test('Deadlines: due keys expire in start order, deleted ones never', async (t) => {
   const expired: string[] = []
   let done: () => void = () => {}
-  const all = new Promise<void>((resolve) => { done = resolve })
-  const d = new Deadlines<string>(20, (k) => { expired.push(k); if (expired.length === 2) done() })
+  const all = new Promise<void>((resolve) => {
+    done = resolve
+  })
+  const d = new Deadlines<string>(20, (k) => {
+    expired.push(k)
+    if (expired.length === 2) done()
+  })
   d.add('a')
   d.add('b')
   d.add('c')
@@ -76,11 +89,18 @@ t.test('Deadlines: due keys expire in start order, deleted ones never', async (t
 t.test('Deadlines: a key added after the timer lapsed is still timed; clear drops everything', async (t) => {
   const expired: string[] = []
   let done: () => void = () => {}
-  let wait = new Promise<void>((resolve) => { done = resolve })
-  const d = new Deadlines<string>(10, (k) => { expired.push(k); done() })
+  let wait = new Promise<void>((resolve) => {
+    done = resolve
+  })
+  const d = new Deadlines<string>(10, (k) => {
+    expired.push(k)
+    done()
+  })
   d.add('first')
   await wait
-  wait = new Promise<void>((resolve) => { done = resolve })
+  wait = new Promise<void>((resolve) => {
+    done = resolve
+  })
   d.add('second')
   await wait
   t.same(expired, ['first', 'second'])

@@ -19,23 +19,57 @@ export default definePlugin({ tools: [
   tool({ name: '${toolName(plugin, 'env')}', run: (_a, ctx) => ctx.env ?? null })
 ] })
 `
-function capsPlugin (root: string, name: string, permissions: Record<string, unknown>, limits?: Record<string, unknown>): void {
-  writePlugin(root, name, { manifest: { name, version: '1.0.0', permissions, ...(limits !== undefined ? { limits } : {}) }, index: CAPS(name) })
+function capsPlugin(
+  root: string,
+  name: string,
+  permissions: Record<string, unknown>,
+  limits?: Record<string, unknown>
+): void {
+  writePlugin(root, name, {
+    manifest: { name, version: '1.0.0', permissions, ...(limits !== undefined ? { limits } : {}) },
+    index: CAPS(name)
+  })
 }
 
 // a local HTTP server standing in for the outside world
 const server = createServer((req, res) => {
   const port = (server.address() as AddressInfo).port
-  if (req.url === '/ok') { res.setHeader('content-type', 'application/json'); res.end('{"ok":true}'); return }
-  if (req.url === '/big') { res.end('x'.repeat(2 * 1024 * 1024)); return }
-  if (req.url === '/big-chunked') { res.write('y'.repeat(800 * 1024)); res.write('y'.repeat(800 * 1024)); res.end(); return }
-  if (req.url === '/redirect-in') { res.statusCode = 302; res.setHeader('location', '/ok'); res.end(); return }
-  if (req.url === '/redirect-out') { res.statusCode = 302; res.setHeader('location', `http://localhost:${port}/ok`); res.end(); return }
+  if (req.url === '/ok') {
+    res.setHeader('content-type', 'application/json')
+    res.end('{"ok":true}')
+    return
+  }
+  if (req.url === '/big') {
+    res.end('x'.repeat(2 * 1024 * 1024))
+    return
+  }
+  if (req.url === '/big-chunked') {
+    res.write('y'.repeat(800 * 1024))
+    res.write('y'.repeat(800 * 1024))
+    res.end()
+    return
+  }
+  if (req.url === '/redirect-in') {
+    res.statusCode = 302
+    res.setHeader('location', '/ok')
+    res.end()
+    return
+  }
+  if (req.url === '/redirect-out') {
+    res.statusCode = 302
+    res.setHeader('location', `http://localhost:${port}/ok`)
+    res.end()
+    return
+  }
   if (req.url === '/hang') return
-  res.statusCode = 404; res.end('nope')
+  res.statusCode = 404
+  res.end('nope')
 })
 await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
-t.teardown(() => { server.closeAllConnections(); server.close() })
+t.teardown(() => {
+  server.closeAllConnections()
+  server.close()
+})
 const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 
 process.env.PLUGIN_TEST_A = 'alpha-value'
@@ -55,7 +89,8 @@ const tp = await startWithPlugins(root, {
   'platform.plugins.envy': { sandbox: 'inline', permissions: { env: ['PLUGIN_TEST_A', 'PLUGIN_TEST_MISSING'] } }
 })
 t.teardown(tp.close)
-const call = async (plugin: string, tool: string, args: unknown = {}) => await tp.platform.plugins.invoke(plugin, 'tool', toolName(plugin, tool), args)
+const call = async (plugin: string, tool: string, args: unknown = {}) =>
+  await tp.platform.plugins.invoke(plugin, 'tool', toolName(plugin, tool), args)
 
 t.test('only granted capabilities are present; a grant the manifest did not ask for gives nothing', async (t) => {
   for (const n of ['alpha', 'beta', 'bare', 'netter', 'envy']) t.equal(statusOf(tp, n)?.state, 'live', n)
@@ -70,10 +105,14 @@ t.test('kv: one namespace per plugin; one plugin can never read another', async 
   await call('alpha', 'kv', { op: 'put', key: 'a/1', value: 1 })
   await call('alpha', 'kv', { op: 'put', key: 'a/2', value: 2 })
   t.same(await call('alpha', 'kv', { op: 'get', key: 'shared' }), { from: 'alpha', n: [1, 2] })
-  t.equal(await call('beta', 'kv', { op: 'get', key: 'shared' }), null, 'beta does not see alpha\'s key')
+  t.equal(await call('beta', 'kv', { op: 'get', key: 'shared' }), null, "beta does not see alpha's key")
   t.same(await call('beta', 'kv', { op: 'list', prefix: '' }), [], 'beta lists nothing of alpha')
   await call('beta', 'kv', { op: 'put', key: 'shared', value: 'beta' })
-  t.same(await call('alpha', 'kv', { op: 'get', key: 'shared' }), { from: 'alpha', n: [1, 2] }, 'beta writing the same key does not touch alpha')
+  t.same(
+    await call('alpha', 'kv', { op: 'get', key: 'shared' }),
+    { from: 'alpha', n: [1, 2] },
+    'beta writing the same key does not touch alpha'
+  )
   t.same(await call('alpha', 'kv', { op: 'list', prefix: 'a/' }), ['a/1', 'a/2'])
   t.same(await call('alpha', 'kv', { op: 'list' }), ['a/1', 'a/2', 'shared'])
   t.equal(await call('alpha', 'kv', { op: 'delete', key: 'a/1' }), true)
@@ -84,28 +123,56 @@ t.test('kv: one namespace per plugin; one plugin can never read another', async 
 })
 
 t.test('kv: values must be JSON and bounded; keys bounded', async (t) => {
-  await t.rejects(call('alpha', 'kv', { op: 'put', key: '', value: 1 }), { message: 'kv: a key must be a string of 1-512 characters' })
-  await t.rejects(call('alpha', 'kv', { op: 'put', key: 'k'.repeat(513), value: 1 }), { message: /a key must be a string/ })
-  await t.rejects(call('alpha', 'kv', { op: 'put', key: 'big', value: 'x'.repeat(1_100_000) }), { message: 'kv: the value is larger than 1048576 bytes as JSON' })
+  await t.rejects(call('alpha', 'kv', { op: 'put', key: '', value: 1 }), {
+    message: 'kv: a key must be a string of 1-512 characters'
+  })
+  await t.rejects(call('alpha', 'kv', { op: 'put', key: 'k'.repeat(513), value: 1 }), {
+    message: /a key must be a string/
+  })
+  await t.rejects(call('alpha', 'kv', { op: 'put', key: 'big', value: 'x'.repeat(1_100_000) }), {
+    message: 'kv: the value is larger than 1048576 bytes as JSON'
+  })
   t.equal(await call('alpha', 'kv', { op: 'get', key: 'big' }), null, 'nothing stored')
 })
 
 t.test('fetch: allow-listed host works; others are refused with what to grant', async (t) => {
-  t.same(await call('netter', 'fetch', { url: `${origin}/ok` }), { status: 200, text: '{"ok":true}', type: 'application/json' })
-  t.same(await call('netter', 'fetch', { url: `${origin}/redirect-in` }), { status: 200, text: '{"ok":true}', type: 'application/json' }, 'a redirect within the allow-list is followed')
+  t.same(await call('netter', 'fetch', { url: `${origin}/ok` }), {
+    status: 200,
+    text: '{"ok":true}',
+    type: 'application/json'
+  })
+  t.same(
+    await call('netter', 'fetch', { url: `${origin}/redirect-in` }),
+    { status: 200, text: '{"ok":true}', type: 'application/json' },
+    'a redirect within the allow-list is followed'
+  )
   const port = new URL(origin).port
   await t.rejects(call('netter', 'fetch', { url: `http://localhost:${port}/ok` }), {
     message: `fetch: host 'localhost:${port}' is not granted to plugin 'netter' (allowed: 127.0.0.1); declare it in plugin.json permissions.net and grant it in platform.yaml: platform.plugins.netter.permissions.net: ["127.0.0.1","localhost:${port}"]`
   })
-  await t.rejects(call('netter', 'fetch', { url: `${origin}/redirect-out` }), { message: /host 'localhost:\d+' is not granted/ }, 'a redirect out of the allow-list is refused')
-  await t.rejects(call('netter', 'fetch', { url: 'file:///etc/passwd' }), { message: "fetch: only http and https URLs are allowed, got 'file:'" })
+  await t.rejects(
+    call('netter', 'fetch', { url: `${origin}/redirect-out` }),
+    { message: /host 'localhost:\d+' is not granted/ },
+    'a redirect out of the allow-list is refused'
+  )
+  await t.rejects(call('netter', 'fetch', { url: 'file:///etc/passwd' }), {
+    message: "fetch: only http and https URLs are allowed, got 'file:'"
+  })
   await t.rejects(call('netter', 'fetch', { url: 'not a url' }), { message: "fetch: invalid URL 'not a url'" })
 })
 
 t.test('fetch: responses are size-limited and calls time out', async (t) => {
-  await t.rejects(call('netter', 'fetch', { url: `${origin}/big` }), { message: `fetch: the response from ${origin} is larger than 1048576 bytes` })
-  await t.rejects(call('netter', 'fetch', { url: `${origin}/big-chunked` }), { message: /larger than 1048576 bytes/ }, 'a body without content-length is cut at the limit')
-  await t.rejects(call('netter', 'fetch', { url: `${origin}/hang` }), { message: /did not answer within 500 ms|timed out after 500 ms/ })
+  await t.rejects(call('netter', 'fetch', { url: `${origin}/big` }), {
+    message: `fetch: the response from ${origin} is larger than 1048576 bytes`
+  })
+  await t.rejects(
+    call('netter', 'fetch', { url: `${origin}/big-chunked` }),
+    { message: /larger than 1048576 bytes/ },
+    'a body without content-length is cut at the limit'
+  )
+  await t.rejects(call('netter', 'fetch', { url: `${origin}/hang` }), {
+    message: /did not answer within 500 ms|timed out after 500 ms/
+  })
 })
 
 t.test('fetch capability: port-limited and wildcard entries', async (t) => {
@@ -124,7 +191,9 @@ t.test('kv survives a reload of the plugin', async (t) => {
   const { writeFileSync } = await import('node:fs')
   const { join } = await import('node:path')
   let reloaded = false
-  const off = tp.platform.bus.on('PluginsChanged', (e) => { if (e.changed.includes('alpha')) reloaded = true })
+  const off = tp.platform.bus.on('PluginsChanged', (e) => {
+    if (e.changed.includes('alpha')) reloaded = true
+  })
   t.teardown(off)
   writeFileSync(join(root, 'alpha', 'index.js'), CAPS('alpha') + '\n// changed\n')
   await waitFor(() => reloaded && statusOf(tp, 'alpha')?.state === 'live', 'alpha reloaded')
@@ -140,17 +209,24 @@ t.test('the same capabilities reach a plugin in the isolate tier (its default)',
     'platform.plugins.iso-b': { permissions: { kv: true } }
   })
   t.teardown(tp2.close)
-  const c = async (plugin: string, tool: string, args: unknown = {}) => await tp2.platform.plugins.invoke(plugin, 'tool', toolName(plugin, tool), args)
+  const c = async (plugin: string, tool: string, args: unknown = {}) =>
+    await tp2.platform.plugins.invoke(plugin, 'tool', toolName(plugin, tool), args)
   t.match(statusOf(tp2, 'iso-a'), { state: 'live', sandbox: 'isolate' }, statusOf(tp2, 'iso-a')?.error ?? '')
   // (the isolate tier always offers ctx.progress, a no-op when nobody listens)
-  const keys = async (p: string) => (await c(p, 'caps') as string[]).filter((k) => k !== 'progress')
+  const keys = async (p: string) => ((await c(p, 'caps')) as string[]).filter((k) => k !== 'progress')
   t.same(await keys('iso-a'), ['env', 'fetch', 'kv', 'log', 'signal'])
   t.same(await keys('iso-b'), ['kv', 'log', 'signal'])
   await c('iso-a', 'kv', { op: 'put', key: 'secret', value: 42 })
   t.equal(await c('iso-a', 'kv', { op: 'get', key: 'secret' }), 42)
   t.equal(await c('iso-b', 'kv', { op: 'get', key: 'secret' }), null, 'iso-b cannot read iso-a')
   t.same(await c('iso-b', 'kv', { op: 'list' }), [])
-  t.same(await c('iso-a', 'fetch', { url: `${origin}/ok` }), { status: 200, text: '{"ok":true}', type: 'application/json' })
-  await t.rejects(c('iso-a', 'fetch', { url: `http://localhost:${new URL(origin).port}/ok` }), { message: /is not granted to plugin 'iso-a'/ })
+  t.same(await c('iso-a', 'fetch', { url: `${origin}/ok` }), {
+    status: 200,
+    text: '{"ok":true}',
+    type: 'application/json'
+  })
+  await t.rejects(c('iso-a', 'fetch', { url: `http://localhost:${new URL(origin).port}/ok` }), {
+    message: /is not granted to plugin 'iso-a'/
+  })
   t.same(await c('iso-a', 'env'), { PLUGIN_TEST_A: 'alpha-value' })
 })

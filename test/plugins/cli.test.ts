@@ -10,17 +10,29 @@ import { startWithPlugins, statusOf } from './helpers.js'
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
 const bin = join(repo, 'bin/platform.js')
 
-interface Run { code: number | null, stdout: string, stderr: string }
-function run (args: string[], cwd: string, cmd = process.execPath, pre = ['--no-node-snapshot', bin]): Promise<Run> {
+interface Run {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+function run(args: string[], cwd: string, cmd = process.execPath, pre = ['--no-node-snapshot', bin]): Promise<Run> {
   return new Promise((resolve, reject) => {
     const env: Record<string, string> = {}
-    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('PLATFORM_') && !k.startsWith('NODE_') && !k.startsWith('TAP') && v !== undefined) env[k] = v
+    for (const [k, v] of Object.entries(process.env))
+      if (!k.startsWith('PLATFORM_') && !k.startsWith('NODE_') && !k.startsWith('TAP') && v !== undefined) env[k] = v
     const child = spawn(cmd, [...pre, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''; let stderr = ''
-    child.stdout.on('data', (d) => { stdout += d })
-    child.stderr.on('data', (d) => { stderr += d })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => {
+      stdout += d
+    })
+    child.stderr.on('data', (d) => {
+      stderr += d
+    })
     child.on('error', reject)
-    child.on('close', (code) => { resolve({ code, stdout, stderr }) })
+    child.on('close', (code) => {
+      resolve({ code, stdout, stderr })
+    })
   })
 }
 
@@ -28,38 +40,87 @@ const root = tempRoot('cli-')
 t.teardown(() => rmSync(root, { recursive: true, force: true }))
 const dir = join(root, 'plugins')
 writePlugin(dir, 'good', { index: toolPlugin('hello', 1) })
-writePlugin(dir, 'broken', { manifest: { name: 'broken', version: '1.0.0', limits: { memoryMb: 4 } }, index: toolPlugin('x', 1) })
+writePlugin(dir, 'broken', {
+  manifest: { name: 'broken', version: '1.0.0', limits: { memoryMb: 4 } },
+  index: toolPlugin('x', 1)
+})
 
 t.test('plugins list --json: name, version, sandbox, state with the error, contributions', async (t) => {
-  const r = await run(['plugins', 'list', '--json', '--plugins', dir, '--set', 'platform.plugins.good={"sandbox":"inline"}'], root)
+  const r = await run(
+    ['plugins', 'list', '--json', '--plugins', dir, '--set', 'platform.plugins.good={"sandbox":"inline"}'],
+    root
+  )
   t.equal(r.code, 0, r.stderr)
-  const list = JSON.parse(r.stdout) as { name: string, version?: string, sandbox?: string, state: string, error?: string, contributes: { tools: string[] } }[]
-  t.same(list.map((p) => p.name), ['broken', 'good'])
+  const list = JSON.parse(r.stdout) as {
+    name: string
+    version?: string
+    sandbox?: string
+    state: string
+    error?: string
+    contributes: { tools: string[] }
+  }[]
+  t.same(
+    list.map((p) => p.name),
+    ['broken', 'good']
+  )
   const good = list.find((p) => p.name === 'good')!
   t.match(good, { version: '1.0.0', sandbox: 'inline', state: 'live', contributes: { tools: ['hello'] } })
-  t.match(list.find((p) => p.name === 'broken'), { state: 'failed', error: "plugin.json: 'limits.memoryMb' must be >= 8" })
+  t.match(
+    list.find((p) => p.name === 'broken'),
+    { state: 'failed', error: "plugin.json: 'limits.memoryMb' must be >= 8" }
+  )
 })
 
 t.test('plugins list: a table, and the grants of platform.yaml apply', async (t) => {
   const { writeFileSync } = await import('node:fs')
-  writeFileSync(join(root, 'platform.yaml'), `platform:\n  plugins:\n    dirs: [${JSON.stringify(dir)}]\n    good:\n      enabled: false\n`)
+  writeFileSync(
+    join(root, 'platform.yaml'),
+    `platform:\n  plugins:\n    dirs: [${JSON.stringify(dir)}]\n    good:\n      enabled: false\n`
+  )
   t.teardown(() => rmSync(join(root, 'platform.yaml')))
   const r = await run(['plugins', 'list'], root)
   t.equal(r.code, 0, r.stderr)
   t.match(r.stdout, /^NAME\s+VERSION\s+SANDBOX\s+STATE\s+CONTRIBUTES \/ ERROR$/m)
   t.match(r.stdout, /^broken\s+-\s+-\s+failed\s+plugin\.json: 'limits\.memoryMb' must be >= 8$/m)
   t.match(r.stdout, /^good\s+1\.0\.0\s+isolate\s+disabled\s+disabled by the operator/m)
-  t.match(r.stdout, /^static check: each plugin of .* loaded here with the grants of .*platform\.yaml \(not a running server's state\)$/m)
+  t.match(
+    r.stdout,
+    /^static check: each plugin of .* loaded here with the grants of .*platform\.yaml \(not a running server's state\)$/m
+  )
 })
 
 t.test('plugins list says worker and inline are full trust and warns about a grant naming no plugin', async (t) => {
-  const r = await run(['plugins', 'list', '--plugins', dir, '--set', 'platform.plugins.good={"sandbox":"worker"}', '--set', 'platform.plugins.godo={"sandbox":"inline"}'], root)
+  const r = await run(
+    [
+      'plugins',
+      'list',
+      '--plugins',
+      dir,
+      '--set',
+      'platform.plugins.good={"sandbox":"worker"}',
+      '--set',
+      'platform.plugins.godo={"sandbox":"inline"}'
+    ],
+    root
+  )
   t.equal(r.code, 0, r.stderr)
   t.match(r.stdout, /^good\s+1\.0\.0\s+worker \(full trust\)\s+live/m)
-  t.match(r.stdout, /^note: worker and inline plugins run with full trust \(Node APIs, network, files, environment\): their net and env grants bind only ctx\.fetch and ctx\.env/m)
-  t.match(r.stdout, /^warning: platform\.plugins\.godo grants plugin 'godo', which is in no plugin directory \(.*\) \(did you mean 'good'\?\)$/m)
-  const json = await run(['plugins', 'list', '--json', '--plugins', dir, '--set', 'platform.plugins.good={"sandbox":"worker"}'], root)
-  t.match((JSON.parse(json.stdout) as { name: string, fullTrust: boolean }[]).find((p) => p.name === 'good'), { fullTrust: true })
+  t.match(
+    r.stdout,
+    /^note: worker and inline plugins run with full trust \(Node APIs, network, files, environment\): their net and env grants bind only ctx\.fetch and ctx\.env/m
+  )
+  t.match(
+    r.stdout,
+    /^warning: platform\.plugins\.godo grants plugin 'godo', which is in no plugin directory \(.*\) \(did you mean 'good'\?\)$/m
+  )
+  const json = await run(
+    ['plugins', 'list', '--json', '--plugins', dir, '--set', 'platform.plugins.good={"sandbox":"worker"}'],
+    root
+  )
+  t.match(
+    (JSON.parse(json.stdout) as { name: string; fullTrust: boolean }[]).find((p) => p.name === 'good'),
+    { fullTrust: true }
+  )
   t.match(json.stderr, /^static check: /)
   const iso = await run(['plugins', 'list', '--plugins', dir], root)
   t.notMatch(iso.stdout, /full trust/, 'no note when every plugin is isolated')
@@ -68,7 +129,10 @@ t.test('plugins list says worker and inline are full trust and warns about a gra
 t.test('plugins list of the bundled plugins', async (t) => {
   const r = await run(['plugins', 'list', '--json', '--plugins', join(repo, 'plugins')], root)
   t.equal(r.code, 0, r.stderr)
-  t.same((JSON.parse(r.stdout) as { name: string }[]).map((p) => p.name), ['demo-agent', 'examples', 'policy-word-limit', 'scope-keywords'])
+  t.same(
+    (JSON.parse(r.stdout) as { name: string }[]).map((p) => p.name),
+    ['demo-agent', 'examples', 'policy-word-limit', 'scope-keywords']
+  )
 })
 
 t.test('plugins validate: exits 1 naming every problem, 0 for a good plugin', async (t) => {
@@ -79,7 +143,10 @@ t.test('plugins validate: exits 1 naming every problem, 0 for a good plugin', as
   t.equal(ok.code, 0, ok.stderr)
   t.match(ok.stdout, /: ok\n\s+good 1\.0\.0, sandbox isolate/, ok.stdout)
   t.match(ok.stdout, /needs no operator grant/, `stdout: ${ok.stdout}\nstderr: ${ok.stderr}`)
-  writePlugin(dir, 'needy', { manifest: { name: 'needy', version: '1.0.0', sandbox: 'inline', permissions: { kv: true } }, index: 'export default definePlugin({ (' })
+  writePlugin(dir, 'needy', {
+    manifest: { name: 'needy', version: '1.0.0', sandbox: 'inline', permissions: { kv: true } },
+    index: 'export default definePlugin({ ('
+  })
   const syntax = await run(['plugins', 'validate', join(dir, 'needy')], root)
   t.equal(syntax.code, 1)
   t.match(syntax.stderr, /index\.js: SyntaxError/)
@@ -98,7 +165,10 @@ t.test('plugins new scaffolds a plugin whose own test passes and which the host 
   t.equal(r.code, 0, r.stderr)
   const pdir = join(dir, 'hello-world')
   for (const f of ['plugin.json', 'index.mjs', 'index.test.mjs', 'README.md']) t.ok(existsSync(join(pdir, f)), f)
-  t.notOk(existsSync(join(pdir, 'package.json')), 'no package.json of its own: agent-platform resolves from the project')
+  t.notOk(
+    existsSync(join(pdir, 'package.json')),
+    'no package.json of its own: agent-platform resolves from the project'
+  )
   t.equal(JSON.parse(readFileSync(join(pdir, 'plugin.json'), 'utf8')).name, 'hello-world')
   const again = await run(['plugins', 'new', 'hello-world', '--dir', dir], root)
   t.equal(again.code, 1, 'an existing folder is not overwritten')
@@ -116,7 +186,11 @@ t.test('plugins new scaffolds a plugin whose own test passes and which the host 
   t.equal(v.code, 0, v.stderr)
 
   // 'good' serves a tool named hello too: off, or the scaffold's hello would be refused as a clash
-  const tp = await startWithPlugins(tempRoot(), { 'platform.plugins.dirs': [dir], 'platform.plugins.hello-world': { sandbox: 'inline' }, 'platform.plugins.good': { enabled: false } })
+  const tp = await startWithPlugins(tempRoot(), {
+    'platform.plugins.dirs': [dir],
+    'platform.plugins.hello-world': { sandbox: 'inline' },
+    'platform.plugins.good': { enabled: false }
+  })
   t.teardown(tp.close)
   t.equal(statusOf(tp, 'hello-world')?.state, 'live')
   t.same(await tp.platform.plugins.invoke('hello-world', 'tool', 'hello', { name: 'Ada' }), { greeting: 'Hello, Ada!' })
@@ -132,18 +206,32 @@ t.test('plugins new in the platform checkout: the commands it prints work exactl
   const checkCmd = /check it: +(.+)$/m.exec(r.stdout)![1]!
   t.match(checkCmd, /^npx platform plugins validate /, 'the platform bin is not on PATH: npx runs it')
   // as a user would paste them, from the directory the scaffold ran in (npm offline: no download)
-  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TAP') && !k.startsWith('NODE_'))), npm_config_offline: 'true' }
+  const env = {
+    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('TAP') && !k.startsWith('NODE_'))),
+    npm_config_offline: 'true'
+  }
   const test = await run(['-c', testCmd], repo, '/bin/sh', [])
   t.equal(test.code, 0, `${test.stdout}\n${test.stderr}`)
   t.match(test.stdout, /# pass 3/)
   const check = await new Promise<Run>((resolve) => {
     const child = spawn('/bin/sh', ['-c', checkCmd], { cwd: repo, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''; let stderr = ''
-    child.stdout.on('data', (d) => { stdout += d }); child.stderr.on('data', (d) => { stderr += d })
-    child.on('close', (code) => { resolve({ code, stdout, stderr }) })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => {
+      stdout += d
+    })
+    child.stderr.on('data', (d) => {
+      stderr += d
+    })
+    child.on('close', (code) => {
+      resolve({ code, stdout, stderr })
+    })
   })
   t.equal(check.code, 0, check.stderr)
-  t.match(check.stdout, /: ok\n\s+scaffolded 0\.1\.0, sandbox isolate\n\s+contributes: tools: hello; prompts: introduce/)
+  t.match(
+    check.stdout,
+    /: ok\n\s+scaffolded 0\.1\.0, sandbox isolate\n\s+contributes: tools: hello; prompts: introduce/
+  )
 })
 
 t.test('plugins new outside any project says what node --test needs', async (t) => {
@@ -151,14 +239,23 @@ t.test('plugins new outside any project says what node --test needs', async (t) 
   t.teardown(() => rmSync(parent, { recursive: true, force: true }))
   const r = await run(['plugins', 'new', 'lonely', '--dir', parent], parent)
   t.equal(r.code, 0, r.stderr)
-  t.match(r.stdout, /note: node --test needs agent-platform resolvable from .*lonely: create the plugin inside a project that has it \(npm install agent-platform\)/)
+  t.match(
+    r.stdout,
+    /note: node --test needs agent-platform resolvable from .*lonely: create the plugin inside a project that has it \(npm install agent-platform\)/
+  )
 })
 
 t.test('plugins validate prints the grant a plugin needs as one line to paste into platform.yaml', async (t) => {
   const parent = tempRoot('validate-grant-')
   t.teardown(() => rmSync(parent, { recursive: true, force: true }))
-  const pdir = writePlugin(parent, 'asks', { manifest: { name: 'asks', version: '1.0.0', permissions: { kv: true, env: ['API_KEY'] } }, index: toolPlugin('asks_tool', 1) })
+  const pdir = writePlugin(parent, 'asks', {
+    manifest: { name: 'asks', version: '1.0.0', permissions: { kv: true, env: ['API_KEY'] } },
+    index: toolPlugin('asks_tool', 1)
+  })
   const r = await run(['plugins', 'validate', pdir], root)
   t.equal(r.code, 0, r.stderr)
-  t.match(r.stdout, /the operator must grant in platform\.yaml: platform\.plugins\.asks: \{permissions: \{kv: true, env: \["API_KEY"\]\}\}$/m)
+  t.match(
+    r.stdout,
+    /the operator must grant in platform\.yaml: platform\.plugins\.asks: \{permissions: \{kv: true, env: \["API_KEY"\]\}\}$/m
+  )
 })

@@ -6,7 +6,7 @@ import { loadIsolate } from '../../runtime/plugins/index.js'
 import type { SandboxInstance } from '../../runtime/plugins/index.js'
 
 const dir = resolve(import.meta.dirname, '../fixtures/hostile-plugins/array-fill-bomb')
-const log = { debug () {}, info () {}, warn () {}, error () {} }
+const log = { debug() {}, info() {}, warn() {}, error() {} }
 const inst: SandboxInstance = await loadIsolate({
   dir,
   entry: resolve(dir, 'index.js'),
@@ -26,14 +26,22 @@ t.test('the first death restarts at once; the second starts a backoff during whi
   await t.rejects(call('attack'), { reason: 'memory' })
   const before = pid()
   t.equal(before, undefined, 'the dead process is gone')
-  await t.rejects(call('ping'), { reason: 'unavailable', message: /plugin 'bomb' could not be restarted: its sandbox process died 2 times in a row; next restart in \d+\.\d s/ })
+  await t.rejects(call('ping'), {
+    reason: 'unavailable',
+    message:
+      /plugin 'bomb' could not be restarted: its sandbox process died 2 times in a row; next restart in \d+\.\d s/
+  })
   t.equal(pid(), undefined, 'no process was started during the backoff')
 })
 
 t.test('after the backoff the plugin is started again and answers', async (t) => {
   let answer: unknown
   for (let i = 0; i < 100 && answer === undefined; i++) {
-    try { answer = await call('ping') } catch { await new Promise((resolve) => setTimeout(resolve, 100)) }
+    try {
+      answer = await call('ping')
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
   }
   t.equal(answer, 'pong')
 })

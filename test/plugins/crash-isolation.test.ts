@@ -9,7 +9,10 @@ import { pathToFileURL } from 'node:url'
 const root = resolve(import.meta.dirname, '../..')
 const loader = pathToFileURL(resolve(root, 'dist/runtime/plugins/isolate/index.js')).href
 
-function host (isolation: 'in-process' | 'process', plugin: string): { status: number | null, signal: string | null, stdout: string } {
+function host(
+  isolation: 'in-process' | 'process',
+  plugin: string
+): { status: number | null; signal: string | null; stdout: string } {
   const dir = resolve(root, 'test/fixtures/hostile-plugins', plugin)
   const code = `
     const { loadIsolate } = await import(${JSON.stringify(loader)})
@@ -19,7 +22,10 @@ function host (isolation: 'in-process' | 'process', plugin: string): { status: n
     try { console.log('result', JSON.stringify(await inst.invoke({ kind: 'tool', name: 'attack', args: {} }))) } catch (e) { console.log('failed', e.reason, e.message) }
     console.log('host alive')
     await inst.dispose()`
-  const r = spawnSync(process.execPath, ['--no-node-snapshot', '--input-type=module', '-e', code], { encoding: 'utf8', timeout: 60_000 })
+  const r = spawnSync(process.execPath, ['--no-node-snapshot', '--input-type=module', '-e', code], {
+    encoding: 'utf8',
+    timeout: 60_000
+  })
   return { status: r.status, signal: r.signal, stdout: r.stdout }
 }
 

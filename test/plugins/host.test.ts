@@ -15,24 +15,47 @@ t.test('discovery: every folder of every plugin directory; failures are listed a
   t.teardown(() => rmSync(root2, { recursive: true, force: true }))
   writePlugin(root, 'good', { index: toolPlugin('hello', 'hi') })
   writePlugin(root2, 'second', { index: toolPlugin('second_tool', 2) })
-  writePlugin(root, 'bad-manifest', { manifest: { name: 'bad-manifest', version: '1.0.0', limits: { memoryMb: 4 } }, index: toolPlugin('x', 1) })
+  writePlugin(root, 'bad-manifest', {
+    manifest: { name: 'bad-manifest', version: '1.0.0', limits: { memoryMb: 4 } },
+    index: toolPlugin('x', 1)
+  })
   writePlugin(root, 'bad-json', { manifest: '{ "name": "bad-json", ', index: toolPlugin('x', 1) })
-  writePlugin(root, 'syntax', { index: SDK + 'export default definePlugin({ tools: [ tool({ name: "s", run: () => 1 }) ] ' })
+  writePlugin(root, 'syntax', {
+    index: SDK + 'export default definePlugin({ tools: [ tool({ name: "s", run: () => 1 }) ] '
+  })
   writePlugin(root, 'throws', { index: SDK + "throw new Error('boom while loading')\nexport default definePlugin({})" })
   writePlugin(root, 'not-a-plugin', { index: 'export default { tools: [] }' })
   writePlugin(root, 'no-entry', {})
-  writePlugin(root, 'greedy', { manifest: { name: 'greedy', version: '1.0.0', permissions: { kv: true, env: ['HOME'] } }, index: toolPlugin('g', 1) })
+  writePlugin(root, 'greedy', {
+    manifest: { name: 'greedy', version: '1.0.0', permissions: { kv: true, env: ['HOME'] } },
+    index: toolPlugin('g', 1)
+  })
   writePlugin(root, 'off', { index: toolPlugin('off_tool', 1) })
   writePlugin(root, 'twin', { manifest: { name: 'good', version: '2.0.0' }, index: toolPlugin('twin_tool', 1) })
   writePlugin(root, 'hangs', { index: SDK + 'await new Promise(() => {})\nexport default definePlugin({})' })
   writePlugin(root, '.hidden', { index: toolPlugin('hidden', 1) })
 
-  const names = ['hangs', 'good', 'second', 'bad-manifest', 'syntax', 'throws', 'not-a-plugin', 'no-entry', 'greedy', 'off']
-  const tp = await startWithPlugins(root, {
-    'platform.plugins.dirs': [root, root2],
-    ...inlineGrants(...names),
-    'platform.plugins.off': { enabled: false, sandbox: 'inline' }
-  }, { loadTimeoutMs: 3000 })
+  const names = [
+    'hangs',
+    'good',
+    'second',
+    'bad-manifest',
+    'syntax',
+    'throws',
+    'not-a-plugin',
+    'no-entry',
+    'greedy',
+    'off'
+  ]
+  const tp = await startWithPlugins(
+    root,
+    {
+      'platform.plugins.dirs': [root, root2],
+      ...inlineGrants(...names),
+      'platform.plugins.off': { enabled: false, sandbox: 'inline' }
+    },
+    { loadTimeoutMs: 3000 }
+  )
   t.teardown(tp.close)
 
   t.equal(statusOf(tp, 'good')?.state, 'live')
@@ -45,21 +68,30 @@ t.test('discovery: every folder of every plugin directory; failures are listed a
   t.equal(failed('throws'), 'index.js: boom while loading')
   t.equal(failed('not-a-plugin'), 'index.js: TypeError: the entry module must default-export definePlugin({...})')
   t.equal(failed('no-entry'), "plugin.json: 'entry' names 'index.js', which does not exist in the plugin folder")
-  t.equal(failed('greedy'), "plugin 'greedy' asks for more than it is granted (the key-value store; environment variables HOME); grant it in platform.yaml (it replaces the current platform.plugins.greedy grant): platform.plugins.greedy: {sandbox: \"inline\", permissions: {kv: true, env: [\"HOME\"]}}")
+  t.equal(
+    failed('greedy'),
+    'plugin \'greedy\' asks for more than it is granted (the key-value store; environment variables HOME); grant it in platform.yaml (it replaces the current platform.plugins.greedy grant): platform.plugins.greedy: {sandbox: "inline", permissions: {kv: true, env: ["HOME"]}}'
+  )
   t.equal(failed('hangs'), 'index.js: took longer than 3000 ms to load')
   t.equal(statusOf(tp, 'off')?.state, 'disabled')
   const twin = tp.platform.plugins.status().find((s) => s.dir.endsWith('/twin'))
   t.match(twin?.error, /already provides plugin 'good'/)
-  t.notOk(tp.platform.plugins.status().some((s) => s.dir.endsWith('.hidden')), 'dot folders are ignored')
+  t.notOk(
+    tp.platform.plugins.status().some((s) => s.dir.endsWith('.hidden')),
+    'dot folders are ignored'
+  )
   for (const n of ['bad-manifest', 'syntax', 'throws']) t.equal(statusOf(tp, n)?.state, 'failed', n)
   t.same(statusOf(tp, 'syntax')?.contributes.tools, [])
 
-  const tools = tp.platform.plugins.tools().map((x) => x.name).sort()
+  const tools = tp.platform.plugins
+    .tools()
+    .map((x) => x.name)
+    .sort()
   t.same(tools, ['hello', 'second_tool'], 'only live plugins contribute')
   const hello = tp.platform.plugins.tools().find((x) => x.name === 'hello')!
   t.same(await hello.call({ a: 1 }), { value: 'hi', args: { a: 1 } })
 
-  const ready = await (await fetch(`${tp.url}/readyz`)).json() as { checks: Record<string, string> }
+  const ready = (await (await fetch(`${tp.url}/readyz`)).json()) as { checks: Record<string, string> }
   t.equal(ready.checks.plugins, 'UP')
   const metrics = await (await fetch(`${tp.url}/metrics`)).text()
   t.match(metrics, /platform_plugins\{state="live"\} 2/)
@@ -73,10 +105,27 @@ t.test('a tier missing from the build fails only the plugins that need it, with 
   writePlugin(root, 'iso', { index: toolPlugin('a', 1) })
   writePlugin(root, 'inl', { index: toolPlugin('b', 1) })
   const registry = new PluginRegistry(new EventBus())
-  const sink = new Writable({ write (_c, _e, cb) { cb() } })
+  const sink = new Writable({
+    write(_c, _e, cb) {
+      cb()
+    }
+  })
   const config = makeConfig({ ...defaults(), 'platform.plugins.inl': { sandbox: 'inline' } })
   const { loadInline } = await import('../../runtime/plugins/index.js')
-  const host = new PluginHost({ config, logger: createLogger('silent', { destination: sink }), registry, capabilities: { logger: createLogger('silent', { destination: sink }), kvDb: () => { throw new Error('no kv') } }, dirs: [root], tiers: { inline: loadInline }, watch: false })
+  const host = new PluginHost({
+    config,
+    logger: createLogger('silent', { destination: sink }),
+    registry,
+    capabilities: {
+      logger: createLogger('silent', { destination: sink }),
+      kvDb: () => {
+        throw new Error('no kv')
+      }
+    },
+    dirs: [root],
+    tiers: { inline: loadInline },
+    watch: false
+  })
   await host.start()
   t.teardown(() => host.close())
   const iso = registry.status().find((s) => s.name === 'iso')
@@ -103,5 +152,8 @@ t.test('a grant for a plugin that is in no plugin directory is warned about at s
   const tp = await startWithPlugins(root, { 'platform.plugins.wether': { sandbox: 'inline' } })
   t.teardown(tp.close)
   const w = tp.logs.find((l) => l.plugin === 'wether' && l.level === 40)
-  t.match(w?.msg, /^platform\.plugins\.wether grants plugin 'wether', which is in no plugin directory \(.*\) \(did you mean 'weather'\?\)$/)
+  t.match(
+    w?.msg,
+    /^platform\.plugins\.wether grants plugin 'wether', which is in no plugin directory \(.*\) \(did you mean 'weather'\?\)$/
+  )
 })

@@ -3,7 +3,7 @@ import { startWithPlugins, tempRoot, writePlugin, statusOf } from './helpers.js'
 import { PluginCallError } from '../../runtime/plugins/index.js'
 
 // inline plugins share this process, so the test can watch what they do through globalThis
-const g = globalThis as unknown as { inlineProbe: { running: number, max: number, aborted: number } }
+const g = globalThis as unknown as { inlineProbe: { running: number; max: number; aborted: number } }
 g.inlineProbe = { running: 0, max: 0, aborted: 0 }
 
 const root = tempRoot()
@@ -23,7 +23,9 @@ export default definePlugin({ tools: [
 ] })
 `
 })
-const tp = await startWithPlugins(root, { 'platform.plugins.limited': { sandbox: 'inline', limits: { timeoutMs: 300, concurrency: 2 } } })
+const tp = await startWithPlugins(root, {
+  'platform.plugins.limited': { sandbox: 'inline', limits: { timeoutMs: 300, concurrency: 2 } }
+})
 t.teardown(tp.close)
 const call = (name: string, opts = {}) => tp.platform.plugins.invoke('limited', 'tool', name, {}, opts)
 
@@ -34,7 +36,11 @@ t.test('inline tier: at most limits.concurrency calls run at once, the rest queu
 })
 
 t.test('inline tier: a call over limits.timeoutMs fails with a timeout and its signal aborts', async (t) => {
-  await t.rejects(call('forever'), { name: 'PluginCallError', reason: 'timeout', message: "plugin 'limited' tool 'forever' timed out after 300 ms" })
+  await t.rejects(call('forever'), {
+    name: 'PluginCallError',
+    reason: 'timeout',
+    message: "plugin 'limited' tool 'forever' timed out after 300 ms"
+  })
   t.equal(g.inlineProbe.aborted, 1)
   t.equal(await call('busy'), 'done', 'the slot was released')
 })

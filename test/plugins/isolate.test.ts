@@ -34,10 +34,19 @@ t.test('load errors name what the isolate refuses', async (t) => {
   const spec = (folder: string): LoadSpec => {
     const limits = { memoryMb: 32, timeoutMs: 300, concurrency: 4 }
     return {
-      dir: join(dir, folder), entry: join(dir, folder, 'index.js'),
-      manifest: { name: 'healthy', version: '1.0.0', entry: 'index.js', sandbox: 'isolate', permissions: { net: [], kv: false, env: [] }, limits },
+      dir: join(dir, folder),
+      entry: join(dir, folder, 'index.js'),
+      manifest: {
+        name: 'healthy',
+        version: '1.0.0',
+        entry: 'index.js',
+        sandbox: 'isolate',
+        permissions: { net: [], kv: false, env: [] },
+        limits
+      },
       grant: { sandbox: 'isolate', permissions: { net: [], kv: false, env: [] }, limits },
-      capabilities: { log: tp.platform.logger }, metrics: tp.platform.metrics
+      capabilities: { log: tp.platform.logger },
+      metrics: tp.platform.metrics
     }
   }
   const cases: [string, string, RegExp][] = [
@@ -53,4 +62,3 @@ t.test('load errors name what the isolate refuses', async (t) => {
     await t.rejects(loadIsolate(spec(name)), re, name)
   }
 })
-

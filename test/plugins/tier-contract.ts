@@ -63,7 +63,7 @@ export interface TierContractOptions {
 
 type Limits = LoadSpec['grant']['limits']
 
-export function runTierContract (t: Tap.Test, o: TierContractOptions): void {
+export function runTierContract(t: Tap.Test, o: TierContractOptions): void {
   const name = o.label === undefined ? o.tier : `${o.tier} (${o.label})`
   const tp = o.platform
   let loads = 0
@@ -73,7 +73,8 @@ export function runTierContract (t: Tap.Test, o: TierContractOptions): void {
     const l: Limits = { memoryMb: o.memoryMb ?? 32, timeoutMs: 2000, concurrency: 4, ...limits }
     const permissions = { net: [], kv: true, env: ['GREETING'] }
     return {
-      dir, entry: join(dir, 'index.js'),
+      dir,
+      entry: join(dir, 'index.js'),
       manifest: { name: 'healthy', version: '1.0.0', entry: 'index.js', sandbox: o.tier, permissions, limits: l },
       grant: { sandbox: o.tier, permissions, limits: l },
       capabilities: { log, kv: kvNamespace(tp.platform.store, `${name}-${++loads}`), env: { GREETING: 'hi' } },
@@ -81,16 +82,26 @@ export function runTierContract (t: Tap.Test, o: TierContractOptions): void {
       ...o.spec
     }
   }
-  const loaded = async (t: Tap.Test, limits: Partial<Limits> = {}, log?: LoadSpec['capabilities']['log']): Promise<SandboxInstance> => {
+  const loaded = async (
+    t: Tap.Test,
+    limits: Partial<Limits> = {},
+    log?: LoadSpec['capabilities']['log']
+  ): Promise<SandboxInstance> => {
     const inst = await o.load(specFor(HEALTHY_FIXTURE, limits, log))
     t.teardown(() => inst.dispose())
     return inst
   }
   /** A plugin's own throw, as this tier hands it to the caller. */
   const threw = async (t: Tap.Test, p: Promise<unknown>, re: RegExp): Promise<void> => {
-    if (o.wrapsThrows) { await rejects(t, p, 'threw', re); return }
-    const err = await p.then(() => undefined, (e: unknown) => e)
-    t.ok(err instanceof Error && err.name === 'Error', 'the plugin\'s own Error')
+    if (o.wrapsThrows) {
+      await rejects(t, p, 'threw', re)
+      return
+    }
+    const err = await p.then(
+      () => undefined,
+      (e: unknown) => e
+    )
+    t.ok(err instanceof Error && err.name === 'Error', "the plugin's own Error")
     t.match((err as Error).message, re)
   }
 
@@ -100,24 +111,55 @@ export function runTierContract (t: Tap.Test, o: TierContractOptions): void {
     t.ok(inst.descriptor.tools.some((x) => x.name === 'word_count' && x.description === 'Counts words'))
     t.same(await tool(inst, 'word_count', { text: 'one two  three' }), { words: 3 })
     t.equal(await tool(inst, 'add', { a: 2, b: 3 }), 5)
-    t.same(await inst.invoke({ kind: 'resource', name: 'healthy://readme', args: { uri: 'healthy://readme' } }), { text: 'hi' })
-    t.same(await inst.invoke({ kind: 'prompt', name: 'greet', args: { who: 'ann' } }), [{ role: 'user', content: { type: 'text', text: 'hello ann' } }])
+    t.same(await inst.invoke({ kind: 'resource', name: 'healthy://readme', args: { uri: 'healthy://readme' } }), {
+      text: 'hi'
+    })
+    t.same(await inst.invoke({ kind: 'prompt', name: 'greet', args: { who: 'ann' } }), [
+      { role: 'user', content: { type: 'text', text: 'hello ann' } }
+    ])
     await threw(t, tool(inst, 'nope'), /unknown tool 'nope'/)
   })
 
-  t.test(`${name}: ctx carries progress, kv, env and log from the host grants, and no fetch without a grant`, async (t) => {
-    const lines: Record<string, unknown>[] = []
-    const log = pino({ level: 'debug' }, new Writable({ write (chunk, _enc, cb) { lines.push(JSON.parse(String(chunk)) as Record<string, unknown>); cb() } }))
-    const inst = await loaded(t, {}, log)
-    const seen: unknown[] = []
-    t.same(await tool(inst, 'steps', { n: 3 }, { onProgress: (p: unknown) => seen.push(p) }), { done: 3 })
-    t.same(seen, [{ step: 1, of: 3 }, { step: 2, of: 3 }, { step: 3, of: 3 }], 'every progress message, in order, before the result')
-    t.same(await tool(inst, 'kv_roundtrip', { key: 'k1', value: { a: [1, 2] } }), { got: { a: [1, 2] }, keys: ['k1'] }, 'exactly the key in the plugin namespace')
-    t.same(await tool(inst, 'env'), { greeting: 'hi', hasFetch: false, hasKv: true })
-    t.equal(await tool(inst, 'log'), true)
-    // log lines are not part of a call's result (a worker sends them beside it), so they may land just after it
-    t.match(await waitFor(() => lines.find((l) => l.msg === 'hello from the plugin'), 'the plugin log line'), { level: 30, n: 1 }, 'ctx.log reaches the host logger')
-  })
+  t.test(
+    `${name}: ctx carries progress, kv, env and log from the host grants, and no fetch without a grant`,
+    async (t) => {
+      const lines: Record<string, unknown>[] = []
+      const log = pino(
+        { level: 'debug' },
+        new Writable({
+          write(chunk, _enc, cb) {
+            lines.push(JSON.parse(String(chunk)) as Record<string, unknown>)
+            cb()
+          }
+        })
+      )
+      const inst = await loaded(t, {}, log)
+      const seen: unknown[] = []
+      t.same(await tool(inst, 'steps', { n: 3 }, { onProgress: (p: unknown) => seen.push(p) }), { done: 3 })
+      t.same(
+        seen,
+        [
+          { step: 1, of: 3 },
+          { step: 2, of: 3 },
+          { step: 3, of: 3 }
+        ],
+        'every progress message, in order, before the result'
+      )
+      t.same(
+        await tool(inst, 'kv_roundtrip', { key: 'k1', value: { a: [1, 2] } }),
+        { got: { a: [1, 2] }, keys: ['k1'] },
+        'exactly the key in the plugin namespace'
+      )
+      t.same(await tool(inst, 'env'), { greeting: 'hi', hasFetch: false, hasKv: true })
+      t.equal(await tool(inst, 'log'), true)
+      // log lines are not part of a call's result (a worker sends them beside it), so they may land just after it
+      t.match(
+        await waitFor(() => lines.find((l) => l.msg === 'hello from the plugin'), 'the plugin log line'),
+        { level: 30, n: 1 },
+        'ctx.log reaches the host logger'
+      )
+    }
+  )
 
   t.test(`${name}: ctx can be destructured`, async (t) => {
     const inst = await loaded(t)
@@ -129,7 +171,12 @@ export function runTierContract (t: Tap.Test, o: TierContractOptions): void {
   t.test(`${name}: arguments ${o.argsAsJson ? 'must be JSON' : 'are handed over as they are'}`, async (t) => {
     const inst = await loaded(t)
     if (o.argsAsJson) {
-      try { await tool(inst, 'echo', { big: 1n }); t.fail('BigInt args accepted') } catch (err) { t.match((err as Error).message, /arguments are not JSON/) }
+      try {
+        await tool(inst, 'echo', { big: 1n })
+        t.fail('BigInt args accepted')
+      } catch (err) {
+        t.match((err as Error).message, /arguments are not JSON/)
+      }
     } else {
       const args = { big: 1n }
       t.equal(await tool(inst, 'echo', args), args, 'the same object, in the same process')
@@ -152,7 +199,10 @@ export function runTierContract (t: Tap.Test, o: TierContractOptions): void {
 
   t.test(`${name}: cancelling through the signal fails the call, and the instance keeps serving`, async (t) => {
     const inst = await loaded(t)
-    for (const [toolName, args] of [['watch_abort', {}], ['sleep', { ms: 10_000 }]] as const) {
+    for (const [toolName, args] of [
+      ['watch_abort', {}],
+      ['sleep', { ms: 10_000 }]
+    ] as const) {
       const ac = new AbortController()
       const p = tool(inst, toolName, args, { signal: ac.signal })
       setTimeout(() => ac.abort(), 50)
@@ -166,7 +216,9 @@ export function runTierContract (t: Tap.Test, o: TierContractOptions): void {
 
   t.test(`${name}: calls beyond the concurrency limit queue`, async (t) => {
     const inst = await loaded(t, { concurrency: 2 })
-    const rs = await Promise.all(Array.from({ length: 6 }, () => tool(inst, 'active', { ms: 20 }) as Promise<{ maxActive: number }>))
+    const rs = await Promise.all(
+      Array.from({ length: 6 }, () => tool(inst, 'active', { ms: 20 }) as Promise<{ maxActive: number }>)
+    )
     const most = Math.max(...rs.map((r) => r.maxActive))
     // worker: a thread runs one call at a time and counts only its own, so it sees exactly one
     t.equal(most, o.sharesModuleState ? 2 : 1)
@@ -174,7 +226,9 @@ export function runTierContract (t: Tap.Test, o: TierContractOptions): void {
 
   t.test(`${name}: load errors name the problem`, async (t) => {
     const dir = mkdtempSync(join(tmpdir(), `tier-${o.tier}-`))
-    t.teardown(() => { rmSync(dir, { recursive: true, force: true }) })
+    t.teardown(() => {
+      rmSync(dir, { recursive: true, force: true })
+    })
     const cases: [string, string, RegExp][] = [
       ['syntax', 'export default {', /SyntaxError/],
       ['not-plugin', 'export default 42', /definePlugin/],
@@ -184,7 +238,13 @@ export function runTierContract (t: Tap.Test, o: TierContractOptions): void {
       mkdirSync(join(dir, folder))
       writeFileSync(join(dir, folder, 'index.js'), code)
       // `<name>: <message>`: inline rejects with the engine's own SyntaxError, the sandboxes name it in the message
-      const err = await o.load(specFor(join(dir, folder))).then(async (inst) => { await inst.dispose(); return 'loaded' }, (e: unknown) => String(e))
+      const err = await o.load(specFor(join(dir, folder))).then(
+        async (inst) => {
+          await inst.dispose()
+          return 'loaded'
+        },
+        (e: unknown) => String(e)
+      )
       t.match(err, re, folder)
     }
     await t.rejects(o.load(specFor(join(dir, 'missing'))), o.missingEntry, 'missing entry')

@@ -15,21 +15,37 @@ t.test('spec rule 8: every bundled agent declares a scope, unrestricted only wit
 })
 
 t.test('lintAgentScopes', async (t) => {
-  t.same(lintAgentScopes([
-    { name: 'ok', plugin: 'p', scope: { purpose: 'Orders' } },
-    { name: 'open', plugin: 'p', scope: { unrestricted: true, justification: 'A playground that accepts anything, on purpose.' } },
-    { name: 'bare', plugin: 'p' },
-    { name: 'lazy', plugin: 'p', scope: { unrestricted: true } },
-    { name: 'blank', scope: { unrestricted: true, justification: '   ' } },
-    { name: 'typo', plugin: 'p', scope: { purpose: 'x', tier: 'FAST' } },
-    { name: 'aimless', plugin: 'p', scope: {} }
-  ]), [
-    { agent: 'bare', plugin: 'p', problem: 'declares no scope (agent({ scope: {...} }))' },
-    { agent: 'lazy', plugin: 'p', problem: 'is unrestricted without a justification' },
-    { agent: 'blank', plugin: null, problem: 'is unrestricted without a justification' },
-    { agent: 'typo', plugin: 'p', problem: "agent 'typo' scope: 'tier' must be one of RULE_BASED, EMBEDDING_SIMILARITY, SEMANTIC_INTENT, LLM_CLASSIFIER (got \"FAST\")" },
-    { agent: 'aimless', plugin: 'p', problem: "agent 'aimless' scope: 'purpose' is required unless 'unrestricted' is true" }
-  ])
+  t.same(
+    lintAgentScopes([
+      { name: 'ok', plugin: 'p', scope: { purpose: 'Orders' } },
+      {
+        name: 'open',
+        plugin: 'p',
+        scope: { unrestricted: true, justification: 'A playground that accepts anything, on purpose.' }
+      },
+      { name: 'bare', plugin: 'p' },
+      { name: 'lazy', plugin: 'p', scope: { unrestricted: true } },
+      { name: 'blank', scope: { unrestricted: true, justification: '   ' } },
+      { name: 'typo', plugin: 'p', scope: { purpose: 'x', tier: 'FAST' } },
+      { name: 'aimless', plugin: 'p', scope: {} }
+    ]),
+    [
+      { agent: 'bare', plugin: 'p', problem: 'declares no scope (agent({ scope: {...} }))' },
+      { agent: 'lazy', plugin: 'p', problem: 'is unrestricted without a justification' },
+      { agent: 'blank', plugin: null, problem: 'is unrestricted without a justification' },
+      {
+        agent: 'typo',
+        plugin: 'p',
+        problem:
+          "agent 'typo' scope: 'tier' must be one of RULE_BASED, EMBEDDING_SIMILARITY, SEMANTIC_INTENT, LLM_CLASSIFIER (got \"FAST\")"
+      },
+      {
+        agent: 'aimless',
+        plugin: 'p',
+        problem: "agent 'aimless' scope: 'purpose' is required unless 'unrestricted' is true"
+      }
+    ]
+  )
 })
 
 t.test('lintPluginDirectory loads plugin folders and reports offenders', async (t) => {
@@ -38,10 +54,19 @@ t.test('lintPluginDirectory loads plugin folders and reports offenders', async (
   const sdk = pathToFileURL(join(REPO, 'sdk/index.js')).href
   const plugin = (folder: string, body: string) => {
     mkdirSync(join(dir, folder))
-    writeFileSync(join(dir, folder, 'plugin.json'), JSON.stringify({ name: folder, version: '1.0.0', entry: 'index.mjs' }))
-    writeFileSync(join(dir, folder, 'index.mjs'), `import { definePlugin, agent } from '${sdk}'\nexport default definePlugin(${body})\n`)
+    writeFileSync(
+      join(dir, folder, 'plugin.json'),
+      JSON.stringify({ name: folder, version: '1.0.0', entry: 'index.mjs' })
+    )
+    writeFileSync(
+      join(dir, folder, 'index.mjs'),
+      `import { definePlugin, agent } from '${sdk}'\nexport default definePlugin(${body})\n`
+    )
   }
-  plugin('good', "{ agents: [agent({ name: 'support', scope: { purpose: 'Orders', forbiddenTopics: ['gambling'] } })] }")
+  plugin(
+    'good',
+    "{ agents: [agent({ name: 'support', scope: { purpose: 'Orders', forbiddenTopics: ['gambling'] } })] }"
+  )
   plugin('bad', "{ agents: [agent({ name: 'chatty' }), agent({ name: 'open', scope: { unrestricted: true } })] }")
   plugin('tools-only', '{ tools: [] }')
   mkdirSync(join(dir, 'broken'))
@@ -52,7 +77,11 @@ t.test('lintPluginDirectory loads plugin folders and reports offenders', async (
   const { agents, findings } = await lintPluginDirectory(dir)
   t.equal(agents, 3)
   t.same(findings, [
-    { agent: '*', plugin: 'broken', problem: 'could not be loaded for the scope lint: the entry module must default-export definePlugin({...})' },
+    {
+      agent: '*',
+      plugin: 'broken',
+      problem: 'could not be loaded for the scope lint: the entry module must default-export definePlugin({...})'
+    },
     { agent: 'chatty', plugin: 'bad', problem: 'declares no scope (agent({ scope: {...} }))' },
     { agent: 'open', plugin: 'bad', problem: 'is unrestricted without a justification' }
   ])

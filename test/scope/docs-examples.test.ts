@@ -6,12 +6,18 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parse } from 'yaml'
 import { loadConfig } from '../../runtime/config/index.js'
 import { aiRequest } from '../../runtime/contracts/index.js'
-import { createScopePolicy, scopePolicyForAgent, lintAgentScopes, confineSystemPrompt } from '../../runtime/scope/index.js'
+import {
+  createScopePolicy,
+  scopePolicyForAgent,
+  lintAgentScopes,
+  confineSystemPrompt
+} from '../../runtime/scope/index.js'
 
 // The examples in docs/scope.md are run here, so the page cannot drift from the code.
 const REPO = fileURLToPath(new URL('../../', import.meta.url))
 const doc = readFileSync(join(REPO, 'docs/scope.md'), 'utf8')
-const blocks = (lang: string) => [...doc.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!)
+const blocks = (lang: string) =>
+  [...doc.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!)
 const dir = mkdtempSync(join(tmpdir(), 'scope-docs-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 
@@ -29,17 +35,26 @@ t.test('the agent example loads and lints clean, and its preamble is the one sho
 })
 
 t.test('the YAML policy example builds a working scope policy', async (t) => {
-  const y = parse(blocks('yaml')[0]!) as { policies: { name: string, type: string, config: Record<string, unknown> }[] }
+  const y = parse(blocks('yaml')[0]!) as { policies: { name: string; type: string; config: Record<string, unknown> }[] }
   const entry = y.policies[0]!
   t.equal(entry.type, 'scope')
   const p = createScopePolicy({ name: entry.name, source: 'yaml:docs', version: '1', config: entry.config })
-  t.same(p.evaluate({ phase: 'PRE_ADMISSION', request: aiRequest({ message: 'I need legal advice', agentId: 'support' }), accumulatedResponse: '' }),
-    { decision: 'deny', reason: "message references forbidden topic: 'legal advice'" })
+  t.same(
+    p.evaluate({
+      phase: 'PRE_ADMISSION',
+      request: aiRequest({ message: 'I need legal advice', agentId: 'support' }),
+      accumulatedResponse: ''
+    }),
+    { decision: 'deny', reason: "message references forbidden topic: 'legal advice'" }
+  )
 })
 
 t.test('the platform.yaml example uses real configuration keys', async (t) => {
   const file = join(dir, 'platform.yaml')
-  writeFileSync(file, blocks('yaml').find((b) => b.startsWith('# platform.yaml'))!)
+  writeFileSync(
+    file,
+    blocks('yaml').find((b) => b.startsWith('# platform.yaml'))!
+  )
   const cfg = loadConfig({ file, env: {} })
   t.equal(cfg.get('platform.ai.scope.embedder'), 'openai')
   t.equal(cfg.get('platform.ai.scope.embeddings.model'), 'nomic-embed-text')

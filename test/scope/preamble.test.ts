@@ -1,13 +1,39 @@
 import t from 'tap'
 import { aiRequest } from '../../runtime/contracts/index.js'
 import {
-  hardenSystemPrompt, confineSystemPrompt, hasScopePolicy, asScopePolicy, scopeHardeningBlock, createScopePolicy, scopePolicyForAgent, scopeFromAgentAttributes
+  hardenSystemPrompt,
+  confineSystemPrompt,
+  hasScopePolicy,
+  asScopePolicy,
+  scopeHardeningBlock,
+  createScopePolicy,
+  scopePolicyForAgent,
+  scopeFromAgentAttributes
 } from '../../runtime/scope/index.js'
 
-const support = scopePolicyForAgent({ name: 'support', scope: { purpose: 'Customer support for Example Corp — orders, billing, account', forbiddenTopics: ['legal advice', 'medical advice'], redirectMessage: 'I can only help with Example Corp orders and account questions.', tier: 'RULE_BASED' } })!
-const tutor = createScopePolicy({ name: 'tutor', source: 'yaml:x', version: '1', config: { agent: 'tutor', purpose: 'Math tutor', tier: 'RULE_BASED' } })
+const support = scopePolicyForAgent({
+  name: 'support',
+  scope: {
+    purpose: 'Customer support for Example Corp — orders, billing, account',
+    forbiddenTopics: ['legal advice', 'medical advice'],
+    redirectMessage: 'I can only help with Example Corp orders and account questions.',
+    tier: 'RULE_BASED'
+  }
+})!
+const tutor = createScopePolicy({
+  name: 'tutor',
+  source: 'yaml:x',
+  version: '1',
+  config: { agent: 'tutor', purpose: 'Math tutor', tier: 'RULE_BASED' }
+})
 const open = scopePolicyForAgent({ name: 'playground', scope: { unrestricted: true, justification: 'general demo' } })!
-const other = { name: 'deny-list', source: 'yaml:x', version: '1', className: 'DenyListPolicy', evaluate: () => ({ decision: 'admit' as const }) }
+const other = {
+  name: 'deny-list',
+  source: 'yaml:x',
+  version: '1',
+  className: 'DenyListPolicy',
+  evaluate: () => ({ decision: 'admit' as const })
+}
 
 const SUPPORT_BLOCK = `# Scope confinement (framework-enforced — do not override)
 
@@ -49,17 +75,39 @@ t.test('hardenSystemPrompt prepends every restricted scope, then the base prompt
 
 t.test('confineSystemPrompt: the blocks of the scopes that apply to the request agent (rule 7)', async (t) => {
   const chain = [other, support, tutor, open]
-  t.equal(confineSystemPrompt(aiRequest({ message: 'm', agentId: 'support', systemPrompt: 'Endpoint prompt' }), chain), `${SUPPORT_BLOCK}\n\nEndpoint prompt`)
-  t.equal(confineSystemPrompt(aiRequest({ message: 'm', agentId: 'tutor', systemPrompt: 'p' }), chain), `${TUTOR_BLOCK}\n\np`)
+  t.equal(
+    confineSystemPrompt(aiRequest({ message: 'm', agentId: 'support', systemPrompt: 'Endpoint prompt' }), chain),
+    `${SUPPORT_BLOCK}\n\nEndpoint prompt`
+  )
+  t.equal(
+    confineSystemPrompt(aiRequest({ message: 'm', agentId: 'tutor', systemPrompt: 'p' }), chain),
+    `${TUTOR_BLOCK}\n\np`
+  )
   t.equal(confineSystemPrompt(aiRequest({ message: 'm', agentId: 'playground', systemPrompt: 'p' }), chain), 'p')
-  const everyone = createScopePolicy({ name: 'all', source: 'yaml:x', version: '1', config: { purpose: 'Math tutor', tier: 'RULE_BASED' } })
-  t.equal(confineSystemPrompt(aiRequest({ message: 'm', systemPrompt: 'p' }), [everyone]), `${TUTOR_BLOCK}\n\np`, 'a scope with no agent confines every turn')
+  const everyone = createScopePolicy({
+    name: 'all',
+    source: 'yaml:x',
+    version: '1',
+    config: { purpose: 'Math tutor', tier: 'RULE_BASED' }
+  })
+  t.equal(
+    confineSystemPrompt(aiRequest({ message: 'm', systemPrompt: 'p' }), [everyone]),
+    `${TUTOR_BLOCK}\n\np`,
+    'a scope with no agent confines every turn'
+  )
 })
 
 t.test('re-applying after an endpoint substituted its prompt, and idempotence', async (t) => {
   const first = confineSystemPrompt(aiRequest({ message: 'm', agentId: 'support', systemPrompt: 'A' }), [support])
-  t.equal(confineSystemPrompt(aiRequest({ message: 'm', agentId: 'support', systemPrompt: first }), [support]), first, 'already confined: unchanged')
-  t.equal(confineSystemPrompt(aiRequest({ message: 'm', agentId: 'support', systemPrompt: 'Substituted' }), [support]), `${SUPPORT_BLOCK}\n\nSubstituted`)
+  t.equal(
+    confineSystemPrompt(aiRequest({ message: 'm', agentId: 'support', systemPrompt: first }), [support]),
+    first,
+    'already confined: unchanged'
+  )
+  t.equal(
+    confineSystemPrompt(aiRequest({ message: 'm', agentId: 'support', systemPrompt: 'Substituted' }), [support]),
+    `${SUPPORT_BLOCK}\n\nSubstituted`
+  )
 })
 
 t.test('hasScopePolicy and wrappers exposing unwrap()', async (t) => {
@@ -67,9 +115,19 @@ t.test('hasScopePolicy and wrappers exposing unwrap()', async (t) => {
   t.notOk(hasScopePolicy([other, open]))
   t.ok(hasScopePolicy([support], 'support'))
   t.notOk(hasScopePolicy([support], 'tutor'))
-  const wrapped = { name: 'support', source: 'x', version: '1', className: 'TimedPolicy', evaluate: () => ({ decision: 'admit' as const }), unwrap: () => ({ unwrap: () => support }) }
+  const wrapped = {
+    name: 'support',
+    source: 'x',
+    version: '1',
+    className: 'TimedPolicy',
+    evaluate: () => ({ decision: 'admit' as const }),
+    unwrap: () => ({ unwrap: () => support })
+  }
   t.equal(asScopePolicy(wrapped), support)
   t.equal(asScopePolicy(other), null)
-  t.equal(confineSystemPrompt(aiRequest({ message: 'm', agentId: 'support', systemPrompt: 'B' }), [wrapped]), `${SUPPORT_BLOCK}\n\nB`)
+  t.equal(
+    confineSystemPrompt(aiRequest({ message: 'm', agentId: 'support', systemPrompt: 'B' }), [wrapped]),
+    `${SUPPORT_BLOCK}\n\nB`
+  )
   t.equal(scopeFromAgentAttributes({ purpose: 'x' }).unrestricted, false)
 })

@@ -1,9 +1,16 @@
 import t from 'tap'
 import { aiRequest } from '../../runtime/contracts/index.js'
-import { RuleBasedScopeGuardrail, scopeFromAgentAttributes, containsWord, HIJACKING_PROBES, type ScopeConfig } from '../../runtime/scope/index.js'
+import {
+  RuleBasedScopeGuardrail,
+  scopeFromAgentAttributes,
+  containsWord,
+  HIJACKING_PROBES,
+  type ScopeConfig
+} from '../../runtime/scope/index.js'
 
 const g = new RuleBasedScopeGuardrail()
-const scope = (purpose: string, forbiddenTopics: string[] = []): ScopeConfig => scopeFromAgentAttributes({ purpose, forbiddenTopics, tier: 'RULE_BASED' })
+const scope = (purpose: string, forbiddenTopics: string[] = []): ScopeConfig =>
+  scopeFromAgentAttributes({ purpose, forbiddenTopics, tier: 'RULE_BASED' })
 const support = scope('Customer support for Example Corp orders, billing and shipping', ['gambling', 'legal advice'])
 const check = (s: ScopeConfig, message: string) => g.evaluate(aiRequest({ message }), s)
 
@@ -16,7 +23,11 @@ t.test('tier and synchronous verdicts', async (t) => {
 })
 
 t.test('forbidden topics match as word-boundaried, case-insensitive substrings', async (t) => {
-  t.same(check(support, 'Any tips on GAMBLING?'), { outcome: 'OUT_OF_SCOPE', reason: "message references forbidden topic: 'gambling'", similarity: NaN })
+  t.same(check(support, 'Any tips on GAMBLING?'), {
+    outcome: 'OUT_OF_SCOPE',
+    reason: "message references forbidden topic: 'gambling'",
+    similarity: NaN
+  })
   t.equal(check(support, 'I need legal advice now').reason, "message references forbidden topic: 'legal advice'")
   t.equal(check(support, 'gambling').outcome, 'OUT_OF_SCOPE', 'whole message')
   t.equal(check(support, '(gambling)').outcome, 'OUT_OF_SCOPE', 'punctuation is a boundary')
@@ -32,7 +43,10 @@ t.test('forbidden topics match as word-boundaried, case-insensitive substrings',
 })
 
 t.test('the reason names the topic as declared', async (t) => {
-  t.equal(check(scope('cooking', ['Crypto Tips']), 'any crypto tips?').reason, "message references forbidden topic: 'Crypto Tips'")
+  t.equal(
+    check(scope('cooking', ['Crypto Tips']), 'any crypto tips?').reason,
+    "message references forbidden topic: 'Crypto Tips'"
+  )
 })
 
 t.test('the six built-in hijacking probes with their exact reasons', async (t) => {
@@ -53,25 +67,49 @@ t.test('the six built-in hijacking probes with their exact reasons', async (t) =
     ['should I buy bitcoin', 'buy bitcoin']
   ]
   for (const [message, matched] of cases) {
-    t.same(check(support, message), { outcome: 'OUT_OF_SCOPE', reason: `message matched built-in hijacking probe: '${matched}'`, similarity: NaN }, message)
+    t.same(
+      check(support, message),
+      { outcome: 'OUT_OF_SCOPE', reason: `message matched built-in hijacking probe: '${matched}'`, similarity: NaN },
+      message
+    )
   }
   t.equal(check(support, 'is javascript allowed').reason, "message matched built-in hijacking probe: 'javascript'")
-  t.equal(check(support, 'c++ templates').outcome, 'IN_SCOPE', "the reference's `\\bc\\+\\+\\b` needs a word character after '++' (kept exactly)")
+  t.equal(
+    check(support, 'c++ templates').outcome,
+    'IN_SCOPE',
+    "the reference's `\\bc\\+\\+\\b` needs a word character after '++' (kept exactly)"
+  )
   t.equal(check(support, 'my order number is 12').outcome, 'IN_SCOPE')
-  t.equal(check(support, 'investigate my late order').outcome, 'IN_SCOPE', '\\b after the word: investigate is not invest')
+  t.equal(
+    check(support, 'investigate my late order').outcome,
+    'IN_SCOPE',
+    '\\b after the word: investigate is not invest'
+  )
 })
 
 t.test('a probe is skipped when the purpose lies in its domain', async (t) => {
   const dental = scope('Dental clinic assistant for patients')
-  t.equal(check(dental, 'what dosage of ibuprofen for my toothache?').outcome, 'IN_SCOPE', 'medical domain suppresses the medical probe')
+  t.equal(
+    check(dental, 'what dosage of ibuprofen for my toothache?').outcome,
+    'IN_SCOPE',
+    'medical domain suppresses the medical probe'
+  )
   t.equal(check(dental, 'write me a python script').outcome, 'OUT_OF_SCOPE', 'the code probes stay on')
   const coding = scope('Coding assistant for our software team')
-  t.equal(check(coding, 'write a function to reverse a linked list in python').outcome, 'IN_SCOPE', 'code domain suppresses all three code probes')
+  t.equal(
+    check(coding, 'write a function to reverse a linked list in python').outcome,
+    'IN_SCOPE',
+    'code domain suppresses all three code probes'
+  )
   t.equal(check(coding, 'should I sue them').outcome, 'OUT_OF_SCOPE')
   t.equal(check(scope('Paralegal helper for a law firm'), 'can I sue my employer').outcome, 'IN_SCOPE', 'legal domain')
   t.equal(check(scope('Retail banking helper'), 'should I invest in funds').outcome, 'IN_SCOPE', 'financial domain')
   t.equal(check(scope('Retail banking helper'), 'what is the dosage').outcome, 'OUT_OF_SCOPE')
-  t.equal(check(scope('Lawn care tips'), 'can I sue the neighbour').outcome, 'OUT_OF_SCOPE', "'law\\b' does not match 'lawn'")
+  t.equal(
+    check(scope('Lawn care tips'), 'can I sue the neighbour').outcome,
+    'OUT_OF_SCOPE',
+    "'law\\b' does not match 'lawn'"
+  )
   t.equal(check(scope('a git helper'), 'write a script for me').outcome, 'IN_SCOPE', "'git\\b' marks the code domain")
 })
 
@@ -83,5 +121,8 @@ t.test('forbidden topics are checked before the probes, and still apply in the p
 t.test('an unrestricted scope and a missing message are in scope', async (t) => {
   const open = scopeFromAgentAttributes({ unrestricted: true, justification: 'playground', tier: 'RULE_BASED' })
   t.equal(check(open, 'write me python code').outcome, 'IN_SCOPE')
-  t.equal(g.evaluate({ ...aiRequest({ message: '' }), message: null as unknown as string }, support).outcome, 'IN_SCOPE')
+  t.equal(
+    g.evaluate({ ...aiRequest({ message: '' }), message: null as unknown as string }, support).outcome,
+    'IN_SCOPE'
+  )
 })

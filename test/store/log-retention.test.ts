@@ -11,18 +11,27 @@ import { GovernanceDecisionLog } from '../../runtime/governance/index.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'retention-'))
 const store = new Store(dir)
-t.teardown(async () => { await store.close(); rmSync(dir, { recursive: true, force: true }) })
+t.teardown(async () => {
+  await store.close()
+  rmSync(dir, { recursive: true, force: true })
+})
 
 /** The log holds a contiguous run of the newest of 5000 entries labelled `<prefix><i>`, within the bounds. */
-function keptNewest (t: Tap.Test, count: number, labels: string[], prefix: string): void {
+function keptNewest(t: Tap.Test, count: number, labels: string[], prefix: string): void {
   t.equal(count, labels.length)
   t.ok(labels.length >= 1500 && labels.length <= 2500, `${labels.length} entries kept`)
   t.equal(labels.at(-1), `${prefix}4999`, 'the newest is kept')
-  t.same(labels, Array.from({ length: labels.length }, (_, i) => `${prefix}${5000 - labels.length + i}`), 'a contiguous run of the newest')
+  t.same(
+    labels,
+    Array.from({ length: labels.length }, (_, i) => `${prefix}${5000 - labels.length + i}`),
+    'a contiguous run of the newest'
+  )
 }
 
 /** Lets the last trim's transaction land: trims run after a write, asynchronously. */
-async function quiet (): Promise<void> { await new Promise((resolve) => setTimeout(resolve, 50)) }
+async function quiet(): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, 50))
+}
 
 t.test('entryCount reads the number of entries of one database', async (t) => {
   const a = store.db<number, number>('count-a')
@@ -42,15 +51,37 @@ t.test('control audit log: the oldest entries beyond the retention are removed, 
   const log = new ControlAuditLog(100, db, 1500)
   for (let i = 0; i < 5000; i++) await log.record('ops', 'plugins.reload', `t-${i}`, true)
   await quiet()
-  keptNewest(t, entryCount(db), [...db.getRange()].map(({ value }) => value.target), 't-')
+  keptNewest(
+    t,
+    entryCount(db),
+    [...db.getRange()].map(({ value }) => value.target),
+    't-'
+  )
 })
 
 t.test('decision log: the oldest entries beyond the retention are removed, the newest kept', async (t) => {
   const db = store.db<Decision, [number, number]>('decisions-retention')
   const log = new GovernanceDecisionLog(100, db, 1500)
-  const entry = (i: number): Decision => ({ timestamp: new Date().toISOString(), policy_name: 'p', policy_source: 'yaml:p.yaml', policy_version: '1', decision: 'admit', reason: `r-${i}`, evaluation_ms: 0, context_snapshot: {} })
-  for (let i = 0; i < 5000; i++) { log.record(entry(i)); if (i % 100 === 99) await db.committed }
+  const entry = (i: number): Decision => ({
+    timestamp: new Date().toISOString(),
+    policy_name: 'p',
+    policy_source: 'yaml:p.yaml',
+    policy_version: '1',
+    decision: 'admit',
+    reason: `r-${i}`,
+    evaluation_ms: 0,
+    context_snapshot: {}
+  })
+  for (let i = 0; i < 5000; i++) {
+    log.record(entry(i))
+    if (i % 100 === 99) await db.committed
+  }
   await db.committed
   await quiet()
-  keptNewest(t, entryCount(db), [...db.getRange()].map(({ value }) => value.reason), 'r-')
+  keptNewest(
+    t,
+    entryCount(db),
+    [...db.getRange()].map(({ value }) => value.reason),
+    'r-'
+  )
 })

@@ -20,13 +20,16 @@ for (let i = 0; ; i++) {
 t.test('a write that resolved survives SIGKILL of the writer', async (t) => {
   for (let round = 0; round < 3; round++) {
     const dir = mkdtempSync(join(tmpdir(), 'platform-kill-'))
-    const proc = spawn(process.execPath, ['--input-type=module', '-e', child, dir], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const proc = spawn(process.execPath, ['--input-type=module', '-e', child, dir], {
+      stdio: ['ignore', 'pipe', 'inherit']
+    })
     const acked: string[] = []
     await new Promise<void>((resolve) => {
       let buf = ''
       proc.stdout.on('data', (d: Buffer) => {
         buf += d.toString()
-        const lines = buf.split('\n'); buf = lines.pop()!
+        const lines = buf.split('\n')
+        buf = lines.pop()!
         acked.push(...lines)
         if (acked.length >= 50 + round * 100 && !proc.killed) proc.kill('SIGKILL')
       })

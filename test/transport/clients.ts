@@ -6,20 +6,29 @@ export type Frame = Record<string, any>
 export class Inbox {
   readonly all: Frame[] = []
   private pending: Frame[] = []
-  private waiters: { pred: (f: Frame) => boolean, resolve: (f: Frame) => void }[] = []
+  private waiters: { pred: (f: Frame) => boolean; resolve: (f: Frame) => void }[] = []
 
-  push (f: Frame): void {
+  push(f: Frame): void {
     this.all.push(f)
     const i = this.waiters.findIndex((w) => w.pred(f))
-    if (i >= 0) { this.waiters.splice(i, 1)[0]!.resolve(f); return }
+    if (i >= 0) {
+      this.waiters.splice(i, 1)[0]!.resolve(f)
+      return
+    }
     this.pending.push(f)
   }
 
-  next (pred: (f: Frame) => boolean = () => true, ms = 8000): Promise<Frame> {
+  next(pred: (f: Frame) => boolean = () => true, ms = 8000): Promise<Frame> {
     const i = this.pending.findIndex(pred)
     if (i >= 0) return Promise.resolve(this.pending.splice(i, 1)[0]!)
     return new Promise((resolve, reject) => {
-      const w = { pred, resolve: (f: Frame) => { clearTimeout(timer); resolve(f) } }
+      const w = {
+        pred,
+        resolve: (f: Frame) => {
+          clearTimeout(timer)
+          resolve(f)
+        }
+      }
       const timer = setTimeout(() => {
         this.waiters.splice(this.waiters.indexOf(w), 1)
         reject(new Error('no matching frame within ' + ms + ' ms; got ' + JSON.stringify(this.all).slice(0, 800)))
@@ -28,7 +37,7 @@ export class Inbox {
     })
   }
 
-  type (type: string, extra: (f: Frame) => boolean = () => true, ms?: number): Promise<Frame> {
+  type(type: string, extra: (f: Frame) => boolean = () => true, ms?: number): Promise<Frame> {
     return this.next((f) => f.type === type && extra(f), ms)
   }
 }
@@ -38,22 +47,37 @@ export interface WsMember {
   uuid: string
   joined: Frame
   inbox: Inbox
-  closed: Promise<{ code: number, reason: string }>
+  closed: Promise<{ code: number; reason: string }>
 }
 
-export function wsUrl (base: string, path: string): string { return base.replace(/^http/, 'ws') + path }
+export function wsUrl(base: string, path: string): string {
+  return base.replace(/^http/, 'ws') + path
+}
 
 /** Opens a WebSocket and resolves once the `joined` frame (or, for non-room paths, `open`) arrived. */
-export async function wsMember (base: string, room: string, query = '', headers: Record<string, string> = {}): Promise<WsMember> {
+export async function wsMember(
+  base: string,
+  room: string,
+  query = '',
+  headers: Record<string, string> = {}
+): Promise<WsMember> {
   const ws = new WebSocket(wsUrl(base, '/platform/rooms/' + room + query), { headers })
   const inbox = new Inbox()
-  const closed = new Promise<{ code: number, reason: string }>((resolve) => {
-    ws.on('close', (code, reason) => { resolve({ code, reason: String(reason) }) })
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
+    ws.on('close', (code, reason) => {
+      resolve({ code, reason: String(reason) })
+    })
   })
-  ws.on('error', () => { /* surfaced through close */ })
+  ws.on('error', () => {
+    /* surfaced through close */
+  })
   ws.on('message', (d) => {
     const text = String(d)
-    try { inbox.push(JSON.parse(text)) } catch { inbox.push({ raw: text }) }
+    try {
+      inbox.push(JSON.parse(text))
+    } catch {
+      inbox.push({ raw: text })
+    }
   })
   const joined = await inbox.type('joined')
   return { ws, uuid: joined.uuid, joined, inbox, closed }
@@ -73,10 +97,18 @@ export interface SseMember {
 }
 
 /** Opens an SSE stream with fetch and parses `data:` events as JSON. */
-export async function sseMember (base: string, room: string, query = '', headers: Record<string, string> = {}): Promise<SseMember> {
+export async function sseMember(
+  base: string,
+  room: string,
+  query = '',
+  headers: Record<string, string> = {}
+): Promise<SseMember> {
   const ac = new AbortController()
-  const res = await fetch(base + '/platform/rooms/' + room + query, { headers: { accept: 'text/event-stream', ...headers }, signal: ac.signal })
-  if (res.status !== 200) throw new Error('SSE status ' + res.status + ' ' + await res.text())
+  const res = await fetch(base + '/platform/rooms/' + room + query, {
+    headers: { accept: 'text/event-stream', ...headers },
+    signal: ac.signal
+  })
+  if (res.status !== 200) throw new Error('SSE status ' + res.status + ' ' + (await res.text()))
   const inbox = new Inbox()
   const comments: string[] = []
   const reader = res.body!.getReader()
@@ -93,14 +125,36 @@ export async function sseMember (base: string, room: string, query = '', headers
           const block = buf.slice(0, i)
           buf = buf.slice(i + 2)
           for (const l of block.split('\n')) if (l.startsWith(':')) comments.push(l.slice(1).trim())
-          const data = block.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).join('\n')
-          if (data !== '') { try { inbox.push(JSON.parse(data)) } catch { inbox.push({ raw: data }) } }
+          const data = block
+            .split('\n')
+            .filter((l) => l.startsWith('data: '))
+            .map((l) => l.slice(6))
+            .join('\n')
+          if (data !== '') {
+            try {
+              inbox.push(JSON.parse(data))
+            } catch {
+              inbox.push({ raw: data })
+            }
+          }
         }
       }
-    } catch { /* aborted */ }
+    } catch {
+      /* aborted */
+    }
   })()
   const joined = await inbox.type('joined')
-  return { uuid: joined.uuid, token: joined.token, joined, inbox, comments, ended, abort: () => { ac.abort() } }
+  return {
+    uuid: joined.uuid,
+    token: joined.token,
+    joined,
+    inbox,
+    comments,
+    ended,
+    abort: () => {
+      ac.abort()
+    }
+  }
 }
 
 export interface LpMember {
@@ -118,11 +172,16 @@ export interface LpMember {
  * Joins over long-polling and keeps one poll open at a time, pushing every message to the inbox.
  * `query` (`&name=value...`) and `headers` go with the join and every poll.
  */
-export async function lpMember (base: string, room: string, query = '', headers: Record<string, string> = {}): Promise<LpMember> {
+export async function lpMember(
+  base: string,
+  room: string,
+  query = '',
+  headers: Record<string, string> = {}
+): Promise<LpMember> {
   const url = base + '/platform/rooms/' + room + '?transport=long-polling' + query
   const first = await fetch(url, { headers })
   if (first.status !== 200) throw new Error('long-polling join ' + first.status)
-  const body = await first.json() as { uuid: string, token: string, messages: Frame[] }
+  const body = (await first.json()) as { uuid: string; token: string; messages: Frame[] }
   const inbox = new Inbox()
   for (const m of body.messages) inbox.push(m)
   const ac = new AbortController()
@@ -130,27 +189,41 @@ export async function lpMember (base: string, room: string, query = '', headers:
   const stopped = (async () => {
     while (running) {
       let r: Response
-      try { r = await fetch(url + '&uuid=' + body.uuid + '&token=' + body.token, { headers, signal: ac.signal }) } catch { return -1 }
+      try {
+        r = await fetch(url + '&uuid=' + body.uuid + '&token=' + body.token, { headers, signal: ac.signal })
+      } catch {
+        return -1
+      }
       if (r.status !== 200) return r.status
-      const b = await r.json() as { messages: Frame[] }
+      const b = (await r.json()) as { messages: Frame[] }
       for (const m of b.messages) inbox.push(m)
       if (b.messages.some((m) => m.type === 'disconnected')) return 200
     }
     return 0
   })()
   const joined = await inbox.type('joined')
-  return { uuid: body.uuid, token: body.token, joined, inbox, stopped, stop: () => { running = false; ac.abort() } }
+  return {
+    uuid: body.uuid,
+    token: body.token,
+    joined,
+    inbox,
+    stopped,
+    stop: () => {
+      running = false
+      ac.abort()
+    }
+  }
 }
 
 /** POSTs a JSON frame to the room as `uuid`, proven by `token` (none: no token header). */
-export async function say (base: string, room: string, uuid: string, data: unknown, token?: string): Promise<Response> {
+export async function say(base: string, room: string, uuid: string, data: unknown, token?: string): Promise<Response> {
   const headers: Record<string, string> = { 'content-type': 'application/json', 'x-platform-resource': uuid }
   if (token !== undefined) headers['x-platform-token'] = token
   return await fetch(base + '/platform/rooms/' + room, { method: 'POST', headers, body: JSON.stringify(data) })
 }
 
 /** DELETEs `uuid` from the room (leaves), proven by `token` (none: no token header). */
-export async function leave (base: string, room: string, uuid: string, token?: string): Promise<Response> {
+export async function leave(base: string, room: string, uuid: string, token?: string): Promise<Response> {
   const headers: Record<string, string> = { 'x-platform-resource': uuid }
   if (token !== undefined) headers['x-platform-token'] = token
   return await fetch(base + '/platform/rooms/' + room, { method: 'DELETE', headers })

@@ -6,18 +6,33 @@ import { wsMember, sseMember, lpMember, wsUrl } from './clients.js'
 import { transportArea } from '../../runtime/transport/install.js'
 
 // heartbeat 4 s: uWS idleTimeout 8 s, so a ping after about 4 s of silence and a close at 8 s without a pong
-const tp = await startTestPlatform({ 'platform.transport.heartbeat-seconds': 4, 'platform.transport.long-polling-timeout-seconds': 30 }, { install: (p) => p.use(transportArea) })
+const tp = await startTestPlatform(
+  { 'platform.transport.heartbeat-seconds': 4, 'platform.transport.long-polling-timeout-seconds': 30 },
+  { install: (p) => p.use(transportArea) }
+)
 t.teardown(tp.close)
 const base = tp.url
 
 t.test('heartbeats: WebSocket pings, a silent peer is closed, SSE gets comments', async (t) => {
   const live = await wsMember(base, 'beat')
-  const pinged = new Promise<void>((resolve) => { live.ws.once('ping', () => { resolve() }) })
+  const pinged = new Promise<void>((resolve) => {
+    live.ws.once('ping', () => {
+      resolve()
+    })
+  })
   const sse = await sseMember(base, 'beat')
   // a peer that never answers pings
   const mute = new WebSocket(wsUrl(base, '/platform/rooms/beat'), { autoPong: false })
-  const muteClosed = new Promise<number>((resolve) => { mute.on('close', (code) => { resolve(code) }) })
-  const muteUuid = await new Promise<string>((resolve) => { mute.once('message', (d) => { resolve(JSON.parse(String(d)).uuid) }) })
+  const muteClosed = new Promise<number>((resolve) => {
+    mute.on('close', (code) => {
+      resolve(code)
+    })
+  })
+  const muteUuid = await new Promise<string>((resolve) => {
+    mute.once('message', (d) => {
+      resolve(JSON.parse(String(d)).uuid)
+    })
+  })
   await pinged
   t.pass('the server pinged an idle WebSocket')
   const left = await sse.inbox.type('member-left', (f) => f.uuid === muteUuid, 20000)
@@ -36,10 +51,13 @@ t.test('graceful shutdown: WebSockets get 1001, SSE and held polls a disconnecte
   const b = await sseMember(tp2.url, 'bye')
   const c = await lpMember(tp2.url, 'bye')
   const reasons: string[] = []
-  tp2.platform.bus.on('ResourceDisconnected', (e) => { reasons.push(e.reason) })
+  tp2.platform.bus.on('ResourceDisconnected', (e) => {
+    reasons.push(e.reason)
+  })
   // wait until the long-poll is held
   const tr2 = transportOf(tp2.platform)
-  for (let i = 0; i < 400 && tr2.listResources().find((r) => r.uuid === c.uuid)?.isSuspended !== true; i++) await new Promise((r) => setTimeout(r, 10))
+  for (let i = 0; i < 400 && tr2.listResources().find((r) => r.uuid === c.uuid)?.isSuspended !== true; i++)
+    await new Promise((r) => setTimeout(r, 10))
   t.equal(tr2.listResources().find((r) => r.uuid === c.uuid)?.isSuspended, true, 'the poll is held')
   await tp2.close()
   t.same(await a.closed, { code: 1001, reason: 'server shutting down' })

@@ -5,7 +5,10 @@ import { transportOf } from '../../runtime/transport/index.js'
 import { wsMember, sseMember, lpMember, say, leave, wsUrl, type Frame, type Inbox } from './clients.js'
 import { transportArea } from '../../runtime/transport/install.js'
 
-const tp = await startTestPlatform({ 'platform.transport.long-polling-timeout-seconds': 1 }, { install: (p) => p.use(transportArea) })
+const tp = await startTestPlatform(
+  { 'platform.transport.long-polling-timeout-seconds': 1 },
+  { install: (p) => p.use(transportArea) }
+)
 t.teardown(tp.close)
 const base = tp.url
 const tr = transportOf(tp.platform)
@@ -23,32 +26,60 @@ interface Member {
 type Kind = 'websocket' | 'sse' | 'long-polling'
 
 /** Resolves when the server unregisters `uuid`; subscribe before causing it. */
-function gone (uuid: string): Promise<string> {
+function gone(uuid: string): Promise<string> {
   return new Promise((resolve) => {
-    const off = tp.platform.bus.on('ResourceDisconnected', (e) => { if (e.uuid === uuid) { off(); resolve(e.reason) } })
+    const off = tp.platform.bus.on('ResourceDisconnected', (e) => {
+      if (e.uuid === uuid) {
+        off()
+        resolve(e.reason)
+      }
+    })
   })
 }
 
-async function join (kind: Kind, room: string, query = '', headers: Record<string, string> = {}): Promise<Member> {
+async function join(kind: Kind, room: string, query = '', headers: Record<string, string> = {}): Promise<Member> {
   if (kind === 'websocket') {
     const m = await wsMember(base, room, query === '' ? '' : '?' + query, headers)
     return {
-      uuid: m.uuid, joined: m.joined, inbox: m.inbox,
-      speak: async (data) => { m.ws.send(JSON.stringify(data)) },
-      leave: async () => { const g = gone(m.uuid); m.ws.close(); await Promise.all([g, m.closed]) }
+      uuid: m.uuid,
+      joined: m.joined,
+      inbox: m.inbox,
+      speak: async (data) => {
+        m.ws.send(JSON.stringify(data))
+      },
+      leave: async () => {
+        const g = gone(m.uuid)
+        m.ws.close()
+        await Promise.all([g, m.closed])
+      }
     }
   }
-  const post = (uuid: string, token: string) => async (data: unknown): Promise<void> => {
-    const r = await say(base, room, uuid, data, token)
-    if (r.status !== 200) throw new Error('POST ' + r.status + ' ' + await r.text())
-  }
+  const post =
+    (uuid: string, token: string) =>
+    async (data: unknown): Promise<void> => {
+      const r = await say(base, room, uuid, data, token)
+      if (r.status !== 200) throw new Error('POST ' + r.status + ' ' + (await r.text()))
+    }
   if (kind === 'sse') {
     const s = await sseMember(base, room, query === '' ? '' : '?' + query, headers)
-    return { uuid: s.uuid, joined: s.joined, inbox: s.inbox, speak: post(s.uuid, s.token), leave: async () => { const g = gone(s.uuid); s.abort(); await Promise.all([g, s.ended]) } }
+    return {
+      uuid: s.uuid,
+      joined: s.joined,
+      inbox: s.inbox,
+      speak: post(s.uuid, s.token),
+      leave: async () => {
+        const g = gone(s.uuid)
+        s.abort()
+        await Promise.all([g, s.ended])
+      }
+    }
   }
   const l = await lpMember(base, room, query === '' ? '' : '&' + query, headers)
   return {
-    uuid: l.uuid, joined: l.joined, inbox: l.inbox, speak: post(l.uuid, l.token),
+    uuid: l.uuid,
+    joined: l.joined,
+    inbox: l.inbox,
+    speak: post(l.uuid, l.token),
     leave: async () => {
       const g = gone(l.uuid)
       const del = await leave(base, room, l.uuid, l.token)
@@ -79,19 +110,33 @@ for (const kind of KINDS) {
       // would get that announcement before this later member's
       const normal = await join('websocket', room)
       t.equal(normal.joined.memberCount, 3, 'the silent member still counts as a member')
-      t.same(await observer.inbox.type('member-joined'), { type: 'member-joined', room, uuid: normal.uuid, transport: 'WEBSOCKET' }, 'the first announcement the observer gets is the normal member\'s')
+      t.same(
+        await observer.inbox.type('member-joined'),
+        { type: 'member-joined', room, uuid: normal.uuid, transport: 'WEBSOCKET' },
+        "the first announcement the observer gets is the normal member's"
+      )
       t.equal((await silent.inbox.type('member-joined')).uuid, normal.uuid, 'the silent member hears others join')
 
       await silent.speak({ text: 'from the silent one' })
-      for (const m of [observer, normal, silent]) t.same((await m.inbox.type('message', (f) => f.from === silent.uuid)).data, { text: 'from the silent one' })
+      for (const m of [observer, normal, silent])
+        t.same((await m.inbox.type('message', (f) => f.from === silent.uuid)).data, { text: 'from the silent one' })
       await normal.speak('hello')
       t.equal((await silent.inbox.type('message', (f) => f.from === normal.uuid)).data, 'hello', 'it hears messages')
 
       // the silent member leaves first; the first departure the observer hears is the normal member's
       await silent.leave()
       await normal.leave()
-      t.same(await observer.inbox.type('member-left'), { type: 'member-left', room, uuid: normal.uuid, reason: 'closed by client' })
-      t.equal(observer.inbox.all.filter((f) => f.uuid === silent.uuid).length, 0, 'no frame ever named the silent member')
+      t.same(await observer.inbox.type('member-left'), {
+        type: 'member-left',
+        room,
+        uuid: normal.uuid,
+        reason: 'closed by client'
+      })
+      t.equal(
+        observer.inbox.all.filter((f) => f.uuid === silent.uuid).length,
+        0,
+        'no frame ever named the silent member'
+      )
       await observer.leave()
     })
   }
@@ -109,7 +154,11 @@ t.test('presence=true, or no presence, is announced; the query parameter wins ov
   for (const [kind, query, headers] of joiners) {
     const m = await join(kind, 'loud', query, headers)
     members.push(m)
-    t.equal((await observer.inbox.type('member-joined')).uuid, m.uuid, `${kind} ${query} ${JSON.stringify(headers)} announced`)
+    t.equal(
+      (await observer.inbox.type('member-joined')).uuid,
+      m.uuid,
+      `${kind} ${query} ${JSON.stringify(headers)} announced`
+    )
   }
   for (const m of members) {
     await m.leave()
@@ -122,7 +171,13 @@ t.test('a room of silent members lives while they are there and is destroyed whe
   const a = await join('websocket', 'hush', 'presence=false')
   const b = await join('long-polling', 'hush', 'presence=false')
   t.equal(b.joined.memberCount, 2)
-  t.same(tr.listResources('/platform/rooms/hush').map((r) => r.uuid).sort(), [a.uuid, b.uuid].sort())
+  t.same(
+    tr
+      .listResources('/platform/rooms/hush')
+      .map((r) => r.uuid)
+      .sort(),
+    [a.uuid, b.uuid].sort()
+  )
   await a.leave()
   t.not(tr.findBroadcaster('/platform/rooms/hush'), undefined)
   await b.leave()
@@ -131,15 +186,22 @@ t.test('a room of silent members lives while they are there and is destroyed whe
 })
 
 /** A refused WebSocket upgrade's status and JSON body (status 101 if it was accepted). */
-function upgradeRefusal (url: string, headers: Record<string, string>): Promise<{ status: number, body: any }> {
+function upgradeRefusal(url: string, headers: Record<string, string>): Promise<{ status: number; body: any }> {
   return new Promise((resolve) => {
     const ws = new WebSocket(url, { headers })
     ws.on('unexpected-response', (_req, res) => {
       let text = ''
-      res.on('data', (d: Buffer) => { text += String(d) })
-      res.on('end', () => { resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }) })
+      res.on('data', (d: Buffer) => {
+        text += String(d)
+      })
+      res.on('end', () => {
+        resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) })
+      })
     })
-    ws.on('open', () => { resolve({ status: 101, body: undefined }); ws.close() })
+    ws.on('open', () => {
+      resolve({ status: 101, body: undefined })
+      ws.close()
+    })
     ws.on('error', () => {})
   })
 }
@@ -156,7 +218,9 @@ t.test('a presence other than true or false is refused on every transport and no
   const url = base + '/platform/rooms/picky'
   for (const [value, query, headers] of bad) {
     const what = query + ' ' + JSON.stringify(headers)
-    const sse = await fetch(url + (query === '' ? '' : '?' + query), { headers: { accept: 'text/event-stream', ...headers } })
+    const sse = await fetch(url + (query === '' ? '' : '?' + query), {
+      headers: { accept: 'text/event-stream', ...headers }
+    })
     t.equal(sse.status, 400, 'SSE ' + what)
     t.same(await sse.json(), {
       error: `Invalid presence '${value}': use 'true' or 'false'`,
@@ -165,12 +229,16 @@ t.test('a presence other than true or false is refused on every transport and no
     })
     const lp = await fetch(url + '?transport=long-polling' + (query === '' ? '' : '&' + query), { headers })
     t.equal(lp.status, 400, 'long-polling ' + what)
-    t.equal((await lp.json() as { code: string }).code, 'PLT_ERR_INVALID_PRESENCE')
+    t.equal(((await lp.json()) as { code: string }).code, 'PLT_ERR_INVALID_PRESENCE')
     const ws = await upgradeRefusal(wsUrl(base, '/platform/rooms/picky') + (query === '' ? '' : '?' + query), headers)
     t.equal(ws.status, 400, 'WebSocket upgrade ' + what)
     t.equal(ws.body?.code, 'PLT_ERR_INVALID_PRESENCE')
   }
-  t.same(tr.listResources('/platform/rooms/picky').map((r) => r.uuid), [observer.uuid], 'only the observer is a member')
+  t.same(
+    tr.listResources('/platform/rooms/picky').map((r) => r.uuid),
+    [observer.uuid],
+    'only the observer is a member'
+  )
   const next = await join('sse', 'picky')
   t.equal(next.joined.memberCount, 2)
   t.equal((await observer.inbox.type('member-joined')).uuid, next.uuid, 'no refused join was announced before this one')
@@ -180,11 +248,18 @@ t.test('a presence other than true or false is refused on every transport and no
 
 t.test('presence is read only when joining: polls, POSTs and DELETEs ignore it', async (t) => {
   const m = await lpMember(base, 'once')
-  const r = await fetch(base + '/platform/rooms/once?presence=bogus', { method: 'POST', headers: { 'content-type': 'application/json', 'x-platform-resource': m.uuid, 'x-platform-token': m.token }, body: '"x"' })
+  const r = await fetch(base + '/platform/rooms/once?presence=bogus', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-platform-resource': m.uuid, 'x-platform-token': m.token },
+    body: '"x"'
+  })
   t.equal(r.status, 200)
   t.equal((await m.inbox.type('message')).data, 'x')
   const g = gone(m.uuid)
-  const d = await fetch(base + '/platform/rooms/once?presence=bogus', { method: 'DELETE', headers: { 'x-platform-resource': m.uuid, 'x-platform-token': m.token } })
+  const d = await fetch(base + '/platform/rooms/once?presence=bogus', {
+    method: 'DELETE',
+    headers: { 'x-platform-resource': m.uuid, 'x-platform-token': m.token }
+  })
   t.equal(d.status, 204)
   t.equal(await g, 'left')
 })

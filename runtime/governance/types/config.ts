@@ -2,11 +2,11 @@
 import { PolicyConfigError } from '../errors.js'
 import { compileToolkitRegex } from '../rule-operators.js'
 
-export function asString (v: unknown, dflt: string): string {
+export function asString(v: unknown, dflt: string): string {
   return v === undefined || v === null ? dflt : String(v)
 }
 
-export function asNumber (v: unknown, dflt: number): number {
+export function asNumber(v: unknown, dflt: number): number {
   if (v === undefined || v === null) return dflt
   if (typeof v === 'number') return v
   const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN
@@ -14,14 +14,15 @@ export function asNumber (v: unknown, dflt: number): number {
   return n
 }
 
-export function asInt (v: unknown, dflt: number): number {
+export function asInt(v: unknown, dflt: number): number {
   const n = asNumber(v, dflt)
   return Math.trunc(n)
 }
 
-export function asStringList (v: unknown): string[] {
+export function asStringList(v: unknown): string[] {
   if (v === undefined || v === null) return []
-  if (!Array.isArray(v)) throw new PolicyConfigError(`expected a YAML list, got: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+  if (!Array.isArray(v))
+    throw new PolicyConfigError(`expected a YAML list, got: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
   const out: string[] = []
   for (const item of v) {
     if (item === null || item === undefined) continue
@@ -35,25 +36,30 @@ export function asStringList (v: unknown): string[] {
 export const listText = (xs: readonly string[]): string => `[${xs.join(', ')}]`
 
 /** Java's `Double.toString` for the plain values config holds: 3 → "3.0", 2.5 → "2.5". */
-export const doubleText = (n: number): string => Number.isInteger(n) ? n.toFixed(1) : String(n)
+export const doubleText = (n: number): string => (Number.isInteger(n) ? n.toFixed(1) : String(n))
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
 /** `phrases` (literal) and `regex` entries, all case-insensitive; at least one is required. */
-export function phrasePatterns (type: string, config: Record<string, unknown>): RegExp[] {
+export function phrasePatterns(type: string, config: Record<string, unknown>): RegExp[] {
   const phrases = asStringList(config.phrases)
   const regex = asStringList(config.regex)
-  if (phrases.length === 0 && regex.length === 0) throw new PolicyConfigError(`${type} requires 'phrases' or 'regex' under config`)
+  if (phrases.length === 0 && regex.length === 0)
+    throw new PolicyConfigError(`${type} requires 'phrases' or 'regex' under config`)
   const out = phrases.map((p) => new RegExp(escape(p), 'i'))
   for (const r of regex) {
     let re: RegExp
-    try { re = compileToolkitRegex(r, `${type} config`) } catch (err) { throw new PolicyConfigError((err as Error).message) }
+    try {
+      re = compileToolkitRegex(r, `${type} config`)
+    } catch (err) {
+      throw new PolicyConfigError((err as Error).message)
+    }
     out.push(re.flags.includes('i') ? re : new RegExp(re.source, re.flags + 'i'))
   }
   return out
 }
 
-export function anyMatch (patterns: readonly RegExp[], text: string): boolean {
+export function anyMatch(patterns: readonly RegExp[], text: string): boolean {
   for (let i = 0; i < patterns.length; i++) if (patterns[i]!.test(text)) return true
   return false
 }

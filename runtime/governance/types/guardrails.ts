@@ -1,18 +1,34 @@
 /** pii-redaction, cost-ceiling and output-length-zscore: guardrails exposed as policies. */
-import { admit, deny, transform, type GovernancePolicy, type PolicyContext, type PolicyDecision, type PolicyDescriptor } from '../../contracts/index.js'
+import {
+  admit,
+  deny,
+  transform,
+  type GovernancePolicy,
+  type PolicyContext,
+  type PolicyDecision,
+  type PolicyDescriptor
+} from '../../contracts/index.js'
 import { PolicyConfigError } from '../errors.js'
 import { asInt, asNumber, asString, doubleText, listText } from './config.js'
 
 const ADMIT = admit()
 
-interface PiiPattern { re: RegExp, replacement: string, kind: string }
+interface PiiPattern {
+  re: RegExp
+  replacement: string
+  kind: string
+}
 /** A conservative default set; an NLP-grade detector belongs in a plugin policy type. */
 const PII: readonly PiiPattern[] = [
   { re: /[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}/g, replacement: '[redacted-email]', kind: 'email' },
   { re: /\+?\d{1,3}[\s.-]?\(?\d{2,4}\)?[\s.-]?\d{3}[\s.-]?\d{3,4}/g, replacement: '[redacted-phone]', kind: 'phone' },
   { re: /\b(?:\d{4}[\s-]?){3}\d{1,4}\b/g, replacement: '[redacted-cc]', kind: 'credit-card' },
   { re: /\b\d{3}-\d{2}-\d{4}\b/g, replacement: '[redacted-ssn]', kind: 'us-ssn' },
-  { re: /\b(?:25[0-5]|2[0-4]\d|[01]?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|[01]?\d?\d)){3}\b/g, replacement: '[redacted-ip]', kind: 'ipv4' }
+  {
+    re: /\b(?:25[0-5]|2[0-4]\d|[01]?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|[01]?\d?\d)){3}\b/g,
+    replacement: '[redacted-ip]',
+    kind: 'ipv4'
+  }
 ]
 
 /**
@@ -21,14 +37,22 @@ const PII: readonly PiiPattern[] = [
  */
 export class PiiRedactionPolicy implements GovernancePolicy {
   readonly className = 'PiiRedactionPolicy'
-  constructor (readonly name: string, readonly source: string, readonly version: string, readonly block: boolean) {}
+  constructor(
+    readonly name: string,
+    readonly source: string,
+    readonly version: string,
+    readonly block: boolean
+  ) {}
 
-  evaluate (ctx: PolicyContext): PolicyDecision {
+  evaluate(ctx: PolicyContext): PolicyDecision {
     if (ctx.phase === 'POST_RESPONSE') {
       const text = ctx.accumulatedResponse
       if (typeof text !== 'string' || text === '') return ADMIT
       const kinds: string[] = []
-      for (const p of PII) { p.re.lastIndex = 0; if (p.re.test(text)) kinds.push(p.kind) }
+      for (const p of PII) {
+        p.re.lastIndex = 0
+        if (p.re.test(text)) kinds.push(p.kind)
+      }
       return kinds.length === 0 ? ADMIT : deny(`response contains PII of kinds: ${listText(kinds)}`)
     }
     const msg = ctx.request.message
@@ -48,9 +72,10 @@ export class PiiRedactionPolicy implements GovernancePolicy {
   }
 }
 
-export function piiRedactionFactory (d: PolicyDescriptor): GovernancePolicy {
+export function piiRedactionFactory(d: PolicyDescriptor): GovernancePolicy {
   const mode = asString(d.config.mode, 'redact').toLowerCase()
-  if (mode !== 'redact' && mode !== 'block') throw new PolicyConfigError(`pii-redaction 'mode' must be 'redact' or 'block', got: ${mode}`)
+  if (mode !== 'redact' && mode !== 'block')
+    throw new PolicyConfigError(`pii-redaction 'mode' must be 'redact' or 'block', got: ${mode}`)
   return new PiiRedactionPolicy(d.name, d.source, d.version, mode === 'block')
 }
 
@@ -68,11 +93,17 @@ export class CostCeilingPolicy implements GovernancePolicy {
   private readonly spentBy = new Map<string, number>()
   private windowStart: number
 
-  constructor (readonly name: string, readonly source: string, readonly version: string, readonly budgetUsd: number, private readonly now: () => number = Date.now) {
+  constructor(
+    readonly name: string,
+    readonly source: string,
+    readonly version: string,
+    readonly budgetUsd: number,
+    private readonly now: () => number = Date.now
+  ) {
     this.windowStart = now()
   }
 
-  evaluate (ctx: PolicyContext): PolicyDecision {
+  evaluate(ctx: PolicyContext): PolicyDecision {
     const tenant = tenantOf(ctx.request.metadata['business.tenant.id'])
     if (ctx.phase === 'POST_RESPONSE') {
       const c = ctx.request.metadata.cost_usd
@@ -83,33 +114,41 @@ export class CostCeilingPolicy implements GovernancePolicy {
     this.rollover()
     const bucket = this.bucketFor(tenant)
     const spent = this.spentBy.get(bucket) ?? 0
-    if (spent >= this.budgetUsd) return deny(`cost ceiling reached for tenant ${bucket} (spent ${spent.toFixed(4)} of budget ${doubleText(this.budgetUsd)})`)
+    if (spent >= this.budgetUsd)
+      return deny(
+        `cost ceiling reached for tenant ${bucket} (spent ${spent.toFixed(4)} of budget ${doubleText(this.budgetUsd)})`
+      )
     return ADMIT
   }
 
-  addCost (tenant: string | null, cost: number): void {
+  addCost(tenant: string | null, cost: number): void {
     if (!(cost > 0)) return
     this.rollover()
     const b = this.bucketFor(tenantOf(tenant))
     this.spentBy.set(b, (this.spentBy.get(b) ?? 0) + cost)
   }
 
-  spent (tenant: string | null): number { return this.spentBy.get(tenantOf(tenant)) ?? 0 }
+  spent(tenant: string | null): number {
+    return this.spentBy.get(tenantOf(tenant)) ?? 0
+  }
 
-  private bucketFor (tenant: string): string {
+  private bucketFor(tenant: string): string {
     if (tenant === DEFAULT_BUCKET || this.spentBy.has(tenant)) return tenant
     return this.spentBy.size >= MAX_TENANTS ? DEFAULT_BUCKET : tenant
   }
 
-  private rollover (): void {
+  private rollover(): void {
     const t = this.now()
-    if (t - this.windowStart > WINDOW_MS) { this.spentBy.clear(); this.windowStart = t }
+    if (t - this.windowStart > WINDOW_MS) {
+      this.spentBy.clear()
+      this.windowStart = t
+    }
   }
 }
 
-const tenantOf = (v: unknown): string => typeof v === 'string' && v.trim() !== '' ? v : DEFAULT_BUCKET
+const tenantOf = (v: unknown): string => (typeof v === 'string' && v.trim() !== '' ? v : DEFAULT_BUCKET)
 
-export function costCeilingFactory (d: PolicyDescriptor): GovernancePolicy {
+export function costCeilingFactory(d: PolicyDescriptor): GovernancePolicy {
   const budget = asNumber(d.config['budget-usd'], 0)
   if (!(budget >= 0)) throw new PolicyConfigError(`budgetUsd must be >= 0, got ${budget}`)
   return new CostCeilingPolicy(d.name, d.source, d.version, budget)
@@ -119,27 +158,44 @@ export function costCeilingFactory (d: PolicyDescriptor): GovernancePolicy {
 export class OutputLengthZScorePolicy implements GovernancePolicy {
   readonly className = 'OutputLengthZScorePolicy'
   private readonly window: number[] = []
-  constructor (readonly name: string, readonly source: string, readonly version: string, readonly windowSize: number, readonly zThreshold: number, readonly minSamples: number) {}
+  constructor(
+    readonly name: string,
+    readonly source: string,
+    readonly version: string,
+    readonly windowSize: number,
+    readonly zThreshold: number,
+    readonly minSamples: number
+  ) {}
 
-  evaluate (ctx: PolicyContext): PolicyDecision {
+  evaluate(ctx: PolicyContext): PolicyDecision {
     if (ctx.phase !== 'POST_RESPONSE' || typeof ctx.accumulatedResponse !== 'string') return ADMIT
     const len = ctx.accumulatedResponse.length
     const w = this.window
-    if (w.length < this.minSamples) { w.push(len); return ADMIT }
-    let sum = 0; let sumSq = 0
-    for (const v of w) { sum += v; sumSq += v * v }
+    if (w.length < this.minSamples) {
+      w.push(len)
+      return ADMIT
+    }
+    let sum = 0
+    let sumSq = 0
+    for (const v of w) {
+      sum += v
+      sumSq += v * v
+    }
     const mean = sum / w.length
     const variance = sumSq / w.length - mean * mean
     const sd = variance > 0 ? Math.sqrt(variance) : 1
     const z = Math.abs((len - mean) / sd)
     w.push(len)
     while (w.length > this.windowSize) w.shift()
-    if (z > this.zThreshold) return deny(`response length z-score ${z.toFixed(2)} exceeds threshold ${doubleText(this.zThreshold)} (possible drift)`)
+    if (z > this.zThreshold)
+      return deny(
+        `response length z-score ${z.toFixed(2)} exceeds threshold ${doubleText(this.zThreshold)} (possible drift)`
+      )
     return ADMIT
   }
 }
 
-export function outputLengthZScoreFactory (d: PolicyDescriptor): GovernancePolicy {
+export function outputLengthZScoreFactory(d: PolicyDescriptor): GovernancePolicy {
   const windowSize = asInt(d.config['window-size'], 50)
   const z = asNumber(d.config['z-threshold'], 3.0)
   const minSamples = asInt(d.config['min-samples'], 10)

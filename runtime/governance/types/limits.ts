@@ -1,5 +1,13 @@
 /** message-length, rate-limit and concurrency-limit. */
-import { admit, deny, type AiRequest, type GovernancePolicy, type PolicyContext, type PolicyDecision, type PolicyDescriptor } from '../../contracts/index.js'
+import {
+  admit,
+  deny,
+  type AiRequest,
+  type GovernancePolicy,
+  type PolicyContext,
+  type PolicyDecision,
+  type PolicyDescriptor
+} from '../../contracts/index.js'
 import { PolicyConfigError } from '../errors.js'
 import { asInt } from './config.js'
 
@@ -8,7 +16,7 @@ const ADMIT = admit()
 const MAX_SUBJECTS = 100_000
 
 /** `user:<id>`, else `session:<id>`, else `anonymous`: the subject the limits count per. */
-export function subjectOf (r: AiRequest): string {
+export function subjectOf(r: AiRequest): string {
   if (typeof r.userId === 'string' && r.userId.trim() !== '') return `user:${r.userId}`
   if (typeof r.sessionId === 'string' && r.sessionId.trim() !== '') return `session:${r.sessionId}`
   return 'anonymous'
@@ -16,8 +24,13 @@ export function subjectOf (r: AiRequest): string {
 
 export class MessageLengthPolicy implements GovernancePolicy {
   readonly className = 'MessageLengthPolicy'
-  constructor (readonly name: string, readonly source: string, readonly version: string, readonly maxChars: number) {}
-  evaluate (ctx: PolicyContext): PolicyDecision {
+  constructor(
+    readonly name: string,
+    readonly source: string,
+    readonly version: string,
+    readonly maxChars: number
+  ) {}
+  evaluate(ctx: PolicyContext): PolicyDecision {
     if (ctx.phase !== 'PRE_ADMISSION') return ADMIT
     const len = typeof ctx.request.message === 'string' ? ctx.request.message.length : 0
     return len > this.maxChars ? deny(`message length ${len} exceeds maximum ${this.maxChars} characters`) : ADMIT
@@ -25,16 +38,25 @@ export class MessageLengthPolicy implements GovernancePolicy {
 }
 
 /** Admission times of one subject, oldest first; `head` skips expired ones without shifting the array. */
-interface Window { ts: number[], head: number }
+interface Window {
+  ts: number[]
+  head: number
+}
 
 /** Sliding window per subject: at most `limit` admissions within any `windowSeconds`. */
 export class RateLimitPolicy implements GovernancePolicy {
   readonly className = 'RateLimitPolicy'
   private readonly hits = new Map<string, Window>()
-  constructor (readonly name: string, readonly source: string, readonly version: string, readonly limit: number, readonly windowSeconds: number,
-    private readonly now: () => number = Date.now) {}
+  constructor(
+    readonly name: string,
+    readonly source: string,
+    readonly version: string,
+    readonly limit: number,
+    readonly windowSeconds: number,
+    private readonly now: () => number = Date.now
+  ) {}
 
-  evaluate (ctx: PolicyContext): PolicyDecision {
+  evaluate(ctx: PolicyContext): PolicyDecision {
     if (ctx.phase !== 'PRE_ADMISSION') return ADMIT
     const subject = subjectOf(ctx.request)
     const t = this.now()
@@ -47,13 +69,17 @@ export class RateLimitPolicy implements GovernancePolicy {
     }
     const ts = w.ts
     while (w.head < ts.length && ts[w.head]! <= from) w.head++
-    if (w.head > 1024 && w.head * 2 > ts.length) { w.ts = ts.slice(w.head); w.head = 0 }
-    if (w.ts.length - w.head >= this.limit) return deny(`rate-limited: ${subject} exceeded ${this.limit} requests per ${this.windowSeconds}s`)
+    if (w.head > 1024 && w.head * 2 > ts.length) {
+      w.ts = ts.slice(w.head)
+      w.head = 0
+    }
+    if (w.ts.length - w.head >= this.limit)
+      return deny(`rate-limited: ${subject} exceeded ${this.limit} requests per ${this.windowSeconds}s`)
     w.ts.push(t)
     return ADMIT
   }
 
-  private prune (from: number): void {
+  private prune(from: number): void {
     for (const [k, w] of this.hits) if (w.head >= w.ts.length || w.ts[w.ts.length - 1]! <= from) this.hits.delete(k)
     if (this.hits.size >= MAX_SUBJECTS) this.hits.delete(this.hits.keys().next().value!)
   }
@@ -66,35 +92,48 @@ export class RateLimitPolicy implements GovernancePolicy {
 export class ConcurrencyLimitPolicy implements GovernancePolicy {
   readonly className = 'ConcurrencyLimitPolicy'
   private readonly inFlight = new Map<string, number>()
-  constructor (readonly name: string, readonly source: string, readonly version: string, readonly maxConcurrent: number) {}
+  constructor(
+    readonly name: string,
+    readonly source: string,
+    readonly version: string,
+    readonly maxConcurrent: number
+  ) {}
 
-  evaluate (ctx: PolicyContext): PolicyDecision {
+  evaluate(ctx: PolicyContext): PolicyDecision {
     const subject = subjectOf(ctx.request)
-    if (ctx.phase === 'POST_RESPONSE') { this.release(subject); return ADMIT }
+    if (ctx.phase === 'POST_RESPONSE') {
+      this.release(subject)
+      return ADMIT
+    }
     const n = this.inFlight.get(subject) ?? 0
-    if (n >= this.maxConcurrent) return deny(`concurrency limit: ${subject} already has ${n} in-flight (max ${this.maxConcurrent})`)
+    if (n >= this.maxConcurrent)
+      return deny(`concurrency limit: ${subject} already has ${n} in-flight (max ${this.maxConcurrent})`)
     this.inFlight.set(subject, n + 1)
     return ADMIT
   }
 
-  abandon (ctx: PolicyContext): void { this.release(subjectOf(ctx.request)) }
+  abandon(ctx: PolicyContext): void {
+    this.release(subjectOf(ctx.request))
+  }
 
-  held (subject: string): number { return this.inFlight.get(subject) ?? 0 }
+  held(subject: string): number {
+    return this.inFlight.get(subject) ?? 0
+  }
 
-  private release (subject: string): void {
+  private release(subject: string): void {
     const n = this.inFlight.get(subject) ?? 0
     if (n <= 1) this.inFlight.delete(subject)
     else this.inFlight.set(subject, n - 1)
   }
 }
 
-export function messageLengthFactory (d: PolicyDescriptor): GovernancePolicy {
+export function messageLengthFactory(d: PolicyDescriptor): GovernancePolicy {
   const max = asInt(d.config['max-chars'], 0)
   if (max <= 0) throw new PolicyConfigError("message-length requires a positive 'max-chars' under config")
   return new MessageLengthPolicy(d.name, d.source, d.version, max)
 }
 
-export function rateLimitFactory (d: PolicyDescriptor): GovernancePolicy {
+export function rateLimitFactory(d: PolicyDescriptor): GovernancePolicy {
   const limit = asInt(d.config.limit, 0)
   if (limit <= 0) throw new PolicyConfigError("rate-limit requires a positive 'limit' under config")
   const windowSeconds = asInt(d.config['window-seconds'], 0)
@@ -102,7 +141,7 @@ export function rateLimitFactory (d: PolicyDescriptor): GovernancePolicy {
   return new RateLimitPolicy(d.name, d.source, d.version, limit, windowSeconds)
 }
 
-export function concurrencyLimitFactory (d: PolicyDescriptor): GovernancePolicy {
+export function concurrencyLimitFactory(d: PolicyDescriptor): GovernancePolicy {
   const max = asInt(d.config['max-concurrent'], 0)
   if (max <= 0) throw new PolicyConfigError("concurrency-limit requires a positive 'max-concurrent' under config")
   return new ConcurrencyLimitPolicy(d.name, d.source, d.version, max)

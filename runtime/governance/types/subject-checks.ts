@@ -1,5 +1,12 @@
 /** time-window, metadata-presence and authorization. */
-import { admit, deny, type GovernancePolicy, type PolicyContext, type PolicyDecision, type PolicyDescriptor } from '../../contracts/index.js'
+import {
+  admit,
+  deny,
+  type GovernancePolicy,
+  type PolicyContext,
+  type PolicyDecision,
+  type PolicyDescriptor
+} from '../../contracts/index.js'
 import { PolicyConfigError } from '../errors.js'
 import { asString, asStringList, listText } from './config.js'
 
@@ -8,7 +15,7 @@ export const DAYS = ['MONDAY', 'TUESDAY', 'WEDNESDAY', 'THURSDAY', 'FRIDAY', 'SA
 const WEEKDAY_INDEX: Record<string, number> = { Mon: 0, Tue: 1, Wed: 2, Thu: 3, Fri: 4, Sat: 5, Sun: 6 }
 
 /** `HH:MM` or `HH:MM:SS` to seconds of the day (Java LocalTime.parse accepts both). */
-function parseTime (s: string, key: string): { seconds: number, text: string } {
+function parseTime(s: string, key: string): { seconds: number; text: string } {
   const m = /^([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?$/.exec(s)
   if (m === null) throw new PolicyConfigError(`time-window '${key}' must be HH:MM, got: ${s}`)
   const seconds = Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3] ?? 0)
@@ -21,10 +28,24 @@ export class TimeWindowPolicy implements GovernancePolicy {
   private readonly fmt: Intl.DateTimeFormat
   private readonly reason: PolicyDecision
 
-  constructor (readonly name: string, readonly source: string, readonly version: string,
-    readonly start: { seconds: number, text: string }, readonly end: { seconds: number, text: string },
-    readonly zone: string, readonly days: ReadonlySet<number>, private readonly now: () => number = Date.now) {
-    this.fmt = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', weekday: 'short', hour: '2-digit', minute: '2-digit', second: '2-digit' })
+  constructor(
+    readonly name: string,
+    readonly source: string,
+    readonly version: string,
+    readonly start: { seconds: number; text: string },
+    readonly end: { seconds: number; text: string },
+    readonly zone: string,
+    readonly days: ReadonlySet<number>,
+    private readonly now: () => number = Date.now
+  ) {
+    this.fmt = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      weekday: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit'
+    })
     const dayNames = DAYS.filter((_, i) => days.has(i))
     this.reason = deny(`outside allowed window ${start.text}-${end.text} (${zone}) on ${listText(dayNames)}`)
   }
@@ -32,16 +53,20 @@ export class TimeWindowPolicy implements GovernancePolicy {
   private cachedSecond = -1
   private cachedOpen = false
 
-  evaluate (ctx: PolicyContext): PolicyDecision {
+  evaluate(ctx: PolicyContext): PolicyDecision {
     if (ctx.phase !== 'PRE_ADMISSION') return ADMIT
     // the verdict only changes at second boundaries; Intl formatting costs microseconds
     const sec = Math.floor(this.now() / 1000)
-    if (sec !== this.cachedSecond) { this.cachedOpen = this.isOpen(sec * 1000); this.cachedSecond = sec }
+    if (sec !== this.cachedSecond) {
+      this.cachedOpen = this.isOpen(sec * 1000)
+      this.cachedSecond = sec
+    }
     return this.cachedOpen ? ADMIT : this.reason
   }
 
-  isOpen (epochMs: number): boolean {
-    let day = 0; let secs = 0
+  isOpen(epochMs: number): boolean {
+    let day = 0
+    let secs = 0
     for (const p of this.fmt.formatToParts(epochMs)) {
       if (p.type === 'weekday') day = WEEKDAY_INDEX[p.value] ?? 0
       else if (p.type === 'hour') secs += Number(p.value) * 3600
@@ -49,17 +74,22 @@ export class TimeWindowPolicy implements GovernancePolicy {
       else if (p.type === 'second') secs += Number(p.value)
     }
     if (!this.days.has(day)) return false
-    const s = this.start.seconds; const e = this.end.seconds
+    const s = this.start.seconds
+    const e = this.end.seconds
     return s <= e ? secs >= s && secs < e : secs >= s || secs < e
   }
 }
 
-export function timeWindowFactory (d: PolicyDescriptor, now?: () => number): GovernancePolicy {
+export function timeWindowFactory(d: PolicyDescriptor, now?: () => number): GovernancePolicy {
   const c = d.config
   const start = parseTime(asString(c.start, '09:00'), 'start')
   const end = parseTime(asString(c.end, '17:00'), 'end')
   const zone = asString(c.zone, 'UTC')
-  try { new Intl.DateTimeFormat('en-US', { timeZone: zone }) } catch { throw new PolicyConfigError(`time-window: unknown zone '${zone}'`) }
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone })
+  } catch {
+    throw new PolicyConfigError(`time-window: unknown zone '${zone}'`)
+  }
   let days: Set<number>
   if (c.days === undefined || c.days === null) days = new Set([0, 1, 2, 3, 4])
   else {
@@ -78,45 +108,67 @@ export function timeWindowFactory (d: PolicyDescriptor, now?: () => number): Gov
 
 export class MetadataPresencePolicy implements GovernancePolicy {
   readonly className = 'MetadataPresencePolicy'
-  constructor (readonly name: string, readonly source: string, readonly version: string, readonly keys: readonly string[]) {}
-  evaluate (ctx: PolicyContext): PolicyDecision {
+  constructor(
+    readonly name: string,
+    readonly source: string,
+    readonly version: string,
+    readonly keys: readonly string[]
+  ) {}
+  evaluate(ctx: PolicyContext): PolicyDecision {
     if (ctx.phase !== 'PRE_ADMISSION') return ADMIT
     const md = ctx.request.metadata
     for (const k of this.keys) {
       const v = Object.hasOwn(md, k) ? md[k] : undefined
-      if (v === undefined || v === null || (typeof v === 'string' && v.trim() === '')) return deny(`required metadata key '${k}' is missing`)
+      if (v === undefined || v === null || (typeof v === 'string' && v.trim() === ''))
+        return deny(`required metadata key '${k}' is missing`)
     }
     return ADMIT
   }
 }
 
-export function metadataPresenceFactory (d: PolicyDescriptor): GovernancePolicy {
+export function metadataPresenceFactory(d: PolicyDescriptor): GovernancePolicy {
   const keys = asStringList(d.config['required-keys'])
-  if (keys.length === 0) throw new PolicyConfigError("metadata-presence requires at least one entry under 'required-keys'")
+  if (keys.length === 0)
+    throw new PolicyConfigError("metadata-presence requires at least one entry under 'required-keys'")
   return new MetadataPresencePolicy(d.name, d.source, d.version, keys)
 }
 
 /** Roles claimed in `metadata.roles`: a list, or a comma-separated string. */
-export function rolesOf (v: unknown): string[] {
-  if (Array.isArray(v)) return v.filter((r) => r !== null && r !== undefined).map((r) => String(r).trim()).filter((r) => r !== '')
-  if (typeof v === 'string') return v.split(',').map((r) => r.trim()).filter((r) => r !== '')
+export function rolesOf(v: unknown): string[] {
+  if (Array.isArray(v))
+    return v
+      .filter((r) => r !== null && r !== undefined)
+      .map((r) => String(r).trim())
+      .filter((r) => r !== '')
+  if (typeof v === 'string')
+    return v
+      .split(',')
+      .map((r) => r.trim())
+      .filter((r) => r !== '')
   return []
 }
 
 export class AuthorizationPolicy implements GovernancePolicy {
   readonly className = 'AuthorizationPolicy'
-  constructor (readonly name: string, readonly source: string, readonly version: string, readonly required: readonly string[]) {}
-  evaluate (ctx: PolicyContext): PolicyDecision {
+  constructor(
+    readonly name: string,
+    readonly source: string,
+    readonly version: string,
+    readonly required: readonly string[]
+  ) {}
+  evaluate(ctx: PolicyContext): PolicyDecision {
     if (ctx.phase !== 'PRE_ADMISSION') return ADMIT
     const held = rolesOf(ctx.request.metadata.roles)
     if (held.length === 0) return deny(`no roles claimed by subject; required: ${listText(this.required)}`)
-    for (const r of this.required) if (!held.includes(r)) return deny(`missing required role '${r}' (subject holds: ${listText(held)})`)
+    for (const r of this.required)
+      if (!held.includes(r)) return deny(`missing required role '${r}' (subject holds: ${listText(held)})`)
     return ADMIT
   }
 }
 
-export function authorizationFactory (d: PolicyDescriptor): GovernancePolicy {
+export function authorizationFactory(d: PolicyDescriptor): GovernancePolicy {
   const roles = asStringList(d.config['required-roles'])
-  if (roles.length === 0) throw new PolicyConfigError("authorization requires at least one entry under 'required-roles'")
+  if (roles.length === 0)
+    throw new PolicyConfigError("authorization requires at least one entry under 'required-roles'")
   return new AuthorizationPolicy(d.name, d.source, d.version, roles)
 }

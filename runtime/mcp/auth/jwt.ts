@@ -1,19 +1,48 @@
-import { createHmac, createPublicKey, createSecretKey, timingSafeEqual, verify, constants, type KeyObject, type JsonWebKey } from 'node:crypto'
+import {
+  createHmac,
+  createPublicKey,
+  createSecretKey,
+  timingSafeEqual,
+  verify,
+  constants,
+  type KeyObject,
+  type JsonWebKey
+} from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { base64url, decodeProtectedHeader } from 'jose'
 import type { TokenInfo } from './validators.js'
 
-interface AlgDef { hash: string | null, kind: 'rsa' | 'rsa-pss' | 'ec' | 'okp' | 'hmac', curve?: string, saltLength?: number }
-
-const ALGS: Record<string, AlgDef> = {
-  RS256: { hash: 'sha256', kind: 'rsa' }, RS384: { hash: 'sha384', kind: 'rsa' }, RS512: { hash: 'sha512', kind: 'rsa' },
-  PS256: { hash: 'sha256', kind: 'rsa-pss', saltLength: 32 }, PS384: { hash: 'sha384', kind: 'rsa-pss', saltLength: 48 }, PS512: { hash: 'sha512', kind: 'rsa-pss', saltLength: 64 },
-  ES256: { hash: 'sha256', kind: 'ec', curve: 'prime256v1' }, ES384: { hash: 'sha384', kind: 'ec', curve: 'secp384r1' }, ES512: { hash: 'sha512', kind: 'ec', curve: 'secp521r1' },
-  EdDSA: { hash: null, kind: 'okp' }, Ed25519: { hash: null, kind: 'okp' },
-  HS256: { hash: 'sha256', kind: 'hmac' }, HS384: { hash: 'sha384', kind: 'hmac' }, HS512: { hash: 'sha512', kind: 'hmac' }
+interface AlgDef {
+  hash: string | null
+  kind: 'rsa' | 'rsa-pss' | 'ec' | 'okp' | 'hmac'
+  curve?: string
+  saltLength?: number
 }
 
-interface Key { kid?: string, alg?: string, key: KeyObject, kind: AlgDef['kind'], curve?: string }
+const ALGS: Record<string, AlgDef> = {
+  RS256: { hash: 'sha256', kind: 'rsa' },
+  RS384: { hash: 'sha384', kind: 'rsa' },
+  RS512: { hash: 'sha512', kind: 'rsa' },
+  PS256: { hash: 'sha256', kind: 'rsa-pss', saltLength: 32 },
+  PS384: { hash: 'sha384', kind: 'rsa-pss', saltLength: 48 },
+  PS512: { hash: 'sha512', kind: 'rsa-pss', saltLength: 64 },
+  ES256: { hash: 'sha256', kind: 'ec', curve: 'prime256v1' },
+  ES384: { hash: 'sha384', kind: 'ec', curve: 'secp384r1' },
+  ES512: { hash: 'sha512', kind: 'ec', curve: 'secp521r1' },
+  EdDSA: { hash: null, kind: 'okp' },
+  Ed25519: { hash: null, kind: 'okp' },
+  HS256: { hash: 'sha256', kind: 'hmac' },
+  HS384: { hash: 'sha384', kind: 'hmac' },
+  HS512: { hash: 'sha512', kind: 'hmac' }
+}
+
+interface Key {
+  kid?: string
+  alg?: string
+  key: KeyObject
+  kind: AlgDef['kind']
+  curve?: string
+}
 
 export interface JwtOptions {
   /** PEM public keys or JWKs. */
@@ -29,24 +58,33 @@ export interface JwtOptions {
 /** A JWT that did not validate; `message` says why (logged, never sent to the client). */
 export class JwtError extends Error {}
 
-function kindOf (k: KeyObject): { kind: AlgDef['kind'], curve?: string } {
+function kindOf(k: KeyObject): { kind: AlgDef['kind']; curve?: string } {
   if (k.type === 'secret') return { kind: 'hmac' }
   switch (k.asymmetricKeyType) {
-    case 'rsa': return { kind: 'rsa' }
-    case 'rsa-pss': return { kind: 'rsa-pss' }
-    case 'ec': return { kind: 'ec', curve: k.asymmetricKeyDetails?.namedCurve ?? '' }
-    case 'ed25519': case 'ed448': return { kind: 'okp' }
-    default: throw new Error(`unsupported key type ${String(k.asymmetricKeyType)}`)
+    case 'rsa':
+      return { kind: 'rsa' }
+    case 'rsa-pss':
+      return { kind: 'rsa-pss' }
+    case 'ec':
+      return { kind: 'ec', curve: k.asymmetricKeyDetails?.namedCurve ?? '' }
+    case 'ed25519':
+    case 'ed448':
+      return { kind: 'okp' }
+    default:
+      throw new Error(`unsupported key type ${String(k.asymmetricKeyType)}`)
   }
 }
 
-function importKey (k: string | JsonWebKey): Key | undefined {
+function importKey(k: string | JsonWebKey): Key | undefined {
   if (typeof k === 'string') {
     const key = k.includes('-----BEGIN') ? createPublicKey(k) : createSecretKey(Buffer.from(k, 'utf8'))
     return { key, ...kindOf(key) }
   }
   if (k.use === 'enc') return undefined
-  const key = k.kty === 'oct' ? createSecretKey(Buffer.from(String(k.k ?? ''), 'base64url')) : createPublicKey({ key: k, format: 'jwk' })
+  const key =
+    k.kty === 'oct'
+      ? createSecretKey(Buffer.from(String(k.k ?? ''), 'base64url'))
+      : createPublicKey({ key: k, format: 'jwk' })
   const out: Key = { key, ...kindOf(key) }
   if (typeof k.kid === 'string') out.kid = k.kid
   if (typeof k.alg === 'string') out.alg = k.alg
@@ -54,27 +92,41 @@ function importKey (k: string | JsonWebKey): Key | undefined {
 }
 
 /** Loads every configured key once; a bad key stops start-up with a message naming it. */
-export function loadKeys (opts: Pick<JwtOptions, 'keys' | 'jwksFile'>): Key[] {
+export function loadKeys(opts: Pick<JwtOptions, 'keys' | 'jwksFile'>): Key[] {
   const raw: (string | JsonWebKey)[] = [...(opts.keys ?? [])]
   if (opts.jwksFile !== undefined) {
     let doc: unknown
-    try { doc = JSON.parse(readFileSync(opts.jwksFile, 'utf8')) } catch (err) { throw new Error(`org.platform.auth.jwt.jwksFile ${opts.jwksFile}: ${(err as Error).message}`) }
+    try {
+      doc = JSON.parse(readFileSync(opts.jwksFile, 'utf8'))
+    } catch (err) {
+      throw new Error(`org.platform.auth.jwt.jwksFile ${opts.jwksFile}: ${(err as Error).message}`)
+    }
     const keys = (doc as { keys?: unknown })?.keys
-    if (!Array.isArray(keys)) throw new Error(`org.platform.auth.jwt.jwksFile ${opts.jwksFile}: expected {"keys": [...]}`)
-    raw.push(...keys as JsonWebKey[])
+    if (!Array.isArray(keys))
+      throw new Error(`org.platform.auth.jwt.jwksFile ${opts.jwksFile}: expected {"keys": [...]}`)
+    raw.push(...(keys as JsonWebKey[]))
   }
   const out: Key[] = []
   raw.forEach((k, i) => {
-    try { const key = importKey(k); if (key !== undefined) out.push(key) } catch (err) { throw new Error(`JWT key #${i + 1}: ${(err as Error).message}`) }
+    try {
+      const key = importKey(k)
+      if (key !== undefined) out.push(key)
+    } catch (err) {
+      throw new Error(`JWT key #${i + 1}: ${(err as Error).message}`)
+    }
   })
   return out
 }
 
 const B64URL = /^[A-Za-z0-9_-]*$/
 
-function parseJson (part: string, what: string): Record<string, unknown> {
+function parseJson(part: string, what: string): Record<string, unknown> {
   let v: unknown
-  try { v = JSON.parse(Buffer.from(base64url.decode(part)).toString('utf8')) } catch { throw new JwtError(`malformed ${what}`) }
+  try {
+    v = JSON.parse(Buffer.from(base64url.decode(part)).toString('utf8'))
+  } catch {
+    throw new JwtError(`malformed ${what}`)
+  }
   if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new JwtError(`${what} is not a JSON object`)
   return v as Record<string, unknown>
 }
@@ -89,22 +141,37 @@ export class JwtValidator {
   private readonly audiences: readonly string[] | undefined
   private readonly algorithms: Set<string>
 
-  constructor (private readonly opts: JwtOptions) {
+  constructor(private readonly opts: JwtOptions) {
     this.keys = loadKeys(opts)
-    if (this.keys.length === 0) throw new Error('the JWT validator needs keys: set org.platform.auth.jwt.keys or org.platform.auth.jwt.jwksFile')
-    this.audiences = opts.audience === undefined ? undefined : typeof opts.audience === 'string' ? [opts.audience] : opts.audience
-    for (const a of opts.algorithms) if (ALGS[a] === undefined) throw new Error(`org.platform.auth.jwt.algorithms: unsupported algorithm '${a}'`)
+    if (this.keys.length === 0)
+      throw new Error('the JWT validator needs keys: set org.platform.auth.jwt.keys or org.platform.auth.jwt.jwksFile')
+    this.audiences =
+      opts.audience === undefined ? undefined : typeof opts.audience === 'string' ? [opts.audience] : opts.audience
+    for (const a of opts.algorithms)
+      if (ALGS[a] === undefined) throw new Error(`org.platform.auth.jwt.algorithms: unsupported algorithm '${a}'`)
     this.algorithms = new Set(opts.algorithms)
   }
 
   /** The token's subject and scopes, or a JwtError saying why it is refused. */
-  verify (token: string, now = Date.now()): TokenInfo {
+  verify(token: string, now = Date.now()): TokenInfo {
     const parts = token.split('.')
-    if (parts.length !== 3 || !parts.every((p) => B64URL.test(p)) || parts[0] === '' || parts[1] === '' || parts[2] === '') throw new JwtError('not a compact JWS')
+    if (
+      parts.length !== 3 ||
+      !parts.every((p) => B64URL.test(p)) ||
+      parts[0] === '' ||
+      parts[1] === '' ||
+      parts[2] === ''
+    )
+      throw new JwtError('not a compact JWS')
     let header
-    try { header = decodeProtectedHeader(token) } catch { throw new JwtError('malformed header') }
+    try {
+      header = decodeProtectedHeader(token)
+    } catch {
+      throw new JwtError('malformed header')
+    }
     const alg = header.alg
-    if (typeof alg !== 'string' || !this.algorithms.has(alg)) throw new JwtError(`algorithm ${String(alg)} not accepted`)
+    if (typeof alg !== 'string' || !this.algorithms.has(alg))
+      throw new JwtError(`algorithm ${String(alg)} not accepted`)
     if (header.crit !== undefined) throw new JwtError('unsupported crit header')
     const def = ALGS[alg]!
     const input = Buffer.from(`${parts[0]!}.${parts[1]!}`, 'ascii')
@@ -119,10 +186,17 @@ export class JwtValidator {
         const mac = createHmac(def.hash!, k.key).update(input).digest()
         ok = mac.length === sig.length && timingSafeEqual(mac, sig)
       } else {
-        const opts = def.kind === 'rsa-pss'
-          ? { key: k.key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: def.saltLength! }
-          : def.kind === 'ec' ? { key: k.key, dsaEncoding: 'ieee-p1363' as const } : { key: k.key }
-        try { ok = verify(def.hash, input, opts, sig) } catch { ok = false }
+        const opts =
+          def.kind === 'rsa-pss'
+            ? { key: k.key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: def.saltLength! }
+            : def.kind === 'ec'
+              ? { key: k.key, dsaEncoding: 'ieee-p1363' as const }
+              : { key: k.key }
+        try {
+          ok = verify(def.hash, input, opts, sig)
+        } catch {
+          ok = false
+        }
       }
       if (ok) break
     }
@@ -132,18 +206,30 @@ export class JwtValidator {
     const nowS = Math.floor(now / 1000)
     if (typeof claims.exp !== 'number') throw new JwtError('exp claim missing')
     if (nowS - skew >= claims.exp) throw new JwtError('token expired')
-    if (claims.nbf !== undefined && (typeof claims.nbf !== 'number' || nowS + skew < claims.nbf)) throw new JwtError('token not yet valid')
-    if (claims.iat !== undefined && (typeof claims.iat !== 'number' || claims.iat > nowS + skew)) throw new JwtError('iat in the future')
+    if (claims.nbf !== undefined && (typeof claims.nbf !== 'number' || nowS + skew < claims.nbf))
+      throw new JwtError('token not yet valid')
+    if (claims.iat !== undefined && (typeof claims.iat !== 'number' || claims.iat > nowS + skew))
+      throw new JwtError('iat in the future')
     if (this.opts.issuer !== undefined && claims.iss !== this.opts.issuer) throw new JwtError('unexpected issuer')
     if (this.audiences !== undefined) {
       const aud = typeof claims.aud === 'string' ? [claims.aud] : Array.isArray(claims.aud) ? claims.aud : []
       if (!aud.some((a) => this.audiences!.includes(a as string))) throw new JwtError('unexpected audience')
     }
-    const subject = typeof claims.sub === 'string' && claims.sub !== '' ? claims.sub : typeof claims.client_id === 'string' ? claims.client_id : undefined
+    const subject =
+      typeof claims.sub === 'string' && claims.sub !== ''
+        ? claims.sub
+        : typeof claims.client_id === 'string'
+          ? claims.client_id
+          : undefined
     if (subject === undefined) throw new JwtError('sub claim missing')
-    const scopes = typeof claims.scope === 'string' ? claims.scope.split(' ').filter((s) => s !== '')
-      : Array.isArray(claims.scp) ? claims.scp.filter((s): s is string => typeof s === 'string')
-        : typeof claims.scp === 'string' ? claims.scp.split(' ').filter((s) => s !== '') : []
+    const scopes =
+      typeof claims.scope === 'string'
+        ? claims.scope.split(' ').filter((s) => s !== '')
+        : Array.isArray(claims.scp)
+          ? claims.scp.filter((s): s is string => typeof s === 'string')
+          : typeof claims.scp === 'string'
+            ? claims.scp.split(' ').filter((s) => s !== '')
+            : []
     const roles = Array.isArray(claims.roles) ? claims.roles.filter((s): s is string => typeof s === 'string') : []
     return { subject, scopes, roles, expiresAt: claims.exp * 1000, via: 'jwt' }
   }

@@ -17,14 +17,16 @@ export interface TokenInfo {
  */
 export type TokenValidator = (token: string) => TokenInfo | null | Promise<TokenInfo | null>
 
-
 /** A plugin's validator tool returns `{subject|sub, scopes|scope, roles?, expiresAt?}` or null/false. */
-export function toTokenInfo (v: unknown): TokenInfo | null {
+export function toTokenInfo(v: unknown): TokenInfo | null {
   if (!isObject(v)) return null
   const subject = typeof v.subject === 'string' ? v.subject : typeof v.sub === 'string' ? v.sub : undefined
   if (subject === undefined || subject === '' || v.active === false) return null
-  const scopes = Array.isArray(v.scopes) ? v.scopes.filter((s): s is string => typeof s === 'string')
-    : typeof v.scope === 'string' ? v.scope.split(' ').filter((s) => s !== '') : []
+  const scopes = Array.isArray(v.scopes)
+    ? v.scopes.filter((s): s is string => typeof s === 'string')
+    : typeof v.scope === 'string'
+      ? v.scope.split(' ').filter((s) => s !== '')
+      : []
   const out: TokenInfo = { subject, scopes, via: 'validator' }
   if (Array.isArray(v.roles)) out.roles = v.roles.filter((s): s is string => typeof s === 'string')
   if (typeof v.expiresAt === 'number') out.expiresAt = v.expiresAt
@@ -35,7 +37,7 @@ export function toTokenInfo (v: unknown): TokenInfo | null {
  * `<plugin>/<tool>`: a tool of a loaded plugin, called with `{token}` directly through the plugin
  * host (no MCP, no governance gate), so a validator works in every sandbox tier.
  */
-export function pluginToolValidator (platform: Platform, ref: string): TokenValidator {
+export function pluginToolValidator(platform: Platform, ref: string): TokenValidator {
   const slash = ref.indexOf('/')
   const plugin = ref.slice(0, slash)
   const tool = ref.slice(slash + 1)

@@ -1,4 +1,11 @@
-import { PluginCallError, type InvokeOptions, type InvokeRequest, type LoadSpec, type PluginDescriptor, type SandboxInstance } from '../contract.js'
+import {
+  PluginCallError,
+  type InvokeOptions,
+  type InvokeRequest,
+  type LoadSpec,
+  type PluginDescriptor,
+  type SandboxInstance
+} from '../contract.js'
 import type { FailReason } from './isolate-core.js'
 import type { IsolateBackend } from './backends.js'
 import { CallSlots } from '../call-slots.js'
@@ -33,87 +40,156 @@ export class IsolateInstance implements SandboxInstance {
   private disposed = false
   private readonly name: string
 
-  constructor (private readonly spec: LoadSpec) {
+  constructor(private readonly spec: LoadSpec) {
     this.name = spec.manifest.name
     this.slots = new CallSlots(spec.grant.limits.concurrency)
-    this.deadlines = new Deadlines(spec.grant.limits.timeoutMs, (id) => { this.cancel(id, 'timeout', `plugin '${this.name}' exceeded its time limit of ${this.spec.grant.limits.timeoutMs} ms`) })
+    this.deadlines = new Deadlines(spec.grant.limits.timeoutMs, (id) => {
+      this.cancel(
+        id,
+        'timeout',
+        `plugin '${this.name}' exceeded its time limit of ${this.spec.grant.limits.timeoutMs} ms`
+      )
+    })
   }
 
   /** Calls handed to the backend and not settled yet. */
-  get inFlight (): number { return this.pending.size }
+  get inFlight(): number {
+    return this.pending.size
+  }
 
   // --- events from the backend (isolate sink) ---
-  result (id: number, json: string): void {
+  result(id: number, json: string): void {
     const p = this.take(id)
     if (p === undefined) return
     let value: unknown
-    try { value = parseResult(json) } catch (err) { p.reject(this.failure('invalid-result', `plugin '${this.name}' returned an invalid result: ${(err as Error).message}`)); return }
+    try {
+      value = parseResult(json)
+    } catch (err) {
+      p.reject(
+        this.failure('invalid-result', `plugin '${this.name}' returned an invalid result: ${(err as Error).message}`)
+      )
+      return
+    }
     p.resolve(value)
   }
 
-  failed (id: number, reason: FailReason, message: string): void {
+  failed(id: number, reason: FailReason, message: string): void {
     const p = this.take(id)
-    if (p !== undefined) p.reject(this.failure(reason, reason === 'threw' ? `plugin '${this.name}' threw: ${message}` : message))
+    if (p !== undefined)
+      p.reject(this.failure(reason, reason === 'threw' ? `plugin '${this.name}' threw: ${message}` : message))
   }
 
-  progress (id: number, json: string): void {
+  progress(id: number, json: string): void {
     const p = this.pending.get(id)
     if (p?.onProgress === undefined) return
-    try { p.onProgress(parseResult(json)) } catch (err) { this.spec.capabilities.log.warn({ err, plugin: this.name }, 'progress listener failed') }
+    try {
+      p.onProgress(parseResult(json))
+    } catch (err) {
+      this.spec.capabilities.log.warn({ err, plugin: this.name }, 'progress listener failed')
+    }
   }
 
-  cap (capId: number, id: number, op: string, args: string): void {
-    if (!this.pending.has(id)) { this.safe(() => { this.backend.capDone(capId, false, 'the call has ended') }); return }
+  cap(capId: number, id: number, op: string, args: string): void {
+    if (!this.pending.has(id)) {
+      this.safe(() => {
+        this.backend.capDone(capId, false, 'the call has ended')
+      })
+      return
+    }
     runCapability(this.spec.capabilities, op, args).then(
-      (json) => { this.safe(() => { this.backend.capDone(capId, true, json) }) },
-      (err: unknown) => { this.safe(() => { this.backend.capDone(capId, false, err instanceof Error ? err.message : String(err)) }) })
+      (json) => {
+        this.safe(() => {
+          this.backend.capDone(capId, true, json)
+        })
+      },
+      (err: unknown) => {
+        this.safe(() => {
+          this.backend.capDone(capId, false, err instanceof Error ? err.message : String(err))
+        })
+      }
+    )
   }
 
-  log (level: string, msg: string, data: string): void {
+  log(level: string, msg: string, data: string): void {
     let fields: Record<string, unknown> = {}
-    try { const d = JSON.parse(data) as unknown; if (d !== null && typeof d === 'object' && !Array.isArray(d)) fields = d as Record<string, unknown> } catch { /* not JSON: drop */ }
-    const l = LOG_LEVELS.has(level) ? level as 'info' : 'info'
+    try {
+      const d = JSON.parse(data) as unknown
+      if (d !== null && typeof d === 'object' && !Array.isArray(d)) fields = d as Record<string, unknown>
+    } catch {
+      /* not JSON: drop */
+    }
+    const l = LOG_LEVELS.has(level) ? (level as 'info') : 'info'
     this.spec.capabilities.log[l]({ ...fields, plugin: this.name }, msg)
   }
 
   /** The isolate was disposed and recreated on next use; it already failed its own calls in flight. */
-  died (reason: FailReason, message: string): void {
-    this.spec.capabilities.log.error({ plugin: this.name, sandbox: 'isolate', reason }, `plugin isolate disposed: ${message}`)
+  died(reason: FailReason, message: string): void {
+    this.spec.capabilities.log.error(
+      { plugin: this.name, sandbox: 'isolate', reason },
+      `plugin isolate disposed: ${message}`
+    )
   }
 
   /** The sandbox process died: every call in flight is lost; the next call restarts it. */
-  exited (reason: FailReason, message: string): void {
-    this.spec.capabilities.log.error({ plugin: this.name, sandbox: 'isolate', reason }, `plugin sandbox process died: ${message}`)
+  exited(reason: FailReason, message: string): void {
+    this.spec.capabilities.log.error(
+      { plugin: this.name, sandbox: 'isolate', reason },
+      `plugin sandbox process died: ${message}`
+    )
     for (const id of [...this.pending.keys()]) this.failed(id, reason === 'threw' ? 'crashed' : reason, message)
   }
 
   // --- SandboxInstance ---
-  async invoke (req: InvokeRequest, opts: InvokeOptions = {}): Promise<unknown> {
+  async invoke(req: InvokeRequest, opts: InvokeOptions = {}): Promise<unknown> {
     const signal = opts.signal
     if (this.disposed) throw new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`)
-    if (signal?.aborted === true) throw new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
+    if (signal?.aborted === true)
+      throw new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
     let argsJson: string
-    try { argsJson = req.args === undefined ? '' : JSON.stringify(req.args) } catch (err) { throw new PluginCallError(this.name, 'invalid-result', `arguments are not JSON: ${(err as Error).message}`) }
+    try {
+      argsJson = req.args === undefined ? '' : JSON.stringify(req.args)
+    } catch (err) {
+      throw new PluginCallError(this.name, 'invalid-result', `arguments are not JSON: ${(err as Error).message}`)
+    }
     // a free slot is taken synchronously: no await (and no extra microtask turn) on the fast path
-    try { const wait = this.slots.acquire(signal); if (wait !== undefined) await wait } catch (err) {
-      throw err instanceof PluginCallError ? err : new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled while queued`)
+    try {
+      const wait = this.slots.acquire(signal)
+      if (wait !== undefined) await wait
+    } catch (err) {
+      throw err instanceof PluginCallError
+        ? err
+        : new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled while queued`)
     }
     try {
       if (!this.backend.ready) {
-        try { await this.backend.start() } catch (err) {
-          throw new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' could not be restarted: ${(err as Error).message}`)
+        try {
+          await this.backend.start()
+        } catch (err) {
+          throw new PluginCallError(
+            this.name,
+            'unavailable',
+            `plugin '${this.name}' could not be restarted: ${(err as Error).message}`
+          )
         }
       }
-      if (isAborted(signal)) throw new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
+      if (isAborted(signal))
+        throw new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
       return await new Promise((resolve, reject) => {
         const id = this.nextId++
         const p: Pending = { resolve, reject, onProgress: opts.onProgress, signal, onAbort: undefined }
         this.pending.set(id, p)
-        try { this.backend.call(id, req.kind, req.name, argsJson) } catch (err) { this.failed(id, 'crashed', `plugin '${this.name}' is not running: ${(err as Error).message}`); return }
+        try {
+          this.backend.call(id, req.kind, req.name, argsJson)
+        } catch (err) {
+          this.failed(id, 'crashed', `plugin '${this.name}' is not running: ${(err as Error).message}`)
+          return
+        }
         if (!this.pending.has(id)) return // settled synchronously (in-process isolate)
         this.deadlines.add(id)
         if (signal !== undefined) {
-          p.onAbort = () => { this.cancel(id, 'cancelled', `call to plugin '${this.name}' was cancelled`) }
+          p.onAbort = () => {
+            this.cancel(id, 'cancelled', `call to plugin '${this.name}' was cancelled`)
+          }
           signal.addEventListener('abort', p.onAbort, { once: true })
         }
       })
@@ -122,23 +198,28 @@ export class IsolateInstance implements SandboxInstance {
     }
   }
 
-  async dispose (): Promise<void> {
+  async dispose(): Promise<void> {
     if (this.disposed) return
     this.disposed = true
-    for (const id of [...this.pending.keys()]) this.take(id)?.reject(new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded while the call ran`))
+    for (const id of [...this.pending.keys()])
+      this.take(id)?.reject(
+        new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded while the call ran`)
+      )
     this.slots.close(new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`))
     this.deadlines.clear()
     await this.backend.dispose()
   }
 
-  private cancel (id: number, reason: 'timeout' | 'cancelled', message: string): void {
+  private cancel(id: number, reason: 'timeout' | 'cancelled', message: string): void {
     const p = this.take(id)
     if (p === undefined) return
     p.reject(reason === 'timeout' ? this.failure(reason, message) : new PluginCallError(this.name, reason, message))
-    this.safe(() => { this.backend.abort(id, reason === 'timeout' ? 'timed out' : 'cancelled') })
+    this.safe(() => {
+      this.backend.abort(id, reason === 'timeout' ? 'timed out' : 'cancelled')
+    })
   }
 
-  private take (id: number): Pending | undefined {
+  private take(id: number): Pending | undefined {
     const p = this.pending.get(id)
     if (p === undefined) return undefined
     this.pending.delete(id)
@@ -148,15 +229,21 @@ export class IsolateInstance implements SandboxInstance {
   }
 
   /** Every failed call is counted once by reason, except the plugin's own throws. */
-  private failure (reason: FailReason, message: string): PluginCallError {
+  private failure(reason: FailReason, message: string): PluginCallError {
     if (reason !== 'threw') this.spec.metrics?.pluginFailures.inc({ plugin: this.name, reason })
     return new PluginCallError(this.name, reason, message)
   }
 
-  private safe (fn: () => void): void {
-    try { fn() } catch { /* the backend is gone; its exit handler fails what is in flight */ }
+  private safe(fn: () => void): void {
+    try {
+      fn()
+    } catch {
+      /* the backend is gone; its exit handler fails what is in flight */
+    }
   }
 }
 
 /** Re-reads `aborted` after an await (a plain property read TypeScript would narrow away). */
-function isAborted (signal: CancelSignal | undefined): boolean { return signal?.aborted === true }
+function isAborted(signal: CancelSignal | undefined): boolean {
+  return signal?.aborted === true
+}

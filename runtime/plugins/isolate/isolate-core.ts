@@ -13,20 +13,20 @@ export interface IsolateLoadData {
   timeoutMs: number
   maxResultBytes: number
   /** Which capabilities exist in the isolate's ctx (`env` carries the granted values). */
-  grants: { kv: boolean, fetch: boolean, env?: Record<string, string> }
+  grants: { kv: boolean; fetch: boolean; env?: Record<string, string> }
 }
 
 export type FailReason = 'threw' | 'timeout' | 'memory' | 'crashed' | 'invalid-result'
 
 /** Where the isolate's outputs go (the sandbox process forwards them over IPC; in-process mode handles them directly). */
 export interface IsolateSink {
-  result (callId: number, json: string): void
-  failed (callId: number, reason: FailReason, message: string): void
-  progress (callId: number, json: string): void
-  cap (capId: number, callId: number, op: string, argsJson: string): void
-  log (level: string, msg: string, dataJson: string): void
+  result(callId: number, json: string): void
+  failed(callId: number, reason: FailReason, message: string): void
+  progress(callId: number, json: string): void
+  cap(capId: number, callId: number, op: string, argsJson: string): void
+  log(level: string, msg: string, dataJson: string): void
   /** The isolate was disposed (memory, timeout, fatal error); it is recreated on the next call. */
-  died (reason: FailReason, message: string): void
+  died(reason: FailReason, message: string): void
   /** Called right before plugin code runs (a shared sandbox process records whose isolate it enters). */
   enter?: () => void
 }
@@ -41,19 +41,25 @@ const MAX_TIMERS = 1000
 export class IsolateRunner {
   descriptor: unknown
   private iso: ivm.Isolate | undefined
-  private entries: { call: ivm.Reference, capDone: ivm.Reference, abort: ivm.Reference, fire: ivm.Reference } | undefined
+  private entries:
+    { call: ivm.Reference; capDone: ivm.Reference; abort: ivm.Reference; fire: ivm.Reference } | undefined
   /** callId -> deadline (ms since epoch) */
   private readonly deadlines = new Map<number, number>()
   private readonly capOwner = new Map<number, number>()
   private timerCount = 0
   private readonly hostTimers = new Set<NodeJS.Timeout>()
 
-  constructor (readonly data: IsolateLoadData, private readonly sink: IsolateSink) {}
+  constructor(
+    readonly data: IsolateLoadData,
+    private readonly sink: IsolateSink
+  ) {}
 
-  get alive (): boolean { return this.iso !== undefined && !this.iso.isDisposed }
+  get alive(): boolean {
+    return this.iso !== undefined && !this.iso.isDisposed
+  }
 
   /** Creates the isolate and evaluates the plugin's module graph; returns the descriptor (parsed). Throws a load error. */
-  load (): unknown {
+  load(): unknown {
     const d = this.data
     this.sink.enter?.()
     const iso = new ivm.Isolate({ memoryLimit: Math.max(8, d.memoryMb) })
@@ -65,15 +71,45 @@ export class IsolateRunner {
       g.setSync('globalThis', g.derefInto())
       context.evalSync('globalThis.__platformHost = {}')
       const hostObj = g.getSync('__platformHost', { reference: true }) as ivm.Reference
-      hostObj.setSync('done', new ivm.Callback((id: number, status: number, payload: string) => { this.settle(id, status, payload) }))
-      hostObj.setSync('progress', new ivm.Callback((id: number, json: string) => { if (this.deadlines.has(id)) sink.progress(id, String(json)) }))
-      hostObj.setSync('cap', new ivm.Callback((capId: number, id: number, op: string, args: string) => { this.capOwner.set(capId, id); sink.cap(capId, id, String(op), String(args)) }))
-      hostObj.setSync('log', new ivm.Callback((level: string, msg: string, data: string) => { sink.log(String(level), String(msg), String(data)) }))
-      hostObj.setSync('timer', new ivm.Callback((id: number, ms: number) => { this.addTimer(id, ms) }))
+      hostObj.setSync(
+        'done',
+        new ivm.Callback((id: number, status: number, payload: string) => {
+          this.settle(id, status, payload)
+        })
+      )
+      hostObj.setSync(
+        'progress',
+        new ivm.Callback((id: number, json: string) => {
+          if (this.deadlines.has(id)) sink.progress(id, String(json))
+        })
+      )
+      hostObj.setSync(
+        'cap',
+        new ivm.Callback((capId: number, id: number, op: string, args: string) => {
+          this.capOwner.set(capId, id)
+          sink.cap(capId, id, String(op), String(args))
+        })
+      )
+      hostObj.setSync(
+        'log',
+        new ivm.Callback((level: string, msg: string, data: string) => {
+          sink.log(String(level), String(msg), String(data))
+        })
+      )
+      hostObj.setSync(
+        'timer',
+        new ivm.Callback((id: number, ms: number) => {
+          this.addTimer(id, ms)
+        })
+      )
       hostObj.setSync('maxResult', d.maxResultBytes)
       hostObj.setSync('capsJson', JSON.stringify(d.grants))
       hostObj.release()
-      const entries = context.evalSync(PRELUDE, { reference: true, timeout: d.timeoutMs, filename: 'platform:prelude' }) as ivm.Reference
+      const entries = context.evalSync(PRELUDE, {
+        reference: true,
+        timeout: d.timeoutMs,
+        filename: 'platform:prelude'
+      }) as ivm.Reference
       const ref = (k: string): ivm.Reference => entries.getSync(k, { reference: true }) as ivm.Reference
       this.entries = { call: ref('call'), capDone: ref('capDone'), abort: ref('abort'), fire: ref('fire') }
       const install = ref('install')
@@ -85,7 +121,8 @@ export class IsolateRunner {
         let m = byPath.get(path)
         if (m === undefined) {
           m = iso.compileModuleSync(code, { filename: pathToFileURL(path).href })
-          byPath.set(path, m); pathOf.set(m, path)
+          byPath.set(path, m)
+          pathOf.set(m, path)
         }
         return m
       }
@@ -97,16 +134,21 @@ export class IsolateRunner {
         if (specifier === SDK_SPECIFIER) return compile(sdk.path, sdk.code)
         const from = pathOf.get(referrer)
         if (from === undefined) throw new Error(`import '${specifier}' refused: unknown referrer`)
-        if (from === sdk.path || from === dispatchSrc.path) throw new Error(`import '${specifier}' refused inside the SDK`)
+        if (from === sdk.path || from === dispatchSrc.path)
+          throw new Error(`import '${specifier}' refused inside the SDK`)
         const target = resolvePluginImport(d.dir, specifier, from)
         return compile(target, readFileSync(target, 'utf8'))
       }
       entry.instantiateSync(context, resolver)
       entry.evaluateSync({ timeout: d.timeoutMs })
       const dispatch = compile(dispatchSrc.path, dispatchSrc.code)
-      dispatch.instantiateSync(context, (s) => { throw new Error(`import '${s}' refused`) })
+      dispatch.instantiateSync(context, (s) => {
+        throw new Error(`import '${s}' refused`)
+      })
       dispatch.evaluateSync({ timeout: d.timeoutMs })
-      const json = install.applySync(undefined, [dispatch.namespace.derefInto(), entry.namespace.derefInto()], { timeout: d.timeoutMs }) as string
+      const json = install.applySync(undefined, [dispatch.namespace.derefInto(), entry.namespace.derefInto()], {
+        timeout: d.timeoutMs
+      }) as string
       this.descriptor = JSON.parse(json)
       return this.descriptor
     } catch (err) {
@@ -116,7 +158,7 @@ export class IsolateRunner {
   }
 
   /** Starts a call; the outcome arrives through the sink. */
-  call (callId: number, kind: string, name: string, argsJson: string): void {
+  call(callId: number, kind: string, name: string, argsJson: string): void {
     if (!this.alive) this.load()
     this.deadlines.set(callId, Date.now() + this.data.timeoutMs)
     const out = this.enter(callId, this.entries!.call, [callId, kind, name, argsJson])
@@ -124,7 +166,7 @@ export class IsolateRunner {
     if (typeof out === 'string' && out !== '') this.settle(callId, out.charCodeAt(0) - 48, out.slice(1))
   }
 
-  capDone (capId: number, ok: boolean, json: string): void {
+  capDone(capId: number, ok: boolean, json: string): void {
     const callId = this.capOwner.get(capId)
     this.capOwner.delete(capId)
     if (callId === undefined || !this.deadlines.has(callId) || !this.alive) return
@@ -132,41 +174,48 @@ export class IsolateRunner {
   }
 
   /** Cancels a call (timeout elsewhere, caller abort): the plugin's ctx.signal fires. */
-  abort (callId: number, message: string): void {
+  abort(callId: number, message: string): void {
     if (!this.deadlines.delete(callId) || !this.alive) return
     if (this.deadlines.size === 0) this.clearTimers()
     this.enter(undefined, this.entries!.abort, [callId, message])
   }
 
   /** Timers never outlive the calls in flight (the isolate drops its callbacks at the same moment). */
-  private clearTimers (): void {
+  private clearTimers(): void {
     if (this.timerCount === 0) return
     for (const t of this.hostTimers) clearTimeout(t)
-    this.hostTimers.clear(); this.timerCount = 0
+    this.hostTimers.clear()
+    this.timerCount = 0
   }
 
-  dispose (): void { this.disposeIsolate() }
+  dispose(): void {
+    this.disposeIsolate()
+  }
 
-  private settle (callId: number, status: number, payload: string): void {
+  private settle(callId: number, status: number, payload: string): void {
     if (!this.deadlines.delete(callId)) return
     if (this.deadlines.size === 0) this.clearTimers()
     if (status === 0) this.sink.result(callId, String(payload))
     else this.sink.failed(callId, status === 2 ? 'invalid-result' : 'threw', String(payload))
   }
 
-  private addTimer (id: number, ms: number): void {
+  private addTimer(id: number, ms: number): void {
     if (this.timerCount >= MAX_TIMERS) throw new Error(`too many pending timers (limit ${MAX_TIMERS})`)
     this.timerCount++
-    const t = setTimeout(() => {
-      this.hostTimers.delete(t); this.timerCount--
-      if (this.alive && this.deadlines.size > 0) this.enter(undefined, this.entries!.fire, [id])
-    }, Math.min(Number(ms) || 0, 2 ** 31 - 1))
+    const t = setTimeout(
+      () => {
+        this.hostTimers.delete(t)
+        this.timerCount--
+        if (this.alive && this.deadlines.size > 0) this.enter(undefined, this.entries!.fire, [id])
+      },
+      Math.min(Number(ms) || 0, 2 ** 31 - 1)
+    )
     t.unref()
     this.hostTimers.add(t)
   }
 
   /** Runs plugin code synchronously under the time left to `callId` (or the plugin timeout); a fatal outcome disposes the isolate. */
-  private enter (callId: number | undefined, fn: ivm.Reference, args: unknown[]): unknown {
+  private enter(callId: number | undefined, fn: ivm.Reference, args: unknown[]): unknown {
     const now = Date.now()
     const deadline = callId !== undefined ? (this.deadlines.get(callId) ?? now) : now + this.data.timeoutMs
     this.sink.enter?.()
@@ -174,37 +223,61 @@ export class IsolateRunner {
       return fn.applySync(undefined, args, { timeout: Math.max(1, deadline - now) })
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err)
-      const reason: FailReason = /timed out/i.test(msg) ? 'timeout' : /memory limit|disposed/i.test(msg) ? 'memory' : 'crashed'
-      const message = reason === 'timeout'
-        ? `plugin '${this.data.name}' exceeded its time limit of ${this.data.timeoutMs} ms`
-        : reason === 'memory' ? `plugin '${this.data.name}' exceeded its memory limit of ${this.data.memoryMb} MB` : `plugin '${this.data.name}' failed: ${msg}`
+      const reason: FailReason = /timed out/i.test(msg)
+        ? 'timeout'
+        : /memory limit|disposed/i.test(msg)
+          ? 'memory'
+          : 'crashed'
+      const message =
+        reason === 'timeout'
+          ? `plugin '${this.data.name}' exceeded its time limit of ${this.data.timeoutMs} ms`
+          : reason === 'memory'
+            ? `plugin '${this.data.name}' exceeded its memory limit of ${this.data.memoryMb} MB`
+            : `plugin '${this.data.name}' failed: ${msg}`
       this.fatal(callId, reason, message)
     }
   }
 
   /** Disposes the isolate, fails the blamed call with `reason` and every other call in flight as crashed. */
-  private fatal (callId: number | undefined, reason: FailReason, message: string): void {
+  private fatal(callId: number | undefined, reason: FailReason, message: string): void {
     const inFlight = [...this.deadlines.keys()]
     this.disposeIsolate()
     for (const id of inFlight) {
       if (id === callId) this.sink.failed(id, reason, message)
-      else this.sink.failed(id, 'crashed', `plugin '${this.data.name}' isolate was reset after a failure in another call: ${message}`)
+      else
+        this.sink.failed(
+          id,
+          'crashed',
+          `plugin '${this.data.name}' isolate was reset after a failure in another call: ${message}`
+        )
     }
     this.sink.died(reason, message)
   }
 
-  private disposeIsolate (): void {
-    this.deadlines.clear(); this.capOwner.clear()
+  private disposeIsolate(): void {
+    this.deadlines.clear()
+    this.capOwner.clear()
     this.clearTimers()
     this.entries = undefined
     const iso = this.iso
     this.iso = undefined
-    if (iso !== undefined && !iso.isDisposed) { try { iso.dispose() } catch { /* already gone */ } }
+    if (iso !== undefined && !iso.isDisposed) {
+      try {
+        iso.dispose()
+      } catch {
+        /* already gone */
+      }
+    }
   }
 }
 
-function loadMessage (err: unknown): string {
-  const msg = err instanceof Error ? (err.name !== 'Error' && err.name !== '' ? `${err.name}: ${err.message}` : err.message) : String(err)
+function loadMessage(err: unknown): string {
+  const msg =
+    err instanceof Error
+      ? err.name !== 'Error' && err.name !== ''
+        ? `${err.name}: ${err.message}`
+        : err.message
+      : String(err)
   if (/timed out/i.test(msg)) return `loading the plugin exceeded its time limit: ${msg}`
   if (/memory limit/i.test(msg)) return `loading the plugin exceeded its memory limit: ${msg}`
   return msg

@@ -7,7 +7,7 @@ import { poolFor } from './pool.js'
 /** Largest JSON result (and progress message) a plugin may hand back, unless its LoadSpec sets another. */
 export const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024
 
-function loadData (spec: LoadSpec): IsolateLoadData {
+function loadData(spec: LoadSpec): IsolateLoadData {
   const { limits } = spec.grant
   const caps = spec.capabilities
   return {
@@ -17,7 +17,11 @@ function loadData (spec: LoadSpec): IsolateLoadData {
     memoryMb: limits.memoryMb,
     timeoutMs: limits.timeoutMs,
     maxResultBytes: spec.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
-    grants: { kv: caps.kv !== undefined, fetch: caps.fetch !== undefined, ...(caps.env !== undefined ? { env: { ...caps.env } } : {}) }
+    grants: {
+      kv: caps.kv !== undefined,
+      fetch: caps.fetch !== undefined,
+      ...(caps.env !== undefined ? { env: { ...caps.env } } : {})
+    }
   }
 }
 
@@ -27,7 +31,7 @@ function loadData (spec: LoadSpec): IsolateLoadData {
  * abort a process through V8 out-of-memory despite the isolate's heap limit). `spec.isolation: 'in-process'` keeps the
  * isolate in the host process for trusted code and benchmarks. Rejects with the load error.
  */
-export async function loadIsolate (spec: LoadSpec): Promise<SandboxInstance> {
+export async function loadIsolate(spec: LoadSpec): Promise<SandboxInstance> {
   const inst = new IsolateInstance(spec)
   const data = loadData(spec)
   if (spec.isolation === 'in-process') inst.backend = new InProcessBackend(data, inst)
@@ -37,7 +41,7 @@ export async function loadIsolate (spec: LoadSpec): Promise<SandboxInstance> {
     inst.backend = backend
   }
   try {
-    inst.descriptor = await inst.backend.start() as PluginDescriptor
+    inst.descriptor = (await inst.backend.start()) as PluginDescriptor
   } catch (err) {
     await inst.backend.dispose()
     throw new Error(`plugin '${spec.manifest.name}' failed to load in the isolate sandbox: ${(err as Error).message}`)

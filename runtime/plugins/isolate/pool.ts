@@ -23,15 +23,18 @@ export const DEFAULT_POOL: IsolatePoolOptions = { processes: 4, pluginsPerProces
 export class IsolatePool {
   private readonly shared = new Set<SharedProcess>()
 
-  constructor (readonly opts: IsolatePoolOptions) {}
+  constructor(readonly opts: IsolatePoolOptions) {}
 
-  place (alone: boolean): SharedProcess {
+  place(alone: boolean): SharedProcess {
     const { processes, pluginsPerProcess } = this.opts
     if (alone || pluginsPerProcess <= 1) return new SharedProcess(() => {})
     let best: SharedProcess | undefined
     for (const p of this.shared) if (p.open && (best === undefined || p.size < best.size)) best = p
-    if (best !== undefined && (best.size < pluginsPerProcess || (processes > 0 && this.shared.size >= processes))) return best
-    const p = new SharedProcess((gone) => { this.shared.delete(gone) })
+    if (best !== undefined && (best.size < pluginsPerProcess || (processes > 0 && this.shared.size >= processes)))
+      return best
+    const p = new SharedProcess((gone) => {
+      this.shared.delete(gone)
+    })
     this.shared.add(p)
     return p
   }
@@ -40,13 +43,19 @@ export class IsolatePool {
 const pools = new Map<string, IsolatePool>()
 
 /** One pool per distinct setting in this host process: plugins loaded with the same setting share processes. */
-export function poolFor (given: Partial<IsolatePoolOptions> = {}): IsolatePool {
+export function poolFor(given: Partial<IsolatePoolOptions> = {}): IsolatePool {
   const opts: IsolatePoolOptions = {
     processes: Number.isInteger(given.processes) && given.processes! >= 0 ? given.processes! : DEFAULT_POOL.processes,
-    pluginsPerProcess: Number.isInteger(given.pluginsPerProcess) && given.pluginsPerProcess! >= 1 ? given.pluginsPerProcess! : DEFAULT_POOL.pluginsPerProcess
+    pluginsPerProcess:
+      Number.isInteger(given.pluginsPerProcess) && given.pluginsPerProcess! >= 1
+        ? given.pluginsPerProcess!
+        : DEFAULT_POOL.pluginsPerProcess
   }
   const key = `${opts.processes}/${opts.pluginsPerProcess}`
   let pool = pools.get(key)
-  if (pool === undefined) { pool = new IsolatePool(opts); pools.set(key, pool) }
+  if (pool === undefined) {
+    pool = new IsolatePool(opts)
+    pools.set(key, pool)
+  }
   return pool
 }

@@ -5,23 +5,23 @@ import type { FailReason, IsolateLoadData } from './isolate-core.js'
  * of the plugin instance a message is for. `args` is JSON text ('' for none).
  */
 export type ToChild =
-  | { t: 'load', s: number, data: IsolateLoadData }
-  | { t: 'unload', s: number }
-  | { t: 'call', s: number, id: number, kind: string, name: string, args: string }
-  | { t: 'cap', s: number, capId: number, ok: boolean, json: string }
-  | { t: 'abort', s: number, id: number, message: string }
+  | { t: 'load'; s: number; data: IsolateLoadData }
+  | { t: 'unload'; s: number }
+  | { t: 'call'; s: number; id: number; kind: string; name: string; args: string }
+  | { t: 'cap'; s: number; capId: number; ok: boolean; json: string }
+  | { t: 'abort'; s: number; id: number; message: string }
 
 /** Sandbox process -> supervisor, tagged with the slot it comes from. */
 export type ToParent =
-  | { t: 'loaded', s: number, descriptor: unknown }
-  | { t: 'load-failed', s: number, message: string }
-  | { t: 'result', s: number, id: number, json: string }
-  | { t: 'failed', s: number, id: number, reason: FailReason, message: string }
-  | { t: 'progress', s: number, id: number, json: string }
-  | { t: 'cap', s: number, capId: number, id: number, op: string, args: string }
-  | { t: 'log', s: number, level: string, msg: string, data: string }
-  | { t: 'died', s: number, reason: FailReason, message: string }
-  | { t: 'aborted', s: number, id: number }
+  | { t: 'loaded'; s: number; descriptor: unknown }
+  | { t: 'load-failed'; s: number; message: string }
+  | { t: 'result'; s: number; id: number; json: string }
+  | { t: 'failed'; s: number; id: number; reason: FailReason; message: string }
+  | { t: 'progress'; s: number; id: number; json: string }
+  | { t: 'cap'; s: number; capId: number; id: number; op: string; args: string }
+  | { t: 'log'; s: number; level: string; msg: string; data: string }
+  | { t: 'died'; s: number; reason: FailReason; message: string }
+  | { t: 'aborted'; s: number; id: number }
 
 /**
  * The sandbox process's file descriptor of its crash marker: a 4-byte file where it writes the slot
@@ -42,9 +42,9 @@ export class Batcher<M> {
     this.sendBatch(b)
   }
 
-  constructor (private readonly sendBatch: (b: M[]) => void) {}
+  constructor(private readonly sendBatch: (b: M[]) => void) {}
 
-  push (m: M): void {
+  push(m: M): void {
     if (this.batch.push(m) === 1) queueMicrotask(this.flush)
   }
 }

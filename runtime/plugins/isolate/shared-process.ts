@@ -19,11 +19,15 @@ const STDERR_TAIL = 8192
 const MARK_DIR = existsSync('/dev/shm') ? '/dev/shm' : tmpdir()
 
 /** Only the flags a sandbox process needs (never `-e`, `--inspect`, heap sizes of the host...): loaders when run from source. */
-function childExecArgv (): string[] {
+function childExecArgv(): string[] {
   const keep = ['--no-node-snapshot']
   for (const a of process.execArgv) {
     if (a === '--enable-source-maps' || a.startsWith('--conditions=')) keep.push(a)
-    else if (!useCompiled && (a.startsWith('--import=') || a.startsWith('--loader=') || a.startsWith('--experimental-loader='))) keep.push(a)
+    else if (
+      !useCompiled &&
+      (a.startsWith('--import=') || a.startsWith('--loader=') || a.startsWith('--experimental-loader='))
+    )
+      keep.push(a)
   }
   return keep
 }
@@ -45,8 +49,8 @@ export interface Member {
   readonly timeoutMs: number
   /** Has calls in flight or a load under way. */
   readonly busy: boolean
-  message (m: ToParent): void
-  gone (death: ProcessDeath): void
+  message(m: ToParent): void
+  gone(death: ProcessDeath): void
 }
 
 /**
@@ -70,28 +74,47 @@ export class SharedProcess {
   private holds = 0
   private readonly exitedP: Promise<void>
 
-  constructor (private readonly onGone: (p: SharedProcess) => void) {
+  constructor(private readonly onGone: (p: SharedProcess) => void) {
     const dir = mkdtempSync(join(MARK_DIR, 'plt-iso-'))
     this.markFd = openSync(join(dir, 'mark'), 'w+')
     try {
       // JSON serialisation: ~30% cheaper than 'advanced' per round trip for the small messages calls are made of
-      this.child = fork(CHILD, [], { execArgv: childExecArgv(), serialization: 'json', stdio: ['ignore', 'ignore', 'pipe', 'ipc', this.markFd] })
+      this.child = fork(CHILD, [], {
+        execArgv: childExecArgv(),
+        serialization: 'json',
+        stdio: ['ignore', 'ignore', 'pipe', 'ipc', this.markFd]
+      })
     } finally {
       rmSync(dir, { recursive: true, force: true }) // the open descriptors keep the file; nothing is left on disk
     }
     const child = this.child
     child.stderr!.setEncoding('utf8')
-    child.stderr!.on('data', (s: string) => { this.stderr = (this.stderr + s).slice(-STDERR_TAIL) })
-    this.out = new Batcher<ToChild>((b) => { if (child.connected) child.send(b) })
+    child.stderr!.on('data', (s: string) => {
+      this.stderr = (this.stderr + s).slice(-STDERR_TAIL)
+    })
+    this.out = new Batcher<ToChild>((b) => {
+      if (child.connected) child.send(b)
+    })
     child.on('message', (batch: ToParent[]) => {
-      if (this.wedgeTimer !== undefined) { clearTimeout(this.wedgeTimer); this.wedgeTimer = undefined }
+      if (this.wedgeTimer !== undefined) {
+        clearTimeout(this.wedgeTimer)
+        this.wedgeTimer = undefined
+      }
       for (const m of batch) this.members.get(m.s)?.message(m)
     })
     // 'close' (not 'exit'): stderr is fully read by then, so a V8 out-of-memory report is seen
-    child.once('close', (code: number | null, signal: string | null) => { this.exited(code, signal) })
+    child.once('close', (code: number | null, signal: string | null) => {
+      this.exited(code, signal)
+    })
     // a process the parent disconnected itself may never emit 'close': 'exit' is what shutdown waits for
-    this.exitedP = new Promise((resolve) => { child.once('exit', () => { resolve() }) })
-    child.on('error', () => { /* reported through close */ })
+    this.exitedP = new Promise((resolve) => {
+      child.once('exit', () => {
+        resolve()
+      })
+    })
+    child.on('error', () => {
+      /* reported through close */
+    })
     this.hold(-0)
   }
 
@@ -99,35 +122,54 @@ export class SharedProcess {
    * The process never keeps the host alive by itself, except while a plugin is loading into it:
    * a script that only awaits a load would otherwise end with the load unsettled.
    */
-  hold (delta: number): void {
+  hold(delta: number): void {
     const was = this.holds
     this.holds += delta
     if (was > 0 && this.holds > 0 && delta !== 0) return
-    const channel = (this.child as unknown as { channel?: { ref (): void, unref (): void } }).channel
-    const stderr = this.child.stderr as unknown as { ref? (): void, unref? (): void } | null
-    if (this.holds > 0) { this.child.ref(); channel?.ref(); stderr?.ref?.() } else { this.child.unref(); channel?.unref(); stderr?.unref?.() }
+    const channel = (this.child as unknown as { channel?: { ref(): void; unref(): void } }).channel
+    const stderr = this.child.stderr as unknown as { ref?(): void; unref?(): void } | null
+    if (this.holds > 0) {
+      this.child.ref()
+      channel?.ref()
+      stderr?.ref?.()
+    } else {
+      this.child.unref()
+      channel?.unref()
+      stderr?.unref?.()
+    }
   }
 
-  get pid (): number | undefined { return this.child.pid }
-  get size (): number { return this.members.size }
+  get pid(): number | undefined {
+    return this.child.pid
+  }
+  get size(): number {
+    return this.members.size
+  }
   /** Takes new plugins: running and not shutting down. */
-  get open (): boolean { return !this.closing && this.child.connected }
+  get open(): boolean {
+    return !this.closing && this.child.connected
+  }
 
-  attach (m: Member): number {
+  attach(m: Member): number {
     const s = this.nextSlot++
     this.members.set(s, m)
     return s
   }
 
   /** Removes a plugin; the last one out stops the process (resolves when it has exited). */
-  async detach (slot: number): Promise<void> {
+  async detach(slot: number): Promise<void> {
     if (!this.members.delete(slot)) return
-    if (this.members.size > 0) { this.trySend({ t: 'unload', s: slot }); return }
+    if (this.members.size > 0) {
+      this.trySend({ t: 'unload', s: slot })
+      return
+    }
     this.closing = true
     this.onGone(this)
     const child = this.child
     if (child.exitCode !== null || child.signalCode !== null) return
-    const t = setTimeout(() => { child.kill('SIGKILL') }, 1000)
+    const t = setTimeout(() => {
+      child.kill('SIGKILL')
+    }, 1000)
     child.disconnect?.()
     child.kill('SIGTERM')
     await this.exitedP
@@ -135,7 +177,7 @@ export class SharedProcess {
     this.closeMark()
   }
 
-  send (m: ToChild): void {
+  send(m: ToChild): void {
     if (!this.child.connected) throw new Error('sandbox process is not running')
     this.out.push(m)
   }
@@ -145,35 +187,51 @@ export class SharedProcess {
    * limit of its plugins plus `slackMs` is wedged. It is killed (every plugin in it loses its calls
    * in flight); the plugin marked as running carries the blame, else `m`.
    */
-  watchAbort (m: Member, slackMs: number): void {
+  watchAbort(m: Member, slackMs: number): void {
     this.killBlame = m
     // any plugin of the process may legitimately hold its thread for its own time limit
     let longest = 0
     for (const x of this.members.values()) longest = Math.max(longest, x.timeoutMs)
-    this.wedgeTimer ??= setTimeout(() => { this.wedgeTimer = undefined; this.wedgeKilled = this.killBlame; this.child.kill('SIGKILL') }, longest + slackMs)
+    this.wedgeTimer ??= setTimeout(() => {
+      this.wedgeTimer = undefined
+      this.wedgeKilled = this.killBlame
+      this.child.kill('SIGKILL')
+    }, longest + slackMs)
   }
 
-  stderrHint (): string {
+  stderrHint(): string {
     const s = this.stderr
     if (/out of memory|heap limit|OOM/i.test(s)) return ': V8 ran out of memory'
-    const line = s.trim().split('\n').filter((l) => l.trim() !== '').slice(-1)[0]
+    const line = s
+      .trim()
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .slice(-1)[0]
     return line !== undefined ? `: ${line.slice(0, 300)}` : ''
   }
 
-  private closeMark (): void {
+  private closeMark(): void {
     if (this.markClosed) return
     this.markClosed = true
     closeSync(this.markFd)
   }
 
-  private trySend (m: ToChild): void { try { this.send(m) } catch { /* gone: nothing to tell it */ } }
+  private trySend(m: ToChild): void {
+    try {
+      this.send(m)
+    } catch {
+      /* gone: nothing to tell it */
+    }
+  }
 
-  private culprit (): Member | undefined {
+  private culprit(): Member | undefined {
     const buf = Buffer.alloc(4)
     let slot = 0
     try {
       if (!this.markClosed && readSync(this.markFd, buf, 0, 4, 0) === 4) slot = buf.readInt32LE(0)
-    } catch { /* no marker: fall back to the plugins with work in flight */ }
+    } catch {
+      /* no marker: fall back to the plugins with work in flight */
+    }
     const marked = this.members.get(slot)
     if (marked?.busy === true) return marked
     // killed by us for a missed acknowledgement, with no plugin marked as running: the one that asked
@@ -184,11 +242,17 @@ export class SharedProcess {
     return undefined
   }
 
-  private exited (code: number | null, signal: string | null): void {
-    if (this.wedgeTimer !== undefined) { clearTimeout(this.wedgeTimer); this.wedgeTimer = undefined }
+  private exited(code: number | null, signal: string | null): void {
+    if (this.wedgeTimer !== undefined) {
+      clearTimeout(this.wedgeTimer)
+      this.wedgeTimer = undefined
+    }
     const culprit = this.culprit()
     this.closeMark()
-    if (!this.closing) { this.closing = true; this.onGone(this) }
+    if (!this.closing) {
+      this.closing = true
+      this.onGone(this)
+    }
     const reason: FailReason = /out of memory|heap limit|OOM/i.test(this.stderr) ? 'memory' : 'crashed'
     const cause = `(${signal ?? `exit code ${code}`})${this.stderrHint()}`
     const members = [...this.members.values()]

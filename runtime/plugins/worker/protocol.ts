@@ -1,11 +1,16 @@
 /** What the worker tells the host during call `id`, on the pool's BroadcastChannel (log lines carry id 0 and are not counted). */
 export type WorkerToHost =
-  | { id: number, t: 'progress', json: string }
-  | { id: number, t: 'log', level: string, msg: string, data: string }
-  | { id: number, t: 'cap', capId: number, op: string, args: string }
+  | { id: number; t: 'progress'; json: string }
+  | { id: number; t: 'log'; level: string; msg: string; data: string }
+  | { id: number; t: 'cap'; capId: number; op: string; args: string }
 
 /** The host's answer to a capability request of call `id`. */
-export interface CapReply { id: number, capId: number, ok: boolean, json: string }
+export interface CapReply {
+  id: number
+  capId: number
+  ok: boolean
+  json: string
+}
 
 /** Data every thread of a plugin's pool starts with. */
 export interface WorkerData {
@@ -19,7 +24,7 @@ export interface WorkerData {
   /** Float64Array slots: when the call in each slot started running (ms since epoch), 0 while queued. */
   starts: SharedArrayBuffer
   maxResultBytes: number
-  grants: { kv: boolean, fetch: boolean, env?: Record<string, string> }
+  grants: { kv: boolean; fetch: boolean; env?: Record<string, string> }
 }
 
 /**
@@ -27,4 +32,10 @@ export interface WorkerData {
  * status 0 JSON result, 1 threw, 2 invalid result; `sent` counts the messages the call posted, so
  * the host settles only after all of them arrived.
  */
-export interface WorkerTask { id: number, slot: number, kind: string, name: string, args: string }
+export interface WorkerTask {
+  id: number
+  slot: number
+  kind: string
+  name: string
+  args: string
+}

@@ -4,10 +4,12 @@
  */
 let sdkUrl = ''
 
-export function initialize (data: { sdk: string }): void { sdkUrl = data.sdk }
+export function initialize(data: { sdk: string }): void {
+  sdkUrl = data.sdk
+}
 
 type Next = (specifier: string, context: unknown) => Promise<unknown>
-export async function resolve (specifier: string, context: unknown, next: Next): Promise<unknown> {
+export async function resolve(specifier: string, context: unknown, next: Next): Promise<unknown> {
   if (specifier === 'agent-platform/sdk') return { url: sdkUrl, shortCircuit: true }
   return await next(specifier, context)
 }

@@ -13,7 +13,7 @@ const data = workerData as WorkerData
 register(data.hooks, { data: { sdk: data.sdk } })
 const starts = new Float64Array(data.starts)
 const channel = new BroadcastChannel(data.channel)
-const waiting = new Map<number, { id: number, resolve: (v: unknown) => void, reject: (e: Error) => void }>()
+const waiting = new Map<number, { id: number; resolve: (v: unknown) => void; reject: (e: Error) => void }>()
 let nextCap = 1
 channel.onmessage = (ev: unknown) => {
   const m = (ev as { data: CapReply }).data
@@ -21,38 +21,53 @@ channel.onmessage = (ev: unknown) => {
   const w = waiting.get(m.capId)
   if (w === undefined || w.id !== m.id) return
   waiting.delete(m.capId)
-  if (m.ok) w.resolve(m.json === '' ? undefined : JSON.parse(m.json)); else w.reject(new Error(m.json))
+  if (m.ok) w.resolve(m.json === '' ? undefined : JSON.parse(m.json))
+  else w.reject(new Error(m.json))
 }
 channel.unref()
 
 let plugin: Promise<unknown> | undefined
-const load = (): Promise<unknown> => (plugin ??= import(`${pathToFileURL(data.entry).href}?v=${data.loadId}`).then((m: { default?: unknown }) => m.default))
+const load = (): Promise<unknown> =>
+  (plugin ??= import(`${pathToFileURL(data.entry).href}?v=${data.loadId}`).then(
+    (m: { default?: unknown }) => m.default
+  ))
 
-function describe (e: unknown): string {
+function describe(e: unknown): string {
   try {
     if (e instanceof Error) return (e.name !== '' && e.name !== 'Error' ? `${e.name}: ` : '') + String(e.message)
     if (typeof e === 'string') return e
     if (e === undefined) return 'plugin threw undefined'
     const s = JSON.stringify(e)
     return `plugin threw a non-Error value: ${(s === undefined ? String(e) : s).slice(0, 1000)}`
-  } catch { return 'plugin threw a value that cannot be described' }
+  } catch {
+    return 'plugin threw a value that cannot be described'
+  }
 }
 
 const mb = (n: number): string => (n / 1048576).toFixed(1)
 
-function toJson (value: unknown): string {
+function toJson(value: unknown): string {
   const max = data.maxResultBytes
-  if (typeof value === 'string' && value.length > max) return `2result too large: ${mb(value.length)} MB, the limit is ${mb(max)} MB`
+  if (typeof value === 'string' && value.length > max)
+    return `2result too large: ${mb(value.length)} MB, the limit is ${mb(max)} MB`
   let s: string | undefined
-  try { s = JSON.stringify(value === undefined ? null : value) } catch (e) { return `2result is not a JSON value: ${describe(e)}` }
+  try {
+    s = JSON.stringify(value === undefined ? null : value)
+  } catch (e) {
+    return `2result is not a JSON value: ${describe(e)}`
+  }
   if (s === undefined) s = 'null'
   if (s.length > max) return `2result too large: ${mb(s.length)} MB of JSON, the limit is ${mb(max)} MB`
   return '0' + s
 }
 
-interface Call { id: number, sent: number, done: boolean }
+interface Call {
+  id: number
+  sent: number
+  done: boolean
+}
 
-function post (call: Call, m: WorkerToHost): void {
+function post(call: Call, m: WorkerToHost): void {
   if (call.done) return
   call.sent++
   channel.postMessage(m)
@@ -61,24 +76,43 @@ function post (call: Call, m: WorkerToHost): void {
 // Shared by every call of this thread: log lines are not tied to a call (id 0, not counted), and a
 // worker call is stopped by terminating its thread, so the signal never fires.
 const logger = (level: string) => (msg: unknown, d?: unknown) => {
-  try { channel.postMessage({ id: 0, t: 'log', level, msg: String(msg).slice(0, 8192), data: d === undefined ? '{}' : JSON.stringify(d) } satisfies WorkerToHost) } catch { /* unserialisable log data */ }
+  try {
+    channel.postMessage({
+      id: 0,
+      t: 'log',
+      level,
+      msg: String(msg).slice(0, 8192),
+      data: d === undefined ? '{}' : JSON.stringify(d)
+    } satisfies WorkerToHost)
+  } catch {
+    /* unserialisable log data */
+  }
 }
-const sharedLog = Object.freeze({ debug: logger('debug'), info: logger('info'), warn: logger('warn'), error: logger('error') })
+const sharedLog = Object.freeze({
+  debug: logger('debug'),
+  info: logger('info'),
+  warn: logger('warn'),
+  error: logger('error')
+})
 const neverAborted = new AbortController().signal
 const sharedEnv = data.grants.env !== undefined ? Object.freeze({ ...data.grants.env }) : undefined
 
-function makeCtx (call: Call): Record<string, unknown> {
+function makeCtx(call: Call): Record<string, unknown> {
   const id = call.id
-  const cap = (op: string, args: unknown[]): Promise<unknown> => new Promise((resolve, reject) => {
-    if (call.done) { reject(new Error('the call has ended')); return }
-    const capId = nextCap++
-    waiting.set(capId, { id, resolve, reject })
-    post(call, { id, t: 'cap', capId, op, args: JSON.stringify(args) })
-  })
+  const cap = (op: string, args: unknown[]): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      if (call.done) {
+        reject(new Error('the call has ended'))
+        return
+      }
+      const capId = nextCap++
+      waiting.set(capId, { id, resolve, reject })
+      post(call, { id, t: 'cap', capId, op, args: JSON.stringify(args) })
+    })
   const ctx: Record<string, unknown> = {
     log: sharedLog,
     signal: neverAborted,
-    progress (partial: unknown) {
+    progress(partial: unknown) {
       const s = JSON.stringify(partial === undefined ? null : partial)
       if (s.length <= data.maxResultBytes) post(call, { id, t: 'progress', json: s })
     }
@@ -94,7 +128,7 @@ function makeCtx (call: Call): Record<string, unknown> {
   }
   if (g.fetch) {
     ctx.fetch = async (url: unknown, init?: unknown) => {
-      const r = await cap('fetch', [String(url), init ?? {}]) as { text: string }
+      const r = (await cap('fetch', [String(url), init ?? {}])) as { text: string }
       return { ...r, json: () => JSON.parse(r.text) as unknown }
     }
   }
@@ -103,18 +137,26 @@ function makeCtx (call: Call): Record<string, unknown> {
 }
 
 /** Loads the entry and reports its descriptor (JSON text), or `1<message>`. */
-export async function describeTask (): Promise<string> {
-  try { return '0' + JSON.stringify(describePlugin(await load())) } catch (e) { return '1' + describe(e) }
+export async function describeTask(): Promise<string> {
+  try {
+    return '0' + JSON.stringify(describePlugin(await load()))
+  } catch (e) {
+    return '1' + describe(e)
+  }
 }
 
-export default async function runTask (task: WorkerTask): Promise<string> {
+export default async function runTask(task: WorkerTask): Promise<string> {
   const call: Call = { id: task.id, sent: 0, done: false }
   let out: string
   try {
     const def = await load()
     // the call's time limit starts now: thread start-up and module loading are not the call's time
     starts[task.slot] = Date.now()
-    const value = await invokeContribution(def as never, { kind: task.kind as never, name: task.name, args: task.args === '' ? undefined : JSON.parse(task.args) }, makeCtx(call) as never)
+    const value = await invokeContribution(
+      def as never,
+      { kind: task.kind as never, name: task.name, args: task.args === '' ? undefined : JSON.parse(task.args) },
+      makeCtx(call) as never
+    )
     out = toJson(value)
   } catch (e) {
     out = '1' + describe(e)

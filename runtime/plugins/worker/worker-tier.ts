@@ -3,7 +3,14 @@ import { availableParallelism } from 'node:os'
 import { randomUUID } from 'node:crypto'
 import { BroadcastChannel } from 'node:worker_threads'
 import { Piscina } from 'piscina'
-import { PluginCallError, type InvokeOptions, type InvokeRequest, type LoadSpec, type PluginDescriptor, type SandboxInstance } from '../contract.js'
+import {
+  PluginCallError,
+  type InvokeOptions,
+  type InvokeRequest,
+  type LoadSpec,
+  type PluginDescriptor,
+  type SandboxInstance
+} from '../contract.js'
 import { parseResult } from '../json-result.js'
 import { runCapability } from '../capability-call.js'
 import { CallSlots } from '../call-slots.js'
@@ -25,7 +32,9 @@ const fromSource = here.endsWith('.ts')
 const compiledTask = new URL('../../../dist/runtime/plugins/worker/worker-task.js', here)
 const useCompiled = fromSource && existsSync(compiledTask)
 const TASK = useCompiled ? compiledTask : new URL(`./worker-task${fromSource ? '.ts' : '.js'}`, here)
-const HOOKS = useCompiled ? new URL('../../../dist/runtime/plugins/worker/sdk-hooks.js', here) : new URL(`./sdk-hooks${fromSource ? '.ts' : '.js'}`, here)
+const HOOKS = useCompiled
+  ? new URL('../../../dist/runtime/plugins/worker/sdk-hooks.js', here)
+  : new URL(`./sdk-hooks${fromSource ? '.ts' : '.js'}`, here)
 const SDK = import.meta.resolve('agent-platform/sdk')
 
 interface CallState {
@@ -55,9 +64,11 @@ class WorkerInstance implements SandboxInstance {
   private readonly slots = new CallSlots(MAX_IN_FLIGHT)
   private readonly calls = new Map<number, CallState>()
   private nextId = 1
-  private readonly checkTimeout = (s: CallState): void => { this.timeoutCheck(s) }
+  private readonly checkTimeout = (s: CallState): void => {
+    this.timeoutCheck(s)
+  }
 
-  constructor (private readonly spec: LoadSpec) {
+  constructor(private readonly spec: LoadSpec) {
     this.name = spec.manifest.name
     const { limits } = spec.grant
     this.timeoutMs = limits.timeoutMs
@@ -67,7 +78,9 @@ class WorkerInstance implements SandboxInstance {
     this.starts = new Float64Array(startsBuf)
     this.freeSlots = Array.from({ length: MAX_IN_FLIGHT }, (_, i) => MAX_IN_FLIGHT - 1 - i)
     this.channel = new BroadcastChannel(channelName)
-    this.channel.onmessage = (ev: unknown) => { this.fromWorker((ev as { data: WorkerToHost }).data) }
+    this.channel.onmessage = (ev: unknown) => {
+      this.fromWorker((ev as { data: WorkerToHost }).data)
+    }
     this.channel.unref()
     const workerData: WorkerData = {
       name: this.name,
@@ -78,7 +91,11 @@ class WorkerInstance implements SandboxInstance {
       channel: channelName,
       starts: startsBuf,
       maxResultBytes: spec.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
-      grants: { kv: caps.kv !== undefined, fetch: caps.fetch !== undefined, ...(caps.env !== undefined ? { env: { ...caps.env } } : {}) }
+      grants: {
+        kv: caps.kv !== undefined,
+        fetch: caps.fetch !== undefined,
+        ...(caps.env !== undefined ? { env: { ...caps.env } } : {})
+      }
     }
     this.pool = new Piscina({
       filename: TASK.href,
@@ -97,41 +114,74 @@ class WorkerInstance implements SandboxInstance {
       ...(useCompiled ? { execArgv: [] } : {})
     })
     // a thread that dies is replaced by piscina; the failed call reports it, this keeps it off the console
-    this.pool.on('error', (err: unknown) => { spec.capabilities.log.warn({ err, plugin: this.name }, 'plugin worker thread error') })
+    this.pool.on('error', (err: unknown) => {
+      spec.capabilities.log.warn({ err, plugin: this.name }, 'plugin worker thread error')
+    })
   }
 
-  async load (): Promise<void> {
-    const out = await this.pool.run({}, { name: 'describeTask', signal: AbortSignal.timeout(Math.max(this.timeoutMs, 10_000)) }) as string
+  async load(): Promise<void> {
+    const out = (await this.pool.run(
+      {},
+      { name: 'describeTask', signal: AbortSignal.timeout(Math.max(this.timeoutMs, 10_000)) }
+    )) as string
     if (out[0] !== '0') throw new Error(out.slice(1))
     this.descriptor = JSON.parse(out.slice(1)) as PluginDescriptor
   }
 
-  async invoke (req: InvokeRequest, opts: InvokeOptions = {}): Promise<unknown> {
+  async invoke(req: InvokeRequest, opts: InvokeOptions = {}): Promise<unknown> {
     if (this.disposed) throw new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`)
     const signal = opts.signal
-    if (signal?.aborted === true) throw new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
+    if (signal?.aborted === true)
+      throw new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
     let args: string
-    try { args = req.args === undefined ? '' : JSON.stringify(req.args) } catch (err) { throw new PluginCallError(this.name, 'invalid-result', `arguments are not JSON: ${(err as Error).message}`) }
+    try {
+      args = req.args === undefined ? '' : JSON.stringify(req.args)
+    } catch (err) {
+      throw new PluginCallError(this.name, 'invalid-result', `arguments are not JSON: ${(err as Error).message}`)
+    }
     // a free slot is taken synchronously: no await (and no extra microtask turn) on the fast path
-    try { const wait = this.slots.acquire(signal); if (wait !== undefined) await wait } catch (err) {
-      throw err instanceof PluginCallError ? err : new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled while queued`)
+    try {
+      const wait = this.slots.acquire(signal)
+      if (wait !== undefined) await wait
+    } catch (err) {
+      throw err instanceof PluginCallError
+        ? err
+        : new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled while queued`)
     }
     const slot = this.freeSlots.pop()!
     this.starts[slot] = 0
     const abort = new Cancellation()
-    const s: CallState = { id: this.nextId++, slot, onProgress: opts.onProgress, abort, timer: undefined, timedOut: false, received: 0, expected: -1, onAll: undefined }
+    const s: CallState = {
+      id: this.nextId++,
+      slot,
+      onProgress: opts.onProgress,
+      abort,
+      timer: undefined,
+      timedOut: false,
+      received: 0,
+      expected: -1,
+      onAll: undefined
+    }
     this.calls.set(s.id, s)
     s.timer = setTimeout(this.checkTimeout, this.timeoutMs, s)
-    const onCallerAbort = signal !== undefined ? () => { abort.abort('cancelled') } : undefined
+    const onCallerAbort =
+      signal !== undefined
+        ? () => {
+            abort.abort('cancelled')
+          }
+        : undefined
     if (onCallerAbort !== undefined) signal!.addEventListener('abort', onCallerAbort, { once: true })
     let out: string
     try {
       const task: WorkerTask = { id: s.id, slot, kind: req.kind, name: req.name, args }
-      out = await this.pool.run(task, { signal: abort as never }) as string
+      out = (await this.pool.run(task, { signal: abort as never })) as string
       // results travel on piscina's channel, progress on the BroadcastChannel: settle after the call's last message
       const colon = out.indexOf(':')
       s.expected = Number(out.slice(1, colon))
-      if (s.received < s.expected) await new Promise<void>((resolve) => { s.onAll = resolve })
+      if (s.received < s.expected)
+        await new Promise<void>((resolve) => {
+          s.onAll = resolve
+        })
       out = out[0]! + out.slice(colon + 1)
     } catch (err) {
       throw this.failure(err, s.timedOut)
@@ -144,13 +194,20 @@ class WorkerInstance implements SandboxInstance {
     }
     const payload = out.slice(1)
     if (out[0] === '0') {
-      try { return parseResult(payload) } catch (err) { throw this.counted('invalid-result', `plugin '${this.name}' returned an invalid result: ${(err as Error).message}`) }
+      try {
+        return parseResult(payload)
+      } catch (err) {
+        throw this.counted(
+          'invalid-result',
+          `plugin '${this.name}' returned an invalid result: ${(err as Error).message}`
+        )
+      }
     }
     if (out[0] === '2') throw this.counted('invalid-result', payload)
     throw new PluginCallError(this.name, 'threw', `plugin '${this.name}' threw: ${payload}`)
   }
 
-  async dispose (): Promise<void> {
+  async dispose(): Promise<void> {
     if (this.disposed) return
     this.disposed = true
     this.slots.close(new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`))
@@ -159,26 +216,47 @@ class WorkerInstance implements SandboxInstance {
   }
 
   /** The time limit counts from when the task started running in a thread (queueing and thread start-up excluded). */
-  private timeoutCheck (s: CallState): void {
+  private timeoutCheck(s: CallState): void {
     const started = this.starts[s.slot]!
     const left = started === 0 ? this.timeoutMs : started + this.timeoutMs - Date.now()
-    if (left > 0) { s.timer = setTimeout(this.checkTimeout, left, s); return }
+    if (left > 0) {
+      s.timer = setTimeout(this.checkTimeout, left, s)
+      return
+    }
     s.timedOut = true
     s.abort.abort('timeout')
   }
 
   /** Messages from the pool's threads: progress, log lines, capability requests. */
-  private fromWorker (m: WorkerToHost): void {
-    if (m.t === 'log') { this.logLine(m.level, m.msg, m.data); return }
+  private fromWorker(m: WorkerToHost): void {
+    if (m.t === 'log') {
+      this.logLine(m.level, m.msg, m.data)
+      return
+    }
     const s = this.calls.get(m.id)
     if (s === undefined) return
     switch (m.t) {
       case 'progress':
-        if (s.onProgress !== undefined) { try { s.onProgress(parseResult(m.json)) } catch (err) { this.spec.capabilities.log.warn({ err, plugin: this.name }, 'progress listener failed') } }
+        if (s.onProgress !== undefined) {
+          try {
+            s.onProgress(parseResult(m.json))
+          } catch (err) {
+            this.spec.capabilities.log.warn({ err, plugin: this.name }, 'progress listener failed')
+          }
+        }
         break
       case 'cap': {
-        const reply = (ok: boolean, json: string): void => { if (!this.disposed) this.channel.postMessage({ id: m.id, capId: m.capId, ok, json } satisfies CapReply) }
-        runCapability(this.spec.capabilities, m.op, m.args).then((json) => { reply(true, json) }, (err: unknown) => { reply(false, err instanceof Error ? err.message : String(err)) })
+        const reply = (ok: boolean, json: string): void => {
+          if (!this.disposed) this.channel.postMessage({ id: m.id, capId: m.capId, ok, json } satisfies CapReply)
+        }
+        runCapability(this.spec.capabilities, m.op, m.args).then(
+          (json) => {
+            reply(true, json)
+          },
+          (err: unknown) => {
+            reply(false, err instanceof Error ? err.message : String(err))
+          }
+        )
         break
       }
     }
@@ -186,24 +264,42 @@ class WorkerInstance implements SandboxInstance {
   }
 
   /** Log lines are not tied to a call: they go straight to the host logger, tagged with the plugin. */
-  private logLine (level: string, msg: string, data: string): void {
+  private logLine(level: string, msg: string, data: string): void {
     let fields: Record<string, unknown> = {}
-    try { const d = JSON.parse(data) as unknown; if (d !== null && typeof d === 'object' && !Array.isArray(d)) fields = d as Record<string, unknown> } catch { /* dropped */ }
-    this.spec.capabilities.log[LOG_LEVELS.has(level) ? level as 'info' : 'info']({ ...fields, plugin: this.name }, msg)
+    try {
+      const d = JSON.parse(data) as unknown
+      if (d !== null && typeof d === 'object' && !Array.isArray(d)) fields = d as Record<string, unknown>
+    } catch {
+      /* dropped */
+    }
+    this.spec.capabilities.log[LOG_LEVELS.has(level) ? (level as 'info') : 'info'](
+      { ...fields, plugin: this.name },
+      msg
+    )
   }
 
-  private failure (err: unknown, timedOut: boolean): PluginCallError {
-    const e = err as { code?: string, name?: string, message?: string }
-    if (timedOut) return this.counted('timeout', `plugin '${this.name}' exceeded its time limit of ${this.timeoutMs} ms`)
-    if (e?.name === 'AbortError') return new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
-    if (e?.code === 'ERR_WORKER_OUT_OF_MEMORY') return this.counted('memory', `plugin '${this.name}' exceeded its memory limit of ${this.spec.grant.limits.memoryMb} MB`)
+  private failure(err: unknown, timedOut: boolean): PluginCallError {
+    const e = err as { code?: string; name?: string; message?: string }
+    if (timedOut)
+      return this.counted('timeout', `plugin '${this.name}' exceeded its time limit of ${this.timeoutMs} ms`)
+    if (e?.name === 'AbortError')
+      return new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
+    if (e?.code === 'ERR_WORKER_OUT_OF_MEMORY')
+      return this.counted(
+        'memory',
+        `plugin '${this.name}' exceeded its memory limit of ${this.spec.grant.limits.memoryMb} MB`
+      )
     if (this.disposed) return new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`)
     return this.counted('crashed', `plugin '${this.name}' worker died: ${e?.message ?? String(err)}`)
   }
 
-  private counted (reason: 'timeout' | 'memory' | 'crashed' | 'invalid-result', message: string): PluginCallError {
+  private counted(reason: 'timeout' | 'memory' | 'crashed' | 'invalid-result', message: string): PluginCallError {
     this.spec.metrics?.pluginFailures.inc({ plugin: this.name, reason })
-    if (reason !== 'invalid-result') this.spec.capabilities.log.error({ plugin: this.name, sandbox: 'worker', reason }, `plugin worker call failed: ${message}`)
+    if (reason !== 'invalid-result')
+      this.spec.capabilities.log.error(
+        { plugin: this.name, sandbox: 'worker', reason },
+        `plugin worker call failed: ${message}`
+      )
     return new PluginCallError(this.name, reason, message)
   }
 }
@@ -213,14 +309,16 @@ class WorkerInstance implements SandboxInstance {
  * limits from the memory limit, per-call timeout through AbortSignal). A thread that exits, runs
  * out of memory or never answers fails only its own call and is replaced. Rejects with the load error.
  */
-export async function loadWorker (spec: LoadSpec): Promise<SandboxInstance> {
+export async function loadWorker(spec: LoadSpec): Promise<SandboxInstance> {
   const inst = new WorkerInstance(spec)
   try {
     await inst.load()
   } catch (err) {
     await inst.dispose()
     const e = err as Error
-    throw new Error(`plugin '${spec.manifest.name}' failed to load in the worker sandbox: ${e.name === 'AbortError' ? 'loading timed out' : e.message}`)
+    throw new Error(
+      `plugin '${spec.manifest.name}' failed to load in the worker sandbox: ${e.name === 'AbortError' ? 'loading timed out' : e.message}`
+    )
   }
   return inst
 }
