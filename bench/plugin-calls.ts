@@ -148,7 +148,8 @@ async function startAndMemory(): Promise<{
   const inProcessIdleMb = (process.memoryUsage().rss - before) / M / 1048576
   for (const h of held) await h.dispose()
 
-  // ...and in sandbox processes: the RSS of each idle sandbox process (one isolate each; bench/isolate-pool-memory.ts measures the pool)
+  // ...and in sandbox processes: the RSS of each idle sandbox process (one isolate each;
+  // bench/isolate-pool-memory.ts measures the pool)
   const procs: SandboxInstance[] = []
   for (let i = 0; i < P; i++) procs.push(await loadIsolate(spec('isolate', 1, 'process')))
   await new Promise((resolve) => setTimeout(resolve, 500))

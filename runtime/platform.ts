@@ -11,8 +11,7 @@ import {
   ControlAuditLog,
   WriteGate,
   authorizerFromConfig,
-  type ControlAuthorizer,
-  type TokenConfig
+  type ControlAuthorizer
 } from './auth/index.js'
 import { ADMIT_ALL_TOOL_CALLS, type AreaKey, type ControlAuditEntry, type ToolCallGate } from './contracts/index.js'
 
@@ -183,7 +182,7 @@ export class Platform {
       const checks: Record<string, string> = {}
       let ready = !this.http.isClosing
       for (const [name, check] of this.readiness) {
-        let ok = false
+        let ok: boolean
         try {
           ok = check()
         } catch {

@@ -40,6 +40,9 @@ export interface JsonSchema {
   [k: string]: unknown
 }
 
+// `any` by default: the input schema checks a tool's args at run time, and an unannotated
+// `run({ city })` must compile; a plugin wanting a checked type passes A
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export interface ToolDef<A = any> {
   name: string
   title?: string
@@ -186,6 +189,7 @@ export interface PluginDef {
 }
 
 export declare function definePlugin(def: PluginDef): Readonly<Required<PluginDef>>
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the default of ToolDef's A, for the same reason
 export declare function tool<A = any>(
   def: ToolDef<A>
 ): Readonly<Required<Omit<ToolDef<A>, 'title' | 'iconUrl' | 'uiResource'>>> & ToolDef<A>

@@ -33,7 +33,10 @@ function checkList(where, key, list) {
   })
 }
 
-/** The default export of a plugin entry. Unknown keys, items not made with their helper and duplicate names are refused, so mistakes fail at load. */
+/**
+ * The default export of a plugin entry. Unknown keys, items not made with their helper and
+ * duplicate names are refused, so mistakes fail at load.
+ */
 export function definePlugin(def) {
   if (def === null || typeof def !== 'object') throw new TypeError('definePlugin expects an object')
   for (const k of Object.keys(def))

@@ -147,14 +147,14 @@ export async function startServer(opts: StartOptions): Promise<ServerProcess> {
 export function processTree(pid: number): number[] {
   const out = [pid]
   for (let i = 0; i < out.length; i++) {
-    let tids: string[] = []
+    let tids: string[]
     try {
       tids = readdirSync(`/proc/${out[i]}/task`)
     } catch {
       continue
     }
     for (const tid of tids) {
-      let kids = ''
+      let kids: string
       try {
         kids = readFileSync(`/proc/${out[i]}/task/${tid}/children`, 'utf8')
       } catch {

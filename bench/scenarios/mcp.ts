@@ -210,7 +210,8 @@ type Request = { method: string; body: string; headers: Record<string, string>; 
 
 async function prepare(t: Target, noSession: boolean): Promise<Request | string> {
   const url = t.server.url + t.path
-  // ids differ per request (the load tool replaces SEQ by a counter): one session's concurrent requests must not share an id
+  // ids differ per request (the load tool replaces SEQ by a counter):
+  // one session's concurrent requests must not share an id
   const call = (extra: Record<string, unknown> = {}) =>
     JSON.stringify({
       jsonrpc: '2.0',

@@ -3,7 +3,8 @@ import { row, type RunOptions, type Scenario, type ScenarioResult } from '../sce
 import { sleep, startPeer, startPlatform, type ServerProcess } from '../lib/proc.js'
 import { WsLoad } from '../lib/ws-load.js'
 
-const GROUP = 10 // members per room: idle connections live in small rooms (a 20 000-member room would announce 2·10^8 joins)
+// members per room: idle connections live in small rooms (a 20 000-member room would announce 2·10^8 joins)
+const GROUP = 10
 
 interface Measured {
   connections: number

@@ -125,19 +125,21 @@ export class OpenAiRuntime implements AiRuntime {
             sawDone = true
             break
           }
-          let chunk: any
+          let parsed: unknown
           try {
-            chunk = JSON.parse(data)
+            parsed = JSON.parse(data)
           } catch {
             throw new Failure('protocol', `${url} sent a chunk that is not JSON${snippet(data)}`)
           }
-          if (chunk?.error !== undefined)
+          // a primitive has no `error`, so testing the shape first refuses the same chunks
+          if (typeof parsed !== 'object' || parsed === null)
+            throw new Failure('protocol', `${url} sent a chunk that is not an object${snippet(data)}`)
+          const chunk = parsed as WireChunk
+          if (chunk.error !== undefined)
             throw new Failure(
               'http',
               `${url} reported an error mid-stream: ${String(chunk.error?.message ?? JSON.stringify(chunk.error))}`
             )
-          if (typeof chunk !== 'object' || chunk === null)
-            throw new Failure('protocol', `${url} sent a chunk that is not an object${snippet(data)}`)
           const out: AiEvent[] = []
           const u = chunk.usage
           if (u !== undefined && u !== null) {
@@ -155,10 +157,10 @@ export class OpenAiRuntime implements AiRuntime {
             })
             reported = true
           }
-          for (const choice of Array.isArray(chunk.choices) ? chunk.choices : []) {
+          for (const choice of (Array.isArray(chunk.choices) ? chunk.choices : []) as (WireChoice | null)[]) {
             const d = choice?.delta ?? {}
             if (typeof d.content === 'string' && d.content !== '') out.push({ type: 'text', delta: d.content })
-            for (const tc of Array.isArray(d.tool_calls) ? d.tool_calls : []) {
+            for (const tc of (Array.isArray(d.tool_calls) ? d.tool_calls : []) as WireToolCall[]) {
               const i = Number(tc.index ?? 0)
               const c = calls.get(i) ?? { id: '', name: '', args: '' }
               if (typeof tc.id === 'string') c.id = tc.id
@@ -199,6 +201,28 @@ export class OpenAiRuntime implements AiRuntime {
       this.inFlight--
     }
   }
+}
+
+/** The fields read from a streamed chat-completion chunk; the server is not trusted, so each is tested before use. */
+interface WireChunk {
+  error?: { message?: unknown } | null
+  model?: unknown
+  usage?: {
+    prompt_tokens?: unknown
+    completion_tokens?: unknown
+    total_tokens?: unknown
+    prompt_tokens_details?: { cached_tokens?: unknown } | null
+  } | null
+  choices?: unknown
+}
+interface WireChoice {
+  delta?: { content?: unknown; tool_calls?: unknown } | null
+  finish_reason?: unknown
+}
+interface WireToolCall {
+  index?: unknown
+  id?: unknown
+  function?: { name?: unknown; arguments?: unknown } | null
 }
 
 function toCall(c: { id: string; name: string; args: string }, url: string): AiToolCall {

@@ -134,20 +134,14 @@ function check(raw: unknown, model: string): AiEvent[] {
   return out
 }
 
-function toolCall(c: any, i: number): AiToolCall {
-  if (
-    c === null ||
-    typeof c !== 'object' ||
-    typeof c.id !== 'string' ||
-    c.id === '' ||
-    typeof c.name !== 'string' ||
-    c.name === ''
-  )
+function toolCall(raw: unknown, i: number): AiToolCall {
+  const c = (typeof raw === 'object' ? raw : null) as { id?: unknown; name?: unknown; arguments?: unknown } | null
+  if (c === null || typeof c.id !== 'string' || c.id === '' || typeof c.name !== 'string' || c.name === '')
     throw new Error(`event ${i}: a tool call needs a non-empty id and name`)
   const args = c.arguments ?? {}
   if (typeof args !== 'object' || args === null || Array.isArray(args))
     throw new Error(`event ${i}: tool call '${c.name}' arguments are not an object`)
-  return { id: c.id, name: c.name, arguments: args }
+  return { id: c.id, name: c.name, arguments: args as Record<string, unknown> }
 }
 
 // a function, not an inline test, so the compiler does not narrow `aborted` across awaits

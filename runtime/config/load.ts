@@ -51,7 +51,10 @@ const isPlain = (v: unknown): v is Record<string, unknown> => v !== null && type
 const ajv = new Ajv2020({ allErrors: true, strict: false, verbose: true })
 const validate = ajv.compile(configSchema())
 
-/** Nested and dotted keys may be mixed in YAML: `platform: {admin: {enabled: true}}` or `platform.admin.enabled: true`. */
+/**
+ * Nested and dotted keys may be mixed in YAML:
+ * `platform: {admin: {enabled: true}}` or `platform.admin.enabled: true`.
+ */
 export function flatten(
   obj: Record<string, unknown>,
   prefix = '',

@@ -20,7 +20,6 @@ const str = { type: 'string' } as const
 const nonEmpty = { type: 'string', minLength: 1 } as const
 const port = { type: 'integer', minimum: 0, maximum: 65535 } as const
 const positiveInt = { type: 'integer', minimum: 1 } as const
-const nonNegative = { type: 'number', minimum: 0 } as const
 const strList = { type: 'array', items: nonEmpty } as const
 
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const

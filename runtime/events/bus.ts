@@ -18,9 +18,11 @@ export interface PlatformEvents {
 export type EventType = keyof PlatformEvents
 export type PlatformEvent<T extends EventType = EventType> = { type: T; timestamp: string } & PlatformEvents[T]
 type Listener<T extends EventType> = (event: PlatformEvent<T>) => void
+// a set holds the listeners of one type (or '*'); emit calls each only with events of its type
+type StoredListener = (event: PlatformEvent) => void
 
 export class EventBus {
-  private readonly listeners = new Map<string, Set<Listener<any>>>()
+  private readonly listeners = new Map<string, Set<StoredListener>>()
   onError: (err: unknown, event: PlatformEvent) => void = () => {}
 
   on<T extends EventType>(type: T | '*', fn: Listener<T>): () => void {
@@ -29,9 +31,10 @@ export class EventBus {
       set = new Set()
       this.listeners.set(type, set)
     }
-    set.add(fn)
+    const stored = fn as unknown as StoredListener
+    set.add(stored)
     return () => {
-      set!.delete(fn)
+      set!.delete(stored)
     }
   }
 

@@ -11,7 +11,10 @@ import type { Logger } from 'pino'
 
 export interface PolicyFileStatus {
   file: string
-  /** `loaded`: the file as it is on disk serves; `failed`: the last edit did not load, the previous policies still serve. */
+  /**
+   * `loaded`: the file as it is on disk serves;
+   * `failed`: the last edit did not load, the previous policies still serve.
+   */
   status: 'loaded' | 'failed'
   policies: string[]
   loadedAt: string

@@ -4,7 +4,7 @@ import type { Context } from '../http/index.js'
 import type { McpServer } from './mcp-server.js'
 import { AreaKey } from '../contracts/index.js'
 import type { Session } from './sessions.js'
-import { isObject, type JsonObject } from './types.js'
+import { isObject } from './types.js'
 
 export const TOOL_RESPONSE_PATH = '/_mcp/tool-response'
 

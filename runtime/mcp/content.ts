@@ -52,7 +52,10 @@ export function toContents(value: unknown, uri: string, mimeType: string): JsonO
   return [{ uri, mimeType: 'application/json', text: JSON.stringify(value) ?? 'null' }]
 }
 
-/** Prompt handler value → GetPromptResult; `system` messages (SDK McpMessage.system) travel as `user`, MCP has no system role. */
+/**
+ * Prompt handler value → GetPromptResult; `system` messages (SDK McpMessage.system) travel as `user`,
+ * MCP has no system role.
+ */
 export function toPromptResult(value: unknown, description: string): JsonObject {
   const raw = Array.isArray(value) ? value : isObject(value) && Array.isArray(value.messages) ? value.messages : [value]
   const messages = raw.map((m) => {

@@ -34,7 +34,10 @@ function sendError(
   )
 }
 
-/** An MCP client reads JSON-RPC, so an over-limit body is refused in JSON-RPC too (id null: the request was never read). */
+/**
+ * An MCP client reads JSON-RPC, so an over-limit body is refused in JSON-RPC too
+ * (id null: the request was never read).
+ */
 function tooLargeBody(limit: number): { body: string; contentType: string } {
   const message = `Request body too large: the limit is ${limit} bytes (platform.mcp.body-limit-bytes, else platform.server.body-limit-bytes)`
   return {

@@ -253,7 +253,10 @@ export class McpRegistry {
     }
   }
 
-  /** Keeps the tools of live plugins, so after a restart a plugin that no longer loads still has its tools answer why. */
+  /**
+   * Keeps the tools of live plugins, so after a restart a plugin that no longer loads
+   * still has its tools answer why.
+   */
   private remember(tools: RegisteredTool[]): void {
     if (this.known === undefined) return
     const byPlugin = new Map<string, ToolDescriptor[]>()

@@ -86,7 +86,6 @@ export async function settle(
   modern: boolean
 ): Promise<JsonObject> {
   let gathered = retry.gathered
-  let toolState = retry.toolState
   for (let round = 0; ; round++) {
     if (out.kind === 'complete') return out.result
     if (out.kind === 'error') throw new McpError(out.error.code, out.error.message, out.error.data)
@@ -116,7 +115,6 @@ export async function settle(
       )
     )
     gathered = { ...gathered, ...Object.fromEntries(answers) }
-    toolState = out.toolState
-    out = await runner(gathered, toolState, ctx.signal)
+    out = await runner(gathered, out.toolState, ctx.signal)
   }
 }

@@ -1,5 +1,5 @@
 import type { CoreState } from './core-state.js'
-import { McpError, ErrorCode, HttpStatus, rejection } from './errors.js'
+import { McpError, ErrorCode, rejection } from './errors.js'
 import { refusalError } from './session-quota.js'
 import type { Session } from './sessions.js'
 import { describeResource, describeTemplate, describePrompt, legacyTask } from './describe.js'

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
 import type { Database } from 'lmdb'
-import { entryCount } from '../store/index.js'
 import type { StreamHistory } from './stream-history.js'
 import { SessionQuota, type SessionLimits, type SessionOwner, type SessionRefusal } from './session-quota.js'
 import type { JsonObject, LogLevel } from './wire.js'

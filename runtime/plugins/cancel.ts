@@ -30,7 +30,10 @@ export class Cancellation {
       }
   }
 
-  /** AbortSignal's shape, so either kind can be passed where a CancelSignal is taken; like it, never fires once aborted. */
+  /**
+   * AbortSignal's shape, so either kind can be passed where a CancelSignal is taken;
+   * like it, never fires once aborted.
+   */
   addEventListener(_type: 'abort', fn: () => void, _opts?: { once?: boolean }): void {
     if (!this.aborted) (this.listeners ??= []).push(fn)
   }

@@ -115,9 +115,10 @@ export function fetchCapability(
       } catch (e) {
         const err = e as Error
         if (err.name === 'TimeoutError' || signal.aborted)
-          throw new Error(`fetch: ${u.origin} did not answer within ${timeoutMs} ms`)
+          throw new Error(`fetch: ${u.origin} did not answer within ${timeoutMs} ms`, { cause: e })
         throw new Error(
-          `fetch: request to ${u.origin} failed: ${(err.cause as Error | undefined)?.message ?? err.message}`
+          `fetch: request to ${u.origin} failed: ${(err.cause as Error | undefined)?.message ?? err.message}`,
+          { cause: e }
         )
       }
       const location = res.headers.get('location')
@@ -146,7 +147,7 @@ async function readLimited(res: Response, maxBytes: number, u: URL): Promise<str
     return await readCapped(res, maxBytes)
   } catch (e) {
     if (e instanceof BodyTooLargeError)
-      throw new Error(`fetch: the response from ${u.origin} is larger than ${maxBytes} bytes`)
+      throw new Error(`fetch: the response from ${u.origin} is larger than ${maxBytes} bytes`, { cause: e })
     throw e
   }
 }

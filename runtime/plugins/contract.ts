@@ -98,9 +98,15 @@ export interface PluginDescriptor {
 
 export interface InvokeRequest {
   kind: ContributionKind
-  /** Tool or prompt name, resource URI, policy type, classifier or embedder name; for an agent's tool: `<agent>/<tool>`. */
+  /**
+   * Tool or prompt name, resource URI, policy type, classifier or embedder name;
+   * for an agent's tool: `<agent>/<tool>`.
+   */
   name: string
-  /** Tool args; `{uri}` for resources; prompt args; `{context, config}` for policy types; `{request, scope}` for classifiers; `{texts}` for embedders; `{request}` for runtimes. */
+  /**
+   * Tool args; `{uri}` for resources; prompt args; `{context, config}` for policy types;
+   * `{request, scope}` for classifiers; `{texts}` for embedders; `{request}` for runtimes.
+   */
   args: unknown
 }
 
@@ -142,13 +148,22 @@ export interface LoadSpec {
   manifest: Manifest
   grant: EffectiveGrant
   capabilities: Capabilities
-  /** Where sandbox deaths are counted (`platform_plugin_failures_total{plugin,reason}`); optional so tests may omit it. */
+  /**
+   * Where sandbox deaths are counted (`platform_plugin_failures_total{plugin,reason}`);
+   * optional so tests may omit it.
+   */
   metrics?: Metrics
   /** Largest JSON result a plugin may return (isolate and worker tiers); 16 MiB when absent. */
   maxResultBytes?: number
-  /** isolate tier only: `process` (default, a supervised sandbox process of the pool) or `in-process` (trusted code, benchmarks). */
+  /**
+   * isolate tier only: `process` (default, a supervised sandbox process of the pool)
+   * or `in-process` (trusted code, benchmarks).
+   */
   isolation?: 'process' | 'in-process'
-  /** isolate tier only: how plugins are grouped into sandbox processes (`platform.sandbox.isolate.*`); the defaults when absent. */
+  /**
+   * isolate tier only: how plugins are grouped into sandbox processes (`platform.sandbox.isolate.*`);
+   * the defaults when absent.
+   */
   isolatePool?: { processes: number; pluginsPerProcess: number }
 }
 

@@ -49,7 +49,10 @@ export class PluginHost {
   private readonly watcher: ChangeWatcher | undefined
   private readonly tiers: TierMap
   private readonly missingDirs = new Set<string>()
-  /** Folders refused because a name they contribute is served by another plugin: retried when plugins go away or change. */
+  /**
+   * Folders refused because a name they contribute is served by another plugin:
+   * retried when plugins go away or change.
+   */
   private readonly clashed = new Set<string>()
   /** A plugin went away or changed in this scan, so a refused folder may now fit. */
   private freed = false

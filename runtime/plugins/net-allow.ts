@@ -24,7 +24,10 @@ export function entryAllows(entry: string, host: string, port: string): boolean 
   return hostMatches(e.host, host.toLowerCase()) && (e.port === undefined || e.port === port)
 }
 
-/** Whether a granted list covers an asked entry (so asking `a.example.com` is covered by a grant of `*.example.com`). */
+/**
+ * Whether a granted list covers an asked entry
+ * (so asking `a.example.com` is covered by a grant of `*.example.com`).
+ */
 export function grantCovers(granted: readonly string[], asked: string): boolean {
   const a = split(asked)
   return granted.some((g) => {

@@ -262,7 +262,10 @@ export class PluginRegistry {
     })
   }
 
-  /** Tools of plugins that were live and then failed or were disabled: not listed, but a call fails naming the cause. */
+  /**
+   * Tools of plugins that were live and then failed or were disabled:
+   * not listed, but a call fails naming the cause.
+   */
   strandedTools(): RegisteredTool[] {
     return this.view('stranded', () => {
       const out: RegisteredTool[] = []

@@ -8,7 +8,7 @@ import { open, type RootDatabase, type Database, type Key } from 'lmdb'
  */
 export class Store {
   private readonly root: RootDatabase
-  private readonly dbs = new Map<string, Database<any, any>>()
+  private readonly dbs = new Map<string, Database<unknown, Key>>()
   private closed = false
 
   constructor(readonly path: string) {

@@ -94,7 +94,8 @@ export function parseDirective(body: string, at: string): Directive {
     } catch (err) {
       if (/^["[{]/.test(raw))
         throw new Error(
-          `${at}: the value of '${word}' in <!-- example: --> is not valid JSON: ${(err as Error).message}`
+          `${at}: the value of '${word}' in <!-- example: --> is not valid JSON: ${(err as Error).message}`,
+          { cause: err }
         )
     }
     if (/^(org\.)?platform\./.test(word)) d.config[word] = value

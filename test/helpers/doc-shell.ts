@@ -149,7 +149,10 @@ export interface Ran {
 
 const STATUS = '\n@@docs-status=%{http_code}'
 
-/** Runs a curl command through bash in `cwd` (a scratch folder: `-o file` stays out of the repository); a stream (`-N`) is cut after `streamSec` and counts as ended. */
+/**
+ * Runs a curl command through bash in `cwd` (a scratch folder: `-o file` stays out of the repository);
+ * a stream (`-N`) is cut after `streamSec` and counts as ended.
+ */
 export async function runCurl(command: string, env: Record<string, string>, cwd: string, streamSec = 2): Promise<Ran> {
   const stream = /\s-N\b/.test(command)
   const curl = `curl --silent --show-error --max-time ${stream ? streamSec : 15} --write-out '${STATUS}'`

@@ -45,7 +45,10 @@ t.test('a streamed (chunked) 20 MiB body gets the 413 too', async (t) => {
   t.match(await r.json(), { code: 'PLT_ERR_BODY_TOO_LARGE' })
 })
 
-/** Opens a raw connection declaring `declared` bytes, writes `write` bytes; resolves with what came back and when it closed. */
+/**
+ * Opens a raw connection declaring `declared` bytes, writes `write` bytes;
+ * resolves with what came back and when it closed.
+ */
 function rawUpload(declared: number, write: number): Promise<{ text: string; ms: number }> {
   return new Promise((resolve) => {
     const t0 = Date.now()

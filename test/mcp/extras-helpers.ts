@@ -28,7 +28,10 @@ export async function startExtras(
   return { tp, base: tp.url, url: `${tp.url}/platform/mcp`, mcp: getMcp(tp.platform)! }
 }
 
-/** A plain JSON-RPC client over WebSocket: `rpc(msg)` resolves with the response of that id; other frames go to `onOther`. */
+/**
+ * A plain JSON-RPC client over WebSocket: `rpc(msg)` resolves with the response of that id;
+ * other frames go to `onOther`.
+ */
 export async function wsClient(
   url: string,
   headers: Record<string, string> = {},

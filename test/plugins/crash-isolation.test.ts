@@ -29,7 +29,8 @@ function host(
   return { status: r.status, signal: r.signal, stdout: r.stdout }
 }
 
-// array-fill-bomb aborts V8 every time; other bombs (object keys, string spread) are usually, not always, caught by the heap limit
+// array-fill-bomb aborts V8 every time; other bombs (object keys, string spread)
+// are usually, not always, caught by the heap limit
 for (const plugin of ['array-fill-bomb']) {
   t.test(`${plugin}: an in-process isolate takes its host process down`, async (t) => {
     const r = host('in-process', plugin)

@@ -10,7 +10,7 @@ import { startWithPlugins, statusOf, tempRoot, toolPlugin, writePlugin } from '.
 function sandboxes(): number[] {
   const out: number[] = []
   for (const tid of readdirSync('/proc/self/task')) {
-    let kids = ''
+    let kids: string
     try {
       kids = readFileSync(`/proc/self/task/${tid}/children`, 'utf8')
     } catch {

@@ -27,7 +27,8 @@ for (const isolation of ['process', 'in-process'] as const) {
   })
 }
 
-// what only an isolate refuses: Node built-ins, bare specifiers, paths out of the plugin folder, and a load that never ends
+// what only an isolate refuses: Node built-ins, bare specifiers, paths out of the plugin folder,
+// and a load that never ends
 t.test('load errors name what the isolate refuses', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'iso-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))

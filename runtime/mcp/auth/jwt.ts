@@ -99,7 +99,7 @@ export function loadKeys(opts: Pick<JwtOptions, 'keys' | 'jwksFile'>): Key[] {
     try {
       doc = JSON.parse(readFileSync(opts.jwksFile, 'utf8'))
     } catch (err) {
-      throw new Error(`org.platform.auth.jwt.jwksFile ${opts.jwksFile}: ${(err as Error).message}`)
+      throw new Error(`org.platform.auth.jwt.jwksFile ${opts.jwksFile}: ${(err as Error).message}`, { cause: err })
     }
     const keys = (doc as { keys?: unknown })?.keys
     if (!Array.isArray(keys))
@@ -112,7 +112,7 @@ export function loadKeys(opts: Pick<JwtOptions, 'keys' | 'jwksFile'>): Key[] {
       const key = importKey(k)
       if (key !== undefined) out.push(key)
     } catch (err) {
-      throw new Error(`JWT key #${i + 1}: ${(err as Error).message}`)
+      throw new Error(`JWT key #${i + 1}: ${(err as Error).message}`, { cause: err })
     }
   })
   return out

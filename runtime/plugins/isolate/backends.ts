@@ -3,7 +3,10 @@ import type { IsolatePool } from './pool.js'
 import type { ToParent } from './protocol.js'
 import type { Member, ProcessDeath, SharedProcess } from './shared-process.js'
 
-/** Events a backend reports to its instance: the isolate's own sink plus `exited` (the process died: every call in flight is lost). */
+/**
+ * Events a backend reports to its instance: the isolate's own sink plus `exited`
+ * (the process died: every call in flight is lost).
+ */
 export interface BackendEvents extends IsolateSink {
   exited(reason: FailReason, message: string): void
 }

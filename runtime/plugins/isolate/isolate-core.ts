@@ -18,7 +18,10 @@ export interface IsolateLoadData {
 
 export type FailReason = 'threw' | 'timeout' | 'memory' | 'crashed' | 'invalid-result'
 
-/** Where the isolate's outputs go (the sandbox process forwards them over IPC; in-process mode handles them directly). */
+/**
+ * Where the isolate's outputs go (the sandbox process forwards them over IPC;
+ * in-process mode handles them directly).
+ */
 export interface IsolateSink {
   result(callId: number, json: string): void
   failed(callId: number, reason: FailReason, message: string): void
@@ -58,7 +61,10 @@ export class IsolateRunner {
     return this.iso !== undefined && !this.iso.isDisposed
   }
 
-  /** Creates the isolate and evaluates the plugin's module graph; returns the descriptor (parsed). Throws a load error. */
+  /**
+   * Creates the isolate and evaluates the plugin's module graph; returns the descriptor (parsed).
+   * Throws a load error.
+   */
   load(): unknown {
     const d = this.data
     this.sink.enter?.()
@@ -153,7 +159,7 @@ export class IsolateRunner {
       return this.descriptor
     } catch (err) {
       this.disposeIsolate()
-      throw new Error(loadMessage(err))
+      throw new Error(loadMessage(err), { cause: err })
     }
   }
 
@@ -214,7 +220,10 @@ export class IsolateRunner {
     this.hostTimers.add(t)
   }
 
-  /** Runs plugin code synchronously under the time left to `callId` (or the plugin timeout); a fatal outcome disposes the isolate. */
+  /**
+   * Runs plugin code synchronously under the time left to `callId` (or the plugin timeout);
+   * a fatal outcome disposes the isolate.
+   */
   private enter(callId: number | undefined, fn: ivm.Reference, args: unknown[]): unknown {
     const now = Date.now()
     const deadline = callId !== undefined ? (this.deadlines.get(callId) ?? now) : now + this.data.timeoutMs

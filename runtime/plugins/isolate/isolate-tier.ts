@@ -44,7 +44,9 @@ export async function loadIsolate(spec: LoadSpec): Promise<SandboxInstance> {
     inst.descriptor = (await inst.backend.start()) as PluginDescriptor
   } catch (err) {
     await inst.backend.dispose()
-    throw new Error(`plugin '${spec.manifest.name}' failed to load in the isolate sandbox: ${(err as Error).message}`)
+    throw new Error(`plugin '${spec.manifest.name}' failed to load in the isolate sandbox: ${(err as Error).message}`, {
+      cause: err
+    })
   }
   return inst
 }

@@ -18,7 +18,10 @@ const STDERR_TAIL = 8192
 /** tmpfs when there is one: the marker is written on every switch between plugins. */
 const MARK_DIR = existsSync('/dev/shm') ? '/dev/shm' : tmpdir()
 
-/** Only the flags a sandbox process needs (never `-e`, `--inspect`, heap sizes of the host...): loaders when run from source. */
+/**
+ * Only the flags a sandbox process needs (never `-e`, `--inspect`, heap sizes of the host...):
+ * loaders when run from source.
+ */
 function childExecArgv(): string[] {
   const keep = ['--no-node-snapshot']
   for (const a of process.execArgv) {

@@ -1,4 +1,7 @@
-/** What the worker tells the host during call `id`, on the pool's BroadcastChannel (log lines carry id 0 and are not counted). */
+/**
+ * What the worker tells the host during call `id`, on the pool's BroadcastChannel
+ * (log lines carry id 0 and are not counted).
+ */
 export type WorkerToHost =
   | { id: number; t: 'progress'; json: string }
   | { id: number; t: 'log'; level: string; msg: string; data: string }

@@ -41,7 +41,10 @@ interface CallState {
   id: number
   slot: number
   onProgress: ((p: unknown) => void) | undefined
-  /** What piscina gets as the task's signal (it takes any addEventListener-shaped one): much cheaper than an AbortController per call. */
+  /**
+   * What piscina gets as the task's signal (it takes any addEventListener-shaped one):
+   * much cheaper than an AbortController per call.
+   */
   abort: Cancellation
   timer: NodeJS.Timeout | undefined
   timedOut: boolean
@@ -317,7 +320,8 @@ export async function loadWorker(spec: LoadSpec): Promise<SandboxInstance> {
     await inst.dispose()
     const e = err as Error
     throw new Error(
-      `plugin '${spec.manifest.name}' failed to load in the worker sandbox: ${e.name === 'AbortError' ? 'loading timed out' : e.message}`
+      `plugin '${spec.manifest.name}' failed to load in the worker sandbox: ${e.name === 'AbortError' ? 'loading timed out' : e.message}`,
+      { cause: err }
     )
   }
   return inst
