@@ -1,7 +1,7 @@
 import { PluginCallError, type CancelSignal } from '../plugins/index.js'
 import type { ToolCallGate, ToolCallVerdict } from '../contracts/index.js'
 import { toCallToolResult, toolErrorResult, isInputRequired } from './content.js'
-import { McpError, INVALID_PARAMS, INVALID_REQUEST, MISSING_CAPABILITY } from './errors.js'
+import { McpError, ErrorCode, RESERVED_CODES } from './errors.js'
 import type { RequestStateCodec } from './request-state.js'
 import type { InvokeContext } from './registry.js'
 import type { Outcome } from './tasks.js'
@@ -46,9 +46,9 @@ export function retryInput(
   }
   if (params.inputResponses !== undefined) {
     const ir = params.inputResponses
-    if (!isObject(ir)) throw new McpError(INVALID_PARAMS, 'inputResponses must be an object')
+    if (!isObject(ir)) throw new McpError(ErrorCode.InvalidParams, 'inputResponses must be an object')
     for (const [k, v] of Object.entries(ir))
-      if (!isObject(v)) throw new McpError(INVALID_PARAMS, `inputResponses['${k}'] must be an object`)
+      if (!isObject(v)) throw new McpError(ErrorCode.InvalidParams, `inputResponses['${k}'] must be an object`)
     out.gathered = { ...out.gathered, ...ir }
   }
   return out
@@ -80,7 +80,7 @@ export function filterInputRequests(
   }
   if (Object.keys(kept).length === 0 && Object.keys(missing).length > 0) {
     throw new McpError(
-      MISSING_CAPABILITY,
+      ErrorCode.MissingCapability,
       `This request requires client capabilities: ${Object.keys(missing).join(', ')}`,
       { requiredCapabilities: missing },
       httpStatus
@@ -157,7 +157,7 @@ const CAUSES: Record<string, string> = {
  */
 export function failureOutcome(err: unknown): Outcome {
   const code = (err as { code?: unknown })?.code
-  if (typeof code === 'number' && Number.isInteger(code) && code >= -32768 && code <= -32000) {
+  if (typeof code === 'number' && Number.isInteger(code) && code >= RESERVED_CODES.min && code <= RESERVED_CODES.max) {
     return { kind: 'error', error: { code, message: (err as Error).message ?? 'Internal error' } }
   }
   if (err instanceof PluginCallError && CAUSES[err.reason] !== undefined) {
@@ -211,9 +211,12 @@ export function checkGate(gate: ToolCallGate, toolName: string, args: unknown, c
 
 // a broken policy plane fails closed
 const gateFailed = (toolName: string, err: unknown): McpError =>
-  new McpError(INVALID_REQUEST, `Tool '${toolName}' denied by policy 'governance': ${(err as Error).message}`)
+  new McpError(ErrorCode.InvalidRequest, `Tool '${toolName}' denied by policy 'governance': ${(err as Error).message}`)
 
 function admitted(toolName: string, verdict: ToolCallVerdict): void {
   if (!verdict.admitted)
-    throw new McpError(INVALID_REQUEST, `Tool '${toolName}' denied by policy '${verdict.policy}': ${verdict.reason}`)
+    throw new McpError(
+      ErrorCode.InvalidRequest,
+      `Tool '${toolName}' denied by policy '${verdict.policy}': ${verdict.reason}`
+    )
 }

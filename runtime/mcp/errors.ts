@@ -28,33 +28,29 @@ export const ErrorCode = {
 } as const
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode]
 
+/** JSON-RPC reserves this range for protocol errors; a handler's error inside it passes through as is. */
+export const RESERVED_CODES = { min: -32768, max: -32000 } as const
+
 /** The HTTP status an MCP error answers with on the HTTP transport. */
 export const HttpStatus = {
   /** An in-band JSON-RPC error: the HTTP exchange itself succeeded. */
   InBand: 200,
   /** Envelope, header and version errors, rejected before dispatch. */
   BadRequest: 400,
+  /** No valid bearer token (MCP authorization; carries a `WWW-Authenticate` challenge). */
+  Unauthorized: 401,
+  /** A token without the scopes the endpoint requires. */
+  Forbidden: 403,
   /** An unknown session. */
   NotFound: 404,
+  /** A per-caller limit (sessions per principal or per client address). */
+  TooManyRequests: 429,
   /** An unexpected failure outside any handler. */
   InternalError: 500,
   /** A capacity limit (session cap). */
   Unavailable: 503
 } as const
 export type HttpStatus = (typeof HttpStatus)[keyof typeof HttpStatus]
-
-// The earlier flat names, kept while other files still import them.
-export const PARSE_ERROR = ErrorCode.ParseError
-export const INVALID_REQUEST = ErrorCode.InvalidRequest
-export const METHOD_NOT_FOUND = ErrorCode.MethodNotFound
-export const INVALID_PARAMS = ErrorCode.InvalidParams
-export const INTERNAL_ERROR = ErrorCode.InternalError
-export const SERVER_ERROR = ErrorCode.ServerError
-export const SESSION_NOT_FOUND = ErrorCode.SessionNotFound
-export const RESOURCE_NOT_FOUND_LEGACY = ErrorCode.ResourceNotFoundLegacy
-export const HEADER_MISMATCH = ErrorCode.HeaderMismatch
-export const MISSING_CAPABILITY = ErrorCode.MissingCapability
-export const UNSUPPORTED_VERSION = ErrorCode.UnsupportedVersion
 
 /**
  * A JSON-RPC error raised anywhere under dispatch. `httpStatus` is what the HTTP transport answers

@@ -3,15 +3,7 @@ import type { Context, SseStream } from '../http/index.js'
 import { parseJsonBody } from '../http/index.js'
 import { Cancellation } from '../plugins/index.js'
 import type { McpCore } from './core.js'
-import {
-  McpError,
-  rpcError,
-  INVALID_REQUEST,
-  PARSE_ERROR,
-  SERVER_ERROR,
-  SESSION_NOT_FOUND,
-  INTERNAL_ERROR
-} from './errors.js'
+import { McpError, rpcError, rejection, ErrorCode, HttpStatus } from './errors.js'
 import type { OriginPolicy } from './origin.js'
 import { StreamHistory } from './stream-history.js'
 import type { CallContext, EndpointRef, JsonObject, Sink } from './types.js'
@@ -41,7 +33,7 @@ function sendError(
 function tooLargeBody(limit: number): { body: string; contentType: string } {
   const message = `Request body too large: the limit is ${limit} bytes (platform.mcp.body-limit-bytes, else platform.server.body-limit-bytes)`
   return {
-    body: JSON.stringify(rpcError(null, { code: INVALID_REQUEST, message, data: { limitBytes: limit } })),
+    body: JSON.stringify(rpcError(null, { code: ErrorCode.InvalidRequest, message, data: { limitBytes: limit } })),
     contentType: JSON_TYPE
   }
 }
@@ -84,7 +76,7 @@ class PostSink implements Sink {
 
   private async serverRequest(method: string, params: unknown): Promise<unknown> {
     const s = this.cctx().session
-    if (s === undefined) throw new McpError(INTERNAL_ERROR, 'Server requests need a session')
+    if (s === undefined) throw new McpError(ErrorCode.InternalError, 'Server requests need a session')
     const id = s.newRequestId()
     return await new Promise((resolve, reject) => {
       s.pending.set(id, { resolve, reject })
@@ -140,7 +132,7 @@ export class HttpTransport {
     )
     http.route(['PUT', 'PATCH'], pattern, (ctx) => {
       ctx.setHeader('allow', 'GET, POST, DELETE, OPTIONS')
-      sendError(ctx, 405, SERVER_ERROR, 'Method not allowed.')
+      sendError(ctx, 405, ErrorCode.ServerError, 'Method not allowed.')
     })
   }
 
@@ -163,7 +155,7 @@ export class HttpTransport {
       await run(ep)
     } catch (err) {
       this.platform.logger.error({ err, path: ctx.path }, 'MCP request failed')
-      if (!ctx.done) sendError(ctx, 500, INTERNAL_ERROR, 'Internal error')
+      if (!ctx.done) sendError(ctx, 500, ErrorCode.InternalError, 'Internal error')
     }
   }
 
@@ -171,25 +163,30 @@ export class HttpTransport {
     const h = ctx.headers
     const ct = h['content-type']
     if (ct === undefined || !ct.toLowerCase().includes(JSON_TYPE)) {
-      sendError(ctx, 415, SERVER_ERROR, 'Unsupported Media Type: Content-Type must be application/json')
+      sendError(ctx, 415, ErrorCode.ServerError, 'Unsupported Media Type: Content-Type must be application/json')
       return
     }
     const accept = (h.accept ?? '').toLowerCase()
     const wantsSse = accept.includes('text/event-stream')
     if (accept !== '' && !wantsSse && !accept.includes(JSON_TYPE) && !accept.includes('*/*')) {
-      sendError(ctx, 406, SERVER_ERROR, 'Not Acceptable: Client must accept application/json or text/event-stream')
+      sendError(
+        ctx,
+        406,
+        ErrorCode.ServerError,
+        'Not Acceptable: Client must accept application/json or text/event-stream'
+      )
       return
     }
     const raw = ctx.rawBody
     if (raw === undefined || raw.length === 0) {
-      sendError(ctx, 400, PARSE_ERROR, 'Parse error: Empty body')
+      sendError(ctx, 400, ErrorCode.ParseError, 'Parse error: Empty body')
       return
     }
     let msg: unknown
     try {
       msg = parseJsonBody(raw, this.platform.config.get('platform.server.json-max-depth'))
     } catch (err) {
-      sendError(ctx, 400, PARSE_ERROR, `Parse error: ${(err as Error).message}`)
+      sendError(ctx, 400, ErrorCode.ParseError, `Parse error: ${(err as Error).message}`)
       return
     }
     const id = msg !== null && typeof msg === 'object' && !Array.isArray(msg) ? (msg as JsonObject).id : undefined
@@ -215,7 +212,8 @@ export class HttpTransport {
     try {
       out = await this.core.handle(msg, cctx)
     } catch (err) {
-      const e = err instanceof McpError ? err : new McpError(INTERNAL_ERROR, 'Internal error', undefined, 500)
+      const e =
+        err instanceof McpError ? err : rejection(ErrorCode.InternalError, 'Internal error', HttpStatus.InternalError)
       if (!(err instanceof McpError)) this.platform.logger.error({ err }, 'MCP dispatch failed')
       const body = rpcError(typeof id === 'string' || typeof id === 'number' ? id : null, e.toJson())
       if (sink.stream !== undefined) {
@@ -250,23 +248,23 @@ export class HttpTransport {
       sendError(
         ctx,
         405,
-        SERVER_ERROR,
+        ErrorCode.ServerError,
         'Method not allowed: GET opens the notification stream of a session (send Mcp-Session-Id); the 2026-07-28 dialect has none'
       )
       return
     }
     const accept = ctx.headers.accept ?? ''
     if (accept !== '' && !accept.includes('text/event-stream') && !accept.includes('*/*')) {
-      sendError(ctx, 406, SERVER_ERROR, 'Not Acceptable: Client must accept text/event-stream')
+      sendError(ctx, 406, ErrorCode.ServerError, 'Not Acceptable: Client must accept text/event-stream')
       return
     }
     const s = this.core.sessions.get(sid)
     if (s === undefined || s.record.endpoint !== ep.path) {
-      sendError(ctx, 404, SESSION_NOT_FOUND, 'Session not found')
+      sendError(ctx, 404, ErrorCode.SessionNotFound, 'Session not found')
       return
     }
     if (s.channel !== undefined) {
-      sendError(ctx, 409, SERVER_ERROR, 'Conflict: Only one SSE stream is allowed per session')
+      sendError(ctx, 409, ErrorCode.ServerError, 'Conflict: Only one SSE stream is allowed per session')
       return
     }
     const stream = ctx.sse({ headers: { 'mcp-session-id': s.id } })
@@ -294,12 +292,12 @@ export class HttpTransport {
   private delete(ctx: Context, ep: EndpointRef): void {
     const sid = ctx.headers['mcp-session-id']
     if (sid === undefined || sid === '') {
-      sendError(ctx, 400, SERVER_ERROR, 'Bad Request: Mcp-Session-Id header is required')
+      sendError(ctx, 400, ErrorCode.ServerError, 'Bad Request: Mcp-Session-Id header is required')
       return
     }
     const s = this.core.sessions.get(sid)
     if (s === undefined || s.record.endpoint !== ep.path) {
-      sendError(ctx, 404, SESSION_NOT_FOUND, 'Session not found')
+      sendError(ctx, 404, ErrorCode.SessionNotFound, 'Session not found')
       return
     }
     this.core.sessions.delete(sid)

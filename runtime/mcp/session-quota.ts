@@ -1,4 +1,4 @@
-import { McpError, SERVER_ERROR } from './errors.js'
+import { ErrorCode, HttpStatus, rejection, type McpError } from './errors.js'
 
 /** Who opened a session: its principal, or null and the client address for an anonymous caller. */
 export interface SessionOwner {
@@ -110,17 +110,17 @@ export class SessionQuota {
 export function refusalError(r: SessionRefusal): McpError {
   const data = { limit: r.limit, key: r.key }
   if (r.scope === 'server')
-    return new McpError(
-      SERVER_ERROR,
+    return rejection(
+      ErrorCode.ServerError,
       `Too many sessions: the server holds its limit of ${r.limit} live sessions (${r.key})`,
-      data,
-      503
+      HttpStatus.Unavailable,
+      data
     )
   const who = r.scope === 'principal' ? `principal '${r.of ?? ''}'` : `anonymous clients at ${r.of ?? ''}`
-  return new McpError(
-    SERVER_ERROR,
+  return rejection(
+    ErrorCode.ServerError,
     `Too many sessions for ${who}: the limit is ${r.limit} live sessions (${r.key}); end one with DELETE or let it idle out`,
-    data,
-    429
+    HttpStatus.TooManyRequests,
+    data
   )
 }

@@ -2,7 +2,7 @@ import type { WebSocket, HttpResponse, HttpRequest, us_socket_context_t } from '
 import type { Platform } from '../platform.js'
 import { tokenOf } from '../auth/index.js'
 import type { McpCore } from './core.js'
-import { McpError, rpcError, PARSE_ERROR, INTERNAL_ERROR } from './errors.js'
+import { McpError, rpcError, ErrorCode } from './errors.js'
 import type { OriginPolicy } from './origin.js'
 import type { Session } from './sessions.js'
 import type { CallContext, EndpointRef, JsonObject, Sink } from './types.js'
@@ -140,7 +140,7 @@ export class WsTransport {
       if (isBinary) throw new Error('binary frames are not JSON-RPC')
       msg = JSON.parse(text)
     } catch (err) {
-      this.send(ws, rpcError(null, { code: PARSE_ERROR, message: `Parse error: ${(err as Error).message}` }))
+      this.send(ws, rpcError(null, { code: ErrorCode.ParseError, message: `Parse error: ${(err as Error).message}` }))
       return
     }
     const id = msg !== null && typeof msg === 'object' && !Array.isArray(msg) ? (msg as JsonObject).id : undefined
@@ -151,7 +151,8 @@ export class WsTransport {
       canStream: true,
       request: async (method, params) => {
         const s = d.session
-        if (s === undefined) throw new McpError(INTERNAL_ERROR, 'Server requests need a session (initialize first)')
+        if (s === undefined)
+          throw new McpError(ErrorCode.InternalError, 'Server requests need a session (initialize first)')
         const rid = s.newRequestId()
         return await new Promise((resolve, reject) => {
           s.pending.set(rid, { resolve, reject })
@@ -187,7 +188,7 @@ export class WsTransport {
       }
       if (out.response !== undefined) this.send(ws, out.response)
     } catch (err) {
-      const e = err instanceof McpError ? err : new McpError(INTERNAL_ERROR, 'Internal error')
+      const e = err instanceof McpError ? err : new McpError(ErrorCode.InternalError, 'Internal error')
       if (!(err instanceof McpError)) this.platform.logger.error({ err }, 'MCP WebSocket dispatch failed')
       if (id !== undefined || !(err instanceof McpError) || e.httpStatus >= 400)
         this.send(ws, rpcError(typeof id === 'string' || typeof id === 'number' ? id : null, e.toJson()))

@@ -1,15 +1,21 @@
 import type { Platform } from '../../platform.js'
 import type { Context } from '../../http/index.js'
 import type { Principal } from '../../auth/index.js'
-import { McpError } from '../errors.js'
+import { McpError, ErrorCode } from '../errors.js'
 import type { McpServer } from '../mcp-server.js'
 import { MCP } from '../key.js'
 import { JwtValidator, JwtError, type JwtOptions } from './jwt.js'
 import { pluginToolValidator, type TokenInfo, type TokenValidator } from './validators.js'
 
 const WELL_KNOWN = '/.well-known/oauth-protected-resource'
-const UNAUTHORIZED = JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Unauthorized' } })
-const FORBIDDEN = JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Forbidden: insufficient scope' } })
+const UNAUTHORIZED = JSON.stringify({
+  jsonrpc: '2.0',
+  error: { code: ErrorCode.SessionNotFound, message: 'Unauthorized' }
+})
+const FORBIDDEN = JSON.stringify({
+  jsonrpc: '2.0',
+  error: { code: ErrorCode.SessionNotFound, message: 'Forbidden: insufficient scope' }
+})
 const CACHE_MAX = 10_000
 const CACHE_MS = 60_000
 
@@ -247,7 +253,7 @@ export function installMcpAuth(platform: Platform, mcp: McpServer): McpAuth | un
       const checked = await a.check(ctx.bearer)
       if (!checked.ok)
         throw new McpError(
-          -32001,
+          ErrorCode.SessionNotFound,
           checked.status === 401 ? 'Unauthorized' : 'Forbidden: insufficient scope',
           undefined,
           checked.status,
