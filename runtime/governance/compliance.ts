@@ -199,7 +199,7 @@ export const COMPLIANCE: Record<string, readonly MatrixRow[]> = {
       description: 'Authorise and track changes.',
       notes: 'Hot reload is write-gated and audited and health shows per-policy digests; no approval workflow.',
       evidence: [
-        ev('runtime/governance/service.ts', 'test/governance/routes.test.ts', 'reload (swapName', 'audited hot reload')
+        ev('runtime/governance/service.ts', 'test/governance/routes.test.ts', 'reload(swapName', 'audited hot reload')
       ]
     }
   ]
