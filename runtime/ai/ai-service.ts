@@ -1,4 +1,6 @@
+import type { ConversationMemory } from './memory.js'
 import type { AiRuntime, AiRuntimeInfo } from './runtime.js'
+import type { AgentSessions } from './sessions.js'
 
 /**
  * What the AI area offers today: the agents whose turns it will run and the runtimes that
@@ -14,4 +16,8 @@ export interface AiService {
   activeRuntime(): AiRuntime | undefined
   /** A runtime by name. */
   runtime(name: string): AiRuntime | undefined
+  /** Conversation history by conversation id, bounded by `platform.ai.memory.max-messages`. */
+  readonly memory: ConversationMemory
+  /** Agent sessions alive now: one per client connection and agent, announced on the bus. */
+  readonly sessions: AgentSessions
 }

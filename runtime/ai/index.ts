@@ -18,3 +18,11 @@ export { DemoRuntime, countTokens } from './demo-runtime.js'
 export { OpenAiRuntime, type OpenAiRuntimeOptions } from './openai-runtime.js'
 export { RuntimeRegistry } from './runtime-registry.js'
 export { PluginRuntime } from './plugin-runtime.js'
+export {
+  InMemoryConversationMemory,
+  LmdbConversationMemory,
+  MAX_CONVERSATION_ID_LENGTH,
+  type ConversationMemory,
+  type MemoryKey
+} from './memory.js'
+export { AgentSessions, type AgentSessionInfo } from './sessions.js'

@@ -2,9 +2,17 @@ import type { Area, Platform } from '../platform.js'
 import type { AiService } from './ai-service.js'
 import { DemoRuntime } from './demo-runtime.js'
 import { AI } from './key.js'
+import {
+  InMemoryConversationMemory,
+  LmdbConversationMemory,
+  type ConversationMemory,
+  type MemoryKey
+} from './memory.js'
 import { OpenAiRuntime } from './openai-runtime.js'
 import { PluginRuntime } from './plugin-runtime.js'
 import { RuntimeRegistry } from './runtime-registry.js'
+import type { AiMessage } from './runtime.js'
+import { AgentSessions } from './sessions.js'
 
 /**
  * The AI area: agent turns run through governance and scope, call tools over MCP and stream over
@@ -23,12 +31,17 @@ export const aiArea: Area = {
         `platform.ai.runtime names '${configured}', which no built-in runtime or loaded plugin provides; no AI runtime is active until a plugin contributes it`
       )
     }
+    const sessions = new AgentSessions(platform.bus)
     const service: AiService = {
       agentNames: () => platform.plugins.agents().map((a) => a.name),
       runtimes: () => registry.list(),
       activeRuntime: () => registry.active(),
-      runtime: (name) => registry.get(name)
+      runtime: (name) => registry.get(name),
+      memory: memoryFromConfig(platform),
+      sessions
     }
+    // connections outlive nothing at shutdown: their sessions end, announced like any other end
+    platform.onClose(() => sessions.endAll())
     platform.provide(AI, service)
   }
 }
@@ -59,4 +72,10 @@ function registryFromConfig(platform: Platform): RuntimeRegistry {
     })
   )
   return registry
+}
+
+function memoryFromConfig(platform: Platform): ConversationMemory {
+  const max = platform.config.get('platform.ai.memory.max-messages')
+  if (platform.config.get('platform.ai.memory.store') === 'memory') return new InMemoryConversationMemory(max)
+  return new LmdbConversationMemory(platform.store.db<AiMessage, MemoryKey>('ai-memory'), max)
 }

@@ -490,6 +490,18 @@ export const KEY_DEFS = {
     default: 8,
     description: 'For runtime `openai`: requests in flight at once; one more ends at once with a `capacity` error event'
   },
+  'platform.ai.memory.store': {
+    schema: { enum: ['memory', 'lmdb'] },
+    default: 'lmdb',
+    description:
+      'Where conversation memory is kept: `lmdb` (a named database of the data directory, survives restarts) or `memory` (in the process, lost on restart)'
+  },
+  'platform.ai.memory.max-messages': {
+    schema: positiveInt,
+    default: 50,
+    description:
+      'Messages kept per conversation; the oldest are dropped first, with any tool result whose call was dropped'
+  },
   // --- scope (scope confinement; the two fail-open switches are process properties, not config) ---
   'platform.ai.scope.embedder': {
     schema: nonEmpty,

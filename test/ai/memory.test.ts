@@ -1,0 +1,135 @@
+import t, { type Test } from 'tap'
+import { spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import {
+  AI,
+  InMemoryConversationMemory,
+  LmdbConversationMemory,
+  type AiMessage,
+  type MemoryKey
+} from '../../runtime/ai/index.js'
+import { Store } from '../../runtime/store/index.js'
+import { installAreas } from '../../runtime/areas.js'
+import { startTestPlatform } from '../helpers/platform.js'
+import { runMemoryContract } from './memory-contract.js'
+
+function tempStore(t: Test): Store {
+  const dir = mkdtempSync(join(tmpdir(), 'platform-memory-'))
+  const store = new Store(dir)
+  t.teardown(async () => {
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  return store
+}
+
+runMemoryContract(t, 'memory', async (_t, max) => new InMemoryConversationMemory(max))
+runMemoryContract(
+  t,
+  'lmdb',
+  async (t, max) => new LmdbConversationMemory(tempStore(t).db<AiMessage, MemoryKey>('ai-memory'), max)
+)
+
+t.test('lmdb: ids that prefix each other stay apart', async (t) => {
+  const m = new LmdbConversationMemory(tempStore(t).db<AiMessage, MemoryKey>('ai-memory'), 5)
+  await m.append('ab', [{ role: 'user', content: 'ab' }])
+  await m.append('a', [{ role: 'user', content: 'a' }])
+  await m.append('abc', [{ role: 'user', content: 'abc' }])
+  t.same(await m.read('a'), [{ role: 'user', content: 'a' }])
+  t.same(await m.read('ab'), [{ role: 'user', content: 'ab' }])
+  await m.clear('ab')
+  t.same(await m.read('abc'), [{ role: 'user', content: 'abc' }])
+})
+
+t.test('lmdb: concurrent appends keep the bound and every message in order', async (t) => {
+  const m = new LmdbConversationMemory(tempStore(t).db<AiMessage, MemoryKey>('ai-memory'), 20)
+  await Promise.all(Array.from({ length: 50 }, (_, i) => m.append('k', [{ role: 'user', content: `m${i}` }])))
+  t.same(
+    (await m.read('k')).map((x) => x.content),
+    Array.from({ length: 20 }, (_, i) => `m${30 + i}`)
+  )
+})
+
+t.test('the platform keeps memory in LMDB across a restart, bounded by config', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'platform-memory-restart-'))
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  const config = { 'platform.data-dir': dataDir, 'platform.ai.memory.max-messages': 3 }
+  const first = await startTestPlatform(config, { install: installAreas })
+  const mem = first.platform.area(AI).memory
+  t.equal(mem.kind, 'lmdb', 'lmdb by default')
+  t.equal(mem.maxMessages, 3)
+  for (let i = 0; i < 5; i++) await mem.append('conv-1', [{ role: 'user', content: `m${i}` }])
+  await first.platform.close()
+
+  const second = await startTestPlatform(config, { install: installAreas })
+  t.teardown(() => second.platform.close())
+  t.same(
+    (await second.platform.area(AI).memory.read('conv-1')).map((x) => x.content),
+    ['m2', 'm3', 'm4'],
+    'the newest three survived'
+  )
+})
+
+t.test('platform.ai.memory.store: memory keeps nothing across a restart', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'platform-memory-volatile-'))
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  const config = { 'platform.data-dir': dataDir, 'platform.ai.memory.store': 'memory' }
+  const first = await startTestPlatform(config, { install: installAreas })
+  const mem = first.platform.area(AI).memory
+  t.equal(mem.kind, 'memory')
+  t.equal(mem.maxMessages, 50, 'default bound')
+  await mem.append('c', [{ role: 'user', content: 'x' }])
+  t.same(await mem.read('c'), [{ role: 'user', content: 'x' }])
+  await first.platform.close()
+  const second = await startTestPlatform(config, { install: installAreas })
+  t.teardown(() => second.platform.close())
+  t.same(await second.platform.area(AI).memory.read('c'), [])
+})
+
+// A child appends through the real LMDB memory and reports each resolved append; the parent kills
+// it with SIGKILL. Every reported message must be there, in order, when the store is reopened.
+const child = `
+const { Store } = await import(${JSON.stringify(new URL('../../dist/runtime/store/index.js', import.meta.url).href)})
+const { LmdbConversationMemory } = await import(${JSON.stringify(new URL('../../dist/runtime/ai/index.js', import.meta.url).href)})
+const store = new Store(process.argv[1])
+const mem = new LmdbConversationMemory(store.db('ai-memory'), 1000000)
+for (let i = 0; ; i++) {
+  await mem.append('conv', [{ role: 'user', content: 'm' + i }])
+  process.stdout.write(i + '\\n')
+}
+`
+
+t.test('an acknowledged append survives SIGKILL of the writer', async (t) => {
+  for (let round = 0; round < 2; round++) {
+    const dir = mkdtempSync(join(tmpdir(), 'platform-memory-kill-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    const proc = spawn(process.execPath, ['--input-type=module', '-e', child, dir], {
+      stdio: ['ignore', 'pipe', 'inherit']
+    })
+    let acked = -1
+    await new Promise<void>((resolve) => {
+      let buf = ''
+      proc.stdout.on('data', (d: Buffer) => {
+        buf += d.toString()
+        const lines = buf.split('\n')
+        buf = lines.pop()!
+        if (lines.length > 0) acked = Number(lines[lines.length - 1])
+        if (acked >= 40 + round * 100 && !proc.killed) proc.kill('SIGKILL')
+      })
+      proc.on('exit', () => resolve())
+    })
+    t.ok(acked >= 40, `round ${round}: ${acked + 1} appends acknowledged before the kill`)
+    const store = new Store(dir)
+    const kept = (
+      await new LmdbConversationMemory(store.db<AiMessage, MemoryKey>('ai-memory'), 1_000_000).read('conv')
+    ).map((m) => m.content)
+    t.same(
+      kept.slice(0, acked + 1),
+      Array.from({ length: acked + 1 }, (_, i) => `m${i}`),
+      `round ${round}: every acknowledged append is there, in order`
+    )
+    await store.close()
+  }
+})
