@@ -45,7 +45,8 @@ export function describePlugin(def) {
       description: a.description ?? '',
       endpoint: a.endpoint ?? '',
       headless: a.headless === true,
-      ...pick(a, ['systemPrompt']),
+      ...pick(a, ['systemPrompt', 'model']),
+      ...(typeof a.run === 'function' ? { hasRun: true } : {}),
       ...(a.scope !== undefined ? { scope: { ...a.scope } } : {}),
       tools: (a.tools ?? []).map(describeTool)
     })),

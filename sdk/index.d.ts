@@ -97,6 +97,10 @@ export interface AgentDef {
   description?: string
   endpoint?: string
   headless?: boolean
+  /** A runtime name (that runtime answers this agent's turns) or a model name for the active runtime. */
+  model?: string
+  /** The agent's own turn handler; declared and validated, not yet invoked by the turn pipeline. */
+  run?: (turn: { message: string; history: unknown[] }, ctx: Ctx) => unknown
   scope?: AgentScope
   systemPrompt?: string
   tools?: ReturnType<typeof tool>[]

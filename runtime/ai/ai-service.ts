@@ -1,9 +1,9 @@
-import type { AiRuntime, AiRuntimeInfo } from './runtime.js'
+import type { AiCancelSignal, AiRuntime, AiRuntimeInfo } from './runtime.js'
+import type { TurnEvent, TurnRequest } from './turn-pipeline.js'
 
 /**
- * What the AI area offers today: the agents whose turns it will run and the runtimes that
- * answer them. The pipeline (governance, scope, tools over MCP, streaming over transport) is
- * built on `activeRuntime()` by later work.
+ * What the AI area offers: the agents whose turns it runs, the runtimes that answer them, and
+ * the governed turn itself (`runTurn`).
  */
 export interface AiService {
   /** Names of the agents the plugins contribute, whose turns this area runs, in registry order. */
@@ -14,4 +14,9 @@ export interface AiService {
   activeRuntime(): AiRuntime | undefined
   /** A runtime by name. */
   runtime(name: string): AiRuntime | undefined
+  /**
+   * Runs one governed agent turn (policies, scope preamble, runtime, tools, post-response
+   * policies) as a stream of events ending in exactly one `complete` or `error`; never throws.
+   */
+  runTurn(request: TurnRequest, signal?: AiCancelSignal): AsyncIterable<TurnEvent>
 }

@@ -5,6 +5,7 @@ import { AI } from './key.js'
 import { OpenAiRuntime } from './openai-runtime.js'
 import { PluginRuntime } from './plugin-runtime.js'
 import { RuntimeRegistry } from './runtime-registry.js'
+import { runTurn, type TurnDeps } from './turn-pipeline.js'
 
 /**
  * The AI area: agent turns run through governance and scope, call tools over MCP and stream over
@@ -23,11 +24,18 @@ export const aiArea: Area = {
         `platform.ai.runtime names '${configured}', which no built-in runtime or loaded plugin provides; no AI runtime is active until a plugin contributes it`
       )
     }
+    const deps: TurnDeps = {
+      platform,
+      activeRuntime: () => registry.active(),
+      runtime: (name) => registry.get(name),
+      maxToolRounds: platform.config.get('platform.ai.max-tool-rounds')
+    }
     const service: AiService = {
       agentNames: () => platform.plugins.agents().map((a) => a.name),
       runtimes: () => registry.list(),
       activeRuntime: () => registry.active(),
-      runtime: (name) => registry.get(name)
+      runtime: (name) => registry.get(name),
+      runTurn: (request, signal) => runTurn(deps, request, signal)
     }
     platform.provide(AI, service)
   }

@@ -59,6 +59,10 @@ export interface AgentDescriptor {
   endpoint: string
   headless: boolean
   systemPrompt?: string
+  /** A runtime name, or a model name for the active runtime. */
+  model?: string
+  /** True when the agent defines its own `run(turn, ctx)` (not yet invoked by the pipeline). */
+  hasRun?: boolean
   scope?: Record<string, unknown>
   tools: ToolDescriptor[]
 }
