@@ -281,6 +281,18 @@ t.test('turns over the openai runtime', async (t) => {
     t.ok(String(server.on('/chat/completions')[0].messages[0].content).startsWith(PREAMBLE_HEADING))
   })
 
+  t.test('a model naming a runtime picks that runtime; another name goes to the active one', async (t) => {
+    server.reset()
+    t.match(terminal(t, await collect(ai.runTurn({ message: 'hello', model: 'demo' }))), {
+      type: 'complete',
+      text: /You said: "hello"/
+    })
+    t.equal(server.on('/chat/completions').length, 0, 'the openai server was not asked')
+    server.chat = () => ({ stream: sseEvents([deltaChunk({ content: 'ok' }, 'stop')]) })
+    t.match(terminal(t, await collect(ai.runTurn({ message: 'hello', model: 'big-model' }))), { text: 'ok' })
+    t.equal(server.on('/chat/completions')[0].model, 'big-model')
+  })
+
   t.test('max-tool-rounds ends a model that never stops calling tools', async (t) => {
     server.reset()
     let n = 0
