@@ -101,6 +101,30 @@ t.test('turns over the demo runtime', async (t) => {
     t.match(end, { type: 'complete', text: /According to platform_fact: .*isolate/ })
   })
 
+  t.test('guardrails run before policies: a policy sees the guardrail-modified request', async (t) => {
+    gov.addGuardrail({
+      name: 'redact',
+      inspectRequest: (r) =>
+        r.message.includes('4111')
+          ? { result: 'modify', request: { ...r, message: r.message.replace('4111', '[card]') } }
+          : { result: 'pass' }
+    })
+    gov.setSource('t', [
+      policy('no-cards', (c) =>
+        isTurn(c) && c.request.message.includes('4111')
+          ? { decision: 'deny', reason: 'card number' }
+          : { decision: 'admit' }
+      )
+    ])
+    t.teardown(() => gov.removeSource('t'))
+    t.match(terminal(t, await turn({ message: 'my card 4111 please' })), {
+      type: 'complete',
+      text: /You said: "my card \[card\] please"/
+    })
+    t.match(logged('redact')[0], { decision: 'transform' })
+    t.match(logged('no-cards')[0], { decision: 'admit' })
+  })
+
   t.test('a deny ends the turn with the policy reason, recorded', async (t) => {
     gov.setSource('t', [
       policy('no-cake', (c) =>
