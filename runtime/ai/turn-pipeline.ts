@@ -106,28 +106,39 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
   }
   const model = named === undefined && request.model !== null ? request.model : undefined
   const text: string[] = []
-  for await (const e of loop(
-    deps,
-    runtime,
-    { systemPrompt, request, model, agent, history: req.history ?? [] },
-    signal
-  )) {
-    if (e.type === 'text') text.push(e.delta)
-    if (e.type === 'error') {
+  let closed = gov === undefined
+  try {
+    for await (const e of loop(
+      deps,
+      runtime,
+      { systemPrompt, request, model, agent, history: req.history ?? [] },
+      signal
+    )) {
+      if (e.type === 'text') text.push(e.delta)
       yield e
-      return
+      if (e.type === 'error') return
     }
-    yield e
-  }
-  const full = text.join('')
-  if (gov !== undefined) {
-    const after = await gov.gate.afterResponse(resource, request, full)
-    if (!after.admitted) {
-      yield fail('denied', `response denied by policy ${after.policy.name}: ${after.reason}`, after.policy.name)
-      return
+    const full = text.join('')
+    if (gov !== undefined) {
+      closed = true
+      const after = await gov.gate.afterResponse(resource, request, full)
+      if (!after.admitted) {
+        yield fail('denied', `response denied by policy ${after.policy.name}: ${after.reason}`, after.policy.name)
+        return
+      }
+    }
+    yield { type: 'complete', text: full, preferences }
+  } finally {
+    // a turn that ends early (error, cancellation, a consumer that stops reading) still closes
+    // its post-response phase, so per-turn policy state such as a concurrency slot is released
+    if (!closed && gov !== undefined) {
+      try {
+        await gov.gate.afterResponse(resource, request, text.join(''))
+      } catch {
+        /* the gate records its own failures */
+      }
     }
   }
-  yield { type: 'complete', text: full, preferences }
 }
 
 interface LoopInput {

@@ -5,7 +5,12 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { AI, type TurnEvent, type TurnRequest } from '../../runtime/ai/index.js'
 import { installAreas } from '../../runtime/areas.js'
-import { GOVERNANCE, type GovernancePolicy, type PolicyContext } from '../../runtime/governance/index.js'
+import {
+  ConcurrencyLimitPolicy,
+  GOVERNANCE,
+  type GovernancePolicy,
+  type PolicyContext
+} from '../../runtime/governance/index.js'
 import { PREAMBLE_HEADING } from '../../runtime/scope/index.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk } from '../helpers/openai-server.js'
@@ -260,6 +265,17 @@ t.test('turns over the demo runtime', async (t) => {
     )
     t.equal(events.filter((e) => e.type === 'text').length, 1, 'no text after the abort')
     t.match(terminal(t, events), { type: 'error', code: 'cancelled' })
+  })
+
+  t.test('a turn that ends in an error still closes its post-response phase (slots are released)', async (t) => {
+    gov.setSource('t', [new ConcurrencyLimitPolicy('one-at-a-time', 'code:one-at-a-time', '1', 1)])
+    t.teardown(() => gov.removeSource('t'))
+    const ac = new AbortController()
+    const cancelled = await collect(ai.runTurn({ message: 'one two three four', userId: 'u1' }, ac.signal), (e) => {
+      if (e.type === 'text') ac.abort()
+    })
+    t.match(terminal(t, cancelled), { type: 'error', code: 'cancelled' })
+    t.match(terminal(t, await turn({ message: 'again', userId: 'u1' })), { type: 'complete' }, 'the slot was released')
   })
 
   t.test('bad input: unknown agent, missing message', async (t) => {
