@@ -100,6 +100,11 @@ export function startContribution(def, req, ctx) {
       }
       return find(def.tools, 'name', req.name, 'tool').run(req.args ?? {}, ctx)
     }
+    case 'agent': {
+      const a = find(def.agents, 'name', req.name, 'agent')
+      if (typeof a.run !== 'function') throw new Error(`agent '${req.name}' defines no run()`)
+      return a.run(req.args?.turn ?? {}, ctx)
+    }
     case 'resource':
       return findResource(def.resources, req.name).read(req.name, ctx)
     case 'prompt':

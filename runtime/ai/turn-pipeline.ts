@@ -8,7 +8,7 @@ import type { Platform } from '../platform.js'
 import { aiRequest, governanceOf, type AiRequest } from '../governance/index.js'
 import { confineSystemPrompt } from '../scope/index.js'
 import { getMcp } from '../mcp/index.js'
-import type { RegisteredAgent } from '../plugins/index.js'
+import type { CancelSignal, RegisteredAgent } from '../plugins/index.js'
 import type { AiCancelSignal, AiMessage, AiRuntime, AiToolCall, AiToolSpec, TokenUsage } from './runtime.js'
 
 export interface TurnRequest {
@@ -98,22 +98,12 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
   }
   // after any transform: the preamble leads whatever prompt reaches the model
   const systemPrompt = gov !== undefined ? confineSystemPrompt(request, gov.chain.policies) : request.systemPrompt
-  const named = request.model !== null ? deps.runtime(request.model) : undefined
-  const runtime = named ?? deps.activeRuntime()
-  if (runtime === undefined) {
-    yield fail('no-runtime', 'no AI runtime is active (check platform.ai.runtime)')
-    return
-  }
-  const model = named === undefined && request.model !== null ? request.model : undefined
   const text: string[] = []
   let closed = gov === undefined
   try {
-    for await (const e of loop(
-      deps,
-      runtime,
-      { systemPrompt, request, model, agent, history: req.history ?? [] },
-      signal
-    )) {
+    const input: LoopInput = { systemPrompt, request, agent, history: req.history ?? [] }
+    const events = agent?.run !== undefined ? ownRun(agent, input, signal) : viaRuntime(deps, input, signal)
+    for await (const e of events) {
       if (e.type === 'text') text.push(e.delta)
       yield e
       if (e.type === 'error') return
@@ -144,9 +134,47 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
 interface LoopInput {
   systemPrompt: string
   request: AiRequest
-  model: string | undefined
   agent: RegisteredAgent | undefined
   history: AiMessage[]
+}
+
+/** The runtime `model` names, else the active one with `model` as its model name; then the loop. */
+async function* viaRuntime(deps: TurnDeps, input: LoopInput, signal?: AiCancelSignal): AsyncGenerator<TurnEvent> {
+  const wanted = input.request.model
+  const named = wanted !== null ? deps.runtime(wanted) : undefined
+  const runtime = named ?? deps.activeRuntime()
+  if (runtime === undefined) {
+    yield fail('no-runtime', 'no AI runtime is active (check platform.ai.runtime)')
+    return
+  }
+  yield* loop(deps, runtime, input, named === undefined && wanted !== null ? wanted : undefined, signal)
+}
+
+/** An agent's own `run(turn, ctx)` in its plugin's sandbox: it returns the answer, a string or `{ text }`. */
+async function* ownRun(agent: RegisteredAgent, input: LoopInput, signal?: AiCancelSignal): AsyncGenerator<TurnEvent> {
+  const turn = { message: input.request.message, systemPrompt: input.systemPrompt, history: input.history }
+  let out: unknown
+  try {
+    out = await agent.run!(turn, signal !== undefined ? { signal: signal as CancelSignal } : {})
+  } catch (err) {
+    yield fail('runtime', `agent '${agent.name}' run() failed: ${err instanceof Error ? err.message : String(err)}`)
+    return
+  }
+  if (signal?.aborted === true) {
+    yield fail('cancelled', 'the turn was cancelled')
+    return
+  }
+  const text =
+    typeof out === 'string'
+      ? out
+      : typeof (out as { text?: unknown } | null)?.text === 'string'
+        ? (out as { text: string }).text
+        : undefined
+  if (text === undefined) {
+    yield fail('runtime', `agent '${agent.name}' run() must return a string or { text }`)
+    return
+  }
+  yield { type: 'text', delta: text }
 }
 
 /** The default agent loop; ends with an `error` event or simply returns once the model completes. */
@@ -154,6 +182,7 @@ async function* loop(
   deps: TurnDeps,
   runtime: AiRuntime,
   input: LoopInput,
+  model: string | undefined,
   signal?: AiCancelSignal
 ): AsyncGenerator<TurnEvent> {
   const { platform } = deps
@@ -174,7 +203,7 @@ async function* loop(
         history,
         ...(message !== undefined ? { message } : {}),
         ...(tools.length > 0 ? { tools } : {}),
-        ...(input.model !== undefined ? { model: input.model } : {})
+        ...(model !== undefined ? { model } : {})
       },
       signal
     )

@@ -61,7 +61,7 @@ export interface AgentDescriptor {
   systemPrompt?: string
   /** A runtime name, or a model name for the active runtime. */
   model?: string
-  /** True when the agent defines its own `run(turn, ctx)` (not yet invoked by the pipeline). */
+  /** True when the agent defines its own `run(turn, ctx)`, which then answers its turns instead of the default loop. */
   hasRun?: boolean
   scope?: Record<string, unknown>
   tools: ToolDescriptor[]

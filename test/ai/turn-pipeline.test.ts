@@ -30,6 +30,11 @@ writeFileSync(
   `import { definePlugin, agent, tool } from 'agent-platform/sdk'
 export default definePlugin({
   agents: [agent({
+    name: 'scripted',
+    systemPrompt: 'Be scripted.',
+    run: ({ message, systemPrompt, history }) =>
+      message === 'bad' ? 42 : 'scripted: ' + message + ' / ' + systemPrompt + ' / ' + history.length
+  }), agent({
     name: 'toolbox',
     systemPrompt: 'You run tools.',
     tools: [
@@ -276,6 +281,29 @@ t.test('turns over the demo runtime', async (t) => {
     })
     t.match(terminal(t, cancelled), { type: 'error', code: 'cancelled' })
     t.match(terminal(t, await turn({ message: 'again', userId: 'u1' })), { type: 'complete' }, 'the slot was released')
+  })
+
+  t.test("an agent's own run() answers in its sandbox, still governed", async (t) => {
+    const events = await turn({ agent: 'scripted', message: 'hi', history: [{ role: 'user', content: 'before' }] })
+    t.match(terminal(t, events), { type: 'complete', text: 'scripted: hi / Be scripted. / 1' })
+    t.match(terminal(t, await turn({ agent: 'scripted', message: 'bad' })), {
+      type: 'error',
+      code: 'runtime',
+      message: "agent 'scripted' run() must return a string or { text }"
+    })
+    gov.setSource('t', [
+      policy('no-scripts', (c) =>
+        c.phase === 'POST_RESPONSE' && c.accumulatedResponse.startsWith('scripted')
+          ? { decision: 'deny', reason: 'no scripts' }
+          : { decision: 'admit' }
+      )
+    ])
+    t.teardown(() => gov.removeSource('t'))
+    t.match(terminal(t, await turn({ agent: 'scripted', message: 'hi' })), {
+      type: 'error',
+      code: 'denied',
+      policy: 'no-scripts'
+    })
   })
 
   t.test('bad input: unknown agent, missing message', async (t) => {
