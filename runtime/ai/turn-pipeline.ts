@@ -64,6 +64,10 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
     yield fail('bad-request', "a turn needs 'message' (a string)")
     return
   }
+  if (req.history !== undefined && !Array.isArray(req.history)) {
+    yield fail('bad-request', "'history' must be an array of messages")
+    return
+  }
   const { platform } = deps
   let agent: RegisteredAgent | undefined
   if (req.agent !== undefined) {

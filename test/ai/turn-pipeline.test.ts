@@ -313,6 +313,11 @@ t.test('turns over the demo runtime', async (t) => {
       message: /nobody/
     })
     t.match(terminal(t, await turn({} as TurnRequest)), { type: 'error', code: 'bad-request' })
+    t.match(terminal(t, await turn({ message: 'hi', history: 'x' } as never)), {
+      type: 'error',
+      code: 'bad-request',
+      message: /history/
+    })
   })
 })
 
