@@ -45,7 +45,8 @@ export function describePlugin(def) {
       description: a.description ?? '',
       endpoint: a.endpoint ?? '',
       headless: a.headless === true,
-      ...pick(a, ['systemPrompt']),
+      ...pick(a, ['systemPrompt', 'model']),
+      ...(typeof a.run === 'function' ? { hasRun: true } : {}),
       ...(a.scope !== undefined ? { scope: { ...a.scope } } : {}),
       tools: (a.tools ?? []).map(describeTool)
     })),
@@ -98,6 +99,11 @@ export function startContribution(def, req, ctx) {
         return find(a.tools ?? [], 'name', req.name.slice(slash + 1), 'tool').run(req.args ?? {}, ctx)
       }
       return find(def.tools, 'name', req.name, 'tool').run(req.args ?? {}, ctx)
+    }
+    case 'agent': {
+      const a = find(def.agents, 'name', req.name, 'agent')
+      if (typeof a.run !== 'function') throw new Error(`agent '${req.name}' defines no run()`)
+      return a.run(req.args?.turn ?? {}, ctx)
     }
     case 'resource':
       return findResource(def.resources, req.name).read(req.name, ctx)

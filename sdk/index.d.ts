@@ -97,6 +97,13 @@ export interface AgentDef {
   description?: string
   endpoint?: string
   headless?: boolean
+  /** A runtime name (that runtime answers this agent's turns) or a model name for the active runtime. */
+  model?: string
+  /**
+   * The agent's own turn handler, run in the plugin's sandbox instead of the default agent loop
+   * (governance and the scope preamble still apply); returns the answer, a string or `{ text }`.
+   */
+  run?: (turn: { message: string; systemPrompt: string; history: unknown[] }, ctx: Ctx) => unknown
   scope?: AgentScope
   systemPrompt?: string
   tools?: ReturnType<typeof tool>[]

@@ -81,6 +81,12 @@ export function prompt(def) {
 /** An agent with a declared scope; its tools are served on its own MCP endpoint. */
 export function agent(def) {
   need(def, 'name', 'string', 'agent')
+  const where = `agent '${def.name}'`
+  if (def.endpoint !== undefined) need(def, 'endpoint', 'string', where)
+  if (def.headless !== undefined) need(def, 'headless', 'boolean', where)
+  if (def.model !== undefined && (typeof def.model !== 'string' || def.model === ''))
+    throw new TypeError(`${where}: 'model' must be a non-empty string`)
+  if (def.run !== undefined) need(def, 'run', 'function', where)
   return brand('agent', {
     version: '1.0.0',
     description: '',

@@ -1,11 +1,11 @@
 import type { ConversationMemory } from './memory.js'
-import type { AiRuntime, AiRuntimeInfo } from './runtime.js'
+import type { AiCancelSignal, AiRuntime, AiRuntimeInfo } from './runtime.js'
 import type { AgentSessions } from './sessions.js'
+import type { TurnEvent, TurnRequest } from './turn-pipeline.js'
 
 /**
- * What the AI area offers today: the agents whose turns it will run and the runtimes that
- * answer them. The pipeline (governance, scope, tools over MCP, streaming over transport) is
- * built on `activeRuntime()` by later work.
+ * What the AI area offers: the agents whose turns it runs, the runtimes that answer them, and
+ * the governed turn itself (`runTurn`).
  */
 export interface AiService {
   /** Names of the agents the plugins contribute, whose turns this area runs, in registry order. */
@@ -20,4 +20,9 @@ export interface AiService {
   readonly memory: ConversationMemory
   /** Agent sessions alive now: one per client connection and agent, announced on the bus. */
   readonly sessions: AgentSessions
+  /**
+   * Runs one governed agent turn (policies, scope preamble, runtime, tools, post-response
+   * policies) as a stream of events ending in exactly one `complete` or `error`; never throws.
+   */
+  runTurn(request: TurnRequest, signal?: AiCancelSignal): AsyncIterable<TurnEvent>
 }

@@ -26,3 +26,4 @@ export {
   type MemoryKey
 } from './memory.js'
 export { AgentSessions, type AgentSessionInfo } from './sessions.js'
+export { runTurn, type TurnRequest, type TurnEvent, type TurnErrorCode, type TurnDeps } from './turn-pipeline.js'

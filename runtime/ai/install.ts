@@ -13,6 +13,7 @@ import { PluginRuntime } from './plugin-runtime.js'
 import { RuntimeRegistry } from './runtime-registry.js'
 import type { AiMessage } from './runtime.js'
 import { AgentSessions } from './sessions.js'
+import { runTurn, type TurnDeps } from './turn-pipeline.js'
 
 /**
  * The AI area: agent turns run through governance and scope, call tools over MCP and stream over
@@ -32,13 +33,20 @@ export const aiArea: Area = {
       )
     }
     const sessions = new AgentSessions(platform.bus)
+    const deps: TurnDeps = {
+      platform,
+      activeRuntime: () => registry.active(),
+      runtime: (name) => registry.get(name),
+      maxToolRounds: platform.config.get('platform.ai.max-tool-rounds')
+    }
     const service: AiService = {
       agentNames: () => platform.plugins.agents().map((a) => a.name),
       runtimes: () => registry.list(),
       activeRuntime: () => registry.active(),
       runtime: (name) => registry.get(name),
       memory: memoryFromConfig(platform),
-      sessions
+      sessions,
+      runTurn: (request, signal) => runTurn(deps, request, signal)
     }
     // connections outlive nothing at shutdown: their sessions end, announced like any other end
     platform.onClose(() => sessions.endAll())

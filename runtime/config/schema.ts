@@ -490,6 +490,12 @@ export const KEY_DEFS = {
     default: 8,
     description: 'For runtime `openai`: requests in flight at once; one more ends at once with a `capacity` error event'
   },
+  'platform.ai.max-tool-rounds': {
+    schema: positiveInt,
+    default: 8,
+    description:
+      'Rounds of tool calls one agent turn may make (model asks, tools run, results go back); one more ends the turn with an error'
+  },
   'platform.ai.memory.store': {
     schema: { enum: ['memory', 'lmdb'] },
     default: 'lmdb',

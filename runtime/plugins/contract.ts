@@ -59,6 +59,10 @@ export interface AgentDescriptor {
   endpoint: string
   headless: boolean
   systemPrompt?: string
+  /** A runtime name, or a model name for the active runtime. */
+  model?: string
+  /** True when the agent defines its own `run(turn, ctx)`, which then answers its turns instead of the default loop. */
+  hasRun?: boolean
   scope?: Record<string, unknown>
   tools: ToolDescriptor[]
 }

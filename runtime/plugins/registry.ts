@@ -33,6 +33,8 @@ export interface RegisteredPrompt extends PromptDescriptor {
 export interface RegisteredAgent extends Omit<AgentDescriptor, 'tools'> {
   plugin: string
   tools: RegisteredTool[]
+  /** The agent's own turn handler, run in its plugin's sandbox; present when the agent defines `run`. */
+  run?(turn: unknown, opts?: InvokeOptions): Promise<unknown>
 }
 export interface RegisteredPolicyType extends PolicyTypeDescriptor {
   plugin: string
@@ -291,7 +293,10 @@ export class PluginRegistry {
               agent: a.name,
               call: (args: unknown, opts?: InvokeOptions) =>
                 this.invoke(plugin, 'tool', `${a.name}/${t.name}`, args, opts)
-            }))
+            })),
+            ...(a.hasRun === true
+              ? { run: (turn: unknown, opts?: InvokeOptions) => this.invoke(plugin, 'agent', a.name, { turn }, opts) }
+              : {})
           })
         }
       }
@@ -378,7 +383,7 @@ export class PluginRegistry {
   /** Runs on the instance live at call time; a swap meanwhile lets this call finish on it. */
   async invoke(
     plugin: string,
-    kind: 'tool' | 'resource' | 'prompt' | 'policyType' | 'classifier' | 'embedder' | 'runtime',
+    kind: 'tool' | 'resource' | 'prompt' | 'agent' | 'policyType' | 'classifier' | 'embedder' | 'runtime',
     name: string,
     args: unknown,
     opts?: InvokeOptions

@@ -77,3 +77,20 @@ t.test('messages and decisions', async (t) => {
   const req = { message: 'm', metadata: {} }
   t.same(transform(req), { decision: 'transform', request: req })
 })
+
+t.test('agent: endpoint, headless, model and run are checked and described', async (t) => {
+  t.throws(() => agent({ name: 'a', model: '' }), { message: "agent 'a': 'model' must be a non-empty string" })
+  t.throws(() => agent({ name: 'a', headless: 'yes' as never }), { message: "agent 'a': 'headless' must be a boolean" })
+  t.throws(() => agent({ name: 'a', endpoint: 3 as never }), { message: "agent 'a': 'endpoint' must be a string" })
+  t.throws(() => agent({ name: 'a', run: 'x' as never }), { message: "agent 'a': 'run' must be a function" })
+  const d = describePlugin(
+    definePlugin({
+      agents: [
+        agent({ name: 'a', endpoint: '/x', headless: true, model: 'demo', run: () => 'hi' }),
+        agent({ name: 'b' })
+      ]
+    })
+  )
+  t.match(d.agents[0], { name: 'a', endpoint: '/x', headless: true, model: 'demo', hasRun: true })
+  t.notOk('model' in d.agents[1]! || 'hasRun' in d.agents[1]!, 'absent fields stay absent')
+})

@@ -1,0 +1,387 @@
+import t from 'tap'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { AI, type TurnEvent, type TurnRequest } from '../../runtime/ai/index.js'
+import { installAreas } from '../../runtime/areas.js'
+import {
+  ConcurrencyLimitPolicy,
+  GOVERNANCE,
+  type GovernancePolicy,
+  type PolicyContext
+} from '../../runtime/governance/index.js'
+import { PREAMBLE_HEADING } from '../../runtime/scope/index.js'
+import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
+import { OpenAiServer, deltaChunk, sseEvents, usageChunk } from '../helpers/openai-server.js'
+
+const REPO = fileURLToPath(new URL('../../', import.meta.url))
+
+// a test plugin in the isolate tier: an agent with a tool a rule denies and one that never returns
+const pluginsRoot = mkdtempSync(join(tmpdir(), 'turn-plugins-'))
+t.teardown(() => rmSync(pluginsRoot, { recursive: true, force: true }))
+mkdirSync(join(pluginsRoot, 'toolbox'))
+writeFileSync(
+  join(pluginsRoot, 'toolbox', 'plugin.json'),
+  JSON.stringify({ name: 'toolbox', version: '1.0.0', entry: 'index.js', sandbox: 'isolate' })
+)
+writeFileSync(
+  join(pluginsRoot, 'toolbox', 'index.js'),
+  `import { definePlugin, agent, tool } from 'agent-platform/sdk'
+export default definePlugin({
+  agents: [agent({
+    name: 'scripted',
+    systemPrompt: 'Be scripted.',
+    run: ({ message, systemPrompt, history }) =>
+      message === 'bad' ? 42 : 'scripted: ' + message + ' / ' + systemPrompt + ' / ' + history.length
+  }), agent({
+    name: 'toolbox',
+    systemPrompt: 'You run tools.',
+    tools: [
+      tool({ name: 'secret_lookup', description: 'Looks up secret values', run: () => 'classified' }),
+      tool({ name: 'stall', description: 'Stalls forever', run: () => { for (;;) {} } })
+    ]
+  })]
+})
+`
+)
+
+async function collect(it: AsyncIterable<TurnEvent>, onEvent?: (e: TurnEvent) => void): Promise<TurnEvent[]> {
+  const out: TurnEvent[] = []
+  for await (const e of it) {
+    out.push(e)
+    onEvent?.(e)
+  }
+  return out
+}
+
+function terminal(t: Tap.Test, events: TurnEvent[]): TurnEvent {
+  const ends = events.filter((e) => e.type === 'complete' || e.type === 'error')
+  t.equal(ends.length, 1, 'exactly one terminal event')
+  t.equal(events[events.length - 1], ends[0], 'the terminal event is last')
+  return ends[0]!
+}
+
+const policy = (name: string, evaluate: GovernancePolicy['evaluate']): GovernancePolicy => ({
+  name,
+  source: `code:${name}`,
+  version: '1',
+  className: 'TestPolicy',
+  evaluate
+})
+const isTurn = (ctx: PolicyContext): boolean => ctx.request.metadata.action !== 'call_tool'
+
+t.test('turns over the demo runtime', async (t) => {
+  const tp: TestPlatform = await startTestPlatform(
+    {
+      'platform.plugins.dirs': [join(REPO, 'plugins'), pluginsRoot],
+      'platform.plugins.toolbox': { limits: { timeoutMs: 300 } },
+      'platform.ai.governance.kill-switch.enabled': true,
+      'platform.log-level': 'info'
+    },
+    { install: installAreas }
+  )
+  t.teardown(tp.close)
+  const ai = tp.platform.area(AI)
+  const gov = tp.platform.area(GOVERNANCE)
+  const turn = async (req: TurnRequest, signal?: AbortSignal): Promise<TurnEvent[]> =>
+    await collect(ai.runTurn(req, signal))
+  // oldest first: the pre-admission entry of a turn comes before its post-response one
+  const logged = (name: string) =>
+    gov.decisionLog
+      .recent(200)
+      .filter((e) => e.policy_name === name)
+      .reverse()
+
+  t.test('the demo agent calls platform_fact in its isolate and answers from it', async (t) => {
+    const events = await turn({ agent: 'demo', message: 'How do sandboxes work?' })
+    const end = terminal(t, events)
+    t.match(
+      events.find((e) => e.type === 'tool-start'),
+      { call: { name: 'platform_fact', arguments: { topic: 'sandbox' } } }
+    )
+    t.match(
+      events.find((e) => e.type === 'tool-result'),
+      { name: 'platform_fact', content: /isolate/ }
+    )
+    t.ok(
+      events.some((e) => e.type === 'usage'),
+      'usage reported'
+    )
+    t.match(end, { type: 'complete', text: /According to platform_fact: .*isolate/ })
+  })
+
+  t.test('guardrails run before policies: a policy sees the guardrail-modified request', async (t) => {
+    gov.addGuardrail({
+      name: 'redact',
+      inspectRequest: (r) =>
+        r.message.includes('4111')
+          ? { result: 'modify', request: { ...r, message: r.message.replace('4111', '[card]') } }
+          : { result: 'pass' }
+    })
+    gov.setSource('t', [
+      policy('no-cards', (c) =>
+        isTurn(c) && c.request.message.includes('4111')
+          ? { decision: 'deny', reason: 'card number' }
+          : { decision: 'admit' }
+      )
+    ])
+    t.teardown(() => gov.removeSource('t'))
+    t.match(terminal(t, await turn({ message: 'my card 4111 please' })), {
+      type: 'complete',
+      text: /You said: "my card \[card\] please"/
+    })
+    t.match(logged('redact')[0], { decision: 'transform' })
+    t.match(logged('no-cards')[0], { decision: 'admit' })
+  })
+
+  t.test('a deny ends the turn with the policy reason, recorded', async (t) => {
+    gov.setSource('t', [
+      policy('no-cake', (c) =>
+        isTurn(c) && /cake/.test(c.request.message)
+          ? { decision: 'deny', reason: 'no cake talk' }
+          : { decision: 'admit' }
+      )
+    ])
+    t.teardown(() => gov.removeSource('t'))
+    const events = await turn({ message: 'tell me about cake' })
+    t.match(terminal(t, events), { type: 'error', code: 'denied', policy: 'no-cake', message: /no cake talk/ })
+    t.notOk(
+      events.some((e) => e.type === 'text'),
+      'the model never ran'
+    )
+    t.match(logged('no-cake')[0], { decision: 'deny', reason: 'no cake talk' })
+    t.ok(
+      tp.logs.some((l) =>
+        /Request denied by policy no-cake \(source=code:no-cake, version=1\): no cake talk/.test(String(l.msg))
+      )
+    )
+  })
+
+  t.test('a transform replaces the request the model sees', async (t) => {
+    gov.setSource('t', [
+      policy('rewrite', (c) =>
+        isTurn(c) && c.phase === 'PRE_ADMISSION'
+          ? { decision: 'transform', request: { ...c.request, message: 'rewritten words' }, reason: 'rewrote' }
+          : { decision: 'admit' }
+      )
+    ])
+    t.teardown(() => gov.removeSource('t'))
+    const end = terminal(t, await turn({ message: 'original words' }))
+    t.match(end, { type: 'complete', text: /You said: "rewritten words"/ })
+    t.match(logged('rewrite')[0], { decision: 'transform' })
+  })
+
+  t.test('a prefer is recorded and reported', async (t) => {
+    gov.setSource('t', [
+      policy('likes-short', (c) =>
+        isTurn(c) && c.phase === 'PRE_ADMISSION'
+          ? { decision: 'prefer', preferred: 'short answers', reason: 'house style' }
+          : { decision: 'admit' }
+      )
+    ])
+    t.teardown(() => gov.removeSource('t'))
+    const end = terminal(t, await turn({ message: 'hello there' }))
+    t.match(end, { type: 'complete', preferences: [{ policy: 'likes-short', preferred: 'short answers' }] })
+    t.match(logged('likes-short')[0], { decision: 'prefer', reason: 'house style' })
+  })
+
+  t.test('a throwing policy denies', async (t) => {
+    gov.setSource('t', [
+      policy('broken', () => {
+        throw new Error('boom')
+      })
+    ])
+    t.teardown(() => gov.removeSource('t'))
+    t.match(terminal(t, await turn({ message: 'hello' })), { type: 'error', code: 'denied', message: /boom/ })
+    t.match(logged('broken')[0], { decision: 'error', reason: 'boom' })
+  })
+
+  t.test('post-response policies see the whole answer', async (t) => {
+    gov.setSource('t', [
+      policy('no-echo', (c) =>
+        c.phase === 'POST_RESPONSE' && /You said/.test(c.accumulatedResponse)
+          ? { decision: 'deny', reason: 'echo' }
+          : { decision: 'admit' }
+      )
+    ])
+    t.teardown(() => gov.removeSource('t'))
+    t.match(terminal(t, await turn({ message: 'hello' })), {
+      type: 'error',
+      code: 'denied',
+      message: /response denied.*echo/
+    })
+    t.match(logged('no-echo').at(-1), { decision: 'deny', context_snapshot: { phase: 'post_response' } })
+  })
+
+  t.test('the kill switch denies every turn', async (t) => {
+    const ks = gov.killSwitch()!
+    ks.arm('maintenance window', 'ops')
+    t.teardown(() => ks.disarm())
+    t.match(terminal(t, await turn({ agent: 'demo', message: 'How do sandboxes work?' })), {
+      type: 'error',
+      code: 'denied',
+      message: /maintenance window/
+    })
+    t.match(logged(ks.name).at(-1), { decision: 'deny', reason: /maintenance window/ })
+  })
+
+  t.test('a tool denied by a governance rule: tool-error, and the loop goes on', async (t) => {
+    gov.setSource('t', [
+      policy('no-secrets', (c) =>
+        c.request.metadata.tool_name === 'secret_lookup'
+          ? { decision: 'deny', reason: 'secrets stay put' }
+          : { decision: 'admit' }
+      )
+    ])
+    t.teardown(() => gov.removeSource('t'))
+    const events = await turn({ agent: 'toolbox', message: 'lookup the secret please' })
+    t.match(
+      events.find((e) => e.type === 'tool-error'),
+      { name: 'secret_lookup', message: /denied by policy no-secrets: secrets stay put/ }
+    )
+    t.notOk(
+      events.some((e) => e.type === 'tool-result'),
+      'the tool never ran'
+    )
+    t.match(terminal(t, events), { type: 'complete', text: /secrets stay put/ })
+    t.match(
+      logged('no-secrets').find((e) => e.decision === 'deny'),
+      { context_snapshot: { message: 'call_tool:secret_lookup' } }
+    )
+  })
+
+  t.test('a tool that times out: tool-error, and the loop goes on', async (t) => {
+    const events = await turn({ agent: 'toolbox', message: 'please stall now' })
+    t.match(
+      events.find((e) => e.type === 'tool-error'),
+      { name: 'stall', message: /exceeded its time limit of 300 ms/ }
+    )
+    t.match(terminal(t, events), { type: 'complete', text: /time limit/ })
+  })
+
+  t.test('cancellation mid-stream ends the turn with cancelled', async (t) => {
+    const ac = new AbortController()
+    const events = await collect(
+      ai.runTurn({ message: 'one two three four five six seven eight nine ten' }, ac.signal),
+      (e) => {
+        if (e.type === 'text') ac.abort()
+      }
+    )
+    t.equal(events.filter((e) => e.type === 'text').length, 1, 'no text after the abort')
+    t.match(terminal(t, events), { type: 'error', code: 'cancelled' })
+  })
+
+  t.test('a turn that ends in an error still closes its post-response phase (slots are released)', async (t) => {
+    gov.setSource('t', [new ConcurrencyLimitPolicy('one-at-a-time', 'code:one-at-a-time', '1', 1)])
+    t.teardown(() => gov.removeSource('t'))
+    const ac = new AbortController()
+    const cancelled = await collect(ai.runTurn({ message: 'one two three four', userId: 'u1' }, ac.signal), (e) => {
+      if (e.type === 'text') ac.abort()
+    })
+    t.match(terminal(t, cancelled), { type: 'error', code: 'cancelled' })
+    t.match(terminal(t, await turn({ message: 'again', userId: 'u1' })), { type: 'complete' }, 'the slot was released')
+  })
+
+  t.test("an agent's own run() answers in its sandbox, still governed", async (t) => {
+    const events = await turn({ agent: 'scripted', message: 'hi', history: [{ role: 'user', content: 'before' }] })
+    t.match(terminal(t, events), { type: 'complete', text: 'scripted: hi / Be scripted. / 1' })
+    t.match(terminal(t, await turn({ agent: 'scripted', message: 'bad' })), {
+      type: 'error',
+      code: 'runtime',
+      message: "agent 'scripted' run() must return a string or { text }"
+    })
+    gov.setSource('t', [
+      policy('no-scripts', (c) =>
+        c.phase === 'POST_RESPONSE' && c.accumulatedResponse.startsWith('scripted')
+          ? { decision: 'deny', reason: 'no scripts' }
+          : { decision: 'admit' }
+      )
+    ])
+    t.teardown(() => gov.removeSource('t'))
+    t.match(terminal(t, await turn({ agent: 'scripted', message: 'hi' })), {
+      type: 'error',
+      code: 'denied',
+      policy: 'no-scripts'
+    })
+  })
+
+  t.test('bad input: unknown agent, missing message', async (t) => {
+    t.match(terminal(t, await turn({ agent: 'nobody', message: 'hi' })), {
+      type: 'error',
+      code: 'unknown-agent',
+      message: /nobody/
+    })
+    t.match(terminal(t, await turn({} as TurnRequest)), { type: 'error', code: 'bad-request' })
+    t.match(terminal(t, await turn({ message: 'hi', history: 'x' } as never)), {
+      type: 'error',
+      code: 'bad-request',
+      message: /history/
+    })
+  })
+})
+
+t.test('turns over the openai runtime', async (t) => {
+  const server = await new OpenAiServer().start()
+  t.teardown(() => server.close())
+  const tp = await startTestPlatform(
+    {
+      'platform.plugins.dirs': [join(REPO, 'plugins')],
+      'platform.ai.runtime': 'openai',
+      'platform.ai.openai.base-url': server.url,
+      'platform.ai.openai.model': 'test-model',
+      'platform.ai.max-tool-rounds': 2
+    },
+    { install: installAreas }
+  )
+  t.teardown(tp.close)
+  const ai = tp.platform.area(AI)
+
+  t.test('the scope preamble reaches the model before the agent prompt', async (t) => {
+    server.reset()
+    server.chat = () => ({
+      stream: sseEvents([deltaChunk({ content: 'Plugins are folders.' }, 'stop'), usageChunk(5, 3)])
+    })
+    const end = terminal(t, await collect(ai.runTurn({ agent: 'demo', message: 'How do plugins work?' })))
+    t.match(end, { type: 'complete', text: 'Plugins are folders.' })
+    const sys = server.on('/chat/completions')[0].messages[0]
+    t.equal(sys.role, 'system')
+    t.ok(String(sys.content).startsWith(PREAMBLE_HEADING), 'the preamble leads the system prompt')
+    t.match(sys.content, /You are the platform guide/, 'the agent prompt follows')
+    // a caller's own system prompt is confined too
+    server.reset()
+    await collect(ai.runTurn({ agent: 'demo', message: 'How do plugins work?', systemPrompt: 'Be terse.' }))
+    t.ok(String(server.on('/chat/completions')[0].messages[0].content).startsWith(PREAMBLE_HEADING))
+  })
+
+  t.test('a model naming a runtime picks that runtime; another name goes to the active one', async (t) => {
+    server.reset()
+    t.match(terminal(t, await collect(ai.runTurn({ message: 'hello', model: 'demo' }))), {
+      type: 'complete',
+      text: /You said: "hello"/
+    })
+    t.equal(server.on('/chat/completions').length, 0, 'the openai server was not asked')
+    server.chat = () => ({ stream: sseEvents([deltaChunk({ content: 'ok' }, 'stop')]) })
+    t.match(terminal(t, await collect(ai.runTurn({ message: 'hello', model: 'big-model' }))), { text: 'ok' })
+    t.equal(server.on('/chat/completions')[0].model, 'big-model')
+  })
+
+  t.test('max-tool-rounds ends a model that never stops calling tools', async (t) => {
+    server.reset()
+    let n = 0
+    server.chat = () => ({
+      stream: sseEvents([
+        deltaChunk({
+          tool_calls: [{ index: 0, id: `call_${n++}`, type: 'function', function: { name: 'topics', arguments: '{}' } }]
+        }),
+        deltaChunk({}, 'tool_calls')
+      ])
+    })
+    const events = await collect(ai.runTurn({ agent: 'demo', message: 'How do plugins work?' }))
+    t.equal(events.filter((e) => e.type === 'tool-result').length, 2, 'two rounds of tools ran')
+    t.match(terminal(t, events), { type: 'error', code: 'max-tool-rounds', message: /platform\.ai\.max-tool-rounds/ })
+    t.equal(server.on('/chat/completions').length, 3)
+    // the results went back to the model as tool messages
+    t.match(server.on('/chat/completions')[1].messages, [{}, {}, { role: 'assistant' }, { role: 'tool' }])
+  })
+})
