@@ -8,6 +8,7 @@ import { createLogger } from '../observability/index.js'
 import {
   PluginHost,
   PluginRegistry,
+  contributionNames,
   readManifest,
   resolveGrant,
   GrantRefused,
@@ -162,9 +163,7 @@ export async function pluginsValidate(dir: string | undefined, out: Out): Promis
   out.log(`  ${manifest.name} ${manifest.version}, sandbox ${manifest.sandbox}`)
   if (instance !== undefined) {
     const d = instance.descriptor
-    out.log(
-      `  contributes: ${contributions({ tools: d.tools.map((t) => t.name), resources: d.resources.map((r) => r.uri), prompts: d.prompts.map((p) => p.name), agents: d.agents.map((a) => a.name), policyTypes: d.policyTypes.map((p) => p.type), classifiers: d.classifiers.map((c) => c.name), embedders: d.embedders.map((e) => e.name) })}`
-    )
+    out.log(`  contributes: ${contributions(contributionNames(d))}`)
     await instance.dispose()
   }
   if (note !== '') out.log(`  note: ${note}`)

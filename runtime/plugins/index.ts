@@ -1,6 +1,7 @@
 export * from './contract.js'
 export {
   PluginRegistry,
+  contributionNames,
   type RegisteredTool,
   type RegisteredResource,
   type RegisteredPrompt,

@@ -94,7 +94,8 @@ const KIND_LABEL = {
   runtimes: 'runtime'
 } as const
 
-function namesOf(d: PluginDescriptor): Record<keyof typeof KIND_LABEL, string[]> {
+/** The names a plugin contributes, by kind: what collisions are checked on and what status lists. */
+export function contributionNames(d: PluginDescriptor): Record<keyof typeof KIND_LABEL, string[]> {
   return {
     tools: d.tools.map((t) => t.name),
     resources: d.resources.map((r) => r.uri),
@@ -215,8 +216,8 @@ export class PluginRegistry {
     const out: string[] = []
     for (const [other, l] of this.live) {
       if (other === plugin) continue
-      for (const [kind, names] of Object.entries(namesOf(descriptor))) {
-        const taken = new Set(namesOf(l.instance.descriptor)[kind as keyof typeof KIND_LABEL])
+      for (const [kind, names] of Object.entries(contributionNames(descriptor))) {
+        const taken = new Set(contributionNames(l.instance.descriptor)[kind as keyof typeof KIND_LABEL])
         for (const n of names)
           if (taken.has(n))
             out.push(`${KIND_LABEL[kind as keyof typeof KIND_LABEL]} '${n}' (already served by plugin '${other}')`)
@@ -235,16 +236,7 @@ export class PluginRegistry {
         version: l.manifest.version,
         sandbox: l.instance.kind,
         state: 'live',
-        contributes: {
-          tools: d.tools.map((t) => t.name),
-          resources: d.resources.map((r) => r.uri),
-          prompts: d.prompts.map((p) => p.name),
-          agents: d.agents.map((a) => a.name),
-          policyTypes: d.policyTypes.map((p) => p.type),
-          classifiers: d.classifiers.map((c) => c.name),
-          embedders: d.embedders.map((e) => e.name),
-          runtimes: (d.runtimes ?? []).map((r) => r.name)
-        }
+        contributes: contributionNames(d)
       })
     }
     out.push(...this.failed.values())
