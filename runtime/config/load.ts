@@ -11,7 +11,7 @@ import {
   type PluginGrantConfig,
   type PluginGrantKey
 } from './schema.js'
-import { editDistance, didYouMean } from './did-you-mean.js'
+import { closest, editDistance, didYouMean } from './did-you-mean.js'
 import { OperatorError } from './operator-error.js'
 
 /** Start-up stops with this error; its message names the key and what it expects. */
@@ -167,17 +167,11 @@ function readEnv(env: Record<string, string | undefined>): Record<string, unknow
   return out
 }
 
+// a key may mix `-` and `.` where the user typed the other: compare with both as `.`
 function suggest(key: string): string {
-  let best = ''
-  let bestScore = Infinity
-  for (const k of Object.keys(KEYS)) {
-    const d = editDistance(k.replace(/-/g, '.'), key.replace(/-/g, '.'))
-    if (d < bestScore) {
-      bestScore = d
-      best = k
-    }
-  }
-  return bestScore <= 4 ? ` (did you mean '${best}'?)` : ''
+  const byForm = new Map(Object.keys(KEYS).map((k) => [k.replace(/-/g, '.'), k]))
+  const near = closest(key.replace(/-/g, '.'), byForm.keys(), 4)
+  return near === undefined ? '' : ` (did you mean '${byForm.get(near)}'?)`
 }
 
 function expectation(err: {
