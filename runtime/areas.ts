@@ -5,6 +5,7 @@ import { scopeArea } from './scope/install.js'
 import { governanceArea } from './governance/install.js'
 import { mcpArea, mcpExtrasArea } from './mcp/install.js'
 import { aiArea } from './ai/install.js'
+import { interactionsArea } from './interactions/install.js'
 
 /**
  * Every area the served platform runs, in start-up order. Each declares the areas it needs;
@@ -17,7 +18,8 @@ export const AREAS: readonly Area[] = [
   governanceArea,
   mcpArea,
   mcpExtrasArea,
-  aiArea
+  aiArea,
+  interactionsArea
 ]
 
 /** Installs `areas` in order (tests pass a subset). */

@@ -27,3 +27,4 @@ export {
 } from './memory.js'
 export { AgentSessions, type AgentSessionInfo } from './sessions.js'
 export { runTurn, type TurnRequest, type TurnEvent, type TurnErrorCode, type TurnDeps } from './turn-pipeline.js'
+export { AGENT_BASE, agentChatPath, agentAguiPath } from './agent-paths.js'

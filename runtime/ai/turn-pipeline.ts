@@ -35,6 +35,8 @@ export type TurnEvent =
   | { type: 'tool-result'; id: string; name: string; content: string }
   | { type: 'tool-error'; id: string; name: string; message: string }
   | { type: 'usage'; usage: TokenUsage }
+  /** Governance guidance the final system prompt carried; sent just before `complete`, only when some was injected. */
+  | { type: 'feedback'; injected: number; lines: string[] }
   | { type: 'complete'; text: string; preferences: { policy: string; preferred: string; reason: string }[] }
   | { type: 'error'; code: TurnErrorCode; message: string; policy?: string }
 

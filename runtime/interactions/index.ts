@@ -1,0 +1,13 @@
+/** The interactions area: durable agent turns, their stores and their live streams. */
+export {
+  TERMINAL_STATUSES,
+  type Interaction,
+  type InteractionFeed,
+  type InteractionHeader,
+  type InteractionStatus,
+  type InteractionStep,
+  type InteractionStore,
+  type ListPage,
+  type ListQuery,
+  type StepType
+} from './types.js'
