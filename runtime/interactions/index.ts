@@ -11,3 +11,4 @@ export {
   type ListQuery,
   type StepType
 } from './types.js'
+export { StepFeed } from './feed.js'
