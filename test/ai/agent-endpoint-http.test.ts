@@ -121,3 +121,27 @@ t.test('platform.ai.endpoint.auth=required: a principal or 401, on every transpo
   t.teardown(() => s.ws.close())
   t.match((await s.turn('hello')).at(-1), { event: 'complete' })
 })
+
+t.test(
+  'message rate: over platform.ai.endpoint.max-messages-per-second is 1008 on WebSocket, 429 on POST',
+  async (t) => {
+    const p = await startTestPlatform(
+      {
+        ...PLUGINS,
+        'platform.ai.endpoint.max-messages-per-second': 1,
+        'platform.ai.endpoint.message-burst': 2
+      },
+      { install: installAreas }
+    )
+    t.teardown(p.close)
+    const s = await agentSocket(p.url, PATH)
+    for (let i = 0; i < 3; i++) s.ws.send('{"type":"cancel"}')
+    t.match(await s.closed, { code: 1008 })
+    const m = await sseAgent(p.url, PATH)
+    t.teardown(m.stop)
+    const statuses = []
+    for (let i = 0; i < 3; i++) statuses.push(await m.send('{"type":"cancel"}'))
+    t.same(statuses, [200, 200, 429])
+    await eventually(() => p.platform.area(AI).inFlight() === 0)
+  }
+)
