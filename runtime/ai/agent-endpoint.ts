@@ -89,11 +89,6 @@ export class AgentEndpoint {
     this.mountCustomPaths()
   }
 
-  /** Connections with a live session now. */
-  get connections(): number {
-    return this.conns.size
-  }
-
   private agentAt(path: string): RegisteredAgent | undefined {
     this.byPath ??= new Map(this.platform.plugins.agents().map((a) => [agentChatPath(a), a]))
     return this.byPath.get(path)
