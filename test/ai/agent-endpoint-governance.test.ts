@@ -117,3 +117,27 @@ policies:
   const post = await postTurn(p.url, PATH, 'hello', { authorization: `Bearer ${analyst}` })
   t.match(post.frames.at(-1), { event: 'complete' })
 })
+
+t.test('a tool call inside a turn counts against the same subject as the turn', async (t) => {
+  const one = join(dir, 'one-slot.yaml')
+  writeFileSync(
+    one,
+    'version: "3"\npolicies:\n  - name: one-slot\n    type: concurrency-limit\n    config: {max-concurrent: 1}\n'
+  )
+  const p = await startTestPlatform(
+    { 'platform.plugins.dirs': [join(REPO, 'plugins')], 'platform.ai.governance.policy-files': [one] },
+    { install: installAreas }
+  )
+  t.teardown(p.close)
+  const s = await agentSocket(p.url, PATH)
+  t.teardown(() => s.ws.close())
+  const frames = await s.turn('What is a sandbox?')
+  t.match(
+    frames.find((f) => f.event === 'tool-error'),
+    {
+      data: { toolName: 'platform_fact', error: /denied by policy one-slot: concurrency limit/ }
+    }
+  )
+  t.match(frames.at(-1), { event: 'complete' }, 'the model still answers, from the error')
+  t.match((await s.turn('again')).at(-1), { event: 'complete' }, 'and the slot is free for the next turn')
+})
