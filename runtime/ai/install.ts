@@ -1,6 +1,9 @@
 import type { Area, Platform } from '../platform.js'
 import type { AiService } from './ai-service.js'
 import { DemoRuntime } from './demo-runtime.js'
+import { getMcp } from '../mcp/index.js'
+import { agentInfo } from './agent-info.js'
+import { installAgui } from './agui-endpoint.js'
 import { AI } from './key.js'
 import {
   InMemoryConversationMemory,
@@ -13,11 +16,11 @@ import { PluginRuntime } from './plugin-runtime.js'
 import { RuntimeRegistry } from './runtime-registry.js'
 import type { AiMessage } from './runtime.js'
 import { AgentSessions } from './sessions.js'
-import { runTurn, type TurnDeps } from './turn-pipeline.js'
+import { runTurn, type TurnDeps, type TurnEvent } from './turn-pipeline.js'
 
 /**
  * The AI area: agent turns run through governance and scope, call tools over MCP and stream over
- * transport, hence its dependencies. It adds no routes yet; it holds the runtimes.
+ * transport, hence its dependencies. It holds the runtimes and serves the AG-UI endpoint.
  */
 export const aiArea: Area = {
   name: 'ai',
@@ -39,15 +42,34 @@ export const aiArea: Area = {
       runtime: (name) => registry.get(name),
       maxToolRounds: platform.config.get('platform.ai.max-tool-rounds')
     }
+    let inFlight = 0
+    async function* counted(turn: AsyncIterable<TurnEvent>): AsyncGenerator<TurnEvent> {
+      inFlight++
+      try {
+        yield* turn
+      } finally {
+        inFlight--
+      }
+    }
     const service: AiService = {
       agentNames: () => platform.plugins.agents().map((a) => a.name),
+      agents: () =>
+        platform.plugins.agents().map((a) =>
+          agentInfo(a, {
+            mcp: (x) => getMcp(platform)?.agentEndpoint(x.name),
+            agui: (x) => agui.pathOf(x),
+            a2a: () => undefined
+          })
+        ),
       runtimes: () => registry.list(),
       activeRuntime: () => registry.active(),
       runtime: (name) => registry.get(name),
       memory: memoryFromConfig(platform),
       sessions,
-      runTurn: (request, signal) => runTurn(deps, request, signal)
+      runTurn: (request, signal) => counted(runTurn(deps, request, signal)),
+      inFlightTurns: () => inFlight
     }
+    const agui = installAgui(platform, service)
     // connections outlive nothing at shutdown: their sessions end, announced like any other end
     platform.onClose(() => sessions.endAll())
     platform.provide(AI, service)

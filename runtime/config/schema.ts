@@ -496,6 +496,12 @@ export const KEY_DEFS = {
     description:
       'Rounds of tool calls one agent turn may make (model asks, tools run, results go back); one more ends the turn with an error'
   },
+  'platform.ai.endpoint.auth': {
+    schema: { enum: ['open', 'required'] },
+    default: 'open',
+    description:
+      '`open`: anyone may talk to agents over their endpoints (chat and AG-UI; the server binds loopback by default); `required`: a principal (an API token or JWT) is needed, else 401'
+  },
   'platform.ai.memory.store': {
     schema: { enum: ['memory', 'lmdb'] },
     default: 'lmdb',

@@ -79,6 +79,23 @@ export const ERRORS = {
     hint: "Query parameter presence or header X-Platform-Presence; 'false' joins the room without announcing the member"
   },
 
+  // --- agents ---
+  UNKNOWN_AGENT: {
+    status: 404,
+    message: (p) => `No agent is served at ${p.path}`,
+    hint: 'An agent is served while a loaded plugin contributes it; check the name and that its plugin is live'
+  },
+  AGENT_AUTH_REQUIRED: {
+    status: 401,
+    message: (p) => `${p.path} requires an authenticated principal`,
+    hint: 'Send an API token (Authorization: Bearer or X-Platform-Auth) or a JWT; platform.ai.endpoint.auth=open lets anyone talk to agents'
+  },
+  INVALID_AGUI_INPUT: {
+    status: 400,
+    message: (p) => `Invalid AG-UI RunAgentInput: ${p.detail}`,
+    hint: 'POST {"threadId", "runId", "messages": [..., {"id", "role": "user", "content"}]}; state, tools, context and forwardedProps are optional'
+  },
+
   // --- governance ---
   GOVERNANCE_NOT_INSTALLED: {
     status: 503,
