@@ -1,6 +1,8 @@
 // The AG-UI endpoint over real sockets: each stream is read by the official client's own pipeline
 // (its SSE parser, event schema enforcement and verifyEvents), and once by its HttpAgent.
 import t from 'tap'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { lastValueFrom, toArray } from 'rxjs'
@@ -16,6 +18,7 @@ import { EventSchema, RunAgentInputSchema } from '@ag-ui/core/schemas'
 import { AI } from '../../runtime/ai/index.js'
 import { installAreas } from '../../runtime/areas.js'
 import { GOVERNANCE, type GovernancePolicy } from '../../runtime/governance/index.js'
+import { PLUGIN_HOST } from '../../runtime/plugins/index.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk } from '../helpers/openai-server.js'
 
@@ -212,7 +215,11 @@ t.test('demo runtime: the demo agent over AG-UI', async (t) => {
     const malformed = await post(url, '{"threadId":')
     t.equal(malformed.status, 400)
     t.match(await malformed.json(), { code: 'PLT_ERR_MALFORMED_JSON' })
+    const huge = await post(url, input('x'.repeat(10 * 1024 * 1024)))
+    t.equal(huge.status, 413, 'a 10 MB message is over the body limit')
+    t.match(await huge.json(), { code: 'PLT_ERR_BODY_TOO_LARGE' })
     t.equal(ai.sessions.activeCount(), 0, 'no session opened')
+    t.equal(ai.inFlightTurns(), 0, 'no turn started')
   })
 
   t.test('an unknown agent is a 404; a known one is served', async (t) => {
@@ -231,6 +238,47 @@ t.test('demo runtime: the demo agent over AG-UI', async (t) => {
     t.same(demo.endpoints, { mcp: '/platform/agent/demo/mcp', agui: '/platform/agent/demo/agui' })
     t.match(demo, { path: '/platform/agent/demo', plugin: /./, version: /./, headless: false })
   })
+})
+
+t.test('agents come and go with hot reload; a custom endpoint moves the AG-UI path', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'agui-plugins-'))
+  t.teardown(() => rmSync(root, { recursive: true, force: true }))
+  const tp = await start({ 'platform.plugins.dirs': [PLUGINS, root] })
+  t.teardown(tp.close)
+  const ai = tp.platform.area(AI)
+  const host = tp.platform.area(PLUGIN_HOST)
+  const custom = `${tp.url}/custom/roamer/agui`
+  t.equal((await post(custom, input('hi'))).status, 404, 'nothing there before the plugin')
+  mkdirSync(join(root, 'roamer'))
+  writeFileSync(
+    join(root, 'roamer', 'plugin.json'),
+    JSON.stringify({ name: 'roamer', version: '1.0.0', entry: 'index.js', sandbox: 'isolate' })
+  )
+  writeFileSync(
+    join(root, 'roamer', 'index.js'),
+    `import { definePlugin, agent } from 'agent-platform/sdk'
+export default definePlugin({ agents: [agent({ name: 'roamer', endpoint: '/custom/roamer', systemPrompt: 'Roam.' })] })
+`
+  )
+  await host.rescan()
+  const events = await run(custom, input('where are you?'))
+  t.match(text(events), /You said: "where are you\?"\. My instructions: Roam\./)
+  const res = await post(`${tp.url}/platform/agent/roamer/agui`, input('hi'))
+  t.equal(res.status, 404, 'not at the default path: the agent named its own')
+  t.match(
+    ai.agents().find((a) => a.name === 'roamer'),
+    {
+      path: '/custom/roamer',
+      protocols: ['mcp', 'agui'],
+      endpoints: { agui: '/custom/roamer/agui' }
+    }
+  )
+  rmSync(join(root, 'roamer'), { recursive: true, force: true })
+  await host.rescan()
+  const gone = await post(custom, input('hi'))
+  t.equal(gone.status, 404, 'gone with its plugin')
+  t.match(await gone.json(), { code: 'PLT_ERR_UNKNOWN_AGENT' })
+  t.notOk(ai.agents().some((a) => a.name === 'roamer'))
 })
 
 t.test('without MCP an agent lists AG-UI only', async (t) => {
@@ -315,6 +363,44 @@ t.test('openai runtime against a fake OpenAI-compatible server', async (t) => {
         ['user', 'and now?']
       ]
     )
+  })
+
+  t.test('a tool call streamed in pieces runs the tool and feeds the result back', async (t) => {
+    fake.reset()
+    fake.chat = (body: { messages: { role: string; content: string }[] }) => {
+      const result = body.messages.find((m) => m.role === 'tool')
+      if (result !== undefined)
+        return { stream: sseEvents([deltaChunk({ content: `Done: ${result.content.slice(0, 20)}` }, 'stop')]) }
+      const call = (args: string, first: boolean) =>
+        deltaChunk({
+          tool_calls: [
+            first
+              ? { index: 0, id: 'call_x', type: 'function', function: { name: 'platform_fact', arguments: args } }
+              : { index: 0, function: { arguments: args } }
+          ]
+        })
+      return {
+        stream: sseEvents([call('{"topic"', true), call(':"sandbox"}', false), deltaChunk({}, 'tool_calls')])
+      }
+    }
+    const events = await run(url, input('sandboxes?'))
+    t.same(types(events), [
+      'RUN_STARTED',
+      'TOOL_CALL_START',
+      'TOOL_CALL_ARGS',
+      'TOOL_CALL_END',
+      'TOOL_CALL_RESULT',
+      'TEXT_MESSAGE_START',
+      'TEXT_MESSAGE_CONTENT',
+      'TEXT_MESSAGE_END',
+      'STATE_SNAPSHOT',
+      'RUN_FINISHED'
+    ])
+    t.match(events[1], { toolCallId: 'call_x', toolCallName: 'platform_fact' })
+    t.same(JSON.parse(events[2]!.delta), { topic: 'sandbox' })
+    t.match(events[4], { toolCallId: 'call_x', content: /isolate/ })
+    t.match(text(events), /^Done: /)
+    t.equal(fake.on('/chat/completions').length, 2, 'the model was asked again with the result')
   })
 
   t.test('a runtime error is RUN_ERROR', async (t) => {
