@@ -36,6 +36,8 @@ export function installAgui(platform: Platform, ai: AiService): AguiEndpoint {
     const agent = name === undefined ? undefined : platform.plugins.agents().find((a) => a.name === name)
     if (agent === undefined) throw new PlatformError('UNKNOWN_AGENT', { path })
     const input = parseAguiInput(ctx.body)
+    // gone while its body was read: nothing to stream to, no turn to run
+    if (ctx.aborted) return
     void run(ctx, agent.name, input, platform.principals.resolve(ctx)?.name).catch((err: unknown) => {
       logger.error({ err, agent: agent.name, route: ctx.route }, 'AG-UI run failed')
     })
