@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { lastValueFrom, toArray } from 'rxjs'
+import { from, lastValueFrom, toArray } from 'rxjs'
 import {
   HttpAgent,
   enforceEvents,
@@ -15,7 +15,7 @@ import {
   type BaseEvent
 } from '@ag-ui/client'
 import { EventSchema, RunAgentInputSchema } from '@ag-ui/core/schemas'
-import { AI } from '../../runtime/ai/index.js'
+import { AI, AguiRun, type AguiEvent, type TurnEvent } from '../../runtime/ai/index.js'
 import { installAreas } from '../../runtime/areas.js'
 import { GOVERNANCE, type GovernancePolicy } from '../../runtime/governance/index.js'
 import { PLUGIN_HOST } from '../../runtime/plugins/index.js'
@@ -170,6 +170,40 @@ t.test('demo runtime: the demo agent over AG-UI', async (t) => {
     t.same(types(events), ['RUN_STARTED', 'RUN_ERROR'])
     t.match(events[1], { code: 'denied', message: /no-cake: no cake talk/ })
   })
+
+  t.test(
+    'a prefer rides on the run as a CUSTOM event; a denied tool is a failed result, not a failed run',
+    async (t) => {
+      const gov = tp.platform.area(GOVERNANCE)
+      const steer: GovernancePolicy = {
+        name: 'steer',
+        source: 'code:steer',
+        version: '1',
+        className: 'TestPolicy',
+        evaluate: (c) =>
+          c.request.metadata.action === 'call_tool'
+            ? { decision: 'deny', reason: 'no facts today' }
+            : { decision: 'prefer', preferred: 'short answers', reason: 'house style' }
+      }
+      gov.setSource('agui-test', [steer])
+      t.teardown(() => gov.removeSource('agui-test'))
+      const events = await run(url, input('How do sandboxes work?'))
+      t.match(
+        events.find((e) => e.type === 'TOOL_CALL_RESULT'),
+        {
+          content: /^error: tool call denied by policy steer: no facts today/
+        }
+      )
+      t.match(
+        events.find((e) => e.type === 'CUSTOM'),
+        {
+          name: 'ai.governance.preferences',
+          value: [{ policy: 'steer', preferred: 'short answers', reason: 'house style' }]
+        }
+      )
+      t.equal(events.at(-1)!.type, 'RUN_FINISHED')
+    }
+  )
 
   t.test('bad input: 400 with the catalogue body, nothing run', async (t) => {
     const cases: [string, unknown, RegExp][] = [
@@ -403,6 +437,28 @@ t.test('openai runtime against a fake OpenAI-compatible server', async (t) => {
     t.equal(fake.on('/chat/completions').length, 2, 'the model was asked again with the result')
   })
 
+  t.test('100 runs abandoned mid-stream leave no turn and no session behind', async (t) => {
+    fake.reset()
+    fake.chat = () => ({
+      stream: sseEvents(Array.from({ length: 50 }, () => deltaChunk({ content: 'x ' }))),
+      intervalMs: 20
+    })
+    await Promise.all(
+      Array.from({ length: 100 }, async (_, i) => {
+        const abort = new AbortController()
+        const res = await post(url, input(`run ${i}`), {}, abort.signal)
+        const reader = res.body!.getReader()
+        let seen = ''
+        while (!seen.includes('RUN_STARTED')) seen += new TextDecoder().decode((await reader.read()).value)
+        abort.abort()
+      })
+    )
+    t.ok(await until(() => ai.inFlightTurns() === 0, 10_000), 'in-flight turns back to 0')
+    t.ok(await until(() => ai.sessions.activeCount() === 0, 10_000), 'sessions back to 0')
+    const sse = (await tp.platform.metrics.openConnections.get()).values.find((v) => v.labels.transport === 'sse')
+    t.equal(sse?.value, 0, 'no SSE stream left open')
+  })
+
   t.test('a runtime error is RUN_ERROR', async (t) => {
     fake.chat = () => ({ status: 500, json: { error: { message: 'model exploded' } } })
     const events = await run(url, input('hi'))
@@ -428,4 +484,49 @@ t.test('openai runtime against a fake OpenAI-compatible server', async (t) => {
     t.ok(await until(() => ai.sessions.activeCount() === 0), 'session ended')
     t.equal(fake.on('/chat/completions').length, 1)
   })
+})
+
+t.test('event mapping: text then a tool call in one round, feedback, the verifier agrees', async (t) => {
+  const out: AguiEvent[] = []
+  const mapped = new AguiRun('th', 'rn', undefined, (e) => out.push(e))
+  const turn: TurnEvent[] = [
+    { type: 'text', delta: 'Let me check. ' },
+    { type: 'tool-start', call: { id: 'c1', name: 'lookup', arguments: { q: 'a' } } },
+    { type: 'tool-error', id: 'c1', name: 'lookup', message: 'timed out' },
+    { type: 'usage', usage: { input: 3, output: 2, cachedInput: 1, total: 5, model: 'm' } },
+    { type: 'text', delta: 'Sorry.' },
+    { type: 'usage', usage: { input: 4, output: 1, cachedInput: 0, total: 5, model: 'm' } },
+    { type: 'feedback', injected: 1, lines: ['Denied before: x'] },
+    { type: 'complete', text: 'Let me check. Sorry.', preferences: [] },
+    { type: 'text', delta: 'ignored after the end' }
+  ]
+  mapped.start()
+  for (const e of turn) mapped.event(e)
+  mapped.fail('not reached: the run already ended')
+  const verified = (await lastValueFrom(from(out as BaseEvent[]).pipe(verifyEvents(), toArray()))) as Ev[]
+  for (const e of verified) EventSchema.parse(e)
+  t.same(types(verified), [
+    'RUN_STARTED',
+    'TEXT_MESSAGE_START',
+    'TEXT_MESSAGE_CONTENT',
+    'TEXT_MESSAGE_END',
+    'TOOL_CALL_START',
+    'TOOL_CALL_ARGS',
+    'TOOL_CALL_END',
+    'TOOL_CALL_RESULT',
+    'TEXT_MESSAGE_START',
+    'TEXT_MESSAGE_CONTENT',
+    'CUSTOM',
+    'TEXT_MESSAGE_END',
+    'STATE_SNAPSHOT',
+    'RUN_FINISHED'
+  ])
+  t.equal(verified[4]!.parentMessageId, verified[1]!.messageId, "the call belongs to the round's text message")
+  t.not(verified[8]!.messageId, verified[1]!.messageId, 'the answer after the result is a new message')
+  t.match(verified[7], { content: 'error: timed out' })
+  t.match(verified[10], { name: 'ai.governance.feedback', value: { injected: 1, lines: ['Denied before: x'] } })
+  t.same(verified[12]!.snapshot, {}, 'no state sent: an empty snapshot')
+  t.same(verified.at(-1)!.usage, [
+    { model: 'm', inputTokens: 7, outputTokens: 3, totalTokens: 10, cachedInputTokens: 1 }
+  ])
 })
