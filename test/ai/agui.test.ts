@@ -486,6 +486,37 @@ t.test('openai runtime against a fake OpenAI-compatible server', async (t) => {
   })
 })
 
+t.test('a platform shutting down mid-run ends the stream and the turn cleanly', async (t) => {
+  const fake = await new OpenAiServer().start()
+  t.teardown(() => fake.close())
+  fake.chat = () => ({
+    stream: sseEvents(Array.from({ length: 100 }, () => deltaChunk({ content: 'x ' }))),
+    intervalMs: 50
+  })
+  const tp = await start({
+    'platform.ai.runtime': 'openai',
+    'platform.ai.openai.base-url': fake.url,
+    'platform.ai.openai.model': 'test-model'
+  })
+  const ai = tp.platform.area(AI)
+  const res = await post(`${tp.url}/platform/agent/demo/agui`, input('talk'))
+  const reader = res.body!.getReader()
+  let seen = ''
+  while (!seen.includes('TEXT_MESSAGE_CONTENT')) seen += new TextDecoder().decode((await reader.read()).value)
+  const started = Date.now()
+  await tp.close()
+  t.ok(Date.now() - started < 3000, 'close did not wait for the 5 s stream')
+  for (;;) if ((await reader.read()).done) break
+  t.pass('the client saw the stream end')
+  t.ok(await until(() => ai.inFlightTurns() === 0), 'the turn unwound')
+  t.equal(ai.sessions.activeCount(), 0)
+  t.same(
+    tp.logs.filter((l) => (l.level as number) >= 50),
+    [],
+    'nothing logged as an error'
+  )
+})
+
 t.test('event mapping: text then a tool call in one round, feedback, the verifier agrees', async (t) => {
   const out: AguiEvent[] = []
   const mapped = new AguiRun('th', 'rn', undefined, (e) => out.push(e))
