@@ -24,21 +24,21 @@ export interface AguiEndpoint {
 export function installAgui(platform: Platform, ai: AiService): AguiEndpoint {
   const { http, config, logger } = platform
   // AG-UI path -> agent name, rebuilt when plugins change so a request never walks the registry
-  let index: Map<string, string> | undefined
-  const agents = (): Map<string, string> =>
-    (index ??= new Map(platform.plugins.agents().map((a) => [agentAguiPath(a), a.name])))
+  let index: Map<string, RegisteredAgent> | undefined
+  const agents = (): Map<string, RegisteredAgent> =>
+    (index ??= new Map(platform.plugins.agents().map((a) => [agentAguiPath(a), a])))
   const mounted = new Set<string>()
 
   const handle = (ctx: Context, path: string): void => {
-    if (config.get('platform.ai.endpoint.auth') === 'required' && platform.principals.resolve(ctx) === null)
+    const principal = platform.principals.resolve(ctx)
+    if (principal === null && config.get('platform.ai.endpoint.auth') === 'required')
       throw new PlatformError('AGENT_AUTH_REQUIRED', { path })
-    const name = agents().get(path)
-    const agent = name === undefined ? undefined : platform.plugins.agents().find((a) => a.name === name)
+    const agent = agents().get(path)
     if (agent === undefined) throw new PlatformError('UNKNOWN_AGENT', { path })
     const input = parseAguiInput(ctx.body)
     // gone while its body was read: nothing to stream to, no turn to run
     if (ctx.aborted) return
-    void run(ctx, agent.name, input, platform.principals.resolve(ctx)?.name).catch((err: unknown) => {
+    void run(ctx, agent.name, input, principal?.name).catch((err: unknown) => {
       logger.error({ err, agent: agent.name, route: ctx.route }, 'AG-UI run failed')
     })
   }
@@ -104,7 +104,7 @@ export function installAgui(platform: Platform, ai: AiService): AguiEndpoint {
   return {
     pathOf: (agent) => {
       const p = agentAguiPath(agent)
-      return agents().get(p) === agent.name && (UNDER_PATTERN.test(p) || mounted.has(p)) ? p : undefined
+      return agents().get(p)?.name === agent.name && (UNDER_PATTERN.test(p) || mounted.has(p)) ? p : undefined
     }
   }
 }
