@@ -291,7 +291,10 @@ t.test('agents come and go with hot reload; a custom endpoint moves the AG-UI pa
   writeFileSync(
     join(root, 'roamer', 'index.js'),
     `import { definePlugin, agent } from 'agent-platform/sdk'
-export default definePlugin({ agents: [agent({ name: 'roamer', endpoint: '/custom/roamer', systemPrompt: 'Roam.' })] })
+export default definePlugin({ agents: [
+  agent({ name: 'roamer', endpoint: '/custom/roamer', systemPrompt: 'Roam.' }),
+  agent({ name: 'deep', endpoint: '/deep/mcp', systemPrompt: 'Dig.' })
+] })
 `
   )
   await host.rescan()
@@ -307,6 +310,16 @@ export default definePlugin({ agents: [agent({ name: 'roamer', endpoint: '/custo
       endpoints: { agui: '/custom/roamer/agui' }
     }
   )
+  // an endpoint ending in /mcp names only the MCP path: AG-UI stays at the default one
+  t.match(
+    ai.agents().find((a) => a.name === 'deep'),
+    {
+      path: '/platform/agent/deep',
+      protocols: ['mcp', 'agui'],
+      endpoints: { mcp: '/deep/mcp', agui: '/platform/agent/deep/agui' }
+    }
+  )
+  t.match(text(await run(`${tp.url}/platform/agent/deep/agui`, input('down?'))), /My instructions: Dig\./)
   rmSync(join(root, 'roamer'), { recursive: true, force: true })
   await host.rescan()
   const gone = await post(custom, input('hi'))
