@@ -144,7 +144,8 @@ export class AgentEndpoint {
   /** The caller's principal; throws 401 when the endpoint requires one and none resolves. */
   private admit(headers: Readonly<Record<string, string>>, agent: string): Caller {
     const principal = this.platform.principals.fromHeaders(headers)
-    if (principal === null && this.policy.auth === 'required') throw new PlatformError('AGENT_AUTH_REQUIRED', { agent })
+    if (principal === null && this.policy.auth === 'required')
+      throw new PlatformError('AGENT_AUTH_REQUIRED', { path: `agent '${agent}'` })
     return principal === null ? undefined : { name: principal.name, roles: principal.roles }
   }
 

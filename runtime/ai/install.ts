@@ -1,6 +1,9 @@
 import type { Area, Platform } from '../platform.js'
 import type { AiService } from './ai-service.js'
 import { DemoRuntime } from './demo-runtime.js'
+import { getMcp } from '../mcp/index.js'
+import { agentInfo } from './agent-info.js'
+import { installAgui } from './agui-endpoint.js'
 import { AI } from './key.js'
 import {
   InMemoryConversationMemory,
@@ -18,7 +21,7 @@ import { AgentEndpoint } from './agent-endpoint.js'
 
 /**
  * The AI area: agent turns run through governance and scope, call tools over MCP and stream over
- * transport, hence its dependencies. It holds the runtimes and serves the agent chat endpoint.
+ * transport, hence its dependencies. It holds the runtimes and serves the agent chat and AG-UI endpoints.
  */
 export const aiArea: Area = {
   name: 'ai',
@@ -51,6 +54,14 @@ export const aiArea: Area = {
     }
     const service: AiService = {
       agentNames: () => platform.plugins.agents().map((a) => a.name),
+      agents: () =>
+        platform.plugins.agents().map((a) =>
+          agentInfo(a, {
+            mcp: (x) => getMcp(platform)?.agentEndpoint(x.name),
+            agui: (x) => agui.pathOf(x),
+            a2a: () => undefined
+          })
+        ),
       runtimes: () => registry.list(),
       activeRuntime: () => registry.active(),
       runtime: (name) => registry.get(name),
@@ -59,6 +70,7 @@ export const aiArea: Area = {
       runTurn: (request, signal) => counted(runTurn(deps, request, signal)),
       inFlight: () => inFlight
     }
+    const agui = installAgui(platform, service)
     // connections outlive nothing at shutdown: their sessions end, announced like any other end
     platform.onClose(() => sessions.endAll())
     platform.provide(AI, service)

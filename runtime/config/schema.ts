@@ -500,7 +500,7 @@ export const KEY_DEFS = {
     schema: { enum: ['open', 'required'] },
     default: 'open',
     description:
-      'Agent endpoint (/platform/agent/{name}): `open` lets anyone talk to agents (the server binds loopback by default); `required` needs a principal (an API token or JWT), else 401'
+      '`open`: anyone may talk to agents over their endpoints (chat and AG-UI; the server binds loopback by default); `required`: a principal (an API token or JWT) is needed, else 401'
   },
   'platform.ai.endpoint.max-message-bytes': {
     schema: positiveInt,

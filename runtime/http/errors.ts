@@ -87,8 +87,13 @@ export const ERRORS = {
   },
   AGENT_AUTH_REQUIRED: {
     status: 401,
-    message: (p) => `Agent '${p.agent}' requires an authenticated principal`,
+    message: (p) => `${p.path} requires an authenticated principal`,
     hint: 'Send an API token (Authorization: Bearer or X-Platform-Auth) or a JWT; platform.ai.endpoint.auth=open lets anyone talk to agents'
+  },
+  INVALID_AGUI_INPUT: {
+    status: 400,
+    message: (p) => `Invalid AG-UI RunAgentInput: ${p.detail}`,
+    hint: 'POST {"threadId", "runId", "messages": [..., {"id", "role": "user", "content"}]}; state, tools, context and forwardedProps are optional'
   },
 
   // --- governance ---
