@@ -37,7 +37,10 @@ export const aiArea: Area = {
       platform,
       activeRuntime: () => registry.active(),
       runtime: (name) => registry.get(name),
-      maxToolRounds: platform.config.get('platform.ai.max-tool-rounds')
+      maxToolRounds: platform.config.get('platform.ai.max-tool-rounds'),
+      // decisions the log reloaded from disk predate this process: only the memory sink carries
+      // guidance across a restart
+      feedback: { maxItems: platform.config.get('platform.ai.governance.feedback.max-items'), since: Date.now() }
     }
     const service: AiService = {
       agentNames: () => platform.plugins.agents().map((a) => a.name),

@@ -8,6 +8,7 @@ import {
   governanceOf,
   aiRequest,
   GovernanceMemorySink,
+  namespacesOf,
   type DecisionEntry,
   type Lesson
 } from '../../runtime/governance/index.js'
@@ -83,6 +84,30 @@ t.test(
     t.equal(forever.recall('user:u').length, 1, 'ttl 0 never expires')
   }
 )
+
+t.test('a lesson is kept under each namespace of its subject; an anonymous one under none', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gov-mem-ns-'))
+  const store = new Store(dir)
+  t.teardown(async () => {
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const db = store.db<Lesson, [string, number, number]>('m')
+  const sink = new GovernanceMemorySink(db, 0, 0)
+  t.same(namespacesOf({ user_id: 'u', conversation_id: 'c', session_id: 's' }), [
+    'conversation:c',
+    'session:s',
+    'user:u'
+  ])
+  t.equal(sink.accept(entry('deny', { message: 'no subject' })), undefined, 'nothing to key an anonymous lesson by')
+  await sink.accept(entry('deny', { user_id: 'u', conversation_id: 'c' }))
+  t.same(
+    ['conversation:c', 'user:u', 'session:s', 'anonymous'].map((ns) => sink.recall(ns).length),
+    [1, 1, 0, 0]
+  )
+  t.equal(sink.recall('conversation:c')[0]!.namespace, 'conversation:c')
+  t.equal([...db.getKeys()].length, 2, 'two writes, no shared bucket')
+})
 
 t.test('platform.ai.governance.memory.enabled persists lessons across restarts', async (t) => {
   const data = mkdtempSync(join(tmpdir(), 'gov-mem-p-'))
