@@ -45,6 +45,9 @@ export function feedbackLines(gov: GovernanceService, request: AiRequest, opts: 
   if (opts.maxItems <= 0) return []
   // scan a little further than the bound: duplicates collapse
   const scan = opts.maxItems * 4
+  // a kill switch says nothing about what this subject asked: its denies teach the model nothing
+  const switches = gov.chain.killSwitches
+  const lesson = (policy: string): boolean => !switches.some((k) => k.name === policy)
   for (const [key, prefix] of SUBJECT_DIMENSIONS) {
     const id = request[SUBJECT_FIELD[key]]
     if (typeof id !== 'string' || id === '') continue
@@ -52,13 +55,13 @@ export function feedbackLines(gov: GovernanceService, request: AiRequest, opts: 
     for (const e of gov.decisionLog.forSubject({ [SUBJECT_FIELD[key]]: id }, ['deny', 'prefer'], scan)) {
       if (lines.size >= opts.maxItems) break
       const t = Date.parse(e.timestamp)
-      if (!(t >= opts.since)) continue
+      if (!(t >= opts.since) || !lesson(e.policy_name)) continue
       lines.add(cap(lessonText(e)))
     }
     if (gov.memory !== undefined)
       for (const l of gov.memory.recall(namespaceKey(prefix, id), scan)) {
         if (lines.size >= opts.maxItems) break
-        lines.add(cap(l.text))
+        if (lesson(l.provenance.policy)) lines.add(cap(l.text))
       }
     if (lines.size > 0) return [...lines]
   }

@@ -63,7 +63,10 @@ async function start(server: OpenAiServer, extra: Record<string, unknown> = {}):
 t.test('the loop within one process', async (t) => {
   const server = await new OpenAiServer().start()
   t.teardown(() => server.close())
-  const tp = await start(server, { 'platform.ai.governance.feedback.max-items': 3 })
+  const tp = await start(server, {
+    'platform.ai.governance.feedback.max-items': 3,
+    'platform.ai.governance.kill-switch.enabled': true
+  })
   t.teardown(tp.close)
   const ai = tp.platform.area(AI)
   const turn = async (req: TurnRequest) => await collect(ai.runTurn(req))
@@ -159,6 +162,20 @@ t.test('the loop within one process', async (t) => {
     const failed = await turn({ message: 'plain', conversationId: 'conv-deny' })
     t.match(failed.at(-1), { type: 'error', code: 'runtime' })
     t.equal(feedbackOf(failed), undefined)
+  })
+
+  t.test('a kill switch deny is not guidance', async (t) => {
+    server.reset()
+    answer(server)
+    const ks = tp.platform.area(GOVERNANCE).killSwitch()!
+    ks.arm('incident 42', 'ops')
+    const denied = await turn({ message: 'hi', conversationId: 'conv-ks' })
+    ks.disarm()
+    t.match(denied.at(-1), { type: 'error', code: 'denied', message: /incident 42/ })
+    const events = await turn({ message: 'hi', conversationId: 'conv-ks' })
+    t.match(events.at(-1), { type: 'complete' })
+    t.equal(feedbackOf(events), undefined)
+    t.notMatch(systemPromptSent(server), /Governance guidance/)
   })
 
   t.test('fails open: a broken decision log read leaves the turn running without guidance', async (t) => {
