@@ -39,7 +39,13 @@ export type TurnEvent =
   | { type: 'usage'; usage: TokenUsage }
   /** Governance guidance the final system prompt carried; sent just before `complete`, only when some was injected. */
   | { type: 'feedback'; injected: number; lines: string[] }
-  | { type: 'complete'; text: string; preferences: { policy: string; preferred: string; reason: string }[] }
+  | {
+      type: 'complete'
+      text: string
+      preferences: { policy: string; preferred: string; reason: string }[]
+      /** The user message as admitted (after any transform): what conversation memory may keep. */
+      userMessage: string
+    }
   | { type: 'error'; code: TurnErrorCode; message: string; policy?: string }
 
 /** What a turn needs from the platform; the AI area builds it once. */
@@ -141,7 +147,7 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
     }
     const lines = carriedLines(input.systemPrompt, guidance)
     if (lines.length > 0) yield { type: 'feedback', injected: lines.length, lines }
-    yield { type: 'complete', text: full, preferences }
+    yield { type: 'complete', text: full, preferences, userMessage: request.message }
   } finally {
     // a turn that ends early (error, cancellation, a consumer that stops reading) still closes
     // its post-response phase, so per-turn policy state such as a concurrency slot is released
