@@ -272,3 +272,49 @@ t.test('tools in the isolate tier: one denied by a rule, one that runs, one that
     value: ['Denied by tool-rules: secrets stay put']
   })
 })
+
+t.test("durable recall on the wire: a principal's lesson survives a restart", async (t) => {
+  const data = mkdtempSync(join(dir, 'data-'))
+  const cfg = {
+    'platform.data-dir': data,
+    'platform.plugins.dirs': [join(dir, 'plugins')],
+    'platform.ai.runtime': 'openai',
+    'platform.ai.openai.base-url': server.url,
+    'platform.ai.openai.model': 'test-model',
+    'platform.ai.governance.policy-files': [native],
+    'platform.ai.governance.memory.enabled': true,
+    'platform.auth.tokens': [{ token: 'alice-token-0123456789', principal: 'alice', roles: [] }]
+  }
+  const auth = { authorization: 'Bearer alice-token-0123456789' }
+  const a = await startTestPlatform(cfg, { install: installAreas })
+  const before = await agentSocket(a.url, PATH, auth)
+  t.match(await before.turn(say('say xyzzy', 'c-durable')), [{ type: 'error', data: /no-xyzzy/ }])
+  before.ws.close()
+  // the sink writes without blocking the turn; give LMDB its commit
+  await new Promise((r) => setTimeout(r, 100))
+  await a.close()
+
+  const b = await startTestPlatform(cfg, { install: installAreas })
+  t.teardown(b.close)
+  // a one-shot POST (SSE) of the same principal and conversation, after the restart
+  const res = await fetch(b.url + PATH, {
+    method: 'POST',
+    headers: auth,
+    body: say('hello after the restart', 'c-durable')
+  })
+  t.equal(res.status, 200)
+  const frames: Frame[] = (await res.text())
+    .split('\n')
+    .filter((l) => l.startsWith('data: '))
+    .map((l) => JSON.parse(l.slice(6)))
+  t.match(frames.slice(-3), [
+    { key: 'ai.governance.feedback.injected', value: 1 },
+    { key: 'ai.governance.feedback.lines', value: [DENY_XYZZY] },
+    { event: 'complete', data: { summary: 'ok: hello after the restart' } }
+  ])
+  // another principal's conversation of the same id learns nothing from alice's
+  const anon = await agentSocket(b.url, PATH)
+  t.teardown(() => anon.ws.close())
+  const other = await anon.turn(say('hello', 'c-durable'))
+  t.equal(metadata(other, 'ai.governance.feedback.injected'), undefined)
+})
