@@ -5,8 +5,8 @@
  * carries that has guidance: its conversation, else its session, else its user; a turn with no
  * identity gets nothing (another caller's guidance must never leak into it).
  *
- * Sources, per subject dimension: the decision log's in-memory ring (decisions recorded since
- * this process started, so a Prefer recorded at this turn's admission steers this same turn)
+ * Sources, per subject dimension: the decision log's index of deny and prefer entries recorded
+ * by this process (so a Prefer recorded at this turn's admission steers this same turn)
  * and, with `platform.ai.governance.memory.enabled`, the memory sink's lessons (which survive a
  * restart; the sink drops expired and below-floor ones on read). Both render a decision the
  * same way, so de-duplication by line covers both.
@@ -27,8 +27,6 @@ export const FEEDBACK_HEADING = 'Governance guidance from earlier decisions on t
 export interface FeedbackOptions {
   /** Distinct lines at most (`platform.ai.governance.feedback.max-items`); 0 turns the loop off. */
   maxItems: number
-  /** Epoch ms: log entries older than this were reloaded from disk, not recorded by this process. */
-  since: number
 }
 
 const SUBJECT_FIELD = {
@@ -54,8 +52,7 @@ export function feedbackLines(gov: GovernanceService, request: AiRequest, opts: 
     const lines = new Set<string>()
     for (const e of gov.decisionLog.forSubject({ [SUBJECT_FIELD[key]]: id }, ['deny', 'prefer'], scan)) {
       if (lines.size >= opts.maxItems) break
-      const t = Date.parse(e.timestamp)
-      if (!(t >= opts.since) || !lesson(e.policy_name)) continue
+      if (!lesson(e.policy_name)) continue
       lines.add(cap(lessonText(e)))
     }
     if (gov.memory !== undefined)

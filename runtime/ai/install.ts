@@ -39,9 +39,7 @@ export const aiArea: Area = {
       activeRuntime: () => registry.active(),
       runtime: (name) => registry.get(name),
       maxToolRounds: platform.config.get('platform.ai.max-tool-rounds'),
-      // decisions the log reloaded from disk predate this process: only the memory sink carries
-      // guidance across a restart
-      feedback: { maxItems: platform.config.get('platform.ai.governance.feedback.max-items'), since: Date.now() }
+      feedback: { maxItems: platform.config.get('platform.ai.governance.feedback.max-items') }
     }
     let inFlight = 0
     async function* counted(events: AsyncIterable<TurnEvent>): AsyncGenerator<TurnEvent> {
