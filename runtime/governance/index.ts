@@ -25,6 +25,7 @@ export { RulesPolicy, buildRulesPolicy } from './rules-policy.js'
 export { GovernanceDecisionLog, type Subject } from './decision-log.js'
 export {
   GovernanceMemorySink,
+  MAX_LESSONS,
   CONFIDENCE,
   SUBJECT_DIMENSIONS,
   lessonText,

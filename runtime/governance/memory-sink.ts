@@ -54,6 +54,8 @@ export function lessonText(e: DecisionEntry): string {
 
 /** Stored lessons one recall examines at most. */
 export const RECALL_SCAN = 500
+/** Lessons kept per namespace (newest first); older ones are dropped when a new one is written. */
+export const MAX_LESSONS = 200
 
 export class GovernanceMemorySink {
   private seq = 0
@@ -88,9 +90,25 @@ export class GovernanceMemorySink {
     }
     const writes = namespaces.map((namespace) => {
       const lesson: Lesson = { namespace, ...base }
-      return this.db.put([namespace, t, this.seq++], lesson)
+      return this.db.put([namespace, t, this.seq++], lesson).then(() => this.prune(namespace))
     })
     return Promise.all(writes).then(() => undefined)
+  }
+
+  /** Drops a namespace's expired lessons and those beyond its newest MAX_LESSONS, so the store stays bounded. */
+  private async prune(namespace: string): Promise<void> {
+    const t = this.now()
+    let kept = 0
+    const drop: [string, number, number][] = []
+    for (const { key, value } of this.db.getRange({
+      start: [namespace, Number.MAX_SAFE_INTEGER],
+      end: [namespace, 0],
+      reverse: true
+    })) {
+      if ((value.expiresAt !== 0 && value.expiresAt <= t) || kept >= MAX_LESSONS) drop.push(key)
+      else kept++
+    }
+    await Promise.all(drop.map((k) => this.db.remove(k)))
   }
 
   /**
