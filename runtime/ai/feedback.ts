@@ -22,7 +22,7 @@ import {
 
 /** Longest guidance line, in the prompt and on the wire. */
 export const FEEDBACK_LINE_CHARS = 512
-export const FEEDBACK_HEADING = 'Governance guidance from earlier decisions on this conversation; follow it:'
+export const FEEDBACK_HEADING = 'Governance guidance from earlier policy decisions; follow it:'
 
 export interface FeedbackOptions {
   /** Distinct lines at most (`platform.ai.governance.feedback.max-items`); 0 turns the loop off. */
@@ -35,8 +35,11 @@ const SUBJECT_FIELD = {
   user_id: 'userId'
 } as const satisfies Record<(typeof SUBJECT_DIMENSIONS)[number][0], keyof Subject>
 
-const cap = (line: string): string =>
-  line.length > FEEDBACK_LINE_CHARS ? line.slice(0, FEEDBACK_LINE_CHARS - 1) + '…' : line
+/** One line, whitespace runs (newlines too) folded, so a reason cannot forge lines of the block. */
+function cap(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim()
+  return line.length > FEEDBACK_LINE_CHARS ? line.slice(0, FEEDBACK_LINE_CHARS - 1) + '…' : line
+}
 
 /** The guidance lines for a request, newest first, de-duplicated, at most `maxItems`; may throw. */
 export function feedbackLines(gov: GovernanceService, request: AiRequest, opts: FeedbackOptions): string[] {
