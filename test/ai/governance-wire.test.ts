@@ -22,7 +22,7 @@ writeFileSync(
   join(dir, 'plugins', 'toolbox', 'index.js'),
   `import { definePlugin, agent, tool } from 'agent-platform/sdk'
 export default definePlugin({
-  agents: [agent({
+  agents: [agent({ name: 'room', systemPrompt: 'You answer a room.', broadcastReply: true }), agent({
     name: 'toolbox',
     systemPrompt: 'You run tools.',
     tools: [
@@ -173,6 +173,20 @@ t.test('a prefer admits the turn and its feedback frames come on the same turn',
   t.notOk(
     frames.some((f) => f.type === 'error'),
     'no error'
+  )
+})
+
+t.test('a broadcastReply room: the guidance reaches the model, the frames stay off the wire', async (t) => {
+  const s = await agentSocket(tp.url, '/platform/agent/room')
+  t.teardown(() => s.ws.close())
+  server.reset()
+  const frames = await s.turn(say('how do I deploy to production?', 'c-room'))
+  t.match(frames.at(-1), { event: 'complete', data: { summary: 'ok: how do I deploy to production?' } })
+  t.match(lastSystemPrompt(), `- ${PREFER_RELEASE}`, 'injected')
+  t.equal(
+    frames.filter((f) => f.type === 'metadata' && String(f.key).startsWith('ai.governance.feedback')).length,
+    0,
+    'no feedback frames: the room is not the subject'
   )
 })
 
