@@ -6,6 +6,7 @@ import {
   Frame,
   Reason,
   transportOf,
+  type Broadcaster,
   type EndpointHooks,
   type EndpointRequest,
   type MessageRate,
@@ -16,7 +17,7 @@ import type { AiService } from './ai-service.js'
 import { AGENT_BASE, agentChatPath } from './agent-paths.js'
 import { SessionFrames } from './agent-frames.js'
 import { parseClientFrame, type ClientFrame } from './agent-prompt.js'
-import { playTurn, type TurnTarget } from './agent-turn-player.js'
+import { playTurn, type PlayInput, type TurnTarget } from './agent-turn-player.js'
 
 /** How the agent endpoint admits callers and bounds what they send (platform.ai.endpoint.*). */
 export interface AgentEndpointPolicy {
@@ -222,7 +223,7 @@ export class AgentEndpoint {
     if (c.principal === undefined || prompt.conversationId === undefined) c.ownKeys.add(key)
     const broadcast = agent.broadcastReply === true
     const target: TurnTarget = broadcast
-      ? this.roomTarget(c)
+      ? this.roomTarget(c.r.broadcaster)
       : { send: (build) => c.r.deliver(Frame.json(build(c.frames))) }
     playTurn(
       this.ai,
@@ -240,12 +241,15 @@ export class AgentEndpoint {
       })
   }
 
-  /** Every member of the agent's room, each frame stamped with the member's own session and seq. */
-  private roomTarget(sender: Conn): TurnTarget {
+  /**
+   * Every member of the agent's room (and `also`, a sender outside it), each frame stamped with
+   * the member's own session and seq.
+   */
+  private roomTarget(room: Broadcaster | undefined, also?: TurnTarget): TurnTarget {
     return {
       send: (build) => {
-        const b = sender.r.broadcaster
-        for (const r of b.resources.values()) {
+        also?.send(build)
+        for (const r of room?.resources.values() ?? []) {
           const c = this.conns.get(r.uuid)
           if (c !== undefined && !c.closed) r.deliver(Frame.json(build(c.frames)))
         }
@@ -260,7 +264,7 @@ export class AgentEndpoint {
     principal: string | undefined,
     key: string,
     feedbackFrames: boolean
-  ) {
+  ): PlayInput {
     return {
       memoryKey: key,
       feedbackFrames,
@@ -331,18 +335,9 @@ export class AgentEndpoint {
     const own = principal === undefined || frame.conversationId === undefined
     const mine: TurnTarget = { send: (build) => void stream.send({ data: build(frames) }) }
     const broadcast = agent.broadcastReply === true
-    const room = transportOf(this.platform).findBroadcaster(BROADCASTER_PREFIX + path)
-    const target: TurnTarget = !broadcast
-      ? mine
-      : {
-          send: (build) => {
-            mine.send(build)
-            for (const r of room?.resources.values() ?? []) {
-              const c = this.conns.get(r.uuid)
-              if (c !== undefined && !c.closed) r.deliver(Frame.json(build(c.frames)))
-            }
-          }
-        }
+    const target = broadcast
+      ? this.roomTarget(transportOf(this.platform).findBroadcaster(BROADCASTER_PREFIX + path), mine)
+      : mine
     playTurn(
       this.ai,
       this.input(agent, frame, session.sessionId, principal, key, !broadcast),

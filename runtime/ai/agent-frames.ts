@@ -10,23 +10,32 @@ export const FEEDBACK_LINE_MAX = 512
  */
 export class SessionFrames {
   private seq = 0
+  /** `,"sessionId":"…","seq":` built once: a frame per streamed token is the hot path. */
+  private readonly tail: string
 
-  constructor(readonly sessionId: string) {}
+  constructor(readonly sessionId: string) {
+    this.tail = ',"sessionId":' + JSON.stringify(sessionId) + ',"seq":'
+  }
 
   simple(type: 'complete' | 'error' | 'progress', data?: string): string {
-    return JSON.stringify(
-      data === undefined
-        ? { type, sessionId: this.sessionId, seq: ++this.seq }
-        : { type, data, sessionId: this.sessionId, seq: ++this.seq }
-    )
+    const body = data === undefined ? '' : ',"data":' + JSON.stringify(data)
+    return '{"type":"' + type + '"' + body + this.tail + ++this.seq + '}'
   }
 
   metadata(key: string, value: unknown): string {
-    return JSON.stringify({ type: 'metadata', key, value, sessionId: this.sessionId, seq: ++this.seq })
+    return (
+      '{"type":"metadata","key":' +
+      JSON.stringify(key) +
+      ',"value":' +
+      (JSON.stringify(value) ?? 'null') +
+      this.tail +
+      ++this.seq +
+      '}'
+    )
   }
 
   event(event: string, data: Record<string, unknown>): string {
-    return JSON.stringify({ event, data, sessionId: this.sessionId, seq: ++this.seq })
+    return '{"event":' + JSON.stringify(event) + ',"data":' + JSON.stringify(data) + this.tail + ++this.seq + '}'
   }
 
   /** A request refused before any turn started (bad shape, busy, unknown agent): not a turn's terminal frame. */

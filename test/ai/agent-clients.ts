@@ -41,7 +41,13 @@ export async function agentSocket(
       inbox.push({ raw: text })
     }
   })
-  const first = await inbox.next()
+  const first = await Promise.race([
+    inbox.next(),
+    closed.then((c) => {
+      if (inbox.all.length > 0) return inbox.all[0]!
+      throw new Error(`closed with ${c.code} before any frame`)
+    })
+  ])
   const session = first.type === 'metadata' && first.key === 'session' ? first : undefined
   return {
     ws,
@@ -94,5 +100,115 @@ export async function eventually(pred: () => boolean, ms = 5000, what = 'conditi
   while (!pred()) {
     if (Date.now() > until) throw new Error(`${what} still false after ${ms} ms`)
     await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+export interface AgentMember {
+  uuid: string
+  token: string
+  session: Frame
+  inbox: Inbox
+  /** POSTs one frame as this member; resolves with the response status. */
+  send(body: string): Promise<number>
+  /** Leaves (DELETE as the member), then drops the connection. */
+  stop(): Promise<void>
+}
+
+async function leave(base: string, path: string, uuid: string, token: string): Promise<void> {
+  const res = await fetch(base + path, {
+    method: 'DELETE',
+    headers: { 'x-platform-resource': uuid, 'x-platform-token': token }
+  })
+  await res.arrayBuffer()
+}
+
+function memberSend(base: string, path: string, uuid: string, token: string) {
+  return async (body: string): Promise<number> => {
+    const res = await fetch(base + path, {
+      method: 'POST',
+      body,
+      headers: { 'x-platform-resource': uuid, 'x-platform-token': token }
+    })
+    await res.arrayBuffer()
+    return res.status
+  }
+}
+
+/** Joins an agent over SSE (GET); its uuid and token come in the greeting frame. */
+export async function sseAgent(base: string, path: string, headers: Record<string, string> = {}): Promise<AgentMember> {
+  const ac = new AbortController()
+  const res = await fetch(base + path, { headers: { accept: 'text/event-stream', ...headers }, signal: ac.signal })
+  if (res.status !== 200) throw new Error('SSE status ' + res.status + ' ' + (await res.text()))
+  const inbox = new Inbox()
+  const reader = res.body!.getReader()
+  const dec = new TextDecoder()
+  void (async () => {
+    let buf = ''
+    try {
+      for (;;) {
+        const { value, done } = await reader.read()
+        if (done) return
+        buf += dec.decode(value, { stream: true })
+        let i
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, i)
+          buf = buf.slice(i + 2)
+          for (const l of block.split('\n')) if (l.startsWith('data: ')) inbox.push(JSON.parse(l.slice(6)))
+        }
+      }
+    } catch {
+      /* aborted */
+    }
+  })()
+  const session = await inbox.next((f) => f.key === 'session')
+  const { uuid, token } = session.value as { uuid: string; token: string }
+  return {
+    uuid,
+    token,
+    session,
+    inbox,
+    send: memberSend(base, path, uuid, token),
+    stop: async () => {
+      await leave(base, path, uuid, token).catch(() => {})
+      ac.abort()
+    }
+  }
+}
+
+/** Joins an agent over long-polling and keeps one poll open at a time. */
+export async function lpAgent(base: string, path: string, headers: Record<string, string> = {}): Promise<AgentMember> {
+  const url = base + path + '?transport=long-polling'
+  const first = await fetch(url, { headers })
+  if (first.status !== 200) throw new Error('long-polling join ' + first.status + ' ' + (await first.text()))
+  const body = (await first.json()) as { uuid: string; token: string; messages: Frame[] }
+  const inbox = new Inbox()
+  for (const m of body.messages) inbox.push(m)
+  const ac = new AbortController()
+  let running = true
+  void (async () => {
+    while (running) {
+      let r: Response
+      try {
+        r = await fetch(url + '&uuid=' + body.uuid + '&token=' + body.token, { headers, signal: ac.signal })
+      } catch {
+        return
+      }
+      if (r.status !== 200) return
+      const b = (await r.json()) as { messages: Frame[] }
+      for (const m of b.messages) inbox.push(m)
+    }
+  })()
+  const session = await inbox.next((f) => f.key === 'session')
+  return {
+    uuid: body.uuid,
+    token: body.token,
+    session,
+    inbox,
+    send: memberSend(base, path, body.uuid, body.token),
+    stop: async () => {
+      running = false
+      await leave(base, path, body.uuid, body.token).catch(() => {})
+      ac.abort()
+    }
   }
 }

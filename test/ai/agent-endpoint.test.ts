@@ -2,6 +2,7 @@ import t from 'tap'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { AI } from '../../runtime/ai/index.js'
+import { TRANSPORT } from '../../runtime/transport/index.js'
 import { installAreas } from '../../runtime/areas.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { agentSocket, deltas, eventually, isTerminal } from './agent-clients.js'
@@ -103,4 +104,25 @@ t.test('sessions end with the connection, announced on the bus with duration and
   t.match(ended[0], { agentName: 'demo', sessionId: s.session!.sessionId, messageCount: 1 })
   t.ok((ended[0]!.duration as number) >= 0)
   t.equal(ai.sessions.activeCount('demo'), 0)
+})
+
+t.test('1 000 turns started and abandoned: sessions, in-flight turns and resources return to zero', async (t) => {
+  const resources = tp.platform.area(TRANSPORT).resourceCount
+  const prompt = 'talk '.repeat(2000)
+  const started = ai.sessions.activeCount()
+  for (let batch = 0; batch < 20; batch++) {
+    await Promise.all(
+      Array.from({ length: 50 }, async () => {
+        const s = await agentSocket(tp.url, PATH)
+        s.ws.send(prompt)
+        await s.inbox.next((f) => f.event === 'text-delta')
+        s.ws.terminate()
+        await s.closed
+      })
+    )
+  }
+  await eventually(() => ai.inFlight() === 0, 10_000, 'in-flight turns back to 0')
+  await eventually(() => ai.sessions.activeCount() === started, 10_000, 'sessions back')
+  t.equal(tp.platform.area(TRANSPORT).resourceCount, resources, 'no resource left')
+  t.equal(tp.platform.area(TRANSPORT).findBroadcaster('agent:' + PATH), undefined, 'the empty room is gone')
 })
