@@ -8,6 +8,7 @@ import { installAreas } from '../../runtime/areas.js'
 import { GOVERNANCE } from '../../runtime/governance/index.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk } from '../helpers/openai-server.js'
+import { lessonsStored } from './lessons.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'feedback-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
@@ -250,8 +251,9 @@ async function acrossRestart(
   const conv = { conversationId: 'conv-durable', userId: 'u-durable' }
   await collect(a.platform.area(AI).runTurn({ message: 'say xyzzy', ...conv }))
   await collect(a.platform.area(AI).runTurn({ message: 'deploy to production', ...conv }))
-  // the sink writes without blocking the turn; give LMDB its commit
-  await new Promise((r) => setTimeout(r, 100))
+  // the sink writes without blocking the turn: wait for its four lessons (two decisions, each
+  // under the conversation's and the user's namespace) before stopping
+  if (config['platform.ai.governance.memory.enabled'] === true) await lessonsStored(a, 4)
   await a.close()
   await between?.()
   const b = await start(server, cfg)

@@ -6,6 +6,7 @@ import { installAreas } from '../../runtime/areas.js'
 import { GOVERNANCE, type GovernancePolicy } from '../../runtime/governance/index.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk } from '../helpers/openai-server.js'
+import { lessonsStored } from './lessons.js'
 import { agentSocket, deltas, isTerminal, type AgentSocket, type Frame } from './agent-clients.js'
 
 // Governance as a WebSocket client of the agent endpoint sees it: an isolate-tier agent whose
@@ -304,8 +305,8 @@ t.test("durable recall on the wire: a principal's lesson survives a restart", as
   const before = await agentSocket(a.url, PATH, auth)
   t.match(await before.turn(say('say xyzzy', 'c-durable')), [{ type: 'error', data: /no-xyzzy/ }])
   before.ws.close()
-  // the sink writes without blocking the turn; give LMDB its commit
-  await new Promise((r) => setTimeout(r, 100))
+  // one deny, kept under the conversation's, session's and user's namespace
+  await lessonsStored(a, 3)
   await a.close()
 
   const b = await startTestPlatform(cfg, { install: installAreas })
