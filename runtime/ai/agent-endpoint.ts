@@ -29,6 +29,8 @@ export interface AgentEndpointPolicy {
 }
 
 type Prompt = Extract<ClientFrame, { kind: 'prompt' }>
+/** Who is asking, as the request's credentials established it (undefined: anonymous). */
+type Caller = { name: string; roles: readonly string[] } | undefined
 
 /** One connection talking to one agent: its session, its frames' seq, the turn in flight. */
 interface Conn {
@@ -36,7 +38,7 @@ interface Conn {
   path: string
   agent: string
   frames: SessionFrames
-  principal: string | undefined
+  caller: Caller
   turn: AbortController | undefined
   closed: boolean
   /** Memory keys only this anonymous connection can reach: forgotten when it goes. */
@@ -87,11 +89,6 @@ export class AgentEndpoint {
     this.mountCustomPaths()
   }
 
-  /** Connections with a live session now. */
-  get connections(): number {
-    return this.conns.size
-  }
-
   private agentAt(path: string): RegisteredAgent | undefined {
     this.byPath ??= new Map(this.platform.plugins.agents().map((a) => [agentChatPath(a), a]))
     return this.byPath.get(path)
@@ -129,8 +126,8 @@ export class AgentEndpoint {
         const agent = this.agentAt(path)
         // a socket is answered by a frame and a close (joined), anything else by a 404 now
         if (agent === undefined && req.transport !== 'WEBSOCKET') throw new PlatformError('AGENT_NOT_FOUND', { path })
-        const principal = this.admit(req.headers, agent?.name ?? path)
-        return principal === undefined ? {} : { principal }
+        const caller = this.admit(req.headers, agent?.name ?? path)
+        return caller === undefined ? {} : { principal: caller.name, roles: caller.roles }
       },
       setup: (b) => {
         b.autoDestroy = true
@@ -144,11 +141,11 @@ export class AgentEndpoint {
     }
   }
 
-  /** The caller's principal name; throws 401 when the endpoint requires one and none resolves. */
-  private admit(headers: Readonly<Record<string, string>>, agent: string): string | undefined {
+  /** The caller's principal; throws 401 when the endpoint requires one and none resolves. */
+  private admit(headers: Readonly<Record<string, string>>, agent: string): Caller {
     const principal = this.platform.principals.fromHeaders(headers)
     if (principal === null && this.policy.auth === 'required') throw new PlatformError('AGENT_AUTH_REQUIRED', { agent })
-    return principal?.name
+    return principal === null ? undefined : { name: principal.name, roles: principal.roles }
   }
 
   private joined(r: Resource): void {
@@ -164,7 +161,7 @@ export class AgentEndpoint {
       path,
       agent: agent.name,
       frames: new SessionFrames(session.sessionId),
-      principal: r.principal,
+      caller: r.principal === undefined ? undefined : { name: r.principal, roles: r.roles ?? [] },
       turn: undefined,
       closed: false,
       ownKeys: new Set()
@@ -219,15 +216,15 @@ export class AgentEndpoint {
   private startTurn(c: Conn, agent: RegisteredAgent, prompt: Prompt): void {
     const ac = new AbortController()
     c.turn = ac
-    const key = this.memoryKey(c.principal, c.frames.sessionId, prompt.conversationId)
-    if (c.principal === undefined || prompt.conversationId === undefined) c.ownKeys.add(key)
+    const key = this.memoryKey(c.caller, c.frames.sessionId, prompt.conversationId)
+    if (c.caller === undefined || prompt.conversationId === undefined) c.ownKeys.add(key)
     const broadcast = agent.broadcastReply === true
     const target: TurnTarget = broadcast
       ? this.roomTarget(c.r.broadcaster)
       : { send: (build) => c.r.deliver(Frame.json(build(c.frames))) }
     playTurn(
       this.ai,
-      this.input(agent, prompt, c.frames.sessionId, c.principal, key, !broadcast),
+      this.input(agent, prompt, c.frames.sessionId, c.caller, key, !broadcast),
       target,
       ac.signal,
       this.platform.logger
@@ -261,10 +258,14 @@ export class AgentEndpoint {
     agent: RegisteredAgent,
     prompt: Prompt,
     sessionId: string,
-    principal: string | undefined,
+    caller: Caller,
     key: string,
     feedbackFrames: boolean
   ): PlayInput {
+    const metadata: Record<string, unknown> = { ...(prompt.metadata ?? {}) }
+    // roles are what the credentials say, never what the client claims: the authorization policy reads them
+    delete metadata.roles
+    if (caller !== undefined && caller.roles.length > 0) metadata.roles = [...caller.roles]
     return {
       memoryKey: key,
       feedbackFrames,
@@ -274,8 +275,8 @@ export class AgentEndpoint {
         sessionId,
         // the scoped key, so governance feedback for a conversation never reaches another caller's
         conversationId: key,
-        ...(principal !== undefined ? { userId: principal } : {}),
-        ...(prompt.metadata !== undefined ? { metadata: prompt.metadata } : {}),
+        ...(caller !== undefined ? { userId: caller.name } : {}),
+        metadata,
         ...(prompt.model !== undefined ? { model: prompt.model } : {})
       }
     }
@@ -286,11 +287,11 @@ export class AgentEndpoint {
    * reconnects and restarts; an anonymous caller's belong to its session alone. Without a
    * conversation id the session is the conversation.
    */
-  private memoryKey(principal: string | undefined, sessionId: string, conversationId: string | undefined): string {
+  private memoryKey(caller: Caller, sessionId: string, conversationId: string | undefined): string {
     if (conversationId === undefined) return `s:${sessionId}`
     const owner =
-      principal !== undefined
-        ? 'p:' + createHash('sha256').update(principal).digest('hex').slice(0, 32)
+      caller !== undefined
+        ? 'p:' + createHash('sha256').update(caller.name).digest('hex').slice(0, 32)
         : `s:${sessionId}`
     return `${owner}:${conversationId}`
   }
@@ -316,7 +317,7 @@ export class AgentEndpoint {
   private oneShot(ctx: Context, path: string, text: string): undefined {
     const agent = this.agentAt(path)
     if (agent === undefined) throw new PlatformError('AGENT_NOT_FOUND', { path })
-    const principal = this.admit(ctx.headers, agent.name)
+    const caller = this.admit(ctx.headers, agent.name)
     const frame = parseClientFrame(text, this.policy.jsonMaxDepth)
     if (frame.kind === 'bad') throw new PlatformError('INVALID_BODY', { detail: frame.message })
     if (frame.kind === 'cancel')
@@ -331,8 +332,8 @@ export class AgentEndpoint {
     stream.onClose(() => {
       ac.abort()
     })
-    const key = this.memoryKey(principal, session.sessionId, frame.conversationId)
-    const own = principal === undefined || frame.conversationId === undefined
+    const key = this.memoryKey(caller, session.sessionId, frame.conversationId)
+    const own = caller === undefined || frame.conversationId === undefined
     const mine: TurnTarget = { send: (build) => void stream.send({ data: build(frames) }) }
     const broadcast = agent.broadcastReply === true
     const target = broadcast
@@ -340,7 +341,7 @@ export class AgentEndpoint {
       : mine
     playTurn(
       this.ai,
-      this.input(agent, frame, session.sessionId, principal, key, !broadcast),
+      this.input(agent, frame, session.sessionId, caller, key, !broadcast),
       target,
       ac.signal,
       this.platform.logger

@@ -196,6 +196,7 @@ export class Endpoint {
   private join(r: Resource, opts: JoinOptions | undefined): void {
     if (opts?.silent === true) r.silent = true
     r.principal = opts?.principal
+    r.roles = opts?.roles
     const rate = this.hooks.messageRate
     if (rate !== undefined && rate.perSecond > 0) r.bucket = new MessageBucket(rate)
     this.o.transport.add(r)

@@ -26,6 +26,8 @@ export interface JoinOptions {
   silent?: boolean
   /** The principal that joined (kept on the resource). */
   principal?: string
+  /** That principal's roles, as its credentials established them (kept on the resource). */
+  roles?: readonly string[]
 }
 
 /** Why a resource went away; the `reason` of ResourceDisconnected. */

@@ -108,6 +108,8 @@ export interface AgentMember {
   token: string
   session: Frame
   inbox: Inbox
+  /** SSE comment lines received (heartbeats); empty for long-polling. */
+  comments: string[]
   /** POSTs one frame as this member; resolves with the response status. */
   send(body: string): Promise<number>
   /** Leaves (DELETE as the member), then drops the connection. */
@@ -140,6 +142,7 @@ export async function sseAgent(base: string, path: string, headers: Record<strin
   const res = await fetch(base + path, { headers: { accept: 'text/event-stream', ...headers }, signal: ac.signal })
   if (res.status !== 200) throw new Error('SSE status ' + res.status + ' ' + (await res.text()))
   const inbox = new Inbox()
+  const comments: string[] = []
   const reader = res.body!.getReader()
   const dec = new TextDecoder()
   void (async () => {
@@ -153,7 +156,10 @@ export async function sseAgent(base: string, path: string, headers: Record<strin
         while ((i = buf.indexOf('\n\n')) >= 0) {
           const block = buf.slice(0, i)
           buf = buf.slice(i + 2)
-          for (const l of block.split('\n')) if (l.startsWith('data: ')) inbox.push(JSON.parse(l.slice(6)))
+          for (const l of block.split('\n')) {
+            if (l.startsWith('data: ')) inbox.push(JSON.parse(l.slice(6)))
+            else if (l.startsWith(':')) comments.push(l.slice(1).trim())
+          }
         }
       }
     } catch {
@@ -167,6 +173,7 @@ export async function sseAgent(base: string, path: string, headers: Record<strin
     token,
     session,
     inbox,
+    comments,
     send: memberSend(base, path, uuid, token),
     stop: async () => {
       await leave(base, path, uuid, token).catch(() => {})
@@ -204,6 +211,7 @@ export async function lpAgent(base: string, path: string, headers: Record<string
     token: body.token,
     session,
     inbox,
+    comments: [],
     send: memberSend(base, path, body.uuid, body.token),
     stop: async () => {
       running = false

@@ -8,7 +8,7 @@ import { installAreas } from '../../runtime/areas.js'
 import { governanceOf } from '../../runtime/governance/index.js'
 import type { ConcurrencyLimitPolicy } from '../../runtime/governance/types/limits.js'
 import { startTestPlatform } from '../helpers/platform.js'
-import { agentSocket, isTerminal } from './agent-clients.js'
+import { agentSocket, isTerminal, postTurn } from './agent-clients.js'
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url))
 const PATH = '/platform/agent/demo'
@@ -71,4 +71,73 @@ t.test('tool calls through the governance gate give their concurrency slot back'
     t.match(frames.at(-1), { event: 'complete' })
     t.equal(slots.held(subject), 0, `turn ${i + 1}: no slot held once the turn is over`)
   }
+})
+
+// regression: client metadata went to the policies verbatim, so any caller could claim
+// {"metadata": {"roles": ["analyst"]}} and pass an authorization policy
+t.test('roles reach the authorization policy from the credentials, never from client metadata', async (t) => {
+  const rolesFile = join(dir, 'roles.yaml')
+  writeFileSync(
+    rolesFile,
+    `version: "3"
+policies:
+  - name: analysts-only
+    type: authorization
+    config: {required-roles: [analyst]}
+`
+  )
+  const analyst = 'analyst-token-0123456789'
+  const plain = 'plain-token-0123456789ab'
+  const p = await startTestPlatform(
+    {
+      'platform.plugins.dirs': [join(REPO, 'plugins')],
+      'platform.ai.governance.policy-files': [rolesFile],
+      'platform.auth.tokens': [
+        { token: analyst, principal: 'ann', roles: ['analyst'] },
+        { token: plain, principal: 'pat', roles: [] }
+      ]
+    },
+    { install: installAreas }
+  )
+  t.teardown(p.close)
+  const claim = JSON.stringify({ message: 'hello', metadata: { roles: ['analyst'] } })
+  for (const [who, headers] of [
+    ['anonymous', {}],
+    ['a principal without the role', { authorization: `Bearer ${plain}` }]
+  ] as const) {
+    const s = await agentSocket(p.url, PATH, headers)
+    t.match((await s.turn(claim)).at(-1), { type: 'error', data: /denied by policy analysts-only/ }, who)
+    s.ws.close()
+    const post = await postTurn(p.url, PATH, claim, headers)
+    t.match(post.frames.at(-1), { type: 'error', data: /denied by policy analysts-only/ }, `${who}, one-shot`)
+  }
+  const s = await agentSocket(p.url, PATH, { authorization: `Bearer ${analyst}` })
+  t.teardown(() => s.ws.close())
+  t.match((await s.turn('hello')).at(-1), { event: 'complete' }, 'the role its token carries admits it')
+  const post = await postTurn(p.url, PATH, 'hello', { authorization: `Bearer ${analyst}` })
+  t.match(post.frames.at(-1), { event: 'complete' })
+})
+
+t.test('a tool call inside a turn counts against the same subject as the turn', async (t) => {
+  const one = join(dir, 'one-slot.yaml')
+  writeFileSync(
+    one,
+    'version: "3"\npolicies:\n  - name: one-slot\n    type: concurrency-limit\n    config: {max-concurrent: 1}\n'
+  )
+  const p = await startTestPlatform(
+    { 'platform.plugins.dirs': [join(REPO, 'plugins')], 'platform.ai.governance.policy-files': [one] },
+    { install: installAreas }
+  )
+  t.teardown(p.close)
+  const s = await agentSocket(p.url, PATH)
+  t.teardown(() => s.ws.close())
+  const frames = await s.turn('What is a sandbox?')
+  t.match(
+    frames.find((f) => f.event === 'tool-error'),
+    {
+      data: { toolName: 'platform_fact', error: /denied by policy one-slot: concurrency limit/ }
+    }
+  )
+  t.match(frames.at(-1), { event: 'complete' }, 'the model still answers, from the error')
+  t.match((await s.turn('again')).at(-1), { event: 'complete' }, 'and the slot is free for the next turn')
 })

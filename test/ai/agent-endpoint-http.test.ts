@@ -145,3 +145,23 @@ t.test(
     await eventually(() => p.platform.area(AI).inFlight() === 0)
   }
 )
+
+t.test("idle agent connections get the transport's heartbeats: SSE comments and WebSocket pings", async (t) => {
+  const p = await startTestPlatform(
+    { ...PLUGINS, 'platform.transport.heartbeat-seconds': 1 },
+    { install: installAreas }
+  )
+  t.teardown(p.close)
+  const m = await sseAgent(p.url, PATH)
+  t.teardown(m.stop)
+  const s = await agentSocket(p.url, PATH)
+  t.teardown(() => s.ws.close())
+  let pinged = false
+  s.ws.on('ping', () => {
+    pinged = true
+  })
+  // uWS pings at about half its idle timeout, which is at least 8 s
+  await eventually(() => pinged && m.comments.some((c) => c.includes('heartbeat')), 9000, 'heartbeats')
+  t.ok(pinged, 'the socket was pinged')
+  t.ok(m.comments.length > 0, 'the SSE stream carried heartbeat comments')
+})

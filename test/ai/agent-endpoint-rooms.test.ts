@@ -97,5 +97,18 @@ t.test("an agent's own endpoint path serves it; hot reload takes agents away and
   await eventually(() => ai.agentNames().length === 2, 5000, 'agents back')
   const back = await postTurn(tp.url, '/chat/custom', 'back?')
   t.match(back.frames.at(-1), { event: 'complete' })
+  // a path first named after start-up is mounted when its agent arrives
+  t.equal((await postTurn(tp.url, '/chat/late', 'hi')).status, 404)
+  writePlugin(root, 'late', {
+    index: `import { definePlugin, agent } from 'agent-platform/sdk'
+export default definePlugin({ agents: [agent({ name: 'late', endpoint: '/chat/late' })] })
+`
+  })
+  await host.rescan()
+  await eventually(() => ai.agentNames().includes('late'), 5000, 'late agent loaded')
+  t.match((await postTurn(tp.url, '/chat/late', 'hi')).frames.at(-1), { event: 'complete' })
+  const late = await agentSocket(tp.url, '/chat/late')
+  t.match((await late.turn('over a socket')).at(-1), { event: 'complete' })
+  late.ws.close()
   await eventually(() => ai.sessions.activeCount() === 0, 5000, 'no session left')
 })

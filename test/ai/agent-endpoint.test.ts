@@ -103,7 +103,7 @@ t.test('sessions end with the connection, announced on the bus with duration and
   await eventually(() => ended.length === 1, 5000, 'AgentSessionEnded')
   t.match(ended[0], { agentName: 'demo', sessionId: s.session!.sessionId, messageCount: 1 })
   t.ok((ended[0]!.duration as number) >= 0)
-  t.equal(ai.sessions.activeCount('demo'), 0)
+  await eventually(() => ai.sessions.activeCount('demo') === 0, 5000, 'no demo session left')
 })
 
 t.test('1 000 turns started and abandoned: sessions, in-flight turns and resources return to zero', async (t) => {
