@@ -75,7 +75,8 @@ export async function playTurn(
       case 'complete': {
         try {
           await ai.memory.append(input.memoryKey, [
-            { role: 'user', content: input.request.message },
+            // the admitted message: a transform (PII redaction) must not come back through history
+            { role: 'user', content: e.userMessage },
             { role: 'assistant', content: e.text }
           ])
         } catch (err) {

@@ -41,7 +41,8 @@ export const aiArea: Area = {
       platform,
       activeRuntime: () => registry.active(),
       runtime: (name) => registry.get(name),
-      maxToolRounds: platform.config.get('platform.ai.max-tool-rounds')
+      maxToolRounds: platform.config.get('platform.ai.max-tool-rounds'),
+      feedback: { maxItems: platform.config.get('platform.ai.governance.feedback.max-items') }
     }
     let inFlight = 0
     async function* counted(events: AsyncIterable<TurnEvent>): AsyncGenerator<TurnEvent> {

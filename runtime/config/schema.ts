@@ -436,6 +436,12 @@ export const KEY_DEFS = {
     default: 0.0,
     description: 'Read-gate floor: lessons below it are dropped on read'
   },
+  'platform.ai.governance.feedback.max-items': {
+    schema: { type: 'integer', minimum: 0, maximum: 100 },
+    default: 5,
+    description:
+      "Distinct deny and prefer guidance lines (each at most 512 characters) re-injected into a turn's system prompt for its conversation, else session, else user; 0 turns the learning-signal loop off"
+  },
   'platform.ai.governance.enabled': {
     schema: bool,
     default: true,
