@@ -12,3 +12,11 @@ export {
   type StepType
 } from './types.js'
 export { StepFeed } from './feed.js'
+export { MemoryInteractionStore } from './memory-store.js'
+export {
+  INTERACTION_ID,
+  INTERRUPTED_MESSAGE,
+  MAX_LIST_LIMIT,
+  InvalidCursorError,
+  UnknownInteractionError
+} from './store-input.js'
