@@ -13,6 +13,7 @@ export {
 } from './types.js'
 export { StepFeed } from './feed.js'
 export { MemoryInteractionStore } from './memory-store.js'
+export { LmdbInteractionStore } from './lmdb-store.js'
 export {
   INTERACTION_ID,
   INTERRUPTED_MESSAGE,

@@ -1,4 +1,4 @@
-import { INTERACTION_ID, InvalidCursorError } from './store-input.js'
+import { INTERACTION_ID, ISO_UTC, InvalidCursorError } from './store-input.js'
 import type { InteractionHeader } from './types.js'
 
 /**
@@ -25,7 +25,7 @@ export function decodeCursor(cursor: string): SortKey {
     !Array.isArray(key) ||
     key.length !== 2 ||
     typeof key[0] !== 'string' ||
-    key[0] === '' ||
+    !ISO_UTC.test(key[0]) ||
     typeof key[1] !== 'string' ||
     !INTERACTION_ID.test(key[1])
   )

@@ -13,6 +13,15 @@ export const INTERACTION_ID = /^[A-Za-z0-9_-]{1,128}$/
 
 export const MAX_LIST_LIMIT = 500
 
+/** Owner and conversation ids are parts of index keys, and LMDB keys stop at 1978 bytes. */
+export const MAX_KEY_PART_LENGTH = 256
+
+/**
+ * `Date.prototype.toISOString()`'s form only: lists sort on `createdAt` as a string, which orders
+ * times correctly only when they all share one shape.
+ */
+export const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+
 /** What `start()` records on a run whose process died. */
 export const INTERRUPTED_MESSAGE = 'interrupted: server restarted'
 
@@ -46,6 +55,7 @@ const STEP_TYPES: ReadonlySet<string> = new Set<StepType>([
 ])
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const keyPart = (v: unknown) => typeof v === 'string' && v !== '' && v.length <= MAX_KEY_PART_LENGTH
 const nullOr = (v: unknown, type: 'string' | 'object') =>
   v === null || (type === 'object' ? isObject(v) : typeof v === type)
 
@@ -60,8 +70,8 @@ export function checkHeader(h: unknown): asserts h is InteractionHeader {
   checkId(h.id)
   const problems: [boolean, string][] = [
     [h.parentId === null || (typeof h.parentId === 'string' && INTERACTION_ID.test(h.parentId)), 'parentId'],
-    [typeof h.conversationId === 'string' && h.conversationId !== '', 'conversationId'],
-    [typeof h.userId === 'string' && h.userId !== '', 'userId'],
+    [keyPart(h.conversationId), 'conversationId'],
+    [keyPart(h.userId), 'userId'],
     [nullOr(h.agentId, 'string'), 'agentId'],
     [nullOr(h.model, 'string'), 'model'],
     [typeof h.status === 'string' && STATUSES.has(h.status), 'status'],
@@ -70,8 +80,8 @@ export function checkHeader(h: unknown): asserts h is InteractionHeader {
     [nullOr(h.finalText, 'string'), 'finalText'],
     [nullOr(h.usage, 'object'), 'usage'],
     [nullOr(h.errorMessage, 'string'), 'errorMessage'],
-    [typeof h.createdAt === 'string' && h.createdAt !== '', 'createdAt'],
-    [typeof h.updatedAt === 'string' && h.updatedAt !== '', 'updatedAt']
+    [typeof h.createdAt === 'string' && ISO_UTC.test(h.createdAt), 'createdAt'],
+    [typeof h.updatedAt === 'string' && ISO_UTC.test(h.updatedAt), 'updatedAt']
   ]
   for (const [ok, field] of problems)
     if (!ok) throw new TypeError(`interaction ${h.id}: bad ${field}: ${JSON.stringify(h[field])}`)
@@ -86,16 +96,16 @@ export function checkStep(s: unknown): asserts s is InteractionStep {
     [nullOr(s.toolName, 'string'), 'toolName'],
     [isObject(s.data), 'data'],
     [nullOr(s.usage, 'object'), 'usage'],
-    [typeof s.createdAt === 'string' && s.createdAt !== '', 'createdAt']
+    [typeof s.createdAt === 'string' && ISO_UTC.test(s.createdAt), 'createdAt']
   ]
   for (const [ok, field] of problems) if (!ok) throw new TypeError(`step: bad ${field}: ${JSON.stringify(s[field])}`)
 }
 
 export function checkQuery(q: unknown): asserts q is ListQuery {
   if (!isObject(q)) throw new TypeError('a list query must be an object')
-  if (typeof q.userId !== 'string' || q.userId === '') throw new TypeError('list: userId is required')
-  if (q.conversationId !== undefined && (typeof q.conversationId !== 'string' || q.conversationId === ''))
-    throw new TypeError('list: conversationId must be a non-empty string')
+  if (!keyPart(q.userId)) throw new TypeError(`list: userId must be a string of 1 to ${MAX_KEY_PART_LENGTH} characters`)
+  if (q.conversationId !== undefined && !keyPart(q.conversationId))
+    throw new TypeError(`list: conversationId must be a string of 1 to ${MAX_KEY_PART_LENGTH} characters`)
   if (!Number.isInteger(q.limit) || (q.limit as number) < 1 || (q.limit as number) > MAX_LIST_LIMIT)
     throw new TypeError(`list: limit must be an integer from 1 to ${MAX_LIST_LIMIT}`)
   if (q.cursor !== undefined && typeof q.cursor !== 'string') throw new TypeError('list: cursor must be a string')

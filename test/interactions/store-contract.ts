@@ -15,7 +15,7 @@ import {
  * process.
  */
 export interface StoreFixture {
-  open(): InteractionStore
+  open(): Promise<InteractionStore>
 }
 
 const WIRE_ORDER = [
@@ -67,7 +67,7 @@ export function step(seq: number, type: StepType = 'text', text: string | null =
 export function runStoreContract(t: Test, kind: string, make: (t: Test) => Promise<StoreFixture>): void {
   async function started(t: Test): Promise<{ s: InteractionStore; fixture: StoreFixture }> {
     const fixture = await make(t)
-    const s = fixture.open()
+    const s = await fixture.open()
     t.equal(await s.start(), 0, 'a new store has no interrupted run')
     t.teardown(() => s.stop())
     return { s, fixture }
@@ -277,7 +277,7 @@ export function runStoreContract(t: Test, kind: string, make: (t: Test) => Promi
 
     t.test('start marks every RUNNING or CREATED run FAILED, with one terminal step', async (t) => {
       const fixture = await make(t)
-      const first = fixture.open()
+      const first = await fixture.open()
       await first.start()
       await first.save(header('int-run'))
       await first.appendStep('int-run', step(0))
@@ -287,7 +287,7 @@ export function runStoreContract(t: Test, kind: string, make: (t: Test) => Promi
       await first.save(done)
       await first.stop()
 
-      const second = fixture.open()
+      const second = await fixture.open()
       t.teardown(() => second.stop())
       t.equal(await second.start(), 2, 'two runs were in flight')
       const run = (await second.load('int-run'))!
@@ -311,7 +311,7 @@ export function runStoreContract(t: Test, kind: string, make: (t: Test) => Promi
       )
       t.same(await second.load('int-done'), { ...done, steps: [] }, 'a finished run is untouched')
       await second.stop()
-      const third = fixture.open()
+      const third = await fixture.open()
       t.equal(await third.start(), 0, 'marked once')
       await third.stop()
     })

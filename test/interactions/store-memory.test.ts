@@ -6,5 +6,5 @@ import { runStoreContract } from './store-contract.js'
 // which is what lets the contract's start() case run here at all
 runStoreContract(t, 'memory', async () => {
   const store = new MemoryInteractionStore()
-  return { open: () => store }
+  return { open: async () => store }
 })
