@@ -21,3 +21,5 @@ export {
   InvalidCursorError,
   UnknownInteractionError
 } from './store-input.js'
+export { PostgresInteractionStore, type PostgresStoreOptions } from './postgres-store.js'
+export { storeFromConfig } from './store-from-config.js'
