@@ -3,6 +3,7 @@ import type { AiService } from './ai-service.js'
 import { DemoRuntime } from './demo-runtime.js'
 import { getMcp } from '../mcp/index.js'
 import { agentInfo } from './agent-info.js'
+import { AgentTools } from './agent-tools.js'
 import { installAgui } from './agui-endpoint.js'
 import { AI } from './key.js'
 import {
@@ -37,11 +38,13 @@ export const aiArea: Area = {
       )
     }
     const sessions = new AgentSessions(platform.bus)
+    const agentTools = new AgentTools(platform, platform.config.get('platform.ai.agent-tools'))
     const deps: TurnDeps = {
       platform,
       activeRuntime: () => registry.active(),
       runtime: (name) => registry.get(name),
       maxToolRounds: platform.config.get('platform.ai.max-tool-rounds'),
+      agentTools: (agent) => agentTools.of(agent),
       feedback: { maxItems: platform.config.get('platform.ai.governance.feedback.max-items') }
     }
     let inFlight = 0

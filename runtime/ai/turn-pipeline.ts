@@ -8,7 +8,7 @@
 import type { Platform } from '../platform.js'
 import { aiRequest, governanceOf, type AiRequest } from '../governance/index.js'
 import { confineSystemPrompt } from '../scope/index.js'
-import { getMcp } from '../mcp/index.js'
+import type { OfferedTools } from './agent-tools.js'
 import { carriedLines, feedbackLines, withFeedback, type FeedbackOptions } from './feedback.js'
 import type { CancelSignal, RegisteredAgent } from '../plugins/index.js'
 import type { AiCancelSignal, AiMessage, AiRuntime, AiToolCall, AiToolSpec, TokenUsage } from './runtime.js'
@@ -55,6 +55,8 @@ export interface TurnDeps {
   activeRuntime: () => AiRuntime | undefined
   runtime: (name: string) => AiRuntime | undefined
   maxToolRounds: number
+  /** The tools an agent's model is offered: its own and those the operator lists for it. */
+  agentTools: (agent: string) => OfferedTools
   /** The learning-signal loop's bounds (see feedback.ts). */
   feedback: FeedbackOptions
 }
@@ -216,8 +218,8 @@ async function* loop(
   signal?: AiCancelSignal
 ): AsyncGenerator<TurnEvent> {
   const { platform } = deps
-  const view = input.agent !== undefined ? getMcp(platform)?.registry.view(input.agent.name) : undefined
-  const tools: AiToolSpec[] = (view?.tools ?? []).map((t) => ({
+  const offered = input.agent !== undefined ? deps.agentTools(input.agent.name) : undefined
+  const tools: AiToolSpec[] = (offered?.tools ?? []).map((t) => ({
     name: t.name,
     description: t.description,
     inputSchema: t.inputSchema
@@ -277,7 +279,7 @@ async function* loop(
     history.push({ role: 'assistant', content: said, toolCalls: calls })
     for (const call of calls) {
       yield { type: 'tool-start', call }
-      const out = await runTool(platform, view, input, call, signal)
+      const out = await runTool(platform, offered, input, call, signal)
       if (out.ok) yield { type: 'tool-result', id: call.id, name: call.name, content: out.text }
       else yield { type: 'tool-error', id: call.id, name: call.name, message: out.text }
       // a failed tool is still an answer: the model sees the error and may recover
@@ -291,16 +293,14 @@ async function* loop(
   }
 }
 
-type View = ReturnType<NonNullable<ReturnType<typeof getMcp>>['registry']['view']>
-
 async function runTool(
   platform: Platform,
-  view: View | undefined,
+  offered: OfferedTools | undefined,
   input: LoopInput,
   call: AiToolCall,
   signal?: AiCancelSignal
 ): Promise<{ ok: boolean; text: string }> {
-  const tool = view?.toolsByName.get(call.name)
+  const tool = offered?.byName.get(call.name)
   if (tool === undefined) return { ok: false, text: `unknown tool '${call.name}'` }
   const r = input.request
   try {

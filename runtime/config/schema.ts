@@ -512,6 +512,12 @@ export const KEY_DEFS = {
     description:
       'Rounds of tool calls one agent turn may make (model asks, tools run, results go back); one more ends the turn with an error'
   },
+  'platform.ai.agent-tools': {
+    schema: { type: 'object', propertyNames: nonEmpty, additionalProperties: strList },
+    default: {},
+    description:
+      "Extra tools for agents: agent name to a list of tool names served on `/platform/mcp`, offered to the model beside the agent's own (its own win a name clash); a name that matches no tool at turn time is left out with a warning"
+  },
   'platform.ai.endpoint.auth': {
     schema: { enum: ['open', 'required'] },
     default: 'open',
