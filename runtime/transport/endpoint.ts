@@ -308,7 +308,14 @@ export class Endpoint {
     if (this.hooks.message === undefined) return
     if (this.hooks.rawText === true) {
       // the ArrayBuffer is only valid during this callback: decode synchronously
-      this.hooks.message(r, Buffer.from(msg).toString('utf8'))
+      const text = utf8(msg)
+      if (text === undefined) {
+        // a binary frame that is not UTF-8 would reach the model as replacement characters
+        this.o.logger.warn({ uuid: r.uuid }, 'closing WebSocket: a frame that is not UTF-8 text (1007)')
+        this.o.transport.end(r, Reason.invalid)
+        return
+      }
+      this.hooks.message(r, text)
       return
     }
     let value: unknown
@@ -406,7 +413,7 @@ export class Endpoint {
   }
 
   private post(ctx: Context): unknown {
-    const body = this.hooks.rawText === true ? (ctx.rawBody?.toString('utf8') ?? '') : ctx.body
+    const body = this.hooks.rawText === true ? rawTextBody(ctx) : ctx.body
     if (this.hooks.detachedPost !== undefined && (ctx.headers[RESOURCE_HEADER] ?? ctx.query.get('uuid') ?? '') === '')
       return this.hooks.detachedPost(ctx, body)
     const r = this.member(ctx, this.resolveCtx(ctx))
@@ -422,4 +429,22 @@ export class Endpoint {
     const r = this.member(ctx, this.resolveCtx(ctx))
     this.o.transport.end(r, Reason.left)
   }
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true })
+
+/** The bytes as UTF-8 text, or undefined when they are not UTF-8. */
+function utf8(bytes: ArrayBuffer | Uint8Array): string | undefined {
+  try {
+    return strictUtf8.decode(bytes)
+  } catch {
+    return undefined
+  }
+}
+
+function rawTextBody(ctx: Context): string {
+  if (ctx.rawBody === undefined) return ''
+  const text = utf8(ctx.rawBody)
+  if (text === undefined) throw new PlatformError('INVALID_BODY', { detail: 'the body is not UTF-8 text' })
+  return text
 }

@@ -101,6 +101,40 @@ t.test('message size: over platform.ai.endpoint.max-message-bytes is 413 on POST
   t.equal(tp.platform.area(AI).inFlight(), 0)
 })
 
+// regression: the bytes were decoded lossily, so a binary frame that is not UTF-8 reached the
+// model (and memory) as replacement characters
+t.test('a frame or body that is not UTF-8 text is refused: 1007 on WebSocket, 400 on POST', async (t) => {
+  const bytes = Buffer.from([0xff, 0xfe, 0x00, 0x41])
+  const s = await agentSocket(tp.url, PATH)
+  s.ws.send(bytes, { binary: true })
+  const open = new Promise((resolve) => setTimeout(() => resolve({ code: 'still open' }), 5000))
+  t.match(await Promise.race([s.closed, open]), { code: 1007 })
+  s.ws.terminate()
+  t.notOk(
+    s.inbox.all.some((f) => f.event === 'text-delta'),
+    'no turn ran'
+  )
+  // UTF-8 in a binary frame is text like any other
+  const ok = await agentSocket(tp.url, PATH)
+  t.teardown(() => ok.ws.close())
+  ok.ws.send(Buffer.from('héllo binary'), { binary: true })
+  t.match((await untilTerminal(ok.inbox)).at(-1), { event: 'complete', data: { summary: /héllo binary/ } })
+
+  const oneShot = await fetch(tp.url + PATH, { method: 'POST', body: bytes })
+  t.equal(oneShot.status, 400)
+  t.match(await oneShot.json(), { code: 'PLT_ERR_INVALID_BODY', error: /not UTF-8 text/ })
+  const m = await lpAgent(tp.url, PATH)
+  t.teardown(m.stop)
+  const member = await fetch(tp.url + PATH, {
+    method: 'POST',
+    body: bytes,
+    headers: { 'x-platform-resource': m.uuid, 'x-platform-token': m.token }
+  })
+  t.equal(member.status, 400)
+  t.match(await member.json(), { code: 'PLT_ERR_INVALID_BODY' })
+  t.equal(ai.inFlight(), 0, 'no turn started')
+})
+
 t.test('platform.ai.endpoint.auth=required: a principal or 401, on every transport', async (t) => {
   const token = 'agent-endpoint-test-token'
   const p = await startTestPlatform(
