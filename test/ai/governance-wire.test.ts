@@ -288,7 +288,7 @@ t.test('tools in the isolate tier: one denied by a rule, one that runs, one that
   })
 })
 
-t.test("durable recall on the wire: a principal's lesson survives a restart", async (t) => {
+t.test("durable recall on the wire: a principal's lesson and conversation survive a restart", async (t) => {
   const data = mkdtempSync(join(dir, 'data-'))
   const cfg = {
     'platform.data-dir': data,
@@ -303,6 +303,7 @@ t.test("durable recall on the wire: a principal's lesson survives a restart", as
   const auth = { authorization: 'Bearer alice-token-0123456789' }
   const a = await startTestPlatform(cfg, { install: installAreas })
   const before = await agentSocket(a.url, PATH, auth)
+  t.match((await before.turn(say('my name is Zed', 'c-durable'))).at(-1), { event: 'complete' })
   t.match(await before.turn(say('say xyzzy', 'c-durable')), [{ type: 'error', data: /no-xyzzy/ }])
   before.ws.close()
   // one deny, kept under the conversation's, session's and user's namespace
@@ -312,6 +313,7 @@ t.test("durable recall on the wire: a principal's lesson survives a restart", as
   const b = await startTestPlatform(cfg, { install: installAreas })
   t.teardown(b.close)
   // a one-shot POST (SSE) of the same principal and conversation, after the restart
+  server.reset()
   const res = await fetch(b.url + PATH, {
     method: 'POST',
     headers: auth,
@@ -327,6 +329,15 @@ t.test("durable recall on the wire: a principal's lesson survives a restart", as
     { key: 'ai.governance.feedback.lines', value: [DENY_XYZZY] },
     { event: 'complete', data: { summary: 'ok: hello after the restart' } }
   ])
+  // the model got both back: the conversation from memory (not the denied turn) and the lesson
+  const sent = server.on('/chat/completions')[0].messages as { role: string; content: string }[]
+  t.match(sent[0], { role: 'system', content: `- ${DENY_XYZZY}` })
+  t.match(sent.slice(1), [
+    { role: 'user', content: 'my name is Zed' },
+    { role: 'assistant', content: 'ok: my name is Zed' },
+    { role: 'user', content: 'hello after the restart' }
+  ])
+  t.equal(sent.length, 4, 'the denied prompt is not in the history')
   // another principal's conversation of the same id learns nothing from alice's
   const anon = await agentSocket(b.url, PATH)
   t.teardown(() => anon.ws.close())
