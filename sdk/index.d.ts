@@ -104,6 +104,7 @@ export interface AgentDef {
   /**
    * The agent's own turn handler, run in the plugin's sandbox instead of the default agent loop
    * (governance and the scope preamble still apply); returns the answer, a string or `{ text }`.
+   * `ctx.progress({ text })` streams part of the answer at once; the returned text follows it.
    */
   run?: (turn: { message: string; systemPrompt: string; history: unknown[] }, ctx: Ctx) => unknown
   scope?: AgentScope

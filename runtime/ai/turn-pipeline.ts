@@ -182,20 +182,58 @@ async function* viaRuntime(deps: TurnDeps, input: LoopInput, signal?: AiCancelSi
   yield* loop(deps, runtime, input, named === undefined && wanted !== null ? wanted : undefined, signal)
 }
 
-/** An agent's own `run(turn, ctx)` in its plugin's sandbox: it returns the answer, a string or `{ text }`. */
+/**
+ * An agent's own `run(turn, ctx)` in its plugin's sandbox. It streams text with
+ * `ctx.progress({ text })` while it works and returns the rest of its answer, a string or
+ * `{ text }` (nothing at all once it has streamed some).
+ */
 async function* ownRun(agent: RegisteredAgent, input: LoopInput, signal?: AiCancelSignal): AsyncGenerator<TurnEvent> {
   const turn = { message: input.request.message, systemPrompt: input.systemPrompt, history: input.history }
-  let out: unknown
-  try {
-    out = await agent.run!(turn, signal !== undefined ? { signal: signal as CancelSignal } : {})
-  } catch (err) {
-    yield fail('runtime', `agent '${agent.name}' run() failed: ${err instanceof Error ? err.message : String(err)}`)
-    return
+  const pending: string[] = []
+  let wake: (() => void) | undefined
+  const onProgress = (partial: unknown): void => {
+    const text = (partial as { text?: unknown } | null)?.text
+    if (typeof text !== 'string' || text === '') return
+    pending.push(text)
+    wake?.()
   }
+  let settled = false
+  let failure: { err: unknown } | undefined
+  let out: unknown
+  void agent.run!(turn, { ...(signal !== undefined ? { signal: signal as CancelSignal } : {}), onProgress })
+    .then(
+      (v) => {
+        out = v
+      },
+      (err: unknown) => {
+        failure = { err }
+      }
+    )
+    .finally(() => {
+      settled = true
+      wake?.()
+    })
+  let streamed = false
+  for (;;) {
+    while (pending.length > 0) {
+      streamed = true
+      yield { type: 'text', delta: pending.shift()! }
+    }
+    if (settled) break
+    await new Promise<void>((resolve) => (wake = resolve))
+    wake = undefined
+  }
+  // a cancelled run may fail with the sandbox's abort error: it is still a cancellation
   if (signal?.aborted === true) {
     yield fail('cancelled', 'the turn was cancelled')
     return
   }
+  if (failure !== undefined) {
+    const { err } = failure
+    yield fail('runtime', `agent '${agent.name}' run() failed: ${err instanceof Error ? err.message : String(err)}`)
+    return
+  }
+  if (out == null && streamed) return
   const text =
     typeof out === 'string'
       ? out
@@ -206,7 +244,7 @@ async function* ownRun(agent: RegisteredAgent, input: LoopInput, signal?: AiCanc
     yield fail('runtime', `agent '${agent.name}' run() must return a string or { text }`)
     return
   }
-  yield { type: 'text', delta: text }
+  if (text !== '' || !streamed) yield { type: 'text', delta: text }
 }
 
 /** The default agent loop; ends with an `error` event or simply returns once the model completes. */

@@ -35,6 +35,19 @@ export default definePlugin({
     run: ({ message, systemPrompt, history }) =>
       message === 'bad' ? 42 : 'scripted: ' + message + ' / ' + systemPrompt + ' / ' + history.length
   }), agent({
+    name: 'streamer',
+    systemPrompt: 'Stream.',
+    run: async ({ message }, ctx) => {
+      ctx.progress({ text: 'one ' })
+      ctx.progress({ step: 'not text' })
+      ctx.progress({ text: 'two ' })
+      if (message === 'wait') {
+        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve))
+        return 'never'
+      }
+      return message === 'all streamed' ? undefined : 'three'
+    }
+  }), agent({
     name: 'toolbox',
     systemPrompt: 'You run tools.',
     tools: [
@@ -304,6 +317,24 @@ t.test('turns over the demo runtime', async (t) => {
       code: 'denied',
       policy: 'no-scripts'
     })
+  })
+
+  // regression: run() could only return its whole answer at once; ctx.progress({ text }) was dropped
+  t.test("an agent's own run() streams text with ctx.progress while it works", async (t) => {
+    const texts = (events: TurnEvent[]) => events.flatMap((e) => (e.type === 'text' ? [e.delta] : []))
+    const done = await turn({ agent: 'streamer', message: 'go' })
+    t.same(texts(done), ['one ', 'two ', 'three'])
+    t.match(terminal(t, done), { type: 'complete', text: 'one two three' })
+    const streamedOnly = await turn({ agent: 'streamer', message: 'all streamed' })
+    t.same(texts(streamedOnly), ['one ', 'two '])
+    t.match(terminal(t, streamedOnly), { type: 'complete', text: 'one two ' })
+    // the run ends only when cancelled: text that reached the caller was streamed, not returned
+    const ac = new AbortController()
+    const waiting = await collect(ai.runTurn({ agent: 'streamer', message: 'wait' }, ac.signal), (e) => {
+      if (e.type === 'text' && e.delta === 'two ') ac.abort()
+    })
+    t.same(texts(waiting), ['one ', 'two '])
+    t.match(terminal(t, waiting), { type: 'error', code: 'cancelled' })
   })
 
   t.test('bad input: unknown agent, missing message', async (t) => {
