@@ -7,9 +7,12 @@ import { AI } from '../../runtime/ai/index.js'
 import { installAreas } from '../../runtime/areas.js'
 import { governanceOf } from '../../runtime/governance/index.js'
 import type { ConcurrencyLimitPolicy } from '../../runtime/governance/types/limits.js'
+import { SpanStatusCode } from '@opentelemetry/api'
 import { startTestPlatform } from '../helpers/platform.js'
+import { recordSpans } from '../helpers/span-recorder.js'
 import { agentSocket, isTerminal, postTurn } from './agent-clients.js'
 
+const spans = recordSpans()
 const REPO = fileURLToPath(new URL('../../', import.meta.url))
 const PATH = '/platform/agent/demo'
 const dir = mkdtempSync(join(tmpdir(), 'agent-gov-'))
@@ -48,6 +51,32 @@ t.test("a governance deny ends the turn with one error frame carrying the policy
   t.same(await ai.memory.read(`s:${s.session!.sessionId}:c1`), [], 'a denied turn leaves no memory')
   const ok = await s.turn('What is a sandbox?')
   t.match(ok.at(-1), { event: 'complete' }, 'the connection goes on after a deny')
+})
+
+t.test('every evaluation of a turn on the wire is a governance.policy.evaluate span and a decision', async (t) => {
+  const s = await agentSocket(tp.url, PATH)
+  t.teardown(() => s.ws.close())
+  const evaluations = () => spans.filter((x) => x.name === 'governance.policy.evaluate')
+  spans.length = 0
+  await s.turn('the launch codes, please')
+  t.match(
+    evaluations().find((x) => x.attributes['policy.decision'] === 'deny'),
+    {
+      ended: true,
+      status: { code: SpanStatusCode.ERROR },
+      attributes: { 'policy.name': 'no-launch-codes', 'policy.phase': 'pre_admission' }
+    },
+    'the deny is an ERROR span'
+  )
+  t.match(gov.decisionLog.recent(10)[0], { policy_name: 'no-launch-codes', decision: 'deny' })
+  spans.length = 0
+  t.match((await s.turn('What is a sandbox?')).at(-1), { event: 'complete' })
+  const phases = new Set(evaluations().map((x) => x.attributes['policy.phase']))
+  t.same([...phases].sort(), ['post_response', 'pre_admission'], 'both phases of the turn and its tool call')
+  t.ok(
+    evaluations().every((x) => x.ended && x.attributes['policy.decision'] === 'admit'),
+    'all ended, all admit'
+  )
 })
 
 // regression: the tool-call gate admitted each tool call as a turn (pre-admission only), so a

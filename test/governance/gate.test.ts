@@ -2,8 +2,9 @@ import t from 'tap'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { trace, SpanStatusCode, type Span, type Tracer, type TracerProvider } from '@opentelemetry/api'
+import { SpanStatusCode } from '@opentelemetry/api'
 import { startTestPlatform } from '../helpers/platform.js'
+import { recordSpans } from '../helpers/span-recorder.js'
 import {
   governanceOf,
   aiRequest,
@@ -19,45 +20,7 @@ import type { Platform } from '../../runtime/platform.js'
 
 const installGovernance = (p: Platform) => installAreas(p, [scopeArea, governanceArea])
 
-// a minimal recording tracer: enough to see the spans the gate makes through @opentelemetry/api
-interface Recorded {
-  name: string
-  attributes: Record<string, unknown>
-  status?: { code: number; message?: string }
-  ended: boolean
-}
-const spans: Recorded[] = []
-const provider: TracerProvider = {
-  getTracer: (): Tracer => ({
-    startSpan(name: string): Span {
-      const rec: Recorded = { name, attributes: {}, ended: false }
-      spans.push(rec)
-      const span = {
-        isRecording: () => true,
-        setAttributes(a: Record<string, unknown>) {
-          Object.assign(rec.attributes, a)
-          return span
-        },
-        setAttribute(k: string, v: unknown) {
-          rec.attributes[k] = v
-          return span
-        },
-        setStatus(s: { code: number; message?: string }) {
-          rec.status = s
-          return span
-        },
-        end() {
-          rec.ended = true
-        }
-      }
-      return span as unknown as Span
-    },
-    startActiveSpan: (() => {
-      throw new Error('unused')
-    }) as never
-  })
-}
-trace.setGlobalTracerProvider(provider)
+const spans = recordSpans()
 
 const dir = mkdtempSync(join(tmpdir(), 'gov-gate-'))
 const file = join(dir, 'policies.yaml')
