@@ -34,7 +34,7 @@ export default definePlugin({
     systemPrompt: 'Be scripted.',
     run: ({ message, systemPrompt, history }) =>
       message === 'bad' ? 42 : 'scripted: ' + message + ' / ' + systemPrompt + ' / ' + history.length
-  }), agent({
+  }), agent({ name: 'on-demo', model: 'demo' }), agent({ name: 'on-big', model: 'big-model' }), agent({
     name: 'streamer',
     systemPrompt: 'Stream.',
     run: async ({ message }, ctx) => {
@@ -357,7 +357,7 @@ t.test('turns over the openai runtime', async (t) => {
   t.teardown(() => server.close())
   const tp = await startTestPlatform(
     {
-      'platform.plugins.dirs': [join(REPO, 'plugins')],
+      'platform.plugins.dirs': [join(REPO, 'plugins'), pluginsRoot],
       'platform.ai.runtime': 'openai',
       'platform.ai.openai.base-url': server.url,
       'platform.ai.openai.model': 'test-model',
@@ -395,6 +395,21 @@ t.test('turns over the openai runtime', async (t) => {
     server.chat = () => ({ stream: sseEvents([deltaChunk({ content: 'ok' }, 'stop')]) })
     t.match(terminal(t, await collect(ai.runTurn({ message: 'hello', model: 'big-model' }))), { text: 'ok' })
     t.equal(server.on('/chat/completions')[0].model, 'big-model')
+  })
+
+  t.test("an agent's model is its turns' default; the caller's model wins", async (t) => {
+    server.reset()
+    server.chat = () => ({ stream: sseEvents([deltaChunk({ content: 'ok' }, 'stop')]) })
+    t.match(terminal(t, await collect(ai.runTurn({ agent: 'on-demo', message: 'hello' }))), {
+      type: 'complete',
+      text: /You said: "hello"/
+    })
+    t.equal(server.on('/chat/completions').length, 0, 'a runtime name: that runtime answers')
+    t.match(terminal(t, await collect(ai.runTurn({ agent: 'on-big', message: 'hello' }))), { text: 'ok' })
+    t.equal(server.on('/chat/completions')[0].model, 'big-model', 'a model name: the active runtime, that model')
+    server.reset()
+    await collect(ai.runTurn({ agent: 'on-big', message: 'hello', model: 'other-model' }))
+    t.equal(server.on('/chat/completions')[0].model, 'other-model')
   })
 
   t.test('max-tool-rounds ends a model that never stops calling tools', async (t) => {
