@@ -194,12 +194,16 @@ t.test('demo runtime: the demo agent over AG-UI', async (t) => {
           content: /^error: tool call denied by policy steer: no facts today/
         }
       )
+      // the prefer steers this same turn, so its guidance line comes first, then the preference
       t.match(
-        events.find((e) => e.type === 'CUSTOM'),
-        {
-          name: 'ai.governance.preferences',
-          value: [{ policy: 'steer', preferred: 'short answers', reason: 'house style' }]
-        }
+        events.filter((e) => e.type === 'CUSTOM'),
+        [
+          { name: 'ai.governance.feedback', value: { injected: 1, lines: [/Prefer: short answers/] } },
+          {
+            name: 'ai.governance.preferences',
+            value: [{ policy: 'steer', preferred: 'short answers', reason: 'house style' }]
+          }
+        ]
       )
       t.equal(events.at(-1)!.type, 'RUN_FINISHED')
     }

@@ -227,6 +227,20 @@ t.test('turns over the demo runtime', async (t) => {
     t.match(logged('no-echo').at(-1), { decision: 'deny', context_snapshot: { phase: 'post_response' } })
   })
 
+  t.test('a post-response transform is logged and treated as admit', async (t) => {
+    gov.setSource('t', [
+      policy('late-rewrite', (c) =>
+        c.phase === 'POST_RESPONSE'
+          ? { decision: 'transform', request: { ...c.request, message: 'too late' }, reason: 'rewrite' }
+          : { decision: 'admit' }
+      )
+    ])
+    t.teardown(() => gov.removeSource('t'))
+    t.match(terminal(t, await turn({ message: 'hello' })), { type: 'complete', text: /You said: "hello"/ })
+    t.match(logged('late-rewrite').at(-1), { decision: 'admit', reason: 'post-response transform ignored' })
+    t.ok(tp.logs.some((l) => /policy late-rewrite returned Transform after the response/.test(String(l.msg))))
+  })
+
   t.test('the kill switch denies every turn', async (t) => {
     const ks = gov.killSwitch()!
     ks.arm('maintenance window', 'ops')
