@@ -27,6 +27,17 @@ export class AgentTools {
     private readonly lists: Readonly<Record<string, readonly string[]>>
   ) {}
 
+  /** Logs the listed agents no loaded plugin contributes: a typo would otherwise do nothing, silently. */
+  warnUnknownAgents(): void {
+    const known = new Set(this.platform.plugins.agents().map((a) => a.name))
+    for (const agent of Object.keys(this.lists))
+      if (!known.has(agent))
+        this.platform.logger.warn(
+          { agent, known: [...known] },
+          `platform.ai.agent-tools lists tools for agent '${agent}', which no loaded plugin contributes (yet)`
+        )
+  }
+
   /** What the model of `agent` is offered; the agent's own tool wins a name clash. */
   of(agent: string): OfferedTools {
     const registry = getMcp(this.platform)?.registry

@@ -39,6 +39,7 @@ export const aiArea: Area = {
     }
     const sessions = new AgentSessions(platform.bus)
     const agentTools = new AgentTools(platform, platform.config.get('platform.ai.agent-tools'))
+    agentTools.warnUnknownAgents()
     const deps: TurnDeps = {
       platform,
       activeRuntime: () => registry.active(),

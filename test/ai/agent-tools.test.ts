@@ -41,7 +41,7 @@ const tp = await startTestPlatform(
     'platform.ai.openai.base-url': server.url,
     'platform.ai.openai.model': 'test-model',
     'platform.ai.governance.policy-files': [rules],
-    'platform.ai.agent-tools': { demo: ['word_count', 'slugify', 'topics', 'ghost_tool'] }
+    'platform.ai.agent-tools': { demo: ['word_count', 'slugify', 'topics', 'ghost_tool'], dmeo: ['sum'] }
   },
   { install: installAreas }
 )
@@ -162,6 +162,12 @@ t.test('a listed name that matches no tool is left out, warned about once, and f
   await postTurn(tp.url, PATH, 'hello')
   t.notOk('ghost_tool' in offered())
   t.equal(ghostWarnings().length, 2)
+})
+
+t.test('an agent name no loaded plugin contributes is a warning at start, not an error', async (t) => {
+  const warned = tp.logs.filter((l) => String(l.msg).includes('platform.ai.agent-tools lists tools for agent'))
+  t.equal(warned.length, 1)
+  t.match(warned[0], { level: 40, agent: 'dmeo', known: ['demo'] })
 })
 
 t.test('a malformed value fails at start with the config loader’s message', async (t) => {
