@@ -217,7 +217,13 @@ export const KEY_DEFS = {
   'platform.admin.content-read-auth-required': {
     schema: bool,
     default: true,
-    description: 'Require a principal on content reads (decisions, audit, journal)'
+    description:
+      'Require a principal on content reads (governance decisions, audit, journal and its sub-routes, agent conversations and facts)'
+  },
+  'platform.admin.workspace-read-auth-required': {
+    schema: bool,
+    default: true,
+    description: 'Require a principal on agent workspace reads (`/api/admin/agents/{name}/workspace`)'
   },
   'platform.admin.audit-capacity': {
     schema: positiveInt,

@@ -46,6 +46,16 @@ export const ERRORS = {
     message: 'Admin read operations require authentication',
     hint: 'Send X-Platform-Auth header or disable platform.admin.http-read-auth-required'
   },
+  ADMIN_CONTENT_READ_AUTH_REQUIRED: {
+    status: 401,
+    message: 'Admin read operations require authentication',
+    hint: 'Send X-Platform-Auth header or disable platform.admin.content-read-auth-required'
+  },
+  ADMIN_WORKSPACE_READ_AUTH_REQUIRED: {
+    status: 401,
+    message: 'Admin read operations require authentication',
+    hint: 'Send X-Platform-Auth header or disable platform.admin.workspace-read-auth-required'
+  },
 
   // --- transport ---
   UNKNOWN_RESOURCE: { status: 404, message: (p) => `Unknown resource '${p.uuid}'` },
@@ -77,6 +87,26 @@ export const ERRORS = {
     status: 400,
     message: (p) => `Invalid presence '${p.value}': use 'true' or 'false'`,
     hint: "Query parameter presence or header X-Platform-Presence; 'false' joins the room without announcing the member"
+  },
+
+  // --- admin control plane ---
+  MISSING_UNICAST_FIELDS: { status: 400, message: "missing 'broadcasterId', 'uuid' or 'message' field" },
+  RESOURCE_NOT_RESUMABLE: {
+    status: 409,
+    message: (p) => `Resource '${p.uuid}' is a ${p.transport} connection; only a long-polling resource can be resumed`,
+    hint: 'Resume answers the held poll of a long-polling client; DELETE /api/admin/resources/{uuid} ends any connection'
+  },
+  UNKNOWN_AGENT: { status: 404, message: (p) => `Unknown agent '${p.name}'` },
+  UNKNOWN_CONVERSATION: { status: 404, message: (p) => `No conversation '${p.id}'` },
+  UNKNOWN_COORDINATOR: { status: 404, message: (p) => `Unknown coordinator '${p.name}'` },
+  UNKNOWN_COORDINATION: { status: 404, message: (p) => `Unknown coordination '${p.id}'` },
+  UNKNOWN_TASK: { status: 404, message: (p) => `Unknown task '${p.id}'` },
+  TASK_NOT_CANCELABLE: { status: 409, message: (p) => `Task not cancelable: ${p.id}` },
+  NO_PENDING_APPROVAL: { status: 404, message: (p) => `No pending approval: ${p.id}` },
+  NO_ACTIVE_RUNTIME: {
+    status: 404,
+    message: 'No active AI runtime',
+    hint: 'platform.ai.runtime names the runtime; GET /api/admin/runtimes lists those known and whether each is available'
   },
 
   // --- governance ---

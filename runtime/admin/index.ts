@@ -1,0 +1,14 @@
+/** The admin control plane: its route table, the fleet view it reads, its key. */
+export { ADMIN } from './key.js'
+export type { AdminService } from './admin-service.js'
+export type { AdminRoute, AdminRequest, RouteGate, JsonSchema } from './route-table.js'
+export { ADMIN_BASE } from './route-table.js'
+export {
+  EMPTY_FLEET,
+  type FleetView,
+  type CoordinatorInfo,
+  type JournalEvent,
+  type JournalQuery,
+  type TaskInfo,
+  type ApprovalInfo
+} from './fleet-view.js'

@@ -1,0 +1,74 @@
+/**
+ * The admin control plane: the REST routes under /api/admin (the governance area serves
+ * /api/admin/governance itself). `platform.admin.enabled=false` leaves every route out.
+ */
+import { readFileSync } from 'node:fs'
+import type { Area, Platform } from '../platform.js'
+import { transportOf } from '../transport/index.js'
+import { AI } from '../ai/index.js'
+import { governanceOf } from '../governance/index.js'
+import { getMcp } from '../mcp/index.js'
+import type { AdminDeps } from './admin-deps.js'
+import type { AdminService } from './admin-service.js'
+import { agentRoutes } from './agent-routes.js'
+import { catalogRoutes } from './catalog-routes.js'
+import { EMPTY_FLEET } from './fleet-view.js'
+import { fleetRoutes } from './fleet-routes.js'
+import { ADMIN } from './key.js'
+import { metricsRoutes } from './metrics-report.js'
+import { overviewRoutes } from './overview.js'
+import { mountRoutes, type AdminRoute } from './route-table.js'
+import { transportRoutes } from './transport-routes.js'
+
+/** The platform's version, from its package.json (found from both the sources and dist/). */
+function packageVersion(): string {
+  for (const rel of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version: string }
+      if (pkg.name === 'agent-platform') return pkg.version
+    } catch {
+      /* try the next */
+    }
+  }
+  return '0.0.0'
+}
+
+/** Every admin route, in mount order. */
+export function adminRoutes(d: AdminDeps): AdminRoute[] {
+  return [
+    ...overviewRoutes(d),
+    ...transportRoutes(d),
+    ...agentRoutes(d),
+    ...fleetRoutes(d),
+    ...catalogRoutes(d),
+    ...metricsRoutes(d)
+  ]
+}
+
+export function installAdmin(platform: Platform): void {
+  if (!platform.config.get('platform.admin.enabled')) return
+  const deps: AdminDeps = {
+    platform,
+    transport: transportOf(platform),
+    ai: platform.area(AI),
+    governance: governanceOf(platform),
+    mcp: getMcp(platform),
+    fleet: EMPTY_FLEET,
+    version: packageVersion()
+  }
+  const routes = adminRoutes(deps)
+  mountRoutes(platform, routes)
+  const service: AdminService = {
+    routes,
+    setFleet: (view) => {
+      deps.fleet = view
+    }
+  }
+  platform.provide(ADMIN, service)
+}
+
+export const adminArea: Area = {
+  name: 'admin',
+  dependsOn: ['transport', 'plugins', 'governance', 'mcp', 'ai'],
+  install: installAdmin
+}
