@@ -118,7 +118,8 @@ t.test('disconnect closes each kind of client; destroy closes a whole room', asy
   const ws = await wsMember(tp.url, 'kick')
   const sse = await sseMember(tp.url, 'kick')
   const lp = await lpMember(tp.url, 'kick')
-  // a poll held by the server is answered with the disconnected frame (between polls the next one gets 404): it goes first, before the others' departures answer its poll
+  // a held poll is answered with the disconnected frame (between polls the next poll gets 404):
+  // the long-polling client goes first, before the others' departures answer its poll
   await until(
     async () => (await call(tp, 'GET', '/resources')).body.some((r: any) => r.uuid === lp.uuid && r.isSuspended),
     'the poll to be held'
