@@ -28,9 +28,9 @@ function logLine(e: JournalEvent): string {
 }
 
 export function fleetRoutes(d: AdminDeps): AdminRoute[] {
-  const f = d.fleet
+  // read d.fleet on every call: the fleet area may hand its view over after start-up
   const coordination = (id: string): JournalEvent[] => {
-    const events = f.coordination(id)
+    const events = d.fleet.coordination(id)
     if (events === undefined) throw new PlatformError('UNKNOWN_COORDINATION', { id })
     return events
   }
@@ -40,7 +40,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       path: '/coordinators',
       summary: 'Coordinators: {name, agentCount, availableCount}',
       gate: { read: 'open' },
-      handler: () => f.coordinators()
+      handler: () => d.fleet.coordinators()
     },
     {
       method: 'GET',
@@ -48,7 +48,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       summary: 'Health of the agents of a coordinator',
       gate: { read: 'open' },
       handler: ({ params }) => {
-        const h = f.coordinatorHealth(params.name!)
+        const h = d.fleet.coordinatorHealth(params.name!)
         if (h === undefined) throw new PlatformError('UNKNOWN_COORDINATOR', { name: params.name })
         return h
       }
@@ -59,7 +59,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       summary: 'The agents a coordinator dispatches to',
       gate: { read: 'open' },
       handler: ({ params }) => {
-        const fl = f.coordinatorFleet(params.name!)
+        const fl = d.fleet.coordinatorFleet(params.name!)
         if (fl === undefined) throw new PlatformError('UNKNOWN_COORDINATOR', { name: params.name })
         return fl
       }
@@ -87,7 +87,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
         const until = instant(query, 'until')
         if (since !== undefined) q.since = since
         if (until !== undefined) q.until = until
-        return f.journal(q)
+        return d.fleet.journal(q)
       }
     },
     {
@@ -126,7 +126,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       gate: { read: 'open' },
       query: { type: 'object', properties: { contextId: str } },
       handler: ({ query }) =>
-        f
+        d.fleet
           .tasks(query.contextId as string | undefined)
           .map(({ taskId, contextId, state, statusMessage, createdAt }) => ({
             taskId,
@@ -142,7 +142,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       summary: 'One A2A task with its message and artifact counts and metadata',
       gate: { read: 'open' },
       handler: ({ params }) => {
-        const task = f.task(params.taskId!)
+        const task = d.fleet.task(params.taskId!)
         if (task === undefined) throw new PlatformError('UNKNOWN_TASK', { id: params.taskId })
         return task
       }
@@ -153,7 +153,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       summary: 'Cancels a submitted or working A2A task',
       gate: { write: 'cancel_task', target: (r) => r.params.taskId ?? '' },
       handler: ({ params }) => {
-        const done = f.cancelTask(params.taskId!)
+        const done = d.fleet.cancelTask(params.taskId!)
         if (done === undefined) throw new PlatformError('UNKNOWN_TASK', { id: params.taskId })
         if (!done) throw new PlatformError('TASK_NOT_CANCELABLE', { id: params.taskId })
         return { status: 'task canceled' }
@@ -164,7 +164,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       path: '/workflow/approvals',
       summary: 'Workflow steps waiting for an approval',
       gate: { read: 'open' },
-      handler: () => f.approvals()
+      handler: () => d.fleet.approvals()
     },
     {
       method: 'POST',
@@ -175,7 +175,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       handler: ({ params, body }) => {
         const id = params.approvalId!
         const approve = (body as { approve: boolean }).approve
-        if (!f.decide(id, approve)) throw new PlatformError('NO_PENDING_APPROVAL', { id })
+        if (!d.fleet.decide(id, approve)) throw new PlatformError('NO_PENDING_APPROVAL', { id })
         return { approvalId: id, approved: approve }
       }
     }
