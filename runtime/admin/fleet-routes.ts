@@ -113,6 +113,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       path: '/journal/{id}/log',
       summary: 'The events of one coordination as plain text, one line each',
       gate: { read: 'content' },
+      produces: 'text/plain',
       handler: ({ params, ctx }) => {
         const text = coordination(params.id!).map(logLine).join('\n')
         ctx.send(200, text === '' ? '' : text + '\n', 'text/plain; charset=utf-8')

@@ -16,6 +16,7 @@ import { EMPTY_FLEET } from './fleet-view.js'
 import { fleetRoutes } from './fleet-routes.js'
 import { ADMIN } from './key.js'
 import { metricsRoutes } from './metrics-report.js'
+import { openApiDocument } from './openapi.js'
 import { overviewRoutes } from './overview.js'
 import { mountRoutes, type AdminRoute } from './route-table.js'
 import { transportRoutes } from './transport-routes.js'
@@ -57,6 +58,15 @@ export function installAdmin(platform: Platform): void {
     version: packageVersion()
   }
   const routes = adminRoutes(deps)
+  // built on first request, once: the table does not change after start-up
+  let document: Record<string, unknown> | undefined
+  routes.push({
+    method: 'GET',
+    path: '/openapi.json',
+    summary: 'This API as an OpenAPI 3.1 document, generated from the route table',
+    gate: { read: 'open' },
+    handler: () => (document ??= openApiDocument(routes, deps.version))
+  })
   mountRoutes(platform, routes)
   const service: AdminService = {
     routes,

@@ -40,6 +40,8 @@ export interface AdminRoute {
   params?: JsonSchema
   query?: JsonSchema
   body?: JsonSchema
+  /** The success body's media type when it is not JSON (the handler writes it itself). */
+  produces?: string
   /** The error a body that fails `body` gets, when the route has its own (default INVALID_BODY). */
   invalidBody?: () => PlatformError
   /** The success body; a PlatformError thrown here is the answer (and, on a write, audited as a failure). */
