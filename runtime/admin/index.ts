@@ -12,3 +12,11 @@ export {
   type TaskInfo,
   type ApprovalInfo
 } from './fleet-view.js'
+export { parseEvalRun, summarize, EvalRunError, type EvalRun, type BaselineSummary } from './eval-run.js'
+export {
+  MemoryEvalRunStore,
+  LmdbEvalRunStore,
+  EvalRunExists,
+  type EvalRunStore,
+  type EvalIndexKey
+} from './eval-run-store.js'

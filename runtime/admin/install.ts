@@ -12,6 +12,9 @@ import type { AdminDeps } from './admin-deps.js'
 import type { AdminService } from './admin-service.js'
 import { agentRoutes } from './agent-routes.js'
 import { catalogRoutes } from './catalog-routes.js'
+import type { EvalRun } from './eval-run.js'
+import { LmdbEvalRunStore, MemoryEvalRunStore, type EvalIndexKey, type EvalRunStore } from './eval-run-store.js'
+import { evalRoutes } from './eval-routes.js'
 import { EMPTY_FLEET } from './fleet-view.js'
 import { fleetRoutes } from './fleet-routes.js'
 import { ADMIN } from './key.js'
@@ -46,6 +49,16 @@ export function adminRoutes(d: AdminDeps): AdminRoute[] {
   ]
 }
 
+function evalStore(platform: Platform): EvalRunStore {
+  const cap = platform.config.get('platform.admin.evals.max-runs-per-baseline')
+  if (platform.config.get('platform.admin.evals.store') === 'memory') return new MemoryEvalRunStore(cap)
+  return new LmdbEvalRunStore(
+    platform.store.db<EvalRun, string>('eval-runs'),
+    platform.store.db<true, EvalIndexKey>('eval-runs-by-baseline'),
+    cap
+  )
+}
+
 export function installAdmin(platform: Platform): void {
   if (!platform.config.get('platform.admin.enabled')) return
   const deps: AdminDeps = {
@@ -57,7 +70,7 @@ export function installAdmin(platform: Platform): void {
     fleet: EMPTY_FLEET,
     version: packageVersion()
   }
-  const routes = adminRoutes(deps)
+  const routes = [...adminRoutes(deps), ...evalRoutes(evalStore(platform))]
   // built on first request, once: the table does not change after start-up
   let document: Record<string, unknown> | undefined
   routes.push({

@@ -225,6 +225,16 @@ export const KEY_DEFS = {
     default: true,
     description: 'Require a principal on agent workspace reads (`/api/admin/agents/{name}/workspace`)'
   },
+  'platform.admin.evals.store': {
+    schema: { enum: ['memory', 'lmdb'] },
+    default: 'lmdb',
+    description: 'EvalRunStore: `lmdb` keeps eval runs across restarts, `memory` for the life of the process'
+  },
+  'platform.admin.evals.max-runs-per-baseline': {
+    schema: positiveInt,
+    default: 500,
+    description: 'Eval runs kept per baseline; the oldest by timestamp is evicted beyond it'
+  },
   'platform.admin.audit-capacity': {
     schema: positiveInt,
     default: 1000,

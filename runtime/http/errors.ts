@@ -103,6 +103,9 @@ export const ERRORS = {
   UNKNOWN_TASK: { status: 404, message: (p) => `Unknown task '${p.id}'` },
   TASK_NOT_CANCELABLE: { status: 409, message: (p) => `Task not cancelable: ${p.id}` },
   NO_PENDING_APPROVAL: { status: 404, message: (p) => `No pending approval: ${p.id}` },
+  EVAL_RUN_INVALID: { status: 400, message: (p) => `Invalid eval run: ${p.detail}` },
+  EVAL_RUN_EXISTS: { status: 400, message: (p) => `EvalRun id ${p.id} already exists; eval runs are immutable` },
+  UNKNOWN_EVAL_RUN: { status: 404, message: (p) => `Unknown eval run '${p.id}'` },
   NO_ACTIVE_RUNTIME: {
     status: 404,
     message: 'No active AI runtime',

@@ -51,7 +51,15 @@ const WRITES: Write[] = [
     path: '/agents/helper/conversation/conv-1',
     action: 'agent_state.conversation.clear',
     target: 'helper/conv-1'
-  }
+  },
+  {
+    method: 'POST',
+    path: '/evals/runs',
+    body: { id: 'e-1', baseline: 'b', passed: true },
+    action: 'evals.write',
+    target: 'e-1'
+  },
+  { method: 'DELETE', path: '/evals/runs/e-1', action: 'evals.delete', target: 'e-1' }
 ]
 
 function send(tp: TestPlatform, w: Write, token?: string): Promise<Answer> {
@@ -75,9 +83,11 @@ t.test('every mutating route is declared in the table with a write gate', async 
     [
       'DELETE /agents/{name}/conversation/{sessionId}',
       'DELETE /broadcasters/destroy',
+      'DELETE /evals/runs/{id}',
       'DELETE /resources/{uuid}',
       'POST /broadcasters/broadcast',
       'POST /broadcasters/unicast',
+      'POST /evals/runs',
       'POST /resources/{uuid}/resume',
       'POST /tasks/{taskId}/cancel',
       'POST /workflow/approvals/{approvalId}'
@@ -164,7 +174,9 @@ t.test('allowed: the write runs, answers its body and is audited under the princ
     [{ ...WRITES[2]! }, 200, { status: 'broadcaster destroyed' }],
     [WRITES[5]!, 404, { error: "Unknown task 'task-9'", code: 'PLT_ERR_UNKNOWN_TASK' }],
     [WRITES[6]!, 404, { error: 'No pending approval: ap-1', code: 'PLT_ERR_NO_PENDING_APPROVAL' }],
-    [WRITES[7]!, 200, { cleared: 'conv-1' }]
+    [WRITES[7]!, 200, { cleared: 'conv-1' }],
+    [WRITES[8]!, 200, { id: 'e-1', baseline: 'b', passed: true }],
+    [WRITES[9]!, 200, { deleted: 'e-1' }]
   ]
   for (const [w, status, body] of expectations) {
     const r = await send(tp, w, ALICE)
