@@ -86,8 +86,10 @@ export function mountRoutes(platform: Platform, routes: readonly AdminRoute[]): 
       const target = gate.target(req)
       const principal = writeGate.guard(ctx, gate.write, target)
       req.principal = principal
+      // every attempt past the gate is audited once, a failure with its message (a crash as such)
       const failed = (err: unknown): never => {
-        if (err instanceof PlatformError) void writeGate.done(principal, gate.write, target, false, err.message)
+        const message = err instanceof PlatformError ? err.message : 'Internal server error'
+        void writeGate.done(principal, gate.write, target, false, message)
         throw err
       }
       let out: unknown

@@ -2,6 +2,7 @@
  * WorkflowManifest: a graph of nodes (agent, condition, fan-out, join, approval, output) and edges
  * that a coordinator runs. Validated on save with messages that name the field and the value.
  */
+import { shown } from './shown-value.js'
 
 export const NODE_TYPES = ['agent', 'condition', 'fan-out', 'join', 'approval', 'output'] as const
 export type NodeType = (typeof NODE_TYPES)[number]
@@ -40,7 +41,7 @@ const ID = /^[A-Za-z0-9_-]+$/
 
 function id(v: unknown, label: string): string {
   if (typeof v !== 'string' || !ID.test(v))
-    throw new WorkflowError(`${label} must match [A-Za-z0-9_-]+ (was: ${typeof v === 'string' ? v : String(v)})`)
+    throw new WorkflowError(`${label} must match [A-Za-z0-9_-]+ (was: ${shown(v)})`)
   return v
 }
 
@@ -68,7 +69,7 @@ export function parseManifest(body: unknown): WorkflowManifest {
   if (name.trim() === '') throw new WorkflowError('name must not be blank')
   const version = b.version
   if (typeof version !== 'number' || !Number.isInteger(version) || version < 1)
-    throw new WorkflowError(`version must be an integer >= 1 (was: ${String(version)})`)
+    throw new WorkflowError(`version must be an integer >= 1 (was: ${shown(version)})`)
   if (!Array.isArray(b.nodes)) throw new WorkflowError('nodes must be an array')
   if (b.edges !== undefined && !Array.isArray(b.edges)) throw new WorkflowError('edges must be an array')
   const nodes: WorkflowNode[] = []
