@@ -56,7 +56,7 @@ t.test('members of every transport are listed, counted and reached', async (t) =
   })
 
   const overview = (await call(tp, 'GET', '/overview')).body
-  t.match(overview, { status: 'UP', connections: 3, broadcasters: 1, handlers: 1 })
+  t.match(overview, { status: 'UP', connections: 3, broadcasters: 1, handlers: 2 }, 'rooms and the agent endpoint')
   const metrics = (await call(tp, 'GET', '/metrics')).body
   t.match(metrics, { connections: { active: 3 }, activeBroadcasters: 1, rooms: { active: 1 } })
   t.ok(metrics.connections.total >= 3)
