@@ -12,3 +12,6 @@ export {
   type StepType
 } from './types.js'
 export { StepFeed } from './feed.js'
+export { INTERACTIONS } from './key.js'
+export { InteractionService, conversationKey, type InteractionRequest } from './service.js'
+export { StepCapture, type Outcome, type CaptureOptions } from './capture.js'
