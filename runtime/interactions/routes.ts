@@ -8,12 +8,11 @@ import type { Platform } from '../platform.js'
 import { PlatformError, type Context } from '../http/index.js'
 import { fingerprint, IdempotencyKeys } from './idempotency.js'
 import type { InteractionRequest, InteractionService } from './service.js'
+import { INTERACTION_ID, InvalidCursorError, MAX_LIST_LIMIT } from './store-input.js'
 import type { Interaction } from './types.js'
 
 const BASE = '/api/interactions'
-const ID = /^[A-Za-z0-9_-]{1,128}$/
 export const LIST_DEFAULT_LIMIT = 50
-export const LIST_MAX_LIMIT = 500
 const BODY_KEYS = [
   'message',
   'previousInteractionId',
@@ -103,13 +102,20 @@ export function installRoutes(platform: Platform, service: InteractionService): 
         detail: 'expected 1 to 256 visible characters'
       })
     const cursor = q.get('cursor') ?? undefined
-    if (cursor !== undefined && !/^[A-Za-z0-9_.~=-]{1,512}$/.test(cursor))
-      throw new PlatformError('INVALID_QUERY', { name: 'cursor', detail: 'not a cursor this server issued' })
-    const page = await service.list(owner, {
-      limit,
-      ...(conversationId !== undefined ? { conversationId } : {}),
-      ...(cursor !== undefined ? { cursor } : {})
-    })
+    const page = await service
+      .list(owner, {
+        limit,
+        ...(conversationId !== undefined ? { conversationId } : {}),
+        ...(cursor !== undefined ? { cursor } : {})
+      })
+      .catch((err: unknown) => {
+        if (err instanceof InvalidCursorError)
+          throw new PlatformError('INVALID_QUERY', {
+            name: 'cursor',
+            detail: 'pass the X-Next-Cursor of the previous page unchanged'
+          })
+        throw err
+      })
     if (page.nextCursor !== undefined) {
       // the body stays a plain array, as clients without paging expect; the next page travels in headers
       const next = new URLSearchParams({ limit: String(limit), cursor: page.nextCursor })
@@ -140,7 +146,7 @@ export function installRoutes(platform: Platform, service: InteractionService): 
 }
 
 function checkId(id: string | undefined): string {
-  if (id === undefined || !ID.test(id)) throw new PlatformError('INTERACTION_ID_INVALID')
+  if (id === undefined || !INTERACTION_ID.test(id)) throw new PlatformError('INTERACTION_ID_INVALID')
   return id
 }
 
@@ -148,7 +154,7 @@ function parseLimit(raw: string | null): number {
   if (raw === null) return LIST_DEFAULT_LIMIT
   if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1)
     throw new PlatformError('INVALID_QUERY', { name: 'limit', detail: 'expected a positive integer' })
-  return Math.min(Number(raw), LIST_MAX_LIMIT)
+  return Math.min(Number(raw), MAX_LIST_LIMIT)
 }
 
 /** The create/continue body: the known keys only, each of its type; null counts as absent. */

@@ -5,6 +5,7 @@ import type { Logger } from '../observability/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import { StepCapture, type Outcome } from './capture.js'
 import { isoDuration } from './iso-duration.js'
+import { interactionOf } from './store-input.js'
 import type { StepFeed } from './feed.js'
 import type { Interaction, InteractionHeader, InteractionStep, InteractionStore, ListPage } from './types.js'
 
@@ -134,7 +135,7 @@ export class InteractionService {
     // store:false lives only in its run
     if (run !== undefined && !run.header.store) return run.header.userId === owner ? snapshot(run) : undefined
     const found = await this.store.load(id)
-    return found !== undefined && found.userId === owner ? inWireOrder(found, found.steps) : undefined
+    return found !== undefined && found.userId === owner ? interactionOf(found, found.steps) : undefined
   }
 
   /** The owner's interactions, newest first, without steps. */
@@ -306,28 +307,7 @@ export class InteractionService {
 }
 
 function snapshot(run: Run): Interaction {
-  return inWireOrder(run.header, [...run.steps])
-}
-
-/** The record with its fields in the order the wire shows them, whatever order a store keeps. */
-export function inWireOrder(h: InteractionHeader, steps: InteractionStep[]): Interaction {
-  return {
-    id: h.id,
-    parentId: h.parentId,
-    conversationId: h.conversationId,
-    agentId: h.agentId,
-    userId: h.userId,
-    model: h.model,
-    status: h.status,
-    background: h.background,
-    store: h.store,
-    steps,
-    finalText: h.finalText,
-    usage: h.usage,
-    errorMessage: h.errorMessage,
-    createdAt: h.createdAt,
-    updatedAt: h.updatedAt
-  }
+  return interactionOf(run.header, [...run.steps])
 }
 
 /**
