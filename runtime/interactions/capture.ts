@@ -97,7 +97,7 @@ export class StepCapture {
     )
   }
 
-  /** Records the `error` step: FAILED (or CANCELLED) with `message`; false when already ended. */
+  /** Records the `error` step: FAILED (or CANCELLED) with `message`; undefined when already ended. */
   fail(message: string, code: string, status: 'FAILED' | 'CANCELLED' = 'FAILED', policy?: string): Outcome | undefined {
     if (this.ended !== undefined) return undefined
     const data: Record<string, unknown> = { code }
