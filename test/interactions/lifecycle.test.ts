@@ -74,7 +74,8 @@ t.test('lifecycle over the openai runtime', async (t) => {
     t.equal(service.inFlight, 0, 'the run is gone from the registry')
   })
 
-  t.test('cancel mid-run: CANCELLED, the steps so far kept', async (t) => {
+  t.test('cancel mid-run: CANCELLED, the steps so far kept, the model request aborted', async (t) => {
+    const abandoned = model.abandoned
     model.chat = () => ({ stream: sseEvents(words(200)), intervalMs: 20 })
     const r = await api.create({ message: 'long', background: true })
     const id = r.body.id
@@ -95,6 +96,7 @@ t.test('lifecycle over the openai runtime', async (t) => {
     t.equal(done.steps.filter((s) => s.type === 'error' || s.type === 'completion').length, 1, 'one terminal step')
     await wait(100)
     t.same((await api.get(id)).body.steps, done.steps, 'nothing is captured after the terminal step')
+    t.equal(model.abandoned, abandoned + 1, 'the runtime dropped its request to the model')
     t.equal(
       (await api.call('POST', `/api/interactions/${id}/cancel`, { token: ALICE })).status,
       404,
