@@ -57,6 +57,24 @@ t.test('lifecycle over the openai runtime', async (t) => {
     )
   })
 
+  t.test('a synchronous turn whose client disconnects runs on to the end', async (t) => {
+    model.chat = () => ({ stream: sseEvents([...words(5), usageChunk(1, 5)]), intervalMs: 40 })
+    const req = request(`${api.url}/api/interactions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ALICE}`, 'content-type': 'application/json' }
+    })
+    req.on('error', () => {})
+    req.end(JSON.stringify({ message: 'sync then gone' }))
+    for (let i = 0; service.inFlight === 0; i++) {
+      if (i > 300) throw new Error('the run never started')
+      await wait(10)
+    }
+    req.destroy()
+    const [header] = (await api.call('GET', '/api/interactions?limit=1', { token: ALICE })).body
+    t.equal(header.background, false)
+    t.match(await api.settled(header.id), { status: 'COMPLETED', finalText: 'w0 w1 w2 w3 w4 ' })
+  })
+
   t.test('a synchronous turn past the timeout is FAILED `timed out after PT0.4S`', async (t) => {
     model.chat = () => ({ stream: sseEvents([deltaChunk({ content: 'slow ' })], false), then: 'hang' })
     const r = await api.create({ message: 'hang' })
