@@ -35,7 +35,11 @@ export interface InteractionServiceOptions {
 /** One turn in flight: its record as it grows, and what stops it. */
 interface Run {
   header: InteractionHeader
-  steps: InteractionStep[]
+  /**
+   * The steps so far, kept where nothing else holds them for a reader: for the answer of a
+   * synchronous POST and for `store: false`. A stored background run's steps are read from the store.
+   */
+  steps: InteractionStep[] | undefined
   capture: StepCapture
   controller: AbortController
   cancellable: boolean
@@ -149,7 +153,8 @@ export class InteractionService {
    */
   cancel(owner: string, id: string): boolean {
     const run = this.runs.get(id)
-    if (run === undefined || run.header.userId !== owner) return false
+    // an ended run whose last writes are still landing is no longer in flight
+    if (run === undefined || run.header.userId !== owner || run.capture.outcome !== undefined) return false
     if (run.cancellable) {
       this.end(run, run.capture.fail('cancelled by the client', 'cancelled', 'CANCELLED'))
       run.controller.abort()
@@ -190,8 +195,13 @@ export class InteractionService {
     const finished = new Promise<Interaction>((r) => (resolve = r))
     const run: Run = {
       header,
-      steps: [],
-      capture: undefined as unknown as StepCapture,
+      steps: header.store && header.background ? undefined : [],
+      // emit runs only after the run exists: the turn starts once start() has returned
+      capture: new StepCapture({
+        maxSteps: this.opts.maxSteps,
+        coalesceMs: this.opts.coalesceMs,
+        emit: (step) => this.record(run, step)
+      }),
       controller: new AbortController(),
       cancellable: how.cancellable,
       writes: Promise.resolve(),
@@ -200,11 +210,6 @@ export class InteractionService {
       dropped: false,
       message
     }
-    run.capture = new StepCapture({
-      maxSteps: this.opts.maxSteps,
-      coalesceMs: this.opts.coalesceMs,
-      emit: (step) => this.record(run, step)
-    })
     this.runs.set(header.id, run)
     return run
   }
@@ -242,7 +247,7 @@ export class InteractionService {
   /** A captured step: kept, persisted in order, published once durable. */
   private record(run: Run, step: InteractionStep): void {
     if (run.dropped) return
-    run.steps.push(step)
+    run.steps?.push(step)
     if (!run.header.store) {
       this.feed.publishStep(run.header.id, step)
       return
@@ -307,7 +312,7 @@ export class InteractionService {
 }
 
 function snapshot(run: Run): Interaction {
-  return interactionOf(run.header, [...run.steps])
+  return interactionOf(run.header, [...(run.steps ?? [])])
 }
 
 /**

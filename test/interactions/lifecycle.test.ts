@@ -65,13 +65,15 @@ t.test('lifecycle over the openai runtime', async (t) => {
     })
     req.on('error', () => {})
     req.end(JSON.stringify({ message: 'sync then gone' }))
-    for (let i = 0; service.inFlight === 0; i++) {
+    // the newest record is this synchronous one once its run has started
+    let header: any
+    for (let i = 0; header?.background !== false; i++) {
       if (i > 300) throw new Error('the run never started')
       await wait(10)
+      header = (await api.call('GET', '/api/interactions?limit=1', { token: ALICE })).body[0]
     }
+    t.equal(header.status, 'RUNNING')
     req.destroy()
-    const [header] = (await api.call('GET', '/api/interactions?limit=1', { token: ALICE })).body
-    t.equal(header.background, false)
     t.match(await api.settled(header.id), { status: 'COMPLETED', finalText: 'w0 w1 w2 w3 w4 ' })
   })
 
