@@ -32,13 +32,11 @@ export function installRoutes(platform: Platform, service: InteractionService): 
     config.get('platform.interactions.idempotency.max-keys'),
     config.get('platform.interactions.idempotency.ttl-seconds') * 1000
   )
-  const demo = (): string | undefined => config.get('platform.interactions.demo-principal')
-  /** The caller of a read: its principal, else the demo principal, else `anonymous`. */
-  const reader = (ctx: Context): string => principals.resolve(ctx)?.name ?? demo() ?? 'anonymous'
+  const reader = (ctx: Context): string => service.readerOf(principals.resolve(ctx)?.name)
   /** The caller of a write, after the flag (re-read on every call) and the principal checks. */
   const writer = (ctx: Context): string => {
     if (!config.get('platform.interactions.http-write-enabled')) throw new PlatformError('INTERACTIONS_WRITE_DISABLED')
-    const name = principals.resolve(ctx)?.name ?? demo()
+    const name = service.writerOf(principals.resolve(ctx)?.name)
     if (name === undefined) throw new PlatformError('INTERACTIONS_AUTH_REQUIRED')
     return name
   }

@@ -30,6 +30,8 @@ export interface InteractionServiceOptions {
   maxSteps: number
   coalesceMs: number
   syncTimeoutMs: number
+  /** `platform.interactions.demo-principal`, re-read on each request. */
+  demoPrincipal: () => string | undefined
 }
 
 /** One turn in flight: its record as it grows, and what stops it. */
@@ -69,6 +71,19 @@ export class InteractionService {
   constructor(private readonly opts: InteractionServiceOptions) {
     this.store = opts.store
     this.feed = opts.feed
+  }
+
+  /**
+   * Whom a reader reads as: its principal, else the demo principal, else `anonymous` (who owns
+   * nothing unless the demo principal is named so). The REST reads and the live stream share it.
+   */
+  readerOf(principal: string | undefined): string {
+    return principal ?? this.opts.demoPrincipal() ?? 'anonymous'
+  }
+
+  /** Whom a writer writes as: its principal, else the demo principal; undefined means 401. */
+  writerOf(principal: string | undefined): string | undefined {
+    return principal ?? this.opts.demoPrincipal()
   }
 
   /** Turns in flight now. */
