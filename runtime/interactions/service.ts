@@ -19,6 +19,8 @@ export interface InteractionRequest {
   metadata?: Record<string, unknown>
   background: boolean
   store: boolean
+  /** The caller's roles as its credentials establish them (never the body): the policies read them. */
+  roles?: readonly string[]
 }
 
 export interface InteractionServiceOptions {
@@ -244,7 +246,10 @@ export class InteractionService {
           ...(req.agentId !== undefined ? { agent: req.agentId } : {}),
           ...(req.systemPrompt !== undefined ? { systemPrompt: req.systemPrompt } : {}),
           ...(req.model !== undefined ? { model: req.model } : {}),
-          ...(req.metadata !== undefined ? { metadata: req.metadata } : {})
+          metadata: {
+            ...req.metadata,
+            ...(req.roles !== undefined && req.roles.length > 0 ? { roles: [...req.roles] } : {})
+          }
         },
         run.controller.signal
       )
