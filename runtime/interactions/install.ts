@@ -1,8 +1,50 @@
-import type { Area } from '../platform.js'
+import type { Area, Platform } from '../platform.js'
+import { AI } from '../ai/index.js'
+import { StepFeed } from './feed.js'
+import { INTERACTIONS } from './key.js'
+import { LmdbInteractionStore } from './lmdb-store.js'
+import { MemoryInteractionStore } from './memory-store.js'
+import { installRoutes } from './routes.js'
+import { InteractionService } from './service.js'
+import type { InteractionStore } from './types.js'
 
-/** The interactions area: durable agent turns run through the AI area and streamed over transport. */
+/**
+ * The interactions area: durable agent turns run through the AI area and streamed over transport.
+ * Off (`platform.interactions.enabled: false`) it adds no routes and provides no service.
+ */
 export const interactionsArea: Area = {
   name: 'interactions',
   dependsOn: ['ai', 'transport'],
-  install(): void {}
+  async install(platform: Platform): Promise<void> {
+    if (!platform.config.get('platform.interactions.enabled')) return
+    const store = storeFromConfig(platform)
+    // runs left RUNNING by a process that died are FAILED before anyone can read them
+    const interrupted = await store.start()
+    if (interrupted > 0)
+      platform.logger.warn({ interrupted }, 'interactions left running by the previous process marked FAILED')
+    const cfg = platform.config
+    const service = new InteractionService({
+      store,
+      feed: new StepFeed(),
+      ai: platform.area(AI),
+      agents: () => platform.plugins.agents(),
+      logger: platform.logger,
+      maxSteps: cfg.get('platform.interactions.max-steps'),
+      coalesceMs: cfg.get('platform.interactions.text-coalesce-ms'),
+      syncTimeoutMs: cfg.get('platform.interactions.sync-timeout-ms')
+    })
+    installRoutes(platform, service)
+    platform.onClose(async () => {
+      await service.close()
+      await store.stop()
+    })
+    platform.provide(INTERACTIONS, service)
+  }
+}
+
+function storeFromConfig(platform: Platform): InteractionStore {
+  const kind = platform.config.get('platform.interactions.store')
+  if (kind === 'memory') return new MemoryInteractionStore()
+  if (kind === 'lmdb') return new LmdbInteractionStore(platform.store)
+  throw new Error(`platform.interactions.store '${kind}' is not available in this build`)
 }
