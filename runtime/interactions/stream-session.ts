@@ -54,6 +54,8 @@ export class StreamSession {
   private again = false
   private unsubscribe: (() => void) | undefined
   private stopped = false
+  /** Bytes sent since the stream last yielded to the event loop. */
+  private burst = 0
 
   constructor(
     private readonly store: InteractionStore,
@@ -137,7 +139,7 @@ export class StreamSession {
     for (;;) {
       this.again = false
       if (sink.closed || this.stopped) return
-      while (this.pending.length > 0 && !this.overflow && sink.buffered() <= this.limits.highWater) {
+      while (this.pending.length > 0 && !this.overflow && this.burst <= this.limits.highWater) {
         const s = this.pending[0]!
         if (s.seq <= this.last) {
           this.pending.shift()
@@ -147,7 +149,7 @@ export class StreamSession {
         this.pending.shift()
         this.emit(sink, s)
       }
-      if (sink.buffered() > this.limits.highWater && !(await this.waitDrain(sink))) return
+      if (!(await this.room(sink))) return
       const gap = this.overflow || (this.pending.length > 0 && this.pending[0]!.seq > this.last + 1)
       if (gap || this.terminal !== undefined) {
         if (this.overflow) this.pending.length = 0
@@ -158,8 +160,11 @@ export class StreamSession {
         else while (this.pending.length > 0 && this.pending[0]!.seq <= this.last) this.pending.shift()
       }
       if (this.terminal !== undefined) {
+        if (!(await this.room(sink))) return
         sink.send(terminalFrame(this.terminal))
-        sink.close()
+        // a close cuts what is still buffered: let the client read the end first
+        if (await sink.drained(this.limits.stallMs)) sink.close()
+        else sink.close(true)
         this.stop()
         return
       }
@@ -176,10 +181,27 @@ export class StreamSession {
     for (;;) {
       const page = await this.store.steps(this.id, this.last, this.limits.pageSize)
       if (sink.closed || this.stopped) return false
-      for (const s of page) if (s.seq > this.last) this.emit(sink, s)
+      for (const s of page) {
+        if (s.seq <= this.last) continue
+        if (!(await this.room(sink))) return false
+        this.emit(sink, s)
+      }
       if (page.length < this.limits.pageSize) return true
-      if (sink.buffered() > this.limits.highWater && !(await this.waitDrain(sink))) return false
     }
+  }
+
+  /**
+   * Waits until the client can take more. Inside a uWS callback the socket is corked and its
+   * buffered amount reads 0 however much was written, so every high-water mark of bytes the
+   * stream also yields to the event loop once, letting uWS flush and count for real.
+   */
+  private async room(sink: StreamSink): Promise<boolean> {
+    if (this.burst > this.limits.highWater) {
+      this.burst = 0
+      await new Promise((r) => setImmediate(r))
+      if (sink.closed || this.stopped) return false
+    }
+    return sink.buffered() <= this.limits.highWater || (await this.waitDrain(sink))
   }
 
   private async waitDrain(sink: StreamSink): Promise<boolean> {
@@ -189,7 +211,9 @@ export class StreamSession {
   }
 
   private emit(sink: StreamSink, s: InteractionStep): void {
-    sink.send(stepFrame(s), s.seq)
+    const frame = stepFrame(s)
+    this.burst += frame.length
+    sink.send(frame, s.seq)
     this.last = s.seq
   }
 }

@@ -63,11 +63,7 @@ export function resumePoint(query: URLSearchParams, lastEventId: string | undefi
 
 function streamId(query: URLSearchParams): string {
   const id = query.get('id')
-  if (id === null || !ID.test(id))
-    throw new PlatformError('INVALID_QUERY', {
-      name: 'id',
-      detail: 'expected an interaction id (1-128 of A-Z a-z 0-9 _ -)'
-    })
+  if (id === null || !ID.test(id)) throw new PlatformError('INTERACTION_ID_INVALID')
   return id
 }
 
@@ -218,7 +214,14 @@ class WsSink implements StreamSink {
   constructor(private readonly ws: WebSocket<WsData>) {}
 
   send(json: string): void {
-    if (!this.closed) this.ws.send(json, false)
+    if (this.closed) return
+    // corked here, so the bytes are handed on (or counted as buffered) before send returns
+    let status = 1
+    this.ws.cork(() => {
+      status = this.ws.send(json, false)
+    })
+    // 2: uWS dropped the frame at its cap; closing lets the client resume rather than miss a step
+    if (status === 2) this.close(true)
   }
 
   buffered(): number {
