@@ -130,7 +130,8 @@ export declare class PlatformClient {
   continue(id: string, body: ContinueInteraction, options?: WriteOptions): Promise<Interaction>
   get(id: string): Promise<Interaction>
   list(query?: ListQuery): Promise<ListPage>
-  cancel(id: string): Promise<Interaction>
+  /** Asks a run in flight to stop (a runtime without cancellation runs to completion). */
+  cancel(id: string): Promise<{ status: string }>
   delete(id: string): Promise<void>
   /**
    * Every step after `options.after`, then the terminal frame, live; reconnects by itself and

@@ -24,6 +24,11 @@ export class PlatformClient {
   }
 
   async request(method, path, body, headers = {}) {
+    return (await this.exchange(method, path, body, headers)).body
+  }
+
+  /** One REST call: the parsed body and the response headers; a refusal throws PlatformApiError. */
+  async exchange(method, path, body, headers = {}) {
     const h = { accept: 'application/json', ...headers }
     if (this.opts.token !== undefined) h.authorization = `Bearer ${this.opts.token}`
     if (body !== undefined) h['content-type'] = 'application/json'
@@ -40,7 +45,7 @@ export class PlatformClient {
       parsed = undefined
     }
     if (!res.ok) throw new PlatformApiError(res.status, parsed)
-    return parsed
+    return { body: parsed, headers: res.headers }
   }
 
   /** Starts an interaction; `idempotencyKey` makes a retried create return the first one. */
@@ -57,12 +62,15 @@ export class PlatformClient {
     return this.request('GET', `${BASE}/${enc(id)}`)
   }
 
-  /** One page of the caller's interactions, newest first. */
-  list(query = {}) {
+  /** One page of the caller's interactions, newest first; `nextCursor` fetches the next one. */
+  async list(query = {}) {
     const q = new URLSearchParams()
     for (const k of ['conversationId', 'limit', 'cursor']) if (query[k] !== undefined) q.set(k, String(query[k]))
     const s = q.toString()
-    return this.request('GET', s === '' ? BASE : `${BASE}?${s}`)
+    const { body, headers } = await this.exchange('GET', s === '' ? BASE : `${BASE}?${s}`)
+    // the body is the reference's plain array; the next page's cursor travels in a header
+    const next = headers.get('x-next-cursor')
+    return next === null ? { items: body } : { items: body, nextCursor: next }
   }
 
   cancel(id) {
