@@ -25,6 +25,8 @@ export interface StreamLimits {
 
 /** Live steps kept per connection while it is busy; beyond them the store fills in. */
 const MAX_PENDING = 256
+/** Looks (5 ms apart) for a step the store does not have yet before the stream closes and the client resumes. */
+const MAX_MISSES = 400
 
 export const stepFrame = (step: InteractionStep): string => `{"type":"interaction-step","step":${JSON.stringify(step)}}`
 
@@ -54,6 +56,9 @@ export class StreamSession {
   private again = false
   private unsubscribe: (() => void) | undefined
   private stopped = false
+  private durable = true
+  /** Consecutive looks at the store for a step the feed announced but the store does not have yet. */
+  private misses = 0
   /** Bytes sent since the stream last yielded to the event loop. */
   private burst = 0
 
@@ -96,8 +101,10 @@ export class StreamSession {
     for (const s of record.steps) if (s.seq > this.last) this.pending.push(s)
     const top = this.pending.length > 0 ? this.pending[this.pending.length - 1]!.seq : this.last
     for (const s of live) if (s.seq > top) this.pending.push(s)
+    // store:false keeps its steps in its run only: a stream of one that fell behind cannot catch up
+    this.durable = record.store
     // a record with more than a page of missed steps is read again page by page with flow control
-    if (this.pending.length > MAX_PENDING) {
+    if (this.pending.length > MAX_PENDING && this.durable) {
       this.pending.length = 0
       this.overflow = true
     }
@@ -151,7 +158,12 @@ export class StreamSession {
       }
       if (!(await this.room(sink))) return
       const gap = this.overflow || (this.pending.length > 0 && this.pending[0]!.seq > this.last + 1)
-      if (gap || this.terminal !== undefined) {
+      if (gap && !this.durable) {
+        // the client reconnects and gets the run's steps from memory again
+        sink.close(true)
+        return
+      }
+      if (gap || (this.terminal !== undefined && this.durable)) {
         if (this.overflow) this.pending.length = 0
         this.overflow = false
         if (!(await this.catchUp(sink))) return
@@ -159,7 +171,7 @@ export class StreamSession {
         if (this.terminal !== undefined) this.pending.length = 0
         else while (this.pending.length > 0 && this.pending[0]!.seq <= this.last) this.pending.shift()
       }
-      if (this.terminal !== undefined) {
+      if (this.terminal !== undefined && this.pending.length === 0) {
         if (!(await this.room(sink))) return
         sink.send(terminalFrame(this.terminal))
         // a close cuts what is still buffered: let the client read the end first
@@ -170,9 +182,13 @@ export class StreamSession {
       }
       if (!this.again && (this.pending.length === 0 || this.pending[0]!.seq > this.last + 1)) {
         if (this.pending.length === 0) return
-        // the store has not acknowledged the missing step yet: look again shortly
+        // the store has not acknowledged the missing step yet: look again shortly, for a while
+        if (++this.misses > MAX_MISSES) {
+          sink.close()
+          return
+        }
         await new Promise((r) => setTimeout(r, 5))
-      }
+      } else this.misses = 0
     }
   }
 

@@ -78,7 +78,11 @@ export class InteractionStreams {
     private readonly source: StreamSource
   ) {
     this.maxBackpressure = platform.config.get('platform.transport.max-backpressure-bytes')
-    this.limits = { highWater: Math.min(64 * 1024, this.maxBackpressure), stallMs: 30_000, pageSize: 200 }
+    this.limits = {
+      highWater: Math.min(64 * 1024, this.maxBackpressure),
+      stallMs: platform.config.get('platform.interactions.stream.stall-seconds') * 1000,
+      pageSize: 200
+    }
   }
 
   mount(): void {

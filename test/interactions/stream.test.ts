@@ -122,6 +122,26 @@ t.test('live stream over WebSocket and SSE', async (t) => {
   })
 })
 
+t.test('store:false still streams live, from the run itself', async (t) => {
+  const tp = await startStreaming(DELTAS, 10)
+  t.teardown(tp.close)
+  const created = await tp.api.create({ message: 'ephemeral', background: true, store: false })
+  const id = created.body.id
+  await until(async () => (await tp.api.get(id)).body?.steps?.length >= 3)
+  const auth = { authorization: `Bearer ${ALICE}` }
+  const [ws, sse] = await Promise.all([
+    readWs(`${tp.url}${STREAM}?id=${id}`, auth),
+    readSse(`${tp.url}${STREAM}?id=${id}&after=1`, auth)
+  ])
+  const n = seqs(ws).length
+  t.ok(n > DELTAS, 'one step per delta')
+  t.same(seqs(ws), range(0, n - 1), 'ws: replayed from the run, then live')
+  t.same(seqs(sse), range(2, n - 1), 'sse: resumed after a seq')
+  t.match(ws.frames.at(-1), { type: 'interaction-terminal', id, status: 'COMPLETED' })
+  t.same(sse.frames.at(-1), ws.frames.at(-1))
+  t.equal((await tp.api.get(id)).status, 404, 'and nothing was kept')
+})
+
 t.test('a client that stops reading is paced, and the close waits for it to read the end', async (t) => {
   const n = 1500
   // 1 KiB steps: far more than the socket buffers hold while the client does not read
@@ -156,4 +176,29 @@ t.test('a client that stops reading is paced, and the close waits for it to read
   t.same(got, range(0, total - 1), 'every step once after the client read again')
   t.equal(terminal?.status, 'COMPLETED', 'the 1.5 MB terminal frame after the 1.5 MB completion step')
   t.equal(closeCode, 1000, 'closed only once the client has read the end')
+})
+
+t.test('a client that never reads again is closed after the stall time, not buffered', async (t) => {
+  const tp = await startStreaming(
+    1500,
+    0,
+    { 'platform.transport.max-backpressure-bytes': 65_536, 'platform.interactions.stream.stall-seconds': 1 },
+    1024
+  )
+  t.teardown(tp.close)
+  const created = await tp.api.create({ message: 'many' })
+  let code = 0
+  const ws = new WebSocket(`${tp.url.replace('http', 'ws')}${STREAM}?id=${created.body.id}`, {
+    headers: { authorization: `Bearer ${ALICE}` }
+  })
+  const closed = new Promise<void>((resolve) => ws.on('close', (c) => ((code = c), resolve())))
+  await new Promise((resolve) => ws.on('open', resolve))
+  ;(ws as any)._socket.pause()
+  await until(() => tp.service.feed.watched === 1)
+  const t0 = Date.now()
+  await until(() => tp.service.feed.watched === 0, 10_000)
+  t.ok(Date.now() - t0 < 5000, 'closed about a second after the client stopped reading')
+  ;(ws as any)._socket.resume()
+  await closed
+  t.not(code, 1000, 'not the normal end: the client knows to resume')
 })
