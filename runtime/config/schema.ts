@@ -281,9 +281,19 @@ export const KEY_DEFS = {
   },
   'platform.interactions.store': {
     schema: { enum: ['memory', 'lmdb', 'postgres'] },
-    default: 'memory',
-    description: 'Interaction store',
-    reservedFor: 'interactions'
+    default: 'lmdb',
+    description:
+      'Where interactions and their steps are kept: `lmdb` (named databases of the data directory; an acknowledged step survives a crash), `postgres` (needs `platform.interactions.postgres.url`) or `memory` (in the process, lost on restart)'
+  },
+  'platform.interactions.postgres.url': {
+    schema: nonEmpty,
+    description:
+      'For store `postgres`: connection string, e.g. `postgres://user:pass@127.0.0.1:5432/platform` (a `host=/dir` query names a unix socket directory)'
+  },
+  'platform.interactions.postgres.pool-size': {
+    schema: { type: 'integer', minimum: 1, maximum: 1000 },
+    default: 10,
+    description: 'For store `postgres`: connections kept open at most; more queries at once wait for one'
   },
 
   // --- MCP ---

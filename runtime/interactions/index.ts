@@ -24,3 +24,5 @@ export {
 export { INTERACTIONS } from './key.js'
 export { InteractionService, conversationKey, type InteractionRequest } from './service.js'
 export { StepCapture, type Outcome, type CaptureOptions } from './capture.js'
+export { PostgresInteractionStore, type PostgresStoreOptions } from './postgres-store.js'
+export { storeFromConfig } from './store-from-config.js'

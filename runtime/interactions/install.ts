@@ -2,13 +2,11 @@ import type { Area, Platform } from '../platform.js'
 import { AI } from '../ai/index.js'
 import { StepFeed } from './feed.js'
 import { INTERACTIONS } from './key.js'
-import { LmdbInteractionStore } from './lmdb-store.js'
-import { MemoryInteractionStore } from './memory-store.js'
 import { installRoutes } from './routes.js'
 import { InteractionService } from './service.js'
 import { InteractionStreams } from './stream.js'
 import { PlatformError } from '../http/index.js'
-import type { InteractionStore } from './types.js'
+import { storeFromConfig } from './store-from-config.js'
 
 /**
  * The interactions area: durable agent turns run through the AI area and streamed over transport.
@@ -54,11 +52,4 @@ export const interactionsArea: Area = {
     })
     platform.provide(INTERACTIONS, service)
   }
-}
-
-function storeFromConfig(platform: Platform): InteractionStore {
-  const kind = platform.config.get('platform.interactions.store')
-  if (kind === 'memory') return new MemoryInteractionStore()
-  if (kind === 'lmdb') return new LmdbInteractionStore(platform.store)
-  throw new Error(`platform.interactions.store '${kind}' is not available in this build`)
 }

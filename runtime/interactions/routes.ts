@@ -14,6 +14,8 @@ import { resumePoint, type InteractionStreams } from './stream.js'
 
 const BASE = '/api/interactions'
 export const LIST_DEFAULT_LIMIT = 50
+// keys the tool-call gate sets: a turn carrying them would pass for a tool call (scope admits those)
+const RESERVED_METADATA = ['action', 'tool_name', 'tool_args', 'tool_args_preview']
 const BODY_KEYS = [
   'message',
   'previousInteractionId',
@@ -187,6 +189,11 @@ export function parseRequest(body: unknown): InteractionRequest {
   if (metadata !== undefined && metadata !== null) {
     if (typeof metadata !== 'object' || Array.isArray(metadata))
       throw new PlatformError('INVALID_BODY', { detail: "'metadata' must be an object" })
+    for (const k of RESERVED_METADATA)
+      if (Object.hasOwn(metadata, k))
+        throw new PlatformError('INVALID_BODY', {
+          detail: `'metadata.${k}' is reserved for the platform's own requests`
+        })
     req.metadata = metadata as Record<string, unknown>
   }
   return req

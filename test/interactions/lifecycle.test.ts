@@ -102,6 +102,54 @@ t.test('lifecycle over the openai runtime', async (t) => {
     )
   })
 
+  t.test('the feed: each step once, in order, published only once it is in the store; then the terminal', async (t) => {
+    model.chat = () => ({ stream: sseEvents([...words(30), usageChunk(3, 30)]), intervalMs: 2 })
+    const r = await api.create({ message: 'watch', background: true })
+    const id = r.body.id
+    const seen: number[] = []
+    let durableAtPublish = true
+    const terminal = new Promise<any>((resolve) => {
+      service.feed.subscribe(id, {
+        onStep: (step) => {
+          seen.push(step.seq)
+          // read at publish time: the store must already hold the step the feed announces
+          void service.store.steps(id, step.seq - 1, 1).then((s) => {
+            if (s[0]?.seq !== step.seq) durableAtPublish = false
+          })
+        },
+        onTerminal: resolve
+      })
+    })
+    const end = await terminal
+    t.match(end, { id, status: 'COMPLETED', finalText: /^w0 w1 .* w29 $/ })
+    const stored = (await api.get(id)).body.steps.map((s) => s.seq)
+    t.same(seen, stored, 'every stored step reached the subscriber once, in seq order')
+    t.ok(durableAtPublish, 'no step was published before the store had it')
+    t.equal(service.feed.watched, 0, 'the terminal ends the subscription')
+  })
+
+  t.test('delete of a running interaction stops it; nothing is written after', async (t) => {
+    model.chat = () => ({ stream: sseEvents(words(200)), intervalMs: 20 })
+    const r = await api.create({ message: 'doomed', background: true })
+    const id = r.body.id
+    const ended = new Promise<any>((resolve) => service.feed.subscribe(id, { onStep: () => {}, onTerminal: resolve }))
+    for (let i = 0; (await service.store.steps(id, -1)).length < 2; i++) {
+      if (i > 200) throw new Error('no steps arrived')
+      await wait(10)
+    }
+    const d = await api.call('DELETE', `/api/interactions/${id}`, { token: ALICE })
+    t.same([d.status, d.body], [200, { deleted: id }])
+    t.match(await ended, { id, status: 'CANCELLED', errorMessage: 'deleted' }, 'live viewers learn the end')
+    await wait(150)
+    t.equal(await service.store.load(id), undefined, 'no record')
+    t.same(await service.store.steps(id, -1), [], 'no step written after the delete')
+    t.equal(service.inFlight, 0)
+    t.notOk(
+      tp.logs.some((l) => l.interaction === id),
+      'no failed write logged'
+    )
+  })
+
   t.test('a turn the governance plane denies is FAILED with the policy reason', async (t) => {
     const gov = tp.platform.area(GOVERNANCE)
     const deny: GovernancePolicy = {

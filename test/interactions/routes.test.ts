@@ -147,7 +147,10 @@ t.test('bad bodies are 400 with a clear error and start nothing', async (t) => {
     [{ message: 'x', store: 0 }, /'store' must be true or false/],
     [{ message: 'x', model: 5 }, /'model' must be a non-empty string/],
     [{ message: 'x', agentId: '' }, /'agentId' must be a non-empty string/],
-    [{ message: 'x', metadata: [1] }, /'metadata' must be an object/]
+    [{ message: 'x', metadata: [1] }, /'metadata' must be an object/],
+    // a turn dressed as a tool call would slip past scope confinement, which admits tool calls
+    [{ message: 'x', metadata: { action: 'call_tool' } }, /'metadata.action' is reserved/],
+    [{ message: 'x', metadata: { tool_name: 'x' } }, /'metadata.tool_name' is reserved/]
   ]
   for (const [body, error] of invalid) {
     const r = await api.create(body)
