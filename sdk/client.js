@@ -68,7 +68,7 @@ export class PlatformClient {
     for (const k of ['conversationId', 'limit', 'cursor']) if (query[k] !== undefined) q.set(k, String(query[k]))
     const s = q.toString()
     const { body, headers } = await this.exchange('GET', s === '' ? BASE : `${BASE}?${s}`)
-    // the body is the reference's plain array; the next page's cursor travels in a header
+    // the body is a plain array; the next page's cursor travels in a header
     const next = headers.get('x-next-cursor')
     return next === null ? { items: body } : { items: body, nextCursor: next }
   }
