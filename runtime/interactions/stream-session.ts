@@ -9,6 +9,8 @@ export interface StreamSink {
   buffered(): number
   /** Resolves true once the buffered bytes went out, false when the sink closed or `ms` passed first. */
   drained(ms: number): Promise<boolean>
+  /** Runs `fn`, whose sends go out together (one corked write on a WebSocket). */
+  batch(fn: () => void): void
   /** Ends the stream; `slow` when the client stopped reading. */
   close(slow?: boolean): void
   readonly closed: boolean
@@ -50,6 +52,7 @@ export function terminalFrame(h: InteractionHeader): string {
 export class StreamSession {
   private last: number
   private readonly pending: InteractionStep[] = []
+  private backlog: InteractionStep[] = []
   private overflow = false
   private terminal: InteractionHeader | undefined
   private running = false
@@ -96,18 +99,13 @@ export class StreamSession {
   start(sink: StreamSink, record: Interaction): void {
     this.sink = sink
     if (TERMINAL_STATUSES.has(record.status)) this.terminal ??= record
-    // steps the feed delivered since subscribing may already be queued: merge them in seq order
-    const live = this.pending.splice(0)
-    for (const s of record.steps) if (s.seq > this.last) this.pending.push(s)
-    const top = this.pending.length > 0 ? this.pending[this.pending.length - 1]!.seq : this.last
-    for (const s of live) if (s.seq > top) this.pending.push(s)
+    // the record's steps are the replay, already in memory: sent first, with flow control
+    this.backlog = record.steps.filter((s) => s.seq > this.last)
+    // steps the feed delivered since subscribing that the record already holds are dropped
+    const top = this.backlog.length > 0 ? this.backlog[this.backlog.length - 1]!.seq : this.last
+    while (this.pending.length > 0 && this.pending[0]!.seq <= top) this.pending.shift()
     // store:false keeps its steps in its run only: a stream of one that fell behind cannot catch up
     this.durable = record.store
-    // a record with more than a page of missed steps is read again page by page with flow control
-    if (this.pending.length > MAX_PENDING && this.durable) {
-      this.pending.length = 0
-      this.overflow = true
-    }
     this.kick()
   }
 
@@ -115,6 +113,7 @@ export class StreamSession {
   stop(): void {
     this.stopped = true
     this.pending.length = 0
+    this.backlog = []
     this.unsubscribe?.()
     this.unsubscribe = undefined
   }
@@ -146,6 +145,8 @@ export class StreamSession {
     for (;;) {
       this.again = false
       if (sink.closed || this.stopped) return
+      if (this.backlog.length > 0 && !(await this.sendAll(sink, this.backlog))) return
+      this.backlog = []
       while (this.pending.length > 0 && !this.overflow && this.burst <= this.limits.highWater) {
         const s = this.pending[0]!
         if (s.seq <= this.last) {
@@ -197,13 +198,27 @@ export class StreamSession {
     for (;;) {
       const page = await this.store.steps(this.id, this.last, this.limits.pageSize)
       if (sink.closed || this.stopped) return false
-      for (const s of page) {
-        if (s.seq <= this.last) continue
-        if (!(await this.room(sink))) return false
-        this.emit(sink, s)
-      }
+      if (!(await this.sendAll(sink, page))) return false
       if (page.length < this.limits.pageSize) return true
     }
+  }
+
+  /** Sends the steps of `list` after the last one sent, in batches as large as the client can take. */
+  private async sendAll(sink: StreamSink, list: readonly InteractionStep[]): Promise<boolean> {
+    let i = 0
+    while (i < list.length) {
+      if (!this.hasRoom(sink) && !(await this.room(sink))) return false
+      if (this.stopped || sink.closed) return false
+      sink.batch(() => {
+        for (; i < list.length && this.burst <= this.limits.highWater; i++)
+          if (list[i]!.seq > this.last) this.emit(sink, list[i]!)
+      })
+    }
+    return true
+  }
+
+  private hasRoom(sink: StreamSink): boolean {
+    return this.burst <= this.limits.highWater && sink.buffered() <= this.limits.highWater
   }
 
   /**

@@ -213,6 +213,7 @@ export class InteractionStreams {
 /** A WebSocket as a stream sink: one text frame per step. */
 class WsSink implements StreamSink {
   closed = false
+  private batching = false
   private waiter: (() => void) | undefined
 
   constructor(private readonly ws: WebSocket<WsData>) {}
@@ -221,15 +222,27 @@ class WsSink implements StreamSink {
     if (this.closed) return
     // corked here, so the bytes are handed on (or counted as buffered) before send returns
     let status = 1
-    this.ws.cork(() => {
-      status = this.ws.send(json, false)
-    })
+    if (this.batching) status = this.ws.send(json, false)
+    else
+      this.ws.cork(() => {
+        status = this.ws.send(json, false)
+      })
     // 2: uWS dropped the frame at its cap; closing lets the client resume rather than miss a step
     if (status === 2) this.close(true)
   }
 
   buffered(): number {
     return this.closed ? 0 : this.ws.getBufferedAmount()
+  }
+
+  batch(fn: () => void): void {
+    if (this.closed) return
+    this.batching = true
+    try {
+      this.ws.cork(fn)
+    } finally {
+      this.batching = false
+    }
   }
 
   drained(ms: number): Promise<boolean> {
@@ -272,6 +285,10 @@ class SseSink implements StreamSink {
 
   buffered(): number {
     return this.stream.bufferedBytes
+  }
+
+  batch(fn: () => void): void {
+    fn()
   }
 
   drained(ms: number): Promise<boolean> {
