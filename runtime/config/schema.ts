@@ -273,6 +273,12 @@ export const KEY_DEFS = {
     default: 86_400,
     description: 'How long an Idempotency-Key is remembered after its first request'
   },
+  'platform.interactions.stream.stall-seconds': {
+    schema: positiveInt,
+    default: 30,
+    description:
+      'A live stream whose client has read nothing for this long while steps wait is closed (WebSocket 1008 slow consumer); the client resumes after its last seq'
+  },
   'platform.interactions.store': {
     schema: { enum: ['memory', 'lmdb', 'postgres'] },
     default: 'lmdb',

@@ -4,6 +4,8 @@ import { StepFeed } from './feed.js'
 import { INTERACTIONS } from './key.js'
 import { installRoutes } from './routes.js'
 import { InteractionService } from './service.js'
+import { InteractionStreams } from './stream.js'
+import { PlatformError } from '../http/index.js'
 import { storeFromConfig } from './store-from-config.js'
 
 /**
@@ -32,7 +34,19 @@ export const interactionsArea: Area = {
       syncTimeoutMs: cfg.get('platform.interactions.sync-timeout-ms'),
       demoPrincipal: () => cfg.get('platform.interactions.demo-principal')
     })
-    installRoutes(platform, service)
+    const streams = new InteractionStreams(platform, {
+      store,
+      feed: service.feed,
+      readable: async (id, headers) => {
+        // the REST read's rule: the caller's principal, else the demo principal, else `anonymous`
+        const owner = platform.principals.fromHeaders(headers)?.name ?? cfg.get('platform.interactions.demo-principal')
+        const found = await service.get(owner ?? 'anonymous', id)
+        if (found === undefined) throw new PlatformError('INTERACTION_NOT_FOUND', { id })
+        return found
+      }
+    })
+    installRoutes(platform, service, streams)
+    streams.mount()
     platform.onClose(async () => {
       await service.close()
       await store.stop()

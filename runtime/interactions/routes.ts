@@ -10,6 +10,7 @@ import { fingerprint, IdempotencyKeys } from './idempotency.js'
 import type { InteractionRequest, InteractionService } from './service.js'
 import { INTERACTION_ID, InvalidCursorError, MAX_LIST_LIMIT } from './store-input.js'
 import type { Interaction } from './types.js'
+import { resumePoint, type InteractionStreams } from './stream.js'
 
 const BASE = '/api/interactions'
 export const LIST_DEFAULT_LIMIT = 50
@@ -27,7 +28,7 @@ const BODY_KEYS = [
   'store'
 ]
 
-export function installRoutes(platform: Platform, service: InteractionService): void {
+export function installRoutes(platform: Platform, service: InteractionService, streams: InteractionStreams): void {
   const { http, config, principals } = platform
   const keys = new IdempotencyKeys(
     config.get('platform.interactions.idempotency.max-keys'),
@@ -86,8 +87,11 @@ export function installRoutes(platform: Platform, service: InteractionService): 
   )
 
   http.get(`${BASE}/{id}`, async (ctx) => {
-    const owner = reader(ctx)
     const id = checkId(ctx.params.id)
+    // OpenAI-style clients ask the read itself for the live stream
+    if (ctx.query.get('stream') === 'true')
+      return await streams.sse(ctx, id, resumePoint(ctx.query, ctx.header('last-event-id')))
+    const owner = reader(ctx)
     const found = await service.get(owner, id)
     if (found === undefined) throw new PlatformError('INTERACTION_NOT_FOUND', { id })
     return found
