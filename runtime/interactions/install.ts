@@ -31,7 +31,8 @@ export const interactionsArea: Area = {
       logger: platform.logger,
       maxSteps: cfg.get('platform.interactions.max-steps'),
       coalesceMs: cfg.get('platform.interactions.text-coalesce-ms'),
-      syncTimeoutMs: cfg.get('platform.interactions.sync-timeout-ms')
+      syncTimeoutMs: cfg.get('platform.interactions.sync-timeout-ms'),
+      demoPrincipal: () => cfg.get('platform.interactions.demo-principal')
     })
     const streams = new InteractionStreams(platform, {
       store,

@@ -14,8 +14,9 @@ import { resumePoint, type InteractionStreams } from './stream.js'
 
 const BASE = '/api/interactions'
 export const LIST_DEFAULT_LIMIT = 50
-// keys the tool-call gate sets: a turn carrying them would pass for a tool call (scope admits those)
-const RESERVED_METADATA = ['action', 'tool_name', 'tool_args', 'tool_args_preview']
+// keys the platform sets: the tool-call gate's would make a turn pass for a tool call (scope admits
+// those), and `roles` comes from the caller's credentials (an authorization policy reads it)
+const RESERVED_METADATA = ['action', 'tool_name', 'tool_args', 'tool_args_preview', 'roles']
 const BODY_KEYS = [
   'message',
   'previousInteractionId',
@@ -33,15 +34,14 @@ export function installRoutes(platform: Platform, service: InteractionService, s
     config.get('platform.interactions.idempotency.max-keys'),
     config.get('platform.interactions.idempotency.ttl-seconds') * 1000
   )
-  const demo = (): string | undefined => config.get('platform.interactions.demo-principal')
-  /** The caller of a read: its principal, else the demo principal, else `anonymous`. */
-  const reader = (ctx: Context): string => principals.resolve(ctx)?.name ?? demo() ?? 'anonymous'
-  /** The caller of a write, after the flag (re-read on every call) and the principal checks. */
-  const writer = (ctx: Context): string => {
+  const reader = (ctx: Context): string => service.readerOf(principals.resolve(ctx)?.name)
+  /** The caller of a write and its roles, after the flag (re-read on every call) and the principal checks. */
+  const writer = (ctx: Context): { name: string; roles: readonly string[] } => {
     if (!config.get('platform.interactions.http-write-enabled')) throw new PlatformError('INTERACTIONS_WRITE_DISABLED')
-    const name = principals.resolve(ctx)?.name ?? demo()
+    const principal = principals.resolve(ctx)
+    const name = service.writerOf(principal?.name)
     if (name === undefined) throw new PlatformError('INTERACTIONS_AUTH_REQUIRED')
-    return name
+    return { name, roles: principal?.roles ?? [] }
   }
 
   /** Create and continue: once per Idempotency-Key when the client sends one. */
@@ -67,8 +67,8 @@ export function installRoutes(platform: Platform, service: InteractionService, s
   http.post(
     BASE,
     async (ctx) => {
-      const owner = writer(ctx)
-      const req = parseRequest(ctx.body)
+      const { name: owner, roles } = writer(ctx)
+      const req = { ...parseRequest(ctx.body), roles }
       if (req.previousInteractionId !== undefined) checkId(req.previousInteractionId)
       return await start(ctx, owner, 'create', () => service.create(owner, req))
     },
@@ -78,9 +78,9 @@ export function installRoutes(platform: Platform, service: InteractionService, s
   http.post(
     `${BASE}/{id}/continue`,
     async (ctx) => {
-      const owner = writer(ctx)
+      const { name: owner, roles } = writer(ctx)
       const id = checkId(ctx.params.id)
-      const req = parseRequest(ctx.body)
+      const req = { ...parseRequest(ctx.body), roles }
       return await start(ctx, owner, `continue:${id}`, () => service.continue(owner, id, req))
     },
     { body: 'json', optionalBody: true }
@@ -135,7 +135,7 @@ export function installRoutes(platform: Platform, service: InteractionService, s
   http.post(
     `${BASE}/{id}/cancel`,
     (ctx) => {
-      const owner = writer(ctx)
+      const owner = writer(ctx).name
       const id = checkId(ctx.params.id)
       if (!service.cancel(owner, id)) throw new PlatformError('INTERACTION_NOT_FOUND', { id })
       return { status: 'cancel requested' }
@@ -144,7 +144,7 @@ export function installRoutes(platform: Platform, service: InteractionService, s
   )
 
   http.delete(`${BASE}/{id}`, async (ctx) => {
-    const owner = writer(ctx)
+    const owner = writer(ctx).name
     const id = checkId(ctx.params.id)
     if (!(await service.delete(owner, id))) throw new PlatformError('INTERACTION_NOT_FOUND', { id })
     return { deleted: id }

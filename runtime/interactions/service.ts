@@ -19,6 +19,8 @@ export interface InteractionRequest {
   metadata?: Record<string, unknown>
   background: boolean
   store: boolean
+  /** The caller's roles as its credentials establish them (never the body): the policies read them. */
+  roles?: readonly string[]
 }
 
 export interface InteractionServiceOptions {
@@ -30,12 +32,18 @@ export interface InteractionServiceOptions {
   maxSteps: number
   coalesceMs: number
   syncTimeoutMs: number
+  /** `platform.interactions.demo-principal`, re-read on each request. */
+  demoPrincipal: () => string | undefined
 }
 
 /** One turn in flight: its record as it grows, and what stops it. */
 interface Run {
   header: InteractionHeader
-  steps: InteractionStep[]
+  /**
+   * The steps so far, kept where nothing else holds them for a reader: for the answer of a
+   * synchronous POST and for `store: false`. A stored background run's steps are read from the store.
+   */
+  steps: InteractionStep[] | undefined
   capture: StepCapture
   controller: AbortController
   cancellable: boolean
@@ -65,6 +73,19 @@ export class InteractionService {
   constructor(private readonly opts: InteractionServiceOptions) {
     this.store = opts.store
     this.feed = opts.feed
+  }
+
+  /**
+   * Whom a reader reads as: its principal, else the demo principal, else `anonymous` (who owns
+   * nothing unless the demo principal is named so). The REST reads and the live stream share it.
+   */
+  readerOf(principal: string | undefined): string {
+    return principal ?? this.opts.demoPrincipal() ?? 'anonymous'
+  }
+
+  /** Whom a writer writes as: its principal, else the demo principal; undefined means 401. */
+  writerOf(principal: string | undefined): string | undefined {
+    return principal ?? this.opts.demoPrincipal()
   }
 
   /** Turns in flight now. */
@@ -149,7 +170,8 @@ export class InteractionService {
    */
   cancel(owner: string, id: string): boolean {
     const run = this.runs.get(id)
-    if (run === undefined || run.header.userId !== owner) return false
+    // an ended run whose last writes are still landing is no longer in flight
+    if (run === undefined || run.header.userId !== owner || run.capture.outcome !== undefined) return false
     if (run.cancellable) {
       this.end(run, run.capture.fail('cancelled by the client', 'cancelled', 'CANCELLED'))
       run.controller.abort()
@@ -190,8 +212,13 @@ export class InteractionService {
     const finished = new Promise<Interaction>((r) => (resolve = r))
     const run: Run = {
       header,
-      steps: [],
-      capture: undefined as unknown as StepCapture,
+      steps: header.store && header.background ? undefined : [],
+      // emit runs only after the run exists: the turn starts once start() has returned
+      capture: new StepCapture({
+        maxSteps: this.opts.maxSteps,
+        coalesceMs: this.opts.coalesceMs,
+        emit: (step) => this.record(run, step)
+      }),
       controller: new AbortController(),
       cancellable: how.cancellable,
       writes: Promise.resolve(),
@@ -200,11 +227,6 @@ export class InteractionService {
       dropped: false,
       message
     }
-    run.capture = new StepCapture({
-      maxSteps: this.opts.maxSteps,
-      coalesceMs: this.opts.coalesceMs,
-      emit: (step) => this.record(run, step)
-    })
     this.runs.set(header.id, run)
     return run
   }
@@ -224,7 +246,10 @@ export class InteractionService {
           ...(req.agentId !== undefined ? { agent: req.agentId } : {}),
           ...(req.systemPrompt !== undefined ? { systemPrompt: req.systemPrompt } : {}),
           ...(req.model !== undefined ? { model: req.model } : {}),
-          ...(req.metadata !== undefined ? { metadata: req.metadata } : {})
+          metadata: {
+            ...req.metadata,
+            ...(req.roles !== undefined && req.roles.length > 0 ? { roles: [...req.roles] } : {})
+          }
         },
         run.controller.signal
       )
@@ -242,7 +267,7 @@ export class InteractionService {
   /** A captured step: kept, persisted in order, published once durable. */
   private record(run: Run, step: InteractionStep): void {
     if (run.dropped) return
-    run.steps.push(step)
+    run.steps?.push(step)
     if (!run.header.store) {
       this.feed.publishStep(run.header.id, step)
       return
@@ -307,7 +332,7 @@ export class InteractionService {
 }
 
 function snapshot(run: Run): Interaction {
-  return interactionOf(run.header, [...run.steps])
+  return interactionOf(run.header, [...(run.steps ?? [])])
 }
 
 /**

@@ -57,6 +57,26 @@ t.test('lifecycle over the openai runtime', async (t) => {
     )
   })
 
+  t.test('a synchronous turn whose client disconnects runs on to the end', async (t) => {
+    model.chat = () => ({ stream: sseEvents([...words(5), usageChunk(1, 5)]), intervalMs: 40 })
+    const req = request(`${api.url}/api/interactions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ALICE}`, 'content-type': 'application/json' }
+    })
+    req.on('error', () => {})
+    req.end(JSON.stringify({ message: 'sync then gone' }))
+    // the newest record is this synchronous one once its run has started
+    let header: any
+    for (let i = 0; header?.background !== false; i++) {
+      if (i > 300) throw new Error('the run never started')
+      await wait(10)
+      header = (await api.call('GET', '/api/interactions?limit=1', { token: ALICE })).body[0]
+    }
+    t.equal(header.status, 'RUNNING')
+    req.destroy()
+    t.match(await api.settled(header.id), { status: 'COMPLETED', finalText: 'w0 w1 w2 w3 w4 ' })
+  })
+
   t.test('a synchronous turn past the timeout is FAILED `timed out after PT0.4S`', async (t) => {
     model.chat = () => ({ stream: sseEvents([deltaChunk({ content: 'slow ' })], false), then: 'hang' })
     const r = await api.create({ message: 'hang' })
@@ -74,7 +94,8 @@ t.test('lifecycle over the openai runtime', async (t) => {
     t.equal(service.inFlight, 0, 'the run is gone from the registry')
   })
 
-  t.test('cancel mid-run: CANCELLED, the steps so far kept', async (t) => {
+  t.test('cancel mid-run: CANCELLED, the steps so far kept, the model request aborted', async (t) => {
+    const abandoned = model.abandoned
     model.chat = () => ({ stream: sseEvents(words(200)), intervalMs: 20 })
     const r = await api.create({ message: 'long', background: true })
     const id = r.body.id
@@ -95,6 +116,7 @@ t.test('lifecycle over the openai runtime', async (t) => {
     t.equal(done.steps.filter((s) => s.type === 'error' || s.type === 'completion').length, 1, 'one terminal step')
     await wait(100)
     t.same((await api.get(id)).body.steps, done.steps, 'nothing is captured after the terminal step')
+    t.equal(model.abandoned, abandoned + 1, 'the runtime dropped its request to the model')
     t.equal(
       (await api.call('POST', `/api/interactions/${id}/cancel`, { token: ALICE })).status,
       404,

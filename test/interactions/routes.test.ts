@@ -1,4 +1,7 @@
 import t from 'tap'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { ALICE, BOB, Api, startInteractions } from './helpers.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { installAreas } from '../../runtime/areas.js'
@@ -204,4 +207,31 @@ t.test('platform.interactions.enabled: false serves no route', async (t) => {
   const api = new Api(tp.url)
   t.equal((await api.call('GET', '/api/interactions')).status, 404)
   t.equal((await api.call('POST', '/api/interactions', { body: { message: 'x' } })).status, 404)
+})
+
+t.test('roles reach the policies from the credentials, never from the body', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'interactions-roles-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  const file = join(dir, 'roles.yaml')
+  writeFileSync(
+    file,
+    'version: "1"\npolicies:\n  - name: analysts-only\n    type: authorization\n    config: {required-roles: [analyst]}\n'
+  )
+  const ann = 'ann-analyst-token-0123456789'
+  const tp = await startInteractions({
+    'platform.ai.governance.policy-files': [file],
+    'platform.auth.tokens': [
+      { token: ann, principal: 'ann', roles: ['analyst'] },
+      { token: ALICE, principal: 'alice' }
+    ]
+  })
+  t.teardown(tp.close)
+  const claim = await tp.api.create({ message: 'hello', metadata: { roles: ['analyst'] } })
+  t.equal(claim.status, 400, 'a claimed role is refused')
+  t.match(claim.body.error, /'metadata.roles' is reserved/)
+  t.match((await tp.api.create({ message: 'hello' })).body, {
+    status: 'FAILED',
+    errorMessage: /denied by policy analysts-only/
+  })
+  t.match((await tp.api.create({ message: 'hello' }, ann)).body, { status: 'COMPLETED', userId: 'ann' })
 })
