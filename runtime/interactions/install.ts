@@ -38,9 +38,8 @@ export const interactionsArea: Area = {
       store,
       feed: service.feed,
       readable: async (id, headers) => {
-        // the REST read's rule: the caller's principal, else the demo principal, else `anonymous`
-        const owner = platform.principals.fromHeaders(headers)?.name ?? cfg.get('platform.interactions.demo-principal')
-        const found = await service.get(owner ?? 'anonymous', id)
+        // the REST read's rule, from the same function
+        const found = await service.get(service.readerOf(platform.principals.fromHeaders(headers)?.name), id)
         if (found === undefined) throw new PlatformError('INTERACTION_NOT_FOUND', { id })
         return found
       }
