@@ -140,7 +140,8 @@ export class InteractionStreams {
       session.stop()
       return
     }
-    const stream = ctx.sse({ maxQueuedBytes: this.maxBackpressure })
+    // an EventSource comes back after a second (not its default three) and resumes by Last-Event-ID
+    const stream = ctx.sse({ maxQueuedBytes: this.maxBackpressure, retryMs: 1000 })
     stream.onClose(() => {
       session.stop()
     })
