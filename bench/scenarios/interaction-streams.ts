@@ -10,7 +10,9 @@ const PLATFORM_FLAGS = [
   ['platform.interactions.demo-principal', 'bench'],
   // every text delta its own step: 200 deltas are 200 steps to deliver
   ['platform.interactions.text-coalesce-ms', '0'],
-  ['platform.interactions.max-steps', '5000']
+  ['platform.interactions.max-steps', '5000'],
+  // BENCH_INTERACTIONS_STORE=memory shows what the durable writes cost the live path
+  ['platform.interactions.store', process.env.BENCH_INTERACTIONS_STORE ?? 'lmdb']
 ].flatMap(([k, v]) => ['--set', `${k}=${v}`])
 
 /** A message the demo runtime answers with about `words` text deltas (it echoes it word by word). */
@@ -42,7 +44,7 @@ const scenario: Scenario = {
     'Interaction live streams: N background turns of 200 deltas each watched live (CPU per step, latency, RSS per turn); replay of 1 000 steps vs raw lmdb getRange over uWS',
   async run(opts: RunOptions): Promise<ScenarioResult> {
     const n = Number(process.env.BENCH_INTERACTIONS ?? (opts.quick ? 200 : 1000))
-    const notes: string[] = []
+    const notes: string[] = [`store ${process.env.BENCH_INTERACTIONS_STORE ?? 'lmdb'}`]
     const server = await startPlatform(opts.root, opts.tmpDir, PLATFORM_FLAGS)
     let live: Live | undefined
     let ours: number[] | undefined

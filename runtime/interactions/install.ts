@@ -38,7 +38,7 @@ export const interactionsArea: Area = {
       store,
       feed: service.feed,
       readable: async (id, headers) => {
-        // the REST read's rule, from the one place that states it
+        // the REST read's rule, from the same function
         const found = await service.get(service.readerOf(platform.principals.fromHeaders(headers)?.name), id)
         if (found === undefined) throw new PlatformError('INTERACTION_NOT_FOUND', { id })
         return found

@@ -1,6 +1,6 @@
 import type { HttpRequest, HttpResponse, WebSocket, us_socket_context_t } from 'uWebSockets.js'
 import type { Platform } from '../platform.js'
-import { PlatformError, type Context, type SseStream } from '../http/index.js'
+import { PlatformError, statusLine, type Context, type SseStream } from '../http/index.js'
 import { StreamSession, type StreamLimits, type StreamSink } from './stream-session.js'
 import type { Interaction, InteractionFeed, InteractionStore } from './types.js'
 
@@ -140,7 +140,8 @@ export class InteractionStreams {
       session.stop()
       return
     }
-    const stream = ctx.sse({ maxQueuedBytes: this.maxBackpressure })
+    // an EventSource comes back after a second (not its default three) and resumes by Last-Event-ID
+    const stream = ctx.sse({ maxQueuedBytes: this.maxBackpressure, retryMs: 1000 })
     stream.onClose(() => {
       session.stop()
     })
@@ -177,7 +178,7 @@ export class InteractionStreams {
       if (!(err instanceof PlatformError)) this.platform.logger.error({ err }, 'interaction stream upgrade failed')
       if (aborted) return
       res.cork(() => {
-        res.writeStatus(`${e.status} ${e.status === 404 ? 'Not Found' : e.status === 401 ? 'Unauthorized' : 'Error'}`)
+        res.writeStatus(statusLine(e.status))
         res.writeHeader('content-type', 'application/json')
         res.end(JSON.stringify(e.body()))
       })

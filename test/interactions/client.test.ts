@@ -111,6 +111,29 @@ t.test('agent-platform/client against a served platform', async (t) => {
     t.equal(attempts, 1, 'one failed WebSocket attempt, then SSE')
   })
 
+  t.test("a browser's global WebSocket: no headers, so the token goes in the query", async (t) => {
+    const urls: string[] = []
+    // the browser constructor: (url, protocols), nothing to set headers with
+    class BrowserWebSocket extends WebSocket {
+      constructor(url: string) {
+        urls.push(url)
+        super(url)
+      }
+    }
+    ;(globalThis as any).WebSocket = BrowserWebSocket
+    t.teardown(() => {
+      delete (globalThis as any).WebSocket
+    })
+    const run = await alice.create({ message: 'from a browser' })
+    const got = await collect(new PlatformClient({ baseUrl: tp.url, token: ALICE }).stream(run.id))
+    t.same(got.seqs, range(0, run.steps.length - 1))
+    t.equal(got.last?.type, 'interaction-terminal')
+    t.equal(urls.length, 1, 'over the global WebSocket')
+    t.match(urls[0], `access_token=${ALICE}`)
+    const refused = await collect(new PlatformClient({ baseUrl: tp.url }).stream(run.id)).catch((e: unknown) => e)
+    t.match(refused, { status: 404 }, 'without a token: WebSocket refused, SSE tells why')
+  })
+
   t.test('breaking out of the loop closes the connection', async (t) => {
     const run = await alice.create({ message: 'early', background: true })
     for await (const f of alice.stream(run.id)) {

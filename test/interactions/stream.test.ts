@@ -1,5 +1,7 @@
 import t from 'tap'
 import WebSocket from 'ws'
+import { installAreas } from '../../runtime/areas.js'
+import { startTestPlatform } from '../helpers/platform.js'
 import { ALICE, BOB } from './helpers.js'
 import { STREAM, readSse, readWs, range, seqs, startStreaming, until } from './stream-helpers.js'
 
@@ -120,6 +122,22 @@ t.test('live stream over WebSocket and SSE', async (t) => {
     t.equal(badHeader.status, 400)
     t.match(badHeader.body.error, /Last-Event-ID/)
   })
+})
+
+t.test('interactions switched off: no stream either', async (t) => {
+  const tp = await startTestPlatform({ 'platform.interactions.enabled': false }, { install: installAreas })
+  t.teardown(tp.close)
+  const r = await readSse(`${tp.url}${STREAM}?id=int-x`)
+  t.equal(r.status, 404)
+  t.equal(r.body.code, 'PLT_ERR_NOT_FOUND')
+})
+
+t.test('SSE tells an EventSource to come back after a second', async (t) => {
+  const tp = await startStreaming(3, 0)
+  t.teardown(tp.close)
+  const created = await tp.api.create({ message: 'x' })
+  const res = await fetch(`${tp.url}${STREAM}?id=${created.body.id}&access_token=${ALICE}`)
+  t.match(await res.text(), /^retry: 1000\n\n/)
 })
 
 t.test('store:false still streams live, from the run itself', async (t) => {
