@@ -217,7 +217,28 @@ export const KEY_DEFS = {
   'platform.admin.content-read-auth-required': {
     schema: bool,
     default: true,
-    description: 'Require a principal on content reads (decisions, audit, journal)'
+    description:
+      'Require a principal on content reads (governance decisions, audit, journal and its sub-routes, agent conversations and facts)'
+  },
+  'platform.admin.workspace-read-auth-required': {
+    schema: bool,
+    default: true,
+    description: 'Require a principal on agent workspace reads (`/api/admin/agents/{name}/workspace`)'
+  },
+  'platform.admin.workflows.store': {
+    schema: { enum: ['memory', 'lmdb'] },
+    default: 'lmdb',
+    description: 'WorkflowStore: `lmdb` keeps workflow manifests across restarts, `memory` for the life of the process'
+  },
+  'platform.admin.evals.store': {
+    schema: { enum: ['memory', 'lmdb'] },
+    default: 'lmdb',
+    description: 'EvalRunStore: `lmdb` keeps eval runs across restarts, `memory` for the life of the process'
+  },
+  'platform.admin.evals.max-runs-per-baseline': {
+    schema: positiveInt,
+    default: 500,
+    description: 'Eval runs kept per baseline; the oldest by timestamp is evicted beyond it'
   },
   'platform.admin.audit-capacity': {
     schema: positiveInt,

@@ -46,6 +46,16 @@ export const ERRORS = {
     message: 'Admin read operations require authentication',
     hint: 'Send X-Platform-Auth header or disable platform.admin.http-read-auth-required'
   },
+  ADMIN_CONTENT_READ_AUTH_REQUIRED: {
+    status: 401,
+    message: 'Admin read operations require authentication',
+    hint: 'Send X-Platform-Auth header or disable platform.admin.content-read-auth-required'
+  },
+  ADMIN_WORKSPACE_READ_AUTH_REQUIRED: {
+    status: 401,
+    message: 'Admin read operations require authentication',
+    hint: 'Send X-Platform-Auth header or disable platform.admin.workspace-read-auth-required'
+  },
 
   // --- transport ---
   UNKNOWN_RESOURCE: { status: 404, message: (p) => `Unknown resource '${p.uuid}'` },
@@ -128,6 +138,46 @@ export const ERRORS = {
     status: 400,
     message: (p) => `Invalid AG-UI RunAgentInput: ${p.detail}`,
     hint: 'POST {"threadId", "runId", "messages": [..., {"id", "role": "user", "content"}]}; state, tools, context and forwardedProps are optional'
+  },
+
+  // --- admin control plane ---
+  MISSING_UNICAST_FIELDS: { status: 400, message: "missing 'broadcasterId', 'uuid' or 'message' field" },
+  RESOURCE_NOT_RESUMABLE: {
+    status: 409,
+    message: (p) => `Resource '${p.uuid}' is a ${p.transport} connection; only a long-polling resource can be resumed`,
+    hint: 'Resume answers the held poll of a long-polling client; DELETE /api/admin/resources/{uuid} ends any connection'
+  },
+  UNKNOWN_AGENT: { status: 404, message: (p) => `Unknown agent '${p.name}'` },
+  UNKNOWN_CONVERSATION: { status: 404, message: (p) => `No conversation '${p.id}'` },
+  UNKNOWN_COORDINATOR: { status: 404, message: (p) => `Unknown coordinator '${p.name}'` },
+  UNKNOWN_COORDINATION: { status: 404, message: (p) => `Unknown coordination '${p.id}'` },
+  UNKNOWN_TASK: { status: 404, message: (p) => `Unknown task '${p.id}'` },
+  TASK_NOT_CANCELABLE: { status: 409, message: (p) => `Task not cancelable: ${p.id}` },
+  NO_PENDING_APPROVAL: { status: 404, message: (p) => `No pending approval: ${p.id}` },
+  WORKFLOW_INVALID: { status: 400, message: (p) => `Invalid workflow: ${p.detail}` },
+  WORKFLOW_VERSION_CONFLICT: {
+    status: 409,
+    message: (p) => String(p.detail),
+    hint: 'GET the workflow, apply your change to it and save it with its version + 1'
+  },
+  WORKFLOW_STORAGE_FAILURE: { status: 500, message: (p) => `workflow ${p.id} could not be stored` },
+  UNKNOWN_WORKFLOW: { status: 404, message: (p) => `no workflow: ${p.id}` },
+  WORKFLOW_COORDINATOR_REQUIRED: {
+    status: 400,
+    message: 'coordinator must be specified — zero or multiple fleets are registered',
+    hint: 'Name one with ?coordinator=; GET /api/admin/coordinators lists them'
+  },
+  UNKNOWN_WORKFLOW_COORDINATOR: {
+    status: 400,
+    message: (p) => `unknown coordinator: ${p.name} (registered: [${p.registered}])`
+  },
+  EVAL_RUN_INVALID: { status: 400, message: (p) => `Invalid eval run: ${p.detail}` },
+  EVAL_RUN_EXISTS: { status: 400, message: (p) => `EvalRun id ${p.id} already exists; eval runs are immutable` },
+  UNKNOWN_EVAL_RUN: { status: 404, message: (p) => `Unknown eval run '${p.id}'` },
+  NO_ACTIVE_RUNTIME: {
+    status: 404,
+    message: 'No active AI runtime',
+    hint: 'platform.ai.runtime names the runtime; GET /api/admin/runtimes lists those known and whether each is available'
   },
 
   // --- governance ---
