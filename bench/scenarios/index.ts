@@ -7,6 +7,7 @@ import mcp from './mcp.js'
 import pluginCalls from './plugin-calls.js'
 import governance from './governance.js'
 import interactions from './interactions.js'
+import interactionStreams from './interaction-streams.js'
 
 /** Every scenario, in the order the suite runs them. */
 export const SCENARIOS: Scenario[] = [
@@ -17,5 +18,6 @@ export const SCENARIOS: Scenario[] = [
   pluginCalls,
   governance,
   durableWrites,
-  interactions
+  interactions,
+  interactionStreams
 ]
