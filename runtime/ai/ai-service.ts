@@ -25,4 +25,6 @@ export interface AiService {
    * policies) as a stream of events ending in exactly one `complete` or `error`; never throws.
    */
   runTurn(request: TurnRequest, signal?: AiCancelSignal): AsyncIterable<TurnEvent>
+  /** Turns started through `runTurn` and not yet ended (finished, failed, or abandoned by their reader). */
+  inFlight(): number
 }

@@ -496,6 +496,29 @@ export const KEY_DEFS = {
     description:
       'Rounds of tool calls one agent turn may make (model asks, tools run, results go back); one more ends the turn with an error'
   },
+  'platform.ai.endpoint.auth': {
+    schema: { enum: ['open', 'required'] },
+    default: 'open',
+    description:
+      'Agent endpoint (/platform/agent/{name}): `open` lets anyone talk to agents (the server binds loopback by default); `required` needs a principal (an API token or JWT), else 401'
+  },
+  'platform.ai.endpoint.max-message-bytes': {
+    schema: positiveInt,
+    default: 65_536,
+    description:
+      'Largest prompt a client may send to an agent (WebSocket frame or POST body; capped by platform.server.body-limit-bytes): beyond it close 1009 or 413'
+  },
+  'platform.ai.endpoint.max-messages-per-second': {
+    schema: { type: 'integer', minimum: 0 },
+    default: 20,
+    description:
+      'Frames (prompts, cancels) one agent-endpoint connection may send per second, sustained (0: no limit); beyond it close 1008 on WebSocket, 429 on POST'
+  },
+  'platform.ai.endpoint.message-burst': {
+    schema: positiveInt,
+    default: 40,
+    description: 'Frames one agent-endpoint connection may send at once before the per-second rate applies'
+  },
   'platform.ai.memory.store': {
     schema: { enum: ['memory', 'lmdb'] },
     default: 'lmdb',

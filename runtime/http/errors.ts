@@ -79,6 +79,18 @@ export const ERRORS = {
     hint: "Query parameter presence or header X-Platform-Presence; 'false' joins the room without announcing the member"
   },
 
+  // --- agent endpoint ---
+  AGENT_NOT_FOUND: {
+    status: 404,
+    message: (p) => `No agent at '${p.path}'`,
+    hint: 'Check the agent name: only agents of loaded plugins answer, and one unloaded by hot reload is gone until its plugin returns'
+  },
+  AGENT_AUTH_REQUIRED: {
+    status: 401,
+    message: (p) => `Agent '${p.agent}' requires an authenticated principal`,
+    hint: 'Send an API token (Authorization: Bearer or X-Platform-Auth) or a JWT; platform.ai.endpoint.auth=open lets anyone talk to agents'
+  },
+
   // --- governance ---
   GOVERNANCE_NOT_INSTALLED: {
     status: 503,

@@ -40,7 +40,9 @@ export const Reason = {
   invalid: 'invalid frame',
   queueOverflow: 'queue overflow',
   shutdown: 'server shutting down',
-  destroyed: 'broadcaster destroyed'
+  destroyed: 'broadcaster destroyed',
+  /** What the connection talks to does not exist (an agent unloaded by hot reload). */
+  notFound: 'not found'
 } as const
 export type Reason = (typeof Reason)[keyof typeof Reason]
 
