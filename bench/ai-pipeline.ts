@@ -9,6 +9,7 @@
  * Prints one JSON line: median CPU µs per call of each subject over the rounds.
  *
  *   npx tsc -p tsconfig.json && node --no-node-snapshot dist/bench/ai-pipeline.js [--quick]
+ * BENCH_AI_TURNS sets N (3 000 quick, 20 000 full).
  */
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -24,7 +25,7 @@ import { confineSystemPrompt } from '../runtime/scope/index.js'
 import { median } from './lib/stats.js'
 
 const quick = process.argv.includes('--quick')
-const N = quick ? 3_000 : 20_000
+const N = Number(process.env.BENCH_AI_TURNS ?? (quick ? 3_000 : 20_000))
 const ROUNDS = quick ? 2 : 3
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
 

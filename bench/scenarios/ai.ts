@@ -9,7 +9,7 @@ import { median } from '../lib/stats.js'
 import { DemoRuntime } from '../../runtime/ai/index.js'
 
 /** The writer's prompt and this message make the demo runtime answer 500 tokens (bench/plugins/bench-ai). */
-const MESSAGE = 'Write the long answer.'
+export const MESSAGE = 'Write the long answer.'
 const WRITER = 'bench-writer'
 const SHORT = 'bench-short'
 
@@ -183,7 +183,7 @@ const scenario: Scenario = {
 }
 
 /** The deltas the demo runtime streams for the writer agent, computed by the same runtime class. */
-async function demoTokens(root: string): Promise<string[]> {
+export async function demoTokens(root: string): Promise<string[]> {
   const mod = (await import(pathToFileURL(join(root, 'bench/plugins/bench-ai/index.js')).href)) as {
     default: { agents: { name: string; systemPrompt?: string }[] }
   }
