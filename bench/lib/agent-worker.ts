@@ -1,7 +1,8 @@
 /**
  * An agent-turn load worker: clients that each send one prompt and read the streamed reply, over
  * the platform's agent endpoint (WebSocket: `text-delta` event frames until `complete`) or over an
- * SSE POST (the AI SDK's UI message stream: `data:` events with `type: text-delta` until `[DONE]`).
+ * SSE POST (the AI SDK's UI message stream: `data:` events with `type: text-delta` until `[DONE]`;
+ * or the platform's one-shot POST, whose `data:` events are the agent frames until `complete`).
  * Each client keeps its token count; the first one also keeps the text, so the scenario can check
  * both servers streamed the same tokens. Driven by bench/lib/agent-load.ts over postMessage.
  */
@@ -24,6 +25,14 @@ interface Init {
   mode: 'ws' | 'sse'
   /** ws:// URL of the agent endpoint, or http:// URL to POST to */
   url: string
+}
+
+/** An SSE event's data: an AI SDK UI message part, or one of the platform's agent frames. */
+interface SsePart {
+  type?: string
+  delta?: string
+  event?: string
+  data?: unknown
 }
 
 interface Reply {
@@ -75,7 +84,7 @@ function wsTurn(message: string, keepText: boolean, keep: boolean): Promise<Repl
   })
 }
 
-/** One SSE POST; resolves with the reply at `[DONE]`. */
+/** One SSE POST; resolves with the reply once the stream ends after `[DONE]` (AI SDK) or `complete` (platform). */
 function sseTurn(message: string, keepText: boolean): Promise<Reply> {
   return new Promise((resolve, reject) => {
     const body = JSON.stringify({ message })
@@ -101,24 +110,36 @@ function sseTurn(message: string, keepText: boolean): Promise<Reply> {
           buf += chunk
           let i: number
           while ((i = buf.indexOf('\n\n')) >= 0) {
-            const ev = buf.slice(0, i)
+            const block = buf.slice(0, i)
             buf = buf.slice(i + 2)
-            if (!ev.startsWith('data: ')) continue
-            const data = ev.slice(6)
+            // an event's data lines (`data: x`), joined; other fields (id, event, comments) ignored
+            const data = block
+              .split('\n')
+              .filter((l) => l.startsWith('data:'))
+              .map((l) => l.slice(l.startsWith('data: ') ? 6 : 5))
+              .join('\n')
+            if (data === '') continue
             if (data === '[DONE]') {
               finished = true
               continue
             }
-            const part = JSON.parse(data) as { type: string; delta?: string }
+            const part = JSON.parse(data) as SsePart
             if (part.type === 'text-delta') {
+              // the AI SDK's UI message stream
               tokens++
               if (keepText) text += part.delta
-            } else if (part.type === 'error') reject(new Error(`error part: ${data.slice(0, 200)}`))
+            } else if (part.event === 'text-delta') {
+              // the platform's agent endpoint: its WebSocket frames as SSE data
+              tokens++
+              if (keepText) text += (part.data as { text: string }).text
+            } else if (part.event === 'complete') finished = true
+            else if (part.type === 'error' || part.event === 'error')
+              reject(new Error(`error event: ${data.slice(0, 200)}`))
           }
         })
         res.on('end', () => {
           if (finished) resolve({ tokens, text })
-          else reject(new Error('stream ended before [DONE]'))
+          else reject(new Error('stream ended before [DONE] or complete'))
         })
         res.on('error', reject)
       }

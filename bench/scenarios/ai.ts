@@ -96,9 +96,10 @@ const scenario: Scenario = {
     const peer = await startPeer(opts.root, 'ai-sdk-sse.js', [], { BENCH_AI_TOKENS_FILE: tokensFile })
     const subjects: [string, ServerProcess, AgentLoad][] = [
       ['platform', ours, new AgentLoad('ws', ours.url.replace(/^http/, 'ws') + `/platform/agent/${WRITER}`)],
+      ['platform-sse', ours, new AgentLoad('sse', ours.url + `/platform/agent/${WRITER}`)],
       ['ai-sdk', peer, new AgentLoad('sse', peer.url + '/api/chat')]
     ]
-    const samples: Record<string, Streamed[]> = { platform: [], 'ai-sdk': [] }
+    const samples: Record<string, Streamed[]> = { platform: [], 'platform-sse': [], 'ai-sdk': [] }
     const expected = tokens.join('')
     try {
       for (const [name, , load] of subjects) {
@@ -115,7 +116,7 @@ const scenario: Scenario = {
           const m = await streamRound(server, load, clients, tokens, expected)
           samples[name]!.push(m)
           opts.log(
-            `  ${name.padEnd(9)}: ${clients} clients x ${tokens.length} tokens in ${m.roundSec.toFixed(1)} s, ${m.cpuUsPerToken.toFixed(2)} server CPU µs/token (server ${(m.cpuCores * 100).toFixed(0)}% CPU), peak RSS ${m.peakRssMb.toFixed(0)} MB`
+            `  ${name.padEnd(12)}: ${clients} clients x ${tokens.length} tokens in ${m.roundSec.toFixed(1)} s, ${m.cpuUsPerToken.toFixed(2)} server CPU µs/token (server ${(m.cpuCores * 100).toFixed(0)}% CPU), peak RSS ${m.peakRssMb.toFixed(0)} MB`
           )
         }
       }
@@ -128,6 +129,7 @@ const scenario: Scenario = {
     const mid = (name: string): Streamed | undefined =>
       samples[name]!.length === 0 ? undefined : median(samples[name]!, (m) => m.cpuUsPerToken)
     const o = mid('platform'),
+      os = mid('platform-sse'),
       a = mid('ai-sdk')
     const vs = (f: (m: Streamed) => number): Record<string, number> => (a === undefined ? {} : { 'ai-sdk': f(a) })
     rows.push(
@@ -138,6 +140,15 @@ const scenario: Scenario = {
         'lower',
         o?.cpuUsPerToken,
         vs((m) => m.cpuUsPerToken)
+      ),
+      row(
+        'stream.sse.cpu_us_per_token',
+        'server CPU per delivered token, ours over SSE (one-shot POST) too',
+        'µs',
+        'lower',
+        os?.cpuUsPerToken,
+        vs((m) => m.cpuUsPerToken),
+        false
       ),
       row(
         'stream.tokens_per_s',
@@ -159,7 +170,7 @@ const scenario: Scenario = {
       )
     )
     notes.push(
-      `streaming: ${clients} clients at once, each a new connection sending "${MESSAGE}" and reading ${tokens.length} text deltas (ours: WebSocket /platform/agent/${WRITER}, demo runtime, \`text-delta\` event frames then \`complete\`, the exchange appended to LMDB conversation memory; peer: POST, AI SDK UI message stream as SSE, nothing stored); every client's delta count and one client's text checked on both sides; server CPU = utime+stime from /proc over the round, connection setup included; ${rounds} round(s), alternating, median`
+      `streaming: ${clients} clients at once, each a new connection sending "${MESSAGE}" and reading ${tokens.length} text deltas (ours: WebSocket /platform/agent/${WRITER}, demo runtime, \`text-delta\` event frames then \`complete\`, the exchange appended to LMDB conversation memory; ours over SSE: a POST to the same path, the same frames as SSE data, one row of its own; peer: POST, AI SDK UI message stream as SSE, nothing stored); every client's delta count and one client's text checked on both sides; server CPU = utime+stime from /proc over the round, connection setup included; ${rounds} round(s), alternating, median`
     )
     if (o !== undefined && a !== undefined)
       notes.push(

@@ -26,7 +26,7 @@ mkdirSync(plugins)
 cpSync(join(ROOT, 'bench/plugins/bench-ai'), join(plugins, 'bench-ai'), { recursive: true })
 const grant = ['--plugins', plugins, '--set', 'platform.plugins.bench-ai={"sandbox":"inline"}']
 
-t.test('the writer agent and the AI SDK peer stream the same 500 tokens', async (t) => {
+t.test('the writer agent (WebSocket and SSE) and the AI SDK peer stream the same 500 tokens', async (t) => {
   t.equal(tokens.length, 500)
   t.equal(tokens[0], 'You ')
   const ours = await startPlatform(ROOT, tmp, grant)
@@ -35,6 +35,7 @@ t.test('the writer agent and the AI SDK peer stream the same 500 tokens', async 
   t.teardown(() => peer.stop())
   for (const [name, load] of [
     ['platform', new AgentLoad('ws', ours.url.replace('http', 'ws') + '/platform/agent/bench-writer')],
+    ['platform over SSE', new AgentLoad('sse', ours.url + '/platform/agent/bench-writer')],
     ['ai-sdk', new AgentLoad('sse', peer.url + '/api/chat')]
   ] as const) {
     t.teardown(() => load.close())
