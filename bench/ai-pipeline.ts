@@ -6,6 +6,7 @@
  *   runtime  `bench-zero`'s stream alone, consumed to its end (the baseline to subtract)
  *   bare     `platform.area(AI).runTurn` with no policy installed
  *   governed the same turn with 12 built-in policies of mixed types (all admit) and a scope policy
+ *   log      one governed turn's decision-log entries recorded again (where the governed time goes)
  * Prints one JSON line: median CPU µs per call of each subject over the rounds.
  *
  *   npx tsc -p tsconfig.json && node --no-node-snapshot dist/bench/ai-pipeline.js [--quick]
@@ -130,19 +131,31 @@ async function main(): Promise<void> {
     runtimeRequest = { systemPrompt: governedPrompt, message: TURN.message, history: [] }
     gov.removeSource('yaml:bench-ai.yaml')
 
-    const samples: Record<'runtime' | 'bare' | 'governed', number[]> = { runtime: [], bare: [], governed: [] }
+    const samples: Record<'runtime' | 'bare' | 'governed' | 'log', number[]> = {
+      runtime: [],
+      bare: [],
+      governed: [],
+      log: []
+    }
     // warm-up: every path compiled before the first measured round
     for (let i = 0; i < N / 4; i++) await alone()
     for (let i = 0; i < N / 4; i++) await turn()
     gov.setSource('yaml:bench-ai.yaml', policies)
     for (let i = 0; i < N / 4; i++) await turn()
     gov.removeSource('yaml:bench-ai.yaml')
+    // one governed turn's decision-log entries (13 policies, both phases), appended again as a
+    // subject of their own: what the log's ring, listeners and LMDB write cost per turn
+    const entries = gov.decisionLog.recent(2 * policies.length)
+    const logAppends = async (): Promise<void> => {
+      for (const e of entries) gov.decisionLog.record(e)
+    }
     for (let r = 0; r < ROUNDS; r++) {
       samples.runtime.push(await cpuPerCall(alone, N))
       samples.bare.push(await cpuPerCall(turn, N))
       gov.setSource('yaml:bench-ai.yaml', policies)
       samples.governed.push(await cpuPerCall(turn, N))
       gov.removeSource('yaml:bench-ai.yaml')
+      samples.log.push(await cpuPerCall(logAppends, N))
     }
     const decisions = gov.decisionLog.recent(1).length
     console.log(
@@ -156,6 +169,8 @@ async function main(): Promise<void> {
         runtimeUs: median(samples.runtime, (x) => x),
         bareUs: median(samples.bare, (x) => x),
         governedUs: median(samples.governed, (x) => x),
+        logEntries: entries.length,
+        logUs: median(samples.log, (x) => x),
         samples
       })
     )

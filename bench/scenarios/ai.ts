@@ -19,6 +19,8 @@ interface Pipeline {
   bareUs: number
   governedUs: number
   policies: number
+  logEntries: number
+  logUs: number
 }
 
 interface Streamed {
@@ -75,11 +77,20 @@ const scenario: Scenario = {
         p?.runtimeUs,
         {},
         false
+      ),
+      row(
+        'pipeline.decision_log_us_per_turn',
+        "of which: recording the turn's 26 decision-log entries",
+        'µs',
+        'lower',
+        p?.logUs,
+        {},
+        false
       )
     )
     if (p !== undefined)
       notes.push(
-        `pipeline: dist/bench/ai-pipeline.js${opts.quick ? ' --quick' : ''}, in one process, ${p.turns} calls per subject and round awaited one at a time, process.cpuUsage (all threads: LMDB's writer included); per turn: governed ${p.governedUs.toFixed(1)} µs, no policy ${p.bareUs.toFixed(1)} µs, runtime alone ${p.runtimeUs.toFixed(1)} µs (${p.policies} policies)`
+        `pipeline: dist/bench/ai-pipeline.js${opts.quick ? ' --quick' : ''}, in one process, ${p.turns} calls per subject and round awaited one at a time, process.cpuUsage (all threads: LMDB's writer included); per turn: governed ${p.governedUs.toFixed(1)} µs, no policy ${p.bareUs.toFixed(1)} µs, runtime alone ${p.runtimeUs.toFixed(1)} µs (${p.policies} policies); recording one governed turn's ${p.logEntries} decision-log entries again costs ${p.logUs.toFixed(1)} µs`
       )
 
     const clients = Number(process.env.BENCH_AI_CLIENTS ?? (opts.quick ? 250 : 1000))
@@ -297,7 +308,7 @@ async function pipeline(opts: RunOptions): Promise<Pipeline | undefined> {
   if (line === undefined) return undefined
   const p = JSON.parse(line) as Pipeline
   opts.log(
-    `  pipeline : governed turn ${p.governedUs.toFixed(1)} µs, no policy ${p.bareUs.toFixed(1)} µs, runtime alone ${p.runtimeUs.toFixed(1)} µs CPU per call → ${(p.governedUs - p.runtimeUs).toFixed(1)} µs beyond the runtime`
+    `  pipeline : governed turn ${p.governedUs.toFixed(1)} µs, no policy ${p.bareUs.toFixed(1)} µs, runtime alone ${p.runtimeUs.toFixed(1)} µs CPU per call → ${(p.governedUs - p.runtimeUs).toFixed(1)} µs beyond the runtime, of which the decision log ${p.logUs.toFixed(1)} µs`
   )
   return p
 }
