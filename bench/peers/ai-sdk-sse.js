@@ -1,6 +1,6 @@
 // Peer: the Vercel AI SDK streaming a fake model's reply as SSE from node:http. Every POST runs
 // `streamText` over `MockLanguageModelV3` (from `ai/test`) whose stream emits the tokens listed in
-// the JSON file BENCH_AI_TOKENS_FILE, one `text-delta` part each with no delay, and pipes its UI
+// the JSON file BENCH_AI_TOKENS_FILE, one `text-delta` part each (paced: see below), and pipes its UI
 // message stream to the response (`pipeUIMessageStreamToResponse`: `data: {...}` SSE events,
 // `text-delta` with `delta`, then `finish` and `[DONE]`). The ai scenario sends the same tokens
 // through the platform's demo runtime (bench/scenarios/ai.ts).
@@ -21,10 +21,29 @@ const chunks = () => [
   { type: 'text-end', id: 'text-1' },
   { type: 'finish', finishReason: { unified: 'stop', raw: undefined }, usage }
 ]
+// BENCH_AI_PACING=immediate (default): one chunk per event-loop turn (setImmediate), as the
+// platform's demo runtime yields after every word and a real model's chunks arrive over time;
+// none: every chunk as soon as it is pulled, so node:http coalesces a whole reply into a few writes
+const paced = (process.env.BENCH_AI_PACING ?? 'immediate') === 'immediate'
+const pacedStream = (parts) => {
+  let i = 0
+  return new ReadableStream({
+    async pull(controller) {
+      if (i >= parts.length) {
+        controller.close()
+        return
+      }
+      await new Promise((resolve) => setImmediate(resolve))
+      controller.enqueue(parts[i++])
+    }
+  })
+}
 const model = new MockLanguageModelV3({
   doStream: async () => ({
-    // null delays: every chunk as soon as it is pulled (the SDK's own default waits a 0 ms timer)
-    stream: simulateReadableStream({ chunks: chunks(), initialDelayInMs: null, chunkDelayInMs: null })
+    stream: paced
+      ? pacedStream(chunks())
+      : // null delays (the SDK's own default waits a 0 ms timer per chunk)
+        simulateReadableStream({ chunks: chunks(), initialDelayInMs: null, chunkDelayInMs: null })
   })
 })
 

@@ -94,7 +94,7 @@ const scenario: Scenario = {
       )
 
     const clients = Number(process.env.BENCH_AI_CLIENTS ?? (opts.quick ? 250 : 1000))
-    const rounds = opts.quick ? 1 : 3
+    const rounds = Number(process.env.BENCH_AI_ROUNDS ?? (opts.quick ? 1 : 3))
     const tokens = await demoTokens(opts.root)
     const tokensFile = join(opts.tmpDir, 'tokens.json')
     writeFileSync(tokensFile, JSON.stringify(tokens))
@@ -104,17 +104,25 @@ const scenario: Scenario = {
     const ourArgs = ['--plugins', plugins, '--set', 'platform.plugins.bench-ai={"sandbox":"inline"}']
 
     const ours = await startPlatform(opts.root, opts.tmpDir, ourArgs)
-    const peer = await startPeer(opts.root, 'ai-sdk-sse.js', [], { BENCH_AI_TOKENS_FILE: tokensFile })
+    const paced = await startPeer(opts.root, 'ai-sdk-sse.js', [], {
+      BENCH_AI_TOKENS_FILE: tokensFile,
+      BENCH_AI_PACING: 'immediate'
+    })
+    const burst = await startPeer(opts.root, 'ai-sdk-sse.js', [], {
+      BENCH_AI_TOKENS_FILE: tokensFile,
+      BENCH_AI_PACING: 'none'
+    })
     const subjects: [string, ServerProcess, AgentLoad][] = [
       ['platform', ours, new AgentLoad('ws', ours.url.replace(/^http/, 'ws') + `/platform/agent/${WRITER}`)],
       ['platform-sse', ours, new AgentLoad('sse', ours.url + `/platform/agent/${WRITER}`)],
-      ['ai-sdk', peer, new AgentLoad('sse', peer.url + '/api/chat')]
+      ['ai-sdk', paced, new AgentLoad('sse', paced.url + '/api/chat')],
+      ['ai-sdk-unpaced', burst, new AgentLoad('sse', burst.url + '/api/chat')]
     ]
-    const samples: Record<string, Streamed[]> = { platform: [], 'platform-sse': [], 'ai-sdk': [] }
+    const samples: Record<string, Streamed[]> = Object.fromEntries(subjects.map(([n]) => [n, []]))
     const expected = tokens.join('')
     try {
       for (const [name, , load] of subjects) {
-        const w = await load.turns(Math.min(100, clients), MESSAGE)
+        const w = await load.turns(Math.min(30, clients), MESSAGE)
         if (w.failed > 0 || w.minTokens !== tokens.length || w.text !== expected)
           throw new Error(
             `${name}: warm-up turns did not stream the expected ${tokens.length} tokens (${w.failed} failed, fewest ${w.minTokens}; ${w.error ?? (w.text === expected ? '' : 'text differs')})`
@@ -127,7 +135,7 @@ const scenario: Scenario = {
           const m = await streamRound(server, load, clients, tokens, expected)
           samples[name]!.push(m)
           opts.log(
-            `  ${name.padEnd(12)}: ${clients} clients x ${tokens.length} tokens in ${m.roundSec.toFixed(1)} s, ${m.cpuUsPerToken.toFixed(2)} server CPU µs/token (server ${(m.cpuCores * 100).toFixed(0)}% CPU), peak RSS ${m.peakRssMb.toFixed(0)} MB`
+            `  ${name.padEnd(14)}: ${clients} clients x ${tokens.length} tokens in ${m.roundSec.toFixed(1)} s, ${m.cpuUsPerToken.toFixed(2)} server CPU µs/token (server ${(m.cpuCores * 100).toFixed(0)}% CPU), peak RSS ${m.peakRssMb.toFixed(0)} MB`
           )
         }
       }
@@ -141,8 +149,12 @@ const scenario: Scenario = {
       samples[name]!.length === 0 ? undefined : median(samples[name]!, (m) => m.cpuUsPerToken)
     const o = mid('platform'),
       os = mid('platform-sse'),
-      a = mid('ai-sdk')
-    const vs = (f: (m: Streamed) => number): Record<string, number> => (a === undefined ? {} : { 'ai-sdk': f(a) })
+      a = mid('ai-sdk'),
+      u = mid('ai-sdk-unpaced')
+    const vs = (f: (m: Streamed) => number): Record<string, number> => ({
+      ...(a === undefined ? {} : { 'ai-sdk': f(a) }),
+      ...(u === undefined ? {} : { 'ai-sdk-unpaced': f(u) })
+    })
     rows.push(
       row(
         'stream.cpu_us_per_token',
@@ -181,11 +193,11 @@ const scenario: Scenario = {
       )
     )
     notes.push(
-      `streaming: ${clients} clients at once, each a new connection sending "${MESSAGE}" and reading ${tokens.length} text deltas (ours: WebSocket /platform/agent/${WRITER}, demo runtime, \`text-delta\` event frames then \`complete\`, the exchange appended to LMDB conversation memory; ours over SSE: a POST to the same path, the same frames as SSE data, one row of its own; peer: POST, AI SDK UI message stream as SSE, nothing stored); every client's delta count and one client's text checked on both sides; server CPU = utime+stime from /proc over the round, connection setup included; ${rounds} round(s), alternating, median`
+      `streaming: ${clients} clients at once, each a new connection sending "${MESSAGE}" and reading ${tokens.length} text deltas (ours: WebSocket /platform/agent/${WRITER}, demo runtime, \`text-delta\` event frames then \`complete\`, the exchange appended to LMDB conversation memory; ours over SSE: a POST to the same path, the same frames as SSE data, one row of its own; peers: POST, AI SDK UI message stream as SSE, nothing stored; \`ai-sdk\`: the mock model yields one chunk per event-loop turn (setImmediate), as the demo runtime does after every word, so both write one frame per token; \`ai-sdk-unpaced\`: the mock emits every chunk at once, so node:http coalesces a whole reply into a few writev calls); every client's delta count and one client's text checked on both sides; server CPU = utime+stime from /proc over the round, connection setup included; ${rounds} round(s), alternating, median`
     )
     if (o !== undefined && a !== undefined)
       notes.push(
-        `streaming CPU (1 core = 100%): platform ${(o.cpuCores * 100).toFixed(0)}%, ai-sdk ${(a.cpuCores * 100).toFixed(0)}%; the load clients (2 worker threads) share the 2 cores`
+        `streaming CPU (1 core = 100%): ${subjects.map(([n]) => `${n} ${((mid(n)?.cpuCores ?? 0) * 100).toFixed(0)}%`).join(', ')}; the load clients (2 worker threads) share the 2 cores`
       )
 
     const s = await idleSessions(opts, ourArgs, notes)

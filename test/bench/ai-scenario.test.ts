@@ -33,10 +33,16 @@ t.test('the writer agent (WebSocket and SSE) and the AI SDK peer stream the same
   t.teardown(() => ours.stop())
   const peer = await startPeer(ROOT, 'ai-sdk-sse.js', [], { BENCH_AI_TOKENS_FILE: tokensFile })
   t.teardown(() => peer.stop())
+  const unpaced = await startPeer(ROOT, 'ai-sdk-sse.js', [], {
+    BENCH_AI_TOKENS_FILE: tokensFile,
+    BENCH_AI_PACING: 'none'
+  })
+  t.teardown(() => unpaced.stop())
   for (const [name, load] of [
     ['platform', new AgentLoad('ws', ours.url.replace('http', 'ws') + '/platform/agent/bench-writer')],
     ['platform over SSE', new AgentLoad('sse', ours.url + '/platform/agent/bench-writer')],
-    ['ai-sdk', new AgentLoad('sse', peer.url + '/api/chat')]
+    ['ai-sdk', new AgentLoad('sse', peer.url + '/api/chat')],
+    ['ai-sdk unpaced', new AgentLoad('sse', unpaced.url + '/api/chat')]
   ] as const) {
     t.teardown(() => load.close())
     const r = await load.turns(5, MESSAGE)
