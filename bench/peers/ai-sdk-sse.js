@@ -47,7 +47,9 @@ const model = new MockLanguageModelV3({
   })
 })
 
-const server = createServer((req, res) => {
+// no request or header deadline: with 1 000 paced replies in flight an event-loop turn takes long
+// enough that Node's defaults (60 s for headers) reset clients still waiting to be read
+const server = createServer({ requestTimeout: 0, headersTimeout: 0 }, (req, res) => {
   if (req.method !== 'POST') {
     res.writeHead(404)
     res.end()
@@ -73,7 +75,7 @@ const server = createServer((req, res) => {
     result.pipeUIMessageStreamToResponse(res)
   })
 })
-server.listen(0, '127.0.0.1', () => {
+server.listen({ port: 0, host: '127.0.0.1', backlog: 4096 }, () => {
   console.log(`ai-sdk-sse listening on http://127.0.0.1:${server.address().port}`)
 })
 process.on('SIGTERM', () => {
