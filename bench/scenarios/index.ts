@@ -8,6 +8,7 @@ import pluginCalls from './plugin-calls.js'
 import governance from './governance.js'
 import interactions from './interactions.js'
 import interactionStreams from './interaction-streams.js'
+import ai from './ai.js'
 
 /** Every scenario, in the order the suite runs them. */
 export const SCENARIOS: Scenario[] = [
@@ -17,6 +18,7 @@ export const SCENARIOS: Scenario[] = [
   mcp,
   pluginCalls,
   governance,
+  ai,
   durableWrites,
   interactions,
   interactionStreams
