@@ -6,6 +6,7 @@ import { governanceArea } from './governance/install.js'
 import { mcpArea, mcpExtrasArea } from './mcp/install.js'
 import { aiArea } from './ai/install.js'
 import { interactionsArea } from './interactions/install.js'
+import { adminArea } from './admin/install.js'
 
 /**
  * Every area the served platform runs, in start-up order. Each declares the areas it needs;
@@ -19,7 +20,8 @@ export const AREAS: readonly Area[] = [
   mcpArea,
   mcpExtrasArea,
   aiArea,
-  interactionsArea
+  interactionsArea,
+  adminArea
 ]
 
 /** Installs `areas` in order (tests pass a subset). */

@@ -7,6 +7,8 @@ import mcp from './mcp.js'
 import pluginCalls from './plugin-calls.js'
 import governance from './governance.js'
 import interactions from './interactions.js'
+import interactionStreams from './interaction-streams.js'
+import ai from './ai.js'
 
 /** Every scenario, in the order the suite runs them. */
 export const SCENARIOS: Scenario[] = [
@@ -16,6 +18,8 @@ export const SCENARIOS: Scenario[] = [
   mcp,
   pluginCalls,
   governance,
+  ai,
   durableWrites,
-  interactions
+  interactions,
+  interactionStreams
 ]

@@ -10,3 +10,4 @@ export {
 } from './authorizer.js'
 export { ControlAuditLog } from './audit-log.js'
 export { WriteGate, ADMIN_SURFACE, type WriteSurface } from './write-gate.js'
+export { ReadGate, type ReadKind } from './read-gate.js'

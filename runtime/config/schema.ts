@@ -217,7 +217,28 @@ export const KEY_DEFS = {
   'platform.admin.content-read-auth-required': {
     schema: bool,
     default: true,
-    description: 'Require a principal on content reads (decisions, audit, journal)'
+    description:
+      'Require a principal on content reads (governance decisions, audit, journal and its sub-routes, agent conversations and facts)'
+  },
+  'platform.admin.workspace-read-auth-required': {
+    schema: bool,
+    default: true,
+    description: 'Require a principal on agent workspace reads (`/api/admin/agents/{name}/workspace`)'
+  },
+  'platform.admin.workflows.store': {
+    schema: { enum: ['memory', 'lmdb'] },
+    default: 'lmdb',
+    description: 'WorkflowStore: `lmdb` keeps workflow manifests across restarts, `memory` for the life of the process'
+  },
+  'platform.admin.evals.store': {
+    schema: { enum: ['memory', 'lmdb'] },
+    default: 'lmdb',
+    description: 'EvalRunStore: `lmdb` keeps eval runs across restarts, `memory` for the life of the process'
+  },
+  'platform.admin.evals.max-runs-per-baseline': {
+    schema: positiveInt,
+    default: 500,
+    description: 'Eval runs kept per baseline; the oldest by timestamp is evicted beyond it'
   },
   'platform.admin.audit-capacity': {
     schema: positiveInt,
@@ -234,20 +255,50 @@ export const KEY_DEFS = {
   'platform.interactions.enabled': {
     schema: bool,
     default: true,
-    description: 'Serve the interactions API',
-    reservedFor: 'interactions'
+    description: 'Serve the interactions API (`/api/interactions`); off: its routes answer 404'
   },
   'platform.interactions.http-write-enabled': {
     schema: bool,
     default: false,
-    description: 'Gate for create, continue, cancel and delete',
-    reservedFor: 'interactions'
+    description: 'Gate for create, continue, cancel and delete (403 while off); writes also need a principal (401)'
   },
   'platform.interactions.demo-principal': {
     schema: nonEmpty,
     description:
-      'Fixed principal the interactions API injects, for demos only; never in production (start-up logs a warning whenever it is set)',
-    reservedFor: 'interactions'
+      'Fixed principal of interactions requests that carry none, for demos only; never in production (start-up logs a warning whenever it is set)'
+  },
+  'platform.interactions.sync-timeout-ms': {
+    schema: positiveInt,
+    default: 120_000,
+    description:
+      'A synchronous (non-background) interaction still running after this is FAILED `timed out after <ISO duration>`'
+  },
+  'platform.interactions.max-steps': {
+    schema: positiveInt,
+    default: 1000,
+    description: 'Most non-terminal steps kept per interaction; `usage`, `completion` and `error` steps are always kept'
+  },
+  'platform.interactions.text-coalesce-ms': {
+    schema: { type: 'integer', minimum: 0 },
+    default: 50,
+    description:
+      'Text deltas arriving within this window become one `text` step (flushed early by any other step); 0 records each delta as its own step'
+  },
+  'platform.interactions.idempotency.max-keys': {
+    schema: positiveInt,
+    default: 10_000,
+    description: 'Idempotency-Key entries remembered (all principals together; the oldest go first)'
+  },
+  'platform.interactions.idempotency.ttl-seconds': {
+    schema: positiveInt,
+    default: 86_400,
+    description: 'How long an Idempotency-Key is remembered after its first request'
+  },
+  'platform.interactions.stream.stall-seconds': {
+    schema: positiveInt,
+    default: 30,
+    description:
+      'A live stream whose client has read nothing for this long while steps wait is closed (WebSocket 1008 slow consumer); the client resumes after its last seq'
   },
   'platform.interactions.store': {
     schema: { enum: ['memory', 'lmdb', 'postgres'] },

@@ -6,7 +6,7 @@
  */
 import type { Platform } from '../platform.js'
 import { PlatformError, type Context } from '../http/index.js'
-import type { Principal } from '../auth/index.js'
+import { ReadGate, type Principal } from '../auth/index.js'
 import { runCheck, unconfiguredAllowPayload, type CheckRequest } from './check.js'
 import { agtVerify, complianceMatrix } from './compliance.js'
 import { owaspMatrix } from './owasp.js'
@@ -20,11 +20,9 @@ export function installRoutes(platform: Platform, service: GovernanceService | u
   const { http, config, principals, writeGate } = platform
 
   /** Reads are open unless `http-read-auth-required`; content reads also follow `content-read-auth-required`. */
+  const reads = new ReadGate(config, principals)
   const readGate = (ctx: Context, content: boolean): void => {
-    const need =
-      config.get('platform.admin.http-read-auth-required') ||
-      (content && config.get('platform.admin.content-read-auth-required'))
-    if (need && principals.resolve(ctx) === null) throw new PlatformError('ADMIN_READ_AUTH_REQUIRED')
+    reads.check(ctx, content ? 'content' : 'open')
   }
   const installed = (): GovernanceService => {
     if (service === undefined) throw new PlatformError('GOVERNANCE_NOT_INSTALLED')

@@ -46,6 +46,16 @@ export const ERRORS = {
     message: 'Admin read operations require authentication',
     hint: 'Send X-Platform-Auth header or disable platform.admin.http-read-auth-required'
   },
+  ADMIN_CONTENT_READ_AUTH_REQUIRED: {
+    status: 401,
+    message: 'Admin read operations require authentication',
+    hint: 'Send X-Platform-Auth header or disable platform.admin.content-read-auth-required'
+  },
+  ADMIN_WORKSPACE_READ_AUTH_REQUIRED: {
+    status: 401,
+    message: 'Admin read operations require authentication',
+    hint: 'Send X-Platform-Auth header or disable platform.admin.workspace-read-auth-required'
+  },
 
   // --- transport ---
   UNKNOWN_RESOURCE: { status: 404, message: (p) => `Unknown resource '${p.uuid}'` },
@@ -79,6 +89,40 @@ export const ERRORS = {
     hint: "Query parameter presence or header X-Platform-Presence; 'false' joins the room without announcing the member"
   },
 
+  // --- interactions ---
+  INTERACTIONS_WRITE_DISABLED: {
+    status: 403,
+    message: 'Interaction write operations disabled',
+    hint: 'Set platform.interactions.http-write-enabled=true to enable'
+  },
+  INTERACTIONS_AUTH_REQUIRED: {
+    status: 401,
+    message: 'Authentication required for interaction write operations',
+    hint: 'Send an API token (Authorization: Bearer or X-Platform-Auth) or a JWT'
+  },
+  INTERACTION_ID_INVALID: {
+    status: 400,
+    message: 'Invalid interaction id',
+    hint: 'An interaction id matches ^[A-Za-z0-9_-]{1,128}$'
+  },
+  INTERACTION_NOT_FOUND: { status: 404, message: (p) => `Unknown interaction '${p.id}'` },
+  INTERACTION_MESSAGE_MISSING: { status: 400, message: "missing 'message' field" },
+  INTERACTION_PREVIOUS_UNKNOWN: { status: 400, message: 'Unknown or unauthorized previous interaction' },
+  INTERACTION_UNKNOWN_AGENT: {
+    status: 400,
+    message: (p) => `Unknown agent '${p.agentId}'`,
+    hint: 'agentId names an agent that a loaded plugin contributes'
+  },
+  IDEMPOTENCY_KEY_INVALID: {
+    status: 400,
+    message: 'Invalid Idempotency-Key header: use 1 to 255 visible ASCII characters'
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 409,
+    message: 'Idempotency-Key already used with a different request',
+    hint: 'A retry resends the same body to the same route; a new request takes a new key'
+  },
+
   // --- agent endpoint ---
   AGENT_NOT_FOUND: {
     status: 404,
@@ -94,6 +138,46 @@ export const ERRORS = {
     status: 400,
     message: (p) => `Invalid AG-UI RunAgentInput: ${p.detail}`,
     hint: 'POST {"threadId", "runId", "messages": [..., {"id", "role": "user", "content"}]}; state, tools, context and forwardedProps are optional'
+  },
+
+  // --- admin control plane ---
+  MISSING_UNICAST_FIELDS: { status: 400, message: "missing 'broadcasterId', 'uuid' or 'message' field" },
+  RESOURCE_NOT_RESUMABLE: {
+    status: 409,
+    message: (p) => `Resource '${p.uuid}' is a ${p.transport} connection; only a long-polling resource can be resumed`,
+    hint: 'Resume answers the held poll of a long-polling client; DELETE /api/admin/resources/{uuid} ends any connection'
+  },
+  UNKNOWN_AGENT: { status: 404, message: (p) => `Unknown agent '${p.name}'` },
+  UNKNOWN_CONVERSATION: { status: 404, message: (p) => `No conversation '${p.id}'` },
+  UNKNOWN_COORDINATOR: { status: 404, message: (p) => `Unknown coordinator '${p.name}'` },
+  UNKNOWN_COORDINATION: { status: 404, message: (p) => `Unknown coordination '${p.id}'` },
+  UNKNOWN_TASK: { status: 404, message: (p) => `Unknown task '${p.id}'` },
+  TASK_NOT_CANCELABLE: { status: 409, message: (p) => `Task not cancelable: ${p.id}` },
+  NO_PENDING_APPROVAL: { status: 404, message: (p) => `No pending approval: ${p.id}` },
+  WORKFLOW_INVALID: { status: 400, message: (p) => `Invalid workflow: ${p.detail}` },
+  WORKFLOW_VERSION_CONFLICT: {
+    status: 409,
+    message: (p) => String(p.detail),
+    hint: 'GET the workflow, apply your change to it and save it with its version + 1'
+  },
+  WORKFLOW_STORAGE_FAILURE: { status: 500, message: (p) => `workflow ${p.id} could not be stored` },
+  UNKNOWN_WORKFLOW: { status: 404, message: (p) => `no workflow: ${p.id}` },
+  WORKFLOW_COORDINATOR_REQUIRED: {
+    status: 400,
+    message: 'coordinator must be specified — zero or multiple fleets are registered',
+    hint: 'Name one with ?coordinator=; GET /api/admin/coordinators lists them'
+  },
+  UNKNOWN_WORKFLOW_COORDINATOR: {
+    status: 400,
+    message: (p) => `unknown coordinator: ${p.name} (registered: [${p.registered}])`
+  },
+  EVAL_RUN_INVALID: { status: 400, message: (p) => `Invalid eval run: ${p.detail}` },
+  EVAL_RUN_EXISTS: { status: 400, message: (p) => `EvalRun id ${p.id} already exists; eval runs are immutable` },
+  UNKNOWN_EVAL_RUN: { status: 404, message: (p) => `Unknown eval run '${p.id}'` },
+  NO_ACTIVE_RUNTIME: {
+    status: 404,
+    message: 'No active AI runtime',
+    hint: 'platform.ai.runtime names the runtime; GET /api/admin/runtimes lists those known and whether each is available'
   },
 
   // --- governance ---

@@ -21,5 +21,8 @@ export {
   InvalidCursorError,
   UnknownInteractionError
 } from './store-input.js'
+export { INTERACTIONS } from './key.js'
+export { InteractionService, conversationKey, type InteractionRequest } from './service.js'
+export { StepCapture, type Outcome, type CaptureOptions } from './capture.js'
 export { PostgresInteractionStore, type PostgresStoreOptions } from './postgres-store.js'
 export { storeFromConfig } from './store-from-config.js'

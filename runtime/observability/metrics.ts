@@ -10,6 +10,8 @@ export class Metrics {
   readonly broadcasts: Counter<'broadcaster'>
   readonly deliveries: Counter
   readonly slowConsumers: Counter
+  readonly resourcesConnected: Counter
+  readonly resourcesDisconnected: Counter
   readonly pluginFailures: Counter<'plugin' | 'reason'>
   readonly storeWriteFailures: Counter<'log'>
 
@@ -37,6 +39,16 @@ export class Metrics {
     this.slowConsumers = new Counter({
       name: 'platform_slow_consumers_closed_total',
       help: 'WebSocket consumers closed for exceeding the backpressure limit',
+      registers
+    })
+    this.resourcesConnected = new Counter({
+      name: 'platform_resources_connected_total',
+      help: 'Resources (WebSocket, SSE and long-polling clients of broadcasters) that joined',
+      registers
+    })
+    this.resourcesDisconnected = new Counter({
+      name: 'platform_resources_disconnected_total',
+      help: 'Resources that left, by any cause (client close, server disconnect, slow consumer, timeout)',
       registers
     })
     this.pluginFailures = new Counter({

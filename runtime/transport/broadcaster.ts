@@ -72,6 +72,14 @@ export abstract class Resource {
   /** Waiting for broadcasts. */
   abstract get isSuspended(): boolean
 
+  /**
+   * Completes a suspended response so the client comes back (a held long-poll is answered now);
+   * false for a transport that has no such response to complete.
+   */
+  resume(): boolean {
+    return false
+  }
+
   /** Between two polls of a long-polling client. */
   get isResumed(): boolean {
     return false

@@ -34,6 +34,8 @@ export interface EndpointTransport extends SocketWatcher, PollOwner {
   remove(r: Resource, reason: Reason): void
   end(r: Resource, reason: Reason): void
   publish(b: Broadcaster, frame: Frame, except?: Resource): number
+  /** Each installed endpoint adds itself here (path and the class of broadcasters it creates). */
+  readonly handlers: { path: string; className: string }[]
 }
 
 /** What every endpoint shares; installTransport fills it from configuration. */
@@ -121,6 +123,7 @@ export class Endpoint {
 
   install(): void {
     const { http } = this.o
+    this.o.transport.handlers.push({ path: this.pattern, className: this.hooks.className ?? 'Broadcaster' })
     http.ws<WsData>(this.pattern, {
       // frames up to twice the limit are read and refused with 1009; beyond that uWS drops the connection
       maxPayloadLength: this.frameLimit * 2,

@@ -86,6 +86,11 @@ export class LongPollingResource extends Resource {
     ctx.send(200, body, 'application/json')
   }
 
+  override resume(): boolean {
+    this.answer()
+    return true
+  }
+
   expired(now: number): boolean {
     return this.poll !== undefined && now >= this.poll.deadline
   }

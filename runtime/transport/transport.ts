@@ -48,6 +48,8 @@ export class Transport implements SocketWatcher, PollOwner {
   endpointSettings: EndpointSettings | undefined
   /** Asked before every room join (governance sets it); unset lets the room's auth policy decide alone. */
   roomJoinGuard: RoomJoinGuard | undefined
+  /** The endpoints served on the three transports, in installation order (the admin `handlers`). */
+  readonly handlers: { path: string; className: string }[] = []
 
   constructor(readonly opts: TransportOptions) {}
 
@@ -136,6 +138,10 @@ export class Transport implements SocketWatcher, PollOwner {
     return this.resources.size
   }
 
+  get broadcasterCount(): number {
+    return this.broadcasters.size
+  }
+
   // --- delivery ---
 
   /** Publishes one serialised frame to `b`, optionally not to `except`; returns the recipients. */
@@ -171,6 +177,7 @@ export class Transport implements SocketWatcher, PollOwner {
       }
     }
     if (r.transport !== 'SSE') this.opts.metrics.openConnections.inc({ transport: GAUGE_LABEL[r.transport] })
+    this.opts.metrics.resourcesConnected.inc()
     this.opts.bus.emit('ResourceConnected', { uuid: r.uuid, transport: r.transport, broadcaster: b.id })
   }
 
@@ -189,6 +196,7 @@ export class Transport implements SocketWatcher, PollOwner {
     }
     // the SSE gauge is kept by the HTTP core's stream bookkeeping
     if (r.transport !== 'SSE') this.opts.metrics.openConnections.dec({ transport: GAUGE_LABEL[r.transport] })
+    this.opts.metrics.resourcesDisconnected.inc()
     this.opts.bus.emit('ResourceDisconnected', { uuid: r.uuid, reason })
     if (b.destroyed || this.closing) return
     if (b.onLeave !== undefined) {

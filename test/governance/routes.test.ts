@@ -273,8 +273,8 @@ t.test('GET decisions: needs a principal; newest first; limit validated', async 
   t.equal(anon.status, 401)
   t.same(anon.body, {
     error: 'Admin read operations require authentication',
-    code: 'PLT_ERR_ADMIN_READ_AUTH_REQUIRED',
-    hint: 'Send X-Platform-Auth header or disable platform.admin.http-read-auth-required'
+    code: 'PLT_ERR_ADMIN_CONTENT_READ_AUTH_REQUIRED',
+    hint: 'Send X-Platform-Auth header or disable platform.admin.content-read-auth-required'
   })
   const r = await call('/decisions?limit=2', { headers: auth(BOB) })
   t.equal(r.status, 200)

@@ -1,0 +1,186 @@
+/**
+ * The governed turn's own CPU cost. The real platform runs in this process with the bench-ai
+ * plugin (bench/plugins/bench-ai, inline tier): agent `bench-fast` is answered by the zero-latency
+ * plugin runtime `bench-zero`. Rounds alternate three subjects, each N calls awaited one at a time
+ * and timed with process.cpuUsage (every thread of the process, LMDB's writer included):
+ *   runtime  `bench-zero`'s stream alone, consumed to its end (the baseline to subtract)
+ *   bare     `platform.area(AI).runTurn` with no policy installed
+ *   governed the same turn with 12 built-in policies of mixed types (all admit) and a scope policy
+ *   log      one governed turn's decision-log entries recorded again (where the governed time goes)
+ * Prints one JSON line: median CPU µs per call of each subject over the rounds.
+ *
+ *   npx tsc -p tsconfig.json && node --no-node-snapshot dist/bench/ai-pipeline.js [--quick]
+ * BENCH_AI_TURNS sets N (3 000 quick, 20 000 full).
+ */
+import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { Writable } from 'node:stream'
+import { fileURLToPath } from 'node:url'
+import { loadConfig } from '../runtime/config/index.js'
+import { startPlatform } from '../runtime/platform.js'
+import { installAreas } from '../runtime/areas.js'
+import { AI, type AiRuntimeRequest, type TurnRequest } from '../runtime/ai/index.js'
+import { GOVERNANCE, aiRequest } from '../runtime/governance/index.js'
+import { confineSystemPrompt } from '../runtime/scope/index.js'
+import { median } from './lib/stats.js'
+
+const quick = process.argv.includes('--quick')
+const N = Number(process.env.BENCH_AI_TURNS ?? (quick ? 3_000 : 20_000))
+const ROUNDS = quick ? 2 : 3
+const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
+
+/** Twelve built-in types that all admit the bench turn, then a rule-based scope for its agent. */
+const CHAIN = `version: "1.0"
+policies:
+  - {name: kill, type: kill-switch}
+  - {name: deny, type: deny-list, config: {phrases: [drop table, rm -rf], regex: ["ignore\\\\s+previous"]}}
+  - {name: pii, type: pii-redaction}
+  - {name: len, type: message-length, config: {max-chars: 4000}}
+  - {name: rate, type: rate-limit, config: {limit: 1000000000, window-seconds: 1}}
+  - {name: conc, type: concurrency-limit, config: {max-concurrent: 1000000}}
+  - {name: hours, type: time-window, config: {start: "00:00", end: "23:59:59", days: [monday, tuesday, wednesday, thursday, friday, saturday, sunday]}}
+  - {name: meta, type: metadata-presence, config: {required-keys: [channel]}}
+  - {name: roles, type: authorization, config: {required-roles: [customer]}}
+  - {name: cost, type: cost-ceiling, config: {budget-usd: 100}}
+  - {name: pref, type: preference, config: {phrases: [python 2], prefer: Python 3, reason: EOL}}
+  - {name: zscore, type: output-length-zscore}
+  - name: shop-scope
+    type: scope
+    config:
+      agent: bench-fast
+      purpose: Order status questions for Example Shop customers
+      forbidden-topics: [legal advice, medical advice]
+      on-breach: DENY
+      tier: RULE_BASED
+`
+
+const TURN: TurnRequest = {
+  agent: 'bench-fast',
+  message: 'Where is my order?',
+  userId: 'alice',
+  sessionId: 'bench-session',
+  metadata: { channel: 'bench', roles: ['customer'] }
+}
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-ai-pipeline-'))
+  const plugins = join(dataDir, 'plugins')
+  cpSync(join(ROOT, 'bench/plugins/bench-ai'), join(plugins, 'bench-ai'), { recursive: true })
+  const config = loadConfig({
+    env: {},
+    cwd: dataDir,
+    overrides: {
+      'platform.server.port': 0,
+      'platform.server.host': '127.0.0.1',
+      'platform.data-dir': join(dataDir, 'data'),
+      'platform.plugins.dirs': [plugins],
+      'platform.plugins.bench-ai': { sandbox: 'inline' },
+      'platform.log-level': 'error'
+    }
+  })
+  const { platform } = await startPlatform({
+    config,
+    logDestination: new Writable({
+      write(_c, _e, cb) {
+        cb()
+      }
+    }),
+    install: installAreas
+  })
+  try {
+    const ai = platform.area(AI)
+    const gov = platform.area(GOVERNANCE)
+    const zero = ai.runtime('bench-zero')
+    if (zero === undefined) throw new Error('the bench-ai plugin did not load (runtime bench-zero missing)')
+    const before = gov.chain.policies.length
+    const policies = gov.parse('yaml', 'yaml:bench-ai.yaml', CHAIN)
+    if (policies.length !== 13) throw new Error(`expected 13 policies, got ${policies.length}`)
+
+    // the request the agent loop hands the runtime: the scope preamble leads the system prompt
+    let runtimeRequest: AiRuntimeRequest = { message: TURN.message, history: [] }
+    const turn = async (): Promise<void> => {
+      let end: string | undefined
+      for await (const e of ai.runTurn(TURN)) {
+        if (e.type === 'complete') end = 'complete'
+        else if (e.type === 'error') throw new Error(`turn failed: ${e.code} ${e.message}`)
+      }
+      if (end !== 'complete') throw new Error('turn ended without complete')
+    }
+    const alone = async (): Promise<void> => {
+      let done = false
+      for await (const e of zero.stream(runtimeRequest)) if (e.type === 'done') done = true
+      if (!done) throw new Error('runtime ended without done')
+    }
+    const cpuPerCall = async (fn: () => Promise<void>, n: number): Promise<number> => {
+      const c0 = process.cpuUsage()
+      for (let i = 0; i < n; i++) await fn()
+      // the decision log's LMDB commits finish on their own thread just after the last call
+      await new Promise((r) => setTimeout(r, 100))
+      const c = process.cpuUsage(c0)
+      return (c.user + c.system) / n
+    }
+
+    gov.setSource('yaml:bench-ai.yaml', policies)
+    const agentPrompt = platform.plugins.agents().find((a) => a.name === TURN.agent)?.systemPrompt ?? ''
+    const governedPrompt = confineSystemPrompt(
+      aiRequest({ message: TURN.message, systemPrompt: agentPrompt, agentId: TURN.agent ?? null }),
+      gov.chain.policies
+    )
+    if (governedPrompt === agentPrompt) throw new Error('the scope policy added no preamble')
+    runtimeRequest = { systemPrompt: governedPrompt, message: TURN.message, history: [] }
+    gov.removeSource('yaml:bench-ai.yaml')
+
+    const samples: Record<'runtime' | 'bare' | 'governed' | 'log', number[]> = {
+      runtime: [],
+      bare: [],
+      governed: [],
+      log: []
+    }
+    // warm-up: every path compiled before the first measured round
+    for (let i = 0; i < N / 4; i++) await alone()
+    for (let i = 0; i < N / 4; i++) await turn()
+    gov.setSource('yaml:bench-ai.yaml', policies)
+    for (let i = 0; i < N / 4; i++) await turn()
+    gov.removeSource('yaml:bench-ai.yaml')
+    // one governed turn's decision-log entries (13 policies, both phases), appended again as a
+    // subject of their own: what the log's ring, listeners and LMDB write cost per turn
+    const entries = gov.decisionLog.recent(2 * policies.length)
+    const logAppends = async (): Promise<void> => {
+      for (const e of entries) gov.decisionLog.record(e)
+    }
+    for (let r = 0; r < ROUNDS; r++) {
+      samples.runtime.push(await cpuPerCall(alone, N))
+      samples.bare.push(await cpuPerCall(turn, N))
+      gov.setSource('yaml:bench-ai.yaml', policies)
+      samples.governed.push(await cpuPerCall(turn, N))
+      gov.removeSource('yaml:bench-ai.yaml')
+      samples.log.push(await cpuPerCall(logAppends, N))
+    }
+    const decisions = gov.decisionLog.recent(1).length
+    console.log(
+      JSON.stringify({
+        turns: N,
+        rounds: ROUNDS,
+        policiesBefore: before,
+        policies: policies.length,
+        decisionLogged: decisions > 0,
+        preamble: governedPrompt.length,
+        runtimeUs: median(samples.runtime, (x) => x),
+        bareUs: median(samples.bare, (x) => x),
+        governedUs: median(samples.governed, (x) => x),
+        logEntries: entries.length,
+        logUs: median(samples.log, (x) => x),
+        samples
+      })
+    )
+  } finally {
+    await platform.close()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err)
+  process.exitCode = 1
+})

@@ -1,0 +1,33 @@
+// The AI benchmark's agents (bench/scenarios/ai.ts). The demo runtime answers
+// `You said: "<message>". My instructions: <system prompt>`, one token per whitespace-separated
+// word, so the writer's 492-word prompt and the scenario's 6-word message give a 500-token reply.
+import { definePlugin, agent, runtime } from 'agent-platform/sdk'
+
+const WORDS = ['governed', 'turns', 'stream', 'tokens', 'to', 'every', 'connected', 'client', 'quickly']
+const writerPrompt = Array.from({ length: 492 }, (_, i) => WORDS[i % WORDS.length]).join(' ')
+
+export default definePlugin({
+  agents: [
+    agent({ name: 'bench-writer', description: 'Answers with 500 tokens (demo runtime)', systemPrompt: writerPrompt }),
+    agent({ name: 'bench-short', description: 'Answers with a few tokens (demo runtime)', systemPrompt: 'Be brief.' }),
+    agent({
+      name: 'bench-fast',
+      description: 'Answered by the zero-latency runtime',
+      systemPrompt: 'Answer questions about order status.',
+      model: 'bench-zero'
+    })
+  ],
+  runtimes: [
+    runtime({
+      name: 'bench-zero',
+      description: 'Answers at once: one text event, usage, done',
+      capabilities: ['streaming', 'usage', 'system-prompt'],
+      models: ['bench-zero'],
+      stream: () => [
+        { type: 'text', delta: 'Your order shipped.' },
+        { type: 'usage', usage: { input: 8, output: 3 } },
+        { type: 'done', finishReason: 'stop' }
+      ]
+    })
+  ]
+})

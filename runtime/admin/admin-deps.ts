@@ -1,0 +1,20 @@
+import type { Platform } from '../platform.js'
+import type { Transport } from '../transport/index.js'
+import type { AiService } from '../ai/index.js'
+import type { GovernanceService } from '../governance/index.js'
+import type { McpServer } from '../mcp/index.js'
+import type { FleetView } from './fleet-view.js'
+
+/** The live state the admin routes read, resolved once at install. */
+export interface AdminDeps {
+  platform: Platform
+  transport: Transport
+  ai: AiService
+  /** Undefined when governance is switched off. */
+  governance: GovernanceService | undefined
+  /** Undefined when MCP is switched off. */
+  mcp: McpServer | undefined
+  fleet: FleetView
+  /** The platform's version (package.json). */
+  version: string
+}

@@ -1,0 +1,185 @@
+/**
+ * Coordinators, the coordination journal, A2A tasks and workflow approvals, read through the
+ * FleetView (empty until the fleet area provides one): collections answer empty lists, unknown ids 404.
+ */
+import { shown } from './shown-value.js'
+import { PlatformError } from '../http/index.js'
+import type { AdminDeps } from './admin-deps.js'
+import type { JournalEvent, JournalQuery } from './fleet-view.js'
+import type { AdminRoute } from './route-table.js'
+
+export const JOURNAL_DEFAULT_LIMIT = 100
+export const JOURNAL_MAX_LIMIT = 10_000
+const str = { type: 'string', minLength: 1 }
+
+function instant(q: Record<string, unknown>, name: 'since' | 'until'): number | undefined {
+  const raw = q[name]
+  if (raw === undefined) return undefined
+  const ms = typeof raw === 'string' ? Date.parse(raw) : NaN
+  if (Number.isNaN(ms)) throw new PlatformError('INVALID_QUERY', { name, detail: `Invalid timestamp: ${shown(raw)}` })
+  return ms
+}
+
+/** One line per event: `<timestamp> <type> key=value ...`, for `journal/{id}/log`. */
+function logLine(e: JournalEvent): string {
+  const rest = Object.entries(e)
+    .filter(([k]) => k !== 'type' && k !== 'coordinationId' && k !== 'timestamp')
+    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+  return [e.timestamp, e.type, ...rest].join(' ')
+}
+
+export function fleetRoutes(d: AdminDeps): AdminRoute[] {
+  // read d.fleet on every call: the fleet area may hand its view over after start-up
+  const coordination = (id: string): JournalEvent[] => {
+    const events = d.fleet.coordination(id)
+    if (events === undefined) throw new PlatformError('UNKNOWN_COORDINATION', { id })
+    return events
+  }
+  return [
+    {
+      method: 'GET',
+      path: '/coordinators',
+      summary: 'Coordinators: {name, agentCount, availableCount}',
+      gate: { read: 'open' },
+      handler: () => d.fleet.coordinators()
+    },
+    {
+      method: 'GET',
+      path: '/coordinators/{name}/health',
+      summary: 'Health of the agents of a coordinator',
+      gate: { read: 'open' },
+      handler: ({ params }) => {
+        const h = d.fleet.coordinatorHealth(params.name!)
+        if (h === undefined) throw new PlatformError('UNKNOWN_COORDINATOR', { name: params.name })
+        return h
+      }
+    },
+    {
+      method: 'GET',
+      path: '/coordinators/{name}/fleet',
+      summary: 'The agents a coordinator dispatches to',
+      gate: { read: 'open' },
+      handler: ({ params }) => {
+        const fl = d.fleet.coordinatorFleet(params.name!)
+        if (fl === undefined) throw new PlatformError('UNKNOWN_COORDINATOR', { name: params.name })
+        return fl
+      }
+    },
+    {
+      method: 'GET',
+      path: '/journal',
+      summary: 'Coordination journal events, filtered by coordination, agent and time',
+      gate: { read: 'content' },
+      query: {
+        type: 'object',
+        properties: {
+          coordinationId: str,
+          agent: str,
+          since: str,
+          until: str,
+          limit: { type: 'integer', minimum: 1, maximum: JOURNAL_MAX_LIMIT, default: JOURNAL_DEFAULT_LIMIT }
+        }
+      },
+      handler: ({ query }) => {
+        const q: JournalQuery = { limit: query.limit as number }
+        if (query.coordinationId !== undefined) q.coordinationId = String(query.coordinationId)
+        if (query.agent !== undefined) q.agent = String(query.agent)
+        const since = instant(query, 'since')
+        const until = instant(query, 'until')
+        if (since !== undefined) q.since = since
+        if (until !== undefined) q.until = until
+        return d.fleet.journal(q)
+      }
+    },
+    {
+      method: 'GET',
+      path: '/journal/{id}',
+      summary: 'The events of one coordination, oldest first',
+      gate: { read: 'content' },
+      handler: ({ params }) => coordination(params.id!)
+    },
+    {
+      method: 'GET',
+      path: '/journal/{id}/tree',
+      summary: 'The events of one coordination as a tree (eventId, parentEventId, children)',
+      gate: { read: 'content' },
+      handler: ({ params }) => {
+        const events = coordination(params.id!)
+        // without parent links every event is a root, in order
+        return events.map((e, i) => ({ ...e, eventId: typeof e.eventId === 'string' ? e.eventId : String(i) }))
+      }
+    },
+    {
+      method: 'GET',
+      path: '/journal/{id}/log',
+      summary: 'The events of one coordination as plain text, one line each',
+      gate: { read: 'content' },
+      produces: 'text/plain',
+      handler: ({ params, ctx }) => {
+        const text = coordination(params.id!).map(logLine).join('\n')
+        ctx.send(200, text === '' ? '' : text + '\n', 'text/plain; charset=utf-8')
+        return undefined
+      }
+    },
+    {
+      method: 'GET',
+      path: '/tasks',
+      summary: 'A2A tasks: {taskId, contextId, state, statusMessage, createdAt}',
+      gate: { read: 'open' },
+      query: { type: 'object', properties: { contextId: str } },
+      handler: ({ query }) =>
+        d.fleet
+          .tasks(query.contextId as string | undefined)
+          .map(({ taskId, contextId, state, statusMessage, createdAt }) => ({
+            taskId,
+            contextId,
+            state,
+            statusMessage,
+            createdAt
+          }))
+    },
+    {
+      method: 'GET',
+      path: '/tasks/{taskId}',
+      summary: 'One A2A task with its message and artifact counts and metadata',
+      gate: { read: 'open' },
+      handler: ({ params }) => {
+        const task = d.fleet.task(params.taskId!)
+        if (task === undefined) throw new PlatformError('UNKNOWN_TASK', { id: params.taskId })
+        return task
+      }
+    },
+    {
+      method: 'POST',
+      path: '/tasks/{taskId}/cancel',
+      summary: 'Cancels a submitted or working A2A task',
+      gate: { write: 'cancel_task', target: (r) => r.params.taskId ?? '' },
+      handler: ({ params }) => {
+        const done = d.fleet.cancelTask(params.taskId!)
+        if (done === undefined) throw new PlatformError('UNKNOWN_TASK', { id: params.taskId })
+        if (!done) throw new PlatformError('TASK_NOT_CANCELABLE', { id: params.taskId })
+        return { status: 'task canceled' }
+      }
+    },
+    {
+      method: 'GET',
+      path: '/workflow/approvals',
+      summary: 'Workflow steps waiting for an approval',
+      gate: { read: 'open' },
+      handler: () => d.fleet.approvals()
+    },
+    {
+      method: 'POST',
+      path: '/workflow/approvals/{approvalId}',
+      summary: 'Approves or rejects a pending workflow step',
+      gate: { write: 'workflow.approve', target: (r) => r.params.approvalId ?? '' },
+      body: { type: 'object', required: ['approve'], properties: { approve: { type: 'boolean' } } },
+      handler: ({ params, body }) => {
+        const id = params.approvalId!
+        const approve = (body as { approve: boolean }).approve
+        if (!d.fleet.decide(id, approve)) throw new PlatformError('NO_PENDING_APPROVAL', { id })
+        return { approvalId: id, approved: approve }
+      }
+    }
+  ]
+}

@@ -1,0 +1,109 @@
+/**
+ * The admin control plane: the REST routes under /api/admin (the governance area serves
+ * /api/admin/governance itself). `platform.admin.enabled=false` leaves every route out.
+ */
+import { readFileSync } from 'node:fs'
+import type { Area, Platform } from '../platform.js'
+import { transportOf } from '../transport/index.js'
+import { AI } from '../ai/index.js'
+import { governanceOf } from '../governance/index.js'
+import { getMcp } from '../mcp/index.js'
+import type { AdminDeps } from './admin-deps.js'
+import type { AdminService } from './admin-service.js'
+import { agentRoutes } from './agent-routes.js'
+import { catalogRoutes } from './catalog-routes.js'
+import type { EvalRun } from './eval-run.js'
+import { LmdbEvalRunStore, MemoryEvalRunStore, type EvalIndexKey, type EvalRunStore } from './eval-run-store.js'
+import { evalRoutes } from './eval-routes.js'
+import { EMPTY_FLEET } from './fleet-view.js'
+import { fleetRoutes } from './fleet-routes.js'
+import { ADMIN } from './key.js'
+import { metricsRoutes } from './metrics-report.js'
+import { openApiDocument } from './openapi.js'
+import { overviewRoutes } from './overview.js'
+import { mountRoutes, type AdminRoute } from './route-table.js'
+import { transportRoutes } from './transport-routes.js'
+import type { WorkflowManifest } from './workflow-manifest.js'
+import { workflowRoutes } from './workflow-routes.js'
+import { LmdbWorkflowStore, MemoryWorkflowStore, type WorkflowStore } from './workflow-store.js'
+
+/** The platform's version, from its package.json (found from both the sources and dist/). */
+function packageVersion(): string {
+  for (const rel of ['../../package.json', '../../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version: string }
+      if (pkg.name === 'agent-platform') return pkg.version
+    } catch {
+      /* try the next */
+    }
+  }
+  return '0.0.0'
+}
+
+/** Every admin route, in mount order. */
+export function adminRoutes(d: AdminDeps): AdminRoute[] {
+  return [
+    ...overviewRoutes(d),
+    ...transportRoutes(d),
+    ...agentRoutes(d),
+    ...fleetRoutes(d),
+    ...catalogRoutes(d),
+    ...metricsRoutes(d)
+  ]
+}
+
+function workflowStore(platform: Platform): WorkflowStore {
+  if (platform.config.get('platform.admin.workflows.store') === 'memory') return new MemoryWorkflowStore()
+  return new LmdbWorkflowStore(platform.store.db<WorkflowManifest, string>('workflows'))
+}
+
+function evalStore(platform: Platform): EvalRunStore {
+  const cap = platform.config.get('platform.admin.evals.max-runs-per-baseline')
+  if (platform.config.get('platform.admin.evals.store') === 'memory') return new MemoryEvalRunStore(cap)
+  return new LmdbEvalRunStore(
+    platform.store.db<EvalRun, string>('eval-runs'),
+    platform.store.db<true, EvalIndexKey>('eval-runs-by-baseline'),
+    cap
+  )
+}
+
+export function installAdmin(platform: Platform): void {
+  if (!platform.config.get('platform.admin.enabled')) return
+  const deps: AdminDeps = {
+    platform,
+    transport: transportOf(platform),
+    ai: platform.area(AI),
+    governance: governanceOf(platform),
+    mcp: getMcp(platform),
+    fleet: EMPTY_FLEET,
+    version: packageVersion()
+  }
+  const routes = [
+    ...adminRoutes(deps),
+    ...workflowRoutes(deps, workflowStore(platform)),
+    ...evalRoutes(evalStore(platform))
+  ]
+  // built on first request, once: the table does not change after start-up
+  let document: Record<string, unknown> | undefined
+  routes.push({
+    method: 'GET',
+    path: '/openapi.json',
+    summary: 'This API as an OpenAPI 3.1 document, generated from the route table',
+    gate: { read: 'open' },
+    handler: () => (document ??= openApiDocument(routes, deps.version))
+  })
+  mountRoutes(platform, routes)
+  const service: AdminService = {
+    routes,
+    setFleet: (view) => {
+      deps.fleet = view
+    }
+  }
+  platform.provide(ADMIN, service)
+}
+
+export const adminArea: Area = {
+  name: 'admin',
+  dependsOn: ['transport', 'plugins', 'governance', 'mcp', 'ai'],
+  install: installAdmin
+}

@@ -1,0 +1,100 @@
+/**
+ * The OpenAPI 3.1 document of the admin API, generated from the route table: paths, parameters and
+ * request bodies from each route's ajv schemas (JSON Schema 2020-12, the dialect OpenAPI 3.1 uses),
+ * security and error responses from its gate.
+ */
+import { ADMIN_BASE, type AdminRoute, type JsonSchema } from './route-table.js'
+
+const ERROR_REF = { $ref: '#/components/responses/Error' }
+const AUTH = [{ bearer: [] }, { platformAuth: [] }]
+
+function operationId(route: AdminRoute): string {
+  const words = route.path
+    .split('/')
+    .filter((s) => s !== '')
+    .map((s) =>
+      s.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(.)?/g, (_, c: string | undefined) => (c ?? '').toUpperCase())
+    )
+  return route.method.toLowerCase() + words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('')
+}
+
+function parameters(route: AdminRoute): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = []
+  for (const m of route.path.matchAll(/\{([^}]+)\}/g))
+    out.push({ name: m[1], in: 'path', required: true, schema: { type: 'string' } })
+  const q = route.query
+  if (q !== undefined) {
+    const props = (q.properties ?? {}) as Record<string, JsonSchema>
+    const required = new Set((q.required ?? []) as string[])
+    for (const [name, schema] of Object.entries(props))
+      out.push({ name, in: 'query', required: required.has(name), schema })
+  }
+  return out
+}
+
+function operation(route: AdminRoute): Record<string, unknown> {
+  const gate = route.gate
+  const write = 'write' in gate
+  const op: Record<string, unknown> = { operationId: operationId(route), summary: route.summary }
+  const params = parameters(route)
+  if (params.length > 0) op.parameters = params
+  if (route.body !== undefined)
+    op.requestBody = { required: true, content: { 'application/json': { schema: route.body } } }
+  const responses: Record<string, unknown> = {
+    '200': {
+      description: 'OK',
+      content: {
+        [route.produces ?? 'application/json']: { schema: route.produces === undefined ? {} : { type: 'string' } }
+      }
+    }
+  }
+  if (params.length > 0 || route.body !== undefined || write) responses['400'] = ERROR_REF
+  responses['401'] = ERROR_REF
+  if (write) responses['403'] = ERROR_REF
+  if (route.path.includes('{') || write) responses['404'] = ERROR_REF
+  op.responses = responses
+  // open reads need a principal only under http-read-auth-required; content and workspace reads by default
+  op.security = write || gate.read !== 'open' ? AUTH : [{}, ...AUTH]
+  op['x-platform-gate'] = write ? { write: gate.write } : { read: gate.read }
+  return op
+}
+
+export function openApiDocument(routes: readonly AdminRoute[], version: string): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {}
+  for (const r of routes) {
+    const p = (paths[ADMIN_BASE + r.path] ??= {})
+    p[r.method.toLowerCase()] = operation(r)
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'agent-platform admin API',
+      version,
+      description: 'The admin control plane under /api/admin, generated from its route table.'
+    },
+    paths,
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'An API token from platform.auth.tokens, or a JWT' },
+        platformAuth: { type: 'apiKey', in: 'header', name: 'X-Platform-Auth' }
+      },
+      schemas: {
+        Error: {
+          type: 'object',
+          required: ['error', 'code'],
+          properties: {
+            error: { type: 'string' },
+            code: { type: 'string', pattern: '^PLT_ERR_[A-Z0-9_]+$' },
+            hint: { type: 'string' }
+          }
+        }
+      },
+      responses: {
+        Error: {
+          description: 'An error from the catalogue',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } }
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,36 @@
+/** `GET /overview`: one snapshot from counts the owners keep, never a walk over connections. */
+import type { AdminDeps } from './admin-deps.js'
+import type { AdminRoute } from './route-table.js'
+import { interceptors } from './transport-routes.js'
+
+export function overview(d: AdminDeps): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    status: 'UP',
+    version: d.version,
+    connections: d.transport.resourceCount,
+    broadcasters: d.transport.broadcasterCount,
+    handlers: d.transport.handlers.length,
+    interceptors: interceptors(d).length,
+    agentCount: d.platform.plugins.agents().length,
+    activeSessions: d.ai.sessions.activeCount(),
+    coordinatorCount: d.fleet.coordinatorCount,
+    taskCount: d.fleet.taskCount
+  }
+  const runtime = d.ai.activeRuntime()
+  if (runtime !== undefined) out.aiRuntime = runtime.name
+  if (d.governance !== undefined) out.governancePolicyCount = d.governance.chain.policies.length
+  return out
+}
+
+export function overviewRoutes(d: AdminDeps): AdminRoute[] {
+  return [
+    {
+      method: 'GET',
+      path: '/overview',
+      summary:
+        'status, version, connections, broadcasters, handlers, interceptors, agentCount, activeSessions, coordinatorCount, taskCount, aiRuntime?, governancePolicyCount?',
+      gate: { read: 'open' },
+      handler: () => overview(d)
+    }
+  ]
+}

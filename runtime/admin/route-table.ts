@@ -1,0 +1,142 @@
+/**
+ * The admin route table: every route declared once (method, path, ajv schemas of its path
+ * parameters, query and body, its gate, its handler) and mounted by one function, so the gates run
+ * the same way everywhere and an OpenAPI document can be generated from the same declarations.
+ */
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js'
+import type { Platform } from '../platform.js'
+import { PlatformError, type Context } from '../http/index.js'
+import { ReadGate, type Principal, type ReadKind } from '../auth/index.js'
+
+export const ADMIN_BASE = '/api/admin'
+
+export type JsonSchema = Record<string, unknown>
+
+/** A read (`open`, `content`, `workspace`: see ReadGate) or a write through the write gate as `action`. */
+export type RouteGate =
+  | { read: ReadKind }
+  | {
+      write: string
+      /** The audit entry's target, from the request as sent (runs before validation, like the gate). */
+      target: (req: AdminRequest) => string
+    }
+
+/** What a handler gets: the request's parts after validation (query values coerced to their schema types). */
+export interface AdminRequest {
+  ctx: Context
+  params: Record<string, string>
+  query: Record<string, unknown>
+  body: unknown
+  /** The principal a write gate let through; undefined on reads. */
+  principal: Principal | undefined
+}
+
+export interface AdminRoute {
+  method: 'GET' | 'POST' | 'DELETE'
+  /** Below /api/admin, with `{name}` path parameters. */
+  path: string
+  summary: string
+  gate: RouteGate
+  params?: JsonSchema
+  query?: JsonSchema
+  body?: JsonSchema
+  /** The success body's media type when it is not JSON (the handler writes it itself). */
+  produces?: string
+  /** The error a body that fails `body` gets, when the route has its own (default INVALID_BODY). */
+  invalidBody?: () => PlatformError
+  /** The success body; a PlatformError thrown here is the answer (and, on a write, audited as a failure). */
+  handler: (req: AdminRequest) => unknown
+}
+
+// query values arrive as strings: coerce them to the schema's types ('5' → 5); bodies are not coerced
+const queryAjv = new Ajv2020({ strict: false, allErrors: false, coerceTypes: true, useDefaults: true })
+const bodyAjv = new Ajv2020({ strict: false, allErrors: false })
+
+function describe(e: ErrorObject | undefined): { name: string; detail: string } {
+  if (e === undefined) return { name: '', detail: 'invalid' }
+  const missing = e.keyword === 'required' ? String((e.params as { missingProperty?: string }).missingProperty) : ''
+  const name = missing !== '' ? missing : e.instancePath.replace(/^\//, '').split('/')[0]!
+  return { name, detail: missing !== '' ? 'is required' : (e.message ?? 'invalid') }
+}
+
+interface Compiled {
+  params: ValidateFunction | undefined
+  query: ValidateFunction | undefined
+  body: ValidateFunction | undefined
+}
+
+/** Mounts `routes` on the platform's HTTP server; validators are compiled here, once. */
+export function mountRoutes(platform: Platform, routes: readonly AdminRoute[]): void {
+  const reads = new ReadGate(platform.config, platform.principals)
+  const { writeGate } = platform
+  // a failed audit write is counted and logged by the audit log itself; it must not fail the answer
+  const audited = (p: Principal, action: string, target: string, ok: boolean, message?: string): void => {
+    writeGate.done(p, action, target, ok, message).catch(() => {})
+  }
+  for (const route of routes) {
+    const v: Compiled = {
+      params: route.params === undefined ? undefined : queryAjv.compile(route.params),
+      query: route.query === undefined ? undefined : queryAjv.compile(route.query),
+      body: route.body === undefined ? undefined : bodyAjv.compile(route.body)
+    }
+    const handler = (ctx: Context): unknown => {
+      const req: AdminRequest = { ctx, params: { ...ctx.params }, query: {}, body: ctx.body, principal: undefined }
+      const gate = route.gate
+      if ('read' in gate) {
+        reads.check(ctx, gate.read)
+        validate(route, v, req)
+        return route.handler(req)
+      }
+      const target = gate.target(req)
+      const principal = writeGate.guard(ctx, gate.write, target)
+      req.principal = principal
+      // every attempt past the gate is audited once, a failure with its message (a crash as such)
+      const failed = (err: unknown): never => {
+        const message = err instanceof PlatformError ? err.message : 'Internal server error'
+        audited(principal, gate.write, target, false, message)
+        throw err
+      }
+      let out: unknown
+      try {
+        validate(route, v, req)
+        out = route.handler(req)
+      } catch (err) {
+        return failed(err)
+      }
+      if (out instanceof Promise)
+        return out.then((value: unknown) => {
+          audited(principal, gate.write, target, true)
+          return value
+        }, failed)
+      audited(principal, gate.write, target, true)
+      return out
+    }
+    const path = ADMIN_BASE + route.path
+    if (route.method === 'GET') platform.http.get(path, handler)
+    else if (route.method === 'DELETE') platform.http.delete(path, handler, { body: 'json', optionalBody: true })
+    // an empty body reaches the handler: the write gate runs before the body is validated
+    else platform.http.post(path, handler, { body: 'json', optionalBody: true })
+  }
+}
+
+function validate(route: AdminRoute, v: Compiled, req: AdminRequest): void {
+  if (v.params !== undefined && !v.params(req.params)) {
+    const d = describe(v.params.errors?.[0])
+    throw new PlatformError('INVALID_QUERY', { name: d.name, detail: d.detail })
+  }
+  if (v.query !== undefined) {
+    const q: Record<string, unknown> = {}
+    for (const [k, val] of req.ctx.query) if (!Object.hasOwn(q, k)) q[k] = val
+    if (!v.query(q)) {
+      const d = describe(v.query.errors?.[0])
+      throw new PlatformError('INVALID_QUERY', d)
+    }
+    req.query = q
+  }
+  if (v.body !== undefined && !v.body(req.body)) {
+    if (route.invalidBody !== undefined) throw route.invalidBody()
+    const e = v.body.errors?.[0]
+    const d = describe(e)
+    throw new PlatformError('INVALID_BODY', { detail: d.name === '' ? d.detail : `'${d.name}' ${d.detail}` })
+  }
+}

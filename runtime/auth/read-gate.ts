@@ -1,0 +1,35 @@
+import type { Config } from '../config/index.js'
+import { PlatformError, type Context } from '../http/index.js'
+import type { PrincipalResolver } from './resolver.js'
+
+/**
+ * Which admin reads need a principal: `open` reads only under `http-read-auth-required`; `content`
+ * reads (decisions, audit, journal, conversations) and `workspace` reads also under their own
+ * flags, both true by default.
+ */
+export type ReadKind = 'open' | 'content' | 'workspace'
+
+/** The read gate of the admin surface; the refusal's hint names the flag that refused. */
+export class ReadGate {
+  constructor(
+    private readonly config: Config,
+    private readonly principals: PrincipalResolver
+  ) {}
+
+  check(ctx: Context, kind: ReadKind): void {
+    const all = this.config.get('platform.admin.http-read-auth-required')
+    const own =
+      kind === 'content'
+        ? this.config.get('platform.admin.content-read-auth-required')
+        : kind === 'workspace'
+          ? this.config.get('platform.admin.workspace-read-auth-required')
+          : false
+    if (!all && !own) return
+    if (this.principals.resolve(ctx) !== null) return
+    // with every read gated, lifting only the content flag would not help: name the one that would
+    if (all) throw new PlatformError('ADMIN_READ_AUTH_REQUIRED')
+    throw new PlatformError(
+      kind === 'content' ? 'ADMIN_CONTENT_READ_AUTH_REQUIRED' : 'ADMIN_WORKSPACE_READ_AUTH_REQUIRED'
+    )
+  }
+}
