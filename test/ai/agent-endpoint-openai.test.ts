@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { AI } from '../../runtime/ai/index.js'
 import { installAreas } from '../../runtime/areas.js'
+import { PREAMBLE_HEADING } from '../../runtime/scope/index.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk, type Reply } from '../helpers/openai-server.js'
 import { agentSocket, deltas, eventually, lpAgent, postTurn, untilTerminal } from './agent-clients.js'
@@ -54,7 +55,13 @@ t.test('openai runtime: a turn on WebSocket, SSE and long-polling', async (t) =>
   server.chat = () => hello
   const s = await agentSocket(tp.url, PATH)
   t.teardown(() => s.ws.close())
+  server.reset()
   const ws = await s.turn('hi')
+  // the demo agent declares a scope: its preamble leads the system prompt the model receives
+  const system = server.on('/chat/completions')[0].messages[0]
+  t.equal(system.role, 'system')
+  t.ok(String(system.content).startsWith(PREAMBLE_HEADING), 'the scope preamble reached the model')
+  t.match(system.content, /You are the platform guide/)
   t.same(
     ws.filter((f) => f.event === 'text-delta').map((f) => f.data.text),
     ['Hello', ' world']
