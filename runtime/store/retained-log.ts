@@ -16,6 +16,11 @@ export interface RetainedLogOptions<T> {
   db?: Database<T | T[], LogKey> | Database<T, LogKey> | undefined
   /** Entries kept in LMDB, rounded up to a page; the oldest beyond it are removed every `TRIM_EVERY` appends. */
   retention?: number | undefined
+  /**
+   * A field that consecutive entries often share by reference (a turn's context snapshot): a page
+   * stores it once per run of the same object. Its value is never `undefined`.
+   */
+  sharedField?: (keyof T & string) | undefined
   /** Defaults to a process warning, so a failure is never silent even where nothing is wired. */
   onWriteFailure?: WriteFailureReport | undefined
 }
@@ -48,8 +53,16 @@ type Page<T> = T[]
 /** Entries per page at most: one value stays small (no LMDB overflow pages) and one bad entry is found fast. */
 const PAGE_MAX = 64
 
-function entriesOf<T>(value: T | Page<T>): Page<T> {
-  return Array.isArray(value) ? (value as Page<T>) : [value]
+/** A page's entries; an entry whose shared field was left out takes the previous entry's. */
+function entriesOf<T>(value: T | Page<T>, shared: keyof T | undefined): Page<T> {
+  if (!Array.isArray(value)) return [value]
+  const page = value as Page<T>
+  if (shared !== undefined)
+    for (let i = 1; i < page.length; i++) {
+      const e = page[i] as T
+      if (e[shared] === undefined) e[shared] = (page[i - 1] as T)[shared]
+    }
+  return page
 }
 
 /**
@@ -70,6 +83,7 @@ export class RetainedLog<T> {
   private readonly db: Database<T | Page<T>, LogKey> | undefined
   private readonly retention: number
   private readonly pageMax: number
+  private readonly shared: (keyof T & string) | undefined
   private seq = 0
   private writes = 0
   private readonly failed: (err: unknown) => void
@@ -85,6 +99,7 @@ export class RetainedLog<T> {
     this.keys = new RingBuffer(opts.capacity)
     this.db = opts.db
     this.retention = opts.retention ?? 100_000
+    this.shared = opts.sharedField
     // every unwritten entry stays in the ring, so reads below the ring never miss one
     this.pageMax = Math.max(1, Math.min(PAGE_MAX, opts.capacity))
     const report = opts.onWriteFailure ?? warn
@@ -98,7 +113,7 @@ export class RetainedLog<T> {
     const keys: LogKey[] = []
     const values: T[] = []
     for (const { key, value } of db.getRange({ reverse: true })) {
-      const page = entriesOf(value)
+      const page = entriesOf(value, this.shared)
       if (keys.length === 0 && values.length === 0) this.seq = key[1] + page.length
       for (let i = page.length - 1; i >= 0 && values.length < capacity; i--) {
         keys.push([key[0], key[1] + i])
@@ -174,7 +189,7 @@ export class RetainedLog<T> {
     const settle = this.settlePage
     let put: Promise<unknown>
     try {
-      put = db.put(key, page)
+      put = this.put(db, key, page)
       put.then(
         () => settle(),
         (err: unknown) => {
@@ -189,6 +204,27 @@ export class RetainedLog<T> {
     const before = this.writes
     this.writes += page.length
     if (Math.floor(this.writes / TRIM_EVERY) > Math.floor(before / TRIM_EVERY)) this.trim().then(undefined, this.failed)
+  }
+
+  /**
+   * Writes a page with each repeated shared field left out. lmdb encodes the value inside `put`,
+   * so the entries (also held by the ring and its readers) are restored before anyone sees them.
+   */
+  private put(db: Database<T | Page<T>, LogKey>, key: LogKey, page: Page<T>): Promise<unknown> {
+    const f = this.shared
+    if (f === undefined || page.length < 2) return db.put(key, page)
+    const left: T[typeof f][] = []
+    for (let i = page.length - 1; i > 0; i--) {
+      const e = page[i] as T
+      const v = e[f]
+      left.push(v)
+      if (v === (page[i - 1] as T)[f]) e[f] = undefined as T[typeof f]
+    }
+    try {
+      return db.put(key, page)
+    } finally {
+      for (let i = page.length - 1, j = 0; i > 0; i--, j++) (page[i] as T)[f] = left[j] as T[typeof f]
+    }
   }
 
   /** Each entry as its own page, so only the entries the encoder rejects are lost (and reported). */
@@ -236,7 +272,7 @@ export class RetainedLog<T> {
     const start = this.keys.oldest()!
     // the page holding the oldest ring entry sorts at or before its key
     for (const { key, value } of this.db.getRange({ reverse: true, start })) {
-      const page = entriesOf(value)
+      const page = entriesOf(value, this.shared)
       for (let i = page.length - 1; i >= 0; i--) {
         if (key[1] + i >= start[1]) continue
         out.push(page[i]!)
@@ -252,7 +288,7 @@ export class RetainedLog<T> {
     const out: T[] = []
     if (limit <= 0) return out
     for (const { value } of this.db.getRange({ reverse: true })) {
-      const page = entriesOf(value)
+      const page = entriesOf(value, this.shared)
       for (let i = page.length - 1; i >= 0; i--) {
         out.push(page[i]!)
         if (out.length >= limit) return out
@@ -272,7 +308,7 @@ export class RetainedLog<T> {
       for (const k of db.getKeys({ reverse: true, limit: 1 })) last = k
       if (last === undefined) return
       const lastValue = db.get(last)
-      const end = last[1] + (lastValue === undefined ? 1 : entriesOf(lastValue).length)
+      const end = last[1] + (lastValue === undefined ? 1 : entriesOf(lastValue, this.shared).length)
       const cut = end - this.retention
       let prev: LogKey | undefined
       for (const key of db.getKeys()) {

@@ -130,6 +130,42 @@ t.test('an entry the encoder rejects fails its page, is reported once, and the o
   )
 })
 
+t.test('a shared field is stored once per run of the same object and restored on every read', async (t) => {
+  interface Shared {
+    n: number
+    ctx: { turn: number }
+  }
+  const path = join(dir, 'shared')
+  let store = new Store(path)
+  let db = store.db<Shared, LogKey>('items')
+  let log = new RetainedLog<Shared>({ name: 'shared', capacity: 3, db, sharedField: 'ctx' })
+  const a = { turn: 1 }
+  const b = { turn: 2 }
+  const entries = [0, 1, 2, 3, 4].map((n) => ({ n, ctx: n < 3 ? a : b }))
+  await Promise.all(entries.map((e) => log.append(e)))
+  t.ok(
+    entries.every((e) => e.ctx === (e.n < 3 ? a : b)),
+    'the appended entries keep their field after the write'
+  )
+  const raw = [...db.getRange()].flatMap(({ value }) => value as unknown as Partial<Shared>[])
+  t.same(
+    raw.map((e) => e.ctx),
+    [a, undefined, undefined, b, undefined],
+    'stored once per run (pages of 3: the ring capacity)'
+  )
+  const expected = entries.map((e) => ({ n: e.n, ctx: { ...e.ctx } })).reverse()
+  t.same(log.stored(10), expected)
+  t.same(log.newest(10), expected, 'below the ring too')
+  await store.close()
+
+  store = new Store(path)
+  t.teardown(() => store.close())
+  db = store.db<Shared, LogKey>('items')
+  log = new RetainedLog<Shared>({ name: 'shared', capacity: 3, db, sharedField: 'ctx' })
+  t.same(log.oldestFirst(), expected.slice(0, 3).reverse(), 'the reload restores the field')
+  t.same(log.newest(10), expected)
+})
+
 // A child appends pages through RetainedLog and reports the newest entry of each acknowledged
 // page; the parent kills it with SIGKILL. Every reported entry must be reloaded after the crash.
 const child = `
