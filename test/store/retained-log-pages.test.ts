@@ -130,6 +130,37 @@ t.test('an entry the encoder rejects fails its page, is reported once, and the o
   )
 })
 
+t.test('entries stored one per value (before pages) are read, reloaded and trimmed beside pages', async (t) => {
+  const path = join(dir, 'legacy')
+  let store = new Store(path)
+  let db = store.db<Item, LogKey>('items')
+  for (let n = 0; n < 5; n++) await db.put([Date.now(), n], { n })
+  await store.close()
+
+  store = new Store(path)
+  t.teardown(() => store.close())
+  db = store.db<Item, LogKey>('items')
+  const log = new RetainedLog<Item>({ name: 'legacy', capacity: 3, db })
+  t.same(
+    log.oldestFirst().map((i) => i.n),
+    [2, 3, 4]
+  )
+  await batch(log, 5, 8)
+  t.same(
+    [...db.getKeys()].map((k) => k[1]),
+    [0, 1, 2, 3, 4, 5],
+    'the page continues the sequence'
+  )
+  t.same(
+    log.newest(10).map((i) => i.n),
+    range(0, 8).reverse()
+  )
+  t.same(
+    log.stored(10).map((i) => i.n),
+    range(0, 8).reverse()
+  )
+})
+
 t.test('a shared field is stored once per run of the same object and restored on every read', async (t) => {
   interface Shared {
     n: number
