@@ -88,6 +88,8 @@ const scenario: Scenario = {
       const log = new GovernanceDecisionLog(1000, db, burst * 10)
       return async (i) => {
         log.record(decision(i))
+        // the log writes its page at the end of this microtask run: let it queue, then wait for it
+        await Promise.resolve()
         await db.committed
       }
     })

@@ -39,7 +39,14 @@ export class GovernanceDecisionLog {
     retention = 100_000,
     onWriteFailure?: WriteFailureReport
   ) {
-    this.log = new RetainedLog({ name: 'decisions', capacity, db, retention, onWriteFailure })
+    this.log = new RetainedLog({
+      name: 'decisions',
+      capacity,
+      db,
+      retention,
+      sharedField: 'context_snapshot',
+      onWriteFailure
+    })
   }
 
   get capacity(): number {

@@ -1,6 +1,5 @@
 import type { Database } from 'lmdb'
 import { RingBuffer } from './ring-buffer.js'
-import { entryCount } from './lmdb.js'
 
 /** `[epoch ms, sequence]`: entries sort by time, and by append order within a millisecond. */
 export type LogKey = [number, number]
@@ -13,10 +12,15 @@ export interface RetainedLogOptions<T> {
   name: string
   /** Entries kept in memory. */
   capacity: number
-  /** Where every entry is kept; memory only without it. */
-  db?: Database<T, LogKey> | undefined
-  /** Entries kept in LMDB; the oldest beyond it are removed every `TRIM_EVERY` appends. */
+  /** Where every entry is kept (in pages of entries); memory only without it. */
+  db?: Database<T | T[], LogKey> | Database<T, LogKey> | undefined
+  /** Entries kept in LMDB, rounded up to a page; the oldest beyond it are removed every `TRIM_EVERY` appends. */
   retention?: number | undefined
+  /**
+   * A field that consecutive entries often share by reference (a turn's context snapshot): a page
+   * stores it once per run of the same object. Its value is never `undefined`.
+   */
+  sharedField?: (keyof T & string) | undefined
   /** Defaults to a process warning, so a failure is never silent even where nothing is wired. */
   onWriteFailure?: WriteFailureReport | undefined
 }
@@ -40,10 +44,35 @@ export function countAndLogWriteFailures(
 }
 
 /**
+ * One LMDB value holding entries appended together, oldest first; its key is the first entry's.
+ * Entry `i` of a page keyed `[ms, seq]` has the key `[ms, seq + i]`. A value that is not an array
+ * is one entry (how logs were stored before pages), so entries themselves are never arrays.
+ */
+type Page<T> = T[]
+
+/** Entries per page at most: one value stays small (no LMDB overflow pages) and one bad entry is found fast. */
+const PAGE_MAX = 64
+
+/** A page's entries; an entry whose shared field was left out takes the previous entry's. */
+function entriesOf<T>(value: T | Page<T>, shared: keyof T | undefined): Page<T> {
+  if (!Array.isArray(value)) return [value]
+  const page = value as Page<T>
+  if (shared !== undefined)
+    for (let i = 1; i < page.length; i++) {
+      const e = page[i] as T
+      if (e[shared] === undefined) e[shared] = (page[i - 1] as T)[shared]
+    }
+  return page
+}
+
+/**
  * An append-only log kept twice: the newest `capacity` entries in a ring buffer, every entry in LMDB
  * up to `retention`, reloaded at start-up. Keys continue the sequence of the last stored key, so
  * appends after a restart sort after the ones before it. Appends never wait for the disk: the
- * write's promise is handed back for callers that want durability, and a failed write is reported
+ * entries appended in one run of the microtask queue (a governed turn's policy evaluations) are
+ * written as one LMDB value, a page, which costs a fraction of one `put` per entry. Every append
+ * of a page hands back the page's promise for callers that want durability: it resolves once the
+ * page is committed, so an acknowledged entry survives a crash. A failed write is reported
  * (counted and logged where the platform wires it) whether or not anyone awaits it.
  */
 export class RetainedLog<T> {
@@ -51,11 +80,18 @@ export class RetainedLog<T> {
   /** Values and their keys in two rings, pushed together, so an append allocates no wrapper. */
   private readonly values: RingBuffer<T>
   private readonly keys: RingBuffer<LogKey>
-  private readonly db: Database<T, LogKey> | undefined
+  private readonly db: Database<T | Page<T>, LogKey> | undefined
   private readonly retention: number
+  private readonly pageMax: number
+  private readonly shared: (keyof T & string) | undefined
   private seq = 0
   private writes = 0
   private readonly failed: (err: unknown) => void
+  /** The page being filled, written at the end of the current microtask run. */
+  private page: Page<T> | undefined
+  private pageKey: LogKey = [0, 0]
+  private pageWritten: Promise<void> = DONE
+  private settlePage: (err?: unknown) => void = () => {}
 
   constructor(opts: RetainedLogOptions<T>) {
     this.name = opts.name
@@ -63,19 +99,31 @@ export class RetainedLog<T> {
     this.keys = new RingBuffer(opts.capacity)
     this.db = opts.db
     this.retention = opts.retention ?? 100_000
+    this.shared = opts.sharedField
+    // every unwritten entry stays in the ring, so reads below the ring never miss one
+    this.pageMax = Math.max(1, Math.min(PAGE_MAX, opts.capacity))
     const report = opts.onWriteFailure ?? warn
     this.failed = (err) => {
       report(this.name, err)
     }
-    if (opts.db !== undefined) {
-      const recent: { key: LogKey; value: T }[] = []
-      for (const { key, value } of opts.db.getRange({ reverse: true, limit: opts.capacity }))
-        recent.push({ key, value })
-      for (let i = recent.length - 1; i >= 0; i--) {
-        this.keys.push(recent[i]!.key)
-        this.values.push(recent[i]!.value)
+    if (this.db !== undefined) this.reload(this.db, opts.capacity)
+  }
+
+  private reload(db: Database<T | Page<T>, LogKey>, capacity: number): void {
+    const keys: LogKey[] = []
+    const values: T[] = []
+    for (const { key, value } of db.getRange({ reverse: true })) {
+      const page = entriesOf(value, this.shared)
+      if (keys.length === 0 && values.length === 0) this.seq = key[1] + page.length
+      for (let i = page.length - 1; i >= 0 && values.length < capacity; i--) {
+        keys.push([key[0], key[1] + i])
+        values.push(page[i]!)
       }
-      for (const last of opts.db.getKeys({ reverse: true, limit: 1 })) this.seq = last[1] + 1
+      if (values.length >= capacity) break
+    }
+    for (let i = values.length - 1; i >= 0; i--) {
+      this.keys.push(keys[i]!)
+      this.values.push(values[i]!)
     }
   }
 
@@ -89,27 +137,120 @@ export class RetainedLog<T> {
   }
 
   /**
-   * Adds one entry. Resolves once it is committed (at once without LMDB); rejects if the write
-   * fails, which is reported either way, so callers may also ignore the promise.
+   * Adds one entry. Resolves once its page is committed (at once without LMDB); rejects if the
+   * write fails, which is reported either way, so callers may also ignore the promise. An entry the
+   * encoder rejects is reported and rejects its page's appends; the page's other entries are kept.
    */
   append(value: T): Promise<void> {
-    const key: LogKey = [Date.now(), this.seq++]
-    this.keys.push(key)
-    this.values.push(value)
-    const db = this.db
-    if (db === undefined) return DONE
-    let put: Promise<void>
-    try {
-      // lmdb resolves `true` (no conditional write here); callers only wait on it
-      put = db.put(key, value) as Promise<unknown> as Promise<void>
-    } catch (err) {
-      // the encoder rejected the value before anything was queued
-      this.failed(err)
-      return rejected(err)
+    if (this.db === undefined) {
+      this.keys.push([Date.now(), this.seq++])
+      this.values.push(value)
+      return DONE
     }
-    put.then(undefined, this.failed)
-    if (++this.writes % TRIM_EVERY === 0) this.trim().then(undefined, this.failed)
-    return put
+    let page = this.page
+    if (page === undefined) {
+      page = this.open()
+    }
+    this.keys.push([this.pageKey[0], this.seq++])
+    this.values.push(value)
+    page.push(value)
+    const written = this.pageWritten
+    if (page.length >= this.pageMax) this.flush()
+    return written
+  }
+
+  private open(): Page<T> {
+    const page: Page<T> = []
+    this.page = page
+    this.pageKey = [Date.now(), this.seq]
+    this.pageWritten = new Promise<void>((resolve, reject) => {
+      this.settlePage = (err) => {
+        if (err === undefined) resolve()
+        else reject(err)
+      }
+    })
+    // reported already: callers that ignore it must not turn it into an unhandled rejection
+    this.pageWritten.catch(() => {})
+    queueMicrotask(this.flushPage)
+    return page
+  }
+
+  private readonly flushPage = (): void => {
+    this.flush()
+  }
+
+  /** Writes the page being filled, if any. */
+  private flush(): void {
+    const page = this.page
+    if (page === undefined) return
+    this.page = undefined
+    const db = this.db!
+    const key = this.pageKey
+    const settle = this.settlePage
+    let put: Promise<unknown>
+    try {
+      put = this.put(db, key, page)
+      put.then(
+        () => settle(),
+        (err: unknown) => {
+          this.failed(err)
+          settle(err)
+        }
+      )
+    } catch {
+      // the encoder rejected an entry before anything was queued: write them one by one
+      this.putEach(db, key, page, settle)
+    }
+    const before = this.writes
+    this.writes += page.length
+    if (Math.floor(this.writes / TRIM_EVERY) > Math.floor(before / TRIM_EVERY)) this.trim().then(undefined, this.failed)
+  }
+
+  /**
+   * Writes a page with each repeated shared field left out. lmdb encodes the value inside `put`,
+   * so the entries (also held by the ring and its readers) are restored before anyone sees them.
+   */
+  private put(db: Database<T | Page<T>, LogKey>, key: LogKey, page: Page<T>): Promise<unknown> {
+    const f = this.shared
+    if (f === undefined || page.length < 2) return db.put(key, page)
+    const left: T[typeof f][] = []
+    for (let i = page.length - 1; i > 0; i--) {
+      const e = page[i] as T
+      const v = e[f]
+      left.push(v)
+      if (v === (page[i - 1] as T)[f]) e[f] = undefined as T[typeof f]
+    }
+    try {
+      return db.put(key, page)
+    } finally {
+      for (let i = page.length - 1, j = 0; i > 0; i--, j++) (page[i] as T)[f] = left[j] as T[typeof f]
+    }
+  }
+
+  /** Each entry as its own page, so only the entries the encoder rejects are lost (and reported). */
+  private putEach(
+    db: Database<T | Page<T>, LogKey>,
+    key: LogKey,
+    page: Page<T>,
+    settle: (err?: unknown) => void
+  ): void {
+    let failure: unknown
+    const puts: Promise<unknown>[] = []
+    for (let i = 0; i < page.length; i++) {
+      try {
+        puts.push(db.put([key[0], key[1] + i], [page[i]!]))
+      } catch (err) {
+        this.failed(err)
+        failure ??= err
+      }
+    }
+    Promise.all(puts).then(
+      () => settle(failure),
+      (err: unknown) => {
+        this.failed(err)
+        settle(err)
+      }
+    )
   }
 
   /** The newest `limit` entries in memory, oldest first. */
@@ -129,10 +270,14 @@ export class RetainedLog<T> {
     if (out.length >= limit || this.db === undefined || this.values.size < this.values.capacity || out.length === 0)
       return out
     const start = this.keys.oldest()!
-    for (const { key, value } of this.db.getRange({ reverse: true, start, limit: limit - out.length + 1 })) {
-      if (key[0] === start[0] && key[1] === start[1]) continue
-      out.push(value)
-      if (out.length >= limit) break
+    // the page holding the oldest ring entry sorts at or before its key
+    for (const { key, value } of this.db.getRange({ reverse: true, start })) {
+      const page = entriesOf(value, this.shared)
+      for (let i = page.length - 1; i >= 0; i--) {
+        if (key[1] + i >= start[1]) continue
+        out.push(page[i]!)
+        if (out.length >= limit) return out
+      }
     }
     return out
   }
@@ -141,25 +286,39 @@ export class RetainedLog<T> {
   stored(limit: number): T[] {
     if (this.db === undefined) return this.values.newest(limit)
     const out: T[] = []
-    for (const { value } of this.db.getRange({ reverse: true, limit })) out.push(value)
+    if (limit <= 0) return out
+    for (const { value } of this.db.getRange({ reverse: true })) {
+      const page = entriesOf(value, this.shared)
+      for (let i = page.length - 1; i >= 0; i--) {
+        out.push(page[i]!)
+        if (out.length >= limit) return out
+      }
+    }
     return out
   }
 
+  /**
+   * Removes the oldest whole pages whose entries all fall outside the newest `retention`, counted
+   * from the sequence numbers of the first and last keys (no scan of the values).
+   */
   private async trim(): Promise<void> {
     const db = this.db!
-    const excess = entryCount(db) - this.retention
-    if (excess <= 0) return
     await db.transaction(() => {
-      for (const key of db.getKeys({ limit: excess })) db.remove(key)
+      let last: LogKey | undefined
+      for (const k of db.getKeys({ reverse: true, limit: 1 })) last = k
+      if (last === undefined) return
+      const lastValue = db.get(last)
+      const end = last[1] + (lastValue === undefined ? 1 : entriesOf(lastValue, this.shared).length)
+      const cut = end - this.retention
+      let prev: LogKey | undefined
+      for (const key of db.getKeys()) {
+        // `prev` holds sequences below `key`'s first: all outside the retention once that is <= cut
+        if (key[1] > cut) break
+        if (prev !== undefined) db.remove(prev)
+        prev = key
+      }
     })
   }
 }
 
 const DONE: Promise<void> = Promise.resolve()
-
-/** A rejection already reported: callers that ignore it must not turn it into an unhandled one. */
-function rejected(err: unknown): Promise<void> {
-  const p = Promise.reject(err)
-  p.catch(() => {})
-  return p
-}
