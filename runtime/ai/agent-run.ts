@@ -9,7 +9,7 @@ import type { AiRequest } from '../governance/index.js'
 import type { OfferedTools } from './agent-tools.js'
 import type { AiCancelSignal, AiMessage, AiRuntime, AiToolCall, AiToolSpec, TokenUsage } from './runtime.js'
 import { runTool, type LoopInput } from './tool-run.js'
-import type { TurnDeps, TurnErrorCode, TurnEvent } from './turn-pipeline.js'
+import type { TurnDeps, TurnErrorCode, TurnEvent } from './turn-types.js'
 
 const fail = (code: TurnErrorCode, message: string): TurnEvent => ({ type: 'error', code, message })
 
