@@ -8,21 +8,17 @@ import { startTestPlatform } from '../helpers/platform.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk } from '../helpers/openai-server.js'
 import { agentSocket, deltas, isTerminal, type Frame } from './agent-clients.js'
 
-// An agent whose own run() orchestrates (model, tools, steps) in an isolate, over the real agent
+// An agent whose own run() orchestrates (model, tools, steps) in each tier, over the real agent
 // endpoint; the model is the fake OpenAI-compatible server, a tool rule denies one tool.
 const dir = mkdtempSync(join(tmpdir(), 'agent-run-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-mkdirSync(join(dir, 'plugins', 'conductor'), { recursive: true })
-writeFileSync(
-  join(dir, 'plugins', 'conductor', 'plugin.json'),
-  JSON.stringify({ name: 'conductor', version: '1.0.0', entry: 'index.js', sandbox: 'isolate' })
-)
-writeFileSync(
-  join(dir, 'plugins', 'conductor', 'index.js'),
+/** The same orchestrating agent for each tier: isolate (the default), worker and inline. */
+const source = (name: string): string =>
   `import { definePlugin, agent, tool } from 'agent-platform/sdk'
+let kept
 export default definePlugin({
   agents: [agent({
-    name: 'conductor',
+    name: '${name}',
     systemPrompt: 'You orchestrate.',
     tools: [
       tool({ name: 'lookup', description: 'Looks a word up', input: { type: 'object', properties: { q: { type: 'string' } } }, run: (a) => 'found ' + a.q }),
@@ -33,6 +29,10 @@ export default definePlugin({
         ctx.progress({ step: { name: 'waiting' } })
         await ctx.model({ messages: [{ role: 'user', content: 'hang' }] })
         return 'never'
+      }
+      if (turn.message === 'stale') {
+        if (kept === undefined) { kept = ctx; return 'kept' }
+        try { await kept.model({}); return 'accepted' } catch (e) { return 'refused: ' + e.message }
       }
       if (turn.message === 'bad') {
         try { await ctx.model({ tools: ['nope'] }); return 'accepted' } catch (e) { return 'refused: ' + e.message }
@@ -49,7 +49,15 @@ export default definePlugin({
   })]
 })
 `
-)
+const TIERS = { conductor: 'isolate', 'conductor-worker': 'worker', 'conductor-inline': 'inline' } as const
+for (const [name, sandbox] of Object.entries(TIERS)) {
+  mkdirSync(join(dir, 'plugins', name), { recursive: true })
+  writeFileSync(
+    join(dir, 'plugins', name, 'plugin.json'),
+    JSON.stringify({ name, version: '1.0.0', entry: 'index.js', sandbox })
+  )
+  writeFileSync(join(dir, 'plugins', name, 'index.js'), source(name))
+}
 const rules = join(dir, 'tools.yaml')
 writeFileSync(
   rules,
@@ -71,6 +79,8 @@ t.teardown(() => server.close())
 const tp = await startTestPlatform(
   {
     'platform.plugins.dirs': [join(dir, 'plugins')],
+    'platform.plugins.conductor-worker': { sandbox: 'worker' },
+    'platform.plugins.conductor-inline': { sandbox: 'inline' },
     'platform.ai.runtime': 'openai',
     'platform.ai.openai.base-url': server.url,
     'platform.ai.openai.model': 'test-model',
@@ -104,48 +114,49 @@ server.chat = (body: any) => {
 }
 const say = (message: string): string => JSON.stringify({ message })
 
-t.test('run() calls the model and the tools, reports a step, and answers', async (t) => {
-  const s = await agentSocket(tp.url, PATH)
-  t.teardown(() => s.ws.close())
-  server.reset()
-  const frames = await s.turn(say('look x up'))
-  const events = frames.filter((f: Frame) => typeof f.event === 'string' && f.event !== 'text-delta')
-  t.match(events, [
-    { event: 'agent-step', data: { stepName: 'plan', description: 'asking the model', data: { round: 1 } } },
-    { event: 'tool-start', data: { toolName: 'lookup', arguments: { q: 'x' } } },
-    { event: 'tool-result', data: { toolName: 'lookup', result: 'found x' } },
-    { event: 'tool-start', data: { toolName: 'secret_lookup' } },
-    {
-      event: 'tool-error',
-      data: { toolName: 'secret_lookup', error: /denied by policy tool-rules: secrets stay put/ }
-    },
-    { event: 'complete' }
-  ])
-  t.equal(events.length, 6)
-  const answer = 'summary of summarise found x | 15 | false: tool call denied by policy tool-rules: secrets stay put'
-  t.equal(deltas(frames), 'draft; ' + answer)
-  t.match(frames.at(-1), {
-    event: 'complete',
-    data: { summary: 'draft; ' + answer, usage: { input: 14, output: 7, total: 21 } }
+for (const [name, sandbox] of Object.entries(TIERS))
+  t.test(`${sandbox}: run() calls the model and the tools, reports a step, and answers`, async (t) => {
+    const s = await agentSocket(tp.url, `/platform/agent/${name}`)
+    t.teardown(() => s.ws.close())
+    server.reset()
+    const frames = await s.turn(say('look x up'))
+    const events = frames.filter((f: Frame) => typeof f.event === 'string' && f.event !== 'text-delta')
+    t.match(events, [
+      { event: 'agent-step', data: { stepName: 'plan', description: 'asking the model', data: { round: 1 } } },
+      { event: 'tool-start', data: { toolName: 'lookup', arguments: { q: 'x' } } },
+      { event: 'tool-result', data: { toolName: 'lookup', result: 'found x' } },
+      { event: 'tool-start', data: { toolName: 'secret_lookup' } },
+      {
+        event: 'tool-error',
+        data: { toolName: 'secret_lookup', error: /denied by policy tool-rules: secrets stay put/ }
+      },
+      { event: 'complete' }
+    ])
+    t.equal(events.length, 6)
+    const answer = 'summary of summarise found x | 15 | false: tool call denied by policy tool-rules: secrets stay put'
+    t.equal(deltas(frames), 'draft; ' + answer)
+    t.match(frames.at(-1), {
+      event: 'complete',
+      data: { summary: 'draft; ' + answer, usage: { input: 14, output: 7, total: 21 } }
+    })
+    t.equal(frames.filter(isTerminal).length, 1)
+    // the model saw the agent's prompt, the user message and the offered tool; then the run's own prompt
+    const [first, second] = server.on('/chat/completions')
+    t.match(first.messages, [
+      { role: 'system', content: 'You orchestrate.' },
+      { role: 'user', content: 'look x up' }
+    ])
+    t.same(
+      first.tools.map((x: any) => x.function.name),
+      ['lookup']
+    )
+    t.same(second.messages, [
+      { role: 'system', content: 'Summarise.' },
+      { role: 'user', content: 'summarise found x' }
+    ])
+    t.equal(second.tools, undefined)
+    t.equal(turns.size, 0, 'the finished turn left nothing behind')
   })
-  t.equal(frames.filter(isTerminal).length, 1)
-  // the model saw the agent's prompt, the user message and the offered tool; then the run's own prompt
-  const [first, second] = server.on('/chat/completions')
-  t.match(first.messages, [
-    { role: 'system', content: 'You orchestrate.' },
-    { role: 'user', content: 'look x up' }
-  ])
-  t.same(
-    first.tools.map((x: any) => x.function.name),
-    ['lookup']
-  )
-  t.same(second.messages, [
-    { role: 'system', content: 'Summarise.' },
-    { role: 'user', content: 'summarise found x' }
-  ])
-  t.equal(second.tools, undefined)
-  t.equal(turns.size, 0, 'the finished turn left nothing behind')
-})
 
 t.test('bad model() options are the run’s error and call nothing', async (t) => {
   const s = await agentSocket(tp.url, PATH)
@@ -173,6 +184,21 @@ t.test('cancelling the turn aborts the model call in flight and closes the turn'
   while (server.abandoned === abandoned) await new Promise((r) => setTimeout(r, 10))
   t.equal(server.abandoned, abandoned + 1, 'the model request was dropped')
   t.equal(turns.size, 0, 'the cancelled turn left nothing behind')
+})
+
+t.test("a finished turn's ctx is refused: by the host (inline) or already in the sandbox", async (t) => {
+  for (const [name, refusal] of [
+    ['conductor-inline', 'refused: agent.model: no open agent turn with this id'],
+    ['conductor', 'refused: the call has ended']
+  ] as const) {
+    const s = await agentSocket(tp.url, `/platform/agent/${name}`)
+    t.teardown(() => s.ws.close())
+    server.reset()
+    t.equal(deltas(await s.turn(say('stale'))), 'kept')
+    t.equal(deltas(await s.turn(say('stale'))), refusal, name)
+    t.equal(server.on('/chat/completions').length, 0)
+  }
+  t.equal(turns.size, 0)
 })
 
 t.test('a forged or finished turn id, or another plugin, is refused', async (t) => {
