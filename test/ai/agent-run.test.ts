@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { installAreas } from '../../runtime/areas.js'
 import { AgentTurns } from '../../runtime/plugins/index.js'
+import { StepCapture, type InteractionStep } from '../../runtime/interactions/index.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk } from '../helpers/openai-server.js'
 import { agentSocket, deltas, isTerminal, type Frame } from './agent-clients.js'
@@ -218,4 +219,15 @@ t.test('a forged or finished turn id, or another plugin, is refused', async (t) 
   own.end(id)
   await t.rejects(own.call('alpha', 'agent.callTool', [id, 'x', {}]), /no open agent turn/)
   t.equal(called, 1)
+})
+
+t.test('an interaction keeps a run step as an agent-step step: its name as toolName, data.data', async (t) => {
+  const steps: InteractionStep[] = []
+  const c = new StepCapture({ maxSteps: 10, coalesceMs: 0, emit: (st) => steps.push(st) })
+  c.event({ type: 'agent-step', name: 'plan', description: 'asking the model', data: { round: 1 } })
+  c.event({ type: 'agent-step', name: 'bare' })
+  t.match(steps, [
+    { type: 'agent-step', toolName: 'plan', text: 'asking the model', data: { data: { round: 1 } } },
+    { type: 'agent-step', toolName: 'bare', text: null, data: {} }
+  ])
 })
