@@ -4,7 +4,7 @@
  * with `ctx.model(...)` and the agent's tools with `ctx.callTool(...)`, and returns the rest of its
  * answer, a string or `{ text }` (nothing at all once it has streamed some).
  */
-import type { AgentTurnHandlers, CancelSignal, RegisteredAgent } from '../plugins/index.js'
+import { Cancellation, type AgentTurnHandlers, type RegisteredAgent } from '../plugins/index.js'
 import type { AiRequest } from '../governance/index.js'
 import type { OfferedTools } from './agent-tools.js'
 import type { AiCancelSignal, AiMessage, AiRuntime, AiToolCall, AiToolSpec, TokenUsage } from './runtime.js'
@@ -43,17 +43,19 @@ export async function* ownRun(
     if (step !== undefined) push(step)
   }
   // whatever ends the turn (completion, failure, cancellation, a consumer that stops reading)
-  // also ends the model calls still in flight and closes the turn to further host calls
-  const ended = new AbortController()
+  // also stops the run in its sandbox, the model and tool calls still in flight, and closes the
+  // turn to further host calls
+  const ended = new Cancellation()
   const onAbort = (): void => ended.abort()
-  signal?.addEventListener('abort', onAbort, { once: true })
+  if (signal?.aborted === true) ended.abort()
+  else signal?.addEventListener('abort', onAbort, { once: true })
   const turns = deps.platform.plugins.agentTurns
-  const turnId = turns.begin(agent.plugin, hostHandlers(deps, agent, input, push, ended.signal))
+  const turnId = turns.begin(agent.plugin, hostHandlers(deps, agent, input, push, ended))
   try {
     let settled = false
     let failure: { err: unknown } | undefined
     let out: unknown
-    void agent.run!(turn, { ...(signal !== undefined ? { signal: signal as CancelSignal } : {}), onProgress }, turnId)
+    void agent.run!(turn, { signal: ended, onProgress }, turnId)
       .then(
         (v) => {
           out = v
@@ -124,7 +126,7 @@ function hostHandlers(
   agent: RegisteredAgent,
   input: LoopInput,
   push: (e: TurnEvent) => void,
-  signal: AbortSignal
+  signal: Cancellation
 ): AgentTurnHandlers {
   let offered: OfferedTools | undefined
   const tools = (): OfferedTools => (offered ??= deps.agentTools(agent.name))

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { installAreas } from '../../runtime/areas.js'
 import { AgentTurns } from '../../runtime/plugins/index.js'
+import { AI } from '../../runtime/ai/index.js'
 import { StepCapture, type InteractionStep } from '../../runtime/interactions/index.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk } from '../helpers/openai-server.js'
@@ -185,6 +186,20 @@ t.test('cancelling the turn aborts the model call in flight and closes the turn'
   while (server.abandoned === abandoned) await new Promise((r) => setTimeout(r, 10))
   t.equal(server.abandoned, abandoned + 1, 'the model request was dropped')
   t.equal(turns.size, 0, 'the cancelled turn left nothing behind')
+})
+
+t.test('a caller that stops reading ends the turn: the model call is dropped, the turn closed', async (t) => {
+  server.reset()
+  const abandoned = server.abandoned
+  const events = tp.platform.area(AI).runTurn({ agent: 'conductor', message: 'hang' })[Symbol.asyncIterator]()
+  t.match((await events.next()).value, { type: 'agent-step', name: 'waiting' })
+  // the host serves the run's calls whether or not the caller reads: wait for the model request
+  while (server.on('/chat/completions').length === 0) await new Promise((r) => setTimeout(r, 10))
+  t.equal(turns.size, 1)
+  await events.return(undefined)
+  while (server.abandoned === abandoned) await new Promise((r) => setTimeout(r, 10))
+  t.equal(server.abandoned, abandoned + 1, 'the model request was dropped')
+  t.equal(turns.size, 0)
 })
 
 t.test("a finished turn's ctx is refused: by the host (inline) or already in the sandbox", async (t) => {
