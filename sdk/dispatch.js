@@ -88,10 +88,24 @@ function templateMatch(template, uri) {
 }
 
 /**
+ * An agent run's ctx: the call's ctx plus `model` and `callTool`, which go to the host through the
+ * tier's capability channel (`hostCall(op, args)`) naming the turn the host opened for this run.
+ */
+function runCtx(ctx, turnId, hostCall) {
+  if (typeof turnId !== 'string' || typeof hostCall !== 'function') return ctx
+  // descriptors, not a spread: a lazy getter (the inline tier's signal) stays lazy
+  const out = Object.defineProperties({}, Object.getOwnPropertyDescriptors(ctx))
+  out.model = (options) => hostCall('agent.model', [turnId, options === undefined ? {} : options])
+  out.callTool = (name, args) => hostCall('agent.callTool', [turnId, String(name), args === undefined ? {} : args])
+  return Object.freeze(out)
+}
+
+/**
  * Starts one contribution and returns what it returns, a promise or a plain value; throws what it
  * throws. The isolate tier answers a synchronous result without a callback or a microtask turn.
+ * `hostCall(op, args)` is the tier's capability channel, for the host calls of an agent's run.
  */
-export function startContribution(def, req, ctx) {
+export function startContribution(def, req, ctx, hostCall) {
   switch (req.kind) {
     case 'tool': {
       const slash = req.name.indexOf('/')
@@ -104,7 +118,7 @@ export function startContribution(def, req, ctx) {
     case 'agent': {
       const a = find(def.agents, 'name', req.name, 'agent')
       if (typeof a.run !== 'function') throw new Error(`agent '${req.name}' defines no run()`)
-      return a.run(req.args?.turn ?? {}, ctx)
+      return a.run(req.args?.turn ?? {}, runCtx(ctx, req.args?.turnId, hostCall))
     }
     case 'resource':
       return findResource(def.resources, req.name).read(req.name, ctx)
@@ -140,6 +154,6 @@ async function collectEvents(out) {
 }
 
 /** Runs one contribution; `ctx` is what the plugin sees (log, signal, granted capabilities). */
-export async function invokeContribution(def, req, ctx) {
-  return await startContribution(def, req, ctx)
+export async function invokeContribution(def, req, ctx, hostCall) {
+  return await startContribution(def, req, ctx, hostCall)
 }

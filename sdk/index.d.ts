@@ -36,6 +36,58 @@ export interface Ctx {
   progress?: (partial: Json) => void
 }
 
+/** A message of a conversation as the model sees it. */
+export type AgentMessage =
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: AgentToolCall[] }
+  | { role: 'tool'; toolCallId: string; name?: string; content: string }
+export interface AgentToolCall {
+  id: string
+  name: string
+  arguments: Record<string, Json>
+}
+export interface AgentUsage {
+  input: number
+  output: number
+  cachedInput: number
+  total: number
+  model: string
+}
+/** What an agent's own `run` receives as its turn: the admitted message and the final system prompt. */
+export interface AgentTurn {
+  message: string
+  systemPrompt: string
+  history: AgentMessage[]
+}
+/** A step of an agent's own run, shown to clients as an `agent-step` event and kept in interactions. */
+export interface AgentStep {
+  name: string
+  description?: string
+  data?: Json
+}
+/** The ctx of an agent's own `run(turn, ctx)`: a call's ctx plus the turn's model and tools. */
+export interface AgentRunCtx extends Omit<Ctx, 'progress'> {
+  /**
+   * One call of the turn's model (the runtime the default loop would use). Without `messages` the
+   * model sees the turn's history and message; `systemPrompt` replaces the agent's (the governance
+   * preamble still leads it); `tools` names the agent's tools to offer. The tool calls the model
+   * asks for come back unexecuted: run them with `callTool`. Rejects on a runtime error or when
+   * the turn ends (cancelled) while the call is in flight.
+   */
+  model(options?: {
+    messages?: AgentMessage[]
+    systemPrompt?: string
+    tools?: string[]
+  }): Promise<{ text: string; toolCalls: AgentToolCall[]; usage: AgentUsage | null }>
+  /**
+   * Runs one of the agent's tools as the default loop would (the governance tool-call gate, then the
+   * tool's own sandbox). A denied, invalid or failing call resolves with `ok: false` and the reason.
+   */
+  callTool(name: string, args: Record<string, Json>): Promise<{ ok: boolean; text: string }>
+  /** Streams part of the answer (`{ text }`) or reports a step (`{ step }`). */
+  progress: (partial: { text?: string; step?: AgentStep }) => void
+}
+
 export interface JsonSchema {
   [k: string]: unknown
 }
@@ -106,7 +158,7 @@ export interface AgentDef {
    * (governance and the scope preamble still apply); returns the answer, a string or `{ text }`.
    * `ctx.progress({ text })` streams part of the answer at once; the returned text follows it.
    */
-  run?: (turn: { message: string; systemPrompt: string; history: unknown[] }, ctx: Ctx) => unknown
+  run?: (turn: AgentTurn, ctx: AgentRunCtx) => unknown
   scope?: AgentScope
   systemPrompt?: string
   tools?: ReturnType<typeof tool>[]

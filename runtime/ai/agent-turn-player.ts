@@ -62,6 +62,11 @@ export async function playTurn(
       case 'tool-error':
         target.send((f) => f.event('tool-error', { toolName: e.name, error: e.message }))
         break
+      case 'agent-step':
+        target.send((f) =>
+          f.event('agent-step', { stepName: e.name, description: e.description ?? '', data: e.data ?? null })
+        )
+        break
       case 'usage':
         if (usage === undefined) target.send((f) => f.metadata('model', e.usage.model))
         usage = addUsage(usage, e.usage)

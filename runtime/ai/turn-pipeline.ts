@@ -5,61 +5,16 @@
  * tool-call gate and the tool's own sandbox), then post-response policies.
  * The output is a stream of turn events ending in exactly one terminal event; it never throws.
  */
-import type { Platform } from '../platform.js'
 import { aiRequest, governanceOf, type AiRequest } from '../governance/index.js'
 import { confineSystemPrompt } from '../scope/index.js'
-import type { OfferedTools } from './agent-tools.js'
-import { carriedLines, feedbackLines, withFeedback, type FeedbackOptions } from './feedback.js'
-import type { CancelSignal, RegisteredAgent } from '../plugins/index.js'
-import type { AiCancelSignal, AiMessage, AiRuntime, AiToolCall, AiToolSpec, TokenUsage } from './runtime.js'
+import { carriedLines, feedbackLines, withFeedback } from './feedback.js'
+import type { RegisteredAgent } from '../plugins/index.js'
+import type { AiCancelSignal, AiMessage, AiRuntime, AiToolCall, AiToolSpec } from './runtime.js'
+import { ownRun, pickRuntime } from './agent-run.js'
+import type { TurnDeps, TurnErrorCode, TurnEvent, TurnRequest } from './turn-types.js'
+import { runTool, type LoopInput } from './tool-run.js'
 
-export interface TurnRequest {
-  /** The agent whose system prompt, tools and model the turn uses; none: a bare turn with no tools. */
-  agent?: string
-  message: string
-  /** Replaces the agent's system prompt (the scope preamble is still prepended). */
-  systemPrompt?: string
-  history?: AiMessage[]
-  /** A runtime name (that runtime answers) or a model name for the active runtime; the agent's `model` when absent. */
-  model?: string
-  userId?: string
-  sessionId?: string
-  conversationId?: string
-  metadata?: Record<string, unknown>
-}
-
-export type TurnErrorCode =
-  'denied' | 'cancelled' | 'runtime' | 'no-runtime' | 'unknown-agent' | 'bad-request' | 'max-tool-rounds'
-
-export type TurnEvent =
-  | { type: 'text'; delta: string }
-  | { type: 'tool-start'; call: AiToolCall }
-  | { type: 'tool-result'; id: string; name: string; content: string }
-  | { type: 'tool-error'; id: string; name: string; message: string }
-  | { type: 'usage'; usage: TokenUsage }
-  /** Governance guidance the final system prompt carried; sent just before `complete`, only when some was injected. */
-  | { type: 'feedback'; injected: number; lines: string[] }
-  | {
-      type: 'complete'
-      text: string
-      preferences: { policy: string; preferred: string; reason: string }[]
-      /** The user message as admitted (after any transform): what conversation memory may keep. */
-      userMessage: string
-    }
-  | { type: 'error'; code: TurnErrorCode; message: string; policy?: string }
-
-/** What a turn needs from the platform; the AI area builds it once. */
-export interface TurnDeps {
-  platform: Platform
-  /** The runtime `platform.ai.runtime` selects. */
-  activeRuntime: () => AiRuntime | undefined
-  runtime: (name: string) => AiRuntime | undefined
-  maxToolRounds: number
-  /** The tools an agent's model is offered: its own and those the operator lists for it. */
-  agentTools: (agent: string) => OfferedTools
-  /** The learning-signal loop's bounds (see feedback.ts). */
-  feedback: FeedbackOptions
-}
+export type { TurnDeps, TurnErrorCode, TurnEvent, TurnRequest } from './turn-types.js'
 
 const fail = (code: TurnErrorCode, message: string, policy?: string): TurnEvent =>
   policy === undefined ? { type: 'error', code, message } : { type: 'error', code, message, policy }
@@ -131,8 +86,14 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
   const text: string[] = []
   let closed = gov === undefined
   try {
-    const input: LoopInput = { systemPrompt, request, agent, history: req.history ?? [] }
-    const events = agent?.run !== undefined ? ownRun(agent, input, signal) : viaRuntime(deps, input, signal)
+    // a run() that brings its own system prompt gets the same preamble and guidance
+    const framePrompt = (own: string): string => {
+      const confined =
+        gov !== undefined ? confineSystemPrompt({ ...request, systemPrompt: own }, gov.chain.policies) : own
+      return guidance.length > 0 ? withFeedback(confined, guidance) : confined
+    }
+    const input: LoopInput = { systemPrompt, framePrompt, request, agent, history: req.history ?? [] }
+    const events = agent?.run !== undefined ? ownRun(deps, agent, input, signal) : viaRuntime(deps, input, signal)
     for await (const e of events) {
       if (e.type === 'text') text.push(e.delta)
       yield e
@@ -163,88 +124,14 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
   }
 }
 
-interface LoopInput {
-  systemPrompt: string
-  request: AiRequest
-  agent: RegisteredAgent | undefined
-  history: AiMessage[]
-}
-
 /** The runtime `model` names, else the active one with `model` as its model name; then the loop. */
 async function* viaRuntime(deps: TurnDeps, input: LoopInput, signal?: AiCancelSignal): AsyncGenerator<TurnEvent> {
-  const wanted = input.request.model
-  const named = wanted !== null ? deps.runtime(wanted) : undefined
-  const runtime = named ?? deps.activeRuntime()
-  if (runtime === undefined) {
+  const picked = pickRuntime(deps, input.request)
+  if (picked === undefined) {
     yield fail('no-runtime', 'no AI runtime is active (check platform.ai.runtime)')
     return
   }
-  yield* loop(deps, runtime, input, named === undefined && wanted !== null ? wanted : undefined, signal)
-}
-
-/**
- * An agent's own `run(turn, ctx)` in its plugin's sandbox. It streams text with
- * `ctx.progress({ text })` while it works and returns the rest of its answer, a string or
- * `{ text }` (nothing at all once it has streamed some).
- */
-async function* ownRun(agent: RegisteredAgent, input: LoopInput, signal?: AiCancelSignal): AsyncGenerator<TurnEvent> {
-  const turn = { message: input.request.message, systemPrompt: input.systemPrompt, history: input.history }
-  const pending: string[] = []
-  let wake: (() => void) | undefined
-  const onProgress = (partial: unknown): void => {
-    const text = (partial as { text?: unknown } | null)?.text
-    if (typeof text !== 'string' || text === '') return
-    pending.push(text)
-    wake?.()
-  }
-  let settled = false
-  let failure: { err: unknown } | undefined
-  let out: unknown
-  void agent.run!(turn, { ...(signal !== undefined ? { signal: signal as CancelSignal } : {}), onProgress })
-    .then(
-      (v) => {
-        out = v
-      },
-      (err: unknown) => {
-        failure = { err }
-      }
-    )
-    .finally(() => {
-      settled = true
-      wake?.()
-    })
-  let streamed = false
-  for (;;) {
-    while (pending.length > 0) {
-      streamed = true
-      yield { type: 'text', delta: pending.shift()! }
-    }
-    if (settled) break
-    await new Promise<void>((resolve) => (wake = resolve))
-    wake = undefined
-  }
-  // a cancelled run may fail with the sandbox's abort error: it is still a cancellation
-  if (signal?.aborted === true) {
-    yield fail('cancelled', 'the turn was cancelled')
-    return
-  }
-  if (failure !== undefined) {
-    const { err } = failure
-    yield fail('runtime', `agent '${agent.name}' run() failed: ${err instanceof Error ? err.message : String(err)}`)
-    return
-  }
-  if (out == null && streamed) return
-  const text =
-    typeof out === 'string'
-      ? out
-      : typeof (out as { text?: unknown } | null)?.text === 'string'
-        ? (out as { text: string }).text
-        : undefined
-  if (text === undefined) {
-    yield fail('runtime', `agent '${agent.name}' run() must return a string or { text }`)
-    return
-  }
-  if (text !== '' || !streamed) yield { type: 'text', delta: text }
+  yield* loop(deps, picked.runtime, input, picked.model, signal)
 }
 
 /** The default agent loop; ends with an `error` event or simply returns once the model completes. */
@@ -328,45 +215,5 @@ async function* loop(
         content: out.ok ? out.text : `error: ${out.text}`
       })
     }
-  }
-}
-
-async function runTool(
-  platform: Platform,
-  offered: OfferedTools | undefined,
-  input: LoopInput,
-  call: AiToolCall,
-  signal?: AiCancelSignal
-): Promise<{ ok: boolean; text: string }> {
-  const tool = offered?.byName.get(call.name)
-  if (tool === undefined) return { ok: false, text: `unknown tool '${call.name}'` }
-  const r = input.request
-  try {
-    const verdict = await platform.toolCallGate({
-      toolName: call.name,
-      args: call.arguments,
-      ...(r.agentId !== null ? { agentId: r.agentId } : {}),
-      principal: r.userId,
-      ...(r.sessionId !== null ? { sessionId: r.sessionId } : {})
-    })
-    if (!verdict.admitted) return { ok: false, text: `tool call denied by policy ${verdict.policy}: ${verdict.reason}` }
-    if (!tool.validate(call.arguments)) return { ok: false, text: `invalid arguments for tool '${call.name}'` }
-    const ac = new AbortController()
-    const onAbort = (): void => ac.abort()
-    signal?.addEventListener('abort', onAbort, { once: true })
-    try {
-      const result = await tool.invoke(call.arguments as Record<string, never>, {
-        signal: ac.signal,
-        progress: () => {},
-        clientCapabilities: {},
-        principal: r.userId,
-        ...(r.sessionId !== null ? { sessionId: r.sessionId } : {})
-      })
-      return { ok: true, text: typeof result === 'string' ? result : (JSON.stringify(result) ?? '') }
-    } finally {
-      signal?.removeEventListener('abort', onAbort)
-    }
-  } catch (err) {
-    return { ok: false, text: `tool '${call.name}' failed: ${err instanceof Error ? err.message : String(err)}` }
   }
 }

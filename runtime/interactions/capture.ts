@@ -78,6 +78,9 @@ export class StepCapture {
         this.total = add(this.total, e.usage)
         this.step('usage', null, null, {}, e.usage)
         return undefined
+      case 'agent-step':
+        this.step('agent-step', e.description ?? null, e.name, e.data !== undefined ? { data: e.data } : {})
+        return undefined
       case 'feedback':
         // governance guidance the prompt carried: observability for the policy plane, not a step of the turn
         return undefined

@@ -2,6 +2,7 @@ import type { Database } from 'lmdb'
 import type { Logger } from '../observability/index.js'
 import type { Capabilities, EffectiveGrant } from './contract.js'
 import { urlAllowed } from './net-allow.js'
+import type { AgentTurns } from './agent-turns.js'
 import { readCapped, BodyTooLargeError } from '../http/index.js'
 
 /** Largest response body `ctx.fetch` hands a plugin. */
@@ -20,11 +21,16 @@ export interface CapabilityDeps {
   kvDb: () => KvDatabase
   /** Where `env` reads from (default `process.env`). */
   env?: Record<string, string | undefined>
+  /** The open agent turns that answer `ctx.model` and `ctx.callTool` of an agent's own run. */
+  agentTurns?: AgentTurns
 }
 
 /** Capabilities for one plugin, exactly as granted: log always, the rest only when granted. */
 export function buildCapabilities(deps: CapabilityDeps, name: string, grant: EffectiveGrant): Capabilities {
   const caps: Capabilities = { log: deps.logger.child({ plugin: name }) }
+  // not a grant: without an open turn of this plugin every such call is refused
+  const turns = deps.agentTurns
+  if (turns !== undefined) caps.agent = (op, args) => turns.call(name, op, args)
   if (grant.permissions.kv) caps.kv = kvCapability(deps.kvDb, name)
   if (grant.permissions.net.length > 0)
     caps.fetch = fetchCapability(name, grant.permissions.net, grant.limits.timeoutMs)

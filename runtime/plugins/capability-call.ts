@@ -5,7 +5,10 @@ export async function runCapability(caps: Capabilities, op: string, argsJson: st
   const args = JSON.parse(argsJson) as unknown[]
   if (!Array.isArray(args)) throw new Error('bad capability request')
   let r: unknown
-  if (op === 'fetch') {
+  if (op.startsWith('agent.')) {
+    if (caps.agent === undefined) throw new Error('agent host calls are not available to this plugin')
+    r = await caps.agent(op, args)
+  } else if (op === 'fetch') {
     if (caps.fetch === undefined) throw new Error('fetch is not granted to this plugin')
     const init = (args[1] ?? {}) as { method?: unknown; headers?: unknown; body?: unknown }
     const clean: { method?: string; headers?: Record<string, string>; body?: string } = {}

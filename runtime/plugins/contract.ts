@@ -145,6 +145,8 @@ export interface Capabilities {
     init?: { method?: string; headers?: Record<string, string>; body?: string }
   ) => Promise<{ status: number; headers: Record<string, string>; text: string }>
   env?: Record<string, string>
+  /** Host calls of an agent's own run (`ctx.model`, `ctx.callTool`); honoured only for an open turn of this plugin. */
+  agent?: (op: string, args: unknown[]) => Promise<unknown>
 }
 
 export interface LoadSpec {

@@ -13,6 +13,7 @@ export {
   type PluginStatus,
   type PluginState
 } from './registry.js'
+export { AgentTurns, type AgentTurnHandlers } from './agent-turns.js'
 export { Cancellation, abortSignalOf, type CancelSignal } from './cancel.js'
 export { inlineInstance, loadInline, pluginCtx } from './inline.js'
 export { ensurePluginModuleHooks, sdkUrl } from './module-hooks.js'

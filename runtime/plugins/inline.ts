@@ -1,5 +1,6 @@
 import { pathToFileURL } from 'node:url'
 import { describePlugin, invokeContribution } from 'agent-platform/sdk/dispatch'
+import { runCapability } from './capability-call.js'
 import { ensurePluginModuleHooks, taggedEntryUrl } from './module-hooks.js'
 import { Cancellation, abortSignalOf, type CancelSignal } from './cancel.js'
 import type {
@@ -65,6 +66,12 @@ export function pluginCtx(
   return ctx
 }
 
+/** Host calls in JSON both ways, as in the other tiers: the plugin never holds a host object. */
+async function hostCall(caps: Capabilities, op: string, args: unknown[]): Promise<unknown> {
+  const json = await runCapability(caps, op, JSON.stringify(args))
+  return json === '' ? undefined : (JSON.parse(json) as unknown)
+}
+
 /** A plugin object already in hand (first-party code, tests). */
 export function inlineInstance(def: unknown, caps: Capabilities): SandboxInstance {
   const descriptor: PluginDescriptor = describePlugin(def)
@@ -75,7 +82,8 @@ export function inlineInstance(def: unknown, caps: Capabilities): SandboxInstanc
       return invokeContribution(
         def as never,
         req,
-        pluginCtx(caps, opts.signal ?? new Cancellation(), opts.onProgress) as never
+        pluginCtx(caps, opts.signal ?? new Cancellation(), opts.onProgress) as never,
+        (op: string, args: unknown[]) => hostCall(caps, op, args)
       )
     },
     async dispose() {}

@@ -17,7 +17,8 @@ export async function installPlugins(
     registry: platform.plugins,
     capabilities: {
       logger: platform.logger,
-      kvDb: () => platform.store.db<unknown, [string, string]>('plugin-kv') as KvDatabase
+      kvDb: () => platform.store.db<unknown, [string, string]>('plugin-kv') as KvDatabase,
+      agentTurns: platform.plugins.agentTurns
     },
     metrics: platform.metrics,
     ...opts

@@ -15,6 +15,7 @@ import type {
   PluginDescriptor
 } from './contract.js'
 import { PluginCallError } from './contract.js'
+import { AgentTurns } from './agent-turns.js'
 
 export interface RegisteredTool extends ToolDescriptor {
   plugin: string
@@ -34,7 +35,7 @@ export interface RegisteredAgent extends Omit<AgentDescriptor, 'tools'> {
   plugin: string
   tools: RegisteredTool[]
   /** The agent's own turn handler, run in its plugin's sandbox; present when the agent defines `run`. */
-  run?(turn: unknown, opts?: InvokeOptions): Promise<unknown>
+  run?(turn: unknown, opts?: InvokeOptions, turnId?: string): Promise<unknown>
 }
 export interface RegisteredPolicyType extends PolicyTypeDescriptor {
   plugin: string
@@ -132,6 +133,8 @@ export class PluginRegistry {
   private readonly stranded = new Map<string, ToolDescriptor[]>()
   /** Views built once per change: MCP reads them on every request. Shared and frozen: never mutate. */
   private readonly views = new Map<string, readonly unknown[]>()
+  /** Turns of agents running their own `run()`, which the sandboxes call back into. */
+  readonly agentTurns = new AgentTurns()
 
   constructor(private readonly bus: EventBus) {}
 
@@ -287,7 +290,10 @@ export class PluginRegistry {
                 this.invoke(plugin, 'tool', `${a.name}/${t.name}`, args, opts)
             })),
             ...(a.hasRun === true
-              ? { run: (turn: unknown, opts?: InvokeOptions) => this.invoke(plugin, 'agent', a.name, { turn }, opts) }
+              ? {
+                  run: (turn: unknown, opts?: InvokeOptions, turnId?: string) =>
+                    this.invoke(plugin, 'agent', a.name, turnId !== undefined ? { turn, turnId } : { turn }, opts)
+                }
               : {})
           })
         }

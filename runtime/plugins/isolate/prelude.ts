@@ -131,7 +131,7 @@ export const PRELUDE = String.raw`(function () {
       let value
       let thenable
       try {
-        value = startContribution(plugin, { kind, name, args: argsJson === '' ? undefined : parse(argsJson) }, makeCtx(callId, signal))
+        value = startContribution(plugin, { kind, name, args: argsJson === '' ? undefined : parse(argsJson) }, makeCtx(callId, signal), (op, args) => capCall(callId, op, args))
         thenable = value !== null && (typeof value === 'object' || typeof value === 'function') && typeof value.then === 'function'
       } catch (e) { return fail(callId, e) }
       if (!thenable) return finish(callId, value)

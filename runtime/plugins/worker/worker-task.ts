@@ -97,9 +97,9 @@ const sharedLog = Object.freeze({
 const neverAborted = new AbortController().signal
 const sharedEnv = data.grants.env !== undefined ? Object.freeze({ ...data.grants.env }) : undefined
 
-function makeCtx(call: Call): Record<string, unknown> {
+function capOf(call: Call): (op: string, args: unknown[]) => Promise<unknown> {
   const id = call.id
-  const cap = (op: string, args: unknown[]): Promise<unknown> =>
+  return (op, args) =>
     new Promise((resolve, reject) => {
       if (call.done) {
         reject(new Error('the call has ended'))
@@ -109,6 +109,10 @@ function makeCtx(call: Call): Record<string, unknown> {
       waiting.set(capId, { id, resolve, reject })
       post(call, { id, t: 'cap', capId, op, args: JSON.stringify(args) })
     })
+}
+
+function makeCtx(call: Call, cap: (op: string, args: unknown[]) => Promise<unknown>): Record<string, unknown> {
+  const id = call.id
   const ctx: Record<string, unknown> = {
     log: sharedLog,
     signal: neverAborted,
@@ -150,12 +154,14 @@ export default async function runTask(task: WorkerTask): Promise<string> {
   let out: string
   try {
     const def = await load()
+    const cap = capOf(call)
     // the call's time limit starts now: thread start-up and module loading are not the call's time
     starts[task.slot] = Date.now()
     const value = await invokeContribution(
       def as never,
       { kind: task.kind as never, name: task.name, args: task.args === '' ? undefined : JSON.parse(task.args) },
-      makeCtx(call) as never
+      makeCtx(call, cap) as never,
+      cap
     )
     out = toJson(value)
   } catch (e) {

@@ -1,0 +1,57 @@
+import type { Platform } from '../platform.js'
+import type { AiRequest } from '../governance/index.js'
+import type { RegisteredAgent } from '../plugins/index.js'
+import type { OfferedTools } from './agent-tools.js'
+import type { AiCancelSignal, AiMessage, AiToolCall } from './runtime.js'
+
+/** What the agent loop (the default one or an agent's own run) works from once the turn is admitted. */
+export interface LoopInput {
+  /** The final system prompt: the scope preamble and governance guidance included. */
+  systemPrompt: string
+  /** The same framing around another prompt (an agent run's own `systemPrompt`). */
+  framePrompt: (own: string) => string
+  request: AiRequest
+  agent: RegisteredAgent | undefined
+  history: AiMessage[]
+}
+
+/** One tool call of a turn: the tool-call gate, argument validation, then the tool's own sandbox. */
+export async function runTool(
+  platform: Platform,
+  offered: OfferedTools | undefined,
+  input: LoopInput,
+  call: AiToolCall,
+  signal?: AiCancelSignal
+): Promise<{ ok: boolean; text: string }> {
+  const tool = offered?.byName.get(call.name)
+  if (tool === undefined) return { ok: false, text: `unknown tool '${call.name}'` }
+  const r = input.request
+  try {
+    const verdict = await platform.toolCallGate({
+      toolName: call.name,
+      args: call.arguments,
+      ...(r.agentId !== null ? { agentId: r.agentId } : {}),
+      principal: r.userId,
+      ...(r.sessionId !== null ? { sessionId: r.sessionId } : {})
+    })
+    if (!verdict.admitted) return { ok: false, text: `tool call denied by policy ${verdict.policy}: ${verdict.reason}` }
+    if (!tool.validate(call.arguments)) return { ok: false, text: `invalid arguments for tool '${call.name}'` }
+    const ac = new AbortController()
+    const onAbort = (): void => ac.abort()
+    signal?.addEventListener('abort', onAbort, { once: true })
+    try {
+      const result = await tool.invoke(call.arguments as Record<string, never>, {
+        signal: ac.signal,
+        progress: () => {},
+        clientCapabilities: {},
+        principal: r.userId,
+        ...(r.sessionId !== null ? { sessionId: r.sessionId } : {})
+      })
+      return { ok: true, text: typeof result === 'string' ? result : (JSON.stringify(result) ?? '') }
+    } finally {
+      signal?.removeEventListener('abort', onAbort)
+    }
+  } catch (err) {
+    return { ok: false, text: `tool '${call.name}' failed: ${err instanceof Error ? err.message : String(err)}` }
+  }
+}

@@ -1,0 +1,55 @@
+/** The shapes of one agent turn: its request, its events, and what it needs from the platform. */
+import type { Platform } from '../platform.js'
+import type { OfferedTools } from './agent-tools.js'
+import type { FeedbackOptions } from './feedback.js'
+import type { AiMessage, AiRuntime, AiToolCall, TokenUsage } from './runtime.js'
+
+export interface TurnRequest {
+  /** The agent whose system prompt, tools and model the turn uses; none: a bare turn with no tools. */
+  agent?: string
+  message: string
+  /** Replaces the agent's system prompt (the scope preamble is still prepended). */
+  systemPrompt?: string
+  history?: AiMessage[]
+  /** A runtime name (that runtime answers) or a model name for the active runtime; the agent's `model` when absent. */
+  model?: string
+  userId?: string
+  sessionId?: string
+  conversationId?: string
+  metadata?: Record<string, unknown>
+}
+
+export type TurnErrorCode =
+  'denied' | 'cancelled' | 'runtime' | 'no-runtime' | 'unknown-agent' | 'bad-request' | 'max-tool-rounds'
+
+export type TurnEvent =
+  | { type: 'text'; delta: string }
+  | { type: 'tool-start'; call: AiToolCall }
+  | { type: 'tool-result'; id: string; name: string; content: string }
+  | { type: 'tool-error'; id: string; name: string; message: string }
+  | { type: 'usage'; usage: TokenUsage }
+  /** A step an agent's own run() reports with `ctx.progress({ step })`. */
+  | { type: 'agent-step'; name: string; description?: string; data?: unknown }
+  /** Governance guidance the final system prompt carried; sent just before `complete`, only when some was injected. */
+  | { type: 'feedback'; injected: number; lines: string[] }
+  | {
+      type: 'complete'
+      text: string
+      preferences: { policy: string; preferred: string; reason: string }[]
+      /** The user message as admitted (after any transform): what conversation memory may keep. */
+      userMessage: string
+    }
+  | { type: 'error'; code: TurnErrorCode; message: string; policy?: string }
+
+/** What a turn needs from the platform; the AI area builds it once. */
+export interface TurnDeps {
+  platform: Platform
+  /** The runtime `platform.ai.runtime` selects. */
+  activeRuntime: () => AiRuntime | undefined
+  runtime: (name: string) => AiRuntime | undefined
+  maxToolRounds: number
+  /** The tools an agent's model is offered: its own and those the operator lists for it. */
+  agentTools: (agent: string) => OfferedTools
+  /** The learning-signal loop's bounds (see feedback.ts). */
+  feedback: FeedbackOptions
+}
