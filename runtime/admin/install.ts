@@ -20,6 +20,7 @@ import { installAdminMcpTools } from './admin-mcp-tools.js'
 import { EMPTY_FLEET } from './fleet-view.js'
 import { fleetRoutes } from './fleet-routes.js'
 import { ADMIN } from './key.js'
+import { dashboardDir, mountDashboard, readDashboard } from './dashboard-files.js'
 import { metricsRoutes } from './metrics-report.js'
 import { openApiDocument } from './openapi.js'
 import { overviewRoutes } from './overview.js'
@@ -95,6 +96,8 @@ export function installAdmin(platform: Platform): void {
     handler: () => (document ??= openApiDocument(routes, deps.version))
   })
   mountRoutes(platform, routes)
+  const dir = dashboardDir()
+  if (dir !== undefined) mountDashboard(platform, readDashboard(dir))
   installEventStream(platform)
   if (deps.mcp !== undefined && platform.config.get('platform.admin.mcp-tools'))
     installAdminMcpTools(platform, deps.mcp, routes)
