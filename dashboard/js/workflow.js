@@ -7,6 +7,7 @@ const list = document.getElementById('wf-list')
 const editor = document.getElementById('wf-json')
 const messages = document.getElementById('wf-messages')
 const preview = document.getElementById('wf-graph')
+let timer
 const TYPES = ['agent', 'condition', 'fan-out', 'join', 'approval', 'output']
 
 document.getElementById('token-slot').append(tokenField(() => void refresh()))
@@ -33,6 +34,8 @@ export function problems(m) {
   if (typeof m !== 'object' || m === null || Array.isArray(m)) return ['The manifest must be a JSON object.']
   if (typeof m.id !== 'string' || !/^[A-Za-z0-9_-]+$/.test(m.id)) out.push('id must match [A-Za-z0-9_-]+')
   if (typeof m.name !== 'string' || m.name.trim() === '') out.push('name must not be blank')
+  if (m.version !== undefined && (!Number.isInteger(m.version) || m.version < 0))
+    out.push('version must be an integer >= 0 (0 for a new workflow)')
   const nodes = Array.isArray(m.nodes) ? m.nodes : (out.push('nodes must be an array'), [])
   const ids = new Set()
   nodes.forEach((n, i) => {
@@ -96,10 +99,16 @@ async function open(id) {
 }
 
 async function save() {
+  // a pending as-you-type check would wipe the server's answer shown below
+  clearTimeout(timer)
   const manifest = check()
   if (manifest === undefined) return
   try {
-    const saved = await admin('/workflow', { method: 'POST', body: manifest })
+    // the editor holds the stored version; a save asks for the next one
+    const saved = await admin('/workflow', {
+      method: 'POST',
+      body: { ...manifest, version: (manifest.version ?? 0) + 1 }
+    })
     load({ ...manifest, version: saved.version, updatedAt: saved.updatedAt })
     messages.replaceChildren(el('p', { class: 'ok', role: 'status' }, `Saved ${saved.id} at version ${saved.version}.`))
     await refresh()
@@ -113,7 +122,7 @@ async function save() {
           el(
             'p',
             {},
-            `Version conflict: someone saved this workflow since you loaded it. You sent version ${manifest.version}; the stored version is ${stored}.`
+            `Version conflict: this workflow was saved by someone else since you loaded it. You edited version ${manifest.version ?? 0}; the stored version is ${stored}.`
           ),
           el('button', { type: 'button', on: { click: () => open(manifest.id) } }, `Load stored version ${stored}`)
         )
@@ -158,7 +167,6 @@ async function refresh() {
   }
 }
 
-let timer
 editor.addEventListener('input', () => {
   clearTimeout(timer)
   timer = setTimeout(check, 150)
