@@ -36,7 +36,11 @@ export class EventStream {
     const ws = new WebSocket(`${proto}//${location.host}/platform/admin/events?${q}`)
     this.ws = ws
     this.status('connecting')
-    ws.onopen = () => this.status('live')
+    let opened = false
+    ws.onopen = () => {
+      opened = true
+      this.status('live')
+    }
     ws.onmessage = (m) => {
       let data
       try {
@@ -54,7 +58,16 @@ export class EventStream {
     ws.onclose = (c) => {
       if (this.ws !== ws || this.closed) return
       // 1008 is a refusal (auth or too slow): say so; anything else is retried quietly
-      this.status('down', c.code === 1008 ? `refused: ${c.reason || 'policy'}` : `closed (${c.code})`)
+      // a refused upgrade (401) reaches the page only as 1006 before open: say what usually causes it
+      const why =
+        c.code === 1008
+          ? `refused: ${c.reason || 'policy'}`
+          : !opened
+            ? token() === ''
+              ? 'refused: the event stream needs a token'
+              : 'refused: is the token valid?'
+            : `closed (${c.code}), reconnecting`
+      this.status('down', why)
       setTimeout(() => {
         if (!this.closed && this.ws === ws) this.connect()
       }, 2000)

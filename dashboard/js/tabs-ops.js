@@ -188,7 +188,7 @@ function killSwitch(health, out) {
   return el(
     'form',
     { class: 'toolbar', on: { submit: act } },
-    el('strong', {}, 'Kill switch: '),
+    el('span', {}, 'State:'),
     badge(ks.armed ? 'ARMED' : 'disarmed', ks.armed ? 'bad' : 'ok'),
     ks.armed ? el('span', {}, `${ks.reason ?? ''} (by ${ks.operator ?? '?'}, ${time(ks.armedAt)})`) : reason,
     el('button', { type: 'submit', class: ks.armed ? '' : 'danger' }, ks.armed ? 'Disarm' : 'Arm')
@@ -219,7 +219,7 @@ function decisions(rows) {
           { label: 'Reason', value: (r) => r.reason ?? '' }
         ],
         shown,
-        'No decisions match.'
+        rows.length === 0 ? 'No decisions recorded yet.' : 'No decisions match the filter.'
       )
     )
   }

@@ -56,7 +56,10 @@ export const connectionsTab = {
             { label: 'UUID', value: (r) => el('code', {}, r.uuid) },
             { label: 'Transport', value: (r) => badge(r.transport) },
             { label: 'Broadcaster', value: (r) => r.broadcaster },
-            { label: 'State', value: (r) => (r.isSuspended ? 'waiting' : 'connected') },
+            {
+              label: 'State',
+              value: (r) => (r.transport !== 'LONG_POLLING' ? 'open' : r.isSuspended ? 'poll held' : 'between polls')
+            },
             {
               label: 'Action',
               value: (r) =>

@@ -182,6 +182,8 @@ t.test('the small screen: 375 px wide, dark', async (t) => {
   const p = await small.newPage()
   await p.goto(tp.url + '/platform/admin/#agents')
   await p.locator('#panel-agents td', { hasText: '6.6.6' }).waitFor()
+  // without a token the event stream is refused, and the header says why
+  await p.locator('#stream-state', { hasText: 'refused: the event stream needs a token' }).waitFor()
   const overflow = await p.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
   t.ok(overflow <= 0, `the page does not scroll sideways (${overflow} px)`)
   await p.screenshot({ path: SHOTS + 'agents-375-dark.png', fullPage: true })
