@@ -275,6 +275,29 @@ t.test('evals: pass rate per baseline with a trend, runs with the raw judge resp
   await page.screenshot({ path: SHOTS + 'evals-1280.png' })
 })
 
+t.test('the journal graph draws a coordination tree as SVG (fed the tree shape; no fleet yet)', async (t) => {
+  const drawn = await page.evaluate(async () => {
+    const { graph, journalGraph } = await import('./js/graph.js')
+    const { nodes, edges } = journalGraph([
+      { eventId: 'e0', type: 'CoordinationStarted' },
+      { eventId: 'e1', parentEventId: 'e0', type: 'AgentDispatched', agentName: '<b>x</b>' },
+      { eventId: 'e2', parentEventId: 'e1', type: 'AgentFailed', agentName: 'w' }
+    ])
+    const svg = graph(nodes, edges, 'c-1')
+    document.body.append(svg)
+    const out = {
+      nodes: svg.querySelectorAll('g.node').length,
+      edges: svg.querySelectorAll('path.edge').length,
+      failed: svg.querySelectorAll('g.node.failed').length,
+      markup: svg.querySelectorAll('b').length,
+      label: svg.querySelectorAll('g.node text')[1]?.textContent
+    }
+    svg.remove()
+    return out
+  })
+  t.same(drawn, { nodes: 3, edges: 2, failed: 1, markup: 0, label: 'AgentDispatched · <b>x</b>' })
+})
+
 t.test('a burst of 10 000 events: measured, and the feed keeps the last 500', async (t) => {
   await page.goto(tp.url + '/platform/admin/#feed')
   await page.locator('#stream-state.live').waitFor()
