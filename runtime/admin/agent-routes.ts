@@ -23,7 +23,8 @@ export function agentRow(d: AdminDeps, a: RegisteredAgent): Record<string, unkno
     version: a.version,
     description: a.description,
     headless: a.headless,
-    protocols: d.mcp !== undefined ? ['mcp'] : []
+    // what the AI area actually serves it over now, not what it could be served over
+    protocols: d.ai.agents().find((x) => x.name === a.name)?.protocols ?? []
   }
 }
 

@@ -261,26 +261,66 @@ export const KEY_DEFS = {
   'platform.interactions.enabled': {
     schema: bool,
     default: true,
-    description: 'Serve the interactions API',
-    reservedFor: 'interactions'
+    description: 'Serve the interactions API (`/api/interactions`); off: its routes answer 404'
   },
   'platform.interactions.http-write-enabled': {
     schema: bool,
     default: false,
-    description: 'Gate for create, continue, cancel and delete',
-    reservedFor: 'interactions'
+    description: 'Gate for create, continue, cancel and delete (403 while off); writes also need a principal (401)'
   },
   'platform.interactions.demo-principal': {
     schema: nonEmpty,
     description:
-      'Fixed principal the interactions API injects, for demos only; never in production (start-up logs a warning whenever it is set)',
-    reservedFor: 'interactions'
+      'Fixed principal of interactions requests that carry none, for demos only; never in production (start-up logs a warning whenever it is set)'
+  },
+  'platform.interactions.sync-timeout-ms': {
+    schema: positiveInt,
+    default: 120_000,
+    description:
+      'A synchronous (non-background) interaction still running after this is FAILED `timed out after <ISO duration>`'
+  },
+  'platform.interactions.max-steps': {
+    schema: positiveInt,
+    default: 1000,
+    description: 'Most non-terminal steps kept per interaction; `usage`, `completion` and `error` steps are always kept'
+  },
+  'platform.interactions.text-coalesce-ms': {
+    schema: { type: 'integer', minimum: 0 },
+    default: 50,
+    description:
+      'Text deltas arriving within this window become one `text` step (flushed early by any other step); 0 records each delta as its own step'
+  },
+  'platform.interactions.idempotency.max-keys': {
+    schema: positiveInt,
+    default: 10_000,
+    description: 'Idempotency-Key entries remembered (all principals together; the oldest go first)'
+  },
+  'platform.interactions.idempotency.ttl-seconds': {
+    schema: positiveInt,
+    default: 86_400,
+    description: 'How long an Idempotency-Key is remembered after its first request'
+  },
+  'platform.interactions.stream.stall-seconds': {
+    schema: positiveInt,
+    default: 30,
+    description:
+      'A live stream whose client has read nothing for this long while steps wait is closed (WebSocket 1008 slow consumer); the client resumes after its last seq'
   },
   'platform.interactions.store': {
     schema: { enum: ['memory', 'lmdb', 'postgres'] },
-    default: 'memory',
-    description: 'Interaction store',
-    reservedFor: 'interactions'
+    default: 'lmdb',
+    description:
+      'Where interactions and their steps are kept: `lmdb` (named databases of the data directory; an acknowledged step survives a crash), `postgres` (needs `platform.interactions.postgres.url`) or `memory` (in the process, lost on restart)'
+  },
+  'platform.interactions.postgres.url': {
+    schema: nonEmpty,
+    description:
+      'For store `postgres`: connection string, e.g. `postgres://user:pass@127.0.0.1:5432/platform` (a `host=/dir` query names a unix socket directory)'
+  },
+  'platform.interactions.postgres.pool-size': {
+    schema: { type: 'integer', minimum: 1, maximum: 1000 },
+    default: 10,
+    description: 'For store `postgres`: connections kept open at most; more queries at once wait for one'
   },
 
   // --- MCP ---
@@ -463,6 +503,12 @@ export const KEY_DEFS = {
     default: 0.0,
     description: 'Read-gate floor: lessons below it are dropped on read'
   },
+  'platform.ai.governance.feedback.max-items': {
+    schema: { type: 'integer', minimum: 0, maximum: 100 },
+    default: 5,
+    description:
+      "Distinct deny and prefer guidance lines (each at most 512 characters) re-injected into a turn's system prompt for its conversation, else session, else user; 0 turns the learning-signal loop off"
+  },
   'platform.ai.governance.enabled': {
     schema: bool,
     default: true,
@@ -522,6 +568,29 @@ export const KEY_DEFS = {
     default: 8,
     description:
       'Rounds of tool calls one agent turn may make (model asks, tools run, results go back); one more ends the turn with an error'
+  },
+  'platform.ai.endpoint.auth': {
+    schema: { enum: ['open', 'required'] },
+    default: 'open',
+    description:
+      '`open`: anyone may talk to agents over their endpoints (chat and AG-UI; the server binds loopback by default); `required`: a principal (an API token or JWT) is needed, else 401'
+  },
+  'platform.ai.endpoint.max-message-bytes': {
+    schema: positiveInt,
+    default: 65_536,
+    description:
+      'Largest prompt a client may send to an agent (WebSocket frame or POST body; capped by platform.server.body-limit-bytes): beyond it close 1009 or 413'
+  },
+  'platform.ai.endpoint.max-messages-per-second': {
+    schema: { type: 'integer', minimum: 0 },
+    default: 20,
+    description:
+      'Frames (prompts, cancels) one agent-endpoint connection may send per second, sustained (0: no limit); beyond it close 1008 on WebSocket, 429 on POST'
+  },
+  'platform.ai.endpoint.message-burst': {
+    schema: positiveInt,
+    default: 40,
+    description: 'Frames one agent-endpoint connection may send at once before the per-second rate applies'
   },
   'platform.ai.memory.store': {
     schema: { enum: ['memory', 'lmdb'] },

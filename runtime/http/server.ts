@@ -54,7 +54,7 @@ const LIBUS_LISTEN_EXCLUSIVE_PORT = 1
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 const UNMATCHED = '<unmatched>'
 const CORS_EXPOSE =
-  'X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, Location, Retry-After, X-Platform-Resource, X-Platform-Token'
+  'X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, Location, Retry-After, X-Platform-Resource, X-Platform-Token, X-Next-Cursor, Link, Idempotent-Replayed'
 
 /**
  * The HTTP core on uWebSockets.js: a router with `{param}` segments and per-route methods (405 with

@@ -38,6 +38,7 @@ export class SseStream {
   private queuedBytes = 0
   private waiting = false
   private closeListeners: (() => void)[] = []
+  private drainListeners: (() => void)[] = []
   private readonly maxQueuedBytes: number
 
   constructor(
@@ -121,9 +122,24 @@ export class SseStream {
         ok = res.write(f)
       }
     })
-    if (ok) this.waiting = false
+    if (ok) {
+      this.waiting = false
+      for (const fn of this.drainListeners.splice(0)) fn()
+    }
     // returning true: uWS accepted what we wrote; keep the handler while we are still waiting
     return true
+  }
+
+  /** Bytes held in memory because the client is not reading: 0 while uWS takes writes straight on. */
+  get bufferedBytes(): number {
+    return this.waiting ? this.queuedBytes + 1 : 0
+  }
+
+  /** Calls `fn` once the held bytes went out (at once when nothing is held); a closed stream never calls it. */
+  onDrain(fn: () => void): void {
+    if (this.closed) return
+    if (!this.waiting) fn()
+    else this.drainListeners.push(fn)
   }
 
   onClose(fn: () => void): void {
@@ -147,6 +163,7 @@ export class SseStream {
     if (this.closed) return
     this.closed = true
     this.queue = []
+    this.drainListeners = []
     this.onEnd(this)
     for (const fn of this.closeListeners.splice(0)) {
       try {

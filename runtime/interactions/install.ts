@@ -1,8 +1,55 @@
-import type { Area } from '../platform.js'
+import type { Area, Platform } from '../platform.js'
+import { AI } from '../ai/index.js'
+import { StepFeed } from './feed.js'
+import { INTERACTIONS } from './key.js'
+import { installRoutes } from './routes.js'
+import { InteractionService } from './service.js'
+import { InteractionStreams } from './stream.js'
+import { PlatformError } from '../http/index.js'
+import { storeFromConfig } from './store-from-config.js'
 
-/** The interactions area: durable agent turns run through the AI area and streamed over transport. */
+/**
+ * The interactions area: durable agent turns run through the AI area and streamed over transport.
+ * Off (`platform.interactions.enabled: false`) it adds no routes and provides no service.
+ */
 export const interactionsArea: Area = {
   name: 'interactions',
   dependsOn: ['ai', 'transport'],
-  install(): void {}
+  async install(platform: Platform): Promise<void> {
+    if (!platform.config.get('platform.interactions.enabled')) return
+    const store = storeFromConfig(platform)
+    // runs left RUNNING by a process that died are FAILED before anyone can read them
+    const interrupted = await store.start()
+    if (interrupted > 0)
+      platform.logger.warn({ interrupted }, 'interactions left running by the previous process marked FAILED')
+    const cfg = platform.config
+    const service = new InteractionService({
+      store,
+      feed: new StepFeed(),
+      ai: platform.area(AI),
+      agents: () => platform.plugins.agents(),
+      logger: platform.logger,
+      maxSteps: cfg.get('platform.interactions.max-steps'),
+      coalesceMs: cfg.get('platform.interactions.text-coalesce-ms'),
+      syncTimeoutMs: cfg.get('platform.interactions.sync-timeout-ms'),
+      demoPrincipal: () => cfg.get('platform.interactions.demo-principal')
+    })
+    const streams = new InteractionStreams(platform, {
+      store,
+      feed: service.feed,
+      readable: async (id, headers) => {
+        // the REST read's rule, from the same function
+        const found = await service.get(service.readerOf(platform.principals.fromHeaders(headers)?.name), id)
+        if (found === undefined) throw new PlatformError('INTERACTION_NOT_FOUND', { id })
+        return found
+      }
+    })
+    installRoutes(platform, service, streams)
+    streams.mount()
+    platform.onClose(async () => {
+      await service.close()
+      await store.stop()
+    })
+    platform.provide(INTERACTIONS, service)
+  }
 }

@@ -56,7 +56,8 @@ t.test('members of every transport are listed, counted and reached', async (t) =
   })
 
   const overview = (await call(tp, 'GET', '/overview')).body
-  t.match(overview, { status: 'UP', connections: 3, broadcasters: 1, handlers: 1 })
+  // two handlers: the rooms endpoint and the interactions live stream
+  t.match(overview, { status: 'UP', connections: 3, broadcasters: 1, handlers: 2 })
   const metrics = (await call(tp, 'GET', '/metrics')).body
   t.match(metrics, { connections: { active: 3 }, activeBroadcasters: 1, rooms: { active: 1 } })
   t.ok(metrics.connections.total >= 3)

@@ -67,7 +67,7 @@ t.test('agents, one agent, its sessions; unknown names are 404', async (t) => {
       version: '2.0.0',
       description: 'helps',
       headless: false,
-      protocols: ['mcp']
+      protocols: ['mcp', 'agui']
     }
   ])
   t.same((await call(tp, 'GET', '/agents/helper')).body, list.body[0])

@@ -25,6 +25,8 @@ export class OpenAiServer {
   })
   chat: (body: any) => Reply = () => chatReply('{"answer": false, "confidence": 0.95}')
   url = ''
+  /** Streamed responses whose client went away before the stream ended (a cancelled request). */
+  abandoned = 0
   private server: Server | undefined
   private readonly hanging = new Set<ServerResponse>()
 
@@ -73,6 +75,9 @@ export class OpenAiServer {
     }
     if ('stream' in reply) {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+      res.on('close', () => {
+        if (!res.writableEnded) this.abandoned++
+      })
       for (const part of reply.stream) {
         res.write(part)
         await new Promise((resolve) =>

@@ -1,0 +1,223 @@
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import WebSocket from 'ws'
+import { row, type RunOptions, type Scenario, type ScenarioResult } from '../scenario.js'
+import { sleep, startPeer, startPlatform, type ServerProcess } from '../lib/proc.js'
+import { percentile } from '../lib/stats.js'
+
+const PLATFORM_FLAGS = [
+  ['platform.interactions.http-write-enabled', 'true'],
+  ['platform.interactions.demo-principal', 'bench'],
+  // every text delta its own step: 200 deltas are 200 steps to deliver
+  ['platform.interactions.text-coalesce-ms', '0'],
+  ['platform.interactions.max-steps', '5000'],
+  // BENCH_INTERACTIONS_STORE=memory shows what the durable writes cost the live path
+  ['platform.interactions.store', process.env.BENCH_INTERACTIONS_STORE ?? 'lmdb']
+].flatMap(([k, v]) => ['--set', `${k}=${v}`])
+
+/** A message the demo runtime answers with about `words` text deltas (it echoes it word by word). */
+const message = (words: number): string => Array.from({ length: words }, (_, i) => `w${i}`).join(' ')
+
+interface Live {
+  interactions: number
+  steps: number
+  cpuUsPerStep: number
+  p50Ms: number
+  p99Ms: number
+  rssKbPerInFlight: number
+  maxInFlight: number
+  broken: number
+  seconds: number
+}
+
+/**
+ * Parts (b) and (c) of the interactions benchmark, on the served platform (demo runtime, LMDB
+ * store, every delta a step). (b): N background turns of 200 text deltas started at once, each
+ * watched live by its own WebSocket subscriber; server CPU per delivered step, delta-to-client
+ * latency (receive time minus the step's createdAt, one clock), RSS growth per interaction in
+ * flight. (c): a reconnect that replays 1 000 stored steps, time to the last frame, against a raw
+ * lmdb-js getRange sent over raw uWebSockets.js (bench/peers/replay-lmdb.js).
+ */
+const scenario: Scenario = {
+  name: 'interaction-streams',
+  description:
+    'Interaction live streams: N background turns of 200 deltas each watched live (CPU per step, latency, RSS per turn); replay of 1 000 steps vs raw lmdb getRange over uWS',
+  async run(opts: RunOptions): Promise<ScenarioResult> {
+    const n = Number(process.env.BENCH_INTERACTIONS ?? (opts.quick ? 200 : 1000))
+    const notes: string[] = [`store ${process.env.BENCH_INTERACTIONS_STORE ?? 'lmdb'}`]
+    const server = await startPlatform(opts.root, opts.tmpDir, PLATFORM_FLAGS)
+    let live: Live | undefined
+    let ours: number[] | undefined
+    let peer: number[] | undefined
+    try {
+      live = await measureLive(server, n, 200, notes)
+      const replay = await prepareReplay(server, 1000)
+      ours = await timeReplays(`${server.url.replace(/^http/, 'ws')}/platform/interactions-stream?id=${replay.id}`, 20)
+      const file = join(opts.tmpDir, 'replay.json')
+      writeFileSync(file, JSON.stringify(replay))
+      const raw = await startPeer(opts.root, 'replay-lmdb.js', [], {
+        REPLAY_FILE: file,
+        REPLAY_DIR: join(opts.tmpDir, 'replay-lmdb')
+      })
+      try {
+        peer = await timeReplays(raw.url.replace(/^http/, 'ws') + '/', 20)
+      } finally {
+        await raw.stop()
+      }
+      notes.push(
+        `(c) ${replay.steps.length} steps (${Math.round(replay.bytes / 1024)} KiB of frames) replayed 20 times each from a fresh WebSocket; the figure is the median time from connect to the terminal frame`
+      )
+    } finally {
+      await server.stop()
+    }
+    const med = (xs: number[] | undefined) => (xs === undefined || xs.length === 0 ? undefined : percentile(xs, 50))
+    const ourMed = med(ours)
+    const peerMed = med(peer)
+    return {
+      scenario: 'interaction-streams',
+      description: this.description,
+      rows: [
+        row('live.cpu_us_per_step', 'server CPU per delivered live step', 'µs', 'lower', live?.cpuUsPerStep, {}, false),
+        row('live.p50_ms', 'delta-to-client latency p50', 'ms', 'lower', live?.p50Ms, {}, false),
+        row('live.p99_ms', 'delta-to-client latency p99', 'ms', 'lower', live?.p99Ms, {}, false),
+        row(
+          'live.rss_kb_per_turn',
+          'server RSS growth per turn in flight (steps included)',
+          'KB',
+          'lower',
+          live?.rssKbPerInFlight,
+          {},
+          false
+        ),
+        row(
+          'replay_1000_ms',
+          'reconnect + replay of 1 000 steps, time to the last frame',
+          'ms',
+          'lower',
+          ourMed,
+          peerMed === undefined ? {} : { 'lmdb+uws': peerMed },
+          false
+        )
+      ],
+      notes,
+      details: { live, replayMs: { ours, peer } }
+    }
+  }
+}
+
+export default scenario
+
+async function measureLive(server: ServerProcess, n: number, words: number, notes: string[]): Promise<Live> {
+  const text = message(words)
+  const latencies: number[] = []
+  let steps = 0
+  let broken = 0
+  let inFlight = 0
+  let maxInFlight = 0
+  await sleep(500)
+  const rss0 = server.memory().rss
+  let rssPeak = rss0
+  const sampler = setInterval(() => {
+    const rss = server.memory().rss
+    if (rss > rssPeak) rssPeak = rss
+  }, 20)
+  const cpu0 = server.cpuSeconds()
+  const t0 = performance.now()
+  const wsBase = server.url.replace(/^http/, 'ws')
+  const one = async (): Promise<void> => {
+    const res = await fetch(`${server.url}/api/interactions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ message: text, background: true })
+    })
+    const { id } = (await res.json()) as { id: string }
+    inFlight++
+    if (inFlight > maxInFlight) maxInFlight = inFlight
+    await new Promise<void>((resolve) => {
+      let next = 0
+      const ws = new WebSocket(`${wsBase}/platform/interactions-stream?id=${id}`)
+      ws.on('message', (d) => {
+        const now = Date.now()
+        const f = JSON.parse(String(d))
+        if (f.type === 'interaction-step') {
+          if (f.step.seq !== next) broken++
+          next = f.step.seq + 1
+          steps++
+          latencies.push(now - Date.parse(f.step.createdAt))
+        } else if (f.status !== 'COMPLETED') broken++
+      })
+      ws.on('close', () => resolve())
+      ws.on('error', () => {
+        broken++
+        resolve()
+      })
+    })
+    inFlight--
+  }
+  await Promise.all(Array.from({ length: n }, one))
+  const seconds = (performance.now() - t0) / 1000
+  const cpu = server.cpuSeconds() - cpu0
+  clearInterval(sampler)
+  notes.push(
+    `(b) ${n} background turns of ~${words} text deltas started at once (POST, then a WebSocket subscriber each), ${steps} steps delivered in ${seconds.toFixed(1)} s, at most ${maxInFlight} turns in flight; ${broken} streams with a gap, duplicate or failure; latency = client receive time minus the step's createdAt (ms clock); RSS per turn = (peak RSS - RSS before) / most turns in flight, the steps each run keeps in memory included`
+  )
+  return {
+    interactions: n,
+    steps,
+    cpuUsPerStep: (cpu * 1e6) / Math.max(1, steps),
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    rssKbPerInFlight: (rssPeak - rss0) / 1024 / Math.max(1, maxInFlight),
+    maxInFlight,
+    broken,
+    seconds
+  }
+}
+
+/** One stored interaction of about `words` steps, with its terminal frame and the bytes of its frames. */
+async function prepareReplay(
+  server: ServerProcess,
+  words: number
+): Promise<{ id: string; steps: { seq: number }[]; terminal: unknown; bytes: number }> {
+  const res = await fetch(`${server.url}/api/interactions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ message: message(words - 4) })
+  })
+  const rec = (await res.json()) as {
+    id: string
+    status: string
+    finalText: string | null
+    errorMessage: string | null
+    steps: { seq: number }[]
+  }
+  const terminal = {
+    type: 'interaction-terminal',
+    id: rec.id,
+    status: rec.status,
+    finalText: rec.finalText,
+    errorMessage: rec.errorMessage
+  }
+  const bytes = rec.steps.reduce((n, s) => n + JSON.stringify(s).length + 40, 0)
+  return { id: rec.id, steps: rec.steps, terminal, bytes }
+}
+
+/** Milliseconds from opening a WebSocket to its terminal frame, `times` times one after another. */
+async function timeReplays(url: string, times: number): Promise<number[]> {
+  const out: number[] = []
+  for (let i = 0; i < times; i++) {
+    const t0 = performance.now()
+    await new Promise<void>((resolve, reject) => {
+      const ws = new WebSocket(url)
+      ws.on('message', (d) => {
+        if (String(d).startsWith('{"type":"interaction-terminal"')) {
+          out.push(performance.now() - t0)
+          ws.close()
+        }
+      })
+      ws.on('close', () => resolve())
+      ws.on('error', reject)
+    })
+  }
+  return out
+}

@@ -1,0 +1,179 @@
+import { Pool, type PoolClient } from 'pg'
+import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
+import { migrate } from './postgres-schema.js'
+import {
+  UnknownInteractionError,
+  checkAfter,
+  checkHeader,
+  checkId,
+  checkQuery,
+  checkStep,
+  headerOf,
+  interactionOf,
+  interrupted,
+  stepOf
+} from './store-input.js'
+import type { Interaction, InteractionHeader, InteractionStep, InteractionStore, ListPage, ListQuery } from './types.js'
+
+export interface PostgresStoreOptions {
+  url: string
+  poolSize: number
+  /** An idle connection that broke (server restarted): the pool replaces it; this only reports. */
+  onError?: (err: Error) => void
+}
+
+const FOREIGN_KEY_VIOLATION = '23503'
+
+const UPSERT = `INSERT INTO platform_interactions (id, user_id, conversation_id, status, created_at, header)
+  VALUES ($1, $2, $3, $4, $5, $6)
+  ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, conversation_id = excluded.conversation_id,
+    status = excluded.status, created_at = excluded.created_at, header = excluded.header`
+const INSERT_STEP = `INSERT INTO platform_interaction_steps (interaction_id, seq, step) VALUES ($1, $2, $3)
+  ON CONFLICT DO NOTHING`
+
+const upsertParams = (h: InteractionHeader) => [
+  h.id,
+  h.userId,
+  h.conversationId,
+  h.status,
+  h.createdAt,
+  JSON.stringify(h)
+]
+
+/**
+ * Interactions in PostgreSQL through a `pg` pool: headers in `platform_interactions` (the record
+ * as `json`, which keeps key order, next to the columns lists filter and sort on), steps in
+ * `platform_interaction_steps` keyed by (interaction id, seq) and deleted with their record. A
+ * resolved write is committed by the server. `start()` marks every run still in flight: one
+ * platform process per database.
+ */
+export class PostgresInteractionStore implements InteractionStore {
+  readonly kind = 'postgres'
+  private pool: Pool | undefined
+
+  constructor(private readonly opts: PostgresStoreOptions) {}
+
+  async start(): Promise<number> {
+    if (this.pool !== undefined) throw new Error('the postgres interaction store is started already')
+    const pool = new Pool({ connectionString: this.opts.url, max: this.opts.poolSize })
+    pool.on('error', (err) => this.opts.onError?.(err))
+    try {
+      const marked = await inClient(pool, async (c) => {
+        await migrate(c)
+        return markInterrupted(c)
+      })
+      this.pool = pool
+      return marked
+    } catch (e) {
+      await pool.end()
+      throw e
+    }
+  }
+
+  async stop(): Promise<void> {
+    const pool = this.pool
+    this.pool = undefined
+    await pool?.end()
+  }
+
+  async save(header: InteractionHeader): Promise<void> {
+    checkHeader(header)
+    await this.db().query(UPSERT, upsertParams(headerOf(header)))
+  }
+
+  async appendStep(id: string, step: InteractionStep): Promise<void> {
+    checkId(id)
+    checkStep(step)
+    try {
+      await this.db().query(INSERT_STEP, [id, step.seq, JSON.stringify(stepOf(step))])
+    } catch (e) {
+      if ((e as { code?: string }).code === FOREIGN_KEY_VIOLATION) throw new UnknownInteractionError(id)
+      throw e
+    }
+  }
+
+  async load(id: string): Promise<Interaction | undefined> {
+    checkId(id)
+    const { rows } = await this.db().query<{ header: InteractionHeader }>(
+      'SELECT header FROM platform_interactions WHERE id = $1',
+      [id]
+    )
+    if (rows.length === 0) return undefined
+    return interactionOf(rows[0]!.header, await this.range(id, -1, null))
+  }
+
+  async steps(id: string, after: number, limit?: number): Promise<InteractionStep[]> {
+    checkId(id)
+    checkAfter(after, limit)
+    return this.range(id, after, limit ?? null)
+  }
+
+  async list(query: ListQuery): Promise<ListPage> {
+    checkQuery(query)
+    const params: unknown[] = [query.userId, query.limit + 1]
+    let where = 'user_id = $1'
+    if (query.conversationId !== undefined) {
+      params.push(query.conversationId)
+      where += ` AND conversation_id = $${params.length}`
+    }
+    if (query.cursor !== undefined) {
+      params.push(...decodeCursor(query.cursor))
+      where += ` AND (created_at, id) < ($${params.length - 1}, $${params.length})`
+    }
+    const { rows } = await this.db().query<{ header: InteractionHeader }>(
+      `SELECT header FROM platform_interactions WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $2`,
+      params
+    )
+    const items = rows.slice(0, query.limit).map((r) => headerOf(r.header))
+    return rows.length > query.limit ? { items, nextCursor: encodeCursor(sortKeyOf(items.at(-1)!)) } : { items }
+  }
+
+  async delete(id: string): Promise<boolean> {
+    checkId(id)
+    const { rowCount } = await this.db().query('DELETE FROM platform_interactions WHERE id = $1', [id])
+    return (rowCount ?? 0) > 0
+  }
+
+  private async range(id: string, after: number, limit: number | null): Promise<InteractionStep[]> {
+    const { rows } = await this.db().query<{ step: InteractionStep }>(
+      'SELECT step FROM platform_interaction_steps WHERE interaction_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+      [id, after, limit]
+    )
+    return rows.map((r) => stepOf(r.step))
+  }
+
+  private db(): Pool {
+    if (this.pool === undefined) throw new Error('the postgres interaction store is not started')
+    return this.pool
+  }
+}
+
+/** Every run still RUNNING or CREATED becomes FAILED with a terminal error step, in one transaction. */
+async function markInterrupted(c: PoolClient): Promise<number> {
+  await c.query('BEGIN')
+  try {
+    const { rows } = await c.query<{ header: InteractionHeader; last: string | null }>(
+      `SELECT i.header, (SELECT max(seq) FROM platform_interaction_steps s WHERE s.interaction_id = i.id) AS last
+         FROM platform_interactions i WHERE status IN ('RUNNING', 'CREATED') FOR UPDATE`
+    )
+    for (const row of rows) {
+      const { header, step } = interrupted(row.header, row.last === null ? 0 : Number(row.last) + 1)
+      await c.query(UPSERT, upsertParams(header))
+      await c.query(INSERT_STEP, [header.id, step.seq, JSON.stringify(step)])
+    }
+    await c.query('COMMIT')
+    return rows.length
+  } catch (e) {
+    await c.query('ROLLBACK')
+    throw e
+  }
+}
+
+async function inClient<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect()
+  try {
+    return await fn(c)
+  } finally {
+    c.release()
+  }
+}

@@ -1,0 +1,345 @@
+import { createHash, randomUUID } from 'node:crypto'
+import type { AiMessage, AiService } from '../ai/index.js'
+import { PlatformError } from '../http/index.js'
+import type { Logger } from '../observability/index.js'
+import type { RegisteredAgent } from '../plugins/index.js'
+import { StepCapture, type Outcome } from './capture.js'
+import { isoDuration } from './iso-duration.js'
+import { interactionOf } from './store-input.js'
+import type { StepFeed } from './feed.js'
+import type { Interaction, InteractionHeader, InteractionStep, InteractionStore, ListPage } from './types.js'
+
+/** A create or continue body, validated by the routes. */
+export interface InteractionRequest {
+  message: string
+  previousInteractionId?: string
+  agentId?: string
+  model?: string
+  systemPrompt?: string
+  metadata?: Record<string, unknown>
+  background: boolean
+  store: boolean
+  /** The caller's roles as its credentials establish them (never the body): the policies read them. */
+  roles?: readonly string[]
+}
+
+export interface InteractionServiceOptions {
+  store: InteractionStore
+  feed: StepFeed
+  ai: AiService
+  agents: () => RegisteredAgent[]
+  logger: Logger
+  maxSteps: number
+  coalesceMs: number
+  syncTimeoutMs: number
+  /** `platform.interactions.demo-principal`, re-read on each request. */
+  demoPrincipal: () => string | undefined
+}
+
+/** One turn in flight: its record as it grows, and what stops it. */
+interface Run {
+  header: InteractionHeader
+  /**
+   * The steps so far, kept where nothing else holds them for a reader: for the answer of a
+   * synchronous POST and for `store: false`. A stored background run's steps are read from the store.
+   */
+  steps: InteractionStep[] | undefined
+  capture: StepCapture
+  controller: AbortController
+  cancellable: boolean
+  /** Durable writes in order: each step, then the terminal header. */
+  writes: Promise<void>
+  /** Resolves once the terminal state is durable (or the run was dropped). */
+  finished: Promise<Interaction>
+  resolve: (i: Interaction) => void
+  /** Deleted or shut down: nothing more is written. */
+  dropped: boolean
+  /** The user's message, added to the conversation when the turn completes. */
+  message: string
+}
+
+/**
+ * The interactions of every owner: create (synchronous or background), continue, get, list,
+ * cancel, delete. A record is persisted RUNNING before its turn starts; the turn runs through
+ * the AI area's governed pipeline; its steps are persisted in seq order and published to the
+ * feed once durable, so a stream that reads the store and then the feed misses nothing.
+ */
+export class InteractionService {
+  readonly store: InteractionStore
+  readonly feed: StepFeed
+  private readonly runs = new Map<string, Run>()
+  private closing = false
+
+  constructor(private readonly opts: InteractionServiceOptions) {
+    this.store = opts.store
+    this.feed = opts.feed
+  }
+
+  /**
+   * Whom a reader reads as: its principal, else the demo principal, else `anonymous` (who owns
+   * nothing unless the demo principal is named so). The REST reads and the live stream share it.
+   */
+  readerOf(principal: string | undefined): string {
+    return principal ?? this.opts.demoPrincipal() ?? 'anonymous'
+  }
+
+  /** Whom a writer writes as: its principal, else the demo principal; undefined means 401. */
+  writerOf(principal: string | undefined): string | undefined {
+    return principal ?? this.opts.demoPrincipal()
+  }
+
+  /** Turns in flight now. */
+  get inFlight(): number {
+    return this.runs.size
+  }
+
+  /**
+   * Starts a turn for `owner`. Background: answers at once with the RUNNING record. Otherwise
+   * answers with the terminal record, or FAILED when the turn outlives the synchronous timeout.
+   */
+  async create(owner: string, req: InteractionRequest): Promise<Interaction> {
+    if (this.closing) throw new PlatformError('SHUTTING_DOWN')
+    let parent: InteractionHeader | undefined
+    if (req.previousInteractionId !== undefined) {
+      parent = await this.owned(owner, req.previousInteractionId)
+      if (parent === undefined) throw new PlatformError('INTERACTION_PREVIOUS_UNKNOWN')
+    }
+    const agent = req.agentId === undefined ? undefined : this.opts.agents().find((a) => a.name === req.agentId)
+    if (req.agentId !== undefined && agent === undefined)
+      throw new PlatformError('INTERACTION_UNKNOWN_AGENT', { agentId: req.agentId })
+    const wanted = req.model ?? agent?.model
+    const runtime = (wanted !== undefined ? this.opts.ai.runtime(wanted) : undefined) ?? this.opts.ai.activeRuntime()
+    const now = new Date().toISOString()
+    const header: InteractionHeader = {
+      id: `int-${randomUUID()}`,
+      parentId: parent?.id ?? null,
+      conversationId: parent?.conversationId ?? `conv-${randomUUID()}`,
+      agentId: req.agentId ?? null,
+      userId: owner,
+      model: wanted ?? runtime?.models[0] ?? null,
+      status: 'RUNNING',
+      background: req.background,
+      store: req.store,
+      finalText: null,
+      usage: null,
+      errorMessage: null,
+      createdAt: now,
+      updatedAt: now
+    }
+    if (req.store) await this.store.save({ ...header })
+    const run = this.start(header, req.message, {
+      // an agent's own run() is one opaque call, and a runtime that does not advertise
+      // cancellation cannot be stopped: both run to completion
+      cancellable: agent?.run === undefined && runtime?.capabilities.includes('cancellation') === true
+    })
+    void this.drive(run, req)
+    if (req.background) return snapshot(run)
+    const timer = setTimeout(() => {
+      this.end(run, run.capture.fail(`timed out after ${isoDuration(this.opts.syncTimeoutMs)}`, 'timeout'))
+      run.controller.abort()
+    }, this.opts.syncTimeoutMs)
+    try {
+      return await run.finished
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** Chains a turn onto `parentId`: same conversation, its history, `parentId` set. */
+  continue(owner: string, parentId: string, req: InteractionRequest): Promise<Interaction> {
+    return this.create(owner, { ...req, previousInteractionId: parentId })
+  }
+
+  /** The interaction with its steps when `owner` owns it; undefined otherwise (unknown or not theirs). */
+  async get(owner: string, id: string): Promise<Interaction | undefined> {
+    const run = this.runs.get(id)
+    // store:false lives only in its run
+    if (run !== undefined && !run.header.store) return run.header.userId === owner ? snapshot(run) : undefined
+    const found = await this.store.load(id)
+    return found !== undefined && found.userId === owner ? interactionOf(found, found.steps) : undefined
+  }
+
+  /** The owner's interactions, newest first, without steps. */
+  list(owner: string, query: { conversationId?: string; limit: number; cursor?: string }): Promise<ListPage> {
+    return this.store.list({ ...query, userId: owner })
+  }
+
+  /**
+   * Requests the cancellation of a run in flight; false when no such run of `owner` is in flight.
+   * A cancellable run ends CANCELLED now, keeping the steps captured so far; another runs on.
+   */
+  cancel(owner: string, id: string): boolean {
+    const run = this.runs.get(id)
+    // an ended run whose last writes are still landing is no longer in flight
+    if (run === undefined || run.header.userId !== owner || run.capture.outcome !== undefined) return false
+    if (run.cancellable) {
+      this.end(run, run.capture.fail('cancelled by the client', 'cancelled', 'CANCELLED'))
+      run.controller.abort()
+    }
+    return true
+  }
+
+  /** Deletes an interaction of `owner` (stopping its run first); false when unknown or not theirs. */
+  async delete(owner: string, id: string): Promise<boolean> {
+    const run = this.runs.get(id)
+    if (run !== undefined) {
+      if (run.header.userId !== owner) return false
+      await this.drop(run)
+      // live viewers learn the end; the record itself goes below
+      this.feed.publishTerminal({ ...run.header, status: 'CANCELLED', errorMessage: 'deleted' })
+      if (!run.header.store) return true
+    }
+    if ((await this.owned(owner, id)) === undefined) return false
+    return await this.store.delete(id)
+  }
+
+  /**
+   * Stops every run without a terminal write and waits for the writes already made: the store
+   * marks them interrupted at the next start, as it does after a crash.
+   */
+  async close(): Promise<void> {
+    this.closing = true
+    await Promise.all([...this.runs.values()].map((r) => this.drop(r)))
+  }
+
+  private async owned(owner: string, id: string): Promise<InteractionHeader | undefined> {
+    const found = await this.store.load(id)
+    return found !== undefined && found.userId === owner ? found : undefined
+  }
+
+  private start(header: InteractionHeader, message: string, how: { cancellable: boolean }): Run {
+    let resolve!: (i: Interaction) => void
+    const finished = new Promise<Interaction>((r) => (resolve = r))
+    const run: Run = {
+      header,
+      steps: header.store && header.background ? undefined : [],
+      // emit runs only after the run exists: the turn starts once start() has returned
+      capture: new StepCapture({
+        maxSteps: this.opts.maxSteps,
+        coalesceMs: this.opts.coalesceMs,
+        emit: (step) => this.record(run, step)
+      }),
+      controller: new AbortController(),
+      cancellable: how.cancellable,
+      writes: Promise.resolve(),
+      finished,
+      resolve,
+      dropped: false,
+      message
+    }
+    this.runs.set(header.id, run)
+    return run
+  }
+
+  private async drive(run: Run, req: InteractionRequest): Promise<void> {
+    const { header } = run
+    const memoryKey = conversationKey(header.userId, header.conversationId)
+    try {
+      // store:false keeps no conversation either: it persists nothing
+      const history: AiMessage[] = header.store ? await this.opts.ai.memory.read(memoryKey) : []
+      const turn = this.opts.ai.runTurn(
+        {
+          message: req.message,
+          history,
+          userId: header.userId,
+          conversationId: header.conversationId,
+          ...(req.agentId !== undefined ? { agent: req.agentId } : {}),
+          ...(req.systemPrompt !== undefined ? { systemPrompt: req.systemPrompt } : {}),
+          ...(req.model !== undefined ? { model: req.model } : {}),
+          metadata: {
+            ...req.metadata,
+            ...(req.roles !== undefined && req.roles.length > 0 ? { roles: [...req.roles] } : {})
+          }
+        },
+        run.controller.signal
+      )
+      for await (const e of turn) {
+        if (run.capture.outcome !== undefined) break
+        this.end(run, run.capture.event(e))
+      }
+    } catch (err) {
+      this.end(run, run.capture.fail(`turn failed: ${err instanceof Error ? err.message : String(err)}`, 'runtime'))
+    }
+    // the pipeline always ends with a terminal event; this guards a broken contract
+    this.end(run, run.capture.fail('the turn ended without a result', 'runtime'))
+  }
+
+  /** A captured step: kept, persisted in order, published once durable. */
+  private record(run: Run, step: InteractionStep): void {
+    if (run.dropped) return
+    run.steps?.push(step)
+    if (!run.header.store) {
+      this.feed.publishStep(run.header.id, step)
+      return
+    }
+    const id = run.header.id
+    run.writes = run.writes.then(() =>
+      this.store.appendStep(id, step).then(
+        () => this.feed.publishStep(id, step),
+        (err: unknown) =>
+          this.opts.logger.error({ err, interaction: id, seq: step.seq }, 'interaction step not persisted')
+      )
+    )
+  }
+
+  /** Applies the terminal outcome (once: the capture's compare-and-set gives it to one caller only). */
+  private end(run: Run, outcome: Outcome | undefined): void {
+    if (outcome === undefined || run.dropped) return
+    const h = run.header
+    h.status = outcome.status
+    h.finalText = outcome.finalText
+    h.errorMessage = outcome.errorMessage
+    h.usage = run.capture.usage
+    h.updatedAt = new Date().toISOString()
+    const final: InteractionHeader = { ...h }
+    run.writes = run.writes.then(async () => {
+      if (run.dropped) return
+      if (final.store && final.status === 'COMPLETED') await this.remember(run, final)
+      if (final.store)
+        await this.store
+          .save(final)
+          .catch((err: unknown) =>
+            this.opts.logger.error({ err, interaction: final.id }, 'interaction end not persisted')
+          )
+      this.runs.delete(final.id)
+      this.feed.publishTerminal(final)
+      run.resolve(snapshot(run))
+    })
+  }
+
+  /** The user message and the answer join the conversation before the client can see COMPLETED. */
+  private async remember(run: Run, h: InteractionHeader): Promise<void> {
+    try {
+      await this.opts.ai.memory.append(conversationKey(h.userId, h.conversationId), [
+        { role: 'user', content: run.message },
+        { role: 'assistant', content: h.finalText ?? '' }
+      ])
+    } catch (err) {
+      this.opts.logger.error({ err, interaction: h.id }, 'interaction turn not added to its conversation')
+    }
+  }
+
+  /** Stops a run for good: no more steps or terminal write; waits for the writes it made. */
+  private async drop(run: Run): Promise<void> {
+    if (run.dropped) return
+    run.dropped = true
+    run.capture.abandon()
+    run.controller.abort()
+    this.runs.delete(run.header.id)
+    await run.writes
+    run.resolve(snapshot(run))
+  }
+}
+
+function snapshot(run: Run): Interaction {
+  return interactionOf(run.header, [...(run.steps ?? [])])
+}
+
+/**
+ * The conversation memory key of an owner's conversation: the owner is part of it, so no other
+ * principal's turn, here or on another surface that takes conversation ids, reads this history.
+ */
+export function conversationKey(owner: string, conversationId: string): string {
+  const who = createHash('sha256').update(owner).digest('base64url').slice(0, 22)
+  return `interactions/${who}/${conversationId}`
+}

@@ -1,0 +1,32 @@
+import { ConfigError } from '../config/index.js'
+import type { Platform } from '../platform.js'
+import { LmdbInteractionStore } from './lmdb-store.js'
+import { MemoryInteractionStore } from './memory-store.js'
+import { PostgresInteractionStore } from './postgres-store.js'
+import type { InteractionStore } from './types.js'
+
+/**
+ * The store `platform.interactions.store` names, not started yet (the area starts it, so a
+ * Postgres that cannot be reached fails the start). `postgres` without a url is an operator
+ * mistake, refused before anything opens.
+ */
+export function storeFromConfig(platform: Platform): InteractionStore {
+  switch (platform.config.get('platform.interactions.store')) {
+    case 'memory':
+      return new MemoryInteractionStore()
+    case 'postgres': {
+      const url = platform.config.get('platform.interactions.postgres.url')
+      if (url === undefined)
+        throw new ConfigError(
+          "platform.interactions.postgres.url is required when platform.interactions.store is 'postgres' (e.g. postgres://user:pass@127.0.0.1:5432/platform)"
+        )
+      return new PostgresInteractionStore({
+        url,
+        poolSize: platform.config.get('platform.interactions.postgres.pool-size'),
+        onError: (err) => platform.logger.warn({ err }, 'interactions: an idle Postgres connection failed')
+      })
+    }
+    default:
+      return new LmdbInteractionStore(platform.store)
+  }
+}

@@ -1,0 +1,50 @@
+import t from 'tap'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ConfigError, loadConfig } from '../../runtime/config/index.js'
+import { storeFromConfig, type InteractionStore } from '../../runtime/interactions/index.js'
+import { startTestPlatform } from '../helpers/platform.js'
+
+async function chosen(config: Record<string, unknown>): Promise<InteractionStore> {
+  let store: InteractionStore | undefined
+  const tp = await startTestPlatform(config, { install: (p) => void (store = storeFromConfig(p)) })
+  t.teardown(tp.close)
+  return store!
+}
+
+t.test('platform.interactions.store picks the store; lmdb by default', async (t) => {
+  t.equal((await chosen({})).kind, 'lmdb', 'durable by default')
+  t.equal((await chosen({ 'platform.interactions.store': 'memory' })).kind, 'memory')
+  const pg = await chosen({
+    'platform.interactions.store': 'postgres',
+    'platform.interactions.postgres.url': 'postgres://u@127.0.0.1:5432/db',
+    'platform.interactions.postgres.pool-size': 3
+  })
+  t.equal(pg.kind, 'postgres', 'chosen, not connected until started')
+})
+
+t.test('postgres without a url stops the start with an operator error naming the key', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'platform-istore-config-'))
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  const err = await startTestPlatform(
+    { 'platform.data-dir': dataDir, 'platform.interactions.store': 'postgres' },
+    { install: (p) => void storeFromConfig(p) }
+  ).then(
+    (tp) => tp.close(),
+    (e: unknown) => e
+  )
+  t.type(err, ConfigError, 'an OperatorError: the CLI prints one line and exits 78')
+  t.match(
+    (err as Error).message,
+    /^platform\.interactions\.postgres\.url is required when platform\.interactions\.store is 'postgres'/
+  )
+})
+
+t.test('bad values are refused by the config schema', async (t) => {
+  const load = (overrides: Record<string, unknown>) => () => loadConfig({ env: {}, cwd: tmpdir(), overrides })
+  t.throws(load({ 'platform.interactions.store': 'redis' }), /must be one of "memory", "lmdb", "postgres"/)
+  t.throws(load({ 'platform.interactions.postgres.pool-size': 0 }), /postgres\.pool-size/)
+  t.throws(load({ 'platform.interactions.postgres.url': '' }), /postgres\.url/)
+  t.equal(loadConfig({ env: {}, cwd: tmpdir() }).get('platform.interactions.postgres.pool-size'), 10)
+})

@@ -1,0 +1,377 @@
+import type { Test } from 'tap'
+import {
+  INTERRUPTED_MESSAGE,
+  InvalidCursorError,
+  UnknownInteractionError,
+  type InteractionHeader,
+  type InteractionStep,
+  type InteractionStore,
+  type StepType
+} from '../../runtime/interactions/index.js'
+
+/**
+ * What a store test gives the contract: `open()` returns a store over this fixture's data; the
+ * first call finds it empty, a later call (after `stop()`) is the same data seen by a restarted
+ * process.
+ */
+export interface StoreFixture {
+  open(): Promise<InteractionStore>
+}
+
+const WIRE_ORDER = [
+  'id',
+  'parentId',
+  'conversationId',
+  'agentId',
+  'userId',
+  'model',
+  'status',
+  'background',
+  'store',
+  'steps',
+  'finalText',
+  'usage',
+  'errorMessage',
+  'createdAt',
+  'updatedAt'
+]
+
+let clock = Date.parse('2026-01-01T00:00:00.000Z')
+
+export function header(id: string, over: Partial<InteractionHeader> = {}): InteractionHeader {
+  const at = new Date((clock += 1000)).toISOString()
+  return {
+    id,
+    parentId: null,
+    conversationId: 'conv-1',
+    agentId: null,
+    userId: 'alice',
+    model: 'demo',
+    status: 'RUNNING',
+    background: false,
+    store: true,
+    finalText: null,
+    usage: null,
+    errorMessage: null,
+    createdAt: at,
+    updatedAt: at,
+    ...over
+  }
+}
+
+export function step(seq: number, type: StepType = 'text', text: string | null = `t${seq}`): InteractionStep {
+  return { seq, type, text, toolName: null, data: {}, usage: null, createdAt: new Date(clock).toISOString() }
+}
+
+/** The store contract, run unchanged against every implementation. */
+export function runStoreContract(t: Test, kind: string, make: (t: Test) => Promise<StoreFixture>): void {
+  async function started(t: Test): Promise<{ s: InteractionStore; fixture: StoreFixture }> {
+    const fixture = await make(t)
+    const s = await fixture.open()
+    t.equal(await s.start(), 0, 'a new store has no interrupted run')
+    t.teardown(() => s.stop())
+    return { s, fixture }
+  }
+
+  t.test(`${kind}: interaction store contract`, async (t) => {
+    t.test('save then load: the record in wire order, no steps yet; a copy', async (t) => {
+      const { s } = await started(t)
+      t.equal(s.kind, kind)
+      t.equal(await s.load('nope'), undefined, 'unknown id')
+      const h = header('int-a', {
+        agentId: 'helper',
+        usage: { input: 3, output: 4, cachedInput: 0, total: 7, model: 'demo' }
+      })
+      await s.save(h)
+      const got = await s.load('int-a')
+      t.same(got, { ...h, steps: [] })
+      t.same(Object.keys(got!), WIRE_ORDER, 'fields in wire order')
+      h.status = 'COMPLETED'
+      t.equal((await s.load('int-a'))!.status, 'RUNNING', 'mutating the saved object changes nothing kept')
+      got!.status = 'FAILED'
+      t.equal((await s.load('int-a'))!.status, 'RUNNING', 'mutating a loaded record changes nothing kept')
+    })
+
+    t.test('save replaces the header and leaves the steps alone', async (t) => {
+      const { s } = await started(t)
+      const h = header('int-b')
+      await s.save(h)
+      await s.appendStep('int-b', step(0))
+      await s.save({ ...h, status: 'COMPLETED', finalText: 'done', updatedAt: '2026-02-01T00:00:00.000Z' })
+      const got = (await s.load('int-b'))!
+      t.equal(got.status, 'COMPLETED')
+      t.equal(got.finalText, 'done')
+      t.equal(got.updatedAt, '2026-02-01T00:00:00.000Z')
+      t.same(got.steps, [step(0)])
+    })
+
+    t.test('appendStep and steps(after, limit): seq order, resume from any seq', async (t) => {
+      const { s } = await started(t)
+      await s.save(header('int-c'))
+      const rich: InteractionStep = {
+        seq: 0,
+        type: 'tool-call',
+        text: null,
+        toolName: 'lookup',
+        data: { arguments: { q: 'héllo ✓ 🚀', n: [1, 2.5, null], deep: { z: 1, a: 2 } } },
+        usage: null,
+        createdAt: '2026-01-01T00:00:00.000Z'
+      }
+      await s.appendStep('int-c', rich)
+      for (let i = 1; i < 6; i++) await s.appendStep('int-c', step(i))
+      const usage = { input: 1, output: 2, cachedInput: 0, total: 3, model: 'm' }
+      await s.appendStep('int-c', { ...step(6, 'usage', null), usage })
+      const all = await s.steps('int-c', -1)
+      t.same(
+        all.map((x) => x.seq),
+        [0, 1, 2, 3, 4, 5, 6]
+      )
+      t.same(all[0], rich, 'structured data round-trips')
+      t.same(Object.keys(all[0]!.data.arguments as object), ['q', 'n', 'deep'], 'object key order kept')
+      t.same(Object.keys(all[0]!), ['seq', 'type', 'text', 'toolName', 'data', 'usage', 'createdAt'])
+      t.same(all[6]!.usage, usage)
+      t.same(
+        (await s.steps('int-c', 3)).map((x) => x.seq),
+        [4, 5, 6]
+      )
+      t.same(
+        (await s.steps('int-c', 1, 2)).map((x) => x.seq),
+        [2, 3]
+      )
+      t.same(await s.steps('int-c', 6), [], 'nothing after the last')
+      t.same(await s.steps('int-c', 2, 0), [])
+      t.same(await s.steps('int-unknown', -1), [], 'an unknown id has no steps')
+      t.same(
+        (await s.load('int-c'))!.steps.map((x) => x.seq),
+        [0, 1, 2, 3, 4, 5, 6]
+      )
+    })
+
+    t.test('a second write of a seq is ignored, concurrent or not', async (t) => {
+      const { s } = await started(t)
+      await s.save(header('int-d'))
+      await s.appendStep('int-d', step(0, 'text', 'first'))
+      await s.appendStep('int-d', step(0, 'text', 'second'))
+      await Promise.all(Array.from({ length: 60 }, (_, i) => s.appendStep('int-d', step(1 + (i % 30)))))
+      const got = await s.steps('int-d', -1)
+      t.equal(got[0]!.text, 'first')
+      t.same(
+        got.map((x) => x.seq),
+        Array.from({ length: 31 }, (_, i) => i),
+        'every seq once, in order'
+      )
+    })
+
+    t.test('a step for an interaction not stored is refused and kept nowhere', async (t) => {
+      const { s } = await started(t)
+      await t.rejects(s.appendStep('int-ghost', step(0)), UnknownInteractionError)
+      await s.save(header('int-ghost'))
+      t.same(await s.steps('int-ghost', -1), [], 'no orphan step shows up once the id exists')
+    })
+
+    t.test('list: newest first, paged by opaque cursors, owner always applied', async (t) => {
+      const { s } = await started(t)
+      const mine: string[] = []
+      for (let i = 0; i < 7; i++) {
+        await s.save(header(`int-l${i}`))
+        mine.unshift(`int-l${i}`)
+        await s.save(header(`int-o${i}`, { userId: 'bob' }))
+      }
+      // two in the same millisecond: the id breaks the tie, and paging still splits them cleanly
+      const same = header('int-same-a')
+      await s.save(same)
+      await s.save({ ...same, id: 'int-same-b' })
+      mine.unshift('int-same-b', 'int-same-a')
+      const seen: string[] = []
+      let cursor: string | undefined
+      let pages = 0
+      do {
+        const page = await s.list({ userId: 'alice', limit: 4, ...(cursor === undefined ? {} : { cursor }) })
+        pages++
+        t.ok(page.items.length <= 4)
+        for (const item of page.items) {
+          t.equal(item.userId, 'alice')
+          t.notOk('steps' in item, 'list gives headers')
+        }
+        seen.push(...page.items.map((x) => x.id))
+        cursor = page.nextCursor
+        if (cursor !== undefined) t.match(cursor, /^[A-Za-z0-9_-]+$/, 'base64url')
+      } while (cursor !== undefined && pages < 10)
+      t.same(seen, mine, 'every one of alice, once, newest first')
+      t.equal(pages, 3)
+      const exact = await s.list({ userId: 'alice', limit: 9 })
+      t.equal(exact.items.length, 9)
+      t.equal(exact.nextCursor, undefined, 'a page that ends the list has no cursor')
+      t.same((await s.list({ userId: 'carol', limit: 50 })).items, [], 'no one else sees them')
+      t.same(
+        Object.keys(exact.items[0]!),
+        WIRE_ORDER.filter((k) => k !== 'steps')
+      )
+    })
+
+    t.test('list: a cursor keeps its place while newer ones arrive; a bad one is refused', async (t) => {
+      const { s } = await started(t)
+      for (let i = 0; i < 4; i++) await s.save(header(`int-p${i}`))
+      const first = await s.list({ userId: 'alice', limit: 2 })
+      t.same(
+        first.items.map((x) => x.id),
+        ['int-p3', 'int-p2']
+      )
+      await s.save(header('int-p4'))
+      const second = await s.list({ userId: 'alice', limit: 2, cursor: first.nextCursor! })
+      t.same(
+        second.items.map((x) => x.id),
+        ['int-p1', 'int-p0']
+      )
+      for (const bad of ['', 'x', Buffer.from('[1,2]').toString('base64url'), Buffer.from('{}').toString('base64')])
+        await t.rejects(s.list({ userId: 'alice', limit: 2, cursor: bad }), InvalidCursorError, `cursor ${bad}`)
+    })
+
+    t.test('list: conversation filter, still scoped to the owner', async (t) => {
+      const { s } = await started(t)
+      await s.save(header('int-c1', { conversationId: 'conv-x' }))
+      await s.save(header('int-c2', { conversationId: 'conv-y' }))
+      await s.save(header('int-c3', { conversationId: 'conv-x' }))
+      await s.save(header('int-c4', { conversationId: 'conv-x', userId: 'bob' }))
+      const page = await s.list({ userId: 'alice', conversationId: 'conv-x', limit: 1 })
+      t.same(
+        page.items.map((x) => x.id),
+        ['int-c3']
+      )
+      const rest = await s.list({ userId: 'alice', conversationId: 'conv-x', limit: 5, cursor: page.nextCursor! })
+      t.same(
+        rest.items.map((x) => x.id),
+        ['int-c1']
+      )
+      t.equal(rest.nextCursor, undefined)
+      // a header saved again under another conversation moves: no ghost left in the old one
+      await s.save(header('int-c1', { conversationId: 'conv-y', createdAt: '2026-01-01T00:00:00.000Z' }))
+      t.same(
+        (await s.list({ userId: 'alice', conversationId: 'conv-x', limit: 5 })).items.map((x) => x.id),
+        ['int-c3']
+      )
+      t.same(
+        (await s.list({ userId: 'alice', conversationId: 'conv-y', limit: 5 })).items.map((x) => x.id),
+        ['int-c2', 'int-c1']
+      )
+    })
+
+    t.test('delete removes the record and its steps', async (t) => {
+      const { s } = await started(t)
+      await s.save(header('int-del'))
+      await s.appendStep('int-del', step(0))
+      await s.appendStep('int-del', step(1))
+      await s.save(header('int-keep'))
+      t.equal(await s.delete('int-del'), true)
+      t.equal(await s.delete('int-del'), false, 'gone already')
+      t.equal(await s.load('int-del'), undefined)
+      t.same(await s.steps('int-del', -1), [])
+      t.same(
+        (await s.list({ userId: 'alice', limit: 10 })).items.map((x) => x.id),
+        ['int-keep']
+      )
+      await s.save(header('int-del'))
+      t.same((await s.load('int-del'))!.steps, [], 'the same id saved again starts with no steps')
+      await t.rejects(s.appendStep('int-gone', step(0)), UnknownInteractionError)
+    })
+
+    t.test('a delete racing appends leaves no step behind', async (t) => {
+      const { s } = await started(t)
+      await s.save(header('int-race'))
+      await s.appendStep('int-race', step(0))
+      const appends = Array.from({ length: 40 }, (_, i) =>
+        s.appendStep('int-race', step(1 + i)).then(
+          () => 'stored',
+          (e: unknown) => (e instanceof UnknownInteractionError ? 'refused' : e)
+        )
+      )
+      // concurrent with the appends: either order is fine, as long as no step outlives the record
+      t.equal(await s.delete('int-race'), true)
+      await t.rejects(
+        s.appendStep('int-race', step(41)),
+        UnknownInteractionError,
+        'an append after the delete is refused'
+      )
+      for (const outcome of await Promise.all(appends)) t.ok(outcome === 'stored' || outcome === 'refused')
+      await s.save(header('int-race'))
+      t.same(await s.steps('int-race', -1), [], 'nothing of the deleted run comes back')
+    })
+
+    t.test('start marks every RUNNING or CREATED run FAILED, with one terminal step', async (t) => {
+      const fixture = await make(t)
+      const first = await fixture.open()
+      await first.start()
+      await first.save(header('int-run'))
+      await first.appendStep('int-run', step(0))
+      await first.appendStep('int-run', step(1))
+      await first.save(header('int-new', { status: 'CREATED' }))
+      const done = header('int-done', { status: 'COMPLETED', finalText: 'ok' })
+      await first.save(done)
+      await first.stop()
+
+      const second = await fixture.open()
+      t.teardown(() => second.stop())
+      t.equal(await second.start(), 2, 'two runs were in flight')
+      const run = (await second.load('int-run'))!
+      t.equal(run.status, 'FAILED')
+      t.equal(run.errorMessage, INTERRUPTED_MESSAGE)
+      t.ok(run.updatedAt > run.createdAt, 'updatedAt moves')
+      t.same(
+        run.steps.map((x) => [x.seq, x.type, x.text]),
+        [
+          [0, 'text', 't0'],
+          [1, 'text', 't1'],
+          [2, 'error', INTERRUPTED_MESSAGE]
+        ],
+        'the steps before the crash, then the terminal error step'
+      )
+      const created = (await second.load('int-new'))!
+      t.equal(created.status, 'FAILED')
+      t.same(
+        created.steps.map((x) => [x.seq, x.type]),
+        [[0, 'error']]
+      )
+      t.same(await second.load('int-done'), { ...done, steps: [] }, 'a finished run is untouched')
+      await second.stop()
+      const third = await fixture.open()
+      t.equal(await third.start(), 0, 'marked once')
+      await third.stop()
+    })
+
+    t.test('bad input: a clear error and nothing changes', async (t) => {
+      const { s } = await started(t)
+      const h = header('int-ok')
+      await s.save(h)
+      const badHeaders: [unknown, RegExp][] = [
+        [{ ...h, id: 'bad id' }, /interaction id/],
+        [{ ...h, id: 'x'.repeat(129) }, /interaction id/],
+        [{ ...h, status: 'DONE' }, /status/],
+        [{ ...h, userId: '' }, /userId/],
+        [{ ...h, conversationId: 7 }, /conversationId/],
+        [{ ...h, usage: 'lots' }, /usage/],
+        [{ ...h, createdAt: undefined }, /createdAt/],
+        [null, /object/]
+      ]
+      for (const [bad, error] of badHeaders) await t.rejects(s.save(bad as InteractionHeader), error)
+      const badSteps: [unknown, RegExp][] = [
+        [{ ...step(0), seq: -1 }, /seq/],
+        [{ ...step(0), seq: 1.5 }, /seq/],
+        [{ ...step(0), type: 'chat' }, /type/],
+        [{ ...step(0), data: null }, /data/],
+        [{ ...step(0), data: [] }, /data/]
+      ]
+      for (const [bad, error] of badSteps) await t.rejects(s.appendStep('int-ok', bad as InteractionStep), error)
+      await t.rejects(s.appendStep('../x', step(0)), /interaction id/)
+      await t.rejects(s.steps('int-ok', -2), /after/)
+      await t.rejects(s.load('a/b'), /interaction id/)
+      await t.rejects(s.delete(''), /interaction id/)
+      for (const limit of [0, 501, 2.5]) await t.rejects(s.list({ userId: 'alice', limit }), /limit/)
+      await t.rejects(s.list({ userId: '', limit: 5 }), /userId/)
+      t.same(await s.load('int-ok'), { ...h, steps: [] }, 'the record is unchanged')
+      t.same(
+        (await s.list({ userId: 'alice', limit: 500 })).items.map((x) => x.id),
+        ['int-ok']
+      )
+    })
+  })
+}

@@ -1,0 +1,111 @@
+import t from 'tap'
+import { PostgresInteractionStore } from '../../runtime/interactions/index.js'
+import { testPostgres } from '../helpers/postgres.js'
+import { header, runStoreContract, step } from './store-contract.js'
+import { Client } from 'pg'
+import { spawn } from 'node:child_process'
+
+const pg = await testPostgres(t)
+
+if (pg !== undefined) {
+  // a fresh database per fixture; each open() is a new pool on it, as a restarted process opens
+  runStoreContract(t, 'postgres', async (t) => {
+    const url = await pg.database(t)
+    let last: PostgresInteractionStore | undefined
+    t.teardown(() => last?.stop())
+    return {
+      async open() {
+        await last?.stop()
+        return (last = new PostgresInteractionStore({ url, poolSize: 4 }))
+      }
+    }
+  })
+
+  t.test('postgres: the schema is created once, versioned, and a newer one is refused', async (t) => {
+    const url = await pg.database(t)
+    const first = new PostgresInteractionStore({ url, poolSize: 2 })
+    await first.start()
+    await first.save(header('int-v'))
+    await first.appendStep('int-v', step(0))
+    await first.stop()
+    // two processes starting at once: the advisory lock serialises the migration
+    const [a, b] = [
+      new PostgresInteractionStore({ url, poolSize: 2 }),
+      new PostgresInteractionStore({ url, poolSize: 2 })
+    ]
+    await Promise.all([a.start(), b.start()])
+    t.equal((await a.load('int-v'))?.steps.length, 2, 'data kept; the restart added its terminal step once')
+    await a.stop()
+    await b.stop()
+    const c = new Client({ connectionString: url })
+    await c.connect()
+    t.teardown(() => c.end())
+    const versions = await c.query('SELECT version FROM platform_interactions_schema ORDER BY version')
+    t.same(versions.rows, [{ version: 1 }])
+    const tables = await c.query(
+      "SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'platform_interaction%' ORDER BY 1"
+    )
+    t.same(
+      tables.rows.map((r: { table_name: string }) => r.table_name),
+      ['platform_interaction_steps', 'platform_interactions', 'platform_interactions_schema']
+    )
+    await c.query('INSERT INTO platform_interactions_schema (version) VALUES (99)')
+    const newer = new PostgresInteractionStore({ url, poolSize: 2 })
+    await t.rejects(newer.start(), /schema is at version 99, newer than this platform knows/)
+    await t.rejects(newer.load('int-v'), /not started/, 'a store that failed to start stays closed')
+  })
+
+  // the same SIGKILL check as LMDB's: a child appends and prints each acknowledged seq
+  const child = `
+const { PostgresInteractionStore } = await import(${JSON.stringify(new URL('../../dist/runtime/interactions/index.js', import.meta.url).href)})
+const s = new PostgresInteractionStore({ url: process.argv[1], poolSize: 4 })
+await s.start()
+const at = new Date().toISOString()
+await s.save({ id: 'int-kill', parentId: null, conversationId: 'c', agentId: null, userId: 'u', model: null,
+  status: 'RUNNING', background: true, store: true, finalText: null, usage: null, errorMessage: null,
+  createdAt: at, updatedAt: at })
+for (let seq = 0; ; seq++) {
+  await s.appendStep('int-kill', { seq, type: 'text', text: 'delta ' + seq, toolName: null, data: {}, usage: null,
+    createdAt: new Date().toISOString() })
+  process.stdout.write(seq + '\\n')
+}
+`
+
+  t.test('postgres: an acknowledged step survives SIGKILL of the writer', async (t) => {
+    const url = await pg.database(t)
+    const proc = spawn(process.execPath, ['--input-type=module', '-e', child, url], {
+      stdio: ['ignore', 'pipe', 'inherit']
+    })
+    let acked = -1
+    await new Promise<void>((resolve) => {
+      let buf = ''
+      proc.stdout.on('data', (d: Buffer) => {
+        buf += d.toString()
+        const lines = buf.split('\n')
+        buf = lines.pop()!
+        if (lines.length > 0) acked = Number(lines[lines.length - 1])
+        if (acked >= 60 && !proc.killed) proc.kill('SIGKILL')
+      })
+      proc.on('exit', () => resolve())
+    })
+    t.ok(acked >= 60, `${acked + 1} steps acknowledged before the kill`)
+    const s = new PostgresInteractionStore({ url, poolSize: 2 })
+    t.equal(await s.start(), 1, 'the killed run is marked')
+    t.teardown(() => s.stop())
+    const run = (await s.load('int-kill'))!
+    const seqs = run.steps.map((x) => x.seq)
+    t.same(
+      seqs,
+      Array.from({ length: seqs.length }, (_, i) => i),
+      'no gap'
+    )
+    t.ok(seqs.length >= acked + 2, 'every acknowledged step, then the terminal one')
+    t.equal(run.status, 'FAILED')
+    t.equal(run.steps.at(-1)!.type, 'error')
+  })
+
+  t.test('postgres: an unreachable server fails start() with the reason', async (t) => {
+    const s = new PostgresInteractionStore({ url: 'postgres://nobody@127.0.0.1:1/none', poolSize: 1 })
+    await t.rejects(s.start(), /ECONNREFUSED/)
+  })
+}
