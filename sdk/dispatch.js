@@ -45,6 +45,7 @@ export function describePlugin(def) {
       description: a.description ?? '',
       endpoint: a.endpoint ?? '',
       headless: a.headless === true,
+      ...(a.broadcastReply === true ? { broadcastReply: true } : {}),
       ...pick(a, ['systemPrompt', 'model']),
       ...(typeof a.run === 'function' ? { hasRun: true } : {}),
       ...(a.scope !== undefined ? { scope: { ...a.scope } } : {}),

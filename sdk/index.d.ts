@@ -97,6 +97,8 @@ export interface AgentDef {
   description?: string
   endpoint?: string
   headless?: boolean
+  /** The single reply to a message goes to every connection of the agent's room; the model runs once. */
+  broadcastReply?: boolean
   /** A runtime name (that runtime answers this agent's turns) or a model name for the active runtime. */
   model?: string
   /**

@@ -84,6 +84,7 @@ export function agent(def) {
   const where = `agent '${def.name}'`
   if (def.endpoint !== undefined) need(def, 'endpoint', 'string', where)
   if (def.headless !== undefined) need(def, 'headless', 'boolean', where)
+  if (def.broadcastReply !== undefined) need(def, 'broadcastReply', 'boolean', where)
   if (def.model !== undefined && (typeof def.model !== 'string' || def.model === ''))
     throw new TypeError(`${where}: 'model' must be a non-empty string`)
   if (def.run !== undefined) need(def, 'run', 'function', where)

@@ -6,6 +6,7 @@ import wsFleet from './ws-fleet.js'
 import mcp from './mcp.js'
 import pluginCalls from './plugin-calls.js'
 import governance from './governance.js'
+import interactions from './interactions.js'
 import interactionStreams from './interaction-streams.js'
 
 /** Every scenario, in the order the suite runs them. */
@@ -17,5 +18,6 @@ export const SCENARIOS: Scenario[] = [
   pluginCalls,
   governance,
   durableWrites,
+  interactions,
   interactionStreams
 ]

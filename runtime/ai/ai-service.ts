@@ -1,3 +1,4 @@
+import type { AgentInfo } from './agent-info.js'
 import type { ConversationMemory } from './memory.js'
 import type { AiCancelSignal, AiRuntime, AiRuntimeInfo } from './runtime.js'
 import type { AgentSessions } from './sessions.js'
@@ -10,6 +11,8 @@ import type { TurnEvent, TurnRequest } from './turn-pipeline.js'
 export interface AiService {
   /** Names of the agents the plugins contribute, whose turns this area runs, in registry order. */
   agentNames(): string[]
+  /** The loaded agents with the protocols (mcp, agui, a2a) each is actually served over now. */
+  agents(): AgentInfo[]
   /** Every runtime the platform knows, built-in then plugin-contributed. */
   runtimes(): AiRuntimeInfo[]
   /** The runtime `platform.ai.runtime` selects; undefined when it is missing or unavailable. */
@@ -25,4 +28,6 @@ export interface AiService {
    * policies) as a stream of events ending in exactly one `complete` or `error`; never throws.
    */
   runTurn(request: TurnRequest, signal?: AiCancelSignal): AsyncIterable<TurnEvent>
+  /** Turns started through `runTurn` and not yet ended (finished, failed, or abandoned by their reader). */
+  inFlight(): number
 }

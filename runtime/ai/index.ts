@@ -28,3 +28,6 @@ export {
 export { AgentSessions, type AgentSessionInfo } from './sessions.js'
 export { runTurn, type TurnRequest, type TurnEvent, type TurnErrorCode, type TurnDeps } from './turn-pipeline.js'
 export { AGENT_BASE, agentChatPath, agentAguiPath } from './agent-paths.js'
+export { agentInfo, type AgentInfo, type AgentProtocol } from './agent-info.js'
+export { parseAguiInput, type AguiRunInput } from './agui-input.js'
+export { AguiRun, type AguiEvent } from './agui-events.js'

@@ -1,6 +1,9 @@
 import type { Area, Platform } from '../platform.js'
 import type { AiService } from './ai-service.js'
 import { DemoRuntime } from './demo-runtime.js'
+import { getMcp } from '../mcp/index.js'
+import { agentInfo } from './agent-info.js'
+import { installAgui } from './agui-endpoint.js'
 import { AI } from './key.js'
 import {
   InMemoryConversationMemory,
@@ -13,11 +16,12 @@ import { PluginRuntime } from './plugin-runtime.js'
 import { RuntimeRegistry } from './runtime-registry.js'
 import type { AiMessage } from './runtime.js'
 import { AgentSessions } from './sessions.js'
-import { runTurn, type TurnDeps } from './turn-pipeline.js'
+import { runTurn, type TurnDeps, type TurnEvent } from './turn-pipeline.js'
+import { AgentEndpoint } from './agent-endpoint.js'
 
 /**
  * The AI area: agent turns run through governance and scope, call tools over MCP and stream over
- * transport, hence its dependencies. It adds no routes yet; it holds the runtimes.
+ * transport, hence its dependencies. It holds the runtimes and serves the agent chat and AG-UI endpoints.
  */
 export const aiArea: Area = {
   name: 'ai',
@@ -37,20 +41,50 @@ export const aiArea: Area = {
       platform,
       activeRuntime: () => registry.active(),
       runtime: (name) => registry.get(name),
-      maxToolRounds: platform.config.get('platform.ai.max-tool-rounds')
+      maxToolRounds: platform.config.get('platform.ai.max-tool-rounds'),
+      feedback: { maxItems: platform.config.get('platform.ai.governance.feedback.max-items') }
+    }
+    let inFlight = 0
+    async function* counted(events: AsyncIterable<TurnEvent>): AsyncGenerator<TurnEvent> {
+      inFlight++
+      try {
+        yield* events
+      } finally {
+        inFlight--
+      }
     }
     const service: AiService = {
       agentNames: () => platform.plugins.agents().map((a) => a.name),
+      agents: () =>
+        platform.plugins.agents().map((a) =>
+          agentInfo(a, {
+            mcp: (x) => getMcp(platform)?.agentEndpoint(x.name),
+            agui: (x) => agui.pathOf(x),
+            a2a: () => undefined
+          })
+        ),
       runtimes: () => registry.list(),
       activeRuntime: () => registry.active(),
       runtime: (name) => registry.get(name),
       memory: memoryFromConfig(platform),
       sessions,
-      runTurn: (request, signal) => runTurn(deps, request, signal)
+      runTurn: (request, signal) => counted(runTurn(deps, request, signal)),
+      inFlight: () => inFlight
     }
+    const agui = installAgui(platform, service)
     // connections outlive nothing at shutdown: their sessions end, announced like any other end
     platform.onClose(() => sessions.endAll())
     platform.provide(AI, service)
+    new AgentEndpoint(platform, service, {
+      auth: platform.config.get('platform.ai.endpoint.auth'),
+      maxMessageBytes: platform.config.get('platform.ai.endpoint.max-message-bytes'),
+      rate: {
+        perSecond: platform.config.get('platform.ai.endpoint.max-messages-per-second'),
+        burst: platform.config.get('platform.ai.endpoint.message-burst')
+      },
+      jsonMaxDepth: platform.config.get('platform.server.json-max-depth'),
+      maxQueuedBytes: platform.config.get('platform.transport.max-backpressure-bytes')
+    }).install()
   }
 }
 

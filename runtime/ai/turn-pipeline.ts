@@ -1,13 +1,15 @@
 /**
  * One governed agent turn: guardrails and pre-admission policies (through the governance gate,
- * which records every evaluation), the scope preamble, the runtime with the agent loop (tool
- * calls through the tool-call gate and the tool's own sandbox), then post-response policies.
+ * which records every evaluation), the scope preamble, the governance feedback (recent deny and
+ * prefer decisions of the subject), the runtime with the agent loop (tool calls through the
+ * tool-call gate and the tool's own sandbox), then post-response policies.
  * The output is a stream of turn events ending in exactly one terminal event; it never throws.
  */
 import type { Platform } from '../platform.js'
 import { aiRequest, governanceOf, type AiRequest } from '../governance/index.js'
 import { confineSystemPrompt } from '../scope/index.js'
 import { getMcp } from '../mcp/index.js'
+import { carriedLines, feedbackLines, withFeedback, type FeedbackOptions } from './feedback.js'
 import type { CancelSignal, RegisteredAgent } from '../plugins/index.js'
 import type { AiCancelSignal, AiMessage, AiRuntime, AiToolCall, AiToolSpec, TokenUsage } from './runtime.js'
 
@@ -37,7 +39,13 @@ export type TurnEvent =
   | { type: 'usage'; usage: TokenUsage }
   /** Governance guidance the final system prompt carried; sent just before `complete`, only when some was injected. */
   | { type: 'feedback'; injected: number; lines: string[] }
-  | { type: 'complete'; text: string; preferences: { policy: string; preferred: string; reason: string }[] }
+  | {
+      type: 'complete'
+      text: string
+      preferences: { policy: string; preferred: string; reason: string }[]
+      /** The user message as admitted (after any transform): what conversation memory may keep. */
+      userMessage: string
+    }
   | { type: 'error'; code: TurnErrorCode; message: string; policy?: string }
 
 /** What a turn needs from the platform; the AI area builds it once. */
@@ -47,6 +55,8 @@ export interface TurnDeps {
   activeRuntime: () => AiRuntime | undefined
   runtime: (name: string) => AiRuntime | undefined
   maxToolRounds: number
+  /** The learning-signal loop's bounds (see feedback.ts). */
+  feedback: FeedbackOptions
 }
 
 const fail = (code: TurnErrorCode, message: string, policy?: string): TurnEvent =>
@@ -103,7 +113,19 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
     for (const p of a.preferences) preferences.push({ policy: p.name, preferred: p.preferred, reason: p.reason })
   }
   // after any transform: the preamble leads whatever prompt reaches the model
-  const systemPrompt = gov !== undefined ? confineSystemPrompt(request, gov.chain.policies) : request.systemPrompt
+  let systemPrompt = gov !== undefined ? confineSystemPrompt(request, gov.chain.policies) : request.systemPrompt
+  // after admission, so a Prefer recorded just now steers this same turn
+  let guidance: string[] = []
+  if (gov !== undefined) {
+    try {
+      guidance = feedbackLines(gov, request, deps.feedback)
+      if (guidance.length > 0) systemPrompt = withFeedback(systemPrompt, guidance)
+    } catch (err) {
+      // advisory only: a broken read never breaks the turn
+      guidance = []
+      platform.logger.warn({ err, agent: agent?.name }, 'governance feedback failed; the turn goes on without it')
+    }
+  }
   const text: string[] = []
   let closed = gov === undefined
   try {
@@ -123,7 +145,9 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
         return
       }
     }
-    yield { type: 'complete', text: full, preferences }
+    const lines = carriedLines(input.systemPrompt, guidance)
+    if (lines.length > 0) yield { type: 'feedback', injected: lines.length, lines }
+    yield { type: 'complete', text: full, preferences, userMessage: request.message }
   } finally {
     // a turn that ends early (error, cancellation, a consumer that stops reading) still closes
     // its post-response phase, so per-turn policy state such as a concurrency slot is released

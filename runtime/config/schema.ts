@@ -476,6 +476,12 @@ export const KEY_DEFS = {
     default: 0.0,
     description: 'Read-gate floor: lessons below it are dropped on read'
   },
+  'platform.ai.governance.feedback.max-items': {
+    schema: { type: 'integer', minimum: 0, maximum: 100 },
+    default: 5,
+    description:
+      "Distinct deny and prefer guidance lines (each at most 512 characters) re-injected into a turn's system prompt for its conversation, else session, else user; 0 turns the learning-signal loop off"
+  },
   'platform.ai.governance.enabled': {
     schema: bool,
     default: true,
@@ -535,6 +541,29 @@ export const KEY_DEFS = {
     default: 8,
     description:
       'Rounds of tool calls one agent turn may make (model asks, tools run, results go back); one more ends the turn with an error'
+  },
+  'platform.ai.endpoint.auth': {
+    schema: { enum: ['open', 'required'] },
+    default: 'open',
+    description:
+      '`open`: anyone may talk to agents over their endpoints (chat and AG-UI; the server binds loopback by default); `required`: a principal (an API token or JWT) is needed, else 401'
+  },
+  'platform.ai.endpoint.max-message-bytes': {
+    schema: positiveInt,
+    default: 65_536,
+    description:
+      'Largest prompt a client may send to an agent (WebSocket frame or POST body; capped by platform.server.body-limit-bytes): beyond it close 1009 or 413'
+  },
+  'platform.ai.endpoint.max-messages-per-second': {
+    schema: { type: 'integer', minimum: 0 },
+    default: 20,
+    description:
+      'Frames (prompts, cancels) one agent-endpoint connection may send per second, sustained (0: no limit); beyond it close 1008 on WebSocket, 429 on POST'
+  },
+  'platform.ai.endpoint.message-burst': {
+    schema: positiveInt,
+    default: 40,
+    description: 'Frames one agent-endpoint connection may send at once before the per-second rate applies'
   },
   'platform.ai.memory.store': {
     schema: { enum: ['memory', 'lmdb'] },

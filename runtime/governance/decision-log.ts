@@ -1,7 +1,8 @@
 /**
  * GovernanceDecisionLog: every policy evaluation the gate runs, newest kept in a ring buffer
  * (`platform.ai.governance.decision-log.capacity`) and all of them in LMDB up to a retention
- * bound. It also answers the learning-signal loop: recent deny and prefer decisions for a subject.
+ * bound. It also answers the learning-signal loop: recent deny and prefer decisions for a subject,
+ * from an index by subject kept beside the ring.
  */
 import type { Database } from 'lmdb'
 import { RetainedLog, type LogKey, type WriteFailureReport } from '../store/index.js'
@@ -13,9 +14,24 @@ export interface Subject {
   userId?: string | null
 }
 
+/** Deny and prefer entries kept per subject key for the learning-signal loop, newest last. */
+export const PER_SUBJECT = 64
+/** Subject keys indexed at most; the least recently recorded go first. */
+export const MAX_SUBJECTS = 10_000
+const DIMENSIONS = [
+  ['conversation_id', 'conversationId'],
+  ['session_id', 'sessionId'],
+  ['user_id', 'userId']
+] as const
+
 export class GovernanceDecisionLog {
   private readonly log: RetainedLog<DecisionEntry>
   private readonly listeners: ((e: DecisionEntry) => void)[] = []
+  /**
+   * Deny and prefer entries by `<snapshot key>\0<id>`: a turn looks up its subject without
+   * scanning the ring, which holds mostly admits. Only entries recorded by this process.
+   */
+  private readonly bySubject = new Map<string, DecisionEntry[]>()
 
   constructor(
     capacity: number,
@@ -38,6 +54,7 @@ export class GovernanceDecisionLog {
   /** Records without waiting: a turn never waits on the disk; a failed write is reported by the log. */
   record(e: DecisionEntry): void {
     void this.log.append(e)
+    if (e.decision === 'deny' || e.decision === 'prefer') this.index(e)
     for (const fn of this.listeners) {
       try {
         fn(e)
@@ -56,26 +73,36 @@ export class GovernanceDecisionLog {
     return this.log.size
   }
 
+  private index(e: DecisionEntry): void {
+    for (const [key] of DIMENSIONS) {
+      const id = e.context_snapshot[key]
+      if (typeof id !== 'string' || id === '') continue
+      const k = `${key}\0${id}`
+      let list = this.bySubject.get(k)
+      if (list === undefined) list = []
+      // re-inserted so the map's order is least recently recorded first
+      else this.bySubject.delete(k)
+      list.push(e)
+      if (list.length > PER_SUBJECT) list.shift()
+      this.bySubject.set(k, list)
+      if (this.bySubject.size > MAX_SUBJECTS) this.bySubject.delete(this.bySubject.keys().next().value!)
+    }
+  }
+
   /**
-   * Recent entries of the given decisions for a subject, newest first: the conversation's if it
-   * has any, else the session's, else the user's (the learning-signal loop's subject order, docs/governance.md).
+   * Recent deny and/or prefer entries (`decisions`) for a subject, recorded by this process,
+   * newest first: the conversation's if it has any, else the session's, else the user's (the
+   * learning-signal loop's subject order). Each subject keeps its newest 64.
    */
   forSubject(subject: Subject, decisions: readonly string[] = ['deny', 'prefer'], limit = 10): DecisionEntry[] {
-    const all = this.log.inMemory()
-    const keys: [string, string | null | undefined][] = [
-      ['conversation_id', subject.conversationId],
-      ['session_id', subject.sessionId],
-      ['user_id', subject.userId]
-    ]
-    for (const [key, value] of keys) {
-      if (value === undefined || value === null || value === '') continue
+    for (const [key, field] of DIMENSIONS) {
+      const id = subject[field]
+      if (id === undefined || id === null || id === '') continue
+      const list = this.bySubject.get(`${key}\0${id}`)
+      if (list === undefined) continue
       const out: DecisionEntry[] = []
-      for (const e of all) {
-        if (e.context_snapshot[key] === value && decisions.includes(e.decision)) {
-          out.push(e)
-          if (out.length >= limit) break
-        }
-      }
+      for (let i = list.length - 1; i >= 0 && out.length < limit; i--)
+        if (decisions.includes(list[i]!.decision)) out.push(list[i]!)
       if (out.length > 0) return out
     }
     return []

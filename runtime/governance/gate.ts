@@ -52,6 +52,8 @@ interface Run {
   timestamp: string | null
   /** Post-response runs evaluate every policy (stateful ones see the end of the turn); the first deny wins. */
   runAll: boolean
+  /** A single call, not a turn: no post-response follows, so per-turn state is given back on admission too. */
+  once: boolean
 }
 
 export class PolicyAdmissionGate {
@@ -76,12 +78,26 @@ export class PolicyAdmissionGate {
     return this.start(resource, 'PRE_ADMISSION', request, '')
   }
 
+  /**
+   * Pre-admission of something that has no post-response phase (a tool call): what policies
+   * hold per turn, such as a concurrency slot, is given back as soon as the verdict is known.
+   */
+  admitOnce(resource: string, request: AiRequest): Admission | Promise<Admission> {
+    return this.start(resource, 'PRE_ADMISSION', request, '', true)
+  }
+
   /** Post-response over the accumulated response; a Transform here is logged and treated as Admit. */
   afterResponse(resource: string, request: AiRequest, response: string): Admission | Promise<Admission> {
     return this.start(resource, 'POST_RESPONSE', request, response)
   }
 
-  private start(resource: string, phase: Phase, request: AiRequest, response: string): Admission | Promise<Admission> {
+  private start(
+    resource: string,
+    phase: Phase,
+    request: AiRequest,
+    response: string,
+    once = false
+  ): Admission | Promise<Admission> {
     const armed = this.chain.killSwitches.find((k) => k.armed)
     // an armed kill switch answers first, so every admission carries the arm reason; after a
     // response the rest still run (runAll) so per-turn state such as concurrency slots is released
@@ -99,7 +115,8 @@ export class PolicyAdmissionGate {
       denied: null,
       snapshot: null,
       timestamp: null,
-      runAll: phase === 'POST_RESPONSE'
+      runAll: phase === 'POST_RESPONSE',
+      once
     }
     return this.from(run, 0)
   }
@@ -231,21 +248,27 @@ export class PolicyAdmissionGate {
   }
 
   private finish(run: Run, stoppedAt: number): Admission {
-    if (run.denied === null) return { admitted: true, request: run.ctx.request, preferences: run.preferences }
-    if (run.ctx.phase === 'PRE_ADMISSION') {
-      // policies that admitted before the deny may hold per-turn state (a concurrency slot)
-      for (let j = 0; j < stoppedAt; j++) {
-        const p = run.policies[j]!
-        if (isAbandonable(p)) {
-          try {
-            p.abandon(run.ctx)
-          } catch {
-            /* best effort */
-          }
+    if (run.denied === null) {
+      if (run.once) this.abandon(run, stoppedAt)
+      return { admitted: true, request: run.ctx.request, preferences: run.preferences }
+    }
+    // policies that admitted before the deny may hold per-turn state (a concurrency slot)
+    if (run.ctx.phase === 'PRE_ADMISSION') this.abandon(run, stoppedAt)
+    return { admitted: false, reason: run.denied.reason, policy: run.denied.policy }
+  }
+
+  /** Gives back what the policies before `upTo` took for this run. */
+  private abandon(run: Run, upTo: number): void {
+    for (let j = 0; j < upTo; j++) {
+      const p = run.policies[j]!
+      if (isAbandonable(p)) {
+        try {
+          p.abandon(run.ctx)
+        } catch {
+          /* best effort */
         }
       }
     }
-    return { admitted: false, reason: run.denied.reason, policy: run.denied.policy }
   }
 }
 

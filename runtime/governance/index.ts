@@ -23,7 +23,16 @@ export { PolicyRegistry, type TypeInfo } from './registry.js'
 export { YamlPolicyParser, ParserRegistry, type PolicyParser } from './yaml-parser.js'
 export { RulesPolicy, buildRulesPolicy } from './rules-policy.js'
 export { GovernanceDecisionLog, type Subject } from './decision-log.js'
-export { GovernanceMemorySink, type Lesson } from './memory-sink.js'
+export {
+  GovernanceMemorySink,
+  MAX_LESSONS,
+  CONFIDENCE,
+  SUBJECT_DIMENSIONS,
+  lessonText,
+  namespaceKey,
+  namespacesOf,
+  type Lesson
+} from './memory-sink.js'
 export { snapshotOf } from './audit-entry.js'
 export { PolicyLoadError, PolicyConfigError } from './errors.js'
 export { SwappablePolicy, DryRunPolicy } from './wrappers.js'

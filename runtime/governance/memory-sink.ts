@@ -1,8 +1,9 @@
 /**
  * GovernanceMemorySink (opt-in, `platform.ai.governance.memory.enabled`): every deny or prefer is
- * kept in LMDB as a provenance-tagged lesson under the subject's namespace, so the learning-signal
- * loop recalls it after a restart. Expired (`ttl-seconds`) or below-floor (`min-confidence`)
- * lessons are dropped on read.
+ * kept in LMDB as a provenance-tagged lesson under each namespace of its subject (the user's, and
+ * also the conversation's and session's), so the learning-signal loop recalls it after a restart
+ * in the same subject order as the decision log. Expired (`ttl-seconds`) or below-floor
+ * (`min-confidence`) lessons are dropped on read.
  */
 import type { Database } from 'lmdb'
 import type { DecisionEntry } from '../contracts/index.js'
@@ -20,13 +21,41 @@ export interface Lesson {
 /** How sure a lesson is: a hard deny is certain, a soft preference less so. */
 export const CONFIDENCE = { deny: 1.0, prefer: 0.7 } as const
 
-export function namespaceOf(snapshot: Record<string, unknown>): string {
-  const u = snapshot.user_id
-  if (typeof u === 'string' && u !== '') return `user:${u}`
-  const s = snapshot.session_id
-  if (typeof s === 'string' && s !== '') return `session:${s}`
-  return 'anonymous'
+/** Snapshot keys of a subject, tightest first, with the namespace prefix each maps to. */
+export const SUBJECT_DIMENSIONS = [
+  ['conversation_id', 'conversation'],
+  ['session_id', 'session'],
+  ['user_id', 'user']
+] as const
+
+/** The namespace of one subject dimension, e.g. `user:alice`. */
+export const namespaceKey = (prefix: (typeof SUBJECT_DIMENSIONS)[number][1], id: string): string => `${prefix}:${id}`
+
+/**
+ * Every namespace a decision's subject has, tightest first. An anonymous decision has none: a
+ * shared bucket would hand one caller's lessons to every other anonymous caller.
+ */
+export function namespacesOf(snapshot: Record<string, unknown>): string[] {
+  const out: string[] = []
+  for (const [key, prefix] of SUBJECT_DIMENSIONS) {
+    const v = snapshot[key]
+    if (typeof v === 'string' && v !== '') out.push(namespaceKey(prefix, v))
+  }
+  return out
 }
+
+/** The guidance line a deny or prefer teaches; the feedback loop renders log entries the same way. */
+export function lessonText(e: DecisionEntry): string {
+  const preferred = e.context_snapshot.preferred
+  return e.decision === 'prefer' && typeof preferred === 'string'
+    ? `Prefer: ${preferred} (${e.reason})`
+    : `Denied by ${e.policy_name}: ${e.reason}`
+}
+
+/** Stored lessons one recall examines at most. */
+export const RECALL_SCAN = 500
+/** Lessons kept per namespace (newest first); older ones are dropped when a new one is written. */
+export const MAX_LESSONS = 200
 
 export class GovernanceMemorySink {
   private seq = 0
@@ -37,17 +66,17 @@ export class GovernanceMemorySink {
     private readonly now: () => number = Date.now
   ) {}
 
-  /** Writes a lesson for a deny or prefer entry; other decisions are ignored. */
+  /**
+   * Writes a lesson for a deny or prefer entry, once per namespace of its subject; other
+   * decisions and anonymous ones are ignored.
+   */
   accept(e: DecisionEntry): Promise<void> | undefined {
     if (e.decision !== 'deny' && e.decision !== 'prefer') return undefined
+    const namespaces = namespacesOf(e.context_snapshot)
+    if (namespaces.length === 0) return undefined
     const t = this.now()
-    const preferred = e.context_snapshot.preferred
-    const lesson: Lesson = {
-      namespace: namespaceOf(e.context_snapshot),
-      text:
-        e.decision === 'prefer' && typeof preferred === 'string'
-          ? `Prefer: ${preferred} (${e.reason})`
-          : `Denied by ${e.policy_name}: ${e.reason}`,
+    const base = {
+      text: lessonText(e),
       confidence: CONFIDENCE[e.decision],
       createdAt: new Date(t).toISOString(),
       expiresAt: this.ttlSeconds > 0 ? t + this.ttlSeconds * 1000 : 0,
@@ -59,17 +88,41 @@ export class GovernanceMemorySink {
         timestamp: e.timestamp
       }
     }
-    return this.db.put([lesson.namespace, t, this.seq++], lesson).then(() => undefined)
+    const writes = namespaces.map((namespace) => {
+      const lesson: Lesson = { namespace, ...base }
+      return this.db.put([namespace, t, this.seq++], lesson).then(() => this.prune(namespace))
+    })
+    return Promise.all(writes).then(() => undefined)
   }
 
-  /** Live lessons of a namespace, newest first, at most `limit`. */
+  /** Drops a namespace's expired lessons and those beyond its newest MAX_LESSONS, so the store stays bounded. */
+  private async prune(namespace: string): Promise<void> {
+    const t = this.now()
+    let kept = 0
+    const drop: [string, number, number][] = []
+    for (const { key, value } of this.db.getRange({
+      start: [namespace, Number.MAX_SAFE_INTEGER],
+      end: [namespace, 0],
+      reverse: true
+    })) {
+      if ((value.expiresAt !== 0 && value.expiresAt <= t) || kept >= MAX_LESSONS) drop.push(key)
+      else kept++
+    }
+    await Promise.all(drop.map((k) => this.db.remove(k)))
+  }
+
+  /**
+   * Live lessons of a namespace, newest first, at most `limit`. A read looks at no more than
+   * RECALL_SCAN stored lessons, so expired ones piling up never make a turn slow.
+   */
   recall(namespace: string, limit = 10): Lesson[] {
     const t = this.now()
     const out: Lesson[] = []
     for (const { value } of this.db.getRange({
       start: [namespace, Number.MAX_SAFE_INTEGER],
       end: [namespace, 0],
-      reverse: true
+      reverse: true,
+      limit: RECALL_SCAN
     })) {
       if (value.expiresAt !== 0 && value.expiresAt <= t) continue
       if (value.confidence < this.minConfidence) continue

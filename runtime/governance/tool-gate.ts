@@ -43,7 +43,8 @@ export function createToolCallGate(gate: PolicyAdmissionGate): ToolCallGate {
   return (req) => {
     // with no policy loaded nothing is evaluated or logged: skip building the request
     if (gate.empty) return ADMITTED
-    const a = gate.admit(`mcp:tool:${req.toolName}`, toolCallRequest(req))
+    // a tool call has no post-response phase: admitOnce gives per-turn state (concurrency slots) back
+    const a = gate.admitOnce(`mcp:tool:${req.toolName}`, toolCallRequest(req))
     return a instanceof Promise ? a.then(verdict) : verdict(a)
   }
 }

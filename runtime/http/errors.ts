@@ -113,6 +113,23 @@ export const ERRORS = {
     hint: 'A retry resends the same body to the same route; a new request takes a new key'
   },
 
+  // --- agent endpoint ---
+  AGENT_NOT_FOUND: {
+    status: 404,
+    message: (p) => `No agent at '${p.path}'`,
+    hint: 'Check the agent name: only agents of loaded plugins answer, and one unloaded by hot reload is gone until its plugin returns'
+  },
+  AGENT_AUTH_REQUIRED: {
+    status: 401,
+    message: (p) => `${p.path} requires an authenticated principal`,
+    hint: 'Send an API token (Authorization: Bearer or X-Platform-Auth) or a JWT; platform.ai.endpoint.auth=open lets anyone talk to agents'
+  },
+  INVALID_AGUI_INPUT: {
+    status: 400,
+    message: (p) => `Invalid AG-UI RunAgentInput: ${p.detail}`,
+    hint: 'POST {"threadId", "runId", "messages": [..., {"id", "role": "user", "content"}]}; state, tools, context and forwardedProps are optional'
+  },
+
   // --- governance ---
   GOVERNANCE_NOT_INSTALLED: {
     status: 503,

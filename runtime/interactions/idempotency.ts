@@ -47,9 +47,15 @@ export class IdempotencyKeys {
     const result = start()
     const entry: Entry = { fingerprint, result, expiresAt: now + this.ttlMs }
     this.entries.set(id, entry)
-    result.catch(() => {
-      if (this.entries.get(id) === entry) this.entries.delete(id)
-    })
+    result.then(
+      // a stored interaction is read back from its store on a replay: keep no copy of its steps
+      (i) => {
+        if (i.store) entry.result = Promise.resolve({ ...i, steps: [] })
+      },
+      () => {
+        if (this.entries.get(id) === entry) this.entries.delete(id)
+      }
+    )
     this.evict(now)
     return result
   }

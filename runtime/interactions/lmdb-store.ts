@@ -1,4 +1,4 @@
-import type { Database } from 'lmdb'
+import { IF_EXISTS, type Database } from 'lmdb'
 import type { Store } from '../store/index.js'
 import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import {
@@ -30,8 +30,9 @@ const HIGH = '~'
 /**
  * Interactions in named databases of the platform's LMDB environment: headers by id, steps by
  * `[id, seq]`, two list indexes (owner; owner and conversation) newest last, and the ids still in
- * flight so `start()` need not scan every record. Each write is one transaction, so indexes and
- * records never disagree, and a resolved write is committed: it survives `kill -9`.
+ * flight so `start()` need not scan every record. Each header write is one transaction, so
+ * indexes and records never disagree, and a resolved write is committed: it survives `kill -9`.
+ * One store object per environment: the hot path of `appendStep` relies on seeing every append.
  */
 export class LmdbInteractionStore implements InteractionStore {
   readonly kind = 'lmdb'
@@ -40,6 +41,14 @@ export class LmdbInteractionStore implements InteractionStore {
   private readonly byOwner: Database<true, OwnerKey>
   private readonly byConversation: Database<true, ConversationKey>
   private readonly live: Database<true, string>
+  /**
+   * The highest seq appended so far to each interaction this store saved in flight. A higher seq
+   * cannot be stored yet, so its append is a plain put (the hot path, one per captured step);
+   * any other append takes the conditional path. Runs leave it when saved terminal or deleted.
+   */
+  private readonly tails = new Map<string, number>()
+  /** Conditional appends not yet committed, per interaction: a tail read meanwhile could be low. */
+  private readonly slow = new Map<string, number>()
 
   /** The environment belongs to the platform: `stop()` leaves it open. */
   constructor(store: Store) {
@@ -71,21 +80,45 @@ export class LmdbInteractionStore implements InteractionStore {
   async save(header: InteractionHeader): Promise<void> {
     checkHeader(header)
     const h = headerOf(header)
+    if (!isLive(h.status)) this.tails.delete(h.id)
+    else if (!this.tails.has(h.id)) this.tails.set(h.id, this.slow.has(h.id) ? LAST_SEQ : this.lastSeq(h.id))
     await this.headers.transaction(() => this.write(h, this.headers.get(h.id)))
   }
 
-  async appendStep(id: string, step: InteractionStep): Promise<void> {
-    checkId(id)
-    checkStep(step)
-    const s = stepOf(step)
+  /**
+   * Not `async`: on the hot path the committed put's own promise is the answer (it resolves
+   * `true`), which saves a promise and a microtask per step, a third of the step's CPU.
+   */
+  appendStep(id: string, step: InteractionStep): Promise<void> {
+    try {
+      checkStep(step)
+      const tail = this.tails.get(id)
+      // an id in `tails` was checked when its header was saved
+      if (tail !== undefined && step.seq > tail) {
+        this.tails.set(id, step.seq)
+        return this.stepsDb.put([id, step.seq], stepOf(step)) as Promise<unknown> as Promise<void>
+      }
+      checkId(id)
+    } catch (e) {
+      return Promise.reject(e as Error)
+    }
+    return this.conditionalAppend(id, stepOf(step))
+  }
+
+  /** Checked by lmdb's writer thread at commit, in order with a delete: no step outlives its record. */
+  private async conditionalAppend(id: string, s: InteractionStep): Promise<void> {
     const key: StepKey = [id, s.seq]
-    // the check and the put share the delete's transaction order: no step outlives its record
-    const stored = await this.stepsDb.transaction(() => {
-      if (!this.headers.doesExist(id)) return false
-      if (!this.stepsDb.doesExist(key)) void this.stepsDb.put(key, s)
-      return true
-    })
-    if (!stored) throw new UnknownInteractionError(id)
+    this.slow.set(id, (this.slow.get(id) ?? 0) + 1)
+    try {
+      const stored = await this.headers.ifVersion(id, IF_EXISTS, () => {
+        void this.stepsDb.ifNoExists(key, () => void this.stepsDb.put(key, s))
+      })
+      if (!stored) throw new UnknownInteractionError(id)
+    } finally {
+      const n = this.slow.get(id)! - 1
+      if (n === 0) this.slow.delete(id)
+      else this.slow.set(id, n)
+    }
   }
 
   async load(id: string): Promise<Interaction | undefined> {
@@ -127,6 +160,8 @@ export class LmdbInteractionStore implements InteractionStore {
 
   async delete(id: string): Promise<boolean> {
     checkId(id)
+    // appends from now on take the conditional path, which the delete's transaction orders
+    this.tails.delete(id)
     return this.headers.transaction(() => {
       const h = this.headers.get(id)
       if (h === undefined) return false

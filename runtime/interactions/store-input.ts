@@ -87,18 +87,25 @@ export function checkHeader(h: unknown): asserts h is InteractionHeader {
     if (!ok) throw new TypeError(`interaction ${h.id}: bad ${field}: ${JSON.stringify(h[field])}`)
 }
 
+/** On every durable append: plain conditions, no allocation (it is most of a step's CPU beside the put). */
 export function checkStep(s: unknown): asserts s is InteractionStep {
   if (!isObject(s)) throw new TypeError('a step must be an object')
-  const problems: [boolean, string][] = [
-    [Number.isSafeInteger(s.seq) && (s.seq as number) >= 0, 'seq'],
-    [typeof s.type === 'string' && STEP_TYPES.has(s.type), 'type'],
-    [nullOr(s.text, 'string'), 'text'],
-    [nullOr(s.toolName, 'string'), 'toolName'],
-    [isObject(s.data), 'data'],
-    [nullOr(s.usage, 'object'), 'usage'],
-    [typeof s.createdAt === 'string' && ISO_UTC.test(s.createdAt), 'createdAt']
-  ]
-  for (const [ok, field] of problems) if (!ok) throw new TypeError(`step: bad ${field}: ${JSON.stringify(s[field])}`)
+  const bad = !(Number.isSafeInteger(s.seq) && (s.seq as number) >= 0)
+    ? 'seq'
+    : !(typeof s.type === 'string' && STEP_TYPES.has(s.type))
+      ? 'type'
+      : !nullOr(s.text, 'string')
+        ? 'text'
+        : !nullOr(s.toolName, 'string')
+          ? 'toolName'
+          : !isObject(s.data)
+            ? 'data'
+            : !nullOr(s.usage, 'object')
+              ? 'usage'
+              : !(typeof s.createdAt === 'string' && ISO_UTC.test(s.createdAt))
+                ? 'createdAt'
+                : undefined
+  if (bad !== undefined) throw new TypeError(`step: bad ${bad}: ${JSON.stringify(s[bad])}`)
 }
 
 export function checkQuery(q: unknown): asserts q is ListQuery {

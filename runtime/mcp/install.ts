@@ -146,6 +146,12 @@ export async function installMcp(platform: Platform): Promise<McpServer | undefi
     }
   }
   mountCustomAgentPaths()
+  server.agentEndpoint = (name) => {
+    const endpoint = agents().get(name)
+    if (endpoint === undefined) return undefined
+    const custom = customPath(endpoint)
+    return custom === undefined ? `/platform/agent/${name}/mcp` : mounted.has(custom) ? custom : undefined
+  }
   return server
 }
 

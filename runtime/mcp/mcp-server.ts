@@ -11,6 +11,8 @@ import type { TokenValidator } from './auth/validators.js'
 export class McpServer {
   /** Token validators registered in code, by name (`org.platform.auth.tokenValidator` picks one). */
   readonly tokenValidators = new Map<string, TokenValidator>()
+  /** The path an agent's MCP endpoint is served at, or undefined when none is (set by the install that mounts them). */
+  agentEndpoint: (agent: string) => string | undefined = () => undefined
 
   constructor(
     readonly core: McpCore,

@@ -58,6 +58,8 @@ export interface AgentDescriptor {
   description: string
   endpoint: string
   headless: boolean
+  /** The single reply to a message goes to every connection of the agent's room (the model runs once). */
+  broadcastReply?: boolean
   systemPrompt?: string
   /** A runtime name, or a model name for the active runtime. */
   model?: string

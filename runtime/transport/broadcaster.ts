@@ -52,6 +52,8 @@ export abstract class Resource {
   token: string | undefined
   /** The principal that joined, when one was resolved. */
   principal: string | undefined
+  /** The roles of that principal. */
+  roles: readonly string[] | undefined
   /** Message rate of this member, when its endpoint limits it. */
   bucket: MessageBucket | undefined
 

@@ -80,6 +80,16 @@ export interface EndpointHooks {
    * Without it WebSocket frames are ignored and POST is not routed.
    */
   message?(r: Resource, value: unknown): number
+  /**
+   * Hand `message` the text of each WebSocket frame and POST body as a string instead of parsed
+   * JSON (an agent takes plain-text prompts); the endpoint then parses nothing itself.
+   */
+  rawText?: boolean
+  /**
+   * A POST that names no member (no resource uuid): answered by this hook instead of 400 (the
+   * agent endpoint streams one turn back as SSE on the response). Its body follows `rawText`.
+   */
+  detachedPost?(ctx: Context, body: unknown): unknown
   /** Largest message a member may send (WebSocket frame, POST body); at most the server body limit. */
   maxMessageBytes?: number
   /** Messages per member: over it a WebSocket is closed with 1008, a POST answered 429. */
@@ -161,7 +171,10 @@ export class Endpoint {
     })
     http.get(this.pattern, (ctx) => this.get(ctx))
     if (this.hooks.message !== undefined)
-      http.post(this.pattern, (ctx) => this.post(ctx), { body: 'json', bodyLimit: this.frameLimit })
+      http.post(this.pattern, (ctx) => this.post(ctx), {
+        body: this.hooks.rawText === true ? 'raw' : 'json',
+        bodyLimit: this.frameLimit
+      })
     http.delete(this.pattern, (ctx) => {
       this.leave(ctx)
     })
@@ -183,6 +196,7 @@ export class Endpoint {
   private join(r: Resource, opts: JoinOptions | undefined): void {
     if (opts?.silent === true) r.silent = true
     r.principal = opts?.principal
+    r.roles = opts?.roles
     const rate = this.hooks.messageRate
     if (rate !== undefined && rate.perSecond > 0) r.bucket = new MessageBucket(rate)
     this.o.transport.add(r)
@@ -292,6 +306,11 @@ export class Endpoint {
       return
     }
     if (this.hooks.message === undefined) return
+    if (this.hooks.rawText === true) {
+      // the ArrayBuffer is only valid during this callback: decode synchronously
+      this.hooks.message(r, Buffer.from(msg).toString('utf8'))
+      return
+    }
     let value: unknown
     try {
       // the ArrayBuffer is only valid during this callback: parse synchronously
@@ -387,13 +406,16 @@ export class Endpoint {
   }
 
   private post(ctx: Context): unknown {
+    const body = this.hooks.rawText === true ? (ctx.rawBody?.toString('utf8') ?? '') : ctx.body
+    if (this.hooks.detachedPost !== undefined && (ctx.headers[RESOURCE_HEADER] ?? ctx.query.get('uuid') ?? '') === '')
+      return this.hooks.detachedPost(ctx, body)
     const r = this.member(ctx, this.resolveCtx(ctx))
     if (r instanceof LongPollingResource) r.lastSeen = Date.now()
     if (r.bucket !== undefined && !r.bucket.take()) {
       ctx.setHeader('retry-after', String(r.bucket.retryAfterSeconds()))
       throw new PlatformError('RATE_LIMITED', { ...this.hooks.messageRate })
     }
-    return { status: 'sent', resourceCount: this.hooks.message!(r, ctx.body) }
+    return { status: 'sent', resourceCount: this.hooks.message!(r, body) }
   }
 
   private leave(ctx: Context): void {

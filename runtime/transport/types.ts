@@ -26,6 +26,8 @@ export interface JoinOptions {
   silent?: boolean
   /** The principal that joined (kept on the resource). */
   principal?: string
+  /** That principal's roles, as its credentials established them (kept on the resource). */
+  roles?: readonly string[]
 }
 
 /** Why a resource went away; the `reason` of ResourceDisconnected. */
@@ -40,7 +42,9 @@ export const Reason = {
   invalid: 'invalid frame',
   queueOverflow: 'queue overflow',
   shutdown: 'server shutting down',
-  destroyed: 'broadcaster destroyed'
+  destroyed: 'broadcaster destroyed',
+  /** What the connection talks to does not exist (an agent unloaded by hot reload). */
+  notFound: 'not found'
 } as const
 export type Reason = (typeof Reason)[keyof typeof Reason]
 

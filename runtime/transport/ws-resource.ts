@@ -24,7 +24,9 @@ const CLOSE: Record<Reason, [number, string]> = {
   [Reason.invalid]: [1007, 'invalid frame'],
   [Reason.queueOverflow]: [1008, 'queue overflow'],
   [Reason.shutdown]: [1001, 'server shutting down'],
-  [Reason.destroyed]: [1000, 'broadcaster destroyed']
+  [Reason.destroyed]: [1000, 'broadcaster destroyed'],
+  // an application code (4000-4999): the HTTP 404 of a socket
+  [Reason.notFound]: [4404, 'not found']
 }
 
 /** Told when a direct send left bytes buffered, so slow consumers are found without polling. */

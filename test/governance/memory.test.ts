@@ -8,6 +8,8 @@ import {
   governanceOf,
   aiRequest,
   GovernanceMemorySink,
+  MAX_LESSONS,
+  namespacesOf,
   type DecisionEntry,
   type Lesson
 } from '../../runtime/governance/index.js'
@@ -83,6 +85,55 @@ t.test(
     t.equal(forever.recall('user:u').length, 1, 'ttl 0 never expires')
   }
 )
+
+t.test('a lesson is kept under each namespace of its subject; an anonymous one under none', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gov-mem-ns-'))
+  const store = new Store(dir)
+  t.teardown(async () => {
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const db = store.db<Lesson, [string, number, number]>('m')
+  const sink = new GovernanceMemorySink(db, 0, 0)
+  t.same(namespacesOf({ user_id: 'u', conversation_id: 'c', session_id: 's' }), [
+    'conversation:c',
+    'session:s',
+    'user:u'
+  ])
+  t.equal(sink.accept(entry('deny', { message: 'no subject' })), undefined, 'nothing to key an anonymous lesson by')
+  await sink.accept(entry('deny', { user_id: 'u', conversation_id: 'c' }))
+  t.same(
+    ['conversation:c', 'user:u', 'session:s', 'anonymous'].map((ns) => sink.recall(ns).length),
+    [1, 1, 0, 0]
+  )
+  t.equal(sink.recall('conversation:c')[0]!.namespace, 'conversation:c')
+  t.equal([...db.getKeys()].length, 2, 'two writes, no shared bucket')
+})
+
+t.test("a write drops the namespace's expired lessons and those beyond MAX_LESSONS", async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gov-mem-prune-'))
+  const store = new Store(dir)
+  t.teardown(async () => {
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const db = store.db<Lesson, [string, number, number]>('m')
+  let now = 1_000_000
+  const short = new GovernanceMemorySink(db, 1, 0, () => now)
+  await short.accept(entry('deny', { user_id: 'u' }, { reason: 'old' }))
+  const count = (ns: string): number => [...db.getKeys({ start: [ns, 0], end: [ns, Number.MAX_SAFE_INTEGER] })].length
+  t.equal(count('user:u'), 1)
+  now += 2000
+  const forever = new GovernanceMemorySink(db, 0, 0, () => now)
+  await forever.accept(entry('deny', { user_id: 'u' }, { reason: 'new' }))
+  t.equal(count('user:u'), 1, 'the expired lesson was removed from the store')
+  for (let i = 0; i < MAX_LESSONS + 5; i++) {
+    now++
+    await forever.accept(entry('deny', { user_id: 'u' }, { reason: `r${i}` }))
+  }
+  t.equal(count('user:u'), MAX_LESSONS)
+  t.equal(forever.recall('user:u', 1)[0]!.text, `Denied by p: r${MAX_LESSONS + 4}`, 'the newest stay')
+})
 
 t.test('platform.ai.governance.memory.enabled persists lessons across restarts', async (t) => {
   const data = mkdtempSync(join(tmpdir(), 'gov-mem-p-'))

@@ -12,6 +12,8 @@ export async function startInteractions(
   const tp = await startTestPlatform(
     {
       'platform.interactions.http-write-enabled': true,
+      // text is flushed only by the next step or the end, so step lists do not depend on machine load
+      'platform.interactions.text-coalesce-ms': 60_000,
       'platform.auth.tokens': [
         { token: ALICE, principal: 'alice' },
         { token: BOB, principal: 'bob' }

@@ -98,6 +98,17 @@ t.test('IdempotencyKeys stay bounded in count and age', async (t) => {
   t.equal(keys.size, 1, 'expired entries are dropped')
 })
 
+t.test('IdempotencyKeys keep no steps of a stored interaction, only of an unstored one', async (t) => {
+  const keys = new IdempotencyKeys(10, 1000)
+  const step = { seq: 0, type: 'text', text: 'x', toolName: null, data: {}, usage: null, createdAt: '' }
+  const rec = (store: boolean) => async (): Promise<Interaction> =>
+    ({ id: `int-${store}`, store, steps: [step] }) as Interaction
+  t.equal((await keys.run('p', 'a', 'f', rec(true))).steps.length, 1, 'the first request gets the whole record')
+  t.same((await keys.run('p', 'a', 'f', rec(true))).steps, [], 'a replay reads the store instead')
+  await keys.run('p', 'b', 'f', rec(false))
+  t.equal((await keys.run('p', 'b', 'f', rec(false))).steps.length, 1, 'store:false has no other copy')
+})
+
 t.test('list paging: limit, opaque cursor in X-Next-Cursor and Link, newest first', async (t) => {
   const tp = await startInteractions()
   t.teardown(tp.close)

@@ -275,6 +275,28 @@ export function runStoreContract(t: Test, kind: string, make: (t: Test) => Promi
       await t.rejects(s.appendStep('int-gone', step(0)), UnknownInteractionError)
     })
 
+    t.test('a delete racing appends leaves no step behind', async (t) => {
+      const { s } = await started(t)
+      await s.save(header('int-race'))
+      await s.appendStep('int-race', step(0))
+      const appends = Array.from({ length: 40 }, (_, i) =>
+        s.appendStep('int-race', step(1 + i)).then(
+          () => 'stored',
+          (e: unknown) => (e instanceof UnknownInteractionError ? 'refused' : e)
+        )
+      )
+      // concurrent with the appends: either order is fine, as long as no step outlives the record
+      t.equal(await s.delete('int-race'), true)
+      await t.rejects(
+        s.appendStep('int-race', step(41)),
+        UnknownInteractionError,
+        'an append after the delete is refused'
+      )
+      for (const outcome of await Promise.all(appends)) t.ok(outcome === 'stored' || outcome === 'refused')
+      await s.save(header('int-race'))
+      t.same(await s.steps('int-race', -1), [], 'nothing of the deleted run comes back')
+    })
+
     t.test('start marks every RUNNING or CREATED run FAILED, with one terminal step', async (t) => {
       const fixture = await make(t)
       const first = await fixture.open()

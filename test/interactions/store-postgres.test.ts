@@ -3,6 +3,7 @@ import { PostgresInteractionStore } from '../../runtime/interactions/index.js'
 import { testPostgres } from '../helpers/postgres.js'
 import { header, runStoreContract, step } from './store-contract.js'
 import { Client } from 'pg'
+import { spawn } from 'node:child_process'
 
 const pg = await testPostgres(t)
 
@@ -52,6 +53,55 @@ if (pg !== undefined) {
     const newer = new PostgresInteractionStore({ url, poolSize: 2 })
     await t.rejects(newer.start(), /schema is at version 99, newer than this platform knows/)
     await t.rejects(newer.load('int-v'), /not started/, 'a store that failed to start stays closed')
+  })
+
+  // the same SIGKILL check as LMDB's: a child appends and prints each acknowledged seq
+  const child = `
+const { PostgresInteractionStore } = await import(${JSON.stringify(new URL('../../dist/runtime/interactions/index.js', import.meta.url).href)})
+const s = new PostgresInteractionStore({ url: process.argv[1], poolSize: 4 })
+await s.start()
+const at = new Date().toISOString()
+await s.save({ id: 'int-kill', parentId: null, conversationId: 'c', agentId: null, userId: 'u', model: null,
+  status: 'RUNNING', background: true, store: true, finalText: null, usage: null, errorMessage: null,
+  createdAt: at, updatedAt: at })
+for (let seq = 0; ; seq++) {
+  await s.appendStep('int-kill', { seq, type: 'text', text: 'delta ' + seq, toolName: null, data: {}, usage: null,
+    createdAt: new Date().toISOString() })
+  process.stdout.write(seq + '\\n')
+}
+`
+
+  t.test('postgres: an acknowledged step survives SIGKILL of the writer', async (t) => {
+    const url = await pg.database(t)
+    const proc = spawn(process.execPath, ['--input-type=module', '-e', child, url], {
+      stdio: ['ignore', 'pipe', 'inherit']
+    })
+    let acked = -1
+    await new Promise<void>((resolve) => {
+      let buf = ''
+      proc.stdout.on('data', (d: Buffer) => {
+        buf += d.toString()
+        const lines = buf.split('\n')
+        buf = lines.pop()!
+        if (lines.length > 0) acked = Number(lines[lines.length - 1])
+        if (acked >= 60 && !proc.killed) proc.kill('SIGKILL')
+      })
+      proc.on('exit', () => resolve())
+    })
+    t.ok(acked >= 60, `${acked + 1} steps acknowledged before the kill`)
+    const s = new PostgresInteractionStore({ url, poolSize: 2 })
+    t.equal(await s.start(), 1, 'the killed run is marked')
+    t.teardown(() => s.stop())
+    const run = (await s.load('int-kill'))!
+    const seqs = run.steps.map((x) => x.seq)
+    t.same(
+      seqs,
+      Array.from({ length: seqs.length }, (_, i) => i),
+      'no gap'
+    )
+    t.ok(seqs.length >= acked + 2, 'every acknowledged step, then the terminal one')
+    t.equal(run.status, 'FAILED')
+    t.equal(run.steps.at(-1)!.type, 'error')
   })
 
   t.test('postgres: an unreachable server fails start() with the reason', async (t) => {

@@ -83,14 +83,20 @@ t.test('agent: endpoint, headless, model and run are checked and described', asy
   t.throws(() => agent({ name: 'a', headless: 'yes' as never }), { message: "agent 'a': 'headless' must be a boolean" })
   t.throws(() => agent({ name: 'a', endpoint: 3 as never }), { message: "agent 'a': 'endpoint' must be a string" })
   t.throws(() => agent({ name: 'a', run: 'x' as never }), { message: "agent 'a': 'run' must be a function" })
+  t.throws(() => agent({ name: 'a', broadcastReply: 'yes' as never }), {
+    message: "agent 'a': 'broadcastReply' must be a boolean"
+  })
   const d = describePlugin(
     definePlugin({
       agents: [
-        agent({ name: 'a', endpoint: '/x', headless: true, model: 'demo', run: () => 'hi' }),
+        agent({ name: 'a', endpoint: '/x', headless: true, model: 'demo', run: () => 'hi', broadcastReply: true }),
         agent({ name: 'b' })
       ]
     })
   )
-  t.match(d.agents[0], { name: 'a', endpoint: '/x', headless: true, model: 'demo', hasRun: true })
-  t.notOk('model' in d.agents[1]! || 'hasRun' in d.agents[1]!, 'absent fields stay absent')
+  t.match(d.agents[0], { name: 'a', endpoint: '/x', headless: true, model: 'demo', hasRun: true, broadcastReply: true })
+  t.notOk(
+    'model' in d.agents[1]! || 'hasRun' in d.agents[1]! || 'broadcastReply' in d.agents[1]!,
+    'absent fields stay absent'
+  )
 })

@@ -1,0 +1,360 @@
+import { createHash } from 'node:crypto'
+import type { Platform } from '../platform.js'
+import { PlatformError, type Context } from '../http/index.js'
+import type { RegisteredAgent } from '../plugins/index.js'
+import {
+  Frame,
+  Reason,
+  transportOf,
+  type Broadcaster,
+  type EndpointHooks,
+  type EndpointRequest,
+  type MessageRate,
+  type Resource,
+  type TransportKind
+} from '../transport/index.js'
+import type { AiService } from './ai-service.js'
+import { AGENT_BASE, agentChatPath } from './agent-paths.js'
+import { SessionFrames } from './agent-frames.js'
+import { parseClientFrame, type ClientFrame } from './agent-prompt.js'
+import { playTurn, type PlayInput, type TurnTarget } from './agent-turn-player.js'
+
+/** How the agent endpoint admits callers and bounds what they send (platform.ai.endpoint.*). */
+export interface AgentEndpointPolicy {
+  auth: 'open' | 'required'
+  maxMessageBytes: number
+  rate: MessageRate
+  jsonMaxDepth: number
+  maxQueuedBytes: number
+}
+
+type Prompt = Extract<ClientFrame, { kind: 'prompt' }>
+/** Who is asking, as the request's credentials established it (undefined: anonymous). */
+type Caller = { name: string; roles: readonly string[] } | undefined
+
+/** One connection talking to one agent: its session, its frames' seq, the turn in flight. */
+interface Conn {
+  r: Resource
+  path: string
+  agent: string
+  frames: SessionFrames
+  caller: Caller
+  turn: AbortController | undefined
+  closed: boolean
+  /** Memory keys only this anonymous connection can reach: forgotten when it goes. */
+  ownKeys: Set<string>
+}
+
+const PATTERN = `${AGENT_BASE}/{name}`
+const BROADCASTER_PREFIX = 'agent:'
+const SESSION_TRANSPORT: Record<TransportKind, string> = {
+  WEBSOCKET: 'websocket',
+  SSE: 'sse',
+  LONG_POLLING: 'long-polling'
+}
+
+/**
+ * The agent chat endpoint: `/platform/agent/{name}` (or an agent's own `endpoint`) on WebSocket,
+ * SSE and long-polling. A connection is one agent session; each client frame is one turn, whose
+ * frames stream back to that connection (to every member of the agent's room for a
+ * `broadcastReply` agent). A POST without a member id streams one turn back as SSE on its own
+ * response. Agents are looked up per request, so hot reload adds and removes them safely.
+ */
+export class AgentEndpoint {
+  private readonly conns = new Map<string, Conn>()
+  private byPath: Map<string, RegisteredAgent> | undefined
+  private readonly mounted = new Set<string>()
+
+  constructor(
+    private readonly platform: Platform,
+    private readonly ai: AiService,
+    private readonly policy: AgentEndpointPolicy
+  ) {}
+
+  install(): void {
+    const p = this.platform
+    p.bus.on('PluginsChanged', () => {
+      this.byPath = undefined
+      this.mountCustomPaths()
+    })
+    // every way a resource goes (close, server end, broadcaster destroyed, shutdown) passes here
+    p.bus.on('ResourceDisconnected', (e) => {
+      const c = this.conns.get(e.uuid)
+      if (c !== undefined) this.gone(c)
+    })
+    transportOf(p).expose(
+      PATTERN,
+      this.hooks((req) => `${AGENT_BASE}/${req.params.name ?? ''}`)
+    )
+    this.mountCustomPaths()
+  }
+
+  private agentAt(path: string): RegisteredAgent | undefined {
+    this.byPath ??= new Map(this.platform.plugins.agents().map((a) => [agentChatPath(a), a]))
+    return this.byPath.get(path)
+  }
+
+  /** Agents whose `endpoint` names their own chat path get it mounted (paths are never unmounted). */
+  private mountCustomPaths(): void {
+    for (const a of this.platform.plugins.agents()) {
+      const path = agentChatPath(a)
+      if (this.mounted.has(path) || path.includes('{') || /^\/platform\/agent\/[^/]+$/.test(path)) continue
+      this.mounted.add(path)
+      try {
+        transportOf(this.platform).expose(
+          path,
+          this.hooks(() => path)
+        )
+      } catch (err) {
+        this.platform.logger.warn(
+          { err, agent: a.name, path },
+          'agent endpoint path not mounted: it clashes with a route'
+        )
+      }
+    }
+  }
+
+  private hooks(pathOf: (req: EndpointRequest) => string): EndpointHooks {
+    return {
+      className: 'AgentBroadcaster',
+      rawText: true,
+      maxMessageBytes: this.policy.maxMessageBytes,
+      messageRate: this.policy.rate,
+      resolve: (req) => BROADCASTER_PREFIX + pathOf(req),
+      joinOptions: (req) => {
+        const path = pathOf(req)
+        const agent = this.agentAt(path)
+        // a socket is answered by a frame and a close (joined), anything else by a 404 now
+        if (agent === undefined && req.transport !== 'WEBSOCKET') throw new PlatformError('AGENT_NOT_FOUND', { path })
+        const caller = this.admit(req.headers, agent?.name ?? path)
+        return caller === undefined ? {} : { principal: caller.name, roles: caller.roles }
+      },
+      setup: (b) => {
+        b.autoDestroy = true
+      },
+      joined: (r) => {
+        this.joined(r)
+      },
+      message: (r, text) => this.message(r, text as string),
+      detachedPost: (ctx, text) =>
+        this.oneShot(ctx, pathOf({ params: ctx.params, query: ctx.query, headers: ctx.headers }), text as string)
+    }
+  }
+
+  /** The caller's principal; throws 401 when the endpoint requires one and none resolves. */
+  private admit(headers: Readonly<Record<string, string>>, agent: string): Caller {
+    const principal = this.platform.principals.fromHeaders(headers)
+    if (principal === null && this.policy.auth === 'required')
+      throw new PlatformError('AGENT_AUTH_REQUIRED', { path: `agent '${agent}'` })
+    return principal === null ? undefined : { name: principal.name, roles: principal.roles }
+  }
+
+  private joined(r: Resource): void {
+    const path = r.broadcaster.id.slice(BROADCASTER_PREFIX.length)
+    const agent = this.agentAt(path)
+    if (agent === undefined) {
+      this.notFound(r, path)
+      return
+    }
+    const session = this.ai.sessions.start(agent.name, SESSION_TRANSPORT[r.transport])
+    const c: Conn = {
+      r,
+      path,
+      agent: agent.name,
+      frames: new SessionFrames(session.sessionId),
+      caller: r.principal === undefined ? undefined : { name: r.principal, roles: r.roles ?? [] },
+      turn: undefined,
+      closed: false,
+      ownKeys: new Set()
+    }
+    this.conns.set(r.uuid, c)
+    const value: Record<string, unknown> = { agent: agent.name, uuid: r.uuid }
+    if (r.token !== undefined) value.token = r.token
+    r.deliver(Frame.json(c.frames.metadata('session', value)))
+  }
+
+  private notFound(r: Resource, path: string): void {
+    const body = new PlatformError('AGENT_NOT_FOUND', { path }).body()
+    r.deliver(Frame.json(JSON.stringify({ type: 'error', data: body.error, code: body.code })))
+    transportOf(this.platform).end(r, Reason.notFound)
+  }
+
+  private message(r: Resource, text: string): number {
+    const c = this.conns.get(r.uuid)
+    if (c === undefined || c.closed) return 0
+    this.ai.sessions.touch(c.frames.sessionId)
+    const frame = parseClientFrame(text, this.policy.jsonMaxDepth)
+    const say = (s: string): void => {
+      r.deliver(Frame.json(s))
+    }
+    if (frame.kind === 'bad') {
+      say(c.frames.refusal(frame.code, frame.message))
+      return 1
+    }
+    if (frame.kind === 'cancel') {
+      if (c.turn === undefined) say(c.frames.refusal('no-turn', 'no turn in flight to cancel'))
+      else c.turn.abort()
+      return 1
+    }
+    const agent = this.agentAt(c.path)
+    if (agent === undefined) {
+      this.notFound(r, c.path)
+      return 0
+    }
+    if (c.turn !== undefined) {
+      say(
+        c.frames.refusal(
+          'busy',
+          'a turn is already in flight on this connection: wait for its complete or error frame, or send {"type":"cancel"}'
+        )
+      )
+      return 1
+    }
+    this.startTurn(c, agent, frame)
+    return 1
+  }
+
+  private startTurn(c: Conn, agent: RegisteredAgent, prompt: Prompt): void {
+    const ac = new AbortController()
+    c.turn = ac
+    const key = this.memoryKey(c.caller, c.frames.sessionId, prompt.conversationId)
+    if (c.caller === undefined || prompt.conversationId === undefined) c.ownKeys.add(key)
+    const broadcast = agent.broadcastReply === true
+    const target: TurnTarget = broadcast
+      ? this.roomTarget(c.r.broadcaster)
+      : { send: (build) => c.r.deliver(Frame.json(build(c.frames))) }
+    playTurn(
+      this.ai,
+      this.input(agent, prompt, c.frames.sessionId, c.caller, key, !broadcast),
+      target,
+      ac.signal,
+      this.platform.logger
+    )
+      .catch((err: unknown) => {
+        this.platform.logger.error({ err, agent: agent.name }, 'agent endpoint: turn failed')
+      })
+      .finally(() => {
+        c.turn = undefined
+        if (c.closed) this.forget(c)
+      })
+  }
+
+  /**
+   * Every member of the agent's room (and `also`, a sender outside it), each frame stamped with
+   * the member's own session and seq.
+   */
+  private roomTarget(room: Broadcaster | undefined, also?: TurnTarget): TurnTarget {
+    return {
+      send: (build) => {
+        also?.send(build)
+        for (const r of room?.resources.values() ?? []) {
+          const c = this.conns.get(r.uuid)
+          if (c !== undefined && !c.closed) r.deliver(Frame.json(build(c.frames)))
+        }
+      }
+    }
+  }
+
+  private input(
+    agent: RegisteredAgent,
+    prompt: Prompt,
+    sessionId: string,
+    caller: Caller,
+    key: string,
+    feedbackFrames: boolean
+  ): PlayInput {
+    const metadata: Record<string, unknown> = { ...(prompt.metadata ?? {}) }
+    // roles are what the credentials say, never what the client claims: the authorization policy reads them
+    delete metadata.roles
+    if (caller !== undefined && caller.roles.length > 0) metadata.roles = [...caller.roles]
+    return {
+      memoryKey: key,
+      feedbackFrames,
+      request: {
+        agent: agent.name,
+        message: prompt.message,
+        sessionId,
+        // the scoped key, so governance feedback for a conversation never reaches another caller's
+        conversationId: key,
+        ...(caller !== undefined ? { userId: caller.name } : {}),
+        metadata,
+        ...(prompt.model !== undefined ? { model: prompt.model } : {})
+      }
+    }
+  }
+
+  /**
+   * Memory is keyed by who asks plus their conversation id: a principal's conversations survive
+   * reconnects and restarts; an anonymous caller's belong to its session alone. Without a
+   * conversation id the session is the conversation.
+   */
+  private memoryKey(caller: Caller, sessionId: string, conversationId: string | undefined): string {
+    if (conversationId === undefined) return `s:${sessionId}`
+    const owner =
+      caller !== undefined
+        ? 'p:' + createHash('sha256').update(caller.name).digest('hex').slice(0, 32)
+        : `s:${sessionId}`
+    return `${owner}:${conversationId}`
+  }
+
+  private gone(c: Conn): void {
+    c.closed = true
+    this.conns.delete(c.r.uuid)
+    this.ai.sessions.end(c.frames.sessionId)
+    if (c.turn !== undefined) c.turn.abort()
+    else this.forget(c)
+  }
+
+  /** Forgets the memory no one can reach once this connection is gone. */
+  private forget(c: Conn): void {
+    for (const key of c.ownKeys)
+      this.ai.memory.clear(key).catch((err: unknown) => {
+        this.platform.logger.warn({ err }, 'agent endpoint: clearing a closed session memory failed')
+      })
+    c.ownKeys.clear()
+  }
+
+  /** `POST` without a member id: one turn streamed back as SSE on this response, in a session of its own. */
+  private oneShot(ctx: Context, path: string, text: string): undefined {
+    const agent = this.agentAt(path)
+    if (agent === undefined) throw new PlatformError('AGENT_NOT_FOUND', { path })
+    const caller = this.admit(ctx.headers, agent.name)
+    const frame = parseClientFrame(text, this.policy.jsonMaxDepth)
+    if (frame.kind === 'bad') throw new PlatformError('INVALID_BODY', { detail: frame.message })
+    if (frame.kind === 'cancel')
+      throw new PlatformError('INVALID_BODY', {
+        detail: 'nothing to cancel: a one-shot POST cancels its turn by closing the response'
+      })
+    const session = this.ai.sessions.start(agent.name, 'sse')
+    this.ai.sessions.touch(session.sessionId)
+    const frames = new SessionFrames(session.sessionId)
+    const stream = ctx.sse({ maxQueuedBytes: this.policy.maxQueuedBytes })
+    const ac = new AbortController()
+    stream.onClose(() => {
+      ac.abort()
+    })
+    const key = this.memoryKey(caller, session.sessionId, frame.conversationId)
+    const own = caller === undefined || frame.conversationId === undefined
+    const mine: TurnTarget = { send: (build) => void stream.send({ data: build(frames) }) }
+    const broadcast = agent.broadcastReply === true
+    const target = broadcast
+      ? this.roomTarget(transportOf(this.platform).findBroadcaster(BROADCASTER_PREFIX + path), mine)
+      : mine
+    playTurn(
+      this.ai,
+      this.input(agent, frame, session.sessionId, caller, key, !broadcast),
+      target,
+      ac.signal,
+      this.platform.logger
+    )
+      .catch((err: unknown) => {
+        this.platform.logger.error({ err, agent: agent.name }, 'agent endpoint: turn failed')
+      })
+      .finally(() => {
+        stream.close()
+        this.ai.sessions.end(session.sessionId)
+        if (own) void this.ai.memory.clear(key).catch(() => {})
+      })
+    return undefined
+  }
+}

@@ -1,0 +1,172 @@
+/**
+ * AG-UI's `RunAgentInput` as this platform reads it: checked with ajv against the protocol's
+ * shape (threadId, runId and messages required; tools, context, state, forwardedProps
+ * optional), then turned into one turn. In AG-UI the client owns the conversation, so the last
+ * message (a user message) is the turn's message and the ones before it are its history.
+ */
+import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js'
+import { PlatformError } from '../http/index.js'
+import { MAX_CONVERSATION_ID_LENGTH } from './memory.js'
+import type { AiMessage, AiToolCall } from './runtime.js'
+
+const str = { type: 'string' }
+const obj = { type: 'object' }
+/** Text, or content parts (text, image, audio, video, document, binary) of which only text is read. */
+const content = { anyOf: [str, { type: 'array', items: { ...obj, required: ['type'], properties: { type: str } } }] }
+const toolCall = {
+  ...obj,
+  required: ['id', 'type', 'function'],
+  properties: {
+    id: str,
+    type: { const: 'function' },
+    function: { ...obj, required: ['name', 'arguments'], properties: { name: str, arguments: str } }
+  }
+}
+const role = (r: string | string[], then: Record<string, unknown>) => ({
+  if: { properties: { role: Array.isArray(r) ? { enum: r } : { const: r } } },
+  then
+})
+const message = {
+  ...obj,
+  required: ['id', 'role'],
+  properties: {
+    id: str,
+    role: { enum: ['developer', 'system', 'assistant', 'user', 'tool', 'activity', 'reasoning'] },
+    name: str
+  },
+  allOf: [
+    role('user', { required: ['content'], properties: { content } }),
+    role('assistant', { properties: { content: str, toolCalls: { type: 'array', items: toolCall } } }),
+    role('tool', { required: ['content', 'toolCallId'], properties: { content, toolCallId: str } }),
+    role(['system', 'developer', 'reasoning'], { required: ['content'], properties: { content: str } }),
+    role('activity', { required: ['activityType', 'content'], properties: { activityType: str, content: obj } })
+  ]
+}
+const SCHEMA = {
+  ...obj,
+  required: ['threadId', 'runId', 'messages'],
+  properties: {
+    threadId: { ...str, minLength: 1, maxLength: MAX_CONVERSATION_ID_LENGTH },
+    runId: { ...str, minLength: 1, maxLength: MAX_CONVERSATION_ID_LENGTH },
+    parentRunId: str,
+    protocolVersion: str,
+    messages: { type: 'array', minItems: 1, items: message },
+    tools: {
+      type: 'array',
+      items: { ...obj, required: ['name', 'description'], properties: { name: str, description: str } }
+    },
+    context: {
+      type: 'array',
+      items: { ...obj, required: ['description', 'value'], properties: { description: str, value: str } }
+    },
+    resume: { type: 'array', items: obj }
+  }
+}
+
+/** What one AG-UI run asks of the platform. */
+export interface AguiRunInput {
+  threadId: string
+  runId: string
+  /** The client's state; undefined when it sent none (or null). */
+  state: unknown
+  /** Text of the last message, a user message. */
+  message: string
+  /** The messages before it, as the runtime reads them (system, developer, activity and reasoning left out). */
+  history: AiMessage[]
+  /** Ambient information the client attached, as `{description, value}` pairs. */
+  context: { description: string; value: string }[]
+}
+
+interface RawToolCall {
+  id: string
+  function: { name: string; arguments: string }
+}
+interface RawMessage {
+  id: string
+  role: string
+  content?: unknown
+  toolCalls?: RawToolCall[]
+  toolCallId?: string
+}
+interface RawInput {
+  threadId: string
+  runId: string
+  state?: unknown
+  messages: RawMessage[]
+  context?: { description: string; value: string }[]
+}
+
+const validate = new Ajv2020({ strict: false, allErrors: false }).compile<RawInput>(SCHEMA)
+
+const bad = (detail: string): PlatformError => new PlatformError('INVALID_AGUI_INPUT', { detail })
+
+/** Checks a parsed body and turns it into a run; a PlatformError (400) says what is wrong. */
+export function parseAguiInput(body: unknown): AguiRunInput {
+  if (!validate(body)) throw bad(describe(validate.errors?.[0]))
+  const raw = body
+  const last = raw.messages[raw.messages.length - 1]!
+  if (last.role !== 'user')
+    throw bad(`the last message must be the user's new message (role 'user'), not '${last.role}'`)
+  const message = textOf(last.content)
+  if (message === '') throw bad('the last user message has no text')
+  const names = new Map<string, string>()
+  const history: AiMessage[] = []
+  raw.messages.slice(0, -1).forEach((m, i) => {
+    if (m.role === 'user') history.push({ role: 'user', content: textOf(m.content) })
+    else if (m.role === 'assistant') {
+      const calls = (m.toolCalls ?? []).map((c, j) => toolCallOf(c, `messages[${i}].toolCalls[${j}]`))
+      for (const c of calls) names.set(c.id, c.name)
+      history.push({
+        role: 'assistant',
+        content: typeof m.content === 'string' ? m.content : '',
+        ...(calls.length > 0 ? { toolCalls: calls } : {})
+      })
+    } else if (m.role === 'tool') {
+      const name = names.get(m.toolCallId!)
+      history.push({
+        role: 'tool',
+        toolCallId: m.toolCallId!,
+        ...(name !== undefined ? { name } : {}),
+        content: textOf(m.content)
+      })
+    }
+  })
+  return {
+    threadId: raw.threadId,
+    runId: raw.runId,
+    state: raw.state ?? undefined,
+    message,
+    history,
+    context: raw.context ?? []
+  }
+}
+
+function toolCallOf(c: RawToolCall, at: string): AiToolCall {
+  let args: unknown
+  try {
+    args = JSON.parse(c.function.arguments)
+  } catch {
+    throw bad(`${at}.function.arguments is not JSON`)
+  }
+  if (args === null || typeof args !== 'object' || Array.isArray(args))
+    throw bad(`${at}.function.arguments must be a JSON object`)
+  return { id: c.id, name: c.function.name, arguments: args as Record<string, unknown> }
+}
+
+/** A string as is; of content parts, the text parts joined by newlines. */
+function textOf(c: unknown): string {
+  if (typeof c === 'string') return c
+  if (!Array.isArray(c)) return ''
+  return c
+    .filter((p: { type: string; text?: unknown }) => p.type === 'text' && typeof p.text === 'string')
+    .map((p: { text: string }) => p.text)
+    .join('\n')
+}
+
+function describe(e: ErrorObject | undefined): string {
+  if (e === undefined) return 'not a RunAgentInput'
+  const at = e.instancePath === '' ? 'the body' : e.instancePath.slice(1).replace(/\//g, '.')
+  if (e.keyword === 'required') return `${at} needs '${String(e.params.missingProperty)}'`
+  if (e.keyword === 'enum') return `${at} must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`
+  return `${at} ${e.message ?? 'is invalid'}`
+}

@@ -1,0 +1,80 @@
+/**
+ * The learning-signal loop's carry step: recent deny and prefer decisions of the turn's subject
+ * go back into its system prompt, so the model sees why it was stopped (or what is preferred)
+ * instead of hitting the same wall again. The subject is the tightest identity the request
+ * carries that has guidance: its conversation, else its session, else its user; a turn with no
+ * identity gets nothing (another caller's guidance must never leak into it).
+ *
+ * Sources, per subject dimension: the decision log's index of deny and prefer entries recorded
+ * by this process (so a Prefer recorded at this turn's admission steers this same turn)
+ * and, with `platform.ai.governance.memory.enabled`, the memory sink's lessons (which survive a
+ * restart; the sink drops expired and below-floor ones on read). Both render a decision the
+ * same way, so de-duplication by line covers both.
+ */
+import {
+  SUBJECT_DIMENSIONS,
+  lessonText,
+  namespaceKey,
+  type AiRequest,
+  type GovernanceService,
+  type Subject
+} from '../governance/index.js'
+
+/** Longest guidance line, in the prompt and on the wire. */
+export const FEEDBACK_LINE_CHARS = 512
+export const FEEDBACK_HEADING = 'Governance guidance from earlier policy decisions; follow it:'
+
+export interface FeedbackOptions {
+  /** Distinct lines at most (`platform.ai.governance.feedback.max-items`); 0 turns the loop off. */
+  maxItems: number
+}
+
+const SUBJECT_FIELD = {
+  conversation_id: 'conversationId',
+  session_id: 'sessionId',
+  user_id: 'userId'
+} as const satisfies Record<(typeof SUBJECT_DIMENSIONS)[number][0], keyof Subject>
+
+/** One line, whitespace runs (newlines too) folded, so a reason cannot forge lines of the block. */
+function cap(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim()
+  return line.length > FEEDBACK_LINE_CHARS ? line.slice(0, FEEDBACK_LINE_CHARS - 1) + '…' : line
+}
+
+/** The guidance lines for a request, newest first, de-duplicated, at most `maxItems`; may throw. */
+export function feedbackLines(gov: GovernanceService, request: AiRequest, opts: FeedbackOptions): string[] {
+  if (opts.maxItems <= 0) return []
+  // scan a little further than the bound: duplicates collapse
+  const scan = opts.maxItems * 4
+  // a kill switch says nothing about what this subject asked: its denies teach the model nothing
+  const switches = gov.chain.killSwitches
+  const lesson = (policy: string): boolean => !switches.some((k) => k.name === policy)
+  for (const [key, prefix] of SUBJECT_DIMENSIONS) {
+    const id = request[SUBJECT_FIELD[key]]
+    if (typeof id !== 'string' || id === '') continue
+    const lines = new Set<string>()
+    for (const e of gov.decisionLog.forSubject({ [SUBJECT_FIELD[key]]: id }, ['deny', 'prefer'], scan)) {
+      if (lines.size >= opts.maxItems) break
+      if (!lesson(e.policy_name)) continue
+      lines.add(cap(lessonText(e)))
+    }
+    if (gov.memory !== undefined)
+      for (const l of gov.memory.recall(namespaceKey(prefix, id), scan)) {
+        if (lines.size >= opts.maxItems) break
+        if (lesson(l.provenance.policy)) lines.add(cap(l.text))
+      }
+    if (lines.size > 0) return [...lines]
+  }
+  return []
+}
+
+/** The system prompt with the guidance block appended (the scope preamble, if any, still leads). */
+export function withFeedback(systemPrompt: string, lines: readonly string[]): string {
+  const block = FEEDBACK_HEADING + lines.map((l) => `\n- ${l}`).join('')
+  return systemPrompt.trim() === '' ? block : `${systemPrompt}\n\n${block}`
+}
+
+/** The lines a final system prompt still carries (a later step may have replaced the prompt). */
+export function carriedLines(finalPrompt: string, lines: readonly string[]): string[] {
+  return lines.filter((l) => finalPrompt.includes(`\n- ${l}`))
+}

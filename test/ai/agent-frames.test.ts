@@ -1,0 +1,70 @@
+import t from 'tap'
+import { SessionFrames, addUsage, feedbackLines, FEEDBACK_LINE_MAX } from '../../runtime/ai/agent-frames.js'
+import { parseClientFrame } from '../../runtime/ai/agent-prompt.js'
+
+t.test('session frames: valid JSON, the three families, session id and a rising seq', async (t) => {
+  const f = new SessionFrames('s-"1"')
+  const frames = [
+    f.event('text-delta', { text: 'a "quoted"\nline' }),
+    f.metadata('model', 'demo-1'),
+    f.metadata('nothing', undefined),
+    f.simple('error', 'bad\u2028news'),
+    f.simple('complete'),
+    f.refusal('busy', 'wait')
+  ].map((s) => JSON.parse(s) as Record<string, unknown>)
+  t.same(frames, [
+    { event: 'text-delta', data: { text: 'a "quoted"\nline' }, sessionId: 's-"1"', seq: 1 },
+    { type: 'metadata', key: 'model', value: 'demo-1', sessionId: 's-"1"', seq: 2 },
+    { type: 'metadata', key: 'nothing', value: null, sessionId: 's-"1"', seq: 3 },
+    { type: 'error', data: 'bad\u2028news', sessionId: 's-"1"', seq: 4 },
+    { type: 'complete', sessionId: 's-"1"', seq: 5 },
+    { event: 'error', data: { message: 'wait', code: 'busy', recoverable: true }, sessionId: 's-"1"', seq: 6 }
+  ])
+})
+
+t.test('usage sums over rounds; feedback lines are bounded', async (t) => {
+  const u = addUsage(addUsage(undefined, { input: 1, output: 2, cachedInput: 0, total: 3, model: 'a' }), {
+    input: 10,
+    output: 20,
+    cachedInput: 5,
+    total: 30,
+    model: 'b'
+  })
+  t.same(u, { input: 11, output: 22, cachedInput: 5, total: 33, model: 'b' })
+  t.same(
+    feedbackLines(['short', 'x'.repeat(600)]).map((l) => l.length),
+    [5, FEEDBACK_LINE_MAX]
+  )
+})
+
+t.test('client frames: plain text, envelopes, cancel, and refusals', async (t) => {
+  t.same(parseClientFrame('hello', 32), { kind: 'prompt', message: 'hello' })
+  t.same(parseClientFrame('42', 32), { kind: 'prompt', message: '42' }, 'JSON that is not an object is prose')
+  t.same(parseClientFrame('{oops', 32), { kind: 'prompt', message: '{oops' })
+  t.same(parseClientFrame(' {"type":"cancel"} ', 32), { kind: 'cancel' })
+  t.same(parseClientFrame('{"message":"m","conversationId":"c","metadata":{"a":1},"model":"demo"}', 32), {
+    kind: 'prompt',
+    message: 'm',
+    conversationId: 'c',
+    metadata: { a: 1 },
+    model: 'demo'
+  })
+  for (const [bad, why] of [
+    ['', /empty prompt/],
+    ['{"type":"cancel","x":1}', /unknown frame/],
+    ['{"type":"content"}', /unknown frame/],
+    ['[1]', /unknown frame/],
+    ['{"message":""}', /non-empty string/],
+    ['{"message":"m","conversationId":""}', /conversationId/],
+    [`{"message":"m","conversationId":"${'c'.repeat(201)}"}`, /conversationId/],
+    ['{"message":"m","metadata":[1]}', /metadata/],
+    ['{"message":"m","model":7}', /model/],
+    ['{"message":"m","other":1}', /unknown field 'other'/]
+  ] as const) {
+    const f = parseClientFrame(bad, 32)
+    t.match(f, { kind: 'bad', message: why }, bad.slice(0, 40))
+  }
+  // nesting beyond platform.server.json-max-depth does not parse as JSON: it is a prompt like any prose
+  const deep = '{"message":"m","x":' + '['.repeat(40) + ']'.repeat(40) + '}'
+  t.same(parseClientFrame(deep, 32), { kind: 'prompt', message: deep })
+})
