@@ -61,25 +61,32 @@ let refreshTimer
 stream.onBatch((batch) => {
   for (const { tab, panel, state } of panels.values()) tab.events?.(batch, panel, state)
   // tables of the open tab reload when an event concerns them, at most twice a second
-  if (
-    current?.refreshOn !== undefined &&
-    batch.some((e) => current.refreshOn.includes(e.type)) &&
-    refreshTimer === undefined
-  )
-    refreshTimer = setTimeout(() => {
-      refreshTimer = undefined
-      void render(current)
-    }, 500)
+  const tab = current
+  if (tab?.refreshOn === undefined || refreshTimer !== undefined) return
+  if (!batch.some((e) => tab.refreshOn.includes(e.type))) return
+  refreshTimer = setTimeout(() => {
+    refreshTimer = undefined
+    // not under a reader who switched tabs or is typing in this one
+    if (current === tab && !editing(panels.get(tab.id).panel)) void render(tab)
+  }, 500)
 })
+
+function editing(panel) {
+  const a = document.activeElement
+  return a !== null && panel.contains(a) && /^(INPUT|TEXTAREA|SELECT)$/.test(a.tagName) && a.value !== ''
+}
 
 async function render(tab) {
   const { panel, state } = panels.get(tab.id)
   if (tab.render === undefined) return
+  panel.setAttribute('aria-busy', 'true')
   try {
     const content = await tab.render(state)
     panel.replaceChildren(...[content].flat())
   } catch (err) {
     panel.replaceChildren(errorBox(err))
+  } finally {
+    panel.setAttribute('aria-busy', 'false')
   }
 }
 
@@ -97,6 +104,7 @@ function show(id) {
 }
 
 window.addEventListener('hashchange', () => show(location.hash.slice(1)))
+document.addEventListener('console-refresh', () => void render(current))
 show(location.hash.slice(1) || 'overview')
 stream.connect()
 // for the browser tests and the curious: the stream and the REST helper

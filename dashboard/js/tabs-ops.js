@@ -180,7 +180,8 @@ function killSwitch(health, out) {
         method: 'POST',
         body: arming ? { reason: reason.value.trim() } : {}
       })
-      out.dispatchEvent(new Event('refresh'))
+      // the console redraws the open tab (the form may have been redrawn meanwhile)
+      document.dispatchEvent(new Event('console-refresh'))
     } catch (err) {
       out.replaceChildren(errorBox(err))
     }
@@ -199,7 +200,9 @@ function decisions(rows) {
   const byDecision = el(
     'select',
     { 'aria-label': 'Filter by decision' },
-    ['', 'allow', 'deny', 'transform', 'prefer'].map((d) => el('option', { value: d }, d === '' ? 'All decisions' : d))
+    ['', ...new Set(rows.map((r) => r.decision).filter(Boolean))].map((d) =>
+      el('option', { value: d }, d === '' ? 'All decisions' : d)
+    )
   )
   const byPolicy = el('input', { type: 'text', 'aria-label': 'Filter by policy', placeholder: 'policy' })
   const box = el('div')
@@ -243,10 +246,6 @@ export const governanceTab = {
       out,
       health instanceof Error ? errorBox(health) : killSwitch(health, out)
     )
-    out.addEventListener('refresh', async () => {
-      const page = await governanceTab.render()
-      ks.closest('[role=tabpanel]')?.replaceChildren(...page)
-    })
     return [
       ks,
       await section('Policies', async () =>

@@ -19,7 +19,11 @@ const SHOTS = new URL('../../test-artifacts/dashboard/', import.meta.url).pathna
 mkdirSync(SHOTS, { recursive: true })
 const XSS = '<img src=x onerror=alert(1)>'
 
-const tp = await adminPlatform({ ...WRITER, 'platform.ai.governance.kill-switch.enabled': true })
+const tp = await adminPlatform({
+  ...WRITER,
+  'platform.ai.governance.kill-switch.enabled': true,
+  'platform.interactions.http-write-enabled': true
+})
 t.teardown(tp.close)
 
 const manifest: Manifest = {
@@ -60,8 +64,12 @@ page.on('dialog', (d) => {
   void d.accept()
 })
 
+/** Opens a tab and waits for its fresh render (a form from the last visit would be replaced under us). */
 async function tab(name: string): Promise<void> {
-  await page.getByRole('tab', { name }).click()
+  const button = page.getByRole('tab', { name })
+  await button.click()
+  const panel = await button.getAttribute('aria-controls')
+  await page.locator(`#${panel}:not([aria-busy=true])`).waitFor()
 }
 
 await page.goto(tp.url + '/platform/admin/')
@@ -80,8 +88,24 @@ t.test('overview counters and every tab render real data; 401 is explained witho
   await page.locator('#panel-connections').getByText('No broadcasters').waitFor()
   await tab('Journal')
   await page.locator('#panel-journal').getByText('The journal is empty').waitFor()
+  const made = await fetch(tp.url + '/api/interactions', {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ALICE}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ message: 'Hello from the dashboard test' })
+  })
+  t.equal(made.status, 200, 'an interaction to show')
+  const interaction = (await made.json()) as { id: string; steps: unknown[] }
   await tab('Interactions')
-  await page.locator('#panel-interactions .card, #panel-interactions .empty').first().waitFor()
+  const inter = page.locator('#panel-interactions')
+  await inter.getByRole('button', { name: interaction.id }).click()
+  // the timeline replays the stored steps over the live stream, then its terminal status
+  await inter
+    .locator('.timeline li')
+    .nth(interaction.steps.length - 1)
+    .waitFor()
+  t.equal(await inter.locator('.timeline li').count(), interaction.steps.length)
+  await inter.locator('.timeline li', { hasText: 'Hello from the dashboard test' }).first().waitFor()
+  await inter.locator('p .badge', { hasText: 'COMPLETED' }).waitFor()
   await tab('Governance')
   await page.locator('#panel-governance').getByText('ASI01', { exact: true }).waitFor()
   await page.locator('#panel-governance').getByText('kill-switch').first().waitFor()
@@ -164,7 +188,12 @@ t.test('kill switch: arm with a reason, disarm, both confirmed and real', async 
   const panel = page.locator('#panel-governance')
   await panel.getByLabel('Reason').fill('incident 42 from the dashboard')
   await panel.getByRole('button', { name: 'Arm' }).click()
-  await panel.getByText('ARMED', { exact: true }).waitFor()
+  await panel
+    .getByText('ARMED', { exact: true })
+    .waitFor()
+    .catch(async (err: Error) => {
+      throw new Error(err.message + '\n' + (await panel.textContent())?.slice(0, 600))
+    })
   let health = await call(tp, 'GET', '/governance/health')
   t.equal(health.body.killSwitch.armed, true)
   t.equal(health.body.killSwitch.reason, 'incident 42 from the dashboard')
@@ -290,7 +319,7 @@ t.test('the journal graph draws a coordination tree as SVG (fed the tree shape; 
       edges: svg.querySelectorAll('path.edge').length,
       failed: svg.querySelectorAll('g.node.failed').length,
       markup: svg.querySelectorAll('b').length,
-      label: svg.querySelectorAll('g.node text')[1]?.textContent
+      label: svg.querySelectorAll('g.node title')[1]?.textContent
     }
     svg.remove()
     return out
