@@ -122,6 +122,27 @@ t.test('overview counters and every tab render real data; 401 is explained witho
   await anon.close()
 })
 
+t.test('overview counters follow the event stream without a reload; tabs work from the keyboard', async (t) => {
+  await tab('Overview')
+  const connections = page.locator('[data-counter=connections]')
+  const before = Number(await connections.textContent())
+  const requests: string[] = []
+  const watch = (r: { url: () => string }) => requests.push(r.url())
+  page.on('request', watch)
+  const m = await wsMember(tp.url, 'counter-room')
+  await page.locator('[data-counter=connections]', { hasText: String(before + 1) }).waitFor()
+  m.ws.close()
+  await page.locator('[data-counter=connections]', { hasText: String(before) }).waitFor()
+  page.off('request', watch)
+  t.same(requests, [], 'counted from events, no REST call')
+  await page.getByRole('tab', { name: 'Overview' }).focus()
+  await page.keyboard.press('ArrowRight')
+  t.equal(await page.getByRole('tab', { name: 'Live feed' }).getAttribute('aria-selected'), 'true')
+  t.equal(await page.evaluate(() => document.activeElement?.id), 'tab-feed')
+  await page.keyboard.press('ArrowLeft')
+  t.equal(await page.getByRole('tab', { name: 'Overview' }).getAttribute('aria-selected'), 'true')
+})
+
 t.test('an agent named like markup renders as text, inert', async (t) => {
   await tab('Agents')
   const cell = page.locator('#panel-agents td', { hasText: XSS }).first()
