@@ -4,8 +4,21 @@ import { graph, journalGraph } from './graph.js'
 
 let following
 
+/** key=value pairs of a small object; nothing for an empty one (a bare `{}` says nothing). */
+function pairs(o) {
+  if (o === null || typeof o !== 'object') return text(o)
+  return Object.entries(o)
+    .map(([k, v]) => `${k}=${text(v)}`)
+    .join(' ')
+}
+
 function stepRow(s) {
-  const what = s.type === 'text' ? s.text : s.toolName ? `${s.toolName} ${text(s.data)}` : text(s.data ?? s.usage)
+  const what =
+    s.type === 'text'
+      ? s.text
+      : s.toolName
+        ? `${s.toolName} ${pairs(s.data)}`
+        : pairs(s.type === 'usage' ? s.usage : s.data)
   return el(
     'li',
     { class: `step ${s.type === 'error' ? 'bad' : ''}` },
