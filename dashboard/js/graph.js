@@ -23,19 +23,28 @@ export function layout(nodes, edges) {
     }
     if (!changed) break
   }
-  const rows = new Map()
-  const pos = new Map()
+  // rows column by column, each node placed by the mean row of its parents so edges rarely cross
+  const byCol = new Map()
   for (const n of nodes) {
     const col = depth.get(n.id)
-    const row = rows.get(col) ?? 0
-    rows.set(col, row + 1)
-    pos.set(n.id, { col, row })
+    byCol.set(col, [...(byCol.get(col) ?? []), n.id])
+  }
+  const pos = new Map()
+  for (const col of [...byCol.keys()].sort((a, b) => a - b)) {
+    const weight = (id) => {
+      const parents = valid.filter((e) => e.to === id && pos.has(e.from)).map((e) => pos.get(e.from).row)
+      return parents.length === 0 ? Infinity : parents.reduce((a, b) => a + b, 0) / parents.length
+    }
+    const ids = byCol.get(col)
+    const w = new Map(ids.map((id, i) => [id, [weight(id), i]]))
+    ids.sort((a, b) => w.get(a)[0] - w.get(b)[0] || w.get(a)[1] - w.get(b)[1])
+    ids.forEach((id, row) => pos.set(id, { col, row }))
   }
   return { pos, edges: valid }
 }
 
-const W = 150
-const H = 40
+const W = 180
+const H = 44
 const GX = 60
 const GY = 24
 
@@ -91,12 +100,21 @@ export function graph(nodes, edges, title) {
     const p = at(n.id)
     const g = svg('g', { class: `node ${n.kind ?? ''}` })
     g.append(svg('rect', { x: p.x, y: p.y, width: W, height: H, rx: 6 }))
-    const label = svg('text', { x: p.x + W / 2, y: p.y + H / 2 + 4 })
+    // "type · agent" on two lines: the agent under the event type
     const s = String(n.label ?? n.id)
-    label.textContent = s.length > 22 ? s.slice(0, 21) + '…' : s
+    const [first, second] = s.split(' · ')
+    const cut = (v) => (v.length > 26 ? v.slice(0, 25) + '…' : v)
+    const label = svg('text', { x: p.x + W / 2, y: p.y + (second === undefined ? H / 2 + 4 : H / 2 - 3) })
+    label.textContent = cut(first)
+    g.append(label)
+    if (second !== undefined) {
+      const sub = svg('text', { x: p.x + W / 2, y: p.y + H / 2 + 11, class: 'sub' })
+      sub.textContent = cut(second)
+      g.append(sub)
+    }
     const tip = svg('title')
     tip.textContent = s
-    g.append(label, tip)
+    g.append(tip)
     root.append(g)
   }
   return root

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync } from 'node:fs'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { definePlugin, agent } from 'agent-platform/sdk'
 import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
+import { ADMIN, EMPTY_FLEET, type JournalEvent } from '../../runtime/admin/index.js'
 import { adminPlatform, call, ALICE, WRITER } from './helpers.js'
 import { wsMember } from '../transport/clients.js'
 
@@ -282,6 +283,102 @@ t.test('workflow editor: create, edit, 409 with the stored version, invalid JSON
   await page.click('#wf-delete')
   await messages.getByText('Deleted my-workflow.').waitFor()
   t.equal((await call(tp, 'GET', '/workflow/my-workflow')).status, 404)
+})
+
+t.test('fleet data fed through the admin fleet view: journal graph, workflow run, approvals', async (t) => {
+  // the fleet area does not exist yet: its data reaches the admin routes through setFleet
+  const at = (s: number) => `2026-11-24T10:00:0${s}.000Z`
+  const events: JournalEvent[] = [
+    { type: 'CoordinationStarted', coordinationId: 'c-7', timestamp: at(0), eventId: 'e0' },
+    {
+      type: 'AgentDispatched',
+      coordinationId: 'c-7',
+      timestamp: at(1),
+      eventId: 'e1',
+      parentEventId: 'e0',
+      agentName: 'research'
+    },
+    {
+      type: 'AgentDispatched',
+      coordinationId: 'c-7',
+      timestamp: at(2),
+      eventId: 'e2',
+      parentEventId: 'e0',
+      agentName: 'writer'
+    },
+    {
+      type: 'AgentFailed',
+      coordinationId: 'c-7',
+      timestamp: at(3),
+      eventId: 'e3',
+      parentEventId: 'e2',
+      agentName: 'writer'
+    },
+    {
+      type: 'AgentCompleted',
+      coordinationId: 'c-7',
+      timestamp: at(4),
+      eventId: 'e4',
+      parentEventId: 'e1',
+      agentName: 'research'
+    }
+  ]
+  const decided: [string, boolean][] = []
+  let pending = [{ approvalId: 'ap-1', workflowId: 'flow', nodeId: 'review', requestedAt: at(5) }]
+  const runs: unknown[] = []
+  const admin = tp.platform.area(ADMIN)
+  admin.setFleet({
+    ...EMPTY_FLEET,
+    coordinators: () => [{ name: 'ops', agentCount: 2, availableCount: 2 }],
+    journal: (q) => events.filter((e) => q.agent === undefined || e.agentName === q.agent),
+    coordination: (id) => (id === 'c-7' ? events : undefined),
+    approvals: () => pending,
+    decide: (id, approve) => {
+      decided.push([id, approve])
+      pending = pending.filter((a) => a.approvalId !== id)
+      return true
+    },
+    runWorkflow: async (w, coordinator, input) => {
+      runs.push({ id: w.id, coordinator, input })
+      return { runId: 'run-1', workflowId: w.id, coordinator, status: 'RUNNING' }
+    },
+    coordinatorCount: 1
+  })
+  t.teardown(() => admin.setFleet(EMPTY_FLEET))
+
+  await page.goto(tp.url + '/platform/admin/#journal')
+  const journal = page.locator('#panel-journal')
+  await journal.getByLabel('Agent').fill('writer')
+  await journal.getByRole('button', { name: 'Filter' }).click()
+  await journal.locator('tbody tr').nth(2).waitFor({ state: 'detached' })
+  t.equal(await journal.locator('tbody tr').count(), 2, 'filtered by agent')
+  await journal.getByRole('button', { name: 'c-7' }).first().click()
+  await journal.locator('svg.graph').waitFor()
+  t.equal(await journal.locator('svg.graph g.node').count(), 5)
+  t.equal(await journal.locator('svg.graph path.edge').count(), 4)
+  t.equal(await journal.locator('svg.graph g.node.failed').count(), 1, 'the failure stands out')
+  await page.screenshot({ path: SHOTS + 'journal-graph-1280.png' })
+
+  t.equal(
+    (
+      await call(tp, 'POST', '/workflow', {
+        token: ALICE,
+        body: { id: 'flow', name: 'Flow', version: 1, nodes: [{ id: 'a', type: 'agent' }], edges: [] }
+      })
+    ).status,
+    200
+  )
+  await page.goto(tp.url + '/platform/admin/workflow.html')
+  await page.locator('#wf-list').getByRole('button', { name: 'Flow' }).click()
+  await page.waitForFunction(() => (document.querySelector('#wf-json') as HTMLTextAreaElement).value.includes('"flow"'))
+  await page.fill('#wf-input', 'ticket 7')
+  await page.getByRole('button', { name: 'Run the saved workflow' }).click()
+  await page.locator('#wf-run-result', { hasText: 'run-1' }).waitFor()
+  t.same(runs, [{ id: 'flow', coordinator: 'ops', input: 'ticket 7' }])
+  const approval = page.locator('#wf-approvals tr', { hasText: 'review' })
+  await approval.getByRole('button', { name: 'Approve' }).click()
+  await page.locator('#wf-approvals').getByText('No approvals pending').waitFor()
+  t.same(decided, [['ap-1', true]])
 })
 
 t.test('evals: pass rate per baseline with a trend, runs with the raw judge response', async (t) => {

@@ -45,6 +45,11 @@ t.test('a linked coordination: dispatches fan out from the start, failures and h
     [0, 1, 1, 2, 2, 3, 3]
   )
   t.not(pos.get('e1')!.row, pos.get('e2')!.row, 'siblings do not overlap')
+  // each child sits in its parent's row, so no two edges cross
+  t.same(
+    ['e3', 'e4', 'e5', 'e6'].map((id) => pos.get(id)!.row),
+    [pos.get('e1')!.row, pos.get('e2')!.row, pos.get('e4')!.row, pos.get('e3')!.row]
+  )
 })
 
 t.test('events without parent links are drawn in order; ids default to positions', async (t) => {
