@@ -31,7 +31,7 @@ export const overviewTab = {
       values.set(key, dd)
       grid.append(el('div', { class: 'counter' }, el('dt', {}, label), dd))
     }
-    const state = { grid, values, data: undefined, tasks: new Set() }
+    const state = { grid, values, data: undefined }
     panel.append(grid)
     return state
   },
@@ -47,18 +47,24 @@ export const overviewTab = {
   events(batch, _panel, state) {
     if (state.data === undefined) return
     let changed = false
+    // a task event does not say whether the task is new: the count is read again, once per batch
+    let refetch = false
     for (const e of batch) {
       const d = DELTAS[e.type]
       if (d !== undefined) {
         state.data[d[0]] = Math.max(0, (state.data[d[0]] ?? 0) + d[1])
         changed = true
-      } else if (e.type === 'TaskStateChanged' && !state.tasks.has(e.taskId) && e.oldState === undefined) {
-        state.tasks.add(e.taskId)
-        state.data.taskCount = (state.data.taskCount ?? 0) + 1
-        changed = true
-      }
+      } else if (e.type === 'TaskStateChanged') refetch = true
     }
     if (changed) paint(state)
+    if (refetch)
+      admin('/overview').then(
+        (data) => {
+          state.data = data
+          paint(state)
+        },
+        () => undefined
+      )
   }
 }
 
