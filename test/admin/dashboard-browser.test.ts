@@ -59,6 +59,11 @@ page.setDefaultTimeout(8000)
 const dialogs: string[] = []
 const pageErrors: string[] = []
 page.on('pageerror', (e) => pageErrors.push(String(e)))
+// a CSP violation is only a console message: collect them so the policy is known to fit the pages
+const cspViolations: string[] = []
+page.on('console', (m) => {
+  if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text())
+})
 // confirmations are accepted; an alert would mean markup from the server ran
 page.on('dialog', (d) => {
   dialogs.push(`${d.type()}: ${d.message()}`)
@@ -464,4 +469,5 @@ t.test('a burst of 10 000 events: measured, and the feed keeps the last 500', as
   t.comment(`burst of 10000 events: longest task ${longest.toFixed(0)} ms`)
   t.equal(await page.locator('#panel-feed tbody tr').count(), 500)
   t.same(pageErrors, [], 'no uncaught page errors all along')
+  t.same(cspViolations, [], 'nothing the pages do is refused by their CSP')
 })
