@@ -6,6 +6,7 @@ import wsFleet from './ws-fleet.js'
 import mcp from './mcp.js'
 import pluginCalls from './plugin-calls.js'
 import governance from './governance.js'
+import adminEvents from './admin-events.js'
 
 /** Every scenario, in the order the suite runs them. */
-export const SCENARIOS: Scenario[] = [httpJson, roomBroadcast, wsFleet, mcp, pluginCalls, governance, durableWrites]
+export const SCENARIOS: Scenario[] = [httpJson, roomBroadcast, wsFleet, mcp, pluginCalls, governance, durableWrites, adminEvents]

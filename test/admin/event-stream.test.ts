@@ -143,7 +143,8 @@ t.test('every event type reaches WebSocket and SSE subscribers from a real actio
 })
 
 t.test('a subscriber that reconnects with after (or Last-Event-ID) misses nothing', async (t) => {
-  const tp = await adminPlatform({ ...FAST, 'platform.admin.events.replay': 1000 })
+  // batch-ms 0: once per event-loop turn (the other tests run with the default batching)
+  const tp = await adminPlatform({ ...FAST, 'platform.admin.events.replay': 1000, 'platform.admin.events.batch-ms': 0 })
   t.teardown(tp.close)
   const steady = await wsEvents(tp.url, '', auth)
   const first = await wsEvents(tp.url, '', auth)
