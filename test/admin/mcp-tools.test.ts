@@ -2,6 +2,7 @@
 // answer what the admin routes answer, the write tools are absent by default and gated when enabled.
 import type { Test } from 'tap'
 import t from 'tap'
+import WebSocket from 'ws'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { adminPlatform, call, addHelperAgent, ALICE, BOB, CAROL, WRITER } from './helpers.js'
@@ -175,6 +176,39 @@ t.test('write tools: absent by default, gated and audited with the MCP principal
   })
   await member.closed
   t.equal(tp.platform.audit.entries(1)[0]!.action, 'destroy_broadcaster')
+})
+
+t.test('over MCP WebSocket the principal of the upgrade, roles included, reaches the write gate', async (t) => {
+  const tp = await adminPlatform({ ...WRITER, 'platform.admin.mcp-write-tools': true })
+  t.teardown(tp.close)
+  const member = await wsMember(tp.url, 'ws')
+  const rpc = async (token: string, name: string, args: Record<string, unknown>): Promise<any> => {
+    const ws = new WebSocket(tp.url.replace(/^http/, 'ws') + '/platform/mcp', {
+      headers: { authorization: `Bearer ${token}` }
+    })
+    const answers: any[] = []
+    ws.on('message', (d) => answers.push(JSON.parse(String(d))))
+    await new Promise((r) => ws.once('open', r))
+    const ask = async (id: number, method: string, params: Record<string, unknown>) => {
+      ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }))
+      for (let i = 0; i < 500 && !answers.some((a) => a.id === id); i++) await new Promise((r) => setTimeout(r, 10))
+      return answers.find((a) => a.id === id)
+    }
+    await ask(1, 'initialize', {
+      protocolVersion: '2025-11-25',
+      capabilities: {},
+      clientInfo: { name: 't', version: '1' }
+    })
+    const out = await ask(2, 'tools/call', { name, arguments: args })
+    ws.close()
+    return out.result
+  }
+  const args = { broadcasterId: '/platform/rooms/ws', message: 'over ws' }
+  t.match((await rpc(BOB, 'platform_broadcast', args)).structuredContent, { code: 'PLT_ERR_ADMIN_ROLE_REQUIRED' })
+  t.same((await rpc(ALICE, 'platform_broadcast', args)).structuredContent, { status: 'broadcast sent' })
+  t.same(await member.inbox.next((f) => f.raw === 'over ws'), { raw: 'over ws' })
+  t.match(tp.platform.audit.entries(1)[0], { principal: 'alice', action: 'broadcast', success: true })
+  member.ws.close()
 })
 
 t.test('platform.admin.mcp-tools=false and platform.admin.enabled=false register none', async (t) => {
