@@ -2,6 +2,7 @@
  * EvalRun: one LLM-as-judge run a CI pipeline records. Validated on the way in; immutable once
  * stored. Missing or null strings become "", a missing timestamp is now.
  */
+import { shown } from './shown-value.js'
 
 export interface EvalRun {
   id: string
@@ -37,7 +38,7 @@ export class EvalRunError extends Error {}
 
 function label(v: unknown, name: string): string {
   if (typeof v !== 'string' || !LABEL.test(v))
-    throw new EvalRunError(`${name} must match [A-Za-z0-9_\\-.:]+ (was: ${typeof v === 'string' ? v : String(v)})`)
+    throw new EvalRunError(`${name} must match [A-Za-z0-9_\\-.:]+ (was: ${shown(v)})`)
   return v
 }
 
@@ -51,7 +52,7 @@ export function parseEvalRun(body: unknown, now: () => Date = () => new Date()):
   let timestamp = now().toISOString()
   if (b.timestamp !== undefined && b.timestamp !== null) {
     const ms = typeof b.timestamp === 'string' ? Date.parse(b.timestamp) : NaN
-    if (Number.isNaN(ms)) throw new EvalRunError(`timestamp must be an ISO-8601 instant (was: ${String(b.timestamp)})`)
+    if (Number.isNaN(ms)) throw new EvalRunError(`timestamp must be an ISO-8601 instant (was: ${shown(b.timestamp)})`)
     timestamp = new Date(ms).toISOString()
   }
   const strings = {} as Record<(typeof STRINGS)[number], string>

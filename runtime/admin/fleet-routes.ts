@@ -2,6 +2,7 @@
  * Coordinators, the coordination journal, A2A tasks and workflow approvals, read through the
  * FleetView (empty until the fleet area provides one): collections answer empty lists, unknown ids 404.
  */
+import { shown } from './shown-value.js'
 import { PlatformError } from '../http/index.js'
 import type { AdminDeps } from './admin-deps.js'
 import type { JournalEvent, JournalQuery } from './fleet-view.js'
@@ -14,8 +15,8 @@ const str = { type: 'string', minLength: 1 }
 function instant(q: Record<string, unknown>, name: 'since' | 'until'): number | undefined {
   const raw = q[name]
   if (raw === undefined) return undefined
-  const ms = Date.parse(String(raw))
-  if (Number.isNaN(ms)) throw new PlatformError('INVALID_QUERY', { name, detail: `Invalid timestamp: ${String(raw)}` })
+  const ms = typeof raw === 'string' ? Date.parse(raw) : NaN
+  if (Number.isNaN(ms)) throw new PlatformError('INVALID_QUERY', { name, detail: `Invalid timestamp: ${shown(raw)}` })
   return ms
 }
 

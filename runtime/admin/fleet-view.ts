@@ -3,6 +3,7 @@
  * tasks, workflow approvals). The fleet area does not exist yet: until it provides its own view,
  * the admin routes answer from EMPTY_FLEET, so every collection is an empty list, never a 404.
  */
+import type { WorkflowManifest } from './workflow-manifest.js'
 
 /** `{name, agentCount, availableCount}`. */
 export interface CoordinatorInfo {
@@ -57,6 +58,8 @@ export interface FleetView {
   approvals(): ApprovalInfo[]
   /** Decides a pending approval; false when none is pending under that id. */
   decide(approvalId: string, approve: boolean): boolean
+  /** Runs a stored workflow on a registered coordinator; resolves to the WorkflowRun record. */
+  runWorkflow(workflow: WorkflowManifest, coordinator: string, input: unknown): Promise<Record<string, unknown>>
   readonly coordinatorCount: number
   readonly taskCount: number
 }
@@ -72,6 +75,8 @@ export const EMPTY_FLEET: FleetView = {
   cancelTask: () => undefined,
   approvals: () => [],
   decide: () => false,
+  // unreachable: with no coordinator registered, the run route refuses before it asks
+  runWorkflow: () => Promise.reject(new Error('no fleet is installed')),
   coordinatorCount: 0,
   taskCount: 0
 }

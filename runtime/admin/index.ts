@@ -20,3 +20,13 @@ export {
   type EvalRunStore,
   type EvalIndexKey
 } from './eval-run-store.js'
+export {
+  parseManifest,
+  WorkflowError,
+  NODE_TYPES,
+  type WorkflowManifest,
+  type WorkflowNode,
+  type WorkflowEdge,
+  type NodeType
+} from './workflow-manifest.js'
+export { MemoryWorkflowStore, LmdbWorkflowStore, VersionConflict, type WorkflowStore } from './workflow-store.js'

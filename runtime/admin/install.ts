@@ -25,6 +25,9 @@ import { openApiDocument } from './openapi.js'
 import { overviewRoutes } from './overview.js'
 import { mountRoutes, type AdminRoute } from './route-table.js'
 import { transportRoutes } from './transport-routes.js'
+import type { WorkflowManifest } from './workflow-manifest.js'
+import { workflowRoutes } from './workflow-routes.js'
+import { LmdbWorkflowStore, MemoryWorkflowStore, type WorkflowStore } from './workflow-store.js'
 
 /** The platform's version, from its package.json (found from both the sources and dist/). */
 function packageVersion(): string {
@@ -51,6 +54,11 @@ export function adminRoutes(d: AdminDeps): AdminRoute[] {
   ]
 }
 
+function workflowStore(platform: Platform): WorkflowStore {
+  if (platform.config.get('platform.admin.workflows.store') === 'memory') return new MemoryWorkflowStore()
+  return new LmdbWorkflowStore(platform.store.db<WorkflowManifest, string>('workflows'))
+}
+
 function evalStore(platform: Platform): EvalRunStore {
   const cap = platform.config.get('platform.admin.evals.max-runs-per-baseline')
   if (platform.config.get('platform.admin.evals.store') === 'memory') return new MemoryEvalRunStore(cap)
@@ -72,7 +80,11 @@ export function installAdmin(platform: Platform): void {
     fleet: EMPTY_FLEET,
     version: packageVersion()
   }
-  const routes = [...adminRoutes(deps), ...evalRoutes(evalStore(platform))]
+  const routes = [
+    ...adminRoutes(deps),
+    ...workflowRoutes(deps, workflowStore(platform)),
+    ...evalRoutes(evalStore(platform))
+  ]
   // built on first request, once: the table does not change after start-up
   let document: Record<string, unknown> | undefined
   routes.push({

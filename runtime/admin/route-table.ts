@@ -69,6 +69,10 @@ interface Compiled {
 export function mountRoutes(platform: Platform, routes: readonly AdminRoute[]): void {
   const reads = new ReadGate(platform.config, platform.principals)
   const { writeGate } = platform
+  // a failed audit write is counted and logged by the audit log itself; it must not fail the answer
+  const audited = (p: Principal, action: string, target: string, ok: boolean, message?: string): void => {
+    writeGate.done(p, action, target, ok, message).catch(() => {})
+  }
   for (const route of routes) {
     const v: Compiled = {
       params: route.params === undefined ? undefined : queryAjv.compile(route.params),
@@ -86,8 +90,10 @@ export function mountRoutes(platform: Platform, routes: readonly AdminRoute[]): 
       const target = gate.target(req)
       const principal = writeGate.guard(ctx, gate.write, target)
       req.principal = principal
+      // every attempt past the gate is audited once, a failure with its message (a crash as such)
       const failed = (err: unknown): never => {
-        if (err instanceof PlatformError) void writeGate.done(principal, gate.write, target, false, err.message)
+        const message = err instanceof PlatformError ? err.message : 'Internal server error'
+        audited(principal, gate.write, target, false, message)
         throw err
       }
       let out: unknown
@@ -99,10 +105,10 @@ export function mountRoutes(platform: Platform, routes: readonly AdminRoute[]): 
       }
       if (out instanceof Promise)
         return out.then((value: unknown) => {
-          void writeGate.done(principal, gate.write, target, true)
+          audited(principal, gate.write, target, true)
           return value
         }, failed)
-      void writeGate.done(principal, gate.write, target, true)
+      audited(principal, gate.write, target, true)
       return out
     }
     const path = ADMIN_BASE + route.path
@@ -120,7 +126,7 @@ function validate(route: AdminRoute, v: Compiled, req: AdminRequest): void {
   }
   if (v.query !== undefined) {
     const q: Record<string, unknown> = {}
-    for (const [k, val] of req.ctx.query) if (!(k in q)) q[k] = val
+    for (const [k, val] of req.ctx.query) if (!Object.hasOwn(q, k)) q[k] = val
     if (!v.query(q)) {
       const d = describe(v.query.errors?.[0])
       throw new PlatformError('INVALID_QUERY', d)

@@ -237,6 +237,11 @@ export const KEY_DEFS = {
     default: true,
     description: 'Require a principal on agent workspace reads (`/api/admin/agents/{name}/workspace`)'
   },
+  'platform.admin.workflows.store': {
+    schema: { enum: ['memory', 'lmdb'] },
+    default: 'lmdb',
+    description: 'WorkflowStore: `lmdb` keeps workflow manifests across restarts, `memory` for the life of the process'
+  },
   'platform.admin.evals.store': {
     schema: { enum: ['memory', 'lmdb'] },
     default: 'lmdb',

@@ -59,7 +59,12 @@ t.test('record, read, summarize and delete runs, each write granted and audited'
     [{ ...RUN, id: 'ok', baseline: 'a/b' }, 'baseline must match [A-Za-z0-9_\\-.:]+ (was: a/b)'],
     [{ ...RUN, id: 'ok', timestamp: 'soon' }, 'timestamp must be an ISO-8601 instant (was: soon)'],
     [{ ...RUN, id: 'ok', scores: { a: 'high' } }, 'scores.a must be a number'],
-    [[1], 'expected a JSON object (an EvalRun)']
+    [[1], 'expected a JSON object (an EvalRun)'],
+    [{ ...RUN, id: { toString: null } }, 'id must match [A-Za-z0-9_\\-.:]+ (was: {"toString":null})'],
+    [
+      { ...RUN, id: 'ok', timestamp: { toString: null } },
+      'timestamp must be an ISO-8601 instant (was: {"toString":null})'
+    ]
   ] as const) {
     const r = await call(tp, 'POST', '/evals/runs', { token: CI, body })
     t.equal(r.status, 400)

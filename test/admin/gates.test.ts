@@ -59,7 +59,16 @@ const WRITES: Write[] = [
     action: 'evals.write',
     target: 'e-1'
   },
-  { method: 'DELETE', path: '/evals/runs/e-1', action: 'evals.delete', target: 'e-1' }
+  { method: 'DELETE', path: '/evals/runs/e-1', action: 'evals.delete', target: 'e-1' },
+  {
+    method: 'POST',
+    path: '/workflow',
+    body: { id: 'wf-1', name: 'wf', version: 1, nodes: [{ id: 'a', type: 'agent' }] },
+    action: 'workflow.write',
+    target: 'wf-1'
+  },
+  { method: 'POST', path: '/workflow/wf-1/run', body: { input: 'x' }, action: 'workflow.run', target: 'wf-1' },
+  { method: 'DELETE', path: '/workflow/wf-1', action: 'workflow.delete', target: 'wf-1' }
 ]
 
 function send(tp: TestPlatform, w: Write, token?: string): Promise<Answer> {
@@ -85,12 +94,15 @@ t.test('every mutating route is declared in the table with a write gate', async 
       'DELETE /broadcasters/destroy',
       'DELETE /evals/runs/{id}',
       'DELETE /resources/{uuid}',
+      'DELETE /workflow/{id}',
       'POST /broadcasters/broadcast',
       'POST /broadcasters/unicast',
       'POST /evals/runs',
       'POST /resources/{uuid}/resume',
       'POST /tasks/{taskId}/cancel',
-      'POST /workflow/approvals/{approvalId}'
+      'POST /workflow',
+      'POST /workflow/approvals/{approvalId}',
+      'POST /workflow/{id}/run'
     ],
     'the matrix below covers every declared write'
   )
@@ -176,12 +188,25 @@ t.test('allowed: the write runs, answers its body and is audited under the princ
     [WRITES[6]!, 404, { error: 'No pending approval: ap-1', code: 'PLT_ERR_NO_PENDING_APPROVAL' }],
     [WRITES[7]!, 200, { cleared: 'conv-1' }],
     [WRITES[8]!, 200, { id: 'e-1', baseline: 'b', passed: true }],
-    [WRITES[9]!, 200, { deleted: 'e-1' }]
+    [WRITES[9]!, 200, { deleted: 'e-1' }],
+    [WRITES[10]!, 200, { id: 'wf-1', name: 'wf', version: 1, updatedAt: undefined }],
+    [
+      WRITES[11]!,
+      400,
+      {
+        error: 'coordinator must be specified — zero or multiple fleets are registered',
+        code: 'PLT_ERR_WORKFLOW_COORDINATOR_REQUIRED',
+        hint: 'Name one with ?coordinator=; GET /api/admin/coordinators lists them'
+      }
+    ],
+    [WRITES[12]!, 200, { deleted: 'wf-1' }]
   ]
   for (const [w, status, body] of expectations) {
     const r = await send(tp, w, ALICE)
     t.equal(r.status, status, w.path)
-    t.same(r.body, body)
+    // a saved workflow's updatedAt is the server's clock: compare the rest
+    if (w.path === '/workflow') t.same({ ...r.body, updatedAt: undefined }, body)
+    else t.same(r.body, body)
     t.match(lastAudit(tp), { principal: 'alice', action: w.action, target: w.target, success: status === 200 })
   }
   t.same(await ai.memory.read('conv-1'), [], 'the conversation is gone')

@@ -1,0 +1,96 @@
+/**
+ * Workflow manifests: list, read, save with an optimistic version, delete; and the run route, which
+ * needs a coordinator of the fleet (with none registered it is refused, as with zero fleets).
+ */
+import { PlatformError } from '../http/index.js'
+import type { AdminDeps } from './admin-deps.js'
+import { parseManifest, WorkflowError, type WorkflowManifest } from './workflow-manifest.js'
+import { VersionConflict, type WorkflowStore } from './workflow-store.js'
+import type { AdminRoute } from './route-table.js'
+
+function idOf(body: unknown): string {
+  const id = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).id : undefined
+  return typeof id === 'string' ? id : ''
+}
+
+export function workflowRoutes(d: AdminDeps, store: WorkflowStore): AdminRoute[] {
+  const find = (id: string): WorkflowManifest => {
+    const w = store.find(id)
+    if (w === undefined) throw new PlatformError('UNKNOWN_WORKFLOW', { id })
+    return w
+  }
+  return [
+    {
+      method: 'GET',
+      path: '/workflow',
+      summary: 'Workflow manifests, ordered by name',
+      gate: { read: 'open' },
+      handler: () => store.list()
+    },
+    {
+      method: 'POST',
+      path: '/workflow',
+      summary: 'Creates (version 1) or updates (stored version + 1) a workflow manifest',
+      gate: { write: 'workflow.write', target: (r) => idOf(r.body) },
+      handler: async ({ body, principal }) => {
+        let m: WorkflowManifest
+        try {
+          m = parseManifest(body)
+        } catch (err) {
+          if (err instanceof WorkflowError) throw new PlatformError('WORKFLOW_INVALID', { detail: err.message })
+          throw err
+        }
+        let saved: WorkflowManifest
+        try {
+          saved = await store.save(m, principal!.name)
+        } catch (err) {
+          if (err instanceof VersionConflict)
+            throw new PlatformError(
+              'WORKFLOW_VERSION_CONFLICT',
+              { detail: err.message },
+              { kind: 'VERSION_CONFLICT', storedVersion: err.stored }
+            )
+          if (err instanceof PlatformError) throw err
+          d.platform.logger.error({ err, workflow: m.id }, 'workflow store write failed')
+          throw new PlatformError('WORKFLOW_STORAGE_FAILURE', { id: m.id }, { kind: 'STORAGE_FAILURE' })
+        }
+        return { id: saved.id, name: saved.name, version: saved.version, updatedAt: saved.updatedAt }
+      }
+    },
+    {
+      method: 'GET',
+      path: '/workflow/{id}',
+      summary: 'One workflow manifest',
+      gate: { read: 'open' },
+      handler: ({ params }) => find(params.id!)
+    },
+    {
+      method: 'DELETE',
+      path: '/workflow/{id}',
+      summary: 'Deletes a workflow manifest',
+      gate: { write: 'workflow.delete', target: (r) => r.params.id ?? '' },
+      handler: async ({ params }) => {
+        if (!(await store.delete(params.id!))) throw new PlatformError('UNKNOWN_WORKFLOW', { id: params.id })
+        return { deleted: params.id }
+      }
+    },
+    {
+      method: 'POST',
+      path: '/workflow/{id}/run',
+      summary: 'Runs a workflow on a coordinator of the fleet ({input})',
+      gate: { write: 'workflow.run', target: (r) => r.params.id ?? '' },
+      query: { type: 'object', properties: { coordinator: { type: 'string', minLength: 1 } } },
+      handler: ({ params, query, body }) => {
+        const w = find(params.id!)
+        const names = d.fleet.coordinators().map((c) => c.name)
+        const asked = query.coordinator as string | undefined
+        if (asked === undefined && names.length !== 1) throw new PlatformError('WORKFLOW_COORDINATOR_REQUIRED')
+        const coordinator = asked ?? names[0]!
+        if (!names.includes(coordinator))
+          throw new PlatformError('UNKNOWN_WORKFLOW_COORDINATOR', { name: coordinator, registered: names.join(', ') })
+        const input = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).input : undefined
+        return d.fleet.runWorkflow(w, coordinator, input)
+      }
+    }
+  ]
+}
