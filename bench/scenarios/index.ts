@@ -8,6 +8,7 @@ import pluginCalls from './plugin-calls.js'
 import governance from './governance.js'
 import interactions from './interactions.js'
 import interactionStreams from './interaction-streams.js'
+import adminEvents from './admin-events.js'
 
 /** Every scenario, in the order the suite runs them. */
 export const SCENARIOS: Scenario[] = [
@@ -19,5 +20,6 @@ export const SCENARIOS: Scenario[] = [
   governance,
   durableWrites,
   interactions,
-  interactionStreams
+  interactionStreams,
+  adminEvents
 ]

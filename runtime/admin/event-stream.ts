@@ -1,9 +1,10 @@
 /**
  * The admin event stream at /platform/admin/events, on WebSocket and SSE: every platform event of
  * the admin types as `{type, ...fields, timestamp, seq}`. Events are numbered as they happen, kept
- * in a bounded ring for replay, and sent once per event-loop turn: each event is serialised once,
- * each subscriber gets one frame (WebSocket) or one write (SSE) per turn, so a burst on the data
- * path costs the stream one flush, not one send per event per subscriber.
+ * in a bounded ring for replay, and sent in batches (every `platform.admin.events.batch-ms`, or
+ * once per event-loop turn at 0): each event is serialised once, each subscriber gets one frame
+ * (WebSocket) or one write (SSE) per batch, so a busy data path costs the stream one send per
+ * subscriber per batch, not one per event.
  */
 import type { HttpRequest, HttpResponse, us_socket_context_t, WebSocket } from 'uWebSockets.js'
 import type { Platform } from '../platform.js'
@@ -100,6 +101,8 @@ export interface EventStreamOptions {
   /** Bytes a subscriber may leave unread before it is closed as a slow consumer. */
   maxBackpressureBytes: number
   idleTimeoutSeconds: number
+  /** Events are sent at most this often (0: once per event-loop turn). */
+  batchMs: number
 }
 
 export class AdminEventStream {
@@ -135,11 +138,16 @@ export class AdminEventStream {
     this.pending.push(event)
     if (!this.scheduled) {
       this.scheduled = true
-      setImmediate(() => this.flush())
+      if (this.opts.batchMs === 0) setImmediate(this.flushNow)
+      else setTimeout(this.flushNow, this.opts.batchMs).unref()
     }
   }
 
-  /** Once per turn: number and serialise the turn's events, keep them, send one frame to each subscriber. */
+  private readonly flushNow = (): void => {
+    this.flush()
+  }
+
+  /** Once per batch: serialise the batch's events, keep them, send one frame to each subscriber. */
   flush(): void {
     this.scheduled = false
     const batch = this.pending
@@ -166,8 +174,8 @@ export class AdminEventStream {
   private sendWs(ws: WebSocket<WsSub>, frame: Buffer | string): void {
     const d = ws.getUserData()
     if (d.closed) return
-    // one frame per turn: a consumer that lets the limit pile up is behind for good, close it (what
-    // stays buffered is at most the limit plus one turn's frame, then the close frame)
+    // one frame per batch: a consumer that lets the limit pile up is behind for good, close it (what
+    // stays buffered is at most the limit plus one batch's frame, then the close frame)
     if (ws.send(frame, false) === 2 || ws.getBufferedAmount() > this.opts.maxBackpressureBytes) {
       d.closed = true
       this.platform.logger.warn(
@@ -282,7 +290,8 @@ export function installEventStream(platform: Platform): AdminEventStream {
   const stream = new AdminEventStream(platform, {
     replay: c.get('platform.admin.events.replay'),
     maxBackpressureBytes: c.get('platform.transport.max-backpressure-bytes'),
-    idleTimeoutSeconds: Math.min(960, Math.max(8, c.get('platform.transport.heartbeat-seconds') * 2))
+    idleTimeoutSeconds: Math.min(960, Math.max(8, c.get('platform.transport.heartbeat-seconds') * 2)),
+    batchMs: c.get('platform.admin.events.batch-ms')
   })
   stream.install()
   return stream

@@ -194,6 +194,12 @@ export const KEY_DEFS = {
     description:
       'Admin events kept for replay: a new `/platform/admin/events` subscriber gets the last this many, `?after=<seq>` resumes within them'
   },
+  'platform.admin.events.batch-ms': {
+    schema: { type: 'integer', minimum: 0, maximum: 1000 },
+    default: 50,
+    description:
+      'Admin events are sent to subscribers at most this often, one frame per subscriber per batch (0: once per event-loop turn)'
+  },
   'platform.admin.http-write-enabled': {
     schema: bool,
     default: false,

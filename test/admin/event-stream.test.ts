@@ -2,6 +2,7 @@
 // resume by seq, the replay bound, heartbeats, slow consumers, authentication, enabled=false.
 import type { Test } from 'tap'
 import t from 'tap'
+import { connect } from 'node:net'
 import { adminPlatform, call, ALICE, BOB, WRITER } from './helpers.js'
 import { wsMember, type Frame, type WsMember } from '../transport/clients.js'
 import { openSession } from '../mcp/helpers.js'
@@ -143,7 +144,8 @@ t.test('every event type reaches WebSocket and SSE subscribers from a real actio
 })
 
 t.test('a subscriber that reconnects with after (or Last-Event-ID) misses nothing', async (t) => {
-  const tp = await adminPlatform({ ...FAST, 'platform.admin.events.replay': 1000 })
+  // batch-ms 0: once per event-loop turn (the other tests run with the default batching)
+  const tp = await adminPlatform({ ...FAST, 'platform.admin.events.replay': 1000, 'platform.admin.events.batch-ms': 0 })
   t.teardown(tp.close)
   const steady = await wsEvents(tp.url, '', auth)
   const first = await wsEvents(tp.url, '', auth)
@@ -239,6 +241,46 @@ t.test('a consumer that stops reading is closed, the others keep going', async (
     'the client reads its backlog, then the close frame'
   )
   t.ok(slow.inbox.all.length < sent, `the slow one got ${slow.inbox.all.length} of ${sent}`)
+  await reach(fine, sent)
+  t.equal(fine.inbox.all.length, sent, 'the reading subscriber got every event')
+  fine.close()
+})
+
+t.test('an SSE subscriber that stops reading is ended', async (t) => {
+  const tp = await adminPlatform({ ...WRITER, 'platform.transport.max-backpressure-bytes': 256 * 1024 })
+  t.teardown(tp.close)
+  const fine = await wsEvents(tp.url, '', auth)
+  // a raw socket: nothing reads ahead of us, so not reading is not reading
+  const socket = connect(tp.port, '127.0.0.1')
+  await new Promise((r) => socket.once('connect', r))
+  socket.write(`GET ${EVENTS}?access_token=${ALICE} HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n`)
+  let received = 0
+  let tail = ''
+  // the response ends (its last chunk) or the connection closes
+  const ended = new Promise<void>((r) => {
+    socket.on('data', (d: Buffer) => {
+      received += d.length
+      tail = (tail + d.toString('latin1')).slice(-16)
+      if (tail.endsWith('\r\n0\r\n\r\n')) r()
+    })
+    socket.once('close', () => r())
+  })
+  await fine.inbox.next(() => true, 100).catch(() => undefined)
+  await new Promise((r) => setTimeout(r, 100))
+  socket.pause()
+  const big = 'y'.repeat(8 * 1024)
+  let sent = 0
+  // 24 MB of 8 KiB events while it does not read: its queue is bounded by the backpressure limit
+  while (sent < 3000) {
+    for (let i = 0; i < 50; i++) tp.platform.bus.emit('ResourceDisconnected', { uuid: big, reason: 'sse' })
+    sent += 50
+    await new Promise((r) => setImmediate(r))
+    if (fine.inbox.all.length < sent - 400) await reach(fine, sent - 200)
+  }
+  socket.resume()
+  const gone = await Promise.race([ended.then(() => true), new Promise((r) => setTimeout(() => r(false), 10_000))])
+  t.ok(gone, 'the server ended the stream')
+  t.ok(received < sent * 8 * 1024, `it got ${received} bytes, less than the ${sent * 8 * 1024} sent to the others`)
   await reach(fine, sent)
   t.equal(fine.inbox.all.length, sent, 'the reading subscriber got every event')
   fine.close()
