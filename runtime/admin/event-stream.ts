@@ -124,14 +124,6 @@ export class AdminEventStream {
     for (const type of STREAM_TYPES) this.unsubscribe.push(platform.bus.on(type, (e) => this.take(e)))
   }
 
-  get lastSeq(): number {
-    return this.seq
-  }
-
-  get subscriberCount(): number {
-    return this.subscribers.size
-  }
-
   private take(event: PlatformEvent): void {
     if (this.pending.length === 0) this.firstPendingSeq = this.seq + 1
     this.seq++
