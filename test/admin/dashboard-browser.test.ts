@@ -8,7 +8,7 @@ import { chromium, type Browser, type Page } from 'playwright-core'
 import { definePlugin, agent } from 'agent-platform/sdk'
 import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
 import { ADMIN, EMPTY_FLEET, type JournalEvent } from '../../runtime/admin/index.js'
-import { adminPlatform, call, ALICE, WRITER } from './helpers.js'
+import { adminPlatform, call, ALICE, BOB, WRITER } from './helpers.js'
 import { wsMember } from '../transport/clients.js'
 
 const CHROMIUM = '/usr/bin/chromium'
@@ -233,6 +233,24 @@ t.test('kill switch: arm with a reason, disarm, both confirmed and real', async 
   t.equal(health.body.killSwitch.armed, false)
   await tab('Audit')
   await page.locator('#panel-audit td', { hasText: 'governance.kill_switch.arm' }).first().waitFor()
+})
+
+t.test('a token without the role: the refused write is explained as 403, nothing changes', async (t) => {
+  const other = await browser.newContext({ viewport: { width: 1280, height: 860 } })
+  const p = await other.newPage()
+  p.on('dialog', (d) => void d.accept())
+  await p.goto(tp.url + '/platform/admin/#governance')
+  await p.fill('#token', BOB)
+  await p.press('#token', 'Enter')
+  const panel = p.locator('#panel-governance')
+  await panel.locator(':scope:not([aria-busy=true])').waitFor()
+  await panel.getByLabel('Reason').fill('not allowed')
+  await panel.getByRole('button', { name: 'Arm' }).click()
+  const err = panel.locator('.error', { hasText: 'Forbidden' })
+  await err.waitFor()
+  t.match(await err.textContent(), /Forbidden: .*\(PLT_ERR_[A-Z_]+\)\. Your token is valid but lacks the role/)
+  t.equal((await call(tp, 'GET', '/governance/health')).body.killSwitch.armed, false)
+  await other.close()
 })
 
 t.test('the small screen: 375 px wide, dark', async (t) => {
