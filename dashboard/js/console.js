@@ -4,7 +4,10 @@ import { EventStream } from './events.js'
 import { overviewTab } from './tab-overview.js'
 import { feedTab } from './tab-feed.js'
 import { connectionsTab, agentsTab } from './tabs-platform.js'
-import { interactionsTab, journalTab, governanceTab, auditTab } from './tabs-ops.js'
+import { interactionsTab } from './tab-interactions.js'
+import { journalTab } from './tab-journal.js'
+import { governanceTab } from './tab-governance.js'
+import { auditTab } from './tab-audit.js'
 
 const stream = new EventStream()
 const tabs = [overviewTab, feedTab, connectionsTab, agentsTab, interactionsTab, journalTab, governanceTab, auditTab]
