@@ -89,11 +89,17 @@ export class EventStream {
   schedule() {
     if (this.scheduled) return
     this.scheduled = true
-    requestAnimationFrame(() => {
+    // a hidden tab gets no animation frames: the timer flushes there instead, so the queue stays bounded
+    const flush = () => {
+      if (!this.scheduled) return
       this.scheduled = false
+      cancelAnimationFrame(frame)
+      clearTimeout(timer)
       const batch = this.queue
       this.queue = []
       for (const fn of this.listeners) fn(batch)
-    })
+    }
+    const frame = requestAnimationFrame(flush)
+    const timer = setTimeout(flush, 1000)
   }
 }

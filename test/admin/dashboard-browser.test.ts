@@ -253,6 +253,23 @@ t.test('a token without the role: the refused write is explained as 403, nothing
   await other.close()
 })
 
+t.test('with no animation frames (a hidden tab) events still arrive, by the fallback timer', async (t) => {
+  const hidden = await browser.newContext()
+  // a background tab's requestAnimationFrame never fires: model it by one that never calls back
+  await hidden.addInitScript((token) => {
+    window.requestAnimationFrame = () => 0
+    sessionStorage.setItem('platform.admin.token', token)
+  }, ALICE)
+  const p = await hidden.newPage()
+  await p.goto(tp.url + '/platform/admin/#feed')
+  await p.locator('#stream-state.live').waitFor()
+  const m = await wsMember(tp.url, 'hidden-room')
+  await p.locator('#panel-feed tr[data-type=ResourceConnected]', { hasText: m.uuid }).waitFor({ timeout: 3000 })
+  t.pass('flushed without a frame')
+  m.ws.close()
+  await hidden.close()
+})
+
 t.test('the small screen: 375 px wide, dark', async (t) => {
   const small = await browser.newContext({ viewport: { width: 375, height: 760 }, colorScheme: 'dark' })
   const p = await small.newPage()
