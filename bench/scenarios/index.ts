@@ -9,4 +9,13 @@ import governance from './governance.js'
 import adminEvents from './admin-events.js'
 
 /** Every scenario, in the order the suite runs them. */
-export const SCENARIOS: Scenario[] = [httpJson, roomBroadcast, wsFleet, mcp, pluginCalls, governance, durableWrites, adminEvents]
+export const SCENARIOS: Scenario[] = [
+  httpJson,
+  roomBroadcast,
+  wsFleet,
+  mcp,
+  pluginCalls,
+  governance,
+  durableWrites,
+  adminEvents
+]
