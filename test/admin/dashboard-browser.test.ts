@@ -320,6 +320,10 @@ t.test('workflow editor: create, edit, 409 with the stored version, invalid JSON
   )
   await messages.getByText("edges[0].to 'zz' is not a node").waitFor()
   await page.locator('#wf-list').getByRole('button', { name: 'Renamed workflow' }).click()
+  // delete acts on what the editor holds: wait until the opened manifest is in it
+  await page.waitForFunction(() =>
+    (document.querySelector('#wf-json') as HTMLTextAreaElement).value.includes('"my-workflow"')
+  )
   await page.click('#wf-delete')
   await messages.getByText('Deleted my-workflow.').waitFor()
   t.equal((await call(tp, 'GET', '/workflow/my-workflow')).status, 404)
@@ -409,7 +413,7 @@ t.test('fleet data fed through the admin fleet view: journal graph, workflow run
     200
   )
   await page.goto(tp.url + '/platform/admin/workflow.html')
-  await page.locator('#wf-list').getByRole('button', { name: 'Flow' }).click()
+  await page.locator('#wf-list').getByRole('button', { name: 'Flow', exact: true }).click()
   await page.waitForFunction(() => (document.querySelector('#wf-json') as HTMLTextAreaElement).value.includes('"flow"'))
   await page.fill('#wf-input', 'ticket 7')
   await page.getByRole('button', { name: 'Run the saved workflow' }).click()
