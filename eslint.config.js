@@ -37,5 +37,10 @@ export default tseslint.config(
     // tests poke at untyped wire data; `any` there is the honest type
     files: ['test/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' }
+  },
+  {
+    // the dashboard runs in the browser
+    files: ['dashboard/**'],
+    languageOptions: { globals: { ...globals.browser } }
   }
 )

@@ -9,6 +9,7 @@ import governance from './governance.js'
 import interactions from './interactions.js'
 import interactionStreams from './interaction-streams.js'
 import ai from './ai.js'
+import adminEvents from './admin-events.js'
 
 /** Every scenario, in the order the suite runs them. */
 export const SCENARIOS: Scenario[] = [
@@ -21,5 +22,6 @@ export const SCENARIOS: Scenario[] = [
   ai,
   durableWrites,
   interactions,
-  interactionStreams
+  interactionStreams,
+  adminEvents
 ]

@@ -15,9 +15,12 @@ import { catalogRoutes } from './catalog-routes.js'
 import type { EvalRun } from './eval-run.js'
 import { LmdbEvalRunStore, MemoryEvalRunStore, type EvalIndexKey, type EvalRunStore } from './eval-run-store.js'
 import { evalRoutes } from './eval-routes.js'
+import { installEventStream } from './event-stream.js'
+import { installAdminMcpTools } from './admin-mcp-tools.js'
 import { EMPTY_FLEET } from './fleet-view.js'
 import { fleetRoutes } from './fleet-routes.js'
 import { ADMIN } from './key.js'
+import { dashboardDir, mountDashboard, readDashboard } from './dashboard-files.js'
 import { metricsRoutes } from './metrics-report.js'
 import { openApiDocument } from './openapi.js'
 import { overviewRoutes } from './overview.js'
@@ -93,6 +96,11 @@ export function installAdmin(platform: Platform): void {
     handler: () => (document ??= openApiDocument(routes, deps.version))
   })
   mountRoutes(platform, routes)
+  const dir = dashboardDir()
+  if (dir !== undefined) mountDashboard(platform, readDashboard(dir))
+  installEventStream(platform)
+  if (deps.mcp !== undefined && platform.config.get('platform.admin.mcp-tools'))
+    installAdminMcpTools(platform, deps.mcp, routes)
   const service: AdminService = {
     routes,
     setFleet: (view) => {

@@ -1,5 +1,6 @@
 import type { Config } from '../config/index.js'
 import { PlatformError, type Context } from '../http/index.js'
+import type { Principal } from './principal.js'
 import type { PrincipalResolver } from './resolver.js'
 
 /**
@@ -17,6 +18,15 @@ export class ReadGate {
   ) {}
 
   check(ctx: Context, kind: ReadKind): void {
+    this.refuse(kind, () => this.principals.resolve(ctx) !== null)
+  }
+
+  /** The same gate for a caller resolved elsewhere (a stream's upgrade, an MCP request). */
+  checkPrincipal(principal: Principal | null, kind: ReadKind): void {
+    this.refuse(kind, () => principal !== null)
+  }
+
+  private refuse(kind: ReadKind, hasPrincipal: () => boolean): void {
     const all = this.config.get('platform.admin.http-read-auth-required')
     const own =
       kind === 'content'
@@ -25,7 +35,7 @@ export class ReadGate {
           ? this.config.get('platform.admin.workspace-read-auth-required')
           : false
     if (!all && !own) return
-    if (this.principals.resolve(ctx) !== null) return
+    if (hasPrincipal()) return
     // with every read gated, lifting only the content flag would not help: name the one that would
     if (all) throw new PlatformError('ADMIN_READ_AUTH_REQUIRED')
     throw new PlatformError(

@@ -35,8 +35,17 @@ export class WriteGate {
 
   /** Returns the principal allowed to write, or throws the catalogue error after auditing it. */
   guard(ctx: Context, action: string, target: string, surface: WriteSurface = ADMIN_SURFACE): Principal {
+    return this.guardPrincipal(this.principals.resolve(ctx), action, target, surface)
+  }
+
+  /** The same checks for a caller resolved elsewhere (an MCP request's principal). */
+  guardPrincipal(
+    principal: Principal | null,
+    action: string,
+    target: string,
+    surface: WriteSurface = ADMIN_SURFACE
+  ): Principal {
     if (this.config.get(surface.flagKey) !== true) this.deny(null, action, target, 'flag', surface.disabled)
-    const principal = this.principals.resolve(ctx)
     if (principal === null) this.deny(null, action, target, 'anonymous', surface.anonymous)
     const role = this.config.get('platform.admin.required-role')
     if (role !== undefined && !principal.roles.includes(role))

@@ -179,14 +179,26 @@ export const KEY_DEFS = {
   'platform.admin.mcp-tools': {
     schema: bool,
     default: true,
-    description: 'Register read-only admin MCP tools',
-    reservedFor: 'admin'
+    description:
+      'Register the read-only admin MCP tools (`platform_overview`, `platform_list_*`, ...) on `/platform/mcp`'
   },
   'platform.admin.mcp-write-tools': {
     schema: bool,
     default: false,
-    description: 'Register write admin MCP tools',
-    reservedFor: 'admin'
+    description:
+      'Register the write admin MCP tools (`platform_broadcast`, `platform_disconnect_resource`, `platform_destroy_broadcaster`, `platform_cancel_task`), each through the admin write gate'
+  },
+  'platform.admin.events.replay': {
+    schema: { type: 'integer', minimum: 0, maximum: 100_000 },
+    default: 200,
+    description:
+      'Admin events kept for replay: a new `/platform/admin/events` subscriber gets the last this many, `?after=<seq>` resumes within them'
+  },
+  'platform.admin.events.batch-ms': {
+    schema: { type: 'integer', minimum: 0, maximum: 1000 },
+    default: 50,
+    description:
+      'Admin events are sent to subscribers at most this often, one frame per subscriber per batch (0: once per event-loop turn)'
   },
   'platform.admin.http-write-enabled': {
     schema: bool,

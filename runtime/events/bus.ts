@@ -13,6 +13,9 @@ export interface PlatformEvents {
   AgentSessionStarted: { agentName: string; sessionId: string }
   AgentSessionEnded: { agentName: string; sessionId: string; duration: number; messageCount: number }
   TaskStateChanged: { taskId: string; oldState: string; newState: string }
+  /** Coordinator calls: no producer until the fleet area exists. */
+  AgentDispatched: { coordinationId: string; agentName: string; skill: string }
+  AgentCompleted: { coordinationId: string; agentName: string; duration: number }
 }
 
 export type EventType = keyof PlatformEvents

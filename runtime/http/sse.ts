@@ -66,11 +66,19 @@ export class SseStream {
 
   /** Sends one event; returns false when the frame had to be queued (client is slow). */
   send(ev: SseEvent): boolean {
+    return this.write(SseStream.frame(ev))
+  }
+
+  /** Several events in one write (`frames` built with SseStream.frame, shareable between streams). */
+  sendFrames(frames: string): boolean {
+    return this.write(frames)
+  }
+
+  static frame(ev: SseEvent): string {
     let frame = ''
     if (ev.event !== undefined) frame += `event: ${ev.event}\n`
     if (ev.id !== undefined) frame += `id: ${ev.id}\n`
-    frame += 'data: ' + (ev.data.includes('\n') ? ev.data.split('\n').join('\ndata: ') : ev.data) + '\n\n'
-    return this.write(frame)
+    return frame + 'data: ' + (ev.data.includes('\n') ? ev.data.split('\n').join('\ndata: ') : ev.data) + '\n\n'
   }
 
   comment(text: string): boolean {

@@ -30,7 +30,14 @@ const MAX_PENDING = 256
 /** Looks (5 ms apart) for a step the store does not have yet before the stream closes and the client resumes. */
 const MAX_MISSES = 400
 
-export const stepFrame = (step: InteractionStep): string => `{"type":"interaction-step","step":${JSON.stringify(step)}}`
+// the feed hands every subscriber the same step object: its frame is serialised once for all of them
+const frames = new WeakMap<InteractionStep, string>()
+
+export function stepFrame(step: InteractionStep): string {
+  let f = frames.get(step)
+  if (f === undefined) frames.set(step, (f = `{"type":"interaction-step","step":${JSON.stringify(step)}}`))
+  return f
+}
 
 export function terminalFrame(h: InteractionHeader): string {
   return JSON.stringify({

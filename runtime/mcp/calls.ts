@@ -110,6 +110,7 @@ export function invokeContext(
     signal,
     clientCapabilities: caps,
     principal: ctx.principal ?? null,
+    caller: ctx.caller ?? null,
     progress: (partial) => {
       if (isObject(partial) && typeof partial.log === 'string') {
         const level = (LOG_LEVELS.includes(partial.log as LogLevel) ? partial.log : 'info') as LogLevel

@@ -195,11 +195,13 @@ export class HttpTransport {
       cancel.abort()
     }
     ctx.onAbort(abort)
+    const caller = this.platform.principals.resolve(ctx)
     const cctx: CallContext = {
       endpoint: ep,
       transport: 'http',
       headers: h,
-      principal: this.platform.principals.resolve(ctx)?.name ?? null,
+      principal: caller?.name ?? null,
+      caller,
       // a request aborted during an async guard has no socket left to ask
       ...(ctx.aborted ? {} : { address: Buffer.from(ctx.res.getRemoteAddressAsText()).toString() }),
       sink: undefined as unknown as Sink,

@@ -18,6 +18,7 @@ import {
   type ParamSpec
 } from './schema.js'
 import type { JsonObject } from './types.js'
+import type { Principal } from '../auth/index.js'
 
 /** What a running tool, resource or prompt may use beyond its arguments. */
 export interface InvokeContext {
@@ -28,6 +29,8 @@ export interface InvokeContext {
   inputResponses?: Record<string, unknown>
   requestState?: unknown
   principal?: string | null
+  /** The whole principal (name, roles, how it was established), when the transport resolved one. */
+  caller?: Principal | null
   sessionId?: string
   /** Client capabilities of this request (stateless `_meta` or the session's initialize). */
   clientCapabilities: JsonObject

@@ -1,4 +1,5 @@
 import type { CancelSignal } from '../plugins/index.js'
+import type { Principal } from '../auth/index.js'
 import type { Session } from './sessions.js'
 import type { JsonObject } from './wire.js'
 
@@ -53,6 +54,8 @@ export interface CallContext {
   headers?: Record<string, string>
   session?: Session
   principal?: string | null
+  /** The whole principal behind `principal` (its roles reach the admin write gate). */
+  caller?: Principal | null
   /** The client's network address (session caps count anonymous callers by it). */
   address?: string
   sink: Sink

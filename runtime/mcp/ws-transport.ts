@@ -1,6 +1,6 @@
 import type { WebSocket, HttpResponse, HttpRequest, us_socket_context_t } from 'uWebSockets.js'
 import type { Platform } from '../platform.js'
-import { tokenOf } from '../auth/index.js'
+import { tokenOf, type Principal } from '../auth/index.js'
 import type { McpCore } from './core.js'
 import { McpError, rpcError, ErrorCode } from './errors.js'
 import type { OriginPolicy } from './origin.js'
@@ -15,6 +15,7 @@ interface WsData {
   endpoint: EndpointRef
   credentials: Record<string, string> | undefined
   principal: string | null
+  caller: Principal | null
   principalUntil: number
   address: string
   session?: Session
@@ -88,6 +89,7 @@ export class WsTransport {
             endpoint: ep,
             credentials,
             principal: null,
+            caller: null,
             principalUntil: 0,
             address: Buffer.from(res.getRemoteAddressAsText()).toString(),
             ac: new AbortController(),
@@ -165,13 +167,15 @@ export class WsTransport {
     }
     // every credential the HTTP path accepts (configured tokens, JWTs, registered sources)
     if (d.credentials !== undefined && Date.now() >= d.principalUntil) {
-      d.principal = this.platform.principals.fromHeaders(d.credentials)?.name ?? null
+      d.caller = this.platform.principals.fromHeaders(d.credentials)
+      d.principal = d.caller?.name ?? null
       d.principalUntil = Date.now() + PRINCIPAL_RECHECK_MS
     }
     const cctx: CallContext = {
       endpoint: d.endpoint,
       transport: 'ws',
       principal: d.principal,
+      caller: d.caller,
       address: d.address,
       sink,
       signal: d.ac.signal

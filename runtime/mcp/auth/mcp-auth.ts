@@ -260,6 +260,7 @@ export function installMcpAuth(platform: Platform, mcp: McpServer): McpAuth | un
           { 'www-authenticate': checked.header }
         )
       ctx.principal = checked.info.subject
+      ctx.caller = principalOf(checked.info)
     })
     log.info({ resource, validator: name }, 'MCP authorization on')
   }

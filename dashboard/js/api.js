@@ -1,0 +1,164 @@
+// Shared by every page: the token, REST calls that explain 401/403, and DOM built with textContent only.
+const TOKEN_KEY = 'platform.admin.token'
+
+export function token() {
+  return sessionStorage.getItem(TOKEN_KEY) ?? ''
+}
+
+export function setToken(value) {
+  if (value === '') sessionStorage.removeItem(TOKEN_KEY)
+  else sessionStorage.setItem(TOKEN_KEY, value)
+}
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    super(explain(status, body))
+    this.status = status
+    this.body = body
+  }
+}
+
+/** What a person should do about a refusal, in words, with the server's own message and code. */
+export function explain(status, body) {
+  const said = body && typeof body.error === 'string' ? `${body.error} (${body.code})` : `HTTP ${status}`
+  if (status === 401) return `Not authorised: ${said}. Paste an API token in the token field at the top.`
+  if (status === 403) return `Forbidden: ${said}. Your token is valid but lacks the role or grant this needs.`
+  return said + (body && typeof body.hint === 'string' ? `: ${body.hint}` : '')
+}
+
+/** A JSON call with the token on it; a non-2xx answer throws ApiError. */
+export async function api(path, { method = 'GET', body } = {}) {
+  const headers = {}
+  const t = token()
+  if (t !== '') headers.authorization = `Bearer ${t}`
+  if (body !== undefined) headers['content-type'] = 'application/json'
+  const res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
+  const text = await res.text()
+  let data
+  try {
+    data = text === '' ? undefined : JSON.parse(text)
+  } catch {
+    data = text
+  }
+  if (!res.ok) throw new ApiError(res.status, data)
+  return data
+}
+
+export const admin = (path, opts) => api('/api/admin' + path, opts)
+
+/**
+ * el('td', {class: 'x', title: t}, child...) — children are nodes or text (set as text, never parsed),
+ * attributes never `on*` (listeners go in `on`).
+ */
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag)
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue
+    if (k === 'on') for (const [ev, fn] of Object.entries(v)) node.addEventListener(ev, fn)
+    else if (k.startsWith('on')) throw new Error('listeners go in attrs.on')
+    else node.setAttribute(k, v === true ? '' : String(v))
+  }
+  append(node, children)
+  return node
+}
+
+function append(node, children) {
+  for (const c of children.flat()) {
+    if (c === undefined || c === null || c === false) continue
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)))
+  }
+}
+
+export function text(v) {
+  if (v === undefined || v === null) return ''
+  return typeof v === 'object' ? JSON.stringify(v) : String(v)
+}
+
+/** A table of `rows` with `cols` [{label, value(row) → text or node}]; an empty state when no rows. */
+export function table(cols, rows, empty = 'Nothing here yet.') {
+  if (!Array.isArray(rows) || rows.length === 0) return el('p', { class: 'empty' }, empty)
+  return el(
+    'div',
+    { class: 'scroll' },
+    el(
+      'table',
+      {},
+      el(
+        'thead',
+        {},
+        el(
+          'tr',
+          {},
+          cols.map((c) => el('th', { scope: 'col' }, c.label))
+        )
+      ),
+      el(
+        'tbody',
+        {},
+        rows.map((r) =>
+          el(
+            'tr',
+            {},
+            cols.map((c) => {
+              const v = c.value(r)
+              return el('td', {}, v instanceof Node ? v : text(v))
+            })
+          )
+        )
+      )
+    )
+  )
+}
+
+export function badge(label, kind = '') {
+  return el('span', { class: `badge ${kind}` }, label)
+}
+
+export function errorBox(err) {
+  return el('p', { class: 'error', role: 'alert' }, err instanceof Error ? err.message : String(err))
+}
+
+/** A section with a heading whose body is filled by `load()`; a failure is shown in its place. */
+export async function section(title, load) {
+  const box = el('section', { class: 'card' }, el('h2', {}, title))
+  try {
+    box.append(await load())
+  } catch (err) {
+    box.append(errorBox(err))
+  }
+  return box
+}
+
+/** The token field every page carries in its header. */
+export function tokenField(onChange) {
+  const input = el('input', {
+    type: 'password',
+    id: 'token',
+    placeholder: 'API token',
+    autocomplete: 'off',
+    'aria-label': 'API token'
+  })
+  input.value = token()
+  const save = el('button', { type: 'submit' }, 'Use token')
+  return el(
+    'form',
+    {
+      class: 'token',
+      on: {
+        submit: (e) => {
+          e.preventDefault()
+          setToken(input.value.trim())
+          onChange()
+        }
+      }
+    },
+    input,
+    save
+  )
+}
+
+export function time(iso) {
+  if (typeof iso !== 'string' && typeof iso !== 'number') return ''
+  const d = new Date(iso)
+  return Number.isNaN(d.getTime()) ? String(iso) : d.toLocaleTimeString()
+}

@@ -1,0 +1,114 @@
+// The console (index.html): the tab bar, the token, the event stream, and which tab redraws when.
+import { el, tokenField, admin, errorBox } from './api.js'
+import { EventStream } from './events.js'
+import { overviewTab } from './tab-overview.js'
+import { feedTab } from './tab-feed.js'
+import { connectionsTab, agentsTab } from './tabs-platform.js'
+import { interactionsTab } from './tab-interactions.js'
+import { journalTab } from './tab-journal.js'
+import { governanceTab } from './tab-governance.js'
+import { auditTab } from './tab-audit.js'
+
+const stream = new EventStream()
+const tabs = [overviewTab, feedTab, connectionsTab, agentsTab, interactionsTab, journalTab, governanceTab, auditTab]
+const main = document.getElementById('main')
+const nav = document.getElementById('tabs')
+const streamState = document.getElementById('stream-state')
+let current
+
+document.getElementById('token-slot').append(
+  tokenField(() => {
+    stream.reconnect()
+    show(current.id)
+  })
+)
+
+stream.onStatus((state, detail) => {
+  streamState.textContent = detail === '' ? `stream: ${state}` : `stream: ${state}, ${detail}`
+  streamState.className = `stream ${state}`
+})
+
+// every tab is built once and kept (the feed keeps its rows while another tab is open)
+const panels = new Map()
+for (const tab of tabs) {
+  const button = el(
+    'button',
+    {
+      role: 'tab',
+      id: `tab-${tab.id}`,
+      'aria-controls': `panel-${tab.id}`,
+      'aria-selected': 'false',
+      tabindex: '-1',
+      on: { click: () => show(tab.id) }
+    },
+    tab.label
+  )
+  nav.append(button)
+  const panel = el('div', { role: 'tabpanel', id: `panel-${tab.id}`, 'aria-labelledby': `tab-${tab.id}`, hidden: true })
+  main.append(panel)
+  panels.set(tab.id, { tab, button, panel, state: tab.create?.(panel, stream) })
+}
+
+// arrow keys move between tabs, as in any tab list
+nav.addEventListener('keydown', (e) => {
+  const i = tabs.indexOf(current)
+  if (e.key === 'ArrowRight' || e.key === 'ArrowLeft') {
+    const next = tabs[(i + (e.key === 'ArrowRight' ? 1 : tabs.length - 1)) % tabs.length]
+    show(next.id)
+    panels.get(next.id).button.focus()
+    e.preventDefault()
+  }
+})
+
+let refreshTimer
+stream.onBatch((batch) => {
+  for (const { tab, panel, state } of panels.values()) tab.events?.(batch, panel, state)
+  // tables of the open tab reload when an event concerns them, at most twice a second
+  const tab = current
+  if (tab?.refreshOn === undefined || refreshTimer !== undefined) return
+  if (!batch.some((e) => tab.refreshOn.includes(e.type))) return
+  refreshTimer = setTimeout(() => {
+    refreshTimer = undefined
+    // not under a reader who switched tabs or is typing in this one
+    if (current === tab && !editing(panels.get(tab.id).panel)) void render(tab)
+  }, 500)
+})
+
+function editing(panel) {
+  const a = document.activeElement
+  return a !== null && panel.contains(a) && /^(INPUT|TEXTAREA|SELECT)$/.test(a.tagName) && a.value !== ''
+}
+
+async function render(tab) {
+  const { panel, state } = panels.get(tab.id)
+  if (tab.render === undefined) return
+  panel.setAttribute('aria-busy', 'true')
+  try {
+    const content = await tab.render(state)
+    panel.replaceChildren(...[content].flat())
+  } catch (err) {
+    panel.replaceChildren(errorBox(err))
+  } finally {
+    panel.setAttribute('aria-busy', 'false')
+  }
+}
+
+function show(id) {
+  const entry = panels.get(id) ?? panels.get('overview')
+  current = entry.tab
+  for (const { button, panel, tab } of panels.values()) {
+    const on = tab === current
+    button.setAttribute('aria-selected', String(on))
+    button.tabIndex = on ? 0 : -1
+    panel.hidden = !on
+  }
+  if (location.hash !== `#${current.id}`) history.replaceState(null, '', `#${current.id}`)
+  void render(current)
+}
+
+window.addEventListener('hashchange', () => show(location.hash.slice(1)))
+document.addEventListener('console-refresh', () => void render(current))
+show(location.hash.slice(1) || 'overview')
+stream.connect()
+// for the browser tests and the curious: the stream and the REST helper
+window.platformConsole = { stream, admin }

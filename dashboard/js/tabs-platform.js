@@ -1,0 +1,207 @@
+// Connections (broadcasters and resources, with broadcast and disconnect) and the catalogue of
+// agents, coordinators, AI runtimes, the MCP registry and plugins.
+import { el, admin, table, badge, section, errorBox } from './api.js'
+
+function confirmThen(question, action, out) {
+  return async () => {
+    if (!confirm(question)) return
+    out.replaceChildren()
+    try {
+      const res = await action()
+      out.append(el('p', { class: 'ok', role: 'status' }, res?.status ?? 'done'))
+    } catch (err) {
+      out.append(errorBox(err))
+    }
+  }
+}
+
+function broadcastForm(id, out) {
+  const input = el('input', { type: 'text', placeholder: 'message', 'aria-label': `Message for ${id}`, class: 'msg' })
+  const send = async (e) => {
+    e.preventDefault()
+    const message = input.value
+    if (message === '') return
+    await confirmThen(
+      `Broadcast "${message}" to every member of ${id}?`,
+      () => admin('/broadcasters/broadcast', { method: 'POST', body: { broadcasterId: id, message } }),
+      out
+    )()
+  }
+  return el('form', { class: 'inline', on: { submit: send } }, input, el('button', { type: 'submit' }, 'Broadcast'))
+}
+
+export const connectionsTab = {
+  id: 'connections',
+  label: 'Broadcasters',
+  refreshOn: ['ResourceConnected', 'ResourceDisconnected', 'BroadcasterCreated', 'BroadcasterDestroyed'],
+  async render() {
+    const out = el('div', { 'aria-live': 'polite' })
+    return [
+      out,
+      await section('Broadcasters', async () =>
+        table(
+          [
+            { label: 'Id', value: (b) => b.id },
+            { label: 'Class', value: (b) => b.className },
+            { label: 'Members', value: (b) => b.resourceCount },
+            { label: 'Broadcast', value: (b) => broadcastForm(b.id, out) }
+          ],
+          await admin('/broadcasters'),
+          'No broadcasters: nobody has joined a room yet.'
+        )
+      ),
+      await section('Resources', async () =>
+        table(
+          [
+            { label: 'UUID', value: (r) => el('code', {}, r.uuid) },
+            { label: 'Transport', value: (r) => badge(r.transport) },
+            { label: 'Broadcaster', value: (r) => r.broadcaster },
+            {
+              label: 'State',
+              value: (r) => (r.transport !== 'LONG_POLLING' ? 'open' : r.isSuspended ? 'poll held' : 'between polls')
+            },
+            {
+              label: 'Action',
+              value: (r) =>
+                el(
+                  'button',
+                  {
+                    type: 'button',
+                    class: 'danger',
+                    on: {
+                      click: confirmThen(
+                        `Disconnect ${r.uuid}?`,
+                        () => admin(`/resources/${encodeURIComponent(r.uuid)}`, { method: 'DELETE' }),
+                        out
+                      )
+                    }
+                  },
+                  'Disconnect'
+                )
+            }
+          ],
+          await admin('/resources'),
+          'No connected clients.'
+        )
+      )
+    ]
+  }
+}
+
+function protocols(a) {
+  return el(
+    'span',
+    {},
+    (a.protocols ?? []).map((p) => badge(p, `proto-${p}`))
+  )
+}
+
+export const agentsTab = {
+  id: 'agents',
+  label: 'Agents',
+  refreshOn: ['AgentSessionStarted', 'AgentSessionEnded'],
+  async render() {
+    return Promise.all([
+      section('Agents', async () =>
+        table(
+          [
+            { label: 'Name', value: (a) => a.name },
+            { label: 'Version', value: (a) => a.version },
+            { label: 'Path', value: (a) => el('code', {}, a.path) },
+            { label: 'Headless', value: (a) => (a.headless ? 'yes' : 'no') },
+            { label: 'Protocols', value: protocols }
+          ],
+          await admin('/agents'),
+          'No agents registered.'
+        )
+      ),
+      section('Coordinators', async () =>
+        table(
+          [
+            { label: 'Name', value: (c) => c.name },
+            { label: 'Agents', value: (c) => c.agentCount },
+            { label: 'Available', value: (c) => c.availableCount }
+          ],
+          await admin('/coordinators'),
+          'No coordinators: the fleet is not running on this platform.'
+        )
+      ),
+      section('AI runtimes', async () =>
+        table(
+          [
+            { label: 'Name', value: (r) => r.name },
+            {
+              label: 'Available',
+              value: (r) => badge(r.isAvailable ? 'available' : 'unavailable', r.isAvailable ? 'ok' : 'bad')
+            },
+            { label: 'Models', value: (r) => (r.models ?? []).join(', ') },
+            {
+              label: 'Capabilities',
+              value: (r) =>
+                el(
+                  'span',
+                  {},
+                  (r.capabilities ?? []).map((c) => badge(c))
+                )
+            }
+          ],
+          await admin('/runtimes')
+        )
+      ),
+      section('MCP registry', async () => {
+        const [tools, resources, prompts] = await Promise.all([
+          admin('/mcp/tools'),
+          admin('/mcp/resources'),
+          admin('/mcp/prompts')
+        ])
+        return el(
+          'div',
+          {},
+          el('h3', {}, `Tools (${tools.length})`),
+          table(
+            [
+              { label: 'Name', value: (t) => t.name },
+              { label: 'Description', value: (t) => t.description }
+            ],
+            tools,
+            'No tools.'
+          ),
+          el('h3', {}, `Resources (${resources.length})`),
+          table(
+            [
+              { label: 'URI', value: (r) => r.uri ?? r.uriTemplate ?? r.name },
+              { label: 'Name', value: (r) => r.name }
+            ],
+            resources,
+            'No resources.'
+          ),
+          el('h3', {}, `Prompts (${prompts.length})`),
+          table(
+            [
+              { label: 'Name', value: (p) => p.name },
+              { label: 'Description', value: (p) => p.description }
+            ],
+            prompts,
+            'No prompts.'
+          )
+        )
+      }),
+      section('Plugins', async () =>
+        table(
+          [
+            { label: 'Name', value: (p) => p.name },
+            { label: 'Version', value: (p) => p.version },
+            { label: 'Tier', value: (p) => badge(p.tier) },
+            {
+              label: 'State',
+              value: (p) => badge(p.state, p.state === 'live' ? 'ok' : p.state === 'failed' ? 'bad' : '')
+            },
+            { label: 'Error', value: (p) => (p.error ? el('span', { class: 'bad' }, p.error) : '') }
+          ],
+          await admin('/plugins'),
+          'No plugins loaded.'
+        )
+      )
+    ])
+  }
+}

@@ -1,0 +1,290 @@
+/**
+ * The admin event stream at /platform/admin/events, on WebSocket and SSE: every platform event of
+ * the admin types as `{type, ...fields, timestamp, seq}`. Events are numbered as they happen, kept
+ * in a bounded ring for replay, and sent in batches (every `platform.admin.events.batch-ms`, or
+ * once per event-loop turn at 0): each event is serialised once, each subscriber gets one frame
+ * (WebSocket) or one write (SSE) per batch, so a busy data path costs the stream one send per
+ * subscriber per batch, not one per event.
+ */
+import type { HttpRequest, HttpResponse, us_socket_context_t, WebSocket } from 'uWebSockets.js'
+import type { Platform } from '../platform.js'
+import type { EventType, PlatformEvent } from '../events/index.js'
+import { PlatformError, SseStream, statusLine, type Context } from '../http/index.js'
+import { ReadGate, type Principal } from '../auth/index.js'
+
+export const EVENTS_PATH = '/platform/admin/events'
+const HARD_BACKPRESSURE_BYTES = 64 * 1024 * 1024
+
+/** The types the stream carries (PluginsChanged is internal plumbing, not an admin event). */
+export const STREAM_TYPES: readonly EventType[] = [
+  'ResourceConnected',
+  'ResourceDisconnected',
+  'BroadcasterCreated',
+  'BroadcasterDestroyed',
+  'MessageBroadcast',
+  'AgentSessionStarted',
+  'AgentSessionEnded',
+  'TaskStateChanged',
+  'AgentDispatched',
+  'AgentCompleted',
+  'ControlActionExecuted'
+]
+
+interface Numbered {
+  seq: number
+  json: string
+}
+
+type Subscriber = { ws: WebSocket<WsSub> } | { sse: SseStream }
+
+interface WsSub {
+  after: number | undefined
+  closed: boolean
+  sub?: Subscriber
+}
+
+/** The last `capacity` serialised events, oldest first. */
+class Ring {
+  private readonly items: (Numbered | undefined)[]
+  private next = 0
+  size = 0
+
+  constructor(readonly capacity: number) {
+    this.items = new Array<Numbered | undefined>(capacity)
+  }
+
+  push(n: Numbered): void {
+    if (this.capacity === 0) return
+    this.items[this.next] = n
+    this.next = (this.next + 1) % this.capacity
+    if (this.size < this.capacity) this.size++
+  }
+
+  /** Kept events with seq > after, oldest first. */
+  since(after: number): Numbered[] {
+    const out: Numbered[] = []
+    const start = (this.next - this.size + this.capacity) % Math.max(1, this.capacity)
+    for (let i = 0; i < this.size; i++) {
+      const n = this.items[(start + i) % this.capacity]!
+      if (n.seq > after) out.push(n)
+    }
+    return out
+  }
+}
+
+/** `{...event, seq}` without a second object: the bus's event is shared with other listeners. */
+function serialise(event: PlatformEvent, seq: number): string {
+  const json = JSON.stringify(event)
+  return json.slice(0, -1) + ',"seq":' + seq + '}'
+}
+
+/** A WebSocket frame: one event as its object, several (same turn, or a replay) as an array. */
+function wsFrame(items: readonly Numbered[]): string {
+  return items.length === 1 ? items[0]!.json : '[' + items.map((n) => n.json).join(',') + ']'
+}
+
+function sseFrames(items: readonly Numbered[]): string {
+  let out = ''
+  for (const n of items) out += SseStream.frame({ id: n.seq, data: n.json })
+  return out
+}
+
+/** `?after=` or `Last-Event-ID`: a non-negative integer, or undefined (then the replay window). */
+function parseAfter(raw: string | null | undefined): number | undefined {
+  if (raw === null || raw === undefined || raw === '') return undefined
+  if (!/^\d{1,15}$/.test(raw)) throw new PlatformError('INVALID_QUERY', { name: 'after', detail: 'must be an integer' })
+  return Number(raw)
+}
+
+export interface EventStreamOptions {
+  replay: number
+  /** Bytes a subscriber may leave unread before it is closed as a slow consumer. */
+  maxBackpressureBytes: number
+  idleTimeoutSeconds: number
+  /** Events are sent at most this often (0: once per event-loop turn). */
+  batchMs: number
+}
+
+export class AdminEventStream {
+  private seq = 0
+  private pending: PlatformEvent[] = []
+  private firstPendingSeq = 1
+  private scheduled = false
+  private readonly ring: Ring
+  private readonly subscribers = new Set<Subscriber>()
+  private readonly unsubscribe: (() => void)[] = []
+  private readonly reads: ReadGate
+
+  constructor(
+    private readonly platform: Platform,
+    private readonly opts: EventStreamOptions
+  ) {
+    this.ring = new Ring(opts.replay)
+    this.reads = new ReadGate(platform.config, platform.principals)
+    for (const type of STREAM_TYPES) this.unsubscribe.push(platform.bus.on(type, (e) => this.take(e)))
+  }
+
+  private take(event: PlatformEvent): void {
+    if (this.pending.length === 0) this.firstPendingSeq = this.seq + 1
+    this.seq++
+    this.pending.push(event)
+    if (!this.scheduled) {
+      this.scheduled = true
+      if (this.opts.batchMs === 0) setImmediate(this.flushNow)
+      else setTimeout(this.flushNow, this.opts.batchMs).unref()
+    }
+  }
+
+  private readonly flushNow = (): void => {
+    this.flush()
+  }
+
+  /** Once per batch: serialise the batch's events, keep them, send one frame to each subscriber. */
+  flush(): void {
+    this.scheduled = false
+    const batch = this.pending
+    if (batch.length === 0) return
+    this.pending = []
+    const first = this.firstPendingSeq
+    // nobody to send to: serialise only what the ring will keep
+    const from = this.subscribers.size === 0 ? Math.max(0, batch.length - this.ring.capacity) : 0
+    const items: Numbered[] = []
+    for (let i = from; i < batch.length; i++) {
+      const n = { seq: first + i, json: serialise(batch[i]!, first + i) }
+      items.push(n)
+      this.ring.push(n)
+    }
+    if (this.subscribers.size === 0) return
+    let ws: Buffer | undefined
+    let sse: string | undefined
+    for (const s of this.subscribers) {
+      if ('ws' in s) this.sendWs(s.ws, (ws ??= Buffer.from(wsFrame(items))))
+      else s.sse.sendFrames((sse ??= sseFrames(items)))
+    }
+  }
+
+  private sendWs(ws: WebSocket<WsSub>, frame: Buffer | string): void {
+    const d = ws.getUserData()
+    if (d.closed) return
+    // one frame per batch: a consumer that lets the limit pile up is behind for good, close it (what
+    // stays buffered is at most the limit plus one batch's frame, then the close frame)
+    if (ws.send(frame, false) === 2 || ws.getBufferedAmount() > this.opts.maxBackpressureBytes) {
+      d.closed = true
+      this.platform.logger.warn(
+        { bufferedAmount: ws.getBufferedAmount() },
+        'closing slow admin event subscriber (1008)'
+      )
+      ws.end(1008, 'slow consumer')
+    }
+  }
+
+  /** The caller of a stream request: header credentials or `access_token`, through the content read gate. */
+  private authorise(headers: Record<string, string>, query: URLSearchParams): Principal | null {
+    const token = query.get('access_token')
+    const creds = token !== null && token !== '' ? { ...headers, authorization: `Bearer ${token}` } : headers
+    const principal = this.platform.principals.fromHeaders(creds)
+    this.reads.checkPrincipal(principal, 'content')
+    return principal
+  }
+
+  install(): void {
+    const { http } = this.platform
+    const sockets = new Set<WebSocket<WsSub>>()
+    http.ws<WsSub>(EVENTS_PATH, {
+      idleTimeout: this.opts.idleTimeoutSeconds,
+      maxPayloadLength: 1024,
+      // uWS's own cap only stops a runaway turn; sendWs closes at the configured limit
+      maxBackpressure: HARD_BACKPRESSURE_BYTES,
+      upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
+        const headers: Record<string, string> = {}
+        req.forEach((k, v) => {
+          headers[k] = v
+        })
+        const query = new URLSearchParams(req.getQuery() ?? '')
+        let after: number | undefined
+        try {
+          this.authorise(headers, query)
+          after = parseAfter(query.get('after'))
+        } catch (err) {
+          const e = err instanceof PlatformError ? err : new PlatformError('INTERNAL')
+          res.cork(() => {
+            res.writeStatus(statusLine(e.status)).writeHeader('content-type', 'application/json')
+            res.end(JSON.stringify(e.body()))
+          })
+          return
+        }
+        res.cork(() => {
+          res.upgrade<WsSub>(
+            { after, closed: false },
+            headers['sec-websocket-key'] ?? '',
+            headers['sec-websocket-protocol'] ?? '',
+            headers['sec-websocket-extensions'] ?? '',
+            context
+          )
+        })
+      },
+      open: (ws) => {
+        sockets.add(ws)
+        const d = ws.getUserData()
+        const replay = this.replayFor(d.after)
+        if (replay.length > 0) this.sendWs(ws, wsFrame(replay))
+        if (d.closed) return
+        d.sub = { ws }
+        this.subscribers.add(d.sub)
+      },
+      // the stream is one-way: frames from the client are ignored
+      message: () => {},
+      close: (ws) => {
+        sockets.delete(ws)
+        const d = ws.getUserData()
+        d.closed = true
+        if (d.sub !== undefined) this.subscribers.delete(d.sub)
+      }
+    })
+    http.get(EVENTS_PATH, (ctx: Context) => {
+      this.authorise(ctx.headers, ctx.query)
+      const after = parseAfter(ctx.query.get('after') ?? ctx.header('last-event-id'))
+      // heartbeat comments come from the server's shared timer for every open SSE stream
+      const stream = ctx.sse({ maxQueuedBytes: this.opts.maxBackpressureBytes })
+      const replay = this.replayFor(after)
+      if (replay.length > 0) stream.sendFrames(sseFrames(replay))
+      if (stream.closed) return undefined
+      const sub = { sse: stream }
+      this.subscribers.add(sub)
+      stream.onClose(() => this.subscribers.delete(sub))
+      return undefined
+    })
+    http.onShutdown(() => {
+      for (const off of this.unsubscribe.splice(0)) off()
+      for (const ws of sockets) {
+        try {
+          ws.end(1001, 'server shutting down')
+        } catch {
+          /* already gone */
+        }
+      }
+    })
+  }
+
+  /**
+   * What a new subscriber is owed: after `after` when given, else the replay window. An `after`
+   * beyond the last seq comes from before a restart (numbering starts again): the window then.
+   */
+  private replayFor(after: number | undefined): Numbered[] {
+    this.flush()
+    if (after === undefined || after > this.seq) return this.ring.since(0)
+    return this.ring.since(after)
+  }
+}
+
+export function installEventStream(platform: Platform): AdminEventStream {
+  const c = platform.config
+  const stream = new AdminEventStream(platform, {
+    replay: c.get('platform.admin.events.replay'),
+    maxBackpressureBytes: c.get('platform.transport.max-backpressure-bytes'),
+    idleTimeoutSeconds: Math.min(960, Math.max(8, c.get('platform.transport.heartbeat-seconds') * 2)),
+    batchMs: c.get('platform.admin.events.batch-ms')
+  })
+  stream.install()
+  return stream
+}
