@@ -50,6 +50,8 @@ const upsertParams = (h: InteractionHeader) => [
 export class PostgresInteractionStore implements InteractionStore {
   readonly kind = 'postgres'
   private pool: Pool | undefined
+  /** Per interaction, the last insert issued: the next one waits for it. */
+  private readonly appending = new Map<string, Promise<void>>()
 
   constructor(private readonly opts: PostgresStoreOptions) {}
 
@@ -81,9 +83,25 @@ export class PostgresInteractionStore implements InteractionStore {
     await this.db().query(UPSERT, upsertParams(headerOf(header)))
   }
 
-  async appendStep(id: string, step: InteractionStep): Promise<void> {
-    checkId(id)
-    checkStep(step)
+  appendStep(id: string, step: InteractionStep): Promise<void> {
+    try {
+      checkId(id)
+      checkStep(step)
+    } catch (e) {
+      return Promise.reject(e as Error)
+    }
+    // pooled connections may commit out of order: one interaction's inserts go one after another
+    const prev = this.appending.get(id)
+    const done = prev === undefined ? this.insertStep(id, step) : prev.then(() => this.insertStep(id, step))
+    const tail = done.catch(() => {})
+    this.appending.set(id, tail)
+    void tail.then(() => {
+      if (this.appending.get(id) === tail) this.appending.delete(id)
+    })
+    return done
+  }
+
+  private async insertStep(id: string, step: InteractionStep): Promise<void> {
     try {
       await this.db().query(INSERT_STEP, [id, step.seq, JSON.stringify(stepOf(step))])
     } catch (e) {

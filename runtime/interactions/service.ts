@@ -47,7 +47,7 @@ interface Run {
   capture: StepCapture
   controller: AbortController
   cancellable: boolean
-  /** Durable writes in order: each step, then the terminal header. */
+  /** Publication in seq order of each acknowledged step, then the terminal header's write. */
   writes: Promise<void>
   /** Resolves once the terminal state is durable (or the run was dropped). */
   finished: Promise<Interaction>
@@ -61,8 +61,8 @@ interface Run {
 /**
  * The interactions of every owner: create (synchronous or background), continue, get, list,
  * cancel, delete. A record is persisted RUNNING before its turn starts; the turn runs through
- * the AI area's governed pipeline; its steps are persisted in seq order and published to the
- * feed once durable, so a stream that reads the store and then the feed misses nothing.
+ * the AI area's governed pipeline; its steps are appended as they come, published to the feed in
+ * seq order once each is durable, so a stream that reads the store and then the feed misses nothing.
  */
 export class InteractionService {
   readonly store: InteractionStore
@@ -273,13 +273,19 @@ export class InteractionService {
       return
     }
     const id = run.header.id
-    run.writes = run.writes.then(() =>
-      this.store.appendStep(id, step).then(
-        () => this.feed.publishStep(id, step),
-        (err: unknown) =>
-          this.opts.logger.error({ err, interaction: id, seq: step.seq }, 'interaction step not persisted')
-      )
+    // issued now, not after the previous commit: the store batches appends in flight (lmdb-js
+    // puts them in one transaction) and keeps one interaction's steps in seq order
+    const acked = this.store.appendStep(id, step).then(
+      () => true,
+      (err: unknown) => {
+        this.opts.logger.error({ err, interaction: id, seq: step.seq }, 'interaction step not persisted')
+        return false
+      }
     )
+    // published in seq order, each once the store has it; the terminal write queues behind them all
+    run.writes = Promise.all([run.writes, acked]).then(([, ok]) => {
+      if (ok) this.feed.publishStep(id, step)
+    })
   }
 
   /** Applies the terminal outcome (once: the capture's compare-and-set gives it to one caller only). */

@@ -77,7 +77,11 @@ export interface InteractionStore {
   stop(): Promise<void>
   /** Inserts or replaces the header of an interaction (its steps are untouched). */
   save(header: InteractionHeader): Promise<void>
-  /** Appends one step; seqs of an interaction arrive in increasing order. A second write of a seq is ignored. */
+  /**
+   * Appends one step; seqs of an interaction arrive in increasing order. A second write of a seq is
+   * ignored. Appends may be issued before earlier ones resolve: a reader never sees a step of an
+   * interaction without every step issued before it.
+   */
   appendStep(id: string, step: InteractionStep): Promise<void>
   /** The whole record with its steps in seq order; undefined when unknown. */
   load(id: string): Promise<Interaction | undefined>

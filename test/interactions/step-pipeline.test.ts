@@ -1,0 +1,68 @@
+import t, { type Test } from 'tap'
+import type { InteractionStep } from '../../runtime/interactions/index.js'
+import { testPostgres } from '../helpers/postgres.js'
+import { startStreaming } from './stream-helpers.js'
+
+/**
+ * A run does not wait for each step's commit before appending the next (lmdb-js batches the puts
+ * in flight into one transaction), yet the feed still gets every step once, in seq order, and only
+ * after the store acknowledged it; the terminal comes after them all.
+ */
+async function pipelined(t: Test, overrides: Record<string, unknown>): Promise<void> {
+  // 300 deltas written at once: the capture emits many steps in one tick
+  const tp = await startStreaming(300, 0, overrides)
+  t.teardown(tp.close)
+  const { api, service } = tp
+  const store = service.store
+  const append = store.appendStep.bind(store)
+  const acked = new Set<number>()
+  let inFlight = 0
+  let maxInFlight = 0
+  // a spy around the real store: it counts appends not yet acknowledged
+  store.appendStep = async (id: string, step: InteractionStep): Promise<void> => {
+    maxInFlight = Math.max(maxInFlight, ++inFlight)
+    try {
+      await append(id, step)
+      acked.add(step.seq)
+    } finally {
+      inFlight--
+    }
+  }
+  t.teardown(() => {
+    store.appendStep = append
+  })
+  const r = await api.create({ message: 'go', background: true })
+  const id = r.body.id
+  const seen: number[] = []
+  let early: number[] = []
+  const terminal = new Promise<any>((resolve) => {
+    service.feed.subscribe(id, {
+      onStep: (step) => {
+        seen.push(step.seq)
+        if (!acked.has(step.seq)) early.push(step.seq)
+      },
+      onTerminal: (h) => {
+        if (acked.size !== seen.length) early = [...early, -1]
+        resolve(h)
+      }
+    })
+  })
+  t.match(await terminal, { id, status: 'COMPLETED' })
+  const stored = (await api.get(id)).body.steps.map((s) => s.seq)
+  t.ok(stored.length > 300, `${stored.length} steps stored`)
+  t.same(stored, [...stored.keys()], 'stored seqs 0..n-1, no gap')
+  t.same(seen, stored, 'the feed saw every step once, in seq order')
+  t.same(early, [], 'no step (nor the terminal) was published before the store acknowledged it')
+  t.ok(maxInFlight > 1, `appends overlap instead of waiting for each commit (at most ${maxInFlight} in flight)`)
+}
+
+t.test('lmdb: appends overlap; the feed stays in order and behind the acks', (t) =>
+  pipelined(t, { 'platform.interactions.store': 'lmdb' })
+)
+
+t.test('postgres: the same, its inserts of one interaction kept in order', async (t) => {
+  const pg = await testPostgres(t)
+  if (pg === undefined) return
+  const url = await pg.database(t)
+  await pipelined(t, { 'platform.interactions.store': 'postgres', 'platform.interactions.postgres.url': url })
+})
