@@ -275,17 +275,15 @@ export class InteractionService {
     const id = run.header.id
     // issued now, not after the previous commit: the store batches appends in flight (lmdb-js
     // puts them in one transaction) and keeps one interaction's steps in seq order
-    const acked = this.store.appendStep(id, step).then(
-      () => true,
+    const prev = run.writes
+    run.writes = this.store.appendStep(id, step).then(
+      // published in seq order, each once the store has it; the terminal write queues behind them all
+      () => prev.then(() => this.feed.publishStep(id, step)),
       (err: unknown) => {
         this.opts.logger.error({ err, interaction: id, seq: step.seq }, 'interaction step not persisted')
-        return false
+        return prev
       }
     )
-    // published in seq order, each once the store has it; the terminal write queues behind them all
-    run.writes = Promise.all([run.writes, acked]).then(([, ok]) => {
-      if (ok) this.feed.publishStep(id, step)
-    })
   }
 
   /** Applies the terminal outcome (once: the capture's compare-and-set gives it to one caller only). */
