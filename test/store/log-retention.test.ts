@@ -1,5 +1,6 @@
 // The control audit log and the governance decision log keep at most `retention` entries in LMDB:
-// every 1000 appends the oldest whole pages beyond it are removed (counted from the keys' sequence numbers, not a scan).
+// every 1000 appends the oldest whole pages beyond it are removed (counted from the keys' sequence
+// numbers, not a scan).
 import t from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
