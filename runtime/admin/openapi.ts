@@ -19,7 +19,9 @@ const ERROR_REF = { $ref: '#/components/responses/Error' }
 const AUTH = [{ bearer: [] }, { platformAuth: [] }]
 
 function operationId(route: Op): string {
+  // named below /api/admin (or /api): /api/admin/overview is getOverview, /api/interactions getInteractions
   const words = route.path
+    .replace(/^\/api(\/admin)?(?=\/)/, '')
     .split('/')
     .filter((s) => s !== '')
     .map((s) =>

@@ -57,6 +57,9 @@ t.test('operations carry their schemas, gates and security from the table', asyn
     { name: 'id', in: 'path', required: true, schema: { type: 'string' } }
   ])
   t.ok(doc.paths['/api/admin/journal/{id}/log'].get.responses['200'].content['text/plain'])
+  t.equal(doc.paths['/api/admin/overview'].get.operationId, 'getOverview', 'ids are named below /api/admin')
+  t.equal(doc.paths['/api/admin/governance/kill-switch/arm'].post.operationId, 'postGovernanceKillSwitchArm')
+  t.equal(doc.paths['/api/interactions/{id}/cancel'].post.operationId, 'postInteractionsIdCancel')
   const ids = Object.values(doc.paths).flatMap((ops: any) => Object.values(ops).map((o: any) => o.operationId))
   t.equal(new Set(ids).size, ids.length, 'operation ids are unique')
 })
