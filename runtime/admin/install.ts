@@ -93,7 +93,7 @@ export function installAdmin(platform: Platform): void {
     path: '/openapi.json',
     summary: 'This API as an OpenAPI 3.1 document, generated from the route table',
     gate: { read: 'open' },
-    handler: () => (document ??= openApiDocument(routes, deps.version))
+    handler: () => (document ??= openApiDocument(routes, deps.version, platform.http.describedRoutes()))
   })
   mountRoutes(platform, routes)
   const dir = dashboardDir()

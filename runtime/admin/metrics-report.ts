@@ -19,8 +19,34 @@ function total(all: Map<string, Json>, name: string): number {
   return s
 }
 
-/** One row per metric and label set: a value, or for histograms and summaries count, meanMs and totalTimeMs. */
+/** The running maximum a TimedMetric keeps beside histogram `name`, in the histogram's unit. */
+function maxOf(all: Map<string, Json>, name: string): number | undefined {
+  const v = all.get(`${name}_max`)?.values[0]
+  return v === undefined ? undefined : v.value
+}
+
+/** `{count, meanMs, maxMs, totalTimeMs}` of a seconds histogram without labels (zeros when absent). */
+function timing(all: Map<string, Json>, name: string): Record<string, number> {
+  let count = 0
+  let sum = 0
+  for (const v of all.get(name)?.values ?? []) {
+    if (v.metricName === `${name}_count`) count += v.value
+    else if (v.metricName === `${name}_sum`) sum += v.value
+  }
+  return {
+    count,
+    meanMs: count === 0 ? 0 : round((sum / count) * 1000),
+    maxMs: round((maxOf(all, name) ?? 0) * 1000),
+    totalTimeMs: round(sum * 1000)
+  }
+}
+
+/**
+ * One row per metric and label set: a value, or for histograms and summaries count, meanMs,
+ * maxMs (where a `<name>_max` gauge keeps it) and totalTimeMs.
+ */
 function rows(metrics: Json[]): Record<string, unknown>[] {
+  const byName = new Map(metrics.map((m) => [m.name, m]))
   const out: Record<string, unknown>[] = []
   for (const m of metrics) {
     const type = String(m.type)
@@ -37,13 +63,15 @@ function rows(metrics: Json[]): Record<string, unknown>[] {
         if (v.metricName === `${m.name}_count`) g.count = v.value
         else if (v.metricName === `${m.name}_sum`) g.sum = v.value
       }
-      // seconds-based metrics are reported in ms; the registry keeps no maximum, so none is invented
+      // seconds-based metrics are reported in ms; a maximum only where one is kept, none is invented
       const scale = m.name.endsWith('_seconds') ? 1000 : 1
+      const max = maxOf(byName, m.name)
       for (const g of groups.values()) {
         const row: Record<string, unknown> = { name: m.name, type, description: m.help }
         if (Object.keys(g.tags).length > 0) row.tags = g.tags
         row.count = g.count
         row.meanMs = g.count === 0 ? 0 : round((g.sum / g.count) * scale)
+        if (max !== undefined && Object.keys(g.tags).length === 0) row.maxMs = round(max * scale)
         row.totalTimeMs = round(g.sum * scale)
         out.push(row)
       }
@@ -65,7 +93,7 @@ export function metricsRoutes(d: AdminDeps): AdminRoute[] {
     {
       method: 'GET',
       path: '/metrics',
-      summary: 'Connections, messages, backpressure, rooms and AI sessions',
+      summary: 'Connections, messages, broadcast latency, backpressure, rooms and AI turns',
       gate: { read: 'open' },
       handler: async () => {
         const all = new Map((await registry.getMetricsAsJSON()).map((m) => [m.name, m as Json]))
@@ -81,10 +109,21 @@ export function metricsRoutes(d: AdminDeps): AdminRoute[] {
             broadcast: total(all, 'platform_broadcasts_total'),
             delivered: total(all, 'platform_broadcast_deliveries_total')
           },
+          broadcastLatency: timing(all, 'platform_broadcast_seconds'),
           activeBroadcasters: d.transport.broadcasterCount,
           rooms: { active: rooms },
-          backpressure: { disconnects: total(all, 'platform_slow_consumers_closed_total') },
-          ai: { activeSessions: d.ai.sessions.activeCount() }
+          backpressure: {
+            drops: total(all, 'platform_backpressure_drops_total'),
+            disconnects: total(all, 'platform_slow_consumers_closed_total')
+          },
+          ai: {
+            activeSessions: d.ai.sessions.activeCount(),
+            promptsTotal: total(all, 'platform_ai_prompts_total'),
+            streamingTextsTotal: total(all, 'platform_ai_streaming_texts_total'),
+            errorsTotal: total(all, 'platform_ai_errors_total'),
+            toolCallsTotal: total(all, 'platform_ai_tool_calls_total'),
+            turnLatency: timing(all, 'platform_ai_turn_seconds')
+          }
         }
       }
     },

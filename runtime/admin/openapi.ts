@@ -1,15 +1,27 @@
 /**
  * The OpenAPI 3.1 document of the admin API, generated from the route table: paths, parameters and
  * request bodies from each route's ajv schemas (JSON Schema 2020-12, the dialect OpenAPI 3.1 uses),
- * security and error responses from its gate.
+ * security and error responses from its gate. Routes other areas register themselves (governance,
+ * interactions) come from the descriptions they handed the HTTP server.
  */
+import type { DocumentedRoute, RouteDoc } from '../http/index.js'
 import { ADMIN_BASE, type AdminRoute, type JsonSchema } from './route-table.js'
+
+/** One operation to document: an admin route or another area's described route. */
+interface Op {
+  method: string
+  /** The full path, with `{name}` parameters. */
+  path: string
+  doc: RouteDoc
+}
 
 const ERROR_REF = { $ref: '#/components/responses/Error' }
 const AUTH = [{ bearer: [] }, { platformAuth: [] }]
 
-function operationId(route: AdminRoute): string {
+function operationId(route: Op): string {
+  // named below /api/admin (or /api): /api/admin/overview is getOverview, /api/interactions getInteractions
   const words = route.path
+    .replace(/^\/api(\/admin)?(?=\/)/, '')
     .split('/')
     .filter((s) => s !== '')
     .map((s) =>
@@ -18,11 +30,11 @@ function operationId(route: AdminRoute): string {
   return route.method.toLowerCase() + words.map((w) => w.charAt(0).toUpperCase() + w.slice(1)).join('')
 }
 
-function parameters(route: AdminRoute): Record<string, unknown>[] {
+function parameters(route: Op): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = []
   for (const m of route.path.matchAll(/\{([^}]+)\}/g))
     out.push({ name: m[1], in: 'path', required: true, schema: { type: 'string' } })
-  const q = route.query
+  const q = route.doc.query
   if (q !== undefined) {
     const props = (q.properties ?? {}) as Record<string, JsonSchema>
     const required = new Set((q.required ?? []) as string[])
@@ -32,37 +44,50 @@ function parameters(route: AdminRoute): Record<string, unknown>[] {
   return out
 }
 
-function operation(route: AdminRoute): Record<string, unknown> {
-  const gate = route.gate
+function operation(route: Op): Record<string, unknown> {
+  const { doc } = route
+  const gate = doc.gate
   const write = 'write' in gate
-  const op: Record<string, unknown> = { operationId: operationId(route), summary: route.summary }
+  const op: Record<string, unknown> = { operationId: operationId(route), summary: doc.summary }
   const params = parameters(route)
   if (params.length > 0) op.parameters = params
-  if (route.body !== undefined)
-    op.requestBody = { required: true, content: { 'application/json': { schema: route.body } } }
+  if (doc.body !== undefined)
+    op.requestBody = {
+      required: doc.optionalBody !== true,
+      content: { 'application/json': { schema: doc.body } }
+    }
   const responses: Record<string, unknown> = {
     '200': {
       description: 'OK',
       content: {
-        [route.produces ?? 'application/json']: { schema: route.produces === undefined ? {} : { type: 'string' } }
+        [doc.produces ?? 'application/json']: { schema: doc.produces === undefined ? {} : { type: 'string' } }
       }
     }
   }
-  if (params.length > 0 || route.body !== undefined || write) responses['400'] = ERROR_REF
+  if (params.length > 0 || doc.body !== undefined || write) responses['400'] = ERROR_REF
   responses['401'] = ERROR_REF
   if (write) responses['403'] = ERROR_REF
   if (route.path.includes('{') || write) responses['404'] = ERROR_REF
-  op.responses = responses
-  // open reads need a principal only under http-read-auth-required; content and workspace reads by default
-  op.security = write || gate.read !== 'open' ? AUTH : [{}, ...AUTH]
+  for (const s of doc.statuses ?? []) responses[String(s)] = ERROR_REF
+  op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)))
+  // open and owner reads need a principal only under http-read-auth-required; content and workspace reads by default
+  op.security = write || (gate.read !== 'open' && gate.read !== 'owner') ? AUTH : [{}, ...AUTH]
   op['x-platform-gate'] = write ? { write: gate.write } : { read: gate.read }
   return op
 }
 
-export function openApiDocument(routes: readonly AdminRoute[], version: string): Record<string, unknown> {
+export function openApiDocument(
+  routes: readonly AdminRoute[],
+  version: string,
+  described: readonly DocumentedRoute[] = []
+): Record<string, unknown> {
+  const ops: Op[] = [
+    ...routes.map((r) => ({ method: r.method, path: ADMIN_BASE + r.path, doc: r })),
+    ...described.map((r) => ({ method: r.method, path: r.pattern, doc: r.doc }))
+  ]
   const paths: Record<string, Record<string, unknown>> = {}
-  for (const r of routes) {
-    const p = (paths[ADMIN_BASE + r.path] ??= {})
+  for (const r of ops) {
+    const p = (paths[r.path] ??= {})
     p[r.method.toLowerCase()] = operation(r)
   }
   return {
@@ -70,7 +95,8 @@ export function openApiDocument(routes: readonly AdminRoute[], version: string):
     info: {
       title: 'agent-platform admin API',
       version,
-      description: 'The admin control plane under /api/admin, generated from its route table.'
+      description:
+        'The admin control plane under /api/admin (governance included) and /api/interactions, generated from the route table and the routes areas describe.'
     },
     paths,
     components: {

@@ -19,6 +19,7 @@ import type { AiMessage } from './runtime.js'
 import { AgentSessions } from './sessions.js'
 import { runTurn, type TurnDeps, type TurnEvent } from './turn-pipeline.js'
 import { AgentEndpoint } from './agent-endpoint.js'
+import { TurnMetrics } from './turn-metrics.js'
 
 /**
  * The AI area: agent turns run through governance and scope, call tools over MCP and stream over
@@ -49,10 +50,11 @@ export const aiArea: Area = {
       feedback: { maxItems: platform.config.get('platform.ai.governance.feedback.max-items') }
     }
     let inFlight = 0
+    const turnMetrics = new TurnMetrics(platform.metrics.registry)
     async function* counted(events: AsyncIterable<TurnEvent>): AsyncGenerator<TurnEvent> {
       inFlight++
       try {
-        yield* events
+        yield* turnMetrics.count(events)
       } finally {
         inFlight--
       }

@@ -11,6 +11,7 @@ import { GovernanceDecisionLog } from './decision-log.js'
 import { GovernanceMemorySink, type Lesson } from './memory-sink.js'
 import { bindPluginTypes } from './plugin-types.js'
 import { installRoutes } from './routes.js'
+import { describeRoutes } from './route-docs.js'
 import { GovernanceService } from './service.js'
 import { createToolCallGate } from './tool-gate.js'
 import { decisionCounter } from './metrics.js'
@@ -21,7 +22,10 @@ export async function installGovernance(platform: Platform): Promise<GovernanceS
   const { config, logger } = platform
   const adminRoutes = config.get('platform.admin.enabled')
   if (!config.get('platform.ai.governance.enabled')) {
-    if (adminRoutes) installRoutes(platform, undefined)
+    if (adminRoutes) {
+      installRoutes(platform, undefined)
+      describeRoutes(platform.http)
+    }
     return undefined
   }
   const log = logger.child({ area: 'governance' })
@@ -95,7 +99,10 @@ export async function installGovernance(platform: Platform): Promise<GovernanceS
   service.gate.observer = decisionCounter(platform.metrics)
   platform.toolCallGate = createToolCallGate(service.gate)
   platform.provide(GOVERNANCE, service)
-  if (adminRoutes) installRoutes(platform, service)
+  if (adminRoutes) {
+    installRoutes(platform, service)
+    describeRoutes(platform.http)
+  }
   return service
 }
 

@@ -13,6 +13,7 @@ import { SseStream, type SseOptions } from './sse.js'
 import type { Metrics, RouteStats } from '../observability/index.js'
 import { explainListenFailure } from './listen-error.js'
 import { Linger } from './linger.js'
+import type { DocumentedRoute, RouteDoc } from './route-doc.js'
 
 export type Handler = (ctx: Context) => unknown
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS' | 'HEAD'
@@ -64,6 +65,7 @@ const CORS_EXPOSE =
 export class HttpServer implements ContextOwner {
   readonly app: TemplatedApp = uWS.App()
   private readonly routes = new Map<string, RouteEntry>()
+  private readonly docs = new Map<string, DocumentedRoute>()
   private listenSocket: us_listen_socket | undefined
   private inFlight = 0
   private closing = false
@@ -126,6 +128,19 @@ export class HttpServer implements ContextOwner {
   /** Run on close before in-flight responses are awaited: transports close their sockets here. */
   onShutdown(fn: () => void | Promise<void>): void {
     this.shutdownHooks.push(fn)
+  }
+
+  /** Documents a registered route for the OpenAPI generator; an unregistered one is a programming error. */
+  describe(method: Method, pattern: string, doc: RouteDoc): this {
+    if (this.routes.get(pattern)?.methods.has(method) !== true)
+      throw new Error(`cannot describe ${method} ${pattern}: not registered`)
+    this.docs.set(`${method} ${pattern}`, { method, pattern, doc })
+    return this
+  }
+
+  /** The routes documented with describe(), in the order they were described. */
+  describedRoutes(): DocumentedRoute[] {
+    return [...this.docs.values()]
   }
 
   listRoutes(): { pattern: string; methods: string[] }[] {

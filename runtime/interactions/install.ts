@@ -3,6 +3,7 @@ import { AI } from '../ai/index.js'
 import { StepFeed } from './feed.js'
 import { INTERACTIONS } from './key.js'
 import { installRoutes } from './routes.js'
+import { describeRoutes } from './route-docs.js'
 import { InteractionService } from './service.js'
 import { InteractionStreams } from './stream.js'
 import { PlatformError } from '../http/index.js'
@@ -45,6 +46,7 @@ export const interactionsArea: Area = {
       }
     })
     installRoutes(platform, service, streams)
+    describeRoutes(platform.http)
     streams.mount()
     platform.onClose(async () => {
       await service.close()

@@ -1,5 +1,6 @@
 import { Registry, Counter, Gauge, collectDefaultMetrics } from 'prom-client'
 import { RouteMetrics } from './route-metrics.js'
+import { TimedMetric } from './timed-metric.js'
 
 /** One registry per platform instance, so tests can run several side by side. */
 export class Metrics {
@@ -10,6 +11,9 @@ export class Metrics {
   readonly broadcasts: Counter<'broadcaster'>
   readonly deliveries: Counter
   readonly slowConsumers: Counter
+  /** How long one broadcast's fan-out call took (handing the frame to uWS and the direct resources). */
+  readonly broadcastLatency: TimedMetric
+  readonly backpressureDrops: Counter
   readonly resourcesConnected: Counter
   readonly resourcesDisconnected: Counter
   readonly pluginFailures: Counter<'plugin' | 'reason'>
@@ -39,6 +43,17 @@ export class Metrics {
     this.slowConsumers = new Counter({
       name: 'platform_slow_consumers_closed_total',
       help: 'WebSocket consumers closed for exceeding the backpressure limit',
+      registers
+    })
+    this.broadcastLatency = new TimedMetric(
+      this.registry,
+      'platform_broadcast_seconds',
+      'Time to fan one broadcast out to its resources (handed to the sockets, not yet read by the clients)',
+      [0.00001, 0.0001, 0.001, 0.01, 0.1, 1]
+    )
+    this.backpressureDrops = new Counter({
+      name: 'platform_backpressure_drops_total',
+      help: 'Frames a WebSocket refused at its backpressure cap (the consumer is then closed as slow)',
       registers
     })
     this.resourcesConnected = new Counter({

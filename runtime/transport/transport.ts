@@ -146,6 +146,7 @@ export class Transport implements SocketWatcher, PollOwner {
 
   /** Publishes one serialised frame to `b`, optionally not to `except`; returns the recipients. */
   publish(b: Broadcaster, frame: Frame, except?: Resource): number {
+    const started = performance.now()
     if (b.sockets.size > 0) {
       if (except instanceof WsResource && !except.closed) except.ws.publish(b.topic, frame.text, false)
       else this.opts.app.publish(b.topic, frame.text, false)
@@ -156,6 +157,7 @@ export class Transport implements SocketWatcher, PollOwner {
     const count = b.resources.size - (except !== undefined && b.resources.has(except.uuid) ? 1 : 0)
     b.counter.inc()
     if (count > 0) this.opts.metrics.deliveries.inc(count)
+    this.opts.metrics.broadcastLatency.observe((performance.now() - started) / 1000)
     this.opts.bus.emit('MessageBroadcast', { broadcasterId: b.id, resourceCount: count })
     return count
   }
@@ -233,6 +235,7 @@ export class Transport implements SocketWatcher, PollOwner {
   // --- backpressure (SocketWatcher) ---
 
   sent(r: WsResource, status: number): void {
+    if (status === 2) this.opts.metrics.backpressureDrops.inc()
     if (status === 2 || r.ws.getBufferedAmount() > this.opts.maxBackpressureBytes) this.slow(r)
   }
 

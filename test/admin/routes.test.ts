@@ -211,7 +211,15 @@ t.test('metrics and metrics/all come from the prom-client registry', async (t) =
   t.ok(http.count >= 2, 'histograms as count, meanMs, totalTimeMs')
   t.same(Object.keys(http), ['name', 'type', 'description', 'tags', 'count', 'meanMs', 'totalTimeMs'])
   const m = (await call(tp, 'GET', '/metrics')).body
-  t.same(Object.keys(m), ['connections', 'messages', 'activeBroadcasters', 'rooms', 'backpressure', 'ai'])
+  t.same(Object.keys(m), [
+    'connections',
+    'messages',
+    'broadcastLatency',
+    'activeBroadcasters',
+    'rooms',
+    'backpressure',
+    'ai'
+  ])
 })
 
 t.test('the fleet routes answer from empty registries; unknown ids 404', async (t) => {
