@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Config } from './config/index.js'
 import { EventBus } from './events/index.js'
@@ -51,6 +52,8 @@ export class Platform {
   readonly http: HttpServer
   readonly store: Store
   readonly principals: PrincipalResolver
+  /** The platform's version (package.json), for the MCP server info and the admin overview. */
+  readonly version = packageVersion()
   readonly audit: ControlAuditLog
   readonly writeGate: WriteGate
   /** What plugins contribute; MCP, governance and scope read it. */
@@ -213,4 +216,17 @@ export async function startPlatform(opts: PlatformOptions): Promise<{ platform: 
     await platform.close()
     throw err
   }
+}
+
+/** The platform's version, from its package.json (found from both the sources and dist/). */
+function packageVersion(): string {
+  for (const rel of ['../package.json', '../../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version: string }
+      if (pkg.name === 'agent-platform') return pkg.version
+    } catch {
+      /* try the next */
+    }
+  }
+  return '0.0.0'
 }

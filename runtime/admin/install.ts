@@ -2,7 +2,6 @@
  * The admin control plane: the REST routes under /api/admin (the governance area serves
  * /api/admin/governance itself). `platform.admin.enabled=false` leaves every route out.
  */
-import { readFileSync } from 'node:fs'
 import type { Area, Platform } from '../platform.js'
 import { transportOf } from '../transport/index.js'
 import { AI } from '../ai/index.js'
@@ -29,19 +28,6 @@ import { transportRoutes } from './transport-routes.js'
 import type { WorkflowManifest } from './workflow-manifest.js'
 import { workflowRoutes } from './workflow-routes.js'
 import { LmdbWorkflowStore, MemoryWorkflowStore, type WorkflowStore } from './workflow-store.js'
-
-/** The platform's version, from its package.json (found from both the sources and dist/). */
-function packageVersion(): string {
-  for (const rel of ['../../package.json', '../../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version: string }
-      if (pkg.name === 'agent-platform') return pkg.version
-    } catch {
-      /* try the next */
-    }
-  }
-  return '0.0.0'
-}
 
 /** Every admin route, in mount order. */
 export function adminRoutes(d: AdminDeps): AdminRoute[] {
@@ -79,7 +65,7 @@ export function installAdmin(platform: Platform): void {
     governance: governanceOf(platform),
     mcp: getMcp(platform),
     fleet: EMPTY_FLEET,
-    version: packageVersion()
+    version: platform.version
   }
   const routes = [
     ...adminRoutes(deps),

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs'
 import type { Area, Platform } from '../platform.js'
 import { abortSignalOf, type ToolDescriptor } from '../plugins/index.js'
 import type { Context } from '../http/index.js'
@@ -17,19 +16,6 @@ import { installMcpExtras } from './extras.js'
 
 const PLATFORM_PATH = '/platform/mcp'
 const AGENT_PATTERN = '/platform/agent/{name}/mcp'
-
-/** The platform's version, from its package.json (found from both the sources and dist/). */
-function packageVersion(): string {
-  for (const rel of ['../../package.json', '../../../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version: string }
-      if (pkg.name === 'agent-platform') return pkg.version
-    } catch {
-      /* try the next */
-    }
-  }
-  return '0.0.0'
-}
 
 function requestStateKey(platform: Platform): Buffer {
   const configured = platform.config.get('platform.mcp.request-state-key')
@@ -88,7 +74,7 @@ export async function installMcp(platform: Platform): Promise<McpServer | undefi
   const instructions = cfg.get('platform.mcp.instructions')
   const core = new McpCore(platform, registry, sessions, tasks, codec, {
     serverName: 'agent-platform',
-    serverVersion: packageVersion(),
+    serverVersion: platform.version,
     ...(instructions !== undefined ? { instructions } : {}),
     cacheTtlMs: cfg.get('platform.mcp.cache-ttl-ms'),
     cacheScope: cfg.get('platform.mcp.cache-scope'),
