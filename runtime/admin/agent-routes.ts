@@ -5,7 +5,7 @@
  * its workspace (no planning or file primitive is attached yet: reported as such).
  */
 import { PlatformError } from '../http/index.js'
-import { agentChatPath, MAX_CONVERSATION_ID_LENGTH } from '../ai/index.js'
+import { MAX_CONVERSATION_ID_LENGTH, type AgentInfo } from '../ai/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import type { AdminDeps } from './admin-deps.js'
 import type { AdminRoute } from './route-table.js'
@@ -15,16 +15,16 @@ const FACTS_DEFAULT_LIMIT = 50
 const FACTS_MAX_LIMIT = 1000
 const CONVERSATION_MAX_LIMIT = 10_000
 
-export function agentRow(d: AdminDeps, a: RegisteredAgent): Record<string, unknown> {
+/** An agent as admin lists it, from the AI area's view (which knows the protocols it really serves). */
+function agentRow(a: AgentInfo): Record<string, unknown> {
   return {
     name: a.name,
-    path: agentChatPath(a),
+    path: a.path,
     handlerClass: `plugin:${a.plugin}`,
     version: a.version,
     description: a.description,
     headless: a.headless,
-    // what the AI area actually serves it over now, not what it could be served over
-    protocols: d.ai.agents().find((x) => x.name === a.name)?.protocols ?? []
+    protocols: a.protocols
   }
 }
 
@@ -46,14 +46,17 @@ export function agentRoutes(d: AdminDeps): AdminRoute[] {
       path: '/agents',
       summary: 'Every agent plugins contribute: {name, path, handlerClass, version, description, headless, protocols}',
       gate: { read: 'open' },
-      handler: () => d.platform.plugins.agents().map((a) => agentRow(d, a))
+      handler: () => d.ai.agents().map(agentRow)
     },
     {
       method: 'GET',
       path: '/agents/{name}',
       summary: 'One agent',
       gate: { read: 'open' },
-      handler: ({ params }) => agentRow(d, agent(params.name!))
+      handler: ({ params }) => {
+        const name = agent(params.name!).name
+        return agentRow(d.ai.agents().find((a) => a.name === name)!)
+      }
     },
     {
       method: 'GET',
