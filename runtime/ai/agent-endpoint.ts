@@ -214,6 +214,13 @@ export class AgentEndpoint {
     return 1
   }
 
+  /** Plays one turn to `target`; a failure of the player itself is logged, never thrown. */
+  private play(agent: RegisteredAgent, input: PlayInput, target: TurnTarget, signal: AbortSignal): Promise<void> {
+    return playTurn(this.ai, input, target, signal, this.platform.logger).catch((err: unknown) => {
+      this.platform.logger.error({ err, agent: agent.name }, 'agent endpoint: turn failed')
+    })
+  }
+
   private startTurn(c: Conn, agent: RegisteredAgent, prompt: Prompt): void {
     const ac = new AbortController()
     c.turn = ac
@@ -223,20 +230,15 @@ export class AgentEndpoint {
     const target: TurnTarget = broadcast
       ? this.roomTarget(c.r.broadcaster)
       : { send: (build) => c.r.deliver(Frame.json(build(c.frames))) }
-    playTurn(
-      this.ai,
+    this.play(
+      agent,
       this.input(agent, prompt, c.frames.sessionId, c.caller, key, !broadcast),
       target,
-      ac.signal,
-      this.platform.logger
-    )
-      .catch((err: unknown) => {
-        this.platform.logger.error({ err, agent: agent.name }, 'agent endpoint: turn failed')
-      })
-      .finally(() => {
-        c.turn = undefined
-        if (c.closed) this.forget(c)
-      })
+      ac.signal
+    ).finally(() => {
+      c.turn = undefined
+      if (c.closed) this.forget(c)
+    })
   }
 
   /**
@@ -340,21 +342,13 @@ export class AgentEndpoint {
     const target = broadcast
       ? this.roomTarget(transportOf(this.platform).findBroadcaster(BROADCASTER_PREFIX + path), mine)
       : mine
-    playTurn(
-      this.ai,
-      this.input(agent, frame, session.sessionId, caller, key, !broadcast),
-      target,
-      ac.signal,
-      this.platform.logger
-    )
-      .catch((err: unknown) => {
-        this.platform.logger.error({ err, agent: agent.name }, 'agent endpoint: turn failed')
-      })
-      .finally(() => {
+    this.play(agent, this.input(agent, frame, session.sessionId, caller, key, !broadcast), target, ac.signal).finally(
+      () => {
         stream.close()
         this.ai.sessions.end(session.sessionId)
         if (own) void this.ai.memory.clear(key).catch(() => {})
-      })
+      }
+    )
     return undefined
   }
 }
