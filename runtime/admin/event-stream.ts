@@ -9,7 +9,7 @@
 import type { HttpRequest, HttpResponse, us_socket_context_t, WebSocket } from 'uWebSockets.js'
 import type { Platform } from '../platform.js'
 import type { EventType, PlatformEvent } from '../events/index.js'
-import { PlatformError, SseStream, statusLine, type Context } from '../http/index.js'
+import { PlatformError, SseStream, requestHeaders, statusLine, type Context } from '../http/index.js'
 import { ReadGate, type Principal } from '../auth/index.js'
 
 export const EVENTS_PATH = '/platform/admin/events'
@@ -196,10 +196,7 @@ export class AdminEventStream {
       // uWS's own cap only stops a runaway turn; sendWs closes at the configured limit
       maxBackpressure: HARD_BACKPRESSURE_BYTES,
       upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
-        const headers: Record<string, string> = {}
-        req.forEach((k, v) => {
-          headers[k] = v
-        })
+        const headers = requestHeaders(req)
         const query = new URLSearchParams(req.getQuery() ?? '')
         let after: number | undefined
         try {

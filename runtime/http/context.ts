@@ -27,6 +27,13 @@ function copyHeader(k: string, v: string): void {
   target[k] = v
 }
 
+/** A request's headers (lowercase names) as a plain object; uWS lets them be read only during its callback. */
+export function requestHeaders(req: HttpRequest): Record<string, string> {
+  const headers: Record<string, string> = (target = {})
+  req.forEach(copyHeader)
+  return headers
+}
+
 // header names and frequent values pre-encoded once: uWS would convert strings on every write
 const H_CONTENT_TYPE = Buffer.from('content-type')
 const H_REQUEST_ID = Buffer.from('x-request-id')
@@ -108,8 +115,7 @@ export class Context {
   get headers(): Record<string, string> {
     if (this._headers === undefined) {
       if (this.req === undefined) throw new Error('request headers read after the request was released')
-      target = this._headers = {}
-      this.req.forEach(copyHeader)
+      this._headers = requestHeaders(this.req)
     }
     return this._headers
   }

@@ -1,6 +1,6 @@
 import type { HttpRequest, HttpResponse, WebSocket, us_socket_context_t } from 'uWebSockets.js'
 import type { Platform } from '../platform.js'
-import { PlatformError, statusLine, type Context, type SseStream } from '../http/index.js'
+import { PlatformError, requestHeaders, statusLine, type Context, type SseStream } from '../http/index.js'
 import { StreamSession, type StreamLimits, type StreamSink } from './stream-session.js'
 import type { Interaction, InteractionFeed, InteractionStore } from './types.js'
 
@@ -164,10 +164,7 @@ export class InteractionStreams {
   }
 
   private upgrade(res: HttpResponse, req: HttpRequest, context: us_socket_context_t): void {
-    const headers: Record<string, string> = {}
-    req.forEach((k, v) => {
-      headers[k] = v
-    })
+    const headers = requestHeaders(req)
     const query = new URLSearchParams(req.getQuery() ?? '')
     let aborted = false
     res.onAborted(() => {

@@ -1,6 +1,7 @@
 import type { WebSocket, HttpResponse, HttpRequest, us_socket_context_t } from 'uWebSockets.js'
 import type { Platform } from '../platform.js'
 import { tokenOf, type Principal } from '../auth/index.js'
+import { requestHeaders } from '../http/index.js'
 import type { McpCore } from './core.js'
 import { McpError, rpcError, ErrorCode } from './errors.js'
 import type { OriginPolicy } from './origin.js'
@@ -60,10 +61,7 @@ export class WsTransport {
     this.platform.http.ws<WsData>(pattern, {
       ...(maxPayload !== undefined ? { maxPayloadLength: maxPayload } : {}),
       upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
-        const headers: Record<string, string> = {}
-        req.forEach((k, v) => {
-          headers[k] = v
-        })
+        const headers = requestHeaders(req)
         const path = req.getUrl()
         const ep = resolve(path, (i) => req.getParameter(i))
         if (!this.origins.allowed(headers.origin)) {

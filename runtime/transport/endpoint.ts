@@ -1,6 +1,13 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { HttpResponse, HttpRequest, us_socket_context_t, WebSocket } from 'uWebSockets.js'
-import { PlatformError, parseJsonBody, statusLine, type Context, type HttpServer } from '../http/index.js'
+import {
+  PlatformError,
+  parseJsonBody,
+  requestHeaders,
+  statusLine,
+  type Context,
+  type HttpServer
+} from '../http/index.js'
 import type { Logger } from '../observability/index.js'
 import type { Broadcaster, Resource } from './broadcaster.js'
 import { Frame } from './frame.js'
@@ -236,10 +243,7 @@ export class Endpoint {
     const key = req.getHeader('sec-websocket-key')
     const protocol = req.getHeader('sec-websocket-protocol')
     const extensions = req.getHeader('sec-websocket-extensions')
-    const headers: Record<string, string> = {}
-    req.forEach((k, v) => {
-      headers[k] = v
-    })
+    const headers = requestHeaders(req)
     const params: Record<string, string> = {}
     for (let i = 0; i < this.paramNames.length; i++) {
       const raw = req.getParameter(i) ?? ''
