@@ -34,7 +34,8 @@ function fromEvent(e) {
   }
 }
 
-// the stream's events carry the log's timestamp: a decision seen both ways is shown once
+// the stream's events carry the log's timestamp, so a decision read from the log and then seen on
+// the stream (the replay, or a batch still on its way when the log was read) has the same key
 const keyOf = (r) => [r.timestamp, r.policy, r.phase, r.decision, r.agentId, r.reason].join('\u0000')
 
 export function decisionViewer() {
@@ -58,7 +59,7 @@ export function decisionViewer() {
   const empty = el('p', { class: 'empty' }, 'Loading decisions…')
   const box = el(
     'div',
-    { class: 'scroll feed', on: { scroll: () => (scrollTop = box.scrollTop) } },
+    { class: 'scroll feed' },
     el(
       'table',
       { class: 'decisions' },
@@ -74,22 +75,25 @@ export function decisionViewer() {
       body
     )
   )
+  // the whole card, so that building the tab's next redraw does not take it out of the current one
   const element = el(
-    'div',
-    { class: 'decision-viewer' },
+    'section',
+    { class: 'card decision-viewer' },
+    el('h2', {}, 'Decisions'),
     el('div', { class: 'toolbar' }, byDecision, byPolicy, pause, heldLabel, count),
     problem,
     box,
     empty
   )
-  const keys = new Set()
+  // how many rows read from the log have each key and have not been seen on the stream yet: a
+  // count, since identical decisions in the same millisecond are several rows
+  const unmatched = new Map()
   let loaded = false
   let loading
   let paused = false
   let held = []
   // live rows that came before the log was read, merged into it then
   let early = []
-  let scrollTop = 0
 
   const matches = (r) => {
     const d = byDecision.value
@@ -121,25 +125,30 @@ export function decisionViewer() {
     empty.textContent = total === 0 ? 'No decisions recorded yet.' : 'No decisions match the filter.'
   }
 
+  /** Stream rows the log already gave, taken out. */
+  function fresh(rows) {
+    if (unmatched.size === 0) return rows
+    return rows.filter((r) => {
+      const k = keyOf(r)
+      const n = unmatched.get(k)
+      if (n === undefined) return true
+      if (n === 1) unmatched.delete(k)
+      else unmatched.set(k, n - 1)
+      return false
+    })
+  }
+
   /** Puts `rows` (newest first) on top, highlighted; the oldest beyond KEEP go. */
   function prepend(rows) {
     const frag = document.createDocumentFragment()
     for (const r of rows) {
-      const k = keyOf(r)
-      if (keys.has(k)) continue
-      keys.add(k)
       const tr = row(r)
-      tr.dataset.key = k
       tr.className = 'new'
       frag.append(tr)
     }
-    if (!frag.hasChildNodes()) return
     for (const r of body.querySelectorAll('tr.new')) r.classList.remove('new')
     body.prepend(frag)
-    while (body.rows.length > KEEP) {
-      keys.delete(body.lastElementChild.dataset.key)
-      body.lastElementChild.remove()
-    }
+    while (body.rows.length > KEEP) body.lastElementChild.remove()
     summarise()
   }
 
@@ -165,8 +174,11 @@ export function decisionViewer() {
     loading ??= admin('/governance/decisions?limit=200')
       .then((entries) => {
         loaded = true
+        box.hidden = false
         problem.replaceChildren()
-        const rows = [...early, ...entries.map(fromLog)]
+        const logged = entries.map(fromLog)
+        for (const r of logged) unmatched.set(keyOf(r), (unmatched.get(keyOf(r)) ?? 0) + 1)
+        const rows = [...fresh(early), ...logged]
         early = []
         // newest first; ISO timestamps sort as text
         rows.sort((a, b) => (a.timestamp < b.timestamp ? 1 : a.timestamp > b.timestamp ? -1 : 0))
@@ -174,6 +186,7 @@ export function decisionViewer() {
       })
       .catch((err) => {
         problem.replaceChildren(errorBox(err))
+        box.hidden = true
         empty.hidden = true
       })
       .finally(() => {
@@ -184,9 +197,11 @@ export function decisionViewer() {
 
   /** One stream batch: its decisions, newest first. */
   function events(batch) {
-    const rows = []
+    let rows = []
     for (let i = batch.length - 1; i >= 0; i--)
       if (batch[i].type === 'GovernanceDecision') rows.push(fromEvent(batch[i]))
+    if (rows.length === 0) return
+    if (loaded) rows = fresh(rows)
     if (rows.length === 0) return
     if (!loaded) {
       early = [...rows, ...early].slice(0, KEEP)
@@ -196,10 +211,13 @@ export function decisionViewer() {
     } else prepend(rows)
   }
 
-  /** Called once the tab's redraw has put the viewer back: the reader's scroll position stays. */
-  function reattached() {
-    box.scrollTop = scrollTop
+  /** Before a redraw moves the viewer (a detached box loses its scroll position): what puts it back. */
+  function holdScroll() {
+    const top = box.scrollTop
+    return () => {
+      box.scrollTop = top
+    }
   }
 
-  return { element, load, events, reattached }
+  return { element, load, events, holdScroll }
 }

@@ -54,6 +54,9 @@ export const governanceTab = {
   events(batch, _panel, state) {
     state.viewer.events(batch)
   },
+  keep({ viewer }) {
+    return viewer.holdScroll()
+  },
   async render({ viewer }) {
     const out = el('div', { 'aria-live': 'polite' })
     const health = await admin('/governance/health').catch((err) => err)
@@ -78,10 +81,7 @@ export const governanceTab = {
           'No policies loaded.'
         )
       ),
-      await viewer.load().then(() => {
-        requestAnimationFrame(viewer.reattached)
-        return el('section', { class: 'card' }, el('h2', {}, 'Decisions'), viewer.element)
-      }),
+      await viewer.load().then(() => viewer.element),
       await section('OWASP agentic top 10', async () => {
         const m = await admin('/governance/owasp')
         return table(

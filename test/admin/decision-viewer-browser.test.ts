@@ -152,3 +152,47 @@ t.test('pause holds live rows back, counted; resume puts them on top', async (t)
   t.equal(await panel.getByText(/new while paused/).count(), 0)
   t.same(pageErrors, [], 'no page errors')
 })
+
+t.test('a control action redraws the tab; the viewer keeps its rows and scroll position', async (t) => {
+  for (let i = 0; i < 25; i++) await denied(`launch codes ${i}`)
+  const total = (await call(tp, 'GET', '/governance/decisions?limit=200', { token: ALICE })).body.length as number
+  await rows.nth(total - 1).waitFor()
+  const box = panel.locator('.decision-viewer .scroll')
+  await box.evaluate((b) => {
+    b.scrollTop = 300
+    b.querySelector('tbody tr:nth-child(5)')!.setAttribute('data-mark', 'kept')
+  })
+  t.equal(await box.evaluate((b) => b.scrollTop), 300, 'the box scrolls')
+  // the kill switch card is rebuilt by every redraw: once it is gone, the tab was redrawn
+  await panel
+    .locator('section.card')
+    .first()
+    .evaluate((c) => c.setAttribute('data-old', ''))
+  // a refused write is a control action too: the tab redraws on it
+  t.equal((await call(tp, 'DELETE', '/resources/nobody', { token: 'not-a-token' })).status >= 400, true)
+  await panel.locator('section.card[data-old]').waitFor({ state: 'detached' })
+  await panel.locator(':scope:not([aria-busy=true])').waitFor()
+  t.equal(await panel.locator('.decision-viewer tbody tr[data-mark=kept]').count(), 1, 'the same rows, not rebuilt')
+  t.equal(await box.evaluate((b) => b.scrollTop), 300, 'the scroll position survived the redraw')
+  t.equal(logReads.length, 1, 'the log was not read again')
+  t.same(pageErrors, [], 'no page errors')
+})
+
+t.test('a page opened on the tab shows the stream replay and the log as one list', async (t) => {
+  // the first page watches, so the stream keeps its decisions: a new page gets them in its replay too
+  const p = await context.newPage()
+  p.on('pageerror', (e) => pageErrors.push(String(e)))
+  await p.goto(tp.url + '/platform/admin/#governance')
+  await p.fill('#token', ALICE)
+  await p.press('#token', 'Enter')
+  await p.locator('#stream-state.live').waitFor()
+  const list = p.locator('#panel-governance .decision-viewer tbody tr')
+  // a decision after the replay: once its row is there, the replay was handled
+  const before = (await call(tp, 'GET', '/governance/decisions?limit=200', { token: ALICE })).body.length as number
+  await denied('launch codes for the second page')
+  await list.nth(before).waitFor()
+  const logged = (await call(tp, 'GET', '/governance/decisions?limit=200', { token: ALICE })).body.length as number
+  t.equal(await list.count(), logged, 'each decision once')
+  t.same(pageErrors, [], 'no page errors')
+  await p.close()
+})
