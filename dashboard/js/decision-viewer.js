@@ -62,7 +62,7 @@ export function decisionViewer() {
     { class: 'scroll feed' },
     el(
       'table',
-      { class: 'decisions' },
+      {},
       el(
         'thead',
         {},
@@ -141,7 +141,8 @@ export function decisionViewer() {
   /** Puts `rows` (newest first) on top, highlighted; the oldest beyond KEEP go. */
   function prepend(rows) {
     const frag = document.createDocumentFragment()
-    for (const r of rows) {
+    // a burst beyond what is kept builds only the rows that stay
+    for (const r of rows.length > KEEP ? rows.slice(0, KEEP) : rows) {
       const tr = row(r)
       tr.className = 'new'
       frag.append(tr)
