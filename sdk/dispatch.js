@@ -174,15 +174,17 @@ async function pumpEvents(out, ctx, hostCall, id, window) {
   else throw new TypeError("a runtime's stream() must return an array or an (async) iterable of events")
   let credit = Number.isInteger(window) && window > 0 ? window : 1
   let stopped = false
+  // closes the plugin's iterator (its finally runs); resolves when that is done, never rejects
   const stop = () => {
-    if (stopped) return
+    if (stopped) return undefined
     stopped = true
     try {
       const r = it.return?.()
-      if (r !== null && typeof r === 'object' && typeof r.then === 'function') r.then(undefined, () => {})
+      if (r !== null && typeof r === 'object' && typeof r.then === 'function') return r.then(undefined, () => {})
     } catch (_) {
       /* the plugin's finally threw: the stream is over either way */
     }
+    return undefined
   }
   const signal = ctx.signal
   signal?.addEventListener?.('abort', stop)
@@ -200,7 +202,8 @@ async function pumpEvents(out, ctx, hostCall, id, window) {
     }
   } finally {
     signal?.removeEventListener?.('abort', stop)
-    stop()
+    // within the call, so the plugin's finally may still use ctx (kv, fetch, log)
+    await stop()
   }
   return null
 }

@@ -153,7 +153,9 @@ export class PluginEventStream implements AsyncIterableIterator<unknown> {
     this.allowed = this.received + credit
     const p = this.pull
     this.pull = undefined
-    p(credit)
+    // on the next turn of the event loop: an inline plugin that floods would otherwise chain
+    // microtasks with its consumer for ever and starve every socket
+    setImmediate(p, credit)
   }
 
   private finish(err: Error | undefined): void {
