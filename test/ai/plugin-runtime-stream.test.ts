@@ -33,6 +33,10 @@ export default definePlugin({
       } else if (m === 'throw') {
         yield { type: 'text', delta: 'partial ' }
         throw new Error('model fell over')
+      } else if (m === 'cheat') {
+        // around the pull: sends far more than it was allowed, then returns nothing
+        for (let i = 0; i < 1000; i++) ctx.progress({ type: 'text', delta: 'y' })
+        return
       } else if (m === 'hang') {
         yield { type: 'text', delta: 'partial ' }
         await new Promise(() => {})
@@ -121,6 +125,13 @@ t.test('plugin runtimes stream over the agent WebSocket', async (t) => {
         t.match(hung.at(-1), { type: 'error', data: /(time limit of|timed out after) 3000 ms/ })
         const again = await s.turn('hello')
         t.equal(deltas(again), 'echo hello')
+      })
+
+      t.test('a plugin that sends beyond its allowance ends its turn with an error', async (t) => {
+        const frames = await s.turn('cheat')
+        t.ok(deltas(frames).length <= STREAM_WINDOW, `at most one window reached the client (${deltas(frames).length})`)
+        t.match(frames.at(-1), { type: 'error', data: /sent more runtime events than the host asked for/ })
+        t.equal(deltas(await s.turn('hello')), 'echo hello', 'the next turn is served')
       })
     })
   }
