@@ -134,8 +134,13 @@ export function startContribution(def, req, ctx, hostCall) {
       return find(def.classifiers, 'name', req.name, 'classifier').classify(req.args.request, req.args.scope ?? {}, ctx)
     case 'embedder':
       return find(def.embedders, 'name', req.name, 'embedder').embed(req.args.texts, ctx)
-    case 'runtime':
-      return collectEvents(find(def.runtimes ?? [], 'name', req.name, 'runtime').stream(req.args.request, ctx))
+    case 'runtime': {
+      const out = find(def.runtimes ?? [], 'name', req.name, 'runtime').stream(req.args.request, ctx)
+      const s = req.args.stream
+      if (s !== null && typeof s === 'object' && typeof s.id === 'string' && typeof hostCall === 'function')
+        return pumpEvents(out, ctx, hostCall, s.id, s.window)
+      return collectEvents(out)
+    }
     default:
       throw new Error(`unknown contribution kind '${req.kind}'`)
   }
@@ -151,6 +156,56 @@ async function collectEvents(out) {
     return events
   }
   throw new TypeError("a runtime's stream() must return an array or an (async) iterable of events")
+}
+
+/**
+ * Streams a runtime's events to the host as the plugin yields them, one `ctx.progress` message
+ * each. The host pulls: after `window` events the pump asks for more (`runtime.pull`) and waits;
+ * the answer is the next allowance, 0 to stop. Stopping (that answer, or `ctx.signal`) calls the
+ * iterator's `return()`, so the plugin's `finally` runs. Resolves with a returned array (sent
+ * whole: it was never a stream) or null.
+ */
+async function pumpEvents(out, ctx, hostCall, id, window) {
+  const v = await out
+  if (Array.isArray(v)) return v
+  let it
+  if (v !== null && typeof v === 'object' && Symbol.asyncIterator in v) it = v[Symbol.asyncIterator]()
+  else if (v !== null && typeof v === 'object' && Symbol.iterator in v) it = v[Symbol.iterator]()
+  else throw new TypeError("a runtime's stream() must return an array or an (async) iterable of events")
+  let credit = Number.isInteger(window) && window > 0 ? window : 1
+  let stopped = false
+  // closes the plugin's iterator (its finally runs); resolves when that is done, never rejects
+  const stop = () => {
+    if (stopped) return undefined
+    stopped = true
+    try {
+      const r = it.return?.()
+      if (r !== null && typeof r === 'object' && typeof r.then === 'function') return r.then(undefined, () => {})
+    } catch (_) {
+      /* the plugin's finally threw: the stream is over either way */
+    }
+    return undefined
+  }
+  const signal = ctx.signal
+  signal?.addEventListener?.('abort', stop)
+  try {
+    for (;;) {
+      if (credit <= 0) {
+        credit = await hostCall('runtime.pull', [id])
+        if (!(credit > 0)) break
+      }
+      if (stopped || signal?.aborted === true) break
+      const r = await it.next()
+      if (r.done === true || stopped) break
+      ctx.progress(r.value)
+      credit--
+    }
+  } finally {
+    signal?.removeEventListener?.('abort', stop)
+    // within the call, so the plugin's finally may still use ctx (kv, fetch, log)
+    await stop()
+  }
+  return null
 }
 
 /** Runs one contribution; `ctx` is what the plugin sees (log, signal, granted capabilities). */

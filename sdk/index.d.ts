@@ -232,7 +232,11 @@ export interface RuntimeDef {
   priority?: number
   capabilities?: Array<'streaming' | 'tool-calling' | 'cancellation' | 'usage' | 'system-prompt'>
   models?: string[]
-  /** Events of one request; the host receives them as one batch when this ends. `ctx.signal` cancels. */
+  /**
+   * Events of one request. Yielded events reach the host as they are yielded (it pulls, so the
+   * generator waits at `yield` while the client is slow); cancelling fires `ctx.signal` and calls
+   * the generator's `return()`. A returned array arrives whole.
+   */
   stream(
     request: RuntimeRequest,
     ctx: Ctx

@@ -124,7 +124,9 @@ export function embedder(def) {
  * An AI runtime: `stream(request)` returns (or yields, as an async generator) the events of one
  * request: `{type:'text',delta}`, `{type:'tool-call',call:{id,name,arguments}}`,
  * `{type:'usage',usage:{input,output,cachedInput?,total?}}`, then `{type:'done',finishReason}` or
- * `{type:'error',message}`. The host receives them as one batch when the call ends.
+ * `{type:'error',message}`. Yielded events reach the host as they are yielded (the host pulls, so a
+ * generator waits at its `yield` while the client is slow); cancelling calls the generator's
+ * `return()`, so its `finally` runs. A returned array arrives whole.
  */
 export function runtime(def) {
   need(def, 'name', 'string', 'runtime')

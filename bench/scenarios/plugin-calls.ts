@@ -10,6 +10,8 @@ import {
 } from '../../runtime/plugins/index.js'
 import { createLogger } from '../../runtime/observability/index.js'
 import { cpuSecondsOf } from '../lib/proc.js'
+import { RuntimeStreams } from '../../runtime/plugins/index.js'
+import { streamCost, streamSpec, type EventCost } from '../lib/runtime-stream-cost.js'
 
 interface Measured {
   serialUs: number
@@ -22,6 +24,8 @@ interface Measured {
  * `SandboxInstance.invoke` in the harness process: one call awaited at a time (the overhead a single
  * call pays), and 64 calls in flight (throughput). The isolate tier twice: in-process (the isolate
  * on this thread, what the 10 µs target is about) and in its supervised sandbox process (the default).
+ * Then, in the isolate tier, what one event of a plugin runtime's stream costs (bench-echo's runtime),
+ * streamed as the plugin yields against the same events returned as one array.
  */
 const scenario: Scenario = {
   name: 'plugin-calls',
@@ -104,7 +108,44 @@ const scenario: Scenario = {
         await inst?.dispose()
       }
     }
+    // plugin runtime streams, isolate tier: per-event cost, streamed vs one batch
+    const streams = new RuntimeStreams()
+    const events = opts.quick ? 2000 : 20_000
+    const stream: Record<string, { streamed: EventCost; batch: EventCost } | undefined> = {}
+    for (const isolation of ['in-process', 'process'] as const) {
+      const name = isolation === 'process' ? 'isolate-process' : 'isolate'
+      let inst: SandboxInstance | undefined
+      try {
+        inst = await loadIsolate(streamSpec(opts.root, 'isolate', streams, log, isolation))
+        stream[name] = await streamCost(inst, streams, events, opts.quick ? 2 : 5)
+        opts.log(
+          `  ${name.padEnd(16)} ${stream[name].streamed.wallUs.toFixed(2)} µs/event streamed, ${stream[name].batch.wallUs.toFixed(2)} as one batch`
+        )
+      } catch (err) {
+        notes.push(`${name} stream: not measured (${(err as Error).message.split('\n')[0]})`)
+      } finally {
+        await inst?.dispose()
+      }
+    }
     const rows = []
+    for (const name of ['isolate', 'isolate-process'])
+      for (const [k, label] of [
+        ['wallUs', 'wall'],
+        ['cpuUs', 'harness CPU']
+      ] as const) {
+        const m = stream[name]
+        rows.push(
+          row(
+            `${name}.stream.event_${k === 'wallUs' ? 'us' : 'cpu_us'}`,
+            `${name}: one plugin runtime event streamed, ${label}`,
+            'µs',
+            'lower',
+            m?.streamed[k],
+            m === undefined ? {} : { 'one batch': m.batch[k] },
+            false
+          )
+        )
+      }
     const inline = res.inline
     for (const s of subjects) {
       const m = res[s.name]
@@ -146,7 +187,10 @@ const scenario: Scenario = {
     notes.push(
       `one at a time: up to ${serialN} calls after 500 warm-up calls; 64 in flight: up to ${c64N} calls; each phase at most ${opts.quick ? 1.5 : 5} s. In the harness process (the sandbox process of isolate-process and the worker threads are its children/threads). Ratios vs inline show what a tier costs over a plain in-process call; the targets are absolute`
     )
-    return { scenario: 'plugin-calls', description: this.description, rows, notes, details: res }
+    notes.push(
+      `runtime streams: bench-echo's runtime yields ${events} short text deltas per stream; 'one batch' is the same events returned as one array when the plugin ends (the design before runtimes streamed). Harness CPU leaves out the sandbox process`
+    )
+    return { scenario: 'plugin-calls', description: this.description, rows, notes, details: { ...res, stream } }
   }
 }
 

@@ -59,6 +59,8 @@ export function installAgui(platform: Platform, ai: AiService): AguiEndpoint {
           agent,
           message: input.message,
           history: input.history,
+          clientTools: input.tools,
+          continuation: input.continuation,
           conversationId: input.threadId,
           sessionId: session.sessionId,
           ...(userId !== undefined ? { userId } : {}),

@@ -1,8 +1,8 @@
 /**
  * One AG-UI run as events: the governed turn's events become RUN_STARTED, TEXT_MESSAGE_START /
- * CONTENT / END, TOOL_CALL_START / ARGS / END / RESULT, STATE_SNAPSHOT, then RUN_FINISHED or
- * RUN_ERROR, in the order the protocol's client checks (every message and tool call closed
- * before the run finishes, nothing after its end).
+ * CONTENT / END, TOOL_CALL_START / ARGS / END / RESULT, STEP_STARTED / FINISHED, STATE_SNAPSHOT,
+ * then RUN_FINISHED or RUN_ERROR, in the order the protocol's client checks (every message, tool
+ * call and step closed before the run finishes, nothing after its end).
  */
 import { randomUUID } from 'node:crypto'
 import type { TokenUsage } from './runtime.js'
@@ -14,6 +14,10 @@ export class AguiRun {
   /** The assistant message of the current model round; its tool calls point at it. */
   private messageId: string | undefined
   private textOpen = false
+  /** Tool results were sent since the model last spoke. */
+  private answered = false
+  /** The step an agent's run() reported last: open until the next one or the end of the run. */
+  private step: string | undefined
   private ended = false
   private readonly usage = new Map<string, TokenUsage>()
 
@@ -38,6 +42,7 @@ export class AguiRun {
     switch (e.type) {
       case 'text':
         if (e.delta === '') return
+        this.nextRound()
         if (!this.textOpen) {
           this.textOpen = true
           this.emit({ type: 'TEXT_MESSAGE_START', messageId: this.currentMessage(), role: 'assistant' })
@@ -63,17 +68,35 @@ export class AguiRun {
           // the model saw the same text for a failed tool, so the client's history matches it
           content: e.type === 'tool-result' ? e.content : `error: ${e.message}`
         })
-        // the model answers the results in a new assistant message
-        this.messageId = undefined
+        // the model answers the results in a new assistant message; the round's other calls
+        // (a frontend tool's among them) still belong to this one
+        this.answered = true
         return
       case 'usage':
+        this.nextRound()
         this.addUsage(e.usage)
         return
+      case 'agent-step': {
+        // a turn reports where a step begins; AG-UI also wants where it ends: at the next one
+        this.closeStep()
+        this.step = e.name
+        const metadata = {
+          ...(e.description !== undefined && e.description !== '' ? { description: e.description } : {}),
+          ...(e.data !== undefined && e.data !== null ? { data: e.data } : {})
+        }
+        this.emit({
+          type: 'STEP_STARTED',
+          stepName: e.name,
+          ...(Object.keys(metadata).length > 0 ? { metadata } : {})
+        })
+        return
+      }
       case 'feedback':
         this.emit({ type: 'CUSTOM', name: 'ai.governance.feedback', value: { injected: e.injected, lines: e.lines } })
         return
       case 'complete':
         this.closeText()
+        this.closeStep()
         if (e.preferences.length > 0)
           this.emit({ type: 'CUSTOM', name: 'ai.governance.preferences', value: e.preferences })
         this.emit({ type: 'STATE_SNAPSHOT', snapshot: this.state ?? {} })
@@ -94,6 +117,13 @@ export class AguiRun {
     this.end({ type: 'RUN_ERROR', message, code: 'runtime' })
   }
 
+  /** Text or usage after tool results comes from the model's next round: a new assistant message. */
+  private nextRound(): void {
+    if (!this.answered) return
+    this.answered = false
+    this.messageId = undefined
+  }
+
   private currentMessage(): string {
     return (this.messageId ??= randomUUID())
   }
@@ -104,7 +134,14 @@ export class AguiRun {
     this.emit({ type: 'TEXT_MESSAGE_END', messageId: this.messageId })
   }
 
+  private closeStep(): void {
+    if (this.step === undefined) return
+    this.emit({ type: 'STEP_FINISHED', stepName: this.step })
+    this.step = undefined
+  }
+
   private end(e: AguiEvent): void {
+    this.closeStep()
     this.ended = true
     const usage = [...this.usage.values()].map((u) => ({
       model: u.model,

@@ -2,12 +2,14 @@
  * AG-UI's `RunAgentInput` as this platform reads it: checked with ajv against the protocol's
  * shape (threadId, runId and messages required; tools, context, state, forwardedProps
  * optional), then turned into one turn. In AG-UI the client owns the conversation, so the last
- * message (a user message) is the turn's message and the ones before it are its history.
+ * user message is the turn's message and the ones before it are its history. After it may come
+ * the assistant's tool calls and their results (a frontend tool the client ran): then the run
+ * continues from them. `tools` are the client's frontend tools, offered to the model.
  */
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js'
 import { PlatformError } from '../http/index.js'
 import { MAX_CONVERSATION_ID_LENGTH } from './memory.js'
-import type { AiMessage, AiToolCall } from './runtime.js'
+import type { AiMessage, AiToolCall, AiToolSpec } from './runtime.js'
 
 const str = { type: 'string' }
 const obj = { type: 'object' }
@@ -53,7 +55,11 @@ const SCHEMA = {
     messages: { type: 'array', minItems: 1, items: message },
     tools: {
       type: 'array',
-      items: { ...obj, required: ['name', 'description'], properties: { name: str, description: str } }
+      items: {
+        ...obj,
+        required: ['name', 'description'],
+        properties: { name: { ...str, minLength: 1, maxLength: 128 }, description: str, parameters: obj }
+      }
     },
     context: {
       type: 'array',
@@ -69,10 +75,14 @@ export interface AguiRunInput {
   runId: string
   /** The client's state; undefined when it sent none (or null). */
   state: unknown
-  /** Text of the last message, a user message. */
+  /** Text of the last user message. */
   message: string
   /** The messages before it, as the runtime reads them (system, developer, activity and reasoning left out). */
   history: AiMessage[]
+  /** The tool calls and results after it, when the run continues from a frontend tool's result. */
+  continuation: AiMessage[]
+  /** The client's frontend tools. */
+  tools: AiToolSpec[]
   /** Ambient information the client attached, as `{description, value}` pairs. */
   context: { description: string; value: string }[]
 }
@@ -93,6 +103,7 @@ interface RawInput {
   runId: string
   state?: unknown
   messages: RawMessage[]
+  tools?: { name: string; description: string; parameters?: Record<string, unknown> }[]
   context?: { description: string; value: string }[]
 }
 
@@ -105,25 +116,63 @@ export function parseAguiInput(body: unknown): AguiRunInput {
   if (!validate(body)) throw bad(describe(validate.errors?.[0]))
   const raw = body
   const last = raw.messages[raw.messages.length - 1]!
-  if (last.role !== 'user')
-    throw bad(`the last message must be the user's new message (role 'user'), not '${last.role}'`)
-  const message = textOf(last.content)
+  if (last.role !== 'user' && last.role !== 'tool')
+    throw bad(
+      `the last message must be the user's new message (role 'user') or a tool result (role 'tool'), not '${last.role}'`
+    )
+  let u = raw.messages.length - 1
+  while (u >= 0 && raw.messages[u]!.role !== 'user') u--
+  if (u < 0) throw bad('the messages hold no user message')
+  const message = textOf(raw.messages[u]!.content)
   if (message === '') throw bad('the last user message has no text')
   const names = new Map<string, string>()
-  const history: AiMessage[] = []
-  raw.messages.slice(0, -1).forEach((m, i) => {
-    if (m.role === 'user') history.push({ role: 'user', content: textOf(m.content) })
+  const history = toHistory(raw.messages.slice(0, u), 0, names)
+  const continuation = toHistory(raw.messages.slice(u + 1), u + 1, names, true)
+  const tools: AiToolSpec[] = []
+  const seen = new Set<string>()
+  for (const [i, tl] of (raw.tools ?? []).entries()) {
+    if (seen.has(tl.name)) throw bad(`tools[${i}]: a second tool named '${tl.name}'`)
+    seen.add(tl.name)
+    tools.push({
+      name: tl.name,
+      description: tl.description,
+      inputSchema: tl.parameters ?? { type: 'object', properties: {} }
+    })
+  }
+  return {
+    threadId: raw.threadId,
+    runId: raw.runId,
+    state: raw.state ?? undefined,
+    message,
+    history,
+    continuation,
+    tools,
+    context: raw.context ?? []
+  }
+}
+
+/**
+ * Messages as the runtime reads them; `names` carries each tool call's name to its result. In a
+ * continuation every tool result must answer a call made before it (a model refuses anything else).
+ */
+function toHistory(messages: RawMessage[], offset: number, names: Map<string, string>, strict = false): AiMessage[] {
+  const out: AiMessage[] = []
+  messages.forEach((m, k) => {
+    const i = offset + k
+    if (m.role === 'user') out.push({ role: 'user', content: textOf(m.content) })
     else if (m.role === 'assistant') {
       const calls = (m.toolCalls ?? []).map((c, j) => toolCallOf(c, `messages[${i}].toolCalls[${j}]`))
       for (const c of calls) names.set(c.id, c.name)
-      history.push({
+      out.push({
         role: 'assistant',
         content: typeof m.content === 'string' ? m.content : '',
         ...(calls.length > 0 ? { toolCalls: calls } : {})
       })
     } else if (m.role === 'tool') {
       const name = names.get(m.toolCallId!)
-      history.push({
+      if (strict && name === undefined)
+        throw bad(`messages[${i}] answers tool call '${m.toolCallId!}', which no assistant message before it made`)
+      out.push({
         role: 'tool',
         toolCallId: m.toolCallId!,
         ...(name !== undefined ? { name } : {}),
@@ -131,14 +180,7 @@ export function parseAguiInput(body: unknown): AguiRunInput {
       })
     }
   })
-  return {
-    threadId: raw.threadId,
-    runId: raw.runId,
-    state: raw.state ?? undefined,
-    message,
-    history,
-    context: raw.context ?? []
-  }
+  return out
 }
 
 function toolCallOf(c: RawToolCall, at: string): AiToolCall {

@@ -13,11 +13,11 @@ const CAPABILITIES = new Set<AiCapability>(['streaming', 'tool-calling', 'cancel
 const FINISH = new Set(['stop', 'tool-calls', 'length', 'cancelled'])
 
 /**
- * A runtime a plugin contributes, run in the plugin's sandbox like any contribution. The sandbox
- * hands back the whole event list when the plugin's `stream` ends (one batch, the same in the
- * isolate, worker and inline tiers); this replays it as a stream after checking every event, so
- * a plugin cannot break the contract: anything malformed becomes one error event. Cancellation
- * goes to the plugin as `ctx.signal` and ends the stream at once.
+ * A runtime a plugin contributes, run in the plugin's sandbox like any contribution. Events come
+ * from the sandbox as the plugin yields them (the host pulls, so a plugin that floods waits) and
+ * each is checked before it goes on, so a plugin cannot break the contract: a malformed event ends
+ * the stream with one error event, after what was already good. Cancellation reaches the plugin as
+ * `ctx.signal` and as `return()` on its generator, and ends this stream at once.
  */
 export class PluginRuntime implements AiRuntime {
   readonly name: string
@@ -42,96 +42,100 @@ export class PluginRuntime implements AiRuntime {
       return
     }
     const where = `plugin runtime '${this.name}' (plugin ${this.r.plugin})`
-    let raw: unknown
-    // the sandbox takes an AbortSignal or a Cancellation; bridge whatever shape the caller holds
-    const ctl = new AbortController()
-    const onAbort = (): void => ctl.abort()
-    signal?.addEventListener('abort', onAbort, { once: true })
+    const checker = new EventChecker(request.model ?? this.models[0]!)
+    const raw = this.r.stream(request, signal === undefined ? {} : { signal })
     try {
-      raw = await this.r.stream(request, { signal: ctl.signal })
-    } catch (err) {
-      if (isAborted(signal)) {
-        yield { type: 'done', finishReason: 'cancelled' }
-        return
+      for (;;) {
+        let r: IteratorResult<unknown>
+        try {
+          r = await raw.next()
+        } catch (err) {
+          if (isAborted(signal)) break
+          yield { type: 'error', code: 'runtime', message: `${where} failed: ${(err as Error).message}` }
+          return
+        }
+        if (isAborted(signal)) break
+        let out: AiEvent[]
+        try {
+          out = r.done === true ? checker.end() : checker.take(r.value)
+        } catch (err) {
+          yield {
+            type: 'error',
+            code: 'protocol',
+            message: `${where} broke the runtime contract: ${(err as Error).message}`
+          }
+          return
+        }
+        for (const e of out) yield e
+        if (checker.ended) return
       }
-      yield { type: 'error', code: 'runtime', message: `${where} failed: ${(err as Error).message}` }
-      return
-    } finally {
-      signal?.removeEventListener('abort', onAbort)
-    }
-    if (isAborted(signal)) {
       yield { type: 'done', finishReason: 'cancelled' }
-      return
-    }
-    let events: AiEvent[]
-    try {
-      events = check(raw, request.model ?? this.models[0]!)
-    } catch (err) {
-      yield {
-        type: 'error',
-        code: 'protocol',
-        message: `${where} broke the runtime contract: ${(err as Error).message}`
-      }
-      return
-    }
-    for (const e of events) {
-      if (isAborted(signal)) {
-        yield { type: 'done', finishReason: 'cancelled' }
-        return
-      }
-      yield e
+    } finally {
+      // the consumer stopped, the stream ended or broke: the plugin's generator is closed either way
+      void raw.return?.()
     }
   }
 }
 
-/** The plugin's events, checked and normalised; ends in exactly one terminal event, a usage before it. */
-function check(raw: unknown, model: string): AiEvent[] {
-  if (!Array.isArray(raw)) throw new Error('stream() did not produce a list of events')
-  const out: AiEvent[] = []
-  let sawUsage = false
-  let calls = 0
-  for (const [i, e] of raw.entries()) {
-    if (out.length > 0 && (out[out.length - 1]!.type === 'done' || out[out.length - 1]!.type === 'error'))
-      throw new Error(`event ${i} comes after the terminal event`)
-    const type = (e as { type?: unknown } | null)?.type
-    if (type === 'text' && typeof e.delta === 'string') out.push({ type: 'text', delta: e.delta })
-    else if (type === 'tool-call') {
-      out.push({ type: 'tool-call', call: toolCall(e.call, i) })
-      calls++
-    } else if (type === 'usage' && !sawUsage) {
-      const u = e.usage ?? {}
-      const n = (k: string): number => {
-        const v = u[k] ?? 0
-        if (!Number.isInteger(v) || v < 0) throw new Error(`event ${i}: usage.${k} is not a count`)
-        return v
-      }
-      out.push({
-        type: 'usage',
-        usage: usage(
-          n('input'),
-          n('output'),
-          typeof u.model === 'string' && u.model !== '' ? u.model : model,
-          n('cachedInput'),
-          u.total === undefined ? undefined : n('total')
-        )
-      })
-      sawUsage = true
-    } else if (type === 'done') {
-      if (!sawUsage) {
-        out.push({ type: 'usage', usage: usage(0, 0, model) })
-        sawUsage = true
-      }
-      const fr = e.finishReason ?? (calls > 0 ? 'tool-calls' : 'stop')
-      if (!FINISH.has(fr)) throw new Error(`event ${i}: unknown finishReason '${String(fr)}'`)
-      out.push({ type: 'done', finishReason: fr })
-    } else if (type === 'error' && typeof e.message === 'string')
-      out.push({ type: 'error', code: 'runtime', message: e.message })
-    else throw new Error(`event ${i} is not a runtime event: ${JSON.stringify(e)?.slice(0, 120)}`)
+/** Checks and normalises a plugin's events one by one: one terminal event at the end, a usage before it. */
+class EventChecker {
+  ended = false
+  private sawUsage = false
+  private calls = 0
+  private i = 0
+
+  constructor(private readonly model: string) {}
+
+  take(e: unknown): AiEvent[] {
+    const i = this.i++
+    const ev = (typeof e === 'object' && e !== null ? e : {}) as Record<string, unknown>
+    const type = ev.type
+    if (type === 'text' && typeof ev.delta === 'string') return [{ type: 'text', delta: ev.delta }]
+    if (type === 'tool-call') {
+      this.calls++
+      return [{ type: 'tool-call', call: toolCall(ev.call, i) }]
+    }
+    if (type === 'usage' && !this.sawUsage) {
+      this.sawUsage = true
+      return [{ type: 'usage', usage: this.usage(ev.usage, i) }]
+    }
+    if (type === 'done') {
+      const fr = ev.finishReason ?? (this.calls > 0 ? 'tool-calls' : 'stop')
+      if (typeof fr !== 'string' || !FINISH.has(fr)) throw new Error(`event ${i}: unknown finishReason '${String(fr)}'`)
+      const out: AiEvent[] = []
+      if (!this.sawUsage) out.push({ type: 'usage', usage: usage(0, 0, this.model) })
+      this.sawUsage = true
+      this.ended = true
+      out.push({ type: 'done', finishReason: fr as 'stop' })
+      return out
+    }
+    if (type === 'error' && typeof ev.message === 'string') {
+      this.ended = true
+      return [{ type: 'error', code: 'runtime', message: ev.message }]
+    }
+    throw new Error(`event ${i} is not a runtime event: ${JSON.stringify(e)?.slice(0, 120)}`)
   }
-  const last = out[out.length - 1]
-  if (last === undefined || (last.type !== 'done' && last.type !== 'error'))
+
+  /** The plugin's stream ended: without a terminal event that breaks the contract. */
+  end(): AiEvent[] {
     throw new Error('the events do not end with done or error')
-  return out
+  }
+
+  private usage(raw: unknown, i: number): ReturnType<typeof usage> {
+    const u = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>
+    const n = (k: string): number => {
+      const v = u[k] ?? 0
+      if (!Number.isInteger(v) || (v as number) < 0) throw new Error(`event ${i}: usage.${k} is not a count`)
+      return v as number
+    }
+    return usage(
+      n('input'),
+      n('output'),
+      typeof u.model === 'string' && u.model !== '' ? u.model : this.model,
+      n('cachedInput'),
+      u.total === undefined ? undefined : n('total')
+    )
+  }
 }
 
 function toolCall(raw: unknown, i: number): AiToolCall {

@@ -2,7 +2,7 @@ import type { Platform } from '../platform.js'
 import type { AiRequest } from '../governance/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import type { OfferedTools } from './agent-tools.js'
-import type { AiCancelSignal, AiMessage, AiToolCall } from './runtime.js'
+import type { AiCancelSignal, AiMessage, AiToolCall, AiToolSpec } from './runtime.js'
 
 /** What the agent loop (the default one or an agent's own run) works from once the turn is admitted. */
 export interface LoopInput {
@@ -13,6 +13,10 @@ export interface LoopInput {
   request: AiRequest
   agent: RegisteredAgent | undefined
   history: AiMessage[]
+  /** Tools the client runs (see TurnRequest.clientTools). */
+  clientTools: AiToolSpec[]
+  /** Tool calls and results after the user message, still to be answered (see TurnRequest.continuation). */
+  continuation: AiMessage[]
 }
 
 /** One tool call of a turn: the tool-call gate, argument validation, then the tool's own sandbox. */

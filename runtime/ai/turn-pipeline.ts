@@ -33,10 +33,11 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
     yield fail('bad-request', "a turn needs 'message' (a string)")
     return
   }
-  if (req.history !== undefined && !Array.isArray(req.history)) {
-    yield fail('bad-request', "'history' must be an array of messages")
-    return
-  }
+  for (const k of ['history', 'clientTools', 'continuation'] as const)
+    if (req[k] !== undefined && !Array.isArray(req[k])) {
+      yield fail('bad-request', `'${k}' must be an array`)
+      return
+    }
   const { platform } = deps
   let agent: RegisteredAgent | undefined
   if (req.agent !== undefined) {
@@ -92,7 +93,15 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
         gov !== undefined ? confineSystemPrompt({ ...request, systemPrompt: own }, gov.chain.policies) : own
       return guidance.length > 0 ? withFeedback(confined, guidance) : confined
     }
-    const input: LoopInput = { systemPrompt, framePrompt, request, agent, history: req.history ?? [] }
+    const input: LoopInput = {
+      systemPrompt,
+      framePrompt,
+      request,
+      agent,
+      history: req.history ?? [],
+      clientTools: req.clientTools ?? [],
+      continuation: req.continuation ?? []
+    }
     const events = agent?.run !== undefined ? ownRun(deps, agent, input, signal) : viaRuntime(deps, input, signal)
     for await (const e of events) {
       if (e.type === 'text') text.push(e.delta)
@@ -149,8 +158,20 @@ async function* loop(
     description: t.description,
     inputSchema: t.inputSchema
   }))
+  // the client's own tools beside the agent's; the agent's keep their name
+  const clientTools = new Set<string>()
+  for (const t of input.clientTools)
+    if (offered?.byName.has(t.name) !== true && !clientTools.has(t.name)) {
+      clientTools.add(t.name)
+      tools.push(t)
+    }
   const history: AiMessage[] = [...input.history]
   let message: string | undefined = input.request.message
+  if (input.continuation.length > 0) {
+    // the model already saw the message and asked for tools: it answers their results now
+    history.push({ role: 'user', content: message }, ...input.continuation)
+    message = undefined
+  }
   for (let round = 0; ; round++) {
     const calls: AiToolCall[] = []
     let said = ''
@@ -203,6 +224,7 @@ async function* loop(
     message = undefined
     history.push({ role: 'assistant', content: said, toolCalls: calls })
     for (const call of calls) {
+      if (clientTools.has(call.name)) continue
       yield { type: 'tool-start', call }
       const out = await runTool(platform, offered, input, call, signal)
       if (out.ok) yield { type: 'tool-result', id: call.id, name: call.name, content: out.text }
@@ -214,6 +236,12 @@ async function* loop(
         name: call.name,
         content: out.ok ? out.text : `error: ${out.text}`
       })
+    }
+    // the client runs its tools: the turn ends with their calls, their results come in the next one
+    const forClient = calls.filter((c) => clientTools.has(c.name))
+    if (forClient.length > 0) {
+      for (const call of forClient) yield { type: 'tool-start', call }
+      return
     }
   }
 }

@@ -2,7 +2,7 @@
 import type { Platform } from '../platform.js'
 import type { OfferedTools } from './agent-tools.js'
 import type { FeedbackOptions } from './feedback.js'
-import type { AiMessage, AiRuntime, AiToolCall, TokenUsage } from './runtime.js'
+import type { AiMessage, AiRuntime, AiToolCall, AiToolSpec, TokenUsage } from './runtime.js'
 
 export interface TurnRequest {
   /** The agent whose system prompt, tools and model the turn uses; none: a bare turn with no tools. */
@@ -17,6 +17,17 @@ export interface TurnRequest {
   sessionId?: string
   conversationId?: string
   metadata?: Record<string, unknown>
+  /**
+   * Tools the client runs itself (AG-UI frontend tools), offered to the model beside the agent's
+   * own (which win a name clash). A call to one is reported as `tool-start` and ends the turn: the
+   * client answers it in the next turn's `continuation`.
+   */
+  clientTools?: AiToolSpec[]
+  /**
+   * The exchange after `message` that the model has not answered yet: the assistant's tool calls
+   * and their results (a client tool's included). The turn goes on from there, with no new user message.
+   */
+  continuation?: AiMessage[]
 }
 
 export type TurnErrorCode =

@@ -3,6 +3,7 @@ import type { Logger } from '../observability/index.js'
 import type { Capabilities, EffectiveGrant } from './contract.js'
 import { urlAllowed } from './net-allow.js'
 import type { AgentTurns } from './agent-turns.js'
+import type { RuntimeStreams } from './runtime-streams.js'
 import { readCapped, BodyTooLargeError } from '../http/index.js'
 
 /** Largest response body `ctx.fetch` hands a plugin. */
@@ -23,6 +24,8 @@ export interface CapabilityDeps {
   env?: Record<string, string | undefined>
   /** The open agent turns that answer `ctx.model` and `ctx.callTool` of an agent's own run. */
   agentTurns?: AgentTurns
+  /** The open runtime streams whose sandboxes ask for more events (`runtime.pull`). */
+  runtimeStreams?: RuntimeStreams
 }
 
 /** Capabilities for one plugin, exactly as granted: log always, the rest only when granted. */
@@ -31,6 +34,8 @@ export function buildCapabilities(deps: CapabilityDeps, name: string, grant: Eff
   // not a grant: without an open turn of this plugin every such call is refused
   const turns = deps.agentTurns
   if (turns !== undefined) caps.agent = (op, args) => turns.call(name, op, args)
+  const streams = deps.runtimeStreams
+  if (streams !== undefined) caps.runtime = (op, args) => streams.call(name, op, args)
   if (grant.permissions.kv) caps.kv = kvCapability(deps.kvDb, name)
   if (grant.permissions.net.length > 0)
     caps.fetch = fetchCapability(name, grant.permissions.net, grant.limits.timeoutMs)

@@ -5,7 +5,10 @@ export async function runCapability(caps: Capabilities, op: string, argsJson: st
   const args = JSON.parse(argsJson) as unknown[]
   if (!Array.isArray(args)) throw new Error('bad capability request')
   let r: unknown
-  if (op.startsWith('agent.')) {
+  if (op.startsWith('runtime.')) {
+    if (caps.runtime === undefined) throw new Error('runtime streams are not available to this plugin')
+    r = await caps.runtime(op, args)
+  } else if (op.startsWith('agent.')) {
     if (caps.agent === undefined) throw new Error('agent host calls are not available to this plugin')
     r = await caps.agent(op, args)
   } else if (op === 'fetch') {

@@ -147,6 +147,8 @@ export interface Capabilities {
   env?: Record<string, string>
   /** Host calls of an agent's own run (`ctx.model`, `ctx.callTool`); honoured only for an open turn of this plugin. */
   agent?: (op: string, args: unknown[]) => Promise<unknown>
+  /** Host calls of a runtime stream's pump (`runtime.pull`); honoured only for an open stream of this plugin. */
+  runtime?: (op: string, args: unknown[]) => Promise<unknown>
 }
 
 export interface LoadSpec {

@@ -14,6 +14,7 @@ export {
   type PluginState
 } from './registry.js'
 export { AgentTurns, type AgentTurnHandlers } from './agent-turns.js'
+export { RuntimeStreams, PluginEventStream, STREAM_WINDOW, type StopSignal } from './runtime-streams.js'
 export { Cancellation, abortSignalOf, type CancelSignal } from './cancel.js'
 export { inlineInstance, loadInline, pluginCtx } from './inline.js'
 export { ensurePluginModuleHooks, sdkUrl } from './module-hooks.js'

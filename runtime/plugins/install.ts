@@ -18,7 +18,8 @@ export async function installPlugins(
     capabilities: {
       logger: platform.logger,
       kvDb: () => platform.store.db<unknown, [string, string]>('plugin-kv') as KvDatabase,
-      agentTurns: platform.plugins.agentTurns
+      agentTurns: platform.plugins.agentTurns,
+      runtimeStreams: platform.plugins.runtimeStreams
     },
     metrics: platform.metrics,
     ...opts

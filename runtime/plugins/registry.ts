@@ -16,6 +16,7 @@ import type {
 } from './contract.js'
 import { PluginCallError } from './contract.js'
 import { AgentTurns } from './agent-turns.js'
+import { RuntimeStreams, type StopSignal } from './runtime-streams.js'
 
 export interface RegisteredTool extends ToolDescriptor {
   plugin: string
@@ -45,10 +46,14 @@ export interface RegisteredClassifier extends ClassifierDescriptor {
   plugin: string
   classify(request: unknown, scope: unknown, opts?: InvokeOptions): Promise<unknown>
 }
-/** A plugin AI runtime: `stream` resolves to the events of one request, as one batch. */
+/**
+ * A plugin AI runtime: `stream` yields the events of one request (unchecked, as the plugin sent
+ * them) while the plugin yields them; it throws when the plugin call fails. `opts.signal` or
+ * `return()` stops the plugin's generator.
+ */
 export interface RegisteredRuntime extends RuntimeDescriptor {
   plugin: string
-  stream(request: unknown, opts?: InvokeOptions): Promise<unknown>
+  stream(request: unknown, opts?: { signal?: StopSignal }): AsyncIterableIterator<unknown>
 }
 export interface RegisteredEmbedder extends EmbedderDescriptor {
   plugin: string
@@ -135,6 +140,8 @@ export class PluginRegistry {
   private readonly views = new Map<string, readonly unknown[]>()
   /** Turns of agents running their own `run()`, which the sandboxes call back into. */
   readonly agentTurns = new AgentTurns()
+  /** Plugin runtime streams in flight, whose sandboxes pull for more events. */
+  readonly runtimeStreams = new RuntimeStreams()
 
   constructor(private readonly bus: EventBus) {}
 
@@ -372,7 +379,12 @@ export class PluginRegistry {
           out.push({
             ...r,
             plugin,
-            stream: async (request, opts) => await this.invoke(plugin, 'runtime', r.name, { request }, opts)
+            stream: (request, opts) =>
+              this.runtimeStreams.begin(
+                plugin,
+                (stream, o) => this.invoke(plugin, 'runtime', r.name, { request, stream }, o),
+                opts?.signal
+              )
           })
       return out
     })
