@@ -31,7 +31,7 @@ function agentRow(a: AgentInfo): Record<string, unknown> {
 export function agentRoutes(d: AdminDeps): AdminRoute[] {
   const agent = (name: string): RegisteredAgent => {
     const a = d.platform.plugins.agents().find((x) => x.name === name)
-    if (a === undefined) throw new PlatformError('UNKNOWN_AGENT', { name })
+    if (a === undefined) throw new PlatformError('AGENT_NOT_FOUND', { agent: name })
     return a
   }
   // an id memory could never hold is simply unknown (memory itself would throw on it)

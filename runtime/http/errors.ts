@@ -124,9 +124,10 @@ export const ERRORS = {
   },
 
   // --- agent endpoint ---
+  // one code for an unknown agent wherever it is named: the agent endpoints (by path) and admin (by name)
   AGENT_NOT_FOUND: {
     status: 404,
-    message: (p) => `No agent at '${p.path}'`,
+    message: (p) => `Unknown agent '${p.agent}'`,
     hint: 'Check the agent name: only agents of loaded plugins answer, and one unloaded by hot reload is gone until its plugin returns'
   },
   AGENT_AUTH_REQUIRED: {
@@ -147,7 +148,6 @@ export const ERRORS = {
     message: (p) => `Resource '${p.uuid}' is a ${p.transport} connection; only a long-polling resource can be resumed`,
     hint: 'Resume answers the held poll of a long-polling client; DELETE /api/admin/resources/{uuid} ends any connection'
   },
-  UNKNOWN_AGENT: { status: 404, message: (p) => `Unknown agent '${p.name}'` },
   UNKNOWN_CONVERSATION: { status: 404, message: (p) => `No conversation '${p.id}'` },
   UNKNOWN_COORDINATOR: { status: 404, message: (p) => `Unknown coordinator '${p.name}'` },
   UNKNOWN_COORDINATION: { status: 404, message: (p) => `Unknown coordination '${p.id}'` },
