@@ -125,7 +125,8 @@ export class AgentEndpoint {
         const path = pathOf(req)
         const agent = this.agentAt(path)
         // a socket is answered by a frame and a close (joined), anything else by a 404 now
-        if (agent === undefined && req.transport !== 'WEBSOCKET') throw new PlatformError('AGENT_NOT_FOUND', { agent: path })
+        if (agent === undefined && req.transport !== 'WEBSOCKET')
+          throw new PlatformError('AGENT_NOT_FOUND', { agent: path })
         const caller = this.admit(req.headers, agent?.name ?? path)
         return caller === undefined ? {} : { principal: caller.name, roles: caller.roles }
       },
