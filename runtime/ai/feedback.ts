@@ -61,7 +61,8 @@ export function feedbackLines(gov: GovernanceService, request: AiRequest, opts: 
     if (gov.memory !== undefined)
       for (const l of gov.memory.recall(namespaceKey(prefix, id), scan)) {
         if (lines.size >= opts.maxItems) break
-        if (lesson(l.provenance.policy)) lines.add(cap(l.text))
+        // an operator's fact is no kill-switch deny: it always teaches
+        if (!('policy' in l.provenance) || lesson(l.provenance.policy)) lines.add(cap(l.text))
       }
     if (lines.size > 0) return [...lines]
   }

@@ -2,11 +2,17 @@
  * GovernanceMemorySink (opt-in, `platform.ai.governance.memory.enabled`): every deny or prefer is
  * kept in LMDB as a provenance-tagged lesson under each namespace of its subject (the user's, and
  * also the conversation's and session's), so the learning-signal loop recalls it after a restart
- * in the same subject order as the decision log. Expired (`ttl-seconds`) or below-floor
+ * in the same subject order as the decision log. Operators add facts (lessons of their own) and
+ * remove any lesson by its id through the admin routes. Expired (`ttl-seconds`) or below-floor
  * (`min-confidence`) lessons are dropped on read.
  */
 import type { Database } from 'lmdb'
 import type { DecisionEntry } from '../contracts/index.js'
+
+/** Where a lesson came from: a policy decision, or an operator who wrote it as a fact. */
+export type Provenance =
+  | { policy: string; source: string; version: string; decision: 'deny' | 'prefer'; timestamp: string }
+  | { source: 'operator'; principal: string; timestamp: string }
 
 export interface Lesson {
   namespace: string
@@ -15,8 +21,17 @@ export interface Lesson {
   createdAt: string
   /** Epoch ms; 0 means no expiry. */
   expiresAt: number
-  provenance: { policy: string; source: string; version: string; decision: 'deny' | 'prefer'; timestamp: string }
+  provenance: Provenance
 }
+
+/** A lesson as recalled: `id` names it within its namespace for as long as it is kept. */
+export type Fact = { id: string } & Lesson
+
+type LessonKey = [string, number, number]
+
+/** A lesson's id is its key below the namespace, so a removal is one lookup, never a scan. */
+const factId = (key: LessonKey): string => `${key[1]}-${key[2]}`
+const FACT_ID = /^(\d{1,16})-(\d{1,16})$/
 
 /** How sure a lesson is: a hard deny is certain, a soft preference less so. */
 export const CONFIDENCE = { deny: 1.0, prefer: 0.7 } as const
@@ -60,7 +75,7 @@ export const MAX_LESSONS = 200
 export class GovernanceMemorySink {
   private seq = 0
   constructor(
-    private readonly db: Database<Lesson, [string, number, number]>,
+    private readonly db: Database<Lesson, LessonKey>,
     readonly ttlSeconds: number,
     readonly minConfidence: number,
     private readonly now: () => number = Date.now
@@ -95,11 +110,42 @@ export class GovernanceMemorySink {
     return Promise.all(writes).then(() => undefined)
   }
 
+  /**
+   * Writes an operator's fact under one namespace, with the same TTL and per-namespace cap as a
+   * policy's lesson; resolves with the fact as recall lists it.
+   */
+  async add(namespace: string, text: string, principal: string, confidence: number = CONFIDENCE.deny): Promise<Fact> {
+    const t = this.now()
+    const createdAt = new Date(t).toISOString()
+    const key: LessonKey = [namespace, t, this.seq++]
+    const lesson: Lesson = {
+      namespace,
+      text,
+      confidence,
+      createdAt,
+      expiresAt: this.ttlSeconds > 0 ? t + this.ttlSeconds * 1000 : 0,
+      provenance: { source: 'operator', principal, timestamp: createdAt }
+    }
+    await this.db.put(key, lesson)
+    await this.prune(namespace)
+    return { id: factId(key), ...lesson }
+  }
+
+  /** Removes the lesson `id` of a namespace; false when it holds none by that id (or it expired). */
+  async remove(namespace: string, id: string): Promise<boolean> {
+    const m = FACT_ID.exec(id)
+    if (m === null) return false
+    const key: LessonKey = [namespace, Number(m[1]), Number(m[2])]
+    const lesson = this.db.get(key)
+    if (lesson === undefined || (lesson.expiresAt !== 0 && lesson.expiresAt <= this.now())) return false
+    return await this.db.remove(key)
+  }
+
   /** Drops a namespace's expired lessons and those beyond its newest MAX_LESSONS, so the store stays bounded. */
   private async prune(namespace: string): Promise<void> {
     const t = this.now()
     let kept = 0
-    const drop: [string, number, number][] = []
+    const drop: LessonKey[] = []
     for (const { key, value } of this.db.getRange({
       start: [namespace, Number.MAX_SAFE_INTEGER],
       end: [namespace, 0],
@@ -115,10 +161,10 @@ export class GovernanceMemorySink {
    * Live lessons of a namespace, newest first, at most `limit`. A read looks at no more than
    * RECALL_SCAN stored lessons, so expired ones piling up never make a turn slow.
    */
-  recall(namespace: string, limit = 10): Lesson[] {
+  recall(namespace: string, limit = 10): Fact[] {
     const t = this.now()
-    const out: Lesson[] = []
-    for (const { value } of this.db.getRange({
+    const out: Fact[] = []
+    for (const { key, value } of this.db.getRange({
       start: [namespace, Number.MAX_SAFE_INTEGER],
       end: [namespace, 0],
       reverse: true,
@@ -126,7 +172,7 @@ export class GovernanceMemorySink {
     })) {
       if (value.expiresAt !== 0 && value.expiresAt <= t) continue
       if (value.confidence < this.minConfidence) continue
-      out.push(value)
+      out.push({ id: factId(key), ...value })
       if (out.length >= limit) break
     }
     return out

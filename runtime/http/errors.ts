@@ -149,6 +149,16 @@ export const ERRORS = {
     hint: 'Resume answers the held poll of a long-polling client; DELETE /api/admin/resources/{uuid} ends any connection'
   },
   UNKNOWN_CONVERSATION: { status: 404, message: (p) => `No conversation '${p.id}'` },
+  UNKNOWN_FACT: {
+    status: 404,
+    message: (p) => `No fact '${p.id}' under ${p.namespace}`,
+    hint: 'GET /api/admin/agents/{name}/facts with the same userId or sessionId lists the ids'
+  },
+  AGENT_STATE_NOT_WIRED: {
+    status: 503,
+    message: 'State controller not wired',
+    hint: 'Facts are the governance memory sink: set platform.ai.governance.memory.enabled=true (governance enabled)'
+  },
   UNKNOWN_COORDINATOR: { status: 404, message: (p) => `Unknown coordinator '${p.name}'` },
   UNKNOWN_COORDINATION: { status: 404, message: (p) => `Unknown coordination '${p.id}'` },
   UNKNOWN_TASK: { status: 404, message: (p) => `Unknown task '${p.id}'` },
