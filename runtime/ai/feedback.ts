@@ -7,9 +7,9 @@
  *
  * Sources, per subject dimension: the decision log's index of deny and prefer entries recorded
  * by this process (so a Prefer recorded at this turn's admission steers this same turn)
- * and, with `platform.ai.governance.memory.enabled`, the memory sink's lessons (which survive a
- * restart; the sink drops expired and below-floor ones on read). Both render a decision the
- * same way, so de-duplication by line covers both.
+ * and, with `platform.ai.governance.memory.enabled`, the memory sink's lessons and operators'
+ * facts (which survive a restart; the sink drops expired and below-floor ones on read). Both
+ * render a decision the same way, so de-duplication by line covers both.
  */
 import {
   SUBJECT_DIMENSIONS,
