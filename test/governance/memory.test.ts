@@ -73,7 +73,7 @@ t.test(
     t.equal(sink.recall('user:other').length, 0)
     const floor = new GovernanceMemorySink(store.db<Lesson, [string, number, number]>('m'), 60, 0.8, () => now)
     t.same(
-      floor.recall('user:u').map((l) => l.provenance.decision),
+      floor.recall('user:u').map((l) => ('decision' in l.provenance ? l.provenance.decision : l.provenance.source)),
       ['deny'],
       'below the floor dropped on read'
     )
