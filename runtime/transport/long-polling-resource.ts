@@ -91,8 +91,8 @@ export class LongPollingResource extends Resource {
     const body = '{"uuid":"' + this.uuid + token + '","messages":[' + this.queue.join(',') + ']}'
     this.joining = false
     if (this.cached > 0) {
-      this.owner.pollCache.delivered.inc(this.cached)
-      this.release()
+      this.owner.pollCache.deliver(this.cached)
+      this.cached = 0
     }
     this.queue = []
     this.queuedBytes = 0
@@ -118,8 +118,8 @@ export class LongPollingResource extends Resource {
     this.queue.push(disconnectedFrame(reason).item)
     this.answer()
     if (this.cached > 0) {
-      this.owner.pollCache.dropped.inc({ reason: reason === Reason.queueOverflow ? 'overflow' : 'closed' }, this.cached)
-      this.release()
+      this.owner.pollCache.drop(reason === Reason.queueOverflow ? 'overflow' : 'closed', this.cached)
+      this.cached = 0
     }
     this.queue = []
     this.queuedBytes = 0
@@ -128,13 +128,7 @@ export class LongPollingResource extends Resource {
   private hold(n: number): void {
     if (n <= 0) return
     this.cached += n
-    this.owner.pollCache.added.inc(n)
-    this.owner.pollCache.held.inc(n)
-  }
-
-  private release(): void {
-    this.owner.pollCache.held.dec(this.cached)
-    this.cached = 0
+    this.owner.pollCache.hold(n)
   }
 
   get isSuspended(): boolean {
