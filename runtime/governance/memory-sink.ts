@@ -29,9 +29,17 @@ export type Fact = { id: string } & Lesson
 
 type LessonKey = [string, number, number]
 
+/**
+ * Operators' facts are kept apart from policy lessons, under `operator:<namespace>` (no subject
+ * namespace starts so), so the lessons piling up under a user never bury a fact and a turn reads
+ * a subject's few facts directly.
+ */
+const OPERATOR = 'operator:'
+
 /** A lesson's id is its key below the namespace, so a removal is one lookup, never a scan. */
-const factId = (key: LessonKey): string => `${key[1]}-${key[2]}`
-const FACT_ID = /^(\d{1,16})-(\d{1,16})$/
+const factId = (key: LessonKey): string =>
+  key[0].startsWith(OPERATOR) ? `op-${key[1]}-${key[2]}` : `${key[1]}-${key[2]}`
+const FACT_ID = /^(op-)?(\d{1,16})-(\d{1,16})$/
 
 /** How sure a lesson is: a hard deny is certain, a soft preference less so. */
 export const CONFIDENCE = { deny: 1.0, prefer: 0.7 } as const
@@ -111,13 +119,13 @@ export class GovernanceMemorySink {
   }
 
   /**
-   * Writes an operator's fact under one namespace, with the same TTL and per-namespace cap as a
-   * policy's lesson; resolves with the fact as recall lists it.
+   * Writes an operator's fact under one namespace, with the same TTL as a policy's lesson and a
+   * cap of its own (MAX_LESSONS facts per namespace); resolves with the fact as recall lists it.
    */
   async add(namespace: string, text: string, principal: string, confidence: number = CONFIDENCE.deny): Promise<Fact> {
     const t = this.now()
     const createdAt = new Date(t).toISOString()
-    const key: LessonKey = [namespace, t, this.seq++]
+    const key: LessonKey = [OPERATOR + namespace, t, this.seq++]
     const lesson: Lesson = {
       namespace,
       text,
@@ -127,15 +135,15 @@ export class GovernanceMemorySink {
       provenance: { source: 'operator', principal, timestamp: createdAt }
     }
     await this.db.put(key, lesson)
-    await this.prune(namespace)
+    await this.prune(key[0])
     return { id: factId(key), ...lesson }
   }
 
-  /** Removes the lesson `id` of a namespace; false when it holds none by that id (or it expired). */
+  /** Removes the lesson or fact `id` of a namespace; false when it holds none by that id (or it expired). */
   async remove(namespace: string, id: string): Promise<boolean> {
     const m = FACT_ID.exec(id)
     if (m === null) return false
-    const key: LessonKey = [namespace, Number(m[1]), Number(m[2])]
+    const key: LessonKey = [(m[1] === undefined ? '' : OPERATOR) + namespace, Number(m[2]), Number(m[3])]
     const lesson = this.db.get(key)
     if (lesson === undefined || (lesson.expiresAt !== 0 && lesson.expiresAt <= this.now())) return false
     return await this.db.remove(key)
@@ -157,16 +165,33 @@ export class GovernanceMemorySink {
     await Promise.all(drop.map((k) => this.db.remove(k)))
   }
 
-  /**
-   * Live lessons of a namespace, newest first, at most `limit`. A read looks at no more than
-   * RECALL_SCAN stored lessons, so expired ones piling up never make a turn slow.
-   */
+  /** Live policy lessons and operator facts of a namespace, newest first, at most `limit` (what admin lists). */
   recall(namespace: string, limit = 10): Fact[] {
+    const both = [...this.lessons(namespace, limit), ...this.facts(namespace, limit)]
+    // ISO times of one clock sort as strings; a stable sort keeps a bucket's own order on ties
+    return both.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0)).slice(0, limit)
+  }
+
+  /** Live policy lessons of a namespace, newest first, at most `limit`. */
+  lessons(namespace: string, limit = 10): Fact[] {
+    return this.scan(namespace, limit)
+  }
+
+  /** Live operator facts of a namespace, newest first, at most `limit`. */
+  facts(namespace: string, limit = 10): Fact[] {
+    return this.scan(OPERATOR + namespace, limit)
+  }
+
+  /**
+   * Live entries under one key prefix, newest first, at most `limit`. A read looks at no more than
+   * RECALL_SCAN stored entries, so expired ones piling up never make a turn slow.
+   */
+  private scan(prefix: string, limit: number): Fact[] {
     const t = this.now()
     const out: Fact[] = []
     for (const { key, value } of this.db.getRange({
-      start: [namespace, Number.MAX_SAFE_INTEGER],
-      end: [namespace, 0],
+      start: [prefix, Number.MAX_SAFE_INTEGER],
+      end: [prefix, 0],
       reverse: true,
       limit: RECALL_SCAN
     })) {

@@ -3,6 +3,8 @@
 // bad input, unknown agents and facts, and the memory sink switched off.
 import t from 'tap'
 import { fileURLToPath } from 'node:url'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { FEEDBACK_HEADING } from '../../runtime/ai/feedback.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk } from '../helpers/openai-server.js'
@@ -12,6 +14,11 @@ import { adminPlatform, addHelperAgent, call, ALICE, BOB, CAROL, WRITER } from '
 const REPO = fileURLToPath(new URL('../../', import.meta.url))
 const AGENT = '/platform/agent/demo'
 const FACT = 'The user is colour-blind: never rely on colour alone.'
+
+const dir = mkdtempSync(join(tmpdir(), 'admin-facts-'))
+t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+const policies = join(dir, 'policies.yaml')
+writeFileSync(policies, 'policies:\n  - {name: no-xyzzy, type: deny-list, config: {phrases: [xyzzy]}}\n')
 
 const server = await new OpenAiServer().start()
 t.teardown(() => server.close())
@@ -23,6 +30,7 @@ const tp = await adminPlatform({
   'platform.ai.runtime': 'openai',
   'platform.ai.openai.base-url': server.url,
   'platform.ai.openai.model': 'test-model',
+  'platform.ai.governance.policy-files': [policies],
   'platform.ai.governance.memory.enabled': true,
   'platform.ai.governance.memory.min-confidence': 0.5
 })
@@ -36,7 +44,7 @@ t.test("an operator's fact reaches the user's next turn, on WebSocket and SSE; r
   const added = await call(tp, 'POST', '/agents/demo/facts?userId=bob', { token: ALICE, body: { content: FACT } })
   t.equal(added.status, 200)
   t.match(added.body, {
-    id: /^\d+-\d+$/,
+    id: /^op-\d+-\d+$/,
     namespace: 'user:bob',
     text: FACT,
     confidence: 1,
@@ -86,6 +94,20 @@ t.test("an operator's fact reaches the user's next turn, on WebSocket and SSE; r
   const after = await s.turn('hi once more')
   t.match(after.at(-1), { event: 'complete' })
   t.notMatch(systemPrompt(), FACT, 'the next turn no longer carries it')
+})
+
+t.test("a user's fact is not hidden by the guidance of the conversation's own denies", async (t) => {
+  const fact = 'Carol is on call: name the runbook first.'
+  const added = await call(tp, 'POST', '/agents/demo/facts?userId=carol', { token: ALICE, body: { content: fact } })
+  t.equal(added.status, 200)
+  const s = await agentSocket(tp.url, AGENT, { authorization: `Bearer ${CAROL}` })
+  t.teardown(() => s.ws.close())
+  const denied = await s.turn('say xyzzy')
+  t.match(denied.at(-1), { type: 'error' })
+  server.reset()
+  await s.turn('hi')
+  const prompt = systemPrompt()
+  t.match(prompt, `${FEEDBACK_HEADING}\n- ${fact}\n- Denied by no-xyzzy`, 'the fact leads, the deny follows')
 })
 
 t.test('a session fact, a given confidence', async (t) => {

@@ -225,7 +225,7 @@ t.test(
   }
 )
 
-t.test('operator facts count against the per-namespace cap', async (t) => {
+t.test('operator facts have a per-namespace cap of their own', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'gov-mem-fcap-'))
   const store = new Store(dir)
   t.teardown(async () => {
@@ -239,6 +239,19 @@ t.test('operator facts count against the per-namespace cap', async (t) => {
     now++
     await sink.add('user:u', `fact ${i}`, 'alice')
   }
-  t.equal([...db.getKeys({ start: ['user:u', 0], end: ['user:u', Number.MAX_SAFE_INTEGER] })].length, MAX_LESSONS)
+  t.equal([...db.getKeys()].length, MAX_LESSONS)
   t.equal(sink.recall('user:u', 1)[0]!.text, `fact ${MAX_LESSONS + 2}`, 'the newest stay')
+  // policy lessons piling up under the user never bury a fact: the two are capped apart
+  for (let i = 0; i < MAX_LESSONS + 3; i++) {
+    now++
+    await sink.accept(entry('deny', { user_id: 'u' }, { reason: `r${i}` }))
+  }
+  t.equal([...db.getKeys()].length, 2 * MAX_LESSONS)
+  t.equal(sink.facts('user:u', 1)[0]!.text, `fact ${MAX_LESSONS + 2}`)
+  t.equal(sink.lessons('user:u', 1)[0]!.text, `Denied by p: r${MAX_LESSONS + 2}`)
+  t.same(
+    sink.recall('user:u', 2).map((l) => l.text),
+    [`Denied by p: r${MAX_LESSONS + 2}`, `Denied by p: r${MAX_LESSONS + 1}`],
+    'recall merges both, newest first'
+  )
 })
