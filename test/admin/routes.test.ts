@@ -218,6 +218,7 @@ t.test('metrics and metrics/all come from the prom-client registry', async (t) =
     'broadcastLatency',
     'activeBroadcasters',
     'rooms',
+    'cache',
     'backpressure',
     'ai'
   ])
