@@ -1,18 +1,17 @@
 /**
  * Agents and what the platform holds about each: sessions (AI area), the rules that govern it
  * (its system prompt, its scope and the governance policies that apply to it), facts (lessons the
- * governance memory sink keeps about a user), conversation history (AI conversation memory) and
+ * governance memory sink keeps about a user: fact-routes.ts), conversation history (AI conversation memory) and
  * its workspace (no planning or file primitive is attached yet: reported as such).
  */
 import { PlatformError } from '../http/index.js'
 import { MAX_CONVERSATION_ID_LENGTH, type AgentInfo } from '../ai/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import type { AdminDeps } from './admin-deps.js'
+import { factRoutes } from './fact-routes.js'
 import type { AdminRoute } from './route-table.js'
 
 const SCOPE_PREFIX = 'scope::'
-const FACTS_DEFAULT_LIMIT = 50
-const FACTS_MAX_LIMIT = 1000
 const CONVERSATION_MAX_LIMIT = 10_000
 
 /** An agent as admin lists it, from the AI area's view (which knows the protocols it really serves). */
@@ -31,7 +30,7 @@ function agentRow(a: AgentInfo): Record<string, unknown> {
 export function agentRoutes(d: AdminDeps): AdminRoute[] {
   const agent = (name: string): RegisteredAgent => {
     const a = d.platform.plugins.agents().find((x) => x.name === name)
-    if (a === undefined) throw new PlatformError('UNKNOWN_AGENT', { name })
+    if (a === undefined) throw new PlatformError('AGENT_NOT_FOUND', { agent: name })
     return a
   }
   // an id memory could never hold is simply unknown (memory itself would throw on it)
@@ -39,7 +38,6 @@ export function agentRoutes(d: AdminDeps): AdminRoute[] {
     if (id.length > MAX_CONVERSATION_ID_LENGTH) throw new PlatformError('UNKNOWN_CONVERSATION', { id: id.slice(0, 64) })
     return id
   }
-  const limit = (max: number, dflt: number) => ({ type: 'integer', minimum: 1, maximum: max, default: dflt })
   return [
     {
       method: 'GET',
@@ -80,32 +78,7 @@ export function agentRoutes(d: AdminDeps): AdminRoute[] {
         return { agentId: a.name, systemPrompt: a.systemPrompt ?? null, scope: a.scope ?? null, policies }
       }
     },
-    {
-      method: 'GET',
-      path: '/agents/{name}/facts',
-      summary: 'Lessons the governance memory sink keeps about a user (or session), newest first',
-      gate: { read: 'content' },
-      query: {
-        type: 'object',
-        properties: {
-          userId: { type: 'string', minLength: 1 },
-          sessionId: { type: 'string', minLength: 1 },
-          limit: limit(FACTS_MAX_LIMIT, FACTS_DEFAULT_LIMIT)
-        }
-      },
-      handler: ({ params, query }) => {
-        const a = agent(params.name!)
-        const namespace =
-          query.userId !== undefined
-            ? `user:${String(query.userId)}`
-            : query.sessionId !== undefined
-              ? `session:${String(query.sessionId)}`
-              : 'anonymous'
-        const memory = d.governance?.memory
-        const facts = memory === undefined ? [] : memory.recall(namespace, query.limit as number)
-        return { agentId: a.name, namespace, enabled: memory !== undefined, facts }
-      }
-    },
+    ...factRoutes(d, agent),
     {
       method: 'GET',
       path: '/agents/{name}/conversation/{sessionId}',

@@ -93,7 +93,7 @@ export function metricsRoutes(d: AdminDeps): AdminRoute[] {
     {
       method: 'GET',
       path: '/metrics',
-      summary: 'Connections, messages, broadcast latency, backpressure, rooms and AI turns',
+      summary: 'Connections, messages, broadcast latency, rooms, the long-polling cache, backpressure and AI turns',
       gate: { read: 'open' },
       handler: async () => {
         const all = new Map((await registry.getMetricsAsJSON()).map((m) => [m.name, m as Json]))
@@ -112,6 +112,13 @@ export function metricsRoutes(d: AdminDeps): AdminRoute[] {
           broadcastLatency: timing(all, 'platform_broadcast_seconds'),
           activeBroadcasters: d.transport.broadcasterCount,
           rooms: { active: rooms },
+          // the long-polling message cache: messages held for a client between its polls
+          cache: {
+            size: total(all, 'platform_long_polling_cached_messages'),
+            added: total(all, 'platform_long_polling_cache_added_total'),
+            delivered: total(all, 'platform_long_polling_cache_delivered_total'),
+            dropped: total(all, 'platform_long_polling_cache_dropped_total')
+          },
           backpressure: {
             drops: total(all, 'platform_backpressure_drops_total'),
             disconnects: total(all, 'platform_slow_consumers_closed_total')

@@ -125,7 +125,8 @@ export class AgentEndpoint {
         const path = pathOf(req)
         const agent = this.agentAt(path)
         // a socket is answered by a frame and a close (joined), anything else by a 404 now
-        if (agent === undefined && req.transport !== 'WEBSOCKET') throw new PlatformError('AGENT_NOT_FOUND', { path })
+        if (agent === undefined && req.transport !== 'WEBSOCKET')
+          throw new PlatformError('AGENT_NOT_FOUND', { agent: path })
         const caller = this.admit(req.headers, agent?.name ?? path)
         return caller === undefined ? {} : { principal: caller.name, roles: caller.roles }
       },
@@ -174,7 +175,7 @@ export class AgentEndpoint {
   }
 
   private notFound(r: Resource, path: string): void {
-    const body = new PlatformError('AGENT_NOT_FOUND', { path }).body()
+    const body = new PlatformError('AGENT_NOT_FOUND', { agent: path }).body()
     r.deliver(Frame.json(JSON.stringify({ type: 'error', data: body.error, code: body.code })))
     transportOf(this.platform).end(r, Reason.notFound)
   }
@@ -319,7 +320,7 @@ export class AgentEndpoint {
   /** `POST` without a member id: one turn streamed back as SSE on this response, in a session of its own. */
   private oneShot(ctx: Context, path: string, text: string): undefined {
     const agent = this.agentAt(path)
-    if (agent === undefined) throw new PlatformError('AGENT_NOT_FOUND', { path })
+    if (agent === undefined) throw new PlatformError('AGENT_NOT_FOUND', { agent: path })
     const caller = this.admit(ctx.headers, agent.name)
     const frame = parseClientFrame(text, this.policy.jsonMaxDepth)
     if (frame.kind === 'bad') throw new PlatformError('INVALID_BODY', { detail: frame.message })

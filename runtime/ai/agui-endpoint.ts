@@ -34,7 +34,7 @@ export function installAgui(platform: Platform, ai: AiService): AguiEndpoint {
     if (principal === null && config.get('platform.ai.endpoint.auth') === 'required')
       throw new PlatformError('AGENT_AUTH_REQUIRED', { path })
     const agent = agents().get(path)
-    if (agent === undefined) throw new PlatformError('AGENT_NOT_FOUND', { path })
+    if (agent === undefined) throw new PlatformError('AGENT_NOT_FOUND', { agent: path })
     const input = parseAguiInput(ctx.body)
     // gone while its body was read: nothing to stream to, no turn to run
     if (ctx.aborted) return

@@ -9,7 +9,8 @@
  * by this process (so a Prefer recorded at this turn's admission steers this same turn)
  * and, with `platform.ai.governance.memory.enabled`, the memory sink's lessons (which survive a
  * restart; the sink drops expired and below-floor ones on read). Both render a decision the
- * same way, so de-duplication by line covers both.
+ * same way, so de-duplication by line covers both. Operators' facts (memory sink too) lead the
+ * block whatever dimension they were written under.
  */
 import {
   SUBJECT_DIMENSIONS,
@@ -41,7 +42,11 @@ function cap(text: string): string {
   return line.length > FEEDBACK_LINE_CHARS ? line.slice(0, FEEDBACK_LINE_CHARS - 1) + '…' : line
 }
 
-/** The guidance lines for a request, newest first, de-duplicated, at most `maxItems`; may throw. */
+/**
+ * The guidance lines for a request, de-duplicated, at most `maxItems`: the operators' facts of
+ * every dimension of its subject (tightest first, each newest first), then the policy guidance of
+ * its tightest dimension that has some (newest first); may throw.
+ */
 export function feedbackLines(gov: GovernanceService, request: AiRequest, opts: FeedbackOptions): string[] {
   if (opts.maxItems <= 0) return []
   // scan a little further than the bound: duplicates collapse
@@ -49,9 +54,16 @@ export function feedbackLines(gov: GovernanceService, request: AiRequest, opts: 
   // a kill switch says nothing about what this subject asked: its denies teach the model nothing
   const switches = gov.chain.killSwitches
   const lesson = (policy: string): boolean => !switches.some((k) => k.name === policy)
+  // a fact is written under one namespace (a user's or a session's), never copied to the others
+  // like a decision's lessons: a tighter dimension's guidance must not hide it
+  const facts = new Set<string>()
+  let guidance: Set<string> | undefined
   for (const [key, prefix] of SUBJECT_DIMENSIONS) {
     const id = request[SUBJECT_FIELD[key]]
     if (typeof id !== 'string' || id === '') continue
+    const namespace = namespaceKey(prefix, id)
+    if (gov.memory !== undefined) for (const f of gov.memory.facts(namespace, opts.maxItems)) facts.add(cap(f.text))
+    if (guidance !== undefined) continue
     const lines = new Set<string>()
     for (const e of gov.decisionLog.forSubject({ [SUBJECT_FIELD[key]]: id }, ['deny', 'prefer'], scan)) {
       if (lines.size >= opts.maxItems) break
@@ -59,13 +71,13 @@ export function feedbackLines(gov: GovernanceService, request: AiRequest, opts: 
       lines.add(cap(lessonText(e)))
     }
     if (gov.memory !== undefined)
-      for (const l of gov.memory.recall(namespaceKey(prefix, id), scan)) {
+      for (const l of gov.memory.lessons(namespace, scan)) {
         if (lines.size >= opts.maxItems) break
-        if (lesson(l.provenance.policy)) lines.add(cap(l.text))
+        if ('policy' in l.provenance && lesson(l.provenance.policy)) lines.add(cap(l.text))
       }
-    if (lines.size > 0) return [...lines]
+    if (lines.size > 0) guidance = lines
   }
-  return []
+  return [...new Set([...facts, ...(guidance ?? [])])].slice(0, opts.maxItems)
 }
 
 /** The system prompt with the guidance block appended (the scope preamble, if any, still leads). */

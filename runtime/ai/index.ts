@@ -26,6 +26,7 @@ export {
   type MemoryKey
 } from './memory.js'
 export { AgentSessions, type AgentSessionInfo } from './sessions.js'
+export { FEEDBACK_LINE_CHARS } from './feedback.js'
 export { runTurn, type TurnRequest, type TurnEvent, type TurnErrorCode, type TurnDeps } from './turn-pipeline.js'
 export { AGENT_BASE, agentChatPath, agentAguiPath } from './agent-paths.js'
 export { agentInfo, type AgentInfo, type AgentProtocol } from './agent-info.js'

@@ -31,7 +31,9 @@ export {
   lessonText,
   namespaceKey,
   namespacesOf,
-  type Lesson
+  type Fact,
+  type Lesson,
+  type Provenance
 } from './memory-sink.js'
 export { snapshotOf } from './audit-entry.js'
 export { PolicyLoadError, PolicyConfigError } from './errors.js'

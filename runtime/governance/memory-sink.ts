@@ -2,11 +2,17 @@
  * GovernanceMemorySink (opt-in, `platform.ai.governance.memory.enabled`): every deny or prefer is
  * kept in LMDB as a provenance-tagged lesson under each namespace of its subject (the user's, and
  * also the conversation's and session's), so the learning-signal loop recalls it after a restart
- * in the same subject order as the decision log. Expired (`ttl-seconds`) or below-floor
+ * in the same subject order as the decision log. Operators add facts (lessons of their own) and
+ * remove any lesson by its id through the admin routes. Expired (`ttl-seconds`) or below-floor
  * (`min-confidence`) lessons are dropped on read.
  */
 import type { Database } from 'lmdb'
 import type { DecisionEntry } from '../contracts/index.js'
+
+/** Where a lesson came from: a policy decision, or an operator who wrote it as a fact. */
+export type Provenance =
+  | { policy: string; source: string; version: string; decision: 'deny' | 'prefer'; timestamp: string }
+  | { source: 'operator'; principal: string; timestamp: string }
 
 export interface Lesson {
   namespace: string
@@ -15,8 +21,25 @@ export interface Lesson {
   createdAt: string
   /** Epoch ms; 0 means no expiry. */
   expiresAt: number
-  provenance: { policy: string; source: string; version: string; decision: 'deny' | 'prefer'; timestamp: string }
+  provenance: Provenance
 }
+
+/** A lesson as recalled: `id` names it within its namespace for as long as it is kept. */
+export type Fact = { id: string } & Lesson
+
+type LessonKey = [string, number, number]
+
+/**
+ * Operators' facts are kept apart from policy lessons, under `operator:<namespace>` (no subject
+ * namespace starts so), so the lessons piling up under a user never bury a fact and a turn reads
+ * a subject's few facts directly.
+ */
+const OPERATOR = 'operator:'
+
+/** A lesson's id is its key below the namespace, so a removal is one lookup, never a scan. */
+const factId = (key: LessonKey): string =>
+  key[0].startsWith(OPERATOR) ? `op-${key[1]}-${key[2]}` : `${key[1]}-${key[2]}`
+const FACT_ID = /^(op-)?(\d{1,16})-(\d{1,16})$/
 
 /** How sure a lesson is: a hard deny is certain, a soft preference less so. */
 export const CONFIDENCE = { deny: 1.0, prefer: 0.7 } as const
@@ -60,7 +83,7 @@ export const MAX_LESSONS = 200
 export class GovernanceMemorySink {
   private seq = 0
   constructor(
-    private readonly db: Database<Lesson, [string, number, number]>,
+    private readonly db: Database<Lesson, LessonKey>,
     readonly ttlSeconds: number,
     readonly minConfidence: number,
     private readonly now: () => number = Date.now
@@ -95,11 +118,42 @@ export class GovernanceMemorySink {
     return Promise.all(writes).then(() => undefined)
   }
 
+  /**
+   * Writes an operator's fact under one namespace, with the same TTL as a policy's lesson and a
+   * cap of its own (MAX_LESSONS facts per namespace); resolves with the fact as recall lists it.
+   */
+  async add(namespace: string, text: string, principal: string, confidence: number = CONFIDENCE.deny): Promise<Fact> {
+    const t = this.now()
+    const createdAt = new Date(t).toISOString()
+    const key: LessonKey = [OPERATOR + namespace, t, this.seq++]
+    const lesson: Lesson = {
+      namespace,
+      text,
+      confidence,
+      createdAt,
+      expiresAt: this.ttlSeconds > 0 ? t + this.ttlSeconds * 1000 : 0,
+      provenance: { source: 'operator', principal, timestamp: createdAt }
+    }
+    await this.db.put(key, lesson)
+    await this.prune(key[0])
+    return { id: factId(key), ...lesson }
+  }
+
+  /** Removes the lesson or fact `id` of a namespace; false when it holds none by that id (or it expired). */
+  async remove(namespace: string, id: string): Promise<boolean> {
+    const m = FACT_ID.exec(id)
+    if (m === null) return false
+    const key: LessonKey = [(m[1] === undefined ? '' : OPERATOR) + namespace, Number(m[2]), Number(m[3])]
+    const lesson = this.db.get(key)
+    if (lesson === undefined || (lesson.expiresAt !== 0 && lesson.expiresAt <= this.now())) return false
+    return await this.db.remove(key)
+  }
+
   /** Drops a namespace's expired lessons and those beyond its newest MAX_LESSONS, so the store stays bounded. */
   private async prune(namespace: string): Promise<void> {
     const t = this.now()
     let kept = 0
-    const drop: [string, number, number][] = []
+    const drop: LessonKey[] = []
     for (const { key, value } of this.db.getRange({
       start: [namespace, Number.MAX_SAFE_INTEGER],
       end: [namespace, 0],
@@ -111,22 +165,39 @@ export class GovernanceMemorySink {
     await Promise.all(drop.map((k) => this.db.remove(k)))
   }
 
+  /** Live policy lessons and operator facts of a namespace, newest first, at most `limit` (what admin lists). */
+  recall(namespace: string, limit = 10): Fact[] {
+    const both = [...this.lessons(namespace, limit), ...this.facts(namespace, limit)]
+    // ISO times of one clock sort as strings; a stable sort keeps a bucket's own order on ties
+    return both.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0)).slice(0, limit)
+  }
+
+  /** Live policy lessons of a namespace, newest first, at most `limit`. */
+  lessons(namespace: string, limit = 10): Fact[] {
+    return this.scan(namespace, limit)
+  }
+
+  /** Live operator facts of a namespace, newest first, at most `limit`. */
+  facts(namespace: string, limit = 10): Fact[] {
+    return this.scan(OPERATOR + namespace, limit)
+  }
+
   /**
-   * Live lessons of a namespace, newest first, at most `limit`. A read looks at no more than
-   * RECALL_SCAN stored lessons, so expired ones piling up never make a turn slow.
+   * Live entries under one key prefix, newest first, at most `limit`. A read looks at no more than
+   * RECALL_SCAN stored entries, so expired ones piling up never make a turn slow.
    */
-  recall(namespace: string, limit = 10): Lesson[] {
+  private scan(prefix: string, limit: number): Fact[] {
     const t = this.now()
-    const out: Lesson[] = []
-    for (const { value } of this.db.getRange({
-      start: [namespace, Number.MAX_SAFE_INTEGER],
-      end: [namespace, 0],
+    const out: Fact[] = []
+    for (const { key, value } of this.db.getRange({
+      start: [prefix, Number.MAX_SAFE_INTEGER],
+      end: [prefix, 0],
       reverse: true,
       limit: RECALL_SCAN
     })) {
       if (value.expiresAt !== 0 && value.expiresAt <= t) continue
       if (value.confidence < this.minConfidence) continue
-      out.push(value)
+      out.push({ id: factId(key), ...value })
       if (out.length >= limit) break
     }
     return out

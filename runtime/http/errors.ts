@@ -124,9 +124,10 @@ export const ERRORS = {
   },
 
   // --- agent endpoint ---
+  // one code for an unknown agent wherever it is named: the agent endpoints (by path) and admin (by name)
   AGENT_NOT_FOUND: {
     status: 404,
-    message: (p) => `No agent at '${p.path}'`,
+    message: (p) => `Unknown agent '${p.agent}'`,
     hint: 'Check the agent name: only agents of loaded plugins answer, and one unloaded by hot reload is gone until its plugin returns'
   },
   AGENT_AUTH_REQUIRED: {
@@ -147,8 +148,17 @@ export const ERRORS = {
     message: (p) => `Resource '${p.uuid}' is a ${p.transport} connection; only a long-polling resource can be resumed`,
     hint: 'Resume answers the held poll of a long-polling client; DELETE /api/admin/resources/{uuid} ends any connection'
   },
-  UNKNOWN_AGENT: { status: 404, message: (p) => `Unknown agent '${p.name}'` },
   UNKNOWN_CONVERSATION: { status: 404, message: (p) => `No conversation '${p.id}'` },
+  UNKNOWN_FACT: {
+    status: 404,
+    message: (p) => `No fact '${p.id}' under ${p.namespace}`,
+    hint: 'GET /api/admin/agents/{name}/facts with the same userId or sessionId lists the ids'
+  },
+  AGENT_STATE_NOT_WIRED: {
+    status: 503,
+    message: 'State controller not wired',
+    hint: 'Facts are the governance memory sink: set platform.ai.governance.memory.enabled=true (governance enabled)'
+  },
   UNKNOWN_COORDINATOR: { status: 404, message: (p) => `Unknown coordinator '${p.name}'` },
   UNKNOWN_COORDINATION: { status: 404, message: (p) => `Unknown coordination '${p.id}'` },
   UNKNOWN_TASK: { status: 404, message: (p) => `Unknown task '${p.id}'` },

@@ -1,12 +1,14 @@
 import type { Context } from '../http/index.js'
 import { Resource, type Broadcaster } from './broadcaster.js'
 import { disconnectedFrame, type Frame } from './frame.js'
-import type { Reason } from './types.js'
+import type { PollCacheMetrics } from './poll-cache-metrics.js'
+import { Reason } from './types.js'
 
 /** The transport's side of a long-polling client: schedules flushes and enforces the queue bound. */
 export interface PollOwner {
   scheduleFlush(r: LongPollingResource): void
   overflow(r: LongPollingResource): void
+  readonly pollCache: PollCacheMetrics
 }
 
 interface PendingPoll {
@@ -24,6 +26,10 @@ export class LongPollingResource extends Resource {
   private queue: string[] = []
   private queuedBytes = 0
   private poll: PendingPoll | undefined
+  /** Queued messages that wait for a poll (the cache); the rest of the queue goes to the held poll. */
+  private cached = 0
+  /** The join request answers right after joining: what joining delivers is not held for a poll. */
+  private joining = true
   /** When the last poll ended (or the resource joined): idle clients are reaped from here. */
   lastSeen = Date.now()
 
@@ -42,6 +48,7 @@ export class LongPollingResource extends Resource {
     const item = frame.item
     this.queue.push(item)
     this.queuedBytes += item.length
+    if (this.poll === undefined && !this.joining) this.hold(1)
     if (this.queue.length > this.maxQueue || this.queuedBytes > this.maxBytes) {
       this.owner.overflow(this)
       return
@@ -61,6 +68,8 @@ export class LongPollingResource extends Resource {
       ctx.onAbort(() => {
         if (this.poll?.ctx !== ctx) return
         this.poll = undefined
+        // what was queued for this poll now waits for the next one
+        this.hold(this.queue.length - this.cached)
         this.lastSeen = Date.now()
         resolve()
       })
@@ -80,6 +89,11 @@ export class LongPollingResource extends Resource {
   reply(ctx: Context, withToken = false): void {
     const token = withToken && this.token !== undefined ? '","token":"' + this.token : ''
     const body = '{"uuid":"' + this.uuid + token + '","messages":[' + this.queue.join(',') + ']}'
+    this.joining = false
+    if (this.cached > 0) {
+      this.owner.pollCache.deliver(this.cached)
+      this.cached = 0
+    }
     this.queue = []
     this.queuedBytes = 0
     this.lastSeen = Date.now()
@@ -103,8 +117,18 @@ export class LongPollingResource extends Resource {
     this.reason = reason
     this.queue.push(disconnectedFrame(reason).item)
     this.answer()
+    if (this.cached > 0) {
+      this.owner.pollCache.drop(reason === Reason.queueOverflow ? 'overflow' : 'closed', this.cached)
+      this.cached = 0
+    }
     this.queue = []
     this.queuedBytes = 0
+  }
+
+  private hold(n: number): void {
+    if (n <= 0) return
+    this.cached += n
+    this.owner.pollCache.hold(n)
   }
 
   get isSuspended(): boolean {

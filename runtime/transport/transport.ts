@@ -7,6 +7,7 @@ import { Broadcaster, type Resource, type SocketMember } from './broadcaster.js'
 import { Frame } from './frame.js'
 import { WsResource, type SocketWatcher } from './ws-resource.js'
 import { LongPollingResource, type PollOwner } from './long-polling-resource.js'
+import { PollCacheMetrics } from './poll-cache-metrics.js'
 import { Reason, type BroadcasterInfo, type ResourceInfo, type RoomJoinGuard } from './types.js'
 import { Endpoint, type EndpointHooks, type EndpointSettings } from './endpoint.js'
 
@@ -51,7 +52,12 @@ export class Transport implements SocketWatcher, PollOwner {
   /** The endpoints served on the three transports, in installation order (the admin `handlers`). */
   readonly handlers: { path: string; className: string }[] = []
 
-  constructor(readonly opts: TransportOptions) {}
+  /** The long-polling message cache's counters (PollOwner). */
+  readonly pollCache: PollCacheMetrics
+
+  constructor(readonly opts: TransportOptions) {
+    this.pollCache = new PollCacheMetrics(opts.metrics.registry)
+  }
 
   /**
    * Serves `pattern` (`/things/{id}`) on WebSocket, SSE and long-polling: each connection becomes

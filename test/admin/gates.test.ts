@@ -68,7 +68,20 @@ const WRITES: Write[] = [
     target: 'wf-1'
   },
   { method: 'POST', path: '/workflow/wf-1/run', body: { input: 'x' }, action: 'workflow.run', target: 'wf-1' },
-  { method: 'DELETE', path: '/workflow/wf-1', action: 'workflow.delete', target: 'wf-1' }
+  { method: 'DELETE', path: '/workflow/wf-1', action: 'workflow.delete', target: 'wf-1' },
+  {
+    method: 'POST',
+    path: '/agents/helper/facts?userId=u-1',
+    body: { content: 'Answers in metric units' },
+    action: 'agent_state.fact.add',
+    target: 'helper/user:u-1'
+  },
+  {
+    method: 'DELETE',
+    path: '/agents/helper/facts/1-0?userId=u-1',
+    action: 'agent_state.fact.remove',
+    target: 'helper/user:u-1/1-0'
+  }
 ]
 
 function send(tp: TestPlatform, w: Write, token?: string): Promise<Answer> {
@@ -91,10 +104,12 @@ t.test('every mutating route is declared in the table with a write gate', async 
     declared,
     [
       'DELETE /agents/{name}/conversation/{sessionId}',
+      'DELETE /agents/{name}/facts/{factId}',
       'DELETE /broadcasters/destroy',
       'DELETE /evals/runs/{id}',
       'DELETE /resources/{uuid}',
       'DELETE /workflow/{id}',
+      'POST /agents/{name}/facts',
       'POST /broadcasters/broadcast',
       'POST /broadcasters/unicast',
       'POST /evals/runs',
@@ -163,7 +178,7 @@ t.test('flag on: anonymous 401, wrong role 403, authorizer deny 403, each audite
 })
 
 t.test('allowed: the write runs, answers its body and is audited under the principal', async (t) => {
-  const tp = await adminPlatform(WRITER)
+  const tp = await adminPlatform({ ...WRITER, 'platform.ai.governance.memory.enabled': true })
   t.teardown(tp.close)
   addHelperAgent(tp)
   const ai = tp.platform.area(AI)
@@ -199,20 +214,47 @@ t.test('allowed: the write runs, answers its body and is audited under the princ
         hint: 'Name one with ?coordinator=; GET /api/admin/coordinators lists them'
       }
     ],
-    [WRITES[12]!, 200, { deleted: 'wf-1' }]
+    [WRITES[12]!, 200, { deleted: 'wf-1' }],
+    [
+      WRITES[13]!,
+      200,
+      {
+        id: String,
+        namespace: 'user:u-1',
+        text: 'Answers in metric units',
+        confidence: 1,
+        provenance: { source: 'operator', principal: 'alice' }
+      }
+    ],
+    [
+      WRITES[14]!,
+      404,
+      {
+        error: "No fact '1-0' under user:u-1",
+        code: 'PLT_ERR_UNKNOWN_FACT',
+        hint: 'GET /api/admin/agents/{name}/facts with the same userId or sessionId lists the ids'
+      }
+    ]
   ]
+  let factId = ''
   for (const [w, status, body] of expectations) {
     const r = await send(tp, w, ALICE)
     t.equal(r.status, status, w.path)
-    // a saved workflow's updatedAt is the server's clock: compare the rest
+    // a saved workflow's updatedAt and a fact's id and times are the server's: compare the rest
     if (w.path === '/workflow') t.same({ ...r.body, updatedAt: undefined }, body)
-    else t.same(r.body, body)
+    else if (w.action === 'agent_state.fact.add') {
+      t.match(r.body, body)
+      factId = r.body.id
+    } else t.same(r.body, body)
     t.match(lastAudit(tp), { principal: 'alice', action: w.action, target: w.target, success: status === 200 })
   }
   t.same(await ai.memory.read('conv-1'), [], 'the conversation is gone')
   const again = await send(tp, WRITES[7]!, ALICE)
   t.equal(again.status, 404, 'clearing it twice: nothing to clear')
   t.same(again.body, { error: "No conversation 'conv-1'", code: 'PLT_ERR_UNKNOWN_CONVERSATION' })
+  const removal: Write = { ...WRITES[14]!, path: `/agents/helper/facts/${factId}?userId=u-1` }
+  t.same((await send(tp, removal, ALICE)).body, { removed: factId }, 'the fact added above is removed by its id')
+  t.match(lastAudit(tp), { principal: 'alice', action: 'agent_state.fact.remove', target: `helper/user:u-1/${factId}` })
   await a.closed
   await b.closed
 })

@@ -104,7 +104,7 @@ t.test('read tools answer what the admin routes answer', async (t) => {
   })
   const unknown = await use(t, c, 'platform_agent_sessions', { name: 'nobody' })
   t.equal(unknown.isError, true)
-  t.match(unknown.structuredContent, { code: 'PLT_ERR_UNKNOWN_AGENT' })
+  t.match(unknown.structuredContent, { code: 'PLT_ERR_AGENT_NOT_FOUND' })
 
   // content reads pass the content read gate with the MCP request's principal
   const anon = await use(t, c, 'platform_audit_log')

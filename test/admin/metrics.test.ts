@@ -1,4 +1,4 @@
-// /api/admin/metrics: broadcast latency, backpressure and AI turn counters
+// /api/admin/metrics: broadcast latency, the long-polling cache, backpressure and AI turn counters
 // come from prom-client metrics registered where the events happen, and move with real traffic.
 import t from 'tap'
 import { adminPlatform, call, ALICE, WRITER } from './helpers.js'
@@ -17,9 +17,11 @@ t.test('the shape names every part of the reference the platform can measure', a
     'broadcastLatency',
     'activeBroadcasters',
     'rooms',
+    'cache',
     'backpressure',
     'ai'
   ])
+  t.same(Object.keys(m.cache), ['size', 'added', 'delivered', 'dropped'])
   t.same(Object.keys(m.broadcastLatency), ['count', 'meanMs', 'maxMs', 'totalTimeMs'])
   t.same(Object.keys(m.backpressure), ['drops', 'disconnects'])
   t.same(Object.keys(m.ai), [
@@ -86,3 +88,96 @@ t.test('AI turns are counted: prompts, streamed texts, errors, latency', async (
   const all = (await call(tp, 'GET', '/metrics/all')).body as any[]
   t.ok(all.some((r) => r.name === 'platform_ai_errors_total' && r.tags?.code === 'unknown-agent'))
 })
+
+t.test(
+  'the long-polling cache: messages held between polls, collected by the next poll, dropped at the cap or on leaving',
+  async (t) => {
+    const lp = await adminPlatform({ ...WRITER, 'platform.transport.long-polling-queue': 5 })
+    t.teardown(lp.close)
+    const cache = async () => (await call(lp, 'GET', '/metrics')).body.cache
+    const broadcast = async (room: string, n: number) => {
+      for (let i = 0; i < n; i++) {
+        const r = await call(lp, 'POST', '/broadcasters/broadcast', {
+          token: ALICE,
+          body: { broadcasterId: `/platform/rooms/${room}`, message: { n: i } }
+        })
+        t.equal(r.status, 200)
+      }
+    }
+    /** Joins without polling: the join answer carries the joined frame, nothing is held for it. */
+    const join = async (room: string) => {
+      const url = `${lp.url}/platform/rooms/${room}?transport=long-polling`
+      const j = (await (await fetch(url)).json()) as { uuid: string; token: string; messages: any[] }
+      t.same(
+        j.messages.map((m) => m.type),
+        ['joined']
+      )
+      return {
+        ...j,
+        poll: async () => {
+          const r = await fetch(`${url}&uuid=${j.uuid}&token=${j.token}`)
+          return ((await r.json()) as { messages: any[] }).messages
+        }
+      }
+    }
+    t.same(await cache(), { size: 0, added: 0, delivered: 0, dropped: 0 })
+
+    // a client that misses three messages between polls; they wait for it, then its poll collects them
+    const a = await join('lp-a')
+    t.same(await cache(), { size: 0, added: 0, delivered: 0, dropped: 0 }, 'the join answer is no cache')
+    await broadcast('lp-a', 3)
+    t.same(await cache(), { size: 3, added: 3, delivered: 0, dropped: 0 })
+    t.same(
+      (await a.poll()).map((m) => m.n),
+      [0, 1, 2]
+    )
+    t.same(await cache(), { size: 0, added: 3, delivered: 3, dropped: 0 })
+
+    // a message that finds a poll waiting is answered at once: never held
+    const held = a.poll()
+    await new Promise((r) => setTimeout(r, 50))
+    await broadcast('lp-a', 1)
+    t.same(
+      (await held).map((m) => m.n),
+      [0]
+    )
+    t.same(await cache(), { size: 0, added: 3, delivered: 3, dropped: 0 })
+
+    // past the queue cap (5) the client is disconnected and what it held is dropped
+    const b = await join('lp-b')
+    await broadcast('lp-b', 6)
+    t.same(await cache(), { size: 0, added: 9, delivered: 3, dropped: 6 })
+    t.equal(
+      (await fetch(`${lp.url}/platform/rooms/lp-b?transport=long-polling&uuid=${b.uuid}&token=${b.token}`)).status,
+      404
+    )
+
+    // a client that leaves with messages held drops them too
+    const c = await join('lp-c')
+    await broadcast('lp-c', 2)
+    t.same(await cache(), { size: 2, added: 11, delivered: 3, dropped: 6 })
+    const left = await fetch(`${lp.url}/platform/rooms/lp-c`, {
+      method: 'DELETE',
+      headers: { 'x-platform-resource': c.uuid, 'x-platform-token': c.token }
+    })
+    t.equal(left.status < 300, true)
+    t.same(await cache(), { size: 0, added: 11, delivered: 3, dropped: 8 })
+
+    const rows = ((await call(lp, 'GET', '/metrics/all')).body as any[]).filter((r) =>
+      String(r.name).startsWith('platform_long_polling_cache')
+    )
+    t.same(
+      rows.map((r) => [r.name, r.tags ?? null, r.value]),
+      [
+        ['platform_long_polling_cached_messages', null, 0],
+        ['platform_long_polling_cache_added_total', null, 11],
+        ['platform_long_polling_cache_delivered_total', null, 3],
+        ['platform_long_polling_cache_dropped_total', { reason: 'overflow' }, 6],
+        ['platform_long_polling_cache_dropped_total', { reason: 'closed' }, 2]
+      ],
+      'the same counters, from the registry'
+    )
+    const text = await (await fetch(`${lp.url}/metrics`)).text()
+    t.match(text, /platform_long_polling_cached_messages 0/)
+  }
+)

@@ -73,7 +73,8 @@ t.test('agents, one agent, its sessions; unknown names are 404', async (t) => {
   t.same((await call(tp, 'GET', '/agents/helper')).body, list.body[0])
   t.same((await call(tp, 'GET', '/agents/nobody')).body, {
     error: "Unknown agent 'nobody'",
-    code: 'PLT_ERR_UNKNOWN_AGENT'
+    code: 'PLT_ERR_AGENT_NOT_FOUND',
+    hint: 'Check the agent name: only agents of loaded plugins answer, and one unloaded by hot reload is gone until its plugin returns'
   })
   t.equal((await call(tp, 'GET', '/agents/nobody/sessions')).status, 404)
 
@@ -217,6 +218,7 @@ t.test('metrics and metrics/all come from the prom-client registry', async (t) =
     'broadcastLatency',
     'activeBroadcasters',
     'rooms',
+    'cache',
     'backpressure',
     'ai'
   ])

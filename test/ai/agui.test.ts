@@ -265,7 +265,7 @@ t.test('demo runtime: the demo agent over AG-UI', async (t) => {
     t.equal(res.status, 404)
     t.match(await res.json(), {
       code: 'PLT_ERR_AGENT_NOT_FOUND',
-      error: "No agent at '/platform/agent/nobody/agui'",
+      error: "Unknown agent '/platform/agent/nobody/agui'",
       hint: /plugin/
     })
   })

@@ -73,7 +73,7 @@ t.test(
     t.equal(sink.recall('user:other').length, 0)
     const floor = new GovernanceMemorySink(store.db<Lesson, [string, number, number]>('m'), 60, 0.8, () => now)
     t.same(
-      floor.recall('user:u').map((l) => l.provenance.decision),
+      floor.recall('user:u').map((l) => ('decision' in l.provenance ? l.provenance.decision : l.provenance.source)),
       ['deny'],
       'below the floor dropped on read'
     )
@@ -165,4 +165,93 @@ t.test('memory is off by default', async (t) => {
   const c = await startTestPlatform({}, { install: installGovernance })
   t.teardown(c.close)
   t.equal(governanceOf(c.platform)!.memory, undefined)
+})
+
+t.test(
+  'operator facts: written with their provenance, listed with stable ids, removed by id within a namespace',
+  async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'gov-mem-facts-'))
+    const store = new Store(dir)
+    t.teardown(async () => {
+      await store.close()
+      rmSync(dir, { recursive: true, force: true })
+    })
+    const db = store.db<Lesson, [string, number, number]>('m')
+    let now = 2_000_000
+    const sink = new GovernanceMemorySink(db, 60, 0.5, () => now)
+    await sink.accept(entry('deny', { user_id: 'u' }))
+    now += 1
+    const fact = await sink.add('user:u', 'Answers in metric units', 'alice')
+    t.match(fact, {
+      id: String,
+      namespace: 'user:u',
+      text: 'Answers in metric units',
+      confidence: 1,
+      expiresAt: now + 60_000,
+      provenance: { source: 'operator', principal: 'alice', timestamp: fact.createdAt }
+    })
+    t.equal((await sink.add('user:u', 'soft', 'alice', 0.6)).confidence, 0.6, 'a given confidence is kept')
+    const listed = sink.recall('user:u')
+    t.same(
+      listed.map((l) => l.text),
+      ['soft', 'Answers in metric units', 'Denied by p: because'],
+      'newest first, beside the policy lessons'
+    )
+    t.equal(listed[1]!.id, fact.id, 'recall lists the id add answered')
+    t.equal(new Set(listed.map((l) => l.id)).size, 3, 'every lesson has an id of its own')
+    // a second sink on the same database (a restart) sees the same ids
+    const again = new GovernanceMemorySink(db, 60, 0.5, () => now)
+    t.same(
+      again.recall('user:u').map((l) => l.id),
+      listed.map((l) => l.id)
+    )
+
+    t.equal(await sink.remove('user:other', fact.id), false, "another namespace's id is unknown there")
+    t.equal(await sink.remove('user:u', 'nonsense'), false)
+    t.equal(await sink.remove('user:u', '1-2-3'), false)
+    t.equal(await sink.remove('user:u', fact.id), true)
+    t.equal(await sink.remove('user:u', fact.id), false, 'removed once')
+    t.same(
+      sink.recall('user:u').map((l) => l.text),
+      ['soft', 'Denied by p: because']
+    )
+    const policyLesson = sink.recall('user:u')[1]!
+    t.equal(await sink.remove('user:u', policyLesson.id), true, "a policy's lesson is removable too")
+
+    now += 61_000
+    const old = sink.recall('user:u', 10)
+    t.same(old, [], 'facts expire with the TTL like lessons')
+    t.equal(await sink.remove('user:u', listed[0]!.id), false, 'an expired fact is unknown')
+  }
+)
+
+t.test('operator facts have a per-namespace cap of their own', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'gov-mem-fcap-'))
+  const store = new Store(dir)
+  t.teardown(async () => {
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+  const db = store.db<Lesson, [string, number, number]>('m')
+  let now = 3_000_000
+  const sink = new GovernanceMemorySink(db, 0, 0, () => now)
+  for (let i = 0; i < MAX_LESSONS + 3; i++) {
+    now++
+    await sink.add('user:u', `fact ${i}`, 'alice')
+  }
+  t.equal([...db.getKeys()].length, MAX_LESSONS)
+  t.equal(sink.recall('user:u', 1)[0]!.text, `fact ${MAX_LESSONS + 2}`, 'the newest stay')
+  // policy lessons piling up under the user never bury a fact: the two are capped apart
+  for (let i = 0; i < MAX_LESSONS + 3; i++) {
+    now++
+    await sink.accept(entry('deny', { user_id: 'u' }, { reason: `r${i}` }))
+  }
+  t.equal([...db.getKeys()].length, 2 * MAX_LESSONS)
+  t.equal(sink.facts('user:u', 1)[0]!.text, `fact ${MAX_LESSONS + 2}`)
+  t.equal(sink.lessons('user:u', 1)[0]!.text, `Denied by p: r${MAX_LESSONS + 2}`)
+  t.same(
+    sink.recall('user:u', 2).map((l) => l.text),
+    [`Denied by p: r${MAX_LESSONS + 2}`, `Denied by p: r${MAX_LESSONS + 1}`],
+    'recall merges both, newest first'
+  )
 })
