@@ -8,13 +8,15 @@
  *   started  N turns in flight, each watched, no step yet
  *   stepped  the same N turns, each with K steps delivered to its watcher
  *   ended    every turn completed and every watcher closed (what is left is a leak)
- * Each point is read after global.gc(): V8 heap used, external memory, the RSS of the LMDB
- * map, and RSS. "Beyond its steps" subtracts K steps' JSON bytes from the per-turn total.
+ * Each point is read after global.gc(): V8 heap used, external memory, the resident pages of the
+ * LMDB map, and RSS. "In flight, beyond its steps" is the heap and external memory per turn at
+ * stepped less that at ended: what a turn holds because it runs, not what it leaves stored.
  *
  *   npx tsc -p tsconfig.json && node --no-node-snapshot --expose-gc dist/bench/interaction-memory.js \
  *     [--n 1000] [--steps 200] [--store lmdb|memory] [--snapshot]
- * --snapshot also writes heap snapshots at base and stepped and prints what grew, per turn, by
- * object kind. Prints a table, then one JSON line (`{"bench":"interaction-memory",...}`).
+ * --snapshot also takes heap snapshots at base, started and stepped and prints what grew, per
+ * turn, by object kind (the snapshots themselves then skew the readings).
+ * Prints a table, then one JSON line (`{"bench":"interaction-memory",...}`).
  */
 import { fork, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
@@ -115,12 +117,12 @@ async function main(): Promise<void> {
     const { ids } = (await ask(client, { cmd: 'create', url, n, message: message(k) })) as { ids: string[] }
     await until(() => gates.atStart === n && service.feed.watched === n)
     const started = await settle()
+    if (values.snapshot) snapshots.push(await kinds())
     gates.releaseStart()
     const { stepBytes } = (await ask(client, { cmd: 'wait', steps: k })) as { stepBytes: number }
     await until(() => gates.atSteps === n)
     const stepped = await settle()
     if (values.snapshot) snapshots.push(await kinds())
-    if (process.env.BENCH_SNAPSHOT_FILE !== undefined) (await import('node:v8')).writeHeapSnapshot(process.env.BENCH_SNAPSHOT_FILE)
     gates.releaseSteps()
     await ask(client, { cmd: 'wait', steps: -1 })
     await until(() => service.inFlight === 0 && service.feed.watched === 0)
@@ -128,7 +130,10 @@ async function main(): Promise<void> {
     const sample = await service.store.load(ids[0]!)
     if (sample?.status !== 'COMPLETED') throw new Error(`a turn did not complete: ${sample?.status}`)
     report({ n, k, store: values.store!, stepBytes: stepBytes / n, base, started, stepped, ended })
-    if (snapshots.length === 2) printKinds(snapshots[0]!, snapshots[1]!, n)
+    if (snapshots.length === 3) {
+      printKinds('base -> started', snapshots[0]!, snapshots[1]!, n)
+      printKinds('started -> stepped', snapshots[1]!, snapshots[2]!, n)
+    }
   } finally {
     client.kill()
     await platform.close()
@@ -197,42 +202,40 @@ function report(r: {
   stepped: Reading
   ended: Reading
 }): void {
-  const per = (a: Reading, b: Reading, key: keyof Reading) => (b[key] - a[key]) / r.n
+  const per = (x: Reading, key: keyof Reading) => (x[key] - r.base[key]) / r.n / 1024
   const keys: (keyof Reading)[] = ['heapUsed', 'heapTotal', 'external', 'arrayBuffers', 'lmdb', 'rss']
-  const kb = (x: number) => (x / 1024).toFixed(1).padStart(9)
-  console.log(`interaction memory: ${r.n} turns in flight, ${r.k} steps each, ${r.store} store; KB per turn`)
+  const f = (x: number) => x.toFixed(1).padStart(9)
+  console.log(`interaction memory: ${r.n} turns in flight, ${r.k} steps each, ${r.store} store; KB per turn over base`)
   console.log(`${''.padEnd(14)}${'started'.padStart(9)}${'stepped'.padStart(9)}${'ended'.padStart(9)}`)
   for (const key of keys)
-    console.log(
-      `${key.padEnd(14)}${kb(per(r.base, r.started, key))}${kb(per(r.base, r.stepped, key))}${kb(per(r.base, r.ended, key))}`
-    )
-  // the turn's own memory: the JS heap it holds plus what lives outside it (external buffers, the
-  // store's map); native memory of its sockets shows in RSS only
-  const held = (x: Reading) => per(r.base, x, 'heapUsed') + per(r.base, x, 'external') + per(r.base, x, 'lmdb')
-  const stepsKb = (r.stepBytes / 1024).toFixed(1)
-  console.log(`steps' own bytes (JSON of ${r.k} steps): ${stepsKb} KB per turn`)
+    console.log(`${key.padEnd(14)}${f(per(r.started, key))}${f(per(r.stepped, key))}${f(per(r.ended, key))}`)
+  // In flight, beyond its steps: the JS heap and external memory a turn holds while it runs, less
+  // what it still holds once ended (its stored steps and record on the memory store, its
+  // conversation entry). The LMDB store's steps live in the map's pages, outside the heap: they
+  // are the steps at rest, reported on their own.
+  const js = (x: Reading) => per(x, 'heapUsed') + per(x, 'external')
+  const out = {
+    bench: 'interaction-memory',
+    n: r.n,
+    steps: r.k,
+    store: r.store,
+    stepsJsonKb: r.stepBytes / 1024,
+    storeKb: js(r.ended) + per(r.ended, 'lmdb'),
+    lmdbBytesPerStep: (per(r.stepped, 'lmdb') * 1024) / r.k,
+    inFlightKb: js(r.stepped) - js(r.ended),
+    inFlightNoStepsKb: js(r.started),
+    rssKb: per(r.stepped, 'rss'),
+    readings: { base: r.base, started: r.started, stepped: r.stepped, ended: r.ended }
+  }
+  console.log(`steps' own bytes (JSON of ${r.k} steps): ${f(out.stepsJsonKb)} KB`)
   console.log(
-    `held per turn (heap used + external + LMDB pages): ${kb(held(r.stepped))} KB, beyond its steps ${kb(held(r.stepped) - r.stepBytes)} KB; with no step yet ${kb(held(r.started))} KB`
+    `what an ended turn keeps (stored steps and record, conversation entry): ${f(out.storeKb)} KB` +
+      (r.store === 'lmdb' ? `, LMDB map pages ${out.lmdbBytesPerStep.toFixed(0)} B per step` : '')
   )
   console.log(
-    `RSS per turn: ${kb(per(r.base, r.stepped, 'rss'))} KB, beyond its steps ${kb(per(r.base, r.stepped, 'rss') - r.stepBytes)} KB`
+    `in flight, beyond its steps (heap + external, stepped minus ended): ${f(out.inFlightKb)} KB; before its first step ${f(out.inFlightNoStepsKb)} KB`
   )
-  console.log(
-    JSON.stringify({
-      bench: 'interaction-memory',
-      n: r.n,
-      steps: r.k,
-      store: r.store,
-      stepsKb: r.stepBytes / 1024,
-      heldKb: held(r.stepped) / 1024,
-      heldBeyondStepsKb: (held(r.stepped) - r.stepBytes) / 1024,
-      heldNoStepsKb: held(r.started) / 1024,
-      rssKb: per(r.base, r.stepped, 'rss') / 1024,
-      rssBeyondStepsKb: (per(r.base, r.stepped, 'rss') - r.stepBytes) / 1024,
-      leakKb: held(r.ended) / 1024,
-      readings: { base: r.base, started: r.started, stepped: r.stepped, ended: r.ended }
-    })
-  )
+  console.log(JSON.stringify(out))
 }
 
 /** Self size and count of the heap's objects by kind (node type and constructor or name). */
@@ -263,14 +266,14 @@ async function kinds(): Promise<Map<string, Kind>> {
   return out
 }
 
-function printKinds(a: Map<string, Kind>, b: Map<string, Kind>, n: number): void {
+function printKinds(title: string, a: Map<string, Kind>, b: Map<string, Kind>, n: number): void {
   const rows = [...b].map(([key, v]) => {
     const w = a.get(key) ?? { size: 0, count: 0 }
     return { key, size: (v.size - w.size) / n, count: (v.count - w.count) / n }
   })
   rows.sort((x, y) => y.size - x.size)
-  console.log('heap growth per turn by kind (bytes, objects), base -> stepped:')
-  for (const r of rows.slice(0, 40))
+  console.log(`heap growth per turn by kind (bytes, objects), ${title}:`)
+  for (const r of rows.slice(0, 30))
     console.log(`${r.size.toFixed(0).padStart(8)} ${r.count.toFixed(1).padStart(8)}  ${r.key}`)
 }
 
