@@ -209,6 +209,9 @@ function report(r: {
   console.log(`${''.padEnd(14)}${'started'.padStart(9)}${'stepped'.padStart(9)}${'ended'.padStart(9)}`)
   for (const key of keys)
     console.log(`${key.padEnd(14)}${f(per(r.started, key))}${f(per(r.stepped, key))}${f(per(r.ended, key))}`)
+  // the rest of RSS: sockets and other native allocations, and what the allocator keeps after a peak
+  const native = (x: Reading) => per(x, 'rss') - per(x, 'heapTotal') - per(x, 'external') - per(x, 'lmdb')
+  console.log(`${'other native'.padEnd(14)}${f(native(r.started))}${f(native(r.stepped))}${f(native(r.ended))}`)
   // In flight, beyond its steps: the JS heap and external memory a turn holds while it runs, less
   // what it still holds once ended (its stored steps and record on the memory store, its
   // conversation entry). The LMDB store's steps live in the map's pages, outside the heap: they
@@ -225,6 +228,7 @@ function report(r: {
     inFlightKb: js(r.stepped) - js(r.ended),
     inFlightNoStepsKb: js(r.started),
     rssKb: per(r.stepped, 'rss'),
+    nativeKb: native(r.stepped),
     readings: { base: r.base, started: r.started, stepped: r.stepped, ended: r.ended }
   }
   console.log(`steps' own bytes (JSON of ${r.k} steps): ${f(out.stepsJsonKb)} KB`)
