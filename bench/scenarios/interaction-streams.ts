@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import WebSocket from 'ws'
@@ -21,6 +22,8 @@ const message = (words: number): string => Array.from({ length: words }, (_, i) 
 interface Live {
   interactions: number
   steps: number
+  /** JSON bytes of the steps one subscriber received, per turn. */
+  stepKbPerTurn: number
   cpuUsPerStep: number
   p50Ms: number
   p99Ms: number
@@ -30,13 +33,25 @@ interface Live {
   seconds: number
 }
 
+/** What bench/interaction-memory.ts reports (KB per turn). */
+interface Held {
+  n: number
+  stepsJsonKb: number
+  storeKb: number
+  lmdbBytesPerStep: number
+  inFlightKb: number
+  inFlightNoStepsKb: number
+}
+
 /**
  * Parts (b) and (c) of the interactions benchmark, on the served platform (demo runtime, LMDB
  * store, every delta a step). (b): N background turns of 200 text deltas started at once, each
  * watched live by its own WebSocket subscriber; server CPU per delivered step, delta-to-client
- * latency (receive time minus the step's createdAt, one clock), RSS growth per interaction in
- * flight. (c): a reconnect that replays 1 000 stored steps, time to the last frame, against a raw
- * lmdb-js getRange sent over raw uWebSockets.js (bench/peers/replay-lmdb.js).
+ * latency (receive time minus the step's createdAt, one clock), peak RSS growth per interaction in
+ * flight; then what one turn in flight really holds, read after full GCs with every turn held at
+ * 200 delivered steps (bench/interaction-memory.ts in a child process). (c): a reconnect that
+ * replays 1 000 stored steps, time to the last frame, against a raw lmdb-js getRange sent over
+ * raw uWebSockets.js (bench/peers/replay-lmdb.js).
  */
 const scenario: Scenario = {
   name: 'interaction-streams',
@@ -76,6 +91,11 @@ const scenario: Scenario = {
     } finally {
       await server.stop()
     }
+    const held = await heldPerTurn(opts, n)
+    if (held !== undefined)
+      notes.push(
+        `(b) held, after full GCs, ${held.n} turns in flight each at 200 delivered steps (dist/bench/interaction-memory.js --n ${held.n}): in flight beyond its steps ${held.inFlightKb.toFixed(1)} KB per turn (JS heap + external, less what the ended turn keeps; ${held.inFlightNoStepsKb.toFixed(1)} KB before its first step); its steps' JSON ${held.stepsJsonKb.toFixed(1)} KB; what the ended turn keeps (steps at rest, record, conversation entry) ${held.storeKb.toFixed(1)} KB, of which LMDB map pages ${held.lmdbBytesPerStep.toFixed(0)} B per step`
+      )
     const med = (xs: number[] | undefined) => (xs === undefined || xs.length === 0 ? undefined : percentile(xs, 50))
     const ourMed = med(ours)
     const peerMed = med(peer)
@@ -88,10 +108,29 @@ const scenario: Scenario = {
         row('live.p99_ms', 'delta-to-client latency p99', 'ms', 'lower', live?.p99Ms, {}, false),
         row(
           'live.rss_kb_per_turn',
-          'server RSS growth per turn in flight (steps included)',
+          'server peak RSS growth per turn in flight (steps at rest and uncollected garbage included)',
           'KB',
           'lower',
           live?.rssKbPerInFlight,
+          {},
+          false
+        ),
+        row(
+          'held.in_flight_kb_per_turn',
+          'memory a turn in flight holds beyond its steps (after GC)',
+          'KB',
+          'lower',
+          held?.inFlightKb,
+          {},
+          false
+        ),
+        row('held.steps_kb_per_turn', "its 200 steps' own JSON bytes", 'KB', 'lower', held?.stepsJsonKb, {}, false),
+        row(
+          'held.store_kb_per_turn',
+          'what an ended turn keeps: steps at rest, record, conversation entry',
+          'KB',
+          'lower',
+          held?.storeKb,
           {},
           false
         ),
@@ -106,7 +145,7 @@ const scenario: Scenario = {
         )
       ],
       notes,
-      details: { live, replayMs: { ours, peer } }
+      details: { live, held, replayMs: { ours, peer } }
     }
   }
 }
@@ -117,6 +156,7 @@ async function measureLive(server: ServerProcess, n: number, words: number, note
   const text = message(words)
   const latencies: number[] = []
   let steps = 0
+  let stepBytes = 0
   let broken = 0
   let inFlight = 0
   let maxInFlight = 0
@@ -149,6 +189,7 @@ async function measureLive(server: ServerProcess, n: number, words: number, note
           if (f.step.seq !== next) broken++
           next = f.step.seq + 1
           steps++
+          stepBytes += JSON.stringify(f.step).length
           latencies.push(now - Date.parse(f.step.createdAt))
         } else if (f.status !== 'COMPLETED') broken++
       })
@@ -165,11 +206,12 @@ async function measureLive(server: ServerProcess, n: number, words: number, note
   const cpu = server.cpuSeconds() - cpu0
   clearInterval(sampler)
   notes.push(
-    `(b) ${n} background turns of ~${words} text deltas started at once (POST, then a WebSocket subscriber each), ${steps} steps delivered in ${seconds.toFixed(1)} s, at most ${maxInFlight} turns in flight; ${broken} streams with a gap, duplicate or failure; latency = client receive time minus the step's createdAt (ms clock); RSS per turn = (peak RSS - RSS before) / most turns in flight, the steps each run keeps in memory included`
+    `(b) ${n} background turns of ~${words} text deltas started at once (POST, then a WebSocket subscriber each), ${steps} steps delivered in ${seconds.toFixed(1)} s, at most ${maxInFlight} turns in flight; ${broken} streams with a gap, duplicate or failure; latency = client receive time minus the step's createdAt (ms clock); peak RSS per turn = (peak RSS - RSS before) / most turns in flight: it counts garbage not yet collected and the steps at rest in the store (the LMDB map's pages), ${(stepBytes / 1024 / n).toFixed(1)} KB of step JSON per turn; the held figures below are the turn's own`
   )
   return {
     interactions: n,
     steps,
+    stepKbPerTurn: stepBytes / 1024 / n,
     cpuUsPerStep: (cpu * 1e6) / Math.max(1, steps),
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
@@ -226,4 +268,38 @@ async function timeReplays(url: string, times: number): Promise<number[]> {
     })
   }
   return out
+}
+
+/** Runs bench/interaction-memory.ts (N turns held at 200 steps) in a child process and reads its JSON line. */
+async function heldPerTurn(opts: RunOptions, n: number): Promise<Held | undefined> {
+  const script = join(opts.root, 'dist/bench/interaction-memory.js')
+  const store = process.env.BENCH_INTERACTIONS_STORE ?? 'lmdb'
+  const args = ['--no-node-snapshot', '--expose-gc', script, '--n', String(n), '--steps', '200', '--store', store]
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd: opts.root, stdio: ['ignore', 'pipe', 'pipe'] })
+    let text = ''
+    let err = ''
+    child.stdout.on('data', (d: Buffer) => {
+      text += d.toString()
+    })
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString()
+    })
+    const abort = () => {
+      child.kill('SIGKILL')
+    }
+    opts.signal.addEventListener('abort', abort, { once: true })
+    child.on('exit', (code) => {
+      opts.signal.removeEventListener('abort', abort)
+      if (code === 0) resolve(text)
+      else reject(new Error(`bench/interaction-memory.js exited ${code}: ${err.split('\n').slice(0, 3).join(' ')}`))
+    })
+  })
+  const line = out.split('\n').find((l) => l.startsWith('{'))
+  if (line === undefined) return undefined
+  const held = JSON.parse(line) as Held
+  opts.log(
+    `  held     : ${held.inFlightKb.toFixed(1)} KB per turn in flight beyond its steps (${held.stepsJsonKb.toFixed(1)} KB of step JSON; ${held.storeKb.toFixed(1)} KB kept once ended)`
+  )
+  return held
 }

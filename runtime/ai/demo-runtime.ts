@@ -54,17 +54,23 @@ export class DemoRuntime implements AiRuntime {
   }
 
   private async *words(text: string, input: number, model: string, signal?: AiCancelSignal): AsyncGenerator<AiEvent> {
-    const parts = text.split(/(?<=\s)/)
-    for (const [i, w] of parts.entries()) {
+    // each word with the whitespace after it, cut as it is sent: a turn in flight holds its text
+    // once, not an array of every word it has still to send
+    const space = /\s/g
+    let at = 0
+    do {
+      space.lastIndex = at
+      const end = space.exec(text) === null ? text.length : space.lastIndex
       // yield to the event loop between words so a cancellation can land mid-stream
       await new Promise((resolve) => setImmediate(resolve))
       if (signal?.aborted === true) {
-        yield { type: 'usage', usage: usage(input, countTokens(parts.slice(0, i).join('')), model) }
+        yield { type: 'usage', usage: usage(input, countTokens(text.slice(0, at)), model) }
         yield { type: 'done', finishReason: 'cancelled' }
         return
       }
-      yield { type: 'text', delta: w }
-    }
+      yield { type: 'text', delta: text.slice(at, end) }
+      at = end
+    } while (at < text.length)
     yield { type: 'usage', usage: usage(input, countTokens(text), model) }
     yield { type: 'done', finishReason: 'stop' }
   }

@@ -13,6 +13,7 @@ import type { AiCancelSignal, AiMessage, AiRuntime, AiToolCall, AiToolSpec } fro
 import { ownRun, pickRuntime } from './agent-run.js'
 import type { TurnDeps, TurnErrorCode, TurnEvent, TurnRequest } from './turn-types.js'
 import { runTool, type LoopInput } from './tool-run.js'
+import { TextBuffer } from './text-buffer.js'
 
 export type { TurnDeps, TurnErrorCode, TurnEvent, TurnRequest } from './turn-types.js'
 
@@ -84,7 +85,7 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
       platform.logger.warn({ err, agent: agent?.name }, 'governance feedback failed; the turn goes on without it')
     }
   }
-  const text: string[] = []
+  const text = new TextBuffer()
   let closed = gov === undefined
   try {
     // a run() that brings its own system prompt gets the same preamble and guidance
@@ -108,7 +109,7 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
       yield e
       if (e.type === 'error') return
     }
-    const full = text.join('')
+    const full = text.text()
     if (gov !== undefined) {
       closed = true
       const after = await gov.gate.afterResponse(resource, request, full)
@@ -125,7 +126,7 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
     // its post-response phase, so per-turn policy state such as a concurrency slot is released
     if (!closed && gov !== undefined) {
       try {
-        await gov.gate.afterResponse(resource, request, text.join(''))
+        await gov.gate.afterResponse(resource, request, text.text())
       } catch {
         /* the gate records its own failures */
       }
@@ -174,7 +175,7 @@ async function* loop(
   }
   for (let round = 0; ; round++) {
     const calls: AiToolCall[] = []
-    let said = ''
+    const said = new TextBuffer()
     const stream = runtime.stream(
       {
         systemPrompt: input.systemPrompt,
@@ -188,7 +189,7 @@ async function* loop(
     for await (const e of stream) {
       switch (e.type) {
         case 'text':
-          said += e.delta
+          said.push(e.delta)
           yield e
           break
         case 'usage':
@@ -222,7 +223,7 @@ async function* loop(
     }
     if (message !== undefined) history.push({ role: 'user', content: message })
     message = undefined
-    history.push({ role: 'assistant', content: said, toolCalls: calls })
+    history.push({ role: 'assistant', content: said.text(), toolCalls: calls })
     for (const call of calls) {
       if (clientTools.has(call.name)) continue
       yield { type: 'tool-start', call }

@@ -41,7 +41,7 @@ export class StepCapture {
   private readonly now: () => string
 
   constructor(private readonly opts: CaptureOptions) {
-    this.now = opts.now ?? (() => new Date().toISOString())
+    this.now = opts.now ?? isoNow
   }
 
   /** The outcome once the terminal step is recorded. */
@@ -168,6 +168,11 @@ export class StepCapture {
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.timer = undefined
   }
+}
+
+// one function for every capture, not a closure per run
+function isoNow(): string {
+  return new Date().toISOString()
 }
 
 function hasCounts(u: TokenUsage): boolean {

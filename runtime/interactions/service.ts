@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import type { AiMessage, AiService } from '../ai/index.js'
 import { PlatformError } from '../http/index.js'
 import type { Logger } from '../observability/index.js'
-import type { RegisteredAgent } from '../plugins/index.js'
+import { Cancellation, type RegisteredAgent } from '../plugins/index.js'
 import { StepCapture, type Outcome } from './capture.js'
 import { isoDuration } from './iso-duration.js'
 import { interactionOf } from './store-input.js'
@@ -55,13 +55,17 @@ interface Run {
    */
   steps: InteractionStep[] | undefined
   capture: StepCapture
-  controller: AbortController
+  /** A flag and its listeners: an AbortSignal is built only if something in the turn asks for one. */
+  controller: Cancellation
   cancellable: boolean
   /** Publication in seq order of each acknowledged step, then the terminal header's write. */
   writes: Promise<void>
-  /** Resolves once the terminal state is durable (or the run was dropped). */
-  finished: Promise<Interaction>
-  resolve: (i: Interaction) => void
+  /**
+   * For a synchronous POST, which waits for it: resolves once the terminal state is durable (or
+   * the run was dropped). A background run, which nobody awaits, has none.
+   */
+  finished: Promise<Interaction> | undefined
+  resolve: ((i: Interaction) => void) | undefined
   /** Deleted or shut down: nothing more is written. */
   dropped: boolean
   /** The user's message, added to the conversation when the turn completes. */
@@ -152,7 +156,7 @@ export class InteractionService {
       run.controller.abort()
     }, this.opts.syncTimeoutMs)
     try {
-      return await run.finished
+      return await run.finished!
     } finally {
       clearTimeout(timer)
     }
@@ -221,8 +225,8 @@ export class InteractionService {
   }
 
   private start(header: InteractionHeader, message: string, how: { cancellable: boolean }): Run {
-    let resolve!: (i: Interaction) => void
-    const finished = new Promise<Interaction>((r) => (resolve = r))
+    let resolve: ((i: Interaction) => void) | undefined
+    const finished = header.background ? undefined : new Promise<Interaction>((r) => (resolve = r))
     const run: Run = {
       header,
       steps: header.store && header.background ? undefined : [],
@@ -232,9 +236,9 @@ export class InteractionService {
         coalesceMs: this.opts.coalesceMs,
         emit: (step) => this.record(run, step)
       }),
-      controller: new AbortController(),
+      controller: new Cancellation(),
       cancellable: how.cancellable,
-      writes: Promise.resolve(),
+      writes: SETTLED,
       finished,
       resolve,
       dropped: false,
@@ -264,7 +268,7 @@ export class InteractionService {
             ...(req.roles !== undefined && req.roles.length > 0 ? { roles: [...req.roles] } : {})
           }
         },
-        run.controller.signal
+        run.controller
       )
       for await (const e of turn) {
         if (run.capture.outcome !== undefined) break
@@ -320,7 +324,7 @@ export class InteractionService {
           )
       this.runs.delete(final.id)
       this.feed.publishTerminal(final)
-      run.resolve(snapshot(run))
+      run.resolve?.(snapshot(run))
     })
   }
 
@@ -344,9 +348,12 @@ export class InteractionService {
     run.controller.abort()
     this.runs.delete(run.header.id)
     await run.writes
-    run.resolve(snapshot(run))
+    run.resolve?.(snapshot(run))
   }
 }
+
+// every run's write chain starts from the same settled promise
+const SETTLED = Promise.resolve()
 
 function snapshot(run: Run): Interaction {
   return interactionOf(run.header, [...(run.steps ?? [])])

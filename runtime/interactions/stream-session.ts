@@ -30,13 +30,19 @@ const MAX_PENDING = 256
 /** Looks (5 ms apart) for a step the store does not have yet before the stream closes and the client resumes. */
 const MAX_MISSES = 400
 
-// the feed hands every subscriber the same step object: its frame is serialised once for all of them
-const frames = new WeakMap<InteractionStep, string>()
+// The feed hands every subscriber the same step object, one subscriber after another, and an idle
+// stream sends it at once: remembering the last frame serialises it once for all of them. A
+// WeakMap keyed by every step did the same but its table grew with the steps published between
+// two collections, kilobytes per interaction in flight.
+let lastStep: InteractionStep | undefined
+let lastFrame = ''
 
 export function stepFrame(step: InteractionStep): string {
-  let f = frames.get(step)
-  if (f === undefined) frames.set(step, (f = `{"type":"interaction-step","step":${JSON.stringify(step)}}`))
-  return f
+  if (step !== lastStep) {
+    lastFrame = `{"type":"interaction-step","step":${JSON.stringify(step)}}`
+    lastStep = step
+  }
+  return lastFrame
 }
 
 export function terminalFrame(h: InteractionHeader): string {

@@ -85,3 +85,26 @@ t.test('demo: deterministic, and usage counts whitespace-separated words', async
   t.equal(countTokens('  a  b\tc\n'), 3)
   t.equal(countTokens(''), 0)
 })
+
+t.test('demo: the answer streams word by word, each word with the whitespace after it', async (t) => {
+  const rt = new DemoRuntime()
+  for (const message of ['hi', 'a  b\tc\n', ' lead', 'x '.repeat(5), '']) {
+    const events = await collect(rt.stream({ message }))
+    const deltas = events.flatMap((e) => (e.type === 'text' ? [e.delta] : []))
+    t.same(deltas, `You said: "${message}".`.split(/(?<=\s)/), JSON.stringify(message))
+  }
+})
+
+t.test('demo: a cancelled answer reports as output the words it sent before the abort', async (t) => {
+  const ctl = new AbortController()
+  const events: AiEvent[] = []
+  for await (const e of new DemoRuntime().stream({ message: 'one two three four five' }, ctl.signal)) {
+    events.push(e)
+    if (e.type === 'text' && events.length === 3) ctl.abort()
+  }
+  const sent = events.flatMap((e) => (e.type === 'text' ? [e.delta] : []))
+  t.same(sent, ['You ', 'said: ', '"one '])
+  const u = events.find((e) => e.type === 'usage') as Extract<AiEvent, { type: 'usage' }>
+  t.equal(u.usage.output, countTokens(sent.join('')))
+  t.same(events.at(-1), { type: 'done', finishReason: 'cancelled' })
+})

@@ -1,0 +1,25 @@
+/** Pieces joined into one flat string each time this many have arrived. */
+const RUN = 32
+
+/**
+ * Text that arrives in many small pieces (a model's deltas), kept compact while the turn is in
+ * flight: every RUN pieces become one flat string, so a long answer costs about its own bytes
+ * rather than a string header and an array slot (or a rope node) per delta.
+ */
+export class TextBuffer {
+  private readonly chunks: string[] = []
+  private readonly tail: string[] = []
+
+  push(piece: string): void {
+    this.tail.push(piece)
+    if (this.tail.length < RUN) return
+    this.chunks.push(this.tail.join(''))
+    this.tail.length = 0
+  }
+
+  /** Everything pushed so far, as one string. */
+  text(): string {
+    const tail = this.tail.join('')
+    return this.chunks.length === 0 ? tail : this.chunks.join('') + tail
+  }
+}
