@@ -32,7 +32,9 @@ export function installCommitments(platform: Platform): SignedCommitmentLog | un
   const configured = config.get(KEY_FILE)
   const path = configured === '' ? join(platform.store.path, DEFAULT_KEY_FILE) : resolve(configured)
   const key = loadSigningKey(path, configured === '', KEY_FILE)
-  if (key.generated) log.info({ path, keyId: key.signer.keyId }, 'generated a commitment signing key')
+  // a warning: records verify only while this key is kept, so the operator should know it exists
+  if (key.generated)
+    log.warn({ path, keyId: key.signer.keyId }, 'generated a commitment signing key: back it up with the data')
   if (key.exposed) log.warn({ path }, `the commitment signing key ${path} is readable by group or others: chmod 600 it`)
   const commitments = new SignedCommitmentLog({
     signer: key.signer,
