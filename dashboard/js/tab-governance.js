@@ -1,5 +1,6 @@
-// Governance: the kill switch, policies, the decision log, the OWASP matrix, commitments.
-import { el, admin, table, badge, section, errorBox, time, ApiError } from './api.js'
+// Governance: the kill switch, policies, the decision log, the OWASP matrix, commitments (checked in the browser).
+import { el, admin, table, badge, section, errorBox, time } from './api.js'
+import { commitmentsView } from './commitments.js'
 
 function killSwitch(health, out) {
   const ks = health.killSwitch ?? { armed: false }
@@ -126,24 +127,9 @@ export const governanceTab = {
           m.rows
         )
       }),
-      await section('Commitments', async () => {
-        const rows = await admin('/commitments').catch((err) => {
-          if (err instanceof ApiError && err.status === 404) return []
-          throw err
-        })
-        return table(
-          [
-            { label: 'Id', value: (c) => c.id },
-            { label: 'Agent', value: (c) => c.agent ?? c.agentName ?? '' },
-            {
-              label: 'Verified',
-              value: (c) => badge(c.verified ? 'verified' : 'unverified', c.verified ? 'ok' : 'bad')
-            }
-          ],
-          rows,
-          'No commitments: the fleet is not running on this platform.'
-        )
-      })
+      await section('Commitments', async () =>
+        commitmentsView(await admin('/governance/commitments?limit=100'), await admin('/governance/commitments/keys'))
+      )
     ]
   }
 }
