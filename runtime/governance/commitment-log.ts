@@ -147,6 +147,8 @@ export class SignedCommitmentLog implements CommitmentLog {
   }
 
   private keep(record: CommitmentRecord): Promise<void> {
+    // the kept object is the one listed and whose verdict is cached: nobody may change it
+    deepFreeze(record)
     const written = this.log.append({ eventTimestamp: new Date().toISOString(), record })
     for (const fn of this.listeners) {
       try {
@@ -156,6 +158,25 @@ export class SignedCommitmentLog implements CommitmentLog {
       }
     }
     return written
+  }
+}
+
+function deepFreeze(v: unknown): void {
+  if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return
+  Object.freeze(v)
+  for (const x of Object.values(v)) deepFreeze(x)
+}
+
+/** The fields of the journal's `CommitmentRecorded` event for a record. */
+export function recordedEventFields(r: CommitmentRecord): Record<string, unknown> {
+  return {
+    subject: r.subject,
+    issuer: r.issuer,
+    outcome: r.outcome,
+    scope: r.scope,
+    signatureScheme: r.proof.scheme,
+    signatureKeyId: r.proof.keyId,
+    signed: isSigned(r)
   }
 }
 

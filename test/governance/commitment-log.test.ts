@@ -13,6 +13,7 @@ import {
   SignedCommitmentLog,
   isSigned,
   loadSigningKey,
+  recordedEventFields,
   signedBytes,
   type CommitmentInput,
   type CommitmentRecord,
@@ -69,6 +70,22 @@ t.test('a record is signed over the JCS form without proof, checkable from the J
   t.same(seen, [r], 'onRecord saw it; a throwing listener did not stop it')
   t.ok(isSigned(r))
   t.ok(log.verify(r))
+  t.throws(
+    () => {
+      ;(r.properties as { days: number }).days = 4
+    },
+    TypeError,
+    'the kept record cannot be changed behind the log'
+  )
+  t.same(recordedEventFields(r), {
+    subject: 'weather-agent',
+    issuer: 'coordinator:planner',
+    outcome: 'started',
+    scope: 'forecast',
+    signatureScheme: 'Ed25519',
+    signatureKeyId: signer.keyId,
+    signed: true
+  })
 
   // a third party: JSON text in, the published JWK, the canonicalize package, node:crypto
   const wire = JSON.parse(JSON.stringify(r)) as Record<string, unknown>
