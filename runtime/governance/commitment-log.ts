@@ -199,7 +199,18 @@ function jsonObject(v: unknown, name: string): Record<string, unknown> {
   } catch (err) {
     throw new CommitmentError(`${name} is not JSON: ${(err as Error).message}`)
   }
-  return JSON.parse(text!) as Record<string, unknown>
+  const parsed = JSON.parse(text!) as Record<string, unknown>
+  if (holdsProtoKey(parsed))
+    throw new CommitmentError(
+      `${name} holds a "__proto__" member, which LMDB's decoder renames: it could not be verified`
+    )
+  return parsed
+}
+
+function holdsProtoKey(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null) return false
+  if (!Array.isArray(v) && Object.prototype.hasOwnProperty.call(v, '__proto__')) return true
+  return Object.values(v).some(holdsProtoKey)
 }
 
 /** A record issued elsewhere, checked for shape only and rebuilt in the declared member order. */
