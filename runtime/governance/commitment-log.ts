@@ -101,11 +101,17 @@ export class SignedCommitmentLog implements CommitmentLog {
       properties: jsonObject(i.properties ?? {}, 'properties'),
       proof: unsignedProof()
     }
+    let bytes: Buffer
+    try {
+      bytes = signedBytes(record)
+    } catch (err) {
+      throw new CommitmentError(`the record is not JSON: ${(err as Error).message}`)
+    }
     if (this.signer !== undefined)
       record.proof = {
         scheme: SCHEME,
         keyId: this.signer.keyId,
-        signature: this.signer.sign(signedBytes(record)),
+        signature: this.signer.sign(bytes),
         createdAt: issuedAt
       }
     return record

@@ -146,6 +146,7 @@ t.test('bad input is refused with the member named and nothing kept', async (t) 
     [{ properties: { n: NaN } }, /properties is not JSON: NaN is not allowed/],
     [{ properties: { s: '\uD800' } }, /properties is not JSON: Lone surrogate/],
     [{ expiresAt: 'tomorrow' }, /expiresAt must be an ISO 8601 timestamp/],
+    [{ subject: 'a\uDC00' }, /the record is not JSON: Lone surrogate is not allowed/],
     // msgpack's decoder renames `__proto__`, so such a record would stop verifying after a restart
     [{ properties: JSON.parse('{"a":[{"__proto__":1}]}') }, /properties holds a "__proto__" member/]
   ]
