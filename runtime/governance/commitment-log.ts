@@ -14,7 +14,16 @@ import {
   type CommitmentRecord,
   type LoggedCommitment
 } from '../contracts/index.js'
-import { SCHEME, signedBytes, type Ed25519Signer, type PublicJwk } from './commitment-signer.js'
+import type { KeyObject } from 'node:crypto'
+import {
+  SCHEME,
+  keyIdOf,
+  publicJwk,
+  signedBytes,
+  verifySignature,
+  type Ed25519Signer,
+  type PublicJwk
+} from './commitment-signer.js'
 
 /** Records kept in memory; older ones are read from LMDB. */
 export const COMMITMENTS_IN_MEMORY = 500
@@ -28,6 +37,8 @@ const STRING_FIELDS = ['coordinationId', 'issuer', 'principal', 'subject', 'scop
 
 export interface CommitmentLogOptions {
   signer?: Ed25519Signer | undefined
+  /** Earlier signing keys: published and accepted, so their records keep verifying. */
+  verifyKeys?: readonly KeyObject[]
   db?: Database<LoggedCommitment, LogKey> | undefined
   retention?: number
   onWriteFailure?: WriteFailureReport | undefined
@@ -44,12 +55,16 @@ export class CommitmentError extends Error {
 export class SignedCommitmentLog implements CommitmentLog {
   private readonly log: RetainedLog<LoggedCommitment>
   private readonly signer: Ed25519Signer | undefined
+  /** keyId → public key: the signer's and the earlier ones. */
+  private readonly published = new Map<string, KeyObject>()
   private readonly listeners: ((r: CommitmentRecord) => void)[] = []
   /** Verdicts of records read before: a listing re-reads the same in-memory objects. */
   private readonly checked = new WeakMap<CommitmentRecord, boolean>()
 
   constructor(opts: CommitmentLogOptions = {}) {
     this.signer = opts.signer
+    if (opts.signer !== undefined) this.published.set(opts.signer.keyId, opts.signer.publicKey)
+    for (const k of opts.verifyKeys ?? []) if (!this.published.has(keyIdOf(k))) this.published.set(keyIdOf(k), k)
     this.log = new RetainedLog({
       name: 'commitments',
       capacity: COMMITMENTS_IN_MEMORY,
@@ -59,9 +74,9 @@ export class SignedCommitmentLog implements CommitmentLog {
     })
   }
 
-  /** The public keys records are checked against (the signer's), as JWKs. */
+  /** The public keys records are checked against, the signer's first, as JWKs. */
   keys(): PublicJwk[] {
-    return this.signer === undefined ? [] : [this.signer.jwk()]
+    return [...this.published.values()].map(publicJwk)
   }
 
   onRecord(fn: (r: CommitmentRecord) => void): void {
@@ -142,10 +157,11 @@ export class SignedCommitmentLog implements CommitmentLog {
 
   private check(record: CommitmentRecord): boolean {
     const p = record.proof as Partial<CommitmentProof> | undefined
-    if (this.signer === undefined || p?.scheme !== SCHEME || p.keyId !== this.signer.keyId) return false
-    if (typeof p.signature !== 'string') return false
+    if (p?.scheme !== SCHEME || typeof p.keyId !== 'string' || typeof p.signature !== 'string') return false
+    const key = this.published.get(p.keyId)
+    if (key === undefined) return false
     try {
-      return this.signer.verify(signedBytes(record), p.signature)
+      return verifySignature(key, signedBytes(record), p.signature)
     } catch {
       // a stored record JSON cannot hold was not signed by us
       return false

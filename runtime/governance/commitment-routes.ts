@@ -10,7 +10,7 @@ import { ReadGate } from '../auth/index.js'
 import { countAndLogWriteFailures } from '../store/index.js'
 import type { LoggedCommitment } from '../contracts/index.js'
 import { SignedCommitmentLog, isSigned } from './commitment-log.js'
-import { loadSigningKey } from './commitment-signer.js'
+import { loadSigningKey, loadVerifyKey } from './commitment-signer.js'
 import { COMMITMENTS } from './key.js'
 
 const BASE = '/api/admin/governance/commitments'
@@ -36,8 +36,12 @@ export function installCommitments(platform: Platform): SignedCommitmentLog | un
   if (key.generated)
     log.warn({ path, keyId: key.signer.keyId }, 'generated a commitment signing key: back it up with the data')
   if (key.exposed) log.warn({ path }, `the commitment signing key ${path} is readable by group or others: chmod 600 it`)
+  const verifyKeys = config
+    .get('platform.ai.governance.commitment-records.verify-key-files')
+    .map((f) => loadVerifyKey(resolve(f), 'platform.ai.governance.commitment-records.verify-key-files'))
   const commitments = new SignedCommitmentLog({
     signer: key.signer,
+    verifyKeys,
     db: platform.store.db<LoggedCommitment, [number, number]>('commitments'),
     retention: config.get('platform.ai.governance.commitment-records.retention'),
     onWriteFailure: countAndLogWriteFailures(platform.metrics.storeWriteFailures, log)

@@ -74,14 +74,45 @@ export class Ed25519Signer {
 
   /** True when `signature` is this key's over `data`. */
   verify(data: Buffer, signature: string): boolean {
-    if (!SIGNATURE.test(signature)) return false
-    return verify(null, data, this.publicKey, Buffer.from(signature, 'base64url'))
+    return verifySignature(this.publicKey, data, signature)
   }
 
   jwk(): PublicJwk {
-    const { x } = this.publicKey.export({ format: 'jwk' })
-    return { kty: 'OKP', crv: 'Ed25519', x: x!, kid: this.keyId, alg: 'EdDSA', use: 'sig' }
+    return publicJwk(this.publicKey)
   }
+}
+
+/** True when `signature` (base64url, no padding) is `publicKey`'s Ed25519 signature over `data`. */
+export function verifySignature(publicKey: KeyObject, data: Buffer, signature: string): boolean {
+  if (!SIGNATURE.test(signature)) return false
+  return verify(null, data, publicKey, Buffer.from(signature, 'base64url'))
+}
+
+export function publicJwk(publicKey: KeyObject): PublicJwk {
+  const { x } = publicKey.export({ format: 'jwk' })
+  return { kty: 'OKP', crv: 'Ed25519', x: x!, kid: keyIdOf(publicKey), alg: 'EdDSA', use: 'sig' }
+}
+
+/**
+ * An earlier signing key's public half (SPKI PEM, or the PKCS#8 private key itself), so records it
+ * signed keep verifying after a key change. Anything else stops start-up.
+ */
+export function loadVerifyKey(path: string, configKey: string): KeyObject {
+  let pem: string
+  try {
+    pem = readFileSync(path, 'utf8')
+  } catch (err) {
+    throw new OperatorError(`${configKey}: cannot read ${path}: ${(err as Error).message}`)
+  }
+  let key: KeyObject
+  try {
+    key = createPublicKey({ key: pem, format: 'pem' })
+  } catch (err) {
+    throw new OperatorError(`${configKey}: ${path} is not a PEM key (${(err as Error).message})`)
+  }
+  if (key.asymmetricKeyType !== 'ed25519')
+    throw new OperatorError(`${configKey}: ${path} is not an Ed25519 key (got ${key.asymmetricKeyType ?? 'unknown'})`)
+  return key
 }
 
 export interface LoadedKey {

@@ -52,4 +52,13 @@ export { complianceMatrix, agtVerify, COMPLIANCE } from './compliance.js'
 export * from './types/index.js'
 export { GOVERNANCE, COMMITMENTS, governanceOf } from './key.js'
 export { SignedCommitmentLog, CommitmentError, isSigned, unsignedProof, recordedEventFields } from './commitment-log.js'
-export { Ed25519Signer, signedBytes, keyIdOf, loadSigningKey, type PublicJwk } from './commitment-signer.js'
+export {
+  Ed25519Signer,
+  signedBytes,
+  keyIdOf,
+  loadSigningKey,
+  loadVerifyKey,
+  verifySignature,
+  publicJwk,
+  type PublicJwk
+} from './commitment-signer.js'

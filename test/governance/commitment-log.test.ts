@@ -12,7 +12,9 @@ import {
   Ed25519Signer,
   SignedCommitmentLog,
   isSigned,
+  keyIdOf,
   loadSigningKey,
+  loadVerifyKey,
   recordedEventFields,
   signedBytes,
   type CommitmentInput,
@@ -246,4 +248,34 @@ t.test('the key file: generated 0600 when allowed, refused when missing, foreign
   const open = join(dir, 'open.pem')
   writeFileSync(open, made.signer.pkcs8Pem(), { mode: 0o644 })
   t.equal(loadSigningKey(open, false, 'k').exposed, true)
+})
+
+t.test('earlier keys keep their records verifying after a key change', async (t) => {
+  const old = Ed25519Signer.generate()
+  const r = await new SignedCommitmentLog({ signer: old }).record(input)
+  const current = Ed25519Signer.generate()
+  t.equal(new SignedCommitmentLog({ signer: current }).verify(r), false, 'the new key alone does not vouch for it')
+  const log = new SignedCommitmentLog({ signer: current, verifyKeys: [old.publicKey, current.publicKey] })
+  t.ok(log.verify(r))
+  t.same(
+    log.keys().map((k) => k.kid),
+    [current.keyId, old.keyId],
+    'published once each, the signing key first'
+  )
+  const publicPem = join(dir, 'old-public.pem')
+  writeFileSync(publicPem, old.publicKey.export({ type: 'spki', format: 'pem' }))
+  t.equal(keyIdOf(loadVerifyKey(publicPem, 'k')), old.keyId)
+  const privatePem = join(dir, 'old-private.pem')
+  writeFileSync(privatePem, old.pkcs8Pem(), { mode: 0o600 })
+  t.equal(keyIdOf(loadVerifyKey(privatePem, 'k')), old.keyId, 'the private key file works too')
+  const rsa = join(dir, 'rsa-public.pem')
+  writeFileSync(
+    rsa,
+    generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ type: 'spki', format: 'pem' })
+  )
+  t.throws(() => loadVerifyKey(rsa, 'v'), {
+    name: 'OperatorError',
+    message: /^v: .* is not an Ed25519 key \(got rsa\)/
+  })
+  t.throws(() => loadVerifyKey(join(dir, 'missing.pem'), 'v'), { name: 'OperatorError', message: /cannot read/ })
 })

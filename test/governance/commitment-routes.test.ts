@@ -200,3 +200,57 @@ t.test('a configured key signs, and the listing is served with governance turned
     [[r.id, true]]
   )
 })
+
+t.test('after a key change, records of the earlier key verify only while it is listed', async (t) => {
+  const dataDir = join(dir, 'rotation')
+  let tp = await startTestPlatform({ ...ON, 'platform.data-dir': dataDir }, { install })
+  const before = await tp.platform.area(COMMITMENTS).record(input)
+  await tp.close()
+  const earlier = join(dir, 'earlier.pem')
+  writeFileSync(earlier, readFileSync(join(dataDir, 'commitment-signing-key.pem')), { mode: 0o600 })
+  rmSync(join(dataDir, 'commitment-signing-key.pem'))
+
+  // a new key was generated: the old record is listed as signed but not verified
+  tp = await startTestPlatform({ ...ON, 'platform.data-dir': dataDir }, { install })
+  const after = await tp.platform.area(COMMITMENTS).record({ ...input, outcome: 'completed' })
+  t.not(after.proof.keyId, before.proof.keyId)
+  t.same(
+    (await get(tp, '/commitments', TOKEN)).body.map((r: any) => [r.id, r.signed, r.verified]),
+    [
+      [after.id, true, true],
+      [before.id, true, false]
+    ]
+  )
+  await tp.close()
+
+  const rotated = {
+    ...ON,
+    'platform.data-dir': dataDir,
+    'platform.ai.governance.commitment-records.verify-key-files': [earlier]
+  }
+  tp = await startTestPlatform(rotated, { install })
+  t.teardown(tp.close)
+  t.same(
+    (await get(tp, '/commitments', TOKEN)).body.map((r: any) => [r.id, r.verified]),
+    [
+      [after.id, true],
+      [before.id, true]
+    ]
+  )
+  t.same(
+    (await get(tp, '/commitments/keys')).body.keys.map((k: any) => k.kid),
+    [after.proof.keyId, before.proof.keyId]
+  )
+  const junk = join(dir, 'junk-verify.pem')
+  writeFileSync(junk, 'not a key')
+  await t.rejects(
+    startTestPlatform(
+      { ...rotated, 'platform.ai.governance.commitment-records.verify-key-files': [junk] },
+      { install }
+    ),
+    {
+      name: 'OperatorError',
+      message: /^platform\.ai\.governance\.commitment-records\.verify-key-files: .*junk-verify\.pem is not a PEM key/
+    }
+  )
+})
