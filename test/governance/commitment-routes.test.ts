@@ -254,3 +254,20 @@ t.test('after a key change, records of the earlier key verify only while it is l
     }
   )
 })
+
+t.test(
+  'the read flags: content reads opened by their flag, every read closed by http-read-auth-required',
+  async (t) => {
+    const open = await startTestPlatform({ ...ON, 'platform.admin.content-read-auth-required': false }, { install })
+    t.teardown(open.close)
+    t.same(await get(open, '/commitments'), { status: 200, body: [] })
+    const closed = await startTestPlatform({ ...ON, 'platform.admin.http-read-auth-required': true }, { install })
+    t.teardown(closed.close)
+    for (const path of ['/commitments', '/commitments/keys']) {
+      const r = await get(closed, path)
+      t.equal(r.status, 401, path)
+      t.equal(r.body.code, 'PLT_ERR_ADMIN_READ_AUTH_REQUIRED')
+      t.equal((await get(closed, path, TOKEN)).status, 200)
+    }
+  }
+)
