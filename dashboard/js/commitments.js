@@ -15,6 +15,8 @@ const VERDICTS = {
   unchecked: ['not checked', 'warn', 'This browser cannot check Ed25519 here (WebCrypto needs HTTPS or localhost)']
 }
 
+const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`
+
 function bytesOf(base64url) {
   const b64 = base64url.replace(/-/g, '+').replace(/_/g, '/') + '=='
   return Uint8Array.from(atob(b64), (c) => c.charCodeAt(0))
@@ -99,6 +101,24 @@ export async function commitmentsView(rows, jwks) {
         {
           label: 'Outcome',
           value: (r) => badge(r.outcome, r.outcome === 'deny' || r.outcome === 'failed' ? 'bad' : '')
+        },
+        {
+          label: 'Arguments',
+          value: (r) =>
+            el(
+              'details',
+              {},
+              el('summary', {}, plural(Object.keys(r.properties ?? {}).length, 'argument')),
+              el(
+                'pre',
+                {},
+                JSON.stringify(
+                  { properties: r.properties, delegationChain: r.delegationChain, expiresAt: r.expiresAt, id: r.id },
+                  null,
+                  2
+                )
+              )
+            )
         },
         { label: 'Key', value: (r) => el('code', {}, r.proof?.keyId ?? '') },
         { label: 'Signature', value: (r) => verdictBadge(at.get(r), r) }

@@ -97,7 +97,13 @@ t.test('verified, invalid (altered in the store) and unsigned, each checked in t
     'legacy-agent': 'unsigned:unsigned'
   })
   const card = page.locator('#panel-governance section', { has: page.locator('h2', { hasText: 'Commitments' }) })
-  t.equal(await card.locator('td', { hasText: XSS }).count(), 1, 'markup in a record is shown as text')
+  t.equal(await card.getByText(XSS, { exact: true }).count(), 1, 'markup in a record is shown as text')
+  const weather = card.locator('tr', { hasText: 'weather-agent' })
+  await weather.locator('summary', { hasText: '2 arguments' }).click()
+  t.match(
+    await weather.locator('details pre').textContent(),
+    /"city": "Zürich",\s+"note": "<img src=x onerror=alert\(1\)>"/
+  )
   t.equal(await card.locator('img').count(), 0)
   t.match(await card.locator('.commitment-summary').textContent(), /1 verified.*1 invalid.*1 unsigned/)
   t.equal(await card.locator('.badge', { hasText: 'server says' }).count(), 0, 'the server agrees')
