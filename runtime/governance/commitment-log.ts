@@ -134,6 +134,8 @@ export class SignedCommitmentLog implements CommitmentLog {
 
   async record(input: CommitmentInput): Promise<CommitmentRecord> {
     const record = this.issue(input)
+    // signed here a moment ago: a listing need not check it again
+    this.checked.set(record, this.signer !== undefined)
     await this.keep(record)
     return record
   }
