@@ -85,7 +85,10 @@ async function render(tab) {
   panel.setAttribute('aria-busy', 'true')
   try {
     const content = await tab.render(state)
+    // a box the redraw moves (the decision viewer) loses its scroll position: the tab puts it back
+    const restore = tab.keep?.(state)
     panel.replaceChildren(...[content].flat())
+    restore?.()
   } catch (err) {
     panel.replaceChildren(errorBox(err))
   } finally {

@@ -1,5 +1,6 @@
 // Governance: the kill switch, policies, the decision log, the OWASP matrix, commitments (checked in the browser).
 import { el, admin, table, badge, section, errorBox, time } from './api.js'
+import { decisionViewer } from './decision-viewer.js'
 import { commitmentsView } from './commitments.js'
 
 function killSwitch(health, out) {
@@ -43,47 +44,21 @@ function killSwitch(health, out) {
   )
 }
 
-function decisions(rows) {
-  const byDecision = el(
-    'select',
-    { 'aria-label': 'Filter by decision' },
-    ['', ...new Set(rows.map((r) => r.decision).filter(Boolean))].map((d) =>
-      el('option', { value: d }, d === '' ? 'All decisions' : d)
-    )
-  )
-  const byPolicy = el('input', { type: 'text', 'aria-label': 'Filter by policy', placeholder: 'policy' })
-  const box = el('div')
-  const paint = () => {
-    const d = byDecision.value
-    const p = byPolicy.value.trim()
-    const shown = rows.filter(
-      (r) => (d === '' || r.decision === d) && (p === '' || String(r.matched_policy ?? r.policy ?? '').includes(p))
-    )
-    box.replaceChildren(
-      table(
-        [
-          { label: 'Time', value: (r) => time(r.timestamp) },
-          { label: 'Decision', value: (r) => badge(r.decision, r.decision === 'deny' ? 'bad' : 'ok') },
-          { label: 'Policy', value: (r) => r.matched_policy ?? r.policy ?? '' },
-          { label: 'Agent', value: (r) => r.agent_id ?? r.agentId ?? '' },
-          { label: 'Reason', value: (r) => r.reason ?? '' }
-        ],
-        shown,
-        rows.length === 0 ? 'No decisions recorded yet.' : 'No decisions match the filter.'
-      )
-    )
-  }
-  byDecision.addEventListener('change', paint)
-  byPolicy.addEventListener('input', paint)
-  paint()
-  return el('div', {}, el('div', { class: 'toolbar' }, byDecision, byPolicy), box)
-}
-
 export const governanceTab = {
   id: 'governance',
   label: 'Governance',
   refreshOn: ['ControlActionExecuted'],
-  async render() {
+  // the decision viewer lives as long as the page and follows the stream even while hidden
+  create() {
+    return { viewer: decisionViewer() }
+  },
+  events(batch, _panel, state) {
+    state.viewer.events(batch)
+  },
+  keep({ viewer }) {
+    return viewer.holdScroll()
+  },
+  async render({ viewer }) {
     const out = el('div', { 'aria-live': 'polite' })
     const health = await admin('/governance/health').catch((err) => err)
     const ks = el(
@@ -107,7 +82,7 @@ export const governanceTab = {
           'No policies loaded.'
         )
       ),
-      await section('Decisions', async () => decisions(await admin('/governance/decisions?limit=200'))),
+      await viewer.load().then(() => viewer.element),
       await section('OWASP agentic top 10', async () => {
         const m = await admin('/governance/owasp')
         return table(

@@ -14,6 +14,8 @@ import { ReadGate, type Principal } from '../auth/index.js'
 
 export const EVENTS_PATH = '/platform/admin/events'
 const HARD_BACKPRESSURE_BYTES = 64 * 1024 * 1024
+/** How long the stream stays watched after its last subscriber leaves: a reconnect's `after` gap. */
+export const LINGER_MS = 60_000
 
 /** The types the stream carries (PluginsChanged is internal plumbing, not an admin event). */
 export const STREAM_TYPES: readonly EventType[] = [
@@ -114,6 +116,8 @@ export class AdminEventStream {
   private readonly subscribers = new Set<Subscriber>()
   private readonly unsubscribe: (() => void)[] = []
   private readonly reads: ReadGate
+  private lingering: ReturnType<typeof setTimeout> | undefined
+  private stopped = false
 
   constructor(
     private readonly platform: Platform,
@@ -124,7 +128,31 @@ export class AdminEventStream {
     for (const type of STREAM_TYPES) this.unsubscribe.push(platform.bus.on(type, (e) => this.take(e)))
   }
 
-  private take(event: PlatformEvent): void {
+  /**
+   * True while someone subscribes, and for LINGER_MS after the last one left so a client that
+   * reconnects with `after` misses nothing: producers whose events cost them something (a
+   * governance decision per policy per turn) check this before building one.
+   */
+  get watched(): boolean {
+    return this.subscribers.size > 0 || this.lingering !== undefined
+  }
+
+  private add(sub: Subscriber): void {
+    this.subscribers.add(sub)
+    if (this.lingering === undefined) return
+    clearTimeout(this.lingering)
+    this.lingering = undefined
+  }
+
+  private drop(sub: Subscriber): void {
+    if (!this.subscribers.delete(sub) || this.subscribers.size > 0 || this.stopped) return
+    this.lingering = setTimeout(() => {
+      this.lingering = undefined
+    }, LINGER_MS).unref()
+  }
+
+  /** Numbers an event and queues it for the next batch (bus events come here; so do decisions). */
+  take(event: PlatformEvent): void {
     if (this.pending.length === 0) this.firstPendingSeq = this.seq + 1
     this.seq++
     this.pending.push(event)
@@ -227,7 +255,7 @@ export class AdminEventStream {
         if (replay.length > 0) this.sendWs(ws, wsFrame(replay))
         if (d.closed) return
         d.sub = { ws }
-        this.subscribers.add(d.sub)
+        this.add(d.sub)
       },
       // the stream is one-way: frames from the client are ignored
       message: () => {},
@@ -235,7 +263,7 @@ export class AdminEventStream {
         sockets.delete(ws)
         const d = ws.getUserData()
         d.closed = true
-        if (d.sub !== undefined) this.subscribers.delete(d.sub)
+        if (d.sub !== undefined) this.drop(d.sub)
       }
     })
     http.get(EVENTS_PATH, (ctx: Context) => {
@@ -247,11 +275,14 @@ export class AdminEventStream {
       if (replay.length > 0) stream.sendFrames(sseFrames(replay))
       if (stream.closed) return undefined
       const sub = { sse: stream }
-      this.subscribers.add(sub)
-      stream.onClose(() => this.subscribers.delete(sub))
+      this.add(sub)
+      stream.onClose(() => this.drop(sub))
       return undefined
     })
     http.onShutdown(() => {
+      this.stopped = true
+      clearTimeout(this.lingering)
+      this.lingering = undefined
       for (const off of this.unsubscribe.splice(0)) off()
       for (const ws of sockets) {
         try {

@@ -15,6 +15,7 @@ import type { EvalRun } from './eval-run.js'
 import { LmdbEvalRunStore, MemoryEvalRunStore, type EvalIndexKey, type EvalRunStore } from './eval-run-store.js'
 import { evalRoutes } from './eval-routes.js'
 import { installEventStream } from './event-stream.js'
+import { streamDecisions } from './decision-events.js'
 import { installAdminMcpTools } from './admin-mcp-tools.js'
 import { EMPTY_FLEET } from './fleet-view.js'
 import { fleetRoutes } from './fleet-routes.js'
@@ -84,7 +85,8 @@ export function installAdmin(platform: Platform): void {
   mountRoutes(platform, routes)
   const dir = dashboardDir()
   if (dir !== undefined) mountDashboard(platform, readDashboard(dir))
-  installEventStream(platform)
+  const events = installEventStream(platform)
+  if (deps.governance !== undefined) streamDecisions(deps.governance.decisionLog, events)
   if (deps.mcp !== undefined && platform.config.get('platform.admin.mcp-tools'))
     installAdminMcpTools(platform, deps.mcp, routes)
   const service: AdminService = {

@@ -299,12 +299,14 @@ export const KEY_DEFS = {
   'platform.interactions.idempotency.max-keys': {
     schema: positiveInt,
     default: 10_000,
-    description: 'Idempotency-Key entries remembered (all principals together; the oldest go first)'
+    description:
+      'Idempotency-Key entries kept in the process, for first requests in flight and `store: false` interactions (all principals together; the oldest go first); stored interactions keep their keys in the store'
   },
   'platform.interactions.idempotency.ttl-seconds': {
     schema: positiveInt,
     default: 86_400,
-    description: 'How long an Idempotency-Key is remembered after its first request'
+    description:
+      'How long an Idempotency-Key is remembered after its first request; it is stored with its interaction, so it survives a restart'
   },
   'platform.interactions.stream.stall-seconds': {
     schema: positiveInt,

@@ -16,6 +16,11 @@ export interface PlatformEvents {
   /** Coordinator calls: no producer until the fleet area exists. */
   AgentDispatched: { coordinationId: string; agentName: string; skill: string }
   AgentCompleted: { coordinationId: string; agentName: string; duration: number }
+  /**
+   * One policy evaluation: the admin event stream builds these from the decision log itself, only
+   * while it has subscribers, so a turn pays nothing for them otherwise; not emitted on the bus.
+   */
+  GovernanceDecision: { policy: string; decision: string; reason: string; agentId: string | null; phase: string }
 }
 
 export type EventType = keyof PlatformEvents

@@ -1,29 +1,66 @@
 import { createHash } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { PlatformError } from '../http/index.js'
-import type { Interaction } from './types.js'
+import { isIdempotencyKey } from './store-input.js'
+import {
+  TERMINAL_STATUSES,
+  type IdempotencyClaim,
+  type IdempotencyRecord,
+  type Interaction,
+  type InteractionStore
+} from './types.js'
 
-const KEY = /^[\x21-\x7e]{1,255}$/
+/** A first request's answer, or a retry's. */
+export interface Keyed {
+  interaction: Interaction
+  /** True when an earlier request with this key ran the interaction. */
+  replayed: boolean
+}
+
+/** Thrown by a keyed create whose key another request holds: the store wrote nothing. */
+export class IdempotencyKeyHeldError extends Error {
+  constructor(readonly record: IdempotencyRecord) {
+    super(`idempotency key held by interaction ${record.interactionId}`)
+    this.name = 'IdempotencyKeyHeldError'
+  }
+}
+
+export interface IdempotencyOptions {
+  /** Where keys outlive the process: saved with the interaction they started. */
+  store: InteractionStore
+  /** The interaction as its owner reads it now; undefined once deleted. */
+  read: (owner: string, id: string) => Promise<Interaction | undefined>
+  maxKeys: number
+  ttlMs: number
+  /** How long a retry waits for a synchronous first request running in another process. */
+  syncWaitMs: number
+  /** How often that wait reads the store. */
+  pollMs?: number
+  now?: () => number
+}
 
 interface Entry {
   fingerprint: string
-  /** The first request's interaction; settles when the first request would have answered. */
-  result: Promise<Interaction>
+  /** The first request's answer; settles when the first request would have answered. */
+  result: Promise<Keyed>
   expiresAt: number
 }
 
 /**
- * Remembers which interaction each `Idempotency-Key` started, per principal, so a retried POST
- * returns the first interaction instead of starting a second run. Bounded in count (oldest
- * first) and in age; kept in the process only, so a restart forgets the keys.
+ * `Idempotency-Key` per principal: a retried POST returns the first interaction instead of
+ * starting a second run. The store keeps each key with the interaction it started (saved in the
+ * same atomic write), so a retry after a restart, or to another process on the same database,
+ * finds it. In the process, a map answers retries of first requests still in flight (they wait
+ * for the first answer) and of `store: false` interactions, which the store never sees; it is
+ * bounded in count (oldest first) and age.
  */
 export class IdempotencyKeys {
   private readonly entries = new Map<string, Entry>()
+  private readonly now: () => number
 
-  constructor(
-    private readonly maxKeys: number,
-    private readonly ttlMs: number,
-    private readonly now: () => number = Date.now
-  ) {}
+  constructor(private readonly opts: IdempotencyOptions) {
+    this.now = opts.now ?? Date.now
+  }
 
   get size(): number {
     return this.entries.size
@@ -31,39 +68,87 @@ export class IdempotencyKeys {
 
   /**
    * Runs `start` once per (principal, key): a repeat with the same fingerprint gets the first
-   * result, a repeat with another fingerprint is 409. A first request that fails forgets its key,
-   * so the client may retry it.
+   * interaction as it is now, a repeat with another fingerprint is 409. `start` must save the
+   * interaction with the claim it is given (`saveKeyed`) and throw `IdempotencyKeyHeldError` when
+   * the store refuses it. A first request that fails keeps no key, so the client may retry it.
    */
-  run(principal: string, key: string, fingerprint: string, start: () => Promise<Interaction>): Promise<Interaction> {
-    if (!KEY.test(key)) throw new PlatformError('IDEMPOTENCY_KEY_INVALID')
+  async run(
+    principal: string,
+    key: string,
+    fingerprint: string,
+    start: (claim: IdempotencyClaim) => Promise<Interaction>
+  ): Promise<Keyed> {
+    if (!isIdempotencyKey(key)) throw new PlatformError('IDEMPOTENCY_KEY_INVALID')
     const id = `${principal}\u0000${key}`
     const now = this.now()
     const hit = this.entries.get(id)
     if (hit !== undefined && hit.expiresAt > now) {
       if (hit.fingerprint !== fingerprint) throw new PlatformError('IDEMPOTENCY_KEY_REUSED')
-      return hit.result
+      const first = (await hit.result).interaction
+      return { interaction: (await this.opts.read(principal, first.id)) ?? first, replayed: true }
     }
     if (hit !== undefined) this.entries.delete(id)
-    const result = start()
-    const entry: Entry = { fingerprint, result, expiresAt: now + this.ttlMs }
+    const claim = { key, fingerprint, expiresAt: now + this.opts.ttlMs }
+    const result = this.first(principal, claim, now, start)
+    const entry: Entry = { fingerprint, result, expiresAt: claim.expiresAt }
     this.entries.set(id, entry)
+    const forget = () => {
+      if (this.entries.get(id) === entry) this.entries.delete(id)
+    }
     result.then(
-      // a stored interaction is read back from its store on a replay: keep no copy of its steps
-      (i) => {
-        if (i.store) entry.result = Promise.resolve({ ...i, steps: [] })
+      // a stored interaction's key is in the store from now on: the map holds only what it alone knows
+      (r) => {
+        if (r.interaction.store || r.replayed) forget()
       },
-      () => {
-        if (this.entries.get(id) === entry) this.entries.delete(id)
-      }
+      forget
     )
     this.evict(now)
     return result
   }
 
+  /** The store's answer for the key, else `start` with the claim; a claim lost to a racer replays the winner. */
+  private async first(
+    owner: string,
+    claim: IdempotencyClaim,
+    now: number,
+    start: (claim: IdempotencyClaim) => Promise<Interaction>
+  ): Promise<Keyed> {
+    let held = await this.opts.store.findKey(owner, claim.key, now)
+    // a held key whose interaction is deleted meanwhile is free again: a few rounds at most
+    for (let round = 0; round < 3; round++) {
+      if (held !== undefined) {
+        if (held.fingerprint !== claim.fingerprint) throw new PlatformError('IDEMPOTENCY_KEY_REUSED')
+        const found = await this.answered(owner, held.interactionId)
+        if (found !== undefined) return { interaction: found, replayed: true }
+      }
+      try {
+        return { interaction: await start(claim), replayed: false }
+      } catch (e) {
+        if (!(e instanceof IdempotencyKeyHeldError)) throw e
+        held = e.record
+      }
+    }
+    throw new Error(`Idempotency-Key ${claim.key} of ${owner} changed hands three times`)
+  }
+
+  /**
+   * The interaction once its first request would have answered: a synchronous one still running
+   * (in another process, or in this one before its map lost the key) is polled until it ends.
+   */
+  private async answered(owner: string, id: string): Promise<Interaction | undefined> {
+    const until = Date.now() + this.opts.syncWaitMs
+    for (;;) {
+      const found = await this.opts.read(owner, id)
+      if (found === undefined || found.background || TERMINAL_STATUSES.has(found.status) || Date.now() >= until)
+        return found
+      await sleep(this.opts.pollMs ?? 100)
+    }
+  }
+
   /** Drops expired entries from the old end, then the oldest beyond the bound. */
   private evict(now: number): void {
     for (const [id, e] of this.entries) {
-      if (this.entries.size <= this.maxKeys && e.expiresAt > now) break
+      if (this.entries.size <= this.opts.maxKeys && e.expiresAt > now) break
       this.entries.delete(id)
     }
   }

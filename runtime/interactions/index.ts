@@ -1,6 +1,8 @@
 /** The interactions area: durable agent turns, their stores and their live streams. */
 export {
   TERMINAL_STATUSES,
+  type IdempotencyClaim,
+  type IdempotencyRecord,
   type Interaction,
   type InteractionFeed,
   type InteractionHeader,

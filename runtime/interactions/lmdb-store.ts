@@ -4,7 +4,9 @@ import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import {
   UnknownInteractionError,
   checkAfter,
+  checkClaim,
   checkHeader,
+  checkKeyLookup,
   checkId,
   checkQuery,
   checkStep,
@@ -12,15 +14,27 @@ import {
   interactionOf,
   interrupted,
   isLive,
+  recordOf,
   stepOf
 } from './store-input.js'
-import type { Interaction, InteractionHeader, InteractionStep, InteractionStore, ListPage, ListQuery } from './types.js'
+import type {
+  IdempotencyClaim,
+  IdempotencyRecord,
+  Interaction,
+  InteractionHeader,
+  InteractionStep,
+  InteractionStore,
+  ListPage,
+  ListQuery
+} from './types.js'
 
 type StepKey = [string, number]
 /** `[userId, createdAt, id]` */
 type OwnerKey = [string, string, string]
 /** `[userId, conversationId, createdAt, id]` */
 type ConversationKey = [string, string, string, string]
+/** `[userId, idempotency key]` */
+type IdempotencyKey = [string, string]
 
 const LAST_SEQ = Number.MAX_SAFE_INTEGER
 // createdAt is toISOString()'s form: digits sort above '0' and below '~'
@@ -30,7 +44,8 @@ const HIGH = '~'
 /**
  * Interactions in named databases of the platform's LMDB environment: headers by id, steps by
  * `[id, seq]`, two list indexes (owner; owner and conversation) newest last, and the ids still in
- * flight so `start()` need not scan every record. Each header write is one transaction, so
+ * flight so `start()` need not scan every record; idempotency keys by `[owner, key]`, and the key
+ * each interaction holds so its delete drops it. Each header write is one transaction, so
  * indexes and records never disagree, and a resolved write is committed: it survives `kill -9`.
  * One store object per environment: the hot path of `appendStep` relies on seeing every append.
  */
@@ -41,6 +56,8 @@ export class LmdbInteractionStore implements InteractionStore {
   private readonly byOwner: Database<true, OwnerKey>
   private readonly byConversation: Database<true, ConversationKey>
   private readonly live: Database<true, string>
+  private readonly keys: Database<IdempotencyRecord, IdempotencyKey>
+  private readonly keyOf: Database<IdempotencyKey, string>
   /**
    * The highest seq appended so far to each interaction this store saved in flight. A higher seq
    * cannot be stored yet, so its append is a plain put (the hot path, one per captured step);
@@ -57,6 +74,8 @@ export class LmdbInteractionStore implements InteractionStore {
     this.byOwner = store.db('interactions-by-owner')
     this.byConversation = store.db('interactions-by-conversation')
     this.live = store.db('interactions-live')
+    this.keys = store.db('interaction-idempotency-keys')
+    this.keyOf = store.db('interaction-idempotency-key-of')
   }
 
   async start(): Promise<number> {
@@ -80,9 +99,46 @@ export class LmdbInteractionStore implements InteractionStore {
   async save(header: InteractionHeader): Promise<void> {
     checkHeader(header)
     const h = headerOf(header)
+    this.track(h)
+    await this.headers.transaction(() => this.write(h, this.headers.get(h.id)))
+  }
+
+  /** One transaction checks the key and writes it with the header: LMDB has one writer at a time. */
+  async saveKeyed(
+    header: InteractionHeader,
+    claim: IdempotencyClaim,
+    now: number
+  ): Promise<IdempotencyRecord | undefined> {
+    checkHeader(header)
+    checkClaim(claim)
+    checkKeyLookup(header.userId, claim.key, now)
+    const h = headerOf(header)
+    const k: IdempotencyKey = [h.userId, claim.key]
+    const record = recordOf({ ...claim, userId: h.userId, interactionId: h.id })
+    this.track(h)
+    const held = await this.headers.transaction(() => {
+      const cur = this.keys.get(k)
+      if (cur !== undefined && cur.expiresAt > now) return recordOf(cur)
+      if (cur !== undefined) void this.keyOf.remove(cur.interactionId)
+      void this.keys.put(k, record)
+      void this.keyOf.put(h.id, k)
+      this.write(h, this.headers.get(h.id))
+      return undefined
+    })
+    if (held !== undefined && !this.headers.doesExist(h.id)) this.tails.delete(h.id)
+    return held
+  }
+
+  async findKey(userId: string, key: string, now: number): Promise<IdempotencyRecord | undefined> {
+    checkKeyLookup(userId, key, now)
+    const cur = this.keys.get([userId, key])
+    return cur !== undefined && cur.expiresAt > now ? recordOf(cur) : undefined
+  }
+
+  /** Before a header write: whether its appends may take the hot path (see `tails`). */
+  private track(h: InteractionHeader): void {
     if (!isLive(h.status)) this.tails.delete(h.id)
     else if (!this.tails.has(h.id)) this.tails.set(h.id, this.slow.has(h.id) ? LAST_SEQ : this.lastSeq(h.id))
-    await this.headers.transaction(() => this.write(h, this.headers.get(h.id)))
   }
 
   /**
@@ -167,6 +223,11 @@ export class LmdbInteractionStore implements InteractionStore {
       if (h === undefined) return false
       this.unindex(h)
       void this.headers.remove(id)
+      const k = this.keyOf.get(id)
+      if (k !== undefined) {
+        if (this.keys.get(k)?.interactionId === id) void this.keys.remove(k)
+        void this.keyOf.remove(id)
+      }
       for (const key of this.stepsDb.getKeys({ start: [id, 0], end: [id, LAST_SEQ], inclusiveEnd: true }))
         void this.stepsDb.remove(key)
       return true

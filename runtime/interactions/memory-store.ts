@@ -2,7 +2,9 @@ import { compareDesc, decodeCursor, encodeCursor, sortKeyOf } from './list-curso
 import {
   UnknownInteractionError,
   checkAfter,
+  checkClaim,
   checkHeader,
+  checkKeyLookup,
   checkId,
   checkQuery,
   checkStep,
@@ -10,15 +12,29 @@ import {
   interactionOf,
   interrupted,
   isLive,
+  recordOf,
   stepOf
 } from './store-input.js'
-import type { Interaction, InteractionHeader, InteractionStep, InteractionStore, ListPage, ListQuery } from './types.js'
+import type {
+  IdempotencyClaim,
+  IdempotencyRecord,
+  Interaction,
+  InteractionHeader,
+  InteractionStep,
+  InteractionStore,
+  ListPage,
+  ListQuery
+} from './types.js'
 
 interface Entry {
   header: InteractionHeader
   /** In seq order. */
   steps: InteractionStep[]
+  /** The idempotency key this interaction holds, under `keys`. */
+  key?: string
 }
+
+const keyOf = (userId: string, key: string) => `${userId}\u0000${key}`
 
 /**
  * Interactions in the process: for tests and demos, gone when the process ends. What goes in and
@@ -28,6 +44,7 @@ interface Entry {
 export class MemoryInteractionStore implements InteractionStore {
   readonly kind = 'memory'
   private readonly entries = new Map<string, Entry>()
+  private readonly keys = new Map<string, IdempotencyRecord>()
 
   async start(): Promise<number> {
     let marked = 0
@@ -45,10 +62,39 @@ export class MemoryInteractionStore implements InteractionStore {
 
   async save(header: InteractionHeader): Promise<void> {
     checkHeader(header)
+    this.put(header)
+  }
+
+  /** Synchronous, so a keyed save's check and write see no other call in between. */
+  private put(header: InteractionHeader): void {
     const copy = structuredClone(headerOf(header))
     const e = this.entries.get(header.id)
     if (e === undefined) this.entries.set(header.id, { header: copy, steps: [] })
     else e.header = copy
+  }
+
+  async saveKeyed(
+    header: InteractionHeader,
+    claim: IdempotencyClaim,
+    now: number
+  ): Promise<IdempotencyRecord | undefined> {
+    checkHeader(header)
+    checkClaim(claim)
+    checkKeyLookup(header.userId, claim.key, now)
+    const k = keyOf(header.userId, claim.key)
+    const held = this.keys.get(k)
+    if (held !== undefined && held.expiresAt > now) return structuredClone(held)
+    if (held !== undefined) delete this.entries.get(held.interactionId)?.key
+    this.put(header)
+    this.keys.set(k, recordOf({ ...claim, userId: header.userId, interactionId: header.id }))
+    this.entries.get(header.id)!.key = k
+    return undefined
+  }
+
+  async findKey(userId: string, key: string, now: number): Promise<IdempotencyRecord | undefined> {
+    checkKeyLookup(userId, key, now)
+    const held = this.keys.get(keyOf(userId, key))
+    return held !== undefined && held.expiresAt > now ? structuredClone(held) : undefined
   }
 
   async appendStep(id: string, step: InteractionStep): Promise<void> {
@@ -93,6 +139,8 @@ export class MemoryInteractionStore implements InteractionStore {
 
   async delete(id: string): Promise<boolean> {
     checkId(id)
+    const e = this.entries.get(id)
+    if (e?.key !== undefined) this.keys.delete(e.key)
     return this.entries.delete(id)
   }
 }

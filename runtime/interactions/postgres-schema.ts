@@ -23,7 +23,18 @@ export const MIGRATIONS: readonly string[] = [
      seq bigint NOT NULL,
      step json NOT NULL,
      PRIMARY KEY (interaction_id, seq)
-   );`
+   );`,
+  // idempotency keys live with their interaction (and go with it): a retry after a restart, or to
+  // another process on the same database, finds the first run
+  `CREATE TABLE platform_interaction_keys (
+     user_id text COLLATE "C" NOT NULL,
+     key text COLLATE "C" NOT NULL,
+     fingerprint text NOT NULL,
+     interaction_id text COLLATE "C" NOT NULL REFERENCES platform_interactions (id) ON DELETE CASCADE,
+     expires_at bigint NOT NULL,
+     PRIMARY KEY (user_id, key)
+   );
+   CREATE INDEX platform_interaction_keys_interaction ON platform_interaction_keys (interaction_id);`
 ]
 
 // one lock id for every platform process: two starting at once migrate one after the other

@@ -4,16 +4,28 @@ import { migrate } from './postgres-schema.js'
 import {
   UnknownInteractionError,
   checkAfter,
+  checkClaim,
   checkHeader,
+  checkKeyLookup,
   checkId,
   checkQuery,
   checkStep,
   headerOf,
   interactionOf,
   interrupted,
+  recordOf,
   stepOf
 } from './store-input.js'
-import type { Interaction, InteractionHeader, InteractionStep, InteractionStore, ListPage, ListQuery } from './types.js'
+import type {
+  IdempotencyClaim,
+  IdempotencyRecord,
+  Interaction,
+  InteractionHeader,
+  InteractionStep,
+  InteractionStore,
+  ListPage,
+  ListQuery
+} from './types.js'
 
 export interface PostgresStoreOptions {
   url: string
@@ -31,6 +43,32 @@ const UPSERT = `INSERT INTO platform_interactions (id, user_id, conversation_id,
 const INSERT_STEP = `INSERT INTO platform_interaction_steps (interaction_id, seq, step) VALUES ($1, $2, $3)
   ON CONFLICT DO NOTHING`
 
+// One statement: the header is written only when the key was claimed, and a racing claim of the
+// same key waits for this one's commit, then finds the key held (not expired) and writes nothing.
+// The key's foreign key is checked at the end of the statement, when the header is there.
+const SAVE_KEYED = `WITH claim AS (
+    INSERT INTO platform_interaction_keys (user_id, key, fingerprint, interaction_id, expires_at)
+    VALUES ($2, $7, $8, $1, $9)
+    ON CONFLICT (user_id, key) DO UPDATE SET fingerprint = excluded.fingerprint,
+      interaction_id = excluded.interaction_id, expires_at = excluded.expires_at
+      WHERE platform_interaction_keys.expires_at <= $10
+    RETURNING 1
+  )
+  INSERT INTO platform_interactions (id, user_id, conversation_id, status, created_at, header)
+  SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM claim)
+  ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, conversation_id = excluded.conversation_id,
+    status = excluded.status, created_at = excluded.created_at, header = excluded.header`
+const FIND_KEY = `SELECT user_id, key, fingerprint, interaction_id, expires_at FROM platform_interaction_keys
+  WHERE user_id = $1 AND key = $2 AND expires_at > $3`
+
+interface KeyRow {
+  user_id: string
+  key: string
+  fingerprint: string
+  interaction_id: string
+  expires_at: string
+}
+
 const upsertParams = (h: InteractionHeader) => [
   h.id,
   h.userId,
@@ -43,7 +81,8 @@ const upsertParams = (h: InteractionHeader) => [
 /**
  * Interactions in PostgreSQL through a `pg` pool: headers in `platform_interactions` (the record
  * as `json`, which keeps key order, next to the columns lists filter and sort on), steps in
- * `platform_interaction_steps` keyed by (interaction id, seq) and deleted with their record. A
+ * `platform_interaction_steps` keyed by (interaction id, seq) and deleted with their record, as are
+ * idempotency keys in `platform_interaction_keys`. A
  * resolved write is committed by the server. `start()` marks every run still in flight: one
  * platform process per database.
  */
@@ -81,6 +120,40 @@ export class PostgresInteractionStore implements InteractionStore {
   async save(header: InteractionHeader): Promise<void> {
     checkHeader(header)
     await this.db().query(UPSERT, upsertParams(headerOf(header)))
+  }
+
+  async saveKeyed(
+    header: InteractionHeader,
+    claim: IdempotencyClaim,
+    now: number
+  ): Promise<IdempotencyRecord | undefined> {
+    checkHeader(header)
+    checkClaim(claim)
+    checkKeyLookup(header.userId, claim.key, now)
+    const params = [...upsertParams(headerOf(header)), claim.key, claim.fingerprint, claim.expiresAt, now]
+    // a key held, then expired or deleted before it could be read, is claimable again: try once more
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const { rowCount } = await this.db().query(SAVE_KEYED, params)
+      if ((rowCount ?? 0) > 0) return undefined
+      const held = await this.findKey(header.userId, claim.key, now)
+      if (held !== undefined) return held
+    }
+    throw new Error(`idempotency key of ${header.userId} changed hands three times while ${header.id} was saved`)
+  }
+
+  async findKey(userId: string, key: string, now: number): Promise<IdempotencyRecord | undefined> {
+    checkKeyLookup(userId, key, now)
+    const { rows } = await this.db().query<KeyRow>(FIND_KEY, [userId, key, now])
+    const r = rows[0]
+    return r === undefined
+      ? undefined
+      : recordOf({
+          userId: r.user_id,
+          key: r.key,
+          fingerprint: r.fingerprint,
+          interactionId: r.interaction_id,
+          expiresAt: Number(r.expires_at)
+        })
   }
 
   appendStep(id: string, step: InteractionStep): Promise<void> {

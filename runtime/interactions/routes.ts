@@ -9,7 +9,7 @@ import { PlatformError, type Context } from '../http/index.js'
 import { fingerprint, IdempotencyKeys } from './idempotency.js'
 import type { InteractionRequest, InteractionService } from './service.js'
 import { INTERACTION_ID, InvalidCursorError, MAX_LIST_LIMIT } from './store-input.js'
-import type { Interaction } from './types.js'
+import type { IdempotencyClaim, Interaction } from './types.js'
 import { resumePoint, type InteractionStreams } from './stream.js'
 
 const BASE = '/api/interactions'
@@ -30,10 +30,13 @@ const BODY_KEYS = [
 
 export function installRoutes(platform: Platform, service: InteractionService, streams: InteractionStreams): void {
   const { http, config, principals } = platform
-  const keys = new IdempotencyKeys(
-    config.get('platform.interactions.idempotency.max-keys'),
-    config.get('platform.interactions.idempotency.ttl-seconds') * 1000
-  )
+  const keys = new IdempotencyKeys({
+    store: service.store,
+    read: (owner, id) => service.get(owner, id),
+    maxKeys: config.get('platform.interactions.idempotency.max-keys'),
+    ttlMs: config.get('platform.interactions.idempotency.ttl-seconds') * 1000,
+    syncWaitMs: config.get('platform.interactions.sync-timeout-ms')
+  })
   const reader = (ctx: Context): string => service.readerOf(principals.resolve(ctx)?.name)
   /** The caller of a write and its roles, after the flag (re-read on every call) and the principal checks. */
   const writer = (ctx: Context): { name: string; roles: readonly string[] } => {
@@ -49,19 +52,13 @@ export function installRoutes(platform: Platform, service: InteractionService, s
     ctx: Context,
     owner: string,
     route: string,
-    run: () => Promise<Interaction>
+    run: (claim?: IdempotencyClaim) => Promise<Interaction>
   ): Promise<Interaction> => {
     const key = ctx.header('idempotency-key')
     if (key === undefined) return await run()
-    let replay = true
-    const first = await keys.run(owner, key, fingerprint(route, ctx.body), () => {
-      replay = false
-      return run()
-    })
-    if (!replay) return first
-    ctx.setHeader('idempotent-replayed', 'true')
-    // the first request's interaction as it is now (a background run may have finished since)
-    return (await service.get(owner, first.id)) ?? first
+    const { interaction, replayed } = await keys.run(owner, key, fingerprint(route, ctx.body), run)
+    if (replayed) ctx.setHeader('idempotent-replayed', 'true')
+    return interaction
   }
 
   http.post(
@@ -70,7 +67,7 @@ export function installRoutes(platform: Platform, service: InteractionService, s
       const { name: owner, roles } = writer(ctx)
       const req = { ...parseRequest(ctx.body), roles }
       if (req.previousInteractionId !== undefined) checkId(req.previousInteractionId)
-      return await start(ctx, owner, 'create', () => service.create(owner, req))
+      return await start(ctx, owner, 'create', (idempotency) => service.create(owner, { ...req, idempotency }))
     },
     { body: 'json', optionalBody: true }
   )
@@ -81,7 +78,9 @@ export function installRoutes(platform: Platform, service: InteractionService, s
       const { name: owner, roles } = writer(ctx)
       const id = checkId(ctx.params.id)
       const req = { ...parseRequest(ctx.body), roles }
-      return await start(ctx, owner, `continue:${id}`, () => service.continue(owner, id, req))
+      return await start(ctx, owner, `continue:${id}`, (idempotency) =>
+        service.continue(owner, id, { ...req, idempotency })
+      )
     },
     { body: 'json', optionalBody: true }
   )

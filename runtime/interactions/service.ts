@@ -7,7 +7,15 @@ import { StepCapture, type Outcome } from './capture.js'
 import { isoDuration } from './iso-duration.js'
 import { interactionOf } from './store-input.js'
 import type { StepFeed } from './feed.js'
-import type { Interaction, InteractionHeader, InteractionStep, InteractionStore, ListPage } from './types.js'
+import { IdempotencyKeyHeldError } from './idempotency.js'
+import type {
+  IdempotencyClaim,
+  Interaction,
+  InteractionHeader,
+  InteractionStep,
+  InteractionStore,
+  ListPage
+} from './types.js'
 
 /** A create or continue body, validated by the routes. */
 export interface InteractionRequest {
@@ -21,6 +29,8 @@ export interface InteractionRequest {
   store: boolean
   /** The caller's roles as its credentials establish them (never the body): the policies read them. */
   roles?: readonly string[]
+  /** The request's Idempotency-Key, saved with the record; a key held already throws `IdempotencyKeyHeldError`. */
+  idempotency?: IdempotencyClaim
 }
 
 export interface InteractionServiceOptions {
@@ -126,7 +136,10 @@ export class InteractionService {
       createdAt: now,
       updatedAt: now
     }
-    if (req.store) await this.store.save({ ...header })
+    if (req.store && req.idempotency !== undefined) {
+      const held = await this.store.saveKeyed({ ...header }, req.idempotency, Date.now())
+      if (held !== undefined) throw new IdempotencyKeyHeldError(held)
+    } else if (req.store) await this.store.save({ ...header })
     const run = this.start(header, req.message, {
       // an agent's own run() is one opaque call, and a runtime that does not advertise
       // cancellation cannot be stopped: both run to completion

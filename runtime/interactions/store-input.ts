@@ -1,5 +1,7 @@
 import {
   TERMINAL_STATUSES,
+  type IdempotencyClaim,
+  type IdempotencyRecord,
   type Interaction,
   type InteractionHeader,
   type InteractionStatus,
@@ -106,6 +108,37 @@ export function checkStep(s: unknown): asserts s is InteractionStep {
                 ? 'createdAt'
                 : undefined
   if (bad !== undefined) throw new TypeError(`step: bad ${bad}: ${JSON.stringify(s[bad])}`)
+}
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/
+
+/** The key of the `Idempotency-Key` header: 1 to 255 visible ASCII characters. */
+export const isIdempotencyKey = (key: unknown): key is string => typeof key === 'string' && IDEMPOTENCY_KEY.test(key)
+
+export function checkClaim(c: unknown): asserts c is IdempotencyClaim {
+  if (!isObject(c)) throw new TypeError('an idempotency claim must be an object')
+  if (!isIdempotencyKey(c.key)) throw new TypeError('idempotency key must be 1 to 255 visible ASCII characters')
+  if (typeof c.fingerprint !== 'string' || c.fingerprint === '' || c.fingerprint.length > 256)
+    throw new TypeError('idempotency fingerprint must be a string of 1 to 256 characters')
+  if (!Number.isSafeInteger(c.expiresAt)) throw new TypeError('idempotency expiresAt must be an integer (epoch ms)')
+}
+
+export function checkKeyLookup(userId: unknown, key: unknown, now: unknown): void {
+  if (!keyPart(userId))
+    throw new TypeError(`idempotency: userId must be a string of 1 to ${MAX_KEY_PART_LENGTH} characters`)
+  if (!isIdempotencyKey(key)) throw new TypeError('idempotency key must be 1 to 255 visible ASCII characters')
+  if (!Number.isSafeInteger(now)) throw new TypeError('idempotency: now must be an integer (epoch ms)')
+}
+
+/** The record's fields in one order, whatever order a store gave them back in. */
+export function recordOf(r: IdempotencyRecord): IdempotencyRecord {
+  return {
+    userId: r.userId,
+    key: r.key,
+    fingerprint: r.fingerprint,
+    interactionId: r.interactionId,
+    expiresAt: r.expiresAt
+  }
 }
 
 export function checkQuery(q: unknown): asserts q is ListQuery {

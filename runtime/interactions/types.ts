@@ -61,6 +61,22 @@ export interface ListPage {
   nextCursor?: string
 }
 
+/** What a request's `Idempotency-Key` claims: kept with the interaction the request creates. */
+export interface IdempotencyClaim {
+  /** 1 to 255 visible ASCII characters; keys belong to the interaction's owner. */
+  key: string
+  /** The first request's route and body, hashed: a retry must match it. */
+  fingerprint: string
+  /** Epoch milliseconds; from then on the key may start a new interaction. */
+  expiresAt: number
+}
+
+/** A key as a store holds it: the claim, its owner and the interaction it started. */
+export interface IdempotencyRecord extends IdempotencyClaim {
+  userId: string
+  interactionId: string
+}
+
 /**
  * Where interactions live. Every implementation passes the one shared contract suite. A write is
  * acknowledged when its promise resolves: from then on it survives a crash of the process.
@@ -88,7 +104,16 @@ export interface InteractionStore {
   /** The steps with seq greater than `after` (-1: all), in seq order, at most `limit`. */
   steps(id: string, after: number, limit?: number): Promise<InteractionStep[]>
   list(query: ListQuery): Promise<ListPage>
-  /** Removes the record and its steps; resolves true when it existed. */
+  /**
+   * Saves a new interaction's header and the owner's idempotency key as one atomic write, unless
+   * the owner already holds that key unexpired (`expiresAt > now`): then nothing is written and
+   * the holder's record comes back. Two processes sharing the store and racing one key: one
+   * saves, the other gets the winner's record. An expired key is taken over.
+   */
+  saveKeyed(header: InteractionHeader, claim: IdempotencyClaim, now: number): Promise<IdempotencyRecord | undefined>
+  /** The owner's unexpired key; undefined when unknown, expired, or its interaction deleted. */
+  findKey(userId: string, key: string, now: number): Promise<IdempotencyRecord | undefined>
+  /** Removes the record, its steps and its idempotency key; resolves true when it existed. */
   delete(id: string): Promise<boolean>
 }
 

@@ -13,7 +13,7 @@ import { wsMember } from '../transport/clients.js'
 
 const CHROMIUM = '/usr/bin/chromium'
 if (!existsSync(CHROMIUM)) {
-  t.skip(`${CHROMIUM} is not installed (apt-get install chromium; .ci/run does)`)
+  t.skip(`${CHROMIUM} is not installed (apt-get install chromium; .ci/run does)`, () => {})
   process.exit(0)
 }
 const SHOTS = new URL('../../test-artifacts/dashboard/', import.meta.url).pathname
@@ -470,7 +470,12 @@ t.test('evals: pass rate per baseline with a trend, runs with the raw judge resp
 
 t.test('the journal graph draws a coordination tree as SVG (fed the tree shape; no fleet yet)', async (t) => {
   const drawn = await page.evaluate(async () => {
-    const { graph, journalGraph } = await import('./js/graph.js')
+    // the dashboard's own module, resolved by the browser against the page's URL
+    const url = './js/graph.js'
+    const { graph, journalGraph } = (await import(url)) as {
+      graph(nodes: unknown, edges: unknown, title: string): SVGSVGElement
+      journalGraph(events: object[]): { nodes: unknown; edges: unknown }
+    }
     const { nodes, edges } = journalGraph([
       { eventId: 'e0', type: 'CoordinationStarted' },
       { eventId: 'e1', parentEventId: 'e0', type: 'AgentDispatched', agentName: '<b>x</b>' },

@@ -196,7 +196,7 @@ t.test('a caller that stops reading ends the turn: the model call is dropped, th
   // the host serves the run's calls whether or not the caller reads: wait for the model request
   while (server.on('/chat/completions').length === 0) await new Promise((r) => setTimeout(r, 10))
   t.equal(turns.size, 1)
-  await events.return(undefined)
+  await events.return!(undefined)
   while (server.abandoned === abandoned) await new Promise((r) => setTimeout(r, 10))
   t.equal(server.abandoned, abandoned + 1, 'the model request was dropped')
   t.equal(turns.size, 0)

@@ -64,7 +64,7 @@ async function run(url: string, body: unknown, headers: Record<string, string> =
   return events as Ev[]
 }
 
-const types = (events: Ev[]) => events.map((e) => e.type)
+const types = (events: Ev[]): string[] => events.map((e) => e.type)
 const text = (events: Ev[]) =>
   events
     .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
@@ -545,7 +545,7 @@ t.test('event mapping: text then a tool call in one round, feedback, the verifie
     { type: 'text', delta: 'Sorry.' },
     { type: 'usage', usage: { input: 4, output: 1, cachedInput: 0, total: 5, model: 'm' } },
     { type: 'feedback', injected: 1, lines: ['Denied before: x'] },
-    { type: 'complete', text: 'Let me check. Sorry.', preferences: [] },
+    { type: 'complete', text: 'Let me check. Sorry.', preferences: [], userMessage: 'hi' },
     { type: 'text', delta: 'ignored after the end' }
   ]
   mapped.start()

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -239,7 +239,7 @@ t.test('max-items 0 turns the loop off', async (t) => {
 
 /** Runs turn 1 (a deny and a prefer) on one platform, closes it, starts another on the same data. */
 async function acrossRestart(
-  t: Tap.Test,
+  t: Test,
   server: OpenAiServer,
   config: Record<string, unknown>,
   between?: () => Promise<void>

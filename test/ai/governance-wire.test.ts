@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -113,7 +113,7 @@ function text(s: string) {
 }
 const lastSystemPrompt = (): string => String(server.on('/chat/completions').at(-1)?.messages[0]?.content ?? '')
 
-async function socket(t: Tap.Test): Promise<AgentSocket> {
+async function socket(t: Test): Promise<AgentSocket> {
   const s = await agentSocket(tp.url, PATH)
   t.teardown(() => s.ws.close())
   t.ok(s.session, 'greeted with a session')

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -68,7 +68,7 @@ async function collect(it: AsyncIterable<TurnEvent>, onEvent?: (e: TurnEvent) =>
   return out
 }
 
-function terminal(t: Tap.Test, events: TurnEvent[]): TurnEvent {
+function terminal(t: Test, events: TurnEvent[]): TurnEvent {
   const ends = events.filter((e) => e.type === 'complete' || e.type === 'error')
   t.equal(ends.length, 1, 'exactly one terminal event')
   t.equal(events[events.length - 1], ends[0], 'the terminal event is last')

@@ -54,7 +54,7 @@ t.test('step 2: no principal is 401, audited .denied.anonymous', async (t) => {
     { authorization: 'Bearer wrong-token-xxxxxxxx' },
     { 'x-platform-auth': 'nope' },
     { authorization: 'Basic abc' }
-  ]) {
+  ] as Record<string, string>[]) {
     const r = await post(tp, headers)
     t.equal(r.status, 401)
     t.same(await r.json(), {

@@ -2,7 +2,7 @@
 // platform (bundled plugins, the settings of the block's `<!-- example: -->` comment), YAML through
 // the loader that would read it, manifests through the manifest parser. A block that cannot run
 // says why in `<!-- example skip: ... -->`; the skips are listed at the end.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
@@ -124,7 +124,7 @@ function expectedError(b: Block, next: Block | undefined): string | undefined {
   return e === 'below' ? (next?.text.trim() ?? '(no block below)') : e
 }
 
-function checkYaml(t: Tap.Test, b: Block, scratch: string, next: Block | undefined): void {
+function checkYaml(t: Test, b: Block, scratch: string, next: Block | undefined): void {
   const doc = parseDocument(b.text, { uniqueKeys: true })
   if (doc.errors.length > 0) {
     t.fail(`${where(b)}: not valid YAML: ${doc.errors[0]!.message}`)
@@ -173,7 +173,7 @@ function checkYaml(t: Tap.Test, b: Block, scratch: string, next: Block | undefin
   }
 }
 
-function checkJson(t: Tap.Test, b: Block, next: Block | undefined): void {
+function checkJson(t: Test, b: Block, next: Block | undefined): void {
   let data: unknown
   try {
     data = JSON.parse(b.text)
@@ -232,7 +232,7 @@ interface Session {
   env: Record<string, string>
 }
 
-async function runShell(t: Tap.Test, b: Block, scratch: string, session: Session): Promise<void> {
+async function runShell(t: Test, b: Block, scratch: string, session: Session): Promise<void> {
   if (b.directive.opts.continue === undefined) {
     await session.tp?.close()
     delete session.tp
@@ -273,7 +273,8 @@ async function runShell(t: Tap.Test, b: Block, scratch: string, session: Session
   }
   const { tp, bound } = session
   for (const s of all) {
-    if (s.kind === 'assign') continue
+    // other steps failed the block above
+    if (s.kind === 'assign' || s.kind === 'other') continue
     const sub = substitute(s.command, bound)
     if (sub.unbound.length > 0) {
       t.fail(
@@ -302,7 +303,7 @@ async function runShell(t: Tap.Test, b: Block, scratch: string, session: Session
 }
 
 /** One command's outcome against the page; false stops the block (later steps depend on it). */
-function check(t: Tap.Test, b: Block, s: Step, ran: Ran, bound: Map<string, string>): boolean {
+function check(t: Test, b: Block, s: Step, ran: Ran, bound: Map<string, string>): boolean {
   const said = `${b.file}:${s.line} (${b.heading})\n  ran:  ${ran.command}\n  exit: ${ran.exit}${ran.status !== undefined ? `, HTTP ${ran.status}` : ''}\n  got:  ${ran.output.slice(0, 1500)}`
   let ok: boolean
   if (s.kind === 'curl') {

@@ -38,7 +38,7 @@ t.test('bad input gets the right 4xx while a concurrent stream keeps succeeding'
     }
   })()
 
-  const post = (body: string | Buffer) =>
+  const post = (body: string | Uint8Array<ArrayBuffer>) =>
     fetch(tp.url + '/echo', { method: 'POST', body }).then(
       async (r) => {
         await r.arrayBuffer()

@@ -8,13 +8,15 @@ import {
   timeWindowFactory,
   TOOL_ARGS_BUDGET
 } from '../../runtime/governance/types/index.js'
-import { md, parser, post, pre } from '../helpers/governance.js'
+import { md, parser, post, pre, synchronous } from '../helpers/governance.js'
 
 const build = (type: string, config: unknown, name = 'p') =>
-  parser().parse(
-    'yaml:b.yaml',
-    `policies:\n  - name: ${name}\n    type: ${type}\n    config: ${JSON.stringify(config)}\n`
-  )[0]!
+  synchronous(
+    parser().parse(
+      'yaml:b.yaml',
+      `policies:\n  - name: ${name}\n    type: ${type}\n    config: ${JSON.stringify(config)}\n`
+    )[0]!
+  )
 const buildErr = (type: string, config: unknown) => {
   try {
     build(type, config)

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
-import { parser, md, pre } from '../helpers/governance.js'
+import { parser, md, pre, synchronous } from '../helpers/governance.js'
 import { OWASP_ROWS } from '../../runtime/governance/index.js'
 
 const doc = readFileSync(new URL('../../docs/governance.md', import.meta.url), 'utf8')
@@ -10,10 +10,12 @@ t.test('the policy documents in docs/governance.md load and behave as described'
   const docs = blocks.filter((b) => /^(version|policies|rules):/m.test(b) && !b.startsWith('platform:'))
   t.ok(docs.length >= 2)
   for (const b of docs) t.doesNotThrow(() => parser().parse('yaml:docs', b))
-  const rules = parser().parse(
-    'yaml:docs',
-    docs.find((b) => b.includes('production-policy'))!
-  )[0]!
+  const rules = synchronous(
+    parser().parse(
+      'yaml:docs',
+      docs.find((b) => b.includes('production-policy'))!
+    )[0]!
+  )
   t.same(rules.evaluate(md({ tool_name: 'delete_database' })), {
     decision: 'deny',
     reason: 'Deleting databases is not allowed'

@@ -19,7 +19,7 @@ policies:
     config: {max-chars: 5}
 `)
   t.same(
-    ps.map((p) => [p.name, p.type ?? p.className, p.version, p.source]),
+    ps.map((p) => [p.name, p.className, p.version, p.source]),
     [
       ['no-drop', 'DenyListPolicy', '2026-01', 'yaml:p.yaml'],
       ['short', 'MessageLengthPolicy', '7', 'yaml:p.yaml']

@@ -1,6 +1,12 @@
 import { Writable } from 'node:stream'
 import pino from 'pino'
-import { aiRequest, type AiRequest, type PolicyContext } from '../../runtime/contracts/index.js'
+import {
+  aiRequest,
+  type AiRequest,
+  type GovernancePolicy,
+  type PolicyContext,
+  type PolicyDecision
+} from '../../runtime/contracts/index.js'
 import { PolicyRegistry } from '../../runtime/governance/registry.js'
 import { registerBuiltins } from '../../runtime/governance/types/index.js'
 import { YamlPolicyParser } from '../../runtime/governance/yaml-parser.js'
@@ -36,5 +42,12 @@ export function parser(logger?: pino.Logger): YamlPolicyParser {
 export function parseOne(yaml: string, source = 'yaml:test.yaml') {
   const ps = parser().parse(source, yaml)
   if (ps.length !== 1) throw new Error(`expected one policy, got ${ps.length}`)
-  return ps[0]!
+  return synchronous(ps[0]!)
 }
+
+/**
+ * Built-in policies decide synchronously; typed so a test reads `.decision` without awaiting (a
+ * promise would have no `decision` and fail the assertion).
+ */
+export const synchronous = <P extends GovernancePolicy>(p: P) =>
+  p as Omit<P, 'evaluate'> & { evaluate(ctx: PolicyContext): PolicyDecision }

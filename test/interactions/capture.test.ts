@@ -191,7 +191,10 @@ t.test('StepCapture: one terminal step whoever ends first; the step cap; the coa
   }
   c.event({ type: 'usage', usage: { input: 0, output: 0, cachedInput: 0, total: 0, model: 'm' } })
   c.event({ type: 'usage', usage: { input: 1, output: 0, cachedInput: 0, total: 1, model: 'm' } })
-  t.match(c.event({ type: 'complete', text: 'done', preferences: [] }), { status: 'COMPLETED', finalText: 'done' })
+  t.match(c.event({ type: 'complete', text: 'done', preferences: [], userMessage: 'hi' }), {
+    status: 'COMPLETED',
+    finalText: 'done'
+  })
   t.equal(c.complete('again'), undefined, 'a second completion records nothing')
   t.equal(c.fail('late', 'runtime'), undefined, 'nor does a late failure')
   t.equal(c.event({ type: 'text', delta: 'after' }), undefined)

@@ -25,6 +25,9 @@ export async function startInteractions(
   return { ...tp, service: tp.platform.area(INTERACTIONS), api: new Api(tp.url) }
 }
 
+/** An interaction, or the error body when the status says so. */
+export type Answer = Interaction & { error?: string; code?: string; hint?: string }
+
 export interface Reply<T = any> {
   status: number
   body: T
@@ -52,11 +55,11 @@ export class Api {
     return { status: res.status, body: text === '' ? undefined : JSON.parse(text), headers: res.headers }
   }
 
-  create(body: unknown, token: string | null = ALICE, headers?: Record<string, string>): Promise<Reply<Interaction>> {
+  create(body: unknown, token: string | null = ALICE, headers?: Record<string, string>): Promise<Reply<Answer>> {
     return this.call('POST', '/api/interactions', { token, body, ...(headers ? { headers } : {}) })
   }
 
-  get(id: string, token: string | null = ALICE): Promise<Reply<Interaction>> {
+  get(id: string, token: string | null = ALICE): Promise<Reply<Answer>> {
     return this.call('GET', `/api/interactions/${id}`, { token })
   }
 

@@ -1,8 +1,9 @@
 import t from 'tap'
-import { IdempotencyKeys } from '../../runtime/interactions/idempotency.js'
-import type { Interaction } from '../../runtime/interactions/index.js'
+import { IdempotencyKeyHeldError, IdempotencyKeys } from '../../runtime/interactions/idempotency.js'
+import { MemoryInteractionStore, type IdempotencyClaim, type Interaction } from '../../runtime/interactions/index.js'
 import { OpenAiServer, deltaChunk, sseEvents } from '../helpers/openai-server.js'
 import { ALICE, BOB, startInteractions } from './helpers.js'
+import { header, step } from './store-contract.js'
 
 t.test('Idempotency-Key: a retry returns the first interaction; another body is 409', async (t) => {
   const model = await new OpenAiServer().start()
@@ -84,29 +85,85 @@ t.test('Idempotency-Key: a retry returns the first interaction; another body is 
 
 t.test('IdempotencyKeys stay bounded in count and age', async (t) => {
   let now = 0
-  const keys = new IdempotencyKeys(2, 1000, () => now)
+  const keys = new IdempotencyKeys({
+    store: new MemoryInteractionStore(),
+    read: async () => undefined,
+    maxKeys: 2,
+    ttlMs: 1000,
+    syncWaitMs: 0,
+    now: () => now
+  })
   let runs = 0
-  const start = async (): Promise<Interaction> => ({ id: `int-${++runs}` }) as Interaction
-  await keys.run('p', 'a', 'f', start)
-  await keys.run('p', 'b', 'f', start)
-  await keys.run('p', 'c', 'f', start)
+  // unstored interactions: only the process knows their keys
+  const start = async (): Promise<Interaction> => ({ id: `int-${++runs}`, store: false }) as Interaction
+  const id = async (key: string) => (await keys.run('p', key, 'f', start)).interaction.id
+  await id('a')
+  await id('b')
+  await id('c')
   t.equal(keys.size, 2)
-  t.equal((await keys.run('p', 'c', 'f', start)).id, 'int-3', 'a recent key is remembered')
-  t.equal((await keys.run('p', 'a', 'f', start)).id, 'int-4', 'the oldest was forgotten')
+  t.equal(await id('c'), 'int-3', 'a recent key is remembered')
+  t.equal(await id('a'), 'int-4', 'the oldest was forgotten')
   now = 5000
-  t.equal((await keys.run('p', 'c', 'f', start)).id, 'int-5', 'an expired key runs again')
+  t.equal(await id('c'), 'int-5', 'an expired key runs again')
   t.equal(keys.size, 1, 'expired entries are dropped')
 })
 
-t.test('IdempotencyKeys keep no steps of a stored interaction, only of an unstored one', async (t) => {
-  const keys = new IdempotencyKeys(10, 1000)
-  const step = { seq: 0, type: 'text', text: 'x', toolName: null, data: {}, usage: null, createdAt: '' }
-  const rec = (store: boolean) => async (): Promise<Interaction> =>
-    ({ id: `int-${store}`, store, steps: [step] }) as Interaction
-  t.equal((await keys.run('p', 'a', 'f', rec(true))).steps.length, 1, 'the first request gets the whole record')
-  t.same((await keys.run('p', 'a', 'f', rec(true))).steps, [], 'a replay reads the store instead')
-  await keys.run('p', 'b', 'f', rec(false))
-  t.equal((await keys.run('p', 'b', 'f', rec(false))).steps.length, 1, 'store:false has no other copy')
+t.test('IdempotencyKeys leave a stored interaction to the store; an unstored one stays in the process', async (t) => {
+  const store = new MemoryInteractionStore()
+  const keys = new IdempotencyKeys({
+    store,
+    read: async (_, id) => store.load(id),
+    maxKeys: 10,
+    ttlMs: 60_000,
+    syncWaitMs: 0
+  })
+  let runs = 0
+  const rec =
+    (stored: boolean) =>
+    async (claim: IdempotencyClaim): Promise<Interaction> => {
+      const h = header(`int-${++runs}`, { store: stored, status: 'COMPLETED' })
+      if (stored) {
+        const held = await store.saveKeyed(h, claim, Date.now())
+        if (held !== undefined) throw new IdempotencyKeyHeldError(held)
+      }
+      return { ...h, steps: [step(0)] }
+    }
+  const first = await keys.run('alice', 'a', 'f', rec(true))
+  t.same([first.replayed, first.interaction.steps.length], [false, 1], 'the first request gets the whole record')
+  t.equal(keys.size, 0, 'the store holds the key from now on')
+  const again = await keys.run('alice', 'a', 'f', rec(true))
+  t.same([again.replayed, again.interaction.id, again.interaction.steps], [true, 'int-1', []], 'read from the store')
+  await t.rejects(keys.run('alice', 'a', 'g', rec(true)), { code: 'PLT_ERR_IDEMPOTENCY_KEY_REUSED' })
+  await keys.run('alice', 'b', 'f', rec(false))
+  t.equal(keys.size, 1)
+  const unstored = await keys.run('alice', 'b', 'f', rec(false))
+  t.same([unstored.replayed, unstored.interaction.steps.length], [true, 1], 'store:false has no other copy')
+  t.equal(runs, 2)
+})
+
+t.test('IdempotencyKeys of two processes on one store: one run, the other replays it', async (t) => {
+  const store = new MemoryInteractionStore()
+  const opts = { store, read: async (_: string, id: string) => store.load(id), maxKeys: 10, ttlMs: 60_000 }
+  // each process's store lookup misses, then both claim: the store gives the key to one
+  const [a, b] = [
+    new IdempotencyKeys({ ...opts, syncWaitMs: 5000, pollMs: 5 }),
+    new IdempotencyKeys({ ...opts, syncWaitMs: 5000, pollMs: 5 })
+  ]
+  let runs = 0
+  const start = async (claim: IdempotencyClaim): Promise<Interaction> => {
+    const h = header(`int-race-${++runs}`)
+    const held = await store.saveKeyed(h, claim, Date.now())
+    if (held !== undefined) throw new IdempotencyKeyHeldError(held)
+    // a synchronous run: the loser waits for its end
+    setTimeout(() => void store.save({ ...h, status: 'COMPLETED', finalText: 'done' }), 50)
+    return { ...h, status: 'COMPLETED', finalText: 'done', steps: [] }
+  }
+  const [ra, rb] = await Promise.all([a.run('alice', 'k', 'f', start), b.run('alice', 'k', 'f', start)])
+  t.equal(runs, 2, 'both tried to claim')
+  t.equal(ra.interaction.id, rb.interaction.id, 'one interaction')
+  t.same([ra.replayed, rb.replayed].sort(), [false, true])
+  t.equal((ra.replayed ? ra : rb).interaction.status, 'COMPLETED', 'the replay waited for the synchronous run to end')
+  t.equal((await store.list({ userId: 'alice', limit: 10 })).items.length, 1, 'one record stored')
 })
 
 t.test('list paging: limit, opaque cursor in X-Next-Cursor and Link, newest first', async (t) => {

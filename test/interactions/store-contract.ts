@@ -2,6 +2,7 @@ import type { Test } from 'tap'
 import {
   INTERRUPTED_MESSAGE,
   InvalidCursorError,
+  type IdempotencyClaim,
   UnknownInteractionError,
   type InteractionHeader,
   type InteractionStep,
@@ -338,6 +339,84 @@ export function runStoreContract(t: Test, kind: string, make: (t: Test) => Promi
       await third.stop()
     })
 
+    t.test('saveKeyed: the first claim of a key saves; another is refused with the holder', async (t) => {
+      const { s } = await started(t)
+      const now = Date.parse('2026-01-01T00:00:00.000Z')
+      const claim = { key: 'order-42', fingerprint: 'fp-1', expiresAt: now + 60_000 }
+      const first = header('int-k1')
+      t.equal(await s.saveKeyed(first, claim, now), undefined, 'claimed')
+      t.same(await s.load('int-k1'), { ...first, steps: [] }, 'the header is saved with it')
+      const record = {
+        userId: 'alice',
+        key: 'order-42',
+        fingerprint: 'fp-1',
+        interactionId: 'int-k1',
+        expiresAt: now + 60_000
+      }
+      t.same(await s.findKey('alice', 'order-42', now), record)
+      t.same(
+        await s.saveKeyed(header('int-k2'), { ...claim, fingerprint: 'fp-2' }, now + 1),
+        record,
+        'a held key: the holder comes back'
+      )
+      t.equal(await s.load('int-k2'), undefined, 'and nothing was written')
+      t.same(
+        (await s.list({ userId: 'alice', limit: 10 })).items.map((x) => x.id),
+        ['int-k1']
+      )
+      t.equal(await s.saveKeyed(header('int-k3', { userId: 'bob' }), claim, now), undefined, 'keys are per owner')
+      t.equal((await s.findKey('bob', 'order-42', now))?.interactionId, 'int-k3')
+      t.equal(await s.findKey('alice', 'order-43', now), undefined, 'an unknown key')
+      await s.appendStep('int-k1', step(0))
+      t.equal((await s.load('int-k1'))!.steps.length, 1, 'a keyed record takes steps like any other')
+    })
+
+    t.test('keys survive a restart, expire, and go with their interaction', async (t) => {
+      const fixture = await make(t)
+      const first = await fixture.open()
+      await first.start()
+      const now = Date.parse('2026-01-01T00:00:00.000Z')
+      const claim = { key: 'k', fingerprint: 'fp', expiresAt: now + 1000 }
+      await first.saveKeyed(header('int-old', { status: 'COMPLETED' }), claim, now)
+      await first.stop()
+      const s = await fixture.open()
+      t.teardown(() => s.stop())
+      await s.start()
+      t.equal((await s.findKey('alice', 'k', now + 999))?.interactionId, 'int-old', 'kept across the restart')
+      t.equal(await s.findKey('alice', 'k', now + 1000), undefined, 'expired at expiresAt')
+      const later = { ...claim, fingerprint: 'fp-new', expiresAt: now + 5000 }
+      t.equal(await s.saveKeyed(header('int-new'), later, now + 1000), undefined, 'an expired key is taken over')
+      t.same(await s.findKey('alice', 'k', now + 1000), {
+        userId: 'alice',
+        key: 'k',
+        fingerprint: 'fp-new',
+        interactionId: 'int-new',
+        expiresAt: now + 5000
+      })
+      t.equal((await s.load('int-old'))?.status, 'COMPLETED', 'the old interaction stays')
+      t.equal(await s.delete('int-old'), true)
+      t.equal((await s.findKey('alice', 'k', now))?.interactionId, 'int-new', 'deleting the old holder frees nothing')
+      t.equal(await s.delete('int-new'), true)
+      t.equal(await s.findKey('alice', 'k', now), undefined, 'the key went with its interaction')
+      t.equal(await s.saveKeyed(header('int-again'), later, now), undefined, 'and may start another')
+    })
+
+    t.test('concurrent claims of one key: exactly one saves', async (t) => {
+      const { s } = await started(t)
+      const now = Date.now()
+      const claim = { key: 'race', fingerprint: 'fp', expiresAt: now + 60_000 }
+      const ids = Array.from({ length: 12 }, (_, i) => `int-race-${i}`)
+      const outcomes = await Promise.all(ids.map((id) => s.saveKeyed(header(id), claim, now)))
+      const winners = ids.filter((_, i) => outcomes[i] === undefined)
+      t.equal(winners.length, 1, 'one claim won')
+      for (const o of outcomes) if (o !== undefined) t.equal(o.interactionId, winners[0], 'the rest name the winner')
+      t.same(
+        (await s.list({ userId: 'alice', limit: 50 })).items.map((x) => x.id),
+        winners,
+        'only the winner is stored'
+      )
+    })
+
     t.test('bad input: a clear error and nothing changes', async (t) => {
       const { s } = await started(t)
       const h = header('int-ok')
@@ -367,6 +446,21 @@ export function runStoreContract(t: Test, kind: string, make: (t: Test) => Promi
       await t.rejects(s.delete(''), /interaction id/)
       for (const limit of [0, 501, 2.5]) await t.rejects(s.list({ userId: 'alice', limit }), /limit/)
       await t.rejects(s.list({ userId: '', limit: 5 }), /userId/)
+      const now = Date.now()
+      const claim = { key: 'k', fingerprint: 'fp', expiresAt: now + 1000 }
+      const badClaims: [unknown, RegExp][] = [
+        [{ ...claim, key: 'has space' }, /idempotency key/],
+        [{ ...claim, key: '' }, /idempotency key/],
+        [{ ...claim, fingerprint: '' }, /fingerprint/],
+        [{ ...claim, expiresAt: 'soon' }, /expiresAt/],
+        [null, /object/]
+      ]
+      for (const [bad, error] of badClaims)
+        await t.rejects(s.saveKeyed(header('int-bad'), bad as IdempotencyClaim, now), error)
+      await t.rejects(s.saveKeyed({ ...h, id: 'bad id' }, claim, now), /interaction id/)
+      await t.rejects(s.findKey('alice', 'x'.repeat(256), now), /idempotency key/)
+      await t.rejects(s.findKey('', 'k', now), /userId/)
+      t.equal(await s.load('int-bad'), undefined, 'no refused claim saved its header')
       t.same(await s.load('int-ok'), { ...h, steps: [] }, 'the record is unchanged')
       t.same(
         (await s.list({ userId: 'alice', limit: 500 })).items.map((x) => x.id),

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { PostgresInteractionStore } from '../../runtime/interactions/index.js'
+import { MIGRATIONS } from '../../runtime/interactions/postgres-schema.js'
 import { testPostgres } from '../helpers/postgres.js'
 import { header, runStoreContract, step } from './store-contract.js'
 import { Client } from 'pg'
@@ -41,18 +42,50 @@ if (pg !== undefined) {
     await c.connect()
     t.teardown(() => c.end())
     const versions = await c.query('SELECT version FROM platform_interactions_schema ORDER BY version')
-    t.same(versions.rows, [{ version: 1 }])
+    t.same(versions.rows, [{ version: 1 }, { version: 2 }])
     const tables = await c.query(
       "SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'platform_interaction%' ORDER BY 1"
     )
     t.same(
       tables.rows.map((r: { table_name: string }) => r.table_name),
-      ['platform_interaction_steps', 'platform_interactions', 'platform_interactions_schema']
+      [
+        'platform_interaction_keys',
+        'platform_interaction_steps',
+        'platform_interactions',
+        'platform_interactions_schema'
+      ]
     )
     await c.query('INSERT INTO platform_interactions_schema (version) VALUES (99)')
     const newer = new PostgresInteractionStore({ url, poolSize: 2 })
     await t.rejects(newer.start(), /schema is at version 99, newer than this platform knows/)
     await t.rejects(newer.load('int-v'), /not started/, 'a store that failed to start stays closed')
+  })
+
+  t.test('postgres: a database at schema version 1 is migrated, its data kept, and takes keys', async (t) => {
+    const url = await pg.database(t)
+    const c = new Client({ connectionString: url })
+    await c.connect()
+    t.teardown(() => c.end())
+    // what a platform of version 1 left behind
+    await c.query(
+      'CREATE TABLE platform_interactions_schema (version integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())'
+    )
+    await c.query(MIGRATIONS[0]!)
+    await c.query('INSERT INTO platform_interactions_schema (version) VALUES (1)')
+    const h = header('int-v1', { status: 'COMPLETED' })
+    await c.query(
+      'INSERT INTO platform_interactions (id, user_id, conversation_id, status, created_at, header) VALUES ($1, $2, $3, $4, $5, $6)',
+      [h.id, h.userId, h.conversationId, h.status, h.createdAt, JSON.stringify(h)]
+    )
+    const s = new PostgresInteractionStore({ url, poolSize: 2 })
+    t.equal(await s.start(), 0)
+    t.teardown(() => s.stop())
+    t.same(await s.load('int-v1'), { ...h, steps: [] }, 'the old record is kept')
+    const now = Date.now()
+    t.equal(await s.saveKeyed(header('int-v2'), { key: 'k', fingerprint: 'fp', expiresAt: now + 1000 }, now), undefined)
+    t.equal((await s.findKey('alice', 'k', now))?.interactionId, 'int-v2')
+    const versions = await c.query('SELECT version FROM platform_interactions_schema ORDER BY version')
+    t.same(versions.rows, [{ version: 1 }, { version: 2 }], 'version 2 applied once, on top of 1')
   })
 
   // the same SIGKILL check as LMDB's: a child appends and prints each acknowledged seq

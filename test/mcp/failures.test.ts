@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { modern } from './helpers.js'
@@ -46,14 +46,7 @@ t.test(
     const url = `${tp.url}/platform/mcp`
     const call = async (name: string): Promise<any> => (await modern(url, 'tools/call', { name, arguments: {} })).body
 
-    const expectFailure = (
-      t: Tap.Test,
-      body: any,
-      plugin: string,
-      reason: string,
-      cause: string,
-      detail: RegExp
-    ): void => {
+    const expectFailure = (t: Test, body: any, plugin: string, reason: string, cause: string, detail: RegExp): void => {
       t.notOk(body.error, 'a result, not a protocol error')
       t.equal(body.result.isError, true)
       t.match(body.result.content[0].text, new RegExp(`^Tool invocation failed \\(${cause}\\): plugin '${plugin}' `))

@@ -1,4 +1,4 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -14,7 +14,7 @@ import { addFixtures, modern, openSession } from './helpers.js'
 const TASKS = { extensions: { 'io.modelcontextprotocol/tasks': {} } }
 const INTERRUPTED = 'interrupted: server restarted'
 
-function tempDir(t: Tap.Test): string {
+function tempDir(t: Test): string {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-tasks-'))
   t.teardown(() => {
     rmSync(dir, { recursive: true, force: true })

@@ -126,7 +126,7 @@ t.test('the grant in the refusal, pasted as is into platform.yaml, loads the plu
     ['', {}],
     ['platform:\n  server:\n    port: 9000\n', {}],
     ['platform.plugins.examples: {permissions: {net: [x.com]}}\n', { permissions: { net: ['x.com'] } }]
-  ] as const) {
+  ] as [string, OperatorGrant][]) {
     const line = /grant it in platform\.yaml[^:]*: (platform\.plugins\.examples: .*)$/.exec(refusal(asks, current))![1]!
     const dir = mkdtempSync(join(tmpdir(), 'grant-paste-'))
     // pasted after what the file already holds, replacing an older grant line of the same plugin

@@ -1,3 +1,4 @@
+import type { Test } from 'tap'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -98,7 +99,7 @@ export const tool = (inst: SandboxInstance, name: string, args: unknown = {}, op
   inst.invoke({ kind: 'tool', name, args }, opts)
 
 /** The call fails with a PluginCallError of `reason` whose message matches `re`. */
-export async function rejects(t: Tap.Test, p: Promise<unknown>, reason: string, re: RegExp): Promise<void> {
+export async function rejects(t: Test, p: Promise<unknown>, reason: string, re: RegExp): Promise<void> {
   try {
     await p
     t.fail('expected a failure')

@@ -1,7 +1,7 @@
 // The hostile-plugin corpus: every case fails inside its sandbox with a clear error (or is
 // neutralised) while a stream of calls to healthy plugins keeps succeeding, and the host's memory
 // comes back near its baseline afterwards.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { setFlagsFromString } from 'node:v8'
@@ -26,9 +26,9 @@ type Reason = PluginCallError['reason']
 type Expect =
   | { tier: 'isolate' | 'worker'; stage: 'load'; match: RegExp }
   | { tier: 'isolate' | 'worker'; stage: 'call'; reason: Reason | Reason[]; match: RegExp }
-  | { tier: 'isolate' | 'worker'; stage: 'neutralised'; check: (t: Tap.Test, result: unknown) => void }
+  | { tier: 'isolate' | 'worker'; stage: 'neutralised'; check: (t: Test, result: unknown) => void }
 
-const clean = (t: Tap.Test, v: unknown, path = 'result'): void => {
+const clean = (t: Test, v: unknown, path = 'result'): void => {
   if (v === null || typeof v !== 'object') return
   t.equal(
     Object.getPrototypeOf(v),
@@ -307,7 +307,7 @@ for (const [name, expect] of Object.entries(cases)) {
   t.test(name, async (t) => {
     const dir = join(corpus, name)
     const manifest = manifestOf(dir)
-    t.ok(manifest.description !== undefined && manifest.description !== '', manifest.description)
+    t.ok(manifest.description !== undefined && manifest.description !== '', manifest.description ?? name)
     const before = stream.ok
     const mateBefore = stream.mateOk
     stream.mateFailed = []

@@ -49,7 +49,7 @@ t.test('inline tier: a caller cancelling aborts the call', async (t) => {
   const ac = new AbortController()
   const p = call('forever', { signal: ac.signal })
   ac.abort()
-  await t.rejects(p, { reason: 'cancelled' })
+  await t.rejects(p, { name: 'PluginCallError', reason: 'cancelled' })
   t.equal(g.inlineProbe.aborted, 2)
 })
 

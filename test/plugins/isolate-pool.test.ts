@@ -2,9 +2,10 @@
 // blamed (the crash marker names whose isolate was running), counts the crash, backs off and moves
 // to a process of its own; its process-mates lose only their calls in flight and come back by
 // themselves on their next call.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { join, resolve } from 'node:path'
 import { rmSync } from 'node:fs'
+import { pino } from 'pino'
 import { loadIsolate } from '../../runtime/plugins/isolate/index.js'
 import type { LoadSpec, SandboxInstance } from '../../runtime/plugins/index.js'
 import { rejects, tempRoot, tool, toolPlugin, writePlugin } from './helpers.js'
@@ -16,28 +17,29 @@ t.teardown(() => {
 const bombDir = resolve(import.meta.dirname, '../fixtures/hostile-plugins/array-fill-bomb')
 const slowDir = writePlugin(root, 'slow', { index: toolPlugin('slow', 'done', 800) })
 const quickDir = writePlugin(root, 'quick', { index: toolPlugin('quick', 'ok') })
-const log = { debug() {}, info() {}, warn() {}, error() {} }
+const log = pino({ level: 'silent' })
 
 function spec(name: string, dir: string, isolatePool: LoadSpec['isolatePool'], timeoutMs = 5000): LoadSpec {
+  const grant = {
+    sandbox: 'isolate' as const,
+    permissions: { net: [], kv: false, env: [] },
+    limits: { memoryMb: 32, timeoutMs, concurrency: 4 }
+  }
   return {
     dir,
     entry: join(dir, 'index.js'),
-    manifest: { name, version: '1.0.0', entry: 'index.js' },
-    grant: {
-      sandbox: 'isolate',
-      permissions: { net: [], kv: false, env: [] },
-      limits: { memoryMb: 32, timeoutMs, concurrency: 4 }
-    },
+    manifest: { name, version: '1.0.0', entry: 'index.js', ...grant },
+    grant,
     capabilities: { log },
     isolatePool
-  } as LoadSpec
+  }
 }
 
 const pidOf = (inst: SandboxInstance): number | undefined =>
   (inst as unknown as { backend: { pid?: number } }).backend.pid
 
 async function load(
-  t: Tap.Test,
+  t: Test,
   pool: LoadSpec['isolatePool'],
   ...plugins: [string, string][]
 ): Promise<SandboxInstance[]> {

@@ -8,6 +8,7 @@
  * reason, and the suite asserts the tier's own behaviour exactly; nothing is skipped silently.
  * Every scenario runs against the `healthy` fixture plugin loaded through `load`.
  */
+import type { Test } from 'tap'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -63,7 +64,7 @@ export interface TierContractOptions {
 
 type Limits = LoadSpec['grant']['limits']
 
-export function runTierContract(t: Tap.Test, o: TierContractOptions): void {
+export function runTierContract(t: Test, o: TierContractOptions): void {
   const name = o.label === undefined ? o.tier : `${o.tier} (${o.label})`
   const tp = o.platform
   let loads = 0
@@ -83,7 +84,7 @@ export function runTierContract(t: Tap.Test, o: TierContractOptions): void {
     }
   }
   const loaded = async (
-    t: Tap.Test,
+    t: Test,
     limits: Partial<Limits> = {},
     log?: LoadSpec['capabilities']['log']
   ): Promise<SandboxInstance> => {
@@ -92,7 +93,7 @@ export function runTierContract(t: Tap.Test, o: TierContractOptions): void {
     return inst
   }
   /** A plugin's own throw, as this tier hands it to the caller. */
-  const threw = async (t: Tap.Test, p: Promise<unknown>, re: RegExp): Promise<void> => {
+  const threw = async (t: Test, p: Promise<unknown>, re: RegExp): Promise<void> => {
     if (o.wrapsThrows) {
       await rejects(t, p, 'threw', re)
       return

@@ -11,6 +11,7 @@ import {
   type ScopeConfig
 } from '../../runtime/scope/index.js'
 import { testRuntime } from '../helpers/scope-runtime.js'
+import { synchronous } from '../helpers/governance.js'
 
 const pre = (request: AiRequest): PolicyContext => ({ phase: 'PRE_ADMISSION', request, accumulatedResponse: '' })
 const post = (request: AiRequest, response: string): PolicyContext => ({
@@ -19,7 +20,7 @@ const post = (request: AiRequest, response: string): PolicyContext => ({
   accumulatedResponse: response
 })
 const yaml = (config: Record<string, unknown>, name = 'support-scope') =>
-  createScopePolicy({ name, source: 'yaml:/etc/policies.yaml', version: '3', config }, testRuntime())
+  synchronous(createScopePolicy({ name, source: 'yaml:/etc/policies.yaml', version: '3', config }, testRuntime()))
 const base = {
   agent: 'support',
   purpose: 'Customer support for orders and billing',

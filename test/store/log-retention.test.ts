@@ -1,7 +1,7 @@
 // The control audit log and the governance decision log keep at most `retention` entries in LMDB:
 // every 1000 appends the oldest whole pages beyond it are removed (counted from the keys' sequence
 // numbers, not a scan).
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -23,7 +23,7 @@ function storedEntries<T>(db: { getRange(): Iterable<{ value: T | T[] }> }): T[]
 }
 
 /** The log holds a contiguous run of the newest of 5000 entries labelled `<prefix><i>`, within the bounds. */
-function keptNewest(t: Tap.Test, count: number, labels: string[], prefix: string): void {
+function keptNewest(t: Test, count: number, labels: string[], prefix: string): void {
   t.equal(count, labels.length)
   t.ok(labels.length >= 1500 && labels.length <= 2500, `${labels.length} entries kept`)
   t.equal(labels.at(-1), `${prefix}4999`, 'the newest is kept')
