@@ -28,6 +28,7 @@ function killSwitch(health, out) {
         method: 'POST',
         body: arming ? { reason: reason.value.trim() } : {}
       })
+      out.replaceChildren()
       // the console redraws the open tab (the form may have been redrawn meanwhile)
       document.dispatchEvent(new Event('console-refresh'))
     } catch (err) {
@@ -49,8 +50,9 @@ export const governanceTab = {
   label: 'Governance',
   refreshOn: ['ControlActionExecuted'],
   // the decision viewer lives as long as the page and follows the stream even while hidden
+  // so is the kill switch's message box: a refusal stays shown when an event redraws the tab
   create() {
-    return { viewer: decisionViewer() }
+    return { viewer: decisionViewer(), out: el('div', { 'aria-live': 'polite' }) }
   },
   events(batch, _panel, state) {
     state.viewer.events(batch)
@@ -58,8 +60,7 @@ export const governanceTab = {
   keep({ viewer }) {
     return viewer.holdScroll()
   },
-  async render({ viewer }) {
-    const out = el('div', { 'aria-live': 'polite' })
+  async render({ viewer, out }) {
     const health = await admin('/governance/health').catch((err) => err)
     const ks = el(
       'section',
