@@ -1,6 +1,7 @@
-// Governance: the kill switch, policies, the decision log, the OWASP matrix, commitments.
-import { el, admin, table, badge, section, errorBox, time, ApiError } from './api.js'
+// Governance: the kill switch, policies, the decision log, the OWASP matrix, commitments (checked in the browser).
+import { el, admin, table, badge, section, errorBox, time } from './api.js'
 import { decisionViewer } from './decision-viewer.js'
+import { commitmentsView } from './commitments.js'
 
 function killSwitch(health, out) {
   const ks = health.killSwitch ?? { armed: false }
@@ -27,6 +28,7 @@ function killSwitch(health, out) {
         method: 'POST',
         body: arming ? { reason: reason.value.trim() } : {}
       })
+      out.replaceChildren()
       // the console redraws the open tab (the form may have been redrawn meanwhile)
       document.dispatchEvent(new Event('console-refresh'))
     } catch (err) {
@@ -48,8 +50,9 @@ export const governanceTab = {
   label: 'Governance',
   refreshOn: ['ControlActionExecuted'],
   // the decision viewer lives as long as the page and follows the stream even while hidden
+  // so is the kill switch's message box: a refusal stays shown when an event redraws the tab
   create() {
-    return { viewer: decisionViewer() }
+    return { viewer: decisionViewer(), out: el('div', { 'aria-live': 'polite' }) }
   },
   events(batch, _panel, state) {
     state.viewer.events(batch)
@@ -57,8 +60,7 @@ export const governanceTab = {
   keep({ viewer }) {
     return viewer.holdScroll()
   },
-  async render({ viewer }) {
-    const out = el('div', { 'aria-live': 'polite' })
+  async render({ viewer, out }) {
     const health = await admin('/governance/health').catch((err) => err)
     const ks = el(
       'section',
@@ -101,24 +103,9 @@ export const governanceTab = {
           m.rows
         )
       }),
-      await section('Commitments', async () => {
-        const rows = await admin('/commitments').catch((err) => {
-          if (err instanceof ApiError && err.status === 404) return []
-          throw err
-        })
-        return table(
-          [
-            { label: 'Id', value: (c) => c.id },
-            { label: 'Agent', value: (c) => c.agent ?? c.agentName ?? '' },
-            {
-              label: 'Verified',
-              value: (c) => badge(c.verified ? 'verified' : 'unverified', c.verified ? 'ok' : 'bad')
-            }
-          ],
-          rows,
-          'No commitments: the fleet is not running on this platform.'
-        )
-      })
+      await section('Commitments', async () =>
+        commitmentsView(await admin('/governance/commitments?limit=100'), await admin('/governance/commitments/keys'))
+      )
     ]
   }
 }

@@ -63,7 +63,23 @@ export function readDashboard(dir: string): DashboardFile[] {
     }
   }
   walk('')
+  out.push(...vendorFiles())
   return out
+}
+
+/**
+ * Browser builds of packages the pages import, served from the platform itself (the CSP allows
+ * scripts from this origin only): `vendor/canonicalize.js` rebuilds the bytes a commitment
+ * record's signature covers.
+ */
+const VENDOR: Record<string, string> = { 'vendor/canonicalize.js': 'canonicalize' }
+
+function vendorFiles(): DashboardFile[] {
+  return Object.entries(VENDOR).map(([path, specifier]) => {
+    const body = readFileSync(fileURLToPath(import.meta.resolve(specifier)))
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`
+    return { path, type: TYPES['.js']!, body, etag }
+  })
 }
 
 function serve(ctx: Context, file: DashboardFile): void {

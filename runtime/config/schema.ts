@@ -528,6 +528,29 @@ export const KEY_DEFS = {
     default: 100_000,
     description: 'Decision log entries kept in LMDB (oldest trimmed)'
   },
+  'platform.ai.governance.commitment-records.enabled': {
+    schema: bool,
+    default: false,
+    description:
+      'Keep signed commitment records of agent dispatches (Ed25519 over the JCS form of the record without proof) and list them at GET /api/admin/governance/commitments'
+  },
+  'platform.ai.governance.commitment-records.key-file': {
+    schema: str,
+    default: '',
+    description:
+      'PKCS#8 PEM Ed25519 private key that signs commitment records; empty: <data-dir>/commitment-signing-key.pem, generated with mode 0600 on first start. A configured file must exist, and a key that does not load stops start-up'
+  },
+  'platform.ai.governance.commitment-records.verify-key-files': {
+    schema: strList,
+    default: [],
+    description:
+      'PEM files of earlier commitment signing keys (public SPKI or the PKCS#8 key itself): published beside the current key, so records they signed keep verifying after a key change'
+  },
+  'platform.ai.governance.commitment-records.retention': {
+    schema: positiveInt,
+    default: 100_000,
+    description: 'Commitment records kept in LMDB (oldest trimmed)'
+  },
   'platform.ai.governance.kill-switch.enabled': {
     schema: bool,
     default: false,

@@ -13,7 +13,14 @@ export {
   type PolicyDescriptor,
   type PolicyFactory,
   type DecisionEntry,
-  type DecisionValue
+  type DecisionValue,
+  COMMITMENT_OUTCOMES,
+  type CommitmentRecord,
+  type CommitmentInput,
+  type CommitmentLog,
+  type CommitmentOutcome,
+  type CommitmentProof,
+  type LoggedCommitment
 } from '../contracts/index.js'
 export { GovernanceService, GovernanceRequestError, type ReloadResult } from './service.js'
 export { PolicyFiles, type PolicyFileStatus } from './policy-files.js'
@@ -45,4 +52,15 @@ export { createToolCallGate, toolCallRequest, toolArgsPreview } from './tool-gat
 export { owaspMatrix, OWASP_ROWS } from './owasp.js'
 export { complianceMatrix, agtVerify, COMPLIANCE } from './compliance.js'
 export * from './types/index.js'
-export { GOVERNANCE, governanceOf } from './key.js'
+export { GOVERNANCE, COMMITMENTS, governanceOf } from './key.js'
+export { SignedCommitmentLog, CommitmentError, isSigned, unsignedProof, recordedEventFields } from './commitment-log.js'
+export {
+  Ed25519Signer,
+  signedBytes,
+  keyIdOf,
+  loadSigningKey,
+  loadVerifyKey,
+  verifySignature,
+  publicJwk,
+  type PublicJwk
+} from './commitment-signer.js'

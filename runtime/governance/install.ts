@@ -11,6 +11,8 @@ import { GovernanceDecisionLog } from './decision-log.js'
 import { GovernanceMemorySink, type Lesson } from './memory-sink.js'
 import { bindPluginTypes } from './plugin-types.js'
 import { installRoutes } from './routes.js'
+import { installCommitmentRoutes } from './commitment-routes.js'
+import { installCommitments } from './commitment-install.js'
 import { describeRoutes } from './route-docs.js'
 import { GovernanceService } from './service.js'
 import { createToolCallGate } from './tool-gate.js'
@@ -21,6 +23,9 @@ import { GOVERNANCE } from './key.js'
 export async function installGovernance(platform: Platform): Promise<GovernanceService | undefined> {
   const { config, logger } = platform
   const adminRoutes = config.get('platform.admin.enabled')
+  // commitments follow their own flag: the fleet records dispatches whether or not policies run
+  const commitments = installCommitments(platform)
+  if (adminRoutes) installCommitmentRoutes(platform, commitments)
   if (!config.get('platform.ai.governance.enabled')) {
     if (adminRoutes) {
       installRoutes(platform, undefined)

@@ -4,6 +4,7 @@
  */
 import type { HttpServer, RouteDoc } from '../http/index.js'
 import { DECISIONS_DEFAULT_LIMIT } from './routes.js'
+import { COMMITMENTS_DEFAULT_LIMIT, COMMITMENTS_MAX_LIMIT } from './commitment-routes.js'
 
 const BASE = '/api/admin/governance'
 const open = (summary: string): RouteDoc => ({ summary, gate: { read: 'open' } })
@@ -34,6 +35,26 @@ const DOCS: [method: 'GET' | 'POST', path: string, doc: RouteDoc][] = [
       }
     }
   ],
+  [
+    'GET',
+    '/commitments',
+    {
+      summary:
+        'The most recent commitment records, newest first, each with signed (it carries a proof) and verified (its Ed25519 signature over the JCS form of the record without proof checks against the published key)',
+      gate: { read: 'content' },
+      query: {
+        type: 'object',
+        properties: {
+          limit: {
+            type: 'integer',
+            default: COMMITMENTS_DEFAULT_LIMIT,
+            description: `0 or less gives an empty list; capped at ${COMMITMENTS_MAX_LIMIT}`
+          }
+        }
+      }
+    }
+  ],
+  ['GET', '/commitments/keys', open('The public keys commitment records are signed with, as a JWK set (kid = keyId)')],
   [
     'POST',
     '/check',
