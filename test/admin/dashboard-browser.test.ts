@@ -3,21 +3,14 @@
 // client, the kill switch, the workflow editor, the evals page, an agent named like markup, and
 // a burst of 10 000 events. Screenshots go to test-artifacts/dashboard/ (git-ignored).
 import t from 'tap'
-import { existsSync, mkdirSync } from 'node:fs'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
+import { launchChromium, SHOTS } from '../helpers/browser.js'
 import { definePlugin, agent } from 'agent-platform/sdk'
 import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
 import { ADMIN, EMPTY_FLEET, type JournalEvent } from '../../runtime/admin/index.js'
 import { adminPlatform, call, ALICE, BOB, WRITER } from './helpers.js'
 import { wsMember } from '../transport/clients.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-if (!existsSync(CHROMIUM)) {
-  t.skip(`${CHROMIUM} is not installed (apt-get install chromium; .ci/run does)`, () => {})
-  process.exit(0)
-}
-const SHOTS = new URL('../../test-artifacts/dashboard/', import.meta.url).pathname
-mkdirSync(SHOTS, { recursive: true })
 const XSS = '<img src=x onerror=alert(1)>'
 
 const tp = await adminPlatform({
@@ -40,19 +33,7 @@ const plugin = definePlugin({
 })
 tp.platform.plugins.set('/plugins/markup', manifest, inlineInstance(plugin, { log: tp.platform.logger }))
 
-const browser: Browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  args: [
-    '--no-sandbox',
-    '--headless',
-    '--disable-gpu',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync'
-  ]
-})
-t.teardown(() => browser.close())
+const browser: Browser = await launchChromium()
 const context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
 const page: Page = await context.newPage()
 page.setDefaultTimeout(8000)

@@ -4,21 +4,15 @@
 // check (WebCrypto, the platform-served canonicalize module), so a listing that lies about
 // `verified` does not change it. Screenshot in test-artifacts/dashboard/.
 import t from 'tap'
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
+import { launchChromium, SHOTS } from '../helpers/browser.js'
 import { COMMITMENTS, SignedCommitmentLog, type LoggedCommitment } from '../../runtime/governance/index.js'
 import { adminPlatform, ALICE, TOKENS } from './helpers.js'
 import type { TestPlatform } from '../helpers/platform.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-if (!existsSync(CHROMIUM)) {
-  t.skip(`${CHROMIUM} is not installed (apt-get install chromium; .ci/run does)`)
-  process.exit(0)
-}
-const SHOTS = new URL('../../test-artifacts/dashboard/', import.meta.url).pathname
-mkdirSync(SHOTS, { recursive: true })
 const XSS = '<img src=x onerror=alert(1)>'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'dashboard-commitments-'))
@@ -52,11 +46,7 @@ await tp.close()
 tp = await adminPlatform(config)
 t.teardown(() => tp.close())
 
-const browser: Browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  args: ['--no-sandbox', '--headless', '--disable-gpu', '--no-first-run', '--disable-background-networking']
-})
-t.teardown(() => browser.close())
+const browser: Browser = await launchChromium()
 const context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
 const dialogs: string[] = []
 const pageErrors: string[] = []

@@ -3,21 +3,15 @@
 // opened appear live on top, the filters hide non-matching live rows, pause holds rows back, and the
 // log is read once (no reload under the reader). Screenshots go to test-artifacts/dashboard/.
 import t from 'tap'
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
+import { launchChromium, SHOTS } from '../helpers/browser.js'
 import { adminPlatform, call, ALICE, WRITER } from './helpers.js'
 import { agentSocket } from '../ai/agent-clients.js'
 
-const CHROMIUM = '/usr/bin/chromium'
-if (!existsSync(CHROMIUM)) {
-  t.skip(`${CHROMIUM} is not installed (apt-get install chromium; .ci/run does)`, () => {})
-  process.exit(0)
-}
-const SHOTS = new URL('../../test-artifacts/dashboard/', import.meta.url).pathname
-mkdirSync(SHOTS, { recursive: true })
 const REPO = fileURLToPath(new URL('../../', import.meta.url))
 const dir = mkdtempSync(join(tmpdir(), 'decision-viewer-'))
 const file = join(dir, 'policies.yaml')
@@ -48,19 +42,7 @@ async function denied(text = 'the launch codes'): Promise<void> {
 
 await denied('launch codes before the page opened')
 
-const browser: Browser = await chromium.launch({
-  executablePath: CHROMIUM,
-  args: [
-    '--no-sandbox',
-    '--headless',
-    '--disable-gpu',
-    '--no-first-run',
-    '--disable-background-networking',
-    '--disable-component-update',
-    '--disable-sync'
-  ]
-})
-t.teardown(() => browser.close())
+const browser: Browser = await launchChromium()
 const context = await browser.newContext({ viewport: { width: 1280, height: 860 } })
 const page: Page = await context.newPage()
 page.setDefaultTimeout(8000)
