@@ -2,36 +2,15 @@
 // under a deny policy: the small GovernanceDecision event, nothing built while nobody watches,
 // and replay / `after` for decisions like for any event.
 import t from 'tap'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { adminPlatform, ALICE, WRITER } from './helpers.js'
+import { governedAdminPlatform, ALICE } from './helpers.js'
 import { wsEvents, sseEvents, reach } from './event-clients.js'
 import { agentSocket } from '../ai/agent-clients.js'
 import { wsMember } from '../transport/clients.js'
 import { governanceOf } from '../../runtime/governance/index.js'
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url))
 const PATH = '/platform/agent/demo'
 const auth = { authorization: `Bearer ${ALICE}` }
-const dir = mkdtempSync(join(tmpdir(), 'decision-events-'))
-const file = join(dir, 'policies.yaml')
-writeFileSync(
-  file,
-  `version: "3"
-policies:
-  - name: no-launch-codes
-    type: deny-list
-    config: {phrases: [launch codes]}
-`
-)
-
-const tp = await adminPlatform({
-  ...WRITER,
-  'platform.plugins.dirs': [join(REPO, 'plugins')],
-  'platform.ai.governance.policy-files': [file]
-})
+const tp = await governedAdminPlatform()
 t.teardown(tp.close)
 const gov = governanceOf(tp.platform)!
 const agent = await agentSocket(tp.url, PATH)

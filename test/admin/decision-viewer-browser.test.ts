@@ -3,33 +3,12 @@
 // opened appear live on top, the filters hide non-matching live rows, pause holds rows back, and the
 // log is read once (no reload under the reader). Screenshots go to test-artifacts/dashboard/.
 import t from 'tap'
-import { mkdtempSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { Browser, Page } from 'playwright-core'
 import { launchChromium, SHOTS } from '../helpers/browser.js'
-import { adminPlatform, call, ALICE, WRITER } from './helpers.js'
+import { governedAdminPlatform, call, ALICE } from './helpers.js'
 import { agentSocket } from '../ai/agent-clients.js'
 
-const REPO = fileURLToPath(new URL('../../', import.meta.url))
-const dir = mkdtempSync(join(tmpdir(), 'decision-viewer-'))
-const file = join(dir, 'policies.yaml')
-writeFileSync(
-  file,
-  `version: "3"
-policies:
-  - name: no-launch-codes
-    type: deny-list
-    config: {phrases: [launch codes]}
-`
-)
-
-const tp = await adminPlatform({
-  ...WRITER,
-  'platform.plugins.dirs': [join(REPO, 'plugins')],
-  'platform.ai.governance.policy-files': [file]
-})
+const tp = await governedAdminPlatform()
 t.teardown(tp.close)
 const agent = await agentSocket(tp.url, '/platform/agent/demo')
 t.teardown(() => agent.ws.close())

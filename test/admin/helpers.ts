@@ -1,3 +1,7 @@
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { definePlugin, agent, tool } from 'agent-platform/sdk'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { installAreas } from '../../runtime/areas.js'
@@ -25,6 +29,23 @@ export const WRITER = {
 /** A platform with every area, as `platform serve` runs it. */
 export function adminPlatform(overrides: Record<string, unknown> = {}): Promise<TestPlatform> {
   return startTestPlatform(overrides, { install: installAreas })
+}
+
+/**
+ * A writable admin platform serving the bundled plugins (the demo agent at /platform/agent/demo)
+ * under a deny-list policy `no-launch-codes` that denies "launch codes".
+ */
+export function governedAdminPlatform(): Promise<TestPlatform> {
+  const file = join(mkdtempSync(join(tmpdir(), 'governed-admin-')), 'policies.yaml')
+  writeFileSync(
+    file,
+    'version: "3"\npolicies:\n  - name: no-launch-codes\n    type: deny-list\n    config: {phrases: [launch codes]}\n'
+  )
+  return adminPlatform({
+    ...WRITER,
+    'platform.plugins.dirs': [fileURLToPath(new URL('../../plugins', import.meta.url))],
+    'platform.ai.governance.policy-files': [file]
+  })
 }
 
 export interface Answer {
