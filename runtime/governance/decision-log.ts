@@ -18,6 +18,18 @@ export interface Subject {
 export const PER_SUBJECT = 64
 /** Subject keys indexed at most; the least recently recorded go first. */
 export const MAX_SUBJECTS = 10_000
+/** Every field of an entry, in the gate's order: the log stores entries as rows of these. */
+const COLUMN_SET = {
+  timestamp: true,
+  policy_name: true,
+  policy_source: true,
+  policy_version: true,
+  decision: true,
+  reason: true,
+  evaluation_ms: true,
+  context_snapshot: true
+} satisfies Record<keyof DecisionEntry, true>
+export const DECISION_COLUMNS = Object.keys(COLUMN_SET) as (keyof DecisionEntry)[]
 const DIMENSIONS = [
   ['conversation_id', 'conversationId'],
   ['session_id', 'sessionId'],
@@ -44,7 +56,9 @@ export class GovernanceDecisionLog {
       capacity,
       db,
       retention,
+      // pages written before rows left a repeated snapshot out
       sharedField: 'context_snapshot',
+      columns: DECISION_COLUMNS,
       onWriteFailure
     })
   }
