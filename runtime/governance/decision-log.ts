@@ -5,7 +5,7 @@
  * from an index by subject kept beside the ring.
  */
 import type { Database } from 'lmdb'
-import { RetainedLog, type LogKey, type WriteFailureReport } from '../store/index.js'
+import { RetainedLog, type Columns, type LogKey, type WriteFailureReport } from '../store/index.js'
 import type { DecisionEntry } from '../contracts/index.js'
 
 export interface Subject {
@@ -29,7 +29,19 @@ const COLUMN_SET = {
   evaluation_ms: true,
   context_snapshot: true
 } satisfies Record<keyof DecisionEntry, true>
-export const DECISION_COLUMNS = Object.keys(COLUMN_SET) as (keyof DecisionEntry)[]
+export const DECISION_COLUMNS: Columns<DecisionEntry> = {
+  names: Object.keys(COLUMN_SET) as (keyof DecisionEntry)[],
+  row: (e) => [
+    e.timestamp,
+    e.policy_name,
+    e.policy_source,
+    e.policy_version,
+    e.decision,
+    e.reason,
+    e.evaluation_ms,
+    e.context_snapshot
+  ]
+}
 const DIMENSIONS = [
   ['conversation_id', 'conversationId'],
   ['session_id', 'sessionId'],

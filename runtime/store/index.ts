@@ -1,6 +1,6 @@
 export { Store, entryCount } from './lmdb.js'
 export { RingBuffer } from './ring-buffer.js'
-export { entriesOf } from './log-page.js'
+export { entriesOf, type Columns } from './log-page.js'
 export {
   RetainedLog,
   countAndLogWriteFailures,

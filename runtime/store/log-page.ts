@@ -47,26 +47,39 @@ function fromRows<T>(columns: readonly string[], value: unknown[]): Page<T> {
   return out
 }
 
+/** A log's row shape: its column names, and an entry's values in that order. */
+export interface Columns<T> {
+  names: readonly (keyof T & string)[]
+  /** `names.map((n) => e[n])`, written out: a loop of keyed reads costs several times more. */
+  row: (e: T) => unknown[]
+}
+
 /**
  * The page as `[columns, row, ...]`, each value equal to the previous row's left out; undefined
  * when an entry has no value for a column (the object shape keeps such an entry as it is).
  * Numbers are always written: `-0 === 0`, and a float costs no more than the marker.
  */
-export function toRows<T>(page: Page<T>, columns: readonly (keyof T & string)[]): unknown[] | undefined {
+export function toRows<T>(page: Page<T>, columns: Columns<T>): unknown[] | undefined {
   const out: unknown[] = new Array(page.length + 1)
-  out[0] = columns
-  const n = columns.length
+  out[0] = columns.names
+  const n = columns.names.length
+  let prev: unknown[] | undefined
   for (let i = 0; i < page.length; i++) {
-    const e = page[i]!
-    const prev = i > 0 ? page[i - 1]! : undefined
+    const values = columns.row(page[i]!)
     const row: unknown[] = new Array(n)
     for (let j = 0; j < n; j++) {
-      const c = columns[j]!
-      const v = e[c]
+      const v = values[j]
       if (v === undefined) return undefined
-      row[j] = prev !== undefined && v === prev[c] && typeof v !== 'number' ? undefined : v
+      row[j] = prev !== undefined && v === prev[j] && typeof v !== 'number' ? undefined : v
     }
     out[i + 1] = row
+    prev = values
   }
   return out
+}
+
+/** How many entries a stored value holds, without building them. */
+export function entryCountOf(value: unknown): number {
+  if (!Array.isArray(value)) return 1
+  return Array.isArray(value[0]) ? value.length - 1 : value.length
 }

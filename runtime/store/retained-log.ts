@@ -1,6 +1,6 @@
 import type { Database } from 'lmdb'
 import { RingBuffer } from './ring-buffer.js'
-import { entriesOf, toRows, PAGE_MAX, type Page } from './log-page.js'
+import { entriesOf, entryCountOf, toRows, PAGE_MAX, type Columns, type Page } from './log-page.js'
 
 /** `[epoch ms, sequence]`: entries sort by time, and by append order within a millisecond. */
 export type LogKey = [number, number]
@@ -24,10 +24,10 @@ export interface RetainedLogOptions<T> {
   sharedField?: (keyof T & string) | undefined
   /**
    * Stores each entry as a row of these fields' values, a value equal to the previous row's left
-   * out (see log-page.ts): every field an entry keeps must be listed; fields not listed are not
+   * out (see log-page.ts): every field an entry keeps must be a column; other fields are not
    * stored. A page holding an entry without a value for a column is stored as objects instead.
    */
-  columns?: readonly (keyof T & string)[] | undefined
+  columns?: Columns<T> | undefined
   /** Defaults to a process warning, so a failure is never silent even where nothing is wired. */
   onWriteFailure?: WriteFailureReport | undefined
 }
@@ -71,7 +71,7 @@ export class RetainedLog<T> {
   private readonly retention: number
   private readonly pageMax: number
   private readonly shared: (keyof T & string) | undefined
-  private readonly columns: readonly (keyof T & string)[] | undefined
+  private readonly columns: Columns<T> | undefined
   private seq = 0
   private writes = 0
   private readonly failed: (err: unknown) => void
@@ -300,7 +300,7 @@ export class RetainedLog<T> {
       for (const k of db.getKeys({ reverse: true, limit: 1 })) last = k
       if (last === undefined) return
       const lastValue = db.get(last)
-      const end = last[1] + (lastValue === undefined ? 1 : entriesOf<T>(lastValue, this.shared).length)
+      const end = last[1] + (lastValue === undefined ? 1 : entryCountOf(lastValue))
       const cut = end - this.retention
       let prev: LogKey | undefined
       for (const key of db.getKeys()) {

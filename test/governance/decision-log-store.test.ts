@@ -11,6 +11,7 @@ import { installAreas } from '../../runtime/areas.js'
 import { scopeArea } from '../../runtime/scope/install.js'
 import { governanceArea } from '../../runtime/governance/install.js'
 import type { Platform } from '../../runtime/platform.js'
+import { DECISION_COLUMNS } from '../../runtime/governance/decision-log.js'
 
 const install = (p: Platform) => installAreas(p, [scopeArea, governanceArea])
 const dir = mkdtempSync(join(tmpdir(), 'gov-decision-store-'))
@@ -32,6 +33,24 @@ const config = {
   'platform.ai.governance.policy-files': [file],
   'platform.ai.governance.decision-log.capacity': 4
 }
+
+t.test("an entry's row holds every field, in the columns' order", async (t) => {
+  const e: DecisionEntry = {
+    timestamp: '2026-01-01T00:00:00.000Z',
+    policy_name: 'n',
+    policy_source: 's',
+    policy_version: 'v',
+    decision: 'deny',
+    reason: 'r',
+    evaluation_ms: 1.5,
+    context_snapshot: { phase: 'pre_admission' }
+  }
+  t.same(Object.keys(e), DECISION_COLUMNS.names)
+  t.same(
+    DECISION_COLUMNS.row(e),
+    DECISION_COLUMNS.names.map((n) => e[n])
+  )
+})
 
 t.test('every evaluation reads back whole from LMDB, after a restart too', async (t) => {
   let tp = await startTestPlatform(config, { install })

@@ -5,7 +5,7 @@ import t from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Store, RetainedLog, entryCount, type LogKey } from '../../runtime/store/index.js'
+import { Store, RetainedLog, entryCount, type Columns, type LogKey } from '../../runtime/store/index.js'
 
 interface Row {
   at: string
@@ -14,7 +14,8 @@ interface Row {
   ctx: { turn: number }
   note?: string
 }
-const COLUMNS = ['at', 'name', 'n', 'ctx'] as const
+const NAMES = ['at', 'name', 'n', 'ctx'] as const
+const COLUMNS: Columns<Row> = { names: NAMES, row: (e) => [e.at, e.name, e.n, e.ctx] }
 
 const dir = mkdtempSync(join(tmpdir(), 'retained-rows-'))
 t.teardown(() => {
@@ -40,14 +41,8 @@ t.test('rows: repeated values are left out on disk, every read gives the entries
   t.same(
     raw,
     [
-      [
-        COLUMNS,
-        ['T1', 'p0', 0, a],
-        [undefined, 'p1', 1, undefined],
-        [undefined, 'p2', 2, undefined],
-        ['T2', 'p0', 3, b]
-      ],
-      [COLUMNS, ['T2', 'p1', 4, b], [undefined, 'p2', 5, undefined]]
+      [NAMES, ['T1', 'p0', 0, a], [undefined, 'p1', 1, undefined], [undefined, 'p2', 2, undefined], ['T2', 'p0', 3, b]],
+      [NAMES, ['T2', 'p1', 4, b], [undefined, 'p2', 5, undefined]]
     ],
     'two pages (the ring capacity bounds a page), each starting with its columns'
   )
