@@ -6,7 +6,7 @@
  */
 import type { Database } from 'lmdb'
 import { RetainedLog, type Columns, type LogKey, type WriteFailureReport } from '../store/index.js'
-import type { DecisionEntry } from '../contracts/index.js'
+import type { DecisionEntry, DecisionValue } from '../contracts/index.js'
 
 export interface Subject {
   conversationId?: string | null
@@ -18,29 +18,42 @@ export interface Subject {
 export const PER_SUBJECT = 64
 /** Subject keys indexed at most; the least recently recorded go first. */
 export const MAX_SUBJECTS = 10_000
-/** Every field of an entry, in the gate's order: the log stores entries as rows of these. */
-const COLUMN_SET = {
-  timestamp: true,
-  policy_name: true,
-  policy_source: true,
-  policy_version: true,
-  decision: true,
-  reason: true,
-  evaluation_ms: true,
-  context_snapshot: true
-} satisfies Record<keyof DecisionEntry, true>
+/**
+ * The log stores entries as rows: the fields that differ between a turn's evaluations first, so
+ * a row usually ends after them (the rest repeat the previous row's).
+ */
 export const DECISION_COLUMNS: Columns<DecisionEntry> = {
-  names: Object.keys(COLUMN_SET) as (keyof DecisionEntry)[],
+  names: [
+    'policy_name',
+    'evaluation_ms',
+    'decision',
+    'reason',
+    'policy_source',
+    'policy_version',
+    'timestamp',
+    'context_snapshot'
+  ],
   row: (e) => [
-    e.timestamp,
     e.policy_name,
-    e.policy_source,
-    e.policy_version,
+    e.evaluation_ms,
     e.decision,
     e.reason,
-    e.evaluation_ms,
+    e.policy_source,
+    e.policy_version,
+    e.timestamp,
     e.context_snapshot
-  ]
+  ],
+  // the gate's field order
+  entry: (v) => ({
+    timestamp: v[6] as string,
+    policy_name: v[0] as string,
+    policy_source: v[4] as string,
+    policy_version: v[5] as string,
+    decision: v[2] as DecisionValue,
+    reason: v[3] as string,
+    evaluation_ms: v[1] as number,
+    context_snapshot: v[7] as Record<string, unknown>
+  })
 }
 const DIMENSIONS = [
   ['conversation_id', 'conversationId'],

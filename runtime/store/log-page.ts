@@ -4,10 +4,11 @@
  *   an object                    one entry (logs before pages)
  *   `[entry, entry, ...]`        entries as objects; a shared field left out takes the previous entry's
  *   `[columns, row, row, ...]`   entries as rows of their column values (`columns` names them); a
- *                                value left out (`undefined`) is the previous row's
+ *                                value left out (`undefined`, or past the row's end) is the
+ *                                previous row's
  * Entries themselves are never arrays, so the shapes cannot be mistaken for one another. Rows
- * encode in less than half the CPU of objects: msgpack walks no keys, and the fields a turn's
- * evaluations share (timestamp, source, version, snapshot) are written once per run.
+ * encode in a fraction of the CPU of objects: msgpack walks no keys, and the fields a turn's
+ * evaluations share (timestamp, source, version, snapshot), listed last, end most rows early.
  */
 
 /** A page's entries as handed to and from the log. */
@@ -16,11 +17,14 @@ export type Page<T> = T[]
 /** Entries per page at most: one value stays small and one bad entry is found fast. */
 export const PAGE_MAX = 64
 
-/** A page's entries in any stored shape; an entry whose shared field was left out takes the previous entry's. */
-export function entriesOf<T>(value: unknown, shared: keyof T | undefined): Page<T> {
+/**
+ * A page's entries in any stored shape; an entry whose shared field was left out takes the
+ * previous entry's. Rows under the log's own `columns` are built by its `entry`.
+ */
+export function entriesOf<T>(value: unknown, shared: keyof T | undefined, columns?: Columns<T>): Page<T> {
   if (!Array.isArray(value)) return [value as T]
   const head: unknown = value[0]
-  if (Array.isArray(head)) return fromRows<T>(head as string[], value)
+  if (Array.isArray(head)) return fromRows<T>(head as string[], value, columns)
   const page = value as Page<T>
   if (shared !== undefined)
     for (let i = 1; i < page.length; i++) {
@@ -30,28 +34,42 @@ export function entriesOf<T>(value: unknown, shared: keyof T | undefined): Page<
   return page
 }
 
-function fromRows<T>(columns: readonly string[], value: unknown[]): Page<T> {
+function fromRows<T>(names: readonly string[], value: unknown[], columns: Columns<T> | undefined): Page<T> {
+  const own = columns !== undefined && sameNames(names, columns.names)
+  const n = names.length
   const out: T[] = new Array(value.length - 1)
   let prev: unknown[] | undefined
   for (let i = 1; i < value.length; i++) {
     const row = value[i] as unknown[]
-    const e: Record<string, unknown> = {}
-    for (let j = 0; j < columns.length; j++) {
-      let v = row[j]
-      if (v === undefined && prev !== undefined) v = row[j] = prev[j]
-      e[columns[j]!] = v
-    }
+    for (let j = 0; j < n; j++) if (row[j] === undefined && prev !== undefined) row[j] = prev[j]
     prev = row
+    if (own) {
+      out[i - 1] = columns.entry(row)
+      continue
+    }
+    const e: Record<string, unknown> = {}
+    for (let j = 0; j < n; j++) e[names[j]!] = row[j]
     out[i - 1] = e as T
   }
   return out
 }
 
-/** A log's row shape: its column names, and an entry's values in that order. */
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/**
+ * A log's row shape: its column names, the ones that change from entry to entry first, and the
+ * two conversions written out (a loop of keyed reads and writes costs several times more).
+ */
 export interface Columns<T> {
   names: readonly (keyof T & string)[]
-  /** `names.map((n) => e[n])`, written out: a loop of keyed reads costs several times more. */
+  /** `names.map((n) => e[n])` */
   row: (e: T) => unknown[]
+  /** The entry of a row of `names` (its fields in whatever order entries are made with). */
+  entry: (values: readonly unknown[]) => T
 }
 
 /**
@@ -72,6 +90,10 @@ export function toRows<T>(page: Page<T>, columns: Columns<T>): unknown[] | undef
       if (v === undefined) return undefined
       row[j] = prev !== undefined && v === prev[j] && typeof v !== 'number' ? undefined : v
     }
+    // the values repeated from the previous row at its end are not written at all
+    let end = n
+    while (end > 0 && row[end - 1] === undefined) end--
+    row.length = end
     out[i + 1] = row
     prev = values
   }

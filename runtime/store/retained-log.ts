@@ -103,7 +103,7 @@ export class RetainedLog<T> {
     const keys: LogKey[] = []
     const values: T[] = []
     for (const { key, value } of db.getRange({ reverse: true })) {
-      const page = entriesOf<T>(value, this.shared)
+      const page = entriesOf<T>(value, this.shared, this.columns)
       if (keys.length === 0 && values.length === 0) this.seq = key[1] + page.length
       for (let i = page.length - 1; i >= 0 && values.length < capacity; i--) {
         keys.push([key[0], key[1] + i])
@@ -264,7 +264,7 @@ export class RetainedLog<T> {
     const start: LogKey = [this.keyMs.oldest()!, this.keySeq.oldest()!]
     // the page holding the oldest ring entry sorts at or before its key
     for (const { key, value } of this.db.getRange({ reverse: true, start })) {
-      const page = entriesOf<T>(value, this.shared)
+      const page = entriesOf<T>(value, this.shared, this.columns)
       for (let i = page.length - 1; i >= 0; i--) {
         if (key[1] + i >= start[1]) continue
         out.push(page[i]!)
@@ -280,7 +280,7 @@ export class RetainedLog<T> {
     const out: T[] = []
     if (limit <= 0) return out
     for (const { value } of this.db.getRange({ reverse: true })) {
-      const page = entriesOf<T>(value, this.shared)
+      const page = entriesOf<T>(value, this.shared, this.columns)
       for (let i = page.length - 1; i >= 0; i--) {
         out.push(page[i]!)
         if (out.length >= limit) return out

@@ -34,7 +34,7 @@ const config = {
   'platform.ai.governance.decision-log.capacity': 4
 }
 
-t.test("an entry's row holds every field, in the columns' order", async (t) => {
+t.test("an entry's row holds every field in the columns' order and builds the entry back", async (t) => {
   const e: DecisionEntry = {
     timestamp: '2026-01-01T00:00:00.000Z',
     policy_name: 'n',
@@ -45,11 +45,14 @@ t.test("an entry's row holds every field, in the columns' order", async (t) => {
     evaluation_ms: 1.5,
     context_snapshot: { phase: 'pre_admission' }
   }
-  t.same(Object.keys(e), DECISION_COLUMNS.names)
+  t.same([...DECISION_COLUMNS.names].sort(), Object.keys(e).sort(), 'every field is a column')
   t.same(
     DECISION_COLUMNS.row(e),
     DECISION_COLUMNS.names.map((n) => e[n])
   )
+  const back = DECISION_COLUMNS.entry(DECISION_COLUMNS.row(e))
+  t.same(back, e)
+  t.same(Object.keys(back), Object.keys(e), "in the gate's field order")
 })
 
 t.test('every evaluation reads back whole from LMDB, after a restart too', async (t) => {

@@ -15,7 +15,11 @@ interface Row {
   note?: string
 }
 const NAMES = ['at', 'name', 'n', 'ctx'] as const
-const COLUMNS: Columns<Row> = { names: NAMES, row: (e) => [e.at, e.name, e.n, e.ctx] }
+const COLUMNS: Columns<Row> = {
+  names: NAMES,
+  row: (e) => [e.at, e.name, e.n, e.ctx],
+  entry: (v) => ({ at: v[0] as string, name: v[1] as string, n: v[2] as number, ctx: v[3] as Row['ctx'] })
+}
 
 const dir = mkdtempSync(join(tmpdir(), 'retained-rows-'))
 t.teardown(() => {
@@ -41,10 +45,10 @@ t.test('rows: repeated values are left out on disk, every read gives the entries
   t.same(
     raw,
     [
-      [NAMES, ['T1', 'p0', 0, a], [undefined, 'p1', 1, undefined], [undefined, 'p2', 2, undefined], ['T2', 'p0', 3, b]],
-      [NAMES, ['T2', 'p1', 4, b], [undefined, 'p2', 5, undefined]]
+      [NAMES, ['T1', 'p0', 0, a], [undefined, 'p1', 1], [undefined, 'p2', 2], ['T2', 'p0', 3, b]],
+      [NAMES, ['T2', 'p1', 4, b], [undefined, 'p2', 5]]
     ],
-    'two pages (the ring capacity bounds a page), each starting with its columns'
+    'two pages (the ring capacity bounds a page), each starting with its columns; repeats ending a row are not written'
   )
   const expected = plain(six()).reverse()
   t.same(log.stored(10), expected)
@@ -158,4 +162,26 @@ t.test('closing the store writes the page of the current turn', async (t) => {
     columns: COLUMNS
   })
   t.same(again.oldestFirst(), [{ at: 'T1', name: 'last', n: 1, ctx: a }])
+})
+
+t.test('rows written under other columns read by the names their page carries', async (t) => {
+  const path = join(dir, 'renamed')
+  let store = new Store(path)
+  const reordered: Columns<Row> = {
+    names: ['n', 'name', 'ctx', 'at'],
+    row: (e) => [e.n, e.name, e.ctx, e.at],
+    entry: (v) => ({ n: v[0] as number, name: v[1] as string, ctx: v[2] as Row['ctx'], at: v[3] as string })
+  }
+  let log = new RetainedLog<Row>({
+    name: 'renamed',
+    capacity: 10,
+    db: store.db<Row, LogKey>('items'),
+    columns: reordered
+  })
+  await Promise.all(six().map((e) => log.append(e)))
+  await store.close()
+  store = new Store(path)
+  t.teardown(() => store.close())
+  log = new RetainedLog<Row>({ name: 'renamed', capacity: 10, db: store.db<Row, LogKey>('items'), columns: COLUMNS })
+  t.same(log.stored(10), plain(six()).reverse())
 })
