@@ -4,10 +4,31 @@ import type { Metrics } from '../observability/index.js'
 
 export type DecisionObserver = (policy: string, decision: string) => void
 
-/** Evaluations of one policy counted since start, and how many of them the counter already has. */
+const DECISIONS = ['admit', 'transform', 'deny', 'prefer', 'error'] as const
+
+/** Evaluations of one policy by decision (in DECISIONS' order, any other last), and how many the counter has. */
 interface Tally {
-  counts: Map<string, number>
-  reported: Map<string, number>
+  counts: number[]
+  reported: number[]
+  /** Decisions outside DECISIONS, should a caller pass one. */
+  other: Map<string, [number, number]>
+}
+
+function slot(decision: string): number {
+  switch (decision) {
+    case 'admit':
+      return 0
+    case 'transform':
+      return 1
+    case 'deny':
+      return 2
+    case 'prefer':
+      return 3
+    case 'error':
+      return 4
+    default:
+      return -1
+  }
 }
 
 /**
@@ -23,21 +44,33 @@ export function decisionCounter(metrics: Metrics): DecisionObserver {
     labelNames: ['policy', 'decision'],
     registers: [metrics.registry],
     collect() {
-      for (const [policy, t] of tallies)
-        for (const [decision, n] of t.counts) {
-          const before = t.reported.get(decision) ?? 0
-          if (n === before) continue
-          this.labels(policy, decision).inc(n - before)
-          t.reported.set(decision, n)
+      for (const [policy, t] of tallies) {
+        for (let i = 0; i < DECISIONS.length; i++) {
+          const n = t.counts[i]! - t.reported[i]!
+          if (n === 0) continue
+          this.labels(policy, DECISIONS[i]).inc(n)
+          t.reported[i] = t.counts[i]!
         }
+        for (const [decision, c] of t.other)
+          if (c[0] !== c[1]) {
+            this.labels(policy, decision).inc(c[0] - c[1])
+            c[1] = c[0]
+          }
+      }
     }
   })
   return (policy, decision) => {
     let t = tallies.get(policy)
     if (t === undefined) {
-      t = { counts: new Map(), reported: new Map() }
+      t = { counts: [0, 0, 0, 0, 0], reported: [0, 0, 0, 0, 0], other: new Map() }
       tallies.set(policy, t)
     }
-    t.counts.set(decision, (t.counts.get(decision) ?? 0) + 1)
+    const i = slot(decision)
+    if (i >= 0) t.counts[i]!++
+    else {
+      const c = t.other.get(decision) ?? [0, 0]
+      c[0]++
+      t.other.set(decision, c)
+    }
   }
 }

@@ -81,21 +81,23 @@ export function toRows<T>(page: Page<T>, columns: Columns<T>): unknown[] | undef
   const out: unknown[] = new Array(page.length + 1)
   out[0] = columns.names
   const n = columns.names.length
-  let prev: unknown[] | undefined
+  // the newest value of each column: what a left-out value stands for
+  const last: unknown[] = new Array(n)
   for (let i = 0; i < page.length; i++) {
-    const values = columns.row(page[i]!)
-    const row: unknown[] = new Array(n)
+    const row = columns.row(page[i]!)
+    let end = 0
     for (let j = 0; j < n; j++) {
-      const v = values[j]
+      const v = row[j]
       if (v === undefined) return undefined
-      row[j] = prev !== undefined && v === prev[j] && typeof v !== 'number' ? undefined : v
+      if (i > 0 && v === last[j] && typeof v !== 'number') row[j] = undefined
+      else {
+        last[j] = v
+        end = j + 1
+      }
     }
     // the values repeated from the previous row at its end are not written at all
-    let end = n
-    while (end > 0 && row[end - 1] === undefined) end--
-    row.length = end
+    if (end < n) row.length = end
     out[i + 1] = row
-    prev = values
   }
   return out
 }
