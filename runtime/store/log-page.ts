@@ -16,6 +16,12 @@ export type Page<T> = T[]
 
 /** Entries per page at most: one value stays small and one bad entry is found fast. */
 export const PAGE_MAX = 64
+/**
+ * Entries per page of rows at most: a row takes a fraction of an object's bytes (most rows are
+ * a name and a duration), so such a page is no bigger than one of objects, and a log whose
+ * appends come faster than the event loop turns (a burst of turns) wakes LMDB's writer less.
+ */
+export const ROW_PAGE_MAX = 256
 
 /**
  * A page's entries in any stored shape; an entry whose shared field was left out takes the

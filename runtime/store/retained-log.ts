@@ -1,6 +1,6 @@
 import type { Database } from 'lmdb'
 import { RingBuffer } from './ring-buffer.js'
-import { entriesOf, entryCountOf, toRows, PAGE_MAX, type Columns, type Page } from './log-page.js'
+import { entriesOf, entryCountOf, toRows, PAGE_MAX, ROW_PAGE_MAX, type Columns, type Page } from './log-page.js'
 
 /** `[epoch ms, sequence]`: entries sort by time, and by append order within a millisecond. */
 export type LogKey = [number, number]
@@ -91,7 +91,7 @@ export class RetainedLog<T> {
     this.shared = opts.sharedField
     this.columns = opts.columns
     // every unwritten entry stays in the ring, so reads below the ring never miss one
-    this.pageMax = Math.max(1, Math.min(PAGE_MAX, opts.capacity))
+    this.pageMax = Math.max(1, Math.min(opts.columns !== undefined ? ROW_PAGE_MAX : PAGE_MAX, opts.capacity))
     const report = opts.onWriteFailure ?? warn
     this.failed = (err) => {
       report(this.name, err)

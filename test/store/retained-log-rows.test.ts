@@ -185,3 +185,21 @@ t.test('rows written under other columns read by the names their page carries', 
   log = new RetainedLog<Row>({ name: 'renamed', capacity: 10, db: store.db<Row, LogKey>('items'), columns: COLUMNS })
   t.same(log.stored(10), plain(six()).reverse())
 })
+
+t.test('a page of rows holds up to 256 entries (rows are a fraction of the bytes of objects)', async (t) => {
+  const store = new Store(join(dir, 'big'))
+  t.teardown(() => store.close())
+  const db = store.db<Row, LogKey>('items')
+  const log = new RetainedLog<Row>({ name: 'big', capacity: 1000, db, columns: COLUMNS })
+  const acks: Promise<void>[] = []
+  for (let n = 0; n < 300; n++) acks.push(log.append({ at: 'T1', name: `p${n % 13}`, n, ctx: a }))
+  await Promise.all(acks)
+  t.same(
+    [...db.getRange()].map(({ key, value }) => [key[1], (value as unknown[]).length - 1]),
+    [
+      [0, 256],
+      [256, 44]
+    ]
+  )
+  t.equal(log.stored(1000).length, 300)
+})
