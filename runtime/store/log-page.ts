@@ -1,6 +1,7 @@
 /**
- * How a retained log's page (entries appended together, oldest first) is one LMDB value. Three
- * shapes read, newest last:
+ * How a retained log's page (entries appended together, oldest first) is one LMDB value, keyed
+ * by its first entry's key: entry `i` of a page keyed `[ms, seq]` has the key `[ms, seq + i]`.
+ * Three shapes read, newest last:
  *   an object                    one entry (logs before pages)
  *   `[entry, entry, ...]`        entries as objects; a shared field left out takes the previous entry's
  *   `[columns, row, row, ...]`   entries as rows of their column values (`columns` names them); a
