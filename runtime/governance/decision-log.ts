@@ -5,8 +5,8 @@
  * from an index by subject kept beside the ring.
  */
 import type { Database } from 'lmdb'
-import { RetainedLog, type LogKey, type WriteFailureReport } from '../store/index.js'
-import type { DecisionEntry } from '../contracts/index.js'
+import { RetainedLog, type Columns, type LogKey, type WriteFailureReport } from '../store/index.js'
+import type { DecisionEntry, DecisionValue } from '../contracts/index.js'
 
 export interface Subject {
   conversationId?: string | null
@@ -18,6 +18,43 @@ export interface Subject {
 export const PER_SUBJECT = 64
 /** Subject keys indexed at most; the least recently recorded go first. */
 export const MAX_SUBJECTS = 10_000
+/**
+ * The log stores entries as rows: the fields that differ between a turn's evaluations first, so
+ * a row usually ends after them (the rest repeat the previous row's).
+ */
+export const DECISION_COLUMNS: Columns<DecisionEntry> = {
+  names: [
+    'policy_name',
+    'evaluation_ms',
+    'decision',
+    'reason',
+    'policy_source',
+    'policy_version',
+    'timestamp',
+    'context_snapshot'
+  ],
+  row: (e) => [
+    e.policy_name,
+    e.evaluation_ms,
+    e.decision,
+    e.reason,
+    e.policy_source,
+    e.policy_version,
+    e.timestamp,
+    e.context_snapshot
+  ],
+  // the gate's field order
+  entry: (v) => ({
+    timestamp: v[6] as string,
+    policy_name: v[0] as string,
+    policy_source: v[4] as string,
+    policy_version: v[5] as string,
+    decision: v[2] as DecisionValue,
+    reason: v[3] as string,
+    evaluation_ms: v[1] as number,
+    context_snapshot: v[7] as Record<string, unknown>
+  })
+}
 const DIMENSIONS = [
   ['conversation_id', 'conversationId'],
   ['session_id', 'sessionId'],
@@ -44,7 +81,9 @@ export class GovernanceDecisionLog {
       capacity,
       db,
       retention,
+      // pages written before rows left a repeated snapshot out
       sharedField: 'context_snapshot',
+      columns: DECISION_COLUMNS,
       onWriteFailure
     })
   }

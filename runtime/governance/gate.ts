@@ -5,7 +5,7 @@
  * run to async. A throwing policy, or one returning something that is not a decision, denies.
  */
 import type { Logger } from 'pino'
-import { trace, SpanStatusCode, type Tracer } from '@opentelemetry/api'
+import { trace, ProxyTracerProvider, SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api'
 import type {
   AiRequest,
   DecisionEntry,
@@ -54,6 +54,26 @@ interface Run {
   runAll: boolean
   /** A single call, not a turn: no post-response follows, so per-turn state is given back on admission too. */
   once: boolean
+  /** False while no tracing SDK is registered: the run starts no (no-op) spans. */
+  traced: boolean
+}
+
+/** True once an SDK registered a tracer provider; until then every span is a no-op. */
+function tracing(): boolean {
+  const provider = trace.getTracerProvider()
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate().constructor.name !== 'NoopTracerProvider'
+}
+
+/** `new Date().toISOString()` once per millisecond: formatting costs more than most policies. */
+let isoMs = -1
+let iso = ''
+function isoNow(): string {
+  const ms = Date.now()
+  if (ms !== isoMs) {
+    isoMs = ms
+    iso = new Date(ms).toISOString()
+  }
+  return iso
 }
 
 export class PolicyAdmissionGate {
@@ -116,7 +136,8 @@ export class PolicyAdmissionGate {
       snapshot: null,
       timestamp: null,
       runAll: phase === 'POST_RESPONSE',
-      once
+      once,
+      traced: tracing()
     }
     return this.from(run, 0)
   }
@@ -125,7 +146,7 @@ export class PolicyAdmissionGate {
     const ps = run.policies
     for (; i < ps.length; i++) {
       const p = ps[i]!
-      const span = this.tracer.startSpan(SPAN_NAME)
+      const span = run.traced ? this.tracer.startSpan(SPAN_NAME) : undefined
       const t0 = performance.now()
       let d: PolicyDecision | Promise<PolicyDecision>
       try {
@@ -153,13 +174,7 @@ export class PolicyAdmissionGate {
   }
 
   /** Records one evaluation; returns true when it denied. */
-  private settle(
-    run: Run,
-    p: GovernancePolicy,
-    raw: unknown,
-    t0: number,
-    span: ReturnType<Tracer['startSpan']>
-  ): boolean {
+  private settle(run: Run, p: GovernancePolicy, raw: unknown, t0: number, span: Span | undefined): boolean {
     const ms = Math.round((performance.now() - t0) * 1000) / 1000
     const phase = run.ctx.phase
     let value: DecisionValue
@@ -208,7 +223,7 @@ export class PolicyAdmissionGate {
       }
     }
     const denied = value === 'deny' || value === 'error'
-    if (span.isRecording()) {
+    if (span?.isRecording() === true) {
       span.setAttributes({
         'policy.name': p.name,
         'policy.source': p.source,
@@ -219,13 +234,13 @@ export class PolicyAdmissionGate {
       })
       if (denied) span.setStatus({ code: SpanStatusCode.ERROR, message: reason })
     }
-    span.end()
+    span?.end()
     this.observer?.(p.name, value)
     if (this.log !== undefined) {
       let snapshot = (run.snapshot ??= snapshotOf(phase, run.ctx.request, run.ctx.accumulatedResponse))
       if (preferred !== undefined) snapshot = { ...snapshot, preferred }
       const entry: DecisionEntry = {
-        timestamp: (run.timestamp ??= new Date().toISOString()),
+        timestamp: (run.timestamp ??= isoNow()),
         policy_name: p.name,
         policy_source: p.source,
         policy_version: p.version,

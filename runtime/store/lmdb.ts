@@ -35,6 +35,8 @@ export class Store {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    // retained logs write their pages at the end of an event-loop turn: let the last ones go out
+    await new Promise((resolve) => setImmediate(resolve))
     await this.root.flushed
     await this.root.close()
   }

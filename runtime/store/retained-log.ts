@@ -1,5 +1,6 @@
 import type { Database } from 'lmdb'
 import { RingBuffer } from './ring-buffer.js'
+import { entriesOf, entryCountOf, toRows, PAGE_MAX, ROW_PAGE_MAX, type Columns, type Page } from './log-page.js'
 
 /** `[epoch ms, sequence]`: entries sort by time, and by append order within a millisecond. */
 export type LogKey = [number, number]
@@ -21,6 +22,12 @@ export interface RetainedLogOptions<T> {
    * stores it once per run of the same object. Its value is never `undefined`.
    */
   sharedField?: (keyof T & string) | undefined
+  /**
+   * Stores each entry as a row of these fields' values, a value equal to the previous row's left
+   * out (see log-page.ts): every field an entry keeps must be a column; other fields are not
+   * stored. A page holding an entry without a value for a column is stored as objects instead.
+   */
+  columns?: Columns<T> | undefined
   /** Defaults to a process warning, so a failure is never silent even where nothing is wired. */
   onWriteFailure?: WriteFailureReport | undefined
 }
@@ -44,50 +51,31 @@ export function countAndLogWriteFailures(
 }
 
 /**
- * One LMDB value holding entries appended together, oldest first; its key is the first entry's.
- * Entry `i` of a page keyed `[ms, seq]` has the key `[ms, seq + i]`. A value that is not an array
- * is one entry (how logs were stored before pages), so entries themselves are never arrays.
- */
-type Page<T> = T[]
-
-/** Entries per page at most: one value stays small (no LMDB overflow pages) and one bad entry is found fast. */
-const PAGE_MAX = 64
-
-/** A page's entries; an entry whose shared field was left out takes the previous entry's. */
-function entriesOf<T>(value: T | Page<T>, shared: keyof T | undefined): Page<T> {
-  if (!Array.isArray(value)) return [value]
-  const page = value as Page<T>
-  if (shared !== undefined)
-    for (let i = 1; i < page.length; i++) {
-      const e = page[i] as T
-      if (e[shared] === undefined) e[shared] = (page[i - 1] as T)[shared]
-    }
-  return page
-}
-
-/**
  * An append-only log kept twice: the newest `capacity` entries in a ring buffer, every entry in LMDB
  * up to `retention`, reloaded at start-up. Keys continue the sequence of the last stored key, so
  * appends after a restart sort after the ones before it. Appends never wait for the disk: the
- * entries appended in one run of the microtask queue (a governed turn's policy evaluations) are
- * written as one LMDB value, a page, which costs a fraction of one `put` per entry. Every append
+ * entries appended in one turn of the event loop (a governed turn's policy evaluations, and those
+ * of other turns running beside it) are written as one LMDB value, a page, at the end of that
+ * turn, which costs a fraction of one `put` per entry. Every append
  * of a page hands back the page's promise for callers that want durability: it resolves once the
  * page is committed, so an acknowledged entry survives a crash. A failed write is reported
  * (counted and logged where the platform wires it) whether or not anyone awaits it.
  */
 export class RetainedLog<T> {
   readonly name: string
-  /** Values and their keys in two rings, pushed together, so an append allocates no wrapper. */
+  /** Values and the two numbers of their keys in three rings, pushed together: an append allocates nothing. */
   private readonly values: RingBuffer<T>
-  private readonly keys: RingBuffer<LogKey>
-  private readonly db: Database<T | Page<T>, LogKey> | undefined
+  private readonly keyMs: RingBuffer<number>
+  private readonly keySeq: RingBuffer<number>
+  private readonly db: Database<unknown, LogKey> | undefined
   private readonly retention: number
   private readonly pageMax: number
   private readonly shared: (keyof T & string) | undefined
+  private readonly columns: Columns<T> | undefined
   private seq = 0
   private writes = 0
   private readonly failed: (err: unknown) => void
-  /** The page being filled, written at the end of the current microtask run. */
+  /** The page being filled, written at the end of the current turn of the event loop. */
   private page: Page<T> | undefined
   private pageKey: LogKey = [0, 0]
   private pageWritten: Promise<void> = DONE
@@ -96,12 +84,14 @@ export class RetainedLog<T> {
   constructor(opts: RetainedLogOptions<T>) {
     this.name = opts.name
     this.values = new RingBuffer(opts.capacity)
-    this.keys = new RingBuffer(opts.capacity)
-    this.db = opts.db
+    this.keyMs = new RingBuffer(opts.capacity)
+    this.keySeq = new RingBuffer(opts.capacity)
+    this.db = opts.db as Database<unknown, LogKey> | undefined
     this.retention = opts.retention ?? 100_000
     this.shared = opts.sharedField
+    this.columns = opts.columns
     // every unwritten entry stays in the ring, so reads below the ring never miss one
-    this.pageMax = Math.max(1, Math.min(PAGE_MAX, opts.capacity))
+    this.pageMax = Math.max(1, Math.min(opts.columns !== undefined ? ROW_PAGE_MAX : PAGE_MAX, opts.capacity))
     const report = opts.onWriteFailure ?? warn
     this.failed = (err) => {
       report(this.name, err)
@@ -109,11 +99,11 @@ export class RetainedLog<T> {
     if (this.db !== undefined) this.reload(this.db, opts.capacity)
   }
 
-  private reload(db: Database<T | Page<T>, LogKey>, capacity: number): void {
+  private reload(db: Database<unknown, LogKey>, capacity: number): void {
     const keys: LogKey[] = []
     const values: T[] = []
     for (const { key, value } of db.getRange({ reverse: true })) {
-      const page = entriesOf(value, this.shared)
+      const page = entriesOf<T>(value, this.shared, this.columns)
       if (keys.length === 0 && values.length === 0) this.seq = key[1] + page.length
       for (let i = page.length - 1; i >= 0 && values.length < capacity; i--) {
         keys.push([key[0], key[1] + i])
@@ -121,10 +111,13 @@ export class RetainedLog<T> {
       }
       if (values.length >= capacity) break
     }
-    for (let i = values.length - 1; i >= 0; i--) {
-      this.keys.push(keys[i]!)
-      this.values.push(values[i]!)
-    }
+    for (let i = values.length - 1; i >= 0; i--) this.push(keys[i]![0], keys[i]![1], values[i]!)
+  }
+
+  private push(ms: number, seq: number, value: T): void {
+    this.keyMs.push(ms)
+    this.keySeq.push(seq)
+    this.values.push(value)
   }
 
   get capacity(): number {
@@ -143,16 +136,14 @@ export class RetainedLog<T> {
    */
   append(value: T): Promise<void> {
     if (this.db === undefined) {
-      this.keys.push([Date.now(), this.seq++])
-      this.values.push(value)
+      this.push(Date.now(), this.seq++, value)
       return DONE
     }
     let page = this.page
     if (page === undefined) {
       page = this.open()
     }
-    this.keys.push([this.pageKey[0], this.seq++])
-    this.values.push(value)
+    this.push(this.pageKey[0], this.seq++, value)
     page.push(value)
     const written = this.pageWritten
     if (page.length >= this.pageMax) this.flush()
@@ -171,7 +162,8 @@ export class RetainedLog<T> {
     })
     // reported already: callers that ignore it must not turn it into an unhandled rejection
     this.pageWritten.catch(() => {})
-    queueMicrotask(this.flushPage)
+    // not at the end of the microtask run: a turn's two phases (and concurrent turns) share the put
+    setImmediate(this.flushPage)
     return page
   }
 
@@ -207,10 +199,15 @@ export class RetainedLog<T> {
   }
 
   /**
-   * Writes a page with each repeated shared field left out. lmdb encodes the value inside `put`,
-   * so the entries (also held by the ring and its readers) are restored before anyone sees them.
+   * Writes a page as rows when the log has columns, else with each repeated shared field left
+   * out. lmdb encodes the value inside `put`, so the entries (also held by the ring and its
+   * readers) are restored before anyone sees them.
    */
-  private put(db: Database<T | Page<T>, LogKey>, key: LogKey, page: Page<T>): Promise<unknown> {
+  private put(db: Database<unknown, LogKey>, key: LogKey, page: Page<T>): Promise<unknown> {
+    if (this.columns !== undefined) {
+      const rows = toRows(page, this.columns)
+      if (rows !== undefined) return db.put(key, rows)
+    }
     const f = this.shared
     if (f === undefined || page.length < 2) return db.put(key, page)
     const left: T[typeof f][] = []
@@ -228,12 +225,7 @@ export class RetainedLog<T> {
   }
 
   /** Each entry as its own page, so only the entries the encoder rejects are lost (and reported). */
-  private putEach(
-    db: Database<T | Page<T>, LogKey>,
-    key: LogKey,
-    page: Page<T>,
-    settle: (err?: unknown) => void
-  ): void {
+  private putEach(db: Database<unknown, LogKey>, key: LogKey, page: Page<T>, settle: (err?: unknown) => void): void {
     let failure: unknown
     const puts: Promise<unknown>[] = []
     for (let i = 0; i < page.length; i++) {
@@ -269,10 +261,10 @@ export class RetainedLog<T> {
     // older entries live only in LMDB once the ring is full; continue below the oldest ring key
     if (out.length >= limit || this.db === undefined || this.values.size < this.values.capacity || out.length === 0)
       return out
-    const start = this.keys.oldest()!
+    const start: LogKey = [this.keyMs.oldest()!, this.keySeq.oldest()!]
     // the page holding the oldest ring entry sorts at or before its key
     for (const { key, value } of this.db.getRange({ reverse: true, start })) {
-      const page = entriesOf(value, this.shared)
+      const page = entriesOf<T>(value, this.shared, this.columns)
       for (let i = page.length - 1; i >= 0; i--) {
         if (key[1] + i >= start[1]) continue
         out.push(page[i]!)
@@ -288,7 +280,7 @@ export class RetainedLog<T> {
     const out: T[] = []
     if (limit <= 0) return out
     for (const { value } of this.db.getRange({ reverse: true })) {
-      const page = entriesOf(value, this.shared)
+      const page = entriesOf<T>(value, this.shared, this.columns)
       for (let i = page.length - 1; i >= 0; i--) {
         out.push(page[i]!)
         if (out.length >= limit) return out
@@ -308,7 +300,7 @@ export class RetainedLog<T> {
       for (const k of db.getKeys({ reverse: true, limit: 1 })) last = k
       if (last === undefined) return
       const lastValue = db.get(last)
-      const end = last[1] + (lastValue === undefined ? 1 : entriesOf(lastValue, this.shared).length)
+      const end = last[1] + (lastValue === undefined ? 1 : entryCountOf(lastValue))
       const cut = end - this.retention
       let prev: LogKey | undefined
       for (const key of db.getKeys()) {

@@ -5,7 +5,7 @@ import t, { type Test } from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Store, entryCount } from '../../runtime/store/index.js'
+import { Store, entriesOf, entryCount } from '../../runtime/store/index.js'
 import { ControlAuditLog } from '../../runtime/auth/index.js'
 import type { ControlAuditEntry, DecisionEntry as Decision } from '../../runtime/contracts/index.js'
 import { GovernanceDecisionLog } from '../../runtime/governance/index.js'
@@ -18,8 +18,8 @@ t.teardown(async () => {
 })
 
 /** Every entry stored in a log's database, oldest first: values are pages of entries. */
-function storedEntries<T>(db: { getRange(): Iterable<{ value: T | T[] }> }): T[] {
-  return [...db.getRange()].flatMap(({ value }) => (Array.isArray(value) ? value : [value]))
+function storedEntries<T>(db: { getRange(): Iterable<{ value: unknown }> }): T[] {
+  return [...db.getRange()].flatMap(({ value }) => entriesOf<T>(value, undefined))
 }
 
 /** The log holds a contiguous run of the newest of 5000 entries labelled `<prefix><i>`, within the bounds. */

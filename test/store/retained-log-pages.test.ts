@@ -1,4 +1,4 @@
-// RetainedLog's pages: the entries appended in one microtask run are one LMDB value. Reads, the
+// RetainedLog's pages: the entries appended in one turn of the event loop are one LMDB value. Reads, the
 // reload at start-up, the retention trim and durability must see every entry as before.
 import t from 'tap'
 import { spawn } from 'node:child_process'

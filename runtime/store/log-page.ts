@@ -1,0 +1,116 @@
+/**
+ * How a retained log's page (entries appended together, oldest first) is one LMDB value, keyed
+ * by its first entry's key: entry `i` of a page keyed `[ms, seq]` has the key `[ms, seq + i]`.
+ * Three shapes read, newest last:
+ *   an object                    one entry (logs before pages)
+ *   `[entry, entry, ...]`        entries as objects; a shared field left out takes the previous entry's
+ *   `[columns, row, row, ...]`   entries as rows of their column values (`columns` names them); a
+ *                                value left out (`undefined`, or past the row's end) is the
+ *                                previous row's
+ * Entries themselves are never arrays, so the shapes cannot be mistaken for one another. Rows
+ * encode in a fraction of the CPU of objects: msgpack walks no keys, and the fields a turn's
+ * evaluations share (timestamp, source, version, snapshot), listed last, end most rows early.
+ */
+
+/** A page's entries as handed to and from the log. */
+export type Page<T> = T[]
+
+/** Entries per page at most: one value stays small and one bad entry is found fast. */
+export const PAGE_MAX = 64
+/**
+ * Entries per page of rows at most: a row takes a fraction of an object's bytes (most rows are
+ * a name and a duration), so such a page is no bigger than one of objects, and a log whose
+ * appends come faster than the event loop turns (a burst of turns) wakes LMDB's writer less.
+ */
+export const ROW_PAGE_MAX = 256
+
+/**
+ * A page's entries in any stored shape; an entry whose shared field was left out takes the
+ * previous entry's. Rows under the log's own `columns` are built by its `entry`.
+ */
+export function entriesOf<T>(value: unknown, shared: keyof T | undefined, columns?: Columns<T>): Page<T> {
+  if (!Array.isArray(value)) return [value as T]
+  const head: unknown = value[0]
+  if (Array.isArray(head)) return fromRows<T>(head as string[], value, columns)
+  const page = value as Page<T>
+  if (shared !== undefined)
+    for (let i = 1; i < page.length; i++) {
+      const e = page[i] as T
+      if (e[shared] === undefined) e[shared] = (page[i - 1] as T)[shared]
+    }
+  return page
+}
+
+function fromRows<T>(names: readonly string[], value: unknown[], columns: Columns<T> | undefined): Page<T> {
+  const own = columns !== undefined && sameNames(names, columns.names)
+  const n = names.length
+  const out: T[] = new Array(value.length - 1)
+  let prev: unknown[] | undefined
+  for (let i = 1; i < value.length; i++) {
+    const row = value[i] as unknown[]
+    for (let j = 0; j < n; j++) if (row[j] === undefined && prev !== undefined) row[j] = prev[j]
+    prev = row
+    if (own) {
+      out[i - 1] = columns.entry(row)
+      continue
+    }
+    const e: Record<string, unknown> = {}
+    for (let j = 0; j < n; j++) e[names[j]!] = row[j]
+    out[i - 1] = e as T
+  }
+  return out
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
+  return true
+}
+
+/**
+ * A log's row shape: its column names, the ones that change from entry to entry first, and the
+ * two conversions written out (a loop of keyed reads and writes costs several times more).
+ */
+export interface Columns<T> {
+  names: readonly (keyof T & string)[]
+  /** `names.map((n) => e[n])` */
+  row: (e: T) => unknown[]
+  /** The entry of a row of `names` (its fields in whatever order entries are made with). */
+  entry: (values: readonly unknown[]) => T
+}
+
+/**
+ * The page as `[columns, row, ...]`, each value equal to the previous row's left out; undefined
+ * when an entry has no value for a column (the object shape keeps such an entry as it is).
+ * Numbers are always written: `-0 === 0`, and a float costs no more than the marker.
+ */
+export function toRows<T>(page: Page<T>, columns: Columns<T>): unknown[] | undefined {
+  const out: unknown[] = new Array(page.length + 1)
+  out[0] = columns.names
+  const n = columns.names.length
+  // the newest value of each column: what a left-out value stands for
+  const last: unknown[] = new Array(n)
+  for (let i = 0; i < page.length; i++) {
+    const row = columns.row(page[i]!)
+    let end = 0
+    for (let j = 0; j < n; j++) {
+      const v = row[j]
+      if (v === undefined) return undefined
+      if (i > 0 && v === last[j] && typeof v !== 'number') row[j] = undefined
+      else {
+        last[j] = v
+        end = j + 1
+      }
+    }
+    // the values repeated from the previous row at its end are not written at all
+    if (end < n) row.length = end
+    out[i + 1] = row
+  }
+  return out
+}
+
+/** How many entries a stored value holds, without building them. */
+export function entryCountOf(value: unknown): number {
+  if (!Array.isArray(value)) return 1
+  return Array.isArray(value[0]) ? value.length - 1 : value.length
+}

@@ -1,0 +1,139 @@
+// The decision log's LMDB copy and its counters: every field of every evaluation comes back
+// after a restart exactly as recorded (the log stores rows with repeated values left out), and
+// /metrics counts each evaluation once, at every scrape.
+import t from 'tap'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { startTestPlatform } from '../helpers/platform.js'
+import { governanceOf, aiRequest, type DecisionEntry } from '../../runtime/governance/index.js'
+import { installAreas } from '../../runtime/areas.js'
+import { scopeArea } from '../../runtime/scope/install.js'
+import { governanceArea } from '../../runtime/governance/install.js'
+import type { Platform } from '../../runtime/platform.js'
+import { DECISION_COLUMNS } from '../../runtime/governance/decision-log.js'
+
+const install = (p: Platform) => installAreas(p, [scopeArea, governanceArea])
+const dir = mkdtempSync(join(tmpdir(), 'gov-decision-store-'))
+t.teardown(() => {
+  rmSync(dir, { recursive: true, force: true })
+})
+const file = join(dir, 'policies.yaml')
+writeFileSync(
+  file,
+  `version: "2"
+policies:
+  - {name: no-secrets, type: deny-list, config: {phrases: [secret]}}
+  - {name: prefer-py3, type: preference, config: {phrases: [python 2], prefer: Python 3, reason: EOL}}
+  - {name: short, type: message-length, config: {max-chars: 4000}}
+`
+)
+const config = {
+  'platform.data-dir': join(dir, 'data'),
+  'platform.ai.governance.policy-files': [file],
+  'platform.ai.governance.decision-log.capacity': 4
+}
+
+t.test("an entry's row holds every field in the columns' order and builds the entry back", async (t) => {
+  const e: DecisionEntry = {
+    timestamp: '2026-01-01T00:00:00.000Z',
+    policy_name: 'n',
+    policy_source: 's',
+    policy_version: 'v',
+    decision: 'deny',
+    reason: 'r',
+    evaluation_ms: 1.5,
+    context_snapshot: { phase: 'pre_admission' }
+  }
+  t.same([...DECISION_COLUMNS.names].sort(), Object.keys(e).sort(), 'every field is a column')
+  t.same(
+    DECISION_COLUMNS.row(e),
+    DECISION_COLUMNS.names.map((n) => e[n])
+  )
+  const back = DECISION_COLUMNS.entry(DECISION_COLUMNS.row(e))
+  t.same(back, e)
+  t.same(Object.keys(back), Object.keys(e), "in the gate's field order")
+})
+
+t.test('every evaluation reads back whole from LMDB, after a restart too', async (t) => {
+  let tp = await startTestPlatform(config, { install })
+  let gov = governanceOf(tp.platform)!
+  const turn = async (message: string, userId: string, response: string): Promise<void> => {
+    const request = aiRequest({ message, userId, sessionId: 's-' + userId, metadata: { n: 2, obj: { a: 1 } } })
+    const a = await gov.gate.admit('test', request)
+    if (a.admitted) await gov.gate.afterResponse('test', a.request, response)
+  }
+  await turn('python 2 help', 'u1', 'use Python 3')
+  await turn('the secret plan', 'u2', '')
+  await turn('hello', 'u3', 'hi')
+  // the ring holds 4: the rest of the 3 + 3 + 1 + 3 + 3 evaluations are read from LMDB once
+  // written (at the end of this turn of the event loop) and committed
+  await new Promise((resolve) => setImmediate(resolve))
+  await tp.platform.store.db('decisions').committed
+  const recorded: DecisionEntry[] = gov.decisionLog.recent(100)
+  t.equal(recorded.length, 13)
+  t.same(recorded.map((e) => [e.policy_name, e.decision]).reverse(), [
+    ['no-secrets', 'admit'],
+    ['prefer-py3', 'prefer'],
+    ['short', 'admit'],
+    ['no-secrets', 'admit'],
+    ['prefer-py3', 'admit'],
+    ['short', 'admit'],
+    ['no-secrets', 'deny'],
+    ['no-secrets', 'admit'],
+    ['prefer-py3', 'admit'],
+    ['short', 'admit'],
+    ['no-secrets', 'admit'],
+    ['prefer-py3', 'admit'],
+    ['short', 'admit']
+  ])
+  const prefer = recorded.find((e) => e.decision === 'prefer')!
+  t.same(prefer.context_snapshot, {
+    phase: 'pre_admission',
+    message: 'python 2 help',
+    user_id: 'u1',
+    session_id: 's-u1',
+    n: 2,
+    obj: '{"a":1}',
+    preferred: 'Python 3'
+  })
+  t.equal(recorded.find((e) => e.decision === 'deny')!.reason, 'deny-list: request matched a denied phrase')
+  const copy = structuredClone(recorded)
+  await tp.close()
+
+  tp = await startTestPlatform(config, { install })
+  t.teardown(tp.close)
+  gov = governanceOf(tp.platform)!
+  t.same(gov.decisionLog.recent(100), copy, 'the same entries, every field')
+  t.same(
+    Object.keys(gov.decisionLog.recent(100).at(-1)!),
+    Object.keys(copy.at(-1)!),
+    'fields in the order the gate records them'
+  )
+})
+
+t.test('/metrics counts every evaluation once, scrape after scrape', async (t) => {
+  const tp = await startTestPlatform(
+    { 'platform.ai.governance.policy-files': [file], 'platform.admin.enabled': false },
+    { install }
+  )
+  t.teardown(tp.close)
+  const gov = governanceOf(tp.platform)!
+  const count = async (policy: string, decision: string): Promise<number> => {
+    const text = await fetch(`${tp.url}/metrics`).then((r) => r.text())
+    const m = new RegExp(
+      `platform_governance_decisions_total\\{policy="${policy}",decision="${decision}"\\} (\\d+)`
+    ).exec(text)
+    return m === null ? 0 : Number(m[1])
+  }
+  for (let i = 0; i < 3; i++) await gov.gate.admit('test', aiRequest({ message: 'hello' }))
+  await gov.gate.admit('test', aiRequest({ message: 'secret' }))
+  t.equal(await count('short', 'admit'), 3)
+  t.equal(await count('no-secrets', 'admit'), 3)
+  t.equal(await count('no-secrets', 'deny'), 1)
+  t.equal(await count('no-secrets', 'deny'), 1, 'a second scrape adds nothing')
+  for (let i = 0; i < 2; i++) await gov.gate.admit('test', aiRequest({ message: 'python 2' }))
+  t.equal(await count('prefer-py3', 'prefer'), 2)
+  t.equal(await count('short', 'admit'), 5)
+  t.equal(await count('no-secrets', 'deny'), 1)
+})
