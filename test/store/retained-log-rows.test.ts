@@ -195,7 +195,7 @@ t.test('a page of rows holds up to 256 entries (rows are a fraction of the bytes
   for (let n = 0; n < 300; n++) acks.push(log.append({ at: 'T1', name: `p${n % 13}`, n, ctx: a }))
   await Promise.all(acks)
   t.same(
-    [...db.getRange()].map(({ key, value }) => [key[1], (value as unknown[]).length - 1]),
+    [...db.getRange()].map(({ key, value }) => [key[1], (value as unknown as unknown[]).length - 1]),
     [
       [0, 256],
       [256, 44]
