@@ -254,3 +254,43 @@ export const sleep = (ms: number) =>
   new Promise<void>((resolve) => {
     setTimeout(resolve, ms)
   })
+
+/**
+ * Runs a compiled bench script (`dist/bench/<name>.js`) in its own Node process and resolves with
+ * its stdout; killed when `signal` aborts, rejected with the head of its stderr when it fails.
+ */
+export function runBenchScript(
+  root: string,
+  name: string,
+  args: string[],
+  signal: AbortSignal,
+  nodeArgs: string[] = []
+): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ['--no-node-snapshot', ...nodeArgs, join(root, `dist/bench/${name}.js`), ...args],
+      {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe']
+      }
+    )
+    let text = ''
+    let err = ''
+    child.stdout.on('data', (d: Buffer) => {
+      text += d.toString()
+    })
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString()
+    })
+    const abort = () => {
+      child.kill('SIGKILL')
+    }
+    signal.addEventListener('abort', abort, { once: true })
+    child.on('exit', (code) => {
+      signal.removeEventListener('abort', abort)
+      if (code === 0) resolve(text)
+      else reject(new Error(`bench/${name}.js exited ${code}: ${err.split('\n').slice(0, 3).join(' ')}`))
+    })
+  })
+}

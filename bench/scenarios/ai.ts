@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process'
 import { cpSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { row, type ResultRow, type RunOptions, type Scenario, type ScenarioResult } from '../scenario.js'
-import { sleep, startPeer, startPlatform, type ServerProcess } from '../lib/proc.js'
+import { runBenchScript, sleep, startPeer, startPlatform, type ServerProcess } from '../lib/proc.js'
 import { AgentLoad } from '../lib/agent-load.js'
 import { median } from '../lib/stats.js'
 import { DemoRuntime } from '../../runtime/ai/index.js'
@@ -311,30 +310,7 @@ async function idleSessions(opts: RunOptions, args: string[], notes: string[]): 
 
 /** Runs bench/ai-pipeline.ts as a child process and reads its JSON line. */
 async function pipeline(opts: RunOptions): Promise<Pipeline | undefined> {
-  const script = join(opts.root, 'dist/bench/ai-pipeline.js')
-  const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--no-node-snapshot', script, ...(opts.quick ? ['--quick'] : [])], {
-      cwd: opts.root,
-      stdio: ['ignore', 'pipe', 'pipe']
-    })
-    let text = '',
-      err = ''
-    child.stdout.on('data', (d: Buffer) => {
-      text += d.toString()
-    })
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString()
-    })
-    const abort = () => {
-      child.kill('SIGKILL')
-    }
-    opts.signal.addEventListener('abort', abort, { once: true })
-    child.on('exit', (code) => {
-      opts.signal.removeEventListener('abort', abort)
-      if (code === 0) resolve(text)
-      else reject(new Error(`bench/ai-pipeline.js exited ${code}: ${err.split('\n').slice(0, 3).join(' ')}`))
-    })
-  })
+  const out = await runBenchScript(opts.root, 'ai-pipeline', opts.quick ? ['--quick'] : [], opts.signal)
   const line = out.split('\n').find((l) => l.startsWith('{'))
   if (line === undefined) return undefined
   const p = JSON.parse(line) as Pipeline

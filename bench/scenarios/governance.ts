@@ -1,5 +1,4 @@
-import { spawn } from 'node:child_process'
-import { join } from 'node:path'
+import { runBenchScript } from '../lib/proc.js'
 import { row, type ResultRow, type RunOptions, type Scenario, type ScenarioResult } from '../scenario.js'
 
 /**
@@ -14,30 +13,7 @@ const scenario: Scenario = {
   description:
     'Governance: policy evaluation p50/p99 (1, 10, 100 rules; 12-policy chain, bare and through the admission gate) and /check over HTTP vs a plain JSON route (bench/governance.ts)',
   async run(opts: RunOptions): Promise<ScenarioResult> {
-    const script = join(opts.root, 'dist/bench/governance.js')
-    const out = await new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ['--no-node-snapshot', script, ...(opts.quick ? ['--quick'] : [])], {
-        cwd: opts.root,
-        stdio: ['ignore', 'pipe', 'pipe']
-      })
-      let text = '',
-        err = ''
-      child.stdout.on('data', (d: Buffer) => {
-        text += d.toString()
-      })
-      child.stderr.on('data', (d: Buffer) => {
-        err += d.toString()
-      })
-      const abort = () => {
-        child.kill('SIGKILL')
-      }
-      opts.signal.addEventListener('abort', abort, { once: true })
-      child.on('exit', (code) => {
-        opts.signal.removeEventListener('abort', abort)
-        if (code === 0) resolve(text)
-        else reject(new Error(`bench/governance.js exited ${code}: ${err.split('\n').slice(0, 3).join(' ')}`))
-      })
-    })
+    const out = await runBenchScript(opts.root, 'governance', opts.quick ? ['--quick'] : [], opts.signal)
     const cells = (prefix: string): number[] | undefined => {
       const line = out.split('\n').find((l) => l.startsWith(`| ${prefix}`))
       return line

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import WebSocket from 'ws'
 import { row, type RunOptions, type Scenario, type ScenarioResult } from '../scenario.js'
-import { sleep, startPeer, startPlatform, type ServerProcess } from '../lib/proc.js'
+import { runBenchScript, sleep, startPeer, startPlatform, type ServerProcess } from '../lib/proc.js'
 import { percentile } from '../lib/stats.js'
 
 const PLATFORM_FLAGS = [
@@ -272,29 +271,9 @@ async function timeReplays(url: string, times: number): Promise<number[]> {
 
 /** Runs bench/interaction-memory.ts (N turns held at 200 steps) in a child process and reads its JSON line. */
 async function heldPerTurn(opts: RunOptions, n: number): Promise<Held | undefined> {
-  const script = join(opts.root, 'dist/bench/interaction-memory.js')
   const store = process.env.BENCH_INTERACTIONS_STORE ?? 'lmdb'
-  const args = ['--no-node-snapshot', '--expose-gc', script, '--n', String(n), '--steps', '200', '--store', store]
-  const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd: opts.root, stdio: ['ignore', 'pipe', 'pipe'] })
-    let text = ''
-    let err = ''
-    child.stdout.on('data', (d: Buffer) => {
-      text += d.toString()
-    })
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString()
-    })
-    const abort = () => {
-      child.kill('SIGKILL')
-    }
-    opts.signal.addEventListener('abort', abort, { once: true })
-    child.on('exit', (code) => {
-      opts.signal.removeEventListener('abort', abort)
-      if (code === 0) resolve(text)
-      else reject(new Error(`bench/interaction-memory.js exited ${code}: ${err.split('\n').slice(0, 3).join(' ')}`))
-    })
-  })
+  const args = ['--n', String(n), '--steps', '200', '--store', store]
+  const out = await runBenchScript(opts.root, 'interaction-memory', args, opts.signal, ['--expose-gc'])
   const line = out.split('\n').find((l) => l.startsWith('{'))
   if (line === undefined) return undefined
   const held = JSON.parse(line) as Held
