@@ -11,6 +11,7 @@ import type { Platform } from '../platform.js'
 import type { EventType, PlatformEvent } from '../events/index.js'
 import { PlatformError, SseStream, requestHeaders, statusLine, type Context } from '../http/index.js'
 import { ReadGate, type Principal } from '../auth/index.js'
+import { eventJson } from './event-json.js'
 
 export const EVENTS_PATH = '/platform/admin/events'
 const HARD_BACKPRESSURE_BYTES = 64 * 1024 * 1024
@@ -43,20 +44,23 @@ interface WsSub {
   sub?: Subscriber
 }
 
-/** The last `capacity` serialised events, oldest first. */
+/** The last `capacity` serialised events, oldest first: two flat arrays, no object per event. */
 class Ring {
-  private readonly items: (Numbered | undefined)[]
+  private readonly seqs: number[]
+  private readonly jsons: string[]
   private next = 0
   size = 0
 
   constructor(readonly capacity: number) {
-    this.items = new Array<Numbered | undefined>(capacity)
+    this.seqs = new Array<number>(capacity).fill(0)
+    this.jsons = new Array<string>(capacity).fill('')
   }
 
-  push(n: Numbered): void {
+  push(seq: number, json: string): void {
     if (this.capacity === 0) return
-    this.items[this.next] = n
-    this.next = (this.next + 1) % this.capacity
+    this.seqs[this.next] = seq
+    this.jsons[this.next] = json
+    this.next = this.next + 1 === this.capacity ? 0 : this.next + 1
     if (this.size < this.capacity) this.size++
   }
 
@@ -65,17 +69,11 @@ class Ring {
     const out: Numbered[] = []
     const start = (this.next - this.size + this.capacity) % Math.max(1, this.capacity)
     for (let i = 0; i < this.size; i++) {
-      const n = this.items[(start + i) % this.capacity]!
-      if (n.seq > after) out.push(n)
+      const k = (start + i) % this.capacity
+      if (this.seqs[k]! > after) out.push({ seq: this.seqs[k]!, json: this.jsons[k]! })
     }
     return out
   }
-}
-
-/** `{...event, seq}` without a second object: the bus's event is shared with other listeners. */
-function serialise(event: PlatformEvent, seq: number): string {
-  const json = JSON.stringify(event)
-  return json.slice(0, -1) + ',"seq":' + seq + '}'
 }
 
 /** A WebSocket frame: one event as its object, several (same turn, or a replay) as an array. */
@@ -83,9 +81,10 @@ function wsFrame(items: readonly Numbered[]): string {
   return items.length === 1 ? items[0]!.json : '[' + items.map((n) => n.json).join(',') + ']'
 }
 
-function sseFrames(items: readonly Numbered[]): string {
+/** SSE frames of consecutive events from seq `first`, `id:` = seq. */
+function sseFrames(first: number, jsons: readonly string[]): string {
   let out = ''
-  for (const n of items) out += SseStream.frame({ id: n.seq, data: n.json })
+  for (let i = 0; i < jsons.length; i++) out += SseStream.frame({ id: first + i, data: jsons[i]! })
   return out
 }
 
@@ -139,7 +138,10 @@ export class AdminEventStream {
     this.flush()
   }
 
-  /** Once per batch: serialise the batch's events, keep them, send one frame to each subscriber. */
+  /**
+   * Once per batch: serialise the batch's events (each once), keep them, and send the same bytes
+   * to every subscriber: one frame per WebSocket (one Buffer for all), one write per SSE stream.
+   */
   flush(): void {
     this.scheduled = false
     const batch = this.pending
@@ -148,18 +150,19 @@ export class AdminEventStream {
     const first = this.firstPendingSeq
     // nobody to send to: serialise only what the ring will keep
     const from = this.subscribers.size === 0 ? Math.max(0, batch.length - this.ring.capacity) : 0
-    const items: Numbered[] = []
+    const jsons: string[] = new Array<string>(batch.length - from)
     for (let i = from; i < batch.length; i++) {
-      const n = { seq: first + i, json: serialise(batch[i]!, first + i) }
-      items.push(n)
-      this.ring.push(n)
+      const json = eventJson(batch[i]!, first + i)
+      jsons[i - from] = json
+      this.ring.push(first + i, json)
     }
     if (this.subscribers.size === 0) return
     let ws: Buffer | undefined
     let sse: string | undefined
     for (const s of this.subscribers) {
-      if ('ws' in s) this.sendWs(s.ws, (ws ??= Buffer.from(wsFrame(items))))
-      else s.sse.sendFrames((sse ??= sseFrames(items)))
+      if ('ws' in s)
+        this.sendWs(s.ws, (ws ??= Buffer.from(jsons.length === 1 ? jsons[0]! : '[' + jsons.join(',') + ']')))
+      else s.sse.sendFrames((sse ??= sseFrames(first + from, jsons)))
     }
   }
 
@@ -244,7 +247,7 @@ export class AdminEventStream {
       // heartbeat comments come from the server's shared timer for every open SSE stream
       const stream = ctx.sse({ maxQueuedBytes: this.opts.maxBackpressureBytes })
       const replay = this.replayFor(after)
-      if (replay.length > 0) stream.sendFrames(sseFrames(replay))
+      if (replay.length > 0) stream.sendFrames(replay.map((n) => SseStream.frame({ id: n.seq, data: n.json })).join(''))
       if (stream.closed) return undefined
       const sub = { sse: stream }
       this.subscribers.add(sub)
