@@ -44,22 +44,26 @@ interface WsSub {
   sub?: Subscriber
 }
 
-/** The last `capacity` serialised events, oldest first: two flat arrays, no object per event. */
+/**
+ * The last `capacity` events, oldest first, in two flat arrays (no object per event). An event is
+ * kept as its JSON once a batch serialised it for subscribers; with nobody subscribed it is kept as
+ * the bus's object and serialised only if a replay asks for it.
+ */
 class Ring {
   private readonly seqs: number[]
-  private readonly jsons: string[]
+  private readonly items: (string | PlatformEvent)[]
   private next = 0
   size = 0
 
   constructor(readonly capacity: number) {
     this.seqs = new Array<number>(capacity).fill(0)
-    this.jsons = new Array<string>(capacity).fill('')
+    this.items = new Array<string | PlatformEvent>(capacity).fill('')
   }
 
-  push(seq: number, json: string): void {
+  push(seq: number, item: string | PlatformEvent): void {
     if (this.capacity === 0) return
     this.seqs[this.next] = seq
-    this.jsons[this.next] = json
+    this.items[this.next] = item
     this.next = this.next + 1 === this.capacity ? 0 : this.next + 1
     if (this.size < this.capacity) this.size++
   }
@@ -70,7 +74,11 @@ class Ring {
     const start = (this.next - this.size + this.capacity) % Math.max(1, this.capacity)
     for (let i = 0; i < this.size; i++) {
       const k = (start + i) % this.capacity
-      if (this.seqs[k]! > after) out.push({ seq: this.seqs[k]!, json: this.jsons[k]! })
+      const seq = this.seqs[k]!
+      if (seq <= after) continue
+      let item = this.items[k]!
+      if (typeof item !== 'string') this.items[k] = item = eventJson(item, seq)
+      out.push({ seq, json: item })
     }
     return out
   }
@@ -148,21 +156,24 @@ export class AdminEventStream {
     if (batch.length === 0) return
     this.pending = []
     const first = this.firstPendingSeq
-    // nobody to send to: serialise only what the ring will keep
-    const from = this.subscribers.size === 0 ? Math.max(0, batch.length - this.ring.capacity) : 0
-    const jsons: string[] = new Array<string>(batch.length - from)
-    for (let i = from; i < batch.length; i++) {
+    if (this.subscribers.size === 0) {
+      // nobody to send to: keep what the ring holds, serialise nothing
+      for (let i = Math.max(0, batch.length - this.ring.capacity); i < batch.length; i++)
+        this.ring.push(first + i, batch[i]!)
+      return
+    }
+    const jsons: string[] = new Array<string>(batch.length)
+    for (let i = 0; i < batch.length; i++) {
       const json = eventJson(batch[i]!, first + i)
-      jsons[i - from] = json
+      jsons[i] = json
       this.ring.push(first + i, json)
     }
-    if (this.subscribers.size === 0) return
     let ws: Buffer | undefined
-    let sse: string | undefined
+    let sse: Buffer | undefined
     for (const s of this.subscribers) {
       if ('ws' in s)
         this.sendWs(s.ws, (ws ??= Buffer.from(jsons.length === 1 ? jsons[0]! : '[' + jsons.join(',') + ']')))
-      else s.sse.sendFrames((sse ??= sseFrames(first + from, jsons)))
+      else s.sse.sendFrames((sse ??= Buffer.from(sseFrames(first, jsons))))
     }
   }
 
