@@ -67,7 +67,9 @@ function one(): void {
   socket.on('data', (d: Buffer) => {
     // the status line comes in the first segment on loopback; one check, no buffering
     settle(d.subarray(0, OK.length).equals(OK) ? 'joined' : 'refused')
-    socket.destroy()
+    // RST, not FIN: a closed connection leaves no TIME_WAIT behind, so thousands of joins a second
+    // do not run the ephemeral ports out (connect() slows down long before it fails)
+    socket.resetAndDestroy()
   })
   socket.on('error', () => {
     settle('failed')

@@ -1,57 +1,69 @@
 import type { PlatformEvent } from '../events/index.js'
 
-/** A string without quotes, backslashes, control characters or surrogates is its own JSON body between quotes. */
-function jsonString(s: string): string {
+/** True when `s` needs no escaping: no quote, backslash, control character or surrogate (JSON escapes lone ones). */
+function plain(s: string): boolean {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i)
-    // surrogates too: JSON.stringify escapes lone ones
-    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return JSON.stringify(s)
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false
   }
-  return '"' + s + '"'
+  return true
 }
 
-// field names come from the event types: a handful, each quoted once
-const keys = new Map<string, string>()
+// field names come from the event types: a handful, each quoted once, with and without the comma before
+const keys = new Map<string, readonly [first: string, next: string]>()
 
-function jsonKey(k: string): string {
+function jsonKey(k: string, first: boolean): string {
   let q = keys.get(k)
   if (q === undefined) {
-    q = jsonString(k)
+    const name = JSON.stringify(k) + ':'
+    q = [name, ',' + name]
     if (keys.size < 256) keys.set(k, q)
   }
-  return q
+  return first ? q[0] : q[1]
 }
 
 /**
- * `{...event, "seq": seq}` as JSON, the same text JSON.stringify gives with `seq` last, without a
- * second object (the bus's event is shared with other listeners). Events are flat records of
- * strings, numbers and booleans, which this writes directly at about a third of JSON.stringify's
- * cost; anything else in a field goes through JSON.stringify.
+ * Appends `{...event, "seq": seq}` as JSON to `out`, piece by piece: the same text JSON.stringify
+ * gives with `seq` last, without a second object (the bus's event is shared with other listeners).
+ * A batch of events written into one array and joined once becomes one flat string, where
+ * concatenating each event's pieces would build a tree of strings per event for the garbage
+ * collector to copy and for the join to flatten. Events are flat records of strings, numbers and
+ * booleans; anything else in a field goes through JSON.stringify.
  */
-export function eventJson(event: PlatformEvent, seq: number): string {
-  let out = '{'
+export function writeEventJson(out: string[], event: PlatformEvent, seq: number): void {
+  out.push('{')
+  let first = true
   for (const key in event) {
     const v = (event as unknown as Record<string, unknown>)[key]
-    let json: string | undefined
     switch (typeof v) {
       case 'string':
-        json = jsonString(v)
+        if (plain(v)) out.push(jsonKey(key, first), '"', v, '"')
+        else out.push(jsonKey(key, first), JSON.stringify(v))
         break
       case 'number':
-        json = Number.isFinite(v) ? String(v) : 'null'
+        out.push(jsonKey(key, first), Number.isFinite(v) ? String(v) : 'null')
         break
       case 'boolean':
-        json = v ? 'true' : 'false'
+        out.push(jsonKey(key, first), v ? 'true' : 'false')
         break
       case 'undefined':
       case 'function':
       case 'symbol':
         continue
-      default:
-        json = JSON.stringify(v)
+      default: {
+        const json = JSON.stringify(v)
         if (json === undefined) continue
+        out.push(jsonKey(key, first), json)
+      }
     }
-    out += (out.length === 1 ? '' : ',') + jsonKey(key) + ':' + json
+    first = false
   }
-  return out + (out.length === 1 ? '' : ',') + '"seq":' + seq + '}'
+  out.push(first ? '"seq":' : ',"seq":', String(seq), '}')
+}
+
+/** One event as JSON (see writeEventJson). */
+export function eventJson(event: PlatformEvent, seq: number): string {
+  const out: string[] = []
+  writeEventJson(out, event, seq)
+  return out.join('')
 }

@@ -11,7 +11,7 @@ import type { Platform } from '../platform.js'
 import type { EventType, PlatformEvent } from '../events/index.js'
 import { PlatformError, SseStream, requestHeaders, statusLine, type Context } from '../http/index.js'
 import { ReadGate, type Principal } from '../auth/index.js'
-import { eventJson } from './event-json.js'
+import { eventJson, writeEventJson } from './event-json.js'
 
 export const EVENTS_PATH = '/platform/admin/events'
 const HARD_BACKPRESSURE_BYTES = 64 * 1024 * 1024
@@ -45,9 +45,8 @@ interface WsSub {
 }
 
 /**
- * The last `capacity` events, oldest first, in two flat arrays (no object per event). An event is
- * kept as its JSON once a batch serialised it for subscribers; with nobody subscribed it is kept as
- * the bus's object and serialised only if a replay asks for it.
+ * The last `capacity` events, oldest first, in two flat arrays (no object per event): the bus's
+ * events themselves, serialised only when a replay asks for them (then kept as JSON).
  */
 class Ring {
   private readonly seqs: number[]
@@ -89,11 +88,27 @@ function wsFrame(items: readonly Numbered[]): string {
   return items.length === 1 ? items[0]!.json : '[' + items.map((n) => n.json).join(',') + ']'
 }
 
-/** SSE frames of consecutive events from seq `first`, `id:` = seq. */
-function sseFrames(first: number, jsons: readonly string[]): string {
-  let out = ''
-  for (let i = 0; i < jsons.length; i++) out += SseStream.frame({ id: first + i, data: jsons[i]! })
-  return out
+/** The WebSocket frame of a batch from seq `first`: the event's object alone, or an array of them. */
+function wsBatch(first: number, batch: readonly PlatformEvent[]): Buffer {
+  const out: string[] = []
+  if (batch.length > 1) out.push('[')
+  for (let i = 0; i < batch.length; i++) {
+    if (i > 0) out.push(',')
+    writeEventJson(out, batch[i]!, first + i)
+  }
+  if (batch.length > 1) out.push(']')
+  return Buffer.from(out.join(''))
+}
+
+/** SSE frames of a batch from seq `first`, `id:` = seq (event JSON holds no newline: one `data:` line each). */
+function sseBatch(first: number, batch: readonly PlatformEvent[]): Buffer {
+  const out: string[] = []
+  for (let i = 0; i < batch.length; i++) {
+    out.push('id: ', String(first + i), '\ndata: ')
+    writeEventJson(out, batch[i]!, first + i)
+    out.push('\n\n')
+  }
+  return Buffer.from(out.join(''))
 }
 
 /** `?after=` or `Last-Event-ID`: a non-negative integer, or undefined (then the replay window). */
@@ -147,8 +162,9 @@ export class AdminEventStream {
   }
 
   /**
-   * Once per batch: serialise the batch's events (each once), keep them, and send the same bytes
-   * to every subscriber: one frame per WebSocket (one Buffer for all), one write per SSE stream.
+   * Once per batch: keep the batch's events, serialise them once per protocol in use, and send
+   * the same bytes to every subscriber: one frame per WebSocket (one Buffer for all), one write per
+   * SSE stream. The ring keeps the events themselves: it serialises one only if a replay asks.
    */
   flush(): void {
     this.scheduled = false
@@ -156,24 +172,14 @@ export class AdminEventStream {
     if (batch.length === 0) return
     this.pending = []
     const first = this.firstPendingSeq
-    if (this.subscribers.size === 0) {
-      // nobody to send to: keep what the ring holds, serialise nothing
-      for (let i = Math.max(0, batch.length - this.ring.capacity); i < batch.length; i++)
-        this.ring.push(first + i, batch[i]!)
-      return
-    }
-    const jsons: string[] = new Array<string>(batch.length)
-    for (let i = 0; i < batch.length; i++) {
-      const json = eventJson(batch[i]!, first + i)
-      jsons[i] = json
-      this.ring.push(first + i, json)
-    }
+    for (let i = Math.max(0, batch.length - this.ring.capacity); i < batch.length; i++)
+      this.ring.push(first + i, batch[i]!)
+    if (this.subscribers.size === 0) return
     let ws: Buffer | undefined
     let sse: Buffer | undefined
     for (const s of this.subscribers) {
-      if ('ws' in s)
-        this.sendWs(s.ws, (ws ??= Buffer.from(jsons.length === 1 ? jsons[0]! : '[' + jsons.join(',') + ']')))
-      else s.sse.sendFrames((sse ??= Buffer.from(sseFrames(first, jsons))))
+      if ('ws' in s) this.sendWs(s.ws, (ws ??= wsBatch(first, batch)))
+      else s.sse.sendFrames((sse ??= sseBatch(first, batch)))
     }
   }
 
