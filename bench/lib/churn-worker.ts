@@ -1,6 +1,6 @@
 /**
  * Room churn in its own thread: raw sockets that send a WebSocket upgrade to one of `rooms` rooms,
- * wait for the 101 (the server has registered the member by then) and drop the connection: a join
+ * wait for the 101 (the server has registered the member by then) and reset it: a join
  * and a leave for the server at a fraction of a WebSocket library's cost. Open loop: connections
  * start on a clock at `rate / 2` per second whatever the server's latency (bounded by `maxInFlight`),
  * so a busy server does not slow the offered churn down. Driven by bench/lib/churn-load.ts.

@@ -78,12 +78,18 @@ const scenario: Scenario = {
     const on = fan.on
     const off = fan.off
     notes.push(
-      `fan-out: ${members} silent members of one room, bursts of ${CHURN_FANOUT_BURST} frames from one member paced to ${deliveries > 0 ? `${deliveries} deliveries/s` : 'back to back'}; churn offered at ${churn} joins+leaves/s from its own thread (open loop, raw sockets: WebSocket upgrade to churn-0..49, dropped on the 101); stream on = ${SUBSCRIBERS} raw WebSocket subscribers of /platform/admin/events in their own thread, off = platform.admin.enabled=false; both servers side by side, measured in ${rounds} alternating windows each`
+      `fan-out: ${members} silent members of one room, bursts of ${CHURN_FANOUT_BURST} frames from one member paced to ${deliveries > 0 ? `${deliveries} deliveries/s` : 'back to back'}; churn offered at ${churn} joins+leaves/s from its own thread (open loop, raw sockets: WebSocket upgrade to churn-0..49, reset on the 101); stream on = ${SUBSCRIBERS} raw WebSocket subscribers of /platform/admin/events in their own thread, off = platform.admin.enabled=false; both servers side by side, measured in ${rounds} alternating windows each`
     )
-    if (on !== undefined && off !== undefined)
+    if (on !== undefined && off !== undefined) {
       notes.push(
         `churn reached ${Math.round(off.churnPerSec)} (off) / ${Math.round(on.churnPerSec)} (on) joins+leaves/s; each subscriber got ${Math.round(on.eventsPerSubscriberPerSec)} events/s; server CPU ${(off.cpuCores * 100).toFixed(0)}% / ${(on.cpuCores * 100).toFixed(0)}%`
       )
+      // the work is the same by construction; joins that failed make it differ
+      if (on.lostJoins + off.lostJoins > 0)
+        notes.push(`joins failed: ${off.lostJoins} (off) / ${on.lostJoins} (on): the subjects did not do the same work`)
+      if (on.subscribersClosed > 0)
+        notes.push(`${on.subscribersClosed} subscribers were closed as slow consumers: events/s undercounted`)
+    }
     const rows: ResultRow[] = [
       row(
         'fanout.cpu_us_per_delivery',
