@@ -1,156 +1,11 @@
 import { execSync } from 'node:child_process'
-import { connect } from 'node:net'
-import WebSocket from 'ws'
 import { row, type ResultRow, type RunOptions, type Scenario, type ScenarioResult } from '../scenario.js'
-import { sleep, startPlatform, type ServerProcess } from '../lib/proc.js'
+import { startPlatform } from '../lib/proc.js'
 import { WsLoad } from '../lib/ws-load.js'
+import { CHURN_FANOUT_BURST, churnFanOut, type FanOut } from '../lib/churn-fanout.js'
 import { measureHttp } from '../lib/http-load.js'
 
-const PAD = 64
 const SUBSCRIBERS = 50
-const BURST = 16
-
-interface FanOut {
-  deliveriesPerSec: number
-  cpuUsPerDelivery: number
-  churnPerSec: number
-  eventsPerSubscriberPerSec: number
-  cpuCores: number
-}
-
-/**
- * Rooms churn: members join and leave rooms churn-0..49, paced toward `rate` joins+leaves per
- * second. Each member is a raw socket that sends the WebSocket upgrade, waits for the 101 (the
- * server has registered it by then) and drops the connection: a join and a leave for the server,
- * at a fraction of a WebSocket client library's cost, so the harness can churn faster.
- */
-function churn(port: number, rate: number, parallel: number): { stop: () => Promise<number> } {
-  let running = true
-  let done = 0
-  let budget = 0
-  const tick = setInterval(() => {
-    budget = Math.min(budget + rate / 100, rate / 10)
-  }, 10)
-  const one = (i: number): Promise<void> =>
-    new Promise((resolve) => {
-      const socket = connect(port, '127.0.0.1')
-      let got = ''
-      socket.setNoDelay(true)
-      socket.on('connect', () => {
-        socket.write(
-          `GET /platform/rooms/churn-${i % 50}?presence=false HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n` +
-            'Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n'
-        )
-      })
-      socket.on('data', (d: Buffer) => {
-        got += d.toString('latin1')
-        if (!got.includes('\r\n\r\n')) return
-        if (got.startsWith('HTTP/1.1 101')) done += 2
-        socket.destroy()
-      })
-      socket.on('close', () => resolve())
-      socket.on('error', () => resolve())
-    })
-  const loops = Array.from({ length: parallel }, async (_, k) => {
-    let i = k
-    while (running) {
-      if (budget < 2) {
-        await sleep(5)
-        continue
-      }
-      budget -= 2
-      await one(i)
-      i += parallel
-    }
-  })
-  return {
-    stop: async () => {
-      running = false
-      clearInterval(tick)
-      await Promise.all(loops)
-      return done
-    }
-  }
-}
-
-/** 50 subscribers of the admin stream counting the events they get (frames are not parsed: that is client CPU). */
-async function subscribe(url: string): Promise<{ events: () => number; close: () => void }> {
-  let events = 0
-  const sockets: WebSocket[] = []
-  await Promise.all(
-    Array.from(
-      { length: SUBSCRIBERS },
-      () =>
-        new Promise<void>((resolve, reject) => {
-          const ws = new WebSocket(url.replace(/^http/, 'ws') + '/platform/admin/events')
-          sockets.push(ws)
-          ws.on('message', (data) => {
-            // a frame holds one event object, or an array of the events of one turn
-            const s = String(data)
-            if (s.startsWith('[')) events += s.split('{"type":').length - 1
-            else events++
-          })
-          ws.once('open', () => resolve())
-          ws.once('error', reject)
-        })
-    )
-  )
-  return {
-    events: () => events,
-    close: () => {
-      for (const ws of sockets) ws.close()
-    }
-  }
-}
-
-async function fanOut(
-  server: ServerProcess,
-  members: number,
-  rate: number,
-  withStream: boolean,
-  opts: RunOptions
-): Promise<FanOut | undefined> {
-  const url = server.url.replace(/^http/, 'ws') + '/platform/rooms/bench?presence=false'
-  const { load, ok, error } = await WsLoad.open({ url, connections: members, threads: 1, concurrency: 64 })
-  const subs = withStream ? await subscribe(server.url) : undefined
-  try {
-    if (ok < members) {
-      opts.log(`  ${ok}/${members} joined (${error ?? ''}), not measured`)
-      return undefined
-    }
-    await load.settle(500, 60_000)
-    const churner = churn(server.port, rate, 64)
-    const run = async (sec: number) => {
-      const end = performance.now() + sec * 1000
-      while (performance.now() < end && !opts.signal.aborted) await load.burst(BURST, PAD)
-    }
-    await run(opts.warmupSec)
-    await load.stats(true)
-    const e0 = subs?.events() ?? 0
-    const cpu0 = server.cpuSeconds()
-    const w0 = performance.now()
-    await run(opts.durationSec)
-    const wall = (performance.now() - w0) / 1000
-    const cpu = server.cpuSeconds() - cpu0
-    const s = await load.stats(true)
-    const churned = await churner.stop()
-    const m: FanOut = {
-      deliveriesPerSec: s.deliveries / wall,
-      cpuUsPerDelivery: (cpu * 1e6) / s.deliveries,
-      // counted over warm-up and measurement alike (same pacing throughout)
-      churnPerSec: churned / (wall + opts.warmupSec),
-      eventsPerSubscriberPerSec: subs === undefined ? 0 : (subs.events() - e0) / SUBSCRIBERS / wall,
-      cpuCores: cpu / wall
-    }
-    opts.log(
-      `  stream ${withStream ? 'on ' : 'off'}: ${Math.round(m.deliveriesPerSec)} deliveries/s, ${m.cpuUsPerDelivery.toFixed(3)} CPU µs/delivery, churn ${Math.round(m.churnPerSec)} joins+leaves/s, ${Math.round(m.eventsPerSubscriberPerSec)} events/s per subscriber, server ${(m.cpuCores * 100).toFixed(0)}%`
-    )
-    return m
-  } finally {
-    subs?.close()
-    await load.close()
-  }
-}
 
 function fdLimit(): number {
   try {
@@ -173,7 +28,9 @@ const scenario: Scenario = {
     'Admin plane on the data path: room fan-out CPU per delivery with 50 admin-event subscribers during join/leave churn vs the admin plane off; /api/admin/overview vs /healthz CPU per request with 20 000 connected resources (5 000 quick)',
   async run(opts: RunOptions): Promise<ScenarioResult> {
     const members = Number(process.env.BENCH_ADMIN_MEMBERS ?? (opts.quick ? 300 : 1000))
-    const rate = Number(process.env.BENCH_ADMIN_CHURN ?? 10_000)
+    const churn = Number(process.env.BENCH_ADMIN_CHURN ?? 10_000)
+    const deliveries = Number(process.env.BENCH_ADMIN_DELIVERIES ?? 200_000)
+    const rounds = Number(process.env.BENCH_ADMIN_ROUNDS ?? (opts.quick ? 2 : 4))
     const notes: string[] = []
     const base = [
       '--set',
@@ -181,18 +38,13 @@ const scenario: Scenario = {
       '--set',
       'platform.admin.content-read-auth-required=false'
     ]
-    const fan: Record<string, FanOut | undefined> = {}
-    for (const mode of ['off', 'on'] as const) {
-      if (opts.signal.aborted) throw new Error('aborted')
-      const server = await startPlatform(opts.root, opts.tmpDir, [
-        ...base,
-        ...(mode === 'off' ? ['--set', 'platform.admin.enabled=false'] : [])
-      ])
-      try {
-        fan[mode] = await fanOut(server, members, rate, mode === 'on', opts)
-      } finally {
-        await server.stop()
-      }
+    let fan: Partial<Record<'off' | 'on', FanOut>> = {}
+    try {
+      fan = await churnFanOut({ members, churn, deliveries, subscribers: SUBSCRIBERS, rounds, base }, opts)
+    } catch (err) {
+      if (opts.signal.aborted) throw err
+      notes.push(`fan-out not measured: ${(err as Error).message}`)
+      opts.log(`  fan-out not measured: ${(err as Error).message}`)
     }
 
     // (2) overview with many resources: idle members in rooms of 10
@@ -226,12 +78,18 @@ const scenario: Scenario = {
     const on = fan.on
     const off = fan.off
     notes.push(
-      `fan-out: ${members} silent members of one room, bursts of ${BURST} frames from one member; churn paced toward ${rate} joins+leaves/s (64 parallel raw sockets: WebSocket upgrade to churn-0..49, dropped on the 101); stream on = ${SUBSCRIBERS} WebSocket subscribers of /platform/admin/events, off = platform.admin.enabled=false`
+      `fan-out: ${members} silent members of one room, bursts of ${CHURN_FANOUT_BURST} frames from one member paced to ${deliveries > 0 ? `${deliveries} deliveries/s` : 'back to back'}; churn offered at ${churn} joins+leaves/s from its own thread (open loop, raw sockets: WebSocket upgrade to churn-0..49, reset on the 101); stream on = ${SUBSCRIBERS} raw WebSocket subscribers of /platform/admin/events in their own thread, off = platform.admin.enabled=false; both servers side by side, measured in ${rounds} alternating windows each`
     )
-    if (on !== undefined && off !== undefined)
+    if (on !== undefined && off !== undefined) {
       notes.push(
         `churn reached ${Math.round(off.churnPerSec)} (off) / ${Math.round(on.churnPerSec)} (on) joins+leaves/s; each subscriber got ${Math.round(on.eventsPerSubscriberPerSec)} events/s; server CPU ${(off.cpuCores * 100).toFixed(0)}% / ${(on.cpuCores * 100).toFixed(0)}%`
       )
+      // the work is the same by construction; joins that failed make it differ
+      if (on.lostJoins + off.lostJoins > 0)
+        notes.push(`joins failed: ${off.lostJoins} (off) / ${on.lostJoins} (on): the subjects did not do the same work`)
+      if (on.subscribersClosed > 0)
+        notes.push(`${on.subscribersClosed} subscribers were closed as slow consumers: events/s undercounted`)
+    }
     const rows: ResultRow[] = [
       row(
         'fanout.cpu_us_per_delivery',

@@ -11,6 +11,7 @@ import type { Platform } from '../platform.js'
 import type { EventType, PlatformEvent } from '../events/index.js'
 import { PlatformError, SseStream, requestHeaders, statusLine, type Context } from '../http/index.js'
 import { ReadGate, type Principal } from '../auth/index.js'
+import { eventJson, writeEventJson } from './event-json.js'
 
 export const EVENTS_PATH = '/platform/admin/events'
 const HARD_BACKPRESSURE_BYTES = 64 * 1024 * 1024
@@ -45,20 +46,26 @@ interface WsSub {
   sub?: Subscriber
 }
 
-/** The last `capacity` serialised events, oldest first. */
+/**
+ * The last `capacity` events, oldest first, in two flat arrays (no object per event): the bus's
+ * events themselves, serialised only when a replay asks for them (then kept as JSON).
+ */
 class Ring {
-  private readonly items: (Numbered | undefined)[]
+  private readonly seqs: number[]
+  private readonly items: (string | PlatformEvent)[]
   private next = 0
   size = 0
 
   constructor(readonly capacity: number) {
-    this.items = new Array<Numbered | undefined>(capacity)
+    this.seqs = new Array<number>(capacity).fill(0)
+    this.items = new Array<string | PlatformEvent>(capacity).fill('')
   }
 
-  push(n: Numbered): void {
+  push(seq: number, item: string | PlatformEvent): void {
     if (this.capacity === 0) return
-    this.items[this.next] = n
-    this.next = (this.next + 1) % this.capacity
+    this.seqs[this.next] = seq
+    this.items[this.next] = item
+    this.next = this.next + 1 === this.capacity ? 0 : this.next + 1
     if (this.size < this.capacity) this.size++
   }
 
@@ -67,17 +74,15 @@ class Ring {
     const out: Numbered[] = []
     const start = (this.next - this.size + this.capacity) % Math.max(1, this.capacity)
     for (let i = 0; i < this.size; i++) {
-      const n = this.items[(start + i) % this.capacity]!
-      if (n.seq > after) out.push(n)
+      const k = (start + i) % this.capacity
+      const seq = this.seqs[k]!
+      if (seq <= after) continue
+      let item = this.items[k]!
+      if (typeof item !== 'string') this.items[k] = item = eventJson(item, seq)
+      out.push({ seq, json: item })
     }
     return out
   }
-}
-
-/** `{...event, seq}` without a second object: the bus's event is shared with other listeners. */
-function serialise(event: PlatformEvent, seq: number): string {
-  const json = JSON.stringify(event)
-  return json.slice(0, -1) + ',"seq":' + seq + '}'
 }
 
 /** A WebSocket frame: one event as its object, several (same turn, or a replay) as an array. */
@@ -85,10 +90,27 @@ function wsFrame(items: readonly Numbered[]): string {
   return items.length === 1 ? items[0]!.json : '[' + items.map((n) => n.json).join(',') + ']'
 }
 
-function sseFrames(items: readonly Numbered[]): string {
-  let out = ''
-  for (const n of items) out += SseStream.frame({ id: n.seq, data: n.json })
-  return out
+/** The WebSocket frame of a batch from seq `first`: the event's object alone, or an array of them. */
+function wsBatch(first: number, batch: readonly PlatformEvent[]): Buffer {
+  const out: string[] = []
+  if (batch.length > 1) out.push('[')
+  for (let i = 0; i < batch.length; i++) {
+    if (i > 0) out.push(',')
+    writeEventJson(out, batch[i]!, first + i)
+  }
+  if (batch.length > 1) out.push(']')
+  return Buffer.from(out.join(''))
+}
+
+/** SSE frames of a batch from seq `first`, `id:` = seq (event JSON holds no newline: one `data:` line each). */
+function sseBatch(first: number, batch: readonly PlatformEvent[]): Buffer {
+  const out: string[] = []
+  for (let i = 0; i < batch.length; i++) {
+    out.push('id: ', String(first + i), '\ndata: ')
+    writeEventJson(out, batch[i]!, first + i)
+    out.push('\n\n')
+  }
+  return Buffer.from(out.join(''))
 }
 
 /** `?after=` or `Last-Event-ID`: a non-negative integer, or undefined (then the replay window). */
@@ -167,27 +189,25 @@ export class AdminEventStream {
     this.flush()
   }
 
-  /** Once per batch: serialise the batch's events, keep them, send one frame to each subscriber. */
+  /**
+   * Once per batch: keep the batch's events, serialise them once per protocol in use, and send
+   * the same bytes to every subscriber: one frame per WebSocket (one Buffer for all), one write per
+   * SSE stream. The ring keeps the events themselves: it serialises one only if a replay asks.
+   */
   flush(): void {
     this.scheduled = false
     const batch = this.pending
     if (batch.length === 0) return
     this.pending = []
     const first = this.firstPendingSeq
-    // nobody to send to: serialise only what the ring will keep
-    const from = this.subscribers.size === 0 ? Math.max(0, batch.length - this.ring.capacity) : 0
-    const items: Numbered[] = []
-    for (let i = from; i < batch.length; i++) {
-      const n = { seq: first + i, json: serialise(batch[i]!, first + i) }
-      items.push(n)
-      this.ring.push(n)
-    }
+    for (let i = Math.max(0, batch.length - this.ring.capacity); i < batch.length; i++)
+      this.ring.push(first + i, batch[i]!)
     if (this.subscribers.size === 0) return
     let ws: Buffer | undefined
-    let sse: string | undefined
+    let sse: Buffer | undefined
     for (const s of this.subscribers) {
-      if ('ws' in s) this.sendWs(s.ws, (ws ??= Buffer.from(wsFrame(items))))
-      else s.sse.sendFrames((sse ??= sseFrames(items)))
+      if ('ws' in s) this.sendWs(s.ws, (ws ??= wsBatch(first, batch)))
+      else s.sse.sendFrames((sse ??= sseBatch(first, batch)))
     }
   }
 
@@ -272,7 +292,7 @@ export class AdminEventStream {
       // heartbeat comments come from the server's shared timer for every open SSE stream
       const stream = ctx.sse({ maxQueuedBytes: this.opts.maxBackpressureBytes })
       const replay = this.replayFor(after)
-      if (replay.length > 0) stream.sendFrames(sseFrames(replay))
+      if (replay.length > 0) stream.sendFrames(replay.map((n) => SseStream.frame({ id: n.seq, data: n.json })).join(''))
       if (stream.closed) return undefined
       const sub = { sse: stream }
       this.add(sub)

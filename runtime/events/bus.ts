@@ -29,6 +29,18 @@ type Listener<T extends EventType> = (event: PlatformEvent<T>) => void
 // a set holds the listeners of one type (or '*'); emit calls each only with events of its type
 type StoredListener = (event: PlatformEvent) => void
 
+/** One ISO string per millisecond: a busy data path emits many events per ms, formatting a Date is not cheap. */
+let isoMs = -1
+let iso = ''
+function isoNow(): string {
+  const now = Date.now()
+  if (now !== isoMs) {
+    isoMs = now
+    iso = new Date(now).toISOString()
+  }
+  return iso
+}
+
 export class EventBus {
   private readonly listeners = new Map<string, Set<StoredListener>>()
   onError: (err: unknown, event: PlatformEvent) => void = () => {}
@@ -52,17 +64,21 @@ export class EventBus {
   }
 
   emit<T extends EventType>(type: T, payload: PlatformEvents[T]): void {
-    if (!this.has(type)) return
-    const event = { type, ...payload, timestamp: new Date().toISOString() } as PlatformEvent<T>
-    for (const key of [type, '*']) {
-      const set = this.listeners.get(key)
-      if (set === undefined) continue
-      for (const fn of set) {
-        try {
-          fn(event)
-        } catch (err) {
-          this.onError(err, event)
-        }
+    // joins, leaves and broadcasts emit here: two lookups and no allocation when nobody listens
+    const own = this.listeners.get(type)
+    const any = this.listeners.get('*')
+    if ((own === undefined || own.size === 0) && (any === undefined || any.size === 0)) return
+    const event = { type, ...payload, timestamp: isoNow() } as PlatformEvent<T>
+    if (own !== undefined) this.call(own, event)
+    if (any !== undefined) this.call(any, event)
+  }
+
+  private call(set: Set<StoredListener>, event: PlatformEvent): void {
+    for (const fn of set) {
+      try {
+        fn(event)
+      } catch (err) {
+        this.onError(err, event)
       }
     }
   }

@@ -34,7 +34,7 @@ export interface SseEvent {
  */
 export class SseStream {
   closed = false
-  private queue: string[] = []
+  private queue: (string | Buffer)[] = []
   private queuedBytes = 0
   private waiting = false
   private closeListeners: (() => void)[] = []
@@ -69,8 +69,11 @@ export class SseStream {
     return this.write(SseStream.frame(ev))
   }
 
-  /** Several events in one write (`frames` built with SseStream.frame, shareable between streams). */
-  sendFrames(frames: string): boolean {
+  /**
+   * Several events in one write (`frames` built with SseStream.frame, shareable between streams;
+   * as a Buffer, many streams share one UTF-8 encoding instead of uWS encoding the string for each).
+   */
+  sendFrames(frames: string | Buffer): boolean {
     return this.write(frames)
   }
 
@@ -85,7 +88,7 @@ export class SseStream {
     return this.write(`: ${text}\n\n`)
   }
 
-  private write(frame: string): boolean {
+  private write(frame: string | Buffer): boolean {
     if (this.closed) return false
     if (this.waiting) return this.enqueue(frame)
     const res = this.ctx.res
@@ -101,7 +104,7 @@ export class SseStream {
     return ok
   }
 
-  private enqueue(frame: string): boolean {
+  private enqueue(frame: string | Buffer): boolean {
     this.queuedBytes += frame.length
     if (this.queuedBytes > this.maxQueuedBytes) {
       this.close()

@@ -211,6 +211,46 @@ t.test('a new subscriber gets the last N events, never more', async (t) => {
   member.ws.close()
 })
 
+t.test('events from before any subscriber are replayed from the ring as the same JSON', async (t) => {
+  const tp = await adminPlatform({ ...FAST, 'platform.admin.events.replay': 25 })
+  t.teardown(tp.close)
+  // nobody subscribed: the ring keeps the bus's events and serialises them only when asked
+  const member = await wsMember(tp.url, 'unwatched')
+  for (let i = 0; i < 60; i++) speak(member, { i })
+  await member.inbox.next((f) => f.data?.i === 59)
+  await new Promise((r) => setTimeout(r, 150))
+  const until = async (ok: () => boolean) => {
+    for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 10))
+  }
+  const ws = await wsEvents(tp.url, '', auth)
+  await until(() => ws.inbox.all.length >= 25)
+  t.equal(ws.inbox.all.length, 25, 'the replay window')
+  t.equal(ws.frames, 1, 'in one frame')
+  contiguous(t, ws.inbox.all, 'replayed')
+  t.match(ws.inbox.all.at(-1), { type: 'MessageBroadcast', broadcasterId: '/platform/rooms/unwatched' })
+  for (const e of ws.inbox.all) {
+    t.match(e.timestamp, ISO)
+    t.equal(Object.keys(e)[0], 'type')
+    t.equal(Object.keys(e).at(-1), 'seq')
+  }
+  // a second subscriber (SSE) gets the same events; then the live ones follow on without a gap
+  const sse = await sseEvents(tp.url, '', auth)
+  await until(() => sse.inbox.all.length >= 25)
+  t.same(sse.inbox.all, ws.inbox.all)
+  t.same(
+    sse.ids,
+    sse.inbox.all.map((e) => e.seq)
+  )
+  speak(member, { i: 60 })
+  const live = await ws.inbox.type('MessageBroadcast', (e) => e.seq > ws.inbox.all[24]!.seq)
+  t.equal(live.seq, ws.inbox.all[24]!.seq + 1)
+  await reach(sse, live.seq)
+  t.same(sse.inbox.all.at(-1), live)
+  ws.close()
+  sse.close()
+  member.ws.close()
+})
+
 t.test('a consumer that stops reading is closed, the others keep going', async (t) => {
   const tp = await adminPlatform({ ...WRITER, 'platform.transport.max-backpressure-bytes': 256 * 1024 })
   t.teardown(tp.close)

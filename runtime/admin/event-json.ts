@@ -1,0 +1,69 @@
+import type { PlatformEvent } from '../events/index.js'
+
+/** True when `s` needs no escaping: no quote, backslash, control character or surrogate (JSON escapes lone ones). */
+function plain(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i)
+    if (c < 0x20 || c === 0x22 || c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) return false
+  }
+  return true
+}
+
+// field names come from the event types: a handful, each quoted once, with and without the comma before
+const keys = new Map<string, readonly [first: string, next: string]>()
+
+function jsonKey(k: string, first: boolean): string {
+  let q = keys.get(k)
+  if (q === undefined) {
+    const name = JSON.stringify(k) + ':'
+    q = [name, ',' + name]
+    if (keys.size < 256) keys.set(k, q)
+  }
+  return first ? q[0] : q[1]
+}
+
+/**
+ * Appends `{...event, "seq": seq}` as JSON to `out`, piece by piece: the same text JSON.stringify
+ * gives with `seq` last, without a second object (the bus's event is shared with other listeners).
+ * A batch of events written into one array and joined once becomes one flat string, where
+ * concatenating each event's pieces would build a tree of strings per event for the garbage
+ * collector to copy and for the join to flatten. Events are flat records of strings, numbers and
+ * booleans; anything else in a field goes through JSON.stringify.
+ */
+export function writeEventJson(out: string[], event: PlatformEvent, seq: number): void {
+  out.push('{')
+  let first = true
+  for (const key in event) {
+    const v = (event as unknown as Record<string, unknown>)[key]
+    switch (typeof v) {
+      case 'string':
+        if (plain(v)) out.push(jsonKey(key, first), '"', v, '"')
+        else out.push(jsonKey(key, first), JSON.stringify(v))
+        break
+      case 'number':
+        out.push(jsonKey(key, first), Number.isFinite(v) ? String(v) : 'null')
+        break
+      case 'boolean':
+        out.push(jsonKey(key, first), v ? 'true' : 'false')
+        break
+      case 'undefined':
+      case 'function':
+      case 'symbol':
+        continue
+      default: {
+        const json = JSON.stringify(v)
+        if (json === undefined) continue
+        out.push(jsonKey(key, first), json)
+      }
+    }
+    first = false
+  }
+  out.push(first ? '"seq":' : ',"seq":', String(seq), '}')
+}
+
+/** One event as JSON (see writeEventJson). */
+export function eventJson(event: PlatformEvent, seq: number): string {
+  const out: string[] = []
+  writeEventJson(out, event, seq)
+  return out.join('')
+}

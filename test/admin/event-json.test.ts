@@ -1,0 +1,74 @@
+// The stream's event serialiser writes what JSON.stringify writes for `{...event, seq}`, for any
+// field values (generated), so the hand-written fast path can never change a frame's bytes.
+import t from 'tap'
+import fc from 'fast-check'
+import { eventJson } from '../../runtime/admin/event-json.js'
+import type { PlatformEvent } from '../../runtime/events/index.js'
+
+const reference = (e: object, seq: number): string => JSON.stringify({ ...e, seq })
+
+t.test('the events of the data path come out as JSON.stringify writes them, seq last', async (t) => {
+  const e = {
+    type: 'ResourceConnected',
+    uuid: '5e0f6f3c-1234-4321-abcd-0123456789ab',
+    transport: 'WEBSOCKET',
+    broadcaster: '/platform/rooms/churn-12',
+    timestamp: '2026-11-24T23:01:02.123Z'
+  } as PlatformEvent
+  t.equal(eventJson(e, 42), reference(e, 42))
+  t.same(Object.keys(JSON.parse(eventJson(e, 42))), ['type', 'uuid', 'transport', 'broadcaster', 'timestamp', 'seq'])
+  const m = { type: 'MessageBroadcast', broadcasterId: 'r', resourceCount: 3, timestamp: 't' } as PlatformEvent
+  t.equal(eventJson(m, 1), reference(m, 1))
+  const c = { type: 'ControlActionExecuted', principal: 'a', action: 'x', target: 'y', success: false, timestamp: 't' }
+  t.equal(eventJson(c as PlatformEvent, 7), reference(c, 7))
+})
+
+t.test('strings that need escaping, odd numbers, nested and skipped values', async (t) => {
+  const e = {
+    type: 'ResourceDisconnected',
+    uuid: 'quote " back \\ nl \n tab \t nul \u0000 del \u007f',
+    reason: 'lone \ud800 surrogate, pair \ud83d\ude00, line sep \u2028',
+    n: NaN,
+    inf: -Infinity,
+    neg: -0,
+    big: 1e21,
+    small: 5e-7,
+    nested: { a: [1, 'b', null], d: new Date(0) },
+    gone: undefined,
+    fn: () => 1,
+    nul: null,
+    timestamp: 't'
+  }
+  t.equal(eventJson(e as unknown as PlatformEvent, 9), reference(e, 9))
+})
+
+t.test('generated events: same text as JSON.stringify', async (t) => {
+  const value = fc.oneof(
+    fc.string(),
+    fc.string({ unit: 'binary' }),
+    fc.string({ unit: 'grapheme-composite' }),
+    fc.double(),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant(undefined),
+    fc.jsonValue()
+  )
+  fc.assert(
+    fc.property(
+      // events never carry their own seq; `__proto__` is not a field an object literal can spread
+      fc.dictionary(
+        fc.string({ maxLength: 8 }).filter((k) => k !== 'seq' && k !== '__proto__'),
+        value,
+        { maxKeys: 6 }
+      ),
+      fc.nat(),
+      (fields, seq) => {
+        const e = { type: 'AgentDispatched', ...fields, timestamp: '2026-11-24T23:01:02.123Z' }
+        return eventJson(e as unknown as PlatformEvent, seq) === reference(e, seq)
+      }
+    ),
+    { numRuns: 2000 }
+  )
+  t.pass('2000 generated events')
+})
