@@ -1,3 +1,4 @@
+import WebSocket from 'ws'
 import type { RunOptions } from '../scenario.js'
 import { sleep, startPlatform, type ServerProcess } from './proc.js'
 import { WsLoad } from './ws-load.js'
@@ -6,6 +7,8 @@ import { EventSubscribers } from './event-subscribers.js'
 
 const PAD = 64
 const BURST = 16
+/** Rooms the churn thread joins and leaves; each keeps one resident member (see `residents`). */
+const CHURN_ROOMS = 50
 
 export interface ChurnFanOutOptions {
   /** Silent members of the fan-out room (a burst reaches all but the sender). */
@@ -37,10 +40,13 @@ export interface FanOut {
 interface Subject {
   name: 'off' | 'on'
   server: ServerProcess
+  residents: WebSocket[]
   load: WsLoad
   subs: EventSubscribers | undefined
   cpu: number
   wall: number
+  /** Seconds from each window's start until its last join was answered. */
+  churnWall: number
   deliveries: number
   joined: number
   lost: number
@@ -67,7 +73,40 @@ async function subject(
   const subs =
     name === 'on' ? await EventSubscribers.open(server.url + '/platform/admin/events', o.subscribers) : undefined
   await load.settle(500, 60_000)
-  return { name, server, load, subs, cpu: 0, wall: 0, deliveries: 0, joined: 0, lost: 0, events: 0 }
+  return {
+    name,
+    server,
+    residents: await residents(server),
+    load,
+    subs,
+    cpu: 0,
+    wall: 0,
+    churnWall: 0,
+    deliveries: 0,
+    joined: 0,
+    lost: 0,
+    events: 0
+  }
+}
+
+/**
+ * One member that stays in each churn room, so the churn is members joining and leaving live rooms
+ * (one ResourceConnected or ResourceDisconnected each), not rooms created and destroyed with every
+ * member (which adds a BroadcasterCreated and a BroadcasterDestroyed per join and leave).
+ */
+function residents(server: ServerProcess): Promise<WebSocket[]> {
+  const base = server.url.replace(/^http/, 'ws')
+  return Promise.all(
+    Array.from(
+      { length: CHURN_ROOMS },
+      (_, i) =>
+        new Promise<WebSocket>((resolve, reject) => {
+          const ws = new WebSocket(`${base}/platform/rooms/churn-${i}?presence=false`)
+          ws.once('open', () => resolve(ws))
+          ws.once('error', reject)
+        })
+    )
+  )
 }
 
 /** `count` bursts from the room's sender, paced to `deliveries`/s when set. */
@@ -91,7 +130,7 @@ async function window(s: Subject, o: ChurnFanOutOptions, warmSec: number, sec: n
   const churnOf = (t: number) =>
     new ChurnLoad({
       url: s.server.url + '/platform/rooms/churn-{room}?presence=false',
-      rooms: 50,
+      rooms: CHURN_ROOMS,
       rate: o.churn,
       total: Math.max(1, Math.round((o.churn * t) / 2))
     })
@@ -109,6 +148,7 @@ async function window(s: Subject, o: ChurnFanOutOptions, warmSec: number, sec: n
   try {
     await bursts(s, o, burstsOf(sec), opts.signal)
     const c = await churn.finished(total)
+    s.churnWall += (performance.now() - w0) / 1000
     // the last leaves and the stream's last batch
     await sleep(100)
     s.wall += (performance.now() - w0) / 1000
@@ -148,7 +188,7 @@ export async function churnFanOut(o: ChurnFanOutOptions, opts: RunOptions): Prom
       out[s.name] = {
         deliveriesPerSec: s.deliveries / s.wall,
         cpuUsPerDelivery: (s.cpu * 1e6) / s.deliveries,
-        churnPerSec: (s.joined * 2) / s.wall,
+        churnPerSec: (s.joined * 2) / s.churnWall,
         lostJoins: s.lost,
         eventsPerSubscriberPerSec: s.subs === undefined ? 0 : s.events / o.subscribers / s.wall,
         subscribersClosed: closed,
@@ -164,6 +204,7 @@ export async function churnFanOut(o: ChurnFanOutOptions, opts: RunOptions): Prom
     for (const s of subjects) {
       await s.subs?.close()
       await s.load.close()
+      for (const ws of s.residents) ws.terminate()
     }
     for (const server of started) await server.stop()
   }
