@@ -2,6 +2,8 @@
  * One typed in-process bus. Producers never know their consumers (admin stream, metrics, logs,
  * the MCP server's list-changed notifications). A throwing listener is isolated from the rest.
  */
+import { isoNow } from '../contracts/index.js'
+
 export interface PlatformEvents {
   ResourceConnected: { uuid: string; transport: string; broadcaster: string }
   ResourceDisconnected: { uuid: string; reason: string }
@@ -28,18 +30,6 @@ export type PlatformEvent<T extends EventType = EventType> = { type: T; timestam
 type Listener<T extends EventType> = (event: PlatformEvent<T>) => void
 // a set holds the listeners of one type (or '*'); emit calls each only with events of its type
 type StoredListener = (event: PlatformEvent) => void
-
-/** One ISO string per millisecond: a busy data path emits many events per ms, formatting a Date is not cheap. */
-let isoMs = -1
-let iso = ''
-function isoNow(): string {
-  const now = Date.now()
-  if (now !== isoMs) {
-    isoMs = now
-    iso = new Date(now).toISOString()
-  }
-  return iso
-}
 
 export class EventBus {
   private readonly listeners = new Map<string, Set<StoredListener>>()

@@ -6,14 +6,15 @@
  */
 import type { Logger } from 'pino'
 import { trace, ProxyTracerProvider, SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api'
-import type {
-  AiRequest,
-  DecisionEntry,
-  DecisionValue,
-  GovernancePolicy,
-  Phase,
-  PolicyContext,
-  PolicyDecision
+import {
+  isoNow,
+  type AiRequest,
+  type DecisionEntry,
+  type DecisionValue,
+  type GovernancePolicy,
+  type Phase,
+  type PolicyContext,
+  type PolicyDecision
 } from '../contracts/index.js'
 import { snapshotOf } from './audit-entry.js'
 import type { GovernanceDecisionLog } from './decision-log.js'
@@ -62,18 +63,6 @@ interface Run {
 function tracing(): boolean {
   const provider = trace.getTracerProvider()
   return !(provider instanceof ProxyTracerProvider) || provider.getDelegate().constructor.name !== 'NoopTracerProvider'
-}
-
-/** `new Date().toISOString()` once per millisecond: formatting costs more than most policies. */
-let isoMs = -1
-let iso = ''
-function isoNow(): string {
-  const ms = Date.now()
-  if (ms !== isoMs) {
-    isoMs = ms
-    iso = new Date(ms).toISOString()
-  }
-  return iso
 }
 
 export class PolicyAdmissionGate {
