@@ -74,12 +74,11 @@ export function text(v) {
   return typeof v === 'object' ? JSON.stringify(v) : String(v)
 }
 
-/** A table of `rows` with `cols` [{label, value(row) → text or node}]; an empty state when no rows. */
-export function table(cols, rows, empty = 'Nothing here yet.') {
-  if (!Array.isArray(rows) || rows.length === 0) return el('p', { class: 'empty' }, empty)
+/** A scrolling table with a header row of `headers` over `body` (a tbody the caller may keep filling). */
+export function scrollTable(headers, body, className = 'scroll') {
   return el(
     'div',
-    { class: 'scroll' },
+    { class: className },
     el(
       'table',
       {},
@@ -89,21 +88,30 @@ export function table(cols, rows, empty = 'Nothing here yet.') {
         el(
           'tr',
           {},
-          cols.map((c) => el('th', { scope: 'col' }, c.label))
+          headers.map((h) => el('th', { scope: 'col' }, h))
         )
       ),
-      el(
-        'tbody',
-        {},
-        rows.map((r) =>
-          el(
-            'tr',
-            {},
-            cols.map((c) => {
-              const v = c.value(r)
-              return el('td', {}, v instanceof Node ? v : text(v))
-            })
-          )
+      body
+    )
+  )
+}
+
+/** A table of `rows` with `cols` [{label, value(row) → text or node}]; an empty state when no rows. */
+export function table(cols, rows, empty = 'Nothing here yet.') {
+  if (!Array.isArray(rows) || rows.length === 0) return el('p', { class: 'empty' }, empty)
+  return scrollTable(
+    cols.map((c) => c.label),
+    el(
+      'tbody',
+      {},
+      rows.map((r) =>
+        el(
+          'tr',
+          {},
+          cols.map((c) => {
+            const v = c.value(r)
+            return el('td', {}, v instanceof Node ? v : text(v))
+          })
         )
       )
     )

@@ -3,7 +3,7 @@
 // kept). The filters by decision and policy apply to live rows as they arrive; pause holds new
 // rows back (counted) until resumed. Built once: a redraw of the Governance tab moves it, never
 // reloads it, so rows do not change under the reader's eyes.
-import { el, admin, badge, time, errorBox } from './api.js'
+import { el, admin, badge, scrollTable, time, errorBox } from './api.js'
 
 const KEEP = 500
 const DECISIONS = ['admit', 'deny', 'prefer', 'transform', 'error']
@@ -57,24 +57,7 @@ export function decisionViewer() {
   const problem = el('div')
   const body = el('tbody')
   const empty = el('p', { class: 'empty' }, 'Loading decisions…')
-  const box = el(
-    'div',
-    { class: 'scroll feed' },
-    el(
-      'table',
-      {},
-      el(
-        'thead',
-        {},
-        el(
-          'tr',
-          {},
-          ['Time', 'Decision', 'Policy', 'Phase', 'Agent', 'Reason'].map((h) => el('th', { scope: 'col' }, h))
-        )
-      ),
-      body
-    )
-  )
+  const box = scrollTable(['Time', 'Decision', 'Policy', 'Phase', 'Agent', 'Reason'], body, 'scroll feed')
   // the whole card, so that building the tab's next redraw does not take it out of the current one
   const element = el(
     'section',

@@ -1,6 +1,6 @@
 // Live feed: every stream event as a row, newest on top, the last 500 kept; pause holds new rows
 // back (counted) until resumed; a type filter hides the others.
-import { el, time, text } from './api.js'
+import { el, scrollTable, time, text } from './api.js'
 
 const KEEP = 500
 
@@ -31,24 +31,7 @@ export const feedTab = {
     Object.assign(state, { pause, filter, held: [], heldLabel: held, body, count })
     panel.append(
       el('div', { class: 'toolbar' }, pause, filter, held, count),
-      el(
-        'div',
-        { class: 'scroll feed' },
-        el(
-          'table',
-          {},
-          el(
-            'thead',
-            {},
-            el(
-              'tr',
-              {},
-              ['Seq', 'Time', 'Type', 'Details'].map((h) => el('th', { scope: 'col' }, h))
-            )
-          ),
-          body
-        )
-      )
+      scrollTable(['Seq', 'Time', 'Type', 'Details'], body, 'scroll feed')
     )
     return state
   },
