@@ -9,7 +9,7 @@
 import type { HttpRequest, HttpResponse, us_socket_context_t, WebSocket } from 'uWebSockets.js'
 import type { Platform } from '../platform.js'
 import type { EventType, PlatformEvent } from '../events/index.js'
-import { PlatformError, SseStream, requestHeaders, statusLine, type Context } from '../http/index.js'
+import { PlatformError, SseStream, requestHeaders, statusLine, upgradeWith, type Context } from '../http/index.js'
 import { ReadGate, type Principal } from '../auth/index.js'
 import { eventJson, writeEventJson } from './event-json.js'
 
@@ -259,13 +259,7 @@ export class AdminEventStream {
           return
         }
         res.cork(() => {
-          res.upgrade<WsSub>(
-            { after, closed: false },
-            headers['sec-websocket-key'] ?? '',
-            headers['sec-websocket-protocol'] ?? '',
-            headers['sec-websocket-extensions'] ?? '',
-            context
-          )
+          upgradeWith<WsSub>(res, { after, closed: false }, headers, context)
         })
       },
       open: (ws) => {

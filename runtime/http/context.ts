@@ -1,4 +1,4 @@
-import type { HttpResponse, HttpRequest } from 'uWebSockets.js'
+import type { HttpResponse, HttpRequest, us_socket_context_t } from 'uWebSockets.js'
 import { randomBytes } from 'node:crypto'
 import { PlatformError } from './errors.js'
 import { statusLine } from './status.js'
@@ -32,6 +32,22 @@ export function requestHeaders(req: HttpRequest): Record<string, string> {
   const headers: Record<string, string> = (target = {})
   req.forEach(copyHeader)
   return headers
+}
+
+/** Finishes a WebSocket upgrade that waited on async work, from the headers `requestHeaders` copied. */
+export function upgradeWith<T>(
+  res: HttpResponse,
+  data: T,
+  headers: Record<string, string>,
+  context: us_socket_context_t
+): void {
+  res.upgrade<T>(
+    data,
+    headers['sec-websocket-key'] ?? '',
+    headers['sec-websocket-protocol'] ?? '',
+    headers['sec-websocket-extensions'] ?? '',
+    context
+  )
 }
 
 // header names and frequent values pre-encoded once: uWS would convert strings on every write

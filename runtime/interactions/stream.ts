@@ -1,6 +1,6 @@
 import type { HttpRequest, HttpResponse, WebSocket, us_socket_context_t } from 'uWebSockets.js'
 import type { Platform } from '../platform.js'
-import { PlatformError, requestHeaders, statusLine, type Context, type SseStream } from '../http/index.js'
+import { PlatformError, requestHeaders, statusLine, upgradeWith, type Context, type SseStream } from '../http/index.js'
 import { StreamSession, type StreamLimits, type StreamSink } from './stream-session.js'
 import type { Interaction, InteractionFeed, InteractionStore } from './types.js'
 
@@ -196,13 +196,7 @@ export class InteractionStreams {
         return
       }
       res.cork(() => {
-        res.upgrade<WsData>(
-          { session, record, sink: undefined },
-          headers['sec-websocket-key'] ?? '',
-          headers['sec-websocket-protocol'] ?? '',
-          headers['sec-websocket-extensions'] ?? '',
-          context
-        )
+        upgradeWith<WsData>(res, { session, record, sink: undefined }, headers, context)
       })
     }, answer)
   }

@@ -1,7 +1,7 @@
 import type { WebSocket, HttpResponse, HttpRequest, us_socket_context_t } from 'uWebSockets.js'
 import type { Platform } from '../platform.js'
 import { tokenOf, type Principal } from '../auth/index.js'
-import { requestHeaders } from '../http/index.js'
+import { requestHeaders, upgradeWith } from '../http/index.js'
 import type { McpCore } from './core.js'
 import { McpError, rpcError, ErrorCode } from './errors.js'
 import type { OriginPolicy } from './origin.js'
@@ -95,13 +95,7 @@ export class WsTransport {
           }
           const bearer = tokenOf(headers)
           if (bearer !== undefined) data.bearer = bearer
-          res.upgrade<WsData>(
-            data,
-            headers['sec-websocket-key'] ?? '',
-            headers['sec-websocket-protocol'] ?? '',
-            headers['sec-websocket-extensions'] ?? '',
-            context
-          )
+          upgradeWith<WsData>(res, data, headers, context)
         })
       },
       open: (ws) => {
