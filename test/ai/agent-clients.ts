@@ -1,5 +1,5 @@
-import WebSocket from 'ws'
-import { Inbox, wsUrl, type Frame } from '../transport/clients.js'
+import type WebSocket from 'ws'
+import { Inbox, jsonSocket, wsUrl, type Frame } from '../transport/clients.js'
 
 export { Inbox, type Frame }
 
@@ -23,24 +23,7 @@ export async function agentSocket(
   path: string,
   headers: Record<string, string> = {}
 ): Promise<AgentSocket> {
-  const ws = new WebSocket(wsUrl(base, path), { headers })
-  const inbox = new Inbox()
-  const closed = new Promise<{ code: number; reason: string }>((resolve) => {
-    ws.on('close', (code, reason) => {
-      resolve({ code, reason: String(reason) })
-    })
-  })
-  ws.on('error', () => {
-    /* surfaced through close */
-  })
-  ws.on('message', (d) => {
-    const text = String(d)
-    try {
-      inbox.push(JSON.parse(text))
-    } catch {
-      inbox.push({ raw: text })
-    }
-  })
+  const { ws, inbox, closed } = jsonSocket(wsUrl(base, path), headers)
   const first = await Promise.race([
     inbox.next(),
     closed.then((c) => {

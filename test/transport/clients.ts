@@ -54,14 +54,15 @@ export function wsUrl(base: string, path: string): string {
   return base.replace(/^http/, 'ws') + path
 }
 
-/** Opens a WebSocket and resolves once the `joined` frame (or, for non-room paths, `open`) arrived. */
-export async function wsMember(
-  base: string,
-  room: string,
-  query = '',
+/**
+ * A WebSocket whose frames land in an inbox, parsed as JSON (or `{raw}` when they are not), and
+ * whose close resolves `closed`; an error surfaces as that close.
+ */
+export function jsonSocket(
+  url: string,
   headers: Record<string, string> = {}
-): Promise<WsMember> {
-  const ws = new WebSocket(wsUrl(base, '/platform/rooms/' + room + query), { headers })
+): { ws: WebSocket; inbox: Inbox; closed: Promise<{ code: number; reason: string }> } {
+  const ws = new WebSocket(url, { headers })
   const inbox = new Inbox()
   const closed = new Promise<{ code: number; reason: string }>((resolve) => {
     ws.on('close', (code, reason) => {
@@ -79,6 +80,17 @@ export async function wsMember(
       inbox.push({ raw: text })
     }
   })
+  return { ws, inbox, closed }
+}
+
+/** Opens a WebSocket and resolves once the `joined` frame (or, for non-room paths, `open`) arrived. */
+export async function wsMember(
+  base: string,
+  room: string,
+  query = '',
+  headers: Record<string, string> = {}
+): Promise<WsMember> {
+  const { ws, inbox, closed } = jsonSocket(wsUrl(base, '/platform/rooms/' + room + query), headers)
   const joined = await inbox.type('joined')
   return { ws, uuid: joined.uuid, joined, inbox, closed }
 }
