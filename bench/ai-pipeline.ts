@@ -15,11 +15,8 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
-import { loadConfig } from '../runtime/config/index.js'
-import { startPlatform } from '../runtime/platform.js'
-import { installAreas } from '../runtime/areas.js'
+import { startInProcess } from './lib/in-process.js'
 import { AI, type AiRuntimeRequest, type TurnRequest } from '../runtime/ai/index.js'
 import { GOVERNANCE, aiRequest } from '../runtime/governance/index.js'
 import { confineSystemPrompt } from '../runtime/scope/index.js'
@@ -67,26 +64,10 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-ai-pipeline-'))
   const plugins = join(dataDir, 'plugins')
   cpSync(join(ROOT, 'bench/plugins/bench-ai'), join(plugins, 'bench-ai'), { recursive: true })
-  const config = loadConfig({
-    env: {},
-    cwd: dataDir,
-    overrides: {
-      'platform.server.port': 0,
-      'platform.server.host': '127.0.0.1',
-      'platform.data-dir': join(dataDir, 'data'),
-      'platform.plugins.dirs': [plugins],
-      'platform.plugins.bench-ai': { sandbox: 'inline' },
-      'platform.log-level': 'error'
-    }
-  })
-  const { platform } = await startPlatform({
-    config,
-    logDestination: new Writable({
-      write(_c, _e, cb) {
-        cb()
-      }
-    }),
-    install: installAreas
+  const { platform } = await startInProcess(dataDir, {
+    'platform.data-dir': join(dataDir, 'data'),
+    'platform.plugins.dirs': [plugins],
+    'platform.plugins.bench-ai': { sandbox: 'inline' }
   })
   try {
     const ai = platform.area(AI)

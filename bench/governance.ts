@@ -13,10 +13,8 @@ import { createRequire } from 'node:module'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Writable } from 'node:stream'
 import pino from 'pino'
-import { loadConfig } from '../runtime/config/index.js'
-import { startPlatform } from '../runtime/platform.js'
+import { startInProcess } from './lib/in-process.js'
 import { installAreas } from '../runtime/areas.js'
 import { scopeArea } from '../runtime/scope/install.js'
 import { governanceArea } from '../runtime/governance/install.js'
@@ -155,28 +153,9 @@ async function main(): Promise<void> {
 
   // --- HTTP: /check vs a plain JSON route, same server, same run ---
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-gov-'))
-  const config = loadConfig({
-    env: {},
-    cwd: dataDir,
-    overrides: {
-      'platform.server.port': 0,
-      'platform.server.host': '127.0.0.1',
-      'platform.data-dir': dataDir,
-      'platform.plugins.dirs': [],
-      'platform.log-level': 'error'
-    }
-  })
-  const { platform, url } = await startPlatform({
-    config,
-    logDestination: new Writable({
-      write(_c, _e, cb) {
-        cb()
-      }
-    }),
-    install: async (p) => {
-      p.http.post('/bench/plain', (ctx) => ({ allowed: true, echo: (ctx.body as { action?: unknown }).action ?? null }))
-      await installAreas(p, [scopeArea, governanceArea])
-    }
+  const { platform, url } = await startInProcess(dataDir, {}, async (p) => {
+    p.http.post('/bench/plain', (ctx) => ({ allowed: true, echo: (ctx.body as { action?: unknown }).action ?? null }))
+    await installAreas(p, [scopeArea, governanceArea])
   })
   const gsvc = governanceOf(platform)!
   gsvc.setSource('yaml:bench.yaml', gsvc.parse('yaml', 'yaml:bench.yaml', NATIVE_CHAIN))

@@ -23,14 +23,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Writable } from 'node:stream'
 import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { getHeapSnapshot } from 'node:v8'
 import WebSocket from 'ws'
-import { loadConfig } from '../runtime/config/index.js'
-import { startPlatform } from '../runtime/platform.js'
-import { installAreas } from '../runtime/areas.js'
+import { startInProcess } from './lib/in-process.js'
 import { AI, type AiEvent, type AiRuntime } from '../runtime/ai/index.js'
 import { INTERACTIONS } from '../runtime/interactions/index.js'
 
@@ -70,30 +67,12 @@ async function main(): Promise<void> {
   const n = Number(values.n)
   const k = Number(values.steps)
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-interaction-memory-'))
-  const config = loadConfig({
-    env: {},
-    cwd: dataDir,
-    overrides: {
-      'platform.server.port': 0,
-      'platform.server.host': '127.0.0.1',
-      'platform.data-dir': dataDir,
-      'platform.plugins.dirs': [],
-      'platform.log-level': 'error',
-      'platform.interactions.http-write-enabled': true,
-      'platform.interactions.demo-principal': 'bench',
-      'platform.interactions.text-coalesce-ms': 0,
-      'platform.interactions.max-steps': 5000,
-      'platform.interactions.store': values.store
-    }
-  })
-  const { platform, url } = await startPlatform({
-    config,
-    logDestination: new Writable({
-      write(_c, _e, cb) {
-        cb()
-      }
-    }),
-    install: installAreas
+  const { platform, url } = await startInProcess(dataDir, {
+    'platform.interactions.http-write-enabled': true,
+    'platform.interactions.demo-principal': 'bench',
+    'platform.interactions.text-coalesce-ms': 0,
+    'platform.interactions.max-steps': 5000,
+    'platform.interactions.store': values.store
   })
   const service = platform.area(INTERACTIONS)
   const gates = gateDemo(platform.area(AI).runtime('demo')!, k)
