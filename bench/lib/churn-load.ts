@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import type { ChurnCommand, ChurnEvent, ChurnInit } from './churn-worker.js'
+import { askWorker } from './worker-ask.js'
 
 export interface ChurnCounts {
   /** Members that joined (got their 101) and were dropped: one join and one leave each. */
@@ -63,18 +64,6 @@ export class ChurnLoad {
   }
 
   private ask(cmd: ChurnCommand): Promise<ChurnEvent> {
-    return new Promise((resolve, reject) => {
-      const onMsg = (m: ChurnEvent) => {
-        this.worker.off('error', onErr)
-        resolve(m)
-      }
-      const onErr = (e: Error) => {
-        this.worker.off('message', onMsg)
-        reject(e)
-      }
-      this.worker.once('message', onMsg)
-      this.worker.once('error', onErr)
-      this.worker.postMessage(cmd)
-    })
+    return askWorker(this.worker, cmd)
   }
 }

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import type { SubscriberCommand, SubscriberEvent, SubscriberInit } from './event-subscriber-worker.js'
+import { askWorker } from './worker-ask.js'
 
 type Stats = Extract<SubscriberEvent, { ev: 'stats' }>
 
@@ -40,18 +41,6 @@ export class EventSubscribers {
   }
 
   private ask(cmd: SubscriberCommand): Promise<SubscriberEvent> {
-    return new Promise((resolve, reject) => {
-      const onMsg = (m: SubscriberEvent) => {
-        this.worker.off('error', onErr)
-        resolve(m)
-      }
-      const onErr = (e: Error) => {
-        this.worker.off('message', onMsg)
-        reject(e)
-      }
-      this.worker.once('message', onMsg)
-      this.worker.once('error', onErr)
-      this.worker.postMessage(cmd)
-    })
+    return askWorker(this.worker, cmd)
   }
 }
