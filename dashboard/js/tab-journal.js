@@ -25,10 +25,10 @@ export const journalTab = {
       const q = new URLSearchParams({ limit: '200' })
       if (state.coordinationId) q.set('coordinationId', state.coordinationId)
       if (state.agent) q.set('agent', state.agent)
-      results.replaceChildren()
+      // the old rows stay until the new ones are ready: no blank table while the request runs
       try {
         const events = await admin(`/journal?${q}`)
-        results.append(
+        results.replaceChildren(
           table(
             [
               { label: 'Time', value: (e) => time(e.timestamp) },
@@ -49,7 +49,7 @@ export const journalTab = {
           )
         )
       } catch (err) {
-        results.append(errorBox(err))
+        results.replaceChildren(errorBox(err))
       }
     }
     const form = el(
