@@ -7,6 +7,7 @@ import { mcpArea, mcpExtrasArea } from './mcp/install.js'
 import { aiArea } from './ai/install.js'
 import { interactionsArea } from './interactions/install.js'
 import { adminArea } from './admin/install.js'
+import { fleetArea } from './fleet/install.js'
 
 /**
  * Every area the served platform runs, in start-up order. Each declares the areas it needs;
@@ -21,7 +22,8 @@ export const AREAS: readonly Area[] = [
   mcpExtrasArea,
   aiArea,
   interactionsArea,
-  adminArea
+  adminArea,
+  fleetArea
 ]
 
 /** Installs `areas` in order (tests pass a subset). */

@@ -1,0 +1,15 @@
+/** The agent fleet: coordinators, dispatch, the coordination journal. */
+export { FLEET } from './key.js'
+export type { FleetService } from './fleet-service.js'
+export {
+  JOURNAL_EVENT_TYPES,
+  type AgentCall,
+  type AgentResult,
+  type AgentTransport,
+  type DispatchContext,
+  type FleetDispatcher,
+  type JournalEventType,
+  type JournalFilter,
+  type JournalRecord,
+  type JournalStore
+} from './fleet-types.js'
