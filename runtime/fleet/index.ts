@@ -1,6 +1,7 @@
 /** The agent fleet: coordinators, dispatch, the coordination journal. */
 export { FLEET } from './key.js'
 export type { FleetService } from './fleet-service.js'
+export { MemoryJournalStore } from './memory-journal-store.js'
 export {
   JOURNAL_EVENT_TYPES,
   type AgentCall,
