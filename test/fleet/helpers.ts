@@ -23,6 +23,8 @@ const boss = (name, fleet) => agent({
   fleet,
   async run(turn, ctx) {
     const q = JSON.parse(turn.message)
+    // hex params: what the coordinator's own turn admission must not see (a phrase policies refuse)
+    if (q.hex !== undefined) q.params = JSON.parse(q.hex.match(/../g).map((h) => String.fromCharCode((h.charCodeAt(0) - 103) * 16 + h.charCodeAt(1) - 103)).join(''))
     if (q.op === 'has') return JSON.stringify(typeof ctx.fleet)
     if (q.op === 'route') return JSON.stringify(await ctx.fleet.route(q.params[0], [
       { when: (r) => r.text.includes('long'), call: { agent: 'count' } },
@@ -31,7 +33,8 @@ const boss = (name, fleet) => agent({
     if (q.op === 'refineUntil') return JSON.stringify(await ctx.fleet.refineUntil(q.params[0], [
       { name: 'has-3', evaluate: (r) => ({ score: r.text.endsWith('3') ? 1 : 0.2, passed: r.text.endsWith('3'), reason: 'say 3' }) }
     ], { maxTurns: q.params[1] }))
-    return JSON.stringify(await ctx.fleet[q.op](...q.params))
+    // journal ids left out: their digits could read as a phone number to a PII policy
+    return JSON.stringify(await ctx.fleet[q.op](...q.params), (k, v) => (k === 'eventId' ? undefined : v))
   }
 })
 export default definePlugin({
@@ -115,11 +118,27 @@ export interface Asked {
 }
 
 /** One coordinator turn over SSE (a one-shot POST) doing `op(...params)`. */
-export async function ask(base: string, coordinator: string, op: string, ...params: unknown[]): Promise<Asked> {
+export function ask(base: string, coordinator: string, op: string, ...params: unknown[]): Promise<Asked> {
+  return asking(base, coordinator, { op, params })
+}
+
+/**
+ * The same with the params hidden from the coordinator turn's own admission (hex), so only the
+ * dispatch's governance sees them.
+ */
+export function askHidden(base: string, coordinator: string, op: string, ...params: unknown[]): Promise<Asked> {
+  // hex in the letters g..v: digits could look like a phone or card number to a PII policy
+  const hex = Buffer.from(JSON.stringify(params))
+    .toString('hex')
+    .replace(/./g, (c) => String.fromCharCode(103 + parseInt(c, 16)))
+  return asking(base, coordinator, { op, hex })
+}
+
+async function asking(base: string, coordinator: string, q: Record<string, unknown>): Promise<Asked> {
   const { status, frames, body } = await postTurn(
     base,
     `/platform/agent/${coordinator}`,
-    JSON.stringify({ message: JSON.stringify({ op, params }) })
+    JSON.stringify({ message: JSON.stringify(q) })
   )
   if (status !== 200) throw new Error(`status ${status}: ${body}`)
   const end = frames.at(-1)
