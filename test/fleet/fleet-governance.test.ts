@@ -47,7 +47,6 @@ const tp = await fleetPlatform(
   source
 )
 t.teardown(tp.close)
-const call = (agent: string, args: Record<string, unknown> = {}) => ({ agent, args })
 const decisions = async (): Promise<any[]> => (await admin(tp.url, '/governance/decisions?limit=500')).body
 
 t.test('a deny policy blocks a dispatch: the agent never runs, the decision is logged', async (t) => {
