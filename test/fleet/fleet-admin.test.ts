@@ -30,6 +30,13 @@ t.test('coordinators, health, fleet and the overview count come from the loaded 
     name: 'boss',
     agents: [{ name: 'say', version: '1.0.0', isAvailable: true, isLocal: true, weight: 1 }]
   })
+  // the agents list marks coordinators (the dashboard badges them)
+  const agents = (await admin(tp.url, '/agents')).body
+  t.match(
+    agents.find((a: any) => a.name === 'waiter'),
+    { coordinator: true, fleet: ['sleepy', 'say'] }
+  )
+  t.notOk('coordinator' in agents.find((a: any) => a.name === 'say'))
   for (const path of ['/coordinators/nobody/health', '/coordinators/nobody/fleet', '/coordinators/say/health'])
     t.match(await admin(tp.url, path), { status: 404, body: { code: 'PLT_ERR_UNKNOWN_COORDINATOR' } }, path)
 })
