@@ -3,6 +3,7 @@
 import t from 'tap'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { FLEET } from '../../runtime/fleet/index.js'
 import { admin, ask, fleetPlatform } from './helpers.js'
 
 const tp = await fleetPlatform()
@@ -79,4 +80,15 @@ t.test('admin MCP tools: platform_list_coordinators and platform_query_journal',
     ['AgentCompleted', 'AgentDispatched']
   )
   t.same(events, (await admin(tp.url, `/journal?coordinationId=${a.coordinationId}`)).body)
+})
+
+t.test('with the admin plane off, coordinators still dispatch (and governance off too)', async (t) => {
+  const off = await fleetPlatform({ 'platform.admin.enabled': false, 'platform.ai.governance.enabled': false })
+  t.teardown(off.close)
+  const a = await ask(off.url, 'boss', 'parallel', [{ agent: 'say', args: { message: 'p' } }, { agent: 'count' }])
+  t.match(a.result, { say: { text: 'p', success: true }, count: { success: true } })
+  t.equal((await fetch(`${off.url}/api/admin/coordinators`)).status, 404)
+  const fleet = off.platform.area(FLEET)
+  await fleet.journalSettled()
+  t.equal((await fleet.journal.coordination(a.coordinationId!)).length, 6, 'the journal fills all the same')
 })
