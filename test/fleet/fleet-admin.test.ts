@@ -92,3 +92,33 @@ t.test('with the admin plane off, coordinators still dispatch (and governance of
   await fleet.journalSettled()
   t.equal((await fleet.journal.coordination(a.coordinationId!)).length, 6, 'the journal fills all the same')
 })
+
+t.test('interactions: a coordinator turn kept as an interaction, its steps and its principal', async (t) => {
+  const token = 'fleet-interactions-token-0123456789'
+  const tpi = await fleetPlatform({
+    'platform.interactions.http-write-enabled': true,
+    'platform.auth.tokens': [{ token, principal: 'carol' }],
+    'platform.ai.governance.commitment-records.enabled': true
+  })
+  t.teardown(tpi.close)
+  const res = await fetch(`${tpi.url}/api/interactions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      agentId: 'boss',
+      message: JSON.stringify({ op: 'call', params: ['say', 'run', { message: 'kept' }] })
+    })
+  })
+  const body = (await res.json()) as any
+  t.equal(res.status, 200, JSON.stringify(body))
+  t.match(body, { status: 'COMPLETED', agentId: 'boss', userId: 'carol' })
+  t.match(JSON.parse(body.finalText), { agentName: 'say', text: 'kept', success: true })
+  // the dispatch is a step of the interaction, with its coordination
+  t.match(body.steps[0], {
+    type: 'agent-step',
+    toolName: 'executing',
+    data: { data: { coordinationId: /^coord-/, agent: 'say' } }
+  })
+  const records = (await admin(tpi.url, '/governance/commitments?limit=10')).body
+  t.ok(records.length === 3 && records.every((r: any) => r.principal === 'carol' && r.issuer === 'coordinator:boss'))
+})
