@@ -28,6 +28,8 @@ t.test('closed, open after the threshold, half-open after the open time, one pro
   t.equal(b.state('c', 'a'), 'OPEN', 'a failed probe opens it again')
   now += 500
   t.ok(b.allow('c', 'a', change))
+  b.abandon('c', 'a')
+  t.ok(b.allow('c', 'a', change), 'a cancelled probe lets another probe go')
   b.record('c', 'a', true, true, change)
   t.equal(b.state('c', 'a'), 'CLOSED')
   t.same(changes, ['CLOSED>OPEN', 'OPEN>HALF_OPEN', 'HALF_OPEN>OPEN', 'OPEN>HALF_OPEN', 'HALF_OPEN>CLOSED'])
