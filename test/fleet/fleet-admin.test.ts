@@ -3,7 +3,7 @@
 import t from 'tap'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { FLEET } from '../../runtime/fleet/index.js'
+import { FLEET, type AgentCall, type AgentTransport, type DispatchContext } from '../../runtime/fleet/index.js'
 import { admin, ask, fleetPlatform } from './helpers.js'
 
 const tp = await fleetPlatform()
@@ -121,4 +121,40 @@ t.test('interactions: a coordinator turn kept as an interaction, its steps and i
   })
   const records = (await admin(tpi.url, '/governance/commitments?limit=10')).body
   t.ok(records.length === 3 && records.every((r: any) => r.principal === 'carol' && r.issuer === 'coordinator:boss'))
+})
+
+t.test('an agent not hosted here is reached through a registered transport, with the same rules', async (t) => {
+  const fleet = tp.platform.area(FLEET)
+  const seen: { call: AgentCall; ctx: DispatchContext }[] = []
+  let fails = 1
+  // stands for a remote (A2A) agent: the seam's other side, not a part of this platform
+  const remote: AgentTransport = {
+    kind: 'a2a',
+    call: async (call, ctx) => {
+      seen.push({ call, ctx })
+      if (fails-- > 0) throw new Error('connection reset')
+      return {
+        agentName: call.agent,
+        skillId: call.skill,
+        text: `remote ${String(call.args.message)}`,
+        metadata: { transport: 'a2a' },
+        durationMs: 1,
+        success: true
+      }
+    }
+  }
+  const off = fleet.registerTransport('ghost', remote)
+  t.teardown(off)
+  t.match((await admin(tp.url, '/coordinators/boss/fleet')).body.agents.at(-1), {
+    name: 'ghost',
+    isAvailable: true,
+    isLocal: false
+  })
+  const a = await ask(tp.url, 'boss', 'call', 'ghost', 'run', { message: 'hi' })
+  t.match(a.result, { success: false, text: 'connection reset', metadata: { attempts: 1 } })
+  const b = await ask(tp.url, 'boss', 'call', 'ghost', 'run', { message: 'again' })
+  t.match(b.result, { success: true, text: 'remote again', metadata: { transport: 'a2a', attempts: 1 } })
+  t.match(seen.at(-1)!.ctx, { coordinationId: b.coordinationId, coordinator: 'boss', principal: 'anonymous' })
+  off()
+  t.match((await ask(tp.url, 'boss', 'call', 'ghost')).result, { text: "Agent 'ghost' is not available (not loaded)" })
 })
