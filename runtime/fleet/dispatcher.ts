@@ -139,7 +139,7 @@ export class Dispatcher implements FleetDispatcher {
     const { registry } = this.d
     const coordinator = registry.coordinator(ctx.coordinator)
     if (coordinator === undefined) return failure(call, `No coordinator named '${ctx.coordinator}'`)
-    if (coordinator.cycle !== undefined) return failure(call, coordinator.cycle)
+    if (coordinator.unavailable !== undefined) return failure(call, coordinator.unavailable)
     const ref = coordinator.byName.get(call.agent)
     if (ref === undefined)
       return failure(

@@ -3,6 +3,8 @@
 import t from 'tap'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { agent, definePlugin } from 'agent-platform/sdk'
+import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
 import { FLEET, type AgentCall, type AgentTransport, type DispatchContext } from '../../runtime/fleet/index.js'
 import { admin, ask, fleetPlatform } from './helpers.js'
 
@@ -157,4 +159,47 @@ t.test('an agent not hosted here is reached through a registered transport, with
   t.match(seen.at(-1)!.ctx, { coordinationId: b.coordinationId, coordinator: 'boss', principal: 'anonymous' })
   off()
   t.match((await ask(tp.url, 'boss', 'call', 'ghost')).result, { text: "Agent 'ghost' is not available (not loaded)" })
+})
+
+t.test('a descriptor whose fleet the host refuses: the coordinator is listed, unavailable, and says why', async (t) => {
+  // what a plugin could hand over by building its agent around the SDK's checks
+  const ref = {
+    name: 'say',
+    version: '',
+    required: true,
+    weight: 1,
+    maxRetries: 0,
+    circuitBreaker: false,
+    timeoutMs: 0,
+    maxTurns: 0
+  }
+  const forged = {
+    ...agent({
+      name: 'forged',
+      fleet: ['say'],
+      run: async (_turn: unknown, ctx: any) => JSON.stringify(await ctx.fleet.call('say', 'run', { message: 'x' }))
+    }),
+    fleet: [ref, ref]
+  }
+  const manifest: Manifest = {
+    name: 'forger',
+    version: '0.0.1',
+    entry: 'index.js',
+    sandbox: 'inline',
+    permissions: { net: [], kv: false, env: [] },
+    limits: { memoryMb: 64, timeoutMs: 1000, concurrency: 1 }
+  }
+  tp.platform.plugins.set(
+    '/plugins/forger',
+    manifest,
+    inlineInstance(definePlugin({ agents: [forged] }), {
+      log: tp.platform.logger,
+      agent: (op, args) => tp.platform.plugins.agentTurns.call('forger', op, args)
+    })
+  )
+  t.teardown(() => tp.platform.plugins.remove('forger'))
+  const why = "Duplicate agent reference 'say' in coordinator 'forged'"
+  t.match((await admin(tp.url, '/coordinators/forged/health')).body, { available: false, error: why, agents: [] })
+  t.match((await ask(tp.url, 'forged', 'call')).result, { success: false, text: why })
+  t.equal(tp.logs.filter((l) => String(l.msg).startsWith(why)).length, 1, 'logged once')
 })
