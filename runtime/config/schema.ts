@@ -263,6 +263,19 @@ export const KEY_DEFS = {
     description: 'Control audit entries kept in LMDB'
   },
 
+  // --- fleet journal ---
+  'platform.fleet.journal.store': {
+    schema: { enum: ['memory', 'lmdb'] },
+    default: 'lmdb',
+    description:
+      'Coordination journal: `lmdb` keeps events across restarts and crashes, `memory` for the life of the process'
+  },
+  'platform.fleet.journal.max-events': {
+    schema: positiveInt,
+    default: 100_000,
+    description: 'Coordination journal events kept; beyond it the oldest go first'
+  },
+
   // --- interactions ---
   'platform.interactions.enabled': {
     schema: bool,
