@@ -48,9 +48,10 @@ export interface FleetView {
   coordinatorHealth(name: string): Record<string, unknown> | undefined
   /** `{name, agents:[{name, version, isAvailable, isLocal, weight}]}`, undefined when unknown. */
   coordinatorFleet(name: string): Record<string, unknown> | undefined
-  journal(q: JournalQuery): JournalEvent[]
-  /** The events of one coordination, oldest first; undefined when the id is unknown. */
-  coordination(id: string): JournalEvent[] | undefined
+  /** Newest first (the journal store reads asynchronously). */
+  journal(q: JournalQuery): Promise<JournalEvent[]>
+  /** The events of one coordination, oldest first; empty when the id is unknown. */
+  coordination(id: string): Promise<JournalEvent[]>
   tasks(contextId?: string): TaskInfo[]
   task(id: string): TaskInfo | undefined
   /** Cancels a SUBMITTED or WORKING task; undefined when the id is unknown. */
@@ -68,8 +69,8 @@ export const EMPTY_FLEET: FleetView = {
   coordinators: () => [],
   coordinatorHealth: () => undefined,
   coordinatorFleet: () => undefined,
-  journal: () => [],
-  coordination: () => undefined,
+  journal: () => Promise.resolve([]),
+  coordination: () => Promise.resolve([]),
   tasks: () => [],
   task: () => undefined,
   cancelTask: () => undefined,

@@ -7,7 +7,8 @@ import type { Browser, Page } from 'playwright-core'
 import { launchChromium, SHOTS } from '../helpers/browser.js'
 import { definePlugin, agent } from 'agent-platform/sdk'
 import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
-import { ADMIN, EMPTY_FLEET, type JournalEvent } from '../../runtime/admin/index.js'
+import { ADMIN, EMPTY_FLEET } from '../../runtime/admin/index.js'
+import { MemoryJournalStore, type JournalRecord } from '../../runtime/fleet/index.js'
 import { adminPlatform, call, ALICE, BOB, WRITER } from './helpers.js'
 import { wsMember } from '../transport/clients.js'
 
@@ -315,10 +316,10 @@ t.test('workflow editor: create, edit, 409 with the stored version, invalid JSON
 })
 
 t.test('fleet data fed through the admin fleet view: journal graph, workflow run, approvals', async (t) => {
-  // the fleet area does not exist yet: its data reaches the admin routes through setFleet
+  // a real journal store behind the view: the graph is drawn from the tree the route builds
   const at = (s: number) => `2026-11-24T10:00:0${s}.000Z`
-  const events: JournalEvent[] = [
-    { type: 'CoordinationStarted', coordinationId: 'c-7', timestamp: at(0), eventId: 'e0' },
+  const events: JournalRecord[] = [
+    { type: 'CoordinationStarted', coordinationId: 'c-7', timestamp: at(0), eventId: 'e0', parentEventId: null },
     {
       type: 'AgentDispatched',
       coordinationId: 'c-7',
@@ -352,6 +353,8 @@ t.test('fleet data fed through the admin fleet view: journal graph, workflow run
       agentName: 'research'
     }
   ]
+  const store = new MemoryJournalStore()
+  await store.append(events)
   const decided: [string, boolean][] = []
   let pending = [{ approvalId: 'ap-1', workflowId: 'flow', nodeId: 'review', requestedAt: at(5) }]
   const runs: unknown[] = []
@@ -359,8 +362,8 @@ t.test('fleet data fed through the admin fleet view: journal graph, workflow run
   admin.setFleet({
     ...EMPTY_FLEET,
     coordinators: () => [{ name: 'ops', agentCount: 2, availableCount: 2 }],
-    journal: (q) => events.filter((e) => q.agent === undefined || e.agentName === q.agent),
-    coordination: (id) => (id === 'c-7' ? events : undefined),
+    journal: (q) => store.query(q),
+    coordination: (id) => store.coordination(id),
     approvals: () => pending,
     decide: (id, approve) => {
       decided.push([id, approve])
