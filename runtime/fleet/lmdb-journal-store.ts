@@ -25,7 +25,6 @@ export class LmdbJournalStore implements JournalStore {
   private readonly byAgent: Database<true, JournalIndexKey>
   /** The next sequence, kept with every append so keys stay unique across restarts. */
   private readonly meta: Database<number, string>
-  private seq: number
   private closed = false
 
   constructor(
@@ -37,7 +36,6 @@ export class LmdbJournalStore implements JournalStore {
     this.byCoordination = store.db<true, JournalIndexKey>('journal-by-coordination')
     this.byAgent = store.db<true, JournalIndexKey>('journal-by-agent')
     this.meta = store.db<number, string>('journal-meta')
-    this.seq = this.meta.get(SEQ) ?? 0
   }
 
   async append(events: JournalRecord[]): Promise<void> {
@@ -45,14 +43,16 @@ export class LmdbJournalStore implements JournalStore {
     checkRecords(events)
     if (events.length === 0) return
     await this.events.transaction(() => {
+      // read in the transaction, not kept in the process: two stores on one environment never share a key
+      let seq = this.meta.get(SEQ) ?? 0
       for (const e of events) {
         const at = timeOf(e)
-        const seq = this.seq++
+        seq++
         void this.events.put([at, seq], e)
         void this.byCoordination.put([e.coordinationId, at, seq], true)
         for (const a of agentsOf(e)) void this.byAgent.put([a, at, seq], true)
       }
-      void this.meta.put(SEQ, this.seq)
+      void this.meta.put(SEQ, seq)
       this.evict()
     })
   }

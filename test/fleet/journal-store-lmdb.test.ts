@@ -53,6 +53,20 @@ t.test('lmdb: the journal survives a restart, and appends after it sort after th
   )
 })
 
+t.test('lmdb: two stores on one environment, appending at once in one millisecond, lose nothing', async (t) => {
+  const env = new Store(tempDir(t, 'journal-two'))
+  t.teardown(() => env.close())
+  const a = new LmdbJournalStore(env, 1000)
+  const b = new LmdbJournalStore(env, 1000)
+  const events = Array.from({ length: 40 }, (_, i) => ev('AgentDispatched', 'c', 9, { agentName: `a${i}` }))
+  await Promise.all(events.map((e, i) => (i % 2 === 0 ? a : b).append([e])))
+  t.same(
+    (await a.coordination('c')).map((e) => e.eventId),
+    events.map((e) => e.eventId),
+    'every event, in the order appended'
+  )
+})
+
 t.test('lmdb: eviction takes the index keys with the events', async (t) => {
   const f = await fixture(t, 4)
   const s = await f.open()
