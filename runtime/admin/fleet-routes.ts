@@ -29,7 +29,8 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
   // read d.fleet on every call: the fleet area may hand its view over after start-up
   const coordination = async (id: string): Promise<JournalEvent[]> => {
     const events = await d.fleet.coordination(id)
-    if (events.length === 0) throw new PlatformError('UNKNOWN_COORDINATION', { id })
+    // a store answers an unknown id with no events, a view with undefined: both are 404
+    if (events === undefined || events.length === 0) throw new PlatformError('UNKNOWN_COORDINATION', { id })
     return events
   }
   return [

@@ -48,10 +48,10 @@ export interface FleetView {
   coordinatorHealth(name: string): Record<string, unknown> | undefined
   /** `{name, agents:[{name, version, isAvailable, isLocal, weight}]}`, undefined when unknown. */
   coordinatorFleet(name: string): Record<string, unknown> | undefined
-  /** Newest first (the journal store reads asynchronously). */
+  /** Newest first; the journal store is asynchronous (it may be durable). */
   journal(q: JournalQuery): Promise<JournalEvent[]>
-  /** The events of one coordination, oldest first; empty when the id is unknown. */
-  coordination(id: string): Promise<JournalEvent[]>
+  /** The events of one coordination, oldest first; undefined when the id is unknown. */
+  coordination(id: string): Promise<JournalEvent[] | undefined>
   tasks(contextId?: string): TaskInfo[]
   task(id: string): TaskInfo | undefined
   /** Cancels a SUBMITTED or WORKING task; undefined when the id is unknown. */
@@ -70,7 +70,7 @@ export const EMPTY_FLEET: FleetView = {
   coordinatorHealth: () => undefined,
   coordinatorFleet: () => undefined,
   journal: () => Promise.resolve([]),
-  coordination: () => Promise.resolve([]),
+  coordination: () => Promise.resolve(undefined),
   tasks: () => [],
   task: () => undefined,
   cancelTask: () => undefined,

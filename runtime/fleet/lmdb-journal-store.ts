@@ -5,6 +5,7 @@
  * answers with, so no query walks the whole journal. An append and its eviction run in one write
  * transaction, so the bound holds at every commit.
  */
+import { createHash } from 'node:crypto'
 import type { Database } from 'lmdb'
 import type { Store } from '../store/index.js'
 import { entryCount } from '../store/index.js'
@@ -13,10 +14,25 @@ import { agentsOf, checkRecords, timeOf } from './journal-record.js'
 
 /** `[epoch ms, sequence]`: journal order, the sequence breaking ties within a millisecond. */
 export type JournalKey = [number, number]
-/** `[coordination id or agent name, epoch ms, sequence]`. */
+/** `[coordination id or agent name (see `indexed`), epoch ms, sequence]`. */
 export type JournalIndexKey = [string, number, number]
 
 const SEQ = 'seq'
+/** LMDB refuses keys over 1978 bytes; a name longer than this is indexed by its digest. */
+const MAX_NAME_BYTES = 1024
+// the key encoding splits some strings holding control characters into several key parts
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f]/
+
+/**
+ * A name as the indexes hold it: itself, or the digest of one too long for a key or holding
+ * control characters. A digest may equal a real name: reads check the event's own field.
+ */
+export function indexed(name: string): string {
+  if (!CONTROL.test(name) && (name.length * 3 <= MAX_NAME_BYTES || Buffer.byteLength(name) <= MAX_NAME_BYTES))
+    return name
+  return `sha256:${createHash('sha256').update(name).digest('hex')}`
+}
 
 export class LmdbJournalStore implements JournalStore {
   readonly kind = 'lmdb'
@@ -49,8 +65,8 @@ export class LmdbJournalStore implements JournalStore {
         const at = timeOf(e)
         seq++
         void this.events.put([at, seq], e)
-        void this.byCoordination.put([e.coordinationId, at, seq], true)
-        for (const a of agentsOf(e)) void this.byAgent.put([a, at, seq], true)
+        void this.byCoordination.put([indexed(e.coordinationId), at, seq], true)
+        for (const a of agentsOf(e)) void this.byAgent.put([indexed(a), at, seq], true)
       }
       void this.meta.put(SEQ, seq)
       this.evict()
@@ -63,8 +79,8 @@ export class LmdbJournalStore implements JournalStore {
     if (over <= 0) return
     for (const { key, value } of [...this.events.getRange({ limit: over })]) {
       void this.events.remove(key)
-      void this.byCoordination.remove([value.coordinationId, key[0], key[1]])
-      for (const a of agentsOf(value)) void this.byAgent.remove([a, key[0], key[1]])
+      void this.byCoordination.remove([indexed(value.coordinationId), key[0], key[1]])
+      for (const a of agentsOf(value)) void this.byAgent.remove([indexed(a), key[0], key[1]])
     }
   }
 
@@ -84,20 +100,24 @@ export class LmdbJournalStore implements JournalStore {
         out.push(value)
       return Promise.resolve(out)
     }
-    const index = f.coordinationId !== undefined ? this.byCoordination : this.byAgent
-    for (const key of index.getKeys({ start: [name, hi, Infinity], end: [name, lo, Infinity], reverse: true })) {
+    const byCoordination = f.coordinationId !== undefined
+    const index = byCoordination ? this.byCoordination : this.byAgent
+    const key0 = indexed(name)
+    for (const key of index.getKeys({ start: [key0, hi, Infinity], end: [key0, lo, Infinity], reverse: true })) {
       if (out.length >= f.limit) break
       const e = this.events.get([key[1], key[2]])
-      if (e !== undefined) out.push(e)
+      // a digest stands for its name: the event itself says whether it is that name's
+      if (e !== undefined && (byCoordination ? e.coordinationId === name : agentsOf(e).includes(name))) out.push(e)
     }
     return Promise.resolve(out)
   }
 
   coordination(id: string): Promise<JournalRecord[]> {
     const out: JournalRecord[] = []
-    for (const key of this.byCoordination.getKeys({ start: [id, -Infinity, 0], end: [id, Infinity, Infinity] })) {
+    const key0 = indexed(id)
+    for (const key of this.byCoordination.getKeys({ start: [key0, -Infinity, 0], end: [key0, Infinity, Infinity] })) {
       const e = this.events.get([key[1], key[2]])
-      if (e !== undefined) out.push(e)
+      if (e !== undefined && e.coordinationId === id) out.push(e)
     }
     return Promise.resolve(out)
   }

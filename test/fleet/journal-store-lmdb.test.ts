@@ -1,5 +1,6 @@
 import t, { type Test } from 'tap'
 import { spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -88,6 +89,39 @@ t.test('lmdb: eviction takes the index keys with the events', async (t) => {
   )
   const again = await f.open()
   t.equal((await again.query({ limit: 100 })).length, 4, 'the bound holds across a restart')
+})
+
+t.test('lmdb: a name indexed by its digest is told apart from an agent named like the digest', async (t) => {
+  const f = await fixture(t, 3)
+  const s = await f.open()
+  const long = 'x'.repeat(5000)
+  const twin = `sha256:${createHash('sha256').update(long).digest('hex')}`
+  const a = ev('AgentDispatched', long, 1, { agentName: long })
+  const b = ev('AgentDispatched', twin, 2, { agentName: twin })
+  await s.append([a, b])
+  t.same(
+    (await s.query({ agent: long, limit: 10 })).map((e) => e.eventId),
+    [a.eventId]
+  )
+  t.same(
+    (await s.query({ agent: twin, limit: 10 })).map((e) => e.eventId),
+    [b.eventId]
+  )
+  t.same(
+    (await s.coordination(long)).map((e) => e.eventId),
+    [a.eventId]
+  )
+  t.same(
+    (await s.coordination(twin)).map((e) => e.eventId),
+    [b.eventId]
+  )
+  await s.append([3, 4, 5].map((i) => ev('AgentDispatched', 'c', i, { agentName: 'z' })))
+  t.same(
+    [...f.env().db<true, JournalIndexKey>('journal-by-agent').getKeys()].map((k) => k[0]),
+    ['z', 'z', 'z'],
+    'evicted with their digest keys'
+  )
+  t.same(await s.query({ agent: long, limit: 10 }), [])
 })
 
 // A child appends through the real LMDB journal and reports each acknowledged batch; the parent
