@@ -39,7 +39,7 @@ export class LmdbJournalStore implements JournalStore {
   private readonly events: Database<JournalRecord, JournalKey>
   private readonly byCoordination: Database<true, JournalIndexKey>
   private readonly byAgent: Database<true, JournalIndexKey>
-  /** The next sequence, kept with every append so keys stay unique across restarts. */
+  /** The last sequence given, kept with every append so keys stay unique across restarts. */
   private readonly meta: Database<number, string>
   private closed = false
 
@@ -86,8 +86,8 @@ export class LmdbJournalStore implements JournalStore {
 
   query(f: JournalFilter): Promise<JournalRecord[]> {
     const hi = f.until ?? Infinity
-    // `end` is exclusive: the last key of the millisecond before `since`
-    const lo = f.since === undefined ? -Infinity : f.since - 1
+    // `end` is exclusive: the last key of the millisecond before `since` (keys hold whole milliseconds)
+    const lo = f.since === undefined ? -Infinity : Math.ceil(f.since) - 1
     const name = f.coordinationId ?? f.agent
     const out: JournalRecord[] = []
     if (name === undefined) {

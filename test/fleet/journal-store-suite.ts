@@ -122,6 +122,8 @@ export function runJournalStoreSuite(t: Test, kind: string, make: MakeFixture): 
     t.same(ids(await s.query({ since: ms(8), limit: 10 })), pick(9, 8))
     t.same(ids(await s.query({ until: ms(1), limit: 10 })), pick(1, 0))
     t.same(ids(await s.query({ since: ms(3) + 1, until: ms(6) - 1, limit: 10 })), pick(5, 4), 'bounds between events')
+    t.same(ids(await s.query({ since: ms(3) - 0.5, until: ms(6) + 0.5, limit: 10 })), pick(6, 5, 4, 3), 'fractions')
+    t.same(ids(await s.query({ since: ms(3) + 0.5, until: ms(6) - 0.5, limit: 10 })), pick(5, 4))
     t.same(ids(await s.query({ coordinationId: 'c-a', since: ms(2), limit: 10 })), pick(4, 3, 2))
     t.same(ids(await s.query({ coordinationId: 'c-b', until: ms(6), limit: 10 })), pick(6, 5))
     t.same(ids(await s.query({ agent: 'ag0', since: ms(3), until: ms(9), limit: 10 })), pick(9, 6, 3))
