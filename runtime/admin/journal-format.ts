@@ -20,10 +20,14 @@ function nodeOf(e: JournalEvent): JournalNode {
   return node
 }
 
+/** Nesting deeper than this would overflow JSON.stringify's stack; the chain goes on as a new root. */
+export const MAX_TREE_DEPTH = 256
+
 /**
  * Roots in journal order, each node's children in the order they were journaled. An event whose
  * parent is not in this coordination (a fork's, or one evicted) is a root; so is one caught in a
- * cycle of parent links, which only damaged data could hold, so no event is ever dropped.
+ * cycle of parent links (only damaged data holds one) and one that would nest deeper than
+ * MAX_TREE_DEPTH, after the others: no event is ever dropped.
  */
 export function journalTree(events: readonly JournalEvent[]): JournalNode[] {
   const nodes = events.map(nodeOf)
@@ -39,18 +43,19 @@ export function journalTree(events: readonly JournalEvent[]): JournalNode[] {
   })
   const placed = new Array<boolean>(events.length).fill(false)
   const roots: JournalNode[] = []
-  // without recursion: a long chain of parents must not overflow the stack
+  // without recursion: a long chain of parents must not overflow the stack here either
   const place = (root: number): void => {
     placed[root] = true
-    const stack = [root]
+    const stack: [number, number][] = [[root, 1]]
     while (stack.length > 0) {
-      const i = stack.pop()!
+      const [i, depth] = stack.pop()!
+      if (depth >= MAX_TREE_DEPTH) continue
       const children: JournalNode[] = []
       for (const k of kids[i]!) {
         if (placed[k]) continue
         placed[k] = true
         children.push(nodes[k]!)
-        stack.push(k)
+        stack.push([k, depth + 1])
       }
       if (children.length > 0) nodes[i]!.children = children
     }
