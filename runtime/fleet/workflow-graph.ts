@@ -115,17 +115,8 @@ export function knownCondition(condition: string): boolean {
  * Which of a node's outgoing edges are taken: each whose condition holds; a `default` edge only when
  * no conditional sibling (success, failure, contains) was taken.
  */
-export function takenEdges(edges: readonly WorkflowEdge[], from: Outcome): Set<WorkflowEdge> {
-  const taken = new Set<WorkflowEdge>()
-  let conditionalTaken = false
-  for (const e of edges) {
-    const c = e.condition.trim()
-    if (c === 'default') continue
-    if (conditionHolds(c, from)) {
-      taken.add(e)
-      if (c !== '') conditionalTaken = true
-    }
-  }
-  if (!conditionalTaken) for (const e of edges) if (e.condition.trim() === 'default') taken.add(e)
-  return taken
+export function takenEdges(edges: readonly WorkflowEdge[], from: Outcome): WorkflowEdge[] {
+  const holds = edges.map((e) => e.condition.trim() !== 'default' && conditionHolds(e.condition, from))
+  const conditionalTaken = edges.some((e, i) => holds[i] && e.condition.trim() !== '')
+  return edges.filter((e, i) => holds[i] || (!conditionalTaken && e.condition.trim() === 'default'))
 }
