@@ -104,14 +104,15 @@ export function workflowRoutes(d: AdminDeps, store: WorkflowStore): AdminRoute[]
       method: 'GET',
       path: '/workflow/runs',
       summary: 'Workflow runs, newest first (the last 500, kept in memory)',
-      gate: { read: 'open' },
+      // a run holds its input and every agent's answer: content, like the journal's subjects
+      gate: { read: 'content' },
       handler: () => d.fleet.workflowRuns()
     },
     {
       method: 'GET',
       path: '/workflow/runs/{runId}',
       summary: 'One workflow run with its node results',
-      gate: { read: 'open' },
+      gate: { read: 'content' },
       handler: ({ params }) => {
         const run = d.fleet.workflowRun(params.runId!)
         if (run === undefined) throw new PlatformError('UNKNOWN_WORKFLOW_RUN', { id: params.runId })

@@ -230,7 +230,7 @@ export const KEY_DEFS = {
     schema: bool,
     default: true,
     description:
-      'Require a principal on content reads (governance decisions, audit, journal and its sub-routes, agent conversations and facts)'
+      'Require a principal on content reads (governance decisions, audit, journal and its sub-routes, workflow runs, agent conversations and facts)'
   },
   'platform.admin.workspace-read-auth-required': {
     schema: bool,
