@@ -10,6 +10,7 @@ import { takenEdges, type Outcome, type WorkflowGraph } from './workflow-graph.j
 
 export const DEFAULT_APPROVAL_SECONDS = 300
 export const PRUNED = 'all upstream branches pruned'
+export const STOPPED = 'not run: the platform stopped'
 
 export interface RunnerDeps {
   dispatcher: FleetDispatcher
@@ -72,7 +73,9 @@ export class WorkflowRunner {
       for (const n of this.g.order) {
         if (this.done.has(n.id)) continue
         const live = this.liveInputs(n)
-        if (live === undefined) this.finish(n, { status: 'SKIPPED', error: PRUNED }, undefined, undefined)
+        if (this.ctx.signal?.aborted === true)
+          this.finish(n, { status: 'SKIPPED', error: STOPPED }, undefined, undefined)
+        else if (live === undefined) this.finish(n, { status: 'SKIPPED', error: PRUNED }, undefined, undefined)
         else await this.step(n, live.length === 0 ? [input] : live)
       }
       this.end(false)

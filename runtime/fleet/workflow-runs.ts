@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ApprovalInfo, FleetView, WorkflowManifest, WorkflowRunInfo } from '../admin/index.js'
 import { PlatformError } from '../http/index.js'
+import type { Platform } from '../platform.js'
 import type { FleetDispatcher } from './fleet-types.js'
 import { WorkflowApprovals } from './workflow-approvals.js'
 import { graphOf, WorkflowRunError } from './workflow-graph.js'
@@ -35,6 +36,8 @@ export class WorkflowRuns {
   // insertion order is start order: the oldest first
   private readonly runs = new Map<string, WorkflowRunInfo>()
   private readonly active = new Set<Promise<unknown>>()
+  // aborted on close: calls in flight are cancelled and no further node starts
+  private readonly stopping = new AbortController()
 
   constructor(
     private readonly dispatcher: FleetDispatcher,
@@ -50,6 +53,7 @@ export class WorkflowRuns {
    */
   start(w: WorkflowManifest, coordinator: string, input: unknown, principal: string): Promise<WorkflowRunInfo> {
     const g = graphOf(w)
+    if (this.stopping.signal.aborted) throw new WorkflowRunError('the platform is stopping')
     this.makeRoom()
     const run: WorkflowRunInfo = {
       runId: 'run-' + randomUUID(),
@@ -68,7 +72,7 @@ export class WorkflowRuns {
       const runner = new WorkflowRunner(
         g,
         run,
-        { coordinationId: run.coordinationId, coordinator, principal },
+        { coordinationId: run.coordinationId, coordinator, principal, signal: this.stopping.signal },
         { dispatcher: this.dispatcher, approvals: this.approvalGate, onWaiting: () => resolve(copy(run)) }
       )
       const going = runner.execute(inputText(input)).then((fault) => {
@@ -111,6 +115,7 @@ export class WorkflowRuns {
 
   /** Denies what is pending (`stopped`) and waits for the runs to end. */
   async close(): Promise<void> {
+    this.stopping.abort()
     this.approvalGate.close()
     await Promise.all([...this.active])
   }
@@ -151,4 +156,13 @@ export class WorkflowRuns {
       }
     })
   }
+}
+
+/** The platform's workflow runs over `dispatcher`: faults logged, pending approvals denied on close. */
+export function platformWorkflowRuns(platform: Platform, dispatcher: FleetDispatcher): WorkflowRuns {
+  const runs = new WorkflowRuns(dispatcher, (err, run) => {
+    platform.logger.error({ err, runId: run.runId, workflow: run.workflowId }, 'workflow run failed')
+  })
+  platform.onClose(() => runs.close())
+  return runs
 }
