@@ -230,7 +230,8 @@ export class WorkflowRunner {
     const outputs = results.filter((r) => r.type === 'output' && r.status === 'SUCCEEDED').map((r) => r.output)
     const last = [...results].reverse().find((r) => r.status !== 'SKIPPED')
     run.output = outputs.length > 0 ? outputs.join('\n') : (last?.output ?? '')
-    run.status = !crashed && results.every((r) => r.status !== 'FAILED') ? 'SUCCEEDED' : 'FAILED'
+    const whole = !crashed && this.ctx.signal?.aborted !== true && results.every((r) => r.status !== 'FAILED')
+    run.status = whole ? 'SUCCEEDED' : 'FAILED'
     run.pendingApproval = null
     run.completedAt = new Date().toISOString()
   }
