@@ -30,8 +30,8 @@ function logLine(e: JournalEvent): string {
 
 export function fleetRoutes(d: AdminDeps): AdminRoute[] {
   // read d.fleet on every call: the fleet area may hand its view over after start-up
-  const coordination = (id: string): JournalEvent[] => {
-    const events = d.fleet.coordination(id)
+  const coordination = async (id: string): Promise<JournalEvent[]> => {
+    const events = await d.fleet.coordination(id)
     if (events === undefined) throw new PlatformError('UNKNOWN_COORDINATION', { id })
     return events
   }
@@ -103,8 +103,8 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       path: '/journal/{id}/tree',
       summary: 'The events of one coordination as a tree (eventId, parentEventId, children)',
       gate: { read: 'content' },
-      handler: ({ params }) => {
-        const events = coordination(params.id!)
+      handler: async ({ params }) => {
+        const events = await coordination(params.id!)
         // without parent links every event is a root, in order
         return events.map((e, i) => ({ ...e, eventId: typeof e.eventId === 'string' ? e.eventId : String(i) }))
       }
@@ -115,8 +115,8 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       summary: 'The events of one coordination as plain text, one line each',
       gate: { read: 'content' },
       produces: 'text/plain',
-      handler: ({ params, ctx }) => {
-        const text = coordination(params.id!).map(logLine).join('\n')
+      handler: async ({ params, ctx }) => {
+        const text = (await coordination(params.id!)).map(logLine).join('\n')
         ctx.send(200, text === '' ? '' : text + '\n', 'text/plain; charset=utf-8')
         return undefined
       }

@@ -1,7 +1,7 @@
 /**
  * What the admin surface reads of the agent fleet (coordinators, the coordination journal, A2A
- * tasks, workflow runs and approvals). The fleet area does not exist yet: until it provides its own view,
- * the admin routes answer from EMPTY_FLEET, so every collection is an empty list, never a 404.
+ * tasks, workflow runs and approvals). Until the fleet area hands over its view (it is off, or not
+ * installed), the admin routes answer from EMPTY_FLEET: every collection empty, never a 404.
  */
 import type { WorkflowManifest } from './workflow-manifest.js'
 
@@ -83,9 +83,10 @@ export interface FleetView {
   coordinatorHealth(name: string): Record<string, unknown> | undefined
   /** `{name, agents:[{name, version, isAvailable, isLocal, weight}]}`, undefined when unknown. */
   coordinatorFleet(name: string): Record<string, unknown> | undefined
-  journal(q: JournalQuery): JournalEvent[]
+  /** Newest first; the journal store is asynchronous (it may be durable). */
+  journal(q: JournalQuery): Promise<JournalEvent[]>
   /** The events of one coordination, oldest first; undefined when the id is unknown. */
-  coordination(id: string): JournalEvent[] | undefined
+  coordination(id: string): Promise<JournalEvent[] | undefined>
   tasks(contextId?: string): TaskInfo[]
   task(id: string): TaskInfo | undefined
   /** Cancels a SUBMITTED or WORKING task; undefined when the id is unknown. */
@@ -114,8 +115,8 @@ export const EMPTY_FLEET: FleetView = {
   coordinators: () => [],
   coordinatorHealth: () => undefined,
   coordinatorFleet: () => undefined,
-  journal: () => [],
-  coordination: () => undefined,
+  journal: () => Promise.resolve([]),
+  coordination: () => Promise.resolve(undefined),
   tasks: () => [],
   task: () => undefined,
   cancelTask: () => undefined,

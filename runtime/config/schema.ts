@@ -263,6 +263,19 @@ export const KEY_DEFS = {
     description: 'Control audit entries kept in LMDB'
   },
 
+  // --- fleet ---
+  'platform.fleet.circuit-breaker.failure-threshold': {
+    schema: positiveInt,
+    default: 5,
+    description:
+      'Consecutive failed calls of one agent by one coordinator that open its circuit (fleet refs with `circuitBreaker: true`)'
+  },
+  'platform.fleet.circuit-breaker.open-ms': {
+    schema: positiveInt,
+    default: 30_000,
+    description: 'How long an open circuit fails calls fast before one probe call is let through (half-open)'
+  },
+
   // --- interactions ---
   'platform.interactions.enabled': {
     schema: bool,

@@ -2,6 +2,8 @@
 export { FLEET } from './key.js'
 export type { FleetService } from './fleet-service.js'
 export { MemoryJournalStore } from './memory-journal-store.js'
+export { proceed, rewrite, deny, type FleetInterceptor, type InterceptDecision } from './interceptors.js'
+export { callMessage } from './local-transport.js'
 export {
   JOURNAL_EVENT_TYPES,
   type AgentCall,

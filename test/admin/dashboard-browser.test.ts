@@ -356,8 +356,8 @@ t.test('fleet data fed through the admin fleet view: the journal graph', async (
   admin.setFleet({
     ...EMPTY_FLEET,
     coordinators: () => [{ name: 'ops', agentCount: 2, availableCount: 2 }],
-    journal: (q) => events.filter((e) => q.agent === undefined || e.agentName === q.agent),
-    coordination: (id) => (id === 'c-7' ? events : undefined),
+    journal: async (q) => events.filter((e) => q.agent === undefined || e.agentName === q.agent),
+    coordination: async (id) => (id === 'c-7' ? events : undefined),
     coordinatorCount: 1
   })
   t.teardown(() => admin.setFleet(EMPTY_FLEET))

@@ -265,7 +265,7 @@ t.test('a fleet view handed to the admin area is what the fleet routes read', as
     }
   ]
   const admin = tp.platform.area(ADMIN)
-  admin.setFleet({ ...EMPTY_FLEET, coordination: (id) => (id === 'c-1' ? events : undefined) })
+  admin.setFleet({ ...EMPTY_FLEET, coordination: async (id) => (id === 'c-1' ? events : undefined) })
   t.teardown(() => admin.setFleet(EMPTY_FLEET))
   const log = await call(tp, 'GET', '/journal/c-1/log', { token: BOB })
   t.equal(log.type, 'text/plain; charset=utf-8')
