@@ -49,7 +49,7 @@ t.test('when every kept run waits, a new run is refused', async (t) => {
   const w1 = await runs.start(gated, 'ops', '', 'eve')
   await runs.start(gated, 'ops', '', 'eve')
   t.equal(w1.status, 'WAITING_APPROVAL')
-  t.throws(() => runs.start(quick, 'ops', '', 'eve'), WorkflowRunsFull)
+  t.throws(() => runs.start(quick, 'ops', '', 'eve'), new WorkflowRunsFull(2))
   await t.rejects(runs.startForAdmin(quick, 'ops', '', 'eve'), new PlatformError('WORKFLOW_RUNS_FULL', { limit: 2 }))
   t.ok(runs.decide(w1.pendingApproval!.approvalId, true))
   const ended = await new Promise<unknown>((resolve) => {

@@ -77,14 +77,20 @@ t.test('an urgent ticket: condition, fan-out batch, join, approval parked then a
   t.same(statuses(done), { ...statuses(run), signoff: 'SUCCEEDED', routine: 'SKIPPED', out: 'SUCCEEDED' })
   t.equal(done.output, merged.output, 'the output node passes on what was approved')
   t.equal(done.pendingApproval, null)
-  t.match(done.nodeResults.find((r: any) => r.nodeId === 'routine'), {
-    status: 'SKIPPED',
-    error: 'all upstream branches pruned',
-    duration: 0
-  })
+  t.match(
+    done.nodeResults.find((r: any) => r.nodeId === 'routine'),
+    {
+      status: 'SKIPPED',
+      error: 'all upstream branches pruned',
+      duration: 0
+    }
+  )
   for (const r of done.nodeResults) t.type(r.duration, 'number', `${r.nodeId} has a duration in ms`)
   t.same((await call(tp, 'GET', '/workflow/approvals')).body, [], 'decided: gone')
-  const again = await call(tp, 'POST', `/workflow/approvals/${a.approvalId}`, { token: APPROVER, body: { approve: true } })
+  const again = await call(tp, 'POST', `/workflow/approvals/${a.approvalId}`, {
+    token: APPROVER,
+    body: { approve: true }
+  })
   t.same(again.body, { error: `No pending approval: ${a.approvalId}`, code: 'PLT_ERR_NO_PENDING_APPROVAL' })
 
   // every agent call went through the dispatcher under the run's coordination
@@ -119,11 +125,17 @@ t.test('a denied approval prunes what follows; the run fails', async (t) => {
   await call(tp, 'POST', `/workflow/approvals/${a.approvalId}`, { token: APPROVER, body: { approve: false } })
   const done = await until(tp, run.runId, (r) => r.completedAt !== null)
   t.equal(done.status, 'FAILED')
-  t.match(done.nodeResults.find((r: any) => r.nodeId === 'signoff'), { status: 'FAILED', error: 'approval denied' })
-  t.match(done.nodeResults.find((r: any) => r.nodeId === 'out'), {
-    status: 'SKIPPED',
-    error: 'all upstream branches pruned'
-  })
+  t.match(
+    done.nodeResults.find((r: any) => r.nodeId === 'signoff'),
+    { status: 'FAILED', error: 'approval denied' }
+  )
+  t.match(
+    done.nodeResults.find((r: any) => r.nodeId === 'out'),
+    {
+      status: 'SKIPPED',
+      error: 'all upstream branches pruned'
+    }
+  )
 })
 
 t.test('an approval nobody decides expires and counts as denied', async (t) => {
@@ -132,10 +144,13 @@ t.test('an approval nobody decides expires and counts as denied', async (t) => {
   t.equal(run.status, 'WAITING_APPROVAL')
   const done = await until(tp, run.runId, (r) => r.completedAt !== null)
   t.equal(done.status, 'FAILED')
-  t.match(done.nodeResults.find((r: any) => r.nodeId === 'signoff'), {
-    status: 'FAILED',
-    error: 'approval denied: it expired before anyone decided'
-  })
+  t.match(
+    done.nodeResults.find((r: any) => r.nodeId === 'signoff'),
+    {
+      status: 'FAILED',
+      error: 'approval denied: it expired before anyone decided'
+    }
+  )
   t.equal(statuses(done).out, 'SKIPPED')
   t.same((await call(tp, 'GET', '/workflow/approvals')).body, [])
 })
@@ -195,7 +210,10 @@ t.test('what cannot run is refused before anything runs', async (t) => {
   const huge = await call(tp, 'POST', '/workflow/huge/run', { token: EDITOR, body: {} })
   t.equal(huge.body.error, 'workflow has 501 nodes, limit is 500')
   const bad = await call(tp, 'POST', '/workflow/incident/run?coordinator=nope', { token: EDITOR, body: {} })
-  t.same(bad.body, { error: 'unknown coordinator: nope (registered: [ops])', code: 'PLT_ERR_UNKNOWN_WORKFLOW_COORDINATOR' })
+  t.same(bad.body, {
+    error: 'unknown coordinator: nope (registered: [ops])',
+    code: 'PLT_ERR_UNKNOWN_WORKFLOW_COORDINATOR'
+  })
   t.equal((await call(tp, 'GET', '/workflow/runs', { token: EDITOR })).body.length, before, 'no run was kept')
 })
 
@@ -207,5 +225,8 @@ t.test('the runs kept: newest first, one by id, content reads', async (t) => {
   const one = await call(tp, 'GET', `/workflow/runs/${runs[0].runId}`, { token: EDITOR })
   t.same(one.body, runs[0])
   t.equal((await call(tp, 'GET', '/workflow/runs')).status, 401, 'a run holds answers: not for anonymous readers')
-  t.equal((await call(tp, 'GET', '/workflow/runs/run-nope', { token: EDITOR })).body.code, 'PLT_ERR_UNKNOWN_WORKFLOW_RUN')
+  t.equal(
+    (await call(tp, 'GET', '/workflow/runs/run-nope', { token: EDITOR })).body.code,
+    'PLT_ERR_UNKNOWN_WORKFLOW_RUN'
+  )
 })
