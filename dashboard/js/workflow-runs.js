@@ -19,15 +19,17 @@ function showRun(run) {
     el(
       'p',
       { role: 'status' },
-      `Run ${run.runId} of ${run.workflowId} on ${run.coordinator}: `,
+      `Run ${run.runId.slice(0, 12)} of ${run.workflowId} on ${run.coordinator}: `,
       status(run.status),
       waiting ? ` at ${waiting.arguments.nodeId}: ${waiting.message}` : ''
     ),
     ENDED.has(run.status) ? el('p', {}, 'Output: ', el('code', {}, run.output === '' ? '(empty)' : run.output)) : '',
     table(
       [
-        { label: 'Node', value: (r) => r.nodeId },
-        { label: 'Type', value: (r) => r.type },
+        {
+          label: 'Node',
+          value: (r) => el('span', { title: r.type }, r.nodeId, el('span', { class: 'stream' }, ` ${r.type}`))
+        },
         { label: 'Status', value: (r) => status(r.status) },
         { label: 'Output', value: (r) => r.output },
         { label: 'Error', value: (r) => r.error },
