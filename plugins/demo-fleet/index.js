@@ -2,16 +2,28 @@
 // call is a governed turn of the called agent, journaled under the turn's coordination id.
 import { definePlugin, agent } from 'agent-platform/sdk'
 
+// the platform guide's scope: the panel and its critic answer the same questions
+const scope = {
+  purpose: 'Answer questions about the agent platform: plugins, sandboxes, MCP tools and governance policies',
+  forbiddenTopics: ['medical advice', 'legal advice', 'investment advice', 'writing malware'],
+  onBreach: 'POLITE_REDIRECT',
+  redirectMessage: 'I can only help with questions about the agent platform.',
+  tier: 'RULE_BASED',
+  postResponseCheck: false
+}
+
 export default definePlugin({
   agents: [
     agent({
       name: 'critic',
-      description: 'Reviews a question about the agent platform',
-      systemPrompt: 'You are the critic. Say what a good answer must cover.'
+      description: 'Says what a good answer to a platform question must cover',
+      systemPrompt: 'You are the critic. Say what a good answer must cover.',
+      scope
     }),
     agent({
       name: 'panel',
       description: 'Asks the platform guide and the critic at once, then merges their answers',
+      scope,
       fleet: ['demo', { name: 'critic', maxRetries: 1, timeoutMs: 30000 }],
       async run(turn, ctx) {
         const answers = await ctx.fleet.parallel([
