@@ -71,7 +71,7 @@ export function installFleet(platform: Platform): void {
     }
   }
   platform.provide(FLEET, service)
-  const runs = platformWorkflowRuns(platform, dispatcher)
+  const runs = platformWorkflowRuns(platform, dispatcher, journal)
   if (platform.hasArea(ADMIN))
     platform
       .area(ADMIN)

@@ -8,6 +8,7 @@ import type { ApprovalInfo, FleetView, WorkflowManifest, WorkflowRunInfo } from 
 import { PlatformError } from '../http/index.js'
 import type { Platform } from '../platform.js'
 import type { FleetDispatcher } from './fleet-types.js'
+import type { JournalWriter } from './journal-writer.js'
 import { WorkflowApprovals } from './workflow-approvals.js'
 import { graphOf, WorkflowRunError } from './workflow-graph.js'
 import { WorkflowRunner } from './workflow-runner.js'
@@ -42,7 +43,9 @@ export class WorkflowRuns {
   constructor(
     private readonly dispatcher: FleetDispatcher,
     private readonly onFault: (err: unknown, run: WorkflowRunInfo) => void,
-    private readonly maxRuns = DEFAULT_MAX_RUNS
+    private readonly maxRuns = DEFAULT_MAX_RUNS,
+    /** Where a run's own CoordinationStarted / CoordinationCompleted go, its dispatches under them. */
+    private readonly journal?: JournalWriter
   ) {
     if (!Number.isInteger(maxRuns) || maxRuns < 1) throw new RangeError('maxRuns must be a positive integer')
   }
@@ -68,15 +71,33 @@ export class WorkflowRuns {
       completedAt: null
     }
     this.runs.set(run.runId, run)
+    const t0 = performance.now()
+    const root =
+      this.journal?.emit(run.coordinationId, null, 'CoordinationStarted', {
+        coordinatorName: coordinator,
+        workflowId: w.id,
+        runId: run.runId
+      }) ?? null
     return new Promise((resolve) => {
       const runner = new WorkflowRunner(
         g,
         run,
-        { coordinationId: run.coordinationId, coordinator, principal, signal: this.stopping.signal },
+        {
+          coordinationId: run.coordinationId,
+          coordinator,
+          principal,
+          parentEventId: root,
+          signal: this.stopping.signal
+        },
         { dispatcher: this.dispatcher, approvals: this.approvalGate, onWaiting: () => resolve(copy(run)) }
       )
       const going = runner.execute(inputText(input)).then((fault) => {
         if (fault !== undefined) this.onFault(fault, run)
+        if (root !== null)
+          this.journal?.emit(run.coordinationId, root, 'CoordinationCompleted', {
+            totalDurationMs: Math.round(performance.now() - t0),
+            agentCallCount: run.nodeResults.filter((r) => r.type === 'agent' && r.status !== 'SKIPPED').length
+          })
         resolve(copy(run))
       })
       this.active.add(going)
@@ -158,11 +179,20 @@ export class WorkflowRuns {
   }
 }
 
-/** The platform's workflow runs over `dispatcher`: faults logged, pending approvals denied on close. */
-export function platformWorkflowRuns(platform: Platform, dispatcher: FleetDispatcher): WorkflowRuns {
-  const runs = new WorkflowRuns(dispatcher, (err, run) => {
-    platform.logger.error({ err, runId: run.runId, workflow: run.workflowId }, 'workflow run failed')
-  })
+/** The platform's workflow runs over `dispatcher`, journalled: faults logged, pending approvals denied on close. */
+export function platformWorkflowRuns(
+  platform: Platform,
+  dispatcher: FleetDispatcher,
+  journal: JournalWriter
+): WorkflowRuns {
+  const runs = new WorkflowRuns(
+    dispatcher,
+    (err, run) => {
+      platform.logger.error({ err, runId: run.runId, workflow: run.workflowId }, 'workflow run failed')
+    },
+    DEFAULT_MAX_RUNS,
+    journal
+  )
   platform.onClose(() => runs.close())
   return runs
 }

@@ -98,6 +98,16 @@ t.test('an urgent ticket: condition, fan-out batch, join, approval parked then a
     .body as any[]
   const dispatched = journal.filter((e) => e.type === 'AgentDispatched').map((e) => e.agentName)
   t.same(dispatched.sort(), ['classify', 'draft', 'research'])
+  // one tree: the run's CoordinationStarted is the only root, everything else hangs below it
+  const roots = journal.filter((e) => e.parentEventId === null)
+  t.match(roots, [{ type: 'CoordinationStarted', coordinatorName: 'ops', workflowId: 'incident', runId: run.runId }])
+  const ids = new Map(journal.map((e) => [e.eventId, e]))
+  const rootOf = (e: any): any => (e.parentEventId === null ? e : rootOf(ids.get(e.parentEventId)))
+  for (const e of journal) t.equal(rootOf(e).eventId, roots[0].eventId, `${e.type} is under the run`)
+  t.match(
+    journal.find((e) => e.type === 'CoordinationCompleted' && e.parentEventId === roots[0].eventId),
+    { agentCallCount: 3, totalDurationMs: Number }
+  )
 })
 
 t.test('a routine ticket takes the default branch and answers 200 at once', async (t) => {
