@@ -131,7 +131,7 @@ export async function approvals() {
 export async function recent() {
   const box = $('wf-runs')
   try {
-    const runs = (await admin('/workflow/runs')).slice(0, 10)
+    const runs = await admin('/workflow/runs?limit=10')
     box.replaceChildren(
       table(
         [

@@ -9,6 +9,9 @@ import { parseManifest, WorkflowError, type WorkflowManifest } from './workflow-
 import { VersionConflict, type WorkflowStore } from './workflow-store.js'
 import type { AdminRoute } from './route-table.js'
 
+export const RUNS_DEFAULT_LIMIT = 50
+export const RUNS_MAX_LIMIT = 500
+
 function idOf(body: unknown): string {
   const id = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).id : undefined
   return typeof id === 'string' ? id : ''
@@ -103,10 +106,16 @@ export function workflowRoutes(d: AdminDeps, store: WorkflowStore): AdminRoute[]
     {
       method: 'GET',
       path: '/workflow/runs',
-      summary: 'Workflow runs, newest first (the last 500, kept in memory)',
+      summary: 'Workflow runs, newest first (the last 500 are kept, in memory)',
       // a run holds its input and every agent's answer: content, like the journal's subjects
       gate: { read: 'content' },
-      handler: () => d.fleet.workflowRuns()
+      query: {
+        type: 'object',
+        properties: {
+          limit: { type: 'integer', minimum: 1, maximum: RUNS_MAX_LIMIT, default: RUNS_DEFAULT_LIMIT }
+        }
+      },
+      handler: ({ query }) => d.fleet.workflowRuns().slice(0, query.limit as number)
     },
     {
       method: 'GET',

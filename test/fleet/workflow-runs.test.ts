@@ -232,6 +232,9 @@ t.test('the runs kept: newest first, one by id, content reads', async (t) => {
   t.ok(runs.length >= 5)
   const times = runs.map((r: any) => r.startedAt)
   t.same(times, [...times].sort().reverse(), 'newest first')
+  const two = (await call(tp, 'GET', '/workflow/runs?limit=2', { token: EDITOR })).body
+  t.same(two, runs.slice(0, 2), 'limit keeps the newest')
+  t.equal((await call(tp, 'GET', '/workflow/runs?limit=501', { token: EDITOR })).body.code, 'PLT_ERR_INVALID_QUERY')
   const one = await call(tp, 'GET', `/workflow/runs/${runs[0].runId}`, { token: EDITOR })
   t.same(one.body, runs[0])
   t.equal((await call(tp, 'GET', '/workflow/runs')).status, 401, 'a run holds answers: not for anonymous readers')
