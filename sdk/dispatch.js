@@ -99,7 +99,7 @@ function runCtx(ctx, turnId, hostCall, agentDef) {
   const out = Object.defineProperties({}, Object.getOwnPropertyDescriptors(ctx))
   out.model = (options) => hostCall('agent.model', [turnId, options === undefined ? {} : options])
   out.callTool = (name, args) => hostCall('agent.callTool', [turnId, String(name), args === undefined ? {} : args])
-  if (Array.isArray(agentDef.fleet)) out.fleet = fleetCtx(turnId, hostCall)
+  if (Array.isArray(agentDef.fleet)) out.fleet = fleetCtx(turnId, hostCall, agentDef.fleet)
   return Object.freeze(out)
 }
 
@@ -112,7 +112,7 @@ const callsOf = (calls) => (Array.isArray(calls) ? calls.map(callOf) : calls)
  * `route` and `refineUntil` run here, in the sandbox, since their conditions and evaluators are
  * the plugin's own functions; each of their dispatches is an ordinary host call.
  */
-function fleetCtx(turnId, hostCall) {
+function fleetCtx(turnId, hostCall, refs) {
   const call = (agent, skill, args) => hostCall('agent.fleet.call', [turnId, { agent, skill, args }])
   const note = (type, fields) => hostCall('agent.fleet.note', [turnId, type, fields])
   return Object.freeze({
@@ -121,7 +121,13 @@ function fleetCtx(turnId, hostCall) {
     pipeline: (calls) => hostCall('agent.fleet.pipeline', [turnId, callsOf(calls)]),
     vote: (calls) => hostCall('agent.fleet.vote', [turnId, callsOf(calls)]),
     route: (input, routes) => routeCall(call, note, input, routes),
-    refineUntil: (c, evaluators, options) => refine(call, note, callOf(c), evaluators, options)
+    refineUntil: (c, evaluators, options) => {
+      const one = callOf(c)
+      // the budget: the option, else the agent's ref maxTurns, else 8
+      const ref = refs.find((r) => (typeof r === 'string' ? r : r?.name) === one?.agent)
+      const maxTurns = options?.maxTurns ?? (typeof ref === 'object' ? ref.maxTurns : undefined)
+      return refine(call, note, one, evaluators, { maxTurns })
+    }
   })
 }
 
