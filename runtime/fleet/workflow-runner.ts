@@ -5,6 +5,7 @@
  */
 import type { NodeResultInfo, WorkflowEdge, WorkflowNode, WorkflowRunInfo } from '../admin/index.js'
 import type { AgentCall, AgentResult, DispatchContext, FleetDispatcher } from './fleet-types.js'
+import { resultKeys } from './fleet-patterns.js'
 import type { ApprovalOutcome, WorkflowApprovals } from './workflow-approvals.js'
 import { takenEdges, type Outcome, type WorkflowGraph } from './workflow-graph.js'
 
@@ -34,16 +35,6 @@ function callOf(n: WorkflowNode, input: string): AgentCall {
     skill: typeof c.skill === 'string' ? c.skill : 'run',
     args: { ...args, input }
   }
-}
-
-/** The key `parallel` answers a call under: its agent, `agent#2` for the second call of it, … */
-function parallelKeys(calls: AgentCall[]): string[] {
-  const seen = new Map<string, number>()
-  return calls.map((c) => {
-    const n = (seen.get(c.agent) ?? 0) + 1
-    seen.set(c.agent, n)
-    return n === 1 ? c.agent : `${c.agent}#${n}`
-  })
 }
 
 function message(err: unknown): string {
@@ -160,7 +151,7 @@ export class WorkflowRunner {
     } catch (err) {
       fault = message(err)
     }
-    const keys = parallelKeys(calls)
+    const keys = resultKeys(calls)
     batch.forEach((m, i) => {
       this.done.add(m.id)
       this.agentResult(m, results[keys[i]!] ?? failed(calls[i]!, fault ?? 'no result from the parallel batch'), started)
