@@ -75,7 +75,10 @@ export const aiArea: Area = {
       memory: memoryFromConfig(platform),
       sessions,
       runTurn: (request, signal) => counted(runTurn(deps, request, signal)),
-      inFlight: () => inFlight
+      inFlight: () => inFlight,
+      extendAgentRuns: (extension) => {
+        deps.runExtension = extension
+      }
     }
     const agui = installAgui(platform, service)
     // connections outlive nothing at shutdown: their sessions end, announced like any other end
