@@ -10,7 +10,10 @@ export {
   type JournalEvent,
   type JournalQuery,
   type TaskInfo,
-  type ApprovalInfo
+  type ApprovalInfo,
+  type WorkflowRunInfo,
+  type WorkflowRunStatus,
+  type NodeResultInfo
 } from './fleet-view.js'
 export { parseEvalRun, summarize, EvalRunError, type EvalRun, type BaselineSummary } from './eval-run.js'
 export {

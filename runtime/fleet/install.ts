@@ -15,6 +15,7 @@ import { JournalWriter } from './journal-writer.js'
 import { FLEET } from './key.js'
 import { LocalTransport } from './local-transport.js'
 import { MemoryJournalStore } from './memory-journal-store.js'
+import { platformWorkflowRuns } from './workflow-runs.js'
 
 /**
  * The agent fleet: coordinators (agents that declare a fleet), the dispatcher that calls their
@@ -70,8 +71,11 @@ export function installFleet(platform: Platform): void {
     }
   }
   platform.provide(FLEET, service)
+  const runs = platformWorkflowRuns(platform, dispatcher, journal)
   if (platform.hasArea(ADMIN))
-    platform.area(ADMIN).setFleet(adminFleetView({ registry, breakers, journal, store: () => store, remote }))
+    platform
+      .area(ADMIN)
+      .setFleet(runs.into(adminFleetView({ registry, breakers, journal, store: () => store, remote })))
   platform.onClose(async () => {
     await journal.settled()
     await store.close()
