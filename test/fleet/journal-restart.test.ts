@@ -1,13 +1,13 @@
 // The fleet journals into LMDB by default: a coordination that ran is still there after a
 // restart on the same data directory, and `memory` forgets it.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { FLEET } from '../../runtime/fleet/index.js'
 import { admin, ask, fleetPlatform } from './helpers.js'
 
-async function coordinationAfterRestart(t: Tap.Test, store?: 'memory'): Promise<number> {
+async function coordinationAfterRestart(t: Test, store?: 'memory'): Promise<number> {
   const dataDir = mkdtempSync(join(tmpdir(), 'fleet-journal-'))
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
   const settings = { 'platform.data-dir': dataDir, ...(store ? { 'platform.fleet.journal.store': store } : {}) }
