@@ -7,6 +7,9 @@
  *   bare     `platform.area(AI).runTurn` with no policy installed
  *   governed the same turn with 12 built-in policies of mixed types (all admit) and a scope policy
  *   log      one governed turn's decision-log entries recorded again (where the governed time goes)
+ *   dispatch the fleet dispatcher's call of the same agent on behalf of coordinator
+ *            `bench-coordinator`, no policy: the bare turn plus the fleet's checks, interceptors,
+ *            journal (LMDB) and bus events
  * Prints one JSON line: median CPU µs per call of each subject over the rounds.
  *
  *   npx tsc -p tsconfig.json && node --no-node-snapshot dist/bench/ai-pipeline.js [--quick]
@@ -19,6 +22,7 @@ import { fileURLToPath } from 'node:url'
 import { startInProcess } from './lib/in-process.js'
 import { AI, type AiRuntimeRequest, type TurnRequest } from '../runtime/ai/index.js'
 import { GOVERNANCE, aiRequest } from '../runtime/governance/index.js'
+import { FLEET, type DispatchContext } from '../runtime/fleet/index.js'
 import { confineSystemPrompt } from '../runtime/scope/index.js'
 import { median } from './lib/stats.js'
 
@@ -67,7 +71,8 @@ async function main(): Promise<void> {
   const { platform } = await startInProcess(dataDir, {
     'platform.data-dir': join(dataDir, 'data'),
     'platform.plugins.dirs': [plugins],
-    'platform.plugins.bench-ai': { sandbox: 'inline' }
+    'platform.plugins.bench-ai': { sandbox: 'inline' },
+    ...(process.env.BENCH_JOURNAL ? { 'platform.fleet.journal.store': process.env.BENCH_JOURNAL } : {})
   })
   try {
     const ai = platform.area(AI)
@@ -93,6 +98,18 @@ async function main(): Promise<void> {
       for await (const e of zero.stream(runtimeRequest)) if (e.type === 'done') done = true
       if (!done) throw new Error('runtime ended without done')
     }
+    const fleet = platform.area(FLEET)
+    let coordinations = 0
+    const dispatch = async (): Promise<void> => {
+      const ctx: DispatchContext = {
+        coordinationId: `coord-bench-${++coordinations}`,
+        coordinator: 'bench-coordinator',
+        principal: 'alice',
+        userId: 'alice'
+      }
+      const r = await fleet.dispatcher.call(ctx, { agent: 'bench-fast', skill: 'run', args: { message: TURN.message } })
+      if (!r.success) throw new Error(`dispatch failed: ${r.text}`)
+    }
     const cpuPerCall = async (fn: () => Promise<void>, n: number): Promise<number> => {
       const c0 = process.cpuUsage()
       for (let i = 0; i < n; i++) await fn()
@@ -112,15 +129,17 @@ async function main(): Promise<void> {
     runtimeRequest = { systemPrompt: governedPrompt, message: TURN.message, history: [] }
     gov.removeSource('yaml:bench-ai.yaml')
 
-    const samples: Record<'runtime' | 'bare' | 'governed' | 'log', number[]> = {
+    const samples: Record<'runtime' | 'bare' | 'governed' | 'log' | 'dispatch', number[]> = {
       runtime: [],
       bare: [],
       governed: [],
-      log: []
+      log: [],
+      dispatch: []
     }
     // warm-up: every path compiled before the first measured round
     for (let i = 0; i < N / 4; i++) await alone()
     for (let i = 0; i < N / 4; i++) await turn()
+    for (let i = 0; i < N / 4; i++) await dispatch()
     gov.setSource('yaml:bench-ai.yaml', policies)
     for (let i = 0; i < N / 4; i++) await turn()
     gov.removeSource('yaml:bench-ai.yaml')
@@ -137,6 +156,8 @@ async function main(): Promise<void> {
       samples.governed.push(await cpuPerCall(turn, N))
       gov.removeSource('yaml:bench-ai.yaml')
       samples.log.push(await cpuPerCall(logAppends, N))
+      samples.dispatch.push(await cpuPerCall(dispatch, N))
+      await fleet.journalSettled()
     }
     const decisions = gov.decisionLog.recent(1).length
     console.log(
@@ -152,6 +173,7 @@ async function main(): Promise<void> {
         governedUs: median(samples.governed, (x) => x),
         logEntries: entries.length,
         logUs: median(samples.log, (x) => x),
+        dispatchUs: median(samples.dispatch, (x) => x),
         samples
       })
     )

@@ -20,6 +20,7 @@ interface Pipeline {
   policies: number
   logEntries: number
   logUs: number
+  dispatchUs: number
 }
 
 interface Streamed {
@@ -79,6 +80,15 @@ const scenario: Scenario = {
         false
       ),
       row(
+        'fleet.dispatch_us_per_call',
+        'fleet dispatch CPU per call beyond the bare turn (checks, interceptors, journal, events)',
+        'µs',
+        'lower',
+        p === undefined ? undefined : p.dispatchUs - p.bareUs,
+        {},
+        false
+      ),
+      row(
         'pipeline.decision_log_us_per_turn',
         "of which: recording the turn's 26 decision-log entries",
         'µs',
@@ -90,7 +100,7 @@ const scenario: Scenario = {
     )
     if (p !== undefined)
       notes.push(
-        `pipeline: dist/bench/ai-pipeline.js${opts.quick ? ' --quick' : ''}, in one process, ${p.turns} calls per subject and round awaited one at a time, process.cpuUsage (all threads: LMDB's writer included); per turn: governed ${p.governedUs.toFixed(1)} µs, no policy ${p.bareUs.toFixed(1)} µs, runtime alone ${p.runtimeUs.toFixed(1)} µs (${p.policies} policies); recording one governed turn's ${p.logEntries} decision-log entries again costs ${p.logUs.toFixed(1)} µs`
+        `pipeline: dist/bench/ai-pipeline.js${opts.quick ? ' --quick' : ''}, in one process, ${p.turns} calls per subject and round awaited one at a time, process.cpuUsage (all threads: LMDB's writer included); per turn: governed ${p.governedUs.toFixed(1)} µs, no policy ${p.bareUs.toFixed(1)} µs, runtime alone ${p.runtimeUs.toFixed(1)} µs (${p.policies} policies); recording one governed turn's ${p.logEntries} decision-log entries again costs ${p.logUs.toFixed(1)} µs; a fleet dispatch of the same agent (no policy) ${p.dispatchUs.toFixed(1)} µs`
       )
 
     const clients = Number(process.env.BENCH_AI_CLIENTS ?? (opts.quick ? 250 : 1000))

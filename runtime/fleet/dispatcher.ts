@@ -21,6 +21,8 @@ import { dispatchPatterns } from './fleet-patterns.js'
 export const DEFAULT_TIMEOUT_MS = 120_000
 export const BACKOFF_BASE_MS = 100
 export const CANCELLED = "Cancelled: the coordinator's turn ended"
+/** Why an attempt's own cancellation fires once the attempt is over (it stops what the agent left running). */
+const SETTLED = 'the call ended'
 
 export interface DispatcherDeps {
   registry: FleetRegistry
@@ -209,13 +211,13 @@ async function attemptOnce(
   let settle: (r: AgentResult) => void = () => {}
   const ended = new Promise<AgentResult>((resolve) => (settle = resolve))
   const onParent = (): void => {
-    own.abort()
+    own.abort(cancelText(parent))
     settle(failure(call, cancelText(parent)))
   }
   if (parent?.aborted === true) return failure(call, cancelText(parent))
   parent?.addEventListener('abort', onParent, { once: true })
   const timer = setTimeout(() => {
-    own.abort()
+    own.abort(`Agent timed out after ${timeoutMs}ms`)
     settle(failure(call, `Agent timed out after ${timeoutMs}ms`))
   }, timeoutMs)
   try {
@@ -228,7 +230,8 @@ async function attemptOnce(
   } finally {
     clearTimeout(timer)
     parent?.removeEventListener('abort', onParent)
-    own.abort()
+    // a string reason: an abort without one builds a DOMException, a tenth of a dispatch's CPU
+    own.abort(SETTLED)
   }
 }
 

@@ -2,7 +2,7 @@
  * Gives journal events their ids and hands them to the store in one append per event-loop turn,
  * so a dispatch never waits on the store and a burst of parallel calls is one write.
  */
-import { randomUUID } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { isoNow } from '../contracts/index.js'
 import type { Logger } from '../observability/index.js'
 import type { JournalEventType, JournalRecord, JournalStore } from './fleet-types.js'
@@ -11,6 +11,9 @@ export class JournalWriter {
   private pending: JournalRecord[] = []
   private scheduled = false
   private writing: Promise<void> = Promise.resolve()
+  // ids are this writer's random prefix and a counter: unique across restarts without a UUID per event
+  private readonly prefix = `evt-${randomBytes(9).toString('base64url')}-`
+  private count = 0
 
   constructor(
     private readonly store: () => JournalStore,
@@ -24,7 +27,7 @@ export class JournalWriter {
     type: JournalEventType,
     fields: Record<string, unknown>
   ): string {
-    const eventId = `evt-${randomUUID()}`
+    const eventId = this.prefix + (++this.count).toString(36)
     this.pending.push({ ...fields, eventId, parentEventId, type, coordinationId, timestamp: isoNow() })
     if (!this.scheduled) {
       this.scheduled = true

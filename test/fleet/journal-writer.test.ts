@@ -28,7 +28,10 @@ t.test('one append per event-loop turn, ids and parents as given', async (t) => 
     { eventId: a, parentEventId: root, type: 'AgentDispatched' },
     { parentEventId: a, type: 'AgentCompleted', durationMs: 3, timestamp: /Z$/ }
   ])
-  t.match(root, /^evt-[0-9a-f-]{36}$/)
+  // a random prefix per writer (unique across restarts) and a counter
+  t.match(root, /^evt-[A-Za-z0-9_-]{12}-[0-9a-z]+$/)
+  const other = new JournalWriter(() => new MemoryJournalStore(), pino({ level: 'silent' }))
+  t.not(other.emit('c', null, 'AgentDispatched', {}).slice(0, 17), root.slice(0, 17), 'another writer, another prefix')
   w.emit('coord-1', null, 'AgentDispatched', { agentName: 'b', skill: 'run' })
   await new Promise((r) => setImmediate(r))
   await w.settled()

@@ -15,6 +15,13 @@ export default definePlugin({
       description: 'Answered by the zero-latency runtime',
       systemPrompt: 'Answer questions about order status.',
       model: 'bench-zero'
+    }),
+    // the dispatch bench calls the fleet's dispatcher on this coordinator's behalf
+    agent({
+      name: 'bench-coordinator',
+      description: 'Dispatches to bench-fast',
+      fleet: ['bench-fast'],
+      run: async (turn, ctx) => (await ctx.fleet.call('bench-fast', 'run', { message: turn.message })).text
     })
   ],
   runtimes: [
