@@ -1,6 +1,6 @@
 /**
- * What the admin surface reads of the agent fleet (coordinators, the coordination journal, A2A
- * tasks, workflow approvals). The fleet area does not exist yet: until it provides its own view,
+ * What the admin surface reads of the agent fleet (coordinators, the coordination journal,
+ * workflow approvals; A2A tasks are the TaskView's). The fleet area does not exist yet: until it provides its own view,
  * the admin routes answer from EMPTY_FLEET, so every collection is an empty list, never a 404.
  */
 import type { WorkflowManifest } from './workflow-manifest.js'
@@ -23,18 +23,6 @@ export interface JournalQuery {
   limit: number
 }
 
-/** `{taskId, contextId, state, statusMessage, createdAt}`; the detail adds `messageCount, artifactCount, metadata`. */
-export interface TaskInfo {
-  taskId: string
-  contextId: string
-  state: string
-  statusMessage: string
-  createdAt: string
-  messageCount: number
-  artifactCount: number
-  metadata: Record<string, unknown>
-}
-
 export interface ApprovalInfo {
   approvalId: string
   workflowId: string
@@ -51,17 +39,12 @@ export interface FleetView {
   journal(q: JournalQuery): JournalEvent[]
   /** The events of one coordination, oldest first; undefined when the id is unknown. */
   coordination(id: string): JournalEvent[] | undefined
-  tasks(contextId?: string): TaskInfo[]
-  task(id: string): TaskInfo | undefined
-  /** Cancels a SUBMITTED or WORKING task; undefined when the id is unknown. */
-  cancelTask(id: string): boolean | undefined
   approvals(): ApprovalInfo[]
   /** Decides a pending approval; false when none is pending under that id. */
   decide(approvalId: string, approve: boolean): boolean
   /** Runs a stored workflow on a registered coordinator; resolves to the WorkflowRun record. */
   runWorkflow(workflow: WorkflowManifest, coordinator: string, input: unknown): Promise<Record<string, unknown>>
   readonly coordinatorCount: number
-  readonly taskCount: number
 }
 
 export const EMPTY_FLEET: FleetView = {
@@ -70,13 +53,9 @@ export const EMPTY_FLEET: FleetView = {
   coordinatorFleet: () => undefined,
   journal: () => [],
   coordination: () => undefined,
-  tasks: () => [],
-  task: () => undefined,
-  cancelTask: () => undefined,
   approvals: () => [],
   decide: () => false,
   // unreachable: with no coordinator registered, the run route refuses before it asks
   runWorkflow: () => Promise.reject(new Error('no fleet is installed')),
-  coordinatorCount: 0,
-  taskCount: 0
+  coordinatorCount: 0
 }

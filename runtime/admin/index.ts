@@ -9,9 +9,9 @@ export {
   type CoordinatorInfo,
   type JournalEvent,
   type JournalQuery,
-  type TaskInfo,
   type ApprovalInfo
 } from './fleet-view.js'
+export { EMPTY_TASKS, type TaskView, type TaskInfo } from './task-view.js'
 export { parseEvalRun, summarize, EvalRunError, type EvalRun, type BaselineSummary } from './eval-run.js'
 export {
   MemoryEvalRunStore,

@@ -14,7 +14,8 @@ export interface PlatformEvents {
   PluginsChanged: { added: string[]; changed: string[]; removed: string[] }
   AgentSessionStarted: { agentName: string; sessionId: string }
   AgentSessionEnded: { agentName: string; sessionId: string; duration: number; messageCount: number }
-  TaskStateChanged: { taskId: string; oldState: string; newState: string }
+  /** An MCP task (lower-case states: `working`, `completed`, ...) or an A2A task (`TASK_STATE_*`) changed state. */
+  TaskStateChanged: { taskId: string; oldState: string; newState: string; protocol: 'mcp' | 'a2a' }
   /** Coordinator calls: no producer until the fleet area exists. */
   AgentDispatched: { coordinationId: string; agentName: string; skill: string }
   AgentCompleted: { coordinationId: string; agentName: string; duration: number }
