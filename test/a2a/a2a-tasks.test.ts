@@ -8,6 +8,8 @@ import { A2A } from '../../runtime/a2a/index.js'
 import { OpenAiServer, deltaChunk, sseEvents as openAiSse } from '../helpers/openai-server.js'
 import { call, WRITER, ALICE, BOB } from '../admin/helpers.js'
 import { sseEvents } from '../admin/event-clients.js'
+import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { start, clientFor, textMessage, textOf, rpc, until } from './a2a-helpers.js'
 
 const send = (text: string, extra: Record<string, unknown> = {}) => ({
@@ -27,6 +29,7 @@ t.test('cancelling a task mid-turn cancels the turn; the admin sees, cancels and
   })
   const tp = await start({
     ...WRITER,
+    'platform.admin.mcp-write-tools': true,
     'platform.ai.runtime': 'openai',
     'platform.ai.openai.base-url': fake.url,
     'platform.ai.openai.model': 'test-model'
@@ -145,6 +148,31 @@ t.test('cancelling a task mid-turn cancels the turn; the admin sees, cancels and
       { authorization: `Bearer ${BOB}` }
     )
     t.equal(mine.body.result.status.state, 'TASK_STATE_CANCELED')
+  })
+
+  t.test('the admin MCP tools list and cancel a real A2A task', async (t) => {
+    const mcp = new McpClient({ name: 'a2a-test', version: '1.0.0' })
+    await mcp.connect(
+      new StreamableHTTPClientTransport(new URL(tp.url + '/platform/mcp'), {
+        requestInit: { headers: { authorization: `Bearer ${ALICE}` } }
+      })
+    )
+    t.teardown(() => mcp.close())
+    const task = (
+      await rpc(`${tp.url}/platform/agent/demo/a2a`, send('via mcp', { configuration: { returnImmediately: true } }))
+    ).body.result.task
+    const listed: any = await mcp.callTool({ name: 'platform_list_tasks', arguments: { contextId: task.contextId } })
+    t.match(JSON.parse(listed.content[0].text), [{ taskId: task.id, state: 'TASK_STATE_WORKING' }])
+    const canceled: any = await mcp.callTool({ name: 'platform_cancel_task', arguments: { taskId: task.id } })
+    t.same(canceled.structuredContent, { status: 'task canceled' })
+    t.match(tp.platform.audit.entries(1)[0], {
+      principal: 'alice',
+      action: 'cancel_task',
+      target: task.id,
+      success: true
+    })
+    t.equal(tp.platform.area(A2A).tasks.get(task.id)?.state, 'TASK_STATE_CANCELED')
+    t.ok(await until(() => ai.inFlight() === 0), 'the turn ended')
   })
 
   t.test('the agent lists a2a among its protocols', async (t) => {
