@@ -99,7 +99,8 @@ t.test('every event type reaches WebSocket and SSE subscribers from a real actio
   t.match(await ws.inbox.type('TaskStateChanged', (e) => e.newState === 'completed'), {
     taskId: created.taskId,
     oldState: 'working',
-    newState: 'completed'
+    newState: 'completed',
+    protocol: 'mcp'
   })
 
   // coordinator calls have no producer until the fleet exists; what the fleet emits is carried as is
