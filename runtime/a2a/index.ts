@@ -13,3 +13,12 @@ export {
   type StreamResponse
 } from './a2a-types.js'
 export { a2aPath } from './a2a-endpoint.js'
+export { A2aClient, A2aCallError, type A2aClientOptions, type RemoteOutcome } from './a2a-client.js'
+export {
+  A2aAgentTransport,
+  callText,
+  remoteAgentEnvName,
+  remoteAgentUrl,
+  type RemoteCall,
+  type RemoteResult
+} from './remote-agent.js'

@@ -670,6 +670,16 @@ export const KEY_DEFS = {
     description:
       "Origin the Agent Cards name in `supportedInterfaces` (e.g. `https://agents.example.com`, behind a proxy); unset: `http://` and the request's Host"
   },
+  'platform.a2a.remote-agents': {
+    schema: {
+      type: 'object',
+      propertyNames: nonEmpty,
+      additionalProperties: { type: 'string', pattern: '^https?://' }
+    },
+    default: {},
+    description:
+      "Agents other servers host, by name: the URL of each one's A2A JSON-RPC endpoint, which fleet calls reach over A2A; `AGENT_<NAME>_URL` in the environment wins"
+  },
   'platform.a2a.root-agent': {
     schema: nonEmpty,
     description:

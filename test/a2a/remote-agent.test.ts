@@ -1,0 +1,100 @@
+// The fleet's A2A transport against a real platform serving its agents over A2A: a call, its
+// failures as results, cancellation and timeout reaching the remote task, and where URLs come from.
+import t from 'tap'
+import type { AgentTransport } from '../../runtime/fleet/index.js'
+import { AI } from '../../runtime/ai/index.js'
+import { A2A, A2aAgentTransport, remoteAgentEnvName, remoteAgentUrl } from '../../runtime/a2a/index.js'
+import { OpenAiServer, deltaChunk, sseEvents } from '../helpers/openai-server.js'
+import { start, until } from './a2a-helpers.js'
+
+const TOKEN = 'remote-caller-token-0123456789'
+const ctx = (signal?: AbortSignal) => ({
+  coordinationId: 'coord-1',
+  coordinator: 'planner',
+  principal: 'alice',
+  ...(signal !== undefined ? { signal } : {})
+})
+
+t.test('a call to an agent another platform serves over A2A', async (t) => {
+  const remote = await start({
+    'platform.auth.tokens': [{ token: TOKEN, principal: 'fleet-peer' }],
+    'platform.ai.endpoint.auth': 'required'
+  })
+  t.teardown(remote.close)
+  const url = `${remote.url}/platform/agent/demo/a2a`
+  // the fleet's own contract type: the transport fits it as it is
+  const transport: AgentTransport = new A2aAgentTransport(url, { token: TOKEN })
+  t.equal(transport.kind, 'a2a')
+
+  const ok = await transport.call({ agent: 'demo', skill: 'run', args: { input: 'How do sandboxes work?' } }, ctx())
+  t.match(ok, {
+    agentName: 'demo',
+    skillId: 'run',
+    success: true,
+    text: /According to platform_fact: .*isolate/,
+    metadata: { transport: 'a2a', url, taskId: String, state: 'TASK_STATE_COMPLETED' }
+  })
+  t.type(ok.durationMs, 'number')
+  const task = remote.platform.area(A2A).tasks.get(ok.metadata.taskId as string)!
+  t.equal(task.owner, 'fleet-peer', 'the remote task belongs to the caller the token names')
+  t.match(task.history[0]!.metadata, { skillId: 'run', args: { input: 'How do sandboxes work?' } })
+
+  const anonymous = new A2aAgentTransport(url)
+  const refused = await anonymous.call({ agent: 'demo', skill: 'run', args: { input: 'hi' } }, ctx())
+  t.match(refused, { success: false, text: /A2A error -32600: .*requires an authenticated principal/ })
+  const nobody = new A2aAgentTransport(`${remote.url}/platform/agent/nobody/a2a`, { token: TOKEN })
+  t.match(await nobody.call({ agent: 'nobody', skill: 'run', args: {} }, ctx()), {
+    success: false,
+    text: /HTTP 404/
+  })
+  const closed = new A2aAgentTransport('http://127.0.0.1:9/a2a', { token: TOKEN })
+  t.match(await closed.call({ agent: 'x', skill: 'run', args: {} }, ctx()), { success: false, text: /failed/ })
+  t.throws(() => new A2aAgentTransport('ftp://x/a2a'), /must be an http\(s\) URL/)
+})
+
+t.test('cancelling or timing out a call cancels the remote task and its turn', async (t) => {
+  const fake = await new OpenAiServer().start()
+  t.teardown(() => fake.close())
+  fake.chat = () => ({
+    stream: sseEvents(Array.from({ length: 100 }, (_, i) => deltaChunk({ content: `w${i} ` }))),
+    intervalMs: 50
+  })
+  const remote = await start({
+    'platform.ai.runtime': 'openai',
+    'platform.ai.openai.base-url': fake.url,
+    'platform.ai.openai.model': 'test-model'
+  })
+  t.teardown(remote.close)
+  const ai = remote.platform.area(AI)
+  const tasks = remote.platform.area(A2A).tasks
+  const url = `${remote.url}/platform/agent/demo/a2a`
+
+  const ac = new AbortController()
+  const pending = new A2aAgentTransport(url).call(
+    { agent: 'demo', skill: 'run', args: { input: 'talk' } },
+    ctx(ac.signal)
+  )
+  t.ok(await until(() => ai.inFlight() === 1), 'the remote turn runs')
+  ac.abort()
+  t.match(await pending, { success: false, text: 'A2A call cancelled' })
+  t.ok(await until(() => ai.inFlight() === 0), 'the remote turn was cancelled')
+  t.equal(tasks.all()[0]!.state, 'TASK_STATE_CANCELED')
+
+  const slow = new A2aAgentTransport(url, { timeoutMs: 300 })
+  const timedOut = await slow.call({ agent: 'demo', skill: 'run', args: { input: 'talk' } }, ctx())
+  t.match(timedOut, { success: false, text: `A2A call to ${url} timed out after 300ms` })
+  t.ok(await until(() => ai.inFlight() === 0), 'the remote turn was cancelled')
+  t.equal(tasks.all()[0]!.state, 'TASK_STATE_CANCELED')
+})
+
+t.test('where a remote agent is: AGENT_<NAME>_URL wins over platform.a2a.remote-agents', async (t) => {
+  t.equal(remoteAgentEnvName('web-search'), 'AGENT_WEB_SEARCH_URL')
+  const configured = { 'web-search': 'http://b/a2a', other: 'http://c/a2a' }
+  t.equal(remoteAgentUrl('web-search', { AGENT_WEB_SEARCH_URL: 'http://a/a2a' }, configured), 'http://a/a2a')
+  t.equal(remoteAgentUrl('web-search', {}, configured), 'http://b/a2a')
+  t.equal(remoteAgentUrl('local', {}, configured), undefined)
+  const tp = await start({ 'platform.a2a.remote-agents': configured })
+  t.teardown(tp.close)
+  t.same(tp.platform.config.get('platform.a2a.remote-agents'), configured)
+  await t.rejects(start({ 'platform.a2a.remote-agents': { x: 'not a url' } }), /platform\.a2a\.remote-agents/)
+})
