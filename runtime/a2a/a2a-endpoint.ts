@@ -153,7 +153,13 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
     const all = [...agents().values()]
     const root =
       o.rootAgent !== undefined ? all.find((a) => a.name === o.rootAgent) : all.length === 1 ? all[0] : undefined
-    if (root === undefined) throw new PlatformError('A2A_NO_ROOT_AGENT', { count: all.length })
+    if (root === undefined)
+      throw new PlatformError('A2A_NO_ROOT_AGENT', {
+        detail:
+          o.rootAgent !== undefined
+            ? `platform.a2a.root-agent names '${o.rootAgent}', which no loaded plugin contributes`
+            : `${all.length} agents are served and platform.a2a.root-agent names none of them`
+      })
     card(ctx, root, a2aPath(root))
   })
 

@@ -137,8 +137,7 @@ export const ERRORS = {
   },
   A2A_NO_ROOT_AGENT: {
     status: 404,
-    message: (p) =>
-      `No agent card at the host's root: ${p.count} agents are served and platform.a2a.root-agent names none of them`,
+    message: (p) => `No agent card at the host's root: ${String(p.detail)}`,
     hint: "Set platform.a2a.root-agent; every agent's own card is at {agent path}/.well-known/agent-card.json"
   },
   INVALID_AGUI_INPUT: {

@@ -6,7 +6,7 @@ import { TaskState } from '@a2a-js/sdk'
 import { AI } from '../../runtime/ai/index.js'
 import { A2A } from '../../runtime/a2a/index.js'
 import { OpenAiServer, deltaChunk, sseEvents as openAiSse } from '../helpers/openai-server.js'
-import { call, WRITER, ALICE, BOB } from '../admin/helpers.js'
+import { call, addHelperAgent, WRITER, ALICE, BOB } from '../admin/helpers.js'
 import { sseEvents } from '../admin/event-clients.js'
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -285,4 +285,26 @@ t.test('platform.a2a.enabled=false serves no A2A and lists no badge', async (t) 
       .find((x) => x.name === 'demo')
       ?.protocols.includes('a2a')
   )
+})
+
+t.test('an agent at a path of its own, a hot-loaded one, and the host root card', async (t) => {
+  const tp = await start({ 'platform.a2a.root-agent': 'helper' })
+  t.teardown(tp.close)
+  const root = await fetch(`${tp.url}/.well-known/agent-card.json`)
+  t.equal(root.status, 404, 'the named root agent is not loaded yet')
+  t.match(await root.json(), {
+    error:
+      "No agent card at the host's root: platform.a2a.root-agent names 'helper', which no loaded plugin contributes",
+    code: 'PLT_ERR_A2A_NO_ROOT_AGENT',
+    hint: /platform\.a2a\.root-agent/
+  })
+  addHelperAgent(tp)
+  t.ok(await until(() => tp.platform.area(A2A).pathOf('helper') !== undefined), 'mounted as it loads')
+  t.equal(tp.platform.area(A2A).pathOf('helper'), '/helper/a2a')
+  const card = await (await fetch(`${tp.url}/.well-known/agent-card.json`)).json()
+  t.match(card, { name: 'helper', version: '2.0.0', supportedInterfaces: [{ url: `${tp.url}/helper/a2a` }] })
+  t.same(await (await fetch(`${tp.url}/helper/a2a/.well-known/agent-card.json`)).json(), card)
+  const res = await rpc(`${tp.url}/helper/a2a`, send('hello helper'))
+  t.match(res.body.result.task, { status: { state: 'TASK_STATE_COMPLETED' } })
+  t.equal(tp.platform.area(A2A).tasks.get(res.body.result.task.id)?.agent, 'helper')
 })
