@@ -88,6 +88,39 @@ t.test('cancelling a task mid-turn cancels the turn; the admin sees, cancels and
     )
   })
 
+  t.test('SubscribeToTask: every stream on a task gets its events; one leaving changes nothing', async (t) => {
+    const started = await rpc(
+      `${tp.url}/platform/agent/demo/a2a`,
+      send('subscribe', { configuration: { returnImmediately: true } }),
+      { authorization: `Bearer ${ALICE}` }
+    )
+    const id = started.body.result.task.id
+    const a = client.resubscribeTask({ id, tenant: '' })
+    const b = client.resubscribeTask({ id, tenant: '' })
+    const leaver = client.resubscribeTask({ id, tenant: '' })
+    for (const s of [a, b, leaver]) {
+      const first: any = (await s.next()).value
+      t.equal(first.payload.$case, 'task', 'the task first')
+      t.equal(first.payload.value.status.state, TaskState.TASK_STATE_WORKING)
+    }
+    const chunk: any = (await a.next()).value
+    t.equal(chunk.payload.$case, 'artifactUpdate', 'then what the turn says')
+    await leaver.return(undefined)
+    await new Promise((r) => setTimeout(r, 100))
+    t.equal(
+      tp.platform.area(A2A).tasks.get(id)?.state,
+      'TASK_STATE_WORKING',
+      'a stream leaving does not cancel the task'
+    )
+    await client.cancelTask({ id, tenant: '', metadata: undefined })
+    for (const s of [a, b]) {
+      let last: any
+      for await (const e of s) last = e
+      t.equal(last.payload.value.status.state, TaskState.TASK_STATE_CANCELED, 'each stream ends with the task')
+    }
+    t.ok(await until(() => ai.inFlight() === 0))
+  })
+
   t.test('admin: list, detail and cancel with its audit entry', async (t) => {
     const started = await rpc(
       `${tp.url}/platform/agent/demo/a2a`,
@@ -117,7 +150,8 @@ t.test('cancelling a task mid-turn cancels the turn; the admin sees, cancels and
       artifactCount: Number,
       metadata: { agent: 'demo', owner: 'bob' }
     })
-    t.equal((await call(tp, 'GET', '/overview')).body.taskCount, 2)
+    t.equal((await call(tp, 'GET', '/overview')).body.taskCount, tp.platform.area(A2A).tasks.size)
+    t.equal(tp.platform.area(A2A).tasks.size, 3, 'the tasks of the tests before and this one')
     // bob lacks the admin role: refused, nothing canceled
     t.equal((await call(tp, 'POST', `/tasks/${task.id}/cancel`, { token: BOB })).status, 403)
     t.equal(tp.platform.area(A2A).tasks.get(task.id)?.state, 'TASK_STATE_WORKING')
