@@ -42,7 +42,7 @@ export async function runTask(d: TaskRunDeps, t: TaskRecord, turn: TaskTurn): Pr
         agent: t.agent,
         message: turn.text,
         history,
-        conversationId: turn.memoryKey,
+        conversationId: t.contextId,
         sessionId: session.sessionId,
         ...(turn.userId !== undefined ? { userId: turn.userId } : {}),
         metadata: { a2a: { taskId: t.id, contextId: t.contextId } }

@@ -6,7 +6,7 @@ import { TaskState } from '@a2a-js/sdk'
 import { AI } from '../../runtime/ai/index.js'
 import { A2A } from '../../runtime/a2a/index.js'
 import { OpenAiServer, deltaChunk, sseEvents as openAiSse } from '../helpers/openai-server.js'
-import { call, addHelperAgent, WRITER, ALICE, BOB } from '../admin/helpers.js'
+import { call, addHelperAgent, governedAdminPlatform, WRITER, ALICE, BOB } from '../admin/helpers.js'
 import { sseEvents } from '../admin/event-clients.js'
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
@@ -209,6 +209,18 @@ t.test('cancelling a task mid-turn cancels the turn; the admin sees, cancels and
     t.ok(await until(() => ai.inFlight() === 0), 'the turn ended')
   })
 
+  t.test('a turn that fails makes a FAILED task saying why', async (t) => {
+    const slow = fake.chat
+    fake.chat = () => ({ status: 500, json: { error: { message: 'model exploded' } } })
+    t.teardown(() => {
+      fake.chat = slow
+    })
+    const task: any = await client.sendMessage(textMessage('boom'))
+    t.equal(task.status.state, TaskState.TASK_STATE_FAILED)
+    t.match(textOf(task.status.message), /500|model exploded/)
+    t.same(task.artifacts, [], 'no answer, no artifact')
+  })
+
   t.test('the agent lists a2a among its protocols', async (t) => {
     const agents = await call(tp, 'GET', '/agents')
     const demo = agents.body.find((a: any) => a.name === 'demo')
@@ -341,4 +353,19 @@ t.test('an agent at a path of its own, a hot-loaded one, and the host root card'
   const res = await rpc(`${tp.url}/helper/a2a`, send('hello helper'))
   t.match(res.body.result.task, { status: { state: 'TASK_STATE_COMPLETED' } })
   t.equal(tp.platform.area(A2A).tasks.get(res.body.result.task.id)?.agent, 'helper')
+})
+
+t.test('a message a policy denies makes a REJECTED task saying why', async (t) => {
+  const tp = await governedAdminPlatform()
+  t.teardown(tp.close)
+  const res = await rpc(`${tp.url}/platform/agent/demo/a2a`, send('tell me the launch codes'))
+  const task = res.body.result.task
+  t.equal(task.status.state, 'TASK_STATE_REJECTED')
+  t.match(task.status.message, { role: 'ROLE_AGENT', parts: [{ text: /denied by policy no-launch-codes/ }] })
+  t.notOk('artifacts' in task && task.artifacts.length > 0, 'no answer')
+  const decisions = await call(tp, 'GET', '/governance/decisions?limit=5', { token: ALICE })
+  t.ok(
+    (decisions.body as any[]).some((d) => d.policy_name === 'no-launch-codes' && d.decision === 'deny'),
+    'the decision log has the denial'
+  )
 })
