@@ -22,7 +22,8 @@ export function installA2a(platform: Platform): void {
     maxTasks: config.get('platform.a2a.max-tasks'),
     retentionMs: config.get('platform.a2a.task-retention-ms')
   })
-  platform.onClose(() => store.close())
+  // at shutdown, before the server waits for its open responses: a blocking SendMessage is one
+  platform.http.onShutdown(() => store.close())
   const endpoint = installA2aEndpoint(platform, new A2aMethods(ai, store, platform.logger), {
     publicUrl: config.get('platform.a2a.public-url'),
     allTasksRole: config.get('platform.a2a.all-tasks-role'),

@@ -369,3 +369,26 @@ t.test('a message a policy denies makes a REJECTED task saying why', async (t) =
     'the decision log has the denial'
   )
 })
+
+t.test('a platform shutting down cancels running tasks and answers their waiting callers', async (t) => {
+  const fake = await new OpenAiServer().start()
+  t.teardown(() => fake.close())
+  fake.chat = () => ({
+    stream: openAiSse(Array.from({ length: 200 }, () => deltaChunk({ content: 'x ' }))),
+    intervalMs: 50
+  })
+  const tp = await start({
+    'platform.ai.runtime': 'openai',
+    'platform.ai.openai.base-url': fake.url,
+    'platform.ai.openai.model': 'test-model'
+  })
+  const ai = tp.platform.area(AI)
+  const waiting = rpc(`${tp.url}/platform/agent/demo/a2a`, send('talk'))
+  t.ok(await until(() => ai.inFlight() === 1), 'the turn runs')
+  const cut = Date.now()
+  await tp.close()
+  t.ok(Date.now() - cut < 3000, `closed in ${Date.now() - cut} ms, not after the 10 s stream`)
+  t.equal(ai.inFlight(), 0)
+  const res = await waiting
+  t.equal(res.body.result.task.status.state, 'TASK_STATE_CANCELED', 'the waiting caller got the canceled task')
+})
