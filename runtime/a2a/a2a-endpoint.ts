@@ -4,6 +4,7 @@
  * and `{agent path}/a2a/.well-known/agent-card.json`. Callers authenticate as on the other agent
  * endpoints (`platform.ai.endpoint.auth`); the card is public, as discovery needs.
  */
+import { createHash } from 'node:crypto'
 import type { Platform } from '../platform.js'
 import { parseJsonBody, PlatformError, type Context } from '../http/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
@@ -137,8 +138,11 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
         authRequired: authRequired()
       })
     )
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`
     ctx.setHeader('cache-control', 'max-age=60')
-    ctx.send(200, body, JSON_TYPE)
+    ctx.setHeader('etag', etag)
+    if (ctx.header('if-none-match') === etag) ctx.empty(304)
+    else ctx.send(200, body, JSON_TYPE)
   }
 
   const rpcOpts = { body: 'raw' as const, optionalBody: true, tooLarge }

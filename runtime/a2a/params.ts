@@ -3,7 +3,7 @@
  * the field, and changes nothing. Unknown fields are ignored, as the specification asks.
  */
 import { TASK_STATES, type Message, type Part, type TaskState } from './a2a-types.js'
-import { invalidParams } from './rpc-error.js'
+import { A2aError, RpcCode, invalidParams } from './rpc-error.js'
 
 export const MAX_ID_LENGTH = 128
 export const LIST_DEFAULT_PAGE_SIZE = 50
@@ -63,6 +63,8 @@ export interface SendParams {
 }
 
 const ROLES = new Set(['ROLE_USER', 'user'])
+/** Output modes a text answer satisfies. */
+const TEXT_MODES = new Set(['text/plain', 'text', 'text/*', '*/*'])
 
 export function parseSend(params: unknown): SendParams {
   const p = obj(params, 'params')
@@ -84,7 +86,14 @@ export function parseSend(params: unknown): SendParams {
     .filter((x) => typeof x.text === 'string')
     .map((x) => x.text)
     .join('\n')
-  if (text.trim() === '') throw invalidParams('message.parts hold no text; this agent reads text parts')
+  if (text.trim() === '') {
+    if (parts.some((x) => x.text === undefined))
+      throw new A2aError(
+        RpcCode.ContentTypeNotSupported,
+        'This agent reads text parts only (defaultInputModes text/plain); the message has none'
+      )
+    throw invalidParams('message.parts hold no text')
+  }
   const contextId = optStr(m, 'contextId', at)
   const taskId = optStr(m, 'taskId', at)
   const metadata = optMeta(m, 'metadata', at)
@@ -98,6 +107,16 @@ export function parseSend(params: unknown): SendParams {
   }
   const cfg = p.configuration === undefined || p.configuration === null ? {} : obj(p.configuration, 'configuration')
   const historyLength = optInt(cfg, 'historyLength', 'configuration', 0, 10_000)
+  const accepted = cfg.acceptedOutputModes
+  if (accepted !== undefined && accepted !== null) {
+    if (!Array.isArray(accepted) || accepted.some((m) => typeof m !== 'string'))
+      throw invalidParams('configuration.acceptedOutputModes must be a list of media types')
+    if (accepted.length > 0 && !accepted.some((m) => TEXT_MODES.has(m as string)))
+      throw new A2aError(
+        RpcCode.ContentTypeNotSupported,
+        `This agent answers text/plain, which configuration.acceptedOutputModes [${accepted.join(', ')}] leaves out`
+      )
+  }
   // 0.3 spelled it `blocking: false`
   const blocking = optBool(cfg, 'blocking', 'configuration')
   const returnImmediately = optBool(cfg, 'returnImmediately', 'configuration') ?? blocking === false

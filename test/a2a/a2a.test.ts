@@ -28,6 +28,12 @@ t.test('the demo agent over A2A with the official client', async (t) => {
     const res = await fetch(`${tp.url}/platform/agent/demo/.well-known/agent-card.json`)
     t.equal(res.status, 200)
     t.match(res.headers.get('cache-control'), /max-age=\d+/)
+    const etag = res.headers.get('etag')!
+    t.match(etag, /^".+"$/)
+    const again = await fetch(`${tp.url}/platform/agent/demo/.well-known/agent-card.json`, {
+      headers: { 'if-none-match': etag }
+    })
+    t.equal(again.status, 304, 'unchanged: not sent again')
     const card = await res.json()
     t.match(card, {
       name: 'demo',
@@ -218,6 +224,25 @@ t.test('the demo agent over A2A with the official client', async (t) => {
       params: { message: { messageId: 'm', role: 'ROLE_AGENT', parts: [{ text: 'x' }] } }
     })
     t.match(role.body.error, { code: -32602, message: /message.role must be ROLE_USER/ })
+    const file = await rpc(endpoint, {
+      jsonrpc: '2.0',
+      id: 8,
+      method: 'SendMessage',
+      params: {
+        message: { messageId: 'm', role: 'ROLE_USER', parts: [{ url: 'https://x/y.png', mediaType: 'image/png' }] }
+      }
+    })
+    t.match(file.body.error, { code: -32005, message: /text parts only/ })
+    const modes = await rpc(endpoint, {
+      jsonrpc: '2.0',
+      id: 9,
+      method: 'SendMessage',
+      params: {
+        message: { messageId: 'm', role: 'ROLE_USER', parts: [{ text: 'hi' }] },
+        configuration: { acceptedOutputModes: ['image/png'] }
+      }
+    })
+    t.match(modes.body.error, { code: -32005, message: /leaves out/ })
     const version = await rpc(
       endpoint,
       { jsonrpc: '2.0', id: 3, method: 'ListTasks', params: {} },
