@@ -1,6 +1,6 @@
 /**
  * The params of each A2A method, checked before anything is done: a wrong one is -32602 naming
- * the field, and changes nothing. Unknown fields are ignored, as the specification asks.
+ * the field, and changes nothing. Unknown fields are ignored, so newer clients still work.
  */
 import { TASK_STATES, type Message, type Part, type TaskState } from './a2a-types.js'
 import { A2aError, RpcCode, invalidParams } from './rpc-error.js'
