@@ -49,6 +49,7 @@ export function describePlugin(def) {
       ...pick(a, ['systemPrompt', 'model']),
       ...(typeof a.run === 'function' ? { hasRun: true } : {}),
       ...(a.scope !== undefined ? { scope: { ...a.scope } } : {}),
+      ...(Array.isArray(a.fleet) ? { fleet: a.fleet.map((r) => ({ ...r })) } : {}),
       tools: (a.tools ?? []).map(describeTool)
     })),
     policyTypes: def.policyTypes.map((p) => ({ type: p.type, description: p.description ?? '' })),
@@ -88,16 +89,137 @@ function templateMatch(template, uri) {
 }
 
 /**
- * An agent run's ctx: the call's ctx plus `model` and `callTool`, which go to the host through the
- * tier's capability channel (`hostCall(op, args)`) naming the turn the host opened for this run.
+ * An agent run's ctx: the call's ctx plus `model` and `callTool` (and `fleet` for a coordinator),
+ * which go to the host through the tier's capability channel (`hostCall(op, args)`) naming the
+ * turn the host opened for this run.
  */
-function runCtx(ctx, turnId, hostCall) {
+function runCtx(ctx, turnId, hostCall, agentDef) {
   if (typeof turnId !== 'string' || typeof hostCall !== 'function') return ctx
   // descriptors, not a spread: a lazy getter (the inline tier's signal) stays lazy
   const out = Object.defineProperties({}, Object.getOwnPropertyDescriptors(ctx))
   out.model = (options) => hostCall('agent.model', [turnId, options === undefined ? {} : options])
   out.callTool = (name, args) => hostCall('agent.callTool', [turnId, String(name), args === undefined ? {} : args])
+  if (Array.isArray(agentDef.fleet)) out.fleet = fleetCtx(turnId, hostCall, agentDef.fleet)
   return Object.freeze(out)
+}
+
+/** A call as the host takes it: `{ agent, skill?, args? }`, or `[agent, skill?, args?]`. */
+const callOf = (c) => (Array.isArray(c) ? { agent: c[0], skill: c[1], args: c[2] } : c)
+const callsOf = (calls) => (Array.isArray(calls) ? calls.map(callOf) : calls)
+
+/**
+ * `ctx.fleet` of a coordinator's run: each pattern is one host call that resolves to AgentResult(s).
+ * `route` and `refineUntil` run here, in the sandbox, since their conditions and evaluators are
+ * the plugin's own functions; each of their dispatches is an ordinary host call.
+ */
+function fleetCtx(turnId, hostCall, refs) {
+  const call = (agent, skill, args) => hostCall('agent.fleet.call', [turnId, { agent, skill, args }])
+  const note = (type, fields) => hostCall('agent.fleet.note', [turnId, type, fields])
+  return Object.freeze({
+    call,
+    parallel: (calls) => hostCall('agent.fleet.parallel', [turnId, callsOf(calls)]),
+    pipeline: (calls) => hostCall('agent.fleet.pipeline', [turnId, callsOf(calls)]),
+    vote: (calls) => hostCall('agent.fleet.vote', [turnId, callsOf(calls)]),
+    route: (input, routes) => routeCall(call, note, input, routes),
+    refineUntil: (c, evaluators, options) => {
+      const one = callOf(c)
+      // the budget: the option, else the agent's ref maxTurns, else 8
+      const ref = refs.find((r) => (typeof r === 'string' ? r : r?.name) === one?.agent)
+      const maxTurns = options?.maxTurns ?? (typeof ref === 'object' ? ref.maxTurns : undefined)
+      return refine(call, note, one, evaluators, { maxTurns })
+    }
+  })
+}
+
+/**
+ * Runs `input` (a call), then the first route whose `when(result)` holds, or `otherwise`
+ * (matchedIndex -1). Each route is `{ when, call }`; `call` is a call or `(result) => call`.
+ */
+async function routeCall(call, note, input, routes) {
+  if (!Array.isArray(routes) || routes.length === 0) throw new TypeError('route() requires at least one route')
+  const first = callOf(input)
+  const result = await call(first.agent, first.skill, first.args)
+  let matchedIndex = -2
+  let chosen
+  let otherwise
+  for (let i = 0; i < routes.length; i++) {
+    const r = routes[i]
+    if (r === null || typeof r !== 'object')
+      throw new TypeError(`route(): routes[${i}] must be { when, call } or { otherwise }`)
+    if (r.otherwise !== undefined) {
+      otherwise ??= r.otherwise
+      continue
+    }
+    if (typeof r.when !== 'function') throw new TypeError(`route(): routes[${i}].when must be a function`)
+    if (matchedIndex === -2 && (await r.when(result)) === true) {
+      matchedIndex = i
+      chosen = r.call
+    }
+  }
+  if (matchedIndex === -2 && otherwise !== undefined) {
+    matchedIndex = -1
+    chosen = otherwise
+  }
+  if (matchedIndex === -2) {
+    await note('RouteEvaluated', { inputAgent: first.agent, selectedAgent: null, matched: false })
+    return {
+      agentName: first.agent,
+      skillId: first.skill ?? 'run',
+      text: 'No routing condition matched',
+      metadata: { matchedIndex: -2, input: result },
+      durationMs: result.durationMs,
+      success: false
+    }
+  }
+  const next = callOf(typeof chosen === 'function' ? await chosen(result) : chosen)
+  await note('RouteEvaluated', { inputAgent: first.agent, selectedAgent: next.agent, matched: matchedIndex >= 0 })
+  const out = await call(next.agent, next.skill, next.args ?? { _previous_result: result.text })
+  return { ...out, metadata: { ...out.metadata, matchedIndex } }
+}
+
+/**
+ * Calls until every evaluator passes or the budget (`maxTurns`, 8 when unbounded) is spent; the
+ * failing evaluators' reasons reach the next try as `_refine_feedback`. On exhaustion the try
+ * with the best mean score wins. An evaluator is `(result) => { score, passed, reason }`, or
+ * `{ name, evaluate }`; one that throws fails with score 0.
+ */
+async function refine(call, note, c, evaluators, options) {
+  const list = Array.isArray(evaluators) ? evaluators : [evaluators]
+  if (list.length === 0) throw new TypeError('refineUntil() requires at least one evaluator')
+  const budget = Number.isInteger(options?.maxTurns) && options.maxTurns > 0 ? options.maxTurns : 8
+  let best
+  let args = c.args ?? {}
+  for (let turn = 1; turn <= budget; turn++) {
+    const result = await call(c.agent, c.skill, args)
+    if (!result.success) return result
+    const verdicts = []
+    for (let i = 0; i < list.length; i++) {
+      const e = list[i]
+      const name = typeof e === 'function' ? e.name || `evaluator-${i + 1}` : String(e?.name ?? `evaluator-${i + 1}`)
+      const fn = typeof e === 'function' ? e : e?.evaluate
+      let v
+      try {
+        v = await fn(result)
+        if (v === null || typeof v !== 'object' || typeof v.score !== 'number')
+          throw new Error('must return { score, passed, reason }')
+        v = { score: Math.max(0, Math.min(1, v.score)), passed: v.passed === true, reason: String(v.reason ?? '') }
+      } catch (err) {
+        v = { score: 0, passed: false, reason: `Evaluator error: ${err?.message ?? String(err)}` }
+      }
+      verdicts.push(v)
+      await note('AgentEvaluated', { agentName: c.agent, evaluatorName: name, score: v.score, passed: v.passed })
+    }
+    const mean = verdicts.reduce((s, v) => s + v.score, 0) / verdicts.length
+    const scored = { ...result, metadata: { ...result.metadata, turns: turn, score: mean } }
+    if (best === undefined || mean > best.metadata.score) best = scored
+    if (verdicts.every((v) => v.passed)) return scored
+    const feedback = verdicts
+      .filter((v) => !v.passed)
+      .map((v) => v.reason)
+      .join('; ')
+    args = { ...(c.args ?? {}), _refine_feedback: feedback }
+  }
+  return best
 }
 
 /**
@@ -118,7 +240,7 @@ export function startContribution(def, req, ctx, hostCall) {
     case 'agent': {
       const a = find(def.agents, 'name', req.name, 'agent')
       if (typeof a.run !== 'function') throw new Error(`agent '${req.name}' defines no run()`)
-      return a.run(req.args?.turn ?? {}, runCtx(ctx, req.args?.turnId, hostCall))
+      return a.run(req.args?.turn ?? {}, runCtx(ctx, req.args?.turnId, hostCall, a))
     }
     case 'resource':
       return findResource(def.resources, req.name).read(req.name, ctx)

@@ -86,6 +86,71 @@ export interface AgentRunCtx extends Omit<Ctx, 'progress'> {
   callTool(name: string, args: Record<string, Json>): Promise<{ ok: boolean; text: string }>
   /** Streams part of the answer (`{ text }`) or reports a step (`{ step }`). */
   progress: (partial: { text?: string; step?: AgentStep }) => void
+  /** Present when the agent declares a `fleet`: dispatches to the agents of that fleet (docs/fleet.md). */
+  fleet?: FleetCtx
+}
+
+/** One agent of a coordinator's fleet; a bare name takes every default. */
+export interface AgentRef {
+  name: string
+  /** Advisory; shown by the admin fleet view. */
+  version?: string
+  /** Default true. */
+  required?: boolean
+  /** Default 1; shown, not used to pick. */
+  weight?: number
+  /** Retries after a failure, with exponential backoff from 100 ms; default 0, at most 10. */
+  maxRetries?: number
+  /** Default false: 5 consecutive failures open the circuit for 30 s. */
+  circuitBreaker?: boolean
+  /** Per call; 0 (the default) means 120 000. */
+  timeoutMs?: number
+  /** The budget of refineUntil; 0 (the default) means unbounded (8 tries). */
+  maxTurns?: number
+}
+/** A call of a fleet agent; `skill` defaults to `run`. */
+export interface AgentCall {
+  agent: string
+  skill?: string
+  args?: Record<string, Json>
+}
+/** How a call went; on failure `text` carries the error. */
+export interface AgentResult {
+  agentName: string
+  skillId: string
+  text: string
+  metadata: Record<string, Json>
+  durationMs: number
+  success: boolean
+}
+export interface Evaluation {
+  score: number
+  passed: boolean
+  reason?: string
+}
+export type Evaluator =
+  | ((result: AgentResult) => Evaluation | Promise<Evaluation>)
+  | { name: string; evaluate(result: AgentResult): Evaluation | Promise<Evaluation> }
+export type FleetRoute =
+  | { when(result: AgentResult): boolean | Promise<boolean>; call: AgentCall | ((result: AgentResult) => AgentCall) }
+  | { otherwise: AgentCall | ((result: AgentResult) => AgentCall) }
+/** `ctx.fleet`: every call is journaled, governed and counted under the turn's coordination. */
+export interface FleetCtx {
+  call(agent: string, skill?: string, args?: Record<string, Json>): Promise<AgentResult>
+  /** At once, keyed by agent name (`name#2` for a repeat); the first failure cancels the siblings. */
+  parallel(calls: AgentCall[]): Promise<Record<string, AgentResult>>
+  /** In order; from the second step args gain `_previous_result`; stops at the first failure. */
+  pipeline(calls: AgentCall[]): Promise<AgentResult[]>
+  /** At once; the majority answer (trimmed, lower-cased) wins, a tie goes to the earliest agent. */
+  vote(calls: AgentCall[]): Promise<AgentResult>
+  /** Calls `input`, then the first route whose `when` holds (else `otherwise`) with `_previous_result`. */
+  route(input: AgentCall, routes: FleetRoute[]): Promise<AgentResult>
+  /** Calls until every evaluator passes (feedback in `_refine_feedback`), at most `maxTurns` (8) tries. */
+  refineUntil(
+    call: AgentCall,
+    evaluators: Evaluator | Evaluator[],
+    options?: { maxTurns?: number }
+  ): Promise<AgentResult>
 }
 
 export interface JsonSchema {
@@ -162,6 +227,8 @@ export interface AgentDef {
   scope?: AgentScope
   systemPrompt?: string
   tools?: ReturnType<typeof tool>[]
+  /** Makes the agent a coordinator: the agents its run() may dispatch to with `ctx.fleet`. Needs `run`. */
+  fleet?: Array<string | AgentRef>
 }
 
 export interface AiRequest {

@@ -88,6 +88,7 @@ export function agent(def) {
   if (def.model !== undefined && (typeof def.model !== 'string' || def.model === ''))
     throw new TypeError(`${where}: 'model' must be a non-empty string`)
   if (def.run !== undefined) need(def, 'run', 'function', where)
+  const fleet = def.fleet === undefined ? undefined : fleetRefs(def)
   return brand('agent', {
     version: '1.0.0',
     description: '',
@@ -95,8 +96,57 @@ export function agent(def) {
     headless: false,
     tools: [],
     scope: undefined,
-    ...def
+    ...def,
+    ...(fleet !== undefined ? { fleet } : {})
   })
+}
+
+// an agent ref's fields: [default, check, what a bad value must be]
+const REF_FIELDS = {
+  version: ['', (v) => typeof v === 'string', 'a string'],
+  required: [true, (v) => typeof v === 'boolean', 'a boolean'],
+  weight: [1, (v) => typeof v === 'number' && Number.isFinite(v) && v >= 0, 'a non-negative number'],
+  maxRetries: [0, (v) => Number.isInteger(v) && v >= 0 && v <= 10, 'an integer from 0 to 10'],
+  circuitBreaker: [false, (v) => typeof v === 'boolean', 'a boolean'],
+  timeoutMs: [0, (v) => Number.isInteger(v) && v >= 0, 'a non-negative integer (0: 120000)'],
+  maxTurns: [0, (v) => Number.isInteger(v) && v >= 0, 'a non-negative integer (0: unbounded)']
+}
+
+/**
+ * A coordinator's fleet: each ref a name or `{ name, version?, required?, weight?, maxRetries?,
+ * circuitBreaker?, timeoutMs?, maxTurns? }`, returned whole with the defaults filled in.
+ */
+function fleetRefs(def) {
+  const where = `coordinator '${def.name}'`
+  if (!Array.isArray(def.fleet) || def.fleet.length === 0)
+    throw new TypeError(`${where}: 'fleet' must be a non-empty array of agent names or { name, ... } refs`)
+  if (typeof def.run !== 'function')
+    throw new TypeError(`${where}: an agent with a fleet needs its own run(turn, ctx), which dispatches with ctx.fleet`)
+  const seen = new Set()
+  return Object.freeze(
+    def.fleet.map((raw, i) => {
+      const ref = typeof raw === 'string' ? { name: raw } : raw
+      if (ref === null || typeof ref !== 'object' || Array.isArray(ref))
+        throw new TypeError(`${where}: fleet[${i}] must be an agent name or { name, ... }`)
+      if (typeof ref.name !== 'string' || ref.name === '')
+        throw new TypeError(`${where}: fleet[${i}].name must be a non-empty string`)
+      const out = { name: ref.name }
+      for (const k of Object.keys(ref))
+        if (k !== 'name' && !(k in REF_FIELDS))
+          throw new TypeError(
+            `${where}: fleet[${i}] has an unknown field '${k}' (expected name, ${Object.keys(REF_FIELDS).join(', ')})`
+          )
+      for (const [k, [dflt, ok, what]] of Object.entries(REF_FIELDS)) {
+        if (ref[k] === undefined) out[k] = dflt
+        else if (!ok(ref[k])) throw new TypeError(`${where}: fleet[${i}].${k} must be ${what}`)
+        else out[k] = ref[k]
+      }
+      if (seen.has(out.name))
+        throw new TypeError(`Duplicate agent reference '${out.name}' in coordinator '${def.name}'`)
+      seen.add(out.name)
+      return Object.freeze(out)
+    })
+  )
 }
 
 /** A governance policy type: YAML `type: <type>` entries are evaluated by `evaluate(context, config)`. */

@@ -120,8 +120,24 @@ export function graph(nodes, edges, title) {
   return root
 }
 
-/** A coordination's journal events as a graph: parent links when the journal has them, else in order. */
-export function journalGraph(events) {
+/** The tree `journal/{id}/tree` answers (nodes with `children`) as its events, each parent before its children. */
+function flatten(tree) {
+  const out = []
+  const stack = [...tree].reverse()
+  while (stack.length > 0) {
+    const e = stack.pop()
+    out.push(e)
+    if (Array.isArray(e.children)) for (let i = e.children.length - 1; i >= 0; i--) stack.push(e.children[i])
+  }
+  return out
+}
+
+/**
+ * A coordination's journal events as a graph: parent links when the journal has them, else in
+ * order. Takes the tree the route answers or a flat list of events.
+ */
+export function journalGraph(tree) {
+  const events = flatten(tree)
   const nodes = events.map((e, i) => {
     const id = String(e.eventId ?? i)
     const who = e.agentName ?? e.agent ?? e.toAgent ?? ''
@@ -137,10 +153,12 @@ export function journalGraph(events) {
     return { id, label: who === '' ? e.type : `${e.type} · ${who}`, kind }
   })
   const linked = events.some((e) => e.parentEventId !== undefined && e.parentEventId !== null)
+  const known = new Set(nodes.map((n) => n.id))
   const edges = []
   events.forEach((e, i) => {
     if (linked) {
-      if (e.parentEventId !== undefined && e.parentEventId !== null)
+      // a fork's parent lives in another coordination: no edge to a node not drawn
+      if (e.parentEventId !== undefined && e.parentEventId !== null && known.has(String(e.parentEventId)))
         edges.push({ from: String(e.parentEventId), to: nodes[i].id })
     } else if (i > 0) edges.push({ from: nodes[i - 1].id, to: nodes[i].id })
   })

@@ -105,7 +105,13 @@ export const agentsTab = {
       section('Agents', async () =>
         table(
           [
-            { label: 'Name', value: (a) => a.name },
+            {
+              label: 'Name',
+              value: (a) =>
+                a.coordinator === true
+                  ? el('span', { title: `fleet: ${a.fleet.join(', ')}` }, [a.name, ' ', badge('coordinator', 'warn')])
+                  : a.name
+            },
             { label: 'Version', value: (a) => a.version },
             { label: 'Path', value: (a) => el('code', {}, a.path) },
             { label: 'Headless', value: (a) => (a.headless ? 'yes' : 'no') },

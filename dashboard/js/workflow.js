@@ -1,7 +1,9 @@
 // The workflow editor: list, create, edit and delete manifests; JSON checked as you type, a graph
-// preview, and a version conflict shown with the stored version and a way to load it.
+// preview, and a version conflict shown with the stored version and a way to load it. Runs and
+// approvals are workflow-runs.js.
 import { el, admin, table, tokenField, errorBox, ApiError } from './api.js'
 import { graph } from './graph.js'
+import { approvals, coordinators, recent, run } from './workflow-runs.js'
 
 const list = document.getElementById('wf-list')
 const editor = document.getElementById('wf-json')
@@ -10,7 +12,12 @@ const preview = document.getElementById('wf-graph')
 let timer
 const TYPES = ['agent', 'condition', 'fan-out', 'join', 'approval', 'output']
 
-document.getElementById('token-slot').append(tokenField(() => void refresh()))
+document.getElementById('token-slot').append(
+  tokenField(() => {
+    void refresh()
+    void approvals()
+  })
+)
 
 const TEMPLATE = {
   id: 'my-workflow',
@@ -174,69 +181,15 @@ editor.addEventListener('input', () => {
 document.getElementById('wf-save').addEventListener('click', () => void save())
 document.getElementById('wf-delete').addEventListener('click', () => void remove())
 document.getElementById('wf-new').addEventListener('click', () => load(TEMPLATE))
-async function run(e) {
+function start(e) {
   e.preventDefault()
-  const box = document.getElementById('wf-run-result')
   const id = parse().manifest?.id
-  if (typeof id !== 'string') return
-  const coordinator = document.getElementById('wf-coordinator').value.trim()
-  const q = coordinator === '' ? '' : `?coordinator=${encodeURIComponent(coordinator)}`
-  try {
-    const result = await admin(`/workflow/${encodeURIComponent(id)}/run${q}`, {
-      method: 'POST',
-      body: { input: document.getElementById('wf-input').value }
-    })
-    box.replaceChildren(
-      el('p', { class: 'ok', role: 'status' }, `Run started on ${id}:`),
-      el('pre', {}, JSON.stringify(result, null, 2))
-    )
-    await approvals()
-  } catch (err) {
-    box.replaceChildren(errorBox(err))
-  }
+  if (typeof id === 'string') void run(id, document.getElementById('wf-input').value)
 }
 
-async function decide(a, approve) {
-  if (!confirm(`${approve ? 'Approve' : 'Reject'} ${a.nodeId} of ${a.workflowId}?`)) return
-  try {
-    await admin(`/workflow/approvals/${encodeURIComponent(a.approvalId)}`, { method: 'POST', body: { approve } })
-  } catch (err) {
-    document.getElementById('wf-approvals').prepend(errorBox(err))
-    return
-  }
-  await approvals()
-}
-
-async function approvals() {
-  const box = document.getElementById('wf-approvals')
-  try {
-    box.replaceChildren(
-      table(
-        [
-          { label: 'Workflow', value: (a) => a.workflowId },
-          { label: 'Node', value: (a) => a.nodeId },
-          { label: 'Requested', value: (a) => new Date(a.requestedAt).toLocaleString() },
-          {
-            label: 'Decision',
-            value: (a) =>
-              el(
-                'span',
-                { class: 'inline' },
-                el('button', { type: 'button', on: { click: () => decide(a, true) } }, 'Approve'),
-                el('button', { type: 'button', class: 'danger', on: { click: () => decide(a, false) } }, 'Reject')
-              )
-          }
-        ],
-        await admin('/workflow/approvals'),
-        'No approvals pending (they appear when a running workflow reaches an approval node).'
-      )
-    )
-  } catch (err) {
-    box.replaceChildren(errorBox(err))
-  }
-}
-
-document.getElementById('wf-run').addEventListener('submit', (e) => void run(e))
+document.getElementById('wf-run').addEventListener('submit', start)
 load(TEMPLATE)
 void refresh()
+void coordinators()
 void approvals()
+void recent()

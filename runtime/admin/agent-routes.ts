@@ -23,7 +23,8 @@ function agentRow(a: AgentInfo): Record<string, unknown> {
     version: a.version,
     description: a.description,
     headless: a.headless,
-    protocols: a.protocols
+    protocols: a.protocols,
+    ...(a.fleet !== undefined ? { coordinator: true, fleet: a.fleet } : {})
   }
 }
 

@@ -7,33 +7,31 @@ import { shown } from './shown-value.js'
 import { PlatformError } from '../http/index.js'
 import type { AdminDeps } from './admin-deps.js'
 import type { JournalEvent, JournalQuery } from './fleet-view.js'
+import { journalLog, journalTree } from './journal-format.js'
 import type { AdminRoute } from './route-table.js'
 
 export const JOURNAL_DEFAULT_LIMIT = 100
 export const JOURNAL_MAX_LIMIT = 10_000
 const str = { type: 'string', minLength: 1 }
 
+// ISO 8601 with its zone (`Z` or an offset), or a date alone (UTC midnight): Date.parse alone
+// would take `1` for the year 2001 and a zoneless time as the server's local time
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2}))?$/
+
 function instant(q: Record<string, unknown>, name: 'since' | 'until'): number | undefined {
   const raw = q[name]
   if (raw === undefined) return undefined
-  const ms = typeof raw === 'string' ? Date.parse(raw) : NaN
+  const ms = typeof raw === 'string' && ISO_INSTANT.test(raw) ? Date.parse(raw) : NaN
   if (Number.isNaN(ms)) throw new PlatformError('INVALID_QUERY', { name, detail: `Invalid timestamp: ${shown(raw)}` })
   return ms
 }
 
-/** One line per event: `<timestamp> <type> key=value ...`, for `journal/{id}/log`. */
-function logLine(e: JournalEvent): string {
-  const rest = Object.entries(e)
-    .filter(([k]) => k !== 'type' && k !== 'coordinationId' && k !== 'timestamp')
-    .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
-  return [e.timestamp, e.type, ...rest].join(' ')
-}
-
 export function fleetRoutes(d: AdminDeps): AdminRoute[] {
   // read d.fleet on every call: the fleet area may hand its view over after start-up
-  const coordination = (id: string): JournalEvent[] => {
-    const events = d.fleet.coordination(id)
-    if (events === undefined) throw new PlatformError('UNKNOWN_COORDINATION', { id })
+  const coordination = async (id: string): Promise<JournalEvent[]> => {
+    const events = await d.fleet.coordination(id)
+    // a store answers an unknown id with no events, a view with undefined: both are 404
+    if (events === undefined || events.length === 0) throw new PlatformError('UNKNOWN_COORDINATION', { id })
     return events
   }
   return [
@@ -102,23 +100,19 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
     {
       method: 'GET',
       path: '/journal/{id}/tree',
-      summary: 'The events of one coordination as a tree (eventId, parentEventId, children)',
+      summary: 'The events of one coordination as a tree: roots in journal order, children under their parent',
       gate: { read: 'content' },
-      handler: ({ params }) => {
-        const events = coordination(params.id!)
-        // without parent links every event is a root, in order
-        return events.map((e, i) => ({ ...e, eventId: typeof e.eventId === 'string' ? e.eventId : String(i) }))
-      }
+      handler: async ({ params }) => journalTree(await coordination(params.id!))
     },
     {
       method: 'GET',
       path: '/journal/{id}/log',
-      summary: 'The events of one coordination as plain text, one line each',
+      summary: 'The events of one coordination as plain text: `<N> events:` and one line each',
       gate: { read: 'content' },
       produces: 'text/plain',
-      handler: ({ params, ctx }) => {
-        const text = coordination(params.id!).map(logLine).join('\n')
-        ctx.send(200, text === '' ? '' : text + '\n', 'text/plain; charset=utf-8')
+      handler: async ({ params, ctx }) => {
+        const text = journalLog(await coordination(params.id!))
+        ctx.send(200, text, 'text/plain; charset=utf-8')
         return undefined
       }
     },

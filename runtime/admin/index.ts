@@ -9,7 +9,10 @@ export {
   type CoordinatorInfo,
   type JournalEvent,
   type JournalQuery,
-  type ApprovalInfo
+  type ApprovalInfo,
+  type WorkflowRunInfo,
+  type WorkflowRunStatus,
+  type NodeResultInfo
 } from './fleet-view.js'
 export { EMPTY_TASKS, type TaskView, type TaskInfo } from './task-view.js'
 export { parseEvalRun, summarize, EvalRunError, type EvalRun, type BaselineSummary } from './eval-run.js'

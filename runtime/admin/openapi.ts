@@ -64,6 +64,8 @@ function operation(route: Op): Record<string, unknown> {
       }
     }
   }
+  if (doc.accepted !== undefined)
+    responses['202'] = { description: doc.accepted, content: { 'application/json': { schema: {} } } }
   if (params.length > 0 || doc.body !== undefined || write) responses['400'] = ERROR_REF
   responses['401'] = ERROR_REF
   if (write) responses['403'] = ERROR_REF

@@ -42,6 +42,10 @@ export interface AdminRoute {
   body?: JsonSchema
   /** The success body's media type when it is not JSON (the handler writes it itself). */
   produces?: string
+  /** What a 202 answer means, when the route may answer one. */
+  accepted?: string
+  /** Error statuses beyond the ones the gate and the schemas imply. */
+  statuses?: number[]
   /** The error a body that fails `body` gets, when the route has its own (default INVALID_BODY). */
   invalidBody?: () => PlatformError
   /** The success body; a PlatformError thrown here is the answer (and, on a write, audited as a failure). */

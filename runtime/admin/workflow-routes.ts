@@ -1,12 +1,16 @@
 /**
- * Workflow manifests: list, read, save with an optimistic version, delete; and the run route, which
- * needs a coordinator of the fleet (with none registered it is refused, as with zero fleets).
+ * Workflow manifests: list, read, save with an optimistic version, delete; the run route, which
+ * needs a coordinator of the fleet (with none registered it is refused, as with zero fleets), and
+ * the runs the fleet keeps.
  */
 import { PlatformError } from '../http/index.js'
 import type { AdminDeps } from './admin-deps.js'
 import { parseManifest, WorkflowError, type WorkflowManifest } from './workflow-manifest.js'
 import { VersionConflict, type WorkflowStore } from './workflow-store.js'
 import type { AdminRoute } from './route-table.js'
+
+export const RUNS_DEFAULT_LIMIT = 50
+export const RUNS_MAX_LIMIT = 500
 
 function idOf(body: unknown): string {
   const id = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).id : undefined
@@ -77,10 +81,14 @@ export function workflowRoutes(d: AdminDeps, store: WorkflowStore): AdminRoute[]
     {
       method: 'POST',
       path: '/workflow/{id}/run',
-      summary: 'Runs a workflow on a coordinator of the fleet ({input})',
+      summary:
+        'Runs a workflow on a coordinator of the fleet ({input}); 200 with the ended run, 202 when it waits for an approval',
       gate: { write: 'workflow.run', target: (r) => r.params.id ?? '' },
       query: { type: 'object', properties: { coordinator: { type: 'string', minLength: 1 } } },
-      handler: ({ params, query, body }) => {
+      accepted:
+        'The run stopped at an approval node: status WAITING_APPROVAL, pendingApproval set; it goes on once decided',
+      statuses: [503],
+      handler: async ({ params, query, body, principal, ctx }) => {
         const w = find(params.id!)
         const names = d.fleet.coordinators().map((c) => c.name)
         const asked = query.coordinator as string | undefined
@@ -89,7 +97,35 @@ export function workflowRoutes(d: AdminDeps, store: WorkflowStore): AdminRoute[]
         if (!names.includes(coordinator))
           throw new PlatformError('UNKNOWN_WORKFLOW_COORDINATOR', { name: coordinator, registered: names.join(', ') })
         const input = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).input : undefined
-        return d.fleet.runWorkflow(w, coordinator, input)
+        const run = await d.fleet.runWorkflow(w, coordinator, input, principal!.name)
+        if (run.status !== 'WAITING_APPROVAL') return run
+        ctx.json(run, 202)
+        return undefined
+      }
+    },
+    {
+      method: 'GET',
+      path: '/workflow/runs',
+      summary: 'Workflow runs, newest first (the last 500 are kept, in memory)',
+      // a run holds its input and every agent's answer: content, like the journal's subjects
+      gate: { read: 'content' },
+      query: {
+        type: 'object',
+        properties: {
+          limit: { type: 'integer', minimum: 1, maximum: RUNS_MAX_LIMIT, default: RUNS_DEFAULT_LIMIT }
+        }
+      },
+      handler: ({ query }) => d.fleet.workflowRuns().slice(0, query.limit as number)
+    },
+    {
+      method: 'GET',
+      path: '/workflow/runs/{runId}',
+      summary: 'One workflow run with its node results',
+      gate: { read: 'content' },
+      handler: ({ params }) => {
+        const run = d.fleet.workflowRun(params.runId!)
+        if (run === undefined) throw new PlatformError('UNKNOWN_WORKFLOW_RUN', { id: params.runId })
+        return run
       }
     }
   ]

@@ -17,6 +17,8 @@ export interface AgentInfo {
   protocols: AgentProtocol[]
   /** Where each served protocol is, by protocol name. */
   endpoints: Partial<Record<AgentProtocol, string>>
+  /** A coordinator's fleet: the names of the agents it dispatches to (absent for other agents). */
+  fleet?: string[]
 }
 
 /** Where each protocol serves one agent, undefined when it does not (the area serving it answers). */
@@ -39,6 +41,7 @@ export function agentInfo(agent: RegisteredAgent, served: ProtocolEndpoints): Ag
     headless: agent.headless,
     plugin: agent.plugin,
     protocols,
-    endpoints
+    endpoints,
+    ...(Array.isArray(agent.fleet) ? { fleet: agent.fleet.map((r) => r.name) } : {})
   }
 }

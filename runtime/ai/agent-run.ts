@@ -131,7 +131,20 @@ function hostHandlers(
   let offered: OfferedTools | undefined
   const tools = (): OfferedTools => (offered ??= deps.agentTools(agent.name))
   let calls = 0
+  const fleet = deps.runExtension?.({
+    agent,
+    request: input.request,
+    signal,
+    step: (name, description, data) =>
+      push({
+        type: 'agent-step',
+        name,
+        ...(description !== undefined ? { description } : {}),
+        ...(data !== undefined ? { data } : {})
+      })
+  })
   return {
+    ...(fleet !== undefined ? { fleet } : {}),
     async model(raw) {
       const o = modelOptions(raw, tools())
       const picked = pickRuntime(deps, input.request)

@@ -4,6 +4,7 @@ import type { ConversationMemory } from './memory.js'
 import type { AiCancelSignal, AiRuntime, AiRuntimeInfo } from './runtime.js'
 import type { AgentSessions } from './sessions.js'
 import type { TurnEvent, TurnRequest } from './turn-pipeline.js'
+import type { AgentRunExtension } from './turn-types.js'
 
 /**
  * What the AI area offers: the agents whose turns it runs, the runtimes that answer them, and
@@ -39,4 +40,9 @@ export interface AiService {
     protocol: Exclude<AgentProtocol, 'mcp' | 'agui'>,
     pathOf: (agent: RegisteredAgent) => string | undefined
   ): void
+  /**
+   * Gives agents' own runs more host calls (the fleet area: `ctx.fleet` of coordinators), so this
+   * area needs no import of the one that extends it. One extension; a second replaces the first.
+   */
+  extendAgentRuns(extension: AgentRunExtension): void
 }

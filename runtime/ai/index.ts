@@ -28,6 +28,7 @@ export {
 export { AgentSessions, type AgentSessionInfo } from './sessions.js'
 export { FEEDBACK_LINE_CHARS } from './feedback.js'
 export { runTurn, type TurnRequest, type TurnEvent, type TurnErrorCode, type TurnDeps } from './turn-pipeline.js'
+export type { AgentRunTurn, AgentRunExtension } from './turn-types.js'
 export { AGENT_BASE, agentChatPath, agentAguiPath } from './agent-paths.js'
 export { agentInfo, type AgentInfo, type AgentProtocol } from './agent-info.js'
 export { parseAguiInput, type AguiRunInput } from './agui-input.js'

@@ -81,6 +81,9 @@ export const aiArea: Area = {
       inFlight: () => inFlight,
       serveProtocol: (_protocol, pathOf) => {
         a2aPathOf = pathOf
+      },
+      extendAgentRuns: (extension) => {
+        deps.runExtension = extension
       }
     }
     const agui = installAgui(platform, service)

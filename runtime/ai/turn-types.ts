@@ -1,8 +1,10 @@
 /** The shapes of one agent turn: its request, its events, and what it needs from the platform. */
 import type { Platform } from '../platform.js'
+import type { AiRequest } from '../governance/index.js'
+import type { RegisteredAgent } from '../plugins/index.js'
 import type { OfferedTools } from './agent-tools.js'
 import type { FeedbackOptions } from './feedback.js'
-import type { AiMessage, AiRuntime, AiToolCall, AiToolSpec, TokenUsage } from './runtime.js'
+import type { AiCancelSignal, AiMessage, AiRuntime, AiToolCall, AiToolSpec, TokenUsage } from './runtime.js'
 
 export interface TurnRequest {
   /** The agent whose system prompt, tools and model the turn uses; none: a bare turn with no tools. */
@@ -63,4 +65,23 @@ export interface TurnDeps {
   agentTools: (agent: string) => OfferedTools
   /** The learning-signal loop's bounds (see feedback.ts). */
   feedback: FeedbackOptions
+  /** Set by another area through `AiService.extendAgentRuns`. */
+  runExtension?: AgentRunExtension
 }
+
+/** The turn of an agent's own run(), as another area's host calls see it. */
+export interface AgentRunTurn {
+  agent: RegisteredAgent
+  /** The request as admitted (after any transform); its `userId` is who the turn runs for. */
+  request: AiRequest
+  /** Aborted when the turn ends: finished, failed or cancelled. */
+  signal: AiCancelSignal
+  /** Reports a step to the turn's client, as the run's own `ctx.progress({ step })` does. */
+  step(name: string, description?: string, data?: unknown): void
+}
+
+/**
+ * Extra host calls for the runs of some agents (the fleet area answers `ctx.fleet` of
+ * coordinators): given a turn, the handler of its `agent.fleet.*` calls, or undefined.
+ */
+export type AgentRunExtension = (turn: AgentRunTurn) => ((op: string, args: unknown[]) => Promise<unknown>) | undefined

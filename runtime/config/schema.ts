@@ -230,7 +230,7 @@ export const KEY_DEFS = {
     schema: bool,
     default: true,
     description:
-      'Require a principal on content reads (governance decisions, audit, journal and its sub-routes, agent conversations and facts)'
+      'Require a principal on content reads (governance decisions, audit, journal and its sub-routes, workflow runs, agent conversations and facts)'
   },
   'platform.admin.workspace-read-auth-required': {
     schema: bool,
@@ -261,6 +261,30 @@ export const KEY_DEFS = {
     schema: positiveInt,
     default: 100_000,
     description: 'Control audit entries kept in LMDB'
+  },
+
+  // --- fleet ---
+  'platform.fleet.journal.store': {
+    schema: { enum: ['memory', 'lmdb'] },
+    default: 'lmdb',
+    description:
+      'Coordination journal: `lmdb` keeps events across restarts and crashes, `memory` for the life of the process'
+  },
+  'platform.fleet.journal.max-events': {
+    schema: positiveInt,
+    default: 100_000,
+    description: 'Coordination journal events kept; beyond it the oldest go first'
+  },
+  'platform.fleet.circuit-breaker.failure-threshold': {
+    schema: positiveInt,
+    default: 5,
+    description:
+      'Consecutive failed calls of one agent by one coordinator that open its circuit (fleet refs with `circuitBreaker: true`)'
+  },
+  'platform.fleet.circuit-breaker.open-ms': {
+    schema: positiveInt,
+    default: 30_000,
+    description: 'How long an open circuit fails calls fast before one probe call is let through (half-open)'
   },
 
   // --- interactions ---

@@ -16,9 +16,10 @@ export interface PlatformEvents {
   AgentSessionEnded: { agentName: string; sessionId: string; duration: number; messageCount: number }
   /** An MCP task (lower-case states: `working`, `completed`, ...) or an A2A task (`TASK_STATE_*`) changed state. */
   TaskStateChanged: { taskId: string; oldState: string; newState: string; protocol: 'mcp' | 'a2a' }
-  /** Coordinator calls: no producer until the fleet area exists. */
+  /** A coordinator's call of a fleet agent, as it goes out; `coordinationId` is the coordinator turn's. */
   AgentDispatched: { coordinationId: string; agentName: string; skill: string }
-  AgentCompleted: { coordinationId: string; agentName: string; duration: number }
+  /** The same call's end; `duration` in milliseconds (0 when it was refused before the agent ran). */
+  AgentCompleted: { coordinationId: string; agentName: string; skill: string; duration: number; success: boolean }
   /**
    * One policy evaluation: the admin event stream builds these from the decision log itself, only
    * while it has subscribers, so a turn pays nothing for them otherwise; not emitted on the bus.

@@ -1,7 +1,20 @@
-import type { FleetDispatcher, JournalStore } from './fleet-types.js'
+import type { AgentTransport, FleetDispatcher, JournalStore } from './fleet-types.js'
+import type { FleetInterceptor } from './interceptors.js'
 
 /** What the fleet area offers: the dispatcher coordinators and workflow runs call agents through, and the journal. */
 export interface FleetService {
   readonly dispatcher: FleetDispatcher
+  /** The store journal events go to now. */
   readonly journal: JournalStore
+  /** Resolves once every journal event emitted so far is in the store. */
+  journalSettled(): Promise<void>
+  /** Names of the coordinators the loaded plugins declare. */
+  coordinatorNames(): string[]
+  /**
+   * Adds a FleetInterceptor after those registered (the governance one is first); every
+   * dispatch asks them in order. Returns its removal.
+   */
+  addInterceptor(interceptor: FleetInterceptor): () => void
+  /** Registers the transport of an agent this platform does not host (A2A); returns its removal. */
+  registerTransport(agent: string, transport: AgentTransport): () => void
 }

@@ -36,6 +36,11 @@ export interface DispatchContext {
   parentEventId?: string | null
   /** Cancelling it cancels the calls in flight. */
   signal?: AiCancelSignal
+  /**
+   * Told of each call's course (`executing`, `retrying`, `circuit-open`, `completed`, `failed`),
+   * for the coordinator's client; absent for callers with nobody watching.
+   */
+  activity?: (step: string, data: Record<string, unknown>) => void
 }
 
 /** What runs a call on an agent the platform does not host (A2A); the dispatcher adds journal, retries and gates. */
@@ -52,6 +57,8 @@ export interface FleetDispatcher {
   parallel(ctx: DispatchContext, calls: AgentCall[]): Promise<Record<string, AgentResult>>
   /** In order, each step's args gaining `_previous_result`; stops at the first failure. */
   pipeline(ctx: DispatchContext, calls: AgentCall[]): Promise<AgentResult[]>
+  /** Calls at once; the majority answer (trimmed, lower-cased) wins, a tie going to the earliest agent. */
+  vote(ctx: DispatchContext, calls: AgentCall[]): Promise<AgentResult>
 }
 
 export const JOURNAL_EVENT_TYPES = [

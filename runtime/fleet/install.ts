@@ -1,4 +1,21 @@
-import type { Area } from '../platform.js'
+import type { Area, Platform } from '../platform.js'
+import { AI } from '../ai/index.js'
+import { ADMIN } from '../admin/index.js'
+import { COMMITMENTS } from '../governance/index.js'
+import { adminFleetView } from './admin-fleet-view.js'
+import { CircuitBreakers } from './circuit-breakers.js'
+import { coordinatorCalls } from './coordinator-calls.js'
+import { Dispatcher } from './dispatcher.js'
+import { FleetRegistry } from './fleet-registry.js'
+import type { FleetService } from './fleet-service.js'
+import type { AgentTransport, JournalStore } from './fleet-types.js'
+import { governanceInterceptor } from './governance-interceptor.js'
+import { FleetInterceptors } from './interceptors.js'
+import { JournalWriter } from './journal-writer.js'
+import { FLEET } from './key.js'
+import { LocalTransport } from './local-transport.js'
+import { MemoryJournalStore } from './memory-journal-store.js'
+import { platformWorkflowRuns } from './workflow-runs.js'
 
 /**
  * The agent fleet: coordinators (agents that declare a fleet), the dispatcher that calls their
@@ -7,5 +24,60 @@ import type { Area } from '../platform.js'
 export const fleetArea: Area = {
   name: 'fleet',
   dependsOn: ['plugins', 'governance', 'ai', 'admin'],
-  install: () => {}
+  install: installFleet
+}
+
+export function installFleet(platform: Platform): void {
+  const store: JournalStore = new MemoryJournalStore()
+  const journal = new JournalWriter(() => store, platform.logger)
+  const registry = new FleetRegistry(platform.plugins, platform.logger)
+  // a cycle is logged when the plugin that closes it loads, not at its first dispatch
+  platform.bus.on('PluginsChanged', () => registry.refresh())
+  registry.refresh()
+  const breakers = new CircuitBreakers(
+    platform.config.get('platform.fleet.circuit-breaker.failure-threshold'),
+    platform.config.get('platform.fleet.circuit-breaker.open-ms')
+  )
+  const interceptors = new FleetInterceptors()
+  interceptors.add(governanceInterceptor(platform))
+  const transports = new Map<string, AgentTransport>()
+  const remote = (agent: string): AgentTransport | undefined => transports.get(agent)
+  const ai = platform.area(AI)
+  const dispatcher = new Dispatcher({
+    registry,
+    interceptors,
+    journal,
+    bus: platform.bus,
+    local: new LocalTransport(ai),
+    remote,
+    commitments: () => (platform.hasArea(COMMITMENTS) ? platform.area(COMMITMENTS) : undefined),
+    breakers,
+    logger: platform.logger
+  })
+  ai.extendAgentRuns(coordinatorCalls(dispatcher, journal))
+  const service: FleetService = {
+    dispatcher,
+    get journal() {
+      return store
+    },
+    journalSettled: () => journal.settled(),
+    coordinatorNames: () => registry.coordinators().map((c) => c.name),
+    addInterceptor: (i) => interceptors.add(i),
+    registerTransport: (agent, transport) => {
+      transports.set(agent, transport)
+      return () => {
+        if (transports.get(agent) === transport) transports.delete(agent)
+      }
+    }
+  }
+  platform.provide(FLEET, service)
+  const runs = platformWorkflowRuns(platform, dispatcher, journal)
+  if (platform.hasArea(ADMIN))
+    platform
+      .area(ADMIN)
+      .setFleet(runs.into(adminFleetView({ registry, breakers, journal, store: () => store, remote })))
+  platform.onClose(async () => {
+    await journal.settled()
+    await store.close()
+  })
 }

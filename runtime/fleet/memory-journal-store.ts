@@ -3,33 +3,39 @@
  * coordinator never grows the heap without limit. Lost on restart (the LMDB store is not).
  */
 import type { JournalFilter, JournalRecord, JournalStore } from './fleet-types.js'
+import { agentsOf, checkRecords, timeOf } from './journal-record.js'
 
-/** The agent names an event is about, for the `agent` filter. */
-export function agentsOf(e: JournalRecord): unknown[] {
-  return [e.agentName, e.fromAgent, e.toAgent, e.inputAgent, e.selectedAgent]
+interface Kept {
+  at: number
+  e: JournalRecord
 }
 
-/** True when `e` passes the filter's coordination (which wins over agent) and time bounds. */
-export function matches(e: JournalRecord, f: JournalFilter): boolean {
-  if (f.coordinationId !== undefined) {
-    if (e.coordinationId !== f.coordinationId) return false
-  } else if (f.agent !== undefined && !agentsOf(e).includes(f.agent)) return false
-  if (f.since === undefined && f.until === undefined) return true
-  const at = Date.parse(e.timestamp)
-  return (f.since === undefined || at >= f.since) && (f.until === undefined || at <= f.until)
+function passes(k: Kept, f: JournalFilter): boolean {
+  if (f.coordinationId !== undefined) return k.e.coordinationId === f.coordinationId
+  return f.agent === undefined || agentsOf(k.e).includes(f.agent)
 }
 
 export class MemoryJournalStore implements JournalStore {
-  private events: JournalRecord[] = []
-  // where the live events begin in `events`: evicting moves it, compaction is amortised
+  readonly kind = 'memory'
+  /** In journal order (time, then append order); the live ones begin at `start`. */
+  private events: Kept[] = []
+  // evicting moves `start`; compaction is amortised
   private start = 0
+  private closed = false
 
-  constructor(private readonly maxEvents = 100_000) {
+  constructor(readonly maxEvents = 100_000) {
     if (!Number.isInteger(maxEvents) || maxEvents < 1) throw new RangeError('maxEvents must be a positive integer')
   }
 
   append(events: JournalRecord[]): Promise<void> {
-    for (const e of events) this.events.push(e)
+    if (this.closed) return Promise.reject(new Error('journal store is closed'))
+    try {
+      checkRecords(events)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    // copies, like LMDB's encoding: a caller changing its objects later changes nothing kept
+    for (const e of structuredClone(events)) this.insert({ at: timeOf(e), e })
     const over = this.events.length - this.start - this.maxEvents
     if (over > 0) this.start += over
     if (this.start > this.maxEvents) {
@@ -41,9 +47,11 @@ export class MemoryJournalStore implements JournalStore {
 
   query(f: JournalFilter): Promise<JournalRecord[]> {
     const out: JournalRecord[] = []
-    for (let i = this.events.length - 1; i >= this.start && out.length < f.limit; i--) {
-      const e = this.events[i]!
-      if (matches(e, f)) out.push(e)
+    const from = f.until === undefined ? this.events.length : this.after(f.until)
+    for (let i = from - 1; i >= this.start && out.length < f.limit; i--) {
+      const k = this.events[i]!
+      if (f.since !== undefined && k.at < f.since) break
+      if (passes(k, f)) out.push(k.e)
     }
     return Promise.resolve(out)
   }
@@ -51,11 +59,31 @@ export class MemoryJournalStore implements JournalStore {
   coordination(id: string): Promise<JournalRecord[]> {
     const out: JournalRecord[] = []
     for (let i = this.start; i < this.events.length; i++)
-      if (this.events[i]!.coordinationId === id) out.push(this.events[i]!)
+      if (this.events[i]!.e.coordinationId === id) out.push(this.events[i]!.e)
     return Promise.resolve(out)
   }
 
   close(): Promise<void> {
+    this.closed = true
     return Promise.resolve()
+  }
+
+  /** In time order; after every kept event of the same millisecond (a late stamp is rare, so usually a push). */
+  private insert(k: Kept): void {
+    const last = this.events[this.events.length - 1]
+    if (last === undefined || last.at <= k.at) this.events.push(k)
+    else this.events.splice(this.after(k.at), 0, k)
+  }
+
+  /** The first live position whose event is later than `at`. */
+  private after(at: number): number {
+    let lo = this.start
+    let hi = this.events.length
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (this.events[mid]!.at <= at) lo = mid + 1
+      else hi = mid
+    }
+    return lo
   }
 }

@@ -32,7 +32,13 @@ export interface Preference extends PolicyIdentity {
 
 export type Admission =
   | { admitted: true; request: AiRequest; preferences: Preference[] }
-  | { admitted: false; reason: string; policy: PolicyIdentity }
+  | {
+      admitted: false
+      reason: string
+      policy: PolicyIdentity
+      /** True when the denying policy threw (or answered no decision) rather than denied. */
+      failed?: boolean
+    }
 
 /** Policies holding per-turn state (concurrency-limit) release it when a later policy denies the turn. */
 interface Abandonable {
@@ -47,7 +53,7 @@ interface Run {
   ctx: PolicyContext
   policies: readonly GovernancePolicy[]
   preferences: Preference[]
-  denied: { reason: string; policy: PolicyIdentity } | null
+  denied: { reason: string; policy: PolicyIdentity; failed: boolean } | null
   snapshot: Record<string, unknown> | null
   /** One ISO timestamp per run: formatting a Date per entry costs more than most policies. */
   timestamp: string | null
@@ -242,7 +248,7 @@ export class PolicyAdmissionGate {
     }
     if (!denied) return false
     if (run.denied === null) {
-      run.denied = { reason, policy: { name: p.name, source: p.source, version: p.version } }
+      run.denied = { reason, policy: { name: p.name, source: p.source, version: p.version }, failed: value === 'error' }
       this.logger.info(
         { policy: p.name, source: p.source, version: p.version, resource: run.resource, decision: value },
         `Request denied by policy ${p.name} (source=${p.source}, version=${p.version}): ${reason}`
@@ -258,7 +264,8 @@ export class PolicyAdmissionGate {
     }
     // policies that admitted before the deny may hold per-turn state (a concurrency slot)
     if (run.ctx.phase === 'PRE_ADMISSION') this.abandon(run, stoppedAt)
-    return { admitted: false, reason: run.denied.reason, policy: run.denied.policy }
+    const { reason, policy, failed } = run.denied
+    return failed ? { admitted: false, reason, policy, failed } : { admitted: false, reason, policy }
   }
 
   /** Gives back what the policies before `upTo` took for this run. */

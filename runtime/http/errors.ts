@@ -186,6 +186,21 @@ export const ERRORS = {
     status: 400,
     message: (p) => `unknown coordinator: ${p.name} (registered: [${p.registered}])`
   },
+  WORKFLOW_NOT_RUNNABLE: {
+    status: 400,
+    message: (p) => String(p.detail),
+    hint: 'Fix the workflow (POST /api/admin/workflow with its version + 1) and run it again'
+  },
+  WORKFLOW_RUNS_FULL: {
+    status: 503,
+    message: (p) => `${p.limit} workflow runs are still going (the limit); none can start until one ends`,
+    hint: 'Decide or let expire the pending approvals (GET /api/admin/workflow/approvals), then retry'
+  },
+  UNKNOWN_WORKFLOW_RUN: {
+    status: 404,
+    message: (p) => `Unknown workflow run '${p.id}'`,
+    hint: 'Only the last 500 runs are kept, in memory; GET /api/admin/workflow/runs lists them'
+  },
   EVAL_RUN_INVALID: { status: 400, message: (p) => `Invalid eval run: ${p.detail}` },
   EVAL_RUN_EXISTS: { status: 400, message: (p) => `EvalRun id ${p.id} already exists; eval runs are immutable` },
   UNKNOWN_EVAL_RUN: { status: 404, message: (p) => `Unknown eval run '${p.id}'` },

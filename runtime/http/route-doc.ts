@@ -17,6 +17,8 @@ export interface RouteDoc {
   optionalBody?: boolean
   /** The success body's media type when it is not JSON. */
   produces?: string
+  /** What a 202 answer means, when the route may answer one instead of 200. */
+  accepted?: string
   /** Error statuses beyond the ones the gate and the schemas imply (503 when a service is not installed). */
   statuses?: number[]
 }

@@ -4,6 +4,8 @@ import { randomBytes } from 'node:crypto'
 export interface AgentTurnHandlers {
   model(options: unknown): Promise<unknown>
   callTool(name: string, args: unknown): Promise<unknown>
+  /** `agent.fleet.*` calls of a coordinator's run (`ctx.fleet`); absent for an agent without a fleet. */
+  fleet?(op: string, args: unknown[]): Promise<unknown>
 }
 
 /**
@@ -41,6 +43,10 @@ export class AgentTurns {
       case 'agent.callTool':
         return await turn.handlers.callTool(String(args[1]), args[2])
       default:
+        if (op.startsWith('agent.fleet.')) {
+          if (turn.handlers.fleet === undefined) throw new Error(`${op}: this agent declares no fleet`)
+          return await turn.handlers.fleet(op.slice('agent.fleet.'.length), args.slice(1))
+        }
         throw new Error(`unknown capability '${op}'`)
     }
   }

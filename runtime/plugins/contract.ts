@@ -67,6 +67,19 @@ export interface AgentDescriptor {
   hasRun?: boolean
   scope?: Record<string, unknown>
   tools: ToolDescriptor[]
+  /** A coordinator's fleet, as the SDK checked it (defaults filled); the fleet area checks it again. */
+  fleet?: AgentRefDescriptor[]
+}
+/** One agent of a coordinator's fleet. */
+export interface AgentRefDescriptor {
+  name: string
+  version: string
+  required: boolean
+  weight: number
+  maxRetries: number
+  circuitBreaker: boolean
+  timeoutMs: number
+  maxTurns: number
 }
 export interface PolicyTypeDescriptor {
   type: string

@@ -52,6 +52,38 @@ t.test('a linked coordination: dispatches fan out from the start, failures and h
   )
 })
 
+t.test('the nested tree journal/{id}/tree answers: every node drawn, edges from the nesting', async (t) => {
+  const tree = [
+    {
+      eventId: 's',
+      type: 'CoordinationStarted',
+      children: [
+        {
+          eventId: 'd1',
+          parentEventId: 's',
+          type: 'AgentDispatched',
+          agentName: 'research',
+          children: [{ eventId: 'c1', parentEventId: 'd1', type: 'AgentCompleted', agentName: 'research' }]
+        },
+        { eventId: 'end', parentEventId: 's', type: 'CoordinationCompleted' }
+      ]
+    },
+    { eventId: 'fk', parentEventId: 'elsewhere', type: 'ForkCreated' }
+  ]
+  const { nodes, edges } = J(tree)
+  t.same(
+    nodes.map((n) => n.id),
+    ['s', 'd1', 'c1', 'end', 'fk'],
+    'each parent before its children'
+  )
+  t.same(
+    edges.map((e) => `${e.from}>${e.to}`),
+    ['s>d1', 'd1>c1', 's>end'],
+    "no edge to a fork's parent in another coordination"
+  )
+  t.equal(L(nodes, edges).pos.size, 5)
+})
+
 t.test('events without parent links are drawn in order; ids default to positions', async (t) => {
   const { nodes, edges } = J([{ type: 'AgentDispatched' }, { type: 'AgentCompleted' }])
   t.same(

@@ -9,6 +9,8 @@ import { openSession } from '../mcp/helpers.js'
 import { AI } from '../../runtime/ai/index.js'
 import { getMcp } from '../../runtime/mcp/index.js'
 import { wsEvents, sseEvents, reach, EVENTS } from './event-clients.js'
+import { postTurn } from '../ai/agent-clients.js'
+import { fileURLToPath } from 'node:url'
 
 const auth = { authorization: `Bearer ${ALICE}` }
 // room members speak fast here: the per-member rate limit is not what these tests are about
@@ -36,7 +38,11 @@ function contiguous(t: Test, events: Frame[], what: string): void {
 }
 
 t.test('every event type reaches WebSocket and SSE subscribers from a real action', async (t) => {
-  const tp = await adminPlatform(FAST)
+  // the bundled plugins: the demo-fleet coordinator 'panel' dispatches to 'demo' and 'critic'
+  const tp = await adminPlatform({
+    ...FAST,
+    'platform.plugins.dirs': [fileURLToPath(new URL('../../plugins', import.meta.url))]
+  })
   t.teardown(tp.close)
   const ws = await wsEvents(tp.url, '', auth)
   const sse = await sseEvents(tp.url, '', auth)
@@ -103,10 +109,27 @@ t.test('every event type reaches WebSocket and SSE subscribers from a real actio
     protocol: 'mcp'
   })
 
-  // coordinator calls have no producer until the fleet exists; what the fleet emits is carried as is
-  tp.platform.bus.emit('AgentDispatched', { coordinationId: 'c1', agentName: 'a', skill: 's' })
-  tp.platform.bus.emit('AgentCompleted', { coordinationId: 'c1', agentName: 'a', duration: 5 })
-  const last = await ws.inbox.type('AgentCompleted')
+  // a coordinator's turn over SSE: each of its two calls is dispatched and completed under the
+  // coordination id the turn reports to its own client
+  const turn = await postTurn(tp.url, '/platform/agent/panel', 'What is a sandbox?')
+  t.equal(turn.status, 200)
+  t.match(turn.frames.at(-1), { event: 'complete' })
+  const coordinationId = turn.frames.find((f) => f.event === 'agent-step')?.data.data.coordinationId
+  t.match(coordinationId, /^coord-[0-9a-f-]{36}$/)
+  for (const agentName of ['demo', 'critic']) {
+    t.match(await ws.inbox.type('AgentDispatched', (e) => e.agentName === agentName), {
+      coordinationId,
+      skill: 'run'
+    })
+    t.match(await ws.inbox.type('AgentCompleted', (e) => e.agentName === agentName), {
+      coordinationId,
+      skill: 'run',
+      duration: Number,
+      success: true
+    })
+  }
+  // the coordinator's own session ends after its turn: the last event of this test
+  const last = await ws.inbox.type('AgentSessionEnded', (e) => e.agentName === 'panel')
 
   for (const e of ws.inbox.all) {
     t.match(e.timestamp, ISO, `${e.type} has an ISO timestamp`)

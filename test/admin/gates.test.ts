@@ -343,7 +343,9 @@ const CONTENT_READS = [
   '/journal/c-1/log',
   '/agents/helper/facts',
   '/agents/helper/conversation/conv-1',
-  '/governance/decisions'
+  '/governance/decisions',
+  '/workflow/runs',
+  '/workflow/runs/run-1'
 ]
 
 t.test('content reads: anonymous 401 naming the content flag, authenticated served', async (t) => {
@@ -369,6 +371,12 @@ t.test('content reads: anonymous 401 naming the content flag, authenticated serv
     code: 'PLT_ERR_UNKNOWN_COORDINATION'
   })
   t.equal((await call(tp, 'GET', '/agents/helper/conversation/conv-1', { token: BOB })).body.messages.length, 1)
+  t.same((await call(tp, 'GET', '/workflow/runs', { token: BOB })).body, [])
+  t.same((await call(tp, 'GET', '/workflow/runs/run-1', { token: BOB })).body, {
+    error: "Unknown workflow run 'run-1'",
+    code: 'PLT_ERR_UNKNOWN_WORKFLOW_RUN',
+    hint: 'Only the last 500 runs are kept, in memory; GET /api/admin/workflow/runs lists them'
+  })
   const ws = await call(tp, 'GET', '/agents/helper/workspace')
   t.equal(ws.status, 401, 'workspace reads are gated too')
   t.equal(ws.body.code, 'PLT_ERR_ADMIN_WORKSPACE_READ_AUTH_REQUIRED')

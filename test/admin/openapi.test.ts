@@ -58,6 +58,10 @@ t.test('operations carry their schemas, gates and security from the table', asyn
   ])
   t.ok(doc.paths['/api/admin/journal/{id}/log'].get.responses['200'].content['text/plain'])
   t.equal(doc.paths['/api/admin/overview'].get.operationId, 'getOverview', 'ids are named below /api/admin')
+  const run = doc.paths['/api/admin/workflow/{id}/run'].post
+  t.same(Object.keys(run.responses), ['200', '202', '400', '401', '403', '404', '503'], 'a run may answer 202')
+  t.match(run.responses['202'].description, /WAITING_APPROVAL/)
+  t.same(doc.paths['/api/admin/workflow/runs/{runId}'].get['x-platform-gate'], { read: 'content' })
   t.equal(doc.paths['/api/admin/governance/kill-switch/arm'].post.operationId, 'postGovernanceKillSwitchArm')
   t.equal(doc.paths['/api/interactions/{id}/cancel'].post.operationId, 'postInteractionsIdCancel')
   const ids = Object.values(doc.paths).flatMap((ops: any) => Object.values(ops).map((o: any) => o.operationId))

@@ -251,30 +251,30 @@ t.test('the fleet routes answer from empty registries; unknown ids 404', async (
 t.test('a fleet view handed to the admin area is what the fleet routes read', async (t) => {
   const events = [
     {
+      eventId: 'e-1',
+      parentEventId: null,
       type: 'CoordinationStarted',
       coordinationId: 'c-1',
       timestamp: '2026-01-01T00:00:00.000Z',
       coordinatorName: 'ops'
     },
     {
+      eventId: 'e-2',
+      parentEventId: 'e-1',
       type: 'AgentCompleted',
       coordinationId: 'c-1',
       timestamp: '2026-01-01T00:00:01.000Z',
       agentName: 'helper',
       skill: 'x',
-      duration: 12
+      durationMs: 12
     }
   ]
   const admin = tp.platform.area(ADMIN)
-  admin.setFleet({ ...EMPTY_FLEET, coordination: (id) => (id === 'c-1' ? events : undefined) })
+  admin.setFleet({ ...EMPTY_FLEET, coordination: async (id) => (id === 'c-1' ? events : undefined) })
   t.teardown(() => admin.setFleet(EMPTY_FLEET))
   const log = await call(tp, 'GET', '/journal/c-1/log', { token: BOB })
   t.equal(log.type, 'text/plain; charset=utf-8')
-  t.equal(
-    log.text,
-    '2026-01-01T00:00:00.000Z CoordinationStarted coordinatorName=ops\n' +
-      '2026-01-01T00:00:01.000Z AgentCompleted agentName=helper skill=x duration=12\n'
-  )
+  t.equal(log.text, '2 events:\n  START  ops\n  DONE  helper (12ms)\n')
   t.same((await call(tp, 'GET', '/journal/c-1', { token: BOB })).body, events)
 })
 

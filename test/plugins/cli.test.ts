@@ -131,7 +131,7 @@ t.test('plugins list of the bundled plugins', async (t) => {
   t.equal(r.code, 0, r.stderr)
   t.same(
     (JSON.parse(r.stdout) as { name: string }[]).map((p) => p.name),
-    ['demo-agent', 'examples', 'policy-word-limit', 'scope-keywords']
+    ['demo-agent', 'demo-fleet', 'examples', 'policy-word-limit', 'scope-keywords']
   )
 })
 

@@ -1,0 +1,273 @@
+/**
+ * One dispatch of a fleet agent: the coordinator's fleet is checked (cycle, unknown agent), the
+ * interceptors decide, then the agent's transport runs it under the ref's timeout, retries with
+ * exponential backoff and circuit breaker. Every dispatch is journaled (Dispatched, then
+ * Completed or Failed under it), announced on the bus and, when commitment records are on,
+ * committed (the gate's outcome, started, completed or failed). It never throws.
+ */
+import type { EventBus } from '../events/index.js'
+import type { Logger } from '../observability/index.js'
+import { Cancellation } from '../plugins/index.js'
+import type { AiCancelSignal } from '../ai/index.js'
+import { recordedEventFields, type CommitmentLog, type CommitmentOutcome } from '../governance/index.js'
+import type { CircuitBreakers, CircuitChange } from './circuit-breakers.js'
+import type { FleetRegistry } from './fleet-registry.js'
+import type { AgentCall, AgentResult, AgentTransport, DispatchContext, FleetDispatcher } from './fleet-types.js'
+import type { FleetInterceptors } from './interceptors.js'
+import type { JournalWriter } from './journal-writer.js'
+import { dispatchPatterns } from './fleet-patterns.js'
+
+/** A ref's `timeoutMs: 0`. */
+export const DEFAULT_TIMEOUT_MS = 120_000
+export const BACKOFF_BASE_MS = 100
+export const CANCELLED = "Cancelled: the coordinator's turn ended"
+
+export interface DispatcherDeps {
+  registry: FleetRegistry
+  interceptors: FleetInterceptors
+  journal: JournalWriter
+  bus: EventBus
+  local: AgentTransport
+  /** The transport of an agent this platform does not host (A2A), if one is registered. */
+  remote: (agent: string) => AgentTransport | undefined
+  commitments: () => CommitmentLog | undefined
+  breakers: CircuitBreakers
+  logger: Logger
+}
+
+export const failure = (call: AgentCall, text: string, durationMs = 0): AgentResult => ({
+  agentName: call.agent,
+  skillId: call.skill,
+  text,
+  metadata: {},
+  durationMs,
+  success: false
+})
+
+/** Why a cancelled signal was cancelled: a string reason is said as it is. */
+export function cancelText(signal: AiCancelSignal | undefined): string {
+  const reason = (signal as { reason?: unknown } | undefined)?.reason
+  return typeof reason === 'string' ? reason : CANCELLED
+}
+
+const aborted = (ctx: DispatchContext): boolean => ctx.signal?.aborted === true
+
+function sleep(ms: number, signal: AiCancelSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted === true) return resolve()
+    const done = (): void => {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', done)
+      resolve()
+    }
+    const timer = setTimeout(done, ms)
+    signal?.addEventListener('abort', done, { once: true })
+  })
+}
+
+export class Dispatcher implements FleetDispatcher {
+  private readonly patterns: Pick<FleetDispatcher, 'parallel' | 'pipeline' | 'vote'>
+
+  constructor(private readonly d: DispatcherDeps) {
+    this.patterns = dispatchPatterns(d.journal, (ctx, call) => this.call(ctx, call))
+  }
+
+  parallel(ctx: DispatchContext, calls: AgentCall[]): Promise<Record<string, AgentResult>> {
+    return this.patterns.parallel(ctx, calls)
+  }
+
+  pipeline(ctx: DispatchContext, calls: AgentCall[]): Promise<AgentResult[]> {
+    return this.patterns.pipeline(ctx, calls)
+  }
+
+  vote(ctx: DispatchContext, calls: AgentCall[]): Promise<AgentResult> {
+    return this.patterns.vote(ctx, calls)
+  }
+
+  async call(ctx: DispatchContext, raw: AgentCall): Promise<AgentResult> {
+    const call: AgentCall = { agent: raw.agent, skill: raw.skill || 'run', args: raw.args ?? {} }
+    const t0 = performance.now()
+    const { journal, bus } = this.d
+    const dispatched = journal.emit(ctx.coordinationId, ctx.parentEventId ?? null, 'AgentDispatched', {
+      agentName: call.agent,
+      skill: call.skill
+    })
+    bus.emit('AgentDispatched', { coordinationId: ctx.coordinationId, agentName: call.agent, skill: call.skill })
+    ctx.activity?.('executing', { coordinationId: ctx.coordinationId, agent: call.agent, skill: call.skill })
+    const commits = new Commits(this.d, ctx, call, dispatched)
+    let result: AgentResult
+    try {
+      result = await this.run(ctx, call, dispatched, commits)
+    } catch (err) {
+      this.d.logger.error({ err, agent: call.agent }, 'fleet dispatch failed unexpectedly')
+      result = failure(call, `Dispatch failed: ${err instanceof Error ? err.message : String(err)}`)
+    }
+    // a call refused before its agent ran (unknown agent, denied, circuit open) took no time
+    const ran = typeof result.metadata.attempts === 'number' && result.metadata.attempts > 0
+    const durationMs = ran ? Math.round(performance.now() - t0) : 0
+    result = { ...result, durationMs }
+    const ended = result.success
+      ? journal.emit(ctx.coordinationId, dispatched, 'AgentCompleted', {
+          agentName: call.agent,
+          skill: result.skillId,
+          durationMs
+        })
+      : journal.emit(ctx.coordinationId, dispatched, 'AgentFailed', {
+          agentName: call.agent,
+          skill: result.skillId,
+          error: result.text,
+          durationMs
+        })
+    // the journal event that ends the call: what an evaluation of its answer hangs under
+    result.metadata = { ...result.metadata, eventId: ended }
+    bus.emit('AgentCompleted', {
+      coordinationId: ctx.coordinationId,
+      agentName: call.agent,
+      skill: result.skillId,
+      duration: durationMs,
+      success: result.success
+    })
+    ctx.activity?.(
+      result.success ? 'completed' : 'failed',
+      result.success ? { agent: call.agent, durationMs } : { agent: call.agent, error: result.text }
+    )
+    await commits.done()
+    return result
+  }
+
+  private async run(ctx: DispatchContext, call: AgentCall, dispatched: string, commits: Commits): Promise<AgentResult> {
+    const { registry } = this.d
+    const coordinator = registry.coordinator(ctx.coordinator)
+    if (coordinator === undefined) return failure(call, `No coordinator named '${ctx.coordinator}'`)
+    if (coordinator.cycle !== undefined) return failure(call, coordinator.cycle)
+    const ref = coordinator.byName.get(call.agent)
+    if (ref === undefined)
+      return failure(
+        call,
+        `No agent named '${call.agent}' in fleet. Available: [${coordinator.refs.map((r) => r.name).join(', ')}]`
+      )
+    if (ctx.signal?.aborted === true) return failure(call, cancelText(ctx.signal))
+    const verdict = await this.d.interceptors.run(call, ctx)
+    commits.add(verdict.outcome, verdict.outcome === 'deny' ? call.args : verdict.call.args)
+    if (verdict.outcome === 'deny') return failure(call, `fleet-interceptor denied: ${verdict.reason}`)
+    const admitted = verdict.call
+    const transport = registry.agent(call.agent) !== undefined ? this.d.local : this.d.remote(call.agent)
+    if (transport === undefined) return failure(call, `Agent '${call.agent}' is not available (not loaded)`)
+    const change = (c: CircuitChange): void => {
+      journal(this.d, ctx, dispatched, c, call.agent)
+    }
+    const maxAttempts = 1 + ref.maxRetries
+    const timeoutMs = ref.timeoutMs === 0 ? DEFAULT_TIMEOUT_MS : ref.timeoutMs
+    commits.add('started', admitted.args)
+    let result = failure(admitted, 'not run')
+    let attempts = 0
+    for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+      if (ref.circuitBreaker && !this.d.breakers.allow(ctx.coordinator, call.agent, change)) {
+        ctx.activity?.('circuit-open', { agent: call.agent })
+        result = failure(admitted, 'Circuit breaker open')
+        break
+      }
+      attempts++
+      result = await attemptOnce(transport, admitted, ctx, timeoutMs)
+      this.d.breakers.record(ctx.coordinator, call.agent, result.success, ref.circuitBreaker, change)
+      if (result.success || aborted(ctx) || attempt === maxAttempts) break
+      ctx.activity?.('retrying', { agent: call.agent, attempt: attempt + 1, maxAttempts })
+      this.d.journal.emit(ctx.coordinationId, dispatched, 'AgentActivityChanged', {
+        agentName: call.agent,
+        activityType: 'retrying',
+        detail: `attempt ${attempt + 1} of ${maxAttempts} after: ${result.text}`
+      })
+      await sleep(BACKOFF_BASE_MS * 2 ** (attempt - 1), ctx.signal)
+      if (aborted(ctx)) {
+        result = failure(admitted, cancelText(ctx.signal))
+        break
+      }
+    }
+    commits.add(result.success ? 'completed' : 'failed', admitted.args)
+    return { ...result, metadata: { ...result.metadata, attempts } }
+  }
+}
+
+function journal(d: DispatcherDeps, ctx: DispatchContext, parent: string, c: CircuitChange, agent: string): void {
+  d.journal.emit(ctx.coordinationId, parent, 'CircuitStateChanged', { agentName: agent, ...c })
+}
+
+/** One try under `timeoutMs`; the coordinator's cancel (or a sibling's failure) ends it at once. */
+async function attemptOnce(
+  transport: AgentTransport,
+  call: AgentCall,
+  ctx: DispatchContext,
+  timeoutMs: number
+): Promise<AgentResult> {
+  const own = new Cancellation()
+  const parent = ctx.signal
+  let settle: (r: AgentResult) => void = () => {}
+  const ended = new Promise<AgentResult>((resolve) => (settle = resolve))
+  const onParent = (): void => {
+    own.abort()
+    settle(failure(call, cancelText(parent)))
+  }
+  if (parent?.aborted === true) return failure(call, cancelText(parent))
+  parent?.addEventListener('abort', onParent, { once: true })
+  const timer = setTimeout(() => {
+    own.abort()
+    settle(failure(call, `Agent timed out after ${timeoutMs}ms`))
+  }, timeoutMs)
+  try {
+    return await Promise.race([
+      transport
+        .call(call, { ...ctx, signal: own })
+        .catch((err: unknown) => failure(call, err instanceof Error ? err.message : String(err))),
+      ended
+    ])
+  } finally {
+    clearTimeout(timer)
+    parent?.removeEventListener('abort', onParent)
+    own.abort()
+  }
+}
+
+/**
+ * The commitment records of one dispatch, kept in order (gate, started, completed or failed),
+ * each journaled as CommitmentRecorded under the dispatch. A failed record is logged; the
+ * dispatch goes on.
+ */
+class Commits {
+  private chain: Promise<void> = Promise.resolve()
+  private readonly log: CommitmentLog | undefined
+
+  constructor(
+    private readonly d: DispatcherDeps,
+    private readonly ctx: DispatchContext,
+    private readonly call: AgentCall,
+    private readonly parent: string
+  ) {
+    this.log = d.commitments()
+  }
+
+  add(outcome: CommitmentOutcome, args: Record<string, unknown>): void {
+    const log = this.log
+    if (log === undefined) return
+    const { ctx, call, d } = this
+    this.chain = this.chain.then(async () => {
+      try {
+        const record = await log.record({
+          coordinationId: ctx.coordinationId,
+          issuer: `coordinator:${ctx.coordinator}`,
+          principal: ctx.principal,
+          subject: call.agent,
+          scope: call.skill,
+          outcome,
+          properties: args
+        })
+        d.journal.emit(ctx.coordinationId, this.parent, 'CommitmentRecorded', recordedEventFields(record))
+      } catch (err) {
+        d.logger.error({ err, agent: call.agent, outcome }, 'fleet: a commitment record failed')
+      }
+    })
+  }
+
+  done(): Promise<void> {
+    return this.chain
+  }
+}

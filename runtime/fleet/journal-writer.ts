@@ -1,0 +1,56 @@
+/**
+ * Gives journal events their ids and hands them to the store in one append per event-loop turn,
+ * so a dispatch never waits on the store and a burst of parallel calls is one write.
+ */
+import { randomUUID } from 'node:crypto'
+import { isoNow } from '../contracts/index.js'
+import type { Logger } from '../observability/index.js'
+import type { JournalEventType, JournalRecord, JournalStore } from './fleet-types.js'
+
+export class JournalWriter {
+  private pending: JournalRecord[] = []
+  private scheduled = false
+  private writing: Promise<void> = Promise.resolve()
+
+  constructor(
+    private readonly store: () => JournalStore,
+    private readonly logger: Logger
+  ) {}
+
+  /** Queues one event; returns its id, for the events that hang under it. */
+  emit(
+    coordinationId: string,
+    parentEventId: string | null,
+    type: JournalEventType,
+    fields: Record<string, unknown>
+  ): string {
+    const eventId = `evt-${randomUUID()}`
+    this.pending.push({ ...fields, eventId, parentEventId, type, coordinationId, timestamp: isoNow() })
+    if (!this.scheduled) {
+      this.scheduled = true
+      setImmediate(() => this.flush())
+    }
+    return eventId
+  }
+
+  private flush(): void {
+    this.scheduled = false
+    const batch = this.pending
+    if (batch.length === 0) return
+    this.pending = []
+    // appends stay in order: the next batch waits for this one
+    this.writing = this.writing.then(() =>
+      this.store()
+        .append(batch)
+        .catch((err: unknown) => {
+          this.logger.error({ err, events: batch.length }, 'fleet journal: an append failed; its events are lost')
+        })
+    )
+  }
+
+  /** Resolves once every event emitted so far is in the store (a reader sees its own dispatches). */
+  async settled(): Promise<void> {
+    if (this.pending.length > 0) this.flush()
+    await this.writing
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * A call of an agent this platform hosts: one governed turn through the AI service (the agent's
+ * policies, scope, runtime and tools, or its own run()), its text collected. The message is
+ * `args.message` when that is a string, otherwise `skill + " " + args as JSON`.
+ */
+import type { AiService } from '../ai/index.js'
+import type { AgentCall, AgentResult, AgentTransport, DispatchContext } from './fleet-types.js'
+
+export function callMessage(call: AgentCall): string {
+  return typeof call.args.message === 'string' ? call.args.message : `${call.skill} ${JSON.stringify(call.args)}`
+}
+
+export class LocalTransport implements AgentTransport {
+  readonly kind = 'local' as const
+
+  constructor(private readonly ai: AiService) {}
+
+  async call(call: AgentCall, ctx: DispatchContext): Promise<AgentResult> {
+    const t0 = performance.now()
+    let text = ''
+    let failure: string | undefined
+    let usage: unknown
+    const turn = this.ai.runTurn(
+      {
+        agent: call.agent,
+        message: callMessage(call),
+        ...(ctx.userId !== undefined ? { userId: ctx.userId } : {}),
+        conversationId: ctx.coordinationId,
+        metadata: {
+          'fleet.coordinationId': ctx.coordinationId,
+          'fleet.coordinator': ctx.coordinator,
+          'fleet.dispatch.skill': call.skill
+        }
+      },
+      ctx.signal
+    )
+    for await (const e of turn) {
+      if (e.type === 'complete') text = e.text
+      else if (e.type === 'error') failure = e.message
+      else if (e.type === 'usage') usage = e.usage
+    }
+    return {
+      agentName: call.agent,
+      skillId: call.skill,
+      text: failure ?? text,
+      metadata: { transport: 'local', ...(usage !== undefined ? { usage } : {}) },
+      durationMs: Math.round(performance.now() - t0),
+      success: failure === undefined
+    }
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * Workflow runs: starts them on a coordinator, keeps the last `maxRuns` in memory (a bounded
+ * window, lost on restart), and holds the approvals they wait for. The admin FleetView's
+ * runWorkflow, workflowRuns, workflowRun, approvals and decide are these methods.
+ */
+import { randomUUID } from 'node:crypto'
+import type { ApprovalInfo, FleetView, WorkflowManifest, WorkflowRunInfo } from '../admin/index.js'
+import { PlatformError } from '../http/index.js'
+import type { Platform } from '../platform.js'
+import type { FleetDispatcher } from './fleet-types.js'
+import type { JournalWriter } from './journal-writer.js'
+import { WorkflowApprovals } from './workflow-approvals.js'
+import { graphOf, WorkflowRunError } from './workflow-graph.js'
+import { WorkflowRunner } from './workflow-runner.js'
+
+export const DEFAULT_MAX_RUNS = 500
+
+export class WorkflowRunsFull extends Error {
+  constructor(readonly limit: number) {
+    super(`${limit} workflow runs are still going`)
+  }
+}
+
+/** The run's text input: a string as is, nothing as "", anything else as JSON. */
+function inputText(input: unknown): string {
+  if (typeof input === 'string') return input
+  if (input === undefined || input === null) return ''
+  return JSON.stringify(input)
+}
+
+function copy(run: WorkflowRunInfo): WorkflowRunInfo {
+  return structuredClone(run)
+}
+
+export class WorkflowRuns {
+  readonly approvalGate = new WorkflowApprovals()
+  // insertion order is start order: the oldest first
+  private readonly runs = new Map<string, WorkflowRunInfo>()
+  private readonly active = new Set<Promise<unknown>>()
+  // aborted on close: calls in flight are cancelled and no further node starts
+  private readonly stopping = new AbortController()
+
+  constructor(
+    private readonly dispatcher: FleetDispatcher,
+    private readonly onFault: (err: unknown, run: WorkflowRunInfo) => void,
+    private readonly maxRuns = DEFAULT_MAX_RUNS,
+    /** Where a run's own CoordinationStarted / CoordinationCompleted go, its dispatches under them. */
+    private readonly journal?: JournalWriter
+  ) {
+    if (!Number.isInteger(maxRuns) || maxRuns < 1) throw new RangeError('maxRuns must be a positive integer')
+  }
+
+  /**
+   * Starts `w` (a WorkflowRunError when it cannot run, a WorkflowRunsFull when every kept run is
+   * still going) and resolves with a copy of the run once it ended or waits for an approval.
+   */
+  start(w: WorkflowManifest, coordinator: string, input: unknown, principal: string): Promise<WorkflowRunInfo> {
+    const g = graphOf(w)
+    if (this.stopping.signal.aborted) throw new WorkflowRunError('the platform is stopping')
+    this.makeRoom()
+    const run: WorkflowRunInfo = {
+      runId: 'run-' + randomUUID(),
+      workflowId: w.id,
+      coordinator,
+      coordinationId: 'coord-' + randomUUID(),
+      status: 'RUNNING',
+      nodeResults: [],
+      output: '',
+      pendingApproval: null,
+      startedAt: new Date().toISOString(),
+      completedAt: null
+    }
+    this.runs.set(run.runId, run)
+    const t0 = performance.now()
+    const root =
+      this.journal?.emit(run.coordinationId, null, 'CoordinationStarted', {
+        coordinatorName: coordinator,
+        workflowId: w.id,
+        runId: run.runId
+      }) ?? null
+    return new Promise((resolve) => {
+      const runner = new WorkflowRunner(
+        g,
+        run,
+        {
+          coordinationId: run.coordinationId,
+          coordinator,
+          principal,
+          parentEventId: root,
+          signal: this.stopping.signal
+        },
+        { dispatcher: this.dispatcher, approvals: this.approvalGate, onWaiting: () => resolve(copy(run)) }
+      )
+      const going = runner.execute(inputText(input)).then((fault) => {
+        if (fault !== undefined) this.onFault(fault, run)
+        if (root !== null)
+          this.journal?.emit(run.coordinationId, root, 'CoordinationCompleted', {
+            totalDurationMs: Math.round(performance.now() - t0),
+            agentCallCount: run.nodeResults.filter((r) => r.type === 'agent' && r.status !== 'SKIPPED').length
+          })
+        resolve(copy(run))
+      })
+      this.active.add(going)
+      void going.finally(() => this.active.delete(going))
+    })
+  }
+
+  /** Drops the oldest ended run when the window is full; refuses when none has ended. */
+  private makeRoom(): void {
+    if (this.runs.size < this.maxRuns) return
+    for (const [id, r] of this.runs)
+      if (r.completedAt !== null) {
+        this.runs.delete(id)
+        return
+      }
+    throw new WorkflowRunsFull(this.maxRuns)
+  }
+
+  /** Newest first. */
+  list(): WorkflowRunInfo[] {
+    return [...this.runs.values()].reverse().map(copy)
+  }
+
+  get(runId: string): WorkflowRunInfo | undefined {
+    const r = this.runs.get(runId)
+    return r === undefined ? undefined : copy(r)
+  }
+
+  approvals(): ApprovalInfo[] {
+    return this.approvalGate.list()
+  }
+
+  decide(approvalId: string, approve: boolean): boolean {
+    return this.approvalGate.decide(approvalId, approve)
+  }
+
+  /** Denies what is pending (`stopped`) and waits for the runs to end. */
+  async close(): Promise<void> {
+    this.stopping.abort()
+    this.approvalGate.close()
+    await Promise.all([...this.active])
+  }
+
+  /** start() with its refusals as the catalogue's errors, for the admin route. */
+  async startForAdmin(
+    w: WorkflowManifest,
+    coordinator: string,
+    input: unknown,
+    principal: string
+  ): Promise<WorkflowRunInfo> {
+    try {
+      return await this.start(w, coordinator, input, principal)
+    } catch (err) {
+      if (err instanceof WorkflowRunError) throw new PlatformError('WORKFLOW_NOT_RUNNABLE', { detail: err.message })
+      if (err instanceof WorkflowRunsFull) throw new PlatformError('WORKFLOW_RUNS_FULL', { limit: err.limit })
+      throw err
+    }
+  }
+
+  /**
+   * `view` with runWorkflow, workflowRuns, workflowRun, approvals and decide answered here; the rest
+   * is read from `view` itself on each access (its getters stay live, its methods keep their `this`).
+   */
+  into(view: FleetView): FleetView {
+    const own: Partial<FleetView> = {
+      runWorkflow: (w, coordinator, input, principal) => this.startForAdmin(w, coordinator, input, principal),
+      workflowRuns: () => this.list(),
+      workflowRun: (id) => this.get(id),
+      approvals: () => this.approvals(),
+      decide: (id, approve) => this.decide(id, approve)
+    }
+    return new Proxy(view, {
+      get: (target, key) => {
+        if (Object.hasOwn(own, key)) return own[key as keyof FleetView]
+        const v: unknown = Reflect.get(target, key)
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
+      }
+    })
+  }
+}
+
+/** The platform's workflow runs over `dispatcher`, journalled: faults logged, pending approvals denied on close. */
+export function platformWorkflowRuns(
+  platform: Platform,
+  dispatcher: FleetDispatcher,
+  journal: JournalWriter
+): WorkflowRuns {
+  const runs = new WorkflowRuns(
+    dispatcher,
+    (err, run) => {
+      platform.logger.error({ err, runId: run.runId, workflow: run.workflowId }, 'workflow run failed')
+    },
+    DEFAULT_MAX_RUNS,
+    journal
+  )
+  platform.onClose(() => runs.close())
+  return runs
+}

@@ -1,0 +1,52 @@
+import t from 'tap'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { ConfigError, loadConfig } from '../../runtime/config/index.js'
+import { journalStore, type JournalStore } from '../../runtime/fleet/index.js'
+import { startTestPlatform } from '../helpers/platform.js'
+import { ev } from './journal-store-suite.js'
+
+type Chosen = JournalStore & { kind: string; maxEvents: number }
+
+async function chosen(config: Record<string, unknown>): Promise<Chosen> {
+  let store: Chosen | undefined
+  const tp = await startTestPlatform(config, { install: (p) => void (store = journalStore(p) as Chosen) })
+  t.teardown(tp.close)
+  return store!
+}
+
+t.test('platform.fleet.journal.store picks the store, lmdb by default; max-events bounds it', async (t) => {
+  const lmdb = await chosen({})
+  t.equal(lmdb.kind, 'lmdb', 'durable by default')
+  t.equal(lmdb.maxEvents, 100_000)
+  const mem = await chosen({ 'platform.fleet.journal.store': 'memory', 'platform.fleet.journal.max-events': 7 })
+  t.equal(mem.kind, 'memory')
+  t.equal(mem.maxEvents, 7)
+})
+
+t.test('the lmdb journal of a platform is there after the platform restarts on its data directory', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'platform-journal-restart-'))
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
+  const events = [ev('CoordinationStarted', 'c-r', 1, { coordinatorName: 'ops' })]
+  let store: JournalStore | undefined
+  const install = { install: (p: Parameters<typeof journalStore>[0]) => void (store = journalStore(p)) }
+  const first = await startTestPlatform({ 'platform.data-dir': dataDir }, install)
+  await store!.append(events)
+  await first.close()
+  const second = await startTestPlatform({ 'platform.data-dir': dataDir }, install)
+  t.teardown(second.close)
+  t.same(await store!.coordination('c-r'), events)
+})
+
+t.test('a typo in the journal keys stops the start with a message naming the key and the choices', async (t) => {
+  const load = (overrides: Record<string, unknown>) => () => loadConfig({ env: {}, cwd: tmpdir(), overrides })
+  t.throws(load({ 'platform.fleet.journal.store': 'lmbd' }), ConfigError)
+  t.throws(
+    load({ 'platform.fleet.journal.store': 'lmbd' }),
+    /platform\.fleet\.journal\.store.*must be one of "memory", "lmdb"/
+  )
+  t.throws(load({ 'platform.fleet.journal.max-events': 0 }), /platform\.fleet\.journal\.max-events/)
+  t.throws(load({ 'platform.fleet.journal.max-events': '10k' }), /platform\.fleet\.journal\.max-events/)
+  t.throws(load({ 'platform.fleet.journal.stor': 'memory' }), /platform\.fleet\.journal\.stor/, 'an unknown key too')
+})

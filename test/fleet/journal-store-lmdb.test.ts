@@ -1,0 +1,177 @@
+import t, { type Test } from 'tap'
+import { spawn } from 'node:child_process'
+import { createHash } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { LmdbJournalStore, type JournalIndexKey } from '../../runtime/fleet/index.js'
+import { Store, entryCount } from '../../runtime/store/index.js'
+import { ev, runJournalStoreSuite } from './journal-store-suite.js'
+
+function tempDir(t: Test, name: string): string {
+  const dir = mkdtempSync(join(tmpdir(), `platform-${name}-`))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  return dir
+}
+
+// each open() closes the previous environment and opens the directory afresh: a real restart
+async function fixture(t: Test, max: number) {
+  const dir = tempDir(t, 'journal')
+  let env: Store | undefined
+  t.teardown(() => env?.close())
+  return {
+    env: () => env!,
+    async open() {
+      await env?.close()
+      env = new Store(dir)
+      return new LmdbJournalStore(env, max)
+    }
+  }
+}
+
+runJournalStoreSuite(t, 'lmdb', fixture)
+
+t.test('lmdb: the journal survives a restart, and appends after it sort after the ones before', async (t) => {
+  const f = await fixture(t, 100)
+  const first = await f.open()
+  const before = [
+    ev('CoordinationStarted', 'c', 1, { coordinatorName: 'o' }),
+    ev('AgentDispatched', 'c', 1, { agentName: 'a' })
+  ]
+  await first.append(before)
+  const second = await f.open()
+  t.same(await second.coordination('c'), before, 'every event, whole')
+  const after = ev('AgentCompleted', 'c', 1, { agentName: 'a', durationMs: 3 })
+  await second.append([after])
+  t.same(
+    (await second.coordination('c')).map((e) => e.eventId),
+    [...before, after].map((e) => e.eventId),
+    'the sequence continues: same millisecond, still after'
+  )
+  t.same(
+    (await second.query({ agent: 'a', limit: 10 })).map((e) => e.eventId),
+    [after, before[1]!].map((e) => e.eventId)
+  )
+})
+
+t.test('lmdb: two stores on one environment, appending at once in one millisecond, lose nothing', async (t) => {
+  const env = new Store(tempDir(t, 'journal-two'))
+  t.teardown(() => env.close())
+  const a = new LmdbJournalStore(env, 1000)
+  const b = new LmdbJournalStore(env, 1000)
+  const events = Array.from({ length: 40 }, (_, i) => ev('AgentDispatched', 'c', 9, { agentName: `a${i}` }))
+  await Promise.all(events.map((e, i) => (i % 2 === 0 ? a : b).append([e])))
+  t.same(
+    (await a.coordination('c')).map((e) => e.eventId),
+    events.map((e) => e.eventId),
+    'every event, in the order appended'
+  )
+})
+
+t.test('lmdb: eviction takes the index keys with the events', async (t) => {
+  const f = await fixture(t, 4)
+  const s = await f.open()
+  for (let i = 0; i < 10; i++)
+    await s.append([
+      ev('AgentHandoff', `c-${i}`, i, { fromAgent: `from-${i}`, toAgent: 'shared' }),
+      ev('AgentCompleted', `c-${i}`, i, { agentName: 'shared', durationMs: i })
+    ])
+  const env = f.env()
+  t.equal(entryCount(env.db('journal')), 4)
+  t.same(
+    [...env.db<true, JournalIndexKey>('journal-by-coordination').getKeys()].map((k) => k[0]),
+    ['c-8', 'c-8', 'c-9', 'c-9']
+  )
+  t.same(
+    [...env.db<true, JournalIndexKey>('journal-by-agent').getKeys()].map((k) => k[0]),
+    ['from-8', 'from-9', 'shared', 'shared', 'shared', 'shared'],
+    'one key per distinct agent of a kept event'
+  )
+  const again = await f.open()
+  t.equal((await again.query({ limit: 100 })).length, 4, 'the bound holds across a restart')
+})
+
+t.test('lmdb: a name indexed by its digest is told apart from an agent named like the digest', async (t) => {
+  const f = await fixture(t, 3)
+  const s = await f.open()
+  const long = 'x'.repeat(5000)
+  const twin = `sha256:${createHash('sha256').update(long).digest('hex')}`
+  const a = ev('AgentDispatched', long, 1, { agentName: long })
+  const b = ev('AgentDispatched', twin, 2, { agentName: twin })
+  await s.append([a, b])
+  t.same(
+    (await s.query({ agent: long, limit: 10 })).map((e) => e.eventId),
+    [a.eventId]
+  )
+  t.same(
+    (await s.query({ agent: twin, limit: 10 })).map((e) => e.eventId),
+    [b.eventId]
+  )
+  t.same(
+    (await s.coordination(long)).map((e) => e.eventId),
+    [a.eventId]
+  )
+  t.same(
+    (await s.coordination(twin)).map((e) => e.eventId),
+    [b.eventId]
+  )
+  await s.append([3, 4, 5].map((i) => ev('AgentDispatched', 'c', i, { agentName: 'z' })))
+  t.same(
+    [...f.env().db<true, JournalIndexKey>('journal-by-agent').getKeys()].map((k) => k[0]),
+    ['z', 'z', 'z'],
+    'evicted with their digest keys'
+  )
+  t.same(await s.query({ agent: long, limit: 10 }), [])
+})
+
+// A child appends through the real LMDB journal and reports each acknowledged batch; the parent
+// kills it with SIGKILL. Every acknowledged event must be there, in order, when the store is reopened.
+const child = `
+const { Store } = await import(${JSON.stringify(new URL('../../dist/runtime/store/index.js', import.meta.url).href)})
+const { LmdbJournalStore } = await import(${JSON.stringify(new URL('../../dist/runtime/fleet/index.js', import.meta.url).href)})
+const journal = new LmdbJournalStore(new Store(process.argv[1]), 1000000)
+for (let i = 0; ; i++) {
+  const timestamp = new Date().toISOString()
+  await journal.append([
+    { eventId: 'd' + i, parentEventId: null, type: 'AgentDispatched', coordinationId: 'c', timestamp, agentName: 'a', skill: 'run' },
+    { eventId: 'f' + i, parentEventId: 'd' + i, type: 'AgentCompleted', coordinationId: 'c', timestamp, agentName: 'a', skill: 'run', durationMs: 1 }
+  ])
+  process.stdout.write(i + '\\n')
+}
+`
+
+t.test('lmdb: an acknowledged append survives SIGKILL of the writer', async (t) => {
+  for (let round = 0; round < 2; round++) {
+    const dir = tempDir(t, 'journal-kill')
+    const proc = spawn(process.execPath, ['--input-type=module', '-e', child, dir], {
+      stdio: ['ignore', 'pipe', 'inherit']
+    })
+    let acked = -1
+    await new Promise<void>((resolve) => {
+      let buf = ''
+      proc.stdout.on('data', (d: Buffer) => {
+        buf += d.toString()
+        const lines = buf.split('\n')
+        buf = lines.pop()!
+        if (lines.length > 0) acked = Number(lines[lines.length - 1])
+        if (acked >= 40 + round * 100 && !proc.killed) proc.kill('SIGKILL')
+      })
+      proc.on('exit', () => resolve())
+    })
+    t.ok(acked >= 40, `round ${round}: ${acked + 1} appends acknowledged before the kill`)
+    const env = new Store(dir)
+    const kept = (await new LmdbJournalStore(env, 1_000_000).coordination('c')).map((e) => e.eventId)
+    t.same(
+      kept.slice(0, 2 * (acked + 1)),
+      Array.from({ length: acked + 1 }, (_, i) => [`d${i}`, `f${i}`]).flat(),
+      `round ${round}: every acknowledged event is there, in order`
+    )
+    await env.close()
+  }
+})
+
+t.test('lmdb: the bound must be a positive integer', async (t) => {
+  const env = new Store(tempDir(t, 'journal-bound'))
+  t.teardown(() => env.close())
+  t.throws(() => new LmdbJournalStore(env, 0), { name: 'RangeError', message: 'maxEvents must be a positive integer' })
+})
