@@ -35,6 +35,9 @@ export class A2aCallError extends Error {
   }
 }
 
+/** How long a caller that gives up waits for the event naming the remote task, to cancel it. */
+const FIRST_EVENT_GRACE_MS = 2_000
+
 const textOf = (parts: { text?: string }[] | undefined): string => (parts ?? []).map((p) => p.text ?? '').join('')
 
 export class A2aClient {
@@ -48,15 +51,21 @@ export class A2aClient {
 
   /** Sends one text message and waits for the task it makes to end; rejects with A2aCallError. */
   async send(text: string, metadata: Record<string, unknown> = {}, signal?: AbortSignal): Promise<RemoteOutcome> {
+    if (signal?.aborted === true) throw new A2aCallError('A2A call cancelled')
     const ac = new AbortController()
-    let timedOut = false
-    const timer = setTimeout(() => {
-      timedOut = true
-      ac.abort()
-    }, this.timeoutMs)
-    const onAbort = (): void => ac.abort()
-    signal?.addEventListener('abort', onAbort, { once: true })
     let task: Task | undefined
+    let stopping: 'timeout' | 'cancel' | undefined
+    // giving up before the first event named the task would leave the remote task running: wait
+    // for that event (bounded) so it can be cancelled, then stop reading
+    const stop = (why: 'timeout' | 'cancel'): void => {
+      if (stopping !== undefined) return
+      stopping = why
+      if (task !== undefined) ac.abort()
+      else setTimeout(() => ac.abort(), FIRST_EVENT_GRACE_MS).unref()
+    }
+    const timer = setTimeout(() => stop('timeout'), this.timeoutMs)
+    const onAbort = (): void => stop('cancel')
+    signal?.addEventListener('abort', onAbort, { once: true })
     try {
       const message: Message = { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], metadata }
       const res = await this.post('SendStreamingMessage', { message }, ac.signal, 'text/event-stream')
@@ -83,16 +92,22 @@ export class A2aClient {
               : u.artifact
           )
         }
-        if (state !== undefined && TERMINAL_STATES.has(state)) break
+        if (stopping !== undefined || (state !== undefined && TERMINAL_STATES.has(state))) break
       }
+      if (stopping !== undefined) throw new A2aCallError('stopped')
       if (task === undefined || state === undefined || !TERMINAL_STATES.has(state))
         throw new A2aCallError(`A2A stream from ${this.o.url} ended before the task did`)
       const answer = [...artifacts.values()].map((a) => textOf(a.parts)).join('')
       return { taskId: task.id, contextId: task.contextId, state, text: answer !== '' ? answer : status }
     } catch (err) {
-      if (task !== undefined && ac.signal.aborted) await this.cancel(task.id)
-      if (timedOut) throw new A2aCallError(`A2A call to ${this.o.url} timed out after ${this.timeoutMs}ms`)
-      if (signal?.aborted === true) throw new A2aCallError('A2A call cancelled')
+      if (stopping !== undefined) {
+        if (task !== undefined) await this.cancel(task.id)
+        throw new A2aCallError(
+          stopping === 'timeout'
+            ? `A2A call to ${this.o.url} timed out after ${this.timeoutMs}ms`
+            : 'A2A call cancelled'
+        )
+      }
       if (err instanceof A2aCallError) throw err
       throw new A2aCallError(`A2A call to ${this.o.url} failed: ${(err as Error).message}`)
     } finally {

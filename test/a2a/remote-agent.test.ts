@@ -80,6 +80,24 @@ t.test('cancelling or timing out a call cancels the remote task and its turn', a
   t.ok(await until(() => ai.inFlight() === 0), 'the remote turn was cancelled')
   t.equal(tasks.all()[0]!.state, 'TASK_STATE_CANCELED')
 
+  // given up before the first event named the remote task: it is still found and cancelled
+  const early = new AbortController()
+  const racing = new A2aAgentTransport(url).call(
+    { agent: 'demo', skill: 'run', args: { input: 'talk' } },
+    ctx(early.signal)
+  )
+  early.abort()
+  t.match(await racing, { success: false, text: 'A2A call cancelled' })
+  t.ok(await until(() => ai.inFlight() === 0), 'the remote turn was cancelled')
+  t.equal(tasks.all()[0]!.state, 'TASK_STATE_CANCELED')
+  const before = tasks.size
+  const already = AbortSignal.abort()
+  t.match(await new A2aAgentTransport(url).call({ agent: 'demo', skill: 'run', args: {} }, ctx(already)), {
+    success: false,
+    text: 'A2A call cancelled'
+  })
+  t.equal(tasks.size, before, 'an already cancelled call sends nothing')
+
   const slow = new A2aAgentTransport(url, { timeoutMs: 300 })
   const timedOut = await slow.call({ agent: 'demo', skill: 'run', args: { input: 'talk' } }, ctx())
   t.match(timedOut, { success: false, text: `A2A call to ${url} timed out after 300ms` })
