@@ -259,10 +259,20 @@ t.test('the demo agent over A2A with the official client', async (t) => {
     t.equal(other.status, 404)
   })
 
-  t.test("the host's root card is the only agent's", async (t) => {
-    t.equal(tp.platform.plugins.agents().length, 1)
+  t.test("the host's root card: none while several agents are served and none is named", async (t) => {
+    const count = tp.platform.plugins.agents().length
+    t.ok(count > 1, `${count} agents`)
     const res = await fetch(`${tp.url}/.well-known/agent-card.json`)
-    t.equal(res.status, 200)
-    t.match(await res.json(), { name: 'demo', supportedInterfaces: [{ url: endpoint }] })
+    t.equal(res.status, 404)
+    t.match(await res.json(), {
+      error: `No agent card at the host's root: ${count} agents are served and platform.a2a.root-agent names none of them`,
+      code: 'PLT_ERR_A2A_NO_ROOT_AGENT'
+    })
+    const named = await start({ 'platform.a2a.root-agent': 'demo' })
+    t.teardown(named.close)
+    t.match(await (await fetch(`${named.url}/.well-known/agent-card.json`)).json(), {
+      name: 'demo',
+      supportedInterfaces: [{ url: `${named.url}/platform/agent/demo/a2a` }]
+    })
   })
 })
