@@ -19,6 +19,7 @@ export {
   callText,
   remoteAgentEnvName,
   remoteAgentUrl,
+  remoteAgents,
   type RemoteCall,
   type RemoteResult
 } from './remote-agent.js'

@@ -84,3 +84,24 @@ export function remoteAgentUrl(
   if (fromEnv !== undefined && fromEnv !== '') return fromEnv
   return configured[agent]
 }
+
+/**
+ * The remote agents this platform can reach over A2A, looked up by name as dispatches need them
+ * (one transport per agent, kept); undefined for an agent no URL names.
+ */
+export function remoteAgents(
+  configured: Readonly<Record<string, string>>,
+  env: Readonly<Record<string, string | undefined>> = process.env
+): (agent: string) => A2aAgentTransport | undefined {
+  const made = new Map<string, A2aAgentTransport>()
+  return (agent) => {
+    const url = remoteAgentUrl(agent, env, configured)
+    if (url === undefined) return undefined
+    let t = made.get(agent)
+    if (t === undefined || t.url !== url) {
+      t = new A2aAgentTransport(url)
+      made.set(agent, t)
+    }
+    return t
+  }
+}

@@ -5,7 +5,8 @@ import type { AgentTransport } from '../../runtime/fleet/index.js'
 import { AI } from '../../runtime/ai/index.js'
 import { A2A, A2aAgentTransport, remoteAgentEnvName, remoteAgentUrl } from '../../runtime/a2a/index.js'
 import { OpenAiServer, deltaChunk, sseEvents } from '../helpers/openai-server.js'
-import { start, until } from './a2a-helpers.js'
+import { start, until, rpc } from './a2a-helpers.js'
+import { fleetPlatform } from '../fleet/helpers.js'
 
 const TOKEN = 'remote-caller-token-0123456789'
 const ctx = (signal?: AbortSignal) => ({
@@ -115,4 +116,46 @@ t.test('where a remote agent is: AGENT_<NAME>_URL wins over platform.a2a.remote-
   t.teardown(tp.close)
   t.same(tp.platform.config.get('platform.a2a.remote-agents'), configured)
   await t.rejects(start({ 'platform.a2a.remote-agents': { x: 'not a url' } }), /platform\.a2a\.remote-agents/)
+})
+
+t.test("a coordinator's fleet reaches an agent another platform serves, A2A in and out", async (t) => {
+  const remote = await start()
+  t.teardown(remote.close)
+  // `far` is hosted nowhere here: platform.a2a.remote-agents says where it is served
+  const relay = `
+export default definePlugin({ agents: [
+  agent({ name: 'relay', fleet: ['far'], async run(turn, ctx) {
+    const r = await ctx.fleet.call('far', 'run', { input: turn.message })
+    return (r.success ? 'far says: ' : 'far failed: ') + r.text
+  } })
+] })
+`
+  const tp = await fleetPlatform(
+    { 'platform.a2a.remote-agents': { far: `${remote.url}/platform/agent/demo/a2a` } },
+    'inline',
+    relay
+  )
+  t.teardown(tp.close)
+  const health = await (await fetch(`${tp.url}/api/admin/coordinators/relay/fleet`)).json()
+  t.match(health.agents, [{ name: 'far', isAvailable: true, isLocal: false }], 'far counts as available, not local')
+  const res = await rpc(`${tp.url}/platform/agent/relay/a2a`, {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'SendMessage',
+    params: { message: { messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: 'How do sandboxes work?' }] } }
+  })
+  const task = res.body.result.task
+  t.equal(task.status.state, 'TASK_STATE_COMPLETED', JSON.stringify(task.status))
+  t.match(task.artifacts[0].parts[0].text, /^far says: According to platform_fact: .*isolate/)
+  // the remote platform ran it as an A2A task of its own
+  const theirs = remote.platform.area(A2A).tasks.all()
+  t.equal(theirs.length, 1)
+  t.match(theirs[0], { agent: 'demo', state: 'TASK_STATE_COMPLETED' })
+  t.match(theirs[0]!.history[0]!.metadata, { skillId: 'run', args: { input: 'How do sandboxes work?' } })
+  // and the calling platform journaled the dispatch like any other
+  const journal = await (await fetch(`${tp.url}/api/admin/journal?agent=far`)).json()
+  t.ok(
+    journal.some((e: any) => e.type === 'AgentCompleted' && e.agentName === 'far'),
+    'the dispatch to far is journaled'
+  )
 })
