@@ -21,7 +21,7 @@ export function adminFleetView(d: FleetViewDeps): FleetView {
   const isLocal = (agent: string): boolean => d.registry.agent(agent) !== undefined
   // reachable now: hosted here or over a registered transport, and its circuit not open
   const available = (c: Coordinator, agent: string): boolean =>
-    c.cycle === undefined &&
+    c.unavailable === undefined &&
     (isLocal(agent) || d.remote(agent) !== undefined) &&
     d.breakers.state(c.name, agent) !== 'OPEN'
   return {
@@ -38,7 +38,7 @@ export function adminFleetView(d: FleetViewDeps): FleetView {
       return {
         coordinator: c.name,
         timestamp: new Date().toISOString(),
-        ...(c.cycle !== undefined ? { available: false, error: c.cycle } : { available: true }),
+        ...(c.unavailable !== undefined ? { available: false, error: c.unavailable } : { available: true }),
         agents: c.refs.map((r) => ({
           name: r.name,
           available: available(c, r.name),

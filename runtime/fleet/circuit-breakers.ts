@@ -75,6 +75,12 @@ export class CircuitBreakers {
     return true
   }
 
+  /** A call let through that ended without an outcome (cancelled): a half-open circuit may probe again. */
+  abandon(coordinator: string, agent: string): void {
+    const e = this.entries.get(`${coordinator}\u0000${agent}`)
+    if (e !== undefined) e.probing = false
+  }
+
   /** Records a call's outcome; `breaker` false only counts the failure. */
   record(
     coordinator: string,

@@ -139,7 +139,7 @@ export class Dispatcher implements FleetDispatcher {
     const { registry } = this.d
     const coordinator = registry.coordinator(ctx.coordinator)
     if (coordinator === undefined) return failure(call, `No coordinator named '${ctx.coordinator}'`)
-    if (coordinator.cycle !== undefined) return failure(call, coordinator.cycle)
+    if (coordinator.unavailable !== undefined) return failure(call, coordinator.unavailable)
     const ref = coordinator.byName.get(call.agent)
     if (ref === undefined)
       return failure(
@@ -169,8 +169,13 @@ export class Dispatcher implements FleetDispatcher {
       }
       attempts++
       result = await attemptOnce(transport, admitted, ctx, timeoutMs)
+      // a call the coordinator (or a failing sibling) cancelled says nothing about the agent
+      if (aborted(ctx)) {
+        this.d.breakers.abandon(ctx.coordinator, call.agent)
+        break
+      }
       this.d.breakers.record(ctx.coordinator, call.agent, result.success, ref.circuitBreaker, change)
-      if (result.success || aborted(ctx) || attempt === maxAttempts) break
+      if (result.success || attempt === maxAttempts) break
       ctx.activity?.('retrying', { agent: call.agent, attempt: attempt + 1, maxAttempts })
       this.d.journal.emit(ctx.coordinationId, dispatched, 'AgentActivityChanged', {
         agentName: call.agent,

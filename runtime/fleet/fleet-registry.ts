@@ -1,7 +1,7 @@
 /**
  * The coordinators the loaded plugins declare (agents with a `fleet`), rebuilt whenever the plugin
- * registry's agents change (hot reload). A coordinator in a fleet cycle is unavailable: its
- * dispatches fail with the cycle's text, logged once per cycle.
+ * registry's agents change (hot reload). A coordinator in a fleet cycle, or whose fleet its
+ * descriptor got wrong, is unavailable: its dispatches fail with that text, logged once.
  */
 import type { Logger } from '../observability/index.js'
 import type { AgentRefDescriptor, PluginRegistry, RegisteredAgent } from '../plugins/index.js'
@@ -12,8 +12,11 @@ export interface Coordinator {
   plugin: string
   refs: AgentRefDescriptor[]
   byName: Map<string, AgentRefDescriptor>
-  /** `Circular fleet dependency: a -> b -> a` when the coordinator is on a cycle. */
-  cycle?: string
+  /**
+   * Why it cannot dispatch: `Circular fleet dependency: a -> b -> a` when it is on a cycle, or
+   * what is wrong with its fleet; undefined while it can.
+   */
+  unavailable?: string
 }
 
 interface Snapshot {
@@ -99,21 +102,20 @@ export class FleetRegistry {
     for (const a of agents) {
       byName.set(a.name, a)
       if (a.fleet === undefined) continue
-      const refs = checkRefs(a.name, a.fleet)
-      if (typeof refs === 'string') {
-        this.once(refs, { coordinator: a.name, plugin: a.plugin })
-        continue
-      }
+      const checked = checkRefs(a.name, a.fleet)
+      const refs = typeof checked === 'string' ? [] : checked
       coordinators.set(a.name, {
         name: a.name,
         version: a.version,
         plugin: a.plugin,
         refs,
-        byName: new Map(refs.map((r) => [r.name, r]))
+        byName: new Map(refs.map((r) => [r.name, r])),
+        ...(typeof checked === 'string' ? { unavailable: checked } : {})
       })
+      if (typeof checked === 'string') this.once(checked, { coordinator: a.name, plugin: a.plugin })
     }
     for (const [name, text] of cycles(coordinators)) {
-      coordinators.get(name)!.cycle = text
+      coordinators.get(name)!.unavailable = text
       this.once(text, { coordinator: name })
     }
     this.snap = { agents: byName, coordinators }

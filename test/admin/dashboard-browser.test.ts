@@ -30,7 +30,10 @@ const manifest: Manifest = {
   limits: { memoryMb: 64, timeoutMs: 1000, concurrency: 1 }
 }
 const plugin = definePlugin({
-  agents: [agent({ name: XSS, description: XSS, version: '6.6.6', endpoint: '/markup', systemPrompt: 'x' })]
+  agents: [
+    agent({ name: XSS, description: XSS, version: '6.6.6', endpoint: '/markup', systemPrompt: 'x' }),
+    agent({ name: 'lead', fleet: [XSS], run: () => 'ok' })
+  ]
 })
 tp.platform.plugins.set('/plugins/markup', manifest, inlineInstance(plugin, { log: tp.platform.logger }))
 
@@ -71,6 +74,10 @@ t.test('overview counters and every tab render real data; 401 is explained witho
   await tab('Agents')
   const agents = page.locator('#panel-agents')
   await agents.getByText('6.6.6').waitFor()
+  // a coordinator is badged, its fleet in the tooltip
+  const lead = agents.locator('td span[title]', { hasText: 'lead' }).first()
+  t.equal(await lead.getAttribute('title'), `fleet: ${XSS}`)
+  t.equal(await lead.locator('.badge', { hasText: 'coordinator' }).count(), 1)
   t.ok(await agents.getByText('demo', { exact: true }).first().isVisible(), 'the demo runtime')
   await tab('Broadcasters')
   await page.locator('#panel-connections').getByText('No broadcasters').waitFor()

@@ -132,3 +132,31 @@ t.test('ctx.fleet answers only while the turn is open', async (t) => {
     message: 'agent.fleet.call: no open agent turn with this id'
   })
 })
+
+t.test('AG-UI: a coordinator is an agent like any other; its dispatches are steps', async (t) => {
+  const res = await fetch(`${tp.url}/platform/agent/lead-inline/agui`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+    body: JSON.stringify({
+      threadId: 'thread-fleet',
+      runId: 'run-fleet',
+      state: {},
+      messages: [{ id: 'm-1', role: 'user', content: 'via agui' }],
+      tools: [],
+      context: [],
+      forwardedProps: {}
+    })
+  })
+  t.equal(res.status, 200)
+  const events = (await res.text())
+    .split('\n')
+    .filter((l) => l.startsWith('data: '))
+    .map((l) => JSON.parse(l.slice(6)))
+  const text = events
+    .filter((e) => e.type === 'TEXT_MESSAGE_CONTENT')
+    .map((e) => e.delta)
+    .join('')
+  t.equal(text, 'via agui / tally true')
+  t.equal(events.filter((e) => e.type === 'STEP_STARTED' && e.stepName === 'executing').length, 2)
+  t.equal(events.at(-1).type, 'RUN_FINISHED')
+})

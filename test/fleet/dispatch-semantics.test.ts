@@ -5,7 +5,7 @@ import { admin, ask, fleetPlatform } from './helpers.js'
 
 const tp = await fleetPlatform({
   'platform.fleet.circuit-breaker.failure-threshold': 2,
-  'platform.fleet.circuit-breaker.open-ms': 300
+  'platform.fleet.circuit-breaker.open-ms': 1000
 })
 t.teardown(tp.close)
 const call = (agent: string, args: Record<string, unknown> = {}, skill?: string) => ({ agent, args, skill })
@@ -92,13 +92,13 @@ t.test('circuit breaker: open after consecutive failures, fast-fail, half-open p
   const open = await ok()
   t.match(open.result, { success: false, text: 'Circuit breaker open', durationMs: 0 })
   t.ok(open.frames.some((f) => f.data?.stepName === 'circuit-open'))
-  await new Promise((r) => setTimeout(r, 350))
+  await new Promise((r) => setTimeout(r, 1100))
   t.equal((await admin(tp.url, '/coordinators/boss/health')).body.agents[5].circuitState, 'HALF_OPEN')
   // the probe fails: open again
   const probe = await fail()
   t.match(probe.result, { success: false, text: "agent 'switch' run() failed: down" })
   t.equal((await ok()).result.text, 'Circuit breaker open')
-  await new Promise((r) => setTimeout(r, 350))
+  await new Promise((r) => setTimeout(r, 1100))
   const healed = await ok()
   t.match(healed.result, { success: true, text: 'up' })
   t.equal((await admin(tp.url, '/coordinators/boss/health')).body.agents[5].circuitState, 'CLOSED')

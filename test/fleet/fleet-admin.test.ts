@@ -3,7 +3,9 @@
 import t from 'tap'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { FLEET } from '../../runtime/fleet/index.js'
+import { agent, definePlugin } from 'agent-platform/sdk'
+import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
+import { FLEET, type AgentCall, type AgentTransport, type DispatchContext } from '../../runtime/fleet/index.js'
 import { admin, ask, fleetPlatform } from './helpers.js'
 
 const tp = await fleetPlatform()
@@ -91,4 +93,113 @@ t.test('with the admin plane off, coordinators still dispatch (and governance of
   const fleet = off.platform.area(FLEET)
   await fleet.journalSettled()
   t.equal((await fleet.journal.coordination(a.coordinationId!)).length, 6, 'the journal fills all the same')
+})
+
+t.test('interactions: a coordinator turn kept as an interaction, its steps and its principal', async (t) => {
+  const token = 'fleet-interactions-token-0123456789'
+  const tpi = await fleetPlatform({
+    'platform.interactions.http-write-enabled': true,
+    'platform.auth.tokens': [{ token, principal: 'carol' }],
+    'platform.ai.governance.commitment-records.enabled': true
+  })
+  t.teardown(tpi.close)
+  const res = await fetch(`${tpi.url}/api/interactions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({
+      agentId: 'boss',
+      message: JSON.stringify({ op: 'call', params: ['say', 'run', { message: 'kept' }] })
+    })
+  })
+  const body = (await res.json()) as any
+  t.equal(res.status, 200, JSON.stringify(body))
+  t.match(body, { status: 'COMPLETED', agentId: 'boss', userId: 'carol' })
+  t.match(JSON.parse(body.finalText), { agentName: 'say', text: 'kept', success: true })
+  // the dispatch is a step of the interaction, with its coordination
+  t.match(body.steps[0], {
+    type: 'agent-step',
+    toolName: 'executing',
+    data: { data: { coordinationId: /^coord-/, agent: 'say' } }
+  })
+  const records = (await admin(tpi.url, '/governance/commitments?limit=10')).body
+  t.ok(records.length === 3 && records.every((r: any) => r.principal === 'carol' && r.issuer === 'coordinator:boss'))
+})
+
+t.test('an agent not hosted here is reached through a registered transport, with the same rules', async (t) => {
+  const fleet = tp.platform.area(FLEET)
+  const seen: { call: AgentCall; ctx: DispatchContext }[] = []
+  let fails = 1
+  // stands for a remote (A2A) agent: the seam's other side, not a part of this platform
+  const remote: AgentTransport = {
+    kind: 'a2a',
+    call: async (call, ctx) => {
+      seen.push({ call, ctx })
+      if (fails-- > 0) throw new Error('connection reset')
+      return {
+        agentName: call.agent,
+        skillId: call.skill,
+        text: `remote ${String(call.args.message)}`,
+        metadata: { transport: 'a2a' },
+        durationMs: 1,
+        success: true
+      }
+    }
+  }
+  const off = fleet.registerTransport('ghost', remote)
+  t.teardown(off)
+  t.match((await admin(tp.url, '/coordinators/boss/fleet')).body.agents.at(-1), {
+    name: 'ghost',
+    isAvailable: true,
+    isLocal: false
+  })
+  const a = await ask(tp.url, 'boss', 'call', 'ghost', 'run', { message: 'hi' })
+  t.match(a.result, { success: false, text: 'connection reset', metadata: { attempts: 1 } })
+  const b = await ask(tp.url, 'boss', 'call', 'ghost', 'run', { message: 'again' })
+  t.match(b.result, { success: true, text: 'remote again', metadata: { transport: 'a2a', attempts: 1 } })
+  t.match(seen.at(-1)!.ctx, { coordinationId: b.coordinationId, coordinator: 'boss', principal: 'anonymous' })
+  off()
+  t.match((await ask(tp.url, 'boss', 'call', 'ghost')).result, { text: "Agent 'ghost' is not available (not loaded)" })
+})
+
+t.test('a descriptor whose fleet the host refuses: the coordinator is listed, unavailable, and says why', async (t) => {
+  // what a plugin could hand over by building its agent around the SDK's checks
+  const ref = {
+    name: 'say',
+    version: '',
+    required: true,
+    weight: 1,
+    maxRetries: 0,
+    circuitBreaker: false,
+    timeoutMs: 0,
+    maxTurns: 0
+  }
+  const forged = {
+    ...agent({
+      name: 'forged',
+      fleet: ['say'],
+      run: async (_turn: unknown, ctx: any) => JSON.stringify(await ctx.fleet.call('say', 'run', { message: 'x' }))
+    }),
+    fleet: [ref, ref]
+  }
+  const manifest: Manifest = {
+    name: 'forger',
+    version: '0.0.1',
+    entry: 'index.js',
+    sandbox: 'inline',
+    permissions: { net: [], kv: false, env: [] },
+    limits: { memoryMb: 64, timeoutMs: 1000, concurrency: 1 }
+  }
+  tp.platform.plugins.set(
+    '/plugins/forger',
+    manifest,
+    inlineInstance(definePlugin({ agents: [forged] }), {
+      log: tp.platform.logger,
+      agent: (op, args) => tp.platform.plugins.agentTurns.call('forger', op, args)
+    })
+  )
+  t.teardown(() => tp.platform.plugins.remove('forger'))
+  const why = "Duplicate agent reference 'say' in coordinator 'forged'"
+  t.match((await admin(tp.url, '/coordinators/forged/health')).body, { available: false, error: why, agents: [] })
+  t.match((await ask(tp.url, 'forged', 'call')).result, { success: false, text: why })
+  t.equal(tp.logs.filter((l) => String(l.msg).startsWith(why)).length, 1, 'logged once')
 })

@@ -160,14 +160,16 @@ t.test('a throwing policy, an invalid decision and a rejected promise all deny (
   t.same(await gate.admit('test', aiRequest({ message: 'hi' })), {
     admitted: false,
     reason: 'kaput',
-    policy: { name: 'boom', source: 'code:boom', version: '1' }
+    policy: { name: 'boom', source: 'code:boom', version: '1' },
+    failed: true
   })
   t.equal(svc.decisionLog.recent(1)[0]!.decision, 'error')
   svc.setSource('code', [code('weird', () => ({ decision: 'maybe' }) as never)])
   t.same(await gate.admit('test', aiRequest({ message: 'hi' })), {
     admitted: false,
     reason: 'policy returned an invalid decision',
-    policy: { name: 'weird', source: 'code:weird', version: '1' }
+    policy: { name: 'weird', source: 'code:weird', version: '1' },
+    failed: true
   })
   svc.setSource('code', [
     code('async-boom', async () => {
@@ -179,7 +181,8 @@ t.test('a throwing policy, an invalid decision and a rejected promise all deny (
   t.same(await r, {
     admitted: false,
     reason: 'later',
-    policy: { name: 'async-boom', source: 'code:async-boom', version: '1' }
+    policy: { name: 'async-boom', source: 'code:async-boom', version: '1' },
+    failed: true
   })
   svc.setSource('code', [])
 })

@@ -1,0 +1,60 @@
+// The journal writer: ids and lineage fields on every event, one append per event-loop turn, in
+// order, and `settled()` for a reader that must see what was emitted before it asked.
+import t from 'tap'
+import { JournalWriter } from '../../runtime/fleet/journal-writer.js'
+import { MemoryJournalStore, type JournalRecord } from '../../runtime/fleet/index.js'
+import pino from 'pino'
+
+class CountingStore extends MemoryJournalStore {
+  batches: number[] = []
+  override append(events: JournalRecord[]): Promise<void> {
+    this.batches.push(events.length)
+    return super.append(events)
+  }
+}
+
+t.test('one append per event-loop turn, ids and parents as given', async (t) => {
+  const store = new CountingStore()
+  const w = new JournalWriter(() => store, pino({ level: 'silent' }))
+  const root = w.emit('coord-1', null, 'CoordinationStarted', { coordinatorName: 'lead' })
+  const a = w.emit('coord-1', root, 'AgentDispatched', { agentName: 'a', skill: 'run' })
+  w.emit('coord-1', a, 'AgentCompleted', { agentName: 'a', skill: 'run', durationMs: 3 })
+  t.same(store.batches, [], 'nothing written within the turn')
+  await w.settled()
+  t.same(store.batches, [3])
+  const events = await store.coordination('coord-1')
+  t.match(events, [
+    { eventId: root, parentEventId: null, type: 'CoordinationStarted', coordinatorName: 'lead' },
+    { eventId: a, parentEventId: root, type: 'AgentDispatched' },
+    { parentEventId: a, type: 'AgentCompleted', durationMs: 3, timestamp: /Z$/ }
+  ])
+  t.match(root, /^evt-[0-9a-f-]{36}$/)
+  w.emit('coord-1', null, 'AgentDispatched', { agentName: 'b', skill: 'run' })
+  await new Promise((r) => setImmediate(r))
+  await w.settled()
+  t.same(store.batches, [3, 1], 'the next turn is the next append')
+})
+
+t.test('a failing store loses its batch, logged, and the next batch still goes', async (t) => {
+  let fail = true
+  const store = new MemoryJournalStore()
+  const lines: string[] = []
+  const logger = pino({ level: 'error' }, { write: (s: string) => lines.push(s) })
+  const w = new JournalWriter(
+    () => ({
+      ...store,
+      append: (e: JournalRecord[]) => (fail ? Promise.reject(new Error('disk full')) : store.append(e)),
+      query: (f) => store.query(f),
+      coordination: (id) => store.coordination(id),
+      close: () => store.close()
+    }),
+    logger
+  )
+  w.emit('coord-2', null, 'AgentDispatched', { agentName: 'a', skill: 'run' })
+  await w.settled()
+  t.match(lines.join(''), /fleet journal: an append failed/)
+  fail = false
+  w.emit('coord-2', null, 'AgentDispatched', { agentName: 'b', skill: 'run' })
+  await w.settled()
+  t.match(await store.coordination('coord-2'), [{ agentName: 'b' }])
+})
