@@ -1,7 +1,8 @@
 /**
  * A fleet agent that lives on another server, called over A2A: the shape of the fleet's
  * AgentTransport (kind `a2a`), so the dispatcher adds its journal, retries and gates around it.
- * Where a remote agent is: `AGENT_<NAME>_URL` in the environment, else `platform.a2a.remote-agents`.
+ * Where a remote agent is: `AGENT_<NAME>_URL` in the environment, else `platform.a2a.remote-agents`;
+ * the bearer token it wants, if any: `AGENT_<NAME>_TOKEN` (a secret, so never in the config file).
  */
 import type { AiCancelSignal } from '../ai/index.js'
 import { A2aClient } from './a2a-client.js'
@@ -70,8 +71,8 @@ export class A2aAgentTransport {
 }
 
 /** The environment variable that names a remote agent's URL: `AGENT_<NAME>_URL`, non-alphanumerics as `_`. */
-export function remoteAgentEnvName(agent: string): string {
-  return `AGENT_${agent.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_URL`
+export function remoteAgentEnvName(agent: string, what: 'URL' | 'TOKEN' = 'URL'): string {
+  return `AGENT_${agent.toUpperCase().replace(/[^A-Z0-9]/g, '_')}_${what}`
 }
 
 /** Where a remote agent is served, or undefined when it is not configured as remote. */
@@ -99,7 +100,8 @@ export function remoteAgents(
     if (url === undefined) return undefined
     let t = made.get(agent)
     if (t === undefined || t.url !== url) {
-      t = new A2aAgentTransport(url)
+      const token = env[remoteAgentEnvName(agent, 'TOKEN')]
+      t = new A2aAgentTransport(url, token !== undefined && token !== '' ? { token } : {})
       made.set(agent, t)
     }
     return t

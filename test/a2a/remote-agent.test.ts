@@ -3,7 +3,7 @@
 import t from 'tap'
 import type { AgentTransport } from '../../runtime/fleet/index.js'
 import { AI } from '../../runtime/ai/index.js'
-import { A2A, A2aAgentTransport, remoteAgentEnvName, remoteAgentUrl } from '../../runtime/a2a/index.js'
+import { A2A, A2aAgentTransport, remoteAgentEnvName, remoteAgentUrl, remoteAgents } from '../../runtime/a2a/index.js'
 import { OpenAiServer, deltaChunk, sseEvents } from '../helpers/openai-server.js'
 import { start, until, rpc } from './a2a-helpers.js'
 import { fleetPlatform } from '../fleet/helpers.js'
@@ -112,6 +112,7 @@ t.test('where a remote agent is: AGENT_<NAME>_URL wins over platform.a2a.remote-
   t.equal(remoteAgentUrl('web-search', { AGENT_WEB_SEARCH_URL: 'http://a/a2a' }, configured), 'http://a/a2a')
   t.equal(remoteAgentUrl('web-search', {}, configured), 'http://b/a2a')
   t.equal(remoteAgentUrl('local', {}, configured), undefined)
+  t.equal(remoteAgentEnvName('web-search', 'TOKEN'), 'AGENT_WEB_SEARCH_TOKEN')
   const tp = await start({ 'platform.a2a.remote-agents': configured })
   t.teardown(tp.close)
   t.same(tp.platform.config.get('platform.a2a.remote-agents'), configured)
@@ -158,4 +159,21 @@ export default definePlugin({ agents: [
     journal.some((e: any) => e.type === 'AgentCompleted' && e.agentName === 'far'),
     'the dispatch to far is journaled'
   )
+})
+
+t.test('remoteAgents: one transport per agent, with AGENT_<NAME>_TOKEN as its bearer token', async (t) => {
+  const remote = await start({
+    'platform.auth.tokens': [{ token: TOKEN, principal: 'fleet-peer' }],
+    'platform.ai.endpoint.auth': 'required'
+  })
+  t.teardown(remote.close)
+  const url = `${remote.url}/platform/agent/demo/a2a`
+  const find = remoteAgents({ far: url, open: url }, { AGENT_FAR_TOKEN: TOKEN })
+  t.equal(find('nobody'), undefined)
+  t.equal(find('far'), find('far'), 'kept, not made anew per call')
+  t.match(await find('far')!.call({ agent: 'far', skill: 'run', args: { input: 'hi' } }, ctx()), { success: true })
+  t.match(await find('open')!.call({ agent: 'open', skill: 'run', args: { input: 'hi' } }, ctx()), {
+    success: false,
+    text: /requires an authenticated principal/
+  })
 })
