@@ -15,7 +15,7 @@ import { FleetInterceptors } from './interceptors.js'
 import { JournalWriter } from './journal-writer.js'
 import { FLEET } from './key.js'
 import { LocalTransport } from './local-transport.js'
-import { MemoryJournalStore } from './memory-journal-store.js'
+import { journalStore } from './journal-store.js'
 import { platformWorkflowRuns } from './workflow-runs.js'
 
 /**
@@ -29,8 +29,13 @@ export const fleetArea: Area = {
 }
 
 export function installFleet(platform: Platform): void {
-  const store: JournalStore = new MemoryJournalStore()
+  const store: JournalStore = journalStore(platform)
   const journal = new JournalWriter(() => store, platform.logger)
+  // first registered, so it runs last: workflow runs stopping at close still journal their end
+  platform.onClose(async () => {
+    await journal.settled()
+    await store.close()
+  })
   const registry = new FleetRegistry(platform.plugins, platform.logger)
   // a cycle is logged when the plugin that closes it loads, not at its first dispatch
   platform.bus.on('PluginsChanged', () => registry.refresh())
@@ -80,8 +85,4 @@ export function installFleet(platform: Platform): void {
     platform
       .area(ADMIN)
       .setFleet(runs.into(adminFleetView({ registry, breakers, journal, store: () => store, remote })))
-  platform.onClose(async () => {
-    await journal.settled()
-    await store.close()
-  })
 }
