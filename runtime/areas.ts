@@ -7,6 +7,7 @@ import { mcpArea, mcpExtrasArea } from './mcp/install.js'
 import { aiArea } from './ai/install.js'
 import { interactionsArea } from './interactions/install.js'
 import { adminArea } from './admin/install.js'
+import { a2aArea } from './a2a/install.js'
 import { fleetArea } from './fleet/install.js'
 
 /**
@@ -23,6 +24,7 @@ export const AREAS: readonly Area[] = [
   aiArea,
   interactionsArea,
   adminArea,
+  a2aArea,
   fleetArea
 ]
 

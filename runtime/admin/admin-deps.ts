@@ -4,6 +4,7 @@ import type { AiService } from '../ai/index.js'
 import type { GovernanceService } from '../governance/index.js'
 import type { McpServer } from '../mcp/index.js'
 import type { FleetView } from './fleet-view.js'
+import type { TaskView } from './task-view.js'
 
 /** The live state the admin routes read, resolved once at install. */
 export interface AdminDeps {
@@ -15,6 +16,8 @@ export interface AdminDeps {
   /** Undefined when MCP is switched off. */
   mcp: McpServer | undefined
   fleet: FleetView
+  /** The A2A tasks; EMPTY_TASKS until the A2A area hands its view over. */
+  tasks: TaskView
   /** The platform's version (package.json). */
   version: string
 }

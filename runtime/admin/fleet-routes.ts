@@ -1,6 +1,7 @@
 /**
- * Coordinators, the coordination journal, A2A tasks and workflow approvals, read through the
- * FleetView (empty until the fleet area provides one): collections answer empty lists, unknown ids 404.
+ * Coordinators, the coordination journal and workflow approvals, read through the FleetView (empty
+ * until the fleet area provides one), and A2A tasks through the TaskView (empty until the A2A area
+ * provides one): collections answer empty lists, unknown ids 404.
  */
 import { shown } from './shown-value.js'
 import { PlatformError } from '../http/index.js'
@@ -122,7 +123,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       gate: { read: 'open' },
       query: { type: 'object', properties: { contextId: str } },
       handler: ({ query }) =>
-        d.fleet
+        d.tasks
           .tasks(query.contextId as string | undefined)
           .map(({ taskId, contextId, state, statusMessage, createdAt }) => ({
             taskId,
@@ -138,7 +139,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       summary: 'One A2A task with its message and artifact counts and metadata',
       gate: { read: 'open' },
       handler: ({ params }) => {
-        const task = d.fleet.task(params.taskId!)
+        const task = d.tasks.task(params.taskId!)
         if (task === undefined) throw new PlatformError('UNKNOWN_TASK', { id: params.taskId })
         return task
       }
@@ -149,7 +150,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       summary: 'Cancels a submitted or working A2A task',
       gate: { write: 'cancel_task', target: (r) => r.params.taskId ?? '' },
       handler: ({ params }) => {
-        const done = d.fleet.cancelTask(params.taskId!)
+        const done = d.tasks.cancelTask(params.taskId!)
         if (done === undefined) throw new PlatformError('UNKNOWN_TASK', { id: params.taskId })
         if (!done) throw new PlatformError('TASK_NOT_CANCELABLE', { id: params.taskId })
         return { status: 'task canceled' }

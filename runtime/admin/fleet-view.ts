@@ -1,7 +1,8 @@
 /**
- * What the admin surface reads of the agent fleet (coordinators, the coordination journal, A2A
- * tasks, workflow runs and approvals). Until the fleet area hands over its view (it is off, or not
- * installed), the admin routes answer from EMPTY_FLEET: every collection empty, never a 404.
+ * What the admin surface reads of the agent fleet (coordinators, the coordination journal,
+ * workflow runs and approvals; A2A tasks are the TaskView's). Until the fleet area hands over its
+ * view (it is off, or not installed), the admin routes answer from EMPTY_FLEET: every collection
+ * empty, never a 404.
  */
 import type { WorkflowManifest } from './workflow-manifest.js'
 
@@ -21,18 +22,6 @@ export interface JournalQuery {
   since?: number
   until?: number
   limit: number
-}
-
-/** `{taskId, contextId, state, statusMessage, createdAt}`; the detail adds `messageCount, artifactCount, metadata`. */
-export interface TaskInfo {
-  taskId: string
-  contextId: string
-  state: string
-  statusMessage: string
-  createdAt: string
-  messageCount: number
-  artifactCount: number
-  metadata: Record<string, unknown>
 }
 
 /** A workflow step waiting for a decision; its `toolName` is `workflow:<workflowId>:<nodeId>`. */
@@ -87,10 +76,6 @@ export interface FleetView {
   journal(q: JournalQuery): Promise<JournalEvent[]>
   /** The events of one coordination, oldest first; undefined when the id is unknown. */
   coordination(id: string): Promise<JournalEvent[] | undefined>
-  tasks(contextId?: string): TaskInfo[]
-  task(id: string): TaskInfo | undefined
-  /** Cancels a SUBMITTED or WORKING task; undefined when the id is unknown. */
-  cancelTask(id: string): boolean | undefined
   approvals(): ApprovalInfo[]
   /** Decides a pending approval; false when none is pending under that id. */
   decide(approvalId: string, approve: boolean): boolean
@@ -108,7 +93,6 @@ export interface FleetView {
   workflowRuns(): WorkflowRunInfo[]
   workflowRun(runId: string): WorkflowRunInfo | undefined
   readonly coordinatorCount: number
-  readonly taskCount: number
 }
 
 export const EMPTY_FLEET: FleetView = {
@@ -117,15 +101,11 @@ export const EMPTY_FLEET: FleetView = {
   coordinatorFleet: () => undefined,
   journal: () => Promise.resolve([]),
   coordination: () => Promise.resolve(undefined),
-  tasks: () => [],
-  task: () => undefined,
-  cancelTask: () => undefined,
   approvals: () => [],
   decide: () => false,
   workflowRuns: () => [],
   workflowRun: () => undefined,
   // unreachable: with no coordinator registered, the run route refuses before it asks
   runWorkflow: () => Promise.reject(new Error('no fleet is installed')),
-  coordinatorCount: 0,
-  taskCount: 0
+  coordinatorCount: 0
 }

@@ -9,12 +9,12 @@ export {
   type CoordinatorInfo,
   type JournalEvent,
   type JournalQuery,
-  type TaskInfo,
   type ApprovalInfo,
   type WorkflowRunInfo,
   type WorkflowRunStatus,
   type NodeResultInfo
 } from './fleet-view.js'
+export { EMPTY_TASKS, type TaskView, type TaskInfo } from './task-view.js'
 export { parseEvalRun, summarize, EvalRunError, type EvalRun, type BaselineSummary } from './eval-run.js'
 export {
   MemoryEvalRunStore,

@@ -19,6 +19,7 @@ import { streamDecisions } from './decision-events.js'
 import { installAdminMcpTools } from './admin-mcp-tools.js'
 import { EMPTY_FLEET } from './fleet-view.js'
 import { fleetRoutes } from './fleet-routes.js'
+import { EMPTY_TASKS } from './task-view.js'
 import { ADMIN } from './key.js'
 import { dashboardDir, mountDashboard, readDashboard } from './dashboard-files.js'
 import { metricsRoutes } from './metrics-report.js'
@@ -66,6 +67,7 @@ export function installAdmin(platform: Platform): void {
     governance: governanceOf(platform),
     mcp: getMcp(platform),
     fleet: EMPTY_FLEET,
+    tasks: EMPTY_TASKS,
     version: platform.version
   }
   const routes = [
@@ -93,6 +95,9 @@ export function installAdmin(platform: Platform): void {
     routes,
     setFleet: (view) => {
       deps.fleet = view
+    },
+    setTasks: (view) => {
+      deps.tasks = view
     }
   }
   platform.provide(ADMIN, service)

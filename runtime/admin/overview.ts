@@ -14,7 +14,7 @@ export function overview(d: AdminDeps): Record<string, unknown> {
     agentCount: d.platform.plugins.agents().length,
     activeSessions: d.ai.sessions.activeCount(),
     coordinatorCount: d.fleet.coordinatorCount,
-    taskCount: d.fleet.taskCount
+    taskCount: d.tasks.taskCount
   }
   const runtime = d.ai.activeRuntime()
   if (runtime !== undefined) out.aiRuntime = runtime.name

@@ -1,5 +1,6 @@
 import type { Area, Platform } from '../platform.js'
 import type { AiService } from './ai-service.js'
+import type { RegisteredAgent } from '../plugins/index.js'
 import { DemoRuntime } from './demo-runtime.js'
 import { getMcp } from '../mcp/index.js'
 import { agentInfo } from './agent-info.js'
@@ -50,6 +51,8 @@ export const aiArea: Area = {
       feedback: { maxItems: platform.config.get('platform.ai.governance.feedback.max-items') }
     }
     let inFlight = 0
+    // served by an area installed later (A2A), which says where through serveProtocol
+    let a2aPathOf: (agent: RegisteredAgent) => string | undefined = () => undefined
     const turnMetrics = new TurnMetrics(platform.metrics.registry)
     async function* counted(events: AsyncIterable<TurnEvent>): AsyncGenerator<TurnEvent> {
       inFlight++
@@ -66,7 +69,7 @@ export const aiArea: Area = {
           agentInfo(a, {
             mcp: (x) => getMcp(platform)?.agentEndpoint(x.name),
             agui: (x) => agui.pathOf(x),
-            a2a: () => undefined
+            a2a: (x) => a2aPathOf(x)
           })
         ),
       runtimes: () => registry.list(),
@@ -76,6 +79,9 @@ export const aiArea: Area = {
       sessions,
       runTurn: (request, signal) => counted(runTurn(deps, request, signal)),
       inFlight: () => inFlight,
+      serveProtocol: (_protocol, pathOf) => {
+        a2aPathOf = pathOf
+      },
       extendAgentRuns: (extension) => {
         deps.runExtension = extension
       }

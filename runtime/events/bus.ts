@@ -14,7 +14,8 @@ export interface PlatformEvents {
   PluginsChanged: { added: string[]; changed: string[]; removed: string[] }
   AgentSessionStarted: { agentName: string; sessionId: string }
   AgentSessionEnded: { agentName: string; sessionId: string; duration: number; messageCount: number }
-  TaskStateChanged: { taskId: string; oldState: string; newState: string }
+  /** An MCP task (lower-case states: `working`, `completed`, ...) or an A2A task (`TASK_STATE_*`) changed state. */
+  TaskStateChanged: { taskId: string; oldState: string; newState: string; protocol: 'mcp' | 'a2a' }
   /** A coordinator's call of a fleet agent, as it goes out; `coordinationId` is the coordinator turn's. */
   AgentDispatched: { coordinationId: string; agentName: string; skill: string }
   /** The same call's end; `duration` in milliseconds (0 when it was refused before the agent ran). */

@@ -1,6 +1,7 @@
 import type { Area, Platform } from '../platform.js'
 import { AI } from '../ai/index.js'
 import { ADMIN } from '../admin/index.js'
+import { remoteAgents } from '../a2a/index.js'
 import { COMMITMENTS } from '../governance/index.js'
 import { adminFleetView } from './admin-fleet-view.js'
 import { CircuitBreakers } from './circuit-breakers.js'
@@ -23,7 +24,7 @@ import { platformWorkflowRuns } from './workflow-runs.js'
  */
 export const fleetArea: Area = {
   name: 'fleet',
-  dependsOn: ['plugins', 'governance', 'ai', 'admin'],
+  dependsOn: ['plugins', 'governance', 'ai', 'admin', 'a2a'],
   install: installFleet
 }
 
@@ -46,7 +47,10 @@ export function installFleet(platform: Platform): void {
   const interceptors = new FleetInterceptors()
   interceptors.add(governanceInterceptor(platform))
   const transports = new Map<string, AgentTransport>()
-  const remote = (agent: string): AgentTransport | undefined => transports.get(agent)
+  // an agent no transport was registered for is called over A2A when AGENT_<NAME>_URL or
+  // platform.a2a.remote-agents names where it is served
+  const overA2a = remoteAgents(platform.config.get('platform.a2a.remote-agents'))
+  const remote = (agent: string): AgentTransport | undefined => transports.get(agent) ?? overA2a(agent)
   const ai = platform.area(AI)
   const dispatcher = new Dispatcher({
     registry,

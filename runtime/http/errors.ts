@@ -135,6 +135,11 @@ export const ERRORS = {
     message: (p) => `${p.path} requires an authenticated principal`,
     hint: 'Send an API token (Authorization: Bearer or X-Platform-Auth) or a JWT; platform.ai.endpoint.auth=open lets anyone talk to agents'
   },
+  A2A_NO_ROOT_AGENT: {
+    status: 404,
+    message: (p) => `No agent card at the host's root: ${String(p.detail)}`,
+    hint: "Set platform.a2a.root-agent; every agent's own card is at {agent path}/.well-known/agent-card.json"
+  },
   INVALID_AGUI_INPUT: {
     status: 400,
     message: (p) => `Invalid AG-UI RunAgentInput: ${p.detail}`,

@@ -258,7 +258,7 @@ export class TaskManager {
     t.lastUpdatedAt = new Date().toISOString()
     if (status !== 'input_required') t.inputRequests = undefined
     void this.save(t)
-    this.bus.emit('TaskStateChanged', { taskId: t.id, oldState: old, newState: status })
+    this.bus.emit('TaskStateChanged', { taskId: t.id, oldState: old, newState: status, protocol: 'mcp' })
     if (TERMINAL.has(status)) for (const w of t.waiters.splice(0)) w()
   }
 

@@ -105,7 +105,8 @@ t.test('every event type reaches WebSocket and SSE subscribers from a real actio
   t.match(await ws.inbox.type('TaskStateChanged', (e) => e.newState === 'completed'), {
     taskId: created.taskId,
     oldState: 'working',
-    newState: 'completed'
+    newState: 'completed',
+    protocol: 'mcp'
   })
 
   // a coordinator's turn over SSE: each of its two calls is dispatched and completed under the

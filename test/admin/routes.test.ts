@@ -67,7 +67,8 @@ t.test('agents, one agent, its sessions; unknown names are 404', async (t) => {
       version: '2.0.0',
       description: 'helps',
       headless: false,
-      protocols: ['mcp', 'agui']
+      // an agent with a path of its own is served over A2A at `{path}/a2a`, mounted as it loads
+      protocols: ['mcp', 'agui', 'a2a']
     }
   ])
   t.same((await call(tp, 'GET', '/agents/helper')).body, list.body[0])

@@ -272,8 +272,12 @@ t.test('demo runtime: the demo agent over AG-UI', async (t) => {
 
   t.test("an agent's protocols are what it is served over", async (t) => {
     const demo = ai.agents().find((a) => a.name === 'demo')!
-    t.same(demo.protocols, ['mcp', 'agui'])
-    t.same(demo.endpoints, { mcp: '/platform/agent/demo/mcp', agui: '/platform/agent/demo/agui' })
+    t.same(demo.protocols, ['mcp', 'agui', 'a2a'])
+    t.same(demo.endpoints, {
+      mcp: '/platform/agent/demo/mcp',
+      agui: '/platform/agent/demo/agui',
+      a2a: '/platform/agent/demo/a2a'
+    })
     t.match(demo, { path: '/platform/agent/demo', plugin: /./, version: /./, headless: false })
   })
 })
@@ -310,8 +314,8 @@ export default definePlugin({ agents: [
     ai.agents().find((a) => a.name === 'roamer'),
     {
       path: '/custom/roamer',
-      protocols: ['mcp', 'agui'],
-      endpoints: { agui: '/custom/roamer/agui' }
+      protocols: ['mcp', 'agui', 'a2a'],
+      endpoints: { agui: '/custom/roamer/agui', a2a: '/custom/roamer/a2a' }
     }
   )
   // an endpoint ending in /mcp names only the MCP path: AG-UI stays at the default one
@@ -319,8 +323,8 @@ export default definePlugin({ agents: [
     ai.agents().find((a) => a.name === 'deep'),
     {
       path: '/platform/agent/deep',
-      protocols: ['mcp', 'agui'],
-      endpoints: { mcp: '/deep/mcp', agui: '/platform/agent/deep/agui' }
+      protocols: ['mcp', 'agui', 'a2a'],
+      endpoints: { mcp: '/deep/mcp', agui: '/platform/agent/deep/agui', a2a: '/platform/agent/deep/a2a' }
     }
   )
   t.match(text(await run(`${tp.url}/platform/agent/deep/agui`, input('down?'))), /My instructions: Dig\./)
@@ -332,7 +336,7 @@ export default definePlugin({ agents: [
   t.notOk(ai.agents().some((a) => a.name === 'roamer'))
 })
 
-t.test('without MCP an agent lists AG-UI only', async (t) => {
+t.test('without MCP an agent lists AG-UI and A2A only', async (t) => {
   const tp = await start({ 'platform.mcp.enabled': false })
   t.teardown(tp.close)
   t.same(
@@ -340,7 +344,7 @@ t.test('without MCP an agent lists AG-UI only', async (t) => {
       .area(AI)
       .agents()
       .find((a) => a.name === 'demo')?.protocols,
-    ['agui']
+    ['agui', 'a2a']
   )
 })
 

@@ -1,0 +1,217 @@
+/**
+ * The A2A JSON-RPC endpoint of every agent at `{agent path}/a2a` (POST; the streaming methods
+ * answer as Server-Sent Events), and its Agent Card at `{agent path}/.well-known/agent-card.json`
+ * and `{agent path}/a2a/.well-known/agent-card.json`. Callers authenticate as on the other agent
+ * endpoints (`platform.ai.endpoint.auth`); the card is public, as discovery needs.
+ */
+import { createHash } from 'node:crypto'
+import type { Platform } from '../platform.js'
+import { parseJsonBody, PlatformError, type Context } from '../http/index.js'
+import type { RegisteredAgent } from '../plugins/index.js'
+import { AGENT_BASE, agentChatPath } from '../ai/index.js'
+import { agentCard, originOf } from './agent-card.js'
+import { A2aMethods, ALIASES, METHODS, STREAMING, type Caller, type EventSink } from './a2a-methods.js'
+import { A2aError, RpcCode, rpcErrorBody } from './rpc-error.js'
+
+const JSON_TYPE = 'application/json'
+const CARD = '.well-known/agent-card.json'
+/** The versions a request may name in `A2A-Version`; none named is served as 1.0 too. */
+const VERSIONS = new Set(['1.0', '1'])
+/** Paths the pattern route answers: an agent whose endpoint puts its A2A path there needs no route of its own. */
+const UNDER_PATTERN = new RegExp(`^${AGENT_BASE}/[^/]+/a2a$`)
+
+export interface A2aEndpointOptions {
+  publicUrl: string | undefined
+  allTasksRole: string | undefined
+  rootAgent: string | undefined
+}
+
+export interface A2aEndpoint {
+  /** Where an agent's A2A endpoint is, or undefined when it is not served. */
+  pathOf(agent: RegisteredAgent): string | undefined
+}
+
+export function a2aPath(agent: { name: string; endpoint?: string }): string {
+  return `${agentChatPath(agent)}/a2a`
+}
+
+function tooLarge(limit: number): { body: string; contentType: string } {
+  const err = new A2aError(RpcCode.InvalidRequest, `Request body too large (limit ${limit} bytes)`)
+  return { body: rpcErrorBody(null, err), contentType: JSON_TYPE }
+}
+
+export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A2aEndpointOptions): A2aEndpoint {
+  const { http, config, logger } = platform
+  // A2A path -> agent, rebuilt when plugins change so a request never walks the registry
+  let index: Map<string, RegisteredAgent> | undefined
+  const agents = (): Map<string, RegisteredAgent> =>
+    (index ??= new Map(platform.plugins.agents().map((a) => [a2aPath(a), a])))
+  const mounted = new Set<string>()
+  const authRequired = (): boolean => config.get('platform.ai.endpoint.auth') === 'required'
+
+  const rpc = async (ctx: Context, path: string): Promise<void> => {
+    let id: unknown = null
+    const fail = (err: A2aError, status = 200): void => {
+      ctx.send(status, rpcErrorBody(id, err), JSON_TYPE)
+    }
+    const principal = platform.principals.resolve(ctx)
+    if (principal === null && authRequired()) {
+      ctx.setHeader('www-authenticate', 'Bearer')
+      fail(new A2aError(RpcCode.InvalidRequest, new PlatformError('AGENT_AUTH_REQUIRED', { path }).message), 401)
+      return
+    }
+    const agent = agents().get(path)
+    if (agent === undefined) throw new PlatformError('AGENT_NOT_FOUND', { agent: path })
+    let msg: unknown
+    try {
+      msg = parseJsonBody(ctx.rawBody ?? Buffer.alloc(0), config.get('platform.server.json-max-depth'))
+    } catch (err) {
+      fail(new A2aError(RpcCode.ParseError, `Invalid JSON payload: ${(err as Error).message}`))
+      return
+    }
+    if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) {
+      fail(
+        new A2aError(
+          RpcCode.InvalidRequest,
+          'Request payload validation error: send one JSON-RPC request object (batches are not supported)'
+        )
+      )
+      return
+    }
+    const req = msg as Record<string, unknown>
+    if (typeof req.id === 'string' || typeof req.id === 'number') id = req.id
+    if (req.jsonrpc !== '2.0' || typeof req.method !== 'string' || id === null) {
+      fail(
+        new A2aError(
+          RpcCode.InvalidRequest,
+          "Request payload validation error: a request needs jsonrpc '2.0', a string method and a string or number id"
+        )
+      )
+      return
+    }
+    const version = ctx.header('a2a-version')
+    if (version !== undefined && version !== '' && !VERSIONS.has(version)) {
+      fail(
+        new A2aError(RpcCode.VersionNotSupported, `A2A version ${version} is not supported (supported: 1.0)`, {
+          version
+        })
+      )
+      return
+    }
+    const method = ALIASES[req.method] ?? req.method
+    if (!METHODS.has(method)) {
+      fail(new A2aError(RpcCode.MethodNotFound, `Method not found: ${req.method}`))
+      return
+    }
+    const roles = principal?.roles ?? []
+    const caller: Caller = {
+      agent: agent.name,
+      viewer: {
+        name: principal?.name ?? 'anonymous',
+        all: o.allTasksRole !== undefined && roles.includes(o.allTasksRole)
+      },
+      userId: principal?.name
+    }
+    try {
+      if (STREAMING.has(method)) {
+        const write = methods.stream(method, req.params, caller)
+        if (ctx.aborted) return
+        write(sseSink(ctx, id))
+        return
+      }
+      const result = await methods.unary(method, req.params, caller)
+      ctx.send(200, JSON.stringify({ jsonrpc: '2.0', id, result }), JSON_TYPE)
+    } catch (err) {
+      if (err instanceof A2aError) fail(err)
+      else {
+        logger.error({ err, agent: agent.name, method }, 'A2A method failed')
+        fail(new A2aError(RpcCode.InternalError, 'Internal error'))
+      }
+    }
+  }
+
+  const card = (ctx: Context, agent: RegisteredAgent | undefined, path: string): void => {
+    if (agent === undefined) throw new PlatformError('AGENT_NOT_FOUND', { agent: path })
+    const body = JSON.stringify(
+      agentCard(agent, {
+        url: `${originOf(ctx.headers, o.publicUrl)}${a2aPath(agent)}`,
+        authRequired: authRequired()
+      })
+    )
+    const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`
+    ctx.setHeader('cache-control', 'max-age=60')
+    ctx.setHeader('etag', etag)
+    if (ctx.header('if-none-match') === etag) ctx.empty(304)
+    else ctx.send(200, body, JSON_TYPE)
+  }
+
+  const rpcOpts = { body: 'raw' as const, optionalBody: true, tooLarge }
+  http.post(`${AGENT_BASE}/{name}/a2a`, (ctx) => rpc(ctx, `${AGENT_BASE}/${ctx.params.name}/a2a`), rpcOpts)
+  for (const suffix of [CARD, `a2a/${CARD}`])
+    http.get(`${AGENT_BASE}/{name}/${suffix}`, (ctx) => {
+      const p = `${AGENT_BASE}/${ctx.params.name}/a2a`
+      card(ctx, agents().get(p), p)
+    })
+  // the host's own card: the agent `platform.a2a.root-agent` names, else the only agent there is
+  http.get(`/${CARD}`, (ctx) => {
+    const all = [...agents().values()]
+    const root =
+      o.rootAgent !== undefined ? all.find((a) => a.name === o.rootAgent) : all.length === 1 ? all[0] : undefined
+    if (root === undefined)
+      throw new PlatformError('A2A_NO_ROOT_AGENT', {
+        detail:
+          o.rootAgent !== undefined
+            ? `platform.a2a.root-agent names '${o.rootAgent}', which no loaded plugin contributes`
+            : `${all.length} agents are served and platform.a2a.root-agent names none of them`
+      })
+    card(ctx, root, a2aPath(root))
+  })
+
+  // an agent whose `endpoint` names its own path gets its A2A routes there, mounted as it appears
+  const mountCustom = (): void => {
+    for (const a of platform.plugins.agents()) {
+      const p = a2aPath(a)
+      if (UNDER_PATTERN.test(p) || mounted.has(p)) continue
+      if (/[{}:*?#]/.test(p)) {
+        logger.warn({ agent: a.name, path: p }, `agent '${a.name}': A2A path ${p} is not a plain path; not served`)
+        continue
+      }
+      try {
+        http.post(p, (ctx) => rpc(ctx, p), rpcOpts)
+        http.get(`${p}/${CARD}`, (ctx) => {
+          card(ctx, agents().get(p), p)
+        })
+        mounted.add(p)
+      } catch (err) {
+        logger.warn({ err, agent: a.name, path: p }, `agent '${a.name}': A2A path ${p} is taken; not served`)
+      }
+    }
+  }
+  mountCustom()
+  platform.bus.on('PluginsChanged', () => {
+    index = undefined
+    mountCustom()
+  })
+  return {
+    pathOf: (agent) => {
+      const p = a2aPath(agent)
+      return agents().get(p)?.name === agent.name && (UNDER_PATTERN.test(p) || mounted.has(p)) ? p : undefined
+    }
+  }
+}
+
+/** A StreamResponse stream as SSE `data:` frames, each a JSON-RPC response carrying the request's id. */
+function sseSink(ctx: Context, id: unknown): EventSink {
+  const stream = ctx.sse()
+  return {
+    send: (e) => {
+      stream.send({ data: JSON.stringify({ jsonrpc: '2.0', id, result: e }) })
+    },
+    close: () => {
+      stream.close()
+    },
+    onClose: (fn) => {
+      stream.onClose(fn)
+    }
+  }
+}

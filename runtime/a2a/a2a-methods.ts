@@ -1,0 +1,193 @@
+/**
+ * The A2A methods on one agent's endpoint. Unary methods return their result; the streaming
+ * ones (SendStreamingMessage, SubscribeToTask) write StreamResponse events to a sink, the task
+ * first, until the task is terminal. A stream's client going away never cancels the task.
+ */
+import { createHash } from 'node:crypto'
+import type { Logger } from 'pino'
+import type { AiService } from '../ai/index.js'
+import { TERMINAL_STATES, type StreamResponse } from './a2a-types.js'
+import { parseList, parseSend, parseTaskId, type SendParams } from './params.js'
+import { A2aError, RpcCode, invalidParams, unknownTask } from './rpc-error.js'
+import { runTask } from './task-run.js'
+import { taskJson, type TaskRecord, type TaskStore, type Viewer } from './task-store.js'
+
+/** Who calls which agent. */
+export interface Caller {
+  agent: string
+  viewer: Viewer
+  /** The principal's name; undefined for an anonymous caller. */
+  userId: string | undefined
+}
+
+/** Where a streaming method writes; `close` ends the stream. */
+export interface EventSink {
+  send(e: StreamResponse): void
+  close(): void
+  onClose(fn: () => void): void
+}
+
+export const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask'])
+
+/** 0.3 method names, answered as their 1.0 methods. */
+export const ALIASES: Readonly<Record<string, string>> = {
+  'message/send': 'SendMessage',
+  'message/stream': 'SendStreamingMessage',
+  'tasks/get': 'GetTask',
+  'tasks/list': 'ListTasks',
+  'tasks/cancel': 'CancelTask',
+  'tasks/resubscribe': 'SubscribeToTask',
+  'tasks/pushNotificationConfig/set': 'CreateTaskPushNotificationConfig',
+  'tasks/pushNotificationConfig/get': 'GetTaskPushNotificationConfig',
+  'tasks/pushNotificationConfig/list': 'ListTaskPushNotificationConfigs',
+  'tasks/pushNotificationConfig/delete': 'DeleteTaskPushNotificationConfig',
+  'agent/getAuthenticatedExtendedCard': 'GetExtendedAgentCard'
+}
+
+const PUSH = new Set([
+  'CreateTaskPushNotificationConfig',
+  'GetTaskPushNotificationConfig',
+  'ListTaskPushNotificationConfigs',
+  'DeleteTaskPushNotificationConfig'
+])
+
+export const METHODS = new Set([
+  'SendMessage',
+  'GetTask',
+  'ListTasks',
+  'CancelTask',
+  'GetExtendedAgentCard',
+  ...STREAMING,
+  ...PUSH
+])
+
+export class A2aMethods {
+  constructor(
+    private readonly ai: AiService,
+    private readonly store: TaskStore,
+    private readonly logger: Logger
+  ) {}
+
+  async unary(method: string, params: unknown, c: Caller): Promise<unknown> {
+    if (PUSH.has(method))
+      throw new A2aError(RpcCode.PushNotificationNotSupported, 'Push notifications are not supported by this agent')
+    switch (method) {
+      case 'SendMessage':
+        return await this.send(parseSend(params), c)
+      case 'GetTask': {
+        const p = parseTaskId(params)
+        return taskJson(this.task(p.id, c), p.historyLength)
+      }
+      case 'ListTasks': {
+        const p = parseList(params)
+        const page = this.store.list({
+          agent: c.agent,
+          viewer: c.viewer,
+          pageSize: p.pageSize,
+          ...(p.contextId !== undefined ? { contextId: p.contextId } : {}),
+          ...(p.status !== undefined ? { status: p.status } : {}),
+          ...(p.after !== undefined ? { after: p.after } : {}),
+          ...(p.pageToken !== undefined ? { pageToken: p.pageToken } : {})
+        })
+        return { ...page, tasks: page.tasks.map((t) => taskJson(t, p.historyLength ?? 0, p.includeArtifacts)) }
+      }
+      case 'CancelTask': {
+        const t = this.task(parseTaskId(params).id, c)
+        if (!this.store.cancel(t))
+          throw new A2aError(RpcCode.TaskNotCancelable, `Task not cancelable: ${t.id}`, { taskId: t.id })
+        return taskJson(t)
+      }
+      case 'GetExtendedAgentCard':
+        throw new A2aError(
+          RpcCode.UnsupportedOperation,
+          'This agent offers no extended agent card (capabilities.extendedAgentCard is false)'
+        )
+    }
+    throw new A2aError(RpcCode.MethodNotFound, `Method not found: ${method}`)
+  }
+
+  /** Checks a streaming call's params and target before any byte is streamed; returns the writer. */
+  stream(method: string, params: unknown, c: Caller): (sink: EventSink) => void {
+    if (method === 'SendStreamingMessage') {
+      const p = parseSend(params)
+      const t = this.start(p, c)
+      return (sink) => {
+        this.follow(t, sink, p.historyLength)
+      }
+    }
+    const t = this.task(parseTaskId(params).id, c)
+    if (TERMINAL_STATES.has(t.state))
+      throw new A2aError(
+        RpcCode.UnsupportedOperation,
+        `Task ${t.id} is in a terminal state (${t.state}); nothing to subscribe to`,
+        {
+          taskId: t.id
+        }
+      )
+    return (sink) => {
+      this.follow(t, sink)
+    }
+  }
+
+  private async send(p: SendParams, c: Caller): Promise<unknown> {
+    const t = this.start(p, c)
+    if (!p.returnImmediately) await this.store.settled(t)
+    return { task: taskJson(t, p.historyLength) }
+  }
+
+  /** Creates the task a message asks for and starts its turn. */
+  private start(p: SendParams, c: Caller): TaskRecord {
+    let contextId = p.message.contextId
+    if (p.message.taskId !== undefined) {
+      const prior = this.task(p.message.taskId, c)
+      if (contextId !== undefined && contextId !== prior.contextId)
+        throw invalidParams(`message.contextId '${contextId}' is not the context of task ${prior.id}`)
+      // each message runs one turn, so a task takes no second message: a follow-up is a new task in the context
+      throw new A2aError(
+        RpcCode.UnsupportedOperation,
+        TERMINAL_STATES.has(prior.state)
+          ? `Task ${prior.id} is in a terminal state (${prior.state}) and accepts no further messages; send the message with its contextId to continue the conversation`
+          : `Task ${prior.id} is still ${prior.state}; wait for it or cancel it`,
+        { taskId: prior.id }
+      )
+    }
+    const t = this.store.create(c.agent, c.viewer.name, contextId, p.message)
+    if (p.metadata !== undefined) Object.assign(t.metadata, p.metadata)
+    contextId = t.contextId
+    void runTask({ ai: this.ai, store: this.store, logger: this.logger }, t, {
+      text: p.text,
+      ...(c.userId !== undefined ? { userId: c.userId } : {}),
+      memoryKey: memoryKey(c.agent, c.viewer.name, contextId)
+    })
+    return t
+  }
+
+  /** Streams a task: its snapshot first, then every update until it is terminal. */
+  private follow(t: TaskRecord, sink: EventSink, historyLength?: number): void {
+    sink.send({ task: taskJson(t, historyLength) })
+    if (TERMINAL_STATES.has(t.state)) {
+      sink.close()
+      return
+    }
+    const listener = (e: StreamResponse): void => {
+      sink.send(e)
+      if ('statusUpdate' in e && TERMINAL_STATES.has(e.statusUpdate.status.state)) sink.close()
+    }
+    t.listeners.add(listener)
+    sink.onClose(() => t.listeners.delete(listener))
+  }
+
+  private task(id: string, c: Caller): TaskRecord {
+    const t = this.store.visible(id, c.agent, c.viewer)
+    if (t === undefined) throw unknownTask(id)
+    return t
+  }
+}
+
+/** One conversation per agent, caller and context; hashed to stay within the memory's key length. */
+export function memoryKey(agent: string, owner: string, contextId: string): string {
+  return `a2a:${createHash('sha256')
+    .update(JSON.stringify([agent, owner, contextId]))
+    .digest('hex')
+    .slice(0, 40)}`
+}

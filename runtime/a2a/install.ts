@@ -1,0 +1,48 @@
+/**
+ * The A2A area: every agent the plugins contribute is also an A2A 1.0 server. It keeps the
+ * tasks, tells the AI area where each agent is served (the `a2a` protocol badge) and hands the
+ * admin area its task view. `platform.a2a.enabled=false` leaves all of it out.
+ */
+import type { Area, Platform } from '../platform.js'
+import { ADMIN } from '../admin/index.js'
+import { AI } from '../ai/index.js'
+import { installA2aEndpoint } from './a2a-endpoint.js'
+import { A2aMethods } from './a2a-methods.js'
+import type { A2aService } from './a2a-service.js'
+import { A2A } from './key.js'
+import { TaskStore } from './task-store.js'
+import { taskView } from './task-view.js'
+
+export function installA2a(platform: Platform): void {
+  const { config } = platform
+  if (!config.get('platform.a2a.enabled')) return
+  const ai = platform.area(AI)
+  const store = new TaskStore({
+    bus: platform.bus,
+    maxTasks: config.get('platform.a2a.max-tasks'),
+    retentionMs: config.get('platform.a2a.task-retention-ms')
+  })
+  // at shutdown, before the server waits for its open responses: a blocking SendMessage is one
+  platform.http.onShutdown(() => store.close())
+  const endpoint = installA2aEndpoint(platform, new A2aMethods(ai, store, platform.logger), {
+    publicUrl: config.get('platform.a2a.public-url'),
+    allTasksRole: config.get('platform.a2a.all-tasks-role'),
+    rootAgent: config.get('platform.a2a.root-agent')
+  })
+  ai.serveProtocol('a2a', (agent) => endpoint.pathOf(agent))
+  if (platform.hasArea(ADMIN)) platform.area(ADMIN).setTasks(taskView(store))
+  const service: A2aService = {
+    tasks: store,
+    pathOf: (name) => {
+      const agent = platform.plugins.agents().find((a) => a.name === name)
+      return agent === undefined ? undefined : endpoint.pathOf(agent)
+    }
+  }
+  platform.provide(A2A, service)
+}
+
+export const a2aArea: Area = {
+  name: 'a2a',
+  dependsOn: ['plugins', 'ai', 'admin'],
+  install: installA2a
+}

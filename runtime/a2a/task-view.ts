@@ -1,0 +1,33 @@
+/** The A2A tasks as the admin surface shows them: every caller's, with the admin's cancel. */
+import type { TaskInfo, TaskView } from '../admin/index.js'
+import type { TaskRecord, TaskStore } from './task-store.js'
+
+function infoOf(t: TaskRecord): TaskInfo {
+  return {
+    taskId: t.id,
+    contextId: t.contextId,
+    state: t.state,
+    statusMessage: t.statusMessage?.parts.map((p) => p.text ?? '').join('') ?? '',
+    createdAt: new Date(t.createdAt).toISOString(),
+    messageCount: t.history.length,
+    artifactCount: t.artifacts.length,
+    metadata: { ...t.metadata, agent: t.agent, owner: t.owner }
+  }
+}
+
+export function taskView(store: TaskStore): TaskView {
+  return {
+    tasks: (contextId) => store.all(contextId).map(infoOf),
+    task: (id) => {
+      const t = store.get(id)
+      return t === undefined ? undefined : infoOf(t)
+    },
+    cancelTask: (id) => {
+      const t = store.get(id)
+      return t === undefined ? undefined : store.cancel(t)
+    },
+    get taskCount() {
+      return store.size
+    }
+  }
+}
