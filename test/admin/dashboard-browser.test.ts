@@ -323,7 +323,8 @@ t.test('workflow editor: create, edit, 409 with the stored version, invalid JSON
 })
 
 t.test('fleet data fed through the admin fleet view: the journal graph', async (t) => {
-  // a real journal store behind the view: the graph is drawn from the tree the route builds (workflow runs: workflow-run-browser.test.ts)
+  // a real journal store behind the view: the graph is drawn from the tree the route builds
+  // (workflow runs have their own browser test, workflow-run-browser.test.ts)
   const at = (s: number) => `2026-11-24T10:00:0${s}.000Z`
   const events: JournalRecord[] = [
     { type: 'CoordinationStarted', coordinationId: 'c-7', timestamp: at(0), eventId: 'e0', parentEventId: null },
