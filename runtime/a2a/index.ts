@@ -14,12 +14,4 @@ export {
 } from './a2a-types.js'
 export { a2aPath } from './a2a-endpoint.js'
 export { A2aClient, A2aCallError, type A2aClientOptions, type RemoteOutcome } from './a2a-client.js'
-export {
-  A2aAgentTransport,
-  callText,
-  remoteAgentEnvName,
-  remoteAgentUrl,
-  remoteAgents,
-  type RemoteCall,
-  type RemoteResult
-} from './remote-agent.js'
+export { A2aAgentTransport, remoteAgentEnvName, remoteAgentUrl, remoteAgents } from './remote-agent.js'

@@ -5,31 +5,8 @@
  * the bearer token it wants, if any: `AGENT_<NAME>_TOKEN` (a secret, so never in the config file).
  */
 import type { AiCancelSignal } from '../ai/index.js'
+import { callMessage, type AgentCall, type AgentResult } from '../contracts/index.js'
 import { A2aClient } from './a2a-client.js'
-
-/** An agent call as the fleet makes it (the fleet's AgentCall). */
-export interface RemoteCall {
-  agent: string
-  skill: string
-  args: Record<string, unknown>
-}
-
-/** What the call gave (the fleet's AgentResult): on failure `text` carries the error. */
-export interface RemoteResult {
-  agentName: string
-  skillId: string
-  text: string
-  metadata: Record<string, unknown>
-  durationMs: number
-  success: boolean
-}
-
-/** The text a call asks the remote agent: its `input`, `message` or `prompt` argument, else all arguments as JSON. */
-export function callText(args: Record<string, unknown>): string {
-  for (const k of ['input', 'message', 'prompt'])
-    if (typeof args[k] === 'string' && args[k] !== '') return args[k] as string
-  return JSON.stringify(args)
-}
 
 export class A2aAgentTransport {
   readonly kind = 'a2a' as const
@@ -43,9 +20,9 @@ export class A2aAgentTransport {
   }
 
   /** Never throws: a failure is a result with `success: false`. */
-  async call(call: RemoteCall, ctx: { signal?: AiCancelSignal }): Promise<RemoteResult> {
+  async call(call: AgentCall, ctx: { signal?: AiCancelSignal }): Promise<AgentResult> {
     const started = performance.now()
-    const result = (success: boolean, text: string, metadata: Record<string, unknown> = {}): RemoteResult => ({
+    const result = (success: boolean, text: string, metadata: Record<string, unknown> = {}): AgentResult => ({
       agentName: call.agent,
       skillId: call.skill,
       text,
@@ -58,7 +35,7 @@ export class A2aAgentTransport {
     if (ctx.signal?.aborted === true) ac.abort()
     ctx.signal?.addEventListener('abort', onAbort, { once: true })
     try {
-      const out = await this.client.send(callText(call.args), { skillId: call.skill, args: call.args }, ac.signal)
+      const out = await this.client.send(callMessage(call), { skillId: call.skill, args: call.args }, ac.signal)
       const meta = { taskId: out.taskId, contextId: out.contextId, state: out.state }
       if (out.state === 'TASK_STATE_COMPLETED') return result(true, out.text, meta)
       return result(false, out.text !== '' ? out.text : `remote task ended ${out.state}`, meta)

@@ -4,24 +4,9 @@
  * journal stores, the workflow runner and remote transports all speak these types.
  */
 import type { AiCancelSignal } from '../ai/index.js'
+import type { AgentCall, AgentResult } from '../contracts/index.js'
 
-/** One call of a fleet agent: which agent, which skill, with what arguments. */
-export interface AgentCall {
-  agent: string
-  /** `run` when the caller does not say. */
-  skill: string
-  args: Record<string, unknown>
-}
-
-/** How a call went; on failure `text` carries the error. Durations are milliseconds. */
-export interface AgentResult {
-  agentName: string
-  skillId: string
-  text: string
-  metadata: Record<string, unknown>
-  durationMs: number
-  success: boolean
-}
+export type { AgentCall, AgentResult }
 
 /** Where a dispatch happens: the coordination it belongs to, who asked, and the event it descends from. */
 export interface DispatchContext {

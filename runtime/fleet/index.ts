@@ -6,7 +6,6 @@ export { LmdbJournalStore, type JournalKey, type JournalIndexKey } from './lmdb-
 export { journalStore } from './journal-store.js'
 export { AGENT_FIELDS, agentsOf, checkRecords } from './journal-record.js'
 export { proceed, rewrite, deny, type FleetInterceptor, type InterceptDecision } from './interceptors.js'
-export { callMessage } from './local-transport.js'
 export {
   JOURNAL_EVENT_TYPES,
   type AgentCall,

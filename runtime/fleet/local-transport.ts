@@ -1,14 +1,11 @@
 /**
  * A call of an agent this platform hosts: one governed turn through the AI service (the agent's
- * policies, scope, runtime and tools, or its own run()), its text collected. The message is
- * `args.message` when that is a string, otherwise `skill + " " + args as JSON`.
+ * policies, scope, runtime and tools, or its own run()), its text collected, its message the
+ * call's `callMessage`.
  */
 import type { AiService } from '../ai/index.js'
+import { callMessage } from '../contracts/index.js'
 import type { AgentCall, AgentResult, AgentTransport, DispatchContext } from './fleet-types.js'
-
-export function callMessage(call: AgentCall): string {
-  return typeof call.args.message === 'string' ? call.args.message : `${call.skill} ${JSON.stringify(call.args)}`
-}
 
 export class LocalTransport implements AgentTransport {
   readonly kind = 'local' as const
