@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline'
 import type { Readable, Writable } from 'node:stream'
+import { EventSourceParserStream } from 'eventsource-parser/stream'
 
 type Json = Record<string, unknown>
 const META_VERSION = 'io.modelcontextprotocol/protocolVersion'
@@ -34,25 +35,8 @@ function nameTarget(method: string, params: Json | undefined): unknown {
 
 /** Reads `text/event-stream` and hands each event's data to `onData`. */
 async function readSse(body: ReadableStream<Uint8Array>, onData: (data: string) => void): Promise<void> {
-  const decoder = new TextDecoder()
-  let buf = ''
-  const reader = body.getReader()
-  for (;;) {
-    const { value, done } = await reader.read()
-    if (done) break
-    buf += decoder.decode(value, { stream: true }).replace(/\r\n?/g, '\n')
-    let i
-    while ((i = buf.indexOf('\n\n')) >= 0) {
-      const block = buf.slice(0, i)
-      buf = buf.slice(i + 2)
-      const data = block
-        .split('\n')
-        .filter((l) => l.startsWith('data:'))
-        .map((l) => l.slice(l[5] === ' ' ? 6 : 5))
-        .join('\n')
-      if (data.trim() !== '') onData(data)
-    }
-  }
+  const events = body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream())
+  for await (const e of events) if (e.data.trim() !== '') onData(e.data)
 }
 
 export interface BridgeOptions {
