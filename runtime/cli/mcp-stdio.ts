@@ -1,6 +1,6 @@
 import { createInterface } from 'node:readline'
 import type { Readable, Writable } from 'node:stream'
-import { EventSourceParserStream } from 'eventsource-parser/stream'
+import { createParser } from 'eventsource-parser'
 
 type Json = Record<string, unknown>
 const META_VERSION = 'io.modelcontextprotocol/protocolVersion'
@@ -35,8 +35,11 @@ function nameTarget(method: string, params: Json | undefined): unknown {
 
 /** Reads `text/event-stream` and hands each event's data to `onData`. */
 async function readSse(body: ReadableStream<Uint8Array>, onData: (data: string) => void): Promise<void> {
-  const events = body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream())
-  for await (const e of events) if (e.data.trim() !== '') onData(e.data)
+  const parser = createParser({ onEvent: (e) => e.data.trim() !== '' && onData(e.data) })
+  const decoder = new TextDecoder()
+  const reader = body.getReader()
+  for (let r = await reader.read(); !r.done; r = await reader.read())
+    parser.feed(decoder.decode(r.value, { stream: true }))
 }
 
 export interface BridgeOptions {
