@@ -84,5 +84,7 @@ export function installFleet(platform: Platform): void {
   if (platform.hasArea(ADMIN))
     platform
       .area(ADMIN)
-      .setFleet(runs.into(adminFleetView({ registry, breakers, journal, store: () => store, remote })))
+      .setFleet(
+        adminFleetView({ registry, breakers, journal, store: () => store, remote, workflows: runs.adminView() })
+      )
 }

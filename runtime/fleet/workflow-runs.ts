@@ -157,27 +157,19 @@ export class WorkflowRuns {
     }
   }
 
-  /**
-   * `view` with runWorkflow, workflowRuns, workflowRun, approvals and decide answered here; the rest
-   * is read from `view` itself on each access (its getters stay live, its methods keep their `this`).
-   */
-  into(view: FleetView): FleetView {
-    const own: Partial<FleetView> = {
+  /** What the admin's FleetView reads of workflow runs and their approvals. */
+  adminView(): WorkflowRunsView {
+    return {
       runWorkflow: (w, coordinator, input, principal) => this.startForAdmin(w, coordinator, input, principal),
       workflowRuns: () => this.list(),
       workflowRun: (id) => this.get(id),
       approvals: () => this.approvals(),
       decide: (id, approve) => this.decide(id, approve)
     }
-    return new Proxy(view, {
-      get: (target, key) => {
-        if (Object.hasOwn(own, key)) return own[key as keyof FleetView]
-        const v: unknown = Reflect.get(target, key)
-        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v
-      }
-    })
   }
 }
+
+export type WorkflowRunsView = Pick<FleetView, 'runWorkflow' | 'workflowRuns' | 'workflowRun' | 'approvals' | 'decide'>
 
 /** The platform's workflow runs over `dispatcher`, journalled: faults logged, pending approvals denied on close. */
 export function platformWorkflowRuns(
