@@ -213,7 +213,7 @@ t.test('the demo agent over A2A with the official client', async (t) => {
       id: 'a',
       error: {
         code: -32602,
-        message: 'Invalid params: message.parts must hold at least one part',
+        message: 'Invalid params: message.parts must hold at least 1 item',
         data: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'INVALID_PARAMS' }]
       }
     })
@@ -223,7 +223,10 @@ t.test('the demo agent over A2A with the official client', async (t) => {
       method: 'SendMessage',
       params: { message: { messageId: 'm', role: 'ROLE_AGENT', parts: [{ text: 'x' }] } }
     })
-    t.match(role.body.error, { code: -32602, message: /message.role must be ROLE_USER/ })
+    t.match(role.body.error, {
+      code: -32602,
+      message: 'Invalid params: message.role must be one of ROLE_USER, user, got "ROLE_AGENT"'
+    })
     const file = await rpc(endpoint, {
       jsonrpc: '2.0',
       id: 8,
