@@ -26,8 +26,11 @@ const tenant = opt('string')
 
 /** A part carries exactly one of text, url, raw (base64 bytes) or data (any JSON value). */
 const part = {
-  type: 'object',
-  oneOf: [{ required: ['text'] }, { required: ['url'] }, { required: ['raw'] }, { required: ['data'] }],
+  // ajv runs oneOf before a type check, and `required` holds of a non-object: the type goes first
+  allOf: [
+    { type: 'object' },
+    { oneOf: [{ required: ['text'] }, { required: ['url'] }, { required: ['raw'] }, { required: ['data'] }] }
+  ],
   properties: {
     text: { type: 'string' },
     url: { type: 'string' },

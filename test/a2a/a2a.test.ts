@@ -246,6 +246,19 @@ t.test('the demo agent over A2A with the official client', async (t) => {
       }
     })
     t.match(modes.body.error, { code: -32005, message: /leaves out/ })
+    // the params are checked before the task is looked up: a bad one is -32602 even for an unknown id
+    const cancel = await rpc(endpoint, {
+      jsonrpc: '2.0',
+      id: 10,
+      method: 'CancelTask',
+      params: { id: 'zzz', metadata: 'why' }
+    })
+    t.match(cancel.body.error, { code: -32602, message: 'Invalid params: metadata must be an object' })
+    const subscribe = await rpc(endpoint, { jsonrpc: '2.0', id: 11, method: 'SubscribeToTask', params: { id: 5 } })
+    t.match(subscribe.body.error, {
+      code: -32602,
+      message: 'Invalid params: id must be a string of 1 to 128 characters'
+    })
     const version = await rpc(
       endpoint,
       { jsonrpc: '2.0', id: 3, method: 'ListTasks', params: {} },
