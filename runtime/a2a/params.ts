@@ -4,7 +4,7 @@
  * say (no text to answer, output modes this agent cannot meet, a timestamp that must parse) is
  * checked after it.
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js'
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import type { Message, Part, TaskState } from './a2a-types.js'
 import {
   CANCEL_TASK_SCHEMA,
@@ -14,6 +14,7 @@ import {
   SEND_SCHEMA,
   SUBSCRIBE_SCHEMA
 } from './params-schema.js'
+import { paramsError } from './params-error.js'
 import { A2aError, RpcCode, invalidParams } from './rpc-error.js'
 
 type Obj = Record<string, unknown>
@@ -58,63 +59,7 @@ const validateTaskId = {
 
 function check<T>(validate: ValidateFunction<T>, params: unknown): T {
   if (validate(params)) return params
-  // validation stops at the first failing keyword; its error comes last, after the failed branches of a oneOf
-  const errors = validate.errors ?? []
-  throw invalidParams(describe(errors[errors.length - 1]))
-}
-
-/** `/message/parts/0/text` as `message.parts[0].text`; the params themselves as `params`. */
-function fieldOf(pointer: string): string {
-  if (pointer === '') return 'params'
-  return pointer
-    .slice(1)
-    .split('/')
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((at, s) => (/^\d+$/.test(s) ? `${at}[${s}]` : at === '' ? s : `${at}.${s}`), '')
-}
-
-const A: Record<string, string> = {
-  string: 'a string',
-  integer: 'an integer',
-  boolean: 'a boolean',
-  object: 'an object',
-  array: 'a list'
-}
-
-/** The rule a value broke, in words: the field's range in full rather than the one bound it missed. */
-function rule(e: ErrorObject): string {
-  const s = (e.parentSchema ?? {}) as Obj
-  const got = `, got ${JSON.stringify(e.data)}`
-  const types = ([] as unknown[]).concat(s.type ?? []).filter((t) => t !== 'null')
-  if (types.includes('integer') && s.minimum !== undefined && s.maximum !== undefined)
-    return `must be an integer from ${String(s.minimum)} to ${String(s.maximum)}${got}`
-  if (types.includes('string') && (s.minLength !== undefined || s.maxLength !== undefined))
-    return s.minLength === undefined
-      ? `must be a string of at most ${String(s.maxLength)} characters`
-      : `must be a string of ${String(s.minLength)} to ${String(s.maxLength)} characters`
-  switch (e.keyword) {
-    case 'type':
-      return `must be ${types.map((t) => A[t as string] ?? String(t)).join(' or ')}`
-    case 'enum':
-      return `must be one of ${(e.schema as unknown[]).filter((v) => v !== null).join(', ')}${got}`
-    case 'minItems':
-      return `must hold at least ${String(e.params.limit)} item${e.params.limit === 1 ? '' : 's'}`
-    case 'oneOf': {
-      const names = (e.schema as Obj[]).map((b) => (b.required as string[] | undefined)?.[0])
-      if (names.every((n) => n !== undefined)) return `must set exactly one of ${names.join(', ')}`
-    }
-  }
-  return e.message ?? 'is invalid'
-}
-
-function describe(e: ErrorObject | undefined): string {
-  if (e === undefined) return 'params are invalid'
-  const at = fieldOf(e.instancePath)
-  if (e.keyword === 'required') {
-    const missing = String(e.params.missingProperty)
-    return `${at === 'params' ? missing : `${at}.${missing}`} is required`
-  }
-  return `${at} ${rule(e)}`
+  throw paramsError(validate.errors)
 }
 
 export interface SendParams {
