@@ -92,7 +92,7 @@ export class A2aMethods {
         return { ...page, tasks: page.tasks.map((t) => taskJson(t, p.historyLength ?? 0, p.includeArtifacts)) }
       }
       case 'CancelTask': {
-        const t = this.task(parseTaskId(params).id, c)
+        const t = this.task(parseTaskId(params, 'CancelTask').id, c)
         if (!this.store.cancel(t))
           throw new A2aError(RpcCode.TaskNotCancelable, `Task not cancelable: ${t.id}`, { taskId: t.id })
         return taskJson(t)
@@ -115,7 +115,7 @@ export class A2aMethods {
         this.follow(t, sink, p.historyLength)
       }
     }
-    const t = this.task(parseTaskId(params).id, c)
+    const t = this.task(parseTaskId(params, 'SubscribeToTask').id, c)
     if (TERMINAL_STATES.has(t.state))
       throw new A2aError(
         RpcCode.UnsupportedOperation,

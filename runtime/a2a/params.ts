@@ -1,56 +1,65 @@
 /**
- * The params of each A2A method, checked before anything is done: a wrong one is -32602 naming
- * the field, and changes nothing. Unknown fields are ignored, so newer clients still work.
+ * The params of each A2A method, checked against their JSON Schema before anything is done: a
+ * wrong one is -32602 naming the field and the rule, and changes nothing. What a schema cannot
+ * say (no text to answer, output modes this agent cannot meet, a timestamp that must parse) is
+ * checked after it.
  */
-import { TASK_STATES, type Message, type Part, type TaskState } from './a2a-types.js'
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
+import type { Message, Part, TaskState } from './a2a-types.js'
+import {
+  CANCEL_TASK_SCHEMA,
+  GET_TASK_SCHEMA,
+  LIST_DEFAULT_PAGE_SIZE,
+  LIST_SCHEMA,
+  SEND_SCHEMA,
+  SUBSCRIBE_SCHEMA
+} from './params-schema.js'
+import { paramsError } from './params-error.js'
 import { A2aError, RpcCode, invalidParams } from './rpc-error.js'
-
-export const MAX_ID_LENGTH = 128
-export const LIST_DEFAULT_PAGE_SIZE = 50
-export const LIST_MAX_PAGE_SIZE = 100
 
 type Obj = Record<string, unknown>
 
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v)
-
-function obj(v: unknown, at: string): Obj {
-  if (!isObj(v)) throw invalidParams(`${at} must be an object`)
-  return v
+interface RawSend {
+  message: Omit<Message, 'role' | 'contextId' | 'taskId' | 'metadata'> & {
+    contextId?: string | null
+    taskId?: string | null
+    metadata?: Obj | null
+  }
+  configuration?: {
+    historyLength?: number | null
+    acceptedOutputModes?: string[] | null
+    returnImmediately?: boolean | null
+    blocking?: boolean | null
+  } | null
+  metadata?: Obj | null
+}
+interface RawTaskId {
+  id: string
+  historyLength?: number | null
+}
+interface RawList {
+  contextId?: string | null
+  status?: TaskState | 'TASK_STATE_UNSPECIFIED' | null
+  pageSize?: number | null
+  pageToken?: string | null
+  historyLength?: number | null
+  statusTimestampAfter?: string | null
+  includeArtifacts?: boolean | null
 }
 
-function optStr(o: Obj, k: string, at: string, max = MAX_ID_LENGTH): string | undefined {
-  const v = o[k]
-  if (v === undefined || v === null) return undefined
-  if (typeof v !== 'string' || v.length === 0 || v.length > max)
-    throw invalidParams(`${at}.${k} must be a string of 1 to ${max} characters`)
-  return v
+// verbose: an error carries its schema and value, so a range is named with both its bounds
+const ajv = new Ajv2020({ strict: false, allErrors: false, verbose: true })
+const validateSend = ajv.compile<RawSend>(SEND_SCHEMA)
+const validateList = ajv.compile<RawList>(LIST_SCHEMA)
+const validateTaskId = {
+  GetTask: ajv.compile<RawTaskId>(GET_TASK_SCHEMA),
+  CancelTask: ajv.compile<RawTaskId>(CANCEL_TASK_SCHEMA),
+  SubscribeToTask: ajv.compile<RawTaskId>(SUBSCRIBE_SCHEMA)
 }
 
-function reqStr(o: Obj, k: string, at: string): string {
-  const v = optStr(o, k, at)
-  if (v === undefined) throw invalidParams(`${at}.${k} is required`)
-  return v
-}
-
-function optInt(o: Obj, k: string, at: string, min: number, max: number): number | undefined {
-  const v = o[k]
-  if (v === undefined || v === null) return undefined
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
-    throw invalidParams(`${at}.${k} must be an integer from ${min} to ${max}, got ${JSON.stringify(v)}`)
-  return v
-}
-
-function optBool(o: Obj, k: string, at: string): boolean | undefined {
-  const v = o[k]
-  if (v === undefined || v === null) return undefined
-  if (typeof v !== 'boolean') throw invalidParams(`${at}.${k} must be a boolean`)
-  return v
-}
-
-function optMeta(o: Obj, k: string, at: string): Obj | undefined {
-  const v = o[k]
-  if (v === undefined || v === null) return undefined
-  return obj(v, `${at}.${k}`)
+function check<T>(validate: ValidateFunction<T>, params: unknown): T {
+  if (validate(params)) return params
+  throw paramsError(validate.errors)
 }
 
 export interface SendParams {
@@ -62,26 +71,13 @@ export interface SendParams {
   metadata?: Obj
 }
 
-const ROLES = new Set(['ROLE_USER', 'user'])
 /** Output modes a text answer satisfies. */
 const TEXT_MODES = new Set(['text/plain', 'text', 'text/*', '*/*'])
 
 export function parseSend(params: unknown): SendParams {
-  const p = obj(params, 'params')
-  const m = obj(p.message, 'params.message')
-  const at = 'message'
-  const messageId = reqStr(m, 'messageId', at)
-  if (!ROLES.has(m.role as string))
-    throw invalidParams(`message.role must be ROLE_USER, got ${JSON.stringify(m.role ?? null)}`)
-  if (!Array.isArray(m.parts) || m.parts.length === 0) throw invalidParams('message.parts must hold at least one part')
-  const parts: Part[] = m.parts.map((raw, i) => {
-    const part = obj(raw, `message.parts[${i}]`)
-    const kinds = ['text', 'url', 'raw', 'data'].filter((k) => part[k] !== undefined)
-    if (kinds.length !== 1) throw invalidParams(`message.parts[${i}] must set exactly one of text, url, raw, data`)
-    if (part.text !== undefined && typeof part.text !== 'string')
-      throw invalidParams(`message.parts[${i}].text must be a string`)
-    return part as Part
-  })
+  const p = check(validateSend, params)
+  const m = p.message
+  const parts: Part[] = m.parts
   const text = parts
     .filter((x) => typeof x.text === 'string')
     .map((x) => x.text)
@@ -94,39 +90,27 @@ export function parseSend(params: unknown): SendParams {
       )
     throw invalidParams('message.parts hold no text')
   }
-  const contextId = optStr(m, 'contextId', at)
-  const taskId = optStr(m, 'taskId', at)
-  const metadata = optMeta(m, 'metadata', at)
   const message: Message = {
-    messageId,
+    messageId: m.messageId,
     role: 'ROLE_USER',
     parts,
-    ...(contextId !== undefined ? { contextId } : {}),
-    ...(taskId !== undefined ? { taskId } : {}),
-    ...(metadata !== undefined ? { metadata } : {})
+    ...(m.contextId != null ? { contextId: m.contextId } : {}),
+    ...(m.taskId != null ? { taskId: m.taskId } : {}),
+    ...(m.metadata != null ? { metadata: m.metadata } : {})
   }
-  const cfg = p.configuration === undefined || p.configuration === null ? {} : obj(p.configuration, 'configuration')
-  const historyLength = optInt(cfg, 'historyLength', 'configuration', 0, 10_000)
-  const accepted = cfg.acceptedOutputModes
-  if (accepted !== undefined && accepted !== null) {
-    if (!Array.isArray(accepted) || accepted.some((m) => typeof m !== 'string'))
-      throw invalidParams('configuration.acceptedOutputModes must be a list of media types')
-    if (accepted.length > 0 && !accepted.some((m) => TEXT_MODES.has(m as string)))
-      throw new A2aError(
-        RpcCode.ContentTypeNotSupported,
-        `This agent answers text/plain, which configuration.acceptedOutputModes [${accepted.join(', ')}] leaves out`
-      )
-  }
-  // 0.3 spelled it `blocking: false`
-  const blocking = optBool(cfg, 'blocking', 'configuration')
-  const returnImmediately = optBool(cfg, 'returnImmediately', 'configuration') ?? blocking === false
-  const meta = optMeta(p, 'metadata', 'params')
+  const cfg = p.configuration ?? {}
+  const accepted = cfg.acceptedOutputModes ?? []
+  if (accepted.length > 0 && !accepted.some((mode) => TEXT_MODES.has(mode)))
+    throw new A2aError(
+      RpcCode.ContentTypeNotSupported,
+      `This agent answers text/plain, which configuration.acceptedOutputModes [${accepted.join(', ')}] leaves out`
+    )
   return {
     message,
     text,
-    returnImmediately,
-    ...(historyLength !== undefined ? { historyLength } : {}),
-    ...(meta !== undefined ? { metadata: meta } : {})
+    returnImmediately: cfg.returnImmediately ?? cfg.blocking === false,
+    ...(cfg.historyLength != null ? { historyLength: cfg.historyLength } : {}),
+    ...(p.metadata != null ? { metadata: p.metadata } : {})
   }
 }
 
@@ -135,11 +119,10 @@ export interface TaskIdParams {
   historyLength?: number
 }
 
-export function parseTaskId(params: unknown): TaskIdParams {
-  const p = obj(params, 'params')
-  const id = reqStr(p, 'id', 'params')
-  const historyLength = optInt(p, 'historyLength', 'params', 0, 10_000)
-  return historyLength === undefined ? { id } : { id, historyLength }
+/** The params of a method on one task: GetTask (which may limit the history), CancelTask, SubscribeToTask. */
+export function parseTaskId(params: unknown, method: keyof typeof validateTaskId = 'GetTask'): TaskIdParams {
+  const p = check(validateTaskId[method], params)
+  return p.historyLength == null ? { id: p.id } : { id: p.id, historyLength: p.historyLength }
 }
 
 export interface ListParams {
@@ -153,30 +136,18 @@ export interface ListParams {
 }
 
 export function parseList(params: unknown): ListParams {
-  const p = params === undefined || params === null ? {} : obj(params, 'params')
+  const p = check(validateList, params ?? {})
   const out: ListParams = {
-    pageSize: optInt(p, 'pageSize', 'params', 1, LIST_MAX_PAGE_SIZE) ?? LIST_DEFAULT_PAGE_SIZE,
-    includeArtifacts: optBool(p, 'includeArtifacts', 'params') ?? false
+    pageSize: p.pageSize ?? LIST_DEFAULT_PAGE_SIZE,
+    includeArtifacts: p.includeArtifacts ?? false
   }
-  const contextId = optStr(p, 'contextId', 'params')
-  if (contextId !== undefined) out.contextId = contextId
-  const status = p.status
-  if (status !== undefined && status !== null && status !== 'TASK_STATE_UNSPECIFIED') {
-    if (!TASK_STATES.includes(status as TaskState))
-      throw invalidParams(`params.status must be one of ${TASK_STATES.join(', ')}, got ${JSON.stringify(status)}`)
-    out.status = status as TaskState
-  }
-  const token = p.pageToken
-  if (token !== undefined && token !== null && token !== '') {
-    if (typeof token !== 'string' || token.length > 256) throw invalidParams('params.pageToken must be a string')
-    out.pageToken = token
-  }
-  const historyLength = optInt(p, 'historyLength', 'params', 0, 10_000)
-  if (historyLength !== undefined) out.historyLength = historyLength
-  const after = p.statusTimestampAfter
-  if (after !== undefined && after !== null) {
-    const ms = typeof after === 'string' ? Date.parse(after) : NaN
-    if (Number.isNaN(ms)) throw invalidParams('params.statusTimestampAfter must be an ISO-8601 timestamp')
+  if (p.contextId != null) out.contextId = p.contextId
+  if (p.status != null && p.status !== 'TASK_STATE_UNSPECIFIED') out.status = p.status
+  if (p.pageToken != null && p.pageToken !== '') out.pageToken = p.pageToken
+  if (p.historyLength != null) out.historyLength = p.historyLength
+  if (p.statusTimestampAfter != null) {
+    const ms = Date.parse(p.statusTimestampAfter)
+    if (Number.isNaN(ms)) throw invalidParams('statusTimestampAfter must be an ISO-8601 timestamp')
     out.after = ms
   }
   return out

@@ -213,7 +213,7 @@ t.test('the demo agent over A2A with the official client', async (t) => {
       id: 'a',
       error: {
         code: -32602,
-        message: 'Invalid params: message.parts must hold at least one part',
+        message: 'Invalid params: message.parts must hold at least 1 item',
         data: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'INVALID_PARAMS' }]
       }
     })
@@ -223,7 +223,10 @@ t.test('the demo agent over A2A with the official client', async (t) => {
       method: 'SendMessage',
       params: { message: { messageId: 'm', role: 'ROLE_AGENT', parts: [{ text: 'x' }] } }
     })
-    t.match(role.body.error, { code: -32602, message: /message.role must be ROLE_USER/ })
+    t.match(role.body.error, {
+      code: -32602,
+      message: 'Invalid params: message.role must be one of ROLE_USER, user, got "ROLE_AGENT"'
+    })
     const file = await rpc(endpoint, {
       jsonrpc: '2.0',
       id: 8,
@@ -243,6 +246,19 @@ t.test('the demo agent over A2A with the official client', async (t) => {
       }
     })
     t.match(modes.body.error, { code: -32005, message: /leaves out/ })
+    // the params are checked before the task is looked up: a bad one is -32602 even for an unknown id
+    const cancel = await rpc(endpoint, {
+      jsonrpc: '2.0',
+      id: 10,
+      method: 'CancelTask',
+      params: { id: 'zzz', metadata: 'why' }
+    })
+    t.match(cancel.body.error, { code: -32602, message: 'Invalid params: metadata must be an object' })
+    const subscribe = await rpc(endpoint, { jsonrpc: '2.0', id: 11, method: 'SubscribeToTask', params: { id: 5 } })
+    t.match(subscribe.body.error, {
+      code: -32602,
+      message: 'Invalid params: id must be a string of 1 to 128 characters'
+    })
     const version = await rpc(
       endpoint,
       { jsonrpc: '2.0', id: 3, method: 'ListTasks', params: {} },
