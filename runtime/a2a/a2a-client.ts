@@ -78,7 +78,8 @@ function answeredWithStatus(url: string): typeof fetch {
 /**
  * The SDK's client for an endpoint URL. What is configured is the JSON-RPC endpoint, not a card, so
  * the card the SDK selects its transport from says just that (fetching the real one would cost a
- * round trip per agent and fail where a server serves no card beside its endpoint).
+ * round trip per agent and fail where a server serves no card beside its endpoint). It claims
+ * streaming, else the SDK would fall back to a blocking `SendMessage` that cannot be cancelled midway.
  */
 async function sdkClient(url: string, token: string | undefined): Promise<Client> {
   const plain = answeredWithStatus(url)
