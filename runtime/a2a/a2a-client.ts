@@ -79,7 +79,7 @@ function answeredWithStatus(url: string): typeof fetch {
  * The SDK's client for an endpoint URL. What is configured is the JSON-RPC endpoint, not a card, so
  * the card the SDK selects its transport from says just that (fetching the real one would cost a
  * round trip per agent and fail where a server serves no card beside its endpoint). It claims
- * streaming, else the SDK would fall back to a blocking `SendMessage` that cannot be cancelled midway.
+ * streaming, else the SDK would fall back to a blocking `SendMessage`, which names its task only at the end.
  */
 async function sdkClient(url: string, token: string | undefined): Promise<Client> {
   const plain = answeredWithStatus(url)
