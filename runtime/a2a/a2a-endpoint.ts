@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto'
 import type { Platform } from '../platform.js'
 import { parseJsonBody, PlatformError, type Context } from '../http/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
-import { AGENT_BASE, agentChatPath } from '../ai/index.js'
+import { AGENT_BASE, AgentPathRoutes, agentChatPath } from '../ai/index.js'
 import { agentCard, originOf } from './agent-card.js'
 import { A2aMethods, ALIASES, METHODS, STREAMING, type Caller, type EventSink } from './a2a-methods.js'
 import { A2aError, RpcCode, rpcErrorBody } from './rpc-error.js'
@@ -17,8 +17,6 @@ const JSON_TYPE = 'application/json'
 const CARD = '.well-known/agent-card.json'
 /** The versions a request may name in `A2A-Version`; none named is served as 1.0 too. */
 const VERSIONS = new Set(['1.0', '1'])
-/** Paths the pattern route answers: an agent whose endpoint puts its A2A path there needs no route of its own. */
-const UNDER_PATTERN = new RegExp(`^${AGENT_BASE}/[^/]+/a2a$`)
 
 export interface A2aEndpointOptions {
   publicUrl: string | undefined
@@ -42,11 +40,7 @@ function tooLarge(limit: number): { body: string; contentType: string } {
 
 export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A2aEndpointOptions): A2aEndpoint {
   const { http, config, logger } = platform
-  // A2A path -> agent, rebuilt when plugins change so a request never walks the registry
-  let index: Map<string, RegisteredAgent> | undefined
-  const agents = (): Map<string, RegisteredAgent> =>
-    (index ??= new Map(platform.plugins.agents().map((a) => [a2aPath(a), a])))
-  const mounted = new Set<string>()
+  const paths = new AgentPathRoutes(platform, { suffix: 'a2a', label: 'A2A' })
   const authRequired = (): boolean => config.get('platform.ai.endpoint.auth') === 'required'
 
   const rpc = async (ctx: Context, path: string): Promise<void> => {
@@ -60,7 +54,7 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
       fail(new A2aError(RpcCode.InvalidRequest, new PlatformError('AGENT_AUTH_REQUIRED', { path }).message), 401)
       return
     }
-    const agent = agents().get(path)
+    const agent = paths.agentAt(path)
     if (agent === undefined) throw new PlatformError('AGENT_NOT_FOUND', { agent: path })
     let msg: unknown
     try {
@@ -134,7 +128,7 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
     if (agent === undefined) throw new PlatformError('AGENT_NOT_FOUND', { agent: path })
     const body = JSON.stringify(
       agentCard(agent, {
-        url: `${originOf(ctx.headers, o.publicUrl)}${a2aPath(agent)}`,
+        url: `${originOf(ctx.headers, o.publicUrl)}${paths.pathFor(agent)}`,
         authRequired: authRequired()
       })
     )
@@ -150,11 +144,11 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
   for (const suffix of [CARD, `a2a/${CARD}`])
     http.get(`${AGENT_BASE}/{name}/${suffix}`, (ctx) => {
       const p = `${AGENT_BASE}/${ctx.params.name}/a2a`
-      card(ctx, agents().get(p), p)
+      card(ctx, paths.agentAt(p), p)
     })
   // the host's own card: the agent `platform.a2a.root-agent` names, else the only agent there is
   http.get(`/${CARD}`, (ctx) => {
-    const all = [...agents().values()]
+    const all = [...paths.agents().values()]
     const root =
       o.rootAgent !== undefined ? all.find((a) => a.name === o.rootAgent) : all.length === 1 ? all[0] : undefined
     if (root === undefined)
@@ -164,40 +158,17 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
             ? `platform.a2a.root-agent names '${o.rootAgent}', which no loaded plugin contributes`
             : `${all.length} agents are served and platform.a2a.root-agent names none of them`
       })
-    card(ctx, root, a2aPath(root))
+    card(ctx, root, paths.pathFor(root))
   })
 
   // an agent whose `endpoint` names its own path gets its A2A routes there, mounted as it appears
-  const mountCustom = (): void => {
-    for (const a of platform.plugins.agents()) {
-      const p = a2aPath(a)
-      if (UNDER_PATTERN.test(p) || mounted.has(p)) continue
-      if (/[{}:*?#]/.test(p)) {
-        logger.warn({ agent: a.name, path: p }, `agent '${a.name}': A2A path ${p} is not a plain path; not served`)
-        continue
-      }
-      try {
-        http.post(p, (ctx) => rpc(ctx, p), rpcOpts)
-        http.get(`${p}/${CARD}`, (ctx) => {
-          card(ctx, agents().get(p), p)
-        })
-        mounted.add(p)
-      } catch (err) {
-        logger.warn({ err, agent: a.name, path: p }, `agent '${a.name}': A2A path ${p} is taken; not served`)
-      }
-    }
-  }
-  mountCustom()
-  platform.bus.on('PluginsChanged', () => {
-    index = undefined
-    mountCustom()
+  paths.serveCustomPaths((p) => {
+    http.post(p, (ctx) => rpc(ctx, p), rpcOpts)
+    http.get(`${p}/${CARD}`, (ctx) => {
+      card(ctx, paths.agentAt(p), p)
+    })
   })
-  return {
-    pathOf: (agent) => {
-      const p = a2aPath(agent)
-      return agents().get(p)?.name === agent.name && (UNDER_PATTERN.test(p) || mounted.has(p)) ? p : undefined
-    }
-  }
+  return { pathOf: (agent) => paths.pathOf(agent) }
 }
 
 /** A StreamResponse stream as SSE `data:` frames, each a JSON-RPC response carrying the request's id. */

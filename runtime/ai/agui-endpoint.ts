@@ -7,14 +7,13 @@
 import type { Platform } from '../platform.js'
 import { PlatformError, type Context } from '../http/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
-import { AGENT_BASE, agentAguiPath } from './agent-paths.js'
+import { AGENT_BASE } from './agent-paths.js'
+import { AgentPathRoutes } from './agent-path-routes.js'
 import type { AiService } from './ai-service.js'
 import { AguiRun } from './agui-events.js'
 import { parseAguiInput, type AguiRunInput } from './agui-input.js'
 
 const PATTERN = `${AGENT_BASE}/{name}/agui`
-/** Paths the pattern route answers: an agent whose endpoint puts its AG-UI path there needs no route of its own. */
-const UNDER_PATTERN = new RegExp(`^${AGENT_BASE}/[^/]+/agui$`)
 
 export interface AguiEndpoint {
   /** The path an agent's AG-UI endpoint is served at, or undefined when it is not served. */
@@ -23,17 +22,13 @@ export interface AguiEndpoint {
 
 export function installAgui(platform: Platform, ai: AiService): AguiEndpoint {
   const { http, config, logger } = platform
-  // AG-UI path -> agent name, rebuilt when plugins change so a request never walks the registry
-  let index: Map<string, RegisteredAgent> | undefined
-  const agents = (): Map<string, RegisteredAgent> =>
-    (index ??= new Map(platform.plugins.agents().map((a) => [agentAguiPath(a), a])))
-  const mounted = new Set<string>()
+  const paths = new AgentPathRoutes(platform, { suffix: 'agui', label: 'AG-UI' })
 
   const handle = (ctx: Context, path: string): void => {
     const principal = platform.principals.resolve(ctx)
     if (principal === null && config.get('platform.ai.endpoint.auth') === 'required')
       throw new PlatformError('AGENT_AUTH_REQUIRED', { path })
-    const agent = agents().get(path)
+    const agent = paths.agentAt(path)
     if (agent === undefined) throw new PlatformError('AGENT_NOT_FOUND', { agent: path })
     const input = parseAguiInput(ctx.body)
     // gone while its body was read: nothing to stream to, no turn to run
@@ -80,33 +75,10 @@ export function installAgui(platform: Platform, ai: AiService): AguiEndpoint {
     handle(ctx, `${AGENT_BASE}/${ctx.params.name}/agui`)
   })
   // an agent whose `endpoint` names its own path gets its AG-UI route there, mounted as it appears
-  const mountCustom = (): void => {
-    for (const a of platform.plugins.agents()) {
-      const p = agentAguiPath(a)
-      if (UNDER_PATTERN.test(p) || mounted.has(p)) continue
-      if (/[{}:*?#]/.test(p)) {
-        logger.warn({ agent: a.name, path: p }, `agent '${a.name}': AG-UI path ${p} is not a plain path; not served`)
-        continue
-      }
-      try {
-        http.post(p, (ctx) => {
-          handle(ctx, p)
-        })
-        mounted.add(p)
-      } catch (err) {
-        logger.warn({ err, agent: a.name, path: p }, `agent '${a.name}': AG-UI path ${p} is taken; not served`)
-      }
-    }
-  }
-  mountCustom()
-  platform.bus.on('PluginsChanged', () => {
-    index = undefined
-    mountCustom()
+  paths.serveCustomPaths((p) => {
+    http.post(p, (ctx) => {
+      handle(ctx, p)
+    })
   })
-  return {
-    pathOf: (agent) => {
-      const p = agentAguiPath(agent)
-      return agents().get(p)?.name === agent.name && (UNDER_PATTERN.test(p) || mounted.has(p)) ? p : undefined
-    }
-  }
+  return { pathOf: (agent) => paths.pathOf(agent) }
 }

@@ -1,6 +1,7 @@
 // The fleet's A2A transport against a real platform serving its agents over A2A: a call, its
 // failures as results, cancellation and timeout reaching the remote task, and where URLs come from.
 import t from 'tap'
+import { createServer } from 'node:http'
 import type { AgentTransport } from '../../runtime/fleet/index.js'
 import { AI } from '../../runtime/ai/index.js'
 import { A2A, A2aAgentTransport, remoteAgentEnvName, remoteAgentUrl, remoteAgents } from '../../runtime/a2a/index.js'
@@ -175,5 +176,76 @@ t.test('remoteAgents: one transport per agent, with AGENT_<NAME>_TOKEN as its be
   t.match(await find('open')!.call({ agent: 'open', skill: 'run', args: { input: 'hi' } }, ctx()), {
     success: false,
     text: /requires an authenticated principal/
+  })
+})
+
+t.test('a peer that fails mid-stream, ends early or answers an error page: a failed result saying so', async (t) => {
+  let answer: (id: unknown) => { status: number; type: string; body: string } = () => ({
+    status: 200,
+    type: 'text/plain',
+    body: ''
+  })
+  const peer = createServer((req, res) => {
+    let raw = ''
+    req.on('data', (c: Buffer) => (raw += String(c)))
+    req.on('end', () => {
+      const a = answer((JSON.parse(raw) as { id: unknown }).id)
+      res.writeHead(a.status, { 'content-type': a.type })
+      res.end(a.body)
+    })
+  })
+  await new Promise<void>((resolve) => peer.listen(0, '127.0.0.1', resolve))
+  t.teardown(() => new Promise<void>((resolve) => peer.close(() => resolve())))
+  const { port } = peer.address() as { port: number }
+  const url = `http://127.0.0.1:${port}/a2a`
+  const call = () => new A2aAgentTransport(url).call({ agent: 'peer', skill: 'run', args: {} }, ctx())
+  const sse = (...frames: unknown[]) => frames.map((f) => `data: ${JSON.stringify(f)}\n\n`).join('')
+  const working = { id: 'task-1', contextId: 'ctx-1', status: { state: 'TASK_STATE_WORKING' } }
+
+  answer = (id) => ({
+    status: 200,
+    type: 'text/event-stream',
+    body: sse(
+      { jsonrpc: '2.0', id, result: { task: working } },
+      { jsonrpc: '2.0', id, error: { code: -32603, message: 'Internal error' } }
+    )
+  })
+  t.match(await call(), { success: false, text: 'A2A error -32603: Internal error' })
+
+  answer = (id) => ({
+    status: 200,
+    type: 'text/event-stream',
+    body: sse({ jsonrpc: '2.0', id, result: { task: working } })
+  })
+  t.match(await call(), { success: false, text: `A2A stream from ${url} ended before the task did` })
+
+  answer = () => ({ status: 502, type: 'text/html', body: '<h1>Bad gateway</h1>' })
+  t.match(await call(), { success: false, text: `A2A endpoint ${url} answered HTTP 502: <h1>Bad gateway</h1>` })
+
+  answer = (id) => ({
+    status: 200,
+    type: 'text/event-stream',
+    body: sse(
+      { jsonrpc: '2.0', id, result: { task: working } },
+      {
+        jsonrpc: '2.0',
+        id,
+        result: {
+          statusUpdate: {
+            taskId: 'task-1',
+            contextId: 'ctx-1',
+            status: {
+              state: 'TASK_STATE_FAILED',
+              message: { messageId: 'm', role: 'ROLE_AGENT', parts: [{ text: 'no luck' }] }
+            }
+          }
+        }
+      }
+    )
+  })
+  t.match(await call(), {
+    success: false,
+    text: 'no luck',
+    metadata: { taskId: 'task-1', contextId: 'ctx-1', state: 'TASK_STATE_FAILED' }
   })
 })
