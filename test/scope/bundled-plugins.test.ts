@@ -85,6 +85,9 @@ t.test(
   'agentScopesOf: the scope policy of each plugin agent, kept while unchanged, fail closed when invalid',
   async (t) => {
     const scopes = agentScopesOf(tp.platform)
+    // the bundled agents that declare a scope (demo, and demo-fleet's panel and critic)
+    const bundled = scopes.all().length
+    t.equal(bundled, 3)
     const demo = scopes.of('demo')
     t.ok(demo instanceof ScopePolicy)
     t.equal(demo!.name, 'scope::demo')
@@ -109,7 +112,7 @@ t.test(
       reason: "scope check failed: agent 'broken' scope: 'justification' must not be blank when 'unrestricted' is true"
     })
     t.same(broken.evaluate(pre('hello', 'demo')), { decision: 'admit' })
-    t.equal(scopes.all().length, 2)
+    t.equal(scopes.all().length, bundled + 1, 'broken added, bare has none')
     tp.platform.plugins.remove('extra')
     t.equal(scopes.of('broken'), null)
   }
