@@ -3,14 +3,8 @@ import { el, admin, table, badge, section, errorBox, time } from './api.js'
 import { decisionViewer } from './decision-viewer.js'
 import { commitmentsView } from './commitments.js'
 
-function killSwitch(health, out) {
+function killSwitch(health, out, reason) {
   const ks = health.killSwitch ?? { armed: false }
-  const reason = el('input', {
-    type: 'text',
-    'aria-label': 'Reason',
-    placeholder: 'reason (required to arm)',
-    required: true
-  })
   const act = async (e) => {
     e.preventDefault()
     const arming = !ks.armed
@@ -29,6 +23,7 @@ function killSwitch(health, out) {
         body: arming ? { reason: reason.value.trim() } : {}
       })
       out.replaceChildren()
+      reason.value = ''
       // the console redraws the open tab (the form may have been redrawn meanwhile)
       document.dispatchEvent(new Event('console-refresh'))
     } catch (err) {
@@ -50,9 +45,19 @@ export const governanceTab = {
   label: 'Governance',
   refreshOn: ['ControlActionExecuted'],
   // the decision viewer lives as long as the page and follows the stream even while hidden
-  // so is the kill switch's message box: a refusal stays shown when an event redraws the tab
+  // so are the kill switch's message box and reason field: a refusal stays shown, and a reason
+  // being typed stays, when an event redraws the tab
   create() {
-    return { viewer: decisionViewer(), out: el('div', { 'aria-live': 'polite' }) }
+    return {
+      viewer: decisionViewer(),
+      out: el('div', { 'aria-live': 'polite' }),
+      reason: el('input', {
+        type: 'text',
+        'aria-label': 'Reason',
+        placeholder: 'reason (required to arm)',
+        required: true
+      })
+    }
   },
   events(batch, _panel, state) {
     state.viewer.events(batch)
@@ -60,14 +65,14 @@ export const governanceTab = {
   keep({ viewer }) {
     return viewer.holdScroll()
   },
-  async render({ viewer, out }) {
+  async render({ viewer, out, reason }) {
     const health = await admin('/governance/health').catch((err) => err)
     const ks = el(
       'section',
       { class: 'card' },
       el('h2', {}, 'Kill switch'),
       out,
-      health instanceof Error ? errorBox(health) : killSwitch(health, out)
+      health instanceof Error ? errorBox(health) : killSwitch(health, out, reason)
     )
     return [
       ks,

@@ -234,6 +234,10 @@ t.test('a token without the role: the refused write is explained as 403, nothing
   const panel = p.locator('#panel-governance')
   await panel.locator(':scope:not([aria-busy=true])').waitFor()
   await panel.getByLabel('Reason').fill('not allowed')
+  // an event that redraws the tab while the operator types (here forced) keeps what was typed
+  await p.evaluate(() => document.dispatchEvent(new Event('console-refresh')))
+  await panel.locator(':scope:not([aria-busy=true])').waitFor()
+  t.equal(await panel.getByLabel('Reason').inputValue(), 'not allowed', 'a redraw keeps the reason')
   await panel.getByRole('button', { name: 'Arm' }).click()
   const err = panel.locator('.error', { hasText: 'Forbidden' })
   await err.waitFor()
