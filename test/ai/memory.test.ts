@@ -1,5 +1,5 @@
 import t, { type Test } from 'tap'
-import { spawn } from 'node:child_process'
+import { killWriterAfter, lastAcked } from '../helpers/kill-writer.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -105,21 +105,7 @@ t.test('an acknowledged append survives SIGKILL of the writer', async (t) => {
   for (let round = 0; round < 2; round++) {
     const dir = mkdtempSync(join(tmpdir(), 'platform-memory-kill-'))
     t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-    const proc = spawn(process.execPath, ['--input-type=module', '-e', child, dir], {
-      stdio: ['ignore', 'pipe', 'inherit']
-    })
-    let acked = -1
-    await new Promise<void>((resolve) => {
-      let buf = ''
-      proc.stdout.on('data', (d: Buffer) => {
-        buf += d.toString()
-        const lines = buf.split('\n')
-        buf = lines.pop()!
-        if (lines.length > 0) acked = Number(lines[lines.length - 1])
-        if (acked >= 40 + round * 100 && !proc.killed) proc.kill('SIGKILL')
-      })
-      proc.on('exit', () => resolve())
-    })
+    const acked = lastAcked(await killWriterAfter(child, dir, 40 + round * 100 + 1))
     t.ok(acked >= 40, `round ${round}: ${acked + 1} appends acknowledged before the kill`)
     const store = new Store(dir)
     const kept = (

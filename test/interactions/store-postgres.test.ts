@@ -1,10 +1,10 @@
 import t from 'tap'
+import { killWriterAfter, lastAcked } from '../helpers/kill-writer.js'
 import { PostgresInteractionStore } from '../../runtime/interactions/index.js'
 import { MIGRATIONS } from '../../runtime/interactions/postgres-schema.js'
 import { testPostgres } from '../helpers/postgres.js'
 import { header, runStoreContract, step } from './store-contract.js'
 import { Client } from 'pg'
-import { spawn } from 'node:child_process'
 
 const pg = await testPostgres(t)
 
@@ -106,21 +106,7 @@ for (let seq = 0; ; seq++) {
 
   t.test('postgres: an acknowledged step survives SIGKILL of the writer', async (t) => {
     const url = await pg.database(t)
-    const proc = spawn(process.execPath, ['--input-type=module', '-e', child, url], {
-      stdio: ['ignore', 'pipe', 'inherit']
-    })
-    let acked = -1
-    await new Promise<void>((resolve) => {
-      let buf = ''
-      proc.stdout.on('data', (d: Buffer) => {
-        buf += d.toString()
-        const lines = buf.split('\n')
-        buf = lines.pop()!
-        if (lines.length > 0) acked = Number(lines[lines.length - 1])
-        if (acked >= 60 && !proc.killed) proc.kill('SIGKILL')
-      })
-      proc.on('exit', () => resolve())
-    })
+    const acked = lastAcked(await killWriterAfter(child, url, 60 + 1))
     t.ok(acked >= 60, `${acked + 1} steps acknowledged before the kill`)
     const s = new PostgresInteractionStore({ url, poolSize: 2 })
     t.equal(await s.start(), 1, 'the killed run is marked')

@@ -1,7 +1,7 @@
 // RetainedLog's pages: the entries appended in one turn of the event loop are one LMDB value. Reads, the
 // reload at start-up, the retention trim and durability must see every entry as before.
 import t from 'tap'
-import { spawn } from 'node:child_process'
+import { killWriterAfter, lastAcked } from '../helpers/kill-writer.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -214,23 +214,8 @@ for (let n = 0; ; ) {
 t.test('an acknowledged append survives SIGKILL of the writer', async (t) => {
   const path = mkdtempSync(join(tmpdir(), 'retained-crash-'))
   t.teardown(() => rmSync(path, { recursive: true, force: true }))
-  const proc = spawn(process.execPath, ['--input-type=module', '-e', child, path], {
-    stdio: ['ignore', 'pipe', 'inherit']
-  })
-  let acked = -1
-  let pages = 0
-  await new Promise<void>((resolve) => {
-    let buf = ''
-    proc.stdout.on('data', (d: Buffer) => {
-      buf += d.toString()
-      const lines = buf.split('\n')
-      buf = lines.pop()!
-      for (const l of lines) acked = Number(l)
-      pages += lines.length
-      if (pages >= 100 && !proc.killed) proc.kill('SIGKILL')
-    })
-    proc.on('exit', () => resolve())
-  })
+  // each line is one page of 13 entries, numbered by its last entry
+  const acked = lastAcked(await killWriterAfter(child, path, 100))
   t.ok(acked >= 13 * 100 - 1, `${acked + 1} entries acknowledged before the kill`)
   const store = new Store(path)
   t.teardown(() => store.close())

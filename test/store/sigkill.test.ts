@@ -1,5 +1,5 @@
 import t from 'tap'
-import { spawn } from 'node:child_process'
+import { killWriterAfter } from '../helpers/kill-writer.js'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -20,21 +20,7 @@ for (let i = 0; ; i++) {
 t.test('a write that resolved survives SIGKILL of the writer', async (t) => {
   for (let round = 0; round < 3; round++) {
     const dir = mkdtempSync(join(tmpdir(), 'platform-kill-'))
-    const proc = spawn(process.execPath, ['--input-type=module', '-e', child, dir], {
-      stdio: ['ignore', 'pipe', 'inherit']
-    })
-    const acked: string[] = []
-    await new Promise<void>((resolve) => {
-      let buf = ''
-      proc.stdout.on('data', (d: Buffer) => {
-        buf += d.toString()
-        const lines = buf.split('\n')
-        buf = lines.pop()!
-        acked.push(...lines)
-        if (acked.length >= 50 + round * 100 && !proc.killed) proc.kill('SIGKILL')
-      })
-      proc.on('exit', () => resolve())
-    })
+    const acked = await killWriterAfter(child, dir, 50 + round * 100)
     t.ok(acked.length >= 50, `round ${round}: ${acked.length} writes acknowledged before the kill`)
     const store = new Store(dir)
     const db = store.db<{ i: number }>('kill-test')
