@@ -88,5 +88,5 @@ t.test('the pipeline script: every governed turn completes under the 13 policies
   t.equal(out.policiesBefore, 0, 'no other policy installed')
   t.ok(out.decisionLogged, 'evaluations reached the decision log')
   t.ok(out.preamble > 0, 'the scope policy adds its preamble')
-  for (const k of ['runtimeUs', 'bareUs', 'governedUs']) t.ok(out[k] > 0, `${k} measured`)
+  for (const k of ['runtimeUs', 'bareUs', 'governedUs', 'dispatchUs']) t.ok(out[k] > 0, `${k} measured`)
 })
