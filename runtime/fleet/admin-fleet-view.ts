@@ -14,7 +14,7 @@ export interface FleetViewDeps {
   registry: FleetRegistry
   breakers: CircuitBreakers
   journal: JournalWriter
-  store: () => JournalStore
+  store: JournalStore
   remote: (agent: string) => AgentTransport | undefined
   workflows: WorkflowRunsView
 }
@@ -68,11 +68,11 @@ export function adminFleetView(d: FleetViewDeps): FleetView {
     journal: async (q) => {
       // a reader sees the dispatches made before it asked
       await d.journal.settled()
-      return (await d.store().query(q)) as JournalEvent[]
+      return (await d.store.query(q)) as JournalEvent[]
     },
     coordination: async (id) => {
       await d.journal.settled()
-      const events = await d.store().coordination(id)
+      const events = await d.store.coordination(id)
       return events.length === 0 ? undefined : (events as JournalEvent[])
     },
     get coordinatorCount() {

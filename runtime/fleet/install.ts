@@ -30,7 +30,7 @@ export const fleetArea: Area = {
 
 export function installFleet(platform: Platform): void {
   const store: JournalStore = journalStore(platform)
-  const journal = new JournalWriter(() => store, platform.logger)
+  const journal = new JournalWriter(store, platform.logger)
   // first registered, so it runs last: workflow runs stopping at close still journal their end
   platform.onClose(async () => {
     await journal.settled()
@@ -66,9 +66,7 @@ export function installFleet(platform: Platform): void {
   ai.extendAgentRuns(coordinatorCalls(dispatcher, journal))
   const service: FleetService = {
     dispatcher,
-    get journal() {
-      return store
-    },
+    journal: store,
     journalSettled: () => journal.settled(),
     coordinatorNames: () => registry.coordinators().map((c) => c.name),
     addInterceptor: (i) => interceptors.add(i),
@@ -84,7 +82,5 @@ export function installFleet(platform: Platform): void {
   if (platform.hasArea(ADMIN))
     platform
       .area(ADMIN)
-      .setFleet(
-        adminFleetView({ registry, breakers, journal, store: () => store, remote, workflows: runs.adminView() })
-      )
+      .setFleet(adminFleetView({ registry, breakers, journal, store, remote, workflows: runs.adminView() }))
 }

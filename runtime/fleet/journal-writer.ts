@@ -16,7 +16,7 @@ export class JournalWriter {
   private count = 0
 
   constructor(
-    private readonly store: () => JournalStore,
+    private readonly store: JournalStore,
     private readonly logger: Logger
   ) {}
 
@@ -43,11 +43,9 @@ export class JournalWriter {
     this.pending = []
     // appends stay in order: the next batch waits for this one
     this.writing = this.writing.then(() =>
-      this.store()
-        .append(batch)
-        .catch((err: unknown) => {
-          this.logger.error({ err, events: batch.length }, 'fleet journal: an append failed; its events are lost')
-        })
+      this.store.append(batch).catch((err: unknown) => {
+        this.logger.error({ err, events: batch.length }, 'fleet journal: an append failed; its events are lost')
+      })
     )
   }
 

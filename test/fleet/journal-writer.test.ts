@@ -15,7 +15,7 @@ class CountingStore extends MemoryJournalStore {
 
 t.test('one append per event-loop turn, ids and parents as given', async (t) => {
   const store = new CountingStore()
-  const w = new JournalWriter(() => store, pino({ level: 'silent' }))
+  const w = new JournalWriter(store, pino({ level: 'silent' }))
   const root = w.emit('coord-1', null, 'CoordinationStarted', { coordinatorName: 'lead' })
   const a = w.emit('coord-1', root, 'AgentDispatched', { agentName: 'a', skill: 'run' })
   w.emit('coord-1', a, 'AgentCompleted', { agentName: 'a', skill: 'run', durationMs: 3 })
@@ -30,7 +30,7 @@ t.test('one append per event-loop turn, ids and parents as given', async (t) => 
   ])
   // a random prefix per writer (unique across restarts) and a counter
   t.match(root, /^evt-[A-Za-z0-9_-]{12}-[0-9a-z]+$/)
-  const other = new JournalWriter(() => new MemoryJournalStore(), pino({ level: 'silent' }))
+  const other = new JournalWriter(new MemoryJournalStore(), pino({ level: 'silent' }))
   t.not(other.emit('c', null, 'AgentDispatched', {}).slice(0, 17), root.slice(0, 17), 'another writer, another prefix')
   w.emit('coord-1', null, 'AgentDispatched', { agentName: 'b', skill: 'run' })
   await new Promise((r) => setImmediate(r))
@@ -44,13 +44,12 @@ t.test('a failing store loses its batch, logged, and the next batch still goes',
   const lines: string[] = []
   const logger = pino({ level: 'error' }, { write: (s: string) => lines.push(s) })
   const w = new JournalWriter(
-    () => ({
-      ...store,
+    {
       append: (e: JournalRecord[]) => (fail ? Promise.reject(new Error('disk full')) : store.append(e)),
       query: (f) => store.query(f),
       coordination: (id) => store.coordination(id),
       close: () => store.close()
-    }),
+    },
     logger
   )
   w.emit('coord-2', null, 'AgentDispatched', { agentName: 'a', skill: 'run' })
