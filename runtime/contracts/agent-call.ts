@@ -24,3 +24,13 @@ export interface AgentResult {
 export function callMessage(call: AgentCall): string {
   return typeof call.args.message === 'string' ? call.args.message : `${call.skill} ${JSON.stringify(call.args)}`
 }
+
+/** A call that failed with `text` as its reason (a refusal before the agent ran took no time). */
+export const failedResult = (call: AgentCall, text: string, durationMs = 0): AgentResult => ({
+  agentName: call.agent,
+  skillId: call.skill,
+  text,
+  metadata: {},
+  durationMs,
+  success: false
+})

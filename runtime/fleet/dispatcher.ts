@@ -7,6 +7,7 @@
  */
 import type { EventBus } from '../events/index.js'
 import type { Logger } from '../observability/index.js'
+import { failedResult } from '../contracts/index.js'
 import { Cancellation } from '../plugins/index.js'
 import type { AiCancelSignal } from '../ai/index.js'
 import { recordedEventFields, type CommitmentLog, type CommitmentOutcome } from '../governance/index.js'
@@ -36,15 +37,6 @@ export interface DispatcherDeps {
   breakers: CircuitBreakers
   logger: Logger
 }
-
-export const failure = (call: AgentCall, text: string, durationMs = 0): AgentResult => ({
-  agentName: call.agent,
-  skillId: call.skill,
-  text,
-  metadata: {},
-  durationMs,
-  success: false
-})
 
 /** Why a cancelled signal was cancelled: a string reason is said as it is. */
 export function cancelText(signal: AiCancelSignal | undefined): string {
@@ -102,7 +94,7 @@ export class Dispatcher implements FleetDispatcher {
       result = await this.run(ctx, call, dispatched, commits)
     } catch (err) {
       this.d.logger.error({ err, agent: call.agent }, 'fleet dispatch failed unexpectedly')
-      result = failure(call, `Dispatch failed: ${err instanceof Error ? err.message : String(err)}`)
+      result = failedResult(call, `Dispatch failed: ${err instanceof Error ? err.message : String(err)}`)
     }
     // a call refused before its agent ran (unknown agent, denied, circuit open) took no time
     const ran = typeof result.metadata.attempts === 'number' && result.metadata.attempts > 0
@@ -140,33 +132,33 @@ export class Dispatcher implements FleetDispatcher {
   private async run(ctx: DispatchContext, call: AgentCall, dispatched: string, commits: Commits): Promise<AgentResult> {
     const { registry } = this.d
     const coordinator = registry.coordinator(ctx.coordinator)
-    if (coordinator === undefined) return failure(call, `No coordinator named '${ctx.coordinator}'`)
-    if (coordinator.unavailable !== undefined) return failure(call, coordinator.unavailable)
+    if (coordinator === undefined) return failedResult(call, `No coordinator named '${ctx.coordinator}'`)
+    if (coordinator.unavailable !== undefined) return failedResult(call, coordinator.unavailable)
     const ref = coordinator.byName.get(call.agent)
     if (ref === undefined)
-      return failure(
+      return failedResult(
         call,
         `No agent named '${call.agent}' in fleet. Available: [${coordinator.refs.map((r) => r.name).join(', ')}]`
       )
-    if (ctx.signal?.aborted === true) return failure(call, cancelText(ctx.signal))
+    if (ctx.signal?.aborted === true) return failedResult(call, cancelText(ctx.signal))
     const verdict = await this.d.interceptors.run(call, ctx)
     commits.add(verdict.outcome, verdict.outcome === 'deny' ? call.args : verdict.call.args)
-    if (verdict.outcome === 'deny') return failure(call, `fleet-interceptor denied: ${verdict.reason}`)
+    if (verdict.outcome === 'deny') return failedResult(call, `fleet-interceptor denied: ${verdict.reason}`)
     const admitted = verdict.call
     const transport = registry.agent(call.agent) !== undefined ? this.d.local : this.d.remote(call.agent)
-    if (transport === undefined) return failure(call, `Agent '${call.agent}' is not available (not loaded)`)
+    if (transport === undefined) return failedResult(call, `Agent '${call.agent}' is not available (not loaded)`)
     const change = (c: CircuitChange): void => {
       journal(this.d, ctx, dispatched, c, call.agent)
     }
     const maxAttempts = 1 + ref.maxRetries
     const timeoutMs = ref.timeoutMs === 0 ? DEFAULT_TIMEOUT_MS : ref.timeoutMs
     commits.add('started', admitted.args)
-    let result = failure(admitted, 'not run')
+    let result = failedResult(admitted, 'not run')
     let attempts = 0
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       if (ref.circuitBreaker && !this.d.breakers.allow(ctx.coordinator, call.agent, change)) {
         ctx.activity?.('circuit-open', { agent: call.agent })
-        result = failure(admitted, 'Circuit breaker open')
+        result = failedResult(admitted, 'Circuit breaker open')
         break
       }
       attempts++
@@ -186,7 +178,7 @@ export class Dispatcher implements FleetDispatcher {
       })
       await sleep(BACKOFF_BASE_MS * 2 ** (attempt - 1), ctx.signal)
       if (aborted(ctx)) {
-        result = failure(admitted, cancelText(ctx.signal))
+        result = failedResult(admitted, cancelText(ctx.signal))
         break
       }
     }
@@ -212,19 +204,19 @@ async function attemptOnce(
   const ended = new Promise<AgentResult>((resolve) => (settle = resolve))
   const onParent = (): void => {
     own.abort(cancelText(parent))
-    settle(failure(call, cancelText(parent)))
+    settle(failedResult(call, cancelText(parent)))
   }
-  if (parent?.aborted === true) return failure(call, cancelText(parent))
+  if (parent?.aborted === true) return failedResult(call, cancelText(parent))
   parent?.addEventListener('abort', onParent, { once: true })
   const timer = setTimeout(() => {
     own.abort(`Agent timed out after ${timeoutMs}ms`)
-    settle(failure(call, `Agent timed out after ${timeoutMs}ms`))
+    settle(failedResult(call, `Agent timed out after ${timeoutMs}ms`))
   }, timeoutMs)
   try {
     return await Promise.race([
       transport
         .call(call, { ...ctx, signal: own })
-        .catch((err: unknown) => failure(call, err instanceof Error ? err.message : String(err))),
+        .catch((err: unknown) => failedResult(call, err instanceof Error ? err.message : String(err))),
       ended
     ])
   } finally {

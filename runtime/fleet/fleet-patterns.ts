@@ -3,6 +3,7 @@
  * journal: CoordinationStarted (a root), the dispatches under it, CoordinationCompleted under it.
  */
 import { Cancellation } from '../plugins/index.js'
+import { failedResult } from '../contracts/index.js'
 import type { AgentCall, AgentResult, DispatchContext, FleetDispatcher } from './fleet-types.js'
 import type { JournalWriter } from './journal-writer.js'
 
@@ -49,14 +50,9 @@ export function dispatchPatterns(
 
   /** Never rejects: an unexpected throw becomes the call's failed result. */
   const guarded = (ctx: DispatchContext, call: AgentCall, what: string): Promise<AgentResult> =>
-    one(ctx, call).catch((err: unknown) => ({
-      agentName: call.agent,
-      skillId: call.skill,
-      text: `${what} call failed: ${err instanceof Error ? err.message : String(err)}`,
-      metadata: {},
-      durationMs: 0,
-      success: false
-    }))
+    one(ctx, call).catch((err: unknown) =>
+      failedResult(call, `${what} call failed: ${err instanceof Error ? err.message : String(err)}`)
+    )
 
   return {
     async parallel(ctx, calls) {

@@ -4,6 +4,7 @@
  * branches SKIPPED. The run record is updated in place as nodes end, so a reader sees its progress.
  */
 import type { NodeResultInfo, WorkflowEdge, WorkflowNode, WorkflowRunInfo } from '../admin/index.js'
+import { failedResult } from '../contracts/index.js'
 import type { AgentCall, AgentResult, DispatchContext, FleetDispatcher } from './fleet-types.js'
 import { resultKeys } from './fleet-patterns.js'
 import type { ApprovalOutcome, WorkflowApprovals } from './workflow-approvals.js'
@@ -39,10 +40,6 @@ function callOf(n: WorkflowNode, input: string): AgentCall {
 
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err)
-}
-
-function failed(c: AgentCall, text: string): AgentResult {
-  return { agentName: c.agent, skillId: c.skill, text, metadata: {}, durationMs: 0, success: false }
 }
 
 export class WorkflowRunner {
@@ -125,7 +122,7 @@ export class WorkflowRunner {
       return await this.deps.dispatcher.call(this.ctx, c)
     } catch (err) {
       // the dispatcher answers failures as results; a throw is a fault, kept to this node
-      return failed(c, message(err))
+      return failedResult(c, message(err))
     }
   }
 
@@ -154,7 +151,11 @@ export class WorkflowRunner {
     const keys = resultKeys(calls)
     batch.forEach((m, i) => {
       this.done.add(m.id)
-      this.agentResult(m, results[keys[i]!] ?? failed(calls[i]!, fault ?? 'no result from the parallel batch'), started)
+      this.agentResult(
+        m,
+        results[keys[i]!] ?? failedResult(calls[i]!, fault ?? 'no result from the parallel batch'),
+        started
+      )
     })
   }
 
