@@ -79,19 +79,37 @@ function editing(panel) {
   return a !== null && panel.contains(a) && /^(INPUT|TEXTAREA|SELECT)$/.test(a.tagName) && a.value !== ''
 }
 
+// One render of a panel at a time: a tab's kept nodes (a message box, a field being typed into)
+// are placed into each render's content, so two overlapping renders would take them from each
+// other and the one that lands last could show the panel without them. A render asked for while
+// one runs runs once after it.
 async function render(tab) {
-  const { panel, state } = panels.get(tab.id)
+  const entry = panels.get(tab.id)
   if (tab.render === undefined) return
+  if (entry.rendering !== undefined) {
+    entry.again = true
+    return entry.rendering
+  }
+  const { panel, state } = entry
   panel.setAttribute('aria-busy', 'true')
+  entry.rendering = (async () => {
+    do {
+      entry.again = false
+      try {
+        const content = await tab.render(state)
+        // a box the redraw moves (the decision viewer) loses its scroll position: the tab puts it back
+        const restore = tab.keep?.(state)
+        panel.replaceChildren(...[content].flat())
+        restore?.()
+      } catch (err) {
+        panel.replaceChildren(errorBox(err))
+      }
+    } while (entry.again)
+  })()
   try {
-    const content = await tab.render(state)
-    // a box the redraw moves (the decision viewer) loses its scroll position: the tab puts it back
-    const restore = tab.keep?.(state)
-    panel.replaceChildren(...[content].flat())
-    restore?.()
-  } catch (err) {
-    panel.replaceChildren(errorBox(err))
+    await entry.rendering
   } finally {
+    entry.rendering = undefined
     panel.setAttribute('aria-busy', 'false')
   }
 }

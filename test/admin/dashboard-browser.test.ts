@@ -242,8 +242,12 @@ t.test('a token without the role: the refused write is explained as 403, nothing
   const err = panel.locator('.error', { hasText: 'Forbidden' })
   await err.waitFor()
   t.match(await err.textContent(), /Forbidden: .*\(PLT_ERR_[A-Z_]+\)\. Your token is valid but lacks the role/)
-  // the refusal is an event too, and an event redraws the tab: the message must outlive the redraw
-  await p.evaluate(() => document.dispatchEvent(new Event('console-refresh')))
+  // the refusal is an event too, and an event redraws the tab: the message must outlive the redraw,
+  // and two redraws asked for at once (they run one after the other)
+  await p.evaluate(() => {
+    document.dispatchEvent(new Event('console-refresh'))
+    document.dispatchEvent(new Event('console-refresh'))
+  })
   await panel.locator(':scope:not([aria-busy=true])').waitFor()
   t.equal(await panel.locator('.error', { hasText: 'Forbidden' }).count(), 1, 'still shown after a redraw')
   t.equal((await call(tp, 'GET', '/governance/health')).body.killSwitch.armed, false)
