@@ -314,6 +314,18 @@ export const KEY_DEFS = {
     default: 1000,
     description: 'Most non-terminal steps kept per interaction; `usage`, `completion` and `error` steps are always kept'
   },
+  'platform.interactions.quota.runs-in-flight': {
+    schema: { type: 'integer', minimum: 0 },
+    default: 32,
+    description:
+      'Interactions one principal may have running at once (0: no limit); one more is refused with 429 and Retry-After'
+  },
+  'platform.interactions.quota.bytes-per-minute': {
+    schema: { type: 'integer', minimum: 0 },
+    default: 4_194_304,
+    description:
+      'Request bytes (create and continue bodies) one principal may send per minute, a minute of it at once (0: no limit); beyond it 429 with Retry-After'
+  },
   'platform.interactions.text-coalesce-ms': {
     schema: { type: 'integer', minimum: 0 },
     default: 50,

@@ -112,6 +112,11 @@ export const ERRORS = {
     hint: 'Retry once the server is back (GET /readyz reports it); what was acknowledged before is kept'
   },
   INTERACTION_MESSAGE_MISSING: { status: 400, message: "missing 'message' field" },
+  INTERACTIONS_QUOTA: {
+    status: 429,
+    message: (p) => `Interaction quota reached: at most ${p.over} per principal`,
+    hint: 'Wait for Retry-After seconds; platform.interactions.quota.runs-in-flight and platform.interactions.quota.bytes-per-minute set the quota'
+  },
   INTERACTION_PREVIOUS_UNKNOWN: { status: 400, message: 'Unknown or unauthorized previous interaction' },
   INTERACTION_UNKNOWN_AGENT: {
     status: 400,

@@ -11,6 +11,7 @@ import type { InteractionRequest, InteractionService } from './service.js'
 import { INTERACTION_ID, InvalidCursorError, MAX_LIST_LIMIT } from './store-input.js'
 import type { IdempotencyClaim, Interaction } from './types.js'
 import { resumePoint, type InteractionStreams } from './stream.js'
+import { PrincipalQuota } from './quota.js'
 
 const BASE = '/api/interactions'
 export const LIST_DEFAULT_LIMIT = 50
@@ -37,7 +38,21 @@ export function installRoutes(platform: Platform, service: InteractionService, s
     ttlMs: config.get('platform.interactions.idempotency.ttl-seconds') * 1000,
     syncWaitMs: config.get('platform.interactions.sync-timeout-ms')
   })
+  const quota = new PrincipalQuota(
+    () => ({
+      runsInFlight: config.get('platform.interactions.quota.runs-in-flight'),
+      bytesPerMinute: config.get('platform.interactions.quota.bytes-per-minute')
+    }),
+    (owner) => service.inFlightOf(owner)
+  )
   const reader = (ctx: Context): string => service.readerOf(principals.resolve(ctx)?.name)
+  /** A create or continue of `owner` within its quota, else 429 with Retry-After (nothing started). */
+  const admit = (ctx: Context, owner: string): void => {
+    const refused = quota.take(owner, Buffer.byteLength(JSON.stringify(ctx.body)))
+    if (refused === undefined) return
+    ctx.setHeader('retry-after', String(refused.waitSeconds))
+    throw new PlatformError('INTERACTIONS_QUOTA', { over: refused.over })
+  }
   /** The caller of a write and its roles, after the flag (re-read on every call) and the principal checks. */
   const writer = (ctx: Context): { name: string; roles: readonly string[] } => {
     if (!config.get('platform.interactions.http-write-enabled')) throw new PlatformError('INTERACTIONS_WRITE_DISABLED')
@@ -67,6 +82,7 @@ export function installRoutes(platform: Platform, service: InteractionService, s
       const { name: owner, roles } = writer(ctx)
       const req = { ...parseRequest(ctx.body), roles }
       if (req.previousInteractionId !== undefined) checkId(req.previousInteractionId)
+      admit(ctx, owner)
       return await start(ctx, owner, 'create', (idempotency) => service.create(owner, { ...req, idempotency }))
     },
     { body: 'json', optionalBody: true }
@@ -78,6 +94,7 @@ export function installRoutes(platform: Platform, service: InteractionService, s
       const { name: owner, roles } = writer(ctx)
       const id = checkId(ctx.params.id)
       const req = { ...parseRequest(ctx.body), roles }
+      admit(ctx, owner)
       return await start(ctx, owner, `continue:${id}`, (idempotency) =>
         service.continue(owner, id, { ...req, idempotency })
       )

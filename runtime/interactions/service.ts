@@ -82,6 +82,8 @@ export class InteractionService {
   readonly store: InteractionStore
   readonly feed: StepFeed
   private readonly runs = new Map<string, Run>()
+  /** Runs in flight per owner, for the per-principal quota. */
+  private readonly owners = new Map<string, number>()
   private closing = false
 
   constructor(private readonly opts: InteractionServiceOptions) {
@@ -105,6 +107,11 @@ export class InteractionService {
   /** Turns in flight now. */
   get inFlight(): number {
     return this.runs.size
+  }
+
+  /** Turns of `owner` in flight now. */
+  inFlightOf(owner: string): number {
+    return this.owners.get(owner) ?? 0
   }
 
   /**
@@ -245,6 +252,7 @@ export class InteractionService {
       message
     }
     this.runs.set(header.id, run)
+    this.owners.set(header.userId, this.inFlightOf(header.userId) + 1)
     return run
   }
 
@@ -322,7 +330,7 @@ export class InteractionService {
           .catch((err: unknown) =>
             this.opts.logger.error({ err, interaction: final.id }, 'interaction end not persisted')
           )
-      this.runs.delete(final.id)
+      this.forget(run)
       this.feed.publishTerminal(final)
       run.resolve?.(snapshot(run))
     })
@@ -340,13 +348,21 @@ export class InteractionService {
     }
   }
 
+  /** The run is no longer in flight (once, whichever of end and drop comes first). */
+  private forget(run: Run): void {
+    if (!this.runs.delete(run.header.id)) return
+    const n = this.inFlightOf(run.header.userId) - 1
+    if (n > 0) this.owners.set(run.header.userId, n)
+    else this.owners.delete(run.header.userId)
+  }
+
   /** Stops a run for good: no more steps or terminal write; waits for the writes it made. */
   private async drop(run: Run): Promise<void> {
     if (run.dropped) return
     run.dropped = true
     run.capture.abandon()
     run.controller.abort()
-    this.runs.delete(run.header.id)
+    this.forget(run)
     await run.writes
     run.resolve?.(snapshot(run))
   }

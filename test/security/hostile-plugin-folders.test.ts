@@ -1,4 +1,4 @@
-// Hostile plugin folders (issue 22 item 8): what an attacker who can drop files into a plugin
+// Hostile plugin folders: what an attacker who can drop files into a plugin
 // directory, or an operator's slip, puts in front of the host. The host reads regular files only,
 // bounded in size, follows no symlink out of the plugin directory, says so in a log line, and
 // becomes ready with every healthy plugin live. Start-up files (the commitment key, the config

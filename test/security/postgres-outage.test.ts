@@ -1,4 +1,4 @@
-// Postgres out of reach (issue 22 item 15): readiness reports the store, requests get 503 with a
+// Postgres out of reach: readiness reports the store, requests get 503 with a
 // hint instead of a bare 500, what was acknowledged is still there once the server is back (no
 // restart of the platform), and a server unreachable at start-up is one line and exit 78.
 import t from 'tap'
