@@ -86,7 +86,7 @@ class Ring {
 }
 
 /**
- * One WebSocket message per event (the reference's clients read one event object a message): the
+ * One WebSocket message per event (clients read one event object a message, as in docs/admin.md): the
  * batch is serialised once into one buffer, and each event's message is a view of it.
  */
 function wsFrames(first: number, batch: readonly PlatformEvent[]): Buffer[] {
