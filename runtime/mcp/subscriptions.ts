@@ -73,7 +73,7 @@ export class Subscriptions {
     for (const s of sessions) {
       if (s.channel === undefined && s.history === undefined) continue
       for (const [, method] of kinds) s.notify({ jsonrpc: '2.0', method })
-      for (const uri of s.record.subscriptions)
+      for (const uri of s.subscriptions)
         s.notify({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } })
     }
   }
