@@ -211,7 +211,11 @@ export class SessionStore {
     let s = this.live.get(id)
     if (s === undefined) {
       const rec = this.db.get(id)
-      if (rec === undefined) return undefined
+      if (rec === undefined) {
+        // counted but never written (a failed put): stop counting it
+        this.delete(id)
+        return undefined
+      }
       s = this.restore(rec)
       this.live.set(id, s)
     }

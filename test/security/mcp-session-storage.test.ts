@@ -2,7 +2,7 @@ import t from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startMcp, addFixtures } from '../mcp/helpers.js'
+import { startMcp, addFixtures, modern } from '../mcp/helpers.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { getMcp } from '../../runtime/mcp/index.js'
 import { installMcp } from '../../runtime/mcp/install.js'
@@ -119,4 +119,19 @@ t.test('a subscribe writes its URI alone, not the session record; subscriptions 
   t.teardown(b.tp.close)
   t.equal((await onSession(b.url, sid, 'ping')).status, 200, 'the session is restored')
   t.equal(getMcp(b.tp.platform)!.core.sessions.get(sid)?.subscriptions.size, 20, 'with its subscriptions')
+})
+
+t.test('a 2026-07-28 listen stream holds no more resource URIs than a session may', async (t) => {
+  const m = await startMcp({ 'platform.mcp.sessions.max-subscriptions': 3, 'platform.mcp.sessions.max-uri-bytes': 64 })
+  t.teardown(m.tp.close)
+  const many = await modern(m.url, 'subscriptions/listen', {
+    notifications: { resourceSubscriptions: ['a', 'b', 'c', 'd'].map((x) => `test://template/${x}/data`) }
+  })
+  t.equal(many.body.error.code, -32602)
+  t.same(many.body.error.data, { limit: 3, key: 'platform.mcp.sessions.max-subscriptions' })
+  const long = await modern(m.url, 'subscriptions/listen', {
+    notifications: { resourceSubscriptions: [`test://template/${blob(80)}/data`] }
+  })
+  t.equal(long.body.error.code, -32602)
+  t.same(long.body.error.data, { limitBytes: 64, key: 'platform.mcp.sessions.max-uri-bytes' })
 })
