@@ -10,6 +10,7 @@ import interactions from './interactions.js'
 import interactionStreams from './interaction-streams.js'
 import ai from './ai.js'
 import adminEvents from './admin-events.js'
+import hostileLoad from './hostile-load.js'
 
 /** Every scenario, in the order the suite runs them. */
 export const SCENARIOS: Scenario[] = [
@@ -23,5 +24,6 @@ export const SCENARIOS: Scenario[] = [
   durableWrites,
   interactions,
   interactionStreams,
-  adminEvents
+  adminEvents,
+  hostileLoad
 ]

@@ -399,6 +399,32 @@ export const KEY_DEFS = {
     default: 32,
     description: 'Most live anonymous MCP sessions from one client address; initialize beyond it gets 429'
   },
+  'platform.mcp.sessions.authenticated-reserve': {
+    schema: { type: 'integer', minimum: 0 },
+    description:
+      'MCP sessions of platform.mcp.max-sessions kept for authenticated principals (unset: a tenth of it): anonymous callers hold at most max-sessions minus this many, beyond it their initialize gets 503; at or above max-sessions only authenticated callers get sessions'
+  },
+  'platform.mcp.sessions.max-capabilities-bytes': {
+    schema: positiveInt,
+    default: 8192,
+    description: 'Largest `capabilities` (as JSON) an MCP initialize may send; larger gets -32602 and no session'
+  },
+  'platform.mcp.sessions.max-client-info-bytes': {
+    schema: positiveInt,
+    default: 4096,
+    description: 'Largest `clientInfo` (as JSON) an MCP initialize may send; larger gets -32602 and no session'
+  },
+  'platform.mcp.sessions.max-subscriptions': {
+    schema: positiveInt,
+    default: 32,
+    description: 'Most resources one MCP session may subscribe to at once; resources/subscribe beyond it gets -32000'
+  },
+  'platform.mcp.sessions.max-uri-bytes': {
+    schema: { type: 'integer', minimum: 1, maximum: 1800 },
+    default: 1024,
+    description:
+      'Longest resource URI (UTF-8 bytes) resources/subscribe accepts; longer gets -32602 (at most 1800: each subscription is an LMDB key)'
+  },
   'platform.mcp.allowed-origins': {
     schema: strList,
     default: [],

@@ -5,6 +5,7 @@ import { NO_WRAP, type InvocationWrapper } from './calls.js'
 import type { McpRegistry, ToolEntry } from './registry.js'
 import type { RequestStateCodec } from './request-state.js'
 import type { SessionStore, Session } from './sessions.js'
+import { callerOf } from './session-quota.js'
 import type { TaskManager, TaskRecord } from './tasks.js'
 import { Subscriptions } from './subscriptions.js'
 import type { CoreOptions, CoreState } from './core-state.js'
@@ -109,6 +110,8 @@ export class McpCore implements CoreState {
 
   private clientResponse(id: string | number, msg: JsonObject, ctx: CallContext): void {
     const s = ctx.session ?? this.sessionFromHeader(ctx)
+    if (ctx.transport === 'ws' && !this.sessions.ownedBy(s, callerOf(ctx)))
+      throw rejection(ErrorCode.SessionNotFound, 'Session not found', HttpStatus.NotFound)
     const p = s.pending.get(id)
     if (p === undefined) return
     s.pending.delete(id)
@@ -128,7 +131,7 @@ export class McpCore implements CoreState {
     const sid = ctx.headers?.['mcp-session-id']
     if (sid === undefined || sid === '')
       throw rejection(ErrorCode.ServerError, 'Bad Request: Mcp-Session-Id header is required')
-    const s = this.sessions.get(sid)
+    const s = this.sessions.owned(sid, callerOf(ctx))
     if (s === undefined || s.record.endpoint !== ctx.endpoint.path)
       throw rejection(ErrorCode.SessionNotFound, 'Session not found', HttpStatus.NotFound)
     ctx.session = s

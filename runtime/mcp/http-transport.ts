@@ -5,6 +5,8 @@ import { Cancellation } from '../plugins/index.js'
 import type { McpCore } from './core.js'
 import { McpError, rpcError, rejection, ErrorCode, HttpStatus } from './errors.js'
 import type { OriginPolicy } from './origin.js'
+import { callerOf } from './session-quota.js'
+import type { Session } from './sessions.js'
 import { StreamHistory } from './stream-history.js'
 import type { CallContext, EndpointRef, JsonObject, Sink } from './types.js'
 
@@ -24,6 +26,11 @@ function sendError(
     JSON.stringify(rpcError(id, data === undefined ? { code, message } : { code, message, data })),
     JSON_TYPE
   )
+}
+
+/** The client's address; a request aborted during an async guard has no socket left to ask. */
+function addressOf(ctx: Context): { address?: string } {
+  return ctx.aborted ? {} : { address: Buffer.from(ctx.res.getRemoteAddressAsText()).toString() }
 }
 
 /**
@@ -202,8 +209,7 @@ export class HttpTransport {
       headers: h,
       principal: caller?.name ?? null,
       caller,
-      // a request aborted during an async guard has no socket left to ask
-      ...(ctx.aborted ? {} : { address: Buffer.from(ctx.res.getRemoteAddressAsText()).toString() }),
+      ...addressOf(ctx),
       sink: undefined as unknown as Sink,
       signal: cancel,
       cancel: abort
@@ -260,7 +266,7 @@ export class HttpTransport {
       sendError(ctx, 406, ErrorCode.ServerError, 'Not Acceptable: Client must accept text/event-stream')
       return
     }
-    const s = this.core.sessions.get(sid)
+    const s = this.owned(ctx, sid)
     if (s === undefined || s.record.endpoint !== ep.path) {
       sendError(ctx, 404, ErrorCode.SessionNotFound, 'Session not found')
       return
@@ -291,13 +297,21 @@ export class HttpTransport {
     })
   }
 
+  /** The session only for the caller that opened it: anyone else gets the answer an unknown id gets. */
+  private owned(ctx: Context, sid: string): Session | undefined {
+    return this.core.sessions.owned(
+      sid,
+      callerOf({ principal: this.platform.principals.resolve(ctx)?.name ?? null, ...addressOf(ctx) })
+    )
+  }
+
   private delete(ctx: Context, ep: EndpointRef): void {
     const sid = ctx.headers['mcp-session-id']
     if (sid === undefined || sid === '') {
       sendError(ctx, 400, ErrorCode.ServerError, 'Bad Request: Mcp-Session-Id header is required')
       return
     }
-    const s = this.core.sessions.get(sid)
+    const s = this.owned(ctx, sid)
     if (s === undefined || s.record.endpoint !== ep.path) {
       sendError(ctx, 404, ErrorCode.SessionNotFound, 'Session not found')
       return

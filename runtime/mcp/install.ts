@@ -53,13 +53,22 @@ export async function installMcp(platform: Platform): Promise<McpServer | undefi
     handlerCtx,
     platform.store.db<ToolDescriptor[], string>('mcp-plugin-tools')
   )
+  const maxSessions = cfg.get('platform.mcp.max-sessions')
   const sessions = new SessionStore(
     platform.store.db<SessionRecord, string>('mcp-sessions'),
+    platform.store.db<1, string>('mcp-session-subscriptions'),
     cfg.get('platform.mcp.session-ttl-minutes') * 60_000,
     {
-      max: cfg.get('platform.mcp.max-sessions'),
+      max: maxSessions,
       perPrincipal: cfg.get('platform.mcp.sessions.max-per-principal'),
-      perAddress: cfg.get('platform.mcp.sessions.max-per-address')
+      perAddress: cfg.get('platform.mcp.sessions.max-per-address'),
+      reserve: cfg.get('platform.mcp.sessions.authenticated-reserve') ?? Math.floor(maxSessions / 10)
+    },
+    {
+      capabilitiesBytes: cfg.get('platform.mcp.sessions.max-capabilities-bytes'),
+      clientInfoBytes: cfg.get('platform.mcp.sessions.max-client-info-bytes'),
+      subscriptions: cfg.get('platform.mcp.sessions.max-subscriptions'),
+      uriBytes: cfg.get('platform.mcp.sessions.max-uri-bytes')
     }
   )
   const tasks = new TaskManager(

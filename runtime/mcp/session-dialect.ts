@@ -1,6 +1,7 @@
 import type { CoreState } from './core-state.js'
-import { McpError, ErrorCode, rejection } from './errors.js'
-import { refusalError } from './session-quota.js'
+import { McpError, ErrorCode, HttpStatus, rejection } from './errors.js'
+import { findResource } from './registry.js'
+import { callerOf, refusalError } from './session-quota.js'
 import type { Session } from './sessions.js'
 import { describeResource, describeTemplate, describePrompt, legacyTask } from './describe.js'
 import { callTool, complete, getPrompt, readResource } from './invocations.js'
@@ -31,6 +32,12 @@ export async function sessionDispatch(
 ): Promise<JsonObject | undefined> {
   if (method === 'initialize') return initialize(core, params, ctx)
   const s = ctx.session ?? core.sessionFromHeader(ctx)
+  // a WebSocket's session: its principal is judged again during the connection (a JWT can expire)
+  if (ctx.transport === 'ws') {
+    if (!core.sessions.ownedBy(s, callerOf(ctx)))
+      throw rejection(ErrorCode.SessionNotFound, 'Session not found', HttpStatus.NotFound)
+    core.sessions.touch(s)
+  }
   const hv = ctx.headers?.['mcp-protocol-version']?.trim()
   if (hv !== undefined) {
     if (!(SESSION_VERSIONS as readonly string[]).includes(hv))
@@ -71,6 +78,40 @@ function notification(core: CoreState, method: string, params: JsonObject | unde
   }
 }
 
+/** Refuses a client value whose JSON is larger than the session may keep. */
+function withinBytes(what: string, value: JsonObject, limit: number, key: string): void {
+  const bytes = Buffer.byteLength(JSON.stringify(value))
+  if (bytes > limit)
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `${what} too large: ${bytes} bytes as JSON, the limit is ${limit} bytes (${key})`,
+      { limitBytes: limit, key }
+    )
+}
+
+/** Only a resource this endpoint serves (or one its templates match), by a URI of bounded length, up to a count. */
+function subscribe(core: CoreState, p: JsonObject, ctx: CallContext, s: Session): void {
+  const uri = p.uri
+  if (typeof uri !== 'string' || uri === '') throw new McpError(ErrorCode.InvalidParams, 'Missing resource URI')
+  const limits = core.sessions.storage
+  if (Buffer.byteLength(uri) > limits.uriBytes)
+    throw new McpError(
+      ErrorCode.InvalidParams,
+      `Resource URI too long: the limit is ${limits.uriBytes} bytes (platform.mcp.sessions.max-uri-bytes)`,
+      { limitBytes: limits.uriBytes, key: 'platform.mcp.sessions.max-uri-bytes' }
+    )
+  if (findResource(core.registry.view(ctx.endpoint.agent), uri) === undefined)
+    throw new McpError(ErrorCode.ResourceNotFoundLegacy, `Resource not found: ${uri}`, { uri })
+  if (s.subscriptions.has(uri)) return
+  if (s.subscriptions.size >= limits.subscriptions)
+    throw new McpError(
+      ErrorCode.ServerError,
+      `Too many subscriptions: a session holds at most ${limits.subscriptions} (platform.mcp.sessions.max-subscriptions); unsubscribe from one first`,
+      { limit: limits.subscriptions, key: 'platform.mcp.sessions.max-subscriptions' }
+    )
+  core.sessions.subscribe(s, uri)
+}
+
 function initialize(core: CoreState, params: JsonObject | undefined, ctx: CallContext): JsonObject {
   const requested = params?.protocolVersion
   const version =
@@ -79,10 +120,11 @@ function initialize(core: CoreState, params: JsonObject | undefined, ctx: CallCo
       : LATEST_SESSION_VERSION
   const caps = isObject(params?.capabilities) ? params.capabilities : {}
   const info = isObject(params?.clientInfo) ? params.clientInfo : undefined
-  const s = core.sessions.create(ctx.endpoint.path, version, caps, info, {
-    principal: ctx.principal ?? null,
-    ...(ctx.address !== undefined ? { address: ctx.address } : {})
-  })
+  const limits = core.sessions.storage
+  withinBytes('capabilities', caps, limits.capabilitiesBytes, 'platform.mcp.sessions.max-capabilities-bytes')
+  if (info !== undefined)
+    withinBytes('clientInfo', info, limits.clientInfoBytes, 'platform.mcp.sessions.max-client-info-bytes')
+  const s = core.sessions.create(ctx.endpoint.path, version, caps, info, callerOf(ctx))
   if ('scope' in s) throw refusalError(s)
   ctx.createdSession = s
   ctx.session = s
@@ -121,15 +163,12 @@ async function sessionMethod(
     case 'resources/read':
       return await readResource(core, p, ctx, false)
     case 'resources/subscribe':
-    case 'resources/unsubscribe': {
-      if (typeof p.uri !== 'string') throw new McpError(ErrorCode.InvalidParams, 'Missing resource URI')
-      const subs = new Set(s.record.subscriptions)
-      if (method === 'resources/subscribe') subs.add(p.uri)
-      else subs.delete(p.uri)
-      s.record.subscriptions = [...subs]
-      core.sessions.save(s)
+      subscribe(core, p, ctx, s)
       return {}
-    }
+    case 'resources/unsubscribe':
+      if (typeof p.uri !== 'string') throw new McpError(ErrorCode.InvalidParams, 'Missing resource URI')
+      core.sessions.unsubscribe(s, p.uri)
+      return {}
     case 'prompts/list':
       return { prompts: view.prompts.map(describePrompt) }
     case 'prompts/get':

@@ -6,6 +6,14 @@ export interface SessionOwner {
   address?: string
 }
 
+/**
+ * Who is asking, the way sessions are bound: its principal, or (anonymous) its client address.
+ * A session answers only to the owner that opened it (issue 22 item 10).
+ */
+export function callerOf(c: { principal?: string | null; address?: string }): SessionOwner {
+  return { principal: c.principal ?? null, ...(c.address !== undefined ? { address: c.address } : {}) }
+}
+
 export interface SessionLimits {
   /** Most live sessions in all. */
   max: number
@@ -13,11 +21,13 @@ export interface SessionLimits {
   perPrincipal: number
   /** Most live anonymous sessions from one client address. */
   perAddress: number
+  /** Sessions of `max` anonymous callers cannot take: kept for authenticated principals. */
+  reserve: number
 }
 
 /** Why a session was refused, and the configured limit that refused it. */
 export interface SessionRefusal {
-  scope: 'server' | 'principal' | 'address'
+  scope: 'server' | 'anonymous' | 'principal' | 'address'
   limit: number
   key: string
   /** The principal or the address the limit counted (absent for the server-wide cap). */
@@ -55,7 +65,8 @@ function expandIpv6(a: string): number[] | undefined {
 const KEYS = {
   server: 'platform.mcp.max-sessions',
   principal: 'platform.mcp.sessions.max-per-principal',
-  address: 'platform.mcp.sessions.max-per-address'
+  address: 'platform.mcp.sessions.max-per-address',
+  anonymous: 'platform.mcp.sessions.authenticated-reserve'
 } as const
 
 /**
@@ -82,8 +93,13 @@ export class SessionQuota {
   }
 
   refusal(scope: SessionRefusal['scope'], of?: string): SessionRefusal {
-    const limit =
-      scope === 'server' ? this.limits.max : scope === 'principal' ? this.limits.perPrincipal : this.limits.perAddress
+    const l = this.limits
+    const limit = {
+      server: l.max,
+      anonymous: Math.max(0, l.max - l.reserve),
+      principal: l.perPrincipal,
+      address: l.perAddress
+    }[scope]
     return of === undefined ? { scope, limit, key: KEYS[scope] } : { scope, limit, key: KEYS[scope], of }
   }
 
@@ -106,9 +122,16 @@ export class SessionQuota {
   }
 }
 
-/** The JSON-RPC error of a refusal: HTTP 429 for a per-caller limit, 503 for the server-wide cap. */
+/** The JSON-RPC error of a refusal: HTTP 429 for a per-caller limit, 503 for the server cap and the anonymous pool. */
 export function refusalError(r: SessionRefusal): McpError {
   const data = { limit: r.limit, key: r.key }
+  if (r.scope === 'anonymous')
+    return rejection(
+      ErrorCode.ServerError,
+      `Too many anonymous sessions: anonymous callers hold their limit of ${r.limit} live sessions; the rest of platform.mcp.max-sessions is kept for authenticated principals (${r.key})`,
+      HttpStatus.Unavailable,
+      data
+    )
   if (r.scope === 'server')
     return rejection(
       ErrorCode.ServerError,

@@ -130,7 +130,7 @@ export async function statelessDispatch(
       result = await complete(core, p, ctx)
       break
     case 'subscriptions/listen':
-      result = await core.subscriptions.listen(id as string | number, p, ctx)
+      result = await core.subscriptions.listen(id as string | number, p, ctx, core.sessions.storage)
       break
     case 'tasks/get':
       result = taskDetail(taskOf(core, p, ctx, false))

@@ -1,5 +1,5 @@
 import { McpError, ErrorCode } from './errors.js'
-import type { Session } from './sessions.js'
+import type { Session, SessionStorageLimits } from './sessions.js'
 import { META_SUBSCRIPTION, isObject, type CallContext, type JsonObject, type Sink } from './types.js'
 
 interface Listener {
@@ -15,7 +15,13 @@ interface Listener {
 export class Subscriptions {
   private readonly listeners = new Set<Listener>()
 
-  async listen(id: string | number, p: JsonObject, ctx: CallContext): Promise<JsonObject> {
+  /** `limits`: a listen stream holds as many resource URIs, as long, as a session may subscribe to. */
+  async listen(
+    id: string | number,
+    p: JsonObject,
+    ctx: CallContext,
+    limits: Pick<SessionStorageLimits, 'subscriptions' | 'uriBytes'>
+  ): Promise<JsonObject> {
     if (ctx.sink.canStream === false)
       throw new McpError(
         ErrorCode.InvalidRequest,
@@ -25,8 +31,22 @@ export class Subscriptions {
     const filter: JsonObject = {}
     for (const k of ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged'])
       if (requested[k] === true) filter[k] = true
-    if (Array.isArray(requested.resourceSubscriptions))
-      filter.resourceSubscriptions = requested.resourceSubscriptions.filter((u) => typeof u === 'string')
+    if (Array.isArray(requested.resourceSubscriptions)) {
+      const uris = requested.resourceSubscriptions.filter((u) => typeof u === 'string')
+      if (uris.length > limits.subscriptions)
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `Too many resourceSubscriptions: at most ${limits.subscriptions} (platform.mcp.sessions.max-subscriptions)`,
+          { limit: limits.subscriptions, key: 'platform.mcp.sessions.max-subscriptions' }
+        )
+      if (uris.some((u) => Buffer.byteLength(u) > limits.uriBytes))
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `Resource URI too long: the limit is ${limits.uriBytes} bytes (platform.mcp.sessions.max-uri-bytes)`,
+          { limitBytes: limits.uriBytes, key: 'platform.mcp.sessions.max-uri-bytes' }
+        )
+      filter.resourceSubscriptions = uris
+    }
     const l: Listener = { id, filter, sink: ctx.sink }
     ctx.sink.notify({
       jsonrpc: '2.0',
@@ -73,7 +93,7 @@ export class Subscriptions {
     for (const s of sessions) {
       if (s.channel === undefined && s.history === undefined) continue
       for (const [, method] of kinds) s.notify({ jsonrpc: '2.0', method })
-      for (const uri of s.record.subscriptions)
+      for (const uri of s.subscriptions)
         s.notify({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } })
     }
   }

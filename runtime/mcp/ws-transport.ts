@@ -1,7 +1,7 @@
 import type { WebSocket, HttpResponse, HttpRequest, us_socket_context_t } from 'uWebSockets.js'
 import type { Platform } from '../platform.js'
 import { tokenOf, type Principal } from '../auth/index.js'
-import { requestHeaders, upgradeWith } from '../http/index.js'
+import { parseJsonBody, requestHeaders, upgradeWith } from '../http/index.js'
 import type { McpCore } from './core.js'
 import { McpError, rpcError, ErrorCode } from './errors.js'
 import type { OriginPolicy } from './origin.js'
@@ -35,12 +35,14 @@ const PRINCIPAL_RECHECK_MS = 1000
  */
 export class WsTransport {
   private readonly maxBackpressure: number
+  private readonly maxDepth: number
   constructor(
     private readonly platform: Platform,
     private readonly core: McpCore,
     private readonly origins: OriginPolicy
   ) {
     this.maxBackpressure = platform.config.get('platform.transport.max-backpressure-bytes')
+    this.maxDepth = platform.config.get('platform.server.json-max-depth')
   }
 
   mount(
@@ -102,8 +104,8 @@ export class WsTransport {
         sockets.add(ws)
       },
       message: (ws, message, isBinary) => {
-        const text = Buffer.from(message.slice(0)).toString('utf8')
-        void this.onMessage(ws, text, isBinary)
+        // a copy: uWS reuses the frame's memory once this handler returns
+        void this.onMessage(ws, Buffer.from(message.slice(0)), isBinary)
       },
       close: (ws) => {
         sockets.delete(ws)
@@ -127,12 +129,13 @@ export class WsTransport {
     return true
   }
 
-  private async onMessage(ws: WebSocket<WsData>, text: string, isBinary: boolean): Promise<void> {
+  private async onMessage(ws: WebSocket<WsData>, frame: Buffer, isBinary: boolean): Promise<void> {
     const d = ws.getUserData()
     let msg: unknown
     try {
       if (isBinary) throw new Error('binary frames are not JSON-RPC')
-      msg = JSON.parse(text)
+      // the HTTP path's depth limit, before anything (a session above all) is made of the message
+      msg = parseJsonBody(frame, this.maxDepth)
     } catch (err) {
       this.send(ws, rpcError(null, { code: ErrorCode.ParseError, message: `Parse error: ${(err as Error).message}` }))
       return
