@@ -74,6 +74,28 @@ export function runnerFor(core: CoreState, inv: Invocation, p: JsonObject, caps:
   }
 }
 
+/** Runs the handler on what a retry gathered and settles its outcome (complete, or input asked again). */
+export async function runSettled(
+  core: CoreState,
+  runner: Runner,
+  retry: RetryInput,
+  ctx: CallContext,
+  method: string,
+  target: string,
+  modern: boolean
+): Promise<JsonObject> {
+  return await settle(
+    core,
+    await runner(retry.gathered, retry.toolState, ctx.signal),
+    runner,
+    retry,
+    ctx,
+    method,
+    target,
+    modern
+  )
+}
+
 /** Complete → result; input required → an InputRequiredResult (stateless) or client requests (session). */
 export async function settle(
   core: CoreState,
