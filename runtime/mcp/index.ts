@@ -1,6 +1,7 @@
 export { McpServer } from './mcp-server.js'
 export { MCP, getMcp } from './key.js'
 export { McpError } from './errors.js'
+export { nameTarget } from './headers.js'
 export type {
   ToolRegistration,
   ResourceRegistration,
