@@ -9,7 +9,7 @@ import {
   valueOutcome,
   type RetryInput
 } from './calls.js'
-import type { InvokeContext, PromptEntry, ResourceEntry, ToolEntry } from './registry.js'
+import type { InvokeContext, PromptEntry, ResourceEntry, ToolEntry } from './entries.js'
 import type { Outcome, Runner } from './tasks.js'
 import type { CallContext, JsonObject } from './types.js'
 
