@@ -1,10 +1,16 @@
-/** Types of agent-platform/client. */
+/**
+ * Types of agent-platform/client. The records the interactions routes answer with are declared here
+ * once: the server (`runtime/interactions`) imports them, so what it sends and what the client reads
+ * cannot drift apart.
+ */
 
+/** CREATED, then RUNNING; exactly one of the last three ends it. */
 export type InteractionStatus = 'CREATED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED'
 
 export type StepType =
   'text' | 'tool-call' | 'tool-result' | 'tool-error' | 'agent-step' | 'approval' | 'usage' | 'completion' | 'error'
 
+/** Token counts of one request; `total` is input + output unless the runtime reports otherwise. */
 export interface TokenUsage {
   input: number
   output: number
@@ -13,22 +19,27 @@ export interface TokenUsage {
   model: string
 }
 
+/** One captured step. */
 export interface InteractionStep {
   /** From 0 per interaction: the order and the resume key. */
   seq: number
   type: StepType
   text: string | null
   toolName: string | null
+  /** Never null. */
   data: Record<string, unknown>
   usage: TokenUsage | null
+  /** ISO-8601. */
   createdAt: string
 }
 
+/** The record the routes return, fields in wire order. */
 export interface Interaction {
   id: string
   parentId: string | null
   conversationId: string
   agentId: string | null
+  /** The owner; reads and writes are scoped to it. */
   userId: string
   model: string | null
   status: InteractionStatus
@@ -42,6 +53,7 @@ export interface Interaction {
   updatedAt: string
 }
 
+/** The record without its steps: what a list returns. */
 export type InteractionHeader = Omit<Interaction, 'steps'>
 
 export interface CreateInteraction {
@@ -70,7 +82,9 @@ export interface ListQuery {
 }
 
 export interface ListPage {
+  /** Newest first. */
   items: InteractionHeader[]
+  /** Absent on the last page. */
   nextCursor?: string
 }
 

@@ -4,6 +4,8 @@
  * tools over MCP, streaming over transport) consumes only this, so runtimes stay interchangeable.
  */
 
+import type { TokenUsage } from 'agent-platform/client'
+
 /** A tool the model may call, with its JSON schema for arguments. */
 export interface AiToolSpec {
   name: string
@@ -34,14 +36,8 @@ export interface AiRuntimeRequest {
   model?: string
 }
 
-/** Token counts of one request; `total` is input + output unless the runtime reports otherwise. */
-export interface TokenUsage {
-  input: number
-  output: number
-  cachedInput: number
-  total: number
-  model: string
-}
+// Token counts of one request: on the wire in interaction records, so declared once with the client.
+export type { TokenUsage }
 
 export type AiEvent =
   | { type: 'text'; delta: string }

@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline'
 import type { Readable, Writable } from 'node:stream'
 import { createParser } from 'eventsource-parser'
+import { nameTarget } from '../mcp/index.js'
 
 type Json = Record<string, unknown>
 const META_VERSION = 'io.modelcontextprotocol/protocolVersion'
@@ -15,22 +16,6 @@ export function headerValue(v: string): string {
   return /^[\x21-\x7e]([\x20-\x7e]*[\x21-\x7e])?$/.test(v)
     ? v
     : `=?base64?${Buffer.from(v, 'utf8').toString('base64')}?=`
-}
-
-function nameTarget(method: string, params: Json | undefined): unknown {
-  switch (method) {
-    case 'tools/call':
-    case 'prompts/get':
-      return params?.name
-    case 'resources/read':
-      return params?.uri
-    case 'tasks/get':
-    case 'tasks/update':
-    case 'tasks/cancel':
-      return params?.taskId
-    default:
-      return undefined
-  }
 }
 
 /** Reads `text/event-stream` and hands each event's data to `onData`. */

@@ -1,4 +1,5 @@
-export { HttpServer, type Handler, type Method, type RouteOptions, type HttpServerOptions } from './server.js'
+export { HttpServer, type HttpServerOptions } from './server.js'
+export type { Handler, Method, RouteOptions } from './route.js'
 export { Context, requestHeaders, upgradeWith } from './context.js'
 export { SseStream, type SseOptions, type SseEvent } from './sse.js'
 export { PlatformError, ERRORS, errorCodes, type ErrorName, type ErrorDef } from './errors.js'

@@ -10,23 +10,12 @@ import { Context, type ContextOwner } from './context.js'
 import { PlatformError } from './errors.js'
 import { parseJsonBody } from './json-body.js'
 import { SseStream, type SseOptions } from './sse.js'
-import type { Metrics, RouteStats } from '../observability/index.js'
+import type { Metrics } from '../observability/index.js'
 import { explainListenFailure } from './listen-error.js'
 import { Linger } from './linger.js'
 import type { DocumentedRoute, RouteDoc } from './route-doc.js'
-
-export type Handler = (ctx: Context) => unknown
-export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS' | 'HEAD'
-
-export interface RouteOptions {
-  /** 'json' parses the body (empty body allowed when `optionalBody`), 'raw' hands over bytes. */
-  body?: 'json' | 'raw'
-  optionalBody?: boolean
-  /** Override of platform.server.body-limit-bytes for this route. */
-  bodyLimit?: number
-  /** The 413 body for this route when it is not the REST catalogue's (a JSON-RPC endpoint answers in JSON-RPC). */
-  tooLarge?: (limit: number) => { body: string; contentType: string }
-}
+import { Cors } from './cors.js'
+import type { Handler, Method, MethodEntry, RouteEntry, RouteOptions } from './route.js'
 
 export interface HttpServerOptions {
   logger: Logger
@@ -37,25 +26,10 @@ export interface HttpServerOptions {
   heartbeatMs: number
 }
 
-interface MethodEntry {
-  handler: Handler
-  opts: RouteOptions
-  stats: RouteStats
-}
-
-interface RouteEntry {
-  pattern: string
-  paramNames: string[]
-  methods: Map<string, MethodEntry>
-  allow: string
-}
-
 /** uSockets' listen option that leaves SO_REUSEPORT off. */
 const LIBUS_LISTEN_EXCLUSIVE_PORT = 1
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE'])
 const UNMATCHED = '<unmatched>'
-const CORS_EXPOSE =
-  'X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, Location, Retry-After, X-Platform-Resource, X-Platform-Token, X-Next-Cursor, Link, Idempotent-Replayed'
 
 /**
  * The HTTP core on uWebSockets.js: a router with `{param}` segments and per-route methods (405 with
@@ -72,14 +46,12 @@ export class HttpServer implements ContextOwner {
   private readonly sseStreams = new Set<SseStream>()
   private heartbeat: NodeJS.Timeout | undefined
   private readonly shutdownHooks: (() => void | Promise<void>)[] = []
-  private readonly corsAny: boolean
-  private readonly corsSet: Set<string>
+  private readonly cors: Cors
   private drainWaiters: (() => void)[] = []
   port = 0
 
   constructor(readonly opts: HttpServerOptions) {
-    this.corsAny = opts.corsOrigins.includes('*')
-    this.corsSet = new Set(opts.corsOrigins)
+    this.cors = new Cors(opts.corsOrigins)
   }
 
   /** Registers `handler` for `method` on `pattern` (`/api/things/{id}`). */
@@ -222,14 +194,7 @@ export class HttpServer implements ContextOwner {
   }
 
   corsHeaders(ctx: Context): [string, string][] | undefined {
-    if (this.corsSet.size === 0) return undefined
-    const origin = ctx.header('origin')
-    if (origin === undefined || !(this.corsAny || this.corsSet.has(origin))) return undefined
-    return [
-      ['access-control-allow-origin', this.corsAny ? '*' : origin],
-      ['vary', 'Origin'],
-      ['access-control-expose-headers', CORS_EXPOSE]
-    ]
+    return this.cors.headers(ctx)
   }
 
   // --- dispatch ---
@@ -250,7 +215,7 @@ export class HttpServer implements ContextOwner {
     const m = entry.methods.get(ctx.method)
     if (m === undefined) {
       if (ctx.method === 'OPTIONS') {
-        this.preflight(ctx, entry)
+        this.cors.preflight(ctx, entry.allow)
         return
       }
       ctx.setHeader('allow', entry.allow)
@@ -359,24 +324,6 @@ export class HttpServer implements ContextOwner {
       JSON.stringify(new PlatformError('BODY_TOO_LARGE', { limit }).body()),
       'application/json'
     )
-  }
-
-  private preflight(ctx: Context, entry: RouteEntry): void {
-    const origin = ctx.header('origin')
-    ctx.setHeader('allow', entry.allow)
-    if (origin !== undefined && this.corsSet.size > 0) {
-      if (!(this.corsAny || this.corsSet.has(origin))) {
-        ctx.error(new PlatformError('CORS_ORIGIN_DENIED', { origin }))
-        return
-      }
-      ctx.setHeader('access-control-allow-methods', entry.allow)
-      ctx.setHeader(
-        'access-control-allow-headers',
-        ctx.header('access-control-request-headers') ?? 'content-type, authorization'
-      )
-      ctx.setHeader('access-control-max-age', '600')
-    }
-    ctx.empty(204)
   }
 
   private unmatched(res: HttpResponse, req: HttpRequest): void {

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto'
+import type { CreateInteraction } from 'agent-platform/client'
 import type { AiMessage, AiService } from '../ai/index.js'
 import { PlatformError } from '../http/index.js'
 import type { Logger } from '../observability/index.js'
@@ -17,14 +18,8 @@ import type {
   ListPage
 } from './types.js'
 
-/** A create or continue body, validated by the routes. */
-export interface InteractionRequest {
-  message: string
-  previousInteractionId?: string
-  agentId?: string
-  model?: string
-  systemPrompt?: string
-  metadata?: Record<string, unknown>
+/** A create or continue body (the client's `CreateInteraction`), validated by the routes. */
+export interface InteractionRequest extends CreateInteraction {
   background: boolean
   store: boolean
   /** The caller's roles as its credentials establish them (never the body): the policies read them. */

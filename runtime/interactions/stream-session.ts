@@ -1,5 +1,6 @@
 import type { Interaction, InteractionFeed, InteractionHeader, InteractionStep, InteractionStore } from './types.js'
 import { TERMINAL_STATUSES } from './types.js'
+import type { TerminalFrame } from 'agent-platform/client'
 
 /** One client connection of a live stream, whatever carries it (WebSocket or SSE). */
 export interface StreamSink {
@@ -52,7 +53,7 @@ export function terminalFrame(h: InteractionHeader): string {
     status: h.status,
     finalText: h.finalText,
     errorMessage: h.errorMessage
-  })
+  } satisfies TerminalFrame)
 }
 
 /**

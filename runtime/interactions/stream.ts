@@ -3,8 +3,10 @@ import type { Platform } from '../platform.js'
 import { PlatformError, requestHeaders, statusLine, upgradeWith, type Context, type SseStream } from '../http/index.js'
 import { StreamSession, type StreamLimits, type StreamSink } from './stream-session.js'
 import type { Interaction, InteractionFeed, InteractionStore } from './types.js'
+import type { STREAM_PATH as CLIENT_STREAM_PATH } from 'agent-platform/client'
 
-export const STREAM_PATH = '/platform/interactions-stream'
+// typed by the client's declaration: the path the client dials cannot differ from the one served
+export const STREAM_PATH: typeof CLIENT_STREAM_PATH = '/platform/interactions-stream'
 
 /** What the stream reads: the store (truth, replay), the feed (live steps) and the REST read's access rule. */
 export interface StreamSource {

@@ -1,48 +1,17 @@
-import type { TokenUsage } from '../ai/index.js'
+// The wire records are declared once, with the client (sdk/client.d.ts): what the routes send is
+// what the client reads. Only their types come from there, nothing runs from sdk/.
+import type {
+  Interaction,
+  InteractionHeader,
+  InteractionStatus,
+  InteractionStep,
+  ListPage,
+  StepType
+} from 'agent-platform/client'
 
-/** CREATED, then RUNNING; exactly one of the last three ends it. */
-export type InteractionStatus = 'CREATED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED'
+export type { Interaction, InteractionHeader, InteractionStatus, InteractionStep, ListPage, StepType }
 
 export const TERMINAL_STATUSES: ReadonlySet<InteractionStatus> = new Set(['COMPLETED', 'FAILED', 'CANCELLED'])
-
-export type StepType =
-  'text' | 'tool-call' | 'tool-result' | 'tool-error' | 'agent-step' | 'approval' | 'usage' | 'completion' | 'error'
-
-/** One captured step; `seq` counts from 0 per interaction and is the ordering and resume key. */
-export interface InteractionStep {
-  seq: number
-  type: StepType
-  text: string | null
-  toolName: string | null
-  /** Never null. */
-  data: Record<string, unknown>
-  usage: TokenUsage | null
-  /** ISO-8601. */
-  createdAt: string
-}
-
-/** The record the routes return, fields in wire order. */
-export interface Interaction {
-  id: string
-  parentId: string | null
-  conversationId: string
-  agentId: string | null
-  /** The owner; reads and writes are scoped to it. */
-  userId: string
-  model: string | null
-  status: InteractionStatus
-  background: boolean
-  store: boolean
-  steps: InteractionStep[]
-  finalText: string | null
-  usage: TokenUsage | null
-  errorMessage: string | null
-  createdAt: string
-  updatedAt: string
-}
-
-/** The record without its steps: what `save` writes and `list` returns. */
-export type InteractionHeader = Omit<Interaction, 'steps'>
 
 export interface ListQuery {
   /** Always the caller: the owner filter is never optional. */
@@ -52,13 +21,6 @@ export interface ListQuery {
   limit: number
   /** Opaque, from the previous page's `nextCursor`. */
   cursor?: string
-}
-
-export interface ListPage {
-  /** Newest first. */
-  items: InteractionHeader[]
-  /** Absent on the last page. */
-  nextCursor?: string
 }
 
 /** What a request's `Idempotency-Key` claims: kept with the interaction the request creates. */

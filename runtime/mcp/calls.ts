@@ -3,7 +3,7 @@ import type { ToolCallGate, ToolCallVerdict } from '../contracts/index.js'
 import { toCallToolResult, toolErrorResult, isInputRequired } from './content.js'
 import { McpError, ErrorCode, RESERVED_CODES } from './errors.js'
 import type { RequestStateCodec } from './request-state.js'
-import type { InvokeContext } from './registry.js'
+import type { InvokeContext } from './entries.js'
 import type { Outcome } from './tasks.js'
 import { LOG_LEVELS, isObject, type CallContext, type JsonObject, type LogLevel } from './types.js'
 

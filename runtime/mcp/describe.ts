@@ -17,28 +17,27 @@ export function missingTasksExtension(): McpError {
   )
 }
 
-export function describeResource(r: {
+/** What a registered resource or resource template shows in a list. */
+interface ListedResource {
   uri: string
   name: string
   title?: string
   description: string
   mimeType: string
-}): JsonObject {
-  const out: JsonObject = { uri: r.uri, name: r.name }
-  if (r.title !== undefined) out.title = r.title
-  if (r.description !== '') out.description = r.description
-  out.mimeType = r.mimeType
-  return out
 }
 
-export function describeTemplate(r: {
-  uri: string
-  name: string
-  title?: string
-  description: string
-  mimeType: string
-}): JsonObject {
-  const out: JsonObject = { uriTemplate: r.uri, name: r.name }
+/** A resources/list entry. */
+export function describeResource(r: ListedResource): JsonObject {
+  return listEntry('uri', r)
+}
+
+/** A resources/templates/list entry: the same fields, its URI under `uriTemplate`. */
+export function describeTemplate(r: ListedResource): JsonObject {
+  return listEntry('uriTemplate', r)
+}
+
+function listEntry(uriKey: 'uri' | 'uriTemplate', r: ListedResource): JsonObject {
+  const out: JsonObject = { [uriKey]: r.uri, name: r.name }
   if (r.title !== undefined) out.title = r.title
   if (r.description !== '') out.description = r.description
   out.mimeType = r.mimeType

@@ -1,5 +1,5 @@
 import { ErrorCode, rejection, type McpError } from './errors.js'
-import type { ToolEntry } from './registry.js'
+import type { ToolEntry } from './entries.js'
 import type { JsonObject } from './types.js'
 
 const B64 = /^[A-Za-z0-9+/]*={0,2}$/

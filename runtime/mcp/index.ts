@@ -1,13 +1,9 @@
 export { McpServer } from './mcp-server.js'
 export { MCP, getMcp } from './key.js'
 export { McpError } from './errors.js'
-export type {
-  ToolRegistration,
-  ResourceRegistration,
-  PromptRegistration,
-  HandlerContext,
-  InvokeContext
-} from './registry.js'
+export { nameTarget } from './headers.js'
+export type { ToolRegistration, ResourceRegistration, PromptRegistration, HandlerContext } from './registrations.js'
+export type { InvokeContext } from './entries.js'
 export type { ParamSpec } from './schema.js'
 export type { BeforeDispatch, HttpGuard } from './core.js'
 export type { InvocationWrapper } from './calls.js'

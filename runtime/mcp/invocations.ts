@@ -2,8 +2,8 @@ import type { CoreState } from './core-state.js'
 import { McpError, ErrorCode } from './errors.js'
 import { checkParamHeaders } from './headers.js'
 import { checkGate, clientCapabilities, retryInput } from './calls.js'
-import { findResource } from './registry.js'
-import { runnerFor, settle } from './runners.js'
+import { findResource } from './entries.js'
+import { runnerFor, runSettled, type Invocation } from './runners.js'
 import { describeErrors } from './schema.js'
 import { hasTasksExtension, missingTasksExtension } from './describe.js'
 import { legacyTaskCall, taskCall } from './task-calls.js'
@@ -48,8 +48,7 @@ export async function callTool(core: CoreState, p: JsonObject, ctx: CallContext,
       throw new McpError(ErrorCode.MethodNotFound, `Tool '${name}' does not support task execution`)
     return await legacyTaskCall(core, runner, p.task, ctx)
   }
-  const out = await runner(retry.gathered, retry.toolState, ctx.signal)
-  const result = await settle(core, out, runner, retry, ctx, 'tools/call', name, modern)
+  const result = await runSettled(core, runner, retry, ctx, 'tools/call', name, modern)
   // before 2026-07-28 structuredContent must be an object: other JSON values travel as {result}
   if (!modern && result.structuredContent !== undefined && !isObject(result.structuredContent))
     result.structuredContent = { result: result.structuredContent }
@@ -72,21 +71,11 @@ export async function readResource(
       `Resource not found: ${uri}`,
       { uri }
     )
-  const retry = retryInput(p, core.codec, 'resources/read', uri, ctx.principal ?? null)
-  const runner = runnerFor(
+  return await runHandler(
     core,
-    { type: 'resource', name: uri, argCount: 1, ctx, resource },
     p,
-    clientCapabilities(ctx)
-  )
-  return await settle(
-    core,
-    await runner(retry.gathered, retry.toolState, ctx.signal),
-    runner,
-    retry,
-    ctx,
+    { type: 'resource', name: uri, argCount: 1, ctx, resource },
     'resources/read',
-    uri,
     modern
   )
 }
@@ -112,23 +101,22 @@ export async function getPrompt(
   for (const a of prompt.arguments)
     if (a.required === true && args[a.name] === undefined)
       throw new McpError(ErrorCode.InvalidParams, `Missing required argument: ${a.name}`)
-  const retry = retryInput(p, core.codec, 'prompts/get', name, ctx.principal ?? null)
-  const runner = runnerFor(
-    core,
-    { type: 'prompt', name, argCount: Object.keys(args).length, ctx, prompt, args },
-    p,
-    clientCapabilities(ctx)
-  )
-  return await settle(
-    core,
-    await runner(retry.gathered, retry.toolState, ctx.signal),
-    runner,
-    retry,
-    ctx,
-    'prompts/get',
-    name,
-    modern
-  )
+  const inv: Invocation = { type: 'prompt', name, argCount: Object.keys(args).length, ctx, prompt, args }
+  return await runHandler(core, p, inv, 'prompts/get', modern)
+}
+
+/** resources/read and prompts/get: decode a retry's input, build the runner, run it and settle. */
+async function runHandler(
+  core: CoreState,
+  p: JsonObject,
+  inv: Invocation,
+  method: string,
+  modern: boolean
+): Promise<JsonObject> {
+  const ctx = inv.ctx
+  const retry = retryInput(p, core.codec, method, inv.name, ctx.principal ?? null)
+  const runner = runnerFor(core, inv, p, clientCapabilities(ctx))
+  return await runSettled(core, runner, retry, ctx, method, inv.name, modern)
 }
 
 export async function complete(core: CoreState, p: JsonObject, ctx: CallContext): Promise<JsonObject> {

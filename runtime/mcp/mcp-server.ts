@@ -1,5 +1,6 @@
 import type { McpCore, BeforeDispatch, HttpGuard } from './core.js'
-import type { McpRegistry, ToolRegistration, ResourceRegistration, PromptRegistration } from './registry.js'
+import type { McpRegistry } from './registry.js'
+import type { ToolRegistration, ResourceRegistration, PromptRegistration } from './registrations.js'
 import type { ParamSpec } from './schema.js'
 import type { InvocationWrapper } from './calls.js'
 import type { TokenValidator } from './auth/validators.js'

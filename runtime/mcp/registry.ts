@@ -1,128 +1,16 @@
 import type { ValidateFunction } from 'ajv/dist/2020.js'
 import type { Database } from 'lmdb'
 import type {
-  CancelSignal,
   PluginRegistry,
   RegisteredTool,
   RegisteredResource,
   RegisteredPrompt,
   ToolDescriptor
 } from '../plugins/index.js'
-import {
-  compileValidator,
-  headerParams,
-  normalizeInputSchema,
-  schemaFromParams,
-  INJECTABLE_TYPES,
-  type HeaderParam,
-  type ParamSpec
-} from './schema.js'
+import { compileValidator, headerParams, normalizeInputSchema, schemaFromParams, INJECTABLE_TYPES } from './schema.js'
 import type { JsonObject } from './types.js'
-import type { Principal } from '../auth/index.js'
-
-/** What a running tool, resource or prompt may use beyond its arguments. */
-export interface InvokeContext {
-  signal: CancelSignal
-  /** A partial result: `{progress,total?,message?}` → progress notification; `{log,data}` → log message. */
-  progress: (partial: unknown) => void
-  /** On an input-required retry: every response gathered so far, and the state the handler returned. */
-  inputResponses?: Record<string, unknown>
-  requestState?: unknown
-  principal?: string | null
-  /** The whole principal (name, roles, how it was established), when the transport resolved one. */
-  caller?: Principal | null
-  sessionId?: string
-  /** Client capabilities of this request (stateless `_meta` or the session's initialize). */
-  clientCapabilities: JsonObject
-}
-
-export interface ToolEntry {
-  name: string
-  title?: string
-  description: string
-  inputSchema: JsonObject
-  taskSupport: 'forbidden' | 'optional' | 'required'
-  uiResource?: string
-  iconUrl?: string
-  validate: ValidateFunction
-  headerParams: HeaderParam[]
-  invoke: (args: JsonObject, ctx: InvokeContext) => Promise<unknown>
-}
-export interface ResourceEntry {
-  uri: string
-  name: string
-  title?: string
-  description: string
-  mimeType: string
-  template: boolean
-  match?: RegExp
-  read: (uri: string, ctx: InvokeContext) => Promise<unknown>
-}
-export interface PromptEntry {
-  name: string
-  title?: string
-  description: string
-  arguments: { name: string; description?: string; required?: boolean }[]
-  get: (args: Record<string, string>, ctx: InvokeContext) => Promise<unknown>
-  complete?: (argument: string, value: string) => string[] | Promise<string[]>
-}
-
-/** Helpers a programmatic handler gets as its second argument (injectables never reach the schema). */
-export interface HandlerContext extends Omit<InvokeContext, 'signal'> {
-  /** Aborted when the client cancels or goes away. */
-  signal: AbortSignal
-  config: { get: <T = unknown>(key: string) => T }
-  logger: {
-    debug: (o: unknown, m?: string) => void
-    info: (o: unknown, m?: string) => void
-    warn: (o: unknown, m?: string) => void
-    error: (o: unknown, m?: string) => void
-  }
-  broadcaster: (topic: string) => { id: string; broadcast: (message: unknown) => void }
-}
-
-export interface ToolRegistration {
-  name: string
-  description?: string
-  title?: string
-  params?: ParamSpec[]
-  /** A full JSON Schema instead of `params`. */
-  inputSchema?: JsonObject
-  longRunning?: boolean
-  taskSupport?: 'optional' | 'required'
-  uiResource?: string
-  iconUrl?: string
-  /** Serve on this agent's endpoint instead of `/platform/mcp`. */
-  agent?: string
-  handler: (args: JsonObject, ctx: HandlerContext) => unknown
-}
-export interface ResourceRegistration {
-  uri: string
-  name?: string
-  title?: string
-  description?: string
-  mimeType?: string
-  agent?: string
-  handler: (uri: string, ctx: HandlerContext) => unknown
-}
-export interface PromptRegistration {
-  name: string
-  title?: string
-  description?: string
-  params?: ParamSpec[]
-  agent?: string
-  handler: (args: Record<string, string>, ctx: HandlerContext) => unknown
-  complete?: (argument: string, value: string) => string[] | Promise<string[]>
-}
-
-export interface EndpointView {
-  tools: ToolEntry[]
-  toolsByName: Map<string, ToolEntry>
-  resources: ResourceEntry[]
-  templates: ResourceEntry[]
-  prompts: PromptEntry[]
-  promptsByName: Map<string, PromptEntry>
-}
+import type { EndpointView, InvokeContext, PromptEntry, ResourceEntry, ToolEntry } from './entries.js'
+import type { HandlerContext, PromptRegistration, ResourceRegistration, ToolRegistration } from './registrations.js'
 
 const MCP_KEY = '_mcp'
 
@@ -137,7 +25,7 @@ function templateRegex(template: string): RegExp {
   )
 }
 
-/** Tool args as a plugin sees them: on an input-required retry, `_mcp` carries the gathered input. */
+/** Arguments as a plugin's tool or prompt sees them: on an input-required retry, `_mcp` carries the gathered input. */
 function pluginArgs(args: JsonObject, ctx: InvokeContext): JsonObject {
   if (ctx.inputResponses === undefined && ctx.requestState === undefined) return args
   return { ...args, [MCP_KEY]: { inputResponses: ctx.inputResponses ?? {}, requestState: ctx.requestState } }
@@ -393,17 +281,7 @@ function pluginPrompt(p: RegisteredPrompt): PromptEntry {
     name: p.name,
     description: p.description,
     arguments: p.arguments,
-    get: async (args, ctx) => {
-      const a: Record<string, unknown> = { ...args }
-      if (ctx.inputResponses !== undefined || ctx.requestState !== undefined)
-        a[MCP_KEY] = { inputResponses: ctx.inputResponses ?? {}, requestState: ctx.requestState }
-      return await p.get(a as Record<string, string>, { signal: ctx.signal, onProgress: ctx.progress })
-    }
+    get: async (args, ctx) =>
+      await p.get(pluginArgs(args, ctx) as Record<string, string>, { signal: ctx.signal, onProgress: ctx.progress })
   }
-}
-
-export function findResource(v: EndpointView, uri: string): ResourceEntry | undefined {
-  for (const r of v.resources) if (r.uri === uri) return r
-  for (const r of v.templates) if (r.match?.test(uri) === true) return r
-  return undefined
 }

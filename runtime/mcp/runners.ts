@@ -9,7 +9,7 @@ import {
   valueOutcome,
   type RetryInput
 } from './calls.js'
-import type { InvokeContext, PromptEntry, ResourceEntry, ToolEntry } from './registry.js'
+import type { InvokeContext, PromptEntry, ResourceEntry, ToolEntry } from './entries.js'
 import type { Outcome, Runner } from './tasks.js'
 import type { CallContext, JsonObject } from './types.js'
 
@@ -74,16 +74,20 @@ export function runnerFor(core: CoreState, inv: Invocation, p: JsonObject, caps:
   }
 }
 
+/** What settling a call needs besides its outcome: the call (to run again with more input) and where it came from. */
+type SettleArgs = [runner: Runner, retry: RetryInput, ctx: CallContext, method: string, target: string, modern: boolean]
+
+/** Runs the handler on what a retry gathered and settles its outcome (complete, or input asked again). */
+export async function runSettled(core: CoreState, ...args: SettleArgs): Promise<JsonObject> {
+  const [runner, retry, ctx] = args
+  return await settle(core, await runner(retry.gathered, retry.toolState, ctx.signal), ...args)
+}
+
 /** Complete → result; input required → an InputRequiredResult (stateless) or client requests (session). */
 export async function settle(
   core: CoreState,
   out: Outcome,
-  runner: Runner,
-  retry: RetryInput,
-  ctx: CallContext,
-  method: string,
-  target: string,
-  modern: boolean
+  ...[runner, retry, ctx, method, target, modern]: SettleArgs
 ): Promise<JsonObject> {
   let gathered = retry.gathered
   for (let round = 0; ; round++) {

@@ -1,18 +1,16 @@
 export * from './contract.js'
-export {
-  PluginRegistry,
-  contributionNames,
-  type RegisteredTool,
-  type RegisteredResource,
-  type RegisteredPrompt,
-  type RegisteredAgent,
-  type RegisteredPolicyType,
-  type RegisteredClassifier,
-  type RegisteredEmbedder,
-  type RegisteredRuntime,
-  type PluginStatus,
-  type PluginState
-} from './registry.js'
+export { PluginRegistry } from './registry.js'
+export type {
+  RegisteredTool,
+  RegisteredResource,
+  RegisteredPrompt,
+  RegisteredAgent,
+  RegisteredPolicyType,
+  RegisteredClassifier,
+  RegisteredEmbedder,
+  RegisteredRuntime
+} from './registered.js'
+export { contributionNames, type PluginStatus, type PluginState } from './plugin-status.js'
 export { AgentTurns, type AgentTurnHandlers } from './agent-turns.js'
 export { RuntimeStreams, PluginEventStream, STREAM_WINDOW, type StopSignal } from './runtime-streams.js'
 export { Cancellation, abortSignalOf, type CancelSignal } from './cancel.js'

@@ -1,85 +1,19 @@
 import type { EventBus } from '../events/index.js'
-import type {
-  SandboxInstance,
-  Manifest,
-  InvokeOptions,
-  ToolDescriptor,
-  ResourceDescriptor,
-  PromptDescriptor,
-  AgentDescriptor,
-  PolicyTypeDescriptor,
-  ClassifierDescriptor,
-  EmbedderDescriptor,
-  RuntimeDescriptor,
-  SandboxKind,
-  PluginDescriptor
-} from './contract.js'
+import type { SandboxInstance, Manifest, InvokeOptions, ToolDescriptor, PluginDescriptor } from './contract.js'
 import { PluginCallError } from './contract.js'
+import type {
+  RegisteredAgent,
+  RegisteredClassifier,
+  RegisteredEmbedder,
+  RegisteredPolicyType,
+  RegisteredPrompt,
+  RegisteredResource,
+  RegisteredRuntime,
+  RegisteredTool
+} from './registered.js'
+import { KIND_LABEL, NONE, contributionNames, type PluginState, type PluginStatus } from './plugin-status.js'
 import { AgentTurns } from './agent-turns.js'
-import { RuntimeStreams, type StopSignal } from './runtime-streams.js'
-
-export interface RegisteredTool extends ToolDescriptor {
-  plugin: string
-  /** Set for an agent's own tools (served on the agent's MCP endpoint). */
-  agent?: string
-  call(args: unknown, opts?: InvokeOptions): Promise<unknown>
-}
-export interface RegisteredResource extends ResourceDescriptor {
-  plugin: string
-  read(uri: string, opts?: InvokeOptions): Promise<unknown>
-}
-export interface RegisteredPrompt extends PromptDescriptor {
-  plugin: string
-  get(args: Record<string, string>, opts?: InvokeOptions): Promise<unknown>
-}
-export interface RegisteredAgent extends Omit<AgentDescriptor, 'tools'> {
-  plugin: string
-  tools: RegisteredTool[]
-  /** The agent's own turn handler, run in its plugin's sandbox; present when the agent defines `run`. */
-  run?(turn: unknown, opts?: InvokeOptions, turnId?: string): Promise<unknown>
-}
-export interface RegisteredPolicyType extends PolicyTypeDescriptor {
-  plugin: string
-  evaluate(context: unknown, config: unknown, opts?: InvokeOptions): Promise<unknown>
-}
-export interface RegisteredClassifier extends ClassifierDescriptor {
-  plugin: string
-  classify(request: unknown, scope: unknown, opts?: InvokeOptions): Promise<unknown>
-}
-/**
- * A plugin AI runtime: `stream` yields the events of one request (unchecked, as the plugin sent
- * them) while the plugin yields them; it throws when the plugin call fails. `opts.signal` or
- * `return()` stops the plugin's generator.
- */
-export interface RegisteredRuntime extends RuntimeDescriptor {
-  plugin: string
-  stream(request: unknown, opts?: { signal?: StopSignal }): AsyncIterableIterator<unknown>
-}
-export interface RegisteredEmbedder extends EmbedderDescriptor {
-  plugin: string
-  embed(texts: string[], opts?: InvokeOptions): Promise<number[][]>
-}
-
-export type PluginState = 'live' | 'failed' | 'disabled'
-
-export interface PluginStatus {
-  name: string
-  dir: string
-  version?: string
-  sandbox?: SandboxKind
-  state: PluginState
-  error?: string
-  contributes: {
-    tools: string[]
-    resources: string[]
-    prompts: string[]
-    agents: string[]
-    policyTypes: string[]
-    classifiers: string[]
-    embedders: string[]
-    runtimes?: string[]
-  }
-}
+import { RuntimeStreams } from './runtime-streams.js'
 
 interface Live {
   manifest: Manifest
@@ -87,42 +21,6 @@ interface Live {
   instance: SandboxInstance
   inFlight: number
   retired: boolean
-}
-
-const KIND_LABEL = {
-  tools: 'tool',
-  resources: 'resource',
-  prompts: 'prompt',
-  agents: 'agent',
-  policyTypes: 'policy type',
-  classifiers: 'classifier',
-  embedders: 'embedder',
-  runtimes: 'runtime'
-} as const
-
-/** The names a plugin contributes, by kind: what collisions are checked on and what status lists. */
-export function contributionNames(d: PluginDescriptor): Record<keyof typeof KIND_LABEL, string[]> {
-  return {
-    tools: d.tools.map((t) => t.name),
-    resources: d.resources.map((r) => r.uri),
-    prompts: d.prompts.map((p) => p.name),
-    agents: d.agents.map((a) => a.name),
-    policyTypes: d.policyTypes.map((p) => p.type),
-    classifiers: d.classifiers.map((c) => c.name),
-    embedders: d.embedders.map((e) => e.name),
-    runtimes: (d.runtimes ?? []).map((r) => r.name)
-  }
-}
-
-const NONE = {
-  tools: [],
-  resources: [],
-  prompts: [],
-  agents: [],
-  policyTypes: [],
-  classifiers: [],
-  embedders: [],
-  runtimes: []
 }
 
 /**

@@ -1,21 +1,15 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { HttpResponse, HttpRequest, us_socket_context_t, WebSocket } from 'uWebSockets.js'
-import {
-  PlatformError,
-  parseJsonBody,
-  requestHeaders,
-  statusLine,
-  type Context,
-  type HttpServer
-} from '../http/index.js'
-import type { Logger } from '../observability/index.js'
+import { PlatformError, parseJsonBody, requestHeaders, statusLine, type Context } from '../http/index.js'
 import type { Broadcaster, Resource } from './broadcaster.js'
 import { Frame } from './frame.js'
-import { WsResource, type WsData, type SocketWatcher } from './ws-resource.js'
+import { WsResource, type WsData } from './ws-resource.js'
 import { SseResource } from './sse-resource.js'
-import { LongPollingResource, type PollOwner } from './long-polling-resource.js'
+import { LongPollingResource } from './long-polling-resource.js'
 import { Reason, type JoinOptions, type TransportKind } from './types.js'
-import { MessageBucket, type MessageRate } from './message-rate.js'
+import { MessageBucket } from './message-rate.js'
+import type { EndpointHooks, EndpointRequest } from './endpoint-hooks.js'
+import type { EndpointSettings } from './endpoint-settings.js'
 
 /** Header (or `uuid` query parameter) naming the resource a POST, DELETE or poll comes from. */
 export const RESOURCE_HEADER = 'x-platform-resource'
@@ -30,79 +24,6 @@ function sameToken(given: string, expected: string): boolean {
   const a = Buffer.from(given)
   const b = Buffer.from(expected)
   return a.length === b.length && timingSafeEqual(a, b)
-}
-
-/** What an endpoint needs of the Transport (kept narrow so endpoint.ts does not import it). */
-export interface EndpointTransport extends SocketWatcher, PollOwner {
-  readonly closing: boolean
-  broadcaster(id: string, className?: string): Broadcaster
-  resource(uuid: string): Resource | undefined
-  add(r: Resource): void
-  remove(r: Resource, reason: Reason): void
-  end(r: Resource, reason: Reason): void
-  publish(b: Broadcaster, frame: Frame, except?: Resource): number
-  /** Each installed endpoint adds itself here (path and the class of broadcasters it creates). */
-  readonly handlers: { path: string; className: string }[]
-}
-
-/** What every endpoint shares; installTransport fills it from configuration. */
-export interface EndpointSettings {
-  http: HttpServer
-  transport: EndpointTransport
-  logger: Logger
-  /** Largest frame a member may send (platform.server.body-limit-bytes). */
-  frameLimit: number
-  jsonMaxDepth: number
-  /** uWS idleTimeout in seconds; pings go out at about half of it. */
-  idleTimeoutSeconds: number
-  maxBackpressureBytes: number
-  longPollingTimeoutMs: number
-  longPollingQueue: number
-}
-
-/** What a hook sees of a connecting request (headers lowercase). */
-export interface EndpointRequest {
-  params: Record<string, string>
-  query: URLSearchParams
-  headers: Record<string, string>
-  /** The transport a joining request uses (set for WebSocket upgrades, SSE GETs, long-polling joins). */
-  transport?: TransportKind
-}
-
-/** How an endpoint maps requests to broadcasters and what it does with members. */
-export interface EndpointHooks {
-  /** The broadcaster id a request joins; throw a PlatformError to refuse it (runs before any upgrade). */
-  resolve(req: EndpointRequest): string
-  /**
-   * Per-member options of a joining request (WebSocket upgrade, SSE GET, first long-polling GET),
-   * after `resolve`; throw a PlatformError to refuse the join. Not called for POST, DELETE or polls.
-   */
-  joinOptions?(req: EndpointRequest): JoinOptions
-  /** `className` of broadcasters this endpoint creates. */
-  className?: string
-  /** Once per broadcaster this endpoint creates (rooms announce leaves there). */
-  setup?(b: Broadcaster): void
-  /** After a resource is registered: greet it, tell the others. */
-  joined?(r: Resource): void
-  /**
-   * A JSON value a member sent (a WebSocket frame or a POST body); returns the resources reached.
-   * Without it WebSocket frames are ignored and POST is not routed.
-   */
-  message?(r: Resource, value: unknown): number
-  /**
-   * Hand `message` the text of each WebSocket frame and POST body as a string instead of parsed
-   * JSON (an agent takes plain-text prompts); the endpoint then parses nothing itself.
-   */
-  rawText?: boolean
-  /**
-   * A POST that names no member (no resource uuid): answered by this hook instead of 400 (the
-   * agent endpoint streams one turn back as SSE on the response). Its body follows `rawText`.
-   */
-  detachedPost?(ctx: Context, body: unknown): unknown
-  /** Largest message a member may send (WebSocket frame, POST body); at most the server body limit. */
-  maxMessageBytes?: number
-  /** Messages per member: over it a WebSocket is closed with 1008, a POST answered 429. */
-  messageRate?: MessageRate
 }
 
 /**

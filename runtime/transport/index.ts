@@ -2,7 +2,8 @@ export { Transport, type TransportOptions } from './transport.js'
 export { Broadcaster, Resource } from './broadcaster.js'
 export { Frame } from './frame.js'
 export { ROOM_PATH, roomBroadcasterId } from './rooms.js'
-export { RESOURCE_HEADER, TOKEN_HEADER, type EndpointHooks, type EndpointRequest } from './endpoint.js'
+export { RESOURCE_HEADER, TOKEN_HEADER } from './endpoint.js'
+export type { EndpointHooks, EndpointRequest } from './endpoint-hooks.js'
 export {
   Reason,
   type TransportKind,

@@ -1,7 +1,7 @@
 import type { Area, Platform } from '../platform.js'
 import { Transport } from './transport.js'
 import { installRooms } from './rooms.js'
-import type { EndpointSettings } from './endpoint.js'
+import type { EndpointSettings } from './endpoint-settings.js'
 import { TRANSPORT } from './key.js'
 
 /**

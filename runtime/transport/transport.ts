@@ -9,7 +9,9 @@ import { WsResource, type SocketWatcher } from './ws-resource.js'
 import { LongPollingResource, type PollOwner } from './long-polling-resource.js'
 import { PollCacheMetrics } from './poll-cache-metrics.js'
 import { Reason, type BroadcasterInfo, type ResourceInfo, type RoomJoinGuard } from './types.js'
-import { Endpoint, type EndpointHooks, type EndpointSettings } from './endpoint.js'
+import { Endpoint } from './endpoint.js'
+import type { EndpointHooks } from './endpoint-hooks.js'
+import type { EndpointSettings } from './endpoint-settings.js'
 
 export interface TransportOptions {
   app: TemplatedApp

@@ -13,6 +13,8 @@ import type { CancelSignal } from '../cancel.js'
 import { Deadlines } from '../deadlines.js'
 import { parseResult } from '../json-result.js'
 import { runCapability } from '../capability-call.js'
+import { openCall, takeSlot } from '../call-opening.js'
+import { logPluginLine } from '../plugin-log-line.js'
 
 interface Pending {
   resolve: (v: unknown) => void
@@ -21,8 +23,6 @@ interface Pending {
   signal: CancelSignal | undefined
   onAbort: (() => void) | undefined
 }
-
-const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error'])
 
 /**
  * A plugin in the isolate tier: the host-side half. Queues calls beyond the concurrency limit,
@@ -111,15 +111,7 @@ export class IsolateInstance implements SandboxInstance {
   }
 
   log(level: string, msg: string, data: string): void {
-    let fields: Record<string, unknown> = {}
-    try {
-      const d = JSON.parse(data) as unknown
-      if (d !== null && typeof d === 'object' && !Array.isArray(d)) fields = d as Record<string, unknown>
-    } catch {
-      /* not JSON: drop */
-    }
-    const l = LOG_LEVELS.has(level) ? (level as 'info') : 'info'
-    this.spec.capabilities.log[l]({ ...fields, plugin: this.name }, msg)
+    logPluginLine(this.spec.capabilities.log, this.name, level, msg, data)
   }
 
   /** The isolate was disposed and recreated on next use; it already failed its own calls in flight. */
@@ -142,24 +134,9 @@ export class IsolateInstance implements SandboxInstance {
   // --- SandboxInstance ---
   async invoke(req: InvokeRequest, opts: InvokeOptions = {}): Promise<unknown> {
     const signal = opts.signal
-    if (this.disposed) throw new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`)
-    if (signal?.aborted === true)
-      throw new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
-    let argsJson: string
-    try {
-      argsJson = req.args === undefined ? '' : JSON.stringify(req.args)
-    } catch (err) {
-      throw new PluginCallError(this.name, 'invalid-result', `arguments are not JSON: ${(err as Error).message}`)
-    }
-    // a free slot is taken synchronously: no await (and no extra microtask turn) on the fast path
-    try {
-      const wait = this.slots.acquire(signal)
-      if (wait !== undefined) await wait
-    } catch (err) {
-      throw err instanceof PluginCallError
-        ? err
-        : new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled while queued`)
-    }
+    const argsJson = openCall(this.name, this.disposed, req, signal)
+    const wait = takeSlot(this.name, this.slots, signal)
+    if (wait !== undefined) await wait
     try {
       if (!this.backend.ready) {
         try {

@@ -14,6 +14,8 @@ import {
 import { parseResult } from '../json-result.js'
 import { runCapability } from '../capability-call.js'
 import { CallSlots } from '../call-slots.js'
+import { openCall, takeSlot } from '../call-opening.js'
+import { logPluginLine } from '../plugin-log-line.js'
 import { Cancellation } from '../cancel.js'
 import type { CapReply, WorkerData, WorkerTask, WorkerToHost } from './protocol.js'
 
@@ -23,7 +25,6 @@ const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024
 const IDLE_TIMEOUT_MS = 30_000
 /** Calls handed to piscina at once (running or queued there); more wait in our queue. */
 const MAX_IN_FLIGHT = 1024
-const LOG_LEVELS = new Set(['debug', 'info', 'warn', 'error'])
 
 const here = import.meta.url
 const fromSource = here.endsWith('.ts')
@@ -132,25 +133,10 @@ class WorkerInstance implements SandboxInstance {
   }
 
   async invoke(req: InvokeRequest, opts: InvokeOptions = {}): Promise<unknown> {
-    if (this.disposed) throw new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`)
     const signal = opts.signal
-    if (signal?.aborted === true)
-      throw new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
-    let args: string
-    try {
-      args = req.args === undefined ? '' : JSON.stringify(req.args)
-    } catch (err) {
-      throw new PluginCallError(this.name, 'invalid-result', `arguments are not JSON: ${(err as Error).message}`)
-    }
-    // a free slot is taken synchronously: no await (and no extra microtask turn) on the fast path
-    try {
-      const wait = this.slots.acquire(signal)
-      if (wait !== undefined) await wait
-    } catch (err) {
-      throw err instanceof PluginCallError
-        ? err
-        : new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled while queued`)
-    }
+    const args = openCall(this.name, this.disposed, req, signal)
+    const wait = takeSlot(this.name, this.slots, signal)
+    if (wait !== undefined) await wait
     const slot = this.freeSlots.pop()!
     this.starts[slot] = 0
     const abort = new Cancellation()
@@ -233,7 +219,7 @@ class WorkerInstance implements SandboxInstance {
   /** Messages from the pool's threads: progress, log lines, capability requests. */
   private fromWorker(m: WorkerToHost): void {
     if (m.t === 'log') {
-      this.logLine(m.level, m.msg, m.data)
+      logPluginLine(this.spec.capabilities.log, this.name, m.level, m.msg, m.data)
       return
     }
     const s = this.calls.get(m.id)
@@ -264,21 +250,6 @@ class WorkerInstance implements SandboxInstance {
       }
     }
     if (++s.received === s.expected) s.onAll?.()
-  }
-
-  /** Log lines are not tied to a call: they go straight to the host logger, tagged with the plugin. */
-  private logLine(level: string, msg: string, data: string): void {
-    let fields: Record<string, unknown> = {}
-    try {
-      const d = JSON.parse(data) as unknown
-      if (d !== null && typeof d === 'object' && !Array.isArray(d)) fields = d as Record<string, unknown>
-    } catch {
-      /* dropped */
-    }
-    this.spec.capabilities.log[LOG_LEVELS.has(level) ? (level as 'info') : 'info'](
-      { ...fields, plugin: this.name },
-      msg
-    )
   }
 
   private failure(err: unknown, timedOut: boolean): PluginCallError {
