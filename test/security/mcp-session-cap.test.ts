@@ -3,7 +3,7 @@ import type WebSocket from 'ws'
 import { startMcp } from '../mcp/helpers.js'
 import { INIT, initialize, wsFrom, closeWs } from './mcp-clients.js'
 
-// Hostile-client corpus, issue 22 item 3: anonymous sessions at the cap cannot lock out
+// Hostile-client corpus: anonymous sessions at the cap cannot lock out
 // authenticated principals, cost no scan per create, and deep JSON over WebSocket counts nothing.
 
 const ALICE = { authorization: 'Bearer alice-token-0123456789' }

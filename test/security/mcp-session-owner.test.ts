@@ -2,7 +2,7 @@ import t from 'tap'
 import { startMcp } from '../mcp/helpers.js'
 import { call, initialize, onSession, wsFrom, closeWs } from './mcp-clients.js'
 
-// Hostile-client corpus, issue 22 item 10: an MCP session belongs to the principal that opened it
+// Hostile-client corpus: an MCP session belongs to the principal that opened it
 // (an anonymous one to its creator's address); anyone else holding its Mcp-Session-Id gets 404.
 
 const ALICE = { authorization: 'Bearer alice-token-0123456789' }

@@ -9,7 +9,7 @@ import { installMcp } from '../../runtime/mcp/install.js'
 import { entryCount } from '../../runtime/store/lmdb.js'
 import { initialize, onSession } from './mcp-clients.js'
 
-// Hostile-client corpus, issue 22 item 2: what one MCP session may store is capped (client
+// Hostile-client corpus: what one MCP session may store is capped (client
 // capabilities and info, subscriptions and their URIs), and a subscribe writes only itself.
 
 const blob = (bytes: number): string => 'x'.repeat(bytes)
