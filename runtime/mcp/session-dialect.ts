@@ -1,6 +1,6 @@
 import type { CoreState } from './core-state.js'
 import { McpError, ErrorCode, HttpStatus, rejection } from './errors.js'
-import { findResource } from './registry.js'
+import { findResource } from './entries.js'
 import { callerOf, refusalError } from './session-quota.js'
 import type { Session } from './sessions.js'
 import { describeResource, describeTemplate, describePrompt, legacyTask } from './describe.js'
