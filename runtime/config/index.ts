@@ -4,4 +4,5 @@ export { KEY_SCHEMA, type KeyDef, type KeyDefs, type KeyValues } from './key-def
 export type { ConfigKeys, ConfigKey, ConfigKeyOf } from './core-keys.js'
 export { configTable, BEGIN as CONFIG_BEGIN, END as CONFIG_END } from './docs.js'
 export { OperatorError, EX_CONFIG } from './operator-error.js'
+export { readRegularFile } from './regular-file.js'
 export { editDistance, closest, didYouMean } from './did-you-mean.js'

@@ -1,7 +1,10 @@
-import { readFileSync } from 'node:fs'
 import { LineCounter, parseDocument } from 'yaml'
 import type { ConfigKey, ConfigKeys, PluginGrantConfig, PluginGrantKey } from './core-keys.js'
 import { OperatorError } from './operator-error.js'
+import { readRegularFile } from './regular-file.js'
+
+/** A configuration file is kilobytes; a larger one (or `/dev/zero`) is a mistake, not a config. */
+const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024
 
 /** Start-up stops with this error; its message names the key and what it expects. */
 export class ConfigError extends OperatorError {
@@ -98,7 +101,7 @@ export function foldGrantKeys(flat: Record<string, unknown>): Record<string, unk
 export function readYaml(path: string, isKnown: (key: string) => boolean): Record<string, unknown> {
   let text: string
   try {
-    text = readFileSync(path, 'utf8')
+    text = readRegularFile(path, MAX_CONFIG_FILE_BYTES).toString('utf8')
   } catch (e) {
     throw new ConfigError(`cannot read config file ${path}: ${(e as Error).message}`)
   }
