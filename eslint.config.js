@@ -30,7 +30,9 @@ export default tseslint.config(
       '@typescript-eslint/no-unused-vars': [
         'error',
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }
-      ]
+      ],
+      // `interface ConfigKeys extends KeyValues<...> {}` is how an area adds its keys to the config's type
+      '@typescript-eslint/no-empty-object-type': ['error', { allowInterfaces: 'with-single-extends' }]
     }
   },
   {

@@ -1,4 +1,5 @@
 import type { Area, Platform } from './platform.js'
+import { ConfigKeySet, type Config, type ConfigSources } from './config/index.js'
 import { transportArea } from './transport/install.js'
 import { pluginsArea } from './plugins/install.js'
 import { scopeArea } from './scope/install.js'
@@ -31,4 +32,16 @@ export const AREAS: readonly Area[] = [
 /** Installs `areas` in order (tests pass a subset). */
 export async function installAreas(platform: Platform, areas: readonly Area[] = AREAS): Promise<void> {
   for (const area of areas) await platform.use(area)
+}
+
+/** Every configuration key of the served platform: the core's and those of each area in `AREAS`. */
+export const CONFIG_KEYS = new ConfigKeySet(AREAS)
+
+/**
+ * Loads the configuration (defaults < platform.yaml < PLATFORM_* environment < overrides) against
+ * the keys of the core and of `areas`. A test that installs a subset of areas still loads every key
+ * of `AREAS`; a test area of its own passes `[...AREAS, itsArea]`.
+ */
+export function loadConfig(sources: ConfigSources = {}, areas: readonly Area[] = AREAS): Config {
+  return (areas === AREAS ? CONFIG_KEYS : new ConfigKeySet(areas)).load(sources)
 }

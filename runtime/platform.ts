@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import type { Config } from './config/index.js'
+import type { Config, KeyDefs } from './config/index.js'
 import { EventBus } from './events/index.js'
 import { HttpServer, PlatformError } from './http/index.js'
 import { createLogger, Metrics, type Logger } from './observability/index.js'
@@ -33,6 +33,8 @@ export interface PlatformOptions {
 export interface Area {
   readonly name: string
   readonly dependsOn: readonly string[]
+  /** The configuration keys the area owns (`runtime/<area>/config-keys.ts`); the loader knows them all. */
+  readonly configKeys?: KeyDefs
   install(platform: Platform): void | Promise<void>
 }
 
@@ -104,12 +106,6 @@ export class Platform {
     this.writeGate = new WriteGate(config, this.principals, authorizer, this.audit, this.bus)
     this.addReadiness('store', () => this.store.isOpen)
     this.installCoreRoutes()
-    const demo = config.get('platform.interactions.demo-principal')
-    if (demo !== undefined)
-      this.logger.warn(
-        { principal: demo },
-        'platform.interactions.demo-principal is set: every interactions request runs as this principal. Never enable it in production.'
-      )
   }
 
   /**

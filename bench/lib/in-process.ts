@@ -3,9 +3,8 @@
  * loopback port, with no plugins unless given, and its log discarded (only errors are produced).
  */
 import { Writable } from 'node:stream'
-import { loadConfig } from '../../runtime/config/index.js'
 import { startPlatform, type Platform } from '../../runtime/platform.js'
-import { installAreas } from '../../runtime/areas.js'
+import { installAreas, loadConfig } from '../../runtime/areas.js'
 
 export function startInProcess(
   dataDir: string,

@@ -12,6 +12,7 @@ import type { A2aService } from './a2a-service.js'
 import { A2A } from './key.js'
 import { TaskStore } from './task-store.js'
 import { taskView } from './task-view.js'
+import { A2A_CONFIG_KEYS } from './config-keys.js'
 
 export function installA2a(platform: Platform): void {
   const { config } = platform
@@ -44,5 +45,6 @@ export function installA2a(platform: Platform): void {
 export const a2aArea: Area = {
   name: 'a2a',
   dependsOn: ['plugins', 'ai', 'admin'],
+  configKeys: A2A_CONFIG_KEYS,
   install: installA2a
 }

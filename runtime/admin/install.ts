@@ -30,6 +30,7 @@ import { transportRoutes } from './transport-routes.js'
 import type { WorkflowManifest } from './workflow-manifest.js'
 import { workflowRoutes } from './workflow-routes.js'
 import { LmdbWorkflowStore, MemoryWorkflowStore, type WorkflowStore } from './workflow-store.js'
+import { ADMIN_CONFIG_KEYS } from './config-keys.js'
 
 /** Every admin route, in mount order. */
 export function adminRoutes(d: AdminDeps): AdminRoute[] {
@@ -106,5 +107,6 @@ export function installAdmin(platform: Platform): void {
 export const adminArea: Area = {
   name: 'admin',
   dependsOn: ['transport', 'plugins', 'governance', 'mcp', 'ai'],
+  configKeys: ADMIN_CONFIG_KEYS,
   install: installAdmin
 }

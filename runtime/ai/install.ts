@@ -21,6 +21,7 @@ import { AgentSessions } from './sessions.js'
 import { runTurn, type TurnDeps, type TurnEvent } from './turn-pipeline.js'
 import { AgentEndpoint } from './agent-endpoint.js'
 import { TurnMetrics } from './turn-metrics.js'
+import { AI_CONFIG_KEYS } from './config-keys.js'
 
 /**
  * The AI area: agent turns run through governance and scope, call tools over MCP and stream over
@@ -29,6 +30,7 @@ import { TurnMetrics } from './turn-metrics.js'
 export const aiArea: Area = {
   name: 'ai',
   dependsOn: ['plugins', 'scope', 'governance', 'mcp', 'transport'],
+  configKeys: AI_CONFIG_KEYS,
   install(platform: Platform): void {
     const registry = registryFromConfig(platform)
     // not fatal: a plugin runtime may arrive later by hot reload, but the operator should know now

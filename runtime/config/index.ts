@@ -1,28 +1,7 @@
-export {
-  loadConfig,
-  makeConfig,
-  check,
-  flatten,
-  foldGrantKeys,
-  ConfigError,
-  type Config,
-  type ConfigSources
-} from './load.js'
-export {
-  KEYS,
-  PATTERN_KEYS,
-  PLUGIN_GRANT_SCHEMA,
-  LOG_LEVELS,
-  defaults,
-  configSchema,
-  type KeyDef,
-  type ConfigKeys,
-  type ConfigKey,
-  type ConfigKeyOf,
-  type SchemaValue,
-  type PluginGrantConfig,
-  type PluginGrantKey
-} from './schema.js'
+export { makeConfig, ConfigError, type Config, type ConfigSources } from './load.js'
+export { ConfigKeySet } from './key-set.js'
+export { KEY_SCHEMA, type KeyDef, type KeyDefs, type KeyValues } from './key-def.js'
+export type { ConfigKeys, ConfigKey, ConfigKeyOf } from './core-keys.js'
 export { configTable, BEGIN as CONFIG_BEGIN, END as CONFIG_END } from './docs.js'
 export { OperatorError, EX_CONFIG } from './operator-error.js'
 export { readRegularFile } from './regular-file.js'

@@ -17,6 +17,7 @@ import { FLEET } from './key.js'
 import { LocalTransport } from './local-transport.js'
 import { journalStore } from './journal-store.js'
 import { platformWorkflowRuns } from './workflow-runs.js'
+import { FLEET_CONFIG_KEYS } from './config-keys.js'
 
 /**
  * The agent fleet: coordinators (agents that declare a fleet), the dispatcher that calls their
@@ -25,6 +26,7 @@ import { platformWorkflowRuns } from './workflow-runs.js'
 export const fleetArea: Area = {
   name: 'fleet',
   dependsOn: ['plugins', 'governance', 'ai', 'admin', 'a2a'],
+  configKeys: FLEET_CONFIG_KEYS,
   install: installFleet
 }
 

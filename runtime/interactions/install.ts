@@ -8,6 +8,7 @@ import { InteractionService } from './service.js'
 import { InteractionStreams } from './stream.js'
 import { PlatformError } from '../http/index.js'
 import { startStore, storeFromConfig } from './store-from-config.js'
+import { INTERACTIONS_CONFIG_KEYS } from './config-keys.js'
 
 /**
  * The interactions area: durable agent turns run through the AI area and streamed over transport.
@@ -16,7 +17,14 @@ import { startStore, storeFromConfig } from './store-from-config.js'
 export const interactionsArea: Area = {
   name: 'interactions',
   dependsOn: ['ai', 'transport'],
+  configKeys: INTERACTIONS_CONFIG_KEYS,
   async install(platform: Platform): Promise<void> {
+    const demo = platform.config.get('platform.interactions.demo-principal')
+    if (demo !== undefined)
+      platform.logger.warn(
+        { principal: demo },
+        'platform.interactions.demo-principal is set: every interactions request runs as this principal. Never enable it in production.'
+      )
     if (!platform.config.get('platform.interactions.enabled')) return
     const store = storeFromConfig(platform)
     // runs left RUNNING by a process that died are FAILED before anyone can read them

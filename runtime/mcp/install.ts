@@ -15,6 +15,7 @@ import type { EndpointRef } from './types.js'
 import { McpServer } from './mcp-server.js'
 import { MCP } from './key.js'
 import { installMcpExtras } from './extras.js'
+import { MCP_CONFIG_KEYS } from './config-keys.js'
 
 const PLATFORM_PATH = '/platform/mcp'
 const AGENT_PATTERN = '/platform/agent/{name}/mcp'
@@ -156,6 +157,7 @@ export async function installMcp(platform: Platform): Promise<McpServer | undefi
 export const mcpArea: Area = {
   name: 'mcp',
   dependsOn: [],
+  configKeys: MCP_CONFIG_KEYS,
   install: async (p) => {
     await installMcp(p)
   }

@@ -12,6 +12,7 @@ import { withDeadline } from './deadline.js'
 import { ScopeMetrics } from './scope-metrics.js'
 import { AgentScopes } from './agent-scopes.js'
 import { SCOPE, type ScopeService } from './key.js'
+import { SCOPE_CONFIG_KEYS } from './config-keys.js'
 
 /**
  * Builds the platform's scope runtime from configuration and the plugin registry and provides it
@@ -39,6 +40,7 @@ export async function installScope(platform: Platform): Promise<ScopeRuntime> {
 export const scopeArea: Area = {
   name: 'scope',
   dependsOn: [],
+  configKeys: SCOPE_CONFIG_KEYS,
   install: async (p) => {
     await installScope(p)
   }

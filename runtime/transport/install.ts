@@ -3,6 +3,7 @@ import { Transport } from './transport.js'
 import { installRooms } from './rooms.js'
 import type { EndpointSettings } from './endpoint-settings.js'
 import { TRANSPORT } from './key.js'
+import { TRANSPORT_CONFIG_KEYS } from './config-keys.js'
 
 /**
  * Broadcasters, connected resources (WebSocket, SSE, long-polling) and the room endpoint
@@ -54,4 +55,9 @@ export async function installTransport(platform: Platform): Promise<void> {
   platform.provide(TRANSPORT, transport)
 }
 
-export const transportArea: Area = { name: 'transport', dependsOn: [], install: installTransport }
+export const transportArea: Area = {
+  name: 'transport',
+  dependsOn: [],
+  configKeys: TRANSPORT_CONFIG_KEYS,
+  install: installTransport
+}

@@ -19,8 +19,7 @@ import {
   type Step
 } from '../helpers/doc-shell.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
-import { installAreas } from '../../runtime/areas.js'
-import { loadConfig } from '../../runtime/config/index.js'
+import { installAreas, loadConfig } from '../../runtime/areas.js'
 import { governanceOf } from '../../runtime/governance/index.js'
 import { parseManifest } from '../../runtime/plugins/index.js'
 

@@ -2,7 +2,7 @@ import t from 'tap'
 import { createServer } from 'node:net'
 import { startTestPlatform } from '../helpers/platform.js'
 import { ListenError } from '../../runtime/http/index.js'
-import { loadConfig } from '../../runtime/config/index.js'
+import { loadConfig } from '../../runtime/areas.js'
 
 t.test('a second platform on a port in use fails with "port N is in use"', async (t) => {
   const first = await startTestPlatform()

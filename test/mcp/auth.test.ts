@@ -7,7 +7,7 @@ import { definePlugin, tool } from 'agent-platform/sdk'
 import { startExtras, wsClient } from './extras-helpers.js'
 import { modern, openSession, manifestOf, ACCEPT_BOTH } from './helpers.js'
 import { registerTokenValidator } from '../../runtime/mcp/auth/index.js'
-import { loadConfig } from '../../runtime/config/index.js'
+import { loadConfig } from '../../runtime/areas.js'
 import { inlineInstance } from '../../runtime/plugins/index.js'
 
 const RESOURCE = 'https://mcp.example.com'

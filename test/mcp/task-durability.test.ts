@@ -160,7 +160,7 @@ t.test('the TTL still applies across a restart; answered-in-window calls never b
 // answered the parent kills it with SIGKILL and opens the data directory with a fresh platform.
 const child = `
 const dist = ${JSON.stringify(new URL('../../dist/runtime/', import.meta.url).href)}
-const { loadConfig } = await import(dist + 'config/index.js')
+const { loadConfig } = await import(dist + 'areas.js')
 const { startPlatform } = await import(dist + 'platform.js')
 const { installMcp } = await import(dist + 'mcp/install.js')
 const { getMcp } = await import(dist + 'mcp/index.js')

@@ -2,7 +2,7 @@ import t from 'tap'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { loadConfig } from '../../runtime/config/index.js'
+import { loadConfig } from '../../runtime/areas.js'
 import { operatorGrant } from '../../runtime/plugins/grants.js'
 import { parseManifest, resolveGrant, GrantRefused, type OperatorGrant } from '../../runtime/plugins/index.js'
 

@@ -1,7 +1,8 @@
 import t from 'tap'
 import { rmSync } from 'node:fs'
 import { Writable } from 'node:stream'
-import { makeConfig, defaults } from '../../runtime/config/index.js'
+import { makeConfig } from '../../runtime/config/index.js'
+import { CONFIG_KEYS } from '../../runtime/areas.js'
 import { EventBus } from '../../runtime/events/index.js'
 import { createLogger } from '../../runtime/observability/index.js'
 import { PluginHost, PluginRegistry } from '../../runtime/plugins/index.js'
@@ -110,7 +111,7 @@ t.test('a tier missing from the build fails only the plugins that need it, with 
       cb()
     }
   })
-  const config = makeConfig({ ...defaults(), 'platform.plugins.inl': { sandbox: 'inline' } })
+  const config = makeConfig({ ...CONFIG_KEYS.defaults(), 'platform.plugins.inl': { sandbox: 'inline' } })
   const { loadInline } = await import('../../runtime/plugins/index.js')
   const host = new PluginHost({
     config,

@@ -3,7 +3,7 @@
 // as real child processes of this process in /proc. Bad values are refused naming the key.
 import t from 'tap'
 import { readdirSync, readFileSync } from 'node:fs'
-import { loadConfig } from '../../runtime/config/index.js'
+import { loadConfig } from '../../runtime/areas.js'
 import { startWithPlugins, statusOf, tempRoot, toolPlugin, writePlugin } from './helpers.js'
 
 /** Live sandbox processes (children running sandbox-process.js) of this test process. */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parse } from 'yaml'
-import { loadConfig } from '../../runtime/config/index.js'
+import { loadConfig } from '../../runtime/areas.js'
 import { aiRequest } from '../../runtime/contracts/index.js'
 import {
   createScopePolicy,

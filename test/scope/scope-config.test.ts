@@ -1,5 +1,6 @@
 import t from 'tap'
-import { loadConfig, ConfigError } from '../../runtime/config/index.js'
+import { loadConfig } from '../../runtime/areas.js'
+import { ConfigError } from '../../runtime/config/index.js'
 import {
   scopeFromPolicyConfig,
   scopeFromAgentAttributes,

@@ -1,0 +1,46 @@
+/**
+ * The configuration keys the A2A area owns; `runtime/areas.ts` gathers them with the others.
+ */
+import { KEY_SCHEMA, type KeyDefs, type KeyValues } from '../config/index.js'
+
+const { bool, nonEmpty, positiveInt } = KEY_SCHEMA
+
+export const A2A_CONFIG_KEYS = {
+  'platform.a2a.enabled': {
+    schema: bool,
+    default: true,
+    description:
+      'Serve every agent over A2A 1.0 (JSON-RPC) at `{agent path}/a2a`, with its Agent Card at `{agent path}/.well-known/agent-card.json`'
+  },
+  'platform.a2a.max-tasks': {
+    schema: positiveInt,
+    default: 10_000,
+    description:
+      'A2A tasks kept at once; a message that would create one more is refused until terminal tasks are evicted'
+  },
+  'platform.a2a.task-retention-ms': {
+    schema: positiveInt,
+    default: 300_000,
+    description:
+      'A terminal A2A task (completed, failed, canceled, rejected) is forgotten this long after it was created'
+  },
+  'platform.a2a.all-tasks-role': {
+    schema: nonEmpty,
+    description:
+      "Role whose holders see, list and cancel every caller's A2A tasks on an agent's endpoint; without it each caller sees only its own"
+  },
+  'platform.a2a.public-url': {
+    schema: { type: 'string', pattern: '^https?://[^/]+' },
+    description:
+      "Origin the Agent Cards name in `supportedInterfaces` (e.g. `https://agents.example.com`, behind a proxy); unset: `http://` and the request's Host"
+  },
+  'platform.a2a.root-agent': {
+    schema: nonEmpty,
+    description:
+      'Agent whose card `/.well-known/agent-card.json` at the host root serves; unset: the only agent when exactly one is loaded, else 404'
+  }
+} as const satisfies KeyDefs
+
+declare module '../config/index.js' {
+  interface ConfigKeys extends KeyValues<typeof A2A_CONFIG_KEYS> {}
+}
