@@ -61,7 +61,8 @@ const TURN: TurnRequest = {
   message: 'Where is my order?',
   userId: 'alice',
   sessionId: 'bench-session',
-  metadata: { channel: 'bench', roles: ['customer'] }
+  roles: ['customer'],
+  clientMetadata: { channel: 'bench' }
 }
 
 async function main(): Promise<void> {

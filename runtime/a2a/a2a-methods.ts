@@ -157,6 +157,7 @@ export class A2aMethods {
     void runTask({ ai: this.ai, store: this.store, logger: this.logger }, t, {
       text: p.text,
       ...(c.userId !== undefined ? { userId: c.userId } : {}),
+      clientMetadata: { ...p.metadata, ...p.message.metadata },
       memoryKey: memoryKey(c.agent, c.viewer.name, contextId)
     })
     return t

@@ -18,6 +18,8 @@ export interface TaskRunDeps {
 export interface TaskTurn {
   text: string
   userId?: string
+  /** The request's and the message's `metadata`: the client's claims (policies read them as `client.<key>`). */
+  clientMetadata?: Record<string, unknown>
   /** The conversation memory key of the task's context: earlier turns of the context are its history. */
   memoryKey: string
 }
@@ -45,7 +47,8 @@ export async function runTask(d: TaskRunDeps, t: TaskRecord, turn: TaskTurn): Pr
         conversationId: t.contextId,
         sessionId: session.sessionId,
         ...(turn.userId !== undefined ? { userId: turn.userId } : {}),
-        metadata: { a2a: { taskId: t.id, contextId: t.contextId } }
+        facts: { a2a: { taskId: t.id, contextId: t.contextId } },
+        ...(turn.clientMetadata !== undefined ? { clientMetadata: turn.clientMetadata } : {})
       },
       t.abort.signal
     )

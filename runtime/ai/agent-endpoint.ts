@@ -266,10 +266,6 @@ export class AgentEndpoint {
     key: string,
     feedbackFrames: boolean
   ): PlayInput {
-    const metadata: Record<string, unknown> = { ...(prompt.metadata ?? {}) }
-    // roles are what the credentials say, never what the client claims: the authorization policy reads them
-    delete metadata.roles
-    if (caller !== undefined && caller.roles.length > 0) metadata.roles = [...caller.roles]
     return {
       memoryKey: key,
       feedbackFrames,
@@ -280,7 +276,9 @@ export class AgentEndpoint {
         // the scoped key, so governance feedback for a conversation never reaches another caller's
         conversationId: key,
         ...(caller !== undefined ? { userId: caller.name } : {}),
-        metadata,
+        // roles are what the credentials say; what the client sent is its claims, never facts
+        ...(caller !== undefined ? { roles: caller.roles } : {}),
+        ...(prompt.metadata !== undefined ? { clientMetadata: prompt.metadata } : {}),
         ...(prompt.model !== undefined ? { model: prompt.model } : {})
       }
     }

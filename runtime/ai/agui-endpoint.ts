@@ -59,7 +59,8 @@ export function installAgui(platform: Platform, ai: AiService): AguiEndpoint {
           conversationId: input.threadId,
           sessionId: session.sessionId,
           ...(userId !== undefined ? { userId } : {}),
-          metadata: { agui: { runId: input.runId, context: input.context } }
+          // all of it is the client's: runId, context and forwardedProps are claims, never facts
+          clientMetadata: { ...input.forwardedProps, agui: { runId: input.runId, context: input.context } }
         },
         cancel.signal
       )

@@ -85,6 +85,8 @@ export interface AguiRunInput {
   tools: AiToolSpec[]
   /** Ambient information the client attached, as `{description, value}` pairs. */
   context: { description: string; value: string }[]
+  /** `forwardedProps` when an object (the protocol allows any value): the client's claims to policies. */
+  forwardedProps: Record<string, unknown>
 }
 
 interface RawToolCall {
@@ -105,11 +107,15 @@ interface RawInput {
   messages: RawMessage[]
   tools?: { name: string; description: string; parameters?: Record<string, unknown> }[]
   context?: { description: string; value: string }[]
+  forwardedProps?: unknown
 }
 
 const validate = new Ajv2020({ strict: false, allErrors: false }).compile<RawInput>(SCHEMA)
 
 const bad = (detail: string): PlatformError => new PlatformError('INVALID_AGUI_INPUT', { detail })
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** Checks a parsed body and turns it into a run; a PlatformError (400) says what is wrong. */
 export function parseAguiInput(body: unknown): AguiRunInput {
@@ -147,7 +153,8 @@ export function parseAguiInput(body: unknown): AguiRunInput {
     history,
     continuation,
     tools,
-    context: raw.context ?? []
+    context: raw.context ?? [],
+    forwardedProps: isPlainObject(raw.forwardedProps) ? raw.forwardedProps : {}
   }
 }
 

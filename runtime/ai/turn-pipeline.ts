@@ -34,11 +34,18 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
     yield fail('bad-request', "a turn needs 'message' (a string)")
     return
   }
-  for (const k of ['history', 'clientTools', 'continuation'] as const)
+  for (const k of ['history', 'clientTools', 'continuation', 'roles'] as const)
     if (req[k] !== undefined && !Array.isArray(req[k])) {
       yield fail('bad-request', `'${k}' must be an array`)
       return
     }
+  for (const k of ['facts', 'clientMetadata'] as const) {
+    const v = req[k]
+    if (v !== undefined && (typeof v !== 'object' || v === null || Array.isArray(v))) {
+      yield fail('bad-request', `'${k}' must be an object`)
+      return
+    }
+  }
   const { platform } = deps
   let agent: RegisteredAgent | undefined
   if (req.agent !== undefined) {
@@ -57,7 +64,8 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
     sessionId: req.sessionId ?? null,
     agentId: agent?.name ?? null,
     conversationId: req.conversationId ?? null,
-    metadata: { ...(req.metadata ?? {}) }
+    metadata: serverMetadata(req),
+    clientMetadata: { ...(req.clientMetadata ?? {}) }
   })
   const gov = governanceOf(platform)
   const preferences: { policy: string; preferred: string; reason: string }[] = []
@@ -132,6 +140,18 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
       }
     }
   }
+}
+
+/**
+ * What policies read as facts: the entry point's own facts and the credentials' roles. Client
+ * metadata never lands here, so no entry point can let a client claim an identity, a role or a
+ * tool call (`action: call_tool` makes scope step aside).
+ */
+function serverMetadata(req: TurnRequest): Record<string, unknown> {
+  const md: Record<string, unknown> = { ...(req.facts ?? {}) }
+  delete md.roles
+  if (req.roles !== undefined && req.roles.length > 0) md.roles = [...req.roles]
+  return md
 }
 
 /** The runtime `model` names, else the active one with `model` as its model name; then the loop. */

@@ -18,7 +18,15 @@ export interface TurnRequest {
   userId?: string
   sessionId?: string
   conversationId?: string
-  metadata?: Record<string, unknown>
+  /** Roles from the caller's credentials: they become `metadata.roles`, which the authorization policy reads. */
+  roles?: readonly string[]
+  /**
+   * Facts the entry point itself establishes (the A2A task, the fleet dispatch, the AG-UI run):
+   * they become the request's `metadata`, which policies trust. Never copy client input here.
+   */
+  facts?: Record<string, unknown>
+  /** The client's own metadata: it reaches policies only as claims (`AiRequest.clientMetadata`). */
+  clientMetadata?: Record<string, unknown>
   /**
    * Tools the client runs itself (AG-UI frontend tools), offered to the model beside the agent's
    * own (which win a name clash). A call to one is reported as `tool-start` and ends the turn: the

@@ -14,7 +14,18 @@ export interface AiRequest {
   sessionId: string | null
   agentId: string | null
   conversationId: string | null
+  /**
+   * Facts the server sets about the request (roles from the credentials, `action: call_tool`,
+   * `tool_name`, the A2A task, the fleet dispatch, ...): what policies may trust. Nothing a client
+   * sends is ever copied here.
+   */
   metadata: Record<string, unknown>
+  /**
+   * What the client sent as its own metadata (an agent prompt's `metadata`, an interaction's, an
+   * A2A message's, AG-UI `forwardedProps`): claims, never facts. A rule reads one only by naming
+   * it as such (`client.<key>`); identity, roles, action, tool and agent never come from here.
+   */
+  clientMetadata: Record<string, unknown>
 }
 
 export interface PolicyContext {
@@ -22,6 +33,11 @@ export interface PolicyContext {
   request: AiRequest
   /** Meaningful in POST_RESPONSE. */
   accumulatedResponse: string
+  /**
+   * A question, not a request (`/check`): policies decide as they would, but stateful ones
+   * (rate-limit, concurrency-limit) neither count it nor take a slot.
+   */
+  dryRun?: boolean
 }
 
 export type PolicyDecision =
@@ -67,6 +83,7 @@ export function aiRequest(partial: Partial<AiRequest> & { message: string }): Ai
     agentId: null,
     conversationId: null,
     metadata: {},
+    clientMetadata: {},
     ...partial
   }
 }

@@ -23,7 +23,7 @@ export class LocalTransport implements AgentTransport {
         message: callMessage(call),
         ...(ctx.userId !== undefined ? { userId: ctx.userId } : {}),
         conversationId: ctx.coordinationId,
-        metadata: {
+        facts: {
           'fleet.coordinationId': ctx.coordinationId,
           'fleet.coordinator': ctx.coordinator,
           'fleet.dispatch.skill': call.skill

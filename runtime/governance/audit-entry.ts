@@ -38,6 +38,10 @@ export function snapshotOf(phase: Phase, r: AiRequest, response: string): Record
   if (r.conversationId != null) s.conversation_id = r.conversationId
   const md = r.metadata
   if (md != null) for (const k in md) if (Object.hasOwn(md, k) && !Object.hasOwn(s, k)) s[k] = coerce(md[k])
+  // the client's claims under their own names, so the log never shows a claim as a fact
+  const cm = r.clientMetadata
+  if (cm != null)
+    for (const k in cm) if (Object.hasOwn(cm, k) && !Object.hasOwn(s, `client.${k}`)) s[`client.${k}`] = coerce(cm[k])
   if (phase === 'POST_RESPONSE' && typeof response === 'string')
     s.response_preview = truncate(response, SNAPSHOT_MESSAGE_CHARS)
   return s

@@ -18,6 +18,8 @@ export interface CheckResponse {
   matched_policy: string | null
   matched_source: string | null
   evaluation_ms: number
+  /** Always true: a check is evaluated as a dry run and spends no rate-limit quota or concurrency slot. */
+  dry_run: true
 }
 
 export const unconfiguredAllowPayload = (): CheckResponse => ({
@@ -26,21 +28,33 @@ export const unconfiguredAllowPayload = (): CheckResponse => ({
   reason: '',
   matched_policy: null,
   matched_source: null,
-  evaluation_ms: 0.0
+  evaluation_ms: 0.0,
+  dry_run: true
 })
 
-/** Builds the AiRequest: agent_id → agentId, context → metadata, action added unless present, message from context. */
+/**
+ * Builds the AiRequest: agent_id → agentId, context → metadata, action added unless present,
+ * message from context, and `context.client` (an object) as the client's claims, so a rule on
+ * `client.<key>` can be checked too. A dry run: stateful policies count nothing.
+ */
 export function checkContext(req: CheckRequest): PolicyContext {
   // Object.assign, not spread: V8 takes a slow path for spread copies here (~10x slower)
   const metadata: Record<string, unknown> = Object.assign({}, req.context)
   if (!Object.hasOwn(metadata, 'action')) metadata.action = req.action
   const m = metadata.message
+  const c = metadata.client
+  let clientMetadata: Record<string, unknown> = {}
+  if (typeof c === 'object' && c !== null && !Array.isArray(c)) {
+    clientMetadata = Object.assign({}, c as Record<string, unknown>)
+    delete metadata.client
+  }
   const request = aiRequest({
     message: typeof m === 'string' ? m : m === undefined || m === null ? '' : String(m),
     agentId: req.agent_id === '' ? null : req.agent_id,
-    metadata
+    metadata,
+    clientMetadata
   })
-  return { phase: 'PRE_ADMISSION', request, accumulatedResponse: '' }
+  return { phase: 'PRE_ADMISSION', request, accumulatedResponse: '', dryRun: true }
 }
 
 interface State {
@@ -116,7 +130,8 @@ function step(ps: readonly GovernancePolicy[], i: number, st: State): CheckRespo
     reason: st.reason,
     matched_policy: st.matched?.name ?? null,
     matched_source: st.matched?.source ?? null,
-    evaluation_ms: ms(st)
+    evaluation_ms: ms(st),
+    dry_run: true
   }
 }
 
@@ -152,7 +167,8 @@ function denied(st: State, p: GovernancePolicy, reason: string): CheckResponse {
     reason,
     matched_policy: p.name,
     matched_source: p.source,
-    evaluation_ms: ms(st)
+    evaluation_ms: ms(st),
+    dry_run: true
   }
 }
 

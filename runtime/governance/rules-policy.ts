@@ -55,10 +55,24 @@ const REQUEST_FIELDS: Record<string, Getter> = {
       : c.request.metadata.response
 }
 
-/** Resolves a condition field: request fields first (when set), then metadata by exact key. */
+/** A field naming a client claim: `client.<key>` reads the client's own metadata, and only that. */
+export const CLIENT_FIELD_PREFIX = 'client.'
+
+/**
+ * Resolves a condition field: request fields first (when set), then the server's metadata by exact
+ * key. The client's metadata only through `client.<key>`: a claim never stands in for a fact, so
+ * `user_id` or `tool_name` cannot be set by what a client sends.
+ */
 function getterFor(field: string): Getter {
   const g = REQUEST_FIELDS[field]
   if (g !== undefined) return g
+  if (field.startsWith(CLIENT_FIELD_PREFIX) && field.length > CLIENT_FIELD_PREFIX.length) {
+    const key = field.slice(CLIENT_FIELD_PREFIX.length)
+    return (c) => {
+      const cm = c.request.clientMetadata
+      return cm != null && Object.hasOwn(cm, key) ? cm[key] : undefined
+    }
+  }
   return (c) => (Object.hasOwn(c.request.metadata, field) ? c.request.metadata[field] : undefined)
 }
 

@@ -266,10 +266,8 @@ export class InteractionService {
           ...(req.agentId !== undefined ? { agent: req.agentId } : {}),
           ...(req.systemPrompt !== undefined ? { systemPrompt: req.systemPrompt } : {}),
           ...(req.model !== undefined ? { model: req.model } : {}),
-          metadata: {
-            ...req.metadata,
-            ...(req.roles !== undefined && req.roles.length > 0 ? { roles: [...req.roles] } : {})
-          }
+          ...(req.roles !== undefined ? { roles: req.roles } : {}),
+          ...(req.metadata !== undefined ? { clientMetadata: req.metadata } : {})
         },
         run.controller
       )

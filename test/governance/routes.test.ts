@@ -128,7 +128,15 @@ t.test('POST check: toolkit protocol; open; never writes the decision log', asyn
     body: { agent_id: 'a1', action: 'call_tool', context: { tool_name: 'delete_database' } }
   })
   t.equal(deny.status, 200)
-  t.same(Object.keys(deny.body), ['allowed', 'decision', 'reason', 'matched_policy', 'matched_source', 'evaluation_ms'])
+  t.same(Object.keys(deny.body), [
+    'allowed',
+    'decision',
+    'reason',
+    'matched_policy',
+    'matched_source',
+    'evaluation_ms',
+    'dry_run'
+  ])
   t.same(
     { ...deny.body, evaluation_ms: 0 },
     {
@@ -137,7 +145,8 @@ t.test('POST check: toolkit protocol; open; never writes the decision log', asyn
       reason: 'Deleting databases is not allowed',
       matched_policy: 'agt-rules',
       matched_source: `yaml:${rules}`,
-      evaluation_ms: 0
+      evaluation_ms: 0,
+      dry_run: true
     }
   )
   t.type(deny.body.evaluation_ms, 'number')
@@ -146,7 +155,15 @@ t.test('POST check: toolkit protocol; open; never writes the decision log', asyn
   const ok = await call('/check', { body: { agent_id: 'a1', action: 'read', context: { message: 'hello' } } })
   t.same(
     { ...ok.body, evaluation_ms: 0 },
-    { allowed: true, decision: 'allow', reason: '', matched_policy: null, matched_source: null, evaluation_ms: 0 }
+    {
+      allowed: true,
+      decision: 'allow',
+      reason: '',
+      matched_policy: null,
+      matched_source: null,
+      evaluation_ms: 0,
+      dry_run: true
+    }
   )
   const msg = await call('/check', { body: { context: { message: 'this is forbidden' } } })
   t.same(
@@ -511,7 +528,15 @@ t.test('no kill switch installed: arm and disarm are 409, audited as unavailable
   const chk = await call('/check', { body: { action: 'x' } }, none.url)
   t.same(
     chk.body,
-    { allowed: true, decision: 'allow', reason: '', matched_policy: null, matched_source: null, evaluation_ms: 0 },
+    {
+      allowed: true,
+      decision: 'allow',
+      reason: '',
+      matched_policy: null,
+      matched_source: null,
+      evaluation_ms: 0,
+      dry_run: true
+    },
     'no policies: unconfigured allow payload'
   )
   t.same((await call('/summary', {}, none.url)).body, { policyCount: 0, sources: [] })
@@ -549,7 +574,8 @@ t.test('governance disabled: 503 runs before the write gate; reads answer as uni
     reason: '',
     matched_policy: null,
     matched_source: null,
-    evaluation_ms: 0
+    evaluation_ms: 0,
+    dry_run: true
   })
   t.same((await call('/policies', {}, dis.url)).body, [])
   t.equal(governanceOf(dis.platform), undefined)

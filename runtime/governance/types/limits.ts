@@ -63,6 +63,7 @@ export class RateLimitPolicy implements GovernancePolicy {
     const from = t - this.windowSeconds * 1000
     let w = this.hits.get(subject)
     if (w === undefined) {
+      if (ctx.dryRun === true) return ADMIT
       if (this.hits.size >= MAX_SUBJECTS) this.prune(from)
       w = { ts: [], head: 0 }
       this.hits.set(subject, w)
@@ -75,7 +76,8 @@ export class RateLimitPolicy implements GovernancePolicy {
     }
     if (w.ts.length - w.head >= this.limit)
       return deny(`rate-limited: ${subject} exceeded ${this.limit} requests per ${this.windowSeconds}s`)
-    w.ts.push(t)
+    // a dry run (`/check`) answers as a request would be answered now, without spending the quota
+    if (ctx.dryRun !== true) w.ts.push(t)
     return ADMIT
   }
 
@@ -108,12 +110,13 @@ export class ConcurrencyLimitPolicy implements GovernancePolicy {
     const n = this.inFlight.get(subject) ?? 0
     if (n >= this.maxConcurrent)
       return deny(`concurrency limit: ${subject} already has ${n} in-flight (max ${this.maxConcurrent})`)
-    this.inFlight.set(subject, n + 1)
+    if (ctx.dryRun !== true) this.inFlight.set(subject, n + 1)
     return ADMIT
   }
 
   abandon(ctx: PolicyContext): void {
-    this.release(subjectOf(ctx.request))
+    // a dry run took no slot, so it gives none back
+    if (ctx.dryRun !== true) this.release(subjectOf(ctx.request))
   }
 
   held(subject: string): number {

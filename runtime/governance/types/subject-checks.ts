@@ -2,6 +2,7 @@
 import {
   admit,
   deny,
+  type AiRequest,
   type GovernancePolicy,
   type PolicyContext,
   type PolicyDecision,
@@ -106,6 +107,16 @@ export function timeWindowFactory(d: PolicyDescriptor, now?: () => number): Gove
   return new TimeWindowPolicy(d.name, d.source, d.version, start, end, zone, days, now)
 }
 
+/** A key of the server's metadata, or with `client.` a key of the client's claims (never one for the other). */
+function metadataValue(r: AiRequest, key: string): unknown {
+  if (key.startsWith('client.')) {
+    const cm = r.clientMetadata
+    const k = key.slice('client.'.length)
+    return cm != null && Object.hasOwn(cm, k) ? cm[k] : undefined
+  }
+  return Object.hasOwn(r.metadata, key) ? r.metadata[key] : undefined
+}
+
 export class MetadataPresencePolicy implements GovernancePolicy {
   readonly className = 'MetadataPresencePolicy'
   constructor(
@@ -116,9 +127,8 @@ export class MetadataPresencePolicy implements GovernancePolicy {
   ) {}
   evaluate(ctx: PolicyContext): PolicyDecision {
     if (ctx.phase !== 'PRE_ADMISSION') return ADMIT
-    const md = ctx.request.metadata
     for (const k of this.keys) {
-      const v = Object.hasOwn(md, k) ? md[k] : undefined
+      const v = metadataValue(ctx.request, k)
       if (v === undefined || v === null || (typeof v === 'string' && v.trim() === ''))
         return deny(`required metadata key '${k}' is missing`)
     }
