@@ -14,7 +14,7 @@ import {
   authorizerFromConfig,
   type ControlAuthorizer
 } from './auth/index.js'
-import { ADMIT_ALL_TOOL_CALLS, type AreaKey, type ControlAuditEntry, type ToolCallGate } from './contracts/index.js'
+import { CORE, type AreaKey, type ControlAuditEntry, type ExtensionPoint } from './contracts/index.js'
 
 export interface PlatformOptions {
   config: Config
@@ -58,12 +58,14 @@ export class Platform {
   readonly writeGate: WriteGate
   /** What plugins contribute; MCP, governance and scope read it. */
   readonly plugins: PluginRegistry
-  /** Governance replaces this; the MCP server calls it before every tool runs. */
-  toolCallGate: ToolCallGate = ADMIT_ALL_TOOL_CALLS
   /** The framework property bag (`org.platform.ai.governance.policies` lives here). */
   readonly properties = new Map<string, unknown>()
   private readonly areas = new Map<AreaKey<unknown>, unknown>()
   private readonly installed = new Set<string>()
+  private readonly extended = new Map<ExtensionPoint<unknown>, unknown[]>()
+  /** The area whose install runs now: `extend` checks its declaration. */
+  private installing: Area | undefined
+  private listening = false
   private readonly readiness = new Map<string, ReadinessCheck>()
   private readonly closers: (() => void | Promise<void>)[] = []
   private closed = false
@@ -122,7 +124,12 @@ export class Platform {
       if (!this.installed.has(dep)) throw new Error(`area "${area.name}" depends on "${dep}", which is not installed`)
     }
     this.installed.add(area.name)
-    await area.install(this)
+    this.installing = area
+    try {
+      await area.install(this)
+    } finally {
+      this.installing = undefined
+    }
   }
 
   /** Names of the areas installed so far, in installation order. */
@@ -130,10 +137,34 @@ export class Platform {
     return [...this.installed]
   }
 
-  /** Publishes an area's service under its key (once per key). */
+  /**
+   * Publishes an area's service under its key (once per key) and freezes it, so no other area
+   * changes it after install: an area that extends another goes through an ExtensionPoint.
+   */
   provide<T>(key: AreaKey<T>, value: T): void {
     if (this.areas.has(key)) throw new Error(`area "${key.name}" is provided twice`)
-    this.areas.set(key, value)
+    this.areas.set(key, typeof value === 'object' && value !== null ? Object.freeze(value) : value)
+  }
+
+  /**
+   * Adds a value at an extension point another area declared. Allowed before the platform
+   * listens: during the install of an area that declares the point's owner in `dependsOn` (a
+   * point of the core, any area), or from the composition root outside any install.
+   */
+  extend<T>(point: ExtensionPoint<T>, value: T): void {
+    if (this.listening) throw new Error(`${point} is closed: extensions are added before the platform listens`)
+    const by = this.installing
+    if (by !== undefined && point.owner !== CORE && point.owner !== by.name && !by.dependsOn.includes(point.owner))
+      throw new Error(`area "${by.name}" extends ${point} without declaring "${point.owner}" in dependsOn`)
+    const values = this.extended.get(point) ?? []
+    if (point.single && values.length > 0) throw new Error(`${point} takes one value and has one already`)
+    values.push(value)
+    this.extended.set(point, values)
+  }
+
+  /** The values added at an extension point, in the order they were added; empty when none. */
+  extensions<T>(point: ExtensionPoint<T>): readonly T[] {
+    return (this.extended.get(point) as T[] | undefined) ?? NONE
   }
 
   /** The service an area provided; throws when that area is not installed. */
@@ -158,6 +189,7 @@ export class Platform {
 
   async listen(): Promise<{ port: number; url: string }> {
     const host = this.config.get('platform.server.host')
+    this.listening = true
     const port = await this.http.listen(host, this.config.get('platform.server.port'))
     // the address actually bound, even 0.0.0.0 (every interface): the operator must see what is exposed
     const shown = host.includes(':') ? `[${host}]` : host
@@ -205,6 +237,8 @@ export class Platform {
     })
   }
 }
+
+const NONE: readonly never[] = Object.freeze([])
 
 export async function startPlatform(opts: PlatformOptions): Promise<{ platform: Platform; port: number; url: string }> {
   const platform = new Platform(opts)
