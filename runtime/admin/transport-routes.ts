@@ -1,6 +1,7 @@
 /** Broadcasters, resources, rooms, handlers, protocols and interceptors: the transport as it is now. */
 import { PlatformError } from '../http/index.js'
 import { TOOL_CALL_GATE } from '../contracts/index.js'
+import { ROOM_JOIN_GUARD } from '../transport/index.js'
 import type { AdminDeps } from './admin-deps.js'
 import type { AdminRoute } from './route-table.js'
 
@@ -21,7 +22,7 @@ export function interceptors(d: AdminDeps): { className: string }[] {
   const out: { className: string }[] = []
   if (d.governance !== undefined) out.push({ className: 'PolicyAdmissionGate' })
   if (d.platform.extensions(TOOL_CALL_GATE).length > 0) out.push({ className: 'ToolCallGate' })
-  if (d.transport.roomJoinGuard !== undefined) out.push({ className: 'RoomJoinGuard' })
+  if (d.platform.extensions(ROOM_JOIN_GUARD).length > 0) out.push({ className: 'RoomJoinGuard' })
   return out
 }
 

@@ -82,7 +82,8 @@ export class InteractionService {
   readonly store: InteractionStore
   readonly feed: StepFeed
   private readonly runs = new Map<string, Run>()
-  private closing = false
+  // #private: platform.provide freezes the service, and close() still flips this
+  #closing = false
 
   constructor(private readonly opts: InteractionServiceOptions) {
     this.store = opts.store
@@ -112,7 +113,7 @@ export class InteractionService {
    * answers with the terminal record, or FAILED when the turn outlives the synchronous timeout.
    */
   async create(owner: string, req: InteractionRequest): Promise<Interaction> {
-    if (this.closing) throw new PlatformError('SHUTTING_DOWN')
+    if (this.#closing) throw new PlatformError('SHUTTING_DOWN')
     let parent: InteractionHeader | undefined
     if (req.previousInteractionId !== undefined) {
       parent = await this.owned(owner, req.previousInteractionId)
@@ -215,7 +216,7 @@ export class InteractionService {
    * marks them interrupted at the next start, as it does after a crash.
    */
   async close(): Promise<void> {
-    this.closing = true
+    this.#closing = true
     await Promise.all([...this.runs.values()].map((r) => this.drop(r)))
   }
 

@@ -2,7 +2,7 @@ import type { Area, Platform } from '../platform.js'
 import { Transport } from './transport.js'
 import { installRooms } from './rooms.js'
 import type { EndpointSettings } from './endpoint.js'
-import { TRANSPORT } from './key.js'
+import { ROOM_JOIN_GUARD, TRANSPORT } from './key.js'
 
 /**
  * Broadcasters, connected resources (WebSocket, SSE, long-polling) and the room endpoint
@@ -41,7 +41,7 @@ export async function installTransport(platform: Platform): Promise<void> {
   installRooms(settings, {
     auth: c.get('platform.transport.rooms.auth'),
     principalOf: (headers) => platform.principals.fromHeaders(headers),
-    guard: () => transport.roomJoinGuard,
+    guard: () => platform.extensions(ROOM_JOIN_GUARD)[0],
     maxMessageBytes: c.get('platform.transport.rooms.max-message-bytes'),
     rate: {
       perSecond: c.get('platform.transport.rooms.max-messages-per-second'),
