@@ -1,6 +1,5 @@
 import type { Area, Platform } from './platform.js'
 import { transportArea } from './transport/install.js'
-import { pluginsArea } from './plugins/install.js'
 import { scopeArea } from './scope/install.js'
 import { governanceArea } from './governance/install.js'
 import { mcpArea, mcpExtrasArea } from './mcp/install.js'
@@ -16,7 +15,6 @@ import { fleetArea } from './fleet/install.js'
  */
 export const AREAS: readonly Area[] = [
   transportArea,
-  pluginsArea,
   scopeArea,
   governanceArea,
   mcpArea,

@@ -5,7 +5,7 @@ import { EventBus } from './events/index.js'
 import { HttpServer, PlatformError } from './http/index.js'
 import { createLogger, Metrics, type Logger } from './observability/index.js'
 import { Store, countAndLogWriteFailures } from './store/index.js'
-import { PluginRegistry } from './plugins/index.js'
+import { PluginHost, PluginRegistry, type KvDatabase, type PluginHostOptions } from './plugins/index.js'
 import {
   TokenResolver,
   PrincipalResolver,
@@ -22,7 +22,9 @@ export interface PlatformOptions {
   logDestination?: NodeJS.WritableStream
   /** Replaces the authorizer chosen by configuration. */
   authorizer?: ControlAuthorizer
-  /** Attaches the areas (transport, plugins, MCP, governance, ...) before the server listens. */
+  /** Timings of the plugin host (tests shorten them); the rest comes from the configuration. */
+  pluginHost?: Pick<PluginHostOptions, 'rescanMs' | 'debounceMs' | 'loadTimeoutMs'>
+  /** Attaches the areas (transport, MCP, governance, ...) before the server listens. */
   install?: (platform: Platform) => void | Promise<void>
 }
 
@@ -58,6 +60,11 @@ export class Platform {
   readonly writeGate: WriteGate
   /** What plugins contribute; MCP, governance and scope read it. */
   readonly plugins: PluginRegistry
+  /**
+   * Loads the plugin directories into `plugins` and keeps them in step with the disk (readiness
+   * check `plugins`). Core, like the registry it fills: `startPlatform` loads before any area installs.
+   */
+  readonly pluginHost: PluginHost
   /** The framework property bag (`org.platform.ai.governance.policies` lives here). */
   readonly properties = new Map<string, unknown>()
   private readonly areas = new Map<AreaKey<unknown>, unknown>()
@@ -81,6 +88,19 @@ export class Platform {
     }
     this.store = new Store(resolve(config.get('platform.data-dir')))
     this.plugins = new PluginRegistry(this.bus)
+    this.pluginHost = new PluginHost({
+      config,
+      logger: this.logger.child({ area: 'plugins' }),
+      registry: this.plugins,
+      capabilities: {
+        logger: this.logger,
+        kvDb: () => this.store.db<unknown, [string, string]>('plugin-kv') as KvDatabase,
+        agentTurns: this.plugins.agentTurns,
+        runtimeStreams: this.plugins.runtimeStreams
+      },
+      metrics: this.metrics,
+      ...opts.pluginHost
+    })
     this.http = new HttpServer({
       logger: this.logger,
       metrics: this.metrics,
@@ -105,6 +125,7 @@ export class Platform {
       )
     this.writeGate = new WriteGate(config, this.principals, authorizer, this.audit, this.bus)
     this.addReadiness('store', () => this.store.isOpen)
+    this.addReadiness('plugins', () => this.pluginHost.ready)
     this.installCoreRoutes()
     const demo = config.get('platform.interactions.demo-principal')
     if (demo !== undefined)
@@ -207,6 +228,8 @@ export class Platform {
         this.logger.error({ err }, 'close hook failed')
       }
     }
+    // after every area's hooks, which may still call plugins; disposes every sandbox
+    await this.pluginHost.close()
     await this.store.close()
     this.logger.flush?.()
   }
@@ -243,6 +266,8 @@ const NONE: readonly never[] = Object.freeze([])
 export async function startPlatform(opts: PlatformOptions): Promise<{ platform: Platform; port: number; url: string }> {
   const platform = new Platform(opts)
   try {
+    // plugins first: areas find what the plugins contribute when they install
+    await platform.pluginHost.start()
     await opts.install?.(platform)
     const { port, url } = await platform.listen()
     return { platform, port, url }

@@ -43,6 +43,6 @@ export function installA2a(platform: Platform): void {
 
 export const a2aArea: Area = {
   name: 'a2a',
-  dependsOn: ['plugins', 'ai', 'admin'],
+  dependsOn: ['ai', 'admin'],
   install: installA2a
 }

@@ -102,6 +102,6 @@ export function installAdmin(platform: Platform): void {
 
 export const adminArea: Area = {
   name: 'admin',
-  dependsOn: ['transport', 'plugins', 'governance', 'mcp', 'ai'],
+  dependsOn: ['transport', 'governance', 'mcp', 'ai'],
   install: installAdmin
 }

@@ -28,7 +28,7 @@ import { TurnMetrics } from './turn-metrics.js'
  */
 export const aiArea: Area = {
   name: 'ai',
-  dependsOn: ['plugins', 'scope', 'governance', 'mcp', 'transport'],
+  dependsOn: ['scope', 'governance', 'mcp', 'transport'],
   install(platform: Platform): void {
     const registry = registryFromConfig(platform)
     // not fatal: a plugin runtime may arrive later by hot reload, but the operator should know now

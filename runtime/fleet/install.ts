@@ -24,7 +24,7 @@ import { platformWorkflowRuns } from './workflow-runs.js'
  */
 export const fleetArea: Area = {
   name: 'fleet',
-  dependsOn: ['plugins', 'governance', 'ai', 'admin', 'a2a'],
+  dependsOn: ['governance', 'ai', 'admin', 'a2a'],
   install: installFleet
 }
 
