@@ -1,7 +1,6 @@
 import type { Area, Platform } from './platform.js'
 import { ConfigKeySet, type Config, type ConfigSources } from './config/index.js'
 import { transportArea } from './transport/install.js'
-import { pluginsArea } from './plugins/install.js'
 import { scopeArea } from './scope/install.js'
 import { governanceArea } from './governance/install.js'
 import { mcpArea, mcpExtrasArea } from './mcp/install.js'
@@ -17,7 +16,6 @@ import { fleetArea } from './fleet/install.js'
  */
 export const AREAS: readonly Area[] = [
   transportArea,
-  pluginsArea,
   scopeArea,
   governanceArea,
   mcpArea,

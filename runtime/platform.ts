@@ -5,7 +5,7 @@ import { EventBus } from './events/index.js'
 import { HttpServer, PlatformError } from './http/index.js'
 import { createLogger, Metrics, type Logger } from './observability/index.js'
 import { Store, countAndLogWriteFailures } from './store/index.js'
-import { PluginRegistry } from './plugins/index.js'
+import { PluginHost, PluginRegistry, type KvDatabase, type PluginHostOptions } from './plugins/index.js'
 import {
   TokenResolver,
   PrincipalResolver,
@@ -14,7 +14,7 @@ import {
   authorizerFromConfig,
   type ControlAuthorizer
 } from './auth/index.js'
-import { ADMIT_ALL_TOOL_CALLS, type AreaKey, type ControlAuditEntry, type ToolCallGate } from './contracts/index.js'
+import { CORE, type AreaKey, type ControlAuditEntry, type ExtensionPoint } from './contracts/index.js'
 
 export interface PlatformOptions {
   config: Config
@@ -22,7 +22,9 @@ export interface PlatformOptions {
   logDestination?: NodeJS.WritableStream
   /** Replaces the authorizer chosen by configuration. */
   authorizer?: ControlAuthorizer
-  /** Attaches the areas (transport, plugins, MCP, governance, ...) before the server listens. */
+  /** Timings of the plugin host (tests shorten them); the rest comes from the configuration. */
+  pluginHost?: Pick<PluginHostOptions, 'rescanMs' | 'debounceMs' | 'loadTimeoutMs'>
+  /** Attaches the areas (transport, MCP, governance, ...) before the server listens. */
   install?: (platform: Platform) => void | Promise<void>
 }
 
@@ -60,12 +62,19 @@ export class Platform {
   readonly writeGate: WriteGate
   /** What plugins contribute; MCP, governance and scope read it. */
   readonly plugins: PluginRegistry
-  /** Governance replaces this; the MCP server calls it before every tool runs. */
-  toolCallGate: ToolCallGate = ADMIT_ALL_TOOL_CALLS
+  /**
+   * Loads the plugin directories into `plugins` and keeps them in step with the disk (readiness
+   * check `plugins`). Core, like the registry it fills: `startPlatform` loads before any area installs.
+   */
+  readonly pluginHost: PluginHost
   /** The framework property bag (`org.platform.ai.governance.policies` lives here). */
   readonly properties = new Map<string, unknown>()
   private readonly areas = new Map<AreaKey<unknown>, unknown>()
   private readonly installed = new Set<string>()
+  private readonly extended = new Map<ExtensionPoint<unknown>, unknown[]>()
+  /** The area whose install runs now: `extend` checks its declaration. */
+  private installing: Area | undefined
+  private listening = false
   private readonly readiness = new Map<string, ReadinessCheck>()
   private readonly closers: (() => void | Promise<void>)[] = []
   private closed = false
@@ -81,6 +90,19 @@ export class Platform {
     }
     this.store = new Store(resolve(config.get('platform.data-dir')))
     this.plugins = new PluginRegistry(this.bus)
+    this.pluginHost = new PluginHost({
+      config,
+      logger: this.logger.child({ area: 'plugins' }),
+      registry: this.plugins,
+      capabilities: {
+        logger: this.logger,
+        kvDb: () => this.store.db<unknown, [string, string]>('plugin-kv') as KvDatabase,
+        agentTurns: this.plugins.agentTurns,
+        runtimeStreams: this.plugins.runtimeStreams
+      },
+      metrics: this.metrics,
+      ...opts.pluginHost
+    })
     this.http = new HttpServer({
       logger: this.logger,
       metrics: this.metrics,
@@ -105,6 +127,7 @@ export class Platform {
       )
     this.writeGate = new WriteGate(config, this.principals, authorizer, this.audit, this.bus)
     this.addReadiness('store', () => this.store.isOpen)
+    this.addReadiness('plugins', () => this.pluginHost.ready)
     this.installCoreRoutes()
   }
 
@@ -118,7 +141,12 @@ export class Platform {
       if (!this.installed.has(dep)) throw new Error(`area "${area.name}" depends on "${dep}", which is not installed`)
     }
     this.installed.add(area.name)
-    await area.install(this)
+    this.installing = area
+    try {
+      await area.install(this)
+    } finally {
+      this.installing = undefined
+    }
   }
 
   /** Names of the areas installed so far, in installation order. */
@@ -126,10 +154,34 @@ export class Platform {
     return [...this.installed]
   }
 
-  /** Publishes an area's service under its key (once per key). */
+  /**
+   * Publishes an area's service under its key (once per key) and freezes it, so no other area
+   * changes it after install: an area that extends another goes through an ExtensionPoint.
+   */
   provide<T>(key: AreaKey<T>, value: T): void {
     if (this.areas.has(key)) throw new Error(`area "${key.name}" is provided twice`)
-    this.areas.set(key, value)
+    this.areas.set(key, typeof value === 'object' && value !== null ? Object.freeze(value) : value)
+  }
+
+  /**
+   * Adds a value at an extension point another area declared. Allowed before the platform
+   * listens: during the install of an area that declares the point's owner in `dependsOn` (a
+   * point of the core, any area), or from the composition root outside any install.
+   */
+  extend<T>(point: ExtensionPoint<T>, value: T): void {
+    if (this.listening) throw new Error(`${point} is closed: extensions are added before the platform listens`)
+    const by = this.installing
+    if (by !== undefined && point.owner !== CORE && point.owner !== by.name && !by.dependsOn.includes(point.owner))
+      throw new Error(`area "${by.name}" extends ${point} without declaring "${point.owner}" in dependsOn`)
+    const values = this.extended.get(point) ?? []
+    if (point.single && values.length > 0) throw new Error(`${point} takes one value and has one already`)
+    values.push(value)
+    this.extended.set(point, values)
+  }
+
+  /** The values added at an extension point, in the order they were added; empty when none. */
+  extensions<T>(point: ExtensionPoint<T>): readonly T[] {
+    return (this.extended.get(point) as T[] | undefined) ?? NONE
   }
 
   /** The service an area provided; throws when that area is not installed. */
@@ -154,6 +206,7 @@ export class Platform {
 
   async listen(): Promise<{ port: number; url: string }> {
     const host = this.config.get('platform.server.host')
+    this.listening = true
     const port = await this.http.listen(host, this.config.get('platform.server.port'))
     // the address actually bound, even 0.0.0.0 (every interface): the operator must see what is exposed
     const shown = host.includes(':') ? `[${host}]` : host
@@ -171,6 +224,8 @@ export class Platform {
         this.logger.error({ err }, 'close hook failed')
       }
     }
+    // after every area's hooks, which may still call plugins; disposes every sandbox
+    await this.pluginHost.close()
     await this.store.close()
     this.logger.flush?.()
   }
@@ -202,9 +257,13 @@ export class Platform {
   }
 }
 
+const NONE: readonly never[] = Object.freeze([])
+
 export async function startPlatform(opts: PlatformOptions): Promise<{ platform: Platform; port: number; url: string }> {
   const platform = new Platform(opts)
   try {
+    // plugins first: areas find what the plugins contribute when they install
+    await platform.pluginHost.start()
     await opts.install?.(platform)
     const { port, url } = await platform.listen()
     return { platform, port, url }

@@ -4,8 +4,8 @@
  * admin area its task view. `platform.a2a.enabled=false` leaves all of it out.
  */
 import type { Area, Platform } from '../platform.js'
-import { ADMIN } from '../admin/index.js'
-import { AI } from '../ai/index.js'
+import { ADMIN_TASK_VIEW } from '../admin/index.js'
+import { AI, AI_AGENT_PROTOCOLS } from '../ai/index.js'
 import { installA2aEndpoint } from './a2a-endpoint.js'
 import { A2aMethods } from './a2a-methods.js'
 import type { A2aService } from './a2a-service.js'
@@ -30,8 +30,8 @@ export function installA2a(platform: Platform): void {
     allTasksRole: config.get('platform.a2a.all-tasks-role'),
     rootAgent: config.get('platform.a2a.root-agent')
   })
-  ai.serveProtocol('a2a', (agent) => endpoint.pathOf(agent))
-  if (platform.hasArea(ADMIN)) platform.area(ADMIN).setTasks(taskView(store))
+  platform.extend(AI_AGENT_PROTOCOLS, { protocol: 'a2a', pathOf: (agent) => endpoint.pathOf(agent) })
+  platform.extend(ADMIN_TASK_VIEW, taskView(store))
   const service: A2aService = {
     tasks: store,
     pathOf: (name) => {
@@ -44,7 +44,7 @@ export function installA2a(platform: Platform): void {
 
 export const a2aArea: Area = {
   name: 'a2a',
-  dependsOn: ['plugins', 'ai', 'admin'],
+  dependsOn: ['ai', 'admin'],
   configKeys: A2A_CONFIG_KEYS,
   install: installA2a
 }

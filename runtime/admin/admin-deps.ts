@@ -15,9 +15,10 @@ export interface AdminDeps {
   governance: GovernanceService | undefined
   /** Undefined when MCP is switched off. */
   mcp: McpServer | undefined
-  fleet: FleetView
-  /** The A2A tasks; EMPTY_TASKS until the A2A area hands its view over. */
-  tasks: TaskView
+  /** The fleet added at ADMIN_FLEET_VIEW, read per request; EMPTY_FLEET while none is. */
+  readonly fleet: FleetView
+  /** The A2A tasks added at ADMIN_TASK_VIEW, read per request; EMPTY_TASKS while none is. */
+  readonly tasks: TaskView
   /** The platform's version (package.json). */
   version: string
 }

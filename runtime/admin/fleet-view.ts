@@ -1,7 +1,7 @@
 /**
  * What the admin surface reads of the agent fleet (coordinators, the coordination journal,
- * workflow runs and approvals; A2A tasks are the TaskView's). Until the fleet area hands over its
- * view (it is off, or not installed), the admin routes answer from EMPTY_FLEET: every collection
+ * workflow runs and approvals; A2A tasks are the TaskView's). The fleet area adds its view at
+ * ADMIN_FLEET_VIEW; without one (not installed), the admin routes answer from EMPTY_FLEET: every collection
  * empty, never a 404.
  */
 import type { WorkflowManifest } from './workflow-manifest.js'

@@ -1,5 +1,5 @@
 /** The admin control plane: its route table, the fleet view it reads, its key. */
-export { ADMIN } from './key.js'
+export { ADMIN, ADMIN_FLEET_VIEW, ADMIN_TASK_VIEW } from './key.js'
 export type { AdminService } from './admin-service.js'
 export type { AdminRoute, AdminRequest, RouteGate, JsonSchema } from './route-table.js'
 export { ADMIN_BASE } from './route-table.js'

@@ -20,7 +20,7 @@ import { installAdminMcpTools } from './admin-mcp-tools.js'
 import { EMPTY_FLEET } from './fleet-view.js'
 import { fleetRoutes } from './fleet-routes.js'
 import { EMPTY_TASKS } from './task-view.js'
-import { ADMIN } from './key.js'
+import { ADMIN, ADMIN_FLEET_VIEW, ADMIN_TASK_VIEW } from './key.js'
 import { dashboardDir, mountDashboard, readDashboard } from './dashboard-files.js'
 import { metricsRoutes } from './metrics-report.js'
 import { openApiDocument } from './openapi.js'
@@ -67,8 +67,13 @@ export function installAdmin(platform: Platform): void {
     ai: platform.area(AI),
     governance: governanceOf(platform),
     mcp: getMcp(platform),
-    fleet: EMPTY_FLEET,
-    tasks: EMPTY_TASKS,
+    // read at use time: the fleet and A2A areas install after this one
+    get fleet() {
+      return platform.extensions(ADMIN_FLEET_VIEW).at(-1) ?? EMPTY_FLEET
+    },
+    get tasks() {
+      return platform.extensions(ADMIN_TASK_VIEW).at(-1) ?? EMPTY_TASKS
+    },
     version: platform.version
   }
   const routes = [
@@ -92,21 +97,13 @@ export function installAdmin(platform: Platform): void {
   if (deps.governance !== undefined) streamDecisions(deps.governance.decisionLog, events)
   if (deps.mcp !== undefined && platform.config.get('platform.admin.mcp-tools'))
     installAdminMcpTools(platform, deps.mcp, routes)
-  const service: AdminService = {
-    routes,
-    setFleet: (view) => {
-      deps.fleet = view
-    },
-    setTasks: (view) => {
-      deps.tasks = view
-    }
-  }
+  const service: AdminService = { routes }
   platform.provide(ADMIN, service)
 }
 
 export const adminArea: Area = {
   name: 'admin',
-  dependsOn: ['transport', 'plugins', 'governance', 'mcp', 'ai'],
+  dependsOn: ['transport', 'governance', 'mcp', 'ai'],
   configKeys: ADMIN_CONFIG_KEYS,
   install: installAdmin
 }

@@ -1,6 +1,6 @@
 /**
- * What the admin surface reads of the A2A tasks: the A2A area hands its view over with
- * `setTasks`; until then (or with A2A switched off) the task routes answer from EMPTY_TASKS.
+ * What the admin surface reads of the A2A tasks: the A2A area adds its view at ADMIN_TASK_VIEW;
+ * without one (A2A switched off or not installed) the task routes answer from EMPTY_TASKS.
  */
 
 /** `{taskId, contextId, state, statusMessage, createdAt}`; the detail adds `messageCount, artifactCount, metadata`. */

@@ -1,6 +1,7 @@
 /** Broadcasters, resources, rooms, handlers, protocols and interceptors: the transport as it is now. */
 import { PlatformError } from '../http/index.js'
-import { ADMIT_ALL_TOOL_CALLS } from '../contracts/index.js'
+import { TOOL_CALL_GATE } from '../contracts/index.js'
+import { ROOM_JOIN_GUARD } from '../transport/index.js'
 import type { AdminDeps } from './admin-deps.js'
 import type { AdminRoute } from './route-table.js'
 
@@ -20,8 +21,8 @@ function field(body: unknown, key: string): string {
 export function interceptors(d: AdminDeps): { className: string }[] {
   const out: { className: string }[] = []
   if (d.governance !== undefined) out.push({ className: 'PolicyAdmissionGate' })
-  if (d.platform.toolCallGate !== ADMIT_ALL_TOOL_CALLS) out.push({ className: 'ToolCallGate' })
-  if (d.transport.roomJoinGuard !== undefined) out.push({ className: 'RoomJoinGuard' })
+  if (d.platform.extensions(TOOL_CALL_GATE).length > 0) out.push({ className: 'ToolCallGate' })
+  if (d.platform.extensions(ROOM_JOIN_GUARD).length > 0) out.push({ className: 'RoomJoinGuard' })
   return out
 }
 

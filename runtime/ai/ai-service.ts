@@ -1,10 +1,8 @@
-import type { RegisteredAgent } from '../plugins/index.js'
-import type { AgentInfo, AgentProtocol } from './agent-info.js'
+import type { AgentInfo } from './agent-info.js'
 import type { ConversationMemory } from './memory.js'
 import type { AiCancelSignal, AiRuntime, AiRuntimeInfo } from './runtime.js'
 import type { AgentSessions } from './sessions.js'
 import type { TurnEvent, TurnRequest } from './turn-pipeline.js'
-import type { AgentRunExtension } from './turn-types.js'
 
 /**
  * What the AI area offers: the agents whose turns it runs, the runtimes that answer them, and
@@ -32,17 +30,4 @@ export interface AiService {
   runTurn(request: TurnRequest, signal?: AiCancelSignal): AsyncIterable<TurnEvent>
   /** Turns started through `runTurn` and not yet ended (finished, failed, or abandoned by their reader). */
   inFlight(): number
-  /**
-   * An area that serves agents over a protocol of its own (A2A) says where each agent is, so
-   * `agents()` lists the protocol for the agents it serves; the last call for a protocol wins.
-   */
-  serveProtocol(
-    protocol: Exclude<AgentProtocol, 'mcp' | 'agui'>,
-    pathOf: (agent: RegisteredAgent) => string | undefined
-  ): void
-  /**
-   * Gives agents' own runs more host calls (the fleet area: `ctx.fleet` of coordinators), so this
-   * area needs no import of the one that extends it. One extension; a second replaces the first.
-   */
-  extendAgentRuns(extension: AgentRunExtension): void
 }

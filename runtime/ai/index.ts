@@ -1,5 +1,5 @@
 /** The AI area: the runtime contract, its runtimes, and (later) agent turns. */
-export { AI } from './key.js'
+export { AI, AI_AGENT_PROTOCOLS, AI_AGENT_RUNS, type AgentProtocolServer } from './key.js'
 export type { AiService } from './ai-service.js'
 export type {
   AiCancelSignal,

@@ -6,7 +6,7 @@ import { getMcp } from '../mcp/index.js'
 import { agentInfo } from './agent-info.js'
 import { AgentTools } from './agent-tools.js'
 import { installAgui } from './agui-endpoint.js'
-import { AI } from './key.js'
+import { AI, AI_AGENT_PROTOCOLS, AI_AGENT_RUNS } from './key.js'
 import {
   InMemoryConversationMemory,
   LmdbConversationMemory,
@@ -29,7 +29,7 @@ import { AI_CONFIG_KEYS } from './config-keys.js'
  */
 export const aiArea: Area = {
   name: 'ai',
-  dependsOn: ['plugins', 'scope', 'governance', 'mcp', 'transport'],
+  dependsOn: ['scope', 'governance', 'mcp', 'transport'],
   configKeys: AI_CONFIG_KEYS,
   install(platform: Platform): void {
     const registry = registryFromConfig(platform)
@@ -50,11 +50,19 @@ export const aiArea: Area = {
       runtime: (name) => registry.get(name),
       maxToolRounds: platform.config.get('platform.ai.max-tool-rounds'),
       agentTools: (agent) => agentTools.of(agent),
-      feedback: { maxItems: platform.config.get('platform.ai.governance.feedback.max-items') }
+      feedback: { maxItems: platform.config.get('platform.ai.governance.feedback.max-items') },
+      // read at use time: the fleet area, which adds it, installs after this one
+      get runExtension() {
+        return platform.extensions(AI_AGENT_RUNS)[0]
+      }
     }
     let inFlight = 0
-    // served by an area installed later (A2A), which says where through serveProtocol
-    let a2aPathOf: (agent: RegisteredAgent) => string | undefined = () => undefined
+    // served by an area installed later (A2A), which adds where at AI_AGENT_PROTOCOLS; the last added wins
+    const a2aPathOf = (agent: RegisteredAgent): string | undefined =>
+      platform
+        .extensions(AI_AGENT_PROTOCOLS)
+        .findLast((s) => s.protocol === 'a2a')
+        ?.pathOf(agent)
     const turnMetrics = new TurnMetrics(platform.metrics.registry)
     async function* counted(events: AsyncIterable<TurnEvent>): AsyncGenerator<TurnEvent> {
       inFlight++
@@ -80,13 +88,7 @@ export const aiArea: Area = {
       memory: memoryFromConfig(platform),
       sessions,
       runTurn: (request, signal) => counted(runTurn(deps, request, signal)),
-      inFlight: () => inFlight,
-      serveProtocol: (_protocol, pathOf) => {
-        a2aPathOf = pathOf
-      },
-      extendAgentRuns: (extension) => {
-        deps.runExtension = extension
-      }
+      inFlight: () => inFlight
     }
     const agui = installAgui(platform, service)
     // connections outlive nothing at shutdown: their sessions end, announced like any other end

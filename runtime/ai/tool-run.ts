@@ -1,4 +1,5 @@
 import type { Platform } from '../platform.js'
+import { gateOf, TOOL_CALL_GATE } from '../contracts/index.js'
 import type { AiRequest } from '../governance/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import type { OfferedTools } from './agent-tools.js'
@@ -31,7 +32,7 @@ export async function runTool(
   if (tool === undefined) return { ok: false, text: `unknown tool '${call.name}'` }
   const r = input.request
   try {
-    const verdict = await platform.toolCallGate({
+    const verdict = await gateOf(platform.extensions(TOOL_CALL_GATE))({
       toolName: call.name,
       args: call.arguments,
       ...(r.agentId !== null ? { agentId: r.agentId } : {}),

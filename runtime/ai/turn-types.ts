@@ -73,8 +73,8 @@ export interface TurnDeps {
   agentTools: (agent: string) => OfferedTools
   /** The learning-signal loop's bounds (see feedback.ts). */
   feedback: FeedbackOptions
-  /** Set by another area through `AiService.extendAgentRuns`. */
-  runExtension?: AgentRunExtension
+  /** What another area added at AI_AGENT_RUNS, read per turn. */
+  readonly runExtension?: AgentRunExtension | undefined
 }
 
 /** The turn of an agent's own run(), as another area's host calls see it. */

@@ -4,7 +4,6 @@ import { ConfigError, OperatorError, EX_CONFIG } from '../config/index.js'
 import { startPlatform } from '../platform.js'
 import { ListenError } from '../http/index.js'
 import { installAreas, loadConfig } from '../areas.js'
-import { PLUGIN_HOST } from '../plugins/index.js'
 import { PLUGINS_USAGE, pluginsList, pluginsValidate, pluginsNew } from './plugins.js'
 import { StdioBridge, parseHeaders } from './mcp-stdio.js'
 
@@ -198,13 +197,9 @@ async function serve(
         `SIGHUP applies only plugin grants (platform.plugins.<name>); restart to apply ${other.join(', ')}`
       )
     current = next
-    if (platform.hasArea(PLUGIN_HOST))
-      platform
-        .area(PLUGIN_HOST)
-        .reloadGrants(next)
-        .catch((err: unknown) => {
-          platform.logger.error({ err }, 'SIGHUP: reloading plugin grants failed')
-        })
+    platform.pluginHost.reloadGrants(next).catch((err: unknown) => {
+      platform.logger.error({ err }, 'SIGHUP: reloading plugin grants failed')
+    })
   }
   process.on('SIGHUP', hup)
   return await new Promise<number>((resolve) => {

@@ -5,7 +5,7 @@
 export * from './policy.js'
 export * from './tool-call.js'
 export * from './audit.js'
-export { AreaKey } from './area-key.js'
+export { AreaKey, ExtensionPoint, CORE } from './area-key.js'
 export * from './commitment.js'
 export { isoNow } from './iso-now.js'
 export * from './agent-call.js'

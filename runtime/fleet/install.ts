@@ -1,6 +1,6 @@
 import type { Area, Platform } from '../platform.js'
-import { AI } from '../ai/index.js'
-import { ADMIN } from '../admin/index.js'
+import { AI, AI_AGENT_RUNS } from '../ai/index.js'
+import { ADMIN_FLEET_VIEW } from '../admin/index.js'
 import { remoteAgents } from '../a2a/index.js'
 import { COMMITMENTS } from '../governance/index.js'
 import { adminFleetView } from './admin-fleet-view.js'
@@ -25,7 +25,7 @@ import { FLEET_CONFIG_KEYS } from './config-keys.js'
  */
 export const fleetArea: Area = {
   name: 'fleet',
-  dependsOn: ['plugins', 'governance', 'ai', 'admin', 'a2a'],
+  dependsOn: ['governance', 'ai', 'admin', 'a2a'],
   configKeys: FLEET_CONFIG_KEYS,
   install: installFleet
 }
@@ -65,7 +65,7 @@ export function installFleet(platform: Platform): void {
     breakers,
     logger: platform.logger
   })
-  ai.extendAgentRuns(coordinatorCalls(dispatcher, journal))
+  platform.extend(AI_AGENT_RUNS, coordinatorCalls(dispatcher, journal))
   const service: FleetService = {
     dispatcher,
     journal: store,
@@ -81,8 +81,8 @@ export function installFleet(platform: Platform): void {
   }
   platform.provide(FLEET, service)
   const runs = platformWorkflowRuns(platform, dispatcher, journal)
-  if (platform.hasArea(ADMIN))
-    platform
-      .area(ADMIN)
-      .setFleet(adminFleetView({ registry, breakers, journal, store, remote, workflows: runs.adminView() }))
+  platform.extend(
+    ADMIN_FLEET_VIEW,
+    adminFleetView({ registry, breakers, journal, store, remote, workflows: runs.adminView() })
+  )
 }

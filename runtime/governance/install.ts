@@ -3,7 +3,7 @@
  * the admission gate with its decision log, the MCP tool-call gate and the admin routes.
  */
 import type { Area, Platform } from '../platform.js'
-import { deny as denyDecision, type DecisionEntry, type GovernancePolicy } from '../contracts/index.js'
+import { deny as denyDecision, TOOL_CALL_GATE, type DecisionEntry, type GovernancePolicy } from '../contracts/index.js'
 import { scopePolicyFactory, scopePolicyForAgent, scopeRuntimeOf } from '../scope/index.js'
 import { countAndLogWriteFailures } from '../store/index.js'
 import { POLICIES_PROPERTY } from './chain.js'
@@ -103,7 +103,7 @@ export async function installGovernance(platform: Platform): Promise<GovernanceS
   platform.properties.set(POLICIES_PROPERTY, service.chain.policies)
 
   service.gate.observer = decisionCounter(platform.metrics)
-  platform.toolCallGate = createToolCallGate(service.gate)
+  platform.extend(TOOL_CALL_GATE, createToolCallGate(service.gate))
   platform.provide(GOVERNANCE, service)
   if (adminRoutes) {
     installRoutes(platform, service)

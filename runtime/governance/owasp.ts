@@ -72,7 +72,7 @@ export const OWASP_ROWS: readonly MatrixRow[] = [
     coverage: 'COVERED',
     description: 'Agents invoking tools in unsafe ways or with attacker-controlled arguments.',
     notes:
-      'Every MCP tools/call passes platform.toolCallGate, which runs the whole chain on a call_tool:<name> request carrying tool_name, tool_args and a preview; rules can match tool_name and deny-list screens arguments recursively within a 1 Mi-character budget.',
+      'Every MCP tools/call passes the tool-call gate governance adds at TOOL_CALL_GATE, which runs the whole chain on a call_tool:<name> request carrying tool_name, tool_args and a preview; rules can match tool_name and deny-list screens arguments recursively within a 1 Mi-character budget.',
     evidence: [
       ev(
         'runtime/governance/tool-gate.ts',
@@ -81,9 +81,9 @@ export const OWASP_ROWS: readonly MatrixRow[] = [
         'tool-call gate builds the governed request'
       ),
       ev(
-        'runtime/platform.ts',
+        'runtime/contracts/tool-call.ts',
         'test/governance/tool-gate.test.ts',
-        'toolCallGate',
+        'TOOL_CALL_GATE',
         'the seam the MCP server calls before every tool'
       ),
       ev(

@@ -79,7 +79,8 @@ export class InteractionService {
   private readonly runs = new Map<string, Run>()
   /** Runs in flight per owner, for the per-principal quota. */
   private readonly owners = new Map<string, number>()
-  private closing = false
+  // #private: platform.provide freezes the service, and close() still flips this
+  #closing = false
 
   constructor(private readonly opts: InteractionServiceOptions) {
     this.store = opts.store
@@ -114,7 +115,7 @@ export class InteractionService {
    * answers with the terminal record, or FAILED when the turn outlives the synchronous timeout.
    */
   async create(owner: string, req: InteractionRequest): Promise<Interaction> {
-    if (this.closing) throw new PlatformError('SHUTTING_DOWN')
+    if (this.#closing) throw new PlatformError('SHUTTING_DOWN')
     let parent: InteractionHeader | undefined
     if (req.previousInteractionId !== undefined) {
       parent = await this.owned(owner, req.previousInteractionId)
@@ -217,7 +218,7 @@ export class InteractionService {
    * marks them interrupted at the next start, as it does after a crash.
    */
   async close(): Promise<void> {
-    this.closing = true
+    this.#closing = true
     await Promise.all([...this.runs.values()].map((r) => this.drop(r)))
   }
 

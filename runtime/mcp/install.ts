@@ -93,7 +93,6 @@ export async function installMcp(platform: Platform): Promise<McpServer | undefi
     syncWindowMs: cfg.get('platform.mcp.tasks.sync-window-ms')
   })
   const server = new McpServer(core, registry)
-  platform.provide(MCP, server)
   // agent name → endpoint, rebuilt on PluginsChanged so requests never walk the plugin registry
   let agentIndex: Map<string, string> | undefined
   const agents = (): Map<string, string> =>
@@ -150,6 +149,8 @@ export async function installMcp(platform: Platform): Promise<McpServer | undefi
     const custom = customPath(endpoint)
     return custom === undefined ? `/platform/agent/${name}/mcp` : mounted.has(custom) ? custom : undefined
   }
+  // provided last: provide freezes the server, and agentEndpoint is set just above
+  platform.provide(MCP, server)
   return server
 }
 

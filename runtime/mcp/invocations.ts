@@ -1,4 +1,5 @@
 import type { CoreState } from './core-state.js'
+import { gateOf, TOOL_CALL_GATE } from '../contracts/index.js'
 import { McpError, ErrorCode } from './errors.js'
 import { checkParamHeaders } from './headers.js'
 import { checkGate, clientCapabilities, retryInput } from './calls.js'
@@ -39,7 +40,7 @@ export async function callTool(core: CoreState, p: JsonObject, ctx: CallContext,
   const caps = clientCapabilities(ctx)
   const withExt = modern && hasTasksExtension(caps)
   if (modern && tool.taskSupport === 'required' && !withExt) throw missingTasksExtension()
-  const gated = checkGate(core.platform.toolCallGate, name, args, ctx)
+  const gated = checkGate(gateOf(core.platform.extensions(TOOL_CALL_GATE)), name, args, ctx)
   if (gated !== undefined) await gated
   const runner = runnerFor(core, { type: 'tool', name, argCount: Object.keys(args).length, ctx, tool, args }, p, caps)
   if (withExt && tool.taskSupport !== 'forbidden') return await taskCall(core, runner, retry, ctx, name)

@@ -56,19 +56,20 @@ export class PluginHost {
    * retried when plugins go away or change.
    */
   private readonly clashed = new Set<string>()
+  // the state that changes after start is in #private fields: platform.provide freezes the host
   /** A plugin went away or changed in this scan, so a refused folder may now fit. */
-  private freed = false
+  #freed = false
   /** The configuration grants are read from; `reloadGrants` replaces it. */
-  private config: Config
-  private scanning: Promise<void> | undefined
-  private again = false
-  private closed = false
-  private ready_ = false
+  #config: Config
+  #scanning: Promise<void> | undefined
+  #again = false
+  #closed = false
+  #ready_ = false
   private readonly loads: Counter<'outcome'> | undefined
   private readonly gauge: Gauge<'state'> | undefined
 
   constructor(private readonly opts: PluginHostOptions) {
-    this.config = opts.config
+    this.#config = opts.config
     this.dirs = (opts.dirs ?? opts.config.get('platform.plugins.dirs')).map((d) => resolve(d))
     this.tiers = opts.tiers ?? TIERS
     if (opts.watch !== false)
@@ -92,7 +93,7 @@ export class PluginHost {
 
   /** True once the first scan has loaded every folder (readiness check `plugins`). */
   get ready(): boolean {
-    return this.ready_
+    return this.#ready_
   }
 
   /** Loads everything, then starts watching. */
@@ -100,30 +101,30 @@ export class PluginHost {
     this.checkDirs()
     await this.rescan()
     for (const w of this.unknownGrants()) this.opts.logger.warn({ plugin: w.plugin }, w.message)
-    this.ready_ = true
+    this.#ready_ = true
     this.watcher?.start()
   }
 
   /** Brings the registry in step with the disk; concurrent requests coalesce into one more pass. */
   async rescan(): Promise<void> {
-    if (this.closed) return
-    if (this.scanning !== undefined) {
-      this.again = true
-      return await this.scanning
+    if (this.#closed) return
+    if (this.#scanning !== undefined) {
+      this.#again = true
+      return await this.#scanning
     }
-    this.scanning = (async () => {
+    this.#scanning = (async () => {
       try {
         do {
-          this.again = false
+          this.#again = false
           await this.scanOnce()
-        } while (this.again && !this.closed)
+        } while (this.#again && !this.#closed)
       } catch (err) {
         this.opts.logger.error({ err }, 'plugin scan failed')
       } finally {
-        this.scanning = undefined
+        this.#scanning = undefined
       }
     })()
-    return await this.scanning
+    return await this.#scanning
   }
 
   /**
@@ -134,10 +135,10 @@ export class PluginHost {
   async reloadGrants(next: Config): Promise<string[]> {
     const grantKeys = (c: Config) =>
       Object.keys(c.values).filter((k) => k.startsWith('platform.plugins.') && k !== 'platform.plugins.dirs')
-    const changed = [...new Set([...grantKeys(this.config), ...grantKeys(next)])]
-      .filter((k) => JSON.stringify(this.config.values[k]) !== JSON.stringify(next.values[k]))
+    const changed = [...new Set([...grantKeys(this.#config), ...grantKeys(next)])]
+      .filter((k) => JSON.stringify(this.#config.values[k]) !== JSON.stringify(next.values[k]))
       .map((k) => k.slice('platform.plugins.'.length))
-    this.config = next
+    this.#config = next
     if (changed.length === 0) return []
     for (const f of this.folders.values()) if (changed.includes(f.name)) f.hash = ''
     this.opts.logger.info({ plugins: changed }, `plugin grants changed for ${changed.join(', ')}: loading them again`)
@@ -151,7 +152,7 @@ export class PluginHost {
   unknownGrants(): { plugin: string; message: string }[] {
     const names = new Set(this.opts.registry.status().map((s) => s.name))
     const out: { plugin: string; message: string }[] = []
-    for (const k of Object.keys(this.config.values)) {
+    for (const k of Object.keys(this.#config.values)) {
       if (!k.startsWith('platform.plugins.') || k === 'platform.plugins.dirs') continue
       const plugin = k.slice('platform.plugins.'.length)
       if (!names.has(plugin))
@@ -164,14 +165,14 @@ export class PluginHost {
   }
 
   async close(): Promise<void> {
-    this.closed = true
+    this.#closed = true
     this.watcher?.close()
     // a load still running disposes its sandbox itself when it ends (apply sees `closed`); wait
     // for it only briefly so a hung plugin cannot hold up shutdown
-    if (this.scanning !== undefined) {
+    if (this.#scanning !== undefined) {
       let timer: NodeJS.Timeout | undefined
       await Promise.race([
-        this.scanning,
+        this.#scanning,
         new Promise((resolve) => {
           timer = setTimeout(resolve, CLOSE_WAIT_MS)
         })
@@ -252,7 +253,7 @@ export class PluginHost {
     const loads: { dir: string; hash: string; prev: Folder | undefined; outcome: Promise<LoadOutcome> }[] = []
     for (const root of this.dirs) {
       for (const dir of this.listFolders(root)) {
-        if (this.closed) break
+        if (this.#closed) break
         if (seen.has(dir)) continue
         seen.add(dir)
         const { digest: hash, skipped } = this.hasher.hash(dir, root)
@@ -265,26 +266,26 @@ export class PluginHost {
       }
     }
     for (const l of loads) await this.apply(l.dir, l.hash, l.prev, await l.outcome)
-    if (this.closed) return
+    if (this.#closed) return
     for (const [dir, f] of this.folders) {
       if (seen.has(dir)) continue
       this.folders.delete(dir)
       this.hasher.forget(dir)
       this.clashed.delete(dir)
       this.release(f.name, dir)
-      this.freed = true
+      this.#freed = true
       this.opts.logger.info({ plugin: f.name, dir }, 'plugin removed')
     }
-    if (this.freed && this.clashed.size > 0) {
+    if (this.#freed && this.clashed.size > 0) {
       // load the refused folders again on the next pass (a changed hash makes the scan load them)
       for (const dir of this.clashed) {
         const f = this.folders.get(dir)
         if (f !== undefined) f.hash = ''
       }
       this.clashed.clear()
-      this.again = true
+      this.#again = true
     }
-    this.freed = false
+    this.#freed = false
     this.watcher?.sync([...this.dirs, ...this.folders.keys()])
     this.updateGauge()
   }
@@ -298,7 +299,7 @@ export class PluginHost {
 
   private async loadDir(dir: string): Promise<LoadOutcome> {
     return await loadPluginDir(dir, {
-      config: this.config,
+      config: this.#config,
       capabilities: this.opts.capabilities,
       tiers: this.tiers,
       ...(this.opts.loadTimeoutMs !== undefined ? { loadTimeoutMs: this.opts.loadTimeoutMs } : {}),
@@ -307,7 +308,7 @@ export class PluginHost {
   }
 
   private async apply(dir: string, hash: string, prev: Folder | undefined, out: LoadOutcome): Promise<void> {
-    if (this.closed) {
+    if (this.#closed) {
       if (out.state === 'live') await out.instance.dispose().catch(() => {})
       return
     }
@@ -349,7 +350,7 @@ export class PluginHost {
         this.clashed.add(dir)
       }
     }
-    if (prev !== undefined && !this.clashed.has(dir)) this.freed = true
+    if (prev !== undefined && !this.clashed.has(dir)) this.#freed = true
     this.loads?.inc({ outcome: out.state })
     switch (out.state) {
       case 'live':

@@ -39,6 +39,5 @@ export {
 export { TIERS, TierUnavailable, tierFactory, type TierMap } from './tiers.js'
 export { loadPluginDir, type LoadOutcome } from './loader.js'
 export { PluginHost, type PluginHostOptions } from './host.js'
-export { PLUGIN_HOST } from './key.js'
 export { loadIsolate, DEFAULT_MAX_RESULT_BYTES } from './isolate/index.js'
 export { loadWorker } from './worker/index.js'

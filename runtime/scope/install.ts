@@ -21,18 +21,8 @@ import { SCOPE_CONFIG_KEYS } from './config-keys.js'
  * is not loaded is looked up again on every request.
  */
 export async function installScope(platform: Platform): Promise<ScopeRuntime> {
-  let decisionModel: DecisionModel | undefined
-  const runtime = scopeRuntimeFromConfig(platform, () => decisionModel)
-  const service: ScopeService = {
-    runtime,
-    agents: new AgentScopes(platform, runtime),
-    get decisionModel() {
-      return decisionModel
-    },
-    set decisionModel(m) {
-      decisionModel = m
-    }
-  }
+  const runtime = scopeRuntimeFromConfig(platform)
+  const service: ScopeService = { runtime, agents: new AgentScopes(platform, runtime) }
   platform.provide(SCOPE, service)
   return runtime
 }
@@ -46,7 +36,7 @@ export const scopeArea: Area = {
   }
 }
 
-function scopeRuntimeFromConfig(platform: Platform, areaDecisionModel: () => DecisionModel | undefined): ScopeRuntime {
+function scopeRuntimeFromConfig(platform: Platform): ScopeRuntime {
   const cfg = platform.config
   const embedderName = cfg.get('platform.ai.scope.embedder')
   const embedTimeout = cfg.get('platform.ai.scope.embeddings.timeout-ms')
@@ -74,7 +64,8 @@ function scopeRuntimeFromConfig(platform: Platform, areaDecisionModel: () => Dec
       (r) => pluginEmbedder(r, embedTimeout)
     )
 
-  let decisionModel: () => DecisionModel | undefined = areaDecisionModel
+  // classifier 'none': no model, so the LLM tier denies (docs/scope.md)
+  let decisionModel: () => DecisionModel | undefined = () => undefined
   let pluginClassifier: () => PluginClassifier | undefined = () => undefined
   if (classifierName === 'openai') {
     const m = new OpenAiDecisionModel(
@@ -88,7 +79,6 @@ function scopeRuntimeFromConfig(platform: Platform, areaDecisionModel: () => Dec
     )
     decisionModel = () => m
   } else if (classifierName !== 'none') {
-    decisionModel = () => undefined
     pluginClassifier = pluginLookup(platform, () => platform.plugins.classifiers(), classifierName, pluginClassifierOf)
   }
 

@@ -1,7 +1,6 @@
 import type { Platform } from '../platform.js'
 import { AreaKey } from '../contracts/index.js'
 import type { AgentScopes } from './agent-scopes.js'
-import type { DecisionModel } from './decision-model.js'
 import type { ScopeRuntime } from './scope-runtime.js'
 
 /** What the scope area provides. */
@@ -10,11 +9,6 @@ export interface ScopeService {
   readonly runtime: ScopeRuntime
   /** The scope policies of the plugin agents (what the AI pipeline puts before an agent's turns). */
   readonly agents: AgentScopes
-  /**
-   * The decision model over the resolved agent runtime, which the AI area may set (the
-   * default for the LLM tier); read per request when `platform.ai.scope.classifier` is `none`.
-   */
-  decisionModel: DecisionModel | undefined
 }
 
 export const SCOPE = new AreaKey<ScopeService>('scope')

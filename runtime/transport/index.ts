@@ -15,4 +15,4 @@ export {
   type RoomJoinVerdict
 } from './types.js'
 export { type MessageRate } from './message-rate.js'
-export { TRANSPORT, transportOf } from './key.js'
+export { TRANSPORT, ROOM_JOIN_GUARD, transportOf } from './key.js'

@@ -2,7 +2,7 @@ import type { Area, Platform } from '../platform.js'
 import { Transport } from './transport.js'
 import { installRooms } from './rooms.js'
 import type { EndpointSettings } from './endpoint-settings.js'
-import { TRANSPORT } from './key.js'
+import { ROOM_JOIN_GUARD, TRANSPORT } from './key.js'
 import { TRANSPORT_CONFIG_KEYS } from './config-keys.js'
 
 /**
@@ -42,7 +42,7 @@ export async function installTransport(platform: Platform): Promise<void> {
   installRooms(settings, {
     auth: c.get('platform.transport.rooms.auth'),
     principalOf: (headers) => platform.principals.fromHeaders(headers),
-    guard: () => transport.roomJoinGuard,
+    guard: () => platform.extensions(ROOM_JOIN_GUARD)[0],
     maxMessageBytes: c.get('platform.transport.rooms.max-message-bytes'),
     rate: {
       perSecond: c.get('platform.transport.rooms.max-messages-per-second'),

@@ -8,7 +8,7 @@ import { Frame } from './frame.js'
 import { WsResource, type SocketWatcher } from './ws-resource.js'
 import { LongPollingResource, type PollOwner } from './long-polling-resource.js'
 import { PollCacheMetrics } from './poll-cache-metrics.js'
-import { Reason, type BroadcasterInfo, type ResourceInfo, type RoomJoinGuard } from './types.js'
+import { Reason, type BroadcasterInfo, type ResourceInfo } from './types.js'
 import { Endpoint } from './endpoint.js'
 import type { EndpointHooks } from './endpoint-hooks.js'
 import type { EndpointSettings } from './endpoint-settings.js'
@@ -39,18 +39,21 @@ export class Transport implements SocketWatcher, PollOwner {
   private readonly broadcasters = new Map<string, Broadcaster>()
   private readonly resources = new Map<string, Resource>()
   private readonly polling = new Set<LongPollingResource>()
-  private dirty = new Set<Broadcaster>()
-  private flushes = new Set<LongPollingResource>()
-  private turnScheduled = false
-  private sweeper: NodeJS.Timeout | undefined
+  // what changes after install is in #private fields: platform.provide freezes the transport
+  #dirty = new Set<Broadcaster>()
+  #flushes = new Set<LongPollingResource>()
+  #turnScheduled = false
+  #sweeper: NodeJS.Timeout | undefined
   private readonly runTurn = (): void => {
     this.turn()
   }
-  closing = false
+  // private, so the frozen service (platform.provide) still shuts down; others read `closing`
+  #closing = false
+  get closing(): boolean {
+    return this.#closing
+  }
   /** Set by installTransport: what `expose` needs to serve an endpoint. */
   endpointSettings: EndpointSettings | undefined
-  /** Asked before every room join (governance sets it); unset lets the room's auth policy decide alone. */
-  roomJoinGuard: RoomJoinGuard | undefined
   /** The endpoints served on the three transports, in installation order (the admin `handlers`). */
   readonly handlers: { path: string; className: string }[] = []
 
@@ -158,7 +161,7 @@ export class Transport implements SocketWatcher, PollOwner {
     if (b.sockets.size > 0) {
       if (except instanceof WsResource && !except.closed) except.ws.publish(b.topic, frame.text, false)
       else this.opts.app.publish(b.topic, frame.text, false)
-      this.dirty.add(b)
+      this.#dirty.add(b)
       this.scheduleTurn()
     }
     for (const r of b.direct) if (r !== except) r.deliver(frame)
@@ -202,13 +205,13 @@ export class Transport implements SocketWatcher, PollOwner {
     else b.direct.delete(r)
     if (r instanceof LongPollingResource) {
       this.polling.delete(r)
-      this.flushes.delete(r)
+      this.#flushes.delete(r)
     }
     // the SSE gauge is kept by the HTTP core's stream bookkeeping
     if (r.transport !== 'SSE') this.opts.metrics.openConnections.dec({ transport: GAUGE_LABEL[r.transport] })
     this.opts.metrics.resourcesDisconnected.inc()
     this.opts.bus.emit('ResourceDisconnected', { uuid: r.uuid, reason })
-    if (b.destroyed || this.closing) return
+    if (b.destroyed || this.#closing) return
     if (b.onLeave !== undefined) {
       try {
         b.onLeave(r, reason)
@@ -232,10 +235,10 @@ export class Transport implements SocketWatcher, PollOwner {
 
   /** Graceful shutdown: WebSockets get 1001, SSE streams and held polls a `disconnected` frame. */
   shutdown(): void {
-    this.closing = true
-    if (this.sweeper !== undefined) {
-      clearInterval(this.sweeper)
-      this.sweeper = undefined
+    this.#closing = true
+    if (this.#sweeper !== undefined) {
+      clearInterval(this.#sweeper)
+      this.#sweeper = undefined
     }
     for (const r of [...this.resources.values()]) this.end(r, Reason.shutdown)
   }
@@ -266,7 +269,7 @@ export class Transport implements SocketWatcher, PollOwner {
   // --- long-polling (PollOwner) ---
 
   scheduleFlush(r: LongPollingResource): void {
-    this.flushes.add(r)
+    this.#flushes.add(r)
     this.scheduleTurn()
   }
 
@@ -286,43 +289,43 @@ export class Transport implements SocketWatcher, PollOwner {
   // --- once per event-loop turn ---
 
   private scheduleTurn(): void {
-    if (this.turnScheduled) return
-    this.turnScheduled = true
+    if (this.#turnScheduled) return
+    this.#turnScheduled = true
     setImmediate(this.runTurn)
   }
 
   /** Batches what one turn produced: slow-consumer checks and long-poll answers. */
   private turn(): void {
-    this.turnScheduled = false
-    if (this.dirty.size > 0) {
-      const list = this.dirty
-      this.dirty = new Set()
+    this.#turnScheduled = false
+    if (this.#dirty.size > 0) {
+      const list = this.#dirty
+      this.#dirty = new Set()
       const limit = this.opts.maxBackpressureBytes
       for (const b of list) {
         for (const r of b.sockets) if (r.ws.getBufferedAmount() > limit) this.slow(r)
       }
     }
-    if (this.flushes.size > 0) {
-      const list = this.flushes
-      this.flushes = new Set()
+    if (this.#flushes.size > 0) {
+      const list = this.#flushes
+      this.#flushes = new Set()
       for (const r of list) r.answer()
     }
   }
 
   private startSweeper(): void {
-    if (this.sweeper !== undefined || this.closing) return
+    if (this.#sweeper !== undefined || this.#closing) return
     const period = Math.min(1000, this.opts.longPollingTimeoutMs)
-    this.sweeper = setInterval(() => {
+    this.#sweeper = setInterval(() => {
       this.sweep()
     }, period)
-    this.sweeper.unref()
+    this.#sweeper.unref()
   }
 
   /** Answers polls whose timeout passed (empty) and disconnects clients that stopped polling. */
   private sweep(): void {
     if (this.polling.size === 0) {
-      clearInterval(this.sweeper)
-      this.sweeper = undefined
+      clearInterval(this.#sweeper)
+      this.#sweeper = undefined
       return
     }
     const now = Date.now()

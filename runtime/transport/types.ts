@@ -62,7 +62,7 @@ export interface RoomJoin {
 export type RoomJoinVerdict = { allow: true } | { allow: false; reason: string }
 
 /**
- * Set on the transport (`transport.roomJoinGuard`) by governance or a test: asked, synchronously,
+ * Added at ROOM_JOIN_GUARD (by governance, an embedding application or a test): asked, synchronously,
  * before each room join on any transport (after the room's auth policy passed).
  */
 export type RoomJoinGuard = (join: RoomJoin) => RoomJoinVerdict

@@ -7,14 +7,14 @@ import type { Browser, Page } from 'playwright-core'
 import { launchChromium, SHOTS } from '../helpers/browser.js'
 import { definePlugin, agent } from 'agent-platform/sdk'
 import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
-import { ADMIN, EMPTY_FLEET } from '../../runtime/admin/index.js'
+import { EMPTY_FLEET } from '../../runtime/admin/index.js'
 import { MemoryJournalStore, type JournalRecord } from '../../runtime/fleet/index.js'
-import { adminPlatform, call, ALICE, BOB, WRITER } from './helpers.js'
+import { adminPlatformSwappingFleet, call, ALICE, BOB, WRITER } from './helpers.js'
 import { wsMember } from '../transport/clients.js'
 
 const XSS = '<img src=x onerror=alert(1)>'
 
-const tp = await adminPlatform({
+const tp = await adminPlatformSwappingFleet({
   ...WRITER,
   'platform.ai.governance.kill-switch.enabled': true,
   'platform.interactions.http-write-enabled': true
@@ -371,15 +371,14 @@ t.test('fleet data fed through the admin fleet view: the journal graph', async (
   ]
   const store = new MemoryJournalStore()
   await store.append(events)
-  const admin = tp.platform.area(ADMIN)
-  admin.setFleet({
+  tp.fleet({
     ...EMPTY_FLEET,
     coordinators: () => [{ name: 'ops', agentCount: 2, availableCount: 2 }],
     journal: (q) => store.query(q),
     coordination: (id) => store.coordination(id),
     coordinatorCount: 1
   })
-  t.teardown(() => admin.setFleet(EMPTY_FLEET))
+  t.teardown(() => tp.fleet(undefined))
 
   await page.goto(tp.url + '/platform/admin/#journal')
   const journal = page.locator('#panel-journal')

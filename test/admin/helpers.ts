@@ -6,6 +6,7 @@ import { definePlugin, agent, tool } from 'agent-platform/sdk'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { installAreas } from '../../runtime/areas.js'
 import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
+import { ADMIN_FLEET_VIEW, EMPTY_FLEET, type FleetView } from '../../runtime/admin/index.js'
 
 export const ALICE = 'alice-admin-token-0123456789'
 export const BOB = 'bob-viewer-token-0123456789'
@@ -29,6 +30,29 @@ export const WRITER = {
 /** A platform with every area, as `platform serve` runs it. */
 export function adminPlatform(overrides: Record<string, unknown> = {}): Promise<TestPlatform> {
   return startTestPlatform(overrides, { install: installAreas })
+}
+
+/**
+ * Like adminPlatform, with a fleet view the test may swap in: `fleet(view)` until `fleet(undefined)`
+ * gives the fleet area's own view back. It is added at ADMIN_FLEET_VIEW after the fleet area's, so
+ * it is the one the admin reads (the last added wins).
+ */
+export async function adminPlatformSwappingFleet(
+  overrides: Record<string, unknown> = {}
+): Promise<TestPlatform & { fleet: (view: FleetView | undefined) => void }> {
+  let swapped: FleetView | undefined
+  const tp = await startTestPlatform(overrides, {
+    install: async (p) => {
+      await installAreas(p)
+      const own = p.extensions(ADMIN_FLEET_VIEW).at(-1) ?? EMPTY_FLEET
+      p.extend(ADMIN_FLEET_VIEW, new Proxy(own, { get: (_, key) => Reflect.get(swapped ?? own, key) }))
+    }
+  })
+  return Object.assign(tp, {
+    fleet: (view: FleetView | undefined) => {
+      swapped = view
+    }
+  })
 }
 
 /**

@@ -1,14 +1,14 @@
 // The journal routes (`/journal`, `/journal/{id}`, `/tree`, `/log`) over a real LMDB journal store on
 // the platform's own environment, filled with the events a parallel coordination journals.
 import t from 'tap'
-import { ADMIN, EMPTY_FLEET } from '../../runtime/admin/index.js'
+import { EMPTY_FLEET } from '../../runtime/admin/index.js'
 import { LmdbJournalStore, type JournalRecord } from '../../runtime/fleet/index.js'
-import { adminPlatform, call, BOB, TOKENS } from './helpers.js'
+import { adminPlatformSwappingFleet, call, BOB, TOKENS } from './helpers.js'
 
-const tp = await adminPlatform({ 'platform.auth.tokens': TOKENS })
+const tp = await adminPlatformSwappingFleet({ 'platform.auth.tokens': TOKENS })
 t.teardown(tp.close)
 const store = new LmdbJournalStore(tp.platform.store, 1000)
-tp.platform.area(ADMIN).setFleet({
+tp.fleet({
   ...EMPTY_FLEET,
   journal: (q) => store.query(q),
   coordination: (id) => store.coordination(id)

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { AI } from '../../runtime/ai/index.js'
 import { governanceOf, aiRequest } from '../../runtime/governance/index.js'
 import { ADMIN, EMPTY_FLEET } from '../../runtime/admin/index.js'
-import { adminPlatform, addHelperAgent, call, BOB, TOKENS } from './helpers.js'
+import { adminPlatform, adminPlatformSwappingFleet, addHelperAgent, call, BOB, TOKENS } from './helpers.js'
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
 const dir = mkdtempSync(join(tmpdir(), 'admin-routes-'))
@@ -18,7 +18,7 @@ writeFileSync(
   'version: "1.0"\npolicies:\n  - name: no-secrets\n    type: deny-list\n    config: {phrases: [secret]}\n'
 )
 
-const tp = await adminPlatform({
+const tp = await adminPlatformSwappingFleet({
   'platform.auth.tokens': TOKENS,
   'platform.ai.governance.policy-files': [policies],
   'platform.ai.governance.memory.enabled': true
@@ -269,9 +269,8 @@ t.test('a fleet view handed to the admin area is what the fleet routes read', as
       durationMs: 12
     }
   ]
-  const admin = tp.platform.area(ADMIN)
-  admin.setFleet({ ...EMPTY_FLEET, coordination: async (id) => (id === 'c-1' ? events : undefined) })
-  t.teardown(() => admin.setFleet(EMPTY_FLEET))
+  tp.fleet({ ...EMPTY_FLEET, coordination: async (id) => (id === 'c-1' ? events : undefined) })
+  t.teardown(() => tp.fleet(undefined))
   const log = await call(tp, 'GET', '/journal/c-1/log', { token: BOB })
   t.equal(log.type, 'text/plain; charset=utf-8')
   t.equal(log.text, '2 events:\n  START  ops\n  DONE  helper (12ms)\n')

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { AI } from '../../runtime/ai/index.js'
 import { installAreas } from '../../runtime/areas.js'
-import { PLUGIN_HOST } from '../../runtime/plugins/index.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk } from '../helpers/openai-server.js'
 import { writePlugin } from '../plugins/helpers.js'
@@ -81,7 +80,7 @@ t.test("an agent's own endpoint path serves it; hot reload takes agents away and
     404,
     'its endpoint replaces the default path'
   )
-  const host = tp.platform.area(PLUGIN_HOST)
+  const host = tp.platform.pluginHost
   rmSync(join(root, 'agents'), { recursive: true, force: true })
   await host.rescan()
   await eventually(() => ai.agentNames().length === 0, 5000, 'agents unloaded')

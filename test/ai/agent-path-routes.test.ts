@@ -6,7 +6,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { AI } from '../../runtime/ai/index.js'
 import { installAreas } from '../../runtime/areas.js'
-import { PLUGIN_HOST } from '../../runtime/plugins/index.js'
 import { startTestPlatform } from '../helpers/platform.js'
 
 const PLUGIN = `import { definePlugin, agent } from 'agent-platform/sdk'
@@ -33,7 +32,7 @@ t.test('custom agent paths: served when they can be, warned about and not listed
     JSON.stringify({ name: 'paths', version: '1.0.0', entry: 'index.js', sandbox: 'isolate' })
   )
   writeFileSync(join(root, 'paths', 'index.js'), PLUGIN)
-  await tp.platform.area(PLUGIN_HOST).rescan()
+  await tp.platform.pluginHost.rescan()
 
   const endpoints = (name: string): Record<string, string> | undefined =>
     tp.platform

@@ -18,7 +18,6 @@ import { EventSchema, RunAgentInputSchema } from '@ag-ui/core/schemas'
 import { AI, AguiRun, type AguiEvent, type TurnEvent } from '../../runtime/ai/index.js'
 import { installAreas } from '../../runtime/areas.js'
 import { GOVERNANCE, type GovernancePolicy } from '../../runtime/governance/index.js'
-import { PLUGIN_HOST } from '../../runtime/plugins/index.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk } from '../helpers/openai-server.js'
 
@@ -288,7 +287,7 @@ t.test('agents come and go with hot reload; a custom endpoint moves the AG-UI pa
   const tp = await start({ 'platform.plugins.dirs': [PLUGINS, root] })
   t.teardown(tp.close)
   const ai = tp.platform.area(AI)
-  const host = tp.platform.area(PLUGIN_HOST)
+  const host = tp.platform.pluginHost
   const custom = `${tp.url}/custom/roamer/agui`
   t.equal((await post(custom, input('hi'))).status, 404, 'nothing there before the plugin')
   mkdirSync(join(root, 'roamer'))

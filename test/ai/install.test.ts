@@ -36,6 +36,6 @@ t.test('the ai area is served, installed after every area it declares', async (t
 
 t.test('the ai area refuses to start without its dependencies', async (t) => {
   await t.rejects(startTestPlatform({}, { install: (p) => p.use(aiArea) }), {
-    message: 'area "ai" depends on "plugins", which is not installed'
+    message: 'area "ai" depends on "scope", which is not installed'
   })
 })

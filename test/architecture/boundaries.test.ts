@@ -151,11 +151,26 @@ t.test('AREAS lists every served area once, each after what it depends on', asyn
   }
   const folders = new Set(files.map((f) => areaOf(rel(f))).filter((a): a is string => a !== null))
   for (const f of folders) {
-    if (CORE.has(f) && f !== 'plugins') continue
+    if (CORE.has(f)) continue
     if (f === 'contracts' || TOP.has(f)) continue
     t.ok(
       [...seen].some((n) => n.split('-')[0] === f),
       `runtime/${f} is installed by AREAS`
     )
   }
+})
+
+t.test('a core area is one thing: the Platform builds it, so it has no install.ts and no Area in AREAS', async (t) => {
+  const bad: string[] = []
+  for (const f of files) {
+    const area = areaOf(rel(f))
+    if (area !== null && CORE.has(area) && rel(f) === `runtime/${area}/install.ts`)
+      bad.push(`${rel(f)}: core area '${area}' is built by the Platform; it installs nothing`)
+  }
+  for (const a of AREAS)
+    if (CORE.has(a.name.split('-')[0]!)) bad.push(`AREAS installs '${a.name}', a core area the Platform builds itself`)
+  for (const a of AREAS)
+    for (const d of a.dependsOn)
+      if (CORE.has(d)) bad.push(`area '${a.name}' declares core area '${d}' in dependsOn: the core is always there`)
+  t.same(bad, [], bad.join('\n'))
 })

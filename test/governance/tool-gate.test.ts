@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startTestPlatform } from '../helpers/platform.js'
 import { governanceOf, toolArgsPreview, toolCallRequest } from '../../runtime/governance/index.js'
-import { ADMIT_ALL_TOOL_CALLS } from '../../runtime/contracts/index.js'
+import { gateOf, TOOL_CALL_GATE, type ToolCallRequest } from '../../runtime/contracts/index.js'
 import { installAreas } from '../../runtime/areas.js'
 import { scopeArea } from '../../runtime/scope/install.js'
 import { governanceArea } from '../../runtime/governance/install.js'
@@ -37,8 +37,11 @@ const tp = await startTestPlatform(
 )
 t.teardown(tp.close)
 
+// the one gate governance added at the core's extension point
+const toolCallGate = (req: ToolCallRequest) => gateOf(tp.platform.extensions(TOOL_CALL_GATE))(req)
+
 t.test('governance installs the platform tool-call gate', async (t) => {
-  t.not(tp.platform.toolCallGate, ADMIT_ALL_TOOL_CALLS)
+  t.equal(tp.platform.extensions(TOOL_CALL_GATE).length, 1)
 })
 
 t.test(
@@ -64,7 +67,7 @@ t.test(
 )
 
 t.test('a denied tool call names the policy and reason; admitted calls pass', async (t) => {
-  const gate = tp.platform.toolCallGate
+  const gate = toolCallGate
   t.same(await gate({ toolName: 'delete_database', args: {} }), {
     admitted: false,
     policy: 'tool-rules',
@@ -96,7 +99,7 @@ t.test('a throwing policy denies the tool call (fail closed)', async (t) => {
       }
     }
   ])
-  t.same(await tp.platform.toolCallGate({ toolName: 'search', args: {} }), {
+  t.same(await toolCallGate({ toolName: 'search', args: {} }), {
     admitted: false,
     policy: 'boom',
     reason: 'broken policy'
@@ -105,7 +108,7 @@ t.test('a throwing policy denies the tool call (fail closed)', async (t) => {
 })
 
 t.test('decisions are counted in /metrics by policy and decision', async (t) => {
-  await tp.platform.toolCallGate({ toolName: 'delete_database', args: {} })
+  await toolCallGate({ toolName: 'delete_database', args: {} })
   const text = await fetch(`${tp.url}/metrics`).then((r) => r.text())
   t.match(text, /platform_governance_decisions_total\{policy="tool-rules",decision="deny"\} [1-9]/)
   t.match(text, /platform_governance_decisions_total\{policy="no-rm",decision="admit"\} [1-9]/)

@@ -5,8 +5,6 @@ import { modern } from './helpers.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { tempRoot, writePlugin, waitFor, statusOf } from '../plugins/helpers.js'
 import { installMcp } from '../../runtime/mcp/install.js'
-import { type PluginHost } from '../../runtime/plugins/index.js'
-import { installPlugins } from '../../runtime/plugins/install.js'
 
 const TIERS = ['isolate', 'worker', 'inline'] as const
 
@@ -32,16 +30,16 @@ t.test(
       })
       grants[`platform.plugins.${name}`] = { sandbox: tier }
     }
-    let host: PluginHost | undefined
     const tp = await startTestPlatform(
       { 'platform.plugins.dirs': [root], ...grants },
       {
+        pluginHost: { rescanMs: 60_000, debounceMs: 50 },
         install: async (p) => {
-          host = await installPlugins(p, { rescanMs: 60_000, debounceMs: 50 })
           await installMcp(p)
         }
       }
     )
+    const host = tp.platform.pluginHost
     t.teardown(tp.close)
     const url = `${tp.url}/platform/mcp`
     const call = async (name: string): Promise<any> => (await modern(url, 'tools/call', { name, arguments: {} })).body
@@ -72,7 +70,7 @@ t.test(
     await t.test('a plugin that fails to load on reload: its tools say so', async (t) => {
       for (const tier of TIERS)
         writeFileSync(join(root, `f-${tier}`, 'index.js'), "throw new Error('broken on purpose')\n")
-      await host!.rescan()
+      await host.rescan()
       for (const tier of TIERS) await waitFor(() => statusOf(tp, `f-${tier}`)?.state === 'failed', `f-${tier} failed`)
       const listed = (await modern(url, 'tools/list')).body.result.tools.map((x: any) => x.name)
       t.same(
@@ -91,7 +89,7 @@ t.test(
         )
       t.equal((await call('ok_nope')).error.code, -32602, 'a tool no plugin ever served is still unknown')
       for (const tier of TIERS) writeFileSync(join(root, `f-${tier}`, 'index.js'), entry(tier))
-      await host!.rescan()
+      await host.rescan()
       for (const tier of TIERS) await waitFor(() => statusOf(tp, `f-${tier}`)?.state === 'live', `f-${tier} live`)
       for (const tier of TIERS)
         t.equal((await call(`ok_${tier}`)).result.content[0].text, 'fine', `${tier}: back after a fix`)
@@ -118,8 +116,8 @@ t.test('after a restart, the tools of a plugin that no longer loads still answer
         'platform.plugins.f-worker': { sandbox: 'worker' }
       },
       {
+        pluginHost: { rescanMs: 60_000, debounceMs: 50 },
         install: async (p) => {
-          await installPlugins(p, { rescanMs: 60_000, debounceMs: 50 })
           await installMcp(p)
         }
       }

@@ -7,6 +7,7 @@ import { getMcp, type McpServer } from '../../runtime/mcp/index.js'
 import { mcpArea } from '../../runtime/mcp/install.js'
 import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
 import type { Platform } from '../../runtime/platform.js'
+import { TOOL_CALL_GATE, type ToolCallGate } from '../../runtime/contracts/index.js'
 
 export const FIXTURE_DIR = join(import.meta.dirname, '../fixtures/plugins/conformance')
 export const MODERN = '2026-07-28'
@@ -71,11 +72,12 @@ export interface McpTest {
 
 export async function startMcp(
   overrides: Record<string, unknown> = {},
-  opts: { fixtures?: boolean; agents?: boolean } = {}
+  opts: { fixtures?: boolean; agents?: boolean; gate?: ToolCallGate } = {}
 ): Promise<McpTest> {
   const tp = await startTestPlatform(overrides, {
     install: async (p) => {
       await p.use(mcpArea)
+      if (opts.gate !== undefined) p.extend(TOOL_CALL_GATE, opts.gate)
       if (opts.fixtures !== false) await addFixtures(p)
       if (opts.agents === true) addAgents(p)
     }

@@ -1,9 +1,11 @@
 import t from 'tap'
 import { startMcp, modern, openSession, ACCEPT_BOTH } from './helpers.js'
-import type { ToolCallRequest } from '../../runtime/contracts/index.js'
+import { ADMIT_ALL_TOOL_CALLS, type ToolCallGate, type ToolCallRequest } from '../../runtime/contracts/index.js'
 
 t.test('programmatic registry beside plugins, validation, results, gate', async (t) => {
-  const m = await startMcp({ 'platform.mcp.body-limit-bytes': 4096 })
+  // the gate governance would add, swapped per subtest
+  let gate: ToolCallGate = ADMIT_ALL_TOOL_CALLS
+  const m = await startMcp({ 'platform.mcp.body-limit-bytes': 4096 }, { gate: (req) => gate(req) })
   t.teardown(m.tp.close)
   const calls: string[] = []
 
@@ -104,14 +106,14 @@ t.test('programmatic registry beside plugins, validation, results, gate', async 
 
   await t.test('the governance gate runs before every tools/call, long-running ones included', async (t) => {
     const seen: ToolCallRequest[] = []
-    m.tp.platform.toolCallGate = async (req) => {
+    gate = async (req) => {
       seen.push(req)
       return req.toolName === 'sum' || req.toolName === 'slow_compute'
         ? { admitted: false, policy: 'no-math', reason: 'math is off today' }
         : { admitted: true }
     }
     t.teardown(() => {
-      m.tp.platform.toolCallGate = () => ({ admitted: true })
+      gate = ADMIT_ALL_TOOL_CALLS
     })
     calls.length = 0
     let r = await modern(m.url, 'tools/call', { name: 'sum', arguments: { a: 1 } })
@@ -131,7 +133,7 @@ t.test('programmatic registry beside plugins, validation, results, gate', async 
     t.equal(r.body.result.content[0].text, 'Hello, x!')
     const last = seen[seen.length - 1]!
     t.match(last, { toolName: 'greet', args: { name: 'x' }, sessionId: s.sid, principal: null })
-    m.tp.platform.toolCallGate = () => {
+    gate = () => {
       throw new Error('policy plane down')
     }
     r = await s.call('tools/call', { name: 'greet', arguments: { name: 'x' } })
@@ -140,12 +142,12 @@ t.test('programmatic registry beside plugins, validation, results, gate', async 
 
   await t.test('agent id reaches the gate on agent endpoints', async (t) => {
     const seen: ToolCallRequest[] = []
-    m.tp.platform.toolCallGate = (req) => {
+    gate = (req) => {
       seen.push(req)
       return { admitted: true }
     }
     t.teardown(() => {
-      m.tp.platform.toolCallGate = () => ({ admitted: true })
+      gate = ADMIT_ALL_TOOL_CALLS
     })
     m.mcp.registerTool({ name: 'agent_tool', description: 'agent scoped', agent: 'ghost', handler: () => 'x' })
     t.notOk(

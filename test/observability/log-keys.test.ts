@@ -3,7 +3,6 @@ import t from 'tap'
 import { Writable } from 'node:stream'
 import { createLogger } from '../../runtime/observability/logger.js'
 import { startTestPlatform } from '../helpers/platform.js'
-import { installPlugins } from '../../runtime/plugins/install.js'
 import { installMcp } from '../../runtime/mcp/install.js'
 import { modern } from '../mcp/helpers.js'
 import { tempRoot, writePlugin } from '../plugins/helpers.js'
@@ -128,8 +127,8 @@ export default definePlugin({ tools: [
     { 'platform.plugins.dirs': [root], 'platform.log-level': 'info', ...grants },
     {
       logDestination: sink,
+      pluginHost: { rescanMs: 60_000, debounceMs: 50 },
       install: async (p) => {
-        await installPlugins(p, { rescanMs: 60_000, debounceMs: 50 })
         await installMcp(p)
       }
     }

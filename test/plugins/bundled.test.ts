@@ -5,7 +5,6 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startWithPlugins, tempRoot, inlineGrants, statusOf } from './helpers.js'
 import { TIERS } from '../../runtime/plugins/index.js'
-import { installPlugins } from '../../runtime/plugins/install.js'
 import { installMcp } from '../../runtime/mcp/install.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { modern } from '../mcp/helpers.js'
@@ -163,7 +162,6 @@ t.test(
       { 'platform.plugins.dirs': [bundled] },
       {
         install: async (p) => {
-          await installPlugins(p)
           await installMcp(p)
         }
       }

@@ -4,7 +4,6 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { PluginCallError, type PluginHost, type SandboxInstance } from '../../runtime/plugins/index.js'
-import { installPlugins } from '../../runtime/plugins/install.js'
 
 export interface PluginFiles {
   manifest?: Record<string, unknown> | string
@@ -59,18 +58,13 @@ export async function startWithPlugins(
   overrides: Record<string, unknown> = {},
   hostOpts: { loadTimeoutMs?: number } = {}
 ): Promise<HostedPlatform> {
-  let host: PluginHost | undefined
   const tp = await startTestPlatform(
     { 'platform.plugins.dirs': [root], ...overrides },
-    {
-      install: async (p) => {
-        host = await installPlugins(p, { rescanMs: 250, debounceMs: 50, ...hostOpts })
-      }
-    }
+    { pluginHost: { rescanMs: 250, debounceMs: 50, ...hostOpts } }
   )
   return {
     ...tp,
-    host: host!,
+    host: tp.platform.pluginHost,
     root,
     close: async () => {
       await tp.close()

@@ -13,7 +13,6 @@ import {
 import { inlineInstance } from '../../runtime/plugins/index.js'
 import { definePlugin, agent } from 'agent-platform/sdk'
 import { startTestPlatform } from '../helpers/platform.js'
-import { pluginsArea } from '../../runtime/plugins/install.js'
 import { scopeArea } from '../../runtime/scope/install.js'
 
 // The bundled plugins through the real plugin host (isolate sandbox): the demo agent's declared
@@ -22,10 +21,7 @@ const REPO = fileURLToPath(new URL('../../', import.meta.url))
 const tp = await startTestPlatform(
   { 'platform.plugins.dirs': [join(REPO, 'plugins')], 'platform.ai.scope.classifier': 'keyword-overlap' },
   {
-    install: async (p) => {
-      await p.use(pluginsArea)
-      await p.use(scopeArea)
-    }
+    install: (p) => p.use(scopeArea)
   }
 )
 t.teardown(tp.close)

@@ -1,11 +1,21 @@
 import t from 'tap'
 import WebSocket from 'ws'
 import { startTestPlatform } from '../helpers/platform.js'
-import { transportOf, type RoomJoin } from '../../runtime/transport/index.js'
+import { ROOM_JOIN_GUARD, transportOf, type RoomJoin, type RoomJoinGuard } from '../../runtime/transport/index.js'
 import { transportArea } from '../../runtime/transport/install.js'
 import { wsMember, sseMember, lpMember, say, leave, wsUrl, type Frame } from './clients.js'
 
-const tp = await startTestPlatform({}, { install: (p) => p.use(transportArea) })
+// the guard governance would add, swapped by the test that needs one
+let guard: RoomJoinGuard | undefined
+const tp = await startTestPlatform(
+  {},
+  {
+    install: async (p) => {
+      await p.use(transportArea)
+      p.extend(ROOM_JOIN_GUARD, (j) => guard?.(j) ?? { allow: true })
+    }
+  }
+)
 t.teardown(tp.close)
 const base = tp.url
 const tr = transportOf(tp.platform)
@@ -148,12 +158,12 @@ t.test('rooms.auth=required: joining needs a principal, on every transport', asy
 
 t.test('a governance guard can deny a join, with its reason, on every transport', async (t) => {
   const seen: Omit<RoomJoin, 'headers'>[] = []
-  tr.roomJoinGuard = (j) => {
+  guard = (j) => {
     seen.push({ room: j.room, principal: j.principal, transport: j.transport })
     return j.room === 'vault' ? { allow: false, reason: 'room sealed by policy' } : { allow: true }
   }
   t.teardown(() => {
-    tr.roomJoinGuard = undefined
+    guard = undefined
   })
   const ws = await upgrade(wsUrl(base, '/platform/rooms/vault'))
   t.equal(ws.status, 403)
