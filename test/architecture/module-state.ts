@@ -1,8 +1,8 @@
 /**
- * Finds module-level mutable state in a source file: a top-level `let` or `var`, and a top-level
- * `const` bound to a collection (`new Map/Set/WeakMap/WeakSet/Array`) or to an array or object
- * literal that the file changes (`x.set(…)`, `x.push(…)`, `x.k = …`, `delete x[k]`,
- * `Object.assign(x, …)`) or exports as a mutable collection. Such state is shared by every
+ * Finds module-level mutable state in a source file: a top-level `let` or `var`, a top-level
+ * `const` whose value the file changes (`x.set(…)`, `x.push(…)`, `x.k = …`, `delete x[k]`,
+ * `Object.assign(x, …)`), and an exported collection (`new Map/Set/WeakMap/WeakSet/Array`) not
+ * typed Readonly, which any importer could change. Such state is shared by every
  * Platform in the process, which docs/architecture.md rules out ("no module singletons").
  */
 import ts from 'typescript'
@@ -103,7 +103,6 @@ export function moduleState(source: ts.SourceFile): ModuleState[] {
       const init = d.initializer === undefined ? undefined : unwrap(d.initializer)
       if (init === undefined || !ts.isIdentifier(d.name)) continue
       const collection = ts.isNewExpression(init) && COLLECTIONS.has(init.expression.getText(source))
-      if (!collection && !ts.isArrayLiteralExpression(init) && !ts.isObjectLiteralExpression(init)) continue
       // an exported collection typed without Readonly can be changed by any importer
       const readonlyType = d.type !== undefined && /^Readonly/.test(d.type.getText(source))
       const exportedMutable =
