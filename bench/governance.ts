@@ -18,13 +18,11 @@ import { startInProcess } from './lib/in-process.js'
 import { AREAS, installAreas } from '../runtime/areas.js'
 import {
   governanceOf,
-  aiRequest,
   buildRulesPolicy,
   GovernanceService,
-  GovernanceDecisionLog,
-  type GovernancePolicy,
-  type PolicyContext
+  GovernanceDecisionLog
 } from '../runtime/governance/index.js'
+import { aiRequest, type GovernancePolicy, type PolicyContext } from '../runtime/contracts/index.js'
 
 const quick = process.argv.includes('--quick')
 const SAMPLES = quick ? 20_000 : 200_000

@@ -1,5 +1,5 @@
 import type { Platform } from '../platform.js'
-import type { AiRequest } from '../governance/index.js'
+import type { AiRequest } from '../contracts/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import type { OfferedTools } from './agent-tools.js'
 import type { AiCancelSignal, AiMessage, AiToolCall, AiToolSpec } from './runtime.js'

@@ -2,7 +2,8 @@
 // the platform's own environment, filled with the events a parallel coordination journals.
 import t from 'tap'
 import { ADMIN, EMPTY_FLEET } from '../../runtime/admin/index.js'
-import { LmdbJournalStore, type JournalRecord } from '../../runtime/fleet/index.js'
+import { LmdbJournalStore } from '../../runtime/fleet/lmdb-journal-store.js'
+import { type JournalRecord } from '../../runtime/fleet/fleet-types.js'
 import { adminPlatform, call, BOB, TOKENS } from './helpers.js'
 
 const tp = await adminPlatform({ 'platform.auth.tokens': TOKENS })

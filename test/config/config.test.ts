@@ -2,7 +2,8 @@ import t from 'tap'
 import { mkdtempSync, writeFileSync, readFileSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { loadConfig, ConfigError, KEYS, configTable } from '../../runtime/config/index.js'
+import { loadConfig, ConfigError, configTable } from '../../runtime/config/index.js'
+import { KEYS } from '../../runtime/config/schema.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'platform-config-'))
 const file = (name: string, text: string) => {

@@ -22,7 +22,7 @@ import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { installAreas } from '../../runtime/areas.js'
 import { loadConfig } from '../../runtime/config/index.js'
 import { governanceOf } from '../../runtime/governance/index.js'
-import { parseManifest } from '../../runtime/plugins/index.js'
+import { parseManifest } from '../../runtime/plugins/manifest.js'
 
 // a platform with the bundled plugins starts for every shell block: about 45 s on an idle 2-core box
 t.setTimeout(300_000)

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ConfigError, loadConfig } from '../../runtime/config/index.js'
-import { storeFromConfig, type InteractionStore } from '../../runtime/interactions/index.js'
+import { storeFromConfig } from '../../runtime/interactions/store-from-config.js'
+import { type InteractionStore } from '../../runtime/interactions/types.js'
 import { startTestPlatform } from '../helpers/platform.js'
 
 async function chosen(config: Record<string, unknown>): Promise<InteractionStore> {

@@ -5,7 +5,8 @@ import { definePlugin, tool, agent } from 'agent-platform/sdk'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { getMcp, type McpServer } from '../../runtime/mcp/index.js'
 import { mcpArea } from '../../runtime/mcp/install.js'
-import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
+import { inlineInstance } from '../../runtime/plugins/inline.js'
+import { type Manifest } from '../../runtime/plugins/index.js'
 import type { Platform } from '../../runtime/platform.js'
 
 export const FIXTURE_DIR = join(import.meta.dirname, '../fixtures/plugins/conformance')
