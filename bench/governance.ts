@@ -15,18 +15,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pino from 'pino'
 import { startInProcess } from './lib/in-process.js'
-import { installAreas } from '../runtime/areas.js'
-import { scopeArea } from '../runtime/scope/install.js'
-import { governanceArea } from '../runtime/governance/install.js'
+import { AREAS, installAreas } from '../runtime/areas.js'
 import {
   governanceOf,
-  aiRequest,
   buildRulesPolicy,
   GovernanceService,
-  GovernanceDecisionLog,
-  type GovernancePolicy,
-  type PolicyContext
+  GovernanceDecisionLog
 } from '../runtime/governance/index.js'
+import { aiRequest, type GovernancePolicy, type PolicyContext } from '../runtime/contracts/index.js'
 
 const quick = process.argv.includes('--quick')
 const SAMPLES = quick ? 20_000 : 200_000
@@ -155,7 +151,11 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-gov-'))
   const { platform, url } = await startInProcess(dataDir, {}, async (p) => {
     p.http.post('/bench/plain', (ctx) => ({ allowed: true, echo: (ctx.body as { action?: unknown }).action ?? null }))
-    await installAreas(p, [scopeArea, governanceArea])
+    // the served areas, cut down to scope and governance (in AREAS' order)
+    await installAreas(
+      p,
+      AREAS.filter((a) => a.name === 'scope' || a.name === 'governance')
+    )
   })
   const gsvc = governanceOf(platform)!
   gsvc.setSource('yaml:bench.yaml', gsvc.parse('yaml', 'yaml:bench.yaml', NATIVE_CHAIN))

@@ -10,10 +10,14 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { loadInline } from '../runtime/plugins/inline.js'
-import { loadIsolate } from '../runtime/plugins/isolate/index.js'
-import { loadWorker } from '../runtime/plugins/worker/index.js'
-import type { LoadSpec, Manifest, SandboxInstance } from '../runtime/plugins/contract.js'
+import {
+  loadInline,
+  loadIsolate,
+  loadWorker,
+  type LoadSpec,
+  type Manifest,
+  type SandboxInstance
+} from '../runtime/plugins/index.js'
 
 const quick = process.argv.includes('--quick')
 const SECONDS = quick ? 0.5 : 2

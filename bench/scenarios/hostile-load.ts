@@ -61,7 +61,7 @@ async function flood(
 }
 
 /**
- * `/healthz` under an anonymous MCP session flood (issue 22 item 3): idle first, then while anonymous
+ * `/healthz` under an anonymous MCP session flood: idle first, then while anonymous
  * clients at 400 loopback addresses keep calling `initialize` past the 10 000-session cap, so every
  * create lands at the cap (where each one used to sweep and scan the session store). The figure is
  * how much the flood stretches `/healthz` latency; the issue's target is p99 within 5x of idle.

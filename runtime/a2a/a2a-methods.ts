@@ -27,7 +27,7 @@ export interface EventSink {
   onClose(fn: () => void): void
 }
 
-export const STREAMING = new Set(['SendStreamingMessage', 'SubscribeToTask'])
+export const STREAMING: ReadonlySet<string> = new Set(['SendStreamingMessage', 'SubscribeToTask'])
 
 /** 0.3 method names, answered as their 1.0 methods. */
 export const ALIASES: Readonly<Record<string, string>> = {
@@ -51,7 +51,7 @@ const PUSH = new Set([
   'DeleteTaskPushNotificationConfig'
 ])
 
-export const METHODS = new Set([
+export const METHODS: ReadonlySet<string> = new Set([
   'SendMessage',
   'GetTask',
   'ListTasks',

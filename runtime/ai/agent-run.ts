@@ -5,7 +5,7 @@
  * answer, a string or `{ text }` (nothing at all once it has streamed some).
  */
 import { Cancellation, type AgentTurnHandlers, type RegisteredAgent } from '../plugins/index.js'
-import type { AiRequest } from '../governance/index.js'
+import type { AiRequest } from '../contracts/index.js'
 import type { OfferedTools } from './agent-tools.js'
 import type { AiCancelSignal, AiMessage, AiRuntime, AiToolCall, AiToolSpec, TokenUsage } from './runtime.js'
 import { runTool, type LoopInput } from './tool-run.js'

@@ -16,10 +16,10 @@ import {
   SUBJECT_DIMENSIONS,
   lessonText,
   namespaceKey,
-  type AiRequest,
   type GovernanceService,
   type Subject
 } from '../governance/index.js'
+import { type AiRequest } from '../contracts/index.js'
 
 /** Longest guidance line, in the prompt and on the wire. */
 export const FEEDBACK_LINE_CHARS = 512

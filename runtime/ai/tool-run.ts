@@ -1,6 +1,5 @@
 import type { Platform } from '../platform.js'
-import { gateOf, TOOL_CALL_GATE } from '../contracts/index.js'
-import type { AiRequest } from '../governance/index.js'
+import { gateOf, TOOL_CALL_GATE, type AiRequest } from '../contracts/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import type { OfferedTools } from './agent-tools.js'
 import type { AiCancelSignal, AiMessage, AiToolCall, AiToolSpec } from './runtime.js'

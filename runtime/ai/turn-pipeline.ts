@@ -5,7 +5,8 @@
  * tool-call gate and the tool's own sandbox), then post-response policies.
  * The output is a stream of turn events ending in exactly one terminal event; it never throws.
  */
-import { aiRequest, governanceOf, type AiRequest } from '../governance/index.js'
+import { aiRequest, type AiRequest } from '../contracts/index.js'
+import { governanceOf } from '../governance/index.js'
 import { confineSystemPrompt } from '../scope/index.js'
 import { carriedLines, feedbackLines, withFeedback } from './feedback.js'
 import type { RegisteredAgent } from '../plugins/index.js'

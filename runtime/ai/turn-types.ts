@@ -1,6 +1,6 @@
 /** The shapes of one agent turn: its request, its events, and what it needs from the platform. */
 import type { Platform } from '../platform.js'
-import type { AiRequest } from '../governance/index.js'
+import type { AiRequest } from '../contracts/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import type { OfferedTools } from './agent-tools.js'
 import type { FeedbackOptions } from './feedback.js'

@@ -1,13 +1,6 @@
-export { TokenResolver, tokenOf, type Principal, type TokenConfig } from './principal.js'
-export { PrincipalResolver, type PrincipalSource } from './resolver.js'
-export {
-  DENY_ALL,
-  ALLOW_ALL,
-  REQUIRE_PRINCIPAL,
-  roleBased,
-  authorizerFromConfig,
-  type ControlAuthorizer
-} from './authorizer.js'
+export { TokenResolver, tokenOf, type Principal } from './principal.js'
+export { PrincipalResolver } from './resolver.js'
+export { authorizerFromConfig, type ControlAuthorizer } from './authorizer.js'
 export { ControlAuditLog } from './audit-log.js'
-export { WriteGate, ADMIN_SURFACE, type WriteSurface } from './write-gate.js'
+export { WriteGate, type WriteSurface } from './write-gate.js'
 export { ReadGate, type ReadKind } from './read-gate.js'

@@ -1,1 +1,1 @@
-export { EventBus, type PlatformEvents, type PlatformEvent, type EventType } from './bus.js'
+export { EventBus, type PlatformEvent, type EventType } from './bus.js'

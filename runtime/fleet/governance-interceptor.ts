@@ -6,7 +6,8 @@
  * (`fleet.dispatch.arg` naming it) and the changed ones are rewritten; a deny there denies.
  */
 import type { Platform } from '../platform.js'
-import { aiRequest, governanceOf, type Admission, type AiRequest } from '../governance/index.js'
+import { aiRequest, type AiRequest } from '../contracts/index.js'
+import { governanceOf, type Admission } from '../governance/index.js'
 import type { AgentCall, DispatchContext } from './fleet-types.js'
 import { deny, proceed, rewrite, type FleetInterceptor, type InterceptDecision } from './interceptors.js'
 

@@ -14,7 +14,7 @@ export interface ParamSpec {
   items?: JsonObject
 }
 
-export const INJECTABLE_TYPES = new Set(['broadcaster', 'config', 'logger'])
+export const INJECTABLE_TYPES: ReadonlySet<string> = new Set(['broadcaster', 'config', 'logger'])
 
 const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: false })
 

@@ -8,7 +8,7 @@ export interface SessionOwner {
 
 /**
  * Who is asking, the way sessions are bound: its principal, or (anonymous) its client address.
- * A session answers only to the owner that opened it (issue 22 item 10).
+ * A session answers only to the owner that opened it.
  */
 export function callerOf(c: { principal?: string | null; address?: string }): SessionOwner {
   return { principal: c.principal ?? null, ...(c.address !== undefined ? { address: c.address } : {}) }

@@ -64,7 +64,7 @@ export class Session {
   }
 }
 
-/** What one session may store (issue 22: a session's client data is capped). */
+/** What one session may store: a session's client data is capped. */
 export interface SessionStorageLimits {
   capabilitiesBytes: number
   clientInfoBytes: number

@@ -10,7 +10,7 @@ import {
   type Context as OtelContext,
   type Tracer
 } from '@opentelemetry/api'
-import type { McpServer } from './index.js'
+import type { McpServer } from './mcp-server.js'
 import { isObject, type CallContext, type JsonObject } from './types.js'
 import type { InvocationWrapper } from './calls.js'
 

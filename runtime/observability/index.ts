@@ -1,4 +1,4 @@
 export { createLogger, type Logger } from './logger.js'
 export { Metrics } from './metrics.js'
-export { RouteMetrics, RouteStats } from './route-metrics.js'
+export { RouteStats } from './route-metrics.js'
 export { TimedMetric } from './timed-metric.js'

@@ -1,4 +1,12 @@
-export * from './contract.js'
+export {
+  type SandboxKind,
+  type Manifest,
+  type ToolDescriptor,
+  type AgentRefDescriptor,
+  type SandboxInstance,
+  type LoadSpec,
+  PluginCallError
+} from './contract.js'
 export { PluginRegistry } from './registry.js'
 export type {
   RegisteredTool,
@@ -10,34 +18,15 @@ export type {
   RegisteredEmbedder,
   RegisteredRuntime
 } from './registered.js'
-export { contributionNames, type PluginStatus, type PluginState } from './plugin-status.js'
-export { AgentTurns, type AgentTurnHandlers } from './agent-turns.js'
-export { RuntimeStreams, PluginEventStream, STREAM_WINDOW, type StopSignal } from './runtime-streams.js'
+export { contributionNames, type PluginStatus } from './plugin-status.js'
+export { type AgentTurnHandlers } from './agent-turns.js'
+export { RuntimeStreams } from './runtime-streams.js'
 export { Cancellation, abortSignalOf, type CancelSignal } from './cancel.js'
-export { inlineInstance, loadInline, pluginCtx } from './inline.js'
-export { ensurePluginModuleHooks, sdkUrl } from './module-hooks.js'
-export {
-  MANIFEST_SCHEMA,
-  MANIFEST_FILE,
-  NAME_PATTERN,
-  DEFAULT_LIMITS,
-  DEFAULT_SANDBOX,
-  ManifestError,
-  parseManifest,
-  readManifest,
-  type ParsedManifest
-} from './manifest.js'
-export { GrantRefused, grantLine, operatorGrant, resolveGrant, type OperatorGrant } from './grants.js'
-export {
-  buildCapabilities,
-  kvCapability,
-  fetchCapability,
-  FETCH_MAX_BYTES,
-  type CapabilityDeps,
-  type KvDatabase
-} from './capabilities.js'
-export { TIERS, TierUnavailable, tierFactory, type TierMap } from './tiers.js'
-export { loadPluginDir, type LoadOutcome } from './loader.js'
+export { loadInline } from './inline.js'
+export { NAME_PATTERN, ManifestError, readManifest } from './manifest.js'
+export { GrantRefused, grantLine, resolveGrant } from './grants.js'
+export { buildCapabilities, type KvDatabase } from './capabilities.js'
+export { TierUnavailable, tierFactory } from './tiers.js'
 export { PluginHost, type PluginHostOptions } from './host.js'
-export { loadIsolate, DEFAULT_MAX_RESULT_BYTES } from './isolate/index.js'
+export { loadIsolate } from './isolate/index.js'
 export { loadWorker } from './worker/index.js'

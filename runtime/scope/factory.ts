@@ -10,20 +10,19 @@ import type { ScopeRuntime } from './scope-runtime.js'
 import { SemanticIntentScopeGuardrail } from './semantic-intent.js'
 import { DEFAULT_DECISION_TIMEOUT_MS } from './decision-model.js'
 
-let bare: ScopeRuntime | undefined
-
 /**
  * A runtime with no embedder and no decision model: embedding tiers degrade to RULE_BASED and
- * the LLM tier denies (no reachable model). Used when a caller has no platform at hand.
+ * the LLM tier denies (no reachable model). Used when a caller has no platform at hand; a fresh
+ * one per call (no module singleton), so pass one around to share it.
  */
 export function bareScopeRuntime(): ScopeRuntime {
-  return (bare ??= {
+  return {
     logger: createLogger('warn', { destination: process.stderr, pretty: false }),
     embedder: () => undefined,
     decisionModel: () => undefined,
     pluginClassifier: () => undefined,
     decisionTimeoutMs: DEFAULT_DECISION_TIMEOUT_MS
-  })
+  }
 }
 
 /** The guardrail of a tier (a fresh one per policy, so its vector cache is the policy's own). */

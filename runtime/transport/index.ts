@@ -1,18 +1,7 @@
-export { Transport, type TransportOptions } from './transport.js'
+export { Transport } from './transport.js'
 export { Broadcaster, Resource } from './broadcaster.js'
 export { Frame } from './frame.js'
-export { ROOM_PATH, roomBroadcasterId } from './rooms.js'
-export { RESOURCE_HEADER, TOKEN_HEADER } from './endpoint.js'
 export type { EndpointHooks, EndpointRequest } from './endpoint-hooks.js'
-export {
-  Reason,
-  type TransportKind,
-  type BroadcasterInfo,
-  type ResourceInfo,
-  type JoinOptions,
-  type RoomJoin,
-  type RoomJoinGuard,
-  type RoomJoinVerdict
-} from './types.js'
+export { Reason, type TransportKind } from './types.js'
 export { type MessageRate } from './message-rate.js'
-export { TRANSPORT, ROOM_JOIN_GUARD, transportOf } from './key.js'
+export { ROOM_JOIN_GUARD, transportOf } from './key.js'

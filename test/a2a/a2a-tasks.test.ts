@@ -4,7 +4,7 @@
 import t from 'tap'
 import { TaskState } from '@a2a-js/sdk'
 import { AI } from '../../runtime/ai/index.js'
-import { A2A } from '../../runtime/a2a/index.js'
+import { A2A } from '../../runtime/a2a/key.js'
 import { OpenAiServer, deltaChunk, sseEvents as openAiSse } from '../helpers/openai-server.js'
 import { call, addHelperAgent, governedAdminPlatform, WRITER, ALICE, BOB } from '../admin/helpers.js'
 import { sseEvents } from '../admin/event-clients.js'

@@ -4,7 +4,7 @@ import t from 'tap'
 import { TaskState } from '@a2a-js/sdk'
 import { isJsonRpcError } from '@a2a-js/sdk/errors'
 import { AI } from '../../runtime/ai/index.js'
-import { A2A } from '../../runtime/a2a/index.js'
+import { A2A } from '../../runtime/a2a/key.js'
 import { start, clientFor, textMessage, textOf, collect, rpc } from './a2a-helpers.js'
 
 /** The JSON-RPC code and message of what a client call threw. */

@@ -2,9 +2,11 @@
 // failures as results, cancellation and timeout reaching the remote task, and where URLs come from.
 import t from 'tap'
 import { createServer } from 'node:http'
-import type { AgentTransport } from '../../runtime/fleet/index.js'
+import type { AgentTransport } from '../../runtime/fleet/fleet-types.js'
 import { AI } from '../../runtime/ai/index.js'
-import { A2A, A2aAgentTransport, remoteAgentEnvName, remoteAgentUrl, remoteAgents } from '../../runtime/a2a/index.js'
+import { A2A } from '../../runtime/a2a/key.js'
+import { A2aAgentTransport, remoteAgentEnvName, remoteAgentUrl } from '../../runtime/a2a/remote-agent.js'
+import { remoteAgents } from '../../runtime/a2a/index.js'
 import { OpenAiServer, deltaChunk, sseEvents } from '../helpers/openai-server.js'
 import { start, until, rpc } from './a2a-helpers.js'
 import { fleetPlatform } from '../fleet/helpers.js'

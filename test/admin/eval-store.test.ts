@@ -8,11 +8,10 @@ import {
   MemoryEvalRunStore,
   LmdbEvalRunStore,
   EvalRunExists,
-  parseEvalRun,
-  type EvalRun,
   type EvalRunStore,
   type EvalIndexKey
-} from '../../runtime/admin/index.js'
+} from '../../runtime/admin/eval-run-store.js'
+import { parseEvalRun, type EvalRun } from '../../runtime/admin/eval-run.js'
 
 const run = (id: string, baseline: string, second: number, passed = true): EvalRun =>
   parseEvalRun({ id, baseline, passed, timestamp: new Date(Date.UTC(2026, 0, 1, 0, 0, second)).toISOString() })

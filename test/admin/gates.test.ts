@@ -3,7 +3,7 @@
 import t from 'tap'
 import type { TestPlatform } from '../helpers/platform.js'
 import { AI } from '../../runtime/ai/index.js'
-import { ADMIN } from '../../runtime/admin/index.js'
+import { ADMIN } from '../../runtime/admin/key.js'
 import { adminPlatform, addHelperAgent, call, ALICE, BOB, CAROL, TOKENS, WRITER, type Answer } from './helpers.js'
 import { wsMember } from '../transport/clients.js'
 

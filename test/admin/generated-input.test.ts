@@ -3,7 +3,8 @@
 // never a 500, and nothing invalid is stored.
 import t from 'tap'
 import fc from 'fast-check'
-import { parseManifest, parseEvalRun, WorkflowError, EvalRunError } from '../../runtime/admin/index.js'
+import { parseManifest, WorkflowError } from '../../runtime/admin/workflow-manifest.js'
+import { parseEvalRun, EvalRunError } from '../../runtime/admin/eval-run.js'
 import { adminPlatform, call, ALICE, WRITER } from './helpers.js'
 
 const ID = /^[A-Za-z0-9_-]+$/

@@ -1,8 +1,9 @@
 // The journal routes (`/journal`, `/journal/{id}`, `/tree`, `/log`) over a real LMDB journal store on
 // the platform's own environment, filled with the events a parallel coordination journals.
 import t from 'tap'
-import { EMPTY_FLEET } from '../../runtime/admin/index.js'
-import { LmdbJournalStore, type JournalRecord } from '../../runtime/fleet/index.js'
+import { EMPTY_FLEET } from '../../runtime/admin/fleet-view.js'
+import { LmdbJournalStore } from '../../runtime/fleet/lmdb-journal-store.js'
+import { type JournalRecord } from '../../runtime/fleet/fleet-types.js'
 import { adminPlatformSwappingFleet, call, BOB, TOKENS } from './helpers.js'
 
 const tp = await adminPlatformSwappingFleet({ 'platform.auth.tokens': TOKENS })

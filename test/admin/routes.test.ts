@@ -5,8 +5,10 @@ import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { AI } from '../../runtime/ai/index.js'
-import { governanceOf, aiRequest } from '../../runtime/governance/index.js'
-import { ADMIN, EMPTY_FLEET } from '../../runtime/admin/index.js'
+import { governanceOf } from '../../runtime/governance/index.js'
+import { aiRequest } from '../../runtime/contracts/index.js'
+import { ADMIN } from '../../runtime/admin/key.js'
+import { EMPTY_FLEET } from '../../runtime/admin/index.js'
 import { adminPlatform, adminPlatformSwappingFleet, addHelperAgent, call, BOB, TOKENS } from './helpers.js'
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }

@@ -8,10 +8,10 @@ import {
   MemoryWorkflowStore,
   LmdbWorkflowStore,
   VersionConflict,
-  parseManifest,
-  type WorkflowManifest,
   type WorkflowStore
-} from '../../runtime/admin/index.js'
+} from '../../runtime/admin/workflow-store.js'
+import { parseManifest } from '../../runtime/admin/workflow-manifest.js'
+import { type WorkflowManifest } from '../../runtime/admin/index.js'
 
 const manifest = (id: string, name: string, version: number) =>
   parseManifest({ id, name, version, nodes: [{ id: 'a', type: 'agent' }] })

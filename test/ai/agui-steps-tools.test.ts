@@ -13,7 +13,8 @@ import {
   type BaseEvent
 } from '@ag-ui/client'
 import { EventSchema } from '@ag-ui/core/schemas'
-import { AI, AguiRun, type AguiEvent, type TurnEvent } from '../../runtime/ai/index.js'
+import { AI, type TurnEvent } from '../../runtime/ai/index.js'
+import { AguiRun, type AguiEvent } from '../../runtime/ai/agui-events.js'
 import { installAreas } from '../../runtime/areas.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk } from '../helpers/openai-server.js'

@@ -15,9 +15,11 @@ import {
   type BaseEvent
 } from '@ag-ui/client'
 import { EventSchema, RunAgentInputSchema } from '@ag-ui/core/schemas'
-import { AI, AguiRun, type AguiEvent, type TurnEvent } from '../../runtime/ai/index.js'
+import { AI, type TurnEvent } from '../../runtime/ai/index.js'
+import { AguiRun, type AguiEvent } from '../../runtime/ai/agui-events.js'
 import { installAreas } from '../../runtime/areas.js'
-import { GOVERNANCE, type GovernancePolicy } from '../../runtime/governance/index.js'
+import { GOVERNANCE } from '../../runtime/governance/index.js'
+import { type GovernancePolicy } from '../../runtime/contracts/index.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk } from '../helpers/openai-server.js'
 

@@ -1,5 +1,7 @@
 import t from 'tap'
-import { DemoRuntime, countTokens, type AiEvent, type AiToolSpec } from '../../runtime/ai/index.js'
+import { DemoRuntime, type AiEvent } from '../../runtime/ai/index.js'
+import { countTokens } from '../../runtime/ai/demo-runtime.js'
+import { type AiToolSpec } from '../../runtime/ai/runtime.js'
 import { collect, runRuntimeContract } from './runtime-contract.js'
 
 // the bundled demo agent's tools, as the pipeline will hand them over

@@ -4,7 +4,7 @@ import { startTestPlatform } from '../helpers/platform.js'
 import { AREAS, installAreas } from '../../runtime/areas.js'
 import { AI } from '../../runtime/ai/index.js'
 import { aiArea } from '../../runtime/ai/install.js'
-import { inlineInstance } from '../../runtime/plugins/index.js'
+import { inlineInstance } from '../../runtime/plugins/inline.js'
 import type { Manifest } from '../../runtime/plugins/index.js'
 
 t.test('the ai area is served, installed after every area it declares', async (t) => {

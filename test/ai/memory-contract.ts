@@ -1,5 +1,6 @@
 import type { Test } from 'tap'
-import type { AiMessage, ConversationMemory } from '../../runtime/ai/index.js'
+import type { AiMessage } from '../../runtime/ai/index.js'
+import type { ConversationMemory } from '../../runtime/ai/memory.js'
 
 const user = (content: string): AiMessage => ({ role: 'user', content })
 const answer = (content: string): AiMessage => ({ role: 'assistant', content })

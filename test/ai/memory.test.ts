@@ -3,13 +3,8 @@ import { killWriterAfter, lastAcked } from '../helpers/kill-writer.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import {
-  AI,
-  InMemoryConversationMemory,
-  LmdbConversationMemory,
-  type AiMessage,
-  type MemoryKey
-} from '../../runtime/ai/index.js'
+import { AI, type AiMessage } from '../../runtime/ai/index.js'
+import { InMemoryConversationMemory, LmdbConversationMemory, type MemoryKey } from '../../runtime/ai/memory.js'
 import { Store } from '../../runtime/store/index.js'
 import { installAreas } from '../../runtime/areas.js'
 import { startTestPlatform } from '../helpers/platform.js'

@@ -1,6 +1,8 @@
 import t from 'tap'
 import type { Test } from 'tap'
-import { OpenAiRuntime, type AiEvent, type AiToolSpec } from '../../runtime/ai/index.js'
+import { OpenAiRuntime } from '../../runtime/ai/openai-runtime.js'
+import { type AiEvent } from '../../runtime/ai/index.js'
+import { type AiToolSpec } from '../../runtime/ai/runtime.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk, type Reply } from '../helpers/openai-server.js'
 import { collect, runRuntimeContract } from './runtime-contract.js'
 

@@ -1,5 +1,6 @@
 import t from 'tap'
-import { AI, RuntimeRegistry, DemoRuntime, type AiRuntime } from '../../runtime/ai/index.js'
+import { AI, DemoRuntime, type AiRuntime } from '../../runtime/ai/index.js'
+import { RuntimeRegistry } from '../../runtime/ai/runtime-registry.js'
 import { installAreas } from '../../runtime/areas.js'
 import { startTestPlatform } from '../helpers/platform.js'
 

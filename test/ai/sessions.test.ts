@@ -1,5 +1,6 @@
 import t from 'tap'
-import { AI, AgentSessions } from '../../runtime/ai/index.js'
+import { AI } from '../../runtime/ai/index.js'
+import { AgentSessions } from '../../runtime/ai/sessions.js'
 import { installAreas } from '../../runtime/areas.js'
 import { EventBus, type PlatformEvent } from '../../runtime/events/index.js'
 import { startTestPlatform } from '../helpers/platform.js'

@@ -5,13 +5,10 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { AI, type TurnEvent, type TurnRequest } from '../../runtime/ai/index.js'
 import { installAreas } from '../../runtime/areas.js'
-import {
-  ConcurrencyLimitPolicy,
-  GOVERNANCE,
-  type GovernancePolicy,
-  type PolicyContext
-} from '../../runtime/governance/index.js'
-import { PREAMBLE_HEADING } from '../../runtime/scope/index.js'
+import { ConcurrencyLimitPolicy } from '../../runtime/governance/types/index.js'
+import { GOVERNANCE } from '../../runtime/governance/index.js'
+import { type GovernancePolicy, type PolicyContext } from '../../runtime/contracts/index.js'
+import { PREAMBLE_HEADING } from '../../runtime/scope/preamble.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk } from '../helpers/openai-server.js'
 

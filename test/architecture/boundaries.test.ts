@@ -2,13 +2,25 @@
  * The architecture rules of docs/architecture.md, checked on every runtime file's imports:
  * areas meet only through each other's index.ts, contracts import nothing of ours, index files
  * only re-export, no file or area import cycle, and every area imports only the areas it
- * declares in `dependsOn` (plus the core and contracts).
+ * declares in `dependsOn` (plus the core and contracts). The bench reaches the runtime like a
+ * user does, the sdk imports nothing of the runtime, and an `import()` names what it loads.
  */
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import ts from 'typescript'
 import { AREAS } from '../../runtime/areas.js'
-import { areaOf, cycles, graph, importsOf, parse, rel, runtimeFiles, type Import } from './import-graph.js'
+import {
+  BENCH,
+  areaOf,
+  cycles,
+  graph,
+  importsOf,
+  parse,
+  rel,
+  runtimeFiles,
+  sdkFiles,
+  type Import
+} from './import-graph.js'
 
 /** Constructed by the Platform itself, so always present: any area may import them. */
 const CORE = new Set(['config', 'http', 'events', 'observability', 'store', 'auth', 'plugins'])
@@ -16,11 +28,24 @@ const CORE = new Set(['config', 'http', 'events', 'observability', 'store', 'aut
 const ROOT_FILES = new Set(['runtime/platform.ts', 'runtime/areas.ts'])
 /** The top layer: starts the platform (runtime/index.ts is the package's public entry). */
 const TOP = new Set(['cli'])
+/**
+ * Files whose `import()` loads a plugin's entry file from a folder the operator names, so its
+ * specifier is computed: never a module of ours. Every other `import()` names a literal (or a
+ * `const` bound to one) that the checks here can follow.
+ */
+const PLUGIN_LOADERS = new Map([
+  ['runtime/plugins/inline.ts', 'the inline tier imports the plugin entry, tagged per load'],
+  ['runtime/plugins/worker/worker-task.ts', 'the worker tier imports the plugin entry, tagged per load'],
+  ['runtime/scope/lint.ts', 'the scope linter imports a plugin folder to read its agents'],
+  ['bench/scenarios/ai.ts', 'the AI scenario imports its bench plugin from the checkout']
+])
 
 const files = runtimeFiles()
 const imports: Import[] = files.flatMap((f) => importsOf(f))
 const ours = imports.filter((i) => i.to.startsWith('runtime/'))
 const where = (i: Import): string => `${i.from}:${i.line} imports '${i.specifier}'`
+const benchImports = runtimeFiles(BENCH).flatMap((f) => importsOf(f))
+const sdkImports = sdkFiles().flatMap((f) => importsOf(f))
 
 t.test('the parser sees every kind of import', async (t) => {
   const sample = [
@@ -30,23 +55,78 @@ t.test('the parser sees every kind of import', async (t) => {
     "export type { E } from './w.js'",
     "export * from './v.js'",
     "const m = await import('./u.js')",
-    "import { type F } from 'node:fs'"
+    "import { type F } from 'node:fs'",
+    'const t = await import(`./t.js`)',
+    "const NAME = 'ws'",
+    'const s = await import(NAME)',
+    'const r = await import(`./${NAME}.js`)',
+    "const q = await import('./' + NAME)",
+    "type D = import('../p/contract.js').PluginDescriptor",
+    "import { describePlugin } from 'agent-platform/sdk/dispatch'"
   ].join('\n')
   const file = `${process.cwd()}/runtime/demo/sample.ts`
   const got = importsOf(file, ts.createSourceFile(file, sample, ts.ScriptTarget.Latest, true))
   t.same(
-    got.map((i) => [i.to, i.kind, i.typeOnly]),
+    got.map((i) => [i.to, i.kind, i.typeOnly, i.computed]),
     [
-      ['runtime/demo/x.ts', 'import', false],
-      ['runtime/y/index.ts', 'import', true],
-      ['runtime/demo/z.ts', 'export', false],
-      ['runtime/demo/w.ts', 'export', true],
-      ['runtime/demo/v.ts', 'export', false],
-      ['runtime/demo/u.ts', 'dynamic', false],
-      ['node:fs', 'import', true]
+      ['runtime/demo/x.ts', 'import', false, false],
+      ['runtime/y/index.ts', 'import', true, false],
+      ['runtime/demo/z.ts', 'export', false, false],
+      ['runtime/demo/w.ts', 'export', true, false],
+      ['runtime/demo/v.ts', 'export', false, false],
+      ['runtime/demo/u.ts', 'dynamic', false, false],
+      ['node:fs', 'import', true, false],
+      ['runtime/demo/t.ts', 'dynamic', false, false],
+      ['ws', 'dynamic', false, false],
+      ['`./${NAME}.js`', 'dynamic', false, true],
+      ["'./' + NAME", 'dynamic', false, true],
+      ['runtime/p/contract.ts', 'import-type', true, false],
+      ['sdk/dispatch.js', 'import', false, false]
     ]
   )
   t.same(got[0]!.names, ['a', 'B'])
+  t.same(got[2]!.names, ['d'])
+  t.ok(got[4]!.star, 'export * reaches every name')
+  t.same(got[11]!.names, ['PluginDescriptor'])
+})
+
+t.test('every import() names what it loads (a literal, or a const bound to one)', async (t) => {
+  const bad: string[] = []
+  const used = new Set<string>()
+  for (const i of [...imports, ...benchImports, ...sdkImports]) {
+    if (!i.computed) continue
+    if (PLUGIN_LOADERS.has(i.from)) {
+      used.add(i.from)
+      continue
+    }
+    bad.push(
+      `${i.from}:${i.line} imports \`${i.specifier}\`, which the checks cannot follow; write the specifier as a literal (or a const bound to one)`
+    )
+  }
+  for (const f of PLUGIN_LOADERS.keys())
+    if (!used.has(f)) bad.push(`${f}: listed in PLUGIN_LOADERS but has no computed import() now; drop the entry`)
+  t.same(bad, [], bad.join('\n'))
+})
+
+t.test('the bench reaches the runtime through area indexes, the composition root and the package entry', async (t) => {
+  const open = new Set(['runtime/areas.ts', 'runtime/platform.ts', 'runtime/index.ts'])
+  const bad = benchImports
+    .filter((i) => i.to.startsWith('runtime/') && !open.has(i.to) && i.to !== `runtime/${areaOf(i.to)}/index.ts`)
+    .map(
+      (i) =>
+        `${where(i)}: the bench measures what users get; import runtime/${areaOf(i.to)}/index.ts (export the name there if the bench needs it) or the composition root`
+    )
+  t.same(bad, [], bad.join('\n'))
+})
+
+t.test('the sdk imports nothing of the runtime (the runtime imports the sdk: wire types live there)', async (t) => {
+  const bad = sdkImports
+    .filter((i) => i.to.startsWith('runtime/'))
+    .map(
+      (i) =>
+        `${where(i)}: the runtime imports agent-platform/sdk, so this closes a loop; declare the type in sdk/ and import it from the runtime`
+    )
+  t.same(bad, [], bad.join('\n'))
 })
 
 t.test('an area reaches another only through its index.ts', async (t) => {

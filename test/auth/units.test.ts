@@ -1,14 +1,6 @@
 import t from 'tap'
-import {
-  TokenResolver,
-  tokenOf,
-  DENY_ALL,
-  ALLOW_ALL,
-  REQUIRE_PRINCIPAL,
-  roleBased,
-  authorizerFromConfig,
-  type Principal
-} from '../../runtime/auth/index.js'
+import { TokenResolver, tokenOf, authorizerFromConfig, type Principal } from '../../runtime/auth/index.js'
+import { DENY_ALL, ALLOW_ALL, REQUIRE_PRINCIPAL, roleBased } from '../../runtime/auth/authorizer.js'
 import { RingBuffer } from '../../runtime/store/index.js'
 
 const p = (name: string, roles: string[] = []): Principal => ({ name, roles, via: 'token' })

@@ -21,7 +21,7 @@ import {
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { installAreas, loadConfig } from '../../runtime/areas.js'
 import { governanceOf } from '../../runtime/governance/index.js'
-import { parseManifest } from '../../runtime/plugins/index.js'
+import { parseManifest } from '../../runtime/plugins/manifest.js'
 
 // a platform with the bundled plugins starts for every shell block: about 45 s on an idle 2-core box
 t.setTimeout(300_000)

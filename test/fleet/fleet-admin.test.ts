@@ -4,8 +4,10 @@ import t from 'tap'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { agent, definePlugin } from 'agent-platform/sdk'
-import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
-import { FLEET, type AgentCall, type AgentTransport, type DispatchContext } from '../../runtime/fleet/index.js'
+import { inlineInstance } from '../../runtime/plugins/inline.js'
+import { type Manifest } from '../../runtime/plugins/index.js'
+import { FLEET, type DispatchContext } from '../../runtime/fleet/index.js'
+import { type AgentCall, type AgentTransport } from '../../runtime/fleet/fleet-types.js'
 import { admin, ask, fleetPlatform } from './helpers.js'
 
 const tp = await fleetPlatform()

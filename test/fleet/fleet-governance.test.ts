@@ -6,7 +6,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { GOVERNANCE } from '../../runtime/governance/index.js'
-import { FLEET, type AgentCall } from '../../runtime/fleet/index.js'
+import { FLEET } from '../../runtime/fleet/index.js'
+import { type AgentCall } from '../../runtime/fleet/fleet-types.js'
 import { FLEET_AGENTS, admin, ask, askHidden, fleetPlatform } from './helpers.js'
 
 // FLEET_AGENTS plus a policy type that throws on "explode"

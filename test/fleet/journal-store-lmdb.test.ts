@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { LmdbJournalStore, type JournalIndexKey } from '../../runtime/fleet/index.js'
+import { LmdbJournalStore, type JournalIndexKey } from '../../runtime/fleet/lmdb-journal-store.js'
 import { Store, entryCount } from '../../runtime/store/index.js'
 import { ev, runJournalStoreSuite } from './journal-store-suite.js'
 

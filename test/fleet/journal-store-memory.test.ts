@@ -1,5 +1,5 @@
 import t from 'tap'
-import { MemoryJournalStore } from '../../runtime/fleet/index.js'
+import { MemoryJournalStore } from '../../runtime/fleet/memory-journal-store.js'
 import { runJournalStoreSuite } from './journal-store-suite.js'
 
 runJournalStoreSuite(t, 'memory', async (_t, max) => ({ open: async () => new MemoryJournalStore(max) }))

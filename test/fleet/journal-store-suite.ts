@@ -1,6 +1,6 @@
 // The JournalStore contract, run against every store (memory and LMDB).
 import type { Test } from 'tap'
-import type { JournalRecord, JournalStore } from '../../runtime/fleet/index.js'
+import type { JournalRecord, JournalStore } from '../../runtime/fleet/fleet-types.js'
 
 /**
  * What a store test gives the suite: `open()` returns a store over this fixture's data, bounded

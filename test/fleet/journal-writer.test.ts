@@ -2,7 +2,8 @@
 // order, and `settled()` for a reader that must see what was emitted before it asked.
 import t from 'tap'
 import { JournalWriter } from '../../runtime/fleet/journal-writer.js'
-import { MemoryJournalStore, type JournalRecord } from '../../runtime/fleet/index.js'
+import { MemoryJournalStore } from '../../runtime/fleet/memory-journal-store.js'
+import { type JournalRecord } from '../../runtime/fleet/fleet-types.js'
 import pino from 'pino'
 
 class CountingStore extends MemoryJournalStore {

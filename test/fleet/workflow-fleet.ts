@@ -2,7 +2,8 @@
 // (classify says urgent or routine, research and draft say what they did, broken always throws),
 // and the incident workflow that exercises every node type on it.
 import { definePlugin, agent } from 'agent-platform/sdk'
-import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
+import { inlineInstance } from '../../runtime/plugins/inline.js'
+import { type Manifest } from '../../runtime/plugins/index.js'
 import type { TestPlatform } from '../helpers/platform.js'
 import { adminPlatform, call } from '../admin/helpers.js'
 

@@ -2,7 +2,7 @@
 // their nodes, unknown edge conditions and bad node config refused, topological order with the
 // manifest's order among ready nodes, and which edges a node's outcome takes.
 import t from 'tap'
-import { parseManifest } from '../../runtime/admin/index.js'
+import { parseManifest } from '../../runtime/admin/workflow-manifest.js'
 import { graphOf, MAX_WORKFLOW_NODES, takenEdges, WorkflowRunError } from '../../runtime/fleet/workflow-graph.js'
 
 function manifest(nodes: unknown[], edges: unknown[] = []) {

@@ -2,7 +2,7 @@
 // is still waiting, a new one is refused (503) rather than dropping a run someone must decide.
 // Closing denies what is pending and starts no further node. On the platform's real dispatcher.
 import t from 'tap'
-import { parseManifest } from '../../runtime/admin/index.js'
+import { parseManifest } from '../../runtime/admin/workflow-manifest.js'
 import { FLEET } from '../../runtime/fleet/index.js'
 import { WorkflowRuns, WorkflowRunsFull } from '../../runtime/fleet/workflow-runs.js'
 import { PlatformError } from '../../runtime/http/index.js'

@@ -1,14 +1,8 @@
 import t from 'tap'
 import pino from 'pino'
-import {
-  GovernanceService,
-  GovernanceDecisionLog,
-  GuardrailAsPolicy,
-  PolicyAsGuardrail,
-  aiRequest,
-  type AiGuardrail,
-  type GovernancePolicy
-} from '../../runtime/governance/index.js'
+import { GovernanceService, GovernanceDecisionLog } from '../../runtime/governance/index.js'
+import { GuardrailAsPolicy, PolicyAsGuardrail, type AiGuardrail } from '../../runtime/governance/guardrails.js'
+import { aiRequest, type GovernancePolicy } from '../../runtime/contracts/index.js'
 import { post, pre } from '../helpers/governance.js'
 
 const svc = () =>

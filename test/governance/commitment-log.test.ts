@@ -7,20 +7,16 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import canonicalize from 'canonicalize'
+import { CommitmentError, SignedCommitmentLog, isSigned } from '../../runtime/governance/commitment-log.js'
 import {
-  CommitmentError,
   Ed25519Signer,
-  SignedCommitmentLog,
-  isSigned,
   keyIdOf,
   loadSigningKey,
   loadVerifyKey,
-  recordedEventFields,
-  signedBytes,
-  type CommitmentInput,
-  type CommitmentRecord,
-  type LoggedCommitment
-} from '../../runtime/governance/index.js'
+  signedBytes
+} from '../../runtime/governance/commitment-signer.js'
+import { recordedEventFields } from '../../runtime/governance/index.js'
+import { type CommitmentInput, type CommitmentRecord, type LoggedCommitment } from '../../runtime/contracts/index.js'
 import { Store } from '../../runtime/store/index.js'
 
 const input: CommitmentInput = {

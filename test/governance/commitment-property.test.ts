@@ -6,14 +6,9 @@ import fc from 'fast-check'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import {
-  CommitmentError,
-  Ed25519Signer,
-  SignedCommitmentLog,
-  type CommitmentInput,
-  type CommitmentRecord,
-  type LoggedCommitment
-} from '../../runtime/governance/index.js'
+import { CommitmentError, SignedCommitmentLog } from '../../runtime/governance/commitment-log.js'
+import { Ed25519Signer } from '../../runtime/governance/commitment-signer.js'
+import { type CommitmentInput, type CommitmentRecord, type LoggedCommitment } from '../../runtime/contracts/index.js'
 import { Store } from '../../runtime/store/index.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'commitment-property-'))

@@ -11,12 +11,9 @@ import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { installAreas } from '../../runtime/areas.js'
 import { scopeArea } from '../../runtime/scope/install.js'
 import { governanceArea } from '../../runtime/governance/install.js'
-import {
-  COMMITMENTS,
-  SignedCommitmentLog,
-  type CommitmentInput,
-  type LoggedCommitment
-} from '../../runtime/governance/index.js'
+import { COMMITMENTS } from '../../runtime/governance/index.js'
+import { SignedCommitmentLog } from '../../runtime/governance/commitment-log.js'
+import { type CommitmentInput, type LoggedCommitment } from '../../runtime/contracts/index.js'
 import type { Platform } from '../../runtime/platform.js'
 
 const install = (p: Platform) => installAreas(p, [scopeArea, governanceArea])

@@ -1,6 +1,6 @@
 import t from 'tap'
 import { GovernanceDecisionLog, MAX_SUBJECTS, PER_SUBJECT } from '../../runtime/governance/decision-log.js'
-import type { DecisionEntry } from '../../runtime/governance/index.js'
+import type { DecisionEntry } from '../../runtime/contracts/index.js'
 
 const entry = (decision: DecisionEntry['decision'], snapshot: Record<string, unknown>, reason = ''): DecisionEntry => ({
   timestamp: new Date().toISOString(),

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
 import { parser, md, pre, synchronous } from '../helpers/governance.js'
-import { OWASP_ROWS } from '../../runtime/governance/index.js'
+import { OWASP_ROWS } from '../../runtime/governance/owasp.js'
 
 const doc = readFileSync(new URL('../../docs/governance.md', import.meta.url), 'utf8')
 const blocks = [...doc.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1]!)

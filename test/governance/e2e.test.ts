@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startTestPlatform } from '../helpers/platform.js'
 import { installAreas } from '../../runtime/areas.js'
-import { governanceOf, aiRequest } from '../../runtime/governance/index.js'
+import { governanceOf } from '../../runtime/governance/index.js'
+import { aiRequest } from '../../runtime/contracts/index.js'
 
 // the whole served platform: bundled plugins in their sandboxes, a policy file using a plugin's
 // policy type, and MCP tools/call passing the governance gate

@@ -5,14 +5,10 @@ import { join } from 'node:path'
 import { SpanStatusCode } from '@opentelemetry/api'
 import { startTestPlatform } from '../helpers/platform.js'
 import { recordSpans } from '../helpers/span-recorder.js'
-import {
-  governanceOf,
-  aiRequest,
-  POLICIES_PROPERTY,
-  KillSwitchPolicy,
-  type GovernancePolicy,
-  type PolicyContext
-} from '../../runtime/governance/index.js'
+import { governanceOf } from '../../runtime/governance/index.js'
+import { aiRequest, type GovernancePolicy, type PolicyContext } from '../../runtime/contracts/index.js'
+import { POLICIES_PROPERTY } from '../../runtime/governance/chain.js'
+import { KillSwitchPolicy } from '../../runtime/governance/types/index.js'
 import { installAreas } from '../../runtime/areas.js'
 import { scopeArea } from '../../runtime/scope/install.js'
 import { governanceArea } from '../../runtime/governance/install.js'

@@ -4,15 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Store } from '../../runtime/store/index.js'
 import { startTestPlatform } from '../helpers/platform.js'
-import {
-  governanceOf,
-  aiRequest,
-  GovernanceMemorySink,
-  MAX_LESSONS,
-  namespacesOf,
-  type DecisionEntry,
-  type Lesson
-} from '../../runtime/governance/index.js'
+import { governanceOf, GovernanceMemorySink } from '../../runtime/governance/index.js'
+import { aiRequest, type DecisionEntry } from '../../runtime/contracts/index.js'
+import { MAX_LESSONS, namespacesOf, type Lesson } from '../../runtime/governance/memory-sink.js'
 import { installAreas } from '../../runtime/areas.js'
 import { scopeArea } from '../../runtime/scope/install.js'
 import { governanceArea } from '../../runtime/governance/install.js'

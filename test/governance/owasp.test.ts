@@ -2,7 +2,8 @@ import t from 'tap'
 import { existsSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
-import { OWASP_ROWS, COMPLIANCE, owaspMatrix } from '../../runtime/governance/index.js'
+import { OWASP_ROWS, owaspMatrix } from '../../runtime/governance/owasp.js'
+import { COMPLIANCE } from '../../runtime/governance/compliance.js'
 
 const root = join(fileURLToPath(new URL('.', import.meta.url)), '..', '..')
 

@@ -1,4 +1,4 @@
-import type { Capabilities } from '../../runtime/plugins/index.js'
+import type { Capabilities } from '../../runtime/plugins/contract.js'
 import type { Store } from '../../runtime/store/index.js'
 
 /**

@@ -1,7 +1,9 @@
 import { Writable } from 'node:stream'
 import { createLogger } from '../../runtime/observability/index.js'
-import type { ScopeRuntime, Embedder, DecisionModel, PluginClassifier } from '../../runtime/scope/index.js'
-import { DEFAULT_DECISION_TIMEOUT_MS } from '../../runtime/scope/index.js'
+import type { ScopeRuntime, PluginClassifier } from '../../runtime/scope/scope-runtime.js'
+import type { Embedder } from '../../runtime/scope/contract.js'
+import type { DecisionModel } from '../../runtime/scope/decision-model.js'
+import { DEFAULT_DECISION_TIMEOUT_MS } from '../../runtime/scope/decision-model.js'
 
 /** A scope runtime over the given parts, logging into an array the test can read. */
 export function testRuntime(

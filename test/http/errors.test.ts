@@ -1,6 +1,7 @@
 import t from 'tap'
 import { readFileSync } from 'node:fs'
-import { ERRORS, errorCodes, PlatformError, type ErrorName } from '../../runtime/http/index.js'
+import { ERRORS, errorCodes } from '../../runtime/http/errors.js'
+import { PlatformError, type ErrorName } from '../../runtime/http/index.js'
 import { errorTable } from '../../runtime/http/index.js'
 
 const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')

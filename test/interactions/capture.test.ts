@@ -1,6 +1,7 @@
 import t from 'tap'
 import { rmSync } from 'node:fs'
-import { StepCapture, type InteractionStep } from '../../runtime/interactions/index.js'
+import { StepCapture } from '../../runtime/interactions/capture.js'
+import { type InteractionStep } from '../../runtime/interactions/index.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk } from '../helpers/openai-server.js'
 import { inlineGrants, tempRoot, writePlugin } from '../plugins/helpers.js'
 import { ALICE, startInteractions } from './helpers.js'

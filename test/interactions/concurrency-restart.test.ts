@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { GOVERNANCE } from '../../runtime/governance/index.js'
-import type { Interaction } from '../../runtime/interactions/index.js'
+import type { Interaction } from '../../runtime/interactions/types.js'
 import { OpenAiServer, deltaChunk, sseEvents } from '../helpers/openai-server.js'
 import { ALICE, startInteractions, type Reply } from './helpers.js'
 

@@ -1,5 +1,7 @@
 import { installAreas } from '../../runtime/areas.js'
-import { INTERACTIONS, type Interaction, type InteractionService } from '../../runtime/interactions/index.js'
+import { INTERACTIONS } from '../../runtime/interactions/index.js'
+import { type Interaction } from '../../runtime/interactions/types.js'
+import { type InteractionService } from '../../runtime/interactions/service.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 
 export const ALICE = 'alice-token-0123456789'

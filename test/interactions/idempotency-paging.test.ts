@@ -1,6 +1,7 @@
 import t from 'tap'
 import { IdempotencyKeyHeldError, IdempotencyKeys } from '../../runtime/interactions/idempotency.js'
-import { MemoryInteractionStore, type IdempotencyClaim, type Interaction } from '../../runtime/interactions/index.js'
+import { MemoryInteractionStore } from '../../runtime/interactions/memory-store.js'
+import { type IdempotencyClaim, type Interaction } from '../../runtime/interactions/types.js'
 import { OpenAiServer, deltaChunk, sseEvents } from '../helpers/openai-server.js'
 import { ALICE, BOB, startInteractions } from './helpers.js'
 import { header, step } from './store-contract.js'

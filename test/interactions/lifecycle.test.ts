@@ -1,6 +1,7 @@
 import t from 'tap'
 import { request } from 'node:http'
-import { GOVERNANCE, type GovernancePolicy } from '../../runtime/governance/index.js'
+import { GOVERNANCE } from '../../runtime/governance/index.js'
+import { type GovernancePolicy } from '../../runtime/contracts/index.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk } from '../helpers/openai-server.js'
 import { ALICE, BOB, startInteractions } from './helpers.js'
 

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../../runtime/areas.js'
 import { ConfigError } from '../../runtime/config/index.js'
-import { storeFromConfig, type InteractionStore } from '../../runtime/interactions/index.js'
+import { storeFromConfig } from '../../runtime/interactions/store-from-config.js'
+import { type InteractionStore } from '../../runtime/interactions/types.js'
 import { startTestPlatform } from '../helpers/platform.js'
 
 async function chosen(config: Record<string, unknown>): Promise<InteractionStore> {

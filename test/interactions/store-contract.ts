@@ -2,13 +2,10 @@ import type { Test } from 'tap'
 import {
   INTERRUPTED_MESSAGE,
   InvalidCursorError,
-  type IdempotencyClaim,
-  UnknownInteractionError,
-  type InteractionHeader,
-  type InteractionStep,
-  type InteractionStore,
-  type StepType
-} from '../../runtime/interactions/index.js'
+  UnknownInteractionError
+} from '../../runtime/interactions/store-input.js'
+import { type IdempotencyClaim, type InteractionStore, type StepType } from '../../runtime/interactions/types.js'
+import { type InteractionHeader, type InteractionStep } from '../../runtime/interactions/index.js'
 
 /**
  * What a store test gives the contract: `open()` returns a store over this fixture's data; the

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { MemoryInteractionStore } from '../../runtime/interactions/index.js'
+import { MemoryInteractionStore } from '../../runtime/interactions/memory-store.js'
 import { runStoreContract } from './store-contract.js'
 
 // one object is the whole store: a "restart" sees the same data, as a process restart would not,

@@ -1,9 +1,9 @@
 import t from 'tap'
 import * as client from '../../sdk/client.js'
 import type * as wire from '../../sdk/client.js'
-import type * as served from '../../runtime/interactions/index.js'
-import type { InteractionRequest } from '../../runtime/interactions/index.js'
-import type { TokenUsage } from '../../runtime/ai/index.js'
+import type * as served from '../../runtime/interactions/types.js'
+import type { InteractionRequest } from '../../runtime/interactions/service.js'
+import type { TokenUsage } from '../../runtime/ai/runtime.js'
 import { STREAM_PATH } from '../../runtime/interactions/stream.js'
 
 // The interaction records are declared once, in sdk/client.d.ts, and the server imports them. These

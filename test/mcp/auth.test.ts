@@ -8,7 +8,7 @@ import { startExtras, wsClient } from './extras-helpers.js'
 import { modern, openSession, manifestOf, ACCEPT_BOTH } from './helpers.js'
 import { registerTokenValidator } from '../../runtime/mcp/auth/index.js'
 import { loadConfig } from '../../runtime/areas.js'
-import { inlineInstance } from '../../runtime/plugins/index.js'
+import { inlineInstance } from '../../runtime/plugins/inline.js'
 
 const RESOURCE = 'https://mcp.example.com'
 const AS = 'https://auth.example.com'

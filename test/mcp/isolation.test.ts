@@ -1,7 +1,7 @@
 import t from 'tap'
 import { definePlugin, tool, agent } from 'agent-platform/sdk'
 import { startMcp, openSession, modern, modernHeaders, meta, manifestOf, ACCEPT_BOTH } from './helpers.js'
-import { inlineInstance } from '../../runtime/plugins/index.js'
+import { inlineInstance } from '../../runtime/plugins/inline.js'
 
 t.test('responses always go to their own request, whatever the JSON-RPC ids', async (t) => {
   const m = await startMcp()

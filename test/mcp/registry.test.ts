@@ -215,7 +215,7 @@ t.test('programmatic registry beside plugins, validation, results, gate', async 
 t.test('a beforeDispatch hook can reject with a status and headers (where OAuth plugs in)', async (t) => {
   const m = await startMcp({}, { fixtures: false })
   t.teardown(m.tp.close)
-  const { McpError } = await import('../../runtime/mcp/index.js')
+  const { McpError } = await import('../../runtime/mcp/errors.js')
   m.mcp.addBeforeDispatch((msg, ctx) => {
     if (ctx.headers?.authorization === undefined)
       throw new McpError(-32001, 'Unauthorized', undefined, 401, {

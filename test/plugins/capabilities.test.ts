@@ -2,7 +2,7 @@ import t from 'tap'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { startWithPlugins, tempRoot, writePlugin, statusOf, waitFor } from './helpers.js'
-import { fetchCapability } from '../../runtime/plugins/index.js'
+import { fetchCapability } from '../../runtime/plugins/capabilities.js'
 
 // tool names carry the plugin's name: two plugins serving one tool name would clash
 const toolName = (plugin: string, tool: string): string => `${plugin.replace(/-/g, '_')}_${tool}`

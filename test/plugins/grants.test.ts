@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../../runtime/areas.js'
 import { operatorGrant } from '../../runtime/plugins/grants.js'
-import { parseManifest, resolveGrant, GrantRefused, type OperatorGrant } from '../../runtime/plugins/index.js'
+import { parseManifest } from '../../runtime/plugins/manifest.js'
+import { resolveGrant, GrantRefused } from '../../runtime/plugins/index.js'
+import { type OperatorGrant } from '../../runtime/plugins/grants.js'
 
 function grantOf(raw: Record<string, unknown>, op: OperatorGrant) {
   const { manifest, askedLimits } = parseManifest({ name: 'examples', version: '1.0.0', ...raw })

@@ -9,13 +9,8 @@ import { runInNewContext } from 'node:vm'
 import { startTestPlatform } from '../helpers/platform.js'
 import { loadIsolate } from '../../runtime/plugins/isolate/index.js'
 import { loadWorker } from '../../runtime/plugins/worker/index.js'
-import {
-  PluginCallError,
-  type Capabilities,
-  type LoadSpec,
-  type Manifest,
-  type SandboxInstance
-} from '../../runtime/plugins/index.js'
+import { PluginCallError, type LoadSpec, type Manifest, type SandboxInstance } from '../../runtime/plugins/index.js'
+import { type Capabilities } from '../../runtime/plugins/contract.js'
 import { kvNamespace } from '../helpers/kv-capability.js'
 
 t.setTimeout(600_000)

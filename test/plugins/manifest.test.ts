@@ -1,7 +1,8 @@
 import t from 'tap'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { parseManifest, readManifest, ManifestError, DEFAULT_LIMITS } from '../../runtime/plugins/index.js'
+import { parseManifest, DEFAULT_LIMITS } from '../../runtime/plugins/manifest.js'
+import { readManifest, ManifestError } from '../../runtime/plugins/index.js'
 import { tempRoot } from './helpers.js'
 
 const base = { name: 'p', version: '1.0.0' }

@@ -3,7 +3,7 @@ import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { lintAgentScopes, lintPluginDirectory } from '../../runtime/scope/index.js'
+import { lintAgentScopes, lintPluginDirectory } from '../../runtime/scope/lint.js'
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url))
 

@@ -2,15 +2,11 @@ import t from 'tap'
 import { fileURLToPath } from 'node:url'
 import { join } from 'node:path'
 import { aiRequest, type PolicyContext } from '../../runtime/contracts/index.js'
-import {
-  scopeRuntimeOf,
-  scopePolicyForAgent,
-  createScopePolicy,
-  confineSystemPrompt,
-  agentScopesOf,
-  ScopePolicy
-} from '../../runtime/scope/index.js'
-import { inlineInstance } from '../../runtime/plugins/index.js'
+import { scopeRuntimeOf, scopePolicyForAgent, confineSystemPrompt } from '../../runtime/scope/index.js'
+import { createScopePolicy } from '../../runtime/scope/factory.js'
+import { agentScopesOf } from '../../runtime/scope/key.js'
+import { ScopePolicy } from '../../runtime/scope/scope-policy.js'
+import { inlineInstance } from '../../runtime/plugins/inline.js'
 import { definePlugin, agent } from 'agent-platform/sdk'
 import { startTestPlatform } from '../helpers/platform.js'
 import { scopeArea } from '../../runtime/scope/install.js'

@@ -6,12 +6,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url'
 import { parse } from 'yaml'
 import { loadConfig } from '../../runtime/areas.js'
 import { aiRequest } from '../../runtime/contracts/index.js'
-import {
-  createScopePolicy,
-  scopePolicyForAgent,
-  lintAgentScopes,
-  confineSystemPrompt
-} from '../../runtime/scope/index.js'
+import { createScopePolicy } from '../../runtime/scope/factory.js'
+import { scopePolicyForAgent, confineSystemPrompt } from '../../runtime/scope/index.js'
+import { lintAgentScopes } from '../../runtime/scope/lint.js'
 
 // The examples in docs/scope.md are run here, so the page cannot drift from the code.
 const REPO = fileURLToPath(new URL('../../', import.meta.url))

@@ -1,14 +1,11 @@
 import t from 'tap'
 import { aiRequest, type PolicyContext } from '../../runtime/contracts/index.js'
-import {
-  EmbeddingScopeGuardrail,
-  OpenAiEmbedder,
-  createScopePolicy,
-  scopeFromAgentAttributes,
-  cosineSimilarity,
-  round4,
-  type ScopeConfig
-} from '../../runtime/scope/index.js'
+import { EmbeddingScopeGuardrail } from '../../runtime/scope/embedding.js'
+import { OpenAiEmbedder } from '../../runtime/scope/openai-embedder.js'
+import { createScopePolicy } from '../../runtime/scope/factory.js'
+import { scopeFromAgentAttributes } from '../../runtime/scope/scope-config.js'
+import { cosineSimilarity, round4 } from '../../runtime/scope/similarity.js'
+import { type ScopeConfig } from '../../runtime/scope/contract.js'
 import { OpenAiServer, tableEmbeddings } from '../helpers/openai-server.js'
 import { testRuntime, warned } from '../helpers/scope-runtime.js'
 

@@ -5,13 +5,13 @@ import {
   scopeFromPolicyConfig,
   scopeFromAgentAttributes,
   ScopeConfigError,
-  parseAnswer,
-  judgeNoul,
-  RuleBasedScopeGuardrail,
-  OpenAiEmbedder,
   TIERS,
   BREACHES
-} from '../../runtime/scope/index.js'
+} from '../../runtime/scope/scope-config.js'
+import { parseAnswer } from '../../runtime/scope/openai-decision-model.js'
+import { judgeNoul } from '../../runtime/scope/decision-model.js'
+import { RuleBasedScopeGuardrail } from '../../runtime/scope/rule-based.js'
+import { OpenAiEmbedder } from '../../runtime/scope/openai-embedder.js'
 import { OpenAiServer } from '../helpers/openai-server.js'
 
 // Generated inputs for everything that parses outside data: scope configs, model replies,

@@ -1,17 +1,14 @@
 import t from 'tap'
 import { definePlugin, embedder, classifier } from 'agent-platform/sdk'
 import { aiRequest, type PolicyContext } from '../../runtime/contracts/index.js'
-import { inlineInstance, type Manifest } from '../../runtime/plugins/index.js'
+import { inlineInstance } from '../../runtime/plugins/inline.js'
+import { type Manifest } from '../../runtime/plugins/index.js'
 import { installAreas } from '../../runtime/areas.js'
-import {
-  SCOPE,
-  scopeRuntimeOf,
-  createScopePolicy,
-  scopePolicyFactory,
-  LexicalEmbedder,
-  cosineSimilarity,
-  LEXICAL_DIMENSIONS
-} from '../../runtime/scope/index.js'
+import { SCOPE } from '../../runtime/scope/key.js'
+import { scopeRuntimeOf, scopePolicyFactory } from '../../runtime/scope/index.js'
+import { createScopePolicy } from '../../runtime/scope/factory.js'
+import { LexicalEmbedder, LEXICAL_DIMENSIONS } from '../../runtime/scope/lexical-embedder.js'
+import { cosineSimilarity } from '../../runtime/scope/similarity.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { OpenAiServer, chatReply, tableEmbeddings } from '../helpers/openai-server.js'
 import { scopeArea } from '../../runtime/scope/install.js'

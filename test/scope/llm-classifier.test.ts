@@ -1,21 +1,22 @@
 import t from 'tap'
 import { aiRequest, type PolicyContext } from '../../runtime/contracts/index.js'
+import { LlmClassifierScopeGuardrail } from '../../runtime/scope/llm-classifier.js'
+import { OpenAiDecisionModel, parseAnswer } from '../../runtime/scope/openai-decision-model.js'
+import { createScopePolicy } from '../../runtime/scope/factory.js'
+import { scopeFromAgentAttributes } from '../../runtime/scope/scope-config.js'
 import {
-  LlmClassifierScopeGuardrail,
-  OpenAiDecisionModel,
-  createScopePolicy,
-  scopeFromAgentAttributes,
   setSystemProperty,
   clearSystemProperty,
-  LLM_FAIL_OPEN_PROPERTY,
+  LLM_FAIL_OPEN_PROPERTY
+} from '../../runtime/scope/system-properties.js'
+import {
   judgeNoul,
-  parseAnswer,
   FLAGGED_AT,
   CLEAR_BELOW,
   MAX_STATE_CHARS,
-  type ScopeConfig,
   type DecisionModel
-} from '../../runtime/scope/index.js'
+} from '../../runtime/scope/decision-model.js'
+import { type ScopeConfig } from '../../runtime/scope/contract.js'
 import { OpenAiServer, chatReply } from '../helpers/openai-server.js'
 import { testRuntime, warned } from '../helpers/scope-runtime.js'
 

@@ -1,15 +1,9 @@
 import t from 'tap'
 import { aiRequest } from '../../runtime/contracts/index.js'
-import {
-  hardenSystemPrompt,
-  confineSystemPrompt,
-  hasScopePolicy,
-  asScopePolicy,
-  scopeHardeningBlock,
-  createScopePolicy,
-  scopePolicyForAgent,
-  scopeFromAgentAttributes
-} from '../../runtime/scope/index.js'
+import { hardenSystemPrompt, hasScopePolicy, asScopePolicy, scopeHardeningBlock } from '../../runtime/scope/preamble.js'
+import { confineSystemPrompt, scopePolicyForAgent } from '../../runtime/scope/index.js'
+import { createScopePolicy } from '../../runtime/scope/factory.js'
+import { scopeFromAgentAttributes } from '../../runtime/scope/scope-config.js'
 
 const support = scopePolicyForAgent({
   name: 'support',

@@ -1,12 +1,8 @@
 import t from 'tap'
 import { aiRequest } from '../../runtime/contracts/index.js'
-import {
-  RuleBasedScopeGuardrail,
-  scopeFromAgentAttributes,
-  containsWord,
-  HIJACKING_PROBES,
-  type ScopeConfig
-} from '../../runtime/scope/index.js'
+import { RuleBasedScopeGuardrail, containsWord, HIJACKING_PROBES } from '../../runtime/scope/rule-based.js'
+import { scopeFromAgentAttributes } from '../../runtime/scope/scope-config.js'
+import { type ScopeConfig } from '../../runtime/scope/contract.js'
 
 const g = new RuleBasedScopeGuardrail()
 const scope = (purpose: string, forbiddenTopics: string[] = []): ScopeConfig =>

@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import { startTestPlatform } from '../helpers/platform.js'
 import { loadIsolate, loadWorker, type LoadSpec, type SandboxKind } from '../../runtime/plugins/index.js'
 import { aiRequest, type PolicyContext } from '../../runtime/contracts/index.js'
-import { scopeRuntimeOf, createScopePolicy } from '../../runtime/scope/index.js'
+import { scopeRuntimeOf } from '../../runtime/scope/index.js'
+import { createScopePolicy } from '../../runtime/scope/factory.js'
 import { scopeArea } from '../../runtime/scope/install.js'
 
 // A third-party scope plugin in the real sandboxes: the embedder and the classifier cross the

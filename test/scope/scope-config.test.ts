@@ -1,16 +1,11 @@
 import t from 'tap'
 import { loadConfig } from '../../runtime/areas.js'
 import { ConfigError } from '../../runtime/config/index.js'
-import {
-  scopeFromPolicyConfig,
-  scopeFromAgentAttributes,
-  createScopePolicy,
-  scopePolicyForAgent,
-  ScopeConfigError,
-  DEFAULT_REDIRECT,
-  SEMANTIC_FAIL_OPEN_PROPERTY,
-  LLM_FAIL_OPEN_PROPERTY
-} from '../../runtime/scope/index.js'
+import { scopeFromPolicyConfig, scopeFromAgentAttributes, ScopeConfigError } from '../../runtime/scope/scope-config.js'
+import { createScopePolicy } from '../../runtime/scope/factory.js'
+import { scopePolicyForAgent } from '../../runtime/scope/index.js'
+import { DEFAULT_REDIRECT } from '../../runtime/scope/contract.js'
+import { SEMANTIC_FAIL_OPEN_PROPERTY, LLM_FAIL_OPEN_PROPERTY } from '../../runtime/scope/system-properties.js'
 
 t.test('YAML kebab-case keys with the @AgentScope defaults', async (t) => {
   const { agent, config } = scopeFromPolicyConfig({ agent: 'support', purpose: 'Customer support' })

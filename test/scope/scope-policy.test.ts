@@ -1,15 +1,14 @@
 import t from 'tap'
 import { aiRequest, type PolicyContext, type AiRequest } from '../../runtime/contracts/index.js'
+import { createScopePolicy } from '../../runtime/scope/factory.js'
+import { ScopePolicy, REDIRECT_METADATA_KEY } from '../../runtime/scope/scope-policy.js'
 import {
-  createScopePolicy,
-  ScopePolicy,
-  REDIRECT_METADATA_KEY,
   DEFAULT_REDIRECT,
-  scopeFromAgentAttributes,
   type ScopeGuardrail,
   type ScopeVerdict,
   type ScopeConfig
-} from '../../runtime/scope/index.js'
+} from '../../runtime/scope/contract.js'
+import { scopeFromAgentAttributes } from '../../runtime/scope/scope-config.js'
 import { testRuntime } from '../helpers/scope-runtime.js'
 import { synchronous } from '../helpers/governance.js'
 

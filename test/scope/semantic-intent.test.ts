@@ -1,16 +1,15 @@
 import t from 'tap'
 import { aiRequest, type PolicyContext } from '../../runtime/contracts/index.js'
+import { SemanticIntentScopeGuardrail, DEFAULT_MARGIN } from '../../runtime/scope/semantic-intent.js'
+import { OpenAiEmbedder } from '../../runtime/scope/openai-embedder.js'
+import { createScopePolicy } from '../../runtime/scope/factory.js'
+import { scopeFromAgentAttributes } from '../../runtime/scope/scope-config.js'
 import {
-  SemanticIntentScopeGuardrail,
-  OpenAiEmbedder,
-  createScopePolicy,
-  scopeFromAgentAttributes,
   setSystemProperty,
   clearSystemProperty,
-  SEMANTIC_FAIL_OPEN_PROPERTY,
-  DEFAULT_MARGIN,
-  type ScopeConfig
-} from '../../runtime/scope/index.js'
+  SEMANTIC_FAIL_OPEN_PROPERTY
+} from '../../runtime/scope/system-properties.js'
+import { type ScopeConfig } from '../../runtime/scope/contract.js'
 import { OpenAiServer, tableEmbeddings } from '../helpers/openai-server.js'
 import { testRuntime, warned } from '../helpers/scope-runtime.js'
 

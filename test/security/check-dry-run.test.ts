@@ -1,4 +1,4 @@
-// Hostile clients, issue 22 item 12: `POST /api/admin/governance/check` is a question, not a free
+// Hostile clients: `POST /api/admin/governance/check` is a question, not a free
 // denial. Seven anonymous checks used to spend the shared anonymous rate-limit quota, so the
 // anonymous MCP `tools/call` that followed was denied for the whole window.
 import t, { type Test } from 'tap'

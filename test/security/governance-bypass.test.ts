@@ -1,4 +1,4 @@
-// Hostile clients, issue 22 item 1: metadata a client sends never sets what policies read as facts
+// Hostile clients: metadata a client sends never sets what policies read as facts
 // about the request (identity, roles, action, tool, agent). One case per entry point, all against
 // one server whose policies an honest reading of the claims would get wrong:
 //   - a rules policy that allows `user_id eq vip` (and the agent `vault`) before it denies any

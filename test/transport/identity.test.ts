@@ -1,7 +1,8 @@
 import t from 'tap'
 import WebSocket from 'ws'
 import { startTestPlatform } from '../helpers/platform.js'
-import { ROOM_JOIN_GUARD, transportOf, type RoomJoin, type RoomJoinGuard } from '../../runtime/transport/index.js'
+import { ROOM_JOIN_GUARD, transportOf } from '../../runtime/transport/index.js'
+import { type RoomJoin, type RoomJoinGuard } from '../../runtime/transport/types.js'
 import { transportArea } from '../../runtime/transport/install.js'
 import { wsMember, sseMember, lpMember, say, leave, wsUrl, type Frame } from './clients.js'
 

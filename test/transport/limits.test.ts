@@ -1,7 +1,8 @@
 import t from 'tap'
 import WebSocket from 'ws'
 import { startTestPlatform } from '../helpers/platform.js'
-import { transportOf, roomBroadcasterId } from '../../runtime/transport/index.js'
+import { transportOf } from '../../runtime/transport/index.js'
+import { roomBroadcasterId } from '../../runtime/transport/rooms.js'
 import { wsMember, wsUrl } from './clients.js'
 import { transportArea } from '../../runtime/transport/install.js'
 
