@@ -1,4 +1,5 @@
-import type { Area, Platform } from './platform.js'
+import { mergeErrors, type ErrorDefs } from './contracts/index.js'
+import { CORE_ERRORS, type Area, type Platform } from './platform.js'
 import { transportArea } from './transport/install.js'
 import { pluginsArea } from './plugins/install.js'
 import { scopeArea } from './scope/install.js'
@@ -31,4 +32,15 @@ export const AREAS: readonly Area[] = [
 /** Installs `areas` in order (tests pass a subset). */
 export async function installAreas(platform: Platform, areas: readonly Area[] = AREAS): Promise<void> {
   for (const area of areas) await platform.use(area)
+}
+
+/**
+ * The error catalogue of `areas` (every area by default): the core's codes and each area's, in
+ * start-up order. The README table and the catalogue test read it; a code declared twice throws.
+ */
+export function errorCatalogue(areas: readonly Area[] = AREAS): ErrorDefs {
+  return mergeErrors([
+    ...CORE_ERRORS,
+    ...areas.flatMap((a) => (a.errors === undefined ? [] : [{ owner: a.name, errors: a.errors }]))
+  ])
 }

@@ -7,4 +7,4 @@ export {
   type ToolCallVerdict
 } from './contracts/index.js'
 export { loadConfig, makeConfig, ConfigError, type Config } from './config/index.js'
-export { PlatformError } from './http/index.js'
+export { PlatformError } from './contracts/index.js'

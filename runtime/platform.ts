@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Config } from './config/index.js'
 import { EventBus } from './events/index.js'
-import { HttpServer, PlatformError } from './http/index.js'
+import { HttpServer, HTTP_ERRORS } from './http/index.js'
 import { createLogger, Metrics, type Logger } from './observability/index.js'
 import { Store, countAndLogWriteFailures } from './store/index.js'
 import { PluginRegistry } from './plugins/index.js'
@@ -11,10 +11,20 @@ import {
   PrincipalResolver,
   ControlAuditLog,
   WriteGate,
+  AUTH_ERRORS,
   authorizerFromConfig,
   type ControlAuthorizer
 } from './auth/index.js'
-import { ADMIT_ALL_TOOL_CALLS, type AreaKey, type ControlAuditEntry, type ToolCallGate } from './contracts/index.js'
+import {
+  ADMIT_ALL_TOOL_CALLS,
+  PlatformError,
+  mergeErrors,
+  type AreaKey,
+  type ControlAuditEntry,
+  type ErrorDefs,
+  type ErrorSource,
+  type ToolCallGate
+} from './contracts/index.js'
 
 export interface PlatformOptions {
   config: Config
@@ -33,8 +43,16 @@ export interface PlatformOptions {
 export interface Area {
   readonly name: string
   readonly dependsOn: readonly string[]
+  /** The error codes the area declares (`defineErrors` in its `errors.ts`); the catalogue is their union. */
+  readonly errors?: ErrorDefs
   install(platform: Platform): void | Promise<void>
 }
+
+/** The core's error codes (HTTP and the read and write gates); every area adds its own. */
+export const CORE_ERRORS: readonly ErrorSource[] = [
+  { owner: 'http', errors: HTTP_ERRORS },
+  { owner: 'auth', errors: AUTH_ERRORS }
+]
 
 /** A readiness check: `/readyz` answers 503 while any returns false. */
 export type ReadinessCheck = () => boolean
@@ -64,6 +82,7 @@ export class Platform {
   readonly properties = new Map<string, unknown>()
   private readonly areas = new Map<AreaKey<unknown>, unknown>()
   private readonly installed = new Set<string>()
+  private readonly errorSources: ErrorSource[] = [...CORE_ERRORS]
   private readonly readiness = new Map<string, ReadinessCheck>()
   private readonly closers: (() => void | Promise<void>)[] = []
   private closed = false
@@ -121,8 +140,18 @@ export class Platform {
     for (const dep of area.dependsOn) {
       if (!this.installed.has(dep)) throw new Error(`area "${area.name}" depends on "${dep}", which is not installed`)
     }
+    if (area.errors !== undefined) {
+      const sources = [...this.errorSources, { owner: area.name, errors: area.errors }]
+      mergeErrors(sources) // a code another area already declares stops start-up, naming both
+      this.errorSources.push(sources[sources.length - 1]!)
+    }
     this.installed.add(area.name)
     await area.install(this)
+  }
+
+  /** The error codes of the core and of every area installed so far (the OpenAPI document lists them). */
+  get errors(): ErrorDefs {
+    return mergeErrors(this.errorSources)
   }
 
   /** Names of the areas installed so far, in installation order. */
@@ -195,7 +224,7 @@ export class Platform {
         ready &&= ok
       }
       if (!ready) {
-        ctx.error(new PlatformError('NOT_READY', {}, { status: 'DOWN', checks }))
+        ctx.error(new PlatformError(HTTP_ERRORS.NOT_READY, {}, { extra: { status: 'DOWN', checks } }))
         return
       }
       return { status: 'UP', checks }

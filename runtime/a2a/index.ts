@@ -15,3 +15,4 @@ export {
 export { a2aPath } from './a2a-endpoint.js'
 export { A2aClient, A2aCallError, type A2aClientOptions, type RemoteOutcome } from './a2a-client.js'
 export { A2aAgentTransport, remoteAgentEnvName, remoteAgentUrl, remoteAgents } from './remote-agent.js'
+export { A2A_ERRORS } from './errors.js'

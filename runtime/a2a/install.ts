@@ -12,6 +12,7 @@ import type { A2aService } from './a2a-service.js'
 import { A2A } from './key.js'
 import { TaskStore } from './task-store.js'
 import { taskView } from './task-view.js'
+import { A2A_ERRORS } from './errors.js'
 
 export function installA2a(platform: Platform): void {
   const { config } = platform
@@ -43,6 +44,7 @@ export function installA2a(platform: Platform): void {
 
 export const a2aArea: Area = {
   name: 'a2a',
+  errors: A2A_ERRORS,
   dependsOn: ['plugins', 'ai', 'admin'],
   install: installA2a
 }

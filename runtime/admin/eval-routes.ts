@@ -1,8 +1,9 @@
 /** Eval runs a CI pipeline records, and the pass rate per baseline. */
-import { PlatformError } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import { EvalRunError, parseEvalRun } from './eval-run.js'
 import { EvalRunExists, type EvalRunStore } from './eval-run-store.js'
 import type { AdminRoute } from './route-table.js'
+import { ADMIN_ERRORS } from './errors.js'
 
 export const EVAL_RUNS_DEFAULT_LIMIT = 100
 export const EVAL_RUNS_MAX_LIMIT = 10_000
@@ -38,13 +39,14 @@ export function evalRoutes(store: EvalRunStore): AdminRoute[] {
         try {
           run = parseEvalRun(body)
         } catch (err) {
-          if (err instanceof EvalRunError) throw new PlatformError('EVAL_RUN_INVALID', { detail: err.message })
+          if (err instanceof EvalRunError)
+            throw new PlatformError(ADMIN_ERRORS.EVAL_RUN_INVALID, { detail: err.message })
           throw err
         }
         try {
           await store.save(run)
         } catch (err) {
-          if (err instanceof EvalRunExists) throw new PlatformError('EVAL_RUN_EXISTS', { id: err.id })
+          if (err instanceof EvalRunExists) throw new PlatformError(ADMIN_ERRORS.EVAL_RUN_EXISTS, { id: err.id })
           throw err
         }
         return { id: run.id, baseline: run.baseline, passed: run.passed }
@@ -57,7 +59,7 @@ export function evalRoutes(store: EvalRunStore): AdminRoute[] {
       gate: { read: 'open' },
       handler: ({ params }) => {
         const run = store.find(params.id!)
-        if (run === undefined) throw new PlatformError('UNKNOWN_EVAL_RUN', { id: params.id })
+        if (run === undefined) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_EVAL_RUN, { id: params.id })
         return run
       }
     },
@@ -67,7 +69,7 @@ export function evalRoutes(store: EvalRunStore): AdminRoute[] {
       summary: 'Deletes an eval run',
       gate: { write: 'evals.delete', target: (r) => r.params.id ?? '' },
       handler: async ({ params }) => {
-        if (!(await store.delete(params.id!))) throw new PlatformError('UNKNOWN_EVAL_RUN', { id: params.id })
+        if (!(await store.delete(params.id!))) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_EVAL_RUN, { id: params.id })
         return { deleted: params.id }
       }
     },

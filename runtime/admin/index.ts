@@ -33,3 +33,4 @@ export {
   type NodeType
 } from './workflow-manifest.js'
 export { MemoryWorkflowStore, LmdbWorkflowStore, VersionConflict, type WorkflowStore } from './workflow-store.js'
+export { ADMIN_ERRORS } from './errors.js'

@@ -30,6 +30,7 @@ import { transportRoutes } from './transport-routes.js'
 import type { WorkflowManifest } from './workflow-manifest.js'
 import { workflowRoutes } from './workflow-routes.js'
 import { LmdbWorkflowStore, MemoryWorkflowStore, type WorkflowStore } from './workflow-store.js'
+import { ADMIN_ERRORS } from './errors.js'
 
 /** Every admin route, in mount order. */
 export function adminRoutes(d: AdminDeps): AdminRoute[] {
@@ -105,6 +106,7 @@ export function installAdmin(platform: Platform): void {
 
 export const adminArea: Area = {
   name: 'admin',
+  errors: ADMIN_ERRORS,
   dependsOn: ['transport', 'plugins', 'governance', 'mcp', 'ai'],
   install: installAdmin
 }

@@ -34,3 +34,4 @@ export { AgentPathRoutes, type AgentPathRoutesOptions } from './agent-path-route
 export { agentInfo, type AgentInfo, type AgentProtocol } from './agent-info.js'
 export { parseAguiInput, type AguiRunInput } from './agui-input.js'
 export { AguiRun, type AguiEvent } from './agui-events.js'
+export { AI_ERRORS } from './errors.js'

@@ -21,6 +21,7 @@ import { AgentSessions } from './sessions.js'
 import { runTurn, type TurnDeps, type TurnEvent } from './turn-pipeline.js'
 import { AgentEndpoint } from './agent-endpoint.js'
 import { TurnMetrics } from './turn-metrics.js'
+import { AI_ERRORS } from './errors.js'
 
 /**
  * The AI area: agent turns run through governance and scope, call tools over MCP and stream over
@@ -28,6 +29,7 @@ import { TurnMetrics } from './turn-metrics.js'
  */
 export const aiArea: Area = {
   name: 'ai',
+  errors: AI_ERRORS,
   dependsOn: ['plugins', 'scope', 'governance', 'mcp', 'transport'],
   install(platform: Platform): void {
     const registry = registryFromConfig(platform)

@@ -11,3 +11,4 @@ export {
 export { ControlAuditLog } from './audit-log.js'
 export { WriteGate, ADMIN_SURFACE, type WriteSurface } from './write-gate.js'
 export { ReadGate, type ReadKind } from './read-gate.js'
+export { AUTH_ERRORS } from './errors.js'

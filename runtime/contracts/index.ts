@@ -9,3 +9,14 @@ export { AreaKey } from './area-key.js'
 export * from './commitment.js'
 export { isoNow } from './iso-now.js'
 export * from './agent-call.js'
+export {
+  PlatformError,
+  defineErrors,
+  isPlatformError,
+  mergeErrors,
+  type ErrorSpec,
+  type ErrorDef,
+  type ErrorDefs,
+  type ErrorOptions,
+  type ErrorSource
+} from './platform-error.js'

@@ -5,13 +5,14 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { ApprovalInfo, FleetView, WorkflowManifest, WorkflowRunInfo } from '../admin/index.js'
-import { PlatformError } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import type { Platform } from '../platform.js'
 import type { FleetDispatcher } from './fleet-types.js'
 import type { JournalWriter } from './journal-writer.js'
 import { WorkflowApprovals } from './workflow-approvals.js'
 import { graphOf, WorkflowRunError } from './workflow-graph.js'
 import { WorkflowRunner } from './workflow-runner.js'
+import { ADMIN_ERRORS } from '../admin/index.js'
 
 export const DEFAULT_MAX_RUNS = 500
 
@@ -151,8 +152,10 @@ export class WorkflowRuns {
     try {
       return await this.start(w, coordinator, input, principal)
     } catch (err) {
-      if (err instanceof WorkflowRunError) throw new PlatformError('WORKFLOW_NOT_RUNNABLE', { detail: err.message })
-      if (err instanceof WorkflowRunsFull) throw new PlatformError('WORKFLOW_RUNS_FULL', { limit: err.limit })
+      if (err instanceof WorkflowRunError)
+        throw new PlatformError(ADMIN_ERRORS.WORKFLOW_NOT_RUNNABLE, { detail: err.message })
+      if (err instanceof WorkflowRunsFull)
+        throw new PlatformError(ADMIN_ERRORS.WORKFLOW_RUNS_FULL, { limit: err.limit })
       throw err
     }
   }

@@ -22,7 +22,7 @@ export {
   type CommitmentProof,
   type LoggedCommitment
 } from '../contracts/index.js'
-export { GovernanceService, GovernanceRequestError, type ReloadResult } from './service.js'
+export { GovernanceService, type ReloadResult } from './service.js'
 export { PolicyFiles, type PolicyFileStatus } from './policy-files.js'
 export { PolicyAdmissionGate, type Admission, type Preference, type PolicyIdentity, SPAN_NAME } from './gate.js'
 export { PolicyChain, POLICIES_PROPERTY } from './chain.js'
@@ -64,3 +64,4 @@ export {
   publicJwk,
   type PublicJwk
 } from './commitment-signer.js'
+export { GOVERNANCE_ERRORS } from './errors.js'

@@ -19,6 +19,7 @@ import { createToolCallGate } from './tool-gate.js'
 import { decisionCounter } from './metrics.js'
 import { KillSwitchPolicy } from './types/index.js'
 import { GOVERNANCE } from './key.js'
+import { GOVERNANCE_ERRORS } from './errors.js'
 
 export async function installGovernance(platform: Platform): Promise<GovernanceService | undefined> {
   const { config, logger } = platform
@@ -113,6 +114,7 @@ export async function installGovernance(platform: Platform): Promise<GovernanceS
 
 export const governanceArea: Area = {
   name: 'governance',
+  errors: GOVERNANCE_ERRORS,
   dependsOn: ['scope'],
   install: async (p) => {
     await installGovernance(p)

@@ -1,7 +1,7 @@
 export { HttpServer, type Handler, type Method, type RouteOptions, type HttpServerOptions } from './server.js'
 export { Context, requestHeaders, upgradeWith } from './context.js'
 export { SseStream, type SseOptions, type SseEvent } from './sse.js'
-export { PlatformError, ERRORS, errorCodes, type ErrorName, type ErrorDef } from './errors.js'
+export { HTTP_ERRORS } from './errors.js'
 export { parseJsonBody } from './json-body.js'
 export { statusLine } from './status.js'
 export { readCapped, BodyTooLargeError } from './read-capped.js'

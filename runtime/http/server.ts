@@ -7,13 +7,14 @@ import uWS, {
 } from 'uWebSockets.js'
 import type { Logger } from 'pino'
 import { Context, type ContextOwner } from './context.js'
-import { PlatformError } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
 import { parseJsonBody } from './json-body.js'
 import { SseStream, type SseOptions } from './sse.js'
 import type { Metrics, RouteStats } from '../observability/index.js'
 import { explainListenFailure } from './listen-error.js'
 import { Linger } from './linger.js'
 import type { DocumentedRoute, RouteDoc } from './route-doc.js'
+import { HTTP_ERRORS } from './errors.js'
 
 export type Handler = (ctx: Context) => unknown
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS' | 'HEAD'
@@ -244,7 +245,7 @@ export class HttpServer implements ContextOwner {
   private handle(ctx: Context, entry: RouteEntry): void {
     this.inFlight++
     if (this.closing) {
-      ctx.send(503, JSON.stringify(new PlatformError('SHUTTING_DOWN').body()), 'application/json', true)
+      ctx.send(503, JSON.stringify(new PlatformError(HTTP_ERRORS.SHUTTING_DOWN).body()), 'application/json', true)
       return
     }
     const m = entry.methods.get(ctx.method)
@@ -254,7 +255,7 @@ export class HttpServer implements ContextOwner {
         return
       }
       ctx.setHeader('allow', entry.allow)
-      ctx.error(new PlatformError('METHOD_NOT_ALLOWED', { method: ctx.method, path: ctx.path }))
+      ctx.error(new PlatformError(HTTP_ERRORS.METHOD_NOT_ALLOWED, { method: ctx.method, path: ctx.path }))
       return
     }
     ctx.stats = m.stats
@@ -300,7 +301,7 @@ export class HttpServer implements ContextOwner {
       return
     }
     this.opts.logger.error({ err, requestId: ctx.requestId, route: ctx.route }, 'route handler failed')
-    ctx.error(new PlatformError('INTERNAL'))
+    ctx.error(new PlatformError(HTTP_ERRORS.INTERNAL))
   }
 
   private readBody(ctx: Context, m: MethodEntry): void {
@@ -333,7 +334,7 @@ export class HttpServer implements ContextOwner {
       if (m.opts.body === 'json') {
         if (buf.length === 0 || isBlank(buf)) {
           if (m.opts.optionalBody !== true) {
-            ctx.error(new PlatformError('EMPTY_BODY'))
+            ctx.error(new PlatformError(HTTP_ERRORS.EMPTY_BODY))
             return
           }
         } else {
@@ -356,7 +357,7 @@ export class HttpServer implements ContextOwner {
     return new Linger(
       ctx,
       413,
-      JSON.stringify(new PlatformError('BODY_TOO_LARGE', { limit }).body()),
+      JSON.stringify(new PlatformError(HTTP_ERRORS.BODY_TOO_LARGE, { limit }).body()),
       'application/json'
     )
   }
@@ -366,7 +367,7 @@ export class HttpServer implements ContextOwner {
     ctx.setHeader('allow', entry.allow)
     if (origin !== undefined && this.corsSet.size > 0) {
       if (!(this.corsAny || this.corsSet.has(origin))) {
-        ctx.error(new PlatformError('CORS_ORIGIN_DENIED', { origin }))
+        ctx.error(new PlatformError(HTTP_ERRORS.CORS_ORIGIN_DENIED, { origin }))
         return
       }
       ctx.setHeader('access-control-allow-methods', entry.allow)
@@ -382,7 +383,7 @@ export class HttpServer implements ContextOwner {
   private unmatched(res: HttpResponse, req: HttpRequest): void {
     const ctx = new Context(res, req, UNMATCHED, [], this)
     this.inFlight++
-    ctx.error(new PlatformError('NOT_FOUND'))
+    ctx.error(new PlatformError(HTTP_ERRORS.NOT_FOUND))
     ctx.release()
   }
 

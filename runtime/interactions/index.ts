@@ -28,3 +28,4 @@ export { InteractionService, conversationKey, type InteractionRequest } from './
 export { StepCapture, type Outcome, type CaptureOptions } from './capture.js'
 export { PostgresInteractionStore, type PostgresStoreOptions } from './postgres-store.js'
 export { storeFromConfig } from './store-from-config.js'
+export { INTERACTION_ERRORS } from './errors.js'

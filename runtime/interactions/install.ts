@@ -6,8 +6,9 @@ import { installRoutes } from './routes.js'
 import { describeRoutes } from './route-docs.js'
 import { InteractionService } from './service.js'
 import { InteractionStreams } from './stream.js'
-import { PlatformError } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import { storeFromConfig } from './store-from-config.js'
+import { INTERACTION_ERRORS } from './errors.js'
 
 /**
  * The interactions area: durable agent turns run through the AI area and streamed over transport.
@@ -15,6 +16,7 @@ import { storeFromConfig } from './store-from-config.js'
  */
 export const interactionsArea: Area = {
   name: 'interactions',
+  errors: INTERACTION_ERRORS,
   dependsOn: ['ai', 'transport'],
   async install(platform: Platform): Promise<void> {
     if (!platform.config.get('platform.interactions.enabled')) return
@@ -41,7 +43,7 @@ export const interactionsArea: Area = {
       readable: async (id, headers) => {
         // the REST read's rule, from the same function
         const found = await service.get(service.readerOf(platform.principals.fromHeaders(headers)?.name), id)
-        if (found === undefined) throw new PlatformError('INTERACTION_NOT_FOUND', { id })
+        if (found === undefined) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_FOUND, { id })
         return found
       }
     })

@@ -15,3 +15,4 @@ export {
 } from './types.js'
 export { type MessageRate } from './message-rate.js'
 export { TRANSPORT, transportOf } from './key.js'
+export { TRANSPORT_ERRORS } from './errors.js'

@@ -3,6 +3,7 @@ import { Transport } from './transport.js'
 import { installRooms } from './rooms.js'
 import type { EndpointSettings } from './endpoint.js'
 import { TRANSPORT } from './key.js'
+import { TRANSPORT_ERRORS } from './errors.js'
 
 /**
  * Broadcasters, connected resources (WebSocket, SSE, long-polling) and the room endpoint
@@ -54,4 +55,9 @@ export async function installTransport(platform: Platform): Promise<void> {
   platform.provide(TRANSPORT, transport)
 }
 
-export const transportArea: Area = { name: 'transport', dependsOn: [], install: installTransport }
+export const transportArea: Area = {
+  name: 'transport',
+  dependsOn: [],
+  errors: TRANSPORT_ERRORS,
+  install: installTransport
+}

@@ -5,7 +5,8 @@ import t from 'tap'
 import { parseManifest } from '../../runtime/admin/index.js'
 import { FLEET } from '../../runtime/fleet/index.js'
 import { WorkflowRuns, WorkflowRunsFull } from '../../runtime/fleet/workflow-runs.js'
-import { PlatformError } from '../../runtime/http/index.js'
+import { PlatformError } from '../../runtime/contracts/index.js'
+import { ADMIN_ERRORS } from '../../runtime/admin/index.js'
 import { workflowPlatform } from './workflow-fleet.js'
 
 const tp = await workflowPlatform()
@@ -50,7 +51,10 @@ t.test('when every kept run waits, a new run is refused', async (t) => {
   await runs.start(gated, 'ops', '', 'eve')
   t.equal(w1.status, 'WAITING_APPROVAL')
   t.throws(() => runs.start(quick, 'ops', '', 'eve'), new WorkflowRunsFull(2))
-  await t.rejects(runs.startForAdmin(quick, 'ops', '', 'eve'), new PlatformError('WORKFLOW_RUNS_FULL', { limit: 2 }))
+  await t.rejects(
+    runs.startForAdmin(quick, 'ops', '', 'eve'),
+    new PlatformError(ADMIN_ERRORS.WORKFLOW_RUNS_FULL, { limit: 2 })
+  )
   t.ok(runs.decide(w1.pendingApproval!.approvalId, true))
   const ended = await new Promise<unknown>((resolve) => {
     const poll = (): void => {
