@@ -51,17 +51,21 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
     const fail = (err: A2aError, status = 200): void => {
       ctx.send(status, rpcErrorBody(id, err), JSON_TYPE)
     }
+    // a refusal before dispatch keeps the catalogue's status and message, in the JSON-RPC shape
+    const refuse = (err: PlatformError): void => {
+      fail(new A2aError(RpcCode.InvalidRequest, err.message), err.status)
+    }
     const principal = platform.principals.resolve(ctx)
     if (principal === null && authRequired()) {
       ctx.setHeader('www-authenticate', 'Bearer')
-      fail(
-        new A2aError(RpcCode.InvalidRequest, new PlatformError(AI_ERRORS.AGENT_AUTH_REQUIRED, { path }).message),
-        401
-      )
+      refuse(new PlatformError(AI_ERRORS.AGENT_AUTH_REQUIRED, { path }))
       return
     }
     const agent = paths.agentAt(path)
-    if (agent === undefined) throw new PlatformError(AI_ERRORS.AGENT_NOT_FOUND, { agent: path })
+    if (agent === undefined) {
+      refuse(new PlatformError(AI_ERRORS.AGENT_NOT_FOUND, { agent: path }))
+      return
+    }
     let msg: unknown
     try {
       msg = parseJsonBody(ctx.rawBody ?? Buffer.alloc(0), config.get('platform.server.json-max-depth'))
