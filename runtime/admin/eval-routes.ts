@@ -1,7 +1,7 @@
 /** Eval runs a CI pipeline records, and the pass rate per baseline. */
 import { PlatformError } from '../contracts/index.js'
-import { EvalRunError, parseEvalRun } from './eval-run.js'
-import { EvalRunExists, type EvalRunStore } from './eval-run-store.js'
+import { parseEvalRun } from './eval-run.js'
+import type { EvalRunStore } from './eval-run-store.js'
 import type { AdminRoute } from './route-table.js'
 import { ADMIN_ERRORS } from './errors.js'
 
@@ -35,20 +35,8 @@ export function evalRoutes(store: EvalRunStore): AdminRoute[] {
       summary: 'Records an eval run (immutable: a known id is refused)',
       gate: { write: 'evals.write', target: (r) => idOf(r.body) },
       handler: async ({ body }) => {
-        let run
-        try {
-          run = parseEvalRun(body)
-        } catch (err) {
-          if (err instanceof EvalRunError)
-            throw new PlatformError(ADMIN_ERRORS.EVAL_RUN_INVALID, { detail: err.message })
-          throw err
-        }
-        try {
-          await store.save(run)
-        } catch (err) {
-          if (err instanceof EvalRunExists) throw new PlatformError(ADMIN_ERRORS.EVAL_RUN_EXISTS, { id: err.id })
-          throw err
-        }
+        const run = parseEvalRun(body)
+        await store.save(run)
         return { id: run.id, baseline: run.baseline, passed: run.passed }
       }
     },

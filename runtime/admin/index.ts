@@ -15,22 +15,15 @@ export {
   type NodeResultInfo
 } from './fleet-view.js'
 export { EMPTY_TASKS, type TaskView, type TaskInfo } from './task-view.js'
-export { parseEvalRun, summarize, EvalRunError, type EvalRun, type BaselineSummary } from './eval-run.js'
-export {
-  MemoryEvalRunStore,
-  LmdbEvalRunStore,
-  EvalRunExists,
-  type EvalRunStore,
-  type EvalIndexKey
-} from './eval-run-store.js'
+export { parseEvalRun, summarize, type EvalRun, type BaselineSummary } from './eval-run.js'
+export { MemoryEvalRunStore, LmdbEvalRunStore, type EvalRunStore, type EvalIndexKey } from './eval-run-store.js'
 export {
   parseManifest,
-  WorkflowError,
   NODE_TYPES,
   type WorkflowManifest,
   type WorkflowNode,
   type WorkflowEdge,
   type NodeType
 } from './workflow-manifest.js'
-export { MemoryWorkflowStore, LmdbWorkflowStore, VersionConflict, type WorkflowStore } from './workflow-store.js'
+export { MemoryWorkflowStore, LmdbWorkflowStore, type WorkflowStore } from './workflow-store.js'
 export { ADMIN_ERRORS } from './errors.js'

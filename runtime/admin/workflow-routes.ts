@@ -5,8 +5,8 @@
  */
 import { PlatformError } from '../contracts/index.js'
 import type { AdminDeps } from './admin-deps.js'
-import { parseManifest, WorkflowError, type WorkflowManifest } from './workflow-manifest.js'
-import { VersionConflict, type WorkflowStore } from './workflow-store.js'
+import { parseManifest, type WorkflowManifest } from './workflow-manifest.js'
+import type { WorkflowStore } from './workflow-store.js'
 import type { AdminRoute } from './route-table.js'
 import { ADMIN_ERRORS } from './errors.js'
 
@@ -38,24 +38,11 @@ export function workflowRoutes(d: AdminDeps, store: WorkflowStore): AdminRoute[]
       summary: 'Creates (version 1) or updates (stored version + 1) a workflow manifest',
       gate: { write: 'workflow.write', target: (r) => idOf(r.body) },
       handler: async ({ body, principal }) => {
-        let m: WorkflowManifest
-        try {
-          m = parseManifest(body)
-        } catch (err) {
-          if (err instanceof WorkflowError)
-            throw new PlatformError(ADMIN_ERRORS.WORKFLOW_INVALID, { detail: err.message })
-          throw err
-        }
+        const m = parseManifest(body)
         let saved: WorkflowManifest
         try {
           saved = await store.save(m, principal!.name)
         } catch (err) {
-          if (err instanceof VersionConflict)
-            throw new PlatformError(
-              ADMIN_ERRORS.WORKFLOW_VERSION_CONFLICT,
-              { detail: err.message },
-              { extra: { kind: 'VERSION_CONFLICT', storedVersion: err.stored } }
-            )
           if (err instanceof PlatformError) throw err
           d.platform.logger.error({ err, workflow: m.id }, 'workflow store write failed')
           throw new PlatformError(

@@ -3,7 +3,8 @@
 // never a 500, and nothing invalid is stored.
 import t from 'tap'
 import fc from 'fast-check'
-import { parseManifest, parseEvalRun, WorkflowError, EvalRunError } from '../../runtime/admin/index.js'
+import { parseManifest, parseEvalRun, ADMIN_ERRORS } from '../../runtime/admin/index.js'
+import { isPlatformError } from '../../runtime/contracts/index.js'
 import { adminPlatform, call, ALICE, WRITER } from './helpers.js'
 
 const ID = /^[A-Za-z0-9_-]+$/
@@ -27,14 +28,14 @@ const manifest = fc.record(
   { requiredKeys: [] }
 )
 
-t.test('parseManifest: a WorkflowError or a manifest that keeps every rule', async (t) => {
+t.test('parseManifest: a WORKFLOW_INVALID or a manifest that keeps every rule', async (t) => {
   fc.assert(
     fc.property(fc.oneof(manifest, fc.anything()), (body) => {
       let m
       try {
         m = parseManifest(body)
       } catch (err) {
-        if (!(err instanceof WorkflowError)) throw err
+        if (!isPlatformError(err, ADMIN_ERRORS.WORKFLOW_INVALID)) throw err
         return
       }
       const ids = new Set(m.nodes.map((n) => n.id))
@@ -50,7 +51,7 @@ t.test('parseManifest: a WorkflowError or a manifest that keeps every rule', asy
   t.pass('2000 generated manifests')
 })
 
-t.test('parseEvalRun: an EvalRunError or a run with valid labels and types', async (t) => {
+t.test('parseEvalRun: an EVAL_RUN_INVALID or a run with valid labels and types', async (t) => {
   const run = fc.record(
     {
       id: fc.oneof(fc.constantFrom('r1', 'a:b.c'), fc.string({ maxLength: 5 }), fc.anything()),
@@ -69,7 +70,7 @@ t.test('parseEvalRun: an EvalRunError or a run with valid labels and types', asy
       try {
         r = parseEvalRun(body)
       } catch (err) {
-        if (!(err instanceof EvalRunError)) throw err
+        if (!isPlatformError(err, ADMIN_ERRORS.EVAL_RUN_INVALID)) throw err
         return
       }
       if (!LABEL.test(r.id) || !LABEL.test(r.baseline)) throw new Error('accepted a bad label')
