@@ -83,7 +83,14 @@ export function installAdmin(platform: Platform): void {
     path: '/openapi.json',
     summary: 'This API as an OpenAPI 3.1 document, generated from the route table',
     gate: { read: 'open' },
-    handler: () => (document ??= openApiDocument(routes, deps.version, platform.http.describedRoutes()))
+    handler: () =>
+      (document ??= openApiDocument(
+        routes,
+        deps.version,
+        platform.http.describedRoutes(),
+        // read on the first request, when every area is installed
+        Object.values(platform.errors).map((d) => d.code)
+      ))
   })
   mountRoutes(platform, routes)
   const dir = dashboardDir()
