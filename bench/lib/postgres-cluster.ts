@@ -16,6 +16,10 @@ export interface PostgresCluster {
   pid: number
   /** Fast shutdown, then the directory is removed. */
   stop(): Promise<void>
+  /** Fast shutdown, keeping the data: the server is down until `resume`. */
+  pause(): Promise<void>
+  /** Starts the paused server again on the same port and data. */
+  resume(): Promise<void>
 }
 
 const PG_ROOT = '/usr/lib/postgresql'
@@ -68,18 +72,47 @@ async function start(bin: string, dir: string): Promise<PostgresCluster> {
   })
   for (let attempt = 0; ; attempt++) {
     const port = await freePort()
-    const [cmd, args] = run('postgres', ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1'])
-    const proc = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] })
-    const log = await untilReady(proc)
-    if (log === undefined) {
-      // the postmaster writes its pid first: the process tree under runuser is not what we measure
-      const pid = Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0])
-      return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, pid, stop: () => stop(proc, pid, dir) }
+    const server = await launch(run, data, dir, port)
+    if (typeof server !== 'string') {
+      let { proc, pid } = server
+      return {
+        url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+        get pid() {
+          return pid
+        },
+        stop: async () => {
+          await shutdown(proc, pid)
+          rmSync(dir, { recursive: true, force: true })
+        },
+        pause: () => shutdown(proc, pid),
+        resume: async () => {
+          const again = await launch(run, data, dir, port)
+          if (typeof again === 'string') throw new Error(`postgres did not start again:\n${again}`)
+          ;({ proc, pid } = again)
+        }
+      }
     }
-    proc.kill('SIGKILL')
     // another process took the port between the probe and the bind: try another
-    if (attempt >= 2 || !log.includes('could not')) throw new Error(`postgres did not start:\n${log}`)
+    if (attempt >= 2 || !server.includes('could not')) throw new Error(`postgres did not start:\n${server}`)
   }
+}
+
+/** Starts the postmaster on `port`: the process and its pid, or its log when it gave up. */
+async function launch(
+  run: (cmd: string, args: string[]) => [string, string[]],
+  data: string,
+  dir: string,
+  port: number
+): Promise<{ proc: ChildProcess; pid: number } | string> {
+  const [cmd, args] = run('postgres', ['-D', data, '-p', String(port), '-k', dir, '-c', 'listen_addresses=127.0.0.1'])
+  const proc = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] })
+  const log = await untilReady(proc)
+  if (log !== undefined) {
+    proc.kill('SIGKILL')
+    return log
+  }
+  // the postmaster writes its pid first: the process tree under runuser is not what we measure
+  return { proc, pid: Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]) }
 }
 
 /** Resolves undefined once the server accepts connections, or with its log when it gave up. */
@@ -101,7 +134,7 @@ function untilReady(proc: ChildProcess): Promise<string | undefined> {
   })
 }
 
-async function stop(proc: ChildProcess, pid: number, dir: string): Promise<void> {
+async function shutdown(proc: ChildProcess, pid: number): Promise<void> {
   const exited = new Promise((resolve) => (proc.exitCode !== null ? resolve(null) : proc.once('exit', resolve)))
   // runuser need not forward signals: tell the postmaster itself (SIGINT: fast shutdown)
   try {
@@ -110,5 +143,4 @@ async function stop(proc: ChildProcess, pid: number, dir: string): Promise<void>
     proc.kill('SIGINT')
   }
   await exited
-  rmSync(dir, { recursive: true, force: true })
 }

@@ -20,6 +20,11 @@ export const INTERACTION_ERRORS = defineErrors({
     hint: 'An interaction id matches ^[A-Za-z0-9_-]{1,128}$'
   },
   INTERACTION_NOT_FOUND: { status: 404, message: (p) => `Unknown interaction '${p.id}'` },
+  STORE_UNAVAILABLE: {
+    status: 503,
+    message: (p) => `${p.store} cannot be reached`,
+    hint: 'Retry once the server is back (GET /readyz reports it); what was acknowledged before is kept'
+  },
   INTERACTION_MESSAGE_MISSING: { status: 400, message: "missing 'message' field" },
   INTERACTION_PREVIOUS_UNKNOWN: { status: 400, message: 'Unknown or unauthorized previous interaction' },
   INTERACTION_UNKNOWN_AGENT: {

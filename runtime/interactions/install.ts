@@ -7,7 +7,7 @@ import { describeRoutes } from './route-docs.js'
 import { InteractionService } from './service.js'
 import { InteractionStreams } from './stream.js'
 import { PlatformError } from '../contracts/index.js'
-import { storeFromConfig } from './store-from-config.js'
+import { startStore, storeFromConfig } from './store-from-config.js'
 import { INTERACTION_ERRORS } from './errors.js'
 
 /**
@@ -22,7 +22,8 @@ export const interactionsArea: Area = {
     if (!platform.config.get('platform.interactions.enabled')) return
     const store = storeFromConfig(platform)
     // runs left RUNNING by a process that died are FAILED before anyone can read them
-    const interrupted = await store.start()
+    const interrupted = await startStore(platform, store)
+    platform.addReadiness('interactions-store', () => store.available())
     if (interrupted > 0)
       platform.logger.warn({ interrupted }, 'interactions left running by the previous process marked FAILED')
     const cfg = platform.config

@@ -96,6 +96,10 @@ export class LmdbInteractionStore implements InteractionStore {
 
   async stop(): Promise<void> {}
 
+  available(): boolean {
+    return true
+  }
+
   async save(header: InteractionHeader): Promise<void> {
     checkHeader(header)
     const h = headerOf(header)

@@ -60,6 +60,10 @@ export class MemoryInteractionStore implements InteractionStore {
 
   async stop(): Promise<void> {}
 
+  available(): boolean {
+    return true
+  }
+
   async save(header: InteractionHeader): Promise<void> {
     checkHeader(header)
     this.put(header)

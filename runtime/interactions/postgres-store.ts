@@ -1,4 +1,6 @@
-import { Pool, type PoolClient } from 'pg'
+import { Pool, type PoolClient, type QueryResult, type QueryResultRow } from 'pg'
+import { PlatformError } from '../contracts/index.js'
+import { INTERACTION_ERRORS } from './errors.js'
 import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import { migrate } from './postgres-schema.js'
 import {
@@ -32,6 +34,48 @@ export interface PostgresStoreOptions {
   poolSize: number
   /** An idle connection that broke (server restarted): the pool replaces it; this only reports. */
   onError?: (err: Error) => void
+  /** How often the server is probed for `available()` (default 2 s). */
+  probeMs?: number
+  /** How long a new connection may take before the call fails (default 5 s). */
+  connectTimeoutMs?: number
+}
+
+// errno codes and SQLSTATEs (class 08 connection exception, 57P0x shutdown) of a server out of reach
+const UNREACHABLE = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03'
+])
+
+/**
+ * True when `e` says the server cannot be reached (refused, reset, shut down, timed out), as
+ * opposed to a statement the server refused: the first is a 503 and heals, the second is a bug.
+ */
+export function isUnreachable(e: unknown): boolean {
+  const code = (e as { code?: unknown }).code
+  if (typeof code === 'string' && (UNREACHABLE.has(code) || code.startsWith('08'))) return true
+  const msg = (e as Error).message ?? ''
+  return /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(
+    msg
+  )
+}
+
+/** The server named without its credentials, for logs and messages (`host:port/database`). */
+export function describeUrl(url: string): string {
+  try {
+    const u = new URL(url)
+    return `${u.hostname}${u.port === '' ? '' : `:${u.port}`}${u.pathname}`
+  } catch {
+    return 'the configured server'
+  }
 }
 
 const FOREIGN_KEY_VIOLATION = '23503'
@@ -89,6 +133,9 @@ const upsertParams = (h: InteractionHeader) => [
 export class PostgresInteractionStore implements InteractionStore {
   readonly kind = 'postgres'
   private pool: Pool | undefined
+  private up = false
+  private probing = false
+  private probe: NodeJS.Timeout | undefined
   /** Per interaction, the last insert issued: the next one waits for it. */
   private readonly appending = new Map<string, Promise<void>>()
 
@@ -96,14 +143,24 @@ export class PostgresInteractionStore implements InteractionStore {
 
   async start(): Promise<number> {
     if (this.pool !== undefined) throw new Error('the postgres interaction store is started already')
-    const pool = new Pool({ connectionString: this.opts.url, max: this.opts.poolSize })
-    pool.on('error', (err) => this.opts.onError?.(err))
+    const pool = new Pool({
+      connectionString: this.opts.url,
+      max: this.opts.poolSize,
+      // a server that does not answer fails the call (503) instead of queueing it for ever
+      connectionTimeoutMillis: this.opts.connectTimeoutMs ?? 5000
+    })
+    pool.on('error', (err) => {
+      if (isUnreachable(err)) this.up = false
+      this.opts.onError?.(err)
+    })
     try {
       const marked = await inClient(pool, async (c) => {
         await migrate(c)
         return markInterrupted(c)
       })
       this.pool = pool
+      this.up = true
+      this.probe = setInterval(() => void this.check(), this.opts.probeMs ?? 2000).unref()
       return marked
     } catch (e) {
       await pool.end()
@@ -114,12 +171,49 @@ export class PostgresInteractionStore implements InteractionStore {
   async stop(): Promise<void> {
     const pool = this.pool
     this.pool = undefined
+    clearInterval(this.probe)
     await pool?.end()
+  }
+
+  available(): boolean {
+    return this.up
+  }
+
+  /** One `SELECT 1`: readiness follows the server even while no request comes. */
+  private async check(): Promise<void> {
+    if (this.probing || this.pool === undefined) return
+    this.probing = true
+    try {
+      await this.query('SELECT 1', [])
+    } catch {
+      /* query() marked it down */
+    } finally {
+      this.probing = false
+    }
+  }
+
+  /**
+   * Every statement goes through here: a server out of reach marks the store down and fails the
+   * call with a 503 naming the server (without credentials); an answer marks it up again.
+   */
+  private async query<R extends QueryResultRow>(text: string, params: unknown[]): Promise<QueryResult<R>> {
+    if (this.pool === undefined) throw new Error('the postgres interaction store is not started')
+    try {
+      const r = await this.pool.query<R>(text, params)
+      this.up = true
+      return r
+    } catch (e) {
+      if (!isUnreachable(e)) throw e
+      this.up = false
+      throw new PlatformError(INTERACTION_ERRORS.STORE_UNAVAILABLE, {
+        store: `PostgreSQL at ${describeUrl(this.opts.url)}`
+      })
+    }
   }
 
   async save(header: InteractionHeader): Promise<void> {
     checkHeader(header)
-    await this.db().query(UPSERT, upsertParams(headerOf(header)))
+    await this.query(UPSERT, upsertParams(headerOf(header)))
   }
 
   async saveKeyed(
@@ -133,7 +227,7 @@ export class PostgresInteractionStore implements InteractionStore {
     const params = [...upsertParams(headerOf(header)), claim.key, claim.fingerprint, claim.expiresAt, now]
     // a key held, then expired or deleted before it could be read, is claimable again: try once more
     for (let attempt = 0; attempt < 3; attempt++) {
-      const { rowCount } = await this.db().query(SAVE_KEYED, params)
+      const { rowCount } = await this.query(SAVE_KEYED, params)
       if ((rowCount ?? 0) > 0) return undefined
       const held = await this.findKey(header.userId, claim.key, now)
       if (held !== undefined) return held
@@ -143,7 +237,7 @@ export class PostgresInteractionStore implements InteractionStore {
 
   async findKey(userId: string, key: string, now: number): Promise<IdempotencyRecord | undefined> {
     checkKeyLookup(userId, key, now)
-    const { rows } = await this.db().query<KeyRow>(FIND_KEY, [userId, key, now])
+    const { rows } = await this.query<KeyRow>(FIND_KEY, [userId, key, now])
     const r = rows[0]
     return r === undefined
       ? undefined
@@ -176,7 +270,7 @@ export class PostgresInteractionStore implements InteractionStore {
 
   private async insertStep(id: string, step: InteractionStep): Promise<void> {
     try {
-      await this.db().query(INSERT_STEP, [id, step.seq, JSON.stringify(stepOf(step))])
+      await this.query(INSERT_STEP, [id, step.seq, JSON.stringify(stepOf(step))])
     } catch (e) {
       if ((e as { code?: string }).code === FOREIGN_KEY_VIOLATION) throw new UnknownInteractionError(id)
       throw e
@@ -185,7 +279,7 @@ export class PostgresInteractionStore implements InteractionStore {
 
   async load(id: string): Promise<Interaction | undefined> {
     checkId(id)
-    const { rows } = await this.db().query<{ header: InteractionHeader }>(
+    const { rows } = await this.query<{ header: InteractionHeader }>(
       'SELECT header FROM platform_interactions WHERE id = $1',
       [id]
     )
@@ -211,7 +305,7 @@ export class PostgresInteractionStore implements InteractionStore {
       params.push(...decodeCursor(query.cursor))
       where += ` AND (created_at, id) < ($${params.length - 1}, $${params.length})`
     }
-    const { rows } = await this.db().query<{ header: InteractionHeader }>(
+    const { rows } = await this.query<{ header: InteractionHeader }>(
       `SELECT header FROM platform_interactions WHERE ${where} ORDER BY created_at DESC, id DESC LIMIT $2`,
       params
     )
@@ -221,21 +315,16 @@ export class PostgresInteractionStore implements InteractionStore {
 
   async delete(id: string): Promise<boolean> {
     checkId(id)
-    const { rowCount } = await this.db().query('DELETE FROM platform_interactions WHERE id = $1', [id])
+    const { rowCount } = await this.query('DELETE FROM platform_interactions WHERE id = $1', [id])
     return (rowCount ?? 0) > 0
   }
 
   private async range(id: string, after: number, limit: number | null): Promise<InteractionStep[]> {
-    const { rows } = await this.db().query<{ step: InteractionStep }>(
+    const { rows } = await this.query<{ step: InteractionStep }>(
       'SELECT step FROM platform_interaction_steps WHERE interaction_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
       [id, after, limit]
     )
     return rows.map((r) => stepOf(r.step))
-  }
-
-  private db(): Pool {
-    if (this.pool === undefined) throw new Error('the postgres interaction store is not started')
-    return this.pool
   }
 }
 

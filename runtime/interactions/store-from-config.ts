@@ -1,8 +1,8 @@
-import { ConfigError } from '../config/index.js'
+import { ConfigError, OperatorError } from '../config/index.js'
 import type { Platform } from '../platform.js'
 import { LmdbInteractionStore } from './lmdb-store.js'
 import { MemoryInteractionStore } from './memory-store.js'
-import { PostgresInteractionStore } from './postgres-store.js'
+import { PostgresInteractionStore, describeUrl, isUnreachable } from './postgres-store.js'
 import type { InteractionStore } from './types.js'
 
 /**
@@ -28,5 +28,22 @@ export function storeFromConfig(platform: Platform): InteractionStore {
     }
     default:
       return new LmdbInteractionStore(platform.store)
+  }
+}
+
+/**
+ * Starts the store; a Postgres server that cannot be reached at start-up is an operator error (one
+ * line naming the key and the server, without its credentials, exit 78), not a stack trace.
+ */
+export async function startStore(platform: Platform, store: InteractionStore): Promise<number> {
+  try {
+    return await store.start()
+  } catch (e) {
+    if (store.kind !== 'postgres' || !isUnreachable(e)) throw e
+    const url = platform.config.get('platform.interactions.postgres.url') ?? ''
+    const why = (e as { code?: string }).code ?? (e as Error).message
+    throw new OperatorError(
+      `platform.interactions.postgres.url: cannot reach PostgreSQL at ${describeUrl(url)} (${why}); start it or fix the url`
+    )
   }
 }

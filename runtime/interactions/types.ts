@@ -91,6 +91,11 @@ export interface InteractionStore {
   start(): Promise<number>
   /** Closes connections; pending acknowledged writes are already durable. */
   stop(): Promise<void>
+  /**
+   * Whether the store can be reached now (`/readyz` reports it). An embedded store always can; a
+   * server-backed one says false while its server is down, and its calls then fail with a 503.
+   */
+  available(): boolean
   /** Inserts or replaces the header of an interaction (its steps are untouched). */
   save(header: InteractionHeader): Promise<void>
   /**
