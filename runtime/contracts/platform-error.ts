@@ -19,7 +19,7 @@ export interface ErrorSpec {
   readonly operator?: true
 }
 
-/** One declared code: the spec plus its name and wire code, stamped by `defineErrors`. */
+/** One declared code: what the area wrote plus its name and wire code, stamped by `defineErrors`. */
 export interface ErrorDef<N extends string = string> extends ErrorSpec {
   readonly name: N
   readonly code: `PLT_ERR_${N}`
