@@ -1,5 +1,6 @@
-import type { Area, Platform } from './platform.js'
 import { ConfigKeySet, type Config, type ConfigSources } from './config/index.js'
+import { mergeErrors, type ErrorDefs } from './contracts/index.js'
+import { CORE_ERRORS, type Area, type Platform } from './platform.js'
 import { transportArea } from './transport/install.js'
 import { scopeArea } from './scope/install.js'
 import { governanceArea } from './governance/install.js'
@@ -42,4 +43,15 @@ export const CONFIG_KEYS = new ConfigKeySet(AREAS)
  */
 export function loadConfig(sources: ConfigSources = {}, areas: readonly Area[] = AREAS): Config {
   return (areas === AREAS ? CONFIG_KEYS : new ConfigKeySet(areas)).load(sources)
+}
+
+/**
+ * The error catalogue of `areas` (every area by default): the core's codes and each area's, in
+ * start-up order. The README table and the catalogue test read it; a code declared twice throws.
+ */
+export function errorCatalogue(areas: readonly Area[] = AREAS): ErrorDefs {
+  return mergeErrors([
+    ...CORE_ERRORS,
+    ...areas.flatMap((a) => (a.errors === undefined ? [] : [{ owner: a.name, errors: a.errors }]))
+  ])
 }

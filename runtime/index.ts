@@ -8,4 +8,4 @@ export {
 } from './contracts/index.js'
 export { makeConfig, ConfigError, type Config } from './config/index.js'
 export { loadConfig } from './areas.js'
-export { PlatformError } from './http/index.js'
+export { PlatformError } from './contracts/index.js'

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Config, KeyDefs } from './config/index.js'
 import { EventBus } from './events/index.js'
-import { HttpServer, PlatformError } from './http/index.js'
+import { HttpServer, HTTP_ERRORS } from './http/index.js'
 import { createLogger, Metrics, type Logger } from './observability/index.js'
 import { Store, countAndLogWriteFailures } from './store/index.js'
 import { PluginHost, PluginRegistry, type KvDatabase, type PluginHostOptions } from './plugins/index.js'
@@ -11,10 +11,20 @@ import {
   PrincipalResolver,
   ControlAuditLog,
   WriteGate,
+  AUTH_ERRORS,
   authorizerFromConfig,
   type ControlAuthorizer
 } from './auth/index.js'
-import { CORE, type AreaKey, type ControlAuditEntry, type ExtensionPoint } from './contracts/index.js'
+import {
+  CORE,
+  PlatformError,
+  mergeErrors,
+  type AreaKey,
+  type ControlAuditEntry,
+  type ErrorDefs,
+  type ErrorSource,
+  type ExtensionPoint
+} from './contracts/index.js'
 
 export interface PlatformOptions {
   config: Config
@@ -37,8 +47,16 @@ export interface Area {
   readonly dependsOn: readonly string[]
   /** The configuration keys the area owns (`runtime/<area>/config-keys.ts`); the loader knows them all. */
   readonly configKeys?: KeyDefs
+  /** The error codes the area declares (`defineErrors` in its `errors.ts`); the catalogue is their union. */
+  readonly errors?: ErrorDefs
   install(platform: Platform): void | Promise<void>
 }
+
+/** The core's error codes (HTTP and the read and write gates); every area adds its own. */
+export const CORE_ERRORS: readonly ErrorSource[] = [
+  { owner: 'http', errors: HTTP_ERRORS },
+  { owner: 'auth', errors: AUTH_ERRORS }
+]
 
 /** A readiness check: `/readyz` answers 503 while any returns false. */
 export type ReadinessCheck = () => boolean
@@ -75,6 +93,7 @@ export class Platform {
   /** The area whose install runs now: `extend` checks its declaration. */
   private installing: Area | undefined
   private listening = false
+  private readonly errorSources: ErrorSource[] = [...CORE_ERRORS]
   private readonly readiness = new Map<string, ReadinessCheck>()
   private readonly closers: (() => void | Promise<void>)[] = []
   private closed = false
@@ -140,6 +159,11 @@ export class Platform {
     for (const dep of area.dependsOn) {
       if (!this.installed.has(dep)) throw new Error(`area "${area.name}" depends on "${dep}", which is not installed`)
     }
+    if (area.errors !== undefined) {
+      const sources = [...this.errorSources, { owner: area.name, errors: area.errors }]
+      mergeErrors(sources) // a code another area already declares stops start-up, naming both
+      this.errorSources.push(sources[sources.length - 1]!)
+    }
     this.installed.add(area.name)
     this.installing = area
     try {
@@ -147,6 +171,11 @@ export class Platform {
     } finally {
       this.installing = undefined
     }
+  }
+
+  /** The error codes of the core and of every area installed so far (the OpenAPI document lists them). */
+  get errors(): ErrorDefs {
+    return mergeErrors(this.errorSources)
   }
 
   /** Names of the areas installed so far, in installation order. */
@@ -246,7 +275,7 @@ export class Platform {
         ready &&= ok
       }
       if (!ready) {
-        ctx.error(new PlatformError('NOT_READY', {}, { status: 'DOWN', checks }))
+        ctx.error(new PlatformError(HTTP_ERRORS.NOT_READY, {}, { extra: { status: 'DOWN', checks } }))
         return
       }
       return { status: 'UP', checks }

@@ -6,12 +6,15 @@
  */
 import { createHash } from 'node:crypto'
 import type { Platform } from '../platform.js'
-import { parseJsonBody, PlatformError, type Context } from '../http/index.js'
+import { parseJsonBody, type Context } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import { AGENT_BASE, AgentPathRoutes, agentChatPath } from '../ai/index.js'
 import { agentCard, originOf } from './agent-card.js'
 import { A2aMethods, ALIASES, METHODS, STREAMING, type Caller, type EventSink } from './a2a-methods.js'
 import { A2aError, RpcCode, rpcErrorBody } from './rpc-error.js'
+import { A2A_ERRORS } from './errors.js'
+import { AI_ERRORS } from '../ai/index.js'
 
 const JSON_TYPE = 'application/json'
 const CARD = '.well-known/agent-card.json'
@@ -48,14 +51,21 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
     const fail = (err: A2aError, status = 200): void => {
       ctx.send(status, rpcErrorBody(id, err), JSON_TYPE)
     }
+    // a refusal before dispatch keeps the catalogue's status and message, in the JSON-RPC shape
+    const refuse = (err: PlatformError): void => {
+      fail(new A2aError(RpcCode.InvalidRequest, err.message), err.status)
+    }
     const principal = platform.principals.resolve(ctx)
     if (principal === null && authRequired()) {
       ctx.setHeader('www-authenticate', 'Bearer')
-      fail(new A2aError(RpcCode.InvalidRequest, new PlatformError('AGENT_AUTH_REQUIRED', { path }).message), 401)
+      refuse(new PlatformError(AI_ERRORS.AGENT_AUTH_REQUIRED, { path }))
       return
     }
     const agent = paths.agentAt(path)
-    if (agent === undefined) throw new PlatformError('AGENT_NOT_FOUND', { agent: path })
+    if (agent === undefined) {
+      refuse(new PlatformError(AI_ERRORS.AGENT_NOT_FOUND, { agent: path }))
+      return
+    }
     let msg: unknown
     try {
       msg = parseJsonBody(ctx.rawBody ?? Buffer.alloc(0), config.get('platform.server.json-max-depth'))
@@ -125,7 +135,7 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
   }
 
   const card = (ctx: Context, agent: RegisteredAgent | undefined, path: string): void => {
-    if (agent === undefined) throw new PlatformError('AGENT_NOT_FOUND', { agent: path })
+    if (agent === undefined) throw new PlatformError(AI_ERRORS.AGENT_NOT_FOUND, { agent: path })
     const body = JSON.stringify(
       agentCard(agent, {
         url: `${originOf(ctx.headers, o.publicUrl)}${paths.pathFor(agent)}`,
@@ -152,7 +162,7 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
     const root =
       o.rootAgent !== undefined ? all.find((a) => a.name === o.rootAgent) : all.length === 1 ? all[0] : undefined
     if (root === undefined)
-      throw new PlatformError('A2A_NO_ROOT_AGENT', {
+      throw new PlatformError(A2A_ERRORS.A2A_NO_ROOT_AGENT, {
         detail:
           o.rootAgent !== undefined
             ? `platform.a2a.root-agent names '${o.rootAgent}', which no loaded plugin contributes`

@@ -13,6 +13,7 @@ import { A2A } from './key.js'
 import { TaskStore } from './task-store.js'
 import { taskView } from './task-view.js'
 import { A2A_CONFIG_KEYS } from './config-keys.js'
+import { A2A_ERRORS } from './errors.js'
 
 export function installA2a(platform: Platform): void {
   const { config } = platform
@@ -46,5 +47,6 @@ export const a2aArea: Area = {
   name: 'a2a',
   dependsOn: ['ai', 'admin'],
   configKeys: A2A_CONFIG_KEYS,
+  errors: A2A_ERRORS,
   install: installA2a
 }

@@ -6,8 +6,9 @@
  */
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import type { Platform } from '../platform.js'
-import { PlatformError, type Context } from '../http/index.js'
-import { ReadGate, type Principal, type WriteSurface } from '../auth/index.js'
+import { type Context } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
+import { AUTH_ERRORS, ReadGate, type Principal, type WriteSurface } from '../auth/index.js'
 import type { HandlerContext, McpServer } from '../mcp/index.js'
 import type { AdminRequest, AdminRoute, JsonSchema } from './route-table.js'
 
@@ -85,8 +86,8 @@ const WRITE_TOOLS: AdminTool[] = [
 /** The MCP write tools have their own switch, re-read on every call like the REST one. */
 const MCP_SURFACE: WriteSurface = {
   flagKey: 'platform.admin.mcp-write-tools',
-  disabled: 'ADMIN_WRITE_DISABLED',
-  anonymous: 'ADMIN_AUTH_REQUIRED'
+  disabled: AUTH_ERRORS.ADMIN_WRITE_DISABLED,
+  anonymous: AUTH_ERRORS.ADMIN_AUTH_REQUIRED
 }
 
 /** The tool's input: the route's path parameters, query or body properties, and their `required`. */

@@ -4,12 +4,14 @@
  * governance memory sink keeps about a user: fact-routes.ts), conversation history (AI conversation memory) and
  * its workspace (no planning or file primitive is attached yet: reported as such).
  */
-import { PlatformError } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import { MAX_CONVERSATION_ID_LENGTH, type AgentInfo } from '../ai/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import type { AdminDeps } from './admin-deps.js'
 import { factRoutes } from './fact-routes.js'
 import type { AdminRoute } from './route-table.js'
+import { ADMIN_ERRORS } from './errors.js'
+import { AI_ERRORS } from '../ai/index.js'
 
 const SCOPE_PREFIX = 'scope::'
 const CONVERSATION_MAX_LIMIT = 10_000
@@ -31,12 +33,13 @@ function agentRow(a: AgentInfo): Record<string, unknown> {
 export function agentRoutes(d: AdminDeps): AdminRoute[] {
   const agent = (name: string): RegisteredAgent => {
     const a = d.platform.plugins.agents().find((x) => x.name === name)
-    if (a === undefined) throw new PlatformError('AGENT_NOT_FOUND', { agent: name })
+    if (a === undefined) throw new PlatformError(AI_ERRORS.AGENT_NOT_FOUND, { agent: name })
     return a
   }
   // an id memory could never hold is simply unknown (memory itself would throw on it)
   const conversationId = (id: string): string => {
-    if (id.length > MAX_CONVERSATION_ID_LENGTH) throw new PlatformError('UNKNOWN_CONVERSATION', { id: id.slice(0, 64) })
+    if (id.length > MAX_CONVERSATION_ID_LENGTH)
+      throw new PlatformError(ADMIN_ERRORS.UNKNOWN_CONVERSATION, { id: id.slice(0, 64) })
     return id
   }
   return [
@@ -93,7 +96,7 @@ export function agentRoutes(d: AdminDeps): AdminRoute[] {
         const a = agent(params.name!)
         const id = conversationId(params.sessionId!)
         const messages = await d.ai.memory.read(id, query.limit as number | undefined)
-        if (messages.length === 0) throw new PlatformError('UNKNOWN_CONVERSATION', { id })
+        if (messages.length === 0) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_CONVERSATION, { id })
         return { agentId: a.name, sessionId: id, messages }
       }
     },
@@ -105,7 +108,7 @@ export function agentRoutes(d: AdminDeps): AdminRoute[] {
       handler: async ({ params }) => {
         agent(params.name!)
         const id = conversationId(params.sessionId!)
-        if (!(await d.ai.memory.clear(id))) throw new PlatformError('UNKNOWN_CONVERSATION', { id })
+        if (!(await d.ai.memory.clear(id))) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_CONVERSATION, { id })
         return { cleared: id }
       }
     },

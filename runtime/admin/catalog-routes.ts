@@ -1,7 +1,8 @@
 /** Runtimes, the MCP catalogue, plugins and the control audit log. */
-import { PlatformError } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import type { AdminDeps } from './admin-deps.js'
 import type { AdminRoute } from './route-table.js'
+import { ADMIN_ERRORS } from './errors.js'
 
 export const AUDIT_DEFAULT_LIMIT = 100
 export const AUDIT_MAX_LIMIT = 10_000
@@ -35,7 +36,7 @@ export function catalogRoutes(d: AdminDeps): AdminRoute[] {
       handler: () => {
         const active = d.ai.activeRuntime()
         const info = active === undefined ? undefined : d.ai.runtimes().find((r) => r.name === active.name)
-        if (info === undefined) throw new PlatformError('NO_ACTIVE_RUNTIME')
+        if (info === undefined) throw new PlatformError(ADMIN_ERRORS.NO_ACTIVE_RUNTIME)
         return info
       }
     },

@@ -1,8 +1,9 @@
 /** Eval runs a CI pipeline records, and the pass rate per baseline. */
-import { PlatformError } from '../http/index.js'
-import { EvalRunError, parseEvalRun } from './eval-run.js'
-import { EvalRunExists, type EvalRunStore } from './eval-run-store.js'
+import { PlatformError } from '../contracts/index.js'
+import { parseEvalRun } from './eval-run.js'
+import type { EvalRunStore } from './eval-run-store.js'
 import type { AdminRoute } from './route-table.js'
+import { ADMIN_ERRORS } from './errors.js'
 
 export const EVAL_RUNS_DEFAULT_LIMIT = 100
 export const EVAL_RUNS_MAX_LIMIT = 10_000
@@ -34,19 +35,8 @@ export function evalRoutes(store: EvalRunStore): AdminRoute[] {
       summary: 'Records an eval run (immutable: a known id is refused)',
       gate: { write: 'evals.write', target: (r) => idOf(r.body) },
       handler: async ({ body }) => {
-        let run
-        try {
-          run = parseEvalRun(body)
-        } catch (err) {
-          if (err instanceof EvalRunError) throw new PlatformError('EVAL_RUN_INVALID', { detail: err.message })
-          throw err
-        }
-        try {
-          await store.save(run)
-        } catch (err) {
-          if (err instanceof EvalRunExists) throw new PlatformError('EVAL_RUN_EXISTS', { id: err.id })
-          throw err
-        }
+        const run = parseEvalRun(body)
+        await store.save(run)
         return { id: run.id, baseline: run.baseline, passed: run.passed }
       }
     },
@@ -57,7 +47,7 @@ export function evalRoutes(store: EvalRunStore): AdminRoute[] {
       gate: { read: 'open' },
       handler: ({ params }) => {
         const run = store.find(params.id!)
-        if (run === undefined) throw new PlatformError('UNKNOWN_EVAL_RUN', { id: params.id })
+        if (run === undefined) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_EVAL_RUN, { id: params.id })
         return run
       }
     },
@@ -67,7 +57,7 @@ export function evalRoutes(store: EvalRunStore): AdminRoute[] {
       summary: 'Deletes an eval run',
       gate: { write: 'evals.delete', target: (r) => r.params.id ?? '' },
       handler: async ({ params }) => {
-        if (!(await store.delete(params.id!))) throw new PlatformError('UNKNOWN_EVAL_RUN', { id: params.id })
+        if (!(await store.delete(params.id!))) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_EVAL_RUN, { id: params.id })
         return { deleted: params.id }
       }
     },

@@ -3,19 +3,15 @@
  * immutable (a second save of an id is refused). In memory, or in LMDB so runs survive a restart.
  */
 import type { Database } from 'lmdb'
+import { PlatformError } from '../contracts/index.js'
+import { ADMIN_ERRORS } from './errors.js'
 import { newestFirst, summarize, type BaselineSummary, type EvalRun } from './eval-run.js'
-
-export class EvalRunExists extends Error {
-  constructor(readonly id: string) {
-    super(`EvalRun id ${id} already exists; eval runs are immutable`)
-  }
-}
 
 export interface EvalRunStore {
   /** Newest first, of one baseline or all, at most `limit`. */
   list(baseline?: string, limit?: number): EvalRun[]
   find(id: string): EvalRun | undefined
-  /** Stores a new run (EvalRunExists for a known id), evicting the baseline's oldest beyond the cap. */
+  /** Stores a new run (EVAL_RUN_EXISTS for a known id), evicting the baseline's oldest beyond the cap. */
   save(run: EvalRun): Promise<void>
   delete(id: string): Promise<boolean>
   baselines(): BaselineSummary[]
@@ -39,7 +35,7 @@ export class MemoryEvalRunStore implements EvalRunStore {
   }
 
   async save(run: EvalRun): Promise<void> {
-    if (this.runs.has(run.id)) throw new EvalRunExists(run.id)
+    if (this.runs.has(run.id)) throw new PlatformError(ADMIN_ERRORS.EVAL_RUN_EXISTS, { id: run.id })
     this.runs.set(run.id, run)
     let list = this.byBaseline.get(run.baseline)
     if (list === undefined) this.byBaseline.set(run.baseline, (list = []))
@@ -101,7 +97,7 @@ export class LmdbEvalRunStore implements EvalRunStore {
       }
       return true
     })
-    if (!stored) throw new EvalRunExists(run.id)
+    if (!stored) throw new PlatformError(ADMIN_ERRORS.EVAL_RUN_EXISTS, { id: run.id })
   }
 
   async delete(id: string): Promise<boolean> {

@@ -2,6 +2,8 @@
  * EvalRun: one LLM-as-judge run a CI pipeline records. Validated on the way in; immutable once
  * stored. Missing or null strings become "", a missing timestamp is now.
  */
+import { PlatformError } from '../contracts/index.js'
+import { ADMIN_ERRORS } from './errors.js'
 import { shown } from './shown-value.js'
 
 export interface EvalRun {
@@ -34,42 +36,43 @@ export interface BaselineSummary {
 const LABEL = /^[A-Za-z0-9_\-.:]+$/
 const STRINGS = ['agentVersion', 'prompt', 'judgeResponse', 'judgeModel', 'notes'] as const
 
-export class EvalRunError extends Error {}
+/** A run that breaks a rule: EVAL_RUN_INVALID naming what is wrong. */
+function invalid(detail: string): PlatformError {
+  return new PlatformError(ADMIN_ERRORS.EVAL_RUN_INVALID, { detail })
+}
 
 function label(v: unknown, name: string): string {
-  if (typeof v !== 'string' || !LABEL.test(v))
-    throw new EvalRunError(`${name} must match [A-Za-z0-9_\\-.:]+ (was: ${shown(v)})`)
+  if (typeof v !== 'string' || !LABEL.test(v)) throw invalid(`${name} must match [A-Za-z0-9_\\-.:]+ (was: ${shown(v)})`)
   return v
 }
 
-/** The run a request body describes, or an EvalRunError saying what is wrong. */
+/** The run a request body describes, or EVAL_RUN_INVALID saying what is wrong. */
 export function parseEvalRun(body: unknown, now: () => Date = () => new Date()): EvalRun {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
-    throw new EvalRunError('expected a JSON object (an EvalRun)')
+    throw invalid('expected a JSON object (an EvalRun)')
   const b = body as Record<string, unknown>
   const id = label(b.id, 'id')
   const baseline = label(b.baseline, 'baseline')
   let timestamp = now().toISOString()
   if (b.timestamp !== undefined && b.timestamp !== null) {
     const ms = typeof b.timestamp === 'string' ? Date.parse(b.timestamp) : NaN
-    if (Number.isNaN(ms)) throw new EvalRunError(`timestamp must be an ISO-8601 instant (was: ${shown(b.timestamp)})`)
+    if (Number.isNaN(ms)) throw invalid(`timestamp must be an ISO-8601 instant (was: ${shown(b.timestamp)})`)
     timestamp = new Date(ms).toISOString()
   }
   const strings = {} as Record<(typeof STRINGS)[number], string>
   for (const k of STRINGS) {
     const v = b[k]
-    if (v !== undefined && v !== null && typeof v !== 'string') throw new EvalRunError(`${k} must be a string`)
+    if (v !== undefined && v !== null && typeof v !== 'string') throw invalid(`${k} must be a string`)
     strings[k] = v ?? ''
   }
   if (b.verdict !== undefined && b.verdict !== null && typeof b.verdict !== 'boolean')
-    throw new EvalRunError('verdict must be true, false or null')
-  if (b.passed !== undefined && typeof b.passed !== 'boolean') throw new EvalRunError('passed must be a boolean')
+    throw invalid('verdict must be true, false or null')
+  if (b.passed !== undefined && typeof b.passed !== 'boolean') throw invalid('passed must be a boolean')
   const scores: Record<string, number> = {}
   if (b.scores !== undefined && b.scores !== null) {
-    if (typeof b.scores !== 'object' || Array.isArray(b.scores))
-      throw new EvalRunError('scores must be an object of numbers')
+    if (typeof b.scores !== 'object' || Array.isArray(b.scores)) throw invalid('scores must be an object of numbers')
     for (const [k, v] of Object.entries(b.scores as Record<string, unknown>)) {
-      if (typeof v !== 'number' || !Number.isFinite(v)) throw new EvalRunError(`scores.${k} must be a number`)
+      if (typeof v !== 'number' || !Number.isFinite(v)) throw invalid(`scores.${k} must be a number`)
       scores[k] = v
     }
   }

@@ -9,9 +9,11 @@
 import type { HttpRequest, HttpResponse, us_socket_context_t, WebSocket } from 'uWebSockets.js'
 import type { Platform } from '../platform.js'
 import type { EventType, PlatformEvent } from '../events/index.js'
-import { PlatformError, SseStream, requestHeaders, statusLine, upgradeWith, type Context } from '../http/index.js'
+import { SseStream, requestHeaders, statusLine, upgradeWith, type Context } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import { ReadGate, type Principal } from '../auth/index.js'
 import { eventJson, writeEventJson } from './event-json.js'
+import { HTTP_ERRORS } from '../http/index.js'
 
 export const EVENTS_PATH = '/platform/admin/events'
 const HARD_BACKPRESSURE_BYTES = 64 * 1024 * 1024
@@ -117,7 +119,8 @@ function sseBatch(first: number, batch: readonly PlatformEvent[]): Buffer {
 /** `?after=` or `Last-Event-ID`: a non-negative integer, or undefined (then the replay window). */
 function parseAfter(raw: string | null | undefined): number | undefined {
   if (raw === null || raw === undefined || raw === '') return undefined
-  if (!/^\d{1,15}$/.test(raw)) throw new PlatformError('INVALID_QUERY', { name: 'after', detail: 'must be an integer' })
+  if (!/^\d{1,15}$/.test(raw))
+    throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, { name: 'after', detail: 'must be an integer' })
   return Number(raw)
 }
 
@@ -256,7 +259,7 @@ export class AdminEventStream {
           this.authorise(headers, query)
           after = parseAfter(query.get('after'))
         } catch (err) {
-          const e = err instanceof PlatformError ? err : new PlatformError('INTERNAL')
+          const e = err instanceof PlatformError ? err : new PlatformError(HTTP_ERRORS.INTERNAL)
           res.cork(() => {
             res.writeStatus(statusLine(e.status)).writeHeader('content-type', 'application/json')
             res.end(JSON.stringify(e.body()))

@@ -4,12 +4,14 @@
  * list them, add their own and remove any by id. A fact belongs to its subject, not to one agent:
  * every agent's turn for that user carries it, as it does a policy's lesson.
  */
-import { PlatformError } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import { FEEDBACK_LINE_CHARS } from '../ai/index.js'
 import { namespaceKey, type GovernanceMemorySink } from '../governance/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import type { AdminDeps } from './admin-deps.js'
 import type { AdminRequest, AdminRoute, JsonSchema } from './route-table.js'
+import { ADMIN_ERRORS } from './errors.js'
+import { HTTP_ERRORS } from '../http/index.js'
 
 const FACTS_DEFAULT_LIMIT = 50
 const FACTS_MAX_LIMIT = 1000
@@ -42,13 +44,13 @@ const target = (r: AdminRequest, ...rest: string[]): string =>
 export function factRoutes(d: AdminDeps, agent: (name: string) => RegisteredAgent): AdminRoute[] {
   const sink = (): GovernanceMemorySink => {
     const memory = d.governance?.memory
-    if (memory === undefined) throw new PlatformError('AGENT_STATE_NOT_WIRED')
+    if (memory === undefined) throw new PlatformError(ADMIN_ERRORS.AGENT_STATE_NOT_WIRED)
     return memory
   }
   const subject = (query: Record<string, unknown>): string => {
     const ns = namespaceOf(query.userId, query.sessionId)
     if (ns === undefined)
-      throw new PlatformError('INVALID_QUERY', { name: 'userId', detail: 'userId or sessionId is required' })
+      throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, { name: 'userId', detail: 'userId or sessionId is required' })
     return ns
   }
   return [
@@ -94,10 +96,11 @@ export function factRoutes(d: AdminDeps, agent: (name: string) => RegisteredAgen
         const memory = sink()
         const namespace = subject(query)
         const { content, confidence } = body as { content: string; confidence?: number }
-        if (content.trim() === '') throw new PlatformError('INVALID_BODY', { detail: "'content' must not be blank" })
+        if (content.trim() === '')
+          throw new PlatformError(HTTP_ERRORS.INVALID_BODY, { detail: "'content' must not be blank" })
         // stored below the floor, it would never be listed nor recalled
         if (confidence !== undefined && confidence < memory.minConfidence)
-          throw new PlatformError('INVALID_BODY', {
+          throw new PlatformError(HTTP_ERRORS.INVALID_BODY, {
             detail: `'confidence' is below platform.ai.governance.memory.min-confidence (${memory.minConfidence})`
           })
         return await memory.add(namespace, content.trim(), principal!.name, confidence)
@@ -115,7 +118,7 @@ export function factRoutes(d: AdminDeps, agent: (name: string) => RegisteredAgen
         const namespace = subject(query)
         const id = params.factId!
         if (!(await memory.remove(namespace, id)))
-          throw new PlatformError('UNKNOWN_FACT', { id: id.slice(0, 64), namespace })
+          throw new PlatformError(ADMIN_ERRORS.UNKNOWN_FACT, { id: id.slice(0, 64), namespace })
         return { removed: id }
       }
     }

@@ -4,11 +4,13 @@
  * provides one): collections answer empty lists, unknown ids 404.
  */
 import { shown } from './shown-value.js'
-import { PlatformError } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import type { AdminDeps } from './admin-deps.js'
 import type { JournalEvent, JournalQuery } from './fleet-view.js'
 import { journalLog, journalTree } from './journal-format.js'
 import type { AdminRoute } from './route-table.js'
+import { ADMIN_ERRORS } from './errors.js'
+import { HTTP_ERRORS } from '../http/index.js'
 
 export const JOURNAL_DEFAULT_LIMIT = 100
 export const JOURNAL_MAX_LIMIT = 10_000
@@ -22,7 +24,8 @@ function instant(q: Record<string, unknown>, name: 'since' | 'until'): number | 
   const raw = q[name]
   if (raw === undefined) return undefined
   const ms = typeof raw === 'string' && ISO_INSTANT.test(raw) ? Date.parse(raw) : NaN
-  if (Number.isNaN(ms)) throw new PlatformError('INVALID_QUERY', { name, detail: `Invalid timestamp: ${shown(raw)}` })
+  if (Number.isNaN(ms))
+    throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, { name, detail: `Invalid timestamp: ${shown(raw)}` })
   return ms
 }
 
@@ -31,7 +34,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
   const coordination = async (id: string): Promise<JournalEvent[]> => {
     const events = await d.fleet.coordination(id)
     // a store answers an unknown id with no events, a view with undefined: both are 404
-    if (events === undefined || events.length === 0) throw new PlatformError('UNKNOWN_COORDINATION', { id })
+    if (events === undefined || events.length === 0) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_COORDINATION, { id })
     return events
   }
   return [
@@ -49,7 +52,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       gate: { read: 'open' },
       handler: ({ params }) => {
         const h = d.fleet.coordinatorHealth(params.name!)
-        if (h === undefined) throw new PlatformError('UNKNOWN_COORDINATOR', { name: params.name })
+        if (h === undefined) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_COORDINATOR, { name: params.name })
         return h
       }
     },
@@ -60,7 +63,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       gate: { read: 'open' },
       handler: ({ params }) => {
         const fl = d.fleet.coordinatorFleet(params.name!)
-        if (fl === undefined) throw new PlatformError('UNKNOWN_COORDINATOR', { name: params.name })
+        if (fl === undefined) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_COORDINATOR, { name: params.name })
         return fl
       }
     },
@@ -140,7 +143,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       gate: { read: 'open' },
       handler: ({ params }) => {
         const task = d.tasks.task(params.taskId!)
-        if (task === undefined) throw new PlatformError('UNKNOWN_TASK', { id: params.taskId })
+        if (task === undefined) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_TASK, { id: params.taskId })
         return task
       }
     },
@@ -151,8 +154,8 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       gate: { write: 'cancel_task', target: (r) => r.params.taskId ?? '' },
       handler: ({ params }) => {
         const done = d.tasks.cancelTask(params.taskId!)
-        if (done === undefined) throw new PlatformError('UNKNOWN_TASK', { id: params.taskId })
-        if (!done) throw new PlatformError('TASK_NOT_CANCELABLE', { id: params.taskId })
+        if (done === undefined) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_TASK, { id: params.taskId })
+        if (!done) throw new PlatformError(ADMIN_ERRORS.TASK_NOT_CANCELABLE, { id: params.taskId })
         return { status: 'task canceled' }
       }
     },
@@ -172,7 +175,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       handler: ({ params, body }) => {
         const id = params.approvalId!
         const approve = (body as { approve: boolean }).approve
-        if (!d.fleet.decide(id, approve)) throw new PlatformError('NO_PENDING_APPROVAL', { id })
+        if (!d.fleet.decide(id, approve)) throw new PlatformError(ADMIN_ERRORS.NO_PENDING_APPROVAL, { id })
         return { approvalId: id, approved: approve }
       }
     }

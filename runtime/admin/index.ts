@@ -10,3 +10,4 @@ export {
 } from './fleet-view.js'
 export { type TaskView, type TaskInfo } from './task-view.js'
 export { type WorkflowManifest, type WorkflowNode, type WorkflowEdge } from './workflow-manifest.js'
+export { ADMIN_ERRORS } from './errors.js'

@@ -31,6 +31,7 @@ import type { WorkflowManifest } from './workflow-manifest.js'
 import { workflowRoutes } from './workflow-routes.js'
 import { LmdbWorkflowStore, MemoryWorkflowStore, type WorkflowStore } from './workflow-store.js'
 import { ADMIN_CONFIG_KEYS } from './config-keys.js'
+import { ADMIN_ERRORS } from './errors.js'
 
 /** Every admin route, in mount order. */
 export function adminRoutes(d: AdminDeps): AdminRoute[] {
@@ -88,7 +89,14 @@ export function installAdmin(platform: Platform): void {
     path: '/openapi.json',
     summary: 'This API as an OpenAPI 3.1 document, generated from the route table',
     gate: { read: 'open' },
-    handler: () => (document ??= openApiDocument(routes, deps.version, platform.http.describedRoutes()))
+    handler: () =>
+      (document ??= openApiDocument(
+        routes,
+        deps.version,
+        platform.http.describedRoutes(),
+        // read on the first request, when every area is installed
+        Object.values(platform.errors).map((d) => d.code)
+      ))
   })
   mountRoutes(platform, routes)
   const dir = dashboardDir()
@@ -105,5 +113,6 @@ export const adminArea: Area = {
   name: 'admin',
   dependsOn: ['transport', 'governance', 'mcp', 'ai'],
   configKeys: ADMIN_CONFIG_KEYS,
+  errors: ADMIN_ERRORS,
   install: installAdmin
 }

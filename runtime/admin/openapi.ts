@@ -81,7 +81,9 @@ function operation(route: Op): Record<string, unknown> {
 export function openApiDocument(
   routes: readonly AdminRoute[],
   version: string,
-  described: readonly DocumentedRoute[] = []
+  described: readonly DocumentedRoute[] = [],
+  /** The error codes of the core and every installed area (`platform.errors`): the Error schema's enum. */
+  codes: readonly string[] = []
 ): Record<string, unknown> {
   const ops: Op[] = [
     ...routes.map((r) => ({ method: r.method, path: ADMIN_BASE + r.path, doc: r })),
@@ -112,7 +114,10 @@ export function openApiDocument(
           required: ['error', 'code'],
           properties: {
             error: { type: 'string' },
-            code: { type: 'string', pattern: '^PLT_ERR_[A-Z0-9_]+$' },
+            code:
+              codes.length > 0
+                ? { type: 'string', enum: [...codes] }
+                : { type: 'string', pattern: '^PLT_ERR_[A-Z0-9_]+$' },
             hint: { type: 'string' }
           }
         }

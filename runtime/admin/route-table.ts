@@ -5,8 +5,10 @@
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js'
 import type { Platform } from '../platform.js'
-import { PlatformError, type Context } from '../http/index.js'
+import { type Context } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import { ReadGate, type Principal, type ReadKind } from '../auth/index.js'
+import { HTTP_ERRORS } from '../http/index.js'
 
 export const ADMIN_BASE = '/api/admin'
 
@@ -126,14 +128,14 @@ export function mountRoutes(platform: Platform, routes: readonly AdminRoute[]): 
 function validate(route: AdminRoute, v: Compiled, req: AdminRequest): void {
   if (v.params !== undefined && !v.params(req.params)) {
     const d = describe(v.params.errors?.[0])
-    throw new PlatformError('INVALID_QUERY', { name: d.name, detail: d.detail })
+    throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, { name: d.name, detail: d.detail })
   }
   if (v.query !== undefined) {
     const q: Record<string, unknown> = {}
     for (const [k, val] of req.ctx.query) if (!Object.hasOwn(q, k)) q[k] = val
     if (!v.query(q)) {
       const d = describe(v.query.errors?.[0])
-      throw new PlatformError('INVALID_QUERY', d)
+      throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, d)
     }
     req.query = q
   }
@@ -141,6 +143,6 @@ function validate(route: AdminRoute, v: Compiled, req: AdminRequest): void {
     if (route.invalidBody !== undefined) throw route.invalidBody()
     const e = v.body.errors?.[0]
     const d = describe(e)
-    throw new PlatformError('INVALID_BODY', { detail: d.name === '' ? d.detail : `'${d.name}' ${d.detail}` })
+    throw new PlatformError(HTTP_ERRORS.INVALID_BODY, { detail: d.name === '' ? d.detail : `'${d.name}' ${d.detail}` })
   }
 }

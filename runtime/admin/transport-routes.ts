@@ -1,9 +1,11 @@
 /** Broadcasters, resources, rooms, handlers, protocols and interceptors: the transport as it is now. */
-import { PlatformError } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import { TOOL_CALL_GATE } from '../contracts/index.js'
 import { ROOM_JOIN_GUARD } from '../transport/index.js'
 import type { AdminDeps } from './admin-deps.js'
 import type { AdminRoute } from './route-table.js'
+import { ADMIN_ERRORS } from './errors.js'
+import { TRANSPORT_ERRORS } from '../transport/index.js'
 
 const ROOM_CLASS = 'RoomBroadcaster'
 const ROOM_PREFIX = '/platform/rooms/'
@@ -45,7 +47,7 @@ export function transportRoutes(d: AdminDeps): AdminRoute[] {
       handler: ({ query }) => {
         const id = query.id as string
         const b = t.findBroadcaster(id)
-        if (b === undefined) throw new PlatformError('UNKNOWN_BROADCASTER', { id })
+        if (b === undefined) throw new PlatformError(TRANSPORT_ERRORS.UNKNOWN_BROADCASTER, { id })
         return { ...b.info(), scope: 'APPLICATION', resources: [...b.resources.values()].map((r) => r.info()) }
       }
     },
@@ -55,7 +57,7 @@ export function transportRoutes(d: AdminDeps): AdminRoute[] {
       summary: 'Sends a message (a string as is, anything else as JSON) to every member of a broadcaster',
       gate: { write: 'broadcast', target: (r) => field(r.body, 'broadcasterId') },
       body: { type: 'object', required: ['broadcasterId', 'message'], properties: { broadcasterId: str } },
-      invalidBody: () => new PlatformError('MISSING_BROADCAST_FIELDS'),
+      invalidBody: () => new PlatformError(TRANSPORT_ERRORS.MISSING_BROADCAST_FIELDS),
       handler: ({ body }) => {
         const b = body as { broadcasterId: string; message: unknown }
         t.broadcast(b.broadcasterId, b.message)
@@ -72,12 +74,13 @@ export function transportRoutes(d: AdminDeps): AdminRoute[] {
         required: ['broadcasterId', 'uuid', 'message'],
         properties: { broadcasterId: str, uuid: str }
       },
-      invalidBody: () => new PlatformError('MISSING_UNICAST_FIELDS'),
+      invalidBody: () => new PlatformError(ADMIN_ERRORS.MISSING_UNICAST_FIELDS),
       handler: ({ body }) => {
         const b = body as { broadcasterId: string; uuid: string; message: unknown }
         const bc = t.findBroadcaster(b.broadcasterId)
-        if (bc === undefined || bc.destroyed) throw new PlatformError('UNKNOWN_BROADCASTER', { id: b.broadcasterId })
-        if (!bc.resources.has(b.uuid)) throw new PlatformError('UNKNOWN_RESOURCE', { uuid: b.uuid })
+        if (bc === undefined || bc.destroyed)
+          throw new PlatformError(TRANSPORT_ERRORS.UNKNOWN_BROADCASTER, { id: b.broadcasterId })
+        if (!bc.resources.has(b.uuid)) throw new PlatformError(TRANSPORT_ERRORS.UNKNOWN_RESOURCE, { uuid: b.uuid })
         t.unicast(b.uuid, b.message)
         return { status: 'unicast sent' }
       }
@@ -90,7 +93,7 @@ export function transportRoutes(d: AdminDeps): AdminRoute[] {
       query: idQuery,
       handler: ({ query }) => {
         const id = query.id as string
-        if (!t.destroyBroadcaster(id)) throw new PlatformError('UNKNOWN_BROADCASTER', { id })
+        if (!t.destroyBroadcaster(id)) throw new PlatformError(TRANSPORT_ERRORS.UNKNOWN_BROADCASTER, { id })
         return { status: 'broadcaster destroyed' }
       }
     },
@@ -109,7 +112,7 @@ export function transportRoutes(d: AdminDeps): AdminRoute[] {
       gate: { write: 'disconnect', target: (r) => r.params.uuid ?? '' },
       handler: ({ params }) => {
         const uuid = params.uuid!
-        if (!t.disconnect(uuid)) throw new PlatformError('UNKNOWN_RESOURCE', { uuid })
+        if (!t.disconnect(uuid)) throw new PlatformError(TRANSPORT_ERRORS.UNKNOWN_RESOURCE, { uuid })
         return { status: 'resource disconnected' }
       }
     },
@@ -121,8 +124,8 @@ export function transportRoutes(d: AdminDeps): AdminRoute[] {
       handler: ({ params }) => {
         const uuid = params.uuid!
         const r = t.resource(uuid)
-        if (r === undefined) throw new PlatformError('UNKNOWN_RESOURCE', { uuid })
-        if (!r.resume()) throw new PlatformError('RESOURCE_NOT_RESUMABLE', { uuid, transport: r.transport })
+        if (r === undefined) throw new PlatformError(TRANSPORT_ERRORS.UNKNOWN_RESOURCE, { uuid })
+        if (!r.resume()) throw new PlatformError(ADMIN_ERRORS.RESOURCE_NOT_RESUMABLE, { uuid, transport: r.transport })
         return { status: 'resource resumed' }
       }
     },

@@ -2,6 +2,8 @@
  * WorkflowManifest: a graph of nodes (agent, condition, fan-out, join, approval, output) and edges
  * that a coordinator runs. Validated on save with messages that name the field and the value.
  */
+import { PlatformError } from '../contracts/index.js'
+import { ADMIN_ERRORS } from './errors.js'
 import { shown } from './shown-value.js'
 
 export const NODE_TYPES = ['agent', 'condition', 'fan-out', 'join', 'approval', 'output'] as const
@@ -35,53 +37,55 @@ export interface WorkflowManifest {
   version: number
 }
 
-export class WorkflowError extends Error {}
+/** A manifest that breaks a rule: WORKFLOW_INVALID naming what is wrong. */
+function invalid(detail: string): PlatformError {
+  return new PlatformError(ADMIN_ERRORS.WORKFLOW_INVALID, { detail })
+}
 
 const ID = /^[A-Za-z0-9_-]+$/
 
 function id(v: unknown, label: string): string {
-  if (typeof v !== 'string' || !ID.test(v))
-    throw new WorkflowError(`${label} must match [A-Za-z0-9_-]+ (was: ${shown(v)})`)
+  if (typeof v !== 'string' || !ID.test(v)) throw invalid(`${label} must match [A-Za-z0-9_-]+ (was: ${shown(v)})`)
   return v
 }
 
 function str(v: unknown, label: string): string {
   if (v === undefined || v === null) return ''
-  if (typeof v !== 'string') throw new WorkflowError(`${label} must be a string`)
+  if (typeof v !== 'string') throw invalid(`${label} must be a string`)
   return v
 }
 
 function object(v: unknown, label: string): Record<string, unknown> {
   if (v === undefined || v === null) return {}
-  if (typeof v !== 'object' || Array.isArray(v)) throw new WorkflowError(`${label} must be an object`)
+  if (typeof v !== 'object' || Array.isArray(v)) throw invalid(`${label} must be an object`)
   return v as Record<string, unknown>
 }
 
 /**
  * The manifest a request body describes (timestamps and createdBy are the store's to set), or a
- * WorkflowError naming what is wrong.
+ * WORKFLOW_INVALID naming what is wrong.
  */
 export function parseManifest(body: unknown): WorkflowManifest {
   const b = object(body, 'workflow')
-  if (body === undefined || body === null) throw new WorkflowError('expected a JSON object (a workflow manifest)')
+  if (body === undefined || body === null) throw invalid('expected a JSON object (a workflow manifest)')
   const wid = id(b.id, 'id')
   const name = str(b.name, 'name')
-  if (name.trim() === '') throw new WorkflowError('name must not be blank')
+  if (name.trim() === '') throw invalid('name must not be blank')
   const version = b.version
   if (typeof version !== 'number' || !Number.isInteger(version) || version < 1)
-    throw new WorkflowError(`version must be an integer >= 1 (was: ${shown(version)})`)
-  if (!Array.isArray(b.nodes)) throw new WorkflowError('nodes must be an array')
-  if (b.edges !== undefined && !Array.isArray(b.edges)) throw new WorkflowError('edges must be an array')
+    throw invalid(`version must be an integer >= 1 (was: ${shown(version)})`)
+  if (!Array.isArray(b.nodes)) throw invalid('nodes must be an array')
+  if (b.edges !== undefined && !Array.isArray(b.edges)) throw invalid('edges must be an array')
   const nodes: WorkflowNode[] = []
   const ids = new Set<string>()
   for (const raw of b.nodes as unknown[]) {
     const n = object(raw, 'node')
     const nid = id(n.id, 'node.id')
-    if (ids.has(nid)) throw new WorkflowError(`duplicate node id: ${nid}`)
+    if (ids.has(nid)) throw invalid(`duplicate node id: ${nid}`)
     ids.add(nid)
     const type = id(n.type, 'node.type')
     if (!(NODE_TYPES as readonly string[]).includes(type))
-      throw new WorkflowError(`node.type must be one of ${NODE_TYPES.join(', ')} (was: ${type})`)
+      throw invalid(`node.type must be one of ${NODE_TYPES.join(', ')} (was: ${type})`)
     const label = str(n.label, 'node.label')
     nodes.push({
       id: nid,
@@ -95,9 +99,9 @@ export function parseManifest(body: unknown): WorkflowManifest {
     const e = object(raw, 'edge')
     const from = id(e.from, 'edge.from')
     const to = id(e.to, 'edge.to')
-    if (from === to) throw new WorkflowError(`edge cannot loop on itself: ${from}`)
-    if (!ids.has(from)) throw new WorkflowError(`edge.from references unknown node: ${from}`)
-    if (!ids.has(to)) throw new WorkflowError(`edge.to references unknown node: ${to}`)
+    if (from === to) throw invalid(`edge cannot loop on itself: ${from}`)
+    if (!ids.has(from)) throw invalid(`edge.from references unknown node: ${from}`)
+    if (!ids.has(to)) throw invalid(`edge.to references unknown node: ${to}`)
     edges.push({ from, to, condition: str(e.condition, 'edge.condition') })
   }
   return {

@@ -3,11 +3,12 @@
  * needs a coordinator of the fleet (with none registered it is refused, as with zero fleets), and
  * the runs the fleet keeps.
  */
-import { PlatformError } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import type { AdminDeps } from './admin-deps.js'
-import { parseManifest, WorkflowError, type WorkflowManifest } from './workflow-manifest.js'
-import { VersionConflict, type WorkflowStore } from './workflow-store.js'
+import { parseManifest, type WorkflowManifest } from './workflow-manifest.js'
+import type { WorkflowStore } from './workflow-store.js'
 import type { AdminRoute } from './route-table.js'
+import { ADMIN_ERRORS } from './errors.js'
 
 export const RUNS_DEFAULT_LIMIT = 50
 export const RUNS_MAX_LIMIT = 500
@@ -20,7 +21,7 @@ function idOf(body: unknown): string {
 export function workflowRoutes(d: AdminDeps, store: WorkflowStore): AdminRoute[] {
   const find = (id: string): WorkflowManifest => {
     const w = store.find(id)
-    if (w === undefined) throw new PlatformError('UNKNOWN_WORKFLOW', { id })
+    if (w === undefined) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_WORKFLOW, { id })
     return w
   }
   return [
@@ -37,26 +38,18 @@ export function workflowRoutes(d: AdminDeps, store: WorkflowStore): AdminRoute[]
       summary: 'Creates (version 1) or updates (stored version + 1) a workflow manifest',
       gate: { write: 'workflow.write', target: (r) => idOf(r.body) },
       handler: async ({ body, principal }) => {
-        let m: WorkflowManifest
-        try {
-          m = parseManifest(body)
-        } catch (err) {
-          if (err instanceof WorkflowError) throw new PlatformError('WORKFLOW_INVALID', { detail: err.message })
-          throw err
-        }
+        const m = parseManifest(body)
         let saved: WorkflowManifest
         try {
           saved = await store.save(m, principal!.name)
         } catch (err) {
-          if (err instanceof VersionConflict)
-            throw new PlatformError(
-              'WORKFLOW_VERSION_CONFLICT',
-              { detail: err.message },
-              { kind: 'VERSION_CONFLICT', storedVersion: err.stored }
-            )
           if (err instanceof PlatformError) throw err
           d.platform.logger.error({ err, workflow: m.id }, 'workflow store write failed')
-          throw new PlatformError('WORKFLOW_STORAGE_FAILURE', { id: m.id }, { kind: 'STORAGE_FAILURE' })
+          throw new PlatformError(
+            ADMIN_ERRORS.WORKFLOW_STORAGE_FAILURE,
+            { id: m.id },
+            { extra: { kind: 'STORAGE_FAILURE' } }
+          )
         }
         return { id: saved.id, name: saved.name, version: saved.version, updatedAt: saved.updatedAt }
       }
@@ -74,7 +67,7 @@ export function workflowRoutes(d: AdminDeps, store: WorkflowStore): AdminRoute[]
       summary: 'Deletes a workflow manifest',
       gate: { write: 'workflow.delete', target: (r) => r.params.id ?? '' },
       handler: async ({ params }) => {
-        if (!(await store.delete(params.id!))) throw new PlatformError('UNKNOWN_WORKFLOW', { id: params.id })
+        if (!(await store.delete(params.id!))) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_WORKFLOW, { id: params.id })
         return { deleted: params.id }
       }
     },
@@ -92,10 +85,14 @@ export function workflowRoutes(d: AdminDeps, store: WorkflowStore): AdminRoute[]
         const w = find(params.id!)
         const names = d.fleet.coordinators().map((c) => c.name)
         const asked = query.coordinator as string | undefined
-        if (asked === undefined && names.length !== 1) throw new PlatformError('WORKFLOW_COORDINATOR_REQUIRED')
+        if (asked === undefined && names.length !== 1)
+          throw new PlatformError(ADMIN_ERRORS.WORKFLOW_COORDINATOR_REQUIRED)
         const coordinator = asked ?? names[0]!
         if (!names.includes(coordinator))
-          throw new PlatformError('UNKNOWN_WORKFLOW_COORDINATOR', { name: coordinator, registered: names.join(', ') })
+          throw new PlatformError(ADMIN_ERRORS.UNKNOWN_WORKFLOW_COORDINATOR, {
+            name: coordinator,
+            registered: names.join(', ')
+          })
         const input = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).input : undefined
         const run = await d.fleet.runWorkflow(w, coordinator, input, principal!.name)
         if (run.status !== 'WAITING_APPROVAL') return run
@@ -124,7 +121,7 @@ export function workflowRoutes(d: AdminDeps, store: WorkflowStore): AdminRoute[]
       gate: { read: 'content' },
       handler: ({ params }) => {
         const run = d.fleet.workflowRun(params.runId!)
-        if (run === undefined) throw new PlatformError('UNKNOWN_WORKFLOW_RUN', { id: params.runId })
+        if (run === undefined) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_WORKFLOW_RUN, { id: params.runId })
         return run
       }
     }

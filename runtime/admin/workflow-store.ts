@@ -3,16 +3,19 @@
  * + 1, a new workflow version 1). In memory, or in LMDB (the default) so workflows survive a restart.
  */
 import type { Database } from 'lmdb'
+import { PlatformError } from '../contracts/index.js'
 import type { WorkflowManifest } from './workflow-manifest.js'
+import { ADMIN_ERRORS } from './errors.js'
 
-export class VersionConflict extends Error {
-  constructor(
-    readonly id: string,
-    readonly sent: number,
-    readonly stored: number
-  ) {
-    super(`workflow ${id} version conflict: caller sent v${sent}, server has v${stored} (expected v${stored + 1})`)
-  }
+/** The WORKFLOW_VERSION_CONFLICT a save of `id` at `sent` meets over `stored`; its body names the stored version. */
+export function versionConflict(id: string, sent: number, stored: number): PlatformError {
+  return new PlatformError(
+    ADMIN_ERRORS.WORKFLOW_VERSION_CONFLICT,
+    {
+      detail: `workflow ${id} version conflict: caller sent v${sent}, server has v${stored} (expected v${stored + 1})`
+    },
+    { extra: { kind: 'VERSION_CONFLICT', storedVersion: stored } }
+  )
 }
 
 export interface WorkflowStore {
@@ -20,7 +23,7 @@ export interface WorkflowStore {
   list(): WorkflowManifest[]
   find(id: string): WorkflowManifest | undefined
   /**
-   * Stores `m` if its version is the stored one + 1 (VersionConflict otherwise), keeping the stored
+   * Stores `m` if its version is the stored one + 1 (WORKFLOW_VERSION_CONFLICT otherwise), keeping the stored
    * createdAt and createdBy on an update; returns what was stored.
    */
   save(m: WorkflowManifest, principal: string): Promise<WorkflowManifest>
@@ -33,10 +36,10 @@ function byName(a: WorkflowManifest, b: WorkflowManifest): number {
   return x < y ? -1 : x > y ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
 }
 
-/** The manifest to store over `stored`, or VersionConflict. */
+/** The manifest to store over `stored`, or WORKFLOW_VERSION_CONFLICT. */
 function next(m: WorkflowManifest, stored: WorkflowManifest | undefined, principal: string): WorkflowManifest {
   const have = stored?.version ?? 0
-  if (m.version !== have + 1) throw new VersionConflict(m.id, m.version, have)
+  if (m.version !== have + 1) throw versionConflict(m.id, m.version, have)
   const now = new Date().toISOString()
   return {
     ...m,

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { Platform } from '../platform.js'
-import { PlatformError, type Context } from '../http/index.js'
+import { type Context } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import {
   Frame,
@@ -18,6 +19,8 @@ import { AGENT_BASE, agentChatPath } from './agent-paths.js'
 import { SessionFrames } from './agent-frames.js'
 import { parseClientFrame, type ClientFrame } from './agent-prompt.js'
 import { playTurn, type PlayInput, type TurnTarget } from './agent-turn-player.js'
+import { AI_ERRORS } from './errors.js'
+import { HTTP_ERRORS } from '../http/index.js'
 
 /** How the agent endpoint admits callers and bounds what they send (platform.ai.endpoint.*). */
 export interface AgentEndpointPolicy {
@@ -126,7 +129,7 @@ export class AgentEndpoint {
         const agent = this.agentAt(path)
         // a socket is answered by a frame and a close (joined), anything else by a 404 now
         if (agent === undefined && req.transport !== 'WEBSOCKET')
-          throw new PlatformError('AGENT_NOT_FOUND', { agent: path })
+          throw new PlatformError(AI_ERRORS.AGENT_NOT_FOUND, { agent: path })
         const caller = this.admit(req.headers, agent?.name ?? path)
         return caller === undefined ? {} : { principal: caller.name, roles: caller.roles }
       },
@@ -146,7 +149,7 @@ export class AgentEndpoint {
   private admit(headers: Readonly<Record<string, string>>, agent: string): Caller {
     const principal = this.platform.principals.fromHeaders(headers)
     if (principal === null && this.policy.auth === 'required')
-      throw new PlatformError('AGENT_AUTH_REQUIRED', { path: `agent '${agent}'` })
+      throw new PlatformError(AI_ERRORS.AGENT_AUTH_REQUIRED, { path: `agent '${agent}'` })
     return principal === null ? undefined : { name: principal.name, roles: principal.roles }
   }
 
@@ -175,7 +178,7 @@ export class AgentEndpoint {
   }
 
   private notFound(r: Resource, path: string): void {
-    const body = new PlatformError('AGENT_NOT_FOUND', { agent: path }).body()
+    const body = new PlatformError(AI_ERRORS.AGENT_NOT_FOUND, { agent: path }).body()
     r.deliver(Frame.json(JSON.stringify({ type: 'error', data: body.error, code: body.code })))
     transportOf(this.platform).end(r, Reason.notFound)
   }
@@ -318,12 +321,12 @@ export class AgentEndpoint {
   /** `POST` without a member id: one turn streamed back as SSE on this response, in a session of its own. */
   private oneShot(ctx: Context, path: string, text: string): undefined {
     const agent = this.agentAt(path)
-    if (agent === undefined) throw new PlatformError('AGENT_NOT_FOUND', { agent: path })
+    if (agent === undefined) throw new PlatformError(AI_ERRORS.AGENT_NOT_FOUND, { agent: path })
     const caller = this.admit(ctx.headers, agent.name)
     const frame = parseClientFrame(text, this.policy.jsonMaxDepth)
-    if (frame.kind === 'bad') throw new PlatformError('INVALID_BODY', { detail: frame.message })
+    if (frame.kind === 'bad') throw new PlatformError(HTTP_ERRORS.INVALID_BODY, { detail: frame.message })
     if (frame.kind === 'cancel')
-      throw new PlatformError('INVALID_BODY', {
+      throw new PlatformError(HTTP_ERRORS.INVALID_BODY, {
         detail: 'nothing to cancel: a one-shot POST cancels its turn by closing the response'
       })
     const session = this.ai.sessions.start(agent.name, 'sse')

@@ -5,13 +5,15 @@
  * goes away cancels the turn.
  */
 import type { Platform } from '../platform.js'
-import { PlatformError, type Context } from '../http/index.js'
+import { type Context } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import { AGENT_BASE } from './agent-paths.js'
 import { AgentPathRoutes } from './agent-path-routes.js'
 import type { AiService } from './ai-service.js'
 import { AguiRun } from './agui-events.js'
 import { parseAguiInput, type AguiRunInput } from './agui-input.js'
+import { AI_ERRORS } from './errors.js'
 
 const PATTERN = `${AGENT_BASE}/{name}/agui`
 
@@ -27,9 +29,9 @@ export function installAgui(platform: Platform, ai: AiService): AguiEndpoint {
   const handle = (ctx: Context, path: string): void => {
     const principal = platform.principals.resolve(ctx)
     if (principal === null && config.get('platform.ai.endpoint.auth') === 'required')
-      throw new PlatformError('AGENT_AUTH_REQUIRED', { path })
+      throw new PlatformError(AI_ERRORS.AGENT_AUTH_REQUIRED, { path })
     const agent = paths.agentAt(path)
-    if (agent === undefined) throw new PlatformError('AGENT_NOT_FOUND', { agent: path })
+    if (agent === undefined) throw new PlatformError(AI_ERRORS.AGENT_NOT_FOUND, { agent: path })
     const input = parseAguiInput(ctx.body)
     // gone while its body was read: nothing to stream to, no turn to run
     if (ctx.aborted) return

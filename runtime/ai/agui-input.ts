@@ -7,9 +7,10 @@
  * continues from them. `tools` are the client's frontend tools, offered to the model.
  */
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js'
-import { PlatformError } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import { MAX_CONVERSATION_ID_LENGTH } from './memory.js'
 import type { AiMessage, AiToolCall, AiToolSpec } from './runtime.js'
+import { AI_ERRORS } from './errors.js'
 
 const str = { type: 'string' }
 const obj = { type: 'object' }
@@ -112,7 +113,7 @@ interface RawInput {
 
 const validate = new Ajv2020({ strict: false, allErrors: false }).compile<RawInput>(SCHEMA)
 
-const bad = (detail: string): PlatformError => new PlatformError('INVALID_AGUI_INPUT', { detail })
+const bad = (detail: string): PlatformError => new PlatformError(AI_ERRORS.INVALID_AGUI_INPUT, { detail })
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v)

@@ -22,6 +22,7 @@ import { runTurn, type TurnDeps, type TurnEvent } from './turn-pipeline.js'
 import { AgentEndpoint } from './agent-endpoint.js'
 import { TurnMetrics } from './turn-metrics.js'
 import { AI_CONFIG_KEYS } from './config-keys.js'
+import { AI_ERRORS } from './errors.js'
 
 /**
  * The AI area: agent turns run through governance and scope, call tools over MCP and stream over
@@ -31,6 +32,7 @@ export const aiArea: Area = {
   name: 'ai',
   dependsOn: ['scope', 'governance', 'mcp', 'transport'],
   configKeys: AI_CONFIG_KEYS,
+  errors: AI_ERRORS,
   install(platform: Platform): void {
     const registry = registryFromConfig(platform)
     // not fatal: a plugin runtime may arrive later by hot reload, but the operator should know now

@@ -1,7 +1,9 @@
 import type { Config } from '../config/index.js'
-import { PlatformError, type Context } from '../http/index.js'
+import { type Context } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import type { Principal } from './principal.js'
 import type { PrincipalResolver } from './resolver.js'
+import { AUTH_ERRORS } from './errors.js'
 
 /**
  * Which admin reads need a principal: `open` reads only under `http-read-auth-required`; `content`
@@ -37,9 +39,9 @@ export class ReadGate {
     if (!all && !own) return
     if (hasPrincipal()) return
     // with every read gated, lifting only the content flag would not help: name the one that would
-    if (all) throw new PlatformError('ADMIN_READ_AUTH_REQUIRED')
+    if (all) throw new PlatformError(AUTH_ERRORS.ADMIN_READ_AUTH_REQUIRED)
     throw new PlatformError(
-      kind === 'content' ? 'ADMIN_CONTENT_READ_AUTH_REQUIRED' : 'ADMIN_WORKSPACE_READ_AUTH_REQUIRED'
+      kind === 'content' ? AUTH_ERRORS.ADMIN_CONTENT_READ_AUTH_REQUIRED : AUTH_ERRORS.ADMIN_WORKSPACE_READ_AUTH_REQUIRED
     )
   }
 }

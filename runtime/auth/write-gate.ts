@@ -1,6 +1,8 @@
 import type { Config, ConfigKeyOf } from '../config/index.js'
 import type { EventBus } from '../events/index.js'
-import { PlatformError, type Context, type ErrorName } from '../http/index.js'
+import type { Context } from '../http/index.js'
+import { PlatformError, type ErrorDef } from '../contracts/index.js'
+import { AUTH_ERRORS } from './errors.js'
 import type { ControlAuditLog } from './audit-log.js'
 import type { ControlAuthorizer } from './authorizer.js'
 import type { Principal } from './principal.js'
@@ -9,14 +11,14 @@ import type { PrincipalResolver } from './resolver.js'
 export interface WriteSurface {
   /** Feature flag re-read on every call. */
   flagKey: ConfigKeyOf<boolean>
-  disabled: ErrorName
-  anonymous: ErrorName
+  disabled: ErrorDef
+  anonymous: ErrorDef
 }
 
 export const ADMIN_SURFACE: WriteSurface = {
   flagKey: 'platform.admin.http-write-enabled',
-  disabled: 'ADMIN_WRITE_DISABLED',
-  anonymous: 'ADMIN_AUTH_REQUIRED'
+  disabled: AUTH_ERRORS.ADMIN_WRITE_DISABLED,
+  anonymous: AUTH_ERRORS.ADMIN_AUTH_REQUIRED
 }
 
 /**
@@ -49,8 +51,9 @@ export class WriteGate {
     if (principal === null) this.deny(null, action, target, 'anonymous', surface.anonymous)
     const role = this.config.get('platform.admin.required-role')
     if (role !== undefined && !principal.roles.includes(role))
-      this.deny(principal, action, target, 'role', 'ADMIN_ROLE_REQUIRED')
-    if (!this.authorizer(action, target, principal)) this.deny(principal, action, target, 'authz', 'ADMIN_FORBIDDEN')
+      this.deny(principal, action, target, 'role', AUTH_ERRORS.ADMIN_ROLE_REQUIRED)
+    if (!this.authorizer(action, target, principal))
+      this.deny(principal, action, target, 'authz', AUTH_ERRORS.ADMIN_FORBIDDEN)
     return principal
   }
 
@@ -60,7 +63,7 @@ export class WriteGate {
     return this.audit.record(principal.name, action, target, success, message)
   }
 
-  private deny(principal: Principal | null, action: string, target: string, why: string, error: ErrorName): never {
+  private deny(principal: Principal | null, action: string, target: string, why: string, error: ErrorDef): never {
     const err = new PlatformError(error)
     void this.audit.record(principal?.name ?? null, `${action}.denied.${why}`, target, false, err.message)
     this.bus.emit('ControlActionExecuted', {

@@ -9,3 +9,11 @@ export { AreaKey, ExtensionPoint, CORE } from './area-key.js'
 export * from './commitment.js'
 export { isoNow } from './iso-now.js'
 export * from './agent-call.js'
+export {
+  PlatformError,
+  defineErrors,
+  mergeErrors,
+  type ErrorDef,
+  type ErrorDefs,
+  type ErrorSource
+} from './platform-error.js'

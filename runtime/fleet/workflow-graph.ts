@@ -2,12 +2,16 @@
  * The shape of a workflow as a runnable graph: the checks a run makes before it starts (size, cycles),
  * the order nodes run in, and whether an edge's condition lets its source's outcome through.
  */
-import type { WorkflowEdge, WorkflowManifest, WorkflowNode } from '../admin/index.js'
+import { ADMIN_ERRORS, type WorkflowEdge, type WorkflowManifest, type WorkflowNode } from '../admin/index.js'
+import { PlatformError } from '../contracts/index.js'
 
 /** A run refuses a workflow with more nodes than this. */
 export const MAX_WORKFLOW_NODES = 500
 
-export class WorkflowRunError extends Error {}
+/** Why `w` cannot run: WORKFLOW_NOT_RUNNABLE, the detail as its message. */
+export function notRunnable(detail: string): PlatformError {
+  return new PlatformError(ADMIN_ERRORS.WORKFLOW_NOT_RUNNABLE, { detail })
+}
 
 /** How a node ended, as its outgoing edges see it. */
 export interface Outcome {
@@ -23,18 +27,18 @@ export interface WorkflowGraph {
   byId: Map<string, WorkflowNode>
 }
 
-/** The graph of `w`, or a WorkflowRunError naming why it cannot run. */
+/** The graph of `w`, or WORKFLOW_NOT_RUNNABLE naming why it cannot run. */
 export function graphOf(w: WorkflowManifest): WorkflowGraph {
   if (w.nodes.length > MAX_WORKFLOW_NODES)
-    throw new WorkflowRunError(`workflow has ${w.nodes.length} nodes, limit is ${MAX_WORKFLOW_NODES}`)
+    throw notRunnable(`workflow has ${w.nodes.length} nodes, limit is ${MAX_WORKFLOW_NODES}`)
   const byId = new Map(w.nodes.map((n) => [n.id, n]))
   const incoming = new Map<string, WorkflowEdge[]>(w.nodes.map((n) => [n.id, []]))
   const outgoing = new Map<string, WorkflowEdge[]>(w.nodes.map((n) => [n.id, []]))
   for (const e of w.edges) {
     // a stored manifest was validated on save; this guards one built by hand
-    if (!byId.has(e.from) || !byId.has(e.to)) throw new WorkflowRunError(`edge ${e.from} -> ${e.to} names no node`)
+    if (!byId.has(e.from) || !byId.has(e.to)) throw notRunnable(`edge ${e.from} -> ${e.to} names no node`)
     if (!knownCondition(e.condition))
-      throw new WorkflowRunError(
+      throw notRunnable(
         `edge ${e.from} -> ${e.to} has an unknown condition: ${e.condition} (success, failure, contains:<text>, default or blank)`
       )
     outgoing.get(e.from)!.push(e)
@@ -56,7 +60,7 @@ export function graphOf(w: WorkflowManifest): WorkflowGraph {
   }
   if (order.length < w.nodes.length) {
     const stuck = w.nodes.filter((n) => waiting.get(n.id)! > 0).map((n) => n.id)
-    throw new WorkflowRunError(`workflow contains a cycle through nodes [${stuck.join(', ')}]`)
+    throw notRunnable(`workflow contains a cycle through nodes [${stuck.join(', ')}]`)
   }
   return { order, incoming, outgoing, byId }
 }
@@ -67,7 +71,7 @@ export const MAX_APPROVAL_SECONDS = 7 * 24 * 3600
 function checkConfig(n: WorkflowNode): void {
   const c = n.config
   const bad = (key: string, want: string): never => {
-    throw new WorkflowRunError(`node ${n.id}: config.${key} must be ${want}`)
+    throw notRunnable(`node ${n.id}: config.${key} must be ${want}`)
   }
   const optString = (key: string): void => {
     if (c[key] !== undefined && typeof c[key] !== 'string') bad(key, 'a string')

@@ -5,21 +5,16 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { ApprovalInfo, FleetView, WorkflowManifest, WorkflowRunInfo } from '../admin/index.js'
-import { PlatformError } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import type { Platform } from '../platform.js'
 import type { FleetDispatcher } from './fleet-types.js'
 import type { JournalWriter } from './journal-writer.js'
 import { WorkflowApprovals } from './workflow-approvals.js'
-import { graphOf, WorkflowRunError } from './workflow-graph.js'
+import { graphOf, notRunnable } from './workflow-graph.js'
 import { WorkflowRunner } from './workflow-runner.js'
+import { ADMIN_ERRORS } from '../admin/index.js'
 
 export const DEFAULT_MAX_RUNS = 500
-
-export class WorkflowRunsFull extends Error {
-  constructor(readonly limit: number) {
-    super(`${limit} workflow runs are still going`)
-  }
-}
 
 /** The run's text input: a string as is, nothing as "", anything else as JSON. */
 function inputText(input: unknown): string {
@@ -51,12 +46,12 @@ export class WorkflowRuns {
   }
 
   /**
-   * Starts `w` (a WorkflowRunError when it cannot run, a WorkflowRunsFull when every kept run is
+   * Starts `w` (WORKFLOW_NOT_RUNNABLE when it cannot run, WORKFLOW_RUNS_FULL when every kept run is
    * still going) and resolves with a copy of the run once it ended or waits for an approval.
    */
   start(w: WorkflowManifest, coordinator: string, input: unknown, principal: string): Promise<WorkflowRunInfo> {
     const g = graphOf(w)
-    if (this.stopping.signal.aborted) throw new WorkflowRunError('the platform is stopping')
+    if (this.stopping.signal.aborted) throw notRunnable('the platform is stopping')
     this.makeRoom()
     const run: WorkflowRunInfo = {
       runId: 'run-' + randomUUID(),
@@ -113,7 +108,7 @@ export class WorkflowRuns {
         this.runs.delete(id)
         return
       }
-    throw new WorkflowRunsFull(this.maxRuns)
+    throw new PlatformError(ADMIN_ERRORS.WORKFLOW_RUNS_FULL, { limit: this.maxRuns })
   }
 
   /** Newest first. */
@@ -141,26 +136,10 @@ export class WorkflowRuns {
     await Promise.all([...this.active])
   }
 
-  /** start() with its refusals as the catalogue's errors, for the admin route. */
-  async startForAdmin(
-    w: WorkflowManifest,
-    coordinator: string,
-    input: unknown,
-    principal: string
-  ): Promise<WorkflowRunInfo> {
-    try {
-      return await this.start(w, coordinator, input, principal)
-    } catch (err) {
-      if (err instanceof WorkflowRunError) throw new PlatformError('WORKFLOW_NOT_RUNNABLE', { detail: err.message })
-      if (err instanceof WorkflowRunsFull) throw new PlatformError('WORKFLOW_RUNS_FULL', { limit: err.limit })
-      throw err
-    }
-  }
-
   /** What the admin's FleetView reads of workflow runs and their approvals. */
   adminView(): WorkflowRunsView {
     return {
-      runWorkflow: (w, coordinator, input, principal) => this.startForAdmin(w, coordinator, input, principal),
+      runWorkflow: async (w, coordinator, input, principal) => this.start(w, coordinator, input, principal),
       workflowRuns: () => this.list(),
       workflowRun: (id) => this.get(id),
       approvals: () => this.approvals(),

@@ -4,10 +4,11 @@
  * check a record without trusting the listing's verdict.
  */
 import type { Platform } from '../platform.js'
-import { PlatformError } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import { ReadGate } from '../auth/index.js'
 import type { LoggedCommitment } from '../contracts/index.js'
 import { isSigned, type SignedCommitmentLog } from './commitment-log.js'
+import { HTTP_ERRORS } from '../http/index.js'
 
 const BASE = '/api/admin/governance/commitments'
 export const COMMITMENTS_DEFAULT_LIMIT = 100
@@ -37,7 +38,7 @@ export function installCommitmentRoutes(platform: Platform, log: SignedCommitmen
     let limit = COMMITMENTS_DEFAULT_LIMIT
     if (raw !== null) {
       if (!/^-?\d{1,9}$/.test(raw))
-        throw new PlatformError('INVALID_QUERY', { name: 'limit', detail: 'expected an integer' })
+        throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, { name: 'limit', detail: 'expected an integer' })
       limit = Math.min(Number(raw), COMMITMENTS_MAX_LIMIT)
     }
     if (log === undefined) return []

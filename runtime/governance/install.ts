@@ -20,6 +20,7 @@ import { decisionCounter } from './metrics.js'
 import { KillSwitchPolicy } from './types/index.js'
 import { GOVERNANCE } from './key.js'
 import { GOVERNANCE_CONFIG_KEYS } from './config-keys.js'
+import { GOVERNANCE_ERRORS } from './errors.js'
 
 export async function installGovernance(platform: Platform): Promise<GovernanceService | undefined> {
   const { config, logger } = platform
@@ -114,6 +115,7 @@ export async function installGovernance(platform: Platform): Promise<GovernanceS
 
 export const governanceArea: Area = {
   name: 'governance',
+  errors: GOVERNANCE_ERRORS,
   dependsOn: ['scope'],
   configKeys: GOVERNANCE_CONFIG_KEYS,
   install: async (p) => {

@@ -5,12 +5,15 @@
  * writes the decision log; `decisions` is a content read and needs a principal.
  */
 import type { Platform } from '../platform.js'
-import { PlatformError, type Context } from '../http/index.js'
+import { type Context } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import { ReadGate, type Principal } from '../auth/index.js'
 import { runCheck, unconfiguredAllowPayload, type CheckRequest } from './check.js'
 import { agtVerify, complianceMatrix } from './compliance.js'
 import { owaspMatrix } from './owasp.js'
-import { GovernanceRequestError, type GovernanceService } from './service.js'
+import type { GovernanceService } from './service.js'
+import { GOVERNANCE_ERRORS } from './errors.js'
+import { HTTP_ERRORS } from '../http/index.js'
 
 const BASE = '/api/admin/governance'
 export const DECISIONS_DEFAULT_LIMIT = 100
@@ -25,7 +28,7 @@ export function installRoutes(platform: Platform, service: GovernanceService | u
     reads.check(ctx, content ? 'content' : 'open')
   }
   const installed = (): GovernanceService => {
-    if (service === undefined) throw new PlatformError('GOVERNANCE_NOT_INSTALLED')
+    if (service === undefined) throw new PlatformError(GOVERNANCE_ERRORS.GOVERNANCE_NOT_INSTALLED)
     return service
   }
 
@@ -60,7 +63,7 @@ export function installRoutes(platform: Platform, service: GovernanceService | u
     let limit = DECISIONS_DEFAULT_LIMIT
     if (raw !== null) {
       if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1)
-        throw new PlatformError('INVALID_QUERY', { name: 'limit', detail: 'expected a positive integer' })
+        throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, { name: 'limit', detail: 'expected a positive integer' })
       limit = Math.min(Number(raw), DECISIONS_MAX_LIMIT)
     }
     return service?.decisionLog.recent(limit) ?? []
@@ -90,9 +93,9 @@ export function installRoutes(platform: Platform, service: GovernanceService | u
         )
         return result
       } catch (err) {
-        if (!(err instanceof GovernanceRequestError)) throw err
+        if (!(err instanceof PlatformError)) throw err
         void writeGate.done(principal, 'governance.reload.invalid', target, false, err.message)
-        throw new PlatformError(err.code, { detail: err.message })
+        throw err
       }
     },
     { body: 'json', optionalBody: true }
@@ -109,7 +112,7 @@ export function installRoutes(platform: Platform, service: GovernanceService | u
       const reason = typeof body.reason === 'string' ? body.reason.trim() : ''
       if (reason === '') {
         void writeGate.done(principal, 'governance.kill_switch.arm.invalid', ks.name, false, 'reason must not be blank')
-        throw new PlatformError('GOVERNANCE_REASON_BLANK')
+        throw new PlatformError(GOVERNANCE_ERRORS.GOVERNANCE_REASON_BLANK)
       }
       const operator =
         typeof body.operator === 'string' && body.operator.trim() !== ''
@@ -152,7 +155,7 @@ function unavailable(platform: Platform, principal: Principal, action: string): 
     false,
     'no KillSwitchPolicy installed on this framework'
   )
-  throw new PlatformError('GOVERNANCE_NO_KILL_SWITCH')
+  throw new PlatformError(GOVERNANCE_ERRORS.GOVERNANCE_NO_KILL_SWITCH)
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -165,20 +168,22 @@ const squash = (k: string): string => k.toLowerCase().replace(/[-_\s]/g, '')
 /** `{agent_id, action, context}`; missing keys default to "" and {} as in the toolkit's /check. */
 export function checkRequest(body: unknown): CheckRequest {
   if (!isObject(body))
-    throw new PlatformError('INVALID_BODY', { detail: 'expected a JSON object {agent_id, action, context}' })
+    throw new PlatformError(HTTP_ERRORS.INVALID_BODY, { detail: 'expected a JSON object {agent_id, action, context}' })
   // a misspelt key would silently check an empty request: refuse it
   for (const k of Object.keys(body)) {
     if (CHECK_KEYS.includes(k)) continue
     const near = CHECK_KEYS.find((c) => squash(c) === squash(k))
-    throw new PlatformError('INVALID_BODY', {
+    throw new PlatformError(HTTP_ERRORS.INVALID_BODY, {
       detail: `unknown key '${k}'${near !== undefined ? ` (did you mean '${near}'?)` : ''}; expected agent_id, action, context`
     })
   }
   const agentId = body.agent_id ?? ''
   const action = body.action ?? ''
   const context = body.context ?? {}
-  if (typeof agentId !== 'string') throw new PlatformError('INVALID_BODY', { detail: 'agent_id must be a string' })
-  if (typeof action !== 'string') throw new PlatformError('INVALID_BODY', { detail: 'action must be a string' })
-  if (!isObject(context)) throw new PlatformError('INVALID_BODY', { detail: 'context must be an object' })
+  if (typeof agentId !== 'string')
+    throw new PlatformError(HTTP_ERRORS.INVALID_BODY, { detail: 'agent_id must be a string' })
+  if (typeof action !== 'string')
+    throw new PlatformError(HTTP_ERRORS.INVALID_BODY, { detail: 'action must be a string' })
+  if (!isObject(context)) throw new PlatformError(HTTP_ERRORS.INVALID_BODY, { detail: 'context must be an object' })
   return { agent_id: agentId, action, context }
 }

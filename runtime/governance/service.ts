@@ -6,12 +6,12 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Logger } from 'pino'
-import type { GovernancePolicy } from '../contracts/index.js'
+import { PlatformError, type GovernancePolicy } from '../contracts/index.js'
 import { PolicyChain } from './chain.js'
 import { GuardrailAsPolicy, type AiGuardrail } from './guardrails.js'
 import { GovernanceDecisionLog } from './decision-log.js'
 import { policyDigest } from './digest.js'
-import { PolicyLoadError } from './errors.js'
+import { GOVERNANCE_ERRORS, PolicyLoadError } from './errors.js'
 import { PolicyAdmissionGate } from './gate.js'
 import type { GovernanceMemorySink } from './memory-sink.js'
 import { PolicyRegistry } from './registry.js'
@@ -24,22 +24,6 @@ export interface ServiceOptions {
   logger: Logger
   decisionLog: GovernanceDecisionLog
   memory?: GovernanceMemorySink
-}
-
-/** A reload or arm request the controller refuses; `code` names the catalogue error. */
-export class GovernanceRequestError extends Error {
-  constructor(
-    readonly code:
-      | 'RELOAD_SWAP_NAME_BLANK'
-      | 'RELOAD_CONTENT_BLANK'
-      | 'RELOAD_UNKNOWN_SWAP'
-      | 'RELOAD_UNKNOWN_FORMAT'
-      | 'RELOAD_PARSE_FAILED'
-      | 'RELOAD_EMPTY',
-    message: string
-  ) {
-    super(message)
-  }
 }
 
 export interface ReloadResult {
@@ -134,32 +118,34 @@ export class GovernanceService {
   /** Hot-swaps the delegate of the swappable policy `swapName` with the first policy parsed from `content`. */
   reload(swapName: unknown, content: unknown, format: unknown): ReloadResult {
     if (typeof swapName !== 'string' || swapName.trim() === '')
-      throw new GovernanceRequestError('RELOAD_SWAP_NAME_BLANK', 'swapName must not be blank')
+      throw new PlatformError(GOVERNANCE_ERRORS.RELOAD_SWAP_NAME_BLANK)
     if (typeof content !== 'string' || content.trim() === '')
-      throw new GovernanceRequestError('RELOAD_CONTENT_BLANK', 'policy content must not be blank')
+      throw new PlatformError(GOVERNANCE_ERRORS.RELOAD_CONTENT_BLANK)
     const fmt = typeof format === 'string' && format.trim() !== '' ? format.trim().toLowerCase() : 'yaml'
     const slot = this.chain.swappable(swapName)
     if (slot === undefined)
-      throw new GovernanceRequestError('RELOAD_UNKNOWN_SWAP', `no SwappablePolicy named '${swapName}' is installed`)
+      throw new PlatformError(GOVERNANCE_ERRORS.RELOAD_UNKNOWN_SWAP, {
+        detail: `no SwappablePolicy named '${swapName}' is installed`
+      })
     const parser = this.parsers.get(fmt)
     if (parser === undefined)
-      throw new GovernanceRequestError(
-        'RELOAD_UNKNOWN_FORMAT',
-        `no PolicyParser registered for format '${fmt}' — add a plugin or module that provides the '${fmt}' parser`
-      )
+      throw new PlatformError(GOVERNANCE_ERRORS.RELOAD_UNKNOWN_FORMAT, {
+        detail: `no PolicyParser registered for format '${fmt}' — add a plugin or module that provides the '${fmt}' parser`
+      })
     let parsed: GovernancePolicy[]
     try {
       parsed = parser.parse(`${fmt}:admin-reload:${swapName}`, content)
     } catch (err) {
       const msg = (err as Error).message
-      throw new GovernanceRequestError(
-        'RELOAD_PARSE_FAILED',
-        msg.startsWith(`${fmt} parse failed: `) ? msg : `${fmt} parse failed: ${msg}`
-      )
+      throw new PlatformError(GOVERNANCE_ERRORS.RELOAD_PARSE_FAILED, {
+        detail: msg.startsWith(`${fmt} parse failed: `) ? msg : `${fmt} parse failed: ${msg}`
+      })
     }
     const incoming = parsed[0]
     if (incoming === undefined)
-      throw new GovernanceRequestError('RELOAD_EMPTY', `${fmt} artifact yielded zero policies — reload aborted`)
+      throw new PlatformError(GOVERNANCE_ERRORS.RELOAD_EMPTY, {
+        detail: `${fmt} artifact yielded zero policies — reload aborted`
+      })
     const outgoing = slot.swap(incoming)
     this.logger.info(
       { swapName, outgoing: identityOf(outgoing), incoming: identityOf(incoming) },

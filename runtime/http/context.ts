@@ -1,6 +1,6 @@
 import type { HttpResponse, HttpRequest, us_socket_context_t } from 'uWebSockets.js'
 import { randomBytes } from 'node:crypto'
-import { PlatformError } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
 import { statusLine } from './status.js'
 import type { SseStream, SseOptions } from './sse.js'
 import type { RouteStats } from '../observability/index.js'

@@ -1,5 +1,6 @@
 import type { Context } from './context.js'
-import { PlatformError } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
+import { HTTP_ERRORS } from './errors.js'
 
 const EXPOSE =
   'X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, Location, Retry-After, X-Platform-Resource, X-Platform-Token, X-Next-Cursor, Link, Idempotent-Replayed'
@@ -32,7 +33,7 @@ export class Cors {
     ctx.setHeader('allow', allow)
     if (origin !== undefined && this.origins.size > 0) {
       if (!(this.any || this.origins.has(origin))) {
-        ctx.error(new PlatformError('CORS_ORIGIN_DENIED', { origin }))
+        ctx.error(new PlatformError(HTTP_ERRORS.CORS_ORIGIN_DENIED, { origin }))
         return
       }
       ctx.setHeader('access-control-allow-methods', allow)

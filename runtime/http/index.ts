@@ -1,7 +1,7 @@
 export { HttpServer } from './server.js'
 export { Context, requestHeaders, upgradeWith } from './context.js'
 export { SseStream } from './sse.js'
-export { PlatformError, type ErrorName } from './errors.js'
+export { HTTP_ERRORS } from './errors.js'
 export { parseJsonBody } from './json-body.js'
 export { statusLine } from './status.js'
 export { readCapped, BodyTooLargeError } from './read-capped.js'

@@ -1,4 +1,5 @@
-import { PlatformError } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
+import { HTTP_ERRORS } from './errors.js'
 
 /**
  * Parses a JSON body after a byte scan that rejects nesting beyond `maxDepth`, so a hostile
@@ -16,7 +17,7 @@ export function parseJsonBody(buf: Buffer, maxDepth: number): unknown {
     } else if (c === 0x22) {
       inString = true
     } else if (c === 0x5b || c === 0x7b) {
-      if (++depth > maxDepth) throw new PlatformError('JSON_TOO_DEEP', { limit: maxDepth })
+      if (++depth > maxDepth) throw new PlatformError(HTTP_ERRORS.JSON_TOO_DEEP, { limit: maxDepth })
     } else if (c === 0x5d || c === 0x7d) {
       depth--
     }
@@ -24,6 +25,6 @@ export function parseJsonBody(buf: Buffer, maxDepth: number): unknown {
   try {
     return JSON.parse(buf.toString('utf8'))
   } catch (e) {
-    throw new PlatformError('MALFORMED_JSON', { detail: (e as Error).message.slice(0, 200) })
+    throw new PlatformError(HTTP_ERRORS.MALFORMED_JSON, { detail: (e as Error).message.slice(0, 200) })
   }
 }

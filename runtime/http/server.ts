@@ -7,7 +7,7 @@ import uWS, {
 } from 'uWebSockets.js'
 import type { Logger } from 'pino'
 import { Context, type ContextOwner } from './context.js'
-import { PlatformError } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
 import { parseJsonBody } from './json-body.js'
 import { SseStream, type SseOptions } from './sse.js'
 import type { Metrics } from '../observability/index.js'
@@ -16,6 +16,7 @@ import { Linger } from './linger.js'
 import type { DocumentedRoute, RouteDoc } from './route-doc.js'
 import { Cors } from './cors.js'
 import type { Handler, Method, MethodEntry, RouteEntry, RouteOptions } from './route.js'
+import { HTTP_ERRORS } from './errors.js'
 
 export interface HttpServerOptions {
   logger: Logger
@@ -209,7 +210,7 @@ export class HttpServer implements ContextOwner {
   private handle(ctx: Context, entry: RouteEntry): void {
     this.inFlight++
     if (this.closing) {
-      ctx.send(503, JSON.stringify(new PlatformError('SHUTTING_DOWN').body()), 'application/json', true)
+      ctx.send(503, JSON.stringify(new PlatformError(HTTP_ERRORS.SHUTTING_DOWN).body()), 'application/json', true)
       return
     }
     const m = entry.methods.get(ctx.method)
@@ -219,7 +220,7 @@ export class HttpServer implements ContextOwner {
         return
       }
       ctx.setHeader('allow', entry.allow)
-      ctx.error(new PlatformError('METHOD_NOT_ALLOWED', { method: ctx.method, path: ctx.path }))
+      ctx.error(new PlatformError(HTTP_ERRORS.METHOD_NOT_ALLOWED, { method: ctx.method, path: ctx.path }))
       return
     }
     ctx.stats = m.stats
@@ -265,7 +266,7 @@ export class HttpServer implements ContextOwner {
       return
     }
     this.opts.logger.error({ err, requestId: ctx.requestId, route: ctx.route }, 'route handler failed')
-    ctx.error(new PlatformError('INTERNAL'))
+    ctx.error(new PlatformError(HTTP_ERRORS.INTERNAL))
   }
 
   private readBody(ctx: Context, m: MethodEntry): void {
@@ -298,7 +299,7 @@ export class HttpServer implements ContextOwner {
       if (m.opts.body === 'json') {
         if (buf.length === 0 || isBlank(buf)) {
           if (m.opts.optionalBody !== true) {
-            ctx.error(new PlatformError('EMPTY_BODY'))
+            ctx.error(new PlatformError(HTTP_ERRORS.EMPTY_BODY))
             return
           }
         } else {
@@ -321,7 +322,7 @@ export class HttpServer implements ContextOwner {
     return new Linger(
       ctx,
       413,
-      JSON.stringify(new PlatformError('BODY_TOO_LARGE', { limit }).body()),
+      JSON.stringify(new PlatformError(HTTP_ERRORS.BODY_TOO_LARGE, { limit }).body()),
       'application/json'
     )
   }
@@ -329,7 +330,7 @@ export class HttpServer implements ContextOwner {
   private unmatched(res: HttpResponse, req: HttpRequest): void {
     const ctx = new Context(res, req, UNMATCHED, [], this)
     this.inFlight++
-    ctx.error(new PlatformError('NOT_FOUND'))
+    ctx.error(new PlatformError(HTTP_ERRORS.NOT_FOUND))
     ctx.release()
   }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { PlatformError } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import { isIdempotencyKey } from './store-input.js'
 import {
   TERMINAL_STATUSES,
@@ -9,6 +9,7 @@ import {
   type Interaction,
   type InteractionStore
 } from './types.js'
+import { INTERACTION_ERRORS } from './errors.js'
 
 /** A first request's answer, or a retry's. */
 export interface Keyed {
@@ -78,12 +79,12 @@ export class IdempotencyKeys {
     fingerprint: string,
     start: (claim: IdempotencyClaim) => Promise<Interaction>
   ): Promise<Keyed> {
-    if (!isIdempotencyKey(key)) throw new PlatformError('IDEMPOTENCY_KEY_INVALID')
+    if (!isIdempotencyKey(key)) throw new PlatformError(INTERACTION_ERRORS.IDEMPOTENCY_KEY_INVALID)
     const id = `${principal}\u0000${key}`
     const now = this.now()
     const hit = this.entries.get(id)
     if (hit !== undefined && hit.expiresAt > now) {
-      if (hit.fingerprint !== fingerprint) throw new PlatformError('IDEMPOTENCY_KEY_REUSED')
+      if (hit.fingerprint !== fingerprint) throw new PlatformError(INTERACTION_ERRORS.IDEMPOTENCY_KEY_REUSED)
       const first = (await hit.result).interaction
       return { interaction: (await this.opts.read(principal, first.id)) ?? first, replayed: true }
     }
@@ -117,7 +118,7 @@ export class IdempotencyKeys {
     // a held key whose interaction is deleted meanwhile is free again: a few rounds at most
     for (let round = 0; round < 3; round++) {
       if (held !== undefined) {
-        if (held.fingerprint !== claim.fingerprint) throw new PlatformError('IDEMPOTENCY_KEY_REUSED')
+        if (held.fingerprint !== claim.fingerprint) throw new PlatformError(INTERACTION_ERRORS.IDEMPOTENCY_KEY_REUSED)
         const found = await this.answered(owner, held.interactionId)
         if (found !== undefined) return { interaction: found, replayed: true }
       }

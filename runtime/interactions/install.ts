@@ -6,9 +6,10 @@ import { installRoutes } from './routes.js'
 import { describeRoutes } from './route-docs.js'
 import { InteractionService } from './service.js'
 import { InteractionStreams } from './stream.js'
-import { PlatformError } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import { startStore, storeFromConfig } from './store-from-config.js'
 import { INTERACTIONS_CONFIG_KEYS } from './config-keys.js'
+import { INTERACTION_ERRORS } from './errors.js'
 
 /**
  * The interactions area: durable agent turns run through the AI area and streamed over transport.
@@ -16,6 +17,7 @@ import { INTERACTIONS_CONFIG_KEYS } from './config-keys.js'
  */
 export const interactionsArea: Area = {
   name: 'interactions',
+  errors: INTERACTION_ERRORS,
   dependsOn: ['ai', 'transport'],
   configKeys: INTERACTIONS_CONFIG_KEYS,
   async install(platform: Platform): Promise<void> {
@@ -50,7 +52,7 @@ export const interactionsArea: Area = {
       readable: async (id, headers) => {
         // the REST read's rule, from the same function
         const found = await service.get(service.readerOf(platform.principals.fromHeaders(headers)?.name), id)
-        if (found === undefined) throw new PlatformError('INTERACTION_NOT_FOUND', { id })
+        if (found === undefined) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_FOUND, { id })
         return found
       }
     })

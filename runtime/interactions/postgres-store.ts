@@ -1,5 +1,6 @@
 import { Pool, type PoolClient, type QueryResult, type QueryResultRow } from 'pg'
-import { PlatformError } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
+import { INTERACTION_ERRORS } from './errors.js'
 import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import { migrate } from './postgres-schema.js'
 import {
@@ -204,7 +205,9 @@ export class PostgresInteractionStore implements InteractionStore {
     } catch (e) {
       if (!isUnreachable(e)) throw e
       this.up = false
-      throw new PlatformError('STORE_UNAVAILABLE', { store: `PostgreSQL at ${describeUrl(this.opts.url)}` })
+      throw new PlatformError(INTERACTION_ERRORS.STORE_UNAVAILABLE, {
+        store: `PostgreSQL at ${describeUrl(this.opts.url)}`
+      })
     }
   }
 

@@ -5,13 +5,16 @@
  * an id that is unknown or someone else's is the same 404.
  */
 import type { Platform } from '../platform.js'
-import { PlatformError, type Context } from '../http/index.js'
+import { type Context } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import { fingerprint, IdempotencyKeys } from './idempotency.js'
 import type { InteractionRequest, InteractionService } from './service.js'
 import { INTERACTION_ID, InvalidCursorError, MAX_LIST_LIMIT } from './store-input.js'
 import type { IdempotencyClaim, Interaction } from './types.js'
 import { resumePoint, type InteractionStreams } from './stream.js'
 import { PrincipalQuota } from './quota.js'
+import { HTTP_ERRORS } from '../http/index.js'
+import { INTERACTION_ERRORS } from './errors.js'
 
 const BASE = '/api/interactions'
 export const LIST_DEFAULT_LIMIT = 50
@@ -51,14 +54,15 @@ export function installRoutes(platform: Platform, service: InteractionService, s
     const refused = quota.take(owner, Buffer.byteLength(JSON.stringify(ctx.body)))
     if (refused === undefined) return
     ctx.setHeader('retry-after', String(refused.waitSeconds))
-    throw new PlatformError('INTERACTIONS_QUOTA', { over: refused.over })
+    throw new PlatformError(INTERACTION_ERRORS.INTERACTIONS_QUOTA, { over: refused.over })
   }
   /** The caller of a write and its roles, after the flag (re-read on every call) and the principal checks. */
   const writer = (ctx: Context): { name: string; roles: readonly string[] } => {
-    if (!config.get('platform.interactions.http-write-enabled')) throw new PlatformError('INTERACTIONS_WRITE_DISABLED')
+    if (!config.get('platform.interactions.http-write-enabled'))
+      throw new PlatformError(INTERACTION_ERRORS.INTERACTIONS_WRITE_DISABLED)
     const principal = principals.resolve(ctx)
     const name = service.writerOf(principal?.name)
-    if (name === undefined) throw new PlatformError('INTERACTIONS_AUTH_REQUIRED')
+    if (name === undefined) throw new PlatformError(INTERACTION_ERRORS.INTERACTIONS_AUTH_REQUIRED)
     return { name, roles: principal?.roles ?? [] }
   }
 
@@ -109,7 +113,7 @@ export function installRoutes(platform: Platform, service: InteractionService, s
       return await streams.sse(ctx, id, resumePoint(ctx.query, ctx.header('last-event-id')))
     const owner = reader(ctx)
     const found = await service.get(owner, id)
-    if (found === undefined) throw new PlatformError('INTERACTION_NOT_FOUND', { id })
+    if (found === undefined) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_FOUND, { id })
     return found
   })
 
@@ -119,7 +123,7 @@ export function installRoutes(platform: Platform, service: InteractionService, s
     const limit = parseLimit(q.get('limit'))
     const conversationId = q.get('conversationId') ?? undefined
     if (conversationId !== undefined && !/^[\x21-\x7e]{1,256}$/.test(conversationId))
-      throw new PlatformError('INVALID_QUERY', {
+      throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, {
         name: 'conversationId',
         detail: 'expected 1 to 256 visible characters'
       })
@@ -132,7 +136,7 @@ export function installRoutes(platform: Platform, service: InteractionService, s
       })
       .catch((err: unknown) => {
         if (err instanceof InvalidCursorError)
-          throw new PlatformError('INVALID_QUERY', {
+          throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, {
             name: 'cursor',
             detail: 'pass the X-Next-Cursor of the previous page unchanged'
           })
@@ -153,7 +157,7 @@ export function installRoutes(platform: Platform, service: InteractionService, s
     (ctx) => {
       const owner = writer(ctx).name
       const id = checkId(ctx.params.id)
-      if (!service.cancel(owner, id)) throw new PlatformError('INTERACTION_NOT_FOUND', { id })
+      if (!service.cancel(owner, id)) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_FOUND, { id })
       return { status: 'cancel requested' }
     },
     {}
@@ -162,33 +166,36 @@ export function installRoutes(platform: Platform, service: InteractionService, s
   http.delete(`${BASE}/{id}`, async (ctx) => {
     const owner = writer(ctx).name
     const id = checkId(ctx.params.id)
-    if (!(await service.delete(owner, id))) throw new PlatformError('INTERACTION_NOT_FOUND', { id })
+    if (!(await service.delete(owner, id))) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_FOUND, { id })
     return { deleted: id }
   })
 }
 
 function checkId(id: string | undefined): string {
-  if (id === undefined || !INTERACTION_ID.test(id)) throw new PlatformError('INTERACTION_ID_INVALID')
+  if (id === undefined || !INTERACTION_ID.test(id)) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_ID_INVALID)
   return id
 }
 
 function parseLimit(raw: string | null): number {
   if (raw === null) return LIST_DEFAULT_LIMIT
   if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1)
-    throw new PlatformError('INVALID_QUERY', { name: 'limit', detail: 'expected a positive integer' })
+    throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, { name: 'limit', detail: 'expected a positive integer' })
   return Math.min(Number(raw), MAX_LIST_LIMIT)
 }
 
 /** The create/continue body: the known keys only, each of its type; null counts as absent. */
 export function parseRequest(body: unknown): InteractionRequest {
-  if (body === undefined || body === null) throw new PlatformError('INTERACTION_MESSAGE_MISSING')
+  if (body === undefined || body === null) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_MESSAGE_MISSING)
   if (typeof body !== 'object' || Array.isArray(body))
-    throw new PlatformError('INVALID_BODY', { detail: 'expected a JSON object' })
+    throw new PlatformError(HTTP_ERRORS.INVALID_BODY, { detail: 'expected a JSON object' })
   const b = body as Record<string, unknown>
   for (const k of Object.keys(b))
     if (!BODY_KEYS.includes(k))
-      throw new PlatformError('INVALID_BODY', { detail: `unknown key '${k}'; the keys are ${BODY_KEYS.join(', ')}` })
-  if (typeof b.message !== 'string' || b.message.trim() === '') throw new PlatformError('INTERACTION_MESSAGE_MISSING')
+      throw new PlatformError(HTTP_ERRORS.INVALID_BODY, {
+        detail: `unknown key '${k}'; the keys are ${BODY_KEYS.join(', ')}`
+      })
+  if (typeof b.message !== 'string' || b.message.trim() === '')
+    throw new PlatformError(INTERACTION_ERRORS.INTERACTION_MESSAGE_MISSING)
   const req: InteractionRequest = {
     message: b.message,
     background: flag(b, 'background', false),
@@ -198,16 +205,16 @@ export function parseRequest(body: unknown): InteractionRequest {
     const v = b[k]
     if (v === undefined || v === null) continue
     if (typeof v !== 'string' || (k !== 'systemPrompt' && v === ''))
-      throw new PlatformError('INVALID_BODY', { detail: `'${k}' must be a non-empty string` })
+      throw new PlatformError(HTTP_ERRORS.INVALID_BODY, { detail: `'${k}' must be a non-empty string` })
     req[k] = v
   }
   const metadata = b.metadata
   if (metadata !== undefined && metadata !== null) {
     if (typeof metadata !== 'object' || Array.isArray(metadata))
-      throw new PlatformError('INVALID_BODY', { detail: "'metadata' must be an object" })
+      throw new PlatformError(HTTP_ERRORS.INVALID_BODY, { detail: "'metadata' must be an object" })
     for (const k of RESERVED_METADATA)
       if (Object.hasOwn(metadata, k))
-        throw new PlatformError('INVALID_BODY', {
+        throw new PlatformError(HTTP_ERRORS.INVALID_BODY, {
           detail: `'metadata.${k}' is reserved for the platform's own requests`
         })
     req.metadata = metadata as Record<string, unknown>
@@ -218,6 +225,7 @@ export function parseRequest(body: unknown): InteractionRequest {
 function flag(b: Record<string, unknown>, key: string, absent: boolean): boolean {
   const v = b[key]
   if (v === undefined || v === null) return absent
-  if (typeof v !== 'boolean') throw new PlatformError('INVALID_BODY', { detail: `'${key}' must be true or false` })
+  if (typeof v !== 'boolean')
+    throw new PlatformError(HTTP_ERRORS.INVALID_BODY, { detail: `'${key}' must be true or false` })
   return v
 }

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { CreateInteraction } from 'agent-platform/client'
 import type { AiMessage, AiService } from '../ai/index.js'
-import { PlatformError } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import type { Logger } from '../observability/index.js'
 import { Cancellation, type RegisteredAgent } from '../plugins/index.js'
 import { StepCapture, type Outcome } from './capture.js'
@@ -17,6 +17,8 @@ import type {
   InteractionStore,
   ListPage
 } from './types.js'
+import { HTTP_ERRORS } from '../http/index.js'
+import { INTERACTION_ERRORS } from './errors.js'
 
 /** A create or continue body (the client's `CreateInteraction`), validated by the routes. */
 export interface InteractionRequest extends CreateInteraction {
@@ -115,15 +117,15 @@ export class InteractionService {
    * answers with the terminal record, or FAILED when the turn outlives the synchronous timeout.
    */
   async create(owner: string, req: InteractionRequest): Promise<Interaction> {
-    if (this.#closing) throw new PlatformError('SHUTTING_DOWN')
+    if (this.#closing) throw new PlatformError(HTTP_ERRORS.SHUTTING_DOWN)
     let parent: InteractionHeader | undefined
     if (req.previousInteractionId !== undefined) {
       parent = await this.owned(owner, req.previousInteractionId)
-      if (parent === undefined) throw new PlatformError('INTERACTION_PREVIOUS_UNKNOWN')
+      if (parent === undefined) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_PREVIOUS_UNKNOWN)
     }
     const agent = req.agentId === undefined ? undefined : this.opts.agents().find((a) => a.name === req.agentId)
     if (req.agentId !== undefined && agent === undefined)
-      throw new PlatformError('INTERACTION_UNKNOWN_AGENT', { agentId: req.agentId })
+      throw new PlatformError(INTERACTION_ERRORS.INTERACTION_UNKNOWN_AGENT, { agentId: req.agentId })
     const wanted = req.model ?? agent?.model
     const runtime = (wanted !== undefined ? this.opts.ai.runtime(wanted) : undefined) ?? this.opts.ai.activeRuntime()
     const now = new Date().toISOString()

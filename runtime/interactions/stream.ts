@@ -1,9 +1,12 @@
 import type { HttpRequest, HttpResponse, WebSocket, us_socket_context_t } from 'uWebSockets.js'
 import type { Platform } from '../platform.js'
-import { PlatformError, requestHeaders, statusLine, upgradeWith, type Context, type SseStream } from '../http/index.js'
+import { requestHeaders, statusLine, upgradeWith, type Context, type SseStream } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import { StreamSession, type StreamLimits, type StreamSink } from './stream-session.js'
 import type { Interaction, InteractionFeed, InteractionStore } from './types.js'
 import type { STREAM_PATH as CLIENT_STREAM_PATH } from 'agent-platform/client'
+import { HTTP_ERRORS } from '../http/index.js'
+import { INTERACTION_ERRORS } from './errors.js'
 
 // typed by the client's declaration: the path the client dials cannot differ from the one served
 export const STREAM_PATH: typeof CLIENT_STREAM_PATH = '/platform/interactions-stream'
@@ -57,7 +60,10 @@ export function resumePoint(query: URLSearchParams, lastEventId: string | undefi
   ] as const) {
     if (raw === null || raw === undefined || raw === '') continue
     if (!/^-?\d{1,15}$/.test(raw) || Number(raw) < -1)
-      throw new PlatformError('INVALID_QUERY', { name, detail: 'expected a step seq (an integer, -1 or more)' })
+      throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, {
+        name,
+        detail: 'expected a step seq (an integer, -1 or more)'
+      })
     after = Math.max(after, Number(raw))
   }
   return after
@@ -65,7 +71,7 @@ export function resumePoint(query: URLSearchParams, lastEventId: string | undefi
 
 function streamId(query: URLSearchParams): string {
   const id = query.get('id')
-  if (id === null || !ID.test(id)) throw new PlatformError('INTERACTION_ID_INVALID')
+  if (id === null || !ID.test(id)) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_ID_INVALID)
   return id
 }
 
@@ -173,7 +179,7 @@ export class InteractionStreams {
       aborted = true
     })
     const answer = (err: unknown): void => {
-      const e = err instanceof PlatformError ? err : new PlatformError('INTERNAL')
+      const e = err instanceof PlatformError ? err : new PlatformError(HTTP_ERRORS.INTERNAL)
       if (!(err instanceof PlatformError)) this.platform.logger.error({ err }, 'interaction stream upgrade failed')
       if (aborted) return
       res.cork(() => {
@@ -194,7 +200,7 @@ export class InteractionStreams {
     this.open(id, credentialHeaders(headers, query), after).then(({ session, record }) => {
       if (aborted || this.platform.http.isClosing) {
         session.stop()
-        if (!aborted) answer(new PlatformError('SHUTTING_DOWN'))
+        if (!aborted) answer(new PlatformError(HTTP_ERRORS.SHUTTING_DOWN))
         return
       }
       res.cork(() => {

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
 import type { HttpResponse, HttpRequest, us_socket_context_t, WebSocket } from 'uWebSockets.js'
-import { PlatformError, parseJsonBody, requestHeaders, statusLine, type Context } from '../http/index.js'
+import { parseJsonBody, requestHeaders, statusLine, type Context } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import type { Broadcaster, Resource } from './broadcaster.js'
 import { Frame } from './frame.js'
 import { WsResource, type WsData } from './ws-resource.js'
@@ -10,6 +11,8 @@ import { Reason, type JoinOptions, type TransportKind } from './types.js'
 import { MessageBucket } from './message-rate.js'
 import type { EndpointHooks, EndpointRequest } from './endpoint-hooks.js'
 import type { EndpointSettings } from './endpoint-settings.js'
+import { HTTP_ERRORS } from '../http/index.js'
+import { TRANSPORT_ERRORS } from './errors.js'
 
 /** Header (or `uuid` query parameter) naming the resource a POST, DELETE or poll comes from. */
 export const RESOURCE_HEADER = 'x-platform-resource'
@@ -71,7 +74,7 @@ export class Endpoint {
             res.cork(() => {
               res
                 .writeStatus('500 Internal Server Error')
-                .end(JSON.stringify(new PlatformError('INTERNAL').body()), true)
+                .end(JSON.stringify(new PlatformError(HTTP_ERRORS.INTERNAL).body()), true)
             })
           } catch {
             /* already answered */
@@ -141,12 +144,13 @@ export class Endpoint {
    */
   private member(ctx: Context, id: string): Resource {
     const uuid = ctx.headers[RESOURCE_HEADER] ?? ctx.query.get('uuid') ?? ''
-    if (uuid === '') throw new PlatformError('MISSING_RESOURCE_ID')
+    if (uuid === '') throw new PlatformError(TRANSPORT_ERRORS.MISSING_RESOURCE_ID)
     const r = this.o.transport.resource(uuid)
     if (r === undefined || r.broadcaster.id !== id)
-      throw new PlatformError('UNKNOWN_RESOURCE', { uuid: uuid.slice(0, 200) })
+      throw new PlatformError(TRANSPORT_ERRORS.UNKNOWN_RESOURCE, { uuid: uuid.slice(0, 200) })
     const token = ctx.headers[TOKEN_HEADER] ?? ctx.query.get('token') ?? ''
-    if (r.token === undefined || !sameToken(token, r.token)) throw new PlatformError('RESOURCE_FORBIDDEN', { uuid })
+    if (r.token === undefined || !sameToken(token, r.token))
+      throw new PlatformError(TRANSPORT_ERRORS.RESOURCE_FORBIDDEN, { uuid })
     return r
   }
 
@@ -178,7 +182,7 @@ export class Endpoint {
     let opts: JoinOptions | undefined
     let err: PlatformError | undefined
     if (this.o.transport.closing) {
-      err = new PlatformError('SHUTTING_DOWN')
+      err = new PlatformError(HTTP_ERRORS.SHUTTING_DOWN)
     } else {
       try {
         const er: EndpointRequest = {
@@ -290,11 +294,11 @@ export class Endpoint {
     const mode = ctx.query.get('transport') ?? ctx.headers['x-platform-transport'] ?? 'sse'
     if (mode === 'long-polling') return this.poll(ctx, id)
     if (mode !== 'sse')
-      throw new PlatformError('INVALID_QUERY', {
+      throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, {
         name: 'transport',
         detail: "use 'sse' or 'long-polling' (or a WebSocket upgrade)"
       })
-    if (this.o.transport.closing) throw new PlatformError('SHUTTING_DOWN')
+    if (this.o.transport.closing) throw new PlatformError(HTTP_ERRORS.SHUTTING_DOWN)
     const opts = this.joinOptionsCtx(ctx, 'SSE')
     // the member's uuid and token also as headers, for clients that read them before any event
     const uuid = randomUUID()
@@ -321,7 +325,7 @@ export class Endpoint {
     const t = this.o.transport
     const uuid = ctx.query.get('uuid') ?? ctx.headers[RESOURCE_HEADER]
     if (uuid === undefined || uuid === '') {
-      if (t.closing) throw new PlatformError('SHUTTING_DOWN')
+      if (t.closing) throw new PlatformError(HTTP_ERRORS.SHUTTING_DOWN)
       const opts = this.joinOptionsCtx(ctx, 'LONG_POLLING')
       const r = new LongPollingResource(
         randomUUID(),
@@ -336,7 +340,7 @@ export class Endpoint {
       return undefined
     }
     const r = this.member(ctx, id)
-    if (!(r instanceof LongPollingResource)) throw new PlatformError('UNKNOWN_RESOURCE', { uuid })
+    if (!(r instanceof LongPollingResource)) throw new PlatformError(TRANSPORT_ERRORS.UNKNOWN_RESOURCE, { uuid })
     return r.open(ctx, Date.now() + this.o.longPollingTimeoutMs)
   }
 
@@ -348,7 +352,7 @@ export class Endpoint {
     if (r instanceof LongPollingResource) r.lastSeen = Date.now()
     if (r.bucket !== undefined && !r.bucket.take()) {
       ctx.setHeader('retry-after', String(r.bucket.retryAfterSeconds()))
-      throw new PlatformError('RATE_LIMITED', { ...this.hooks.messageRate })
+      throw new PlatformError(TRANSPORT_ERRORS.RATE_LIMITED, { ...this.hooks.messageRate })
     }
     return { status: 'sent', resourceCount: this.hooks.message!(r, body) }
   }
@@ -373,6 +377,6 @@ function utf8(bytes: ArrayBuffer | Uint8Array): string | undefined {
 function rawTextBody(ctx: Context): string {
   if (ctx.rawBody === undefined) return ''
   const text = utf8(ctx.rawBody)
-  if (text === undefined) throw new PlatformError('INVALID_BODY', { detail: 'the body is not UTF-8 text' })
+  if (text === undefined) throw new PlatformError(HTTP_ERRORS.INVALID_BODY, { detail: 'the body is not UTF-8 text' })
   return text
 }

@@ -4,6 +4,7 @@ import { installRooms } from './rooms.js'
 import type { EndpointSettings } from './endpoint-settings.js'
 import { ROOM_JOIN_GUARD, TRANSPORT } from './key.js'
 import { TRANSPORT_CONFIG_KEYS } from './config-keys.js'
+import { TRANSPORT_ERRORS } from './errors.js'
 
 /**
  * Broadcasters, connected resources (WebSocket, SSE, long-polling) and the room endpoint
@@ -59,5 +60,6 @@ export const transportArea: Area = {
   name: 'transport',
   dependsOn: [],
   configKeys: TRANSPORT_CONFIG_KEYS,
+  errors: TRANSPORT_ERRORS,
   install: installTransport
 }

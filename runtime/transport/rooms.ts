@@ -1,4 +1,4 @@
-import { PlatformError } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import type { Principal } from '../auth/index.js'
 import { Endpoint } from './endpoint.js'
 import type { EndpointRequest } from './endpoint-hooks.js'
@@ -7,6 +7,7 @@ import type { Broadcaster, Resource } from './broadcaster.js'
 import { Frame } from './frame.js'
 import type { MessageRate } from './message-rate.js'
 import type { JoinOptions, RoomJoinGuard } from './types.js'
+import { TRANSPORT_ERRORS } from './errors.js'
 
 /** Who may join rooms and how much a member may say (platform.transport.rooms.*). */
 export interface RoomPolicy {
@@ -47,18 +48,19 @@ function silentOf(req: EndpointRequest): boolean {
   const v = req.query.get(PRESENCE_PARAM) ?? req.headers[PRESENCE_HEADER]
   if (v === undefined || v === 'true') return false
   if (v === 'false') return true
-  throw new PlatformError('INVALID_PRESENCE', { value: v.slice(0, 200) })
+  throw new PlatformError(TRANSPORT_ERRORS.INVALID_PRESENCE, { value: v.slice(0, 200) })
 }
 
 /** The room's access policy for one joining request: auth, then the governance guard. */
 function admit(policy: RoomPolicy, req: EndpointRequest): Principal | null {
   const room = req.params.room ?? ''
   const principal = policy.principalOf(req.headers)
-  if (principal === null && policy.auth === 'required') throw new PlatformError('ROOM_AUTH_REQUIRED', { room })
+  if (principal === null && policy.auth === 'required')
+    throw new PlatformError(TRANSPORT_ERRORS.ROOM_AUTH_REQUIRED, { room })
   const guard = policy.guard()
   if (guard !== undefined) {
     const verdict = guard({ room, principal, transport: req.transport ?? 'WEBSOCKET', headers: req.headers })
-    if (!verdict.allow) throw new PlatformError('ROOM_JOIN_DENIED', { room, reason: verdict.reason })
+    if (!verdict.allow) throw new PlatformError(TRANSPORT_ERRORS.ROOM_JOIN_DENIED, { room, reason: verdict.reason })
   }
   return principal
 }
@@ -79,7 +81,7 @@ export function installRooms(settings: EndpointSettings, policy: RoomPolicy): vo
 
     resolve(req: EndpointRequest): string {
       const name = req.params.room ?? ''
-      if (!ROOM_NAME.test(name)) throw new PlatformError('INVALID_ROOM', { room: name.slice(0, 200) })
+      if (!ROOM_NAME.test(name)) throw new PlatformError(TRANSPORT_ERRORS.INVALID_ROOM, { room: name.slice(0, 200) })
       return roomBroadcasterId(name)
     },
 

@@ -2,7 +2,7 @@ import type { TemplatedApp } from 'uWebSockets.js'
 import type { Logger } from '../observability/index.js'
 import type { Metrics } from '../observability/index.js'
 import type { EventBus } from '../events/index.js'
-import { PlatformError } from '../http/index.js'
+import { PlatformError } from '../contracts/index.js'
 import { Broadcaster, type Resource, type SocketMember } from './broadcaster.js'
 import { Frame } from './frame.js'
 import { WsResource, type SocketWatcher } from './ws-resource.js'
@@ -12,6 +12,7 @@ import { Reason, type BroadcasterInfo, type ResourceInfo } from './types.js'
 import { Endpoint } from './endpoint.js'
 import type { EndpointHooks } from './endpoint-hooks.js'
 import type { EndpointSettings } from './endpoint-settings.js'
+import { TRANSPORT_ERRORS } from './errors.js'
 
 export interface TransportOptions {
   app: TemplatedApp
@@ -108,8 +109,9 @@ export class Transport implements SocketWatcher, PollOwner {
   /** Sends `message` (a string as is, anything else as JSON) to every member; returns how many. */
   broadcast(broadcasterId: string, message: unknown): number {
     const b = this.broadcasters.get(broadcasterId)
-    if (b === undefined || b.destroyed) throw new PlatformError('UNKNOWN_BROADCASTER', { id: broadcasterId })
-    if (message === undefined) throw new PlatformError('MISSING_BROADCAST_FIELDS')
+    if (b === undefined || b.destroyed)
+      throw new PlatformError(TRANSPORT_ERRORS.UNKNOWN_BROADCASTER, { id: broadcasterId })
+    if (message === undefined) throw new PlatformError(TRANSPORT_ERRORS.MISSING_BROADCAST_FIELDS)
     return this.publish(b, Frame.of(message))
   }
 

@@ -7,7 +7,6 @@ import { Store } from '../../runtime/store/index.js'
 import {
   MemoryEvalRunStore,
   LmdbEvalRunStore,
-  EvalRunExists,
   type EvalRunStore,
   type EvalIndexKey
 } from '../../runtime/admin/eval-run-store.js'
@@ -68,7 +67,11 @@ for (const [kind, make] of kinds) {
     t.same(store.list('nobody'), [])
     t.same(store.find('b1'), run('b1', 'beta', 2, false))
     t.equal(store.find('zz'), undefined)
-    await t.rejects(store.save(run('a1', 'gamma', 9)), new EvalRunExists('a1'), 'runs are immutable')
+    await t.rejects(
+      store.save(run('a1', 'gamma', 9)),
+      { code: 'PLT_ERR_EVAL_RUN_EXISTS', message: 'EvalRun id a1 already exists; eval runs are immutable' },
+      'runs are immutable'
+    )
     t.equal(store.find('a1')!.baseline, 'alpha', 'the stored run is unchanged')
     t.same(store.baselines(), [
       {
@@ -119,7 +122,10 @@ t.test('lmdb: runs survive a restart, with the cap and immutability', async (t) 
     second.store.list('base').map((r) => r.id),
     ['x2', 'x1', 'x0']
   )
-  await t.rejects(second.store.save(run('x1', 'base', 9)), new EvalRunExists('x1'))
+  await t.rejects(second.store.save(run('x1', 'base', 9)), {
+    code: 'PLT_ERR_EVAL_RUN_EXISTS',
+    message: 'EvalRun id x1 already exists; eval runs are immutable'
+  })
   await second.store.save(run('x3', 'base', 3))
   t.same(
     second.store.list('base').map((r) => r.id),

@@ -3,8 +3,10 @@
 // never a 500, and nothing invalid is stored.
 import t from 'tap'
 import fc from 'fast-check'
-import { parseManifest, WorkflowError } from '../../runtime/admin/workflow-manifest.js'
-import { parseEvalRun, EvalRunError } from '../../runtime/admin/eval-run.js'
+import { parseManifest } from '../../runtime/admin/workflow-manifest.js'
+import { parseEvalRun } from '../../runtime/admin/eval-run.js'
+import { ADMIN_ERRORS } from '../../runtime/admin/errors.js'
+import { isPlatformError } from '../../runtime/contracts/platform-error.js'
 import { adminPlatform, call, ALICE, WRITER } from './helpers.js'
 
 const ID = /^[A-Za-z0-9_-]+$/
@@ -28,14 +30,14 @@ const manifest = fc.record(
   { requiredKeys: [] }
 )
 
-t.test('parseManifest: a WorkflowError or a manifest that keeps every rule', async (t) => {
+t.test('parseManifest: a WORKFLOW_INVALID or a manifest that keeps every rule', async (t) => {
   fc.assert(
     fc.property(fc.oneof(manifest, fc.anything()), (body) => {
       let m
       try {
         m = parseManifest(body)
       } catch (err) {
-        if (!(err instanceof WorkflowError)) throw err
+        if (!isPlatformError(err, ADMIN_ERRORS.WORKFLOW_INVALID)) throw err
         return
       }
       const ids = new Set(m.nodes.map((n) => n.id))
@@ -51,7 +53,7 @@ t.test('parseManifest: a WorkflowError or a manifest that keeps every rule', asy
   t.pass('2000 generated manifests')
 })
 
-t.test('parseEvalRun: an EvalRunError or a run with valid labels and types', async (t) => {
+t.test('parseEvalRun: an EVAL_RUN_INVALID or a run with valid labels and types', async (t) => {
   const run = fc.record(
     {
       id: fc.oneof(fc.constantFrom('r1', 'a:b.c'), fc.string({ maxLength: 5 }), fc.anything()),
@@ -70,7 +72,7 @@ t.test('parseEvalRun: an EvalRunError or a run with valid labels and types', asy
       try {
         r = parseEvalRun(body)
       } catch (err) {
-        if (!(err instanceof EvalRunError)) throw err
+        if (!isPlatformError(err, ADMIN_ERRORS.EVAL_RUN_INVALID)) throw err
         return
       }
       if (!LABEL.test(r.id) || !LABEL.test(r.baseline)) throw new Error('accepted a bad label')

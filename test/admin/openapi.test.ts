@@ -132,3 +132,19 @@ t.test('describing a route the server did not register is refused', async (t) =>
     /not registered/
   )
 })
+
+t.test("the Error schema's codes are the union of the core's and every installed area's", async (t) => {
+  const doc = (await call(tp, 'GET', '/openapi.json')).body
+  const codes: string[] = doc.components.schemas.Error.properties.code.enum
+  t.same(
+    codes,
+    Object.values(tp.platform.errors).map((d) => d.code)
+  )
+  for (const c of [
+    'PLT_ERR_NOT_FOUND',
+    'PLT_ERR_ADMIN_WRITE_DISABLED',
+    'PLT_ERR_UNKNOWN_WORKFLOW',
+    'PLT_ERR_RELOAD_EMPTY'
+  ])
+    t.ok(codes.includes(c), `${c}: the core's, the gates', admin's and governance's codes are listed`)
+})

@@ -4,17 +4,21 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Store } from '../../runtime/store/index.js'
-import {
-  MemoryWorkflowStore,
-  LmdbWorkflowStore,
-  VersionConflict,
-  type WorkflowStore
-} from '../../runtime/admin/workflow-store.js'
+import { MemoryWorkflowStore, LmdbWorkflowStore, type WorkflowStore } from '../../runtime/admin/workflow-store.js'
 import { parseManifest } from '../../runtime/admin/workflow-manifest.js'
 import { type WorkflowManifest } from '../../runtime/admin/index.js'
+import { ADMIN_ERRORS } from '../../runtime/admin/errors.js'
+import { isPlatformError } from '../../runtime/contracts/platform-error.js'
 
 const manifest = (id: string, name: string, version: number) =>
   parseManifest({ id, name, version, nodes: [{ id: 'a', type: 'agent' }] })
+
+/** The refusal a save at `sent` over `stored` meets. */
+const conflict = (id: string, sent: number, stored: number) => ({
+  code: 'PLT_ERR_WORKFLOW_VERSION_CONFLICT',
+  message: `workflow ${id} version conflict: caller sent v${sent}, server has v${stored} (expected v${stored + 1})`,
+  extra: { kind: 'VERSION_CONFLICT', storedVersion: stored }
+})
 
 const kinds: [string, () => { store: WorkflowStore; close: () => Promise<void> }][] = [
   ['memory', () => ({ store: new MemoryWorkflowStore(), close: async () => {} })],
@@ -38,7 +42,7 @@ for (const [kind, make] of kinds) {
   t.test(`${kind}: create at v1, update at stored + 1, conflicts otherwise, list by name, delete`, async (t) => {
     const { store, close } = make()
     t.teardown(close)
-    await t.rejects(store.save(manifest('w1', 'Zeta', 2), 'alice'), new VersionConflict('w1', 2, 0), 'new: v1 only')
+    await t.rejects(store.save(manifest('w1', 'Zeta', 2), 'alice'), conflict('w1', 2, 0), 'new: v1 only')
     const first = await store.save(manifest('w1', 'Zeta', 1), 'alice')
     t.match(first, { id: 'w1', version: 1, createdBy: 'alice' })
     t.equal(first.createdAt, first.updatedAt)
@@ -47,7 +51,7 @@ for (const [kind, make] of kinds) {
     t.match(second, { version: 2, name: 'zeta two', createdBy: 'alice', createdAt: first.createdAt })
     t.not(second.updatedAt, first.updatedAt)
     const err = await store.save(manifest('w1', 'stale', 2), 'bob').catch((e: unknown) => e)
-    t.ok(err instanceof VersionConflict)
+    t.ok(isPlatformError(err, ADMIN_ERRORS.WORKFLOW_VERSION_CONFLICT))
     t.equal(
       (err as Error).message,
       'workflow w1 version conflict: caller sent v2, server has v2 (expected v3)',
@@ -64,7 +68,7 @@ for (const [kind, make] of kinds) {
     t.equal(await store.delete('w2'), true)
     t.equal(await store.delete('w2'), false)
     t.equal(store.find('w2'), undefined)
-    await t.rejects(store.save(manifest('w2', 'again', 2), 'alice'), new VersionConflict('w2', 2, 0), 'gone means v0')
+    await t.rejects(store.save(manifest('w2', 'again', 2), 'alice'), conflict('w2', 2, 0), 'gone means v0')
   })
 
   t.test(`${kind}: of two racing saves of the same version exactly one wins`, async (t) => {
@@ -91,6 +95,6 @@ t.test('lmdb: workflows survive a restart', async (t) => {
   t.teardown(() => db2.close())
   const s2 = new LmdbWorkflowStore(db2.db<WorkflowManifest, string>('workflows'))
   t.same(s2.find('keep'), saved)
-  await t.rejects(s2.save(manifest('keep', 'x', 1), 'bob'), new VersionConflict('keep', 1, 1))
+  await t.rejects(s2.save(manifest('keep', 'x', 1), 'bob'), conflict('keep', 1, 1))
   t.match(await s2.save(manifest('keep', 'Kept', 2), 'bob'), { version: 2, createdBy: 'alice' })
 })

@@ -4,8 +4,9 @@
 import t from 'tap'
 import { parseManifest } from '../../runtime/admin/workflow-manifest.js'
 import { FLEET } from '../../runtime/fleet/index.js'
-import { WorkflowRuns, WorkflowRunsFull } from '../../runtime/fleet/workflow-runs.js'
-import { PlatformError } from '../../runtime/http/index.js'
+import { WorkflowRuns } from '../../runtime/fleet/workflow-runs.js'
+import { PlatformError } from '../../runtime/contracts/index.js'
+import { ADMIN_ERRORS } from '../../runtime/admin/index.js'
 import { workflowPlatform } from './workflow-fleet.js'
 
 const tp = await workflowPlatform()
@@ -49,8 +50,12 @@ t.test('when every kept run waits, a new run is refused', async (t) => {
   const w1 = await runs.start(gated, 'ops', '', 'eve')
   await runs.start(gated, 'ops', '', 'eve')
   t.equal(w1.status, 'WAITING_APPROVAL')
-  t.throws(() => runs.start(quick, 'ops', '', 'eve'), new WorkflowRunsFull(2))
-  await t.rejects(runs.startForAdmin(quick, 'ops', '', 'eve'), new PlatformError('WORKFLOW_RUNS_FULL', { limit: 2 }))
+  t.throws(() => runs.start(quick, 'ops', '', 'eve'), new PlatformError(ADMIN_ERRORS.WORKFLOW_RUNS_FULL, { limit: 2 }))
+  await t.rejects(
+    runs.adminView().runWorkflow(quick, 'ops', '', 'eve'),
+    { code: 'PLT_ERR_WORKFLOW_RUNS_FULL', status: 503 },
+    'the admin route answers the same refusal'
+  )
   t.ok(runs.decide(w1.pendingApproval!.approvalId, true))
   const ended = await new Promise<unknown>((resolve) => {
     const poll = (): void => {

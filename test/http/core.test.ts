@@ -1,7 +1,8 @@
 import t from 'tap'
 import { connect } from 'node:net'
 import { startTestPlatform } from '../helpers/platform.js'
-import { PlatformError } from '../../runtime/http/index.js'
+import { PlatformError } from '../../runtime/contracts/index.js'
+import { HTTP_ERRORS } from '../../runtime/http/index.js'
 
 const tp = await startTestPlatform(
   { 'platform.server.body-limit-bytes': 1024, 'platform.server.cors.origins': ['http://allowed.example'] },
@@ -14,7 +15,7 @@ const tp = await startTestPlatform(
         throw new Error('kaput')
       })
       p.http.get('/teapot', () => {
-        throw new PlatformError('INVALID_QUERY', { name: 'x', detail: 'bad' })
+        throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, { name: 'x', detail: 'bad' })
       })
       p.http.get('/slow', async () => {
         await new Promise((r) => setTimeout(r, 50))

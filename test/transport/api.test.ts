@@ -3,7 +3,8 @@ import { startTestPlatform } from '../helpers/platform.js'
 import { TRANSPORT } from '../../runtime/transport/key.js'
 import { transportOf, type Transport } from '../../runtime/transport/index.js'
 import { roomBroadcasterId } from '../../runtime/transport/rooms.js'
-import { PlatformError } from '../../runtime/http/index.js'
+import { PlatformError } from '../../runtime/contracts/index.js'
+import { TRANSPORT_ERRORS } from '../../runtime/transport/errors.js'
 import type { PlatformEvent } from '../../runtime/events/index.js'
 import { wsMember, sseMember, lpMember } from './clients.js'
 import { transportArea } from '../../runtime/transport/install.js'
@@ -59,7 +60,7 @@ t.test('broadcaster get-or-create, list and destroy, with bus events', async (t)
     events.find((e) => e.type === 'BroadcasterDestroyed'),
     { id: '/news' }
   )
-  t.throws(() => tr.broadcast('/nope', 'x'), new PlatformError('UNKNOWN_BROADCASTER', { id: '/nope' }))
+  t.throws(() => tr.broadcast('/nope', 'x'), new PlatformError(TRANSPORT_ERRORS.UNKNOWN_BROADCASTER, { id: '/nope' }))
 })
 
 t.test('broadcast reaches members on all three transports, JSON built once', async (t) => {

@@ -2,7 +2,8 @@ import t from 'tap'
 import WebSocket from 'ws'
 import { startTestPlatform } from '../helpers/platform.js'
 import { transportOf, Frame } from '../../runtime/transport/index.js'
-import { PlatformError } from '../../runtime/http/index.js'
+import { PlatformError } from '../../runtime/contracts/index.js'
+import { AUTH_ERRORS } from '../../runtime/auth/index.js'
 import { Inbox, wsUrl } from './clients.js'
 import { transportArea } from '../../runtime/transport/install.js'
 
@@ -16,7 +17,7 @@ const tp = await startTestPlatform(
         className: 'FeedBroadcaster',
         resolve: (req) => {
           if (req.headers['x-feed-key'] !== 'k' && req.query.get('key') !== 'k')
-            throw new PlatformError('ADMIN_FORBIDDEN')
+            throw new PlatformError(AUTH_ERRORS.ADMIN_FORBIDDEN)
           return 'feed:' + req.params.name
         },
         joined: (r) => {

@@ -1,0 +1,49 @@
+import { defineErrors } from '../contracts/index.js'
+
+/**
+ * The interactions area's codes: the write gate's flag and principal, ids, bodies, idempotency keys.
+ */
+export const INTERACTION_ERRORS = defineErrors({
+  INTERACTIONS_WRITE_DISABLED: {
+    status: 403,
+    message: 'Interaction write operations disabled',
+    hint: 'Set platform.interactions.http-write-enabled=true to enable'
+  },
+  INTERACTIONS_AUTH_REQUIRED: {
+    status: 401,
+    message: 'Authentication required for interaction write operations',
+    hint: 'Send an API token (Authorization: Bearer or X-Platform-Auth) or a JWT'
+  },
+  INTERACTION_ID_INVALID: {
+    status: 400,
+    message: 'Invalid interaction id',
+    hint: 'An interaction id matches ^[A-Za-z0-9_-]{1,128}$'
+  },
+  INTERACTION_NOT_FOUND: { status: 404, message: (p) => `Unknown interaction '${p.id}'` },
+  STORE_UNAVAILABLE: {
+    status: 503,
+    message: (p) => `${p.store} cannot be reached`,
+    hint: 'Retry once the server is back (GET /readyz reports it); what was acknowledged before is kept'
+  },
+  INTERACTION_MESSAGE_MISSING: { status: 400, message: "missing 'message' field" },
+  INTERACTIONS_QUOTA: {
+    status: 429,
+    message: (p) => `Interaction quota reached: at most ${p.over} per principal`,
+    hint: 'Wait for Retry-After seconds; platform.interactions.quota.runs-in-flight and platform.interactions.quota.bytes-per-minute set the quota'
+  },
+  INTERACTION_PREVIOUS_UNKNOWN: { status: 400, message: 'Unknown or unauthorized previous interaction' },
+  INTERACTION_UNKNOWN_AGENT: {
+    status: 400,
+    message: (p) => `Unknown agent '${p.agentId}'`,
+    hint: 'agentId names an agent that a loaded plugin contributes'
+  },
+  IDEMPOTENCY_KEY_INVALID: {
+    status: 400,
+    message: 'Invalid Idempotency-Key header: use 1 to 255 visible ASCII characters'
+  },
+  IDEMPOTENCY_KEY_REUSED: {
+    status: 409,
+    message: 'Idempotency-Key already used with a different request',
+    hint: 'A retry resends the same body to the same route; a new request takes a new key'
+  }
+})
