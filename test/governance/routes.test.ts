@@ -14,7 +14,7 @@ const installGovernance = (p: Platform) => installAreas(p, [scopeArea, governanc
 const ALICE = 'alice-token-0123456789'
 const BOB = 'bob-token-0123456789ab'
 const tokens = [
-  { token: ALICE, principal: 'alice', roles: ['ops'] },
+  { token: ALICE, principal: 'alice', roles: ['admin', 'ops'] },
   { token: BOB, principal: 'bob' }
 ]
 const dir = mkdtempSync(join(tmpdir(), 'gov-routes-'))
