@@ -38,6 +38,8 @@ const config = loadConfig({ env: {}, cwd: arg.dir, overrides: {
   'platform.server.port': 0, 'platform.server.host': '127.0.0.1', 'platform.data-dir': arg.dir,
   'platform.log-level': 'error', ...arg.config } })
 const { url } = await startPlatform({ config, install: installAreas, logDestination: process.stderr })
+// plugins load after the server listens: write once it is ready (its agents are there)
+while ((await fetch(url + '/readyz')).status !== 200) await new Promise((r) => setTimeout(r, 50))
 const headers = { authorization: 'Bearer ' + arg.token, 'content-type': 'application/json' }
 async function call(method, path, body) {
   const r = await fetch(url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) })
