@@ -85,21 +85,22 @@ class Ring {
   }
 }
 
-/** A WebSocket frame: one event as its object, several (same turn, or a replay) as an array. */
-function wsFrame(items: readonly Numbered[]): string {
-  return items.length === 1 ? items[0]!.json : '[' + items.map((n) => n.json).join(',') + ']'
-}
-
-/** The WebSocket frame of a batch from seq `first`: the event's object alone, or an array of them. */
-function wsBatch(first: number, batch: readonly PlatformEvent[]): Buffer {
+/**
+ * One WebSocket message per event (the reference's clients read one event object a message): the
+ * batch is serialised once into one buffer, and each event's message is a view of it.
+ */
+function wsFrames(first: number, batch: readonly PlatformEvent[]): Buffer[] {
   const out: string[] = []
-  if (batch.length > 1) out.push('[')
+  const ends: number[] = []
+  let length = 0
   for (let i = 0; i < batch.length; i++) {
-    if (i > 0) out.push(',')
+    const from = out.length
     writeEventJson(out, batch[i]!, first + i)
+    for (let j = from; j < out.length; j++) length += Buffer.byteLength(out[j]!)
+    ends.push(length)
   }
-  if (batch.length > 1) out.push(']')
-  return Buffer.from(out.join(''))
+  const all = Buffer.from(out.join(''))
+  return ends.map((end, i) => all.subarray(i === 0 ? 0 : ends[i - 1]!, end))
 }
 
 /** SSE frames of a batch from seq `first`, `id:` = seq (event JSON holds no newline: one `data:` line each). */
@@ -203,20 +204,24 @@ export class AdminEventStream {
     for (let i = Math.max(0, batch.length - this.ring.capacity); i < batch.length; i++)
       this.ring.push(first + i, batch[i]!)
     if (this.subscribers.size === 0) return
-    let ws: Buffer | undefined
+    let ws: Buffer[] | undefined
     let sse: Buffer | undefined
     for (const s of this.subscribers) {
-      if ('ws' in s) this.sendWs(s.ws, (ws ??= wsBatch(first, batch)))
+      if ('ws' in s) this.sendWs(s.ws, (ws ??= wsFrames(first, batch)))
       else s.sse.sendFrames((sse ??= sseBatch(first, batch)))
     }
   }
 
-  private sendWs(ws: WebSocket<WsSub>, frame: Buffer | string): void {
+  private sendWs(ws: WebSocket<WsSub>, frames: readonly Buffer[]): void {
     const d = ws.getUserData()
     if (d.closed) return
-    // one frame per batch: a consumer that lets the limit pile up is behind for good, close it (what
-    // stays buffered is at most the limit plus one batch's frame, then the close frame)
-    if (ws.send(frame, false) === 2 || ws.getBufferedAmount() > this.opts.maxBackpressureBytes) {
+    // one message per event, batched only as one corked write; a consumer that lets the limit pile
+    // up is behind for good, close it (what stays buffered is at most the limit plus one batch)
+    let dropped = false
+    ws.cork(() => {
+      for (const f of frames) if (ws.send(f, false) === 2) dropped = true
+    })
+    if (dropped || ws.getBufferedAmount() > this.opts.maxBackpressureBytes) {
       d.closed = true
       this.platform.logger.warn(
         { bufferedAmount: ws.getBufferedAmount() },
@@ -266,7 +271,11 @@ export class AdminEventStream {
         sockets.add(ws)
         const d = ws.getUserData()
         const replay = this.replayFor(d.after)
-        if (replay.length > 0) this.sendWs(ws, wsFrame(replay))
+        if (replay.length > 0)
+          this.sendWs(
+            ws,
+            replay.map((n) => Buffer.from(n.json))
+          )
         if (d.closed) return
         d.sub = { ws }
         this.add(d.sub)

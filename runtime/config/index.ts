@@ -25,4 +25,5 @@ export {
 } from './schema.js'
 export { configTable, BEGIN as CONFIG_BEGIN, END as CONFIG_END } from './docs.js'
 export { OperatorError, EX_CONFIG } from './operator-error.js'
+export { readRegularFile } from './regular-file.js'
 export { editDistance, closest, didYouMean } from './did-you-mean.js'

@@ -1,4 +1,4 @@
-import { readFileSync, existsSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { parseDocument } from 'yaml'
 import { Ajv2020 } from 'ajv/dist/2020.js'
@@ -13,6 +13,10 @@ import {
 } from './schema.js'
 import { closest, editDistance, didYouMean } from './did-you-mean.js'
 import { OperatorError } from './operator-error.js'
+import { readRegularFile } from './regular-file.js'
+
+/** A configuration file is kilobytes; a larger one (or `/dev/zero`) is a mistake, not a config. */
+const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024
 
 /** Start-up stops with this error; its message names the key and what it expects. */
 export class ConfigError extends OperatorError {
@@ -109,7 +113,7 @@ export function foldGrantKeys(flat: Record<string, unknown>): Record<string, unk
 function readYaml(path: string): Record<string, unknown> {
   let text: string
   try {
-    text = readFileSync(path, 'utf8')
+    text = readRegularFile(path, MAX_CONFIG_FILE_BYTES).toString('utf8')
   } catch (e) {
     throw new ConfigError(`cannot read config file ${path}: ${(e as Error).message}`)
   }

@@ -12,10 +12,13 @@ import {
   verify,
   type KeyObject
 } from 'node:crypto'
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, statSync, writeFileSync } from 'node:fs'
 import canonicalize from 'canonicalize'
-import { OperatorError } from '../config/index.js'
+import { OperatorError, readRegularFile } from '../config/index.js'
 import type { CommitmentRecord } from '../contracts/index.js'
+
+/** A PEM Ed25519 key is a few hundred bytes; anything much larger is not one. */
+const MAX_KEY_FILE_BYTES = 65_536
 
 export const SCHEME = 'Ed25519'
 
@@ -100,7 +103,7 @@ export function publicJwk(publicKey: KeyObject): PublicJwk {
 export function loadVerifyKey(path: string, configKey: string): KeyObject {
   let pem: string
   try {
-    pem = readFileSync(path, 'utf8')
+    pem = readRegularFile(path, MAX_KEY_FILE_BYTES).toString('utf8')
   } catch (err) {
     throw new OperatorError(`${configKey}: cannot read ${path}: ${(err as Error).message}`)
   }
@@ -145,7 +148,7 @@ export function loadSigningKey(path: string, create: boolean, configKey: string)
   }
   let pem: string
   try {
-    pem = readFileSync(path, 'utf8')
+    pem = readRegularFile(path, MAX_KEY_FILE_BYTES).toString('utf8')
   } catch (err) {
     throw new OperatorError(`${configKey}: cannot read ${path}: ${(err as Error).message}`)
   }

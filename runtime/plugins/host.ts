@@ -1,4 +1,4 @@
-import { readdirSync, statSync } from 'node:fs'
+import { readdirSync, realpathSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { Counter, Gauge } from 'prom-client'
 import { OperatorError, didYouMean, type Config } from '../config/index.js'
@@ -6,7 +6,7 @@ import type { Logger, Metrics } from '../observability/index.js'
 import type { PluginRegistry } from './registry.js'
 import type { CapabilityDeps } from './capabilities.js'
 import { TIERS, type TierMap } from './tiers.js'
-import { FolderHasher } from './folder-hash.js'
+import { FolderHasher, statInside } from './folder-hash.js'
 import { ChangeWatcher } from './watcher.js'
 import { loadPluginDir, type LoadOutcome } from './loader.js'
 
@@ -49,6 +49,8 @@ export class PluginHost {
   private readonly watcher: ChangeWatcher | undefined
   private readonly tiers: TierMap
   private readonly missingDirs = new Set<string>()
+  /** Entries already logged as left out (a FIFO, a device, a symlink leaving the plugin directory). */
+  private readonly warned = new Set<string>()
   /**
    * Folders refused because a name they contribute is served by another plugin:
    * retried when plugins go away or change.
@@ -202,6 +204,14 @@ export class PluginHost {
     }
   }
 
+  /** Logs a left-out entry once while it stays as it is (the rescan would repeat it every time). */
+  private warnOnce(path: string, why: string, msg: string): void {
+    const key = `${path}\0${why}`
+    if (this.warned.has(key)) return
+    this.warned.add(key)
+    this.opts.logger.warn({ path, why }, msg)
+  }
+
   private listFolders(root: string): string[] {
     let entries
     try {
@@ -218,18 +228,21 @@ export class PluginHost {
       return []
     }
     const out: string[] = []
+    let realRoot: string
+    try {
+      realRoot = realpathSync(root)
+    } catch {
+      return []
+    }
     for (const e of entries) {
       if (e.name.startsWith('.')) continue
       const p = join(root, e.name)
-      let isDir = e.isDirectory()
-      if (e.isSymbolicLink()) {
-        try {
-          isDir = statSync(p).isDirectory()
-        } catch {
-          isDir = false
-        }
+      const st = statInside(p, realRoot)
+      if (typeof st !== 'string') {
+        if (st.isDirectory()) out.push(p)
+        continue
       }
-      if (isDir) out.push(p)
+      this.warnOnce(p, st, 'plugin folder left out')
     }
     return out.sort()
   }
@@ -242,7 +255,8 @@ export class PluginHost {
         if (this.closed) break
         if (seen.has(dir)) continue
         seen.add(dir)
-        const hash = this.hasher.hash(dir)
+        const { digest: hash, skipped } = this.hasher.hash(dir, root)
+        for (const s of skipped) this.warnOnce(join(dir, s.path), s.why, 'plugin file left out')
         const prev = this.folders.get(dir)
         if (prev !== undefined && prev.hash === hash) continue
         // folders load side by side (a slow one costs its own load timeout, not the sum); the

@@ -1,6 +1,7 @@
-import { readFileSync, statSync } from 'node:fs'
+import { statSync } from 'node:fs'
 import { join, resolve, relative, isAbsolute, sep } from 'node:path'
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js'
+import { readRegularFile } from '../config/index.js'
 import type { Manifest, SandboxKind } from './contract.js'
 
 export const MANIFEST_FILE = 'plugin.json'
@@ -139,15 +140,14 @@ export function parseManifest(raw: unknown): ParsedManifest {
 export function readManifest(dir: string): ParsedManifest & { entryPath: string } {
   let text: string
   try {
-    if (statSync(join(dir, MANIFEST_FILE)).size > MAX_MANIFEST_BYTES)
-      throw new ManifestError([`${MANIFEST_FILE}: larger than ${MAX_MANIFEST_BYTES} bytes`])
-    text = readFileSync(join(dir, MANIFEST_FILE), 'utf8')
+    text = readRegularFile(join(dir, MANIFEST_FILE), MAX_MANIFEST_BYTES).toString('utf8')
   } catch (e) {
-    if (e instanceof ManifestError) throw e
+    const code = (e as NodeJS.ErrnoException).code
     throw new ManifestError([
-      (e as NodeJS.ErrnoException).code === 'ENOENT'
+      code === 'ENOENT'
         ? `${MANIFEST_FILE} is missing`
-        : `${MANIFEST_FILE}: cannot read: ${(e as Error).message}`
+        : // no errno code: refused by readRegularFile (a FIFO, a device, too large)
+          `${MANIFEST_FILE}: ${code === undefined ? '' : 'cannot read: '}${(e as Error).message}`
     ])
   }
   let raw: unknown

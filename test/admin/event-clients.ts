@@ -6,8 +6,10 @@ export const EVENTS = '/platform/admin/events'
 
 export interface EventSubscriber {
   inbox: Inbox
-  /** Frames as they came (a WebSocket frame holds one event or an array of them). */
+  /** Frames as they came (a WebSocket message holds exactly one event). */
   frames: number
+  /** WebSocket messages that held an array (the stream never sends one). */
+  arrays: number
   close: () => void
   closed: Promise<{ code: number; reason: string }>
   ws?: WebSocket
@@ -24,6 +26,7 @@ export async function wsEvents(
   const sub: EventSubscriber = {
     inbox,
     frames: 0,
+    arrays: 0,
     ws,
     close: () => ws.close(),
     closed: new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })))
@@ -31,6 +34,7 @@ export async function wsEvents(
   ws.on('message', (data) => {
     sub.frames++
     const v = JSON.parse(String(data)) as Frame | Frame[]
+    if (Array.isArray(v)) sub.arrays++
     for (const e of Array.isArray(v) ? v : [v]) inbox.push(e)
   })
   await new Promise<void>((resolve, reject) => {
@@ -71,6 +75,7 @@ export async function sseEvents(
   const sub: SseSubscriber = {
     inbox,
     frames: 0,
+    arrays: 0,
     ids: [],
     comments: [],
     close: () => ac.abort(),

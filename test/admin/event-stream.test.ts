@@ -164,7 +164,9 @@ t.test('every event type reaches WebSocket and SSE subscribers from a real actio
     sse.inbox.all.map((e) => e.seq)
   )
   t.same(sse.inbox.all, ws.inbox.all, 'same events on both transports')
-  t.ok(ws.frames < ws.inbox.all.length, 'several events of one turn share a frame')
+  // a turn's events are batched (one corked write), yet each is its own message
+  t.equal(ws.arrays, 0, 'no message holds an array')
+  t.equal(ws.frames, ws.inbox.all.length, 'one message per event')
 })
 
 t.test('a subscriber that reconnects with after (or Last-Event-ID) misses nothing', async (t) => {
@@ -226,7 +228,8 @@ t.test('a new subscriber gets the last N events, never more', async (t) => {
     late.inbox.all,
     steady.inbox.all.filter((e) => e.seq > last.seq - 25)
   )
-  t.equal(late.frames, 1, 'the replay is one frame')
+  t.equal(late.frames, 25, 'the replay is one message per event')
+  t.equal(late.arrays, 0)
   // after= older than the window: what is still kept, from its oldest
   const old = await wsEvents(tp.url, '?after=1', auth)
   await reach(old, last.seq)
@@ -249,7 +252,8 @@ t.test('events from before any subscriber are replayed from the ring as the same
   const ws = await wsEvents(tp.url, '', auth)
   await until(() => ws.inbox.all.length >= 25)
   t.equal(ws.inbox.all.length, 25, 'the replay window')
-  t.equal(ws.frames, 1, 'in one frame')
+  t.equal(ws.frames, 25, 'one message per event')
+  t.equal(ws.arrays, 0)
   contiguous(t, ws.inbox.all, 'replayed')
   t.match(ws.inbox.all.at(-1), { type: 'MessageBroadcast', broadcasterId: '/platform/rooms/unwatched' })
   for (const e of ws.inbox.all) {
