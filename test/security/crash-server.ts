@@ -5,14 +5,12 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
 import { installAreas } from '../../runtime/areas.js'
 import { killWriterAfter } from '../helpers/kill-writer.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 
 export const TOKEN = 'crash-test-admin-token-0123456789'
-export const PLUGINS = fileURLToPath(new URL('../../plugins', import.meta.url))
 
 /** Writes on, an operator's token; each test adds what its write needs. */
 export const BASE_CONFIG: Record<string, unknown> = {
