@@ -75,10 +75,11 @@ interface Compiled {
 export function mountRoutes(platform: Platform, routes: readonly AdminRoute[]): void {
   const reads = new ReadGate(platform.config, platform.principals)
   const { writeGate } = platform
-  // a failed audit write is counted and logged by the audit log itself; it must not fail the answer
-  const audited = (p: Principal, action: string, target: string, ok: boolean, message?: string): void => {
+  // the audit entry of a write is committed before the answer, so an acknowledged write is
+  // audited even if the process dies right after; a failed audit write is counted and logged by
+  // the audit log itself and does not change the answer
+  const audited = (p: Principal, action: string, target: string, ok: boolean, message?: string): Promise<void> =>
     writeGate.done(p, action, target, ok, message).catch(() => {})
-  }
   for (const route of routes) {
     const v: Compiled = {
       params: route.params === undefined ? undefined : queryAjv.compile(route.params),
@@ -97,9 +98,9 @@ export function mountRoutes(platform: Platform, routes: readonly AdminRoute[]): 
       const principal = writeGate.guard(ctx, gate.write, target)
       req.principal = principal
       // every attempt past the gate is audited once, a failure with its message (a crash as such)
-      const failed = (err: unknown): never => {
+      const failed = async (err: unknown): Promise<never> => {
         const message = err instanceof PlatformError ? err.message : 'Internal server error'
-        audited(principal, gate.write, target, false, message)
+        await audited(principal, gate.write, target, false, message)
         throw err
       }
       let out: unknown
@@ -109,13 +110,11 @@ export function mountRoutes(platform: Platform, routes: readonly AdminRoute[]): 
       } catch (err) {
         return failed(err)
       }
-      if (out instanceof Promise)
-        return out.then((value: unknown) => {
-          audited(principal, gate.write, target, true)
-          return value
-        }, failed)
-      audited(principal, gate.write, target, true)
-      return out
+      const succeeded = async (value: unknown): Promise<unknown> => {
+        await audited(principal, gate.write, target, true)
+        return value
+      }
+      return out instanceof Promise ? out.then(succeeded, failed) : succeeded(out)
     }
     const path = ADMIN_BASE + route.path
     if (route.method === 'GET') platform.http.get(path, handler)

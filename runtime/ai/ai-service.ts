@@ -28,6 +28,11 @@ export interface AiService {
    * policies) as a stream of events ending in exactly one `complete` or `error`; never throws.
    */
   runTurn(request: TurnRequest, signal?: AiCancelSignal): AsyncIterable<TurnEvent>
+  /**
+   * Resolves once what the turns so far recorded beside their answer (governance decisions) is
+   * committed: an area that acknowledges a turn as a write waits for it before answering.
+   */
+  recordsWritten(): Promise<void>
   /** Turns started through `runTurn` and not yet ended (finished, failed, or abandoned by their reader). */
   inFlight(): number
 }

@@ -3,6 +3,7 @@ import type { AiService } from './ai-service.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import { DemoRuntime } from './demo-runtime.js'
 import { getMcp } from '../mcp/index.js'
+import { governanceOf } from '../governance/index.js'
 import { agentInfo } from './agent-info.js'
 import { AgentTools } from './agent-tools.js'
 import { installAgui } from './agui-endpoint.js'
@@ -90,6 +91,7 @@ export const aiArea: Area = {
       memory: memoryFromConfig(platform),
       sessions,
       runTurn: (request, signal) => counted(runTurn(deps, request, signal)),
+      recordsWritten: () => governanceOf(platform)?.decisionLog.written() ?? Promise.resolve(),
       inFlight: () => inFlight
     }
     const agui = installAgui(platform, service)

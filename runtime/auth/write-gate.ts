@@ -15,6 +15,9 @@ export interface WriteSurface {
   anonymous: ErrorDef
 }
 
+/** `platform.admin.required-role` that lets any authenticated principal write. */
+export const ANY_ROLE = '*'
+
 export const ADMIN_SURFACE: WriteSurface = {
   flagKey: 'platform.admin.http-write-enabled',
   disabled: AUTH_ERRORS.ADMIN_WRITE_DISABLED,
@@ -49,8 +52,9 @@ export class WriteGate {
   ): Principal {
     if (this.config.get(surface.flagKey) !== true) this.deny(null, action, target, 'flag', surface.disabled)
     if (principal === null) this.deny(null, action, target, 'anonymous', surface.anonymous)
+    // a role by default (`admin`): a token minted for something else (a CI job, a chat user) is no operator
     const role = this.config.get('platform.admin.required-role')
-    if (role !== undefined && !principal.roles.includes(role))
+    if (role !== ANY_ROLE && !principal.roles.includes(role))
       this.deny(principal, action, target, 'role', AUTH_ERRORS.ADMIN_ROLE_REQUIRED)
     if (!this.authorizer(action, target, principal))
       this.deny(principal, action, target, 'authz', AUTH_ERRORS.ADMIN_FORBIDDEN)

@@ -148,7 +148,12 @@ export const CORE_CONFIG_KEYS = {
     default: {},
     description: 'For the `roles` authorizer: action (or `*`) to the roles allowed to perform it'
   },
-  'platform.admin.required-role': { schema: nonEmpty, description: 'Role every admin write requires (403 otherwise)' },
+  'platform.admin.required-role': {
+    schema: nonEmpty,
+    default: 'admin',
+    description:
+      'Role every admin write (REST and MCP write tools) requires, 403 otherwise; `*` lets any authenticated principal write'
+  },
   'platform.admin.http-read-auth-required': {
     schema: bool,
     default: false,

@@ -110,6 +110,15 @@ export class GovernanceDecisionLog {
     }
   }
 
+  /**
+   * Resolves once every entry recorded so far is committed; an answer that acknowledges a turn
+   * (an interaction's 200) waits for it, the turn itself never does. Never rejects: a failed
+   * write is reported by the log.
+   */
+  written(): Promise<void> {
+    return this.log.written().catch(() => {})
+  }
+
   /** The newest `limit` entries, newest first; beyond the ring, read from LMDB. */
   recent(limit: number): DecisionEntry[] {
     return this.log.newest(limit)

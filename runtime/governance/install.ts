@@ -15,6 +15,7 @@ import { installCommitmentRoutes } from './commitment-routes.js'
 import { installCommitments } from './commitment-install.js'
 import { describeRoutes } from './route-docs.js'
 import { GovernanceService } from './service.js'
+import { KillSwitchStates } from './kill-switch-states.js'
 import { createToolCallGate } from './tool-gate.js'
 import { decisionCounter } from './metrics.js'
 import { KillSwitchPolicy } from './types/index.js'
@@ -49,7 +50,13 @@ export async function installGovernance(platform: Platform): Promise<GovernanceS
         config.get('platform.ai.governance.memory.min-confidence')
       )
     : undefined
-  const service = new GovernanceService({ logger: log, decisionLog, ...(memory !== undefined ? { memory } : {}) })
+  const killSwitchStates = new KillSwitchStates(platform.store.db('governance-kill-switch'), log)
+  const service = new GovernanceService({
+    logger: log,
+    decisionLog,
+    killSwitchStates,
+    ...(memory !== undefined ? { memory } : {})
+  })
 
   // YAML `type: scope` (runtime/scope): confines one agent (config `agent`) or every request
   const scopeRuntime = scopeRuntimeOf(platform)

@@ -75,54 +75,64 @@ export function installRoutes(platform: Platform, service: GovernanceService | u
     return runCheck(service.chain, req)
   })
 
+  // an acknowledged write's audit entry is committed before the answer; a failed audit write is
+  // counted and logged by the audit log itself and does not change the answer
+  const audited = (p: Principal, action: string, target: string, ok: boolean, message?: string): Promise<void> =>
+    writeGate.done(p, action, target, ok, message).catch(() => {})
+
   http.post(
     `${BASE}/reload`,
-    (ctx) => {
+    async (ctx) => {
       const s = installed()
       const body = isObject(ctx.body) ? ctx.body : {}
       const target = typeof body.swapName === 'string' ? body.swapName : ''
       const principal = writeGate.guard(ctx, 'governance.reload', target)
+      let result
       try {
-        const result = s.reload(body.swapName, body.content ?? body.yaml, body.format)
-        void writeGate.done(
-          principal,
-          'governance.reload',
-          target,
-          true,
-          `${result.outgoing.name}@${result.outgoing.version} -> ${result.incoming.name}@${result.incoming.version}`
-        )
-        return result
+        result = s.reload(body.swapName, body.content ?? body.yaml, body.format)
       } catch (err) {
         if (!(err instanceof PlatformError)) throw err
-        void writeGate.done(principal, 'governance.reload.invalid', target, false, err.message)
+        await audited(principal, 'governance.reload.invalid', target, false, err.message)
         throw err
       }
+      await audited(
+        principal,
+        'governance.reload',
+        target,
+        true,
+        `${result.outgoing.name}@${result.outgoing.version} -> ${result.incoming.name}@${result.incoming.version}`
+      )
+      return result
     },
     { body: 'json', optionalBody: true }
   )
 
   http.post(
     `${BASE}/kill-switch/arm`,
-    (ctx) => {
+    async (ctx) => {
       const s = installed()
       const principal = writeGate.guard(ctx, 'governance.kill_switch.arm', 'kill-switch')
       const ks = s.killSwitch()
-      if (ks === undefined) return unavailable(platform, principal, 'governance.kill_switch.arm')
+      if (ks === undefined) return unavailable(audited, principal, 'governance.kill_switch.arm')
       const body = isObject(ctx.body) ? ctx.body : {}
       const reason = typeof body.reason === 'string' ? body.reason.trim() : ''
       if (reason === '') {
-        void writeGate.done(principal, 'governance.kill_switch.arm.invalid', ks.name, false, 'reason must not be blank')
+        await audited(principal, 'governance.kill_switch.arm.invalid', ks.name, false, 'reason must not be blank')
         throw new PlatformError(GOVERNANCE_ERRORS.GOVERNANCE_REASON_BLANK)
       }
+      // the body's `operator` is a label the caller chooses; who armed it is the principal, kept beside it
       const operator =
         typeof body.operator === 'string' && body.operator.trim() !== ''
           ? body.operator
           : principal.name !== ''
             ? principal.name
             : 'admin'
-      const state = ks.arm(reason, operator)
-      s.logger.warn({ operator, reason, policy: ks.name }, `governance kill switch armed by ${operator}: ${reason}`)
-      void writeGate.done(principal, 'governance.kill_switch.arm', ks.name, true, reason)
+      const state = await stored(s.armKillSwitch(ks, reason, operator, principal.name), principal, 'arm', ks.name)
+      s.logger.warn(
+        { principal: principal.name, operator, reason, policy: ks.name },
+        `governance kill switch armed by ${principal.name} (operator '${operator}'): ${reason}`
+      )
+      await audited(principal, 'governance.kill_switch.arm', ks.name, true, reason)
       return state
     },
     { body: 'json', optionalBody: true }
@@ -130,25 +140,37 @@ export function installRoutes(platform: Platform, service: GovernanceService | u
 
   http.post(
     `${BASE}/kill-switch/disarm`,
-    (ctx) => {
+    async (ctx) => {
       const s = installed()
       const principal = writeGate.guard(ctx, 'governance.kill_switch.disarm', 'kill-switch')
       const ks = s.killSwitch()
-      if (ks === undefined) return unavailable(platform, principal, 'governance.kill_switch.disarm')
-      const state = ks.disarm()
+      if (ks === undefined) return unavailable(audited, principal, 'governance.kill_switch.disarm')
+      const state = await stored(s.disarmKillSwitch(ks), principal, 'disarm', ks.name)
       s.logger.warn(
-        { operator: principal.name, policy: ks.name },
+        { principal: principal.name, operator: principal.name, policy: ks.name },
         `governance kill switch disarmed by ${principal.name}`
       )
-      void writeGate.done(principal, 'governance.kill_switch.disarm', ks.name, true)
+      await audited(principal, 'governance.kill_switch.disarm', ks.name, true)
       return state
     },
     { body: 'json', optionalBody: true }
   )
+
+  /** The switch's new state once committed; a failed commit is audited and answered as a failure. */
+  async function stored<T>(write: Promise<T>, principal: Principal, verb: string, target: string): Promise<T> {
+    try {
+      return await write
+    } catch (err) {
+      await audited(principal, `governance.kill_switch.${verb}`, target, false, 'the state could not be stored')
+      throw err
+    }
+  }
 }
 
-function unavailable(platform: Platform, principal: Principal, action: string): never {
-  void platform.writeGate.done(
+type Audited = (p: Principal, action: string, target: string, ok: boolean, message?: string) => Promise<void>
+
+async function unavailable(audited: Audited, principal: Principal, action: string): Promise<never> {
+  await audited(
     principal,
     `${action}.unavailable`,
     'kill-switch',

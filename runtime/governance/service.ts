@@ -19,11 +19,14 @@ import { KillSwitchPolicy, registerBuiltins, type KillSwitchState } from './type
 import { DryRunPolicy, SwappablePolicy, identityOf, type Identity } from './wrappers.js'
 import { ParserRegistry, YamlPolicyParser } from './yaml-parser.js'
 import { PolicyFiles } from './policy-files.js'
+import type { KillSwitchStates } from './kill-switch-states.js'
 
 export interface ServiceOptions {
   logger: Logger
   decisionLog: GovernanceDecisionLog
   memory?: GovernanceMemorySink
+  /** Where kill-switch states are kept across restarts; memory only without it. */
+  killSwitchStates?: KillSwitchStates
 }
 
 export interface ReloadResult {
@@ -45,6 +48,7 @@ export class GovernanceService {
   readonly logger: Logger
   /** The configured policy files and their last load (see health). */
   readonly files: PolicyFiles
+  private readonly killSwitchStates: KillSwitchStates | undefined
 
   constructor(opts: ServiceOptions) {
     this.logger = opts.logger
@@ -52,6 +56,9 @@ export class GovernanceService {
     registerBuiltins(this.registry)
     this.parsers.register(new YamlPolicyParser(this.registry, opts.logger))
     this.chain = new PolicyChain(opts.logger)
+    const states = (this.killSwitchStates = opts.killSwitchStates)
+    // a switch joining the chain (the code one at install, one from a policy file) takes its stored state
+    if (states !== undefined) this.chain.onChange(() => states.restore(this.chain.killSwitches))
     this.decisionLog = opts.decisionLog
     this.memory = opts.memory
     if (this.memory !== undefined) {
@@ -159,6 +166,18 @@ export class GovernanceService {
     return this.chain.killSwitches[0]
   }
 
+  /** Arms `ks` at once; resolves when the state is durable (when the service keeps states). */
+  armKillSwitch(ks: KillSwitchPolicy, reason: string, operator: string, principal: string): Promise<KillSwitchState> {
+    if (this.killSwitchStates === undefined) return Promise.resolve(ks.arm(reason, operator, principal))
+    return this.killSwitchStates.arm(ks, reason, operator, principal)
+  }
+
+  /** Disarms `ks`; resolves when the state is durable (when the service keeps states). */
+  disarmKillSwitch(ks: KillSwitchPolicy): Promise<KillSwitchState> {
+    if (this.killSwitchStates === undefined) return Promise.resolve(ks.disarm())
+    return this.killSwitchStates.disarm(ks)
+  }
+
   listing(): Record<string, unknown>[] {
     return this.chain.policies.map((p) => {
       const inner = p instanceof DryRunPolicy ? p.delegate : p
@@ -175,6 +194,7 @@ export class GovernanceService {
         if (s.armed) {
           rec.armedReason = s.reason
           rec.armedAt = s.armedAt
+          rec.armedBy = s.principal
         }
       }
       if (p instanceof DryRunPolicy) {

@@ -160,11 +160,15 @@ export class InteractionService {
       this.end(run, run.capture.fail(`timed out after ${isoDuration(this.opts.syncTimeoutMs)}`, 'timeout'))
       run.controller.abort()
     }, this.opts.syncTimeoutMs)
+    let finished: Interaction
     try {
-      return await run.finished!
+      finished = await run.finished!
     } finally {
       clearTimeout(timer)
     }
+    // the 200 acknowledges the turn: its governance decisions are committed before it, like its steps
+    await this.opts.ai.recordsWritten()
+    return finished
   }
 
   /** Chains a turn onto `parentId`: same conversation, its history, `parentId` set. */

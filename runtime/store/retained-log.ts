@@ -167,6 +167,14 @@ export class RetainedLog<T> {
     return page
   }
 
+  /**
+   * Resolves once every entry appended so far is committed (at once without LMDB): the newest
+   * page's promise, since LMDB commits pages in the order they were put. Rejects if that write failed.
+   */
+  written(): Promise<void> {
+    return this.pageWritten
+  }
+
   private readonly flushPage = (): void => {
     this.flush()
   }

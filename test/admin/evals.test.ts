@@ -13,8 +13,8 @@ const config = {
   'platform.admin.authorizer': 'roles',
   'platform.admin.authorizer-roles': { 'evals.write': ['evals'], 'evals.delete': ['ops'] },
   'platform.auth.tokens': [
-    { token: CI, principal: 'ci', roles: ['evals'] },
-    { token: OPS, principal: 'ops', roles: ['ops'] }
+    { token: CI, principal: 'ci', roles: ['admin', 'evals'] },
+    { token: OPS, principal: 'ops', roles: ['admin', 'ops'] }
   ]
 }
 const dir = mkdtempSync(join(tmpdir(), 'evals-http-'))

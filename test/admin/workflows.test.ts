@@ -18,8 +18,8 @@ const config = {
     'workflow.run': ['editor']
   },
   'platform.auth.tokens': [
-    { token: EDITOR, principal: 'eve', roles: ['editor'] },
-    { token: CLEANER, principal: 'carl', roles: ['cleaner'] }
+    { token: EDITOR, principal: 'eve', roles: ['admin', 'editor'] },
+    { token: CLEANER, principal: 'carl', roles: ['admin', 'cleaner'] }
   ]
 }
 const dir = mkdtempSync(join(tmpdir(), 'workflows-http-'))

@@ -55,8 +55,8 @@ export async function workflowPlatform(extra: Record<string, unknown> = {}): Pro
       'workflow.approve': ['approver']
     },
     'platform.auth.tokens': [
-      { token: EDITOR, principal: 'eve', roles: ['editor'] },
-      { token: APPROVER, principal: 'ann', roles: ['approver'] }
+      { token: EDITOR, principal: 'eve', roles: ['admin', 'editor'] },
+      { token: APPROVER, principal: 'ann', roles: ['admin', 'approver'] }
     ],
     ...extra
   })

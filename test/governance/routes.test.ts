@@ -16,7 +16,7 @@ const installGovernance = (p: Platform) => installAreas(p, [scopeArea, governanc
 const ALICE = 'alice-token-0123456789'
 const BOB = 'bob-token-0123456789ab'
 const tokens = [
-  { token: ALICE, principal: 'alice', roles: ['ops'] },
+  { token: ALICE, principal: 'alice', roles: ['admin', 'ops'] },
   { token: BOB, principal: 'bob' }
 ]
 const dir = mkdtempSync(join(tmpdir(), 'gov-routes-'))
@@ -366,7 +366,13 @@ t.test('kill switch: arm over HTTP denies every admission and /check; disarm res
   const chk = await call('/check', { body: { action: 'read' } })
   t.same([chk.body.allowed, chk.body.reason, chk.body.matched_policy], [false, 'incident 7', 'kill-switch'])
   const health = (await call('/health')).body
-  t.same(health.killSwitch, { armed: true, reason: 'incident 7', operator: 'carol', armedAt: armed.body.armedAt })
+  t.same(health.killSwitch, {
+    armed: true,
+    reason: 'incident 7',
+    operator: 'carol',
+    principal: 'alice',
+    armedAt: armed.body.armedAt
+  })
   const listed = (await call('/policies')).body[0]
   t.same([listed.armed, listed.armedReason], [true, 'incident 7'])
   const op = await call('/kill-switch/arm', { body: { reason: 'again', operator: 42 }, headers: auth(ALICE) })

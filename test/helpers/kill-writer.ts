@@ -5,9 +5,15 @@ import { spawn } from 'node:child_process'
 /**
  * Runs `script` (an ES module, given `arg` as its argument) in a child process, SIGKILLs it once
  * `killAt` lines have been printed, and resolves with every line it printed before it died.
+ * `nodeArgs` go before the script (`--no-node-snapshot` for a child that starts the platform).
  */
-export function killWriterAfter(script: string, arg: string, killAt: number): Promise<string[]> {
-  const proc = spawn(process.execPath, ['--input-type=module', '-e', script, arg], {
+export function killWriterAfter(
+  script: string,
+  arg: string,
+  killAt: number,
+  nodeArgs: string[] = []
+): Promise<string[]> {
+  const proc = spawn(process.execPath, [...nodeArgs, '--input-type=module', '-e', script, arg], {
     stdio: ['ignore', 'pipe', 'inherit']
   })
   const acked: string[] = []
