@@ -42,7 +42,7 @@ policies:
   - {name: rate, type: rate-limit, config: {limit: 1000000000, window-seconds: 1}}
   - {name: conc, type: concurrency-limit, config: {max-concurrent: 1000000}}
   - {name: hours, type: time-window, config: {start: "00:00", end: "23:59:59", days: [monday, tuesday, wednesday, thursday, friday, saturday, sunday]}}
-  - {name: meta, type: metadata-presence, config: {required-keys: [channel]}}
+  - {name: meta, type: metadata-presence, config: {required-keys: [client.channel]}}
   - {name: roles, type: authorization, config: {required-roles: [customer]}}
   - {name: cost, type: cost-ceiling, config: {budget-usd: 100}}
   - {name: pref, type: preference, config: {phrases: [python 2], prefer: Python 3, reason: EOL}}

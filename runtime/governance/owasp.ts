@@ -214,7 +214,7 @@ export const OWASP_ROWS: readonly MatrixRow[] = [
       ev(
         'runtime/governance/types/kill-switch.ts',
         'test/governance/routes.test.ts',
-        'arm(reason: string, operator: string)',
+        'arm(reason: string, operator: string, principal',
         'arm and disarm'
       ),
       ev(

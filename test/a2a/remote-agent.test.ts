@@ -47,9 +47,10 @@ t.test('a call to an agent another platform serves over A2A', async (t) => {
   const refused = await anonymous.call({ agent: 'demo', skill: 'run', args: { input: 'hi' } }, ctx())
   t.match(refused, { success: false, text: /A2A error -32600: .*requires an authenticated principal/ })
   const nobody = new A2aAgentTransport(`${remote.url}/platform/agent/nobody/a2a`, { token: TOKEN })
+  // the A2A endpoint answers an unknown agent in JSON-RPC too (one body shape per endpoint)
   t.match(await nobody.call({ agent: 'nobody', skill: 'run', args: {} }, ctx()), {
     success: false,
-    text: /HTTP 404/
+    text: /A2A error -32600: Unknown agent/
   })
   const closed = new A2aAgentTransport('http://127.0.0.1:9/a2a', { token: TOKEN })
   t.match(await closed.call({ agent: 'x', skill: 'run', args: {} }, ctx()), { success: false, text: /failed/ })

@@ -87,7 +87,7 @@ t.test('platform.ai.memory.store: memory keeps nothing across a restart', async 
 // it with SIGKILL. Every reported message must be there, in order, when the store is reopened.
 const child = `
 const { Store } = await import(${JSON.stringify(new URL('../../dist/runtime/store/index.js', import.meta.url).href)})
-const { LmdbConversationMemory } = await import(${JSON.stringify(new URL('../../dist/runtime/ai/index.js', import.meta.url).href)})
+const { LmdbConversationMemory } = await import(${JSON.stringify(new URL('../../dist/runtime/ai/memory.js', import.meta.url).href)})
 const store = new Store(process.argv[1])
 const mem = new LmdbConversationMemory(store.db('ai-memory'), 1000000)
 for (let i = 0; ; i++) {

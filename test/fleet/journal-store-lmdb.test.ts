@@ -128,7 +128,7 @@ t.test('lmdb: a name indexed by its digest is told apart from an agent named lik
 // kills it with SIGKILL. Every acknowledged event must be there, in order, when the store is reopened.
 const child = `
 const { Store } = await import(${JSON.stringify(new URL('../../dist/runtime/store/index.js', import.meta.url).href)})
-const { LmdbJournalStore } = await import(${JSON.stringify(new URL('../../dist/runtime/fleet/index.js', import.meta.url).href)})
+const { LmdbJournalStore } = await import(${JSON.stringify(new URL('../../dist/runtime/fleet/lmdb-journal-store.js', import.meta.url).href)})
 const journal = new LmdbJournalStore(new Store(process.argv[1]), 1000000)
 for (let i = 0; ; i++) {
   const timestamp = new Date().toISOString()
