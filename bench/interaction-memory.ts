@@ -70,6 +70,9 @@ async function main(): Promise<void> {
   const { platform, url } = await startInProcess(dataDir, {
     'platform.interactions.http-write-enabled': true,
     'platform.interactions.demo-principal': 'bench',
+    // one principal runs every turn: its quota would cap the turns in flight being measured
+    'platform.interactions.quota.runs-in-flight': 0,
+    'platform.interactions.quota.bytes-per-minute': 0,
     'platform.interactions.text-coalesce-ms': 0,
     'platform.interactions.max-steps': 5000,
     'platform.interactions.store': values.store

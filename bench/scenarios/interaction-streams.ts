@@ -8,6 +8,9 @@ import { percentile } from '../lib/stats.js'
 const PLATFORM_FLAGS = [
   ['platform.interactions.http-write-enabled', 'true'],
   ['platform.interactions.demo-principal', 'bench'],
+  // every turn runs as that one principal: its quota would cap the turns in flight under test
+  ['platform.interactions.quota.runs-in-flight', '0'],
+  ['platform.interactions.quota.bytes-per-minute', '0'],
   // every text delta its own step: 200 deltas are 200 steps to deliver
   ['platform.interactions.text-coalesce-ms', '0'],
   ['platform.interactions.max-steps', '5000'],

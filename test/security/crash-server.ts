@@ -28,9 +28,8 @@ const dist = (path: string): string => JSON.stringify(new URL(`../../dist/runtim
  * answers the parsed JSON of a 2xx (and throws otherwise); `ack` (JSON) is printed once answered.
  */
 const child = (write: string): string => `
-const { loadConfig } = await import(${dist('config/index.js')})
 const { startPlatform } = await import(${dist('platform.js')})
-const { installAreas } = await import(${dist('areas.js')})
+const { installAreas, loadConfig } = await import(${dist('areas.js')})
 const arg = JSON.parse(process.argv[1])
 const config = loadConfig({ env: {}, cwd: arg.dir, overrides: {
   'platform.server.port': 0, 'platform.server.host': '127.0.0.1', 'platform.data-dir': arg.dir,
