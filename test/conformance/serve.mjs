@@ -7,11 +7,10 @@ import { join, resolve, dirname } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
-const { loadConfig } = await import(pathToFileURL(join(root, 'dist/runtime/config/index.js')).href)
 const { startPlatform } = await import(pathToFileURL(join(root, 'dist/runtime/platform.js')).href)
-const { installAreas } = await import(pathToFileURL(join(root, 'dist/runtime/areas.js')).href)
+const { installAreas, loadConfig } = await import(pathToFileURL(join(root, 'dist/runtime/areas.js')).href)
 const { getMcp } = await import(pathToFileURL(join(root, 'dist/runtime/mcp/index.js')).href)
-const { inlineInstance } = await import(pathToFileURL(join(root, 'dist/runtime/plugins/index.js')).href)
+const { inlineInstance } = await import(pathToFileURL(join(root, 'dist/runtime/plugins/inline.js')).href)
 
 export async function serve(port = 0) {
   const fixtures = join(root, 'test/fixtures/plugins')
