@@ -51,7 +51,8 @@ export function installRoutes(platform: Platform, service: InteractionService, s
   const reader = (ctx: Context): string => service.readerOf(principals.resolve(ctx)?.name)
   /** A create or continue of `owner` within its quota, else 429 with Retry-After (nothing started). */
   const admit = (ctx: Context, owner: string): void => {
-    const refused = quota.take(owner, Buffer.byteLength(JSON.stringify(ctx.body)))
+    // the bytes the client sent, as the server received them (no second serialisation)
+    const refused = quota.take(owner, ctx.rawBody?.length ?? 0)
     if (refused === undefined) return
     ctx.setHeader('retry-after', String(refused.waitSeconds))
     throw new PlatformError(INTERACTION_ERRORS.INTERACTIONS_QUOTA, { over: refused.over })
