@@ -20,7 +20,8 @@ const DOCS: [method: 'GET' | 'POST', path: string, doc: RouteDoc][] = [
     'GET',
     '/decisions',
     {
-      summary: 'The most recent admission decisions, newest first',
+      summary:
+        'The most recent admission decisions, newest first; X-Next-Cursor (and Link) give the next, older page while older decisions remain. X-Anonymous-Denied counts the deny decisions of anonymous turns since start-up, X-Anonymous-Denied-Dropped those of them not kept (anonymous turns are logged apart and never push an authenticated turn out)',
       gate: { read: 'content' },
       query: {
         type: 'object',
@@ -30,7 +31,8 @@ const DOCS: [method: 'GET' | 'POST', path: string, doc: RouteDoc][] = [
             minimum: 1,
             default: DECISIONS_DEFAULT_LIMIT,
             description: 'Capped at 10000'
-          }
+          },
+          cursor: { type: 'string', description: 'The X-Next-Cursor of the previous page' }
         }
       }
     }
