@@ -57,8 +57,8 @@ export class SplitLog<T> {
     this.kindOf = anonymous?.kindOf
     this.perSecond = anonymous?.keptPerSecond ?? ANONYMOUS_DENIED_PER_SECOND
     this.onDenied = anonymous?.onDenied
-    if (anonymous !== undefined)
-      this.parts.push(new RetainedLog({ ...opts, name: `${opts.name}-anonymous`, db: anonymous.db }))
+    // one log to whoever counts its failed writes, whichever part failed
+    if (anonymous !== undefined) this.parts.push(new RetainedLog({ ...opts, db: anonymous.db }))
   }
 
   get capacity(): number {
