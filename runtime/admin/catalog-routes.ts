@@ -1,6 +1,6 @@
 /** Runtimes, the MCP catalogue, plugins and the control audit log. */
 import { PlatformError } from '../contracts/index.js'
-import { HTTP_ERRORS, setLogPageHeaders } from '../http/index.js'
+import { CALLERS, HTTP_ERRORS, setLogPageHeaders, type Callers } from '../http/index.js'
 import type { AdminDeps } from './admin-deps.js'
 import { ADMIN_BASE, type AdminRoute } from './route-table.js'
 import { ADMIN_ERRORS } from './errors.js'
@@ -98,17 +98,27 @@ export function catalogRoutes(d: AdminDeps): AdminRoute[] {
         type: 'object',
         properties: {
           limit: { type: 'integer', minimum: 1, maximum: AUDIT_MAX_LIMIT, default: AUDIT_DEFAULT_LIMIT },
-          cursor: { type: 'string', description: 'The X-Next-Cursor of the previous page' }
+          cursor: { type: 'string', description: 'The X-Next-Cursor of the previous page' },
+          callers: {
+            enum: Object.keys(CALLERS),
+            default: 'all',
+            description: 'authenticated: only attempts by a known principal; anonymous: only the sampled ones without'
+          }
         }
       },
       handler: ({ ctx, query }) => {
         const limit = query.limit as number
-        const cursor = query.cursor as string | undefined
-        const page = d.platform.audit.page(limit, cursor)
+        const callers = query.callers as Callers
+        const page = d.platform.audit.page(limit, query.cursor as string | undefined, CALLERS[callers])
         if (page === undefined) throw new PlatformError(HTTP_ERRORS.INVALID_CURSOR, { what: 'the control audit' })
         // an MCP tool call has no HTTP answer to carry headers
         if (ctx !== undefined)
-          setLogPageHeaders(ctx, `${ADMIN_BASE}/audit`, limit, { ...page, anonymousDenied: d.platform.audit.anonymousDenied })
+          setLogPageHeaders(
+            ctx,
+            `${ADMIN_BASE}/audit`,
+            { limit, callers: callers === 'all' ? undefined : callers },
+            { ...page, anonymousDenied: d.platform.audit.anonymousDenied }
+          )
         return page.entries
       }
     }

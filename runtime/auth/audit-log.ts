@@ -4,6 +4,7 @@ import {
   type AnonymousDeniedCounts,
   type LogKey,
   type LogPage,
+  type LogPart,
   type WriteFailureReport
 } from '../store/index.js'
 import type { ControlAuditEntry } from '../contracts/index.js'
@@ -68,9 +69,10 @@ export class ControlAuditLog {
   /**
    * One page of the most recent entries below the cursor (from the newest without one), oldest
    * first within the page; `nextCursor` reads the page before it. Undefined for a bad cursor.
+   * `part` lists only the entries of known callers (`main`) or only the anonymous ones.
    */
-  page(limit: number, cursor?: string): LogPage<ControlAuditEntry> | undefined {
-    const page = this.log.page(limit, cursor)
+  page(limit: number, cursor?: string, part?: LogPart): LogPage<ControlAuditEntry> | undefined {
+    const page = this.log.page(limit, cursor, part)
     if (page !== undefined) page.entries.reverse()
     return page
   }

@@ -14,6 +14,7 @@ import {
   type EntryKind,
   type LogKey,
   type LogPage,
+  type LogPart,
   type WriteFailureReport
 } from '../store/index.js'
 import type { DecisionEntry, DecisionValue } from '../contracts/index.js'
@@ -154,10 +155,11 @@ export class GovernanceDecisionLog {
 
   /**
    * One page of entries below the cursor (from the newest without one), newest first, with the
-   * cursor of the next page when older ones remain; undefined for a bad cursor.
+   * cursor of the next page when older ones remain; undefined for a bad cursor. `part` lists
+   * only authenticated turns' entries (`main`) or only anonymous ones.
    */
-  page(limit: number, cursor?: string): LogPage<DecisionEntry> | undefined {
-    return this.log.page(limit, cursor)
+  page(limit: number, cursor?: string, part?: LogPart): LogPage<DecisionEntry> | undefined {
+    return this.log.page(limit, cursor, part)
   }
 
   get anonymousDenied(): AnonymousDeniedCounts {

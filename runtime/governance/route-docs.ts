@@ -32,7 +32,12 @@ const DOCS: [method: 'GET' | 'POST', path: string, doc: RouteDoc][] = [
             default: DECISIONS_DEFAULT_LIMIT,
             description: 'Capped at 10000'
           },
-          cursor: { type: 'string', description: 'The X-Next-Cursor of the previous page' }
+          cursor: { type: 'string', description: 'The X-Next-Cursor of the previous page' },
+          callers: {
+            enum: ['all', 'authenticated', 'anonymous'],
+            default: 'all',
+            description: "authenticated: only turns run for a user; anonymous: only the others' (denials sampled)"
+          }
         }
       }
     }

@@ -8,5 +8,6 @@ export {
   type AnonymousPartOptions,
   type AnonymousDeniedCounts,
   type EntryKind,
-  type LogPage
+  type LogPage,
+  type LogPart
 } from './split-log.js'

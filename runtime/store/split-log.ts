@@ -25,6 +25,9 @@ export interface AnonymousPartOptions<T> {
   onDenied?: ((kept: boolean) => void) | undefined
 }
 
+/** One part of a split log: the entries of known callers, or the anonymous ones. */
+export type LogPart = 'main' | 'anonymous'
+
 /** One page of a log, newest first; `nextCursor` when older entries remain. */
 export interface LogPage<T> {
   entries: T[]
@@ -116,18 +119,21 @@ export class SplitLog<T> {
   /**
    * The newest `limit` entries below the cursor (from the newest without one), newest first,
    * with the cursor of the next page when older entries remain; undefined for a cursor this log
-   * did not write.
+   * did not write for the same `part`. `part` reads one part alone: `main` (known callers) or
+   * `anonymous`; both, merged by time, without it.
    */
-  page(limit: number, cursor?: string): LogPage<T> | undefined {
+  page(limit: number, cursor?: string, part?: LogPart): LogPage<T> | undefined {
     const { parts } = this
+    const name = `${this.name}:${part ?? 'all'}`
     let bounds: LogKey[]
     if (cursor === undefined) bounds = parts.map((p) => p.top)
     else {
-      const decoded = decodeLogCursor(cursor, this.name, parts.length)
+      const decoded = decodeLogCursor(cursor, name, parts.length)
       if (decoded === undefined) return undefined
       bounds = decoded
     }
-    const lists: Keyed<T>[][] = parts.map((p, i) => p.keyed(limit + 1, bounds[i]))
+    const wanted = (i: number): boolean => part === undefined || (part === 'main') === (i === 0)
+    const lists: Keyed<T>[][] = parts.map((p, i) => (wanted(i) ? p.keyed(limit + 1, bounds[i]) : []))
     const at = lists.map(() => 0)
     const entries: T[] = []
     while (entries.length < limit) {
@@ -142,7 +148,7 @@ export class SplitLog<T> {
       bounds[pick] = e.key
     }
     const more = lists.some((l, j) => at[j]! < l.length)
-    return more ? { entries, nextCursor: encodeLogCursor(this.name, bounds) } : { entries }
+    return more ? { entries, nextCursor: encodeLogCursor(name, bounds) } : { entries }
   }
 
   /** The newest `limit` committed entries of each part (memory without LMDB), newest first each. */
