@@ -2,7 +2,7 @@
  * The OpenAPI descriptions of the governance routes, handed to the HTTP server next to the routes
  * themselves; the schemas say what routes.ts accepts.
  */
-import type { HttpServer, RouteDoc } from '../http/index.js'
+import { CALLERS, type HttpServer, type RouteDoc } from '../http/index.js'
 import { DECISIONS_DEFAULT_LIMIT } from './routes.js'
 import { COMMITMENTS_DEFAULT_LIMIT, COMMITMENTS_MAX_LIMIT } from './commitment-routes.js'
 
@@ -34,7 +34,7 @@ const DOCS: [method: 'GET' | 'POST', path: string, doc: RouteDoc][] = [
           },
           cursor: { type: 'string', description: 'The X-Next-Cursor of the previous page' },
           callers: {
-            enum: ['all', 'authenticated', 'anonymous'],
+            enum: Object.keys(CALLERS),
             default: 'all',
             description: "authenticated: only turns run for a user; anonymous: only the others' (denials sampled)"
           }
