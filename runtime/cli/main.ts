@@ -7,6 +7,7 @@ import { installAreas, loadConfig } from '../areas.js'
 import { PLUGINS_USAGE, pluginsList, pluginsValidate, pluginsNew } from './plugins.js'
 import { StdioBridge, parseHeaders } from './mcp-stdio.js'
 import { tokenCreate } from './token.js'
+import { startBanner } from './start-banner.js'
 
 const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
 
@@ -178,6 +179,8 @@ async function serve(
   // stdout carries JSON log records only: the record for machines, the plain line on stderr for people
   platform.logger.info({ url }, 'platform listening')
   out.error(`platform listening on ${url}`)
+  const agents = platform.plugins.agents().map((a) => a.name)
+  for (const line of startBanner({ url, config, agents })) out.error(line)
   // SIGHUP reads the configuration again and applies the plugin grants; other keys need a restart
   let current = config
   const hup = (): void => {
