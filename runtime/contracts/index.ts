@@ -12,8 +12,10 @@ export * from './agent-call.js'
 export {
   PlatformError,
   defineErrors,
+  isPlatformError,
   mergeErrors,
   type ErrorDef,
   type ErrorDefs,
+  type ErrorOptions,
   type ErrorSource
 } from './platform-error.js'
