@@ -29,7 +29,6 @@ const NOT_YET_CODES: Record<string, string> = {
   PolicyConfigError: 'runtime/governance/errors.ts',
   PolicyLoadError: 'runtime/governance/errors.ts',
   PolicyError: 'runtime/governance/gate.ts',
-  ListenError: 'runtime/http/listen-error.ts',
   BodyTooLargeError: 'runtime/http/read-capped.ts',
   IdempotencyKeyHeldError: 'runtime/interactions/idempotency.ts',
   InvalidCursorError: 'runtime/interactions/store-input.ts',
