@@ -16,6 +16,5 @@ export {
   mergeErrors,
   type ErrorDef,
   type ErrorDefs,
-  type ErrorOptions,
   type ErrorSource
 } from './platform-error.js'
