@@ -14,6 +14,8 @@ import {
 } from '@a2a-js/sdk/client'
 import { isJsonRpcError } from '@a2a-js/sdk/errors'
 import { TASK_STATES, TERMINAL_STATES, type TaskState } from './a2a-types.js'
+import { PlatformError, isPlatformError } from '../contracts/index.js'
+import { A2A_ERRORS } from './errors.js'
 
 export interface A2aClientOptions {
   /** The agent's JSON-RPC endpoint, e.g. `https://agents.example.com/platform/agent/planner/a2a`. */
@@ -33,16 +35,9 @@ export interface RemoteOutcome {
   text: string
 }
 
-/** A failure talking to the remote agent (transport, protocol or JSON-RPC error), with a readable message. */
-export class A2aCallError extends Error {
-  constructor(
-    message: string,
-    readonly code?: number
-  ) {
-    super(message)
-    this.name = 'A2aCallError'
-  }
-}
+/** A failure talking to the remote agent (transport, protocol or its JSON-RPC error), with a readable message. */
+const callFailed = (detail: string, remoteCode?: number): PlatformError =>
+  new PlatformError(A2A_ERRORS.A2A_CALL_FAILED, remoteCode === undefined ? { detail } : { detail, remoteCode })
 
 /** How long a caller that gives up waits for the event naming the remote task, to cancel it. */
 const FIRST_EVENT_GRACE_MS = 2_000
@@ -71,7 +66,7 @@ function answeredWithStatus(url: string): typeof fetch {
     } catch {
       /* not JSON */
     }
-    throw new A2aCallError(`A2A endpoint ${url} answered HTTP ${res.status}: ${body.slice(0, 200)}`)
+    throw callFailed(`A2A endpoint ${url} answered HTTP ${res.status}: ${body.slice(0, 200)}`)
   }
 }
 
@@ -112,9 +107,9 @@ export class A2aClient {
     this.timeoutMs = o.timeoutMs ?? 60_000
   }
 
-  /** Sends one text message and waits for the task it makes to end; rejects with A2aCallError. */
+  /** Sends one text message and waits for the task it makes to end; rejects with an `A2A_CALL_FAILED` PlatformError. */
   async send(text: string, metadata: Record<string, unknown> = {}, signal?: AbortSignal): Promise<RemoteOutcome> {
-    if (signal?.aborted === true) throw new A2aCallError('A2A call cancelled')
+    if (signal?.aborted === true) throw callFailed('A2A call cancelled')
     const ac = new AbortController()
     let taskId: string | undefined
     let stopping: 'timeout' | 'cancel' | undefined
@@ -162,15 +157,15 @@ export class A2aClient {
         }
         if (stopping !== undefined || (state !== undefined && TERMINAL_STATES.has(state))) break
       }
-      if (stopping !== undefined) throw new A2aCallError('stopped')
+      if (stopping !== undefined) throw callFailed('stopped')
       if (taskId === undefined || state === undefined || !TERMINAL_STATES.has(state))
-        throw new A2aCallError(`A2A stream from ${this.o.url} ended before the task did`)
+        throw callFailed(`A2A stream from ${this.o.url} ended before the task did`)
       const answer = [...artifacts.values()].map((a) => textOf(a.parts)).join('')
       return { taskId, contextId, state, text: answer !== '' ? answer : status }
     } catch (err) {
       if (stopping !== undefined) {
         if (taskId !== undefined) await this.cancel(taskId)
-        throw new A2aCallError(
+        throw callFailed(
           stopping === 'timeout'
             ? `A2A call to ${this.o.url} timed out after ${this.timeoutMs}ms`
             : 'A2A call cancelled'
@@ -204,10 +199,10 @@ export class A2aClient {
   }
 
   /** A JSON-RPC error by its code and message (in a stream the SDK wraps it as the cause); anything else as it came. */
-  private failure(err: unknown): A2aCallError {
-    if (err instanceof A2aCallError) return err
+  private failure(err: unknown): PlatformError {
+    if (isPlatformError(err, A2A_ERRORS.A2A_CALL_FAILED)) return err
     const rpc = isJsonRpcError(err) ? err : err instanceof Error && isJsonRpcError(err.cause) ? err.cause : undefined
-    if (rpc !== undefined) return new A2aCallError(`A2A error ${rpc.envelopeCode}: ${rpc.message}`, rpc.envelopeCode)
-    return new A2aCallError(`A2A call to ${this.o.url} failed: ${err instanceof Error ? err.message : String(err)}`)
+    if (rpc !== undefined) return callFailed(`A2A error ${rpc.envelopeCode}: ${rpc.message}`, rpc.envelopeCode)
+    return callFailed(`A2A call to ${this.o.url} failed: ${err instanceof Error ? err.message : String(err)}`)
   }
 }

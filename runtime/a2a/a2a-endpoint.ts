@@ -7,12 +7,12 @@
 import { createHash } from 'node:crypto'
 import type { Platform } from '../platform.js'
 import { parseJsonBody, type Context } from '../http/index.js'
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isPlatformError } from '../contracts/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import { AGENT_BASE, AgentPathRoutes, agentChatPath } from '../ai/index.js'
 import { agentCard, originOf } from './agent-card.js'
 import { A2aMethods, ALIASES, METHODS, STREAMING, type Caller, type EventSink } from './a2a-methods.js'
-import { A2aError, RpcCode, rpcErrorBody } from './rpc-error.js'
+import { a2aFailure, rpcErrorBody } from './rpc-error.js'
 import { A2A_ERRORS } from './errors.js'
 import { AI_ERRORS } from '../ai/index.js'
 
@@ -37,8 +37,10 @@ export function a2aPath(agent: { name: string; endpoint?: string }): string {
 }
 
 function tooLarge(limit: number): { body: string; contentType: string } {
-  const err = new A2aError(RpcCode.InvalidRequest, `Request body too large (limit ${limit} bytes)`)
-  return { body: rpcErrorBody(null, err), contentType: JSON_TYPE }
+  return {
+    body: rpcErrorBody(null, new PlatformError(A2A_ERRORS.A2A_BODY_TOO_LARGE, { limit })),
+    contentType: JSON_TYPE
+  }
 }
 
 export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A2aEndpointOptions): A2aEndpoint {
@@ -48,37 +50,35 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
 
   const rpc = async (ctx: Context, path: string): Promise<void> => {
     let id: unknown = null
-    const fail = (err: A2aError, status = 200): void => {
-      ctx.send(status, rpcErrorBody(id, err), JSON_TYPE)
-    }
-    // a refusal before dispatch keeps the catalogue's status and message, in the JSON-RPC shape
-    const refuse = (err: PlatformError): void => {
-      fail(new A2aError(RpcCode.InvalidRequest, err.message), err.status)
+    // every failure on this endpoint, refusals before dispatch included, answers in the JSON-RPC
+    // shape with its code's HTTP status: one body shape per endpoint
+    const fail = (err: unknown): void => {
+      const e = a2aFailure(err)
+      if (e.headers !== undefined) for (const [k, v] of Object.entries(e.headers)) ctx.setHeader(k, v)
+      ctx.send(e.status, rpcErrorBody(id, e), JSON_TYPE)
     }
     const principal = platform.principals.resolve(ctx)
     if (principal === null && authRequired()) {
-      ctx.setHeader('www-authenticate', 'Bearer')
-      refuse(new PlatformError(AI_ERRORS.AGENT_AUTH_REQUIRED, { path }))
+      fail(new PlatformError(AI_ERRORS.AGENT_AUTH_REQUIRED, { path }, { headers: { 'www-authenticate': 'Bearer' } }))
       return
     }
     const agent = paths.agentAt(path)
     if (agent === undefined) {
-      refuse(new PlatformError(AI_ERRORS.AGENT_NOT_FOUND, { agent: path }))
+      fail(new PlatformError(AI_ERRORS.AGENT_NOT_FOUND, { agent: path }))
       return
     }
     let msg: unknown
     try {
       msg = parseJsonBody(ctx.rawBody ?? Buffer.alloc(0), config.get('platform.server.json-max-depth'))
     } catch (err) {
-      fail(new A2aError(RpcCode.ParseError, `Invalid JSON payload: ${(err as Error).message}`))
+      fail(new PlatformError(A2A_ERRORS.A2A_PARSE_ERROR, { detail: (err as Error).message }))
       return
     }
     if (typeof msg !== 'object' || msg === null || Array.isArray(msg)) {
       fail(
-        new A2aError(
-          RpcCode.InvalidRequest,
-          'Request payload validation error: send one JSON-RPC request object (batches are not supported)'
-        )
+        new PlatformError(A2A_ERRORS.A2A_INVALID_REQUEST, {
+          detail: 'Request payload validation error: send one JSON-RPC request object (batches are not supported)'
+        })
       )
       return
     }
@@ -86,25 +86,21 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
     if (typeof req.id === 'string' || typeof req.id === 'number') id = req.id
     if (req.jsonrpc !== '2.0' || typeof req.method !== 'string' || id === null) {
       fail(
-        new A2aError(
-          RpcCode.InvalidRequest,
-          "Request payload validation error: a request needs jsonrpc '2.0', a string method and a string or number id"
-        )
+        new PlatformError(A2A_ERRORS.A2A_INVALID_REQUEST, {
+          detail:
+            "Request payload validation error: a request needs jsonrpc '2.0', a string method and a string or number id"
+        })
       )
       return
     }
     const version = ctx.header('a2a-version')
     if (version !== undefined && version !== '' && !VERSIONS.has(version)) {
-      fail(
-        new A2aError(RpcCode.VersionNotSupported, `A2A version ${version} is not supported (supported: 1.0)`, {
-          version
-        })
-      )
+      fail(new PlatformError(A2A_ERRORS.A2A_VERSION_NOT_SUPPORTED, { version }, { data: { version } }))
       return
     }
     const method = ALIASES[req.method] ?? req.method
     if (!METHODS.has(method)) {
-      fail(new A2aError(RpcCode.MethodNotFound, `Method not found: ${req.method}`))
+      fail(new PlatformError(A2A_ERRORS.A2A_METHOD_NOT_FOUND, { method: req.method }))
       return
     }
     const roles = principal?.roles ?? []
@@ -126,11 +122,8 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
       const result = await methods.unary(method, req.params, caller)
       ctx.send(200, JSON.stringify({ jsonrpc: '2.0', id, result }), JSON_TYPE)
     } catch (err) {
-      if (err instanceof A2aError) fail(err)
-      else {
-        logger.error({ err, agent: agent.name, method }, 'A2A method failed')
-        fail(new A2aError(RpcCode.InternalError, 'Internal error'))
-      }
+      if (!isPlatformError(err)) logger.error({ err, agent: agent.name, method }, 'A2A method failed')
+      fail(err)
     }
   }
 

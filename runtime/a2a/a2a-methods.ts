@@ -8,7 +8,9 @@ import type { Logger } from 'pino'
 import type { AiService } from '../ai/index.js'
 import { TERMINAL_STATES, type StreamResponse } from './a2a-types.js'
 import { parseList, parseSend, parseTaskId, type SendParams } from './params.js'
-import { A2aError, RpcCode, invalidParams, unknownTask } from './rpc-error.js'
+import { PlatformError } from '../contracts/index.js'
+import { A2A_ERRORS } from './errors.js'
+import { invalidParams, unknownTask } from './rpc-error.js'
 import { runTask } from './task-run.js'
 import { taskJson, type TaskRecord, type TaskStore, type Viewer } from './task-store.js'
 
@@ -69,8 +71,7 @@ export class A2aMethods {
   ) {}
 
   async unary(method: string, params: unknown, c: Caller): Promise<unknown> {
-    if (PUSH.has(method))
-      throw new A2aError(RpcCode.PushNotificationNotSupported, 'Push notifications are not supported by this agent')
+    if (PUSH.has(method)) throw new PlatformError(A2A_ERRORS.A2A_PUSH_NOT_SUPPORTED)
     switch (method) {
       case 'SendMessage':
         return await this.send(parseSend(params), c)
@@ -94,16 +95,15 @@ export class A2aMethods {
       case 'CancelTask': {
         const t = this.task(parseTaskId(params, 'CancelTask').id, c)
         if (!this.store.cancel(t))
-          throw new A2aError(RpcCode.TaskNotCancelable, `Task not cancelable: ${t.id}`, { taskId: t.id })
+          throw new PlatformError(A2A_ERRORS.A2A_TASK_NOT_CANCELABLE, { id: t.id }, { data: { taskId: t.id } })
         return taskJson(t)
       }
       case 'GetExtendedAgentCard':
-        throw new A2aError(
-          RpcCode.UnsupportedOperation,
-          'This agent offers no extended agent card (capabilities.extendedAgentCard is false)'
-        )
+        throw new PlatformError(A2A_ERRORS.A2A_UNSUPPORTED_OPERATION, {
+          detail: 'This agent offers no extended agent card (capabilities.extendedAgentCard is false)'
+        })
     }
-    throw new A2aError(RpcCode.MethodNotFound, `Method not found: ${method}`)
+    throw new PlatformError(A2A_ERRORS.A2A_METHOD_NOT_FOUND, { method })
   }
 
   /** Checks a streaming call's params and target before any byte is streamed; returns the writer. */
@@ -117,12 +117,10 @@ export class A2aMethods {
     }
     const t = this.task(parseTaskId(params, 'SubscribeToTask').id, c)
     if (TERMINAL_STATES.has(t.state))
-      throw new A2aError(
-        RpcCode.UnsupportedOperation,
-        `Task ${t.id} is in a terminal state (${t.state}); nothing to subscribe to`,
-        {
-          taskId: t.id
-        }
+      throw new PlatformError(
+        A2A_ERRORS.A2A_UNSUPPORTED_OPERATION,
+        { detail: `Task ${t.id} is in a terminal state (${t.state}); nothing to subscribe to` },
+        { data: { taskId: t.id } }
       )
     return (sink) => {
       this.follow(t, sink)
@@ -143,12 +141,14 @@ export class A2aMethods {
       if (contextId !== undefined && contextId !== prior.contextId)
         throw invalidParams(`message.contextId '${contextId}' is not the context of task ${prior.id}`)
       // each message runs one turn, so a task takes no second message: a follow-up is a new task in the context
-      throw new A2aError(
-        RpcCode.UnsupportedOperation,
-        TERMINAL_STATES.has(prior.state)
-          ? `Task ${prior.id} is in a terminal state (${prior.state}) and accepts no further messages; send the message with its contextId to continue the conversation`
-          : `Task ${prior.id} is still ${prior.state}; wait for it or cancel it`,
-        { taskId: prior.id }
+      throw new PlatformError(
+        A2A_ERRORS.A2A_UNSUPPORTED_OPERATION,
+        {
+          detail: TERMINAL_STATES.has(prior.state)
+            ? `Task ${prior.id} is in a terminal state (${prior.state}) and accepts no further messages; send the message with its contextId to continue the conversation`
+            : `Task ${prior.id} is still ${prior.state}; wait for it or cancel it`
+        },
+        { data: { taskId: prior.id } }
       )
     }
     const t = this.store.create(c.agent, c.viewer.name, contextId, p.message)

@@ -3,12 +3,13 @@
  * field as a path (`message.parts[0].text`) and the rule it broke.
  */
 import type { ErrorObject } from 'ajv/dist/2020.js'
-import { invalidParams, type A2aError } from './rpc-error.js'
+import type { PlatformError } from '../contracts/index.js'
+import { invalidParams } from './rpc-error.js'
 
 type Obj = Record<string, unknown>
 
 /** ajv's errors of one failed validation (made with `verbose`, so each carries its schema and value). */
-export function paramsError(errors: ErrorObject[] | null | undefined): A2aError {
+export function paramsError(errors: ErrorObject[] | null | undefined): PlatformError {
   // validation stops at the first failing keyword; its error comes last, after the failed branches of a oneOf
   const all = errors ?? []
   return invalidParams(describe(all[all.length - 1]))

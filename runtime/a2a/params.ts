@@ -15,7 +15,9 @@ import {
   SUBSCRIBE_SCHEMA
 } from './params-schema.js'
 import { paramsError } from './params-error.js'
-import { A2aError, RpcCode, invalidParams } from './rpc-error.js'
+import { PlatformError } from '../contracts/index.js'
+import { A2A_ERRORS } from './errors.js'
+import { invalidParams } from './rpc-error.js'
 
 type Obj = Record<string, unknown>
 
@@ -84,10 +86,9 @@ export function parseSend(params: unknown): SendParams {
     .join('\n')
   if (text.trim() === '') {
     if (parts.some((x) => x.text === undefined))
-      throw new A2aError(
-        RpcCode.ContentTypeNotSupported,
-        'This agent reads text parts only (defaultInputModes text/plain); the message has none'
-      )
+      throw new PlatformError(A2A_ERRORS.A2A_CONTENT_TYPE_NOT_SUPPORTED, {
+        detail: 'This agent reads text parts only (defaultInputModes text/plain); the message has none'
+      })
     throw invalidParams('message.parts hold no text')
   }
   const message: Message = {
@@ -101,10 +102,9 @@ export function parseSend(params: unknown): SendParams {
   const cfg = p.configuration ?? {}
   const accepted = cfg.acceptedOutputModes ?? []
   if (accepted.length > 0 && !accepted.some((mode) => TEXT_MODES.has(mode)))
-    throw new A2aError(
-      RpcCode.ContentTypeNotSupported,
-      `This agent answers text/plain, which configuration.acceptedOutputModes [${accepted.join(', ')}] leaves out`
-    )
+    throw new PlatformError(A2A_ERRORS.A2A_CONTENT_TYPE_NOT_SUPPORTED, {
+      detail: `This agent answers text/plain, which configuration.acceptedOutputModes [${accepted.join(', ')}] leaves out`
+    })
   return {
     message,
     text,

@@ -1,22 +1,12 @@
 /**
- * JSON-RPC errors of the A2A binding: the standard codes and the A2A-specific ones (-32001 to
- * -32009). Each error carries a `google.rpc.ErrorInfo` detail naming its reason, as the binding asks.
+ * The one mapping of a failure to the A2A binding's JSON-RPC error. Each error carries a
+ * `google.rpc.ErrorInfo` detail naming its reason, as the binding asks.
  */
+import { PlatformError, isPlatformError } from '../contracts/index.js'
+import { A2A_ERRORS } from './errors.js'
+import { RpcCode } from './rpc-code.js'
 
-export const RpcCode = {
-  ParseError: -32700,
-  InvalidRequest: -32600,
-  MethodNotFound: -32601,
-  InvalidParams: -32602,
-  InternalError: -32603,
-  TaskNotFound: -32001,
-  TaskNotCancelable: -32002,
-  PushNotificationNotSupported: -32003,
-  UnsupportedOperation: -32004,
-  ContentTypeNotSupported: -32005,
-  ExtendedAgentCardNotConfigured: -32007,
-  VersionNotSupported: -32009
-} as const
+export { RpcCode }
 
 const REASONS: Record<number, string> = {
   [-32700]: 'PARSE_ERROR',
@@ -33,39 +23,45 @@ const REASONS: Record<number, string> = {
   [-32009]: 'VERSION_NOT_SUPPORTED'
 }
 
-/** An error a method answers with; thrown anywhere under a method and turned into the `error` member. */
-export class A2aError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly metadata: Record<string, string> = {}
-  ) {
-    super(message)
-    this.name = 'A2aError'
-  }
+/**
+ * Any failure as the error the JSON-RPC endpoint answers: a code with an `rpcCode` as itself; a
+ * REST code (a refusal: auth, unknown agent, a quota) keeps its status and message under -32600
+ * (-32603 for a 5xx); anything else is an unexpected failure, `Internal error` in-band.
+ */
+export function a2aFailure(err: unknown): PlatformError {
+  if (!isPlatformError(err)) return new PlatformError(A2A_ERRORS.A2A_METHOD_FAILED)
+  if (err.rpcCode !== undefined) return err
+  return new PlatformError(err.def, err.params, {
+    message: err.message,
+    status: err.status,
+    rpcCode: err.status >= 500 ? RpcCode.InternalError : RpcCode.InvalidRequest,
+    ...(err.headers !== undefined ? { headers: err.headers } : {})
+  })
+}
 
-  toJson(): { code: number; message: string; data: unknown[] } {
-    return {
-      code: this.code,
-      message: this.message,
-      data: [
-        {
-          '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
-          reason: REASONS[this.code] ?? 'UNKNOWN',
-          domain: 'a2a-protocol.org',
-          metadata: this.metadata
-        }
-      ]
-    }
+/** The JSON-RPC `error` member of a failure `a2aFailure` mapped. */
+export function rpcErrorMember(e: PlatformError): { code: number; message: string; data: unknown[] } {
+  const code = e.rpcCode ?? RpcCode.InternalError
+  return {
+    code,
+    message: e.message,
+    data: [
+      {
+        '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+        reason: REASONS[code] ?? 'UNKNOWN',
+        domain: 'a2a-protocol.org',
+        metadata: (e.data as Record<string, string> | undefined) ?? {}
+      }
+    ]
   }
 }
 
-export const invalidParams = (detail: string): A2aError =>
-  new A2aError(RpcCode.InvalidParams, `Invalid params: ${detail}`)
-export const unknownTask = (id: string): A2aError =>
-  new A2aError(RpcCode.TaskNotFound, `Unknown task: ${id}`, { taskId: id })
-
-/** A JSON-RPC response carrying an error. */
-export function rpcErrorBody(id: unknown, err: A2aError): string {
-  return JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: err.toJson() })
+/** A JSON-RPC response carrying the error `err` maps to. */
+export function rpcErrorBody(id: unknown, err: unknown): string {
+  return JSON.stringify({ jsonrpc: '2.0', id: id ?? null, error: rpcErrorMember(a2aFailure(err)) })
 }
+
+export const invalidParams = (detail: string): PlatformError =>
+  new PlatformError(A2A_ERRORS.A2A_INVALID_PARAMS, { detail })
+export const unknownTask = (id: string): PlatformError =>
+  new PlatformError(A2A_ERRORS.A2A_TASK_NOT_FOUND, { id }, { data: { taskId: id } })

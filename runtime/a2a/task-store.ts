@@ -13,7 +13,9 @@ import {
   type Task,
   type TaskState
 } from './a2a-types.js'
-import { A2aError, RpcCode, invalidParams } from './rpc-error.js'
+import { PlatformError } from '../contracts/index.js'
+import { A2A_ERRORS } from './errors.js'
+import { invalidParams } from './rpc-error.js'
 
 export interface TaskRecord {
   readonly id: string
@@ -92,7 +94,9 @@ export class TaskStore {
   create(agent: string, owner: string, contextId: string | undefined, message: Message): TaskRecord {
     if (this.tasks.size >= this.opts.maxTasks) this.sweep()
     if (this.tasks.size >= this.opts.maxTasks)
-      throw new A2aError(RpcCode.InternalError, `Task limit reached (${this.opts.maxTasks}); cannot create new task`)
+      throw new PlatformError(A2A_ERRORS.A2A_INTERNAL_ERROR, {
+        detail: `Task limit reached (${this.opts.maxTasks}); cannot create new task`
+      })
     const at = this.now()
     const id = randomUUID()
     const ctx = contextId ?? randomUUID()

@@ -1,8 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { ConfigError, OperatorError, EX_CONFIG } from '../config/index.js'
+import { isPlatformError } from '../contracts/index.js'
 import { startPlatform } from '../platform.js'
-import { ListenError } from '../http/index.js'
 import { installAreas, loadConfig } from '../areas.js'
 import { PLUGINS_USAGE, pluginsList, pluginsValidate, pluginsNew } from './plugins.js'
 import { StdioBridge, parseHeaders } from './mcp-stdio.js'
@@ -156,7 +156,8 @@ export async function main(
       out.error(`platform: configuration error: ${e.message}`)
       return EX_CONFIG
     }
-    if (e instanceof OperatorError || e instanceof ListenError) {
+    // a mistake the operator can fix: one line, no stack trace
+    if (e instanceof OperatorError || (isPlatformError(e) && e.def.operator === true)) {
       out.error(`platform: ${e.message.replace(/\s*\n\s*/g, ' ')}`)
       return EX_CONFIG
     }

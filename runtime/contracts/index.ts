@@ -12,6 +12,7 @@ export * from './agent-call.js'
 export {
   PlatformError,
   defineErrors,
+  isPlatformError,
   mergeErrors,
   type ErrorDef,
   type ErrorDefs,

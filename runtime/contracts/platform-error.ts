@@ -9,6 +9,7 @@
 
 /** What an area writes for one code. */
 export interface ErrorSpec {
+  /** The HTTP status; 200 only for an in-band JSON-RPC error (one with an `rpcCode`). */
   readonly status: number
   /** The message; a function of the params passed where the error is raised. */
   readonly message: string | ((p: Record<string, unknown>) => string)

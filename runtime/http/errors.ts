@@ -9,6 +9,13 @@ import { defineErrors } from '../contracts/index.js'
  */
 export const HTTP_ERRORS = defineErrors({
   NOT_FOUND: { status: 404, message: 'Not found' },
+  /** The server could not bind (port taken, address not on this host, port needs privileges); `socketCode` says why. */
+  LISTEN_FAILED: {
+    status: 500,
+    operator: true,
+    message: (p) => String(p.detail),
+    hint: 'Free the port or set platform.server.host and platform.server.port to an address of this host'
+  },
   METHOD_NOT_ALLOWED: { status: 405, message: (p) => `Method ${p.method} not allowed on ${p.path}` },
   BODY_TOO_LARGE: {
     status: 413,

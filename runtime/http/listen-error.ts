@@ -1,27 +1,19 @@
 import { createServer } from 'node:net'
+import { PlatformError } from '../contracts/index.js'
+import { HTTP_ERRORS } from './errors.js'
 
 /**
- * The server could not bind: an operator error (port taken, address not on this host, port needs
- * privileges), not a bug. `code` is the socket error (`EADDRINUSE`, ...); the CLI prints `message`
- * as one line and exits 78.
+ * The server could not bind: an operator error, not a bug. `socketCode` is the socket error
+ * (`EADDRINUSE`, ...); the CLI prints the message as one line and exits 78.
  */
-export class ListenError extends Error {
-  constructor(
-    message: string,
-    readonly code: string,
-    readonly host: string,
-    readonly port: number
-  ) {
-    super(message)
-    this.name = 'ListenError'
-  }
-}
+const listenFailed = (detail: string, socketCode: string, host: string, port: number): PlatformError =>
+  new PlatformError(HTTP_ERRORS.LISTEN_FAILED, { detail, socketCode, host, port })
 
 /**
  * uWS only says that listening failed; binding the same address once with Node (exclusively, then
  * released at once) tells why.
  */
-export async function explainListenFailure(host: string, port: number): Promise<ListenError> {
+export async function explainListenFailure(host: string, port: number): Promise<PlatformError> {
   const code = await new Promise<string>((resolve) => {
     const probe = createServer()
     probe.once('error', (e: NodeJS.ErrnoException) => {
@@ -36,11 +28,11 @@ export async function explainListenFailure(host: string, port: number): Promise<
   const where = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`
   switch (code) {
     case 'EADDRINUSE':
-      return new ListenError(`port ${port} is in use`, code, host, port)
+      return listenFailed(`port ${port} is in use`, code, host, port)
     case 'EADDRNOTAVAIL':
-      return new ListenError(`cannot listen on ${where}: ${host} is not an address of this host`, code, host, port)
+      return listenFailed(`cannot listen on ${where}: ${host} is not an address of this host`, code, host, port)
     case 'EACCES':
-      return new ListenError(
+      return listenFailed(
         `cannot listen on ${where}: permission denied (ports below 1024 need privileges)`,
         code,
         host,
@@ -48,8 +40,8 @@ export async function explainListenFailure(host: string, port: number): Promise<
       )
     case 'ENOTFOUND':
     case 'EAI_AGAIN':
-      return new ListenError(`cannot listen on ${where}: unknown host ${host}`, code, host, port)
+      return listenFailed(`cannot listen on ${where}: unknown host ${host}`, code, host, port)
     default:
-      return new ListenError(`cannot listen on ${where} (${code})`, code, host, port)
+      return listenFailed(`cannot listen on ${where} (${code})`, code, host, port)
   }
 }

@@ -1,7 +1,8 @@
 import { PluginCallError, type CancelSignal } from '../plugins/index.js'
 import type { ToolCallGate, ToolCallVerdict } from '../contracts/index.js'
 import { toCallToolResult, toolErrorResult, isInputRequired } from './content.js'
-import { McpError, ErrorCode, RESERVED_CODES } from './errors.js'
+import { PlatformError, isPlatformError } from '../contracts/index.js'
+import { RESERVED_CODES, MCP_ERRORS } from './errors.js'
 import type { RequestStateCodec } from './request-state.js'
 import type { InvokeContext } from './entries.js'
 import type { Outcome } from './tasks.js'
@@ -46,9 +47,11 @@ export function retryInput(
   }
   if (params.inputResponses !== undefined) {
     const ir = params.inputResponses
-    if (!isObject(ir)) throw new McpError(ErrorCode.InvalidParams, 'inputResponses must be an object')
+    if (!isObject(ir))
+      throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: 'inputResponses must be an object' })
     for (const [k, v] of Object.entries(ir))
-      if (!isObject(v)) throw new McpError(ErrorCode.InvalidParams, `inputResponses['${k}'] must be an object`)
+      if (!isObject(v))
+        throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: `inputResponses['${k}'] must be an object` })
     out.gathered = { ...out.gathered, ...ir }
   }
   return out
@@ -79,11 +82,10 @@ export function filterInputRequests(
     else missing[cap] = {}
   }
   if (Object.keys(kept).length === 0 && Object.keys(missing).length > 0) {
-    throw new McpError(
-      ErrorCode.MissingCapability,
-      `This request requires client capabilities: ${Object.keys(missing).join(', ')}`,
-      { requiredCapabilities: missing },
-      httpStatus
+    throw new PlatformError(
+      MCP_ERRORS.MCP_MISSING_CAPABILITY,
+      { detail: `This request requires client capabilities: ${Object.keys(missing).join(', ')}` },
+      { data: { requiredCapabilities: missing }, status: httpStatus }
     )
   }
   return kept
@@ -157,7 +159,7 @@ const CAUSES: Record<string, string> = {
  * `isError` result whose text names the cause and the plugin, and `_meta` saying the same for code.
  */
 export function failureOutcome(err: unknown): Outcome {
-  const code = (err as { code?: unknown })?.code
+  const code = isPlatformError(err) ? err.rpcCode : (err as { code?: unknown })?.code
   if (typeof code === 'number' && Number.isInteger(code) && code >= RESERVED_CODES.min && code <= RESERVED_CODES.max) {
     return { kind: 'error', error: { code, message: (err as Error).message ?? 'Internal error' } }
   }
@@ -211,13 +213,18 @@ export function checkGate(gate: ToolCallGate, toolName: string, args: unknown, c
 }
 
 // a broken policy plane fails closed
-const gateFailed = (toolName: string, err: unknown): McpError =>
-  new McpError(ErrorCode.InvalidRequest, `Tool '${toolName}' denied by policy 'governance': ${(err as Error).message}`)
+const gateFailed = (toolName: string, err: unknown): PlatformError =>
+  new PlatformError(MCP_ERRORS.MCP_POLICY_DENIED, {
+    tool: toolName,
+    policy: 'governance',
+    reason: (err as Error).message
+  })
 
 function admitted(toolName: string, verdict: ToolCallVerdict): void {
   if (!verdict.admitted)
-    throw new McpError(
-      ErrorCode.InvalidRequest,
-      `Tool '${toolName}' denied by policy '${verdict.policy}': ${verdict.reason}`
-    )
+    throw new PlatformError(MCP_ERRORS.MCP_POLICY_DENIED, {
+      tool: toolName,
+      policy: verdict.policy,
+      reason: verdict.reason
+    })
 }

@@ -1,6 +1,7 @@
 import type { Platform } from '../platform.js'
 import type { Context } from '../http/index.js'
-import { McpError, ErrorCode, HttpStatus, rejection } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
+import { HttpStatus, MCP_ERRORS } from './errors.js'
 import { NO_WRAP, type InvocationWrapper } from './calls.js'
 import type { McpRegistry } from './registry.js'
 import type { ToolEntry } from './entries.js'
@@ -20,7 +21,10 @@ export interface Handled {
   status: number
 }
 
-/** A hook that runs before any method is dispatched (the place for OAuth); throw McpError to reject. */
+/**
+ * A hook that runs before any method is dispatched (the place for OAuth); throw a PlatformError
+ * with an `rpcCode` to reject.
+ */
 export type BeforeDispatch = (
   msg: { method: string; params: JsonObject | undefined; id: unknown },
   ctx: CallContext
@@ -72,24 +76,31 @@ export class McpCore implements CoreState {
 
   async handle(msg: unknown, ctx: CallContext): Promise<Handled> {
     if (Array.isArray(msg))
-      throw rejection(ErrorCode.InvalidRequest, 'JSON-RPC batching is not supported (removed in MCP 2025-06-18)')
+      throw new PlatformError(MCP_ERRORS.MCP_BAD_MESSAGE, {
+        detail: 'JSON-RPC batching is not supported (removed in MCP 2025-06-18)'
+      })
     if (!isObject(msg) || msg.jsonrpc !== '2.0')
-      throw rejection(ErrorCode.InvalidRequest, "Invalid JSON-RPC message: expected an object with jsonrpc '2.0'")
+      throw new PlatformError(MCP_ERRORS.MCP_BAD_MESSAGE, {
+        detail: "Invalid JSON-RPC message: expected an object with jsonrpc '2.0'"
+      })
     const id = msg.id
     if (id !== undefined && typeof id !== 'string' && (typeof id !== 'number' || !Number.isFinite(id)))
-      throw rejection(ErrorCode.InvalidRequest, 'Invalid JSON-RPC id: must be a string or a number')
+      throw new PlatformError(MCP_ERRORS.MCP_BAD_MESSAGE, {
+        detail: 'Invalid JSON-RPC id: must be a string or a number'
+      })
     const method = msg.method
     if (method === undefined) {
       if (id !== undefined && ('result' in msg || 'error' in msg)) {
         this.clientResponse(id as string | number, msg, ctx)
         return { status: ACCEPTED }
       }
-      throw rejection(ErrorCode.InvalidRequest, 'Missing method')
+      throw new PlatformError(MCP_ERRORS.MCP_BAD_MESSAGE, { detail: 'Missing method' })
     }
     if (typeof method !== 'string' || method === '')
-      throw rejection(ErrorCode.InvalidRequest, 'method must be a non-empty string')
+      throw new PlatformError(MCP_ERRORS.MCP_BAD_MESSAGE, { detail: 'method must be a non-empty string' })
     const params = msg.params
-    if (params !== undefined && !isObject(params)) throw rejection(ErrorCode.InvalidRequest, 'params must be an object')
+    if (params !== undefined && !isObject(params))
+      throw new PlatformError(MCP_ERRORS.MCP_BAD_MESSAGE, { detail: 'params must be an object' })
     const meta = params?._meta
     const modern =
       (isObject(meta) && typeof meta[META_VERSION] === 'string') ||
@@ -112,7 +123,7 @@ export class McpCore implements CoreState {
   private clientResponse(id: string | number, msg: JsonObject, ctx: CallContext): void {
     const s = ctx.session ?? this.sessionFromHeader(ctx)
     if (ctx.transport === 'ws' && !this.sessions.ownedBy(s, callerOf(ctx)))
-      throw rejection(ErrorCode.SessionNotFound, 'Session not found', HttpStatus.NotFound)
+      throw new PlatformError(MCP_ERRORS.MCP_SESSION_NOT_FOUND)
     const p = s.pending.get(id)
     if (p === undefined) return
     s.pending.delete(id)
@@ -125,23 +136,27 @@ export class McpCore implements CoreState {
 
   sessionFromHeader(ctx: CallContext): Session {
     if (ctx.transport === 'ws')
-      throw rejection(
-        ErrorCode.ServerError,
-        'Bad Request: send initialize first on this socket, or use the 2026-07-28 dialect (_meta on every request)'
-      )
+      throw new PlatformError(MCP_ERRORS.MCP_SESSION_REQUIRED, {
+        detail:
+          'Bad Request: send initialize first on this socket, or use the 2026-07-28 dialect (_meta on every request)'
+      })
     const sid = ctx.headers?.['mcp-session-id']
     if (sid === undefined || sid === '')
-      throw rejection(ErrorCode.ServerError, 'Bad Request: Mcp-Session-Id header is required')
+      throw new PlatformError(MCP_ERRORS.MCP_SESSION_REQUIRED, {
+        detail: 'Bad Request: Mcp-Session-Id header is required'
+      })
     const s = this.sessions.owned(sid, callerOf(ctx))
     if (s === undefined || s.record.endpoint !== ctx.endpoint.path)
-      throw rejection(ErrorCode.SessionNotFound, 'Session not found', HttpStatus.NotFound)
+      throw new PlatformError(MCP_ERRORS.MCP_SESSION_NOT_FOUND)
     ctx.session = s
     return s
   }
 
   async requestOverChannel(s: Session, method: string, params: unknown): Promise<unknown> {
     if (s.channel === undefined)
-      throw new McpError(ErrorCode.InvalidRequest, 'No open stream to send a request to the client on')
+      throw new PlatformError(MCP_ERRORS.MCP_INVALID_REQUEST, {
+        detail: 'No open stream to send a request to the client on'
+      })
     const id = s.newRequestId()
     return await new Promise((resolve, reject) => {
       s.pending.set(id, { resolve, reject })

@@ -1,4 +1,5 @@
-import { ErrorCode, HttpStatus, rejection, type McpError } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
+import { MCP_ERRORS } from './errors.js'
 import type { Task } from './tasks.js'
 import { TASKS_EXT, isObject, type JsonObject } from './types.js'
 
@@ -8,12 +9,11 @@ export function hasTasksExtension(caps: JsonObject): boolean {
   return isObject(caps.extensions) && caps.extensions[TASKS_EXT] !== undefined
 }
 
-export function missingTasksExtension(): McpError {
-  return rejection(
-    ErrorCode.MissingCapability,
-    `This request requires the ${TASKS_EXT} extension`,
-    HttpStatus.BadRequest,
-    { requiredCapabilities: { extensions: { [TASKS_EXT]: {} } } }
+export function missingTasksExtension(): PlatformError {
+  return new PlatformError(
+    MCP_ERRORS.MCP_MISSING_CAPABILITY,
+    { detail: `This request requires the ${TASKS_EXT} extension` },
+    { data: { requiredCapabilities: { extensions: { [TASKS_EXT]: {} } } } }
   )
 }
 

@@ -1,3 +1,5 @@
+import { PlatformError, defineErrors, isPlatformError } from '../contracts/index.js'
+
 /**
  * JSON-RPC and MCP error codes the MCP server emits (MCP 2025-11-25 and 2026-07-28 error codes;
  * the names follow the MCP TypeScript SDK's `ErrorCode`).
@@ -52,38 +54,90 @@ export const HttpStatus = {
 } as const
 export type HttpStatus = (typeof HttpStatus)[keyof typeof HttpStatus]
 
-/**
- * A JSON-RPC error raised anywhere under dispatch. `httpStatus` is what the HTTP transport answers
- * with (400 for envelope errors, 404 for unknown methods in the stateless dialect, 200 in-band).
- */
-export class McpError extends Error {
-  /** `headers`: response headers an HTTP transport adds (e.g. `WWW-Authenticate` on a 401 from an auth hook). */
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: unknown,
-    readonly httpStatus: number = HttpStatus.InBand,
-    readonly headers?: Record<string, string>
-  ) {
-    super(message)
-    this.name = 'McpError'
-  }
+// Most MCP failures carry a message built where they are raised (it names the offending value).
+const said = (p: Record<string, unknown>): string => String(p.detail)
 
-  toJson(): { code: number; message: string; data?: unknown } {
-    return this.data === undefined
-      ? { code: this.code, message: this.message }
-      : { code: this.code, message: this.message, data: this.data }
+/**
+ * The MCP area's codes. `status` is what the HTTP transport answers with: 200 for an in-band JSON-RPC
+ * error (the HTTP exchange itself succeeded), 4xx/5xx for a rejection before or around dispatch.
+ * A raise passes the message as `detail`; `rpcCode` is the JSON-RPC `error.code` on the wire.
+ */
+export const MCP_ERRORS = defineErrors({
+  MCP_BAD_MESSAGE: { status: HttpStatus.BadRequest, rpcCode: ErrorCode.InvalidRequest, message: said },
+  MCP_INVALID_REQUEST: { status: HttpStatus.InBand, rpcCode: ErrorCode.InvalidRequest, message: said },
+  MCP_POLICY_DENIED: {
+    status: HttpStatus.InBand,
+    rpcCode: ErrorCode.InvalidRequest,
+    message: (p) => `Tool '${String(p.tool)}' denied by policy '${String(p.policy)}': ${String(p.reason)}`
+  },
+  MCP_METHOD_NOT_FOUND: { status: HttpStatus.InBand, rpcCode: ErrorCode.MethodNotFound, message: said },
+  MCP_METHOD_NOT_STATELESS: {
+    status: HttpStatus.NotFound,
+    rpcCode: ErrorCode.MethodNotFound,
+    message: (p) => `Method '${String(p.method)}' is not available in the ${String(p.version)} stateless dialect`
+  },
+  MCP_INVALID_PARAMS: { status: HttpStatus.InBand, rpcCode: ErrorCode.InvalidParams, message: said },
+  MCP_BAD_META: { status: HttpStatus.BadRequest, rpcCode: ErrorCode.InvalidParams, message: said },
+  MCP_INTERNAL_ERROR: { status: HttpStatus.InBand, rpcCode: ErrorCode.InternalError, message: said },
+  MCP_DISPATCH_FAILED: {
+    status: HttpStatus.InternalError,
+    rpcCode: ErrorCode.InternalError,
+    message: 'Internal error'
+  },
+  /** A JSON-RPC error a handler or a task reported; the raise carries its own `rpcCode`. */
+  MCP_HANDLER_ERROR: { status: HttpStatus.InBand, rpcCode: ErrorCode.InternalError, message: said },
+  MCP_SESSION_REQUIRED: { status: HttpStatus.BadRequest, rpcCode: ErrorCode.ServerError, message: said },
+  MCP_SESSION_NOT_FOUND: {
+    status: HttpStatus.NotFound,
+    rpcCode: ErrorCode.SessionNotFound,
+    message: 'Session not found',
+    hint: 'Send initialize again: the session ended, idled out or belongs to another caller'
+  },
+  MCP_SESSION_LIMIT: { status: HttpStatus.InBand, rpcCode: ErrorCode.ServerError, message: said },
+  MCP_SESSION_QUOTA: { status: HttpStatus.TooManyRequests, rpcCode: ErrorCode.ServerError, message: said },
+  MCP_SESSION_CAP: { status: HttpStatus.Unavailable, rpcCode: ErrorCode.ServerError, message: said },
+  MCP_RESOURCE_NOT_FOUND: {
+    status: HttpStatus.InBand,
+    rpcCode: ErrorCode.ResourceNotFoundLegacy,
+    message: (p) => `Resource not found: ${String(p.uri)}`
+  },
+  MCP_HEADER_MISMATCH: { status: HttpStatus.BadRequest, rpcCode: ErrorCode.HeaderMismatch, message: said },
+  MCP_MISSING_CAPABILITY: { status: HttpStatus.BadRequest, rpcCode: ErrorCode.MissingCapability, message: said },
+  MCP_UNSUPPORTED_VERSION: {
+    status: HttpStatus.BadRequest,
+    rpcCode: ErrorCode.UnsupportedVersion,
+    message: (p) => `Unsupported protocol version: ${String(p.version)}`
+  },
+  MCP_UNAUTHORIZED: {
+    status: HttpStatus.Unauthorized,
+    rpcCode: ErrorCode.SessionNotFound,
+    message: 'Unauthorized',
+    hint: 'Send a valid bearer token (Authorization: Bearer ...)'
+  },
+  MCP_FORBIDDEN: {
+    status: HttpStatus.Forbidden,
+    rpcCode: ErrorCode.SessionNotFound,
+    message: 'Forbidden: insufficient scope'
   }
+})
+
+/**
+ * The one mapping of a failure to its JSON-RPC form: a PlatformError with an `rpcCode` answers as
+ * itself; anything else is an unexpected failure (500, -32603, its detail kept out of the wire).
+ */
+export function rpcFailure(err: unknown): PlatformError {
+  return isPlatformError(err) && err.rpcCode !== undefined ? err : new PlatformError(MCP_ERRORS.MCP_DISPATCH_FAILED)
 }
 
-/** An error the HTTP transport answers with `status` rather than in-band (defaults to 400). */
-export function rejection(
-  code: ErrorCode,
-  message: string,
-  status: HttpStatus = HttpStatus.BadRequest,
-  data?: unknown
-): McpError {
-  return new McpError(code, message, data, status)
+/** Whether `err` is one the MCP edge answers as itself (not an unexpected failure to log). */
+export function isRpcFailure(err: unknown): err is PlatformError {
+  return isPlatformError(err) && err.rpcCode !== undefined
+}
+
+/** The JSON-RPC `error` member of a failure. */
+export function rpcErrorMember(e: PlatformError): { code: number; message: string; data?: unknown } {
+  const code = e.rpcCode ?? ErrorCode.InternalError
+  return e.data === undefined ? { code, message: e.message } : { code, message: e.message, data: e.data }
 }
 
 export function rpcError(id: unknown, err: { code: number; message: string; data?: unknown }): Record<string, unknown> {

@@ -1,11 +1,12 @@
-import { ErrorCode, rejection, type McpError } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
+import { MCP_ERRORS } from './errors.js'
 import type { ToolEntry } from './entries.js'
 import type { JsonObject } from './types.js'
 
 const B64 = /^[A-Za-z0-9+/]*={0,2}$/
 
-function mismatch(message: string): McpError {
-  return rejection(ErrorCode.HeaderMismatch, message)
+function mismatch(message: string): PlatformError {
+  return new PlatformError(MCP_ERRORS.MCP_HEADER_MISMATCH, { detail: message })
 }
 
 /** Decodes a header value per SEP-2243: trimmed; `=?base64?…?=` is base64 of UTF-8, anything else literal. */

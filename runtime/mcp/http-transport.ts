@@ -3,7 +3,8 @@ import type { Context, SseStream } from '../http/index.js'
 import { parseJsonBody } from '../http/index.js'
 import { Cancellation } from '../plugins/index.js'
 import type { McpCore } from './core.js'
-import { McpError, rpcError, rejection, ErrorCode, HttpStatus } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
+import { ErrorCode, rpcError, MCP_ERRORS, rpcFailure, isRpcFailure, rpcErrorMember } from './errors.js'
 import type { OriginPolicy } from './origin.js'
 import { callerOf } from './session-quota.js'
 import type { Session } from './sessions.js'
@@ -83,7 +84,8 @@ class PostSink implements Sink {
 
   private async serverRequest(method: string, params: unknown): Promise<unknown> {
     const s = this.cctx().session
-    if (s === undefined) throw new McpError(ErrorCode.InternalError, 'Server requests need a session')
+    if (s === undefined)
+      throw new PlatformError(MCP_ERRORS.MCP_INTERNAL_ERROR, { detail: 'Server requests need a session' })
     const id = s.newRequestId()
     return await new Promise((resolve, reject) => {
       s.pending.set(id, { resolve, reject })
@@ -220,17 +222,16 @@ export class HttpTransport {
     try {
       out = await this.core.handle(msg, cctx)
     } catch (err) {
-      const e =
-        err instanceof McpError ? err : rejection(ErrorCode.InternalError, 'Internal error', HttpStatus.InternalError)
-      if (!(err instanceof McpError)) this.platform.logger.error({ err }, 'MCP dispatch failed')
-      const body = rpcError(typeof id === 'string' || typeof id === 'number' ? id : null, e.toJson())
+      const e = rpcFailure(err)
+      if (!isRpcFailure(err)) this.platform.logger.error({ err }, 'MCP dispatch failed')
+      const body = rpcError(typeof id === 'string' || typeof id === 'number' ? id : null, rpcErrorMember(e))
       if (sink.stream !== undefined) {
         sink.stream.send({ event: 'message', data: JSON.stringify(body) })
         sink.stream.close()
         return
       }
       if (e.headers !== undefined) for (const [k, v] of Object.entries(e.headers)) ctx.setHeader(k, v)
-      ctx.send(e.httpStatus, JSON.stringify(body), JSON_TYPE)
+      ctx.send(e.status, JSON.stringify(body), JSON_TYPE)
       return
     }
     if (sink.stream !== undefined) {

@@ -2,6 +2,7 @@ import type { Area, Platform } from '../platform.js'
 import { abortSignalOf, type ToolDescriptor } from '../plugins/index.js'
 import type { Context } from '../http/index.js'
 import { McpCore } from './core.js'
+import { MCP_ERRORS } from './errors.js'
 import { HttpTransport } from './http-transport.js'
 import { OriginPolicy } from './origin.js'
 import { McpRegistry } from './registry.js'
@@ -159,6 +160,7 @@ export const mcpArea: Area = {
   name: 'mcp',
   dependsOn: [],
   configKeys: MCP_CONFIG_KEYS,
+  errors: MCP_ERRORS,
   install: async (p) => {
     await installMcp(p)
   }

@@ -1,6 +1,6 @@
 import type { CoreState } from './core-state.js'
-import { gateOf, TOOL_CALL_GATE } from '../contracts/index.js'
-import { McpError, ErrorCode } from './errors.js'
+import { gateOf, TOOL_CALL_GATE, PlatformError } from '../contracts/index.js'
+import { ErrorCode, MCP_ERRORS } from './errors.js'
 import { checkParamHeaders } from './headers.js'
 import { checkGate, clientCapabilities, retryInput } from './calls.js'
 import { findResource } from './entries.js'
@@ -18,11 +18,12 @@ const MAX_COMPLETIONS = 100
 
 export async function callTool(core: CoreState, p: JsonObject, ctx: CallContext, version: string): Promise<JsonObject> {
   const name = p.name
-  if (typeof name !== 'string' || name === '') throw new McpError(ErrorCode.InvalidParams, 'Missing tool name')
+  if (typeof name !== 'string' || name === '')
+    throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: 'Missing tool name' })
   const tool = core.registry.view(ctx.endpoint.agent).toolsByName.get(name)
-  if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
+  if (tool === undefined) throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: `Unknown tool: ${name}` })
   if (p.arguments !== undefined && !isObject(p.arguments))
-    throw new McpError(ErrorCode.InvalidParams, 'arguments must be an object')
+    throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: 'arguments must be an object' })
   let args: JsonObject = p.arguments ?? {}
   if ('_mcp' in args) {
     args = { ...args }
@@ -35,7 +36,7 @@ export async function callTool(core: CoreState, p: JsonObject, ctx: CallContext,
     const msg = describeErrors(tool.validate)
     // SEP-1303 (2025-11-25+): input validation errors are tool execution errors
     if (version === '2025-11-25' || modern) return { content: [{ type: 'text', text: msg }], isError: true }
-    throw new McpError(ErrorCode.InvalidParams, msg)
+    throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: msg })
   }
   const caps = clientCapabilities(ctx)
   const withExt = modern && hasTasksExtension(caps)
@@ -46,7 +47,9 @@ export async function callTool(core: CoreState, p: JsonObject, ctx: CallContext,
   if (withExt && tool.taskSupport !== 'forbidden') return await taskCall(core, runner, retry, ctx, name)
   if (!modern && isObject(p.task)) {
     if (version !== '2025-11-25' || tool.taskSupport === 'forbidden')
-      throw new McpError(ErrorCode.MethodNotFound, `Tool '${name}' does not support task execution`)
+      throw new PlatformError(MCP_ERRORS.MCP_METHOD_NOT_FOUND, {
+        detail: `Tool '${name}' does not support task execution`
+      })
     return await legacyTaskCall(core, runner, p.task, ctx)
   }
   const result = await runSettled(core, runner, retry, ctx, 'tools/call', name, modern)
@@ -63,14 +66,15 @@ export async function readResource(
   modern: boolean
 ): Promise<JsonObject> {
   const uri = p.uri
-  if (typeof uri !== 'string' || uri === '') throw new McpError(ErrorCode.InvalidParams, 'Missing resource URI')
+  if (typeof uri !== 'string' || uri === '')
+    throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: 'Missing resource URI' })
   const resource = findResource(core.registry.view(ctx.endpoint.agent), uri)
   // SEP-2164: -32602 from 2026-07-28 on; -32002 before
   if (resource === undefined)
-    throw new McpError(
-      modern ? ErrorCode.InvalidParams : ErrorCode.ResourceNotFoundLegacy,
-      `Resource not found: ${uri}`,
-      { uri }
+    throw new PlatformError(
+      MCP_ERRORS.MCP_RESOURCE_NOT_FOUND,
+      { uri },
+      { data: { uri }, ...(modern ? { rpcCode: ErrorCode.InvalidParams } : {}) }
     )
   return await runHandler(
     core,
@@ -88,20 +92,23 @@ export async function getPrompt(
   modern: boolean
 ): Promise<JsonObject> {
   const name = p.name
-  if (typeof name !== 'string' || name === '') throw new McpError(ErrorCode.InvalidParams, 'Missing prompt name')
+  if (typeof name !== 'string' || name === '')
+    throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: 'Missing prompt name' })
   const prompt = core.registry.view(ctx.endpoint.agent).promptsByName.get(name)
-  if (prompt === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${name}`)
+  if (prompt === undefined)
+    throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: `Unknown prompt: ${name}` })
   if (p.arguments !== undefined && !isObject(p.arguments))
-    throw new McpError(ErrorCode.InvalidParams, 'arguments must be an object')
+    throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: 'arguments must be an object' })
   const args: Record<string, string> = {}
   for (const [k, v] of Object.entries(p.arguments ?? {})) {
     if (k === '_mcp') continue
-    if (typeof v !== 'string') throw new McpError(ErrorCode.InvalidParams, `Prompt argument '${k}' must be a string`)
+    if (typeof v !== 'string')
+      throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: `Prompt argument '${k}' must be a string` })
     args[k] = v
   }
   for (const a of prompt.arguments)
     if (a.required === true && args[a.name] === undefined)
-      throw new McpError(ErrorCode.InvalidParams, `Missing required argument: ${a.name}`)
+      throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: `Missing required argument: ${a.name}` })
   const inv: Invocation = { type: 'prompt', name, argCount: Object.keys(args).length, ctx, prompt, args }
   return await runHandler(core, p, inv, 'prompts/get', modern)
 }
@@ -124,15 +131,20 @@ export async function complete(core: CoreState, p: JsonObject, ctx: CallContext)
   const ref = p.ref
   const arg = p.argument
   if (!isObject(ref) || !isObject(arg) || typeof arg.name !== 'string')
-    throw new McpError(ErrorCode.InvalidParams, 'completion/complete needs ref and argument {name, value}')
+    throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, {
+      detail: 'completion/complete needs ref and argument {name, value}'
+    })
   let values: string[] = []
   if (ref.type === 'ref/prompt') {
     const prompt = core.registry.view(ctx.endpoint.agent).promptsByName.get(ref.name as string)
-    if (prompt === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${String(ref.name)}`)
+    if (prompt === undefined)
+      throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: `Unknown prompt: ${String(ref.name)}` })
     if (prompt.complete !== undefined)
       values = await prompt.complete(arg.name, typeof arg.value === 'string' ? arg.value : '')
   } else if (ref.type !== 'ref/resource') {
-    throw new McpError(ErrorCode.InvalidParams, `Unknown completion reference type: ${String(ref.type)}`)
+    throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, {
+      detail: `Unknown completion reference type: ${String(ref.type)}`
+    })
   }
   values = values.slice(0, MAX_COMPLETIONS)
   return { completion: { values, total: values.length, hasMore: false } }

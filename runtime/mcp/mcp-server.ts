@@ -69,7 +69,10 @@ export class McpServer {
     return this.registry.registerPrompt(reg)
   }
 
-  /** Runs before every dispatched method (auth goes here); throw an McpError to reject. */
+  /**
+   * Runs before every dispatched method (auth goes here); throw a PlatformError with an `rpcCode`
+   * (e.g. `MCP_ERRORS.MCP_UNAUTHORIZED`) to reject.
+   */
   addBeforeDispatch(hook: BeforeDispatch): void {
     this.core.beforeDispatch.push(hook)
   }

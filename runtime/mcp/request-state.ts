@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
-import { McpError, ErrorCode } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
+import { MCP_ERRORS } from './errors.js'
 
 /** What an input-required round carries to the next one; signed, so a client can read but never alter it. */
 export interface StatePayload {
@@ -37,25 +38,31 @@ export class RequestStateCodec {
   }
 
   verify(state: unknown, method: string, target: string, principal: string | null): StatePayload {
-    if (typeof state !== 'string') throw new McpError(ErrorCode.InvalidParams, 'Invalid requestState: must be a string')
+    if (typeof state !== 'string')
+      throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: 'Invalid requestState: must be a string' })
     const dot = state.indexOf('.')
     const body = dot > 0 ? state.slice(0, dot) : ''
     const mac = dot > 0 ? state.slice(dot + 1) : ''
     const want = Buffer.from(this.mac(body))
     const got = Buffer.from(mac)
     if (body === '' || want.length !== got.length || !timingSafeEqual(want, got))
-      throw new McpError(ErrorCode.InvalidParams, 'Invalid requestState: integrity check failed')
+      throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: 'Invalid requestState: integrity check failed' })
     let p: StatePayload
     try {
       p = JSON.parse(Buffer.from(body, 'base64url').toString('utf8')) as StatePayload
     } catch {
-      throw new McpError(ErrorCode.InvalidParams, 'Invalid requestState: integrity check failed')
+      throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: 'Invalid requestState: integrity check failed' })
     }
     if (p.m !== method || p.n !== target)
-      throw new McpError(ErrorCode.InvalidParams, 'Invalid requestState: issued for another request')
+      throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, {
+        detail: 'Invalid requestState: issued for another request'
+      })
     if (p.p !== principal)
-      throw new McpError(ErrorCode.InvalidParams, 'Invalid requestState: issued to another principal')
-    if (p.e < Date.now()) throw new McpError(ErrorCode.InvalidParams, 'Invalid requestState: expired')
+      throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, {
+        detail: 'Invalid requestState: issued to another principal'
+      })
+    if (p.e < Date.now())
+      throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: 'Invalid requestState: expired' })
     return p
   }
 

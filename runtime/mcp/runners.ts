@@ -1,6 +1,7 @@
 import { toContents, toPromptResult, isInputRequired } from './content.js'
 import type { CoreState } from './core-state.js'
-import { McpError, ErrorCode, HttpStatus } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
+import { ErrorCode, HttpStatus, MCP_ERRORS } from './errors.js'
 import {
   clientCapabilities,
   failureOutcome,
@@ -92,7 +93,12 @@ export async function settle(
   let gathered = retry.gathered
   for (let round = 0; ; round++) {
     if (out.kind === 'complete') return out.result
-    if (out.kind === 'error') throw new McpError(out.error.code, out.error.message, out.error.data)
+    if (out.kind === 'error')
+      throw new PlatformError(
+        MCP_ERRORS.MCP_HANDLER_ERROR,
+        { detail: out.error.message },
+        { rpcCode: out.error.code, data: out.error.data }
+      )
     const caps = clientCapabilities(ctx)
     if (modern) {
       const inputRequests = filterInputRequests(out.inputRequests, caps)
@@ -107,11 +113,12 @@ export async function settle(
     }
     const request = ctx.sink.request
     if (request === undefined)
-      throw new McpError(
-        ErrorCode.InvalidRequest,
-        'This call needs input from the client: accept text/event-stream on POST, or use the WebSocket transport'
-      )
-    if (round >= MAX_INPUT_ROUNDS) throw new McpError(ErrorCode.InternalError, 'Too many input rounds')
+      throw new PlatformError(MCP_ERRORS.MCP_INVALID_REQUEST, {
+        detail:
+          'This call needs input from the client: accept text/event-stream on POST, or use the WebSocket transport'
+      })
+    if (round >= MAX_INPUT_ROUNDS)
+      throw new PlatformError(MCP_ERRORS.MCP_INTERNAL_ERROR, { detail: 'Too many input rounds' })
     const inputRequests = filterInputRequests(out.inputRequests, caps, HttpStatus.InBand)
     const answers = await Promise.all(
       Object.entries(inputRequests).map(

@@ -1,5 +1,6 @@
 import type { CoreState } from './core-state.js'
-import { McpError, ErrorCode, HttpStatus, rejection } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
+import { MCP_ERRORS } from './errors.js'
 import { findResource } from './entries.js'
 import { callerOf, refusalError } from './session-quota.js'
 import type { Session } from './sessions.js'
@@ -34,22 +35,19 @@ export async function sessionDispatch(
   const s = ctx.session ?? core.sessionFromHeader(ctx)
   // a WebSocket's session: its principal is judged again during the connection (a JWT can expire)
   if (ctx.transport === 'ws') {
-    if (!core.sessions.ownedBy(s, callerOf(ctx)))
-      throw rejection(ErrorCode.SessionNotFound, 'Session not found', HttpStatus.NotFound)
+    if (!core.sessions.ownedBy(s, callerOf(ctx))) throw new PlatformError(MCP_ERRORS.MCP_SESSION_NOT_FOUND)
     core.sessions.touch(s)
   }
   const hv = ctx.headers?.['mcp-protocol-version']?.trim()
   if (hv !== undefined) {
     if (!(SESSION_VERSIONS as readonly string[]).includes(hv))
-      throw rejection(
-        ErrorCode.ServerError,
-        `Bad Request: Unsupported protocol version: ${hv} (supported versions: ${SESSION_VERSIONS.join(', ')})`
-      )
+      throw new PlatformError(MCP_ERRORS.MCP_SESSION_REQUIRED, {
+        detail: `Bad Request: Unsupported protocol version: ${hv} (supported versions: ${SESSION_VERSIONS.join(', ')})`
+      })
     if (hv !== s.record.version)
-      throw rejection(
-        ErrorCode.InvalidRequest,
-        `MCP-Protocol-Version mismatch: session=${s.record.version}, header=${hv}`
-      )
+      throw new PlatformError(MCP_ERRORS.MCP_BAD_MESSAGE, {
+        detail: `MCP-Protocol-Version mismatch: session=${s.record.version}, header=${hv}`
+      })
   }
   if (id === undefined) {
     notification(core, method, params, s)
@@ -82,32 +80,35 @@ function notification(core: CoreState, method: string, params: JsonObject | unde
 function withinBytes(what: string, value: JsonObject, limit: number, key: string): void {
   const bytes = Buffer.byteLength(JSON.stringify(value))
   if (bytes > limit)
-    throw new McpError(
-      ErrorCode.InvalidParams,
-      `${what} too large: ${bytes} bytes as JSON, the limit is ${limit} bytes (${key})`,
-      { limitBytes: limit, key }
+    throw new PlatformError(
+      MCP_ERRORS.MCP_INVALID_PARAMS,
+      { detail: `${what} too large: ${bytes} bytes as JSON, the limit is ${limit} bytes (${key})` },
+      { data: { limitBytes: limit, key } }
     )
 }
 
 /** Only a resource this endpoint serves (or one its templates match), by a URI of bounded length, up to a count. */
 function subscribe(core: CoreState, p: JsonObject, ctx: CallContext, s: Session): void {
   const uri = p.uri
-  if (typeof uri !== 'string' || uri === '') throw new McpError(ErrorCode.InvalidParams, 'Missing resource URI')
+  if (typeof uri !== 'string' || uri === '')
+    throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: 'Missing resource URI' })
   const limits = core.sessions.storage
   if (Buffer.byteLength(uri) > limits.uriBytes)
-    throw new McpError(
-      ErrorCode.InvalidParams,
-      `Resource URI too long: the limit is ${limits.uriBytes} bytes (platform.mcp.sessions.max-uri-bytes)`,
-      { limitBytes: limits.uriBytes, key: 'platform.mcp.sessions.max-uri-bytes' }
+    throw new PlatformError(
+      MCP_ERRORS.MCP_INVALID_PARAMS,
+      { detail: `Resource URI too long: the limit is ${limits.uriBytes} bytes (platform.mcp.sessions.max-uri-bytes)` },
+      { data: { limitBytes: limits.uriBytes, key: 'platform.mcp.sessions.max-uri-bytes' } }
     )
   if (findResource(core.registry.view(ctx.endpoint.agent), uri) === undefined)
-    throw new McpError(ErrorCode.ResourceNotFoundLegacy, `Resource not found: ${uri}`, { uri })
+    throw new PlatformError(MCP_ERRORS.MCP_RESOURCE_NOT_FOUND, { uri }, { data: { uri } })
   if (s.subscriptions.has(uri)) return
   if (s.subscriptions.size >= limits.subscriptions)
-    throw new McpError(
-      ErrorCode.ServerError,
-      `Too many subscriptions: a session holds at most ${limits.subscriptions} (platform.mcp.sessions.max-subscriptions); unsubscribe from one first`,
-      { limit: limits.subscriptions, key: 'platform.mcp.sessions.max-subscriptions' }
+    throw new PlatformError(
+      MCP_ERRORS.MCP_SESSION_LIMIT,
+      {
+        detail: `Too many subscriptions: a session holds at most ${limits.subscriptions} (platform.mcp.sessions.max-subscriptions); unsubscribe from one first`
+      },
+      { data: { limit: limits.subscriptions, key: 'platform.mcp.sessions.max-subscriptions' } }
     )
   core.sessions.subscribe(s, uri)
 }
@@ -166,7 +167,8 @@ async function sessionMethod(
       subscribe(core, p, ctx, s)
       return {}
     case 'resources/unsubscribe':
-      if (typeof p.uri !== 'string') throw new McpError(ErrorCode.InvalidParams, 'Missing resource URI')
+      if (typeof p.uri !== 'string')
+        throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: 'Missing resource URI' })
       core.sessions.unsubscribe(s, p.uri)
       return {}
     case 'prompts/list':
@@ -177,7 +179,7 @@ async function sessionMethod(
       return await complete(core, p, ctx)
     case 'logging/setLevel': {
       if (typeof p.level !== 'string' || !LOG_LEVELS.includes(p.level as LogLevel))
-        throw new McpError(ErrorCode.InvalidParams, `Invalid log level: ${String(p.level)}`)
+        throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: `Invalid log level: ${String(p.level)}` })
       s.record.logLevel = p.level as LogLevel
       core.sessions.save(s)
       return {}
@@ -187,7 +189,9 @@ async function sessionMethod(
     case 'tasks/cancel': {
       const t = taskOf(core, p, ctx, true)
       if (core.tasks.isTerminal(t))
-        throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task: already in terminal status '${t.status}'`)
+        throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, {
+          detail: `Cannot cancel task: already in terminal status '${t.status}'`
+        })
       core.tasks.cancel(t)
       return legacyTask(t)
     }
@@ -195,8 +199,13 @@ async function sessionMethod(
       const t = taskOf(core, p, ctx, true)
       await core.tasks.settled(t)
       if (t.status === 'failed' && t.error !== undefined)
-        throw new McpError(t.error.code, t.error.message, t.error.data)
-      if (t.status === 'cancelled') throw new McpError(ErrorCode.InvalidRequest, `Task '${t.id}' was cancelled`)
+        throw new PlatformError(
+          MCP_ERRORS.MCP_HANDLER_ERROR,
+          { detail: t.error.message },
+          { rpcCode: t.error.code, data: t.error.data }
+        )
+      if (t.status === 'cancelled')
+        throw new PlatformError(MCP_ERRORS.MCP_INVALID_REQUEST, { detail: `Task '${t.id}' was cancelled` })
       return { ...t.result, _meta: { 'io.modelcontextprotocol/related-task': { taskId: t.id } } }
     }
     case 'tasks/list': {
@@ -208,6 +217,6 @@ async function sessionMethod(
       return out
     }
     default:
-      throw new McpError(ErrorCode.MethodNotFound, `Method not found: ${method}`)
+      throw new PlatformError(MCP_ERRORS.MCP_METHOD_NOT_FOUND, { detail: `Method not found: ${method}` })
   }
 }

@@ -1,4 +1,5 @@
-import { ErrorCode, HttpStatus, rejection, type McpError } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
+import { MCP_ERRORS } from './errors.js'
 
 /** Who opened a session: its principal, or null and the client address for an anonymous caller. */
 export interface SessionOwner {
@@ -123,27 +124,28 @@ export class SessionQuota {
 }
 
 /** The JSON-RPC error of a refusal: HTTP 429 for a per-caller limit, 503 for the server cap and the anonymous pool. */
-export function refusalError(r: SessionRefusal): McpError {
+export function refusalError(r: SessionRefusal): PlatformError {
   const data = { limit: r.limit, key: r.key }
   if (r.scope === 'anonymous')
-    return rejection(
-      ErrorCode.ServerError,
-      `Too many anonymous sessions: anonymous callers hold their limit of ${r.limit} live sessions; the rest of platform.mcp.max-sessions is kept for authenticated principals (${r.key})`,
-      HttpStatus.Unavailable,
-      data
+    return new PlatformError(
+      MCP_ERRORS.MCP_SESSION_CAP,
+      {
+        detail: `Too many anonymous sessions: anonymous callers hold their limit of ${r.limit} live sessions; the rest of platform.mcp.max-sessions is kept for authenticated principals (${r.key})`
+      },
+      { data }
     )
   if (r.scope === 'server')
-    return rejection(
-      ErrorCode.ServerError,
-      `Too many sessions: the server holds its limit of ${r.limit} live sessions (${r.key})`,
-      HttpStatus.Unavailable,
-      data
+    return new PlatformError(
+      MCP_ERRORS.MCP_SESSION_CAP,
+      { detail: `Too many sessions: the server holds its limit of ${r.limit} live sessions (${r.key})` },
+      { data }
     )
   const who = r.scope === 'principal' ? `principal '${r.of ?? ''}'` : `anonymous clients at ${r.of ?? ''}`
-  return rejection(
-    ErrorCode.ServerError,
-    `Too many sessions for ${who}: the limit is ${r.limit} live sessions (${r.key}); end one with DELETE or let it idle out`,
-    HttpStatus.TooManyRequests,
-    data
+  return new PlatformError(
+    MCP_ERRORS.MCP_SESSION_QUOTA,
+    {
+      detail: `Too many sessions for ${who}: the limit is ${r.limit} live sessions (${r.key}); end one with DELETE or let it idle out`
+    },
+    { data }
   )
 }

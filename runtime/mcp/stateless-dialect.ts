@@ -1,5 +1,6 @@
 import type { CoreState } from './core-state.js'
-import { McpError, ErrorCode, HttpStatus, rejection } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
+import { MCP_ERRORS } from './errors.js'
 import { checkRoutingHeaders } from './headers.js'
 import {
   hasTasksExtension,
@@ -65,36 +66,37 @@ export async function statelessDispatch(
 ): Promise<JsonObject | undefined> {
   if (id === undefined) return undefined
   if (!STATELESS_METHODS.has(method))
-    throw rejection(
-      ErrorCode.MethodNotFound,
-      `Method '${method}' is not available in the ${MODERN_VERSION} stateless dialect`,
-      HttpStatus.NotFound
-    )
+    throw new PlatformError(MCP_ERRORS.MCP_METHOD_NOT_STATELESS, { method, version: MODERN_VERSION })
   const meta = params?._meta
-  if (!isObject(meta)) throw rejection(ErrorCode.InvalidParams, 'Invalid _meta envelope: params._meta is required')
+  if (!isObject(meta))
+    throw new PlatformError(MCP_ERRORS.MCP_BAD_META, { detail: 'Invalid _meta envelope: params._meta is required' })
   const version = meta[META_VERSION]
   if (typeof version !== 'string')
-    throw rejection(ErrorCode.InvalidParams, `Invalid _meta envelope: ${META_VERSION} missing`)
+    throw new PlatformError(MCP_ERRORS.MCP_BAD_META, { detail: `Invalid _meta envelope: ${META_VERSION} missing` })
   if (!isObject(meta[META_CAPS]))
-    throw rejection(ErrorCode.InvalidParams, `Invalid _meta envelope: ${META_CAPS} missing`)
+    throw new PlatformError(MCP_ERRORS.MCP_BAD_META, { detail: `Invalid _meta envelope: ${META_CAPS} missing` })
   if (meta[META_CLIENT] !== undefined && !isObject(meta[META_CLIENT]))
-    throw rejection(ErrorCode.InvalidParams, `Invalid _meta envelope: ${META_CLIENT} must be an object`)
+    throw new PlatformError(MCP_ERRORS.MCP_BAD_META, {
+      detail: `Invalid _meta envelope: ${META_CLIENT} must be an object`
+    })
   const level = meta[META_LOG_LEVEL]
   if (level !== undefined && !LOG_LEVELS.includes(level as LogLevel))
-    throw rejection(ErrorCode.InvalidParams, `Invalid _meta envelope: ${META_LOG_LEVEL} must be a logging level`)
+    throw new PlatformError(MCP_ERRORS.MCP_BAD_META, {
+      detail: `Invalid _meta envelope: ${META_LOG_LEVEL} must be a logging level`
+    })
   if (ctx.headers !== undefined) {
     const hv = ctx.headers['mcp-protocol-version']?.trim()
     if (hv !== version)
-      throw rejection(
-        ErrorCode.HeaderMismatch,
-        `MCP-Protocol-Version header '${hv ?? ''}' does not match _meta protocol version '${version}'`
-      )
+      throw new PlatformError(MCP_ERRORS.MCP_HEADER_MISMATCH, {
+        detail: `MCP-Protocol-Version header '${hv ?? ''}' does not match _meta protocol version '${version}'`
+      })
   }
   if (version !== MODERN_VERSION)
-    throw rejection(ErrorCode.UnsupportedVersion, `Unsupported protocol version: ${version}`, HttpStatus.BadRequest, {
-      supported: [MODERN_VERSION],
-      requested: version
-    })
+    throw new PlatformError(
+      MCP_ERRORS.MCP_UNSUPPORTED_VERSION,
+      { version },
+      { data: { supported: [MODERN_VERSION], requested: version } }
+    )
   if (ctx.headers !== undefined) checkRoutingHeaders(ctx.headers, method, params)
   ctx.meta = meta
   const caps = meta[META_CAPS] as JsonObject
@@ -137,7 +139,8 @@ export async function statelessDispatch(
       break
     case 'tasks/update': {
       const t = taskOf(core, p, ctx, false)
-      if (!isObject(p.inputResponses)) throw new McpError(ErrorCode.InvalidParams, 'inputResponses must be an object')
+      if (!isObject(p.inputResponses))
+        throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: 'inputResponses must be an object' })
       core.tasks.update(t, p.inputResponses)
       result = {}
       break

@@ -1,4 +1,5 @@
-import { McpError, ErrorCode } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
+import { MCP_ERRORS } from './errors.js'
 import type { Session, SessionStorageLimits } from './sessions.js'
 import { META_SUBSCRIPTION, isObject, type CallContext, type JsonObject, type Sink } from './types.js'
 
@@ -23,10 +24,9 @@ export class Subscriptions {
     limits: Pick<SessionStorageLimits, 'subscriptions' | 'uriBytes'>
   ): Promise<JsonObject> {
     if (ctx.sink.canStream === false)
-      throw new McpError(
-        ErrorCode.InvalidRequest,
-        'subscriptions/listen needs a stream: send Accept: text/event-stream'
-      )
+      throw new PlatformError(MCP_ERRORS.MCP_INVALID_REQUEST, {
+        detail: 'subscriptions/listen needs a stream: send Accept: text/event-stream'
+      })
     const requested = isObject(p.notifications) ? p.notifications : {}
     const filter: JsonObject = {}
     for (const k of ['toolsListChanged', 'promptsListChanged', 'resourcesListChanged'])
@@ -34,16 +34,20 @@ export class Subscriptions {
     if (Array.isArray(requested.resourceSubscriptions)) {
       const uris = requested.resourceSubscriptions.filter((u) => typeof u === 'string')
       if (uris.length > limits.subscriptions)
-        throw new McpError(
-          ErrorCode.InvalidParams,
-          `Too many resourceSubscriptions: at most ${limits.subscriptions} (platform.mcp.sessions.max-subscriptions)`,
-          { limit: limits.subscriptions, key: 'platform.mcp.sessions.max-subscriptions' }
+        throw new PlatformError(
+          MCP_ERRORS.MCP_INVALID_PARAMS,
+          {
+            detail: `Too many resourceSubscriptions: at most ${limits.subscriptions} (platform.mcp.sessions.max-subscriptions)`
+          },
+          { data: { limit: limits.subscriptions, key: 'platform.mcp.sessions.max-subscriptions' } }
         )
       if (uris.some((u) => Buffer.byteLength(u) > limits.uriBytes))
-        throw new McpError(
-          ErrorCode.InvalidParams,
-          `Resource URI too long: the limit is ${limits.uriBytes} bytes (platform.mcp.sessions.max-uri-bytes)`,
-          { limitBytes: limits.uriBytes, key: 'platform.mcp.sessions.max-uri-bytes' }
+        throw new PlatformError(
+          MCP_ERRORS.MCP_INVALID_PARAMS,
+          {
+            detail: `Resource URI too long: the limit is ${limits.uriBytes} bytes (platform.mcp.sessions.max-uri-bytes)`
+          },
+          { data: { limitBytes: limits.uriBytes, key: 'platform.mcp.sessions.max-uri-bytes' } }
         )
       filter.resourceSubscriptions = uris
     }

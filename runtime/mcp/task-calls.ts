@@ -1,5 +1,6 @@
 import type { CoreState } from './core-state.js'
-import { McpError, ErrorCode } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
+import { ErrorCode, MCP_ERRORS, rpcFailure, isRpcFailure } from './errors.js'
 import { clientCapabilities, filterInputRequests, type RetryInput } from './calls.js'
 import { legacyTask } from './describe.js'
 import { settle } from './runners.js'
@@ -11,13 +12,12 @@ const MAX_LEGACY_TTL_MS = 3_600_000
 
 /** The task `p.taskId` names, visible to the caller's principal; the not-found wording differs per form. */
 export function taskOf(core: CoreState, p: JsonObject, ctx: CallContext, legacy: boolean): Task {
-  if (typeof p.taskId !== 'string') throw new McpError(ErrorCode.InvalidParams, 'Missing taskId')
+  if (typeof p.taskId !== 'string') throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: 'Missing taskId' })
   const t = core.tasks.get(p.taskId, ctx.principal ?? null)
   if (t === undefined)
-    throw new McpError(
-      ErrorCode.InvalidParams,
-      legacy ? 'Failed to retrieve task: Task not found' : `Unknown task: ${p.taskId}`
-    )
+    throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, {
+      detail: legacy ? 'Failed to retrieve task: Task not found' : `Unknown task: ${p.taskId}`
+    })
   return t
 }
 
@@ -52,8 +52,8 @@ export async function taskCall(
     try {
       return { ...o, inputRequests: filterInputRequests(o.inputRequests, caps) }
     } catch (err) {
-      const e = err as McpError
-      return { kind: 'error', error: { code: e.code, message: e.message, data: e.data } }
+      const e = rpcFailure(err)
+      return { kind: 'error', error: { code: e.rpcCode ?? ErrorCode.InternalError, message: e.message, data: e.data } }
     }
   }
   const resumeRunner: Runner = async (g, s, signal) => declared(await runner({ ...retry.gathered, ...g }, s, signal))
@@ -111,7 +111,10 @@ export async function legacyTaskCall(
     } catch (err) {
       return {
         kind: 'error',
-        error: { code: err instanceof McpError ? err.code : ErrorCode.InternalError, message: (err as Error).message }
+        error: {
+          code: isRpcFailure(err) ? (err.rpcCode ?? ErrorCode.InternalError) : ErrorCode.InternalError,
+          message: (err as Error).message
+        }
       }
     }
   }

@@ -3,7 +3,8 @@ import type { Platform } from '../platform.js'
 import { tokenOf, type Principal } from '../auth/index.js'
 import { parseJsonBody, requestHeaders, upgradeWith } from '../http/index.js'
 import type { McpCore } from './core.js'
-import { McpError, rpcError, ErrorCode } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
+import { ErrorCode, rpcError, MCP_ERRORS, rpcFailure, isRpcFailure, rpcErrorMember } from './errors.js'
 import type { OriginPolicy } from './origin.js'
 import type { Session } from './sessions.js'
 import type { CallContext, EndpointRef, JsonObject, Sink } from './types.js'
@@ -149,7 +150,9 @@ export class WsTransport {
       request: async (method, params) => {
         const s = d.session
         if (s === undefined)
-          throw new McpError(ErrorCode.InternalError, 'Server requests need a session (initialize first)')
+          throw new PlatformError(MCP_ERRORS.MCP_INTERNAL_ERROR, {
+            detail: 'Server requests need a session (initialize first)'
+          })
         const rid = s.newRequestId()
         return await new Promise((resolve, reject) => {
           s.pending.set(rid, { resolve, reject })
@@ -187,10 +190,14 @@ export class WsTransport {
       }
       if (out.response !== undefined) this.send(ws, out.response)
     } catch (err) {
-      const e = err instanceof McpError ? err : new McpError(ErrorCode.InternalError, 'Internal error')
-      if (!(err instanceof McpError)) this.platform.logger.error({ err }, 'MCP WebSocket dispatch failed')
-      if (id !== undefined || !(err instanceof McpError) || e.httpStatus >= 400)
-        this.send(ws, rpcError(typeof id === 'string' || typeof id === 'number' ? id : null, e.toJson()))
+      const known = isRpcFailure(err)
+      if (!known) this.platform.logger.error({ err }, 'MCP WebSocket dispatch failed')
+      // a notification's in-band failure has no id to answer; a rejection or a crash is still said
+      if (id !== undefined || !known || err.status >= 400)
+        this.send(
+          ws,
+          rpcError(typeof id === 'string' || typeof id === 'number' ? id : null, rpcErrorMember(rpcFailure(err)))
+        )
     }
   }
 }

@@ -12,7 +12,7 @@ const message = (m: Record<string, unknown> = {}) => ({
 const send = (p: Record<string, unknown> = {}, m: Record<string, unknown> = {}) => ({ message: message(m), ...p })
 
 function fails(t: Test, f: () => unknown, message: string, code = -32602): void {
-  t.throws(f, { code, message }, message)
+  t.throws(f, { rpcCode: code, message }, message)
 }
 
 t.test('SendMessage: each rule, named', async (t) => {
@@ -132,7 +132,7 @@ t.test('ListTasks: each rule, named; defaults when unset', async (t) => {
   ]
   for (const [params, detail] of cases) fails(t, () => parseList(params), `Invalid params: ${detail}`)
   t.throws(() => parseList({ status: 'DONE' }), {
-    code: -32602,
+    rpcCode: -32602,
     message: /^Invalid params: status must be one of TASK_STATE_SUBMITTED, .*, got "DONE"$/
   })
   t.same(parseList(undefined), { pageSize: 50, includeArtifacts: false })

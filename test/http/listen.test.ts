@@ -1,7 +1,8 @@
 import t from 'tap'
 import { createServer } from 'node:net'
 import { startTestPlatform } from '../helpers/platform.js'
-import { ListenError } from '../../runtime/http/index.js'
+import { isPlatformError } from '../../runtime/contracts/index.js'
+import { HTTP_ERRORS } from '../../runtime/http/errors.js'
 import { loadConfig } from '../../runtime/areas.js'
 
 t.test('a second platform on a port in use fails with "port N is in use"', async (t) => {
@@ -9,13 +10,13 @@ t.test('a second platform on a port in use fails with "port N is in use"', async
   t.teardown(first.close)
   const second = startTestPlatform({ 'platform.server.port': first.port })
   await t.rejects(second, {
-    name: 'ListenError',
-    code: 'EADDRINUSE',
+    code: 'PLT_ERR_LISTEN_FAILED',
     message: `port ${first.port} is in use`,
-    port: first.port
+    params: { socketCode: 'EADDRINUSE', port: first.port }
   })
   const err = await second.catch((e: unknown) => e)
-  t.ok(err instanceof ListenError)
+  t.ok(isPlatformError(err, HTTP_ERRORS.LISTEN_FAILED))
+  t.equal(isPlatformError(err) && err.def.operator, true, 'an operator error: the CLI prints one line and exits 78')
   t.equal((await fetch(first.url + '/healthz')).status, 200, 'the first keeps serving')
 })
 
@@ -32,8 +33,8 @@ t.test('the platform refuses a port held by a foreign non-reusable socket too', 
 t.test('an address that is not on this host is named', async (t) => {
   // 192.0.2.0/24 is TEST-NET-1: never assigned to a local interface
   await t.rejects(startTestPlatform({ 'platform.server.host': '192.0.2.1' }), {
-    name: 'ListenError',
-    code: 'EADDRNOTAVAIL',
+    code: 'PLT_ERR_LISTEN_FAILED',
+    params: { socketCode: 'EADDRNOTAVAIL' },
     message: /cannot listen on 192\.0\.2\.1:0: 192\.0\.2\.1 is not an address of this host/
   })
 })

@@ -215,12 +215,15 @@ t.test('programmatic registry beside plugins, validation, results, gate', async 
 t.test('a beforeDispatch hook can reject with a status and headers (where OAuth plugs in)', async (t) => {
   const m = await startMcp({}, { fixtures: false })
   t.teardown(m.tp.close)
-  const { McpError } = await import('../../runtime/mcp/errors.js')
+  const { MCP_ERRORS } = await import('../../runtime/mcp/errors.js')
+  const { PlatformError } = await import('../../runtime/contracts/index.js')
   m.mcp.addBeforeDispatch((msg, ctx) => {
     if (ctx.headers?.authorization === undefined)
-      throw new McpError(-32001, 'Unauthorized', undefined, 401, {
-        'www-authenticate': 'Bearer resource_metadata="http://x/.well-known/oauth-protected-resource"'
-      })
+      throw new PlatformError(
+        MCP_ERRORS.MCP_UNAUTHORIZED,
+        {},
+        { headers: { 'www-authenticate': 'Bearer resource_metadata="http://x/.well-known/oauth-protected-resource"' } }
+      )
   })
   let r = await fetch(m.url, {
     method: 'POST',

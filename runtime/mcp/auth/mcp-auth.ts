@@ -1,7 +1,8 @@
 import type { Platform } from '../../platform.js'
 import type { Context } from '../../http/index.js'
 import type { Principal } from '../../auth/index.js'
-import { McpError, ErrorCode } from '../errors.js'
+import { PlatformError } from '../../contracts/index.js'
+import { ErrorCode, MCP_ERRORS } from '../errors.js'
 import type { McpServer } from '../mcp-server.js'
 import { MCP } from '../key.js'
 import { JwtValidator, JwtError, type JwtOptions } from './jwt.js'
@@ -252,12 +253,10 @@ export function installMcpAuth(platform: Platform, mcp: McpServer): McpAuth | un
       if (ctx.transport !== 'ws') return
       const checked = await a.check(ctx.bearer)
       if (!checked.ok)
-        throw new McpError(
-          ErrorCode.SessionNotFound,
-          checked.status === 401 ? 'Unauthorized' : 'Forbidden: insufficient scope',
-          undefined,
-          checked.status,
-          { 'www-authenticate': checked.header }
+        throw new PlatformError(
+          checked.status === 401 ? MCP_ERRORS.MCP_UNAUTHORIZED : MCP_ERRORS.MCP_FORBIDDEN,
+          {},
+          { status: checked.status, headers: { 'www-authenticate': checked.header } }
         )
       ctx.principal = checked.info.subject
       ctx.caller = principalOf(checked.info)
