@@ -8,3 +8,12 @@ export { readCapped, BodyTooLargeError } from './read-capped.js'
 export { ListenError } from './listen-error.js'
 export { errorTable, ERR_BEGIN, ERR_END } from './error-table.js'
 export type { RouteDoc, DocumentedRoute, JsonSchema } from './route-doc.js'
+export {
+  OwnerQuota,
+  addressBucket,
+  clientAddress,
+  type OwnerLimits,
+  type OwnerRefusal,
+  type QuotaOwner,
+  type RefusalScope
+} from './owner-quota.js'
