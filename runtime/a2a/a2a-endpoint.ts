@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { Platform } from '../platform.js'
-import { parseJsonBody, type Context } from '../http/index.js'
+import { clientAddress, parseJsonBody, type Context } from '../http/index.js'
 import { PlatformError } from '../contracts/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import { AGENT_BASE, AgentPathRoutes, agentChatPath } from '../ai/index.js'
@@ -36,9 +36,15 @@ export function a2aPath(agent: { name: string; endpoint?: string }): string {
   return `${agentChatPath(agent)}/a2a`
 }
 
+/** A body over the message limit, refused (413) before it is read whole, so before any task exists. */
 function tooLarge(limit: number): { body: string; contentType: string } {
-  const err = new A2aError(RpcCode.InvalidRequest, `Request body too large (limit ${limit} bytes)`)
-  return { body: rpcErrorBody(null, err), contentType: JSON_TYPE }
+  const err = new PlatformError(A2A_ERRORS.A2A_MESSAGE_TOO_LARGE, { limit })
+  return { body: rpcErrorBody(null, rpcOf(err, { limitBytes: String(limit) })), contentType: JSON_TYPE }
+}
+
+/** A coded failure as the JSON-RPC error it answers with. */
+function rpcOf(err: PlatformError, metadata: Record<string, string> = {}): A2aError {
+  return new A2aError(err.rpcCode ?? RpcCode.InternalError, err.message, metadata)
 }
 
 export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A2aEndpointOptions): A2aEndpoint {
@@ -111,10 +117,11 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
     const caller: Caller = {
       agent: agent.name,
       viewer: {
-        name: principal?.name ?? 'anonymous',
+        principal: principal?.name ?? null,
         all: o.allTasksRole !== undefined && roles.includes(o.allTasksRole)
       },
-      userId: principal?.name
+      userId: principal?.name,
+      ...clientAddress(ctx)
     }
     try {
       if (STREAMING.has(method)) {
@@ -127,6 +134,8 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
       ctx.send(200, JSON.stringify({ jsonrpc: '2.0', id, result }), JSON_TYPE)
     } catch (err) {
       if (err instanceof A2aError) fail(err)
+      else if (err instanceof PlatformError && err.rpcCode !== undefined)
+        fail(rpcOf(err, err.data as Record<string, string> | undefined), err.status)
       else {
         logger.error({ err, agent: agent.name, method }, 'A2A method failed')
         fail(new A2aError(RpcCode.InternalError, 'Internal error'))
@@ -149,7 +158,12 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
     else ctx.send(200, body, JSON_TYPE)
   }
 
-  const rpcOpts = { body: 'raw' as const, optionalBody: true, tooLarge }
+  // a message is bounded as on the other agent endpoints; the server's body limit caps it there too
+  const bodyLimit = Math.min(
+    config.get('platform.ai.endpoint.max-message-bytes'),
+    config.get('platform.server.body-limit-bytes')
+  )
+  const rpcOpts = { body: 'raw' as const, optionalBody: true, tooLarge, bodyLimit }
   http.post(`${AGENT_BASE}/{name}/a2a`, (ctx) => rpc(ctx, `${AGENT_BASE}/${ctx.params.name}/a2a`), rpcOpts)
   for (const suffix of [CARD, `a2a/${CARD}`])
     http.get(`${AGENT_BASE}/{name}/${suffix}`, (ctx) => {
