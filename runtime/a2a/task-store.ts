@@ -131,7 +131,11 @@ export class TaskStore {
     message: Message
   ): TaskRecord {
     const caller: QuotaOwner =
-      principal !== null ? { principal } : address !== undefined ? { principal, address: addressBucket(address) } : { principal }
+      principal !== null
+        ? { principal }
+        : address !== undefined
+          ? { principal, address: addressBucket(address) }
+          : { principal }
     this.admit(caller)
     const at = this.now()
     const id = randomUUID()
