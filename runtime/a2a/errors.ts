@@ -24,7 +24,7 @@ export const A2A_ERRORS = defineErrors({
     message: (p) =>
       p.scope === 'anonymous'
         ? `Too many anonymous A2A tasks: anonymous callers hold their limit of ${String(p.limit)} running tasks; the rest of platform.a2a.max-tasks is kept for authenticated principals (${String(p.key)})`
-        : `Too many A2A tasks: the server holds its limit of ${String(p.limit)} tasks and none of them has finished (${String(p.key)})`,
+        : `Too many A2A tasks: the server holds its limit of ${String(p.limit)} tasks, and no anonymous task and none of the caller's own has finished (${String(p.key)})`,
     hint: 'Finished tasks make room; authenticated principals keep platform.a2a.tasks.authenticated-reserve of the cap'
   },
   A2A_MESSAGE_TOO_LARGE: {

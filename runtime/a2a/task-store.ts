@@ -4,8 +4,8 @@
  * and anonymous callers together leave `reserve` of the cap to authenticated principals. A caller
  * at its limit makes room by forgetting its own oldest finished task, so only tasks still running
  * refuse a new one; at the anonymous pool or the cap, the oldest finished anonymous task goes
- * (anonymous results are kept as long as there is room, authenticated ones for their whole
- * retention). A terminal task is otherwise forgotten `retentionMs` after it was created. Every
+ * (anonymous results are kept as long as there is room), then at the cap the caller's own oldest
+ * finished one; another principal's results are kept for their whole retention. A terminal task is otherwise forgotten `retentionMs` after it was created. Every
  * state change is announced on the bus as TaskStateChanged and to the task's streams.
  */
 import { randomUUID } from 'node:crypto'
@@ -171,8 +171,9 @@ export class TaskStore {
       throw refusal(this.quota.refusal('anonymous'))
     if (this.tasks.size < this.opts.limits.max) return
     this.sweep()
-    if (this.tasks.size >= this.opts.limits.max && !this.recycle(this.finishedAnonymous))
-      throw refusal(this.quota.refusal('server'))
+    if (this.tasks.size < this.opts.limits.max || this.recycle(this.finishedAnonymous)) return
+    // at the cap a caller may still give up its own finished task: no one else's result is lost
+    if (!this.recycle(this.finished.get(ownerKey(caller)))) throw refusal(this.quota.refusal('server'))
   }
 
   /** Forgets the oldest of `finished`; false when there is none. */
