@@ -16,7 +16,7 @@ export const A2A_CONFIG_KEYS = {
     schema: positiveInt,
     default: 10_000,
     description:
-      'A2A tasks kept at once; at the cap a message from an authenticated principal makes room by forgetting the oldest finished anonymous task, else it is refused (-32603, HTTP 503)'
+      "A2A tasks kept at once; at the cap the oldest finished anonymous task, else the caller's own oldest finished task, is forgotten to make room; while there is neither a new message is refused (-32603, HTTP 503)"
   },
   'platform.a2a.tasks.max-per-principal': {
     schema: positiveInt,

@@ -5,8 +5,9 @@
  * at its limit makes room by forgetting its own oldest finished task, so only tasks still running
  * refuse a new one; at the anonymous pool or the cap, the oldest finished anonymous task goes
  * (anonymous results are kept as long as there is room), then at the cap the caller's own oldest
- * finished one; another principal's results are kept for their whole retention. A terminal task is otherwise forgotten `retentionMs` after it was created. Every
- * state change is announced on the bus as TaskStateChanged and to the task's streams.
+ * finished one; another principal's results are kept for their whole retention. A terminal task
+ * is otherwise forgotten `retentionMs` after it was created. Every state change is announced on
+ * the bus as TaskStateChanged and to the task's streams.
  */
 import { randomUUID } from 'node:crypto'
 import type { EventBus } from '../events/index.js'
