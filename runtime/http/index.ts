@@ -14,6 +14,5 @@ export {
   clientAddress,
   type OwnerLimits,
   type OwnerRefusal,
-  type QuotaOwner,
-  type RefusalScope
+  type QuotaOwner
 } from './owner-quota.js'

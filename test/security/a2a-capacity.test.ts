@@ -51,6 +51,8 @@ async function platform(t: Test, fake: OpenAiServer, config: Record<string, unkn
     'platform.ai.runtime': 'openai',
     'platform.ai.openai.base-url': fake.url,
     'platform.ai.openai.model': 'test-model',
+    // every hanging turn holds a model request: the runtime's own bound is not what is tested
+    'platform.ai.openai.max-concurrency': 64,
     ...config
   })
   t.teardown(tp.close)
