@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto'
 import type { Platform } from '../platform.js'
-import { parseJsonBody, type Context } from '../http/index.js'
+import { clientAddress, parseJsonBody, type Context } from '../http/index.js'
 import { PlatformError, isPlatformError } from '../contracts/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import { AGENT_BASE, AgentPathRoutes, agentChatPath } from '../ai/index.js'
@@ -36,11 +36,10 @@ export function a2aPath(agent: { name: string; endpoint?: string }): string {
   return `${agentChatPath(agent)}/a2a`
 }
 
+/** A body over the message limit, refused (413) before it is read whole, so before any task exists. */
 function tooLarge(limit: number): { body: string; contentType: string } {
-  return {
-    body: rpcErrorBody(null, new PlatformError(A2A_ERRORS.A2A_BODY_TOO_LARGE, { limit })),
-    contentType: JSON_TYPE
-  }
+  const err = new PlatformError(A2A_ERRORS.A2A_MESSAGE_TOO_LARGE, { limit }, { data: { limitBytes: String(limit) } })
+  return { body: rpcErrorBody(null, err), contentType: JSON_TYPE }
 }
 
 export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A2aEndpointOptions): A2aEndpoint {
@@ -107,10 +106,11 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
     const caller: Caller = {
       agent: agent.name,
       viewer: {
-        name: principal?.name ?? 'anonymous',
+        principal: principal?.name ?? null,
         all: o.allTasksRole !== undefined && roles.includes(o.allTasksRole)
       },
-      userId: principal?.name
+      userId: principal?.name,
+      ...clientAddress(ctx)
     }
     try {
       if (STREAMING.has(method)) {
@@ -142,7 +142,12 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
     else ctx.send(200, body, JSON_TYPE)
   }
 
-  const rpcOpts = { body: 'raw' as const, optionalBody: true, tooLarge }
+  // a message is bounded as on the other agent endpoints; the server's body limit caps it there too
+  const bodyLimit = Math.min(
+    config.get('platform.ai.endpoint.max-message-bytes'),
+    config.get('platform.server.body-limit-bytes')
+  )
+  const rpcOpts = { body: 'raw' as const, optionalBody: true, tooLarge, bodyLimit }
   http.post(`${AGENT_BASE}/{name}/a2a`, (ctx) => rpc(ctx, `${AGENT_BASE}/${ctx.params.name}/a2a`), rpcOpts)
   for (const suffix of [CARD, `a2a/${CARD}`])
     http.get(`${AGENT_BASE}/{name}/${suffix}`, (ctx) => {

@@ -20,6 +20,8 @@ export interface Caller {
   viewer: Viewer
   /** The principal's name; undefined for an anonymous caller. */
   userId: string | undefined
+  /** The client's address: what an anonymous caller's tasks are counted by. */
+  address?: string
 }
 
 /** Where a streaming method writes; `close` ends the stream. */
@@ -151,14 +153,15 @@ export class A2aMethods {
         { data: { taskId: prior.id } }
       )
     }
-    const t = this.store.create(c.agent, c.viewer.name, contextId, p.message)
+    const t = this.store.create(c.agent, c.viewer.principal, c.address, contextId, p.message)
     if (p.metadata !== undefined) Object.assign(t.metadata, p.metadata)
     contextId = t.contextId
     void runTask({ ai: this.ai, store: this.store, logger: this.logger }, t, {
       text: p.text,
       ...(c.userId !== undefined ? { userId: c.userId } : {}),
       clientMetadata: { ...p.metadata, ...p.message.metadata },
-      memoryKey: memoryKey(c.agent, c.viewer.name, contextId)
+      // anonymous conversations are kept apart by address too: a context id may be one a client chose, and guessable
+      memoryKey: memoryKey(c.agent, t.caller.principal ?? `anonymous ${t.caller.address ?? ''}`, contextId)
     })
     return t
   }

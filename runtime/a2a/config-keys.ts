@@ -16,7 +16,24 @@ export const A2A_CONFIG_KEYS = {
     schema: positiveInt,
     default: 10_000,
     description:
-      'A2A tasks kept at once; a message that would create one more is refused until terminal tasks are evicted'
+      "A2A tasks kept at once; at the cap the oldest finished anonymous task, else the caller's own oldest finished task, is forgotten to make room; while there is neither a new message is refused (-32603, HTTP 503)"
+  },
+  'platform.a2a.tasks.max-per-principal': {
+    schema: positiveInt,
+    default: 1000,
+    description:
+      'A2A tasks one authenticated principal keeps at once; beyond it the principal forgets its own oldest finished task, and while all of them still run a new message is refused (-32603, HTTP 429)'
+  },
+  'platform.a2a.tasks.max-per-address': {
+    schema: positiveInt,
+    default: 100,
+    description:
+      'A2A tasks anonymous callers from one client address (an IPv6 /64) keep at once; beyond it their oldest finished task is forgotten, and while all of them still run a new message is refused (-32603, HTTP 429)'
+  },
+  'platform.a2a.tasks.authenticated-reserve': {
+    schema: { type: 'integer', minimum: 0 },
+    description:
+      'A2A tasks of platform.a2a.max-tasks kept for authenticated principals (unset: a tenth of it): anonymous callers keep at most max-tasks minus this many; beyond it their oldest finished task is forgotten, and while all of them still run a new anonymous message is refused (-32603, HTTP 503)'
   },
   'platform.a2a.task-retention-ms': {
     schema: positiveInt,

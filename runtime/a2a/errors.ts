@@ -8,6 +8,9 @@ const said = (p: Record<string, unknown>): string => String(p.detail)
  * The A2A area's codes: the REST ones (the host card) and the JSON-RPC ones, each with its `rpcCode`.
  * A JSON-RPC failure answers 200 (in-band) unless it is a refusal around dispatch; a raise's `data`
  * is the `google.rpc.ErrorInfo` metadata (e.g. `{taskId}`) the binding puts in `error.data`.
+ * A capacity refusal is JSON-RPC -32603, the code A2A gives a temporary failure such as an
+ * exceeded rate limit, with the HTTP status that tells a client whether it alone is over (429) or
+ * the server is full (503).
  */
 export const A2A_ERRORS = defineErrors({
   A2A_NO_ROOT_AGENT: {
@@ -21,11 +24,6 @@ export const A2A_ERRORS = defineErrors({
     message: (p) => `Invalid JSON payload: ${String(p.detail)}`
   },
   A2A_INVALID_REQUEST: { status: 200, rpcCode: RpcCode.InvalidRequest, message: said },
-  A2A_BODY_TOO_LARGE: {
-    status: 413,
-    rpcCode: RpcCode.InvalidRequest,
-    message: (p) => `Request body too large (limit ${String(p.limit)} bytes)`
-  },
   A2A_METHOD_NOT_FOUND: {
     status: 200,
     rpcCode: RpcCode.MethodNotFound,
@@ -58,5 +56,28 @@ export const A2A_ERRORS = defineErrors({
     message: (p) => `A2A version ${String(p.version)} is not supported (supported: 1.0)`
   },
   /** A call to a remote agent failed (transport, protocol or its JSON-RPC error); `remoteCode` is that error's code. */
-  A2A_CALL_FAILED: { status: 502, message: said }
+  A2A_CALL_FAILED: { status: 502, message: said },
+  A2A_TASK_QUOTA: {
+    status: 429,
+    rpcCode: RpcCode.InternalError,
+    message: (p) =>
+      `Too many A2A tasks for ${String(p.who)}: all ${String(p.limit)} of its tasks are still running (${String(p.key)}); wait for one to finish or cancel one`,
+    hint: 'A finished task makes room for the next one of the same caller at once'
+  },
+  A2A_TASK_CAPACITY: {
+    status: 503,
+    rpcCode: RpcCode.InternalError,
+    message: (p) =>
+      p.scope === 'anonymous'
+        ? `Too many anonymous A2A tasks: anonymous callers hold their limit of ${String(p.limit)} running tasks; the rest of platform.a2a.max-tasks is kept for authenticated principals (${String(p.key)})`
+        : `Too many A2A tasks: the server holds its limit of ${String(p.limit)} tasks, and no anonymous task and none of the caller's own has finished (${String(p.key)})`,
+    hint: 'Finished tasks make room; authenticated principals keep platform.a2a.tasks.authenticated-reserve of the cap'
+  },
+  A2A_MESSAGE_TOO_LARGE: {
+    status: 413,
+    rpcCode: RpcCode.InvalidRequest,
+    message: (p) =>
+      `Request body too large: an A2A request is at most ${String(p.limit)} bytes (platform.ai.endpoint.max-message-bytes, capped by platform.server.body-limit-bytes)`,
+    hint: 'Send a shorter message, or raise platform.ai.endpoint.max-message-bytes'
+  }
 })

@@ -19,9 +19,15 @@ export function installA2a(platform: Platform): void {
   const { config } = platform
   if (!config.get('platform.a2a.enabled')) return
   const ai = platform.area(AI)
+  const max = config.get('platform.a2a.max-tasks')
   const store = new TaskStore({
     bus: platform.bus,
-    maxTasks: config.get('platform.a2a.max-tasks'),
+    limits: {
+      max,
+      perPrincipal: config.get('platform.a2a.tasks.max-per-principal'),
+      perAddress: config.get('platform.a2a.tasks.max-per-address'),
+      reserve: config.get('platform.a2a.tasks.authenticated-reserve') ?? Math.floor(max / 10)
+    },
     retentionMs: config.get('platform.a2a.task-retention-ms')
   })
   // at shutdown, before the server waits for its open responses: a blocking SendMessage is one

@@ -1,10 +1,19 @@
 /**
- * The A2A tasks of this platform, in process memory and bounded: at most `maxTasks` at once (a
- * new one past that is refused), and a terminal task is forgotten `retentionMs` after it was
- * created. Every state change is announced on the bus as TaskStateChanged and to the task's streams.
+ * The A2A tasks of this platform, in process memory and bounded: at most `limits.max` at once,
+ * at most `perPrincipal` of one principal and `perAddress` of anonymous callers from one address,
+ * and anonymous callers together leave `reserve` of the cap to authenticated principals. A caller
+ * at its limit makes room by forgetting its own oldest finished task, so only tasks still running
+ * refuse a new one; at the anonymous pool or the cap, the oldest finished anonymous task goes
+ * (anonymous results are kept as long as there is room), then at the cap the caller's own oldest
+ * finished one; another principal's results are kept for their whole retention. A terminal task
+ * is otherwise forgotten `retentionMs` after it was created. Every state change is announced on
+ * the bus as TaskStateChanged and to the task's streams.
  */
 import { randomUUID } from 'node:crypto'
 import type { EventBus } from '../events/index.js'
+import { PlatformError } from '../contracts/index.js'
+import { OwnerQuota, addressBucket, type OwnerLimits, type OwnerRefusal, type QuotaOwner } from '../http/index.js'
+import { A2A_ERRORS } from './errors.js'
 import {
   TERMINAL_STATES,
   type Artifact,
@@ -13,8 +22,6 @@ import {
   type Task,
   type TaskState
 } from './a2a-types.js'
-import { PlatformError } from '../contracts/index.js'
-import { A2A_ERRORS } from './errors.js'
 import { invalidParams } from './rpc-error.js'
 
 export interface TaskRecord {
@@ -24,6 +31,8 @@ export interface TaskRecord {
   readonly agent: string
   /** The principal that created it (`anonymous` without one). */
   readonly owner: string
+  /** Whom it is counted against: its principal, or null and (anonymous) the client's address bucket. */
+  readonly caller: QuotaOwner
   readonly createdAt: number
   /** Creation order, the tie-break of the listing order. */
   readonly seq: number
@@ -39,9 +48,13 @@ export interface TaskRecord {
   readonly waiters: (() => void)[]
 }
 
-/** Who asks: a caller sees its own tasks, or every task when `all` (its role allows it). */
+/**
+ * Who asks: a principal sees its own tasks, or every task when `all` (its role allows it). An
+ * anonymous caller lists none: it reads an anonymous task only by its id, which only the caller
+ * that created it was told, since anonymous callers cannot be told apart otherwise.
+ */
 export interface Viewer {
-  name: string
+  principal: string | null
   all: boolean
 }
 
@@ -65,7 +78,7 @@ export interface ListPage {
 
 export interface TaskStoreOptions {
   bus: EventBus
-  maxTasks: number
+  limits: OwnerLimits
   retentionMs: number
   now?: () => number
 }
@@ -73,14 +86,30 @@ export interface TaskStoreOptions {
 /** States a cancel request may leave. */
 const CANCELABLE: ReadonlySet<TaskState> = new Set(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING'])
 
+const KEYS = {
+  server: 'platform.a2a.max-tasks',
+  principal: 'platform.a2a.tasks.max-per-principal',
+  address: 'platform.a2a.tasks.max-per-address',
+  anonymous: 'platform.a2a.tasks.authenticated-reserve'
+} as const
+
+/** The key of a caller's own finished tasks. */
+const ownerKey = (c: QuotaOwner): string => (c.principal !== null ? `p ${c.principal}` : `a ${c.address ?? ''}`)
+
 export class TaskStore {
   private readonly tasks = new Map<string, TaskRecord>()
+  private readonly quota: OwnerQuota
+  /** Each caller's finished tasks, oldest finished first: what makes room for its next one. */
+  private readonly finished = new Map<string, Set<TaskRecord>>()
+  /** Finished anonymous tasks, oldest finished first: what makes room at the anonymous pool and the cap. */
+  private readonly finishedAnonymous = new Set<TaskRecord>()
   private seq = 0
   private readonly now: () => number
   private readonly timer: NodeJS.Timeout
 
   constructor(private readonly opts: TaskStoreOptions) {
     this.now = opts.now ?? Date.now
+    this.quota = new OwnerQuota(opts.limits, KEYS)
     // a sweep now and then, so memory is given back even when no one creates or lists tasks
     this.timer = setInterval(() => this.sweep(), Math.min(30_000, Math.max(1_000, opts.retentionMs / 5)))
     this.timer.unref()
@@ -90,13 +119,25 @@ export class TaskStore {
     return this.tasks.size
   }
 
-  /** A new SUBMITTED task holding `message` as its first history entry; refused past the cap. */
-  create(agent: string, owner: string, contextId: string | undefined, message: Message): TaskRecord {
-    if (this.tasks.size >= this.opts.maxTasks) this.sweep()
-    if (this.tasks.size >= this.opts.maxTasks)
-      throw new PlatformError(A2A_ERRORS.A2A_INTERNAL_ERROR, {
-        detail: `Task limit reached (${this.opts.maxTasks}); cannot create new task`
-      })
+  /**
+   * A new SUBMITTED task of `principal` (null: anonymous, counted by `address`) holding `message`
+   * as its first history entry. Past a limit a finished task makes room; while none has finished
+   * it throws A2A_TASK_QUOTA (the caller's own limit) or A2A_TASK_CAPACITY, and nothing changes.
+   */
+  create(
+    agent: string,
+    principal: string | null,
+    address: string | undefined,
+    contextId: string | undefined,
+    message: Message
+  ): TaskRecord {
+    const caller: QuotaOwner =
+      principal !== null
+        ? { principal }
+        : address !== undefined
+          ? { principal, address: addressBucket(address) }
+          : { principal }
+    this.admit(caller)
     const at = this.now()
     const id = randomUUID()
     const ctx = contextId ?? randomUUID()
@@ -104,7 +145,8 @@ export class TaskStore {
       id,
       contextId: ctx,
       agent,
-      owner,
+      owner: principal ?? 'anonymous',
+      caller,
       createdAt: at,
       seq: ++this.seq,
       state: 'TASK_STATE_SUBMITTED',
@@ -118,23 +160,54 @@ export class TaskStore {
       waiters: []
     }
     this.tasks.set(id, t)
+    this.quota.add(caller)
     return t
+  }
+
+  /** Makes room for one more task of `caller`, or throws the refusal of the limit that has none. */
+  private admit(caller: QuotaOwner): void {
+    const own = this.quota.check(caller)
+    if (own !== undefined && !this.recycle(this.finished.get(ownerKey(caller)))) throw refusal(own)
+    if (caller.principal === null && this.quota.anonymousFull && !this.recycle(this.finishedAnonymous))
+      throw refusal(this.quota.refusal('anonymous'))
+    if (this.tasks.size < this.opts.limits.max) return
+    this.sweep()
+    if (this.tasks.size < this.opts.limits.max || this.recycle(this.finishedAnonymous)) return
+    // at the cap a caller may still give up its own finished task: no one else's result is lost
+    if (!this.recycle(this.finished.get(ownerKey(caller)))) throw refusal(this.quota.refusal('server'))
+  }
+
+  /** Forgets the oldest of `finished`; false when there is none. */
+  private recycle(finished: Set<TaskRecord> | undefined): boolean {
+    const oldest = finished?.values().next().value
+    if (oldest === undefined) return false
+    this.forget(oldest)
+    return true
+  }
+
+  private forget(t: TaskRecord): void {
+    if (!this.tasks.delete(t.id)) return
+    this.quota.remove(t.caller)
+    const key = ownerKey(t.caller)
+    const own = this.finished.get(key)
+    if (own?.delete(t) === true && own.size === 0) this.finished.delete(key)
+    this.finishedAnonymous.delete(t)
   }
 
   /** A task by id, whoever owns it (the admin view); undefined when unknown or evicted. */
   get(id: string): TaskRecord | undefined {
     const t = this.tasks.get(id)
     if (t !== undefined && this.expired(t)) {
-      this.tasks.delete(id)
+      this.forget(t)
       return undefined
     }
     return t
   }
 
-  /** A task as one caller of one agent's endpoint may see it; anything else is unknown to it. */
+  /** A task as one caller of one agent's endpoint may see it by its id; anything else is unknown to it. */
   visible(id: string, agent: string, viewer: Viewer): TaskRecord | undefined {
     const t = this.get(id)
-    return t !== undefined && t.agent === agent && canSee(t, viewer) ? t : undefined
+    return t !== undefined && t.agent === agent && canSee(t, viewer, true) ? t : undefined
   }
 
   /** Moves a task to `state` (a terminal state is final), tells the bus and the task's streams. */
@@ -148,9 +221,19 @@ export class TaskStore {
       this.opts.bus.emit('TaskStateChanged', { taskId: t.id, oldState: old, newState: state, protocol: 'a2a' })
     this.publish(t, { statusUpdate: { taskId: t.id, contextId: t.contextId, status: statusOf(t) } })
     if (TERMINAL_STATES.has(state)) {
+      this.finish(t)
       for (const w of t.waiters.splice(0)) w()
       t.listeners.clear()
     }
+  }
+
+  private finish(t: TaskRecord): void {
+    if (!this.tasks.has(t.id)) return
+    const key = ownerKey(t.caller)
+    const own = this.finished.get(key)
+    if (own === undefined) this.finished.set(key, new Set([t]))
+    else own.add(t)
+    if (t.caller.principal === null) this.finishedAnonymous.add(t)
   }
 
   /** Sends one event to every stream open on the task. */
@@ -178,7 +261,7 @@ export class TaskStore {
     const cursor = q.pageToken === undefined || q.pageToken === '' ? undefined : parseToken(q.pageToken)
     const matching: TaskRecord[] = []
     for (const t of this.tasks.values()) {
-      if (t.agent !== q.agent || !canSee(t, q.viewer)) continue
+      if (t.agent !== q.agent || !canSee(t, q.viewer, false)) continue
       if (q.contextId !== undefined && t.contextId !== q.contextId) continue
       if (q.status !== undefined && t.state !== q.status) continue
       if (q.after !== undefined && t.updatedAt < q.after) continue
@@ -211,7 +294,7 @@ export class TaskStore {
 
   /** Forgets the terminal tasks past their retention. */
   sweep(): void {
-    for (const [id, t] of this.tasks) if (this.expired(t)) this.tasks.delete(id)
+    for (const t of this.tasks.values()) if (this.expired(t)) this.forget(t)
   }
 
   /** Cancels the turns still running (the platform is closing) and stops the sweeper. */
@@ -225,8 +308,18 @@ export class TaskStore {
   }
 }
 
-function canSee(t: TaskRecord, v: Viewer): boolean {
-  return v.all || t.owner === v.name
+function canSee(t: TaskRecord, v: Viewer, byId: boolean): boolean {
+  if (v.all) return true
+  if (t.caller.principal === null) return byId && v.principal === null
+  return t.caller.principal === v.principal
+}
+
+function refusal(r: OwnerRefusal): PlatformError {
+  const data = { limit: String(r.limit), key: r.key, scope: r.scope }
+  if (r.scope === 'server' || r.scope === 'anonymous')
+    return new PlatformError(A2A_ERRORS.A2A_TASK_CAPACITY, { ...r }, { data })
+  const who = r.scope === 'principal' ? `principal '${r.of ?? ''}'` : `anonymous callers at ${r.of ?? ''}`
+  return new PlatformError(A2A_ERRORS.A2A_TASK_QUOTA, { ...r, who }, { data })
 }
 
 function tokenOf(t: TaskRecord): string {

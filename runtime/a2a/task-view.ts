@@ -1,4 +1,4 @@
-/** The A2A tasks as the admin surface shows them: every caller's, with the admin's cancel. */
+/** The A2A tasks as the admin surface shows them (behind its content gate): every caller's, with the admin's cancel. */
 import type { TaskInfo, TaskView } from '../admin/index.js'
 import type { TaskRecord, TaskStore } from './task-store.js'
 
@@ -11,7 +11,12 @@ function infoOf(t: TaskRecord): TaskInfo {
     createdAt: new Date(t.createdAt).toISOString(),
     messageCount: t.history.length,
     artifactCount: t.artifacts.length,
-    metadata: { ...t.metadata, agent: t.agent, owner: t.owner }
+    metadata: {
+      ...t.metadata,
+      agent: t.agent,
+      owner: t.owner,
+      ...(t.caller.address !== undefined ? { address: t.caller.address } : {})
+    }
   }
 }
 

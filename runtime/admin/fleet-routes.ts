@@ -123,7 +123,8 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       method: 'GET',
       path: '/tasks',
       summary: 'A2A tasks: {taskId, contextId, state, statusMessage, createdAt}',
-      gate: { read: 'open' },
+      // a task id is the handle an anonymous caller reads its task by, and the status message is the task's text
+      gate: { read: 'content' },
       query: { type: 'object', properties: { contextId: str } },
       handler: ({ query }) =>
         d.tasks
@@ -140,7 +141,7 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       method: 'GET',
       path: '/tasks/{taskId}',
       summary: 'One A2A task with its message and artifact counts and metadata',
-      gate: { read: 'open' },
+      gate: { read: 'content' },
       handler: ({ params }) => {
         const task = d.tasks.task(params.taskId!)
         if (task === undefined) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_TASK, { id: params.taskId })

@@ -8,3 +8,11 @@ export { readCapped, BodyTooLargeError } from './read-capped.js'
 export { errorTable, ERR_BEGIN, ERR_END } from './error-table.js'
 export type { RouteDoc, DocumentedRoute, JsonSchema } from './route-doc.js'
 export { setLogPageHeaders, CALLERS, type Callers } from './log-page-headers.js'
+export {
+  OwnerQuota,
+  addressBucket,
+  clientAddress,
+  type OwnerLimits,
+  type OwnerRefusal,
+  type QuotaOwner
+} from './owner-quota.js'

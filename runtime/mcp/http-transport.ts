@@ -1,6 +1,6 @@
 import type { Platform } from '../platform.js'
 import type { Context, SseStream } from '../http/index.js'
-import { parseJsonBody } from '../http/index.js'
+import { clientAddress, parseJsonBody } from '../http/index.js'
 import { Cancellation } from '../plugins/index.js'
 import type { McpCore } from './core.js'
 import { PlatformError } from '../contracts/index.js'
@@ -27,11 +27,6 @@ function sendError(
     JSON.stringify(rpcError(id, data === undefined ? { code, message } : { code, message, data })),
     JSON_TYPE
   )
-}
-
-/** The client's address; a request aborted during an async guard has no socket left to ask. */
-function addressOf(ctx: Context): { address?: string } {
-  return ctx.aborted ? {} : { address: Buffer.from(ctx.res.getRemoteAddressAsText()).toString() }
 }
 
 /**
@@ -211,7 +206,7 @@ export class HttpTransport {
       headers: h,
       principal: caller?.name ?? null,
       caller,
-      ...addressOf(ctx),
+      ...clientAddress(ctx),
       sink: undefined as unknown as Sink,
       signal: cancel,
       cancel: abort
@@ -302,7 +297,7 @@ export class HttpTransport {
   private owned(ctx: Context, sid: string): Session | undefined {
     return this.core.sessions.owned(
       sid,
-      callerOf({ principal: this.platform.principals.resolve(ctx)?.name ?? null, ...addressOf(ctx) })
+      callerOf({ principal: this.platform.principals.resolve(ctx)?.name ?? null, ...clientAddress(ctx) })
     )
   }
 

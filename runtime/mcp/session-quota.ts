@@ -1,11 +1,9 @@
 import { PlatformError } from '../contracts/index.js'
 import { MCP_ERRORS } from './errors.js'
+import { OwnerQuota, type OwnerLimits, type OwnerRefusal, type QuotaOwner } from '../http/index.js'
 
 /** Who opened a session: its principal, or null and the client address for an anonymous caller. */
-export interface SessionOwner {
-  principal: string | null
-  address?: string
-}
+export type SessionOwner = QuotaOwner
 
 /**
  * Who is asking, the way sessions are bound: its principal, or (anonymous) its client address.
@@ -15,53 +13,8 @@ export function callerOf(c: { principal?: string | null; address?: string }): Se
   return { principal: c.principal ?? null, ...(c.address !== undefined ? { address: c.address } : {}) }
 }
 
-export interface SessionLimits {
-  /** Most live sessions in all. */
-  max: number
-  /** Most live sessions of one authenticated principal. */
-  perPrincipal: number
-  /** Most live anonymous sessions from one client address. */
-  perAddress: number
-  /** Sessions of `max` anonymous callers cannot take: kept for authenticated principals. */
-  reserve: number
-}
-
-/** Why a session was refused, and the configured limit that refused it. */
-export interface SessionRefusal {
-  scope: 'server' | 'anonymous' | 'principal' | 'address'
-  limit: number
-  key: string
-  /** The principal or the address the limit counted (absent for the server-wide cap). */
-  of?: string
-}
-
-/**
- * The address an anonymous caller is counted by: IPv4 as is (also when it arrives IPv4-mapped on
- * a dual-stack socket), IPv6 by its /64, since one host usually holds a whole /64 and could
- * otherwise step around the limit by changing addresses.
- */
-export function addressBucket(address: string): string {
-  if (!address.includes(':')) return address
-  const groups = expandIpv6(address)
-  if (groups === undefined) return address
-  if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff)
-    return `${groups[6]! >> 8}.${groups[6]! & 255}.${groups[7]! >> 8}.${groups[7]! & 255}`
-  return `${groups
-    .slice(0, 4)
-    .map((g) => g.toString(16))
-    .join(':')}::/64`
-}
-
-function expandIpv6(a: string): number[] | undefined {
-  const [head, tail, extra] = a.split('::')
-  if (extra !== undefined) return undefined
-  const part = (s: string | undefined): number[] =>
-    s === undefined || s === '' ? [] : s.split(':').map((g) => parseInt(g, 16))
-  const h = part(head)
-  const t = part(tail)
-  const groups = tail === undefined ? h : [...h, ...new Array<number>(8 - h.length - t.length).fill(0), ...t]
-  return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined
-}
+export type SessionLimits = OwnerLimits
+export type SessionRefusal = OwnerRefusal
 
 const KEYS = {
   server: 'platform.mcp.max-sessions',
@@ -70,56 +23,10 @@ const KEYS = {
   anonymous: 'platform.mcp.sessions.authenticated-reserve'
 } as const
 
-/**
- * Live-session counts per principal and per client address. An authenticated caller is counted
- * by its principal (it is accountable whatever address it comes from); an anonymous one by its
- * address, so one anonymous client cannot fill the server-wide cap alone.
- */
-export class SessionQuota {
-  private readonly byPrincipal = new Map<string, number>()
-  private readonly byAddress = new Map<string, number>()
-
-  constructor(readonly limits: SessionLimits) {}
-
-  /** The refusal for a new session of this owner, or undefined when it fits its own limit. */
-  check(owner: SessionOwner): SessionRefusal | undefined {
-    if (owner.principal !== null) {
-      if ((this.byPrincipal.get(owner.principal) ?? 0) >= this.limits.perPrincipal)
-        return this.refusal('principal', owner.principal)
-    } else if (owner.address !== undefined) {
-      const bucket = addressBucket(owner.address)
-      if ((this.byAddress.get(bucket) ?? 0) >= this.limits.perAddress) return this.refusal('address', bucket)
-    }
-    return undefined
-  }
-
-  refusal(scope: SessionRefusal['scope'], of?: string): SessionRefusal {
-    const l = this.limits
-    const limit = {
-      server: l.max,
-      anonymous: Math.max(0, l.max - l.reserve),
-      principal: l.perPrincipal,
-      address: l.perAddress
-    }[scope]
-    return of === undefined ? { scope, limit, key: KEYS[scope] } : { scope, limit, key: KEYS[scope], of }
-  }
-
-  add(owner: SessionOwner): void {
-    this.bump(owner, 1)
-  }
-  remove(owner: SessionOwner): void {
-    this.bump(owner, -1)
-  }
-
-  private bump(owner: SessionOwner, by: number): void {
-    const [map, k] =
-      owner.principal !== null
-        ? [this.byPrincipal, owner.principal]
-        : [this.byAddress, owner.address === undefined ? undefined : addressBucket(owner.address)]
-    if (k === undefined) return
-    const n = (map.get(k) ?? 0) + by
-    if (n <= 0) map.delete(k)
-    else map.set(k, n)
+/** Live-session counts per principal and per client address, under the MCP session keys. */
+export class SessionQuota extends OwnerQuota {
+  constructor(limits: SessionLimits) {
+    super(limits, KEYS)
   }
 }
 

@@ -131,7 +131,7 @@ t.test('cancelling a task mid-turn cancels the turn; the admin sees, cancels and
     )
     const task = started.body.result.task
     t.equal(task.status.state, 'TASK_STATE_WORKING', 'returnImmediately answers while the turn runs')
-    const list = await call(tp, 'GET', '/tasks')
+    const list = await call(tp, 'GET', '/tasks', { token: BOB })
     t.equal(list.status, 200)
     t.match(list.body[0], {
       taskId: task.id,
@@ -141,9 +141,9 @@ t.test('cancelling a task mid-turn cancels the turn; the admin sees, cancels and
       createdAt: String
     })
     t.same(Object.keys(list.body[0]).sort(), ['contextId', 'createdAt', 'state', 'statusMessage', 'taskId'])
-    t.equal((await call(tp, 'GET', `/tasks?contextId=${task.contextId}`)).body.length, 1)
-    t.same((await call(tp, 'GET', '/tasks?contextId=none')).body, [])
-    const detail = await call(tp, 'GET', `/tasks/${task.id}`)
+    t.equal((await call(tp, 'GET', `/tasks?contextId=${task.contextId}`, { token: BOB })).body.length, 1)
+    t.same((await call(tp, 'GET', '/tasks?contextId=none', { token: BOB })).body, [])
+    const detail = await call(tp, 'GET', `/tasks/${task.id}`, { token: BOB })
     t.match(detail.body, {
       taskId: task.id,
       messageCount: 1,
@@ -158,7 +158,7 @@ t.test('cancelling a task mid-turn cancels the turn; the admin sees, cancels and
     const res = await call(tp, 'POST', `/tasks/${task.id}/cancel`, { token: ALICE })
     t.same(res.body, { status: 'task canceled' })
     t.ok(await until(() => ai.inFlight() === 0), 'the turn ended')
-    t.match((await call(tp, 'GET', `/tasks/${task.id}`)).body, {
+    t.match((await call(tp, 'GET', `/tasks/${task.id}`, { token: BOB })).body, {
       state: 'TASK_STATE_CANCELED',
       statusMessage: 'Canceled by request'
     })
@@ -286,35 +286,34 @@ t.test('a caller sees only its own tasks unless its role sees all; auth as on th
     )
 })
 
-t.test('the task cap refuses a new task and changes nothing; terminal tasks are evicted', async (t) => {
-  const tp = await start({ 'platform.a2a.max-tasks': 2, 'platform.a2a.task-retention-ms': 1000 })
+t.test('at the cap finished tasks make room, anonymous ones first; terminal tasks are evicted', async (t) => {
+  const tp = await start({ ...WRITER, 'platform.a2a.max-tasks': 2, 'platform.a2a.task-retention-ms': 1000 })
   t.teardown(tp.close)
   const url = `${tp.url}/platform/agent/demo/a2a`
   const store = tp.platform.area(A2A).tasks
+  const alice = { authorization: `Bearer ${ALICE}` }
+  const get = async (id: string, headers: Record<string, string> = alice) =>
+    (await rpc(url, { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id } }, headers)).body
+  const list = async () =>
+    (await rpc(url, { jsonrpc: '2.0', id: 1, method: 'ListTasks', params: {} }, alice)).body.result.tasks.map(
+      (x: any) => x.id
+    )
   const a = (await rpc(url, send('one'))).body.result.task
-  const b = (await rpc(url, send('two'))).body.result.task
+  const b = (await rpc(url, send('two'), alice)).body.result.task
   t.equal(a.status.state, 'TASK_STATE_COMPLETED')
-  const refused = await rpc(url, send('three'))
-  t.match(refused.body.error, { code: -32603, message: 'Task limit reached (2); cannot create new task' })
-  t.equal(store.size, 2, 'no task was created')
-  const listed = (await rpc(url, { jsonrpc: '2.0', id: 1, method: 'ListTasks', params: {} })).body.result
-  t.same(
-    listed.tasks.map((x: any) => x.id),
-    [b.id, a.id]
-  )
-  // once the retention has passed, the finished tasks go and new ones may come
+  const c = (await rpc(url, send('three'), alice)).body.result.task
+  t.equal(c.status.state, 'TASK_STATE_COMPLETED', 'at the cap')
+  t.match((await get(a.id, {})).error, { code: -32001 }, 'the finished anonymous task made room')
+  const d = (await rpc(url, send('four'), alice)).body.result.task
+  t.equal(d.status.state, 'TASK_STATE_COMPLETED')
+  t.same(await list(), [d.id, c.id], "then the caller's own oldest finished task")
+  t.match((await get(b.id)).error, { code: -32001 })
+  t.equal(store.size, 2)
+  // once the retention has passed, the finished tasks go
   await new Promise((r) => setTimeout(r, 1100))
-  t.match((await rpc(url, { jsonrpc: '2.0', id: 1, method: 'GetTask', params: { id: a.id } })).body.error, {
-    code: -32001
-  })
-  const c = (await rpc(url, send('three'))).body.result.task
-  t.equal(c.status.state, 'TASK_STATE_COMPLETED')
-  const now = (await rpc(url, { jsonrpc: '2.0', id: 1, method: 'ListTasks', params: {} })).body.result
-  t.same(
-    now.tasks.map((x: any) => x.id),
-    [c.id],
-    'the evicted tasks are gone'
-  )
+  t.match((await get(c.id)).error, { code: -32001 })
+  const e = (await rpc(url, send('five'), alice)).body.result.task
+  t.same(await list(), [e.id], 'the evicted tasks are gone')
   t.equal(store.size, 1)
 })
 

@@ -18,11 +18,15 @@ async function rpcError(p: Promise<unknown>): Promise<{ code: number; message: s
   throw new Error('the call succeeded')
 }
 
+// a principal: an anonymous caller lists no tasks (it reads each by the id it was given)
+const TOKEN = 'a2a-client-token-0123456789'
+const AUTH = { authorization: `Bearer ${TOKEN}` }
+
 t.test('the demo agent over A2A with the official client', async (t) => {
-  const tp = await start()
+  const tp = await start({ 'platform.auth.tokens': [{ token: TOKEN, principal: 'client' }] })
   t.teardown(tp.close)
   const endpoint = `${tp.url}/platform/agent/demo/a2a`
-  const client = await clientFor(tp.url)
+  const client = await clientFor(tp.url, 'demo', TOKEN)
 
   t.test('the Agent Card names the real endpoint and what the agent offers', async (t) => {
     const res = await fetch(`${tp.url}/platform/agent/demo/.well-known/agent-card.json`)
@@ -267,7 +271,7 @@ t.test('the demo agent over A2A with the official client', async (t) => {
     t.match(version.body.error, { code: -32009, message: 'A2A version 0.5 is not supported (supported: 1.0)' })
     t.equal(tp.platform.area(A2A).tasks.size, before, 'no task was created')
     // the 0.3 slash names answer as their 1.0 methods
-    const listed = await rpc(endpoint, { jsonrpc: '2.0', id: 4, method: 'tasks/list', params: { pageSize: 1 } })
+    const listed = await rpc(endpoint, { jsonrpc: '2.0', id: 4, method: 'tasks/list', params: { pageSize: 1 } }, AUTH)
     t.match(listed.body.result, { pageSize: 1, totalSize: before })
     const got = await rpc(endpoint, { jsonrpc: '2.0', id: 5, method: 'tasks/get', params: { id: 'zzz' } })
     t.match(got.body.error, { code: -32001, message: 'Unknown task: zzz' })

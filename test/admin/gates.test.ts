@@ -347,7 +347,9 @@ const CONTENT_READS = [
   '/agents/helper/conversation/conv-1',
   '/governance/decisions',
   '/workflow/runs',
-  '/workflow/runs/run-1'
+  '/workflow/runs/run-1',
+  '/tasks',
+  '/tasks/t-1'
 ]
 
 t.test('content reads: anonymous 401 naming the content flag, authenticated served', async (t) => {

@@ -82,7 +82,6 @@ t.test('read tools answer what the admin routes answer', async (t) => {
     ['platform_list_handlers', '/handlers', {}],
     ['platform_list_interceptors', '/interceptors', {}],
     ['platform_list_coordinators', '/coordinators', {}],
-    ['platform_list_tasks', '/tasks', {}],
     ['platform_list_runtimes', '/runtimes', {}],
     ['platform_list_mcp_tools', '/mcp/tools', {}]
   ] as const) {
@@ -113,6 +112,10 @@ t.test('read tools answer what the admin routes answer', async (t) => {
   t.match((await use(t, c, 'platform_query_journal')).structuredContent, {
     code: 'PLT_ERR_ADMIN_CONTENT_READ_AUTH_REQUIRED'
   })
+  // a task id is the handle an anonymous A2A caller reads its task by: the list is content
+  t.match((await use(t, c, 'platform_list_tasks')).structuredContent, {
+    code: 'PLT_ERR_ADMIN_CONTENT_READ_AUTH_REQUIRED'
+  })
   const bob = await client(t, tp, BOB)
   await call(tp, 'POST', '/broadcasters/broadcast', { token: BOB, body: { broadcasterId: 'x', message: 1 } })
   const log = await use(t, bob, 'platform_audit_log', { limit: 5 })
@@ -120,6 +123,7 @@ t.test('read tools answer what the admin routes answer', async (t) => {
   t.same(log.structuredContent.result, tp.platform.audit.entries(5))
   t.match(log.structuredContent.result.at(-1), { principal: 'bob', action: 'broadcast.denied.role' })
   t.same((await use(t, bob, 'platform_query_journal', { limit: 3 })).structuredContent.result, [])
+  t.same((await use(t, bob, 'platform_list_tasks')).structuredContent.result, [])
 
   // typed input: a limit that is no integer, or out of range, is refused before the route runs
   for (const limit of ['5', 2.5, 0]) {

@@ -229,7 +229,7 @@ t.test('metrics and metrics/all come from the prom-client registry', async (t) =
 
 t.test('the fleet routes answer from empty registries; unknown ids 404', async (t) => {
   for (const path of ['/coordinators', '/tasks', '/tasks?contextId=c', '/workflow/approvals'])
-    t.same((await call(tp, 'GET', path)).body, [], path)
+    t.same((await call(tp, 'GET', path, { token: BOB })).body, [], path)
   t.same((await call(tp, 'GET', '/journal?agent=a&since=2026-01-01T00:00:00Z&limit=5', { token: BOB })).body, [])
   const badTime = await call(tp, 'GET', '/journal?since=yesterday', { token: BOB })
   t.same(badTime.body, {
