@@ -149,7 +149,8 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
     else ctx.send(200, body, JSON_TYPE)
   }
 
-  const rpcOpts = { body: 'raw' as const, optionalBody: true, tooLarge }
+  // a web page can reach it: the browser-origin rule applies before the body is read
+  const rpcOpts = { body: 'raw' as const, optionalBody: true, tooLarge, checkOrigin: true }
   http.post(`${AGENT_BASE}/{name}/a2a`, (ctx) => rpc(ctx, `${AGENT_BASE}/${ctx.params.name}/a2a`), rpcOpts)
   for (const suffix of [CARD, `a2a/${CARD}`])
     http.get(`${AGENT_BASE}/{name}/${suffix}`, (ctx) => {

@@ -4,7 +4,7 @@ import { parseJsonBody } from '../http/index.js'
 import { Cancellation } from '../plugins/index.js'
 import type { McpCore } from './core.js'
 import { McpError, rpcError, rejection, ErrorCode, HttpStatus } from './errors.js'
-import type { OriginPolicy } from './origin.js'
+import type { OriginPolicy } from '../http/index.js'
 import { callerOf } from './session-quota.js'
 import type { Session } from './sessions.js'
 import { StreamHistory } from './stream-history.js'
@@ -148,7 +148,7 @@ export class HttpTransport {
     resolve: (ctx: Context) => EndpointRef | undefined,
     run: (ep: EndpointRef) => Promise<void>
   ): Promise<void> {
-    if (!this.origins.allowed(ctx.headers.origin)) {
+    if (!this.origins.allowed(ctx.headers.origin, ctx.headers.host)) {
       sendError(ctx, 403, -32600, 'Forbidden Origin')
       return
     }

@@ -4,7 +4,7 @@ import { tokenOf, type Principal } from '../auth/index.js'
 import { parseJsonBody, requestHeaders, upgradeWith } from '../http/index.js'
 import type { McpCore } from './core.js'
 import { McpError, rpcError, ErrorCode } from './errors.js'
-import type { OriginPolicy } from './origin.js'
+import type { OriginPolicy } from '../http/index.js'
 import type { Session } from './sessions.js'
 import type { CallContext, EndpointRef, JsonObject, Sink } from './types.js'
 
@@ -66,7 +66,7 @@ export class WsTransport {
         const headers = requestHeaders(req)
         const path = req.getUrl()
         const ep = resolve(path, (i) => req.getParameter(i))
-        if (!this.origins.allowed(headers.origin)) {
+        if (!this.origins.allowed(headers.origin, headers.host)) {
           res.cork(() => {
             res
               .writeStatus('403 Forbidden')
@@ -122,6 +122,7 @@ export class WsTransport {
     if (d.closed) return false
     if (ws.getBufferedAmount() > this.maxBackpressure) {
       d.closed = true
+      this.platform.metrics.slowConsumers.inc()
       ws.end(1008, 'slow consumer')
       return false
     }
