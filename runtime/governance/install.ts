@@ -84,6 +84,7 @@ export async function installGovernance(platform: Platform): Promise<GovernanceS
           source: `annotation:${a.name}`,
           version: a.version ?? '1.0',
           className: 'InvalidScopePolicy',
+          agent: a.name,
           evaluate: (c) => (c.request.agentId === a.name ? d : { decision: 'admit' })
         })
       }
