@@ -87,12 +87,11 @@ t.test('WebSocket: an upgrade to an unknown agent is refused with 404 before upg
   let started = 0
   const off = tp.platform.bus.on('AgentSessionStarted', () => started++)
   t.teardown(off)
-  const resources = tp.platform.area(TRANSPORT).resourceCount
   const r = await refusedUpgrade(wsUrl(tp.url, '/platform/agent/nobody'))
   t.equal(r.status, 404)
   t.match(r.body, { code: 'PLT_ERR_AGENT_NOT_FOUND', error: /nobody/ })
   t.equal(started, 0, 'no session started')
-  t.equal(tp.platform.area(TRANSPORT).resourceCount, resources, 'no resource made')
+  t.equal(tp.platform.area(TRANSPORT).findBroadcaster('agent:/platform/agent/nobody'), undefined, 'no member made')
 })
 
 t.test('sessions end with the connection, announced on the bus with duration and message count', async (t) => {
