@@ -128,6 +128,7 @@ export class Platform {
       bodyLimit: config.get('platform.server.body-limit-bytes'),
       jsonMaxDepth: config.get('platform.server.json-max-depth'),
       corsOrigins: config.get('platform.server.cors.origins'),
+      allowedOrigins: config.get('platform.server.allowed-origins'),
       heartbeatMs: config.get('platform.transport.heartbeat-seconds') * 1000
     })
     this.principals = new PrincipalResolver(new TokenResolver(config.get('platform.auth.tokens')))

@@ -198,6 +198,17 @@ export function memoryOf(pid: number | 'self'): { rss: number; peak: number } {
 }
 
 /**
+ * Lifts the per-address caps on room members and agent connections: every bench client comes from
+ * one loopback address, and those scenarios measure fan-out and streaming, not the cap.
+ */
+export const NO_ADDRESS_CAPS = [
+  '--set',
+  'platform.transport.rooms.max-members-per-address=10000000',
+  '--set',
+  'platform.ai.endpoint.max-connections-per-address=10000000'
+]
+
+/**
  * Starts our server: the real CLI, loopback, port 0, a fresh data dir, no plugins, quiet logs.
  * BENCH_PLATFORM_ROOT points at another built checkout (e.g. a branch exported with git archive)
  * so one harness can measure it.

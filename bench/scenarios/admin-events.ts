@@ -1,6 +1,6 @@
 import { execSync } from 'node:child_process'
 import { row, type ResultRow, type RunOptions, type Scenario, type ScenarioResult } from '../scenario.js'
-import { startPlatform } from '../lib/proc.js'
+import { NO_ADDRESS_CAPS, startPlatform } from '../lib/proc.js'
 import { WsLoad } from '../lib/ws-load.js'
 import { CHURN_FANOUT_BURST, churnFanOut, type FanOut } from '../lib/churn-fanout.js'
 import { measureHttp } from '../lib/http-load.js'
@@ -36,7 +36,8 @@ const scenario: Scenario = {
       '--set',
       'platform.transport.rooms.max-messages-per-second=0',
       '--set',
-      'platform.admin.content-read-auth-required=false'
+      'platform.admin.content-read-auth-required=false',
+      ...NO_ADDRESS_CAPS
     ]
     let fan: Partial<Record<'off' | 'on', FanOut>> = {}
     try {

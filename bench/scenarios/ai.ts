@@ -2,7 +2,7 @@ import { cpSync, mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { row, type ResultRow, type RunOptions, type Scenario, type ScenarioResult } from '../scenario.js'
-import { runBenchScript, sleep, startPeer, startPlatform, type ServerProcess } from '../lib/proc.js'
+import { NO_ADDRESS_CAPS, runBenchScript, sleep, startPeer, startPlatform, type ServerProcess } from '../lib/proc.js'
 import { AgentLoad } from '../lib/agent-load.js'
 import { median } from '../lib/stats.js'
 import { DemoRuntime } from '../../runtime/ai/index.js'
@@ -113,7 +113,13 @@ const scenario: Scenario = {
     const plugins = join(opts.tmpDir, 'plugins')
     mkdirSync(plugins, { recursive: true })
     cpSync(join(opts.root, 'bench/plugins/bench-ai'), join(plugins, 'bench-ai'), { recursive: true })
-    const ourArgs = ['--plugins', plugins, '--set', 'platform.plugins.bench-ai={"sandbox":"inline"}']
+    const ourArgs = [
+      '--plugins',
+      plugins,
+      '--set',
+      'platform.plugins.bench-ai={"sandbox":"inline"}',
+      ...NO_ADDRESS_CAPS
+    ]
 
     const ours = await startPlatform(opts.root, opts.tmpDir, ourArgs)
     const paced = await startPeer(opts.root, 'ai-sdk-sse.js', [], {

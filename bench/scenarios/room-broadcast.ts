@@ -1,5 +1,5 @@
 import { row, type RunOptions, type Scenario, type ScenarioResult } from '../scenario.js'
-import { cpuSecondsOf, startPeer, startPlatform, type ServerProcess } from '../lib/proc.js'
+import { NO_ADDRESS_CAPS, cpuSecondsOf, startPeer, startPlatform, type ServerProcess } from '../lib/proc.js'
 import { WsLoad } from '../lib/ws-load.js'
 
 const PAD = 64 // payload bytes beyond the marker: a small chat-sized JSON frame
@@ -49,7 +49,11 @@ const scenario: Scenario = {
       // one member sends every burst: the per-member message rate (a chat default) is lifted, as ws has none
       const server =
         name === 'platform'
-          ? await startPlatform(opts.root, opts.tmpDir, ['--set', 'platform.transport.rooms.max-messages-per-second=0'])
+          ? await startPlatform(opts.root, opts.tmpDir, [
+              '--set',
+              'platform.transport.rooms.max-messages-per-second=0',
+              ...NO_ADDRESS_CAPS
+            ])
           : await startPeer(opts.root, 'ws-fanout.js', [], { FANOUT_ANNOUNCE: '0' })
       try {
         results[name] = await measure(server, members, burst, opts, notes)

@@ -1,6 +1,6 @@
 import { execSync } from 'node:child_process'
 import { row, type RunOptions, type Scenario, type ScenarioResult } from '../scenario.js'
-import { sleep, startPeer, startPlatform, type ServerProcess } from '../lib/proc.js'
+import { NO_ADDRESS_CAPS, sleep, startPeer, startPlatform, type ServerProcess } from '../lib/proc.js'
 import { WsLoad } from '../lib/ws-load.js'
 
 // members per room: idle connections live in small rooms (a 20 000-member room would announce 2·10^8 joins)
@@ -47,7 +47,9 @@ const scenario: Scenario = {
     for (const name of ['platform', 'ws']) {
       if (opts.signal.aborted) throw new Error('aborted')
       const server =
-        name === 'platform' ? await startPlatform(opts.root, opts.tmpDir) : await startPeer(opts.root, 'ws-fanout.js')
+        name === 'platform'
+          ? await startPlatform(opts.root, opts.tmpDir, NO_ADDRESS_CAPS)
+          : await startPeer(opts.root, 'ws-fanout.js')
       try {
         results[name] = await measure(server, n, opts, notes)
       } finally {

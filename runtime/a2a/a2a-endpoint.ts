@@ -142,12 +142,13 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
     else ctx.send(200, body, JSON_TYPE)
   }
 
-  // a message is bounded as on the other agent endpoints; the server's body limit caps it there too
+  // a web page can reach it: the browser-origin rule applies before the body is read; a message is
+  // bounded as on the other agent endpoints; the server's body limit caps it there too
   const bodyLimit = Math.min(
     config.get('platform.ai.endpoint.max-message-bytes'),
     config.get('platform.server.body-limit-bytes')
   )
-  const rpcOpts = { body: 'raw' as const, optionalBody: true, tooLarge, bodyLimit }
+  const rpcOpts = { body: 'raw' as const, optionalBody: true, tooLarge, bodyLimit, checkOrigin: true }
   http.post(`${AGENT_BASE}/{name}/a2a`, (ctx) => rpc(ctx, `${AGENT_BASE}/${ctx.params.name}/a2a`), rpcOpts)
   for (const suffix of [CARD, `a2a/${CARD}`])
     http.get(`${AGENT_BASE}/{name}/${suffix}`, (ctx) => {

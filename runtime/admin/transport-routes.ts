@@ -132,8 +132,9 @@ export function transportRoutes(d: AdminDeps): AdminRoute[] {
     {
       method: 'GET',
       path: '/rooms',
-      summary: 'Every room with its members and their transports',
-      gate: { read: 'open' },
+      summary: 'Every room with its members, their transports and principals',
+      // who is in which room is content, like the conversations: the content read gate applies
+      gate: { read: 'content' },
       handler: () => {
         const rooms: Record<string, unknown>[] = []
         for (const info of t.listBroadcasters()) {

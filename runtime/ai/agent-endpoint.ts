@@ -7,6 +7,7 @@ import {
   Frame,
   Reason,
   transportOf,
+  type AddressCap,
   type Broadcaster,
   type EndpointHooks,
   type EndpointRequest,
@@ -29,6 +30,8 @@ export interface AgentEndpointPolicy {
   rate: MessageRate
   jsonMaxDepth: number
   maxQueuedBytes: number
+  /** Connections per client address, shared by every agent path and the AG-UI endpoint. */
+  addressCap: AddressCap
 }
 
 type Prompt = Extract<ClientFrame, { kind: 'prompt' }>
@@ -123,14 +126,15 @@ export class AgentEndpoint {
       rawText: true,
       maxMessageBytes: this.policy.maxMessageBytes,
       messageRate: this.policy.rate,
+      addressCap: this.policy.addressCap,
       resolve: (req) => BROADCASTER_PREFIX + pathOf(req),
       joinOptions: (req) => {
         const path = pathOf(req)
         const agent = this.agentAt(path)
-        // a socket is answered by a frame and a close (joined), anything else by a 404 now
-        if (agent === undefined && req.transport !== 'WEBSOCKET')
-          throw new PlatformError(AI_ERRORS.AGENT_NOT_FOUND, { agent: path })
-        const caller = this.admit(req.headers, agent?.name ?? path)
+        // 404 before anything opens, a WebSocket upgrade included (an agent that goes between the
+        // upgrade and the open is answered by an error frame and close 4404 in `joined`)
+        if (agent === undefined) throw new PlatformError(AI_ERRORS.AGENT_NOT_FOUND, { agent: path })
+        const caller = this.admit(req.headers, agent.name)
         return caller === undefined ? {} : { principal: caller.name, roles: caller.roles }
       },
       setup: (b) => {
@@ -329,12 +333,14 @@ export class AgentEndpoint {
       throw new PlatformError(HTTP_ERRORS.INVALID_BODY, {
         detail: 'nothing to cancel: a one-shot POST cancels its turn by closing the response'
       })
+    const slot = this.policy.addressCap.take(ctx.address(), 'POST')
     const session = this.ai.sessions.start(agent.name, 'sse')
     this.ai.sessions.touch(session.sessionId)
     const frames = new SessionFrames(session.sessionId)
     const stream = ctx.sse({ maxQueuedBytes: this.policy.maxQueuedBytes })
     const ac = new AbortController()
     stream.onClose(() => {
+      slot.release()
       ac.abort()
     })
     const key = this.memoryKey(caller, session.sessionId, frame.conversationId)
@@ -346,6 +352,7 @@ export class AgentEndpoint {
       : mine
     this.play(agent, this.input(agent, frame, session.sessionId, caller, key, !broadcast), target, ac.signal).finally(
       () => {
+        slot.release()
         stream.close()
         this.ai.sessions.end(session.sessionId)
         if (own) void this.ai.memory.clear(key).catch(() => {})

@@ -14,6 +14,7 @@ import type { AiService } from './ai-service.js'
 import { AguiRun } from './agui-events.js'
 import { parseAguiInput, type AguiRunInput } from './agui-input.js'
 import { AI_ERRORS } from './errors.js'
+import type { AddressCap } from '../transport/index.js'
 
 const PATTERN = `${AGENT_BASE}/{name}/agui`
 
@@ -22,7 +23,7 @@ export interface AguiEndpoint {
   pathOf(agent: RegisteredAgent): string | undefined
 }
 
-export function installAgui(platform: Platform, ai: AiService): AguiEndpoint {
+export function installAgui(platform: Platform, ai: AiService, addressCap: AddressCap): AguiEndpoint {
   const { http, config, logger } = platform
   const paths = new AgentPathRoutes(platform, { suffix: 'agui', label: 'AG-UI' })
 
@@ -35,9 +36,14 @@ export function installAgui(platform: Platform, ai: AiService): AguiEndpoint {
     const input = parseAguiInput(ctx.body)
     // gone while its body was read: nothing to stream to, no turn to run
     if (ctx.aborted) return
-    void run(ctx, agent.name, input, principal?.name).catch((err: unknown) => {
-      logger.error({ err, agent: agent.name, route: ctx.route }, 'AG-UI run failed')
-    })
+    const slot = addressCap.take(ctx.address(), 'AG-UI')
+    void run(ctx, agent.name, input, principal?.name)
+      .catch((err: unknown) => {
+        logger.error({ err, agent: agent.name, route: ctx.route }, 'AG-UI run failed')
+      })
+      .finally(() => {
+        slot.release()
+      })
   }
 
   async function run(ctx: Context, agent: string, input: AguiRunInput, userId: string | undefined): Promise<void> {
@@ -74,14 +80,24 @@ export function installAgui(platform: Platform, ai: AiService): AguiEndpoint {
     }
   }
 
-  http.post(PATTERN, (ctx) => {
-    handle(ctx, `${AGENT_BASE}/${ctx.params.name}/agui`)
-  })
+  // a web page can reach it: the browser-origin rule applies
+  const opts = { body: 'json', checkOrigin: true } as const
+  http.post(
+    PATTERN,
+    (ctx) => {
+      handle(ctx, `${AGENT_BASE}/${ctx.params.name}/agui`)
+    },
+    opts
+  )
   // an agent whose `endpoint` names its own path gets its AG-UI route there, mounted as it appears
   paths.serveCustomPaths((p) => {
-    http.post(p, (ctx) => {
-      handle(ctx, p)
-    })
+    http.post(
+      p,
+      (ctx) => {
+        handle(ctx, p)
+      },
+      opts
+    )
   })
   return { pathOf: (agent) => paths.pathOf(agent) }
 }

@@ -67,6 +67,12 @@ export const AI_CONFIG_KEYS = {
     description:
       '`open`: anyone may talk to agents over their endpoints (chat and AG-UI; the server binds loopback by default); `required`: a principal (an API token or JWT) is needed, else 401'
   },
+  'platform.ai.endpoint.max-connections-per-address': {
+    schema: positiveInt,
+    default: 64,
+    description:
+      'Agent connections one client address (IPv6: its /64; loopback too) may hold at once on each of WebSocket, SSE, long-polling, one-shot POST and AG-UI; beyond it 429 (a WebSocket upgrade too)'
+  },
   'platform.ai.endpoint.max-message-bytes': {
     schema: positiveInt,
     default: 65_536,

@@ -21,6 +21,7 @@ import type { AiMessage } from './runtime.js'
 import { AgentSessions } from './sessions.js'
 import { runTurn, type TurnDeps, type TurnEvent } from './turn-pipeline.js'
 import { AgentEndpoint } from './agent-endpoint.js'
+import { AddressCap } from '../transport/index.js'
 import { TurnMetrics } from './turn-metrics.js'
 import { AI_CONFIG_KEYS } from './config-keys.js'
 import { AI_ERRORS } from './errors.js'
@@ -94,7 +95,13 @@ export const aiArea: Area = {
       recordsWritten: () => governanceOf(platform)?.decisionLog.written() ?? Promise.resolve(),
       inFlight: () => inFlight
     }
-    const agui = installAgui(platform, service)
+    // one count per address for every way of talking to an agent, whichever path it uses
+    const addressCap = new AddressCap({
+      max: platform.config.get('platform.ai.endpoint.max-connections-per-address'),
+      key: 'platform.ai.endpoint.max-connections-per-address',
+      what: 'agent connections'
+    })
+    const agui = installAgui(platform, service, addressCap)
     // connections outlive nothing at shutdown: their sessions end, announced like any other end
     platform.onClose(() => sessions.endAll())
     platform.provide(AI, service)
@@ -106,7 +113,8 @@ export const aiArea: Area = {
         burst: platform.config.get('platform.ai.endpoint.message-burst')
       },
       jsonMaxDepth: platform.config.get('platform.server.json-max-depth'),
-      maxQueuedBytes: platform.config.get('platform.transport.max-backpressure-bytes')
+      maxQueuedBytes: platform.config.get('platform.transport.max-backpressure-bytes'),
+      addressCap
     }).install()
   }
 }

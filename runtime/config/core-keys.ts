@@ -76,6 +76,12 @@ export const CORE_CONFIG_KEYS = {
     default: [],
     description: 'Origins allowed by CORS (`*` for any); empty turns CORS headers off'
   },
+  'platform.server.allowed-origins': {
+    schema: strList,
+    default: [],
+    description:
+      'Browser origins, besides loopback ones and same-origin pages on an IP address, that may open MCP, rooms, agent, AG-UI, A2A and interactions endpoints (`*` for any); others get 403'
+  },
   'platform.server.shutdown-timeout-ms': {
     schema: positiveInt,
     default: 4000,

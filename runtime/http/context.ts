@@ -136,6 +136,11 @@ export class Context {
     return this._headers
   }
 
+  /** The client's address as text (empty once the client went away). */
+  address(): string {
+    return this.aborted ? '' : Buffer.from(this.res.getRemoteAddressAsText()).toString()
+  }
+
   header(name: string): string | undefined {
     if (this._headers !== undefined || this.req === undefined) return this._headers?.[name]
     const v = this.req.getHeader(name)

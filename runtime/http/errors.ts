@@ -37,6 +37,11 @@ export const HTTP_ERRORS = defineErrors({
     message: (p) => `Origin '${p.origin}' is not allowed`,
     hint: 'Add it to platform.server.cors.origins'
   },
+  ORIGIN_FORBIDDEN: {
+    status: 403,
+    message: (p) => `Origin '${p.origin}' may not open ${p.path}`,
+    hint: 'List the origin in platform.server.allowed-origins (a same-origin page under a DNS name must be listed too)'
+  },
   INTERNAL: { status: 500, message: 'Internal server error' },
   SHUTTING_DOWN: { status: 503, message: 'Server is shutting down' },
   NOT_READY: { status: 503, message: 'Not ready' }

@@ -10,9 +10,10 @@ export type { RouteDoc, DocumentedRoute, JsonSchema } from './route-doc.js'
 export { setLogPageHeaders, CALLERS, type Callers } from './log-page-headers.js'
 export {
   OwnerQuota,
-  addressBucket,
   clientAddress,
   type OwnerLimits,
   type OwnerRefusal,
   type QuotaOwner
 } from './owner-quota.js'
+export { addressBucket } from './address-bucket.js'
+export { OriginPolicy } from './origin-policy.js'

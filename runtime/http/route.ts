@@ -12,6 +12,11 @@ export interface RouteOptions {
   optionalBody?: boolean
   /** Override of platform.server.body-limit-bytes for this route. */
   bodyLimit?: number
+  /**
+   * A web page may reach this route: a browser `Origin` the platform.server.allowed-origins rule
+   * refuses gets 403 before the body is read.
+   */
+  checkOrigin?: boolean
   /** The 413 body for this route when it is not the REST catalogue's (a JSON-RPC endpoint answers in JSON-RPC). */
   tooLarge?: (limit: number) => { body: string; contentType: string }
 }

@@ -15,6 +15,7 @@ import { explainListenFailure } from './listen-error.js'
 import { Linger } from './linger.js'
 import type { DocumentedRoute, RouteDoc } from './route-doc.js'
 import { Cors } from './cors.js'
+import { OriginPolicy } from './origin-policy.js'
 import type { Handler, Method, MethodEntry, RouteEntry, RouteOptions } from './route.js'
 import { HTTP_ERRORS } from './errors.js'
 
@@ -24,6 +25,8 @@ export interface HttpServerOptions {
   bodyLimit: number
   jsonMaxDepth: number
   corsOrigins: readonly string[]
+  /** platform.server.allowed-origins: who may open the routes registered with `checkOrigin`. */
+  allowedOrigins?: readonly string[]
   heartbeatMs: number
 }
 
@@ -48,11 +51,24 @@ export class HttpServer implements ContextOwner {
   private heartbeat: NodeJS.Timeout | undefined
   private readonly shutdownHooks: (() => void | Promise<void>)[] = []
   private readonly cors: Cors
+  /** The browser-origin rule every browser-reachable endpoint applies (WebSocket upgrades ask it directly). */
+  readonly origins: OriginPolicy
   private drainWaiters: (() => void)[] = []
   port = 0
 
   constructor(readonly opts: HttpServerOptions) {
     this.cors = new Cors(opts.corsOrigins)
+    this.origins = new OriginPolicy(opts.allowedOrigins ?? [])
+  }
+
+  /**
+   * The 403 for a request whose `Origin` the rule refuses, or undefined when it may proceed; for
+   * WebSocket upgrades and routes that answer in their own protocol (`checkOrigin` does it for the rest).
+   */
+  originRefusal(headers: Readonly<Record<string, string | undefined>>, path: string): PlatformError | undefined {
+    const origin = headers.origin
+    if (this.origins.allowed(origin, headers.host)) return undefined
+    return new PlatformError(HTTP_ERRORS.ORIGIN_FORBIDDEN, { origin: origin!.slice(0, 200), path: path.slice(0, 200) })
   }
 
   /** Registers `handler` for `method` on `pattern` (`/api/things/{id}`). */
@@ -187,6 +203,8 @@ export class HttpServer implements ContextOwner {
     const stream = new SseStream(ctx, opts, (s) => {
       this.sseStreams.delete(s)
       this.opts.metrics.openConnections.dec({ transport: 'sse' })
+      // counted here, so every SSE stream (rooms, agents, MCP, interactions) counts the same way
+      if (s.slow) this.opts.metrics.slowConsumers.inc()
     })
     this.sseStreams.add(stream)
     this.opts.metrics.openConnections.inc({ transport: 'sse' })
@@ -224,6 +242,13 @@ export class HttpServer implements ContextOwner {
       return
     }
     ctx.stats = m.stats
+    if (m.opts.checkOrigin === true) {
+      const refused = this.originRefusal({ origin: ctx.header('origin'), host: ctx.header('host') }, ctx.path)
+      if (refused !== undefined) {
+        ctx.error(refused)
+        return
+      }
+    }
     if (m.opts.body !== undefined && BODY_METHODS.has(ctx.method)) {
       this.readBody(ctx, m)
       return

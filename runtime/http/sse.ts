@@ -34,6 +34,8 @@ export interface SseEvent {
  */
 export class SseStream {
   closed = false
+  /** Closed because the client stopped reading and the queue overflowed (a slow consumer). */
+  slow = false
   private queue: (string | Buffer)[] = []
   private queuedBytes = 0
   private waiting = false
@@ -107,6 +109,7 @@ export class SseStream {
   private enqueue(frame: string | Buffer): boolean {
     this.queuedBytes += frame.length
     if (this.queuedBytes > this.maxQueuedBytes) {
+      this.slow = true
       this.close()
       return false
     }

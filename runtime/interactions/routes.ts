@@ -90,7 +90,7 @@ export function installRoutes(platform: Platform, service: InteractionService, s
       admit(ctx, owner)
       return await start(ctx, owner, 'create', (idempotency) => service.create(owner, { ...req, idempotency }))
     },
-    { body: 'json', optionalBody: true }
+    { body: 'json', optionalBody: true, checkOrigin: true }
   )
 
   http.post(
@@ -104,54 +104,62 @@ export function installRoutes(platform: Platform, service: InteractionService, s
         service.continue(owner, id, { ...req, idempotency })
       )
     },
-    { body: 'json', optionalBody: true }
+    { body: 'json', optionalBody: true, checkOrigin: true }
   )
 
-  http.get(`${BASE}/{id}`, async (ctx) => {
-    const id = checkId(ctx.params.id)
-    // OpenAI-style clients ask the read itself for the live stream
-    if (ctx.query.get('stream') === 'true')
-      return await streams.sse(ctx, id, resumePoint(ctx.query, ctx.header('last-event-id')))
-    const owner = reader(ctx)
-    const found = await service.get(owner, id)
-    if (found === undefined) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_FOUND, { id })
-    return found
-  })
+  http.get(
+    `${BASE}/{id}`,
+    async (ctx) => {
+      const id = checkId(ctx.params.id)
+      // OpenAI-style clients ask the read itself for the live stream
+      if (ctx.query.get('stream') === 'true')
+        return await streams.sse(ctx, id, resumePoint(ctx.query, ctx.header('last-event-id')))
+      const owner = reader(ctx)
+      const found = await service.get(owner, id)
+      if (found === undefined) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_FOUND, { id })
+      return found
+    },
+    { checkOrigin: true }
+  )
 
-  http.get(BASE, async (ctx) => {
-    const owner = reader(ctx)
-    const q = ctx.query
-    const limit = parseLimit(q.get('limit'))
-    const conversationId = q.get('conversationId') ?? undefined
-    if (conversationId !== undefined && !/^[\x21-\x7e]{1,256}$/.test(conversationId))
-      throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, {
-        name: 'conversationId',
-        detail: 'expected 1 to 256 visible characters'
-      })
-    const cursor = q.get('cursor') ?? undefined
-    const page = await service
-      .list(owner, {
-        limit,
-        ...(conversationId !== undefined ? { conversationId } : {}),
-        ...(cursor !== undefined ? { cursor } : {})
-      })
-      .catch((err: unknown) => {
-        if (err instanceof InvalidCursorError)
-          throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, {
-            name: 'cursor',
-            detail: 'pass the X-Next-Cursor of the previous page unchanged'
-          })
-        throw err
-      })
-    if (page.nextCursor !== undefined) {
-      // the body stays a plain array, as clients without paging expect; the next page travels in headers
-      const next = new URLSearchParams({ limit: String(limit), cursor: page.nextCursor })
-      if (conversationId !== undefined) next.set('conversationId', conversationId)
-      ctx.setHeader('x-next-cursor', page.nextCursor)
-      ctx.setHeader('link', `<${BASE}?${next.toString()}>; rel="next"`)
-    }
-    return page.items
-  })
+  http.get(
+    BASE,
+    async (ctx) => {
+      const owner = reader(ctx)
+      const q = ctx.query
+      const limit = parseLimit(q.get('limit'))
+      const conversationId = q.get('conversationId') ?? undefined
+      if (conversationId !== undefined && !/^[\x21-\x7e]{1,256}$/.test(conversationId))
+        throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, {
+          name: 'conversationId',
+          detail: 'expected 1 to 256 visible characters'
+        })
+      const cursor = q.get('cursor') ?? undefined
+      const page = await service
+        .list(owner, {
+          limit,
+          ...(conversationId !== undefined ? { conversationId } : {}),
+          ...(cursor !== undefined ? { cursor } : {})
+        })
+        .catch((err: unknown) => {
+          if (err instanceof InvalidCursorError)
+            throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, {
+              name: 'cursor',
+              detail: 'pass the X-Next-Cursor of the previous page unchanged'
+            })
+          throw err
+        })
+      if (page.nextCursor !== undefined) {
+        // the body stays a plain array, as clients without paging expect; the next page travels in headers
+        const next = new URLSearchParams({ limit: String(limit), cursor: page.nextCursor })
+        if (conversationId !== undefined) next.set('conversationId', conversationId)
+        ctx.setHeader('x-next-cursor', page.nextCursor)
+        ctx.setHeader('link', `<${BASE}?${next.toString()}>; rel="next"`)
+      }
+      return page.items
+    },
+    { checkOrigin: true }
+  )
 
   http.post(
     `${BASE}/{id}/cancel`,
@@ -161,15 +169,19 @@ export function installRoutes(platform: Platform, service: InteractionService, s
       if (!service.cancel(owner, id)) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_FOUND, { id })
       return { status: 'cancel requested' }
     },
-    {}
+    { checkOrigin: true }
   )
 
-  http.delete(`${BASE}/{id}`, async (ctx) => {
-    const owner = writer(ctx).name
-    const id = checkId(ctx.params.id)
-    if (!(await service.delete(owner, id))) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_FOUND, { id })
-    return { deleted: id }
-  })
+  http.delete(
+    `${BASE}/{id}`,
+    async (ctx) => {
+      const owner = writer(ctx).name
+      const id = checkId(ctx.params.id)
+      if (!(await service.delete(owner, id))) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_FOUND, { id })
+      return { deleted: id }
+    },
+    { checkOrigin: true }
+  )
 }
 
 function checkId(id: string | undefined): string {

@@ -95,11 +95,15 @@ export class InteractionStreams {
 
   mount(): void {
     const { http } = this.platform
-    http.get(STREAM_PATH, async (ctx) => {
-      const query = ctx.query
-      const id = streamId(query)
-      await this.sse(ctx, id, resumePoint(query, ctx.headers['last-event-id']))
-    })
+    http.get(
+      STREAM_PATH,
+      async (ctx) => {
+        const query = ctx.query
+        const id = streamId(query)
+        await this.sse(ctx, id, resumePoint(query, ctx.headers['last-event-id']))
+      },
+      { checkOrigin: true }
+    )
     http.ws<WsData>(STREAM_PATH, {
       maxPayloadLength: 1024,
       // uWS buffers up to twice the limit; the session stops pushing at its high-water mark long before
@@ -191,6 +195,8 @@ export class InteractionStreams {
     let id: string
     let after: number
     try {
+      const refused = this.platform.http.originRefusal(headers, req.getUrl())
+      if (refused !== undefined) throw refused
       id = streamId(query)
       after = resumePoint(query, undefined)
     } catch (err) {

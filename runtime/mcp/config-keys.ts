@@ -59,11 +59,6 @@ export const MCP_CONFIG_KEYS = {
     description:
       'Longest resource URI (UTF-8 bytes) resources/subscribe accepts; longer gets -32602 (at most 1800: each subscription is an LMDB key)'
   },
-  'platform.mcp.allowed-origins': {
-    schema: strList,
-    default: [],
-    description: 'Origins allowed to call MCP endpoints besides loopback ones (`*` for any); others get 403'
-  },
   'platform.mcp.body-limit-bytes': {
     schema: positiveInt,
     description: 'Largest MCP request body; unset uses platform.server.body-limit-bytes'

@@ -5,7 +5,7 @@ import { Cancellation } from '../plugins/index.js'
 import type { McpCore } from './core.js'
 import { PlatformError } from '../contracts/index.js'
 import { ErrorCode, rpcError, MCP_ERRORS, rpcFailure, isRpcFailure, rpcErrorMember } from './errors.js'
-import type { OriginPolicy } from './origin.js'
+import type { OriginPolicy } from '../http/index.js'
 import { callerOf } from './session-quota.js'
 import type { Session } from './sessions.js'
 import { StreamHistory } from './stream-history.js'
@@ -145,7 +145,7 @@ export class HttpTransport {
     resolve: (ctx: Context) => EndpointRef | undefined,
     run: (ep: EndpointRef) => Promise<void>
   ): Promise<void> {
-    if (!this.origins.allowed(ctx.headers.origin)) {
+    if (!this.origins.allowed(ctx.headers.origin, ctx.headers.host)) {
       sendError(ctx, 403, -32600, 'Forbidden Origin')
       return
     }

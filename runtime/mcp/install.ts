@@ -4,7 +4,6 @@ import type { Context } from '../http/index.js'
 import { McpCore } from './core.js'
 import { MCP_ERRORS } from './errors.js'
 import { HttpTransport } from './http-transport.js'
-import { OriginPolicy } from './origin.js'
 import { McpRegistry } from './registry.js'
 import type { InvokeContext } from './entries.js'
 import type { HandlerContext } from './registrations.js'
@@ -108,7 +107,8 @@ export async function installMcp(platform: Platform): Promise<McpServer | undefi
     tasks.close()
   })
 
-  const origins = new OriginPolicy(cfg.get('platform.mcp.allowed-origins'))
+  // the platform-wide browser-origin rule (platform.server.allowed-origins)
+  const origins = platform.http.origins
   const http = new HttpTransport(platform, core, origins)
   const ws = new WsTransport(platform, core, origins)
   const bodyLimit = cfg.get('platform.mcp.body-limit-bytes')

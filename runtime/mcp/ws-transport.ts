@@ -5,7 +5,7 @@ import { parseJsonBody, requestHeaders, upgradeWith } from '../http/index.js'
 import type { McpCore } from './core.js'
 import { PlatformError } from '../contracts/index.js'
 import { ErrorCode, rpcError, MCP_ERRORS, rpcFailure, isRpcFailure, rpcErrorMember } from './errors.js'
-import type { OriginPolicy } from './origin.js'
+import type { OriginPolicy } from '../http/index.js'
 import type { Session } from './sessions.js'
 import type { CallContext, EndpointRef, JsonObject, Sink } from './types.js'
 
@@ -67,7 +67,7 @@ export class WsTransport {
         const headers = requestHeaders(req)
         const path = req.getUrl()
         const ep = resolve(path, (i) => req.getParameter(i))
-        if (!this.origins.allowed(headers.origin)) {
+        if (!this.origins.allowed(headers.origin, headers.host)) {
           res.cork(() => {
             res
               .writeStatus('403 Forbidden')
@@ -123,6 +123,7 @@ export class WsTransport {
     if (d.closed) return false
     if (ws.getBufferedAmount() > this.maxBackpressure) {
       d.closed = true
+      this.platform.metrics.slowConsumers.inc()
       ws.end(1008, 'slow consumer')
       return false
     }

@@ -43,7 +43,7 @@ export class Metrics {
     })
     this.slowConsumers = new Counter({
       name: 'platform_slow_consumers_closed_total',
-      help: 'WebSocket consumers closed for exceeding the backpressure limit',
+      help: 'WebSocket and SSE consumers closed for exceeding the backpressure limit',
       registers
     })
     this.broadcastLatency = new TimedMetric(

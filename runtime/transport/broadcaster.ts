@@ -1,6 +1,7 @@
 import type { Frame } from './frame.js'
 import type { BroadcasterInfo, ResourceInfo, TransportKind, Reason } from './types.js'
 import type { MessageBucket } from './message-rate.js'
+import type { AddressSlot } from './address-cap.js'
 
 /** A counter child prom-client hands out for one label set. */
 export interface CounterChild {
@@ -56,6 +57,8 @@ export abstract class Resource {
   roles: readonly string[] | undefined
   /** Message rate of this member, when its endpoint limits it. */
   bucket: MessageBucket | undefined
+  /** Its place in its address's connection count, given back when it goes. */
+  slot: AddressSlot | undefined
 
   constructor(
     readonly uuid: string,

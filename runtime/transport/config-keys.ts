@@ -28,6 +28,12 @@ export const TRANSPORT_CONFIG_KEYS = {
     description:
       '`open`: anyone may join a room (the demo); `required`: joining needs a principal (an API token or JWT), else 401'
   },
+  'platform.transport.rooms.max-members-per-address': {
+    schema: positiveInt,
+    default: 256,
+    description:
+      'Room members one client address (IPv6: its /64; loopback too) may hold on each transport at once; a join beyond it gets 429 (a WebSocket upgrade too)'
+  },
   'platform.transport.rooms.max-message-bytes': {
     schema: positiveInt,
     default: 65_536,

@@ -2,6 +2,7 @@ import type { Context } from '../http/index.js'
 import type { Broadcaster, Resource } from './broadcaster.js'
 import type { JoinOptions, TransportKind } from './types.js'
 import type { MessageRate } from './message-rate.js'
+import type { AddressCap } from './address-cap.js'
 
 /** What a hook sees of a connecting request (headers lowercase). */
 export interface EndpointRequest {
@@ -44,6 +45,11 @@ export interface EndpointHooks {
   detachedPost?(ctx: Context, body: unknown): unknown
   /** Largest message a member may send (WebSocket frame, POST body); at most the server body limit. */
   maxMessageBytes?: number
+  /**
+   * Members one client address may hold per transport (endpoints may share one cap): a join beyond
+   * it is refused with 429 (a WebSocket upgrade too, before upgrading).
+   */
+  addressCap?: AddressCap
   /** Messages per member: over it a WebSocket is closed with 1008, a POST answered 429. */
   messageRate?: MessageRate
 }

@@ -13,11 +13,15 @@ import type { EndpointHooks, EndpointRequest } from './endpoint-hooks.js'
 import type { EndpointSettings } from './endpoint-settings.js'
 import { HTTP_ERRORS } from '../http/index.js'
 import { TRANSPORT_ERRORS } from './errors.js'
+import type { AddressSlot } from './address-cap.js'
 
 /** Header (or `uuid` query parameter) naming the resource a POST, DELETE or poll comes from. */
 export const RESOURCE_HEADER = 'x-platform-resource'
 /** Header (or `token` query parameter) proving the sender is that resource (SSE, long-polling). */
 export const TOKEN_HEADER = 'x-platform-token'
+
+/** How a 429 names each transport. */
+const KIND: Record<TransportKind, string> = { WEBSOCKET: 'WebSocket', SSE: 'SSE', LONG_POLLING: 'long-polling' }
 
 function newToken(): string {
   return randomBytes(24).toString('base64url')
@@ -103,15 +107,21 @@ export class Endpoint {
         }
       }
     })
-    http.get(this.pattern, (ctx) => this.get(ctx))
+    // a web page can reach every method here: each applies the browser-origin rule
+    http.get(this.pattern, (ctx) => this.get(ctx), { checkOrigin: true })
     if (this.hooks.message !== undefined)
       http.post(this.pattern, (ctx) => this.post(ctx), {
         body: this.hooks.rawText === true ? 'raw' : 'json',
-        bodyLimit: this.frameLimit
+        bodyLimit: this.frameLimit,
+        checkOrigin: true
       })
-    http.delete(this.pattern, (ctx) => {
-      this.leave(ctx)
-    })
+    http.delete(
+      this.pattern,
+      (ctx) => {
+        this.leave(ctx)
+      },
+      { checkOrigin: true }
+    )
   }
 
   private failed(err: unknown, phase: string): void {
@@ -180,10 +190,14 @@ export class Endpoint {
     }
     let id = ''
     let opts: JoinOptions | undefined
+    let slot: AddressSlot | undefined
     let err: PlatformError | undefined
     if (this.o.transport.closing) {
       err = new PlatformError(HTTP_ERRORS.SHUTTING_DOWN)
     } else {
+      err = this.o.http.originRefusal(headers, req.getUrl())
+    }
+    if (err === undefined) {
       try {
         const er: EndpointRequest = {
           params,
@@ -193,6 +207,8 @@ export class Endpoint {
         }
         id = this.hooks.resolve(er)
         opts = this.hooks.joinOptions?.(er)
+        // taken before upgrading, so a refused socket never exists; the resource gives it back
+        slot = this.hooks.addressCap?.take(Buffer.from(res.getRemoteAddressAsText()).toString(), KIND.WEBSOCKET)
       } catch (e) {
         if (!(e instanceof PlatformError)) throw e
         err = e
@@ -208,12 +224,18 @@ export class Endpoint {
       })
       return
     }
-    res.upgrade<WsData>({ id, opts, resource: undefined }, key, protocol, extensions, context)
+    try {
+      res.upgrade<WsData>({ id, opts, slot, resource: undefined }, key, protocol, extensions, context)
+    } catch (e) {
+      slot?.release()
+      throw e
+    }
   }
 
   private openWs(ws: WebSocket<WsData>): void {
     const data = ws.getUserData()
     const r = new WsResource(randomUUID(), this.broadcaster(data.id), ws, this.o.transport)
+    r.slot = data.slot
     data.resource = r
     this.join(r, data.opts)
   }
@@ -300,6 +322,7 @@ export class Endpoint {
       })
     if (this.o.transport.closing) throw new PlatformError(HTTP_ERRORS.SHUTTING_DOWN)
     const opts = this.joinOptionsCtx(ctx, 'SSE')
+    const slot = this.hooks.addressCap?.take(ctx.address(), KIND.SSE)
     // the member's uuid and token also as headers, for clients that read them before any event
     const uuid = randomUUID()
     const token = newToken()
@@ -307,9 +330,10 @@ export class Endpoint {
     const stream = ctx.sse({ maxQueuedBytes: this.o.maxBackpressureBytes })
     const r = new SseResource(uuid, this.broadcaster(id), stream)
     r.token = token
+    r.slot = slot
     stream.onClose(() => {
-      // the stream closes itself when its queue overflows: that is a slow consumer
-      const reason = r.reason ?? (ctx.aborted ? Reason.closed : Reason.slow)
+      // the stream closes itself when its queue overflows (the HTTP core counts that slow consumer)
+      const reason = r.reason ?? (stream.slow ? Reason.slow : Reason.closed)
       if (reason === Reason.slow)
         this.o.logger.warn(
           { uuid: r.uuid, broadcaster: r.broadcaster.id, limit: this.o.maxBackpressureBytes },
@@ -327,6 +351,7 @@ export class Endpoint {
     if (uuid === undefined || uuid === '') {
       if (t.closing) throw new PlatformError(HTTP_ERRORS.SHUTTING_DOWN)
       const opts = this.joinOptionsCtx(ctx, 'LONG_POLLING')
+      const slot = this.hooks.addressCap?.take(ctx.address(), KIND.LONG_POLLING)
       const r = new LongPollingResource(
         randomUUID(),
         this.broadcaster(id),
@@ -335,6 +360,7 @@ export class Endpoint {
         this.o.maxBackpressureBytes
       )
       r.token = newToken()
+      r.slot = slot
       this.join(r, opts)
       r.reply(ctx, true)
       return undefined

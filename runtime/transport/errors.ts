@@ -29,6 +29,11 @@ export const TRANSPORT_ERRORS = defineErrors({
     message: (p) => `Too many messages: at most ${p.perSecond} per second (burst ${p.burst})`,
     hint: 'Wait for Retry-After seconds; platform.transport.rooms.max-messages-per-second sets the rate'
   },
+  TOO_MANY_CONNECTIONS: {
+    status: 429,
+    message: (p) => `Too many ${p.what} over ${p.kind} from ${p.address}: at most ${p.max} (${p.key})`,
+    hint: 'Close connections this address holds, or raise the limit where many clients share one address'
+  },
   INVALID_PRESENCE: {
     status: 400,
     message: (p) => `Invalid presence '${p.value}': use 'true' or 'false'`,

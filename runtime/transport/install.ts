@@ -5,6 +5,7 @@ import type { EndpointSettings } from './endpoint-settings.js'
 import { ROOM_JOIN_GUARD, TRANSPORT } from './key.js'
 import { TRANSPORT_CONFIG_KEYS } from './config-keys.js'
 import { TRANSPORT_ERRORS } from './errors.js'
+import { AddressCap } from './address-cap.js'
 
 /**
  * Broadcasters, connected resources (WebSocket, SSE, long-polling) and the room endpoint
@@ -45,6 +46,11 @@ export async function installTransport(platform: Platform): Promise<void> {
     principalOf: (headers) => platform.principals.fromHeaders(headers),
     guard: () => platform.extensions(ROOM_JOIN_GUARD)[0],
     maxMessageBytes: c.get('platform.transport.rooms.max-message-bytes'),
+    addressCap: new AddressCap({
+      max: c.get('platform.transport.rooms.max-members-per-address'),
+      key: 'platform.transport.rooms.max-members-per-address',
+      what: 'room members'
+    }),
     rate: {
       perSecond: c.get('platform.transport.rooms.max-messages-per-second'),
       burst: c.get('platform.transport.rooms.message-burst')

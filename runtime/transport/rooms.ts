@@ -6,6 +6,7 @@ import type { EndpointSettings } from './endpoint-settings.js'
 import type { Broadcaster, Resource } from './broadcaster.js'
 import { Frame } from './frame.js'
 import type { MessageRate } from './message-rate.js'
+import type { AddressCap } from './address-cap.js'
 import type { JoinOptions, RoomJoinGuard } from './types.js'
 import { TRANSPORT_ERRORS } from './errors.js'
 
@@ -19,6 +20,8 @@ export interface RoomPolicy {
   guard: () => RoomJoinGuard | undefined
   maxMessageBytes: number
   rate: MessageRate
+  /** Members per client address and transport. */
+  addressCap: AddressCap
 }
 
 /** Members listed in a `joined` frame; `memberCount` always gives the total. */
@@ -93,6 +96,7 @@ export function installRooms(settings: EndpointSettings, policy: RoomPolicy): vo
 
     maxMessageBytes: policy.maxMessageBytes,
     messageRate: policy.rate,
+    addressCap: policy.addressCap,
 
     setup(b: Broadcaster): void {
       b.autoDestroy = true

@@ -200,6 +200,7 @@ export class Transport implements SocketWatcher, PollOwner {
   remove(r: Resource, reason: Reason): void {
     if (r.closed) return
     r.closed = true
+    r.slot?.release()
     const b = r.broadcaster
     this.resources.delete(r.uuid)
     b.resources.delete(r.uuid)

@@ -2,6 +2,7 @@ import type { WebSocket } from 'uWebSockets.js'
 import { Resource, type Broadcaster } from './broadcaster.js'
 import type { Frame } from './frame.js'
 import { Reason, type JoinOptions } from './types.js'
+import type { AddressSlot } from './address-cap.js'
 
 /** What a WebSocket carries from upgrade to close. */
 export interface WsData {
@@ -9,6 +10,8 @@ export interface WsData {
   id: string
   /** The join options of the upgrade request. */
   opts: JoinOptions | undefined
+  /** The upgrade's place in its address's count, handed to the resource on open. */
+  slot: AddressSlot | undefined
   resource: WsResource | undefined
 }
 

@@ -8,6 +8,7 @@ import { startTestPlatform } from '../helpers/platform.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk } from '../helpers/openai-server.js'
 import { writePlugin } from '../plugins/helpers.js'
 import { agentSocket, deltas, eventually, postTurn, sseAgent, untilTerminal } from './agent-clients.js'
+import { refusedUpgrade, wsUrl } from '../transport/clients.js'
 
 const AGENTS = `import { definePlugin, agent } from 'agent-platform/sdk'
 export default definePlugin({ agents: [
@@ -89,8 +90,7 @@ t.test("an agent's own endpoint path serves it; hot reload takes agents away and
   t.match(await s.inbox.next((f) => f.type === 'error'), { code: 'PLT_ERR_AGENT_NOT_FOUND' })
   t.match(await s.closed, { code: 4404 })
   t.equal((await postTurn(tp.url, '/chat/custom', 'hi')).status, 404)
-  const gone = await agentSocket(tp.url, CRIER)
-  t.match(await gone.closed, { code: 4404 })
+  t.equal((await refusedUpgrade(wsUrl(tp.url, CRIER))).status, 404, 'a new socket to the unloaded agent is refused')
   writePlugin(root, 'agents', { index: AGENTS })
   await host.rescan()
   await eventually(() => ai.agentNames().length === 2, 5000, 'agents back')

@@ -6,6 +6,7 @@ import { TRANSPORT } from '../../runtime/transport/key.js'
 import { installAreas } from '../../runtime/areas.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { agentSocket, deltas, eventually, isTerminal } from './agent-clients.js'
+import { refusedUpgrade, wsUrl } from '../transport/clients.js'
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url))
 const PATH = '/platform/agent/demo'
@@ -82,15 +83,15 @@ t.test('WebSocket: an unknown JSON shape gets an error frame and changes nothing
   t.match(frames.at(-1), { event: 'complete', data: { summary: /not json/ } })
 })
 
-t.test('WebSocket: an unknown agent gets an error frame and a close; no session', async (t) => {
+t.test('WebSocket: an upgrade to an unknown agent is refused with 404 before upgrading; no session', async (t) => {
   let started = 0
   const off = tp.platform.bus.on('AgentSessionStarted', () => started++)
   t.teardown(off)
-  const s = await agentSocket(tp.url, '/platform/agent/nobody')
-  t.equal(s.session, undefined)
-  t.match(s.inbox.all[0], { type: 'error', code: 'PLT_ERR_AGENT_NOT_FOUND', data: /nobody/ })
-  t.match(await s.closed, { code: 4404 })
+  const r = await refusedUpgrade(wsUrl(tp.url, '/platform/agent/nobody'))
+  t.equal(r.status, 404)
+  t.match(r.body, { code: 'PLT_ERR_AGENT_NOT_FOUND', error: /nobody/ })
   t.equal(started, 0, 'no session started')
+  t.equal(tp.platform.area(TRANSPORT).findBroadcaster('agent:/platform/agent/nobody'), undefined, 'no member made')
 })
 
 t.test('sessions end with the connection, announced on the bus with duration and message count', async (t) => {

@@ -270,7 +270,7 @@ t.test('a beforeDispatch hook can reject with a status and headers (where OAuth 
 })
 
 t.test('allowed-origins config admits listed origins', async (t) => {
-  const m = await startMcp({ 'platform.mcp.allowed-origins': ['https://app.example.com'] }, { fixtures: false })
+  const m = await startMcp({ 'platform.server.allowed-origins': ['https://app.example.com'] }, { fixtures: false })
   t.teardown(m.tp.close)
   const ok = await fetch(m.url, {
     method: 'POST',

@@ -6,7 +6,7 @@ import { startMcp, openSession, ACCEPT_BOTH } from './helpers.js'
 import { wsClient } from './extras-helpers.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { installMcp } from '../../runtime/mcp/install.js'
-import { addressBucket } from '../../runtime/http/owner-quota.js'
+import { addressBucket } from '../../runtime/http/address-bucket.js'
 
 const TOKEN = 'bob-token-0123456789'
 const INIT = {

@@ -240,3 +240,37 @@ export async function leave(base: string, room: string, uuid: string, token?: st
   if (token !== undefined) headers['x-platform-token'] = token
   return await fetch(base + '/platform/rooms/' + room, { method: 'DELETE', headers })
 }
+
+/**
+ * Tries a WebSocket upgrade that the server should refuse; resolves with the HTTP status and
+ * JSON body of the refusal, or rejects when the socket opened instead.
+ */
+export function refusedUpgrade(
+  url: string,
+  headers: Record<string, string> = {}
+): Promise<{ status: number; body: Frame }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { headers })
+    ws.on('unexpected-response', (_req, res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString()
+        let body: Frame
+        try {
+          body = JSON.parse(text) as Frame
+        } catch {
+          body = { raw: text }
+        }
+        resolve({ status: res.statusCode ?? 0, body })
+      })
+    })
+    ws.on('open', () => {
+      ws.terminate()
+      reject(new Error('the upgrade was accepted'))
+    })
+    ws.on('error', () => {
+      /* the unexpected response settles it */
+    })
+  })
+}
