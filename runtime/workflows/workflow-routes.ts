@@ -4,9 +4,10 @@
  * refused, as with zero fleets); the runs kept; the approvals runs wait for.
  */
 import type { AdminRoute } from '../admin/index.js'
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isPlatformError } from '../contracts/index.js'
 import type { Logger } from '../observability/index.js'
 import { parseManifest, type WorkflowManifest } from './workflow-manifest.js'
+import { graphOf } from './workflow-graph.js'
 import type { WorkflowRuns } from './workflow-runs.js'
 import type { WorkflowStore } from './workflow-store.js'
 import { WORKFLOWS_ERRORS } from './errors.js'
@@ -70,6 +71,14 @@ export function workflowRoutes(d: WorkflowRouteDeps): AdminRoute[] {
       gate: { write: 'workflow.write', target: (r) => idOf(r.body) },
       handler: async ({ body, principal }) => {
         const m = parseManifest(body)
+        // what a run would refuse (a cycle, too many nodes, a bad node config) is refused now, not later
+        try {
+          graphOf(m)
+        } catch (err) {
+          if (isPlatformError(err, WORKFLOWS_ERRORS.WORKFLOW_NOT_RUNNABLE))
+            throw new PlatformError(WORKFLOWS_ERRORS.WORKFLOW_INVALID, { detail: err.message })
+          throw err
+        }
         let saved: WorkflowManifest
         try {
           saved = await store.save(m, principal!.name)

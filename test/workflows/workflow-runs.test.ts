@@ -192,8 +192,8 @@ t.test('a failing agent marks its node FAILED and the run goes on down its failu
   t.match(r.body.output, /^draft of/, 'no output node: the last node that ran')
 })
 
-t.test('what cannot run is refused before anything runs', async (t) => {
-  await save(tp, {
+t.test('what cannot run is refused when it is saved, and before anything runs', async (t) => {
+  const loop = {
     id: 'loop',
     name: 'Loop',
     version: 1,
@@ -205,25 +205,31 @@ t.test('what cannot run is refused before anything runs', async (t) => {
       { from: 'a', to: 'b' },
       { from: 'b', to: 'a' }
     ]
-  })
+  }
   const before = (await call(tp, 'GET', '/workflow/runs', { token: EDITOR })).body.length
-  const cycle = await call(tp, 'POST', '/workflow/loop/run', { token: EDITOR, body: {} })
+  const cycle = await call(tp, 'POST', '/workflow', { token: EDITOR, body: loop })
   t.equal(cycle.status, 400)
   t.same(cycle.body, {
-    error: 'workflow contains a cycle through nodes [a, b]',
-    code: 'PLT_ERR_WORKFLOW_NOT_RUNNABLE',
-    hint: 'Fix the workflow (POST /api/admin/workflow with its version + 1) and run it again'
+    error: 'Invalid workflow: workflow contains a cycle through nodes [a, b]',
+    code: 'PLT_ERR_WORKFLOW_INVALID'
   })
-  t.match(audit(), { action: 'workflow.run', target: 'loop', success: false })
+  t.match(audit(), { action: 'workflow.write', target: 'loop', success: false })
   const nodes = Array.from({ length: 501 }, (_, i) => ({ id: `n${i}`, type: 'output' }))
-  await save(tp, { id: 'huge', name: 'Huge', version: 1, nodes, edges: [] })
-  const huge = await call(tp, 'POST', '/workflow/huge/run', { token: EDITOR, body: {} })
-  t.equal(huge.body.error, 'workflow has 501 nodes, limit is 500')
+  const huge = await call(tp, 'POST', '/workflow', {
+    token: EDITOR,
+    body: { id: 'huge', name: 'Huge', version: 1, nodes, edges: [] }
+  })
+  t.equal(huge.body.error, 'Invalid workflow: workflow has 501 nodes, limit is 500')
+  for (const id of ['loop', 'huge'])
+    t.equal((await call(tp, 'GET', `/workflow/${id}`, { token: EDITOR })).status, 404, `${id} was not stored`)
+  const unsaved = await call(tp, 'POST', '/workflow/loop/run', { token: EDITOR, body: {} })
+  t.equal(unsaved.status, 404)
   const bad = await call(tp, 'POST', '/workflow/incident/run?coordinator=nope', { token: EDITOR, body: {} })
   t.same(bad.body, {
     error: 'unknown coordinator: nope (registered: [ops])',
     code: 'PLT_ERR_UNKNOWN_WORKFLOW_COORDINATOR'
   })
+  t.match(audit(), { action: 'workflow.run', target: 'incident', success: false })
   t.equal((await call(tp, 'GET', '/workflow/runs', { token: EDITOR })).body.length, before, 'no run was kept')
 })
 
