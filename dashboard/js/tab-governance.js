@@ -35,7 +35,16 @@ function killSwitch(health, out, reason) {
     { class: 'toolbar', on: { submit: act } },
     el('span', {}, 'State:'),
     badge(ks.armed ? 'ARMED' : 'disarmed', ks.armed ? 'bad' : 'ok'),
-    ks.armed ? el('span', {}, `${ks.reason ?? ''} (by ${ks.operator ?? '?'}, ${time(ks.armedAt)})`) : reason,
+    ks.armed
+      ? el(
+          'span',
+          {},
+          // why and by whom is a content read: without a token only the time shows
+          ks.reason !== undefined
+            ? `${ks.reason} (by ${ks.operator ?? '?'}, ${time(ks.armedAt)})`
+            : `since ${time(ks.armedAt)} (a token shows why and by whom)`
+        )
+      : reason,
     el('button', { type: 'submit', class: ks.armed ? '' : 'danger' }, ks.armed ? 'Disarm' : 'Arm')
   )
 }

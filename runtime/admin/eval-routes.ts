@@ -19,7 +19,8 @@ export function evalRoutes(store: EvalRunStore): AdminRoute[] {
       method: 'GET',
       path: '/evals/runs',
       summary: 'Recorded eval runs, newest first, of one baseline or all',
-      gate: { read: 'open' },
+      // a run holds the prompt and the judge's raw response: content
+      gate: { read: 'content' },
       query: {
         type: 'object',
         properties: {
@@ -44,7 +45,7 @@ export function evalRoutes(store: EvalRunStore): AdminRoute[] {
       method: 'GET',
       path: '/evals/runs/{id}',
       summary: 'One eval run',
-      gate: { read: 'open' },
+      gate: { read: 'content' },
       handler: ({ params }) => {
         const run = store.find(params.id!)
         if (run === undefined) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_EVAL_RUN, { id: params.id })

@@ -23,6 +23,16 @@ export class ReadGate {
     this.refuse(kind, () => this.principals.resolve(ctx) !== null)
   }
 
+  /** Whether `ctx` may read `kind` (for a route that shows more to those who may). */
+  admits(ctx: Context, kind: ReadKind): boolean {
+    try {
+      this.check(ctx, kind)
+      return true
+    } catch {
+      return false
+    }
+  }
+
   /** The same gate for a caller resolved elsewhere (a stream's upgrade, an MCP request). */
   checkPrincipal(principal: Principal | null, kind: ReadKind): void {
     this.refuse(kind, () => principal !== null)

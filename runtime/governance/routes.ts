@@ -42,7 +42,11 @@ export function installRoutes(platform: Platform, service: GovernanceService | u
   })
   http.get(`${BASE}/health`, (ctx) => {
     readGate(ctx, false)
-    return service?.health() ?? { killSwitch: { armed: false }, policies: [], dryRuns: [], slos: [] }
+    const health = service?.health() ?? { killSwitch: { armed: false }, policies: [], dryRuns: [], slos: [] }
+    // why and by whom the switch was armed is content: an open reader learns only that it is armed, and since when
+    if (reads.admits(ctx, 'content')) return health
+    const { armed, armedAt } = health.killSwitch as { armed: boolean; armedAt?: string }
+    return { ...health, killSwitch: armedAt === undefined ? { armed } : { armed, armedAt } }
   })
   http.get(`${BASE}/owasp`, (ctx) => {
     readGate(ctx, false)

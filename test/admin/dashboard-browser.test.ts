@@ -220,7 +220,7 @@ t.test('kill switch: arm with a reason, disarm, both confirmed and real', async 
     .catch(async (err: Error) => {
       throw new Error(err.message + '\n' + (await panel.textContent())?.slice(0, 600))
     })
-  let health = await call(tp, 'GET', '/governance/health')
+  let health = await call(tp, 'GET', '/governance/health', { token: ALICE })
   t.equal(health.body.killSwitch.armed, true)
   t.equal(health.body.killSwitch.reason, 'incident 42 from the dashboard')
   await page.screenshot({ path: SHOTS + 'governance-1280.png', fullPage: false })

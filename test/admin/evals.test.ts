@@ -42,7 +42,7 @@ t.test('record, read, summarize and delete runs, each write granted and audited'
   const created = await call(tp, 'POST', '/evals/runs', { token: CI, body: RUN })
   t.same(created.body, { id: 'run-1', baseline: 'support-bot:v1', passed: true })
   t.match(audit(), { principal: 'ci', action: 'evals.write', target: 'run-1', success: true })
-  const stored = await call(tp, 'GET', '/evals/runs/run-1')
+  const stored = await call(tp, 'GET', '/evals/runs/run-1', { token: CI })
   t.same(stored.body, { ...RUN, timestamp: '2026-03-01T10:00:00.000Z', notes: '' })
   t.same(Object.keys(stored.body), Object.keys(RUN), 'emitted order')
 
@@ -70,7 +70,7 @@ t.test('record, read, summarize and delete runs, each write granted and audited'
     t.equal(r.status, 400)
     t.same(r.body, { error: `Invalid eval run: ${detail}`, code: 'PLT_ERR_EVAL_RUN_INVALID' })
   }
-  t.equal((await call(tp, 'GET', '/evals/runs/ok')).status, 404, 'nothing invalid was stored')
+  t.equal((await call(tp, 'GET', '/evals/runs/ok', { token: CI })).status, 404, 'nothing invalid was stored')
 
   await call(tp, 'POST', '/evals/runs', {
     token: CI,
@@ -81,11 +81,11 @@ t.test('record, read, summarize and delete runs, each write granted and audited'
     body: { id: 'run-3', baseline: 'a-first', timestamp: '2026-03-03T10:00:00Z', passed: true }
   })
   t.same(
-    (await call(tp, 'GET', '/evals/runs')).body.map((r: any) => r.id),
+    (await call(tp, 'GET', '/evals/runs', { token: CI })).body.map((r: any) => r.id),
     ['run-3', 'run-2', 'run-1']
   )
   t.same(
-    (await call(tp, 'GET', '/evals/runs?baseline=support-bot:v1&limit=1')).body.map((r: any) => r.id),
+    (await call(tp, 'GET', '/evals/runs?baseline=support-bot:v1&limit=1', { token: CI })).body.map((r: any) => r.id),
     ['run-2']
   )
   t.same((await call(tp, 'GET', '/evals/baselines')).body, [
@@ -117,7 +117,7 @@ t.test('the runs are still there after a restart on the same data directory', as
   const tp = await adminPlatform({ ...config, 'platform.data-dir': dir })
   t.teardown(tp.close)
   t.same(
-    (await call(tp, 'GET', '/evals/runs')).body.map((r: any) => r.id),
+    (await call(tp, 'GET', '/evals/runs', { token: CI })).body.map((r: any) => r.id),
     ['run-2', 'run-1']
   )
   t.equal((await call(tp, 'POST', '/evals/runs', { token: CI, body: RUN })).status, 400, 'still immutable')
@@ -131,5 +131,5 @@ t.test('platform.admin.evals.store=memory keeps runs for the life of the process
   await first.close()
   const second = await adminPlatform({ ...config, 'platform.data-dir': mem, 'platform.admin.evals.store': 'memory' })
   t.teardown(second.close)
-  t.same((await call(second, 'GET', '/evals/runs')).body, [])
+  t.same((await call(second, 'GET', '/evals/runs', { token: CI })).body, [])
 })

@@ -128,7 +128,11 @@ t.test('every mutating route is declared in the table with a write gate', async 
 })
 
 t.test('flag off: 403 with the hint, audited <action>.denied.flag, nothing changes', async (t) => {
-  const tp = await adminPlatform({ 'platform.auth.tokens': TOKENS })
+  const tp = await adminPlatform({
+    'platform.auth.tokens': TOKENS,
+    // every refusal here is looked at one by one: none may be sampled away
+    'platform.admin.audit-anonymous-per-second': 10_000
+  })
   t.teardown(tp.close)
   const member = await wsMember(tp.url, 'lobby')
   t.teardown(() => member.ws.close())
@@ -156,7 +160,7 @@ t.test('flag off: 403 with the hint, audited <action>.denied.flag, nothing chang
 })
 
 t.test('flag on: anonymous 401, wrong role 403, authorizer deny 403, each audited', async (t) => {
-  const tp = await adminPlatform(WRITER)
+  const tp = await adminPlatform({ ...WRITER, 'platform.admin.audit-anonymous-per-second': 10_000 })
   t.teardown(tp.close)
   const cases: [string | undefined, number, Record<string, unknown>, string, string][] = [
     [
