@@ -10,6 +10,7 @@ import { interactionsArea } from './interactions/install.js'
 import { adminArea } from './admin/install.js'
 import { a2aArea } from './a2a/install.js'
 import { fleetArea } from './fleet/install.js'
+import { openAiArea } from './openai/install.js'
 
 /**
  * Every area the served platform runs, in start-up order. Each declares the areas it needs;
@@ -25,7 +26,8 @@ export const AREAS: readonly Area[] = [
   interactionsArea,
   adminArea,
   a2aArea,
-  fleetArea
+  fleetArea,
+  openAiArea
 ]
 
 /** Installs `areas` in order (tests pass a subset). */

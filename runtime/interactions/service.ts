@@ -28,6 +28,11 @@ export interface InteractionRequest extends CreateInteraction {
   roles?: readonly string[]
   /** The request's Idempotency-Key, saved with the record; a key held already throws `IdempotencyKeyHeldError`. */
   idempotency?: IdempotencyClaim
+  /**
+   * Earlier messages the client sends with this turn (an OpenAI-style input of several items):
+   * the model reads them after the conversation's own history, and they are not remembered.
+   */
+  history?: AiMessage[]
 }
 
 export interface InteractionServiceOptions {
@@ -263,7 +268,8 @@ export class InteractionService {
     const memoryKey = conversationKey(header.userId, header.conversationId)
     try {
       // store:false keeps no conversation either: it persists nothing
-      const history: AiMessage[] = header.store ? await this.opts.ai.memory.read(memoryKey) : []
+      const stored: AiMessage[] = header.store ? await this.opts.ai.memory.read(memoryKey) : []
+      const history = req.history === undefined ? stored : [...stored, ...req.history]
       const turn = this.opts.ai.runTurn(
         {
           message: req.message,
