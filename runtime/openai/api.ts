@@ -8,7 +8,6 @@ import type { RegisteredAgent } from '../plugins/index.js'
 import { PlatformError } from '../contracts/index.js'
 import { OPENAI_API_ERRORS } from './errors.js'
 import type { ResponseRequest } from './response-request.js'
-import { invalid } from './response-request.js'
 
 export interface OpenAiApiOptions {
   interactions: InteractionService
@@ -58,7 +57,6 @@ export class OpenAiApi {
    */
   create(owner: string, roles: readonly string[], req: ResponseRequest): Promise<Interaction> {
     this.agent(req.model)
-    if (req.background && !req.store) throw invalid('background', 'a background response must be stored (store: true)')
     const ireq: InteractionRequest = {
       message: req.message,
       agentId: req.model,

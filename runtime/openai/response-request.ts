@@ -58,6 +58,9 @@ export function parseResponseRequest(body: unknown): ResponseRequest {
   const { message, history } = parseInput(body.input, systems)
   const previous = optionalString(body, 'previous_response_id')
   checkTools(body)
+  const store = flag(body, 'store', true)
+  const background = flag(body, 'background', false)
+  if (background && !store) throw invalid('background', 'a background response must be stored (store: true)')
   return {
     model,
     message,
@@ -65,8 +68,8 @@ export function parseResponseRequest(body: unknown): ResponseRequest {
     systemPrompt: systems.length === 0 ? undefined : systems.join('\n\n'),
     instructions: instructions ?? null,
     metadata: parseMetadata(body.metadata),
-    store: flag(body, 'store', true),
-    background: flag(body, 'background', false),
+    store,
+    background,
     stream: flag(body, 'stream', false),
     previousResponseId: previous === '' ? undefined : previous
   }

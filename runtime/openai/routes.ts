@@ -13,7 +13,7 @@ import { NO_ECHO, responseObject, type ResponseEcho } from './response-object.js
 import { ResponseEvents, type ResponseEvent } from './response-events.js'
 import { parseResponseRequest, invalid } from './response-request.js'
 import { followSteps } from './step-follower.js'
-import type { Interaction } from '../interactions/index.js'
+import { INTERACTION_ERRORS, type Interaction } from '../interactions/index.js'
 
 const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED'])
 
@@ -37,6 +37,15 @@ export function installOpenAiRoutes(platform: Platform, api: OpenAiApi): void {
   edge.post('/v1/responses', async (ctx) => {
     const { owner, roles } = writer(ctx)
     const req = parseResponseRequest(ctx.body)
+    api.agent(req.model)
+    // the interactions' quota: one budget per principal whichever API starts the run
+    const refused = service.takeQuota(owner, ctx.rawBody?.length ?? 0)
+    if (refused !== undefined)
+      throw new PlatformError(
+        INTERACTION_ERRORS.INTERACTIONS_QUOTA,
+        { over: refused.over },
+        { headers: { 'retry-after': String(refused.waitSeconds) } }
+      )
     const created = await api.create(owner, roles, req)
     const echo: ResponseEcho = { instructions: req.instructions, metadata: req.metadata }
     if (!req.stream) return responseObject(created, echo)
