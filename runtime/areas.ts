@@ -10,6 +10,7 @@ import { interactionsArea } from './interactions/install.js'
 import { adminArea } from './admin/install.js'
 import { a2aArea } from './a2a/install.js'
 import { fleetArea } from './fleet/install.js'
+import { workflowsArea } from './workflows/install.js'
 import { openAiArea } from './openai/install.js'
 
 /**
@@ -27,6 +28,7 @@ export const AREAS: readonly Area[] = [
   adminArea,
   a2aArea,
   fleetArea,
+  workflowsArea,
   openAiArea
 ]
 

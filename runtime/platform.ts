@@ -135,7 +135,12 @@ export class Platform {
       config.get('platform.admin.audit-capacity'),
       this.store.db<ControlAuditEntry, [number, number]>('audit'),
       config.get('platform.admin.audit-retention'),
-      countAndLogWriteFailures(this.metrics.storeWriteFailures, this.logger)
+      countAndLogWriteFailures(this.metrics.storeWriteFailures, this.logger),
+      {
+        db: this.store.db<ControlAuditEntry, [number, number]>('audit-anonymous'),
+        keptPerSecond: config.get('platform.admin.audit-anonymous-per-second'),
+        onDenied: this.metrics.countAnonymousDenied('audit')
+      }
     )
     const authorizer =
       opts.authorizer ??

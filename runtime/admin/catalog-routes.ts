@@ -1,7 +1,8 @@
 /** Runtimes, the MCP catalogue, plugins and the control audit log. */
 import { PlatformError } from '../contracts/index.js'
+import { CALLERS, HTTP_ERRORS, setLogPageHeaders, type Callers } from '../http/index.js'
 import type { AdminDeps } from './admin-deps.js'
-import type { AdminRoute } from './route-table.js'
+import { ADMIN_BASE, type AdminRoute } from './route-table.js'
 import { ADMIN_ERRORS } from './errors.js'
 
 export const AUDIT_DEFAULT_LIMIT = 100
@@ -90,15 +91,36 @@ export function catalogRoutes(d: AdminDeps): AdminRoute[] {
     {
       method: 'GET',
       path: '/audit',
-      summary: 'The most recent control audit entries, oldest first',
+      summary:
+        'The most recent control audit entries, oldest first; X-Next-Cursor (and Link) give the page before them while older entries remain. X-Anonymous-Denied counts the denied attempts without a principal since start-up, X-Anonymous-Denied-Dropped those of them not kept (sampled apart, they never push an entry out)',
       gate: { read: 'content' },
       query: {
         type: 'object',
         properties: {
-          limit: { type: 'integer', minimum: 1, maximum: AUDIT_MAX_LIMIT, default: AUDIT_DEFAULT_LIMIT }
+          limit: { type: 'integer', minimum: 1, maximum: AUDIT_MAX_LIMIT, default: AUDIT_DEFAULT_LIMIT },
+          cursor: { type: 'string', description: 'The X-Next-Cursor of the previous page' },
+          callers: {
+            enum: Object.keys(CALLERS),
+            default: 'all',
+            description: 'authenticated: only attempts by a known principal; anonymous: only the sampled ones without'
+          }
         }
       },
-      handler: ({ query }) => d.platform.audit.entries(query.limit as number)
+      handler: ({ ctx, query }) => {
+        const limit = query.limit as number
+        const callers = query.callers as Callers
+        const page = d.platform.audit.page(limit, query.cursor as string | undefined, CALLERS[callers])
+        if (page === undefined) throw new PlatformError(HTTP_ERRORS.INVALID_CURSOR, { what: 'the control audit' })
+        // an MCP tool call has no HTTP answer to carry headers
+        if (ctx !== undefined)
+          setLogPageHeaders(
+            ctx,
+            `${ADMIN_BASE}/audit`,
+            { limit, callers: callers === 'all' ? undefined : callers },
+            { ...page, anonymousDenied: d.platform.audit.anonymousDenied }
+          )
+        return page.entries
+      }
     }
   ]
 }

@@ -1,5 +1,5 @@
 /**
- * The configuration keys the admin area (its MCP tools, event stream, workflow and eval stores)
+ * The configuration keys the admin area (its MCP tools, event stream, eval store)
  * owns; `runtime/areas.ts` gathers them with the others.
  */
 import { KEY_SCHEMA, type KeyDefs, type KeyValues } from '../config/index.js'
@@ -30,11 +30,6 @@ export const ADMIN_CONFIG_KEYS = {
     default: 50,
     description:
       'Admin events are sent to subscribers at most this often, one frame per subscriber per batch (0: once per event-loop turn)'
-  },
-  'platform.admin.workflows.store': {
-    schema: { enum: ['memory', 'lmdb'] },
-    default: 'lmdb',
-    description: 'WorkflowStore: `lmdb` keeps workflow manifests across restarts, `memory` for the life of the process'
   },
   'platform.admin.evals.store': {
     schema: { enum: ['memory', 'lmdb'] },

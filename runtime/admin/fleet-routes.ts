@@ -1,5 +1,5 @@
 /**
- * Coordinators, the coordination journal and workflow approvals, read through the FleetView (empty
+ * Coordinators and the coordination journal, read through the FleetView (empty
  * until the fleet area provides one), and A2A tasks through the TaskView (empty until the A2A area
  * provides one): collections answer empty lists, unknown ids 404.
  */
@@ -157,26 +157,6 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
         if (done === undefined) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_TASK, { id: params.taskId })
         if (!done) throw new PlatformError(ADMIN_ERRORS.TASK_NOT_CANCELABLE, { id: params.taskId })
         return { status: 'task canceled' }
-      }
-    },
-    {
-      method: 'GET',
-      path: '/workflow/approvals',
-      summary: 'Workflow steps waiting for an approval',
-      gate: { read: 'open' },
-      handler: () => d.fleet.approvals()
-    },
-    {
-      method: 'POST',
-      path: '/workflow/approvals/{approvalId}',
-      summary: 'Approves or rejects a pending workflow step',
-      gate: { write: 'workflow.approve', target: (r) => r.params.approvalId ?? '' },
-      body: { type: 'object', required: ['approve'], properties: { approve: { type: 'boolean' } } },
-      handler: ({ params, body }) => {
-        const id = params.approvalId!
-        const approve = (body as { approve: boolean }).approve
-        if (!d.fleet.decide(id, approve)) throw new PlatformError(ADMIN_ERRORS.NO_PENDING_APPROVAL, { id })
-        return { approvalId: id, approved: approve }
       }
     }
   ]

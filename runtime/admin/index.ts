@@ -1,13 +1,6 @@
-/** The admin control plane: its route table, the fleet view it reads, its key. */
-export { ADMIN_FLEET_VIEW, ADMIN_TASK_VIEW } from './key.js'
-export {
-  EMPTY_FLEET,
-  type FleetView,
-  type JournalEvent,
-  type ApprovalInfo,
-  type WorkflowRunInfo,
-  type NodeResultInfo
-} from './fleet-view.js'
+/** The admin control plane: its route table, the fleet and task views it reads, its key. */
+export { ADMIN, ADMIN_FLEET_VIEW, ADMIN_TASK_VIEW } from './key.js'
+export { EMPTY_FLEET, type FleetView, type JournalEvent } from './fleet-view.js'
 export { type TaskView, type TaskInfo } from './task-view.js'
-export { type WorkflowManifest, type WorkflowNode, type WorkflowEdge } from './workflow-manifest.js'
-export { ADMIN_ERRORS } from './errors.js'
+export { mountAreaRoutes, type AdminRoute } from './route-table.js'
+export { shown } from './shown-value.js'

@@ -27,9 +27,6 @@ import { openApiDocument } from './openapi.js'
 import { overviewRoutes } from './overview.js'
 import { mountRoutes, type AdminRoute } from './route-table.js'
 import { transportRoutes } from './transport-routes.js'
-import type { WorkflowManifest } from './workflow-manifest.js'
-import { workflowRoutes } from './workflow-routes.js'
-import { LmdbWorkflowStore, MemoryWorkflowStore, type WorkflowStore } from './workflow-store.js'
 import { ADMIN_CONFIG_KEYS } from './config-keys.js'
 import { ADMIN_ERRORS } from './errors.js'
 
@@ -43,11 +40,6 @@ export function adminRoutes(d: AdminDeps): AdminRoute[] {
     ...catalogRoutes(d),
     ...metricsRoutes(d)
   ]
-}
-
-function workflowStore(platform: Platform): WorkflowStore {
-  if (platform.config.get('platform.admin.workflows.store') === 'memory') return new MemoryWorkflowStore()
-  return new LmdbWorkflowStore(platform.store.db<WorkflowManifest, string>('workflows'))
 }
 
 function evalStore(platform: Platform): EvalRunStore {
@@ -77,11 +69,7 @@ export function installAdmin(platform: Platform): void {
     },
     version: platform.version
   }
-  const routes = [
-    ...adminRoutes(deps),
-    ...workflowRoutes(deps, workflowStore(platform)),
-    ...evalRoutes(evalStore(platform))
-  ]
+  const routes = [...adminRoutes(deps), ...evalRoutes(evalStore(platform))]
   // built on first request, once: the table does not change after start-up
   let document: Record<string, unknown> | undefined
   routes.push({

@@ -2,7 +2,8 @@
  * The OpenAPI 3.1 document of the admin API, generated from the route table: paths, parameters and
  * request bodies from each route's ajv schemas (JSON Schema 2020-12, the dialect OpenAPI 3.1 uses),
  * security and error responses from its gate. Routes other areas register themselves (governance,
- * interactions) come from the descriptions they handed the HTTP server.
+ * interactions, and workflows through `mountAreaRoutes`) come from the descriptions they handed the
+ * HTTP server.
  */
 import type { DocumentedRoute, RouteDoc } from '../http/index.js'
 import { ADMIN_BASE, type AdminRoute, type JsonSchema } from './route-table.js'

@@ -124,6 +124,16 @@ export function mountRoutes(platform: Platform, routes: readonly AdminRoute[]): 
   }
 }
 
+/**
+ * Mounts the admin routes another area owns (its own data, served under /api/admin with the same
+ * gates, schemas and audit) and describes them, so the OpenAPI document lists them beside the
+ * admin area's own table.
+ */
+export function mountAreaRoutes(platform: Platform, routes: readonly AdminRoute[]): void {
+  mountRoutes(platform, routes)
+  for (const r of routes) platform.http.describe(r.method, ADMIN_BASE + r.path, r)
+}
+
 function validate(route: AdminRoute, v: Compiled, req: AdminRequest): void {
   if (v.params !== undefined && !v.params(req.params)) {
     const d = describe(v.params.errors?.[0])

@@ -6,6 +6,8 @@ import { ListenError } from '../http/index.js'
 import { installAreas, loadConfig } from '../areas.js'
 import { PLUGINS_USAGE, pluginsList, pluginsValidate, pluginsNew } from './plugins.js'
 import { StdioBridge, parseHeaders } from './mcp-stdio.js'
+import { tokenCreate } from './token.js'
+import { startBanner } from './start-banner.js'
 
 const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
 
@@ -16,6 +18,8 @@ Commands:
   plugins list          Static check of the plugin directories (not a running server): version, sandbox, state, contributions (--json)
   plugins validate DIR  Check a plugin folder; exits 1 with the errors
   plugins new NAME      Scaffold a working plugin with its own test (--dir PARENT, default ./plugins)
+  token create --principal NAME [--role R ...] [--config FILE]
+                        Print a new API token once; FILE keeps only its SHA-256
   mcp-stdio --url URL   Bridge a stdio-only MCP client to an HTTP MCP endpoint (--header 'Name: value', repeatable)
 
 Options of serve:
@@ -32,7 +36,7 @@ Options of serve:
 
 Configuration precedence: defaults < platform.yaml < PLATFORM_* environment < flags.
 SIGHUP re-reads the configuration and applies changed plugin grants; an operator error exits 78.
-Not on PATH? Run it as npx platform <command> from the checkout or a project depending on agent-platform.
+Not on PATH? From the checkout run node bin/platform.js <command>; in a project depending on agent-platform, npx platform <command>.
 `
 
 type Out = { log: (s: string) => void; error: (s: string) => void }
@@ -59,6 +63,8 @@ export async function main(
         dir: { type: 'string' },
         url: { type: 'string' },
         header: { type: 'string', multiple: true },
+        principal: { type: 'string' },
+        role: { type: 'string', multiple: true },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' }
       }
@@ -92,6 +98,7 @@ export async function main(
     )
     return 2
   }
+  if (command === 'token') return tokenCreate(positionals[1], values, out)
   if (command === 'mcp-stdio') {
     // stdout carries the protocol: every message from here on goes to stderr
     if (values.url === undefined || !/^https?:\/\//.test(values.url)) {
@@ -172,6 +179,8 @@ async function serve(
   // stdout carries JSON log records only: the record for machines, the plain line on stderr for people
   platform.logger.info({ url }, 'platform listening')
   out.error(`platform listening on ${url}`)
+  const agents = platform.plugins.agents().map((a) => a.name)
+  for (const line of startBanner({ url, config, agents })) out.error(line)
   // SIGHUP reads the configuration again and applies the plugin grants; other keys need a restart
   let current = config
   const hup = (): void => {

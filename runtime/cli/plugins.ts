@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { createRequire } from 'node:module'
-import { join, relative, resolve } from 'node:path'
+import { isAbsolute, join, relative, resolve } from 'node:path'
 import { Writable } from 'node:stream'
 import type { Config } from '../config/index.js'
 import { EventBus } from '../events/index.js'
@@ -171,6 +172,16 @@ export async function pluginsValidate(dir: string | undefined, out: Out): Promis
   return 0
 }
 
+/**
+ * How to run this CLI from here: its bin by path. `npx platform` in the package's own checkout makes
+ * npm 11 build the package (its `prepare`) before every command, 20 s or more; the bin answers at once.
+ */
+export function cliCommand(): string {
+  const bin = fileURLToPath(new URL('../../../bin/platform.js', import.meta.url))
+  const rel = relative(process.cwd(), bin)
+  return `node ${rel.startsWith('..') || isAbsolute(rel) ? bin : rel}`
+}
+
 export function pluginsNew(name: string | undefined, parent: string | undefined, out: Out): number {
   if (name === undefined) {
     out.error(`platform: plugins new needs a name\n\n${PLUGINS_USAGE}`)
@@ -191,7 +202,7 @@ export function pluginsNew(name: string | undefined, parent: string | undefined,
   const at = shown === '' || shown.startsWith('..') ? dir : shown
   out.log(`created ${at}`)
   out.log(`  test it:   cd ${at} && node --test`)
-  out.log(`  check it:  npx platform plugins validate ${at}`)
+  out.log(`  check it:  ${cliCommand()} plugins validate ${at}`)
   out.log(
     '  it goes live as soon as the folder is in a plugin directory (no grant needed: it runs in the isolate tier)'
   )

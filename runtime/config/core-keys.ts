@@ -179,6 +179,12 @@ export const CORE_CONFIG_KEYS = {
     schema: positiveInt,
     default: 100_000,
     description: 'Control audit entries kept in LMDB'
+  },
+  'platform.admin.audit-anonymous-per-second': {
+    schema: { type: 'integer', minimum: 0 },
+    default: 10,
+    description:
+      'Denied attempts without a principal kept per second in the audit log (every one is counted); they live apart from the entries of known callers, which they never push out'
   }
 } as const satisfies KeyDefs
 

@@ -55,6 +55,12 @@ export interface GovernancePolicy {
   readonly version: string
   /** Implementation name shown in listings (`className` on the wire). */
   readonly className: string
+  /**
+   * The one agent whose turns this policy governs (an agent's scope); the gate skips it on every
+   * other request, so a turn's decision log holds no verdicts of other agents' policies.
+   * Undefined or null: every request.
+   */
+  readonly agent?: string | null
   evaluate(ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision>
 }
 

@@ -1,14 +1,12 @@
 /**
  * What the admin routes and MCP tools read of the fleet, from live state: the coordinators the
- * plugins declare, their agents' availability and circuits, the journal, and workflow runs with
- * their approvals.
+ * plugins declare, their agents' availability and circuits, and the journal.
  */
 import { EMPTY_FLEET, type FleetView, type JournalEvent } from '../admin/index.js'
 import type { CircuitBreakers } from './circuit-breakers.js'
 import type { Coordinator, FleetRegistry } from './fleet-registry.js'
 import type { AgentTransport, JournalStore } from './fleet-types.js'
 import type { JournalWriter } from './journal-writer.js'
-import type { WorkflowRunsView } from './workflow-runs.js'
 
 export interface FleetViewDeps {
   registry: FleetRegistry
@@ -16,7 +14,6 @@ export interface FleetViewDeps {
   journal: JournalWriter
   store: JournalStore
   remote: (agent: string) => AgentTransport | undefined
-  workflows: WorkflowRunsView
 }
 
 export function adminFleetView(d: FleetViewDeps): FleetView {
@@ -28,7 +25,6 @@ export function adminFleetView(d: FleetViewDeps): FleetView {
     d.breakers.state(c.name, agent) !== 'OPEN'
   return {
     ...EMPTY_FLEET,
-    ...d.workflows,
     coordinators: () =>
       d.registry.coordinators().map((c) => ({
         name: c.name,

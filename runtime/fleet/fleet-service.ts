@@ -1,4 +1,4 @@
-import type { AgentTransport, FleetDispatcher, JournalStore } from './fleet-types.js'
+import type { AgentTransport, FleetDispatcher, JournalEventType, JournalStore } from './fleet-types.js'
 import type { FleetInterceptor } from './interceptors.js'
 
 /** What the fleet area offers: the dispatcher coordinators and workflow runs call agents through, and the journal. */
@@ -8,6 +8,16 @@ export interface FleetService {
   readonly journal: JournalStore
   /** Resolves once every journal event emitted so far is in the store. */
   journalSettled(): Promise<void>
+  /**
+   * Queues one journal event (appended with the dispatches of the same turn); returns its id, for
+   * the events that hang under it. Workflow runs record their own coordination with it.
+   */
+  emitJournal(
+    coordinationId: string,
+    parentEventId: string | null,
+    type: JournalEventType,
+    fields: Record<string, unknown>
+  ): string
   /** Names of the coordinators the loaded plugins declare. */
   coordinatorNames(): string[]
   /**

@@ -16,12 +16,12 @@ import { JournalWriter } from './journal-writer.js'
 import { FLEET } from './key.js'
 import { LocalTransport } from './local-transport.js'
 import { journalStore } from './journal-store.js'
-import { platformWorkflowRuns } from './workflow-runs.js'
 import { FLEET_CONFIG_KEYS } from './config-keys.js'
 
 /**
  * The agent fleet: coordinators (agents that declare a fleet), the dispatcher that calls their
- * agents, the coordination journal, workflow runs. It hands the admin area its FleetView.
+ * agents, the coordination journal. It hands the admin area its FleetView; the workflows area runs
+ * workflows through its dispatcher and journal.
  */
 export const fleetArea: Area = {
   name: 'fleet',
@@ -33,7 +33,8 @@ export const fleetArea: Area = {
 export function installFleet(platform: Platform): void {
   const store: JournalStore = journalStore(platform)
   const journal = new JournalWriter(store, platform.logger)
-  // first registered, so it runs last: workflow runs stopping at close still journal their end
+  // registered before the workflows area installs, so it runs after that area's hook: a workflow
+  // run stopped at close still journals its end
   platform.onClose(async () => {
     await journal.settled()
     await store.close()
@@ -70,6 +71,8 @@ export function installFleet(platform: Platform): void {
     dispatcher,
     journal: store,
     journalSettled: () => journal.settled(),
+    emitJournal: (coordinationId, parentEventId, type, fields) =>
+      journal.emit(coordinationId, parentEventId, type, fields),
     coordinatorNames: () => registry.coordinators().map((c) => c.name),
     addInterceptor: (i) => interceptors.add(i),
     registerTransport: (agent, transport) => {
@@ -80,9 +83,5 @@ export function installFleet(platform: Platform): void {
     }
   }
   platform.provide(FLEET, service)
-  const runs = platformWorkflowRuns(platform, dispatcher, journal)
-  platform.extend(
-    ADMIN_FLEET_VIEW,
-    adminFleetView({ registry, breakers, journal, store, remote, workflows: runs.adminView() })
-  )
+  platform.extend(ADMIN_FLEET_VIEW, adminFleetView({ registry, breakers, journal, store, remote }))
 }

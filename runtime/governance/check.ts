@@ -105,6 +105,7 @@ function release(st: State): void {
 function step(ps: readonly GovernancePolicy[], i: number, st: State): CheckResponse | Promise<CheckResponse> {
   for (; i < ps.length; i++) {
     const p = ps[i]!
+    if (p.agent != null && p.agent !== st.ctx.request.agentId) continue
     let d: unknown
     try {
       d = p.evaluate(st.ctx)

@@ -49,6 +49,12 @@ export const GOVERNANCE_CONFIG_KEYS = {
     default: 100_000,
     description: 'Decision log entries kept in LMDB (oldest trimmed)'
   },
+  'platform.ai.governance.decision-log.anonymous-denied-per-second': {
+    schema: { type: 'integer', minimum: 0 },
+    default: 10,
+    description:
+      'Deny decisions of anonymous turns kept per second (every one is counted); anonymous turns are logged apart from authenticated ones, which they never push out'
+  },
   'platform.ai.governance.commitment-records.enabled': {
     schema: bool,
     default: false,

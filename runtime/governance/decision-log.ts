@@ -2,11 +2,36 @@
  * GovernanceDecisionLog: every policy evaluation the gate runs, newest kept in a ring buffer
  * (`platform.ai.governance.decision-log.capacity`) and all of them in LMDB up to a retention
  * bound. It also answers the learning-signal loop: recent deny and prefer decisions for a subject,
- * from an index by subject kept beside the ring.
+ * from an index by subject kept beside the ring. With `anonymous`, the evaluations of turns that
+ * run for nobody (no authenticated user) live in a part of their own, their denials counted and
+ * sampled, so a flood of anonymous turns never pushes a real turn's decisions out.
  */
 import type { Database } from 'lmdb'
-import { RetainedLog, type Columns, type LogKey, type WriteFailureReport } from '../store/index.js'
+import {
+  SplitLog,
+  type AnonymousDeniedCounts,
+  type Columns,
+  type EntryKind,
+  type LogKey,
+  type LogPage,
+  type LogPart,
+  type WriteFailureReport
+} from '../store/index.js'
 import type { DecisionEntry, DecisionValue } from '../contracts/index.js'
+
+/** Where the evaluations of anonymous turns go, and who counts their denials. */
+export interface AnonymousDecisions {
+  db?: Database<DecisionEntry, LogKey> | undefined
+  keptPerSecond?: number | undefined
+  onDenied?: ((kept: boolean) => void) | undefined
+}
+
+/** A turn runs for a user only when the caller was authenticated: the snapshot's user_id is theirs. */
+export function decisionKind(e: DecisionEntry): EntryKind {
+  const user = e.context_snapshot.user_id
+  if (typeof user === 'string' && user !== '') return 'kept'
+  return e.decision === 'deny' || e.decision === 'error' ? 'anonymous-denied' : 'anonymous'
+}
 
 export interface Subject {
   conversationId?: string | null
@@ -62,7 +87,7 @@ const DIMENSIONS = [
 ] as const
 
 export class GovernanceDecisionLog {
-  private readonly log: RetainedLog<DecisionEntry>
+  private readonly log: SplitLog<DecisionEntry>
   private readonly listeners: ((e: DecisionEntry) => void)[] = []
   /**
    * Deny and prefer entries by `<snapshot key>\0<id>`: a turn looks up its subject without
@@ -74,18 +99,22 @@ export class GovernanceDecisionLog {
     capacity: number,
     db?: Database<DecisionEntry, LogKey>,
     retention = 100_000,
-    onWriteFailure?: WriteFailureReport
+    onWriteFailure?: WriteFailureReport,
+    anonymous?: AnonymousDecisions
   ) {
-    this.log = new RetainedLog({
-      name: 'decisions',
-      capacity,
-      db,
-      retention,
-      // pages written before rows left a repeated snapshot out
-      sharedField: 'context_snapshot',
-      columns: DECISION_COLUMNS,
-      onWriteFailure
-    })
+    this.log = new SplitLog(
+      {
+        name: 'decisions',
+        capacity,
+        db,
+        retention,
+        // pages written before rows left a repeated snapshot out
+        sharedField: 'context_snapshot',
+        columns: DECISION_COLUMNS,
+        onWriteFailure
+      },
+      anonymous === undefined ? undefined : { ...anonymous, kindOf: decisionKind }
+    )
   }
 
   get capacity(): number {
@@ -122,6 +151,19 @@ export class GovernanceDecisionLog {
   /** The newest `limit` entries, newest first; beyond the ring, read from LMDB. */
   recent(limit: number): DecisionEntry[] {
     return this.log.newest(limit)
+  }
+
+  /**
+   * One page of entries below the cursor (from the newest without one), newest first, with the
+   * cursor of the next page when older ones remain; undefined for a bad cursor. `part` lists
+   * only authenticated turns' entries (`main`) or only anonymous ones.
+   */
+  page(limit: number, cursor?: string, part?: LogPart): LogPage<DecisionEntry> | undefined {
+    return this.log.page(limit, cursor, part)
+  }
+
+  get anonymousDenied(): AnonymousDeniedCounts {
+    return this.log.anonymousDenied
   }
 
   get size(): number {

@@ -141,6 +141,7 @@ export class PolicyAdmissionGate {
     const ps = run.policies
     for (; i < ps.length; i++) {
       const p = ps[i]!
+      if (p.agent != null && p.agent !== run.ctx.request.agentId) continue
       const span = run.traced ? this.tracer.startSpan(SPAN_NAME) : undefined
       const t0 = performance.now()
       let d: PolicyDecision | Promise<PolicyDecision>

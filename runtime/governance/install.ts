@@ -41,7 +41,12 @@ export async function installGovernance(platform: Platform): Promise<GovernanceS
     config.get('platform.ai.governance.decision-log.capacity'),
     platform.store.db<DecisionEntry, [number, number]>('decisions'),
     config.get('platform.ai.governance.decision-log.retention'),
-    countAndLogWriteFailures(platform.metrics.storeWriteFailures, log)
+    countAndLogWriteFailures(platform.metrics.storeWriteFailures, log),
+    {
+      db: platform.store.db<DecisionEntry, [number, number]>('decisions-anonymous'),
+      keptPerSecond: config.get('platform.ai.governance.decision-log.anonymous-denied-per-second'),
+      onDenied: platform.metrics.countAnonymousDenied('decisions')
+    }
   )
   const memory = config.get('platform.ai.governance.memory.enabled')
     ? new GovernanceMemorySink(
@@ -84,6 +89,7 @@ export async function installGovernance(platform: Platform): Promise<GovernanceS
           source: `annotation:${a.name}`,
           version: a.version ?? '1.0',
           className: 'InvalidScopePolicy',
+          agent: a.name,
           evaluate: (c) => (c.request.agentId === a.name ? d : { decision: 'admit' })
         })
       }

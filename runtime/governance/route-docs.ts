@@ -2,7 +2,7 @@
  * The OpenAPI descriptions of the governance routes, handed to the HTTP server next to the routes
  * themselves; the schemas say what routes.ts accepts.
  */
-import type { HttpServer, RouteDoc } from '../http/index.js'
+import { CALLERS, type HttpServer, type RouteDoc } from '../http/index.js'
 import { DECISIONS_DEFAULT_LIMIT } from './routes.js'
 import { COMMITMENTS_DEFAULT_LIMIT, COMMITMENTS_MAX_LIMIT } from './commitment-routes.js'
 
@@ -20,7 +20,8 @@ const DOCS: [method: 'GET' | 'POST', path: string, doc: RouteDoc][] = [
     'GET',
     '/decisions',
     {
-      summary: 'The most recent admission decisions, newest first',
+      summary:
+        'The most recent admission decisions, newest first; X-Next-Cursor (and Link) give the next, older page while older decisions remain. X-Anonymous-Denied counts the deny decisions of anonymous turns since start-up, X-Anonymous-Denied-Dropped those of them not kept (anonymous turns are logged apart and never push an authenticated turn out)',
       gate: { read: 'content' },
       query: {
         type: 'object',
@@ -30,6 +31,12 @@ const DOCS: [method: 'GET' | 'POST', path: string, doc: RouteDoc][] = [
             minimum: 1,
             default: DECISIONS_DEFAULT_LIMIT,
             description: 'Capped at 10000'
+          },
+          cursor: { type: 'string', description: 'The X-Next-Cursor of the previous page' },
+          callers: {
+            enum: Object.keys(CALLERS),
+            default: 'all',
+            description: "authenticated: only turns run for a user; anonymous: only the others' (denials sampled)"
           }
         }
       }

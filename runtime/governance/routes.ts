@@ -13,7 +13,7 @@ import { agtVerify, complianceMatrix } from './compliance.js'
 import { owaspMatrix } from './owasp.js'
 import type { GovernanceService } from './service.js'
 import { GOVERNANCE_ERRORS } from './errors.js'
-import { HTTP_ERRORS } from '../http/index.js'
+import { CALLERS, HTTP_ERRORS, setLogPageHeaders } from '../http/index.js'
 
 const BASE = '/api/admin/governance'
 export const DECISIONS_DEFAULT_LIMIT = 100
@@ -66,7 +66,23 @@ export function installRoutes(platform: Platform, service: GovernanceService | u
         throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, { name: 'limit', detail: 'expected a positive integer' })
       limit = Math.min(Number(raw), DECISIONS_MAX_LIMIT)
     }
-    return service?.decisionLog.recent(limit) ?? []
+    const cursor = ctx.query.get('cursor') ?? undefined
+    const callers = ctx.query.get('callers') ?? undefined
+    if (callers !== undefined && !Object.hasOwn(CALLERS, callers))
+      throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, {
+        name: 'callers',
+        detail: `expected one of ${Object.keys(CALLERS).join(', ')}`
+      })
+    if (service === undefined) {
+      if (cursor !== undefined) throw new PlatformError(HTTP_ERRORS.INVALID_CURSOR, { what: 'the decisions' })
+      return []
+    }
+    const log = service.decisionLog
+    const part = callers === undefined ? undefined : CALLERS[callers as keyof typeof CALLERS]
+    const page = log.page(limit, cursor, part)
+    if (page === undefined) throw new PlatformError(HTTP_ERRORS.INVALID_CURSOR, { what: 'the decisions' })
+    setLogPageHeaders(ctx, `${BASE}/decisions`, { limit, callers }, { ...page, anonymousDenied: log.anonymousDenied })
+    return page.entries
   })
 
   http.post(`${BASE}/check`, (ctx) => {

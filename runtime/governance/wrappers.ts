@@ -36,6 +36,10 @@ export class SwappablePolicy implements GovernancePolicy {
     return this.current
   }
 
+  get agent(): string | null | undefined {
+    return this.current.agent
+  }
+
   /** Replaces the delegate; calls already running finish on the old one. Returns the outgoing one. */
   swap(next: GovernancePolicy): GovernancePolicy {
     const old = this.current
@@ -76,6 +80,9 @@ export class DryRunPolicy implements GovernancePolicy {
   }
   get version(): string {
     return this.delegate.version
+  }
+  get agent(): string | null | undefined {
+    return this.delegate.agent
   }
 
   evaluate(ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision> {

@@ -3,7 +3,7 @@ import { PlatformError } from '../contracts/index.js'
 import { HTTP_ERRORS } from './errors.js'
 
 const EXPOSE =
-  'X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, Location, Retry-After, X-Platform-Resource, X-Platform-Token, X-Next-Cursor, Link, Idempotent-Replayed'
+  'X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate, Location, Retry-After, X-Platform-Resource, X-Platform-Token, X-Next-Cursor, Link, Idempotent-Replayed, X-Anonymous-Denied, X-Anonymous-Denied-Dropped'
 
 /** The CORS policy of `platform.server.cors-origins`: response headers and preflight answers. */
 export class Cors {

@@ -20,6 +20,11 @@ export const HTTP_ERRORS = defineErrors({
   EMPTY_BODY: { status: 400, message: 'Request body is empty; a JSON body is required' },
   INVALID_BODY: { status: 400, message: (p) => `Invalid request body: ${p.detail}` },
   INVALID_QUERY: { status: 400, message: (p) => `Invalid query parameter '${p.name}': ${p.detail}` },
+  INVALID_CURSOR: {
+    status: 400,
+    message: (p) => `Invalid cursor for ${p.what}: it is not one this server wrote for that listing`,
+    hint: 'Pass the X-Next-Cursor of the previous page unchanged, or leave cursor out to start from the newest'
+  },
   CORS_ORIGIN_DENIED: {
     status: 403,
     message: (p) => `Origin '${p.origin}' is not allowed`,

@@ -20,6 +20,8 @@ const KEEP = 10_000
  */
 export class PrincipalQuota {
   private readonly budgets = new Map<string, Budget>()
+  /** When the last sweep ran: at most one a second, so a crowd of live principals costs no O(n) per request. */
+  private sweptAt = -Infinity
 
   constructor(
     private readonly limits: () => QuotaLimits,
@@ -42,22 +44,27 @@ export class PrincipalQuota {
     b.bytes = Math.min(bytesPerMinute, b.bytes + (now - b.at) * perMs)
     b.at = now
     if (b.bytes < cost) {
-      this.keep(owner, b)
+      this.keep(owner, b, now)
       return {
         over: `${bytesPerMinute} request bytes per minute`,
         waitSeconds: Math.max(1, Math.ceil((cost - b.bytes) / perMs / 1000))
       }
     }
     b.bytes -= cost
-    this.keep(owner, b)
+    this.keep(owner, b, now)
     return undefined
   }
 
-  private keep(owner: string, b: Budget): void {
+  /** Principals whose budgets are kept now: bounded by the sweep. */
+  get size(): number {
+    return this.budgets.size
+  }
+
+  private keep(owner: string, b: Budget, now: number): void {
     this.budgets.set(owner, b)
-    if (this.budgets.size <= KEEP) return
+    if (this.budgets.size <= KEEP || now - this.sweptAt < 1000) return
+    this.sweptAt = now
     const { bytesPerMinute } = this.limits()
-    const now = performance.now()
     for (const [k, v] of this.budgets)
       if (v.bytes + ((now - v.at) * bytesPerMinute) / 60_000 >= bytesPerMinute && this.inFlight(k) === 0)
         this.budgets.delete(k)

@@ -75,6 +75,8 @@ interface Run {
   dropped: boolean
   /** The user's message, added to the conversation when the turn completes. */
   message: string
+  /** Counted against its owner's runs in flight until its outcome is decided. */
+  counted: boolean
 }
 
 /**
@@ -270,7 +272,8 @@ export class InteractionService {
       finished,
       resolve,
       dropped: false,
-      message
+      message,
+      counted: true
     }
     this.runs.set(header.id, run)
     this.owners.set(header.userId, this.inFlightOf(header.userId) + 1)
@@ -340,6 +343,9 @@ export class InteractionService {
     h.errorMessage = outcome.errorMessage
     h.usage = run.capture.usage
     h.updatedAt = new Date().toISOString()
+    // a client that reads the terminal state may start its next run at once: the quota frees now,
+    // not when the last writes land (a store's read can see them before this process hears back)
+    this.uncount(run)
     const final: InteractionHeader = { ...h }
     run.writes = run.writes.then(async () => {
       if (run.dropped) return
@@ -370,7 +376,13 @@ export class InteractionService {
 
   /** The run is no longer in flight (once, whichever of end and drop comes first). */
   private forget(run: Run): void {
-    if (!this.runs.delete(run.header.id)) return
+    if (this.runs.delete(run.header.id)) this.uncount(run)
+  }
+
+  /** The run no longer counts against its owner's runs in flight (once). */
+  private uncount(run: Run): void {
+    if (!run.counted) return
+    run.counted = false
     const n = this.inFlightOf(run.header.userId) - 1
     if (n > 0) this.owners.set(run.header.userId, n)
     else this.owners.delete(run.header.userId)

@@ -18,6 +18,7 @@ export class Metrics {
   readonly resourcesDisconnected: Counter
   readonly pluginFailures: Counter<'plugin' | 'reason'>
   readonly storeWriteFailures: Counter<'log'>
+  readonly anonymousDenied: Counter<'log' | 'outcome'>
 
   constructor() {
     collectDefaultMetrics({ register: this.registry })
@@ -78,7 +79,20 @@ export class Metrics {
       labelNames: ['log'],
       registers
     })
+    this.anonymousDenied = new Counter({
+      name: 'platform_log_anonymous_denied_total',
+      help: 'Denied anonymous attempts offered to a log (audit, decisions), by outcome: kept (sampled) or dropped (only counted)',
+      labelNames: ['log', 'outcome'],
+      registers
+    })
     for (const t of ['websocket', 'sse', 'long-polling']) this.openConnections.set({ transport: t }, 0)
+  }
+
+  /** Counts a log's denied anonymous attempts, kept or dropped by its sampling. */
+  countAnonymousDenied(log: string): (kept: boolean) => void {
+    return (kept) => {
+      this.anonymousDenied.inc({ log, outcome: kept ? 'kept' : 'dropped' })
+    }
   }
 
   text(): Promise<string> {

@@ -101,6 +101,14 @@ export class PluginHost {
     this.checkDirs()
     await this.rescan()
     for (const w of this.unknownGrants()) this.opts.logger.warn({ plugin: w.plugin }, w.message)
+    // one line for the first load; each plugin's own record is at debug (a failure warns by itself)
+    const states = this.opts.registry.status().map((s) => s.state)
+    const count = (state: string) => states.filter((s) => s === state).length
+    const [live, failed, disabled] = [count('live'), count('failed'), count('disabled')]
+    this.opts.logger.info(
+      { live, failed, disabled },
+      `${live} plugin${live === 1 ? '' : 's'} live, ${failed} failed${disabled > 0 ? `, ${disabled} disabled` : ''}`
+    )
     this.#ready_ = true
     this.watcher?.start()
   }
@@ -355,7 +363,8 @@ export class PluginHost {
     switch (out.state) {
       case 'live':
         r.set(dir, out.manifest, out.instance)
-        this.opts.logger.info(
+        // the first scan is summed up in one line by start(); a folder dropped in later or a reload is news
+        this.opts.logger[this.#ready_ ? 'info' : 'debug'](
           { plugin: name, version: out.manifest.version, sandbox: out.grant.sandbox, dir, reload: prev !== undefined },
           prev !== undefined ? 'plugin reloaded' : 'plugin loaded'
         )

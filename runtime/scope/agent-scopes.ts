@@ -69,7 +69,7 @@ class InvalidScopePolicy implements GovernancePolicy {
   private readonly denial: PolicyDecision
 
   constructor(
-    private readonly agent: string,
+    readonly agent: string,
     readonly version: string,
     error: string
   ) {

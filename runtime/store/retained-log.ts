@@ -5,6 +5,12 @@ import { entriesOf, entryCountOf, toRows, PAGE_MAX, ROW_PAGE_MAX, type Columns, 
 /** `[epoch ms, sequence]`: entries sort by time, and by append order within a millisecond. */
 export type LogKey = [number, number]
 
+/** An entry with its key, as a page of a log reads it. */
+export interface Keyed<T> {
+  key: LogKey
+  value: T
+}
+
 /** Told about every failed LMDB write (or trim) of a retained log, with the log's name. */
 export type WriteFailureReport = (log: string, err: unknown) => void
 
@@ -276,6 +282,51 @@ export class RetainedLog<T> {
       for (let i = page.length - 1; i >= 0; i--) {
         if (key[1] + i >= start[1]) continue
         out.push(page[i]!)
+        if (out.length >= limit) return out
+      }
+    }
+    return out
+  }
+
+  /**
+   * A bound above every entry appended so far (the key the next append takes, at the latest
+   * possible time): a reader that pages below it never sees entries appended after it started.
+   */
+  get top(): LogKey {
+    return [Number.MAX_SAFE_INTEGER, this.seq]
+  }
+
+  /**
+   * The newest `limit` entries whose keys sort below `below` (all when undefined), newest first,
+   * with their keys: from memory, then from LMDB below the oldest in memory. Paging with the last
+   * key read as the next `below` walks every retained entry once.
+   */
+  keyed(limit: number, below?: LogKey): Keyed<T>[] {
+    const out: Keyed<T>[] = []
+    if (!(limit > 0)) return out
+    const size = this.values.size
+    const belowSeq = below === undefined ? Number.POSITIVE_INFINITY : below[1]
+    // sequences ascend from the oldest in memory to the newest: find the newest below the bound
+    let lo = 0
+    let hi = size
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (this.keySeq.at(mid)! < belowSeq) lo = mid + 1
+      else hi = mid
+    }
+    for (let i = lo - 1; i >= 0 && out.length < limit; i--)
+      out.push({ key: [this.keyMs.at(i)!, this.keySeq.at(i)!], value: this.values.at(i)! })
+    // below the ring, entries live only in LMDB, and only once the ring is full
+    if (out.length >= limit || this.db === undefined || size < this.values.capacity) return out
+    const oldestSeq = this.keySeq.oldest()!
+    const start: LogKey = below !== undefined && belowSeq <= oldestSeq ? below : [this.keyMs.oldest()!, oldestSeq]
+    const under = Math.min(belowSeq, oldestSeq)
+    // the page holding the newest entry wanted sorts at or before `start`
+    for (const { key, value } of this.db.getRange({ reverse: true, start })) {
+      const page = entriesOf<T>(value, this.shared, this.columns)
+      for (let i = page.length - 1; i >= 0; i--) {
+        if (key[1] + i >= under) continue
+        out.push({ key: [key[0], key[1] + i], value: page[i]! })
         if (out.length >= limit) return out
       }
     }

@@ -28,6 +28,11 @@ export class RingBuffer<T> {
     return out
   }
 
+  /** The entry `i` places after the oldest kept (0 is the oldest), if any. */
+  at(i: number): T | undefined {
+    return i < 0 || i >= this.count ? undefined : this.items[(this.start + i) % this.capacity]
+  }
+
   /** The oldest entry kept, if any. */
   oldest(): T | undefined {
     return this.count === 0 ? undefined : this.items[this.start]

@@ -51,6 +51,12 @@ const cspViolations: string[] = []
 page.on('console', (m) => {
   if (/Content Security Policy/i.test(m.text())) cspViolations.push(m.text())
 })
+// what the pages load by themselves (documents, scripts, styles, icons) is never missing; the
+// browser's own favicon request included. API calls (fetch) may 404 on purpose
+const missing: string[] = []
+page.on('response', (r) => {
+  if (r.status() === 404 && !['fetch', 'xhr', 'websocket'].includes(r.request().resourceType())) missing.push(r.url())
+})
 // confirmations are accepted; an alert would mean markup from the server ran
 page.on('dialog', (d) => {
   dialogs.push(`${d.type()}: ${d.message()}`)
@@ -485,4 +491,5 @@ t.test('a burst of 10 000 events: measured, and the feed keeps the last 500', as
   t.equal(await page.locator('#panel-feed tbody tr').count(), 500)
   t.same(pageErrors, [], 'no uncaught page errors all along')
   t.same(cspViolations, [], 'nothing the pages do is refused by their CSP')
+  t.same(missing, [], 'nothing the pages load by themselves is a 404, the favicon included')
 })

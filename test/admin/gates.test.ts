@@ -4,6 +4,7 @@ import t from 'tap'
 import type { TestPlatform } from '../helpers/platform.js'
 import { AI } from '../../runtime/ai/index.js'
 import { ADMIN } from '../../runtime/admin/key.js'
+import { WORKFLOWS } from '../../runtime/workflows/key.js'
 import { adminPlatform, addHelperAgent, call, ALICE, BOB, CAROL, TOKENS, WRITER, type Answer } from './helpers.js'
 import { wsMember } from '../transport/clients.js'
 
@@ -95,9 +96,10 @@ function lastAudit(tp: TestPlatform): Record<string, unknown> {
 t.test('every mutating route is declared in the table with a write gate', async (t) => {
   const tp = await adminPlatform()
   t.teardown(tp.close)
-  const declared = tp.platform
-    .area(ADMIN)
-    .routes.filter((r) => 'write' in r.gate)
+  // the admin area's own table and the routes the workflows area serves under /api/admin
+  const routes = [...tp.platform.area(ADMIN).routes, ...tp.platform.area(WORKFLOWS).routes]
+  const declared = routes
+    .filter((r) => 'write' in r.gate)
     .map((r) => `${r.method} ${r.path}`)
     .sort()
   t.same(
@@ -122,7 +124,7 @@ t.test('every mutating route is declared in the table with a write gate', async 
     'the matrix below covers every declared write'
   )
   t.equal(WRITES.length, declared.length)
-  for (const r of tp.platform.area(ADMIN).routes) if (r.method !== 'GET') t.ok('write' in r.gate, `${r.path} is gated`)
+  for (const r of routes) if (r.method !== 'GET') t.ok('write' in r.gate, `${r.path} is gated`)
 })
 
 t.test('flag off: 403 with the hint, audited <action>.denied.flag, nothing changes', async (t) => {

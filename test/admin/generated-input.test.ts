@@ -3,9 +3,10 @@
 // never a 500, and nothing invalid is stored.
 import t from 'tap'
 import fc from 'fast-check'
-import { parseManifest } from '../../runtime/admin/workflow-manifest.js'
+import { parseManifest } from '../../runtime/workflows/workflow-manifest.js'
 import { parseEvalRun } from '../../runtime/admin/eval-run.js'
 import { ADMIN_ERRORS } from '../../runtime/admin/errors.js'
+import { WORKFLOWS_ERRORS } from '../../runtime/workflows/errors.js'
 import { isPlatformError } from '../../runtime/contracts/platform-error.js'
 import { adminPlatform, call, ALICE, WRITER } from './helpers.js'
 
@@ -37,7 +38,7 @@ t.test('parseManifest: a WORKFLOW_INVALID or a manifest that keeps every rule', 
       try {
         m = parseManifest(body)
       } catch (err) {
-        if (!isPlatformError(err, ADMIN_ERRORS.WORKFLOW_INVALID)) throw err
+        if (!isPlatformError(err, WORKFLOWS_ERRORS.WORKFLOW_INVALID)) throw err
         return
       }
       const ids = new Set(m.nodes.map((n) => n.id))

@@ -107,7 +107,7 @@ t.test('serve --port 0 prints its URL, serves, and SIGTERM exits 0 quickly', asy
 t.test(
   'stdout is JSON log records only: the listening line is a record there and a plain line on stderr',
   async (t) => {
-    const { proc, url, stdout } = await serve([
+    const { proc, url, stdout, output } = await serve([
       '--port',
       '0',
       '--host',
@@ -118,6 +118,17 @@ t.test(
       'info'
     ])
     t.equal((await fetch(url + '/healthz')).status, 200)
+    // the block after the listening line says what to do next, and its request works as printed
+    for (let i = 0; i < 100 && !/interactions writes/.test(output()); i++) await new Promise((r) => setTimeout(r, 50))
+    const banner = output()
+    t.match(banner, `  dashboard  ${url}/platform/admin/`)
+    t.match(banner, /off {8}no API token: node bin\/platform\.js token create --principal you --role admin/)
+    t.match(banner, 'admin writes (kill switch, workflows, evals): platform.admin.http-write-enabled: true')
+    const tryLine = /try {8}curl -N -X POST (\S+) -d '([^']+)'/.exec(banner)
+    t.ok(tryLine, 'a request to try')
+    const answer = await fetch(tryLine![1]!, { method: 'POST', body: tryLine![2] })
+    t.equal(answer.status, 200, 'the printed request works')
+    t.ok((await answer.text()).length > 0)
     const done = exitOf(proc)
     proc.kill('SIGTERM')
     t.equal((await done).code, 0)
@@ -126,9 +137,19 @@ t.test(
       .filter((l) => l.trim() !== '')
     t.ok(lines.length > 0)
     for (const l of lines) t.doesNotThrow(() => JSON.parse(l), `a JSON record: ${l.slice(0, 120)}`)
+    const records = lines.map((l) => JSON.parse(l))
     t.match(
-      lines.map((l) => JSON.parse(l)).find((r) => r.msg === 'platform listening'),
+      records.find((r) => r.msg === 'platform listening'),
       { level: 30, url }
+    )
+    t.match(
+      records.find((r) => /plugins? live, 0 failed$/.test(r.msg)),
+      { level: 30, failed: 0 },
+      'one summary line'
+    )
+    t.notOk(
+      records.some((r) => r.msg === 'plugin loaded'),
+      'each plugin of the first scan logs at debug'
     )
   }
 )

@@ -166,7 +166,7 @@ export async function runCurl(command: string, env: Record<string, string>, cwd:
 /** Runs `platform ...` (or `npx platform ...`) with the built CLI, from the repository. */
 export async function runPlatform(command: string, env: Record<string, string>): Promise<Ran> {
   const bin = `node --no-node-snapshot ${join(ROOT, 'bin', 'platform.js')}`
-  const run = await sh(command.replace(/^(npx\s+)?platform\b/, bin), env, ROOT)
+  const run = await sh(command.replace(/^(npx\s+platform|node\s+bin\/platform\.js|platform)(?=\s|$)/, bin), env, ROOT)
   return { command, exit: run.exit, output: run.stdout + run.stderr }
 }
 

@@ -5,12 +5,26 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { Test } from 'tap'
 import { installAreas } from '../../runtime/areas.js'
 import { killWriterAfter } from '../helpers/kill-writer.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 
 export const TOKEN = 'crash-test-admin-token-0123456789'
+
+/**
+ * The repository's demo agent and fleet, run inline (no isolate to start on a loaded machine), the
+ * other bundled plugins off: for writes that need an agent.
+ */
+export const DEMO_AGENTS: Record<string, unknown> = {
+  'platform.plugins.dirs': [fileURLToPath(new URL('../../plugins', import.meta.url))],
+  'platform.plugins.demo-agent': { sandbox: 'inline' },
+  'platform.plugins.demo-fleet': { sandbox: 'inline' },
+  'platform.plugins.examples': { enabled: false },
+  'platform.plugins.policy-word-limit': { enabled: false },
+  'platform.plugins.scope-keywords': { enabled: false }
+}
 
 /** Writes on, an operator's token; each test adds what its write needs. */
 export const BASE_CONFIG: Record<string, unknown> = {
@@ -72,7 +86,13 @@ export interface Trial {
 export async function crashTrial(
   t: Test,
   write: string,
-  opts: { config?: Record<string, unknown>; killAt: number; inFlight?: number }
+  opts: {
+    config?: Record<string, unknown>
+    /** Config of the restarted platform on top of `config` (what the reads after the crash need). */
+    after?: Record<string, unknown>
+    killAt: number
+    inFlight?: number
+  }
 ): Promise<Trial> {
   const dir = mkdtempSync(join(tmpdir(), 'platform-crash-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
@@ -81,7 +101,10 @@ export async function crashTrial(
   const lines = await killWriterAfter(child(write), arg, opts.killAt, ['--no-node-snapshot'])
   const acked = lines.map((l) => JSON.parse(l) as unknown)
   t.ok(acked.length >= opts.killAt, `${acked.length} writes acknowledged before the kill`)
-  const after = await startTestPlatform({ ...config, 'platform.data-dir': dir }, { install: installAreas })
+  const after = await startTestPlatform(
+    { ...config, ...opts.after, 'platform.data-dir': dir },
+    { install: installAreas }
+  )
   t.teardown(after.close)
   const call = async (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> => {
     const r = await fetch(after.url + path, {

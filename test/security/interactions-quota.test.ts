@@ -21,20 +21,24 @@ t.test('runs in flight per principal: the next one is 429 with Retry-After; othe
   const ids: string[] = []
   for (let i = 0; i < 3; i++) {
     const r = await tp.api.create({ message: `run ${i}`, background: true })
-    t.equal(r.status, 200)
+    t.equal(r.status, 200, `run ${i} starts`)
     ids.push(r.body.id)
   }
   const before = (await tp.api.call('GET', '/api/interactions', { token: ALICE })).body.length
   const over = await tp.api.create({ message: 'one too many', background: true })
-  t.equal(over.status, 429)
+  t.equal(over.status, 429, 'the fourth is refused')
   t.match(over.body, { code: 'PLT_ERR_INTERACTIONS_QUOTA', error: /at most 3 runs in flight per principal/ })
   t.equal(over.headers.get('retry-after'), '1')
   t.equal((await tp.api.call('GET', '/api/interactions', { token: ALICE })).body.length, before, 'nothing stored')
   t.equal((await tp.api.create({ message: 'bob is not locked out', background: true }, BOB)).status, 200)
   // a run that ends frees its place
-  t.equal((await tp.api.call('POST', `/api/interactions/${ids[0]}/cancel`, { token: ALICE })).status < 300, true)
+  t.ok((await tp.api.call('POST', `/api/interactions/${ids[0]}/cancel`, { token: ALICE })).status < 300, 'cancelled')
   await tp.api.settled(ids[0]!)
-  t.equal((await tp.api.create({ message: 'after a cancel', background: true })).status, 200)
+  t.equal(
+    (await tp.api.create({ message: 'after a cancel', background: true })).status,
+    200,
+    'a run seen ended frees its place at once'
+  )
 })
 
 t.test('request bytes per principal: a flood of 60 KB bodies is cut off by the byte budget', async (t) => {

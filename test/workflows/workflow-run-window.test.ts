@@ -2,11 +2,11 @@
 // is still waiting, a new one is refused (503) rather than dropping a run someone must decide.
 // Closing denies what is pending and starts no further node. On the platform's real dispatcher.
 import t from 'tap'
-import { parseManifest } from '../../runtime/admin/workflow-manifest.js'
+import { parseManifest } from '../../runtime/workflows/workflow-manifest.js'
 import { FLEET } from '../../runtime/fleet/index.js'
-import { WorkflowRuns } from '../../runtime/fleet/workflow-runs.js'
+import { WorkflowRuns } from '../../runtime/workflows/workflow-runs.js'
 import { PlatformError } from '../../runtime/contracts/index.js'
-import { ADMIN_ERRORS } from '../../runtime/admin/index.js'
+import { WORKFLOWS_ERRORS } from '../../runtime/workflows/errors.js'
 import { workflowPlatform } from './workflow-fleet.js'
 
 const tp = await workflowPlatform()
@@ -50,11 +50,14 @@ t.test('when every kept run waits, a new run is refused', async (t) => {
   const w1 = await runs.start(gated, 'ops', '', 'eve')
   await runs.start(gated, 'ops', '', 'eve')
   t.equal(w1.status, 'WAITING_APPROVAL')
-  t.throws(() => runs.start(quick, 'ops', '', 'eve'), new PlatformError(ADMIN_ERRORS.WORKFLOW_RUNS_FULL, { limit: 2 }))
-  await t.rejects(
-    runs.adminView().runWorkflow(quick, 'ops', '', 'eve'),
+  t.throws(
+    () => runs.start(quick, 'ops', '', 'eve'),
+    new PlatformError(WORKFLOWS_ERRORS.WORKFLOW_RUNS_FULL, { limit: 2 })
+  )
+  t.throws(
+    () => runs.start(quick, 'ops', '', 'eve'),
     { code: 'PLT_ERR_WORKFLOW_RUNS_FULL', status: 503 },
-    'the admin route answers the same refusal'
+    'the run route answers it as a 503'
   )
   t.ok(runs.decide(w1.pendingApproval!.approvalId, true))
   const ended = await new Promise<unknown>((resolve) => {

@@ -3,10 +3,10 @@
  * dispatcher under the run's coordination, edge conditions deciding which branches live, pruned
  * branches SKIPPED. The run record is updated in place as nodes end, so a reader sees its progress.
  */
-import type { NodeResultInfo, WorkflowEdge, WorkflowNode, WorkflowRunInfo } from '../admin/index.js'
-import { failedResult } from '../contracts/index.js'
-import type { AgentCall, AgentResult, DispatchContext, FleetDispatcher } from './fleet-types.js'
-import { resultKeys } from './fleet-patterns.js'
+import { failedResult, type AgentCall, type AgentResult } from '../contracts/index.js'
+import { resultKeys, type DispatchContext, type FleetDispatcher } from '../fleet/index.js'
+import type { WorkflowEdge, WorkflowNode } from './workflow-manifest.js'
+import type { NodeResultInfo, WorkflowRunInfo } from './workflow-run.js'
 import type { ApprovalOutcome, WorkflowApprovals } from './workflow-approvals.js'
 import { takenEdges, type Outcome, type WorkflowGraph } from './workflow-graph.js'
 

@@ -2,15 +2,16 @@
  * The shape of a workflow as a runnable graph: the checks a run makes before it starts (size, cycles),
  * the order nodes run in, and whether an edge's condition lets its source's outcome through.
  */
-import { ADMIN_ERRORS, type WorkflowEdge, type WorkflowManifest, type WorkflowNode } from '../admin/index.js'
 import { PlatformError } from '../contracts/index.js'
+import { WORKFLOWS_ERRORS } from './errors.js'
+import type { WorkflowEdge, WorkflowManifest, WorkflowNode } from './workflow-manifest.js'
 
 /** A run refuses a workflow with more nodes than this. */
 export const MAX_WORKFLOW_NODES = 500
 
 /** Why `w` cannot run: WORKFLOW_NOT_RUNNABLE, the detail as its message. */
 export function notRunnable(detail: string): PlatformError {
-  return new PlatformError(ADMIN_ERRORS.WORKFLOW_NOT_RUNNABLE, { detail })
+  return new PlatformError(WORKFLOWS_ERRORS.WORKFLOW_NOT_RUNNABLE, { detail })
 }
 
 /** How a node ended, as its outgoing edges see it. */

@@ -3,7 +3,7 @@
  * request is answered at once; a decision (or the timeout, which denies) wakes the run again.
  */
 import { randomBytes } from 'node:crypto'
-import type { ApprovalInfo } from '../admin/index.js'
+import type { ApprovalInfo } from './workflow-run.js'
 
 /** How an approval ended: `stopped` when the platform closed while it was pending. */
 export type ApprovalOutcome = 'approved' | 'denied' | 'expired' | 'stopped'

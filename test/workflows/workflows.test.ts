@@ -5,7 +5,7 @@ import t from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { adminPlatform, call } from './helpers.js'
+import { adminPlatform, call } from '../admin/helpers.js'
 
 const EDITOR = 'editor-token-0123456789abcdef'
 const CLEANER = 'cleaner-token-0123456789abcdef'

@@ -1,20 +1,28 @@
 /**
  * Workflow runs: starts them on a coordinator, keeps the last `maxRuns` in memory (a bounded
- * window, lost on restart), and holds the approvals they wait for. The admin FleetView's
- * runWorkflow, workflowRuns, workflowRun, approvals and decide are these methods.
+ * window, lost on restart), and holds the approvals they wait for. The run and approval routes
+ * read these methods.
  */
 import { randomUUID } from 'node:crypto'
-import type { ApprovalInfo, FleetView, WorkflowManifest, WorkflowRunInfo } from '../admin/index.js'
 import { PlatformError } from '../contracts/index.js'
+import type { FleetDispatcher } from '../fleet/index.js'
 import type { Platform } from '../platform.js'
-import type { FleetDispatcher } from './fleet-types.js'
-import type { JournalWriter } from './journal-writer.js'
 import { WorkflowApprovals } from './workflow-approvals.js'
 import { graphOf, notRunnable } from './workflow-graph.js'
+import type { WorkflowManifest } from './workflow-manifest.js'
+import type { ApprovalInfo, WorkflowRunInfo } from './workflow-run.js'
 import { WorkflowRunner } from './workflow-runner.js'
-import { ADMIN_ERRORS } from '../admin/index.js'
+import { WORKFLOWS_ERRORS } from './errors.js'
 
 export const DEFAULT_MAX_RUNS = 500
+
+/** Queues a journal event of a run's own coordination; returns its id, for the events under it. */
+export type RunJournal = (
+  coordinationId: string,
+  parentEventId: string | null,
+  type: 'CoordinationStarted' | 'CoordinationCompleted',
+  fields: Record<string, unknown>
+) => string
 
 /** The run's text input: a string as is, nothing as "", anything else as JSON. */
 function inputText(input: unknown): string {
@@ -40,7 +48,7 @@ export class WorkflowRuns {
     private readonly onFault: (err: unknown, run: WorkflowRunInfo) => void,
     private readonly maxRuns = DEFAULT_MAX_RUNS,
     /** Where a run's own CoordinationStarted / CoordinationCompleted go, its dispatches under them. */
-    private readonly journal?: JournalWriter
+    private readonly journal?: RunJournal
   ) {
     if (!Number.isInteger(maxRuns) || maxRuns < 1) throw new RangeError('maxRuns must be a positive integer')
   }
@@ -68,7 +76,7 @@ export class WorkflowRuns {
     this.runs.set(run.runId, run)
     const t0 = performance.now()
     const root =
-      this.journal?.emit(run.coordinationId, null, 'CoordinationStarted', {
+      this.journal?.(run.coordinationId, null, 'CoordinationStarted', {
         coordinatorName: coordinator,
         workflowId: w.id,
         runId: run.runId
@@ -89,7 +97,7 @@ export class WorkflowRuns {
       const going = runner.execute(inputText(input)).then((fault) => {
         if (fault !== undefined) this.onFault(fault, run)
         if (root !== null)
-          this.journal?.emit(run.coordinationId, root, 'CoordinationCompleted', {
+          this.journal?.(run.coordinationId, root, 'CoordinationCompleted', {
             totalDurationMs: Math.round(performance.now() - t0),
             agentCallCount: run.nodeResults.filter((r) => r.type === 'agent' && r.status !== 'SKIPPED').length
           })
@@ -108,7 +116,7 @@ export class WorkflowRuns {
         this.runs.delete(id)
         return
       }
-    throw new PlatformError(ADMIN_ERRORS.WORKFLOW_RUNS_FULL, { limit: this.maxRuns })
+    throw new PlatformError(WORKFLOWS_ERRORS.WORKFLOW_RUNS_FULL, { limit: this.maxRuns })
   }
 
   /** Newest first. */
@@ -135,26 +143,13 @@ export class WorkflowRuns {
     this.approvalGate.close()
     await Promise.all([...this.active])
   }
-
-  /** What the admin's FleetView reads of workflow runs and their approvals. */
-  adminView(): WorkflowRunsView {
-    return {
-      runWorkflow: async (w, coordinator, input, principal) => this.start(w, coordinator, input, principal),
-      workflowRuns: () => this.list(),
-      workflowRun: (id) => this.get(id),
-      approvals: () => this.approvals(),
-      decide: (id, approve) => this.decide(id, approve)
-    }
-  }
 }
-
-export type WorkflowRunsView = Pick<FleetView, 'runWorkflow' | 'workflowRuns' | 'workflowRun' | 'approvals' | 'decide'>
 
 /** The platform's workflow runs over `dispatcher`, journalled: faults logged, pending approvals denied on close. */
 export function platformWorkflowRuns(
   platform: Platform,
   dispatcher: FleetDispatcher,
-  journal: JournalWriter
+  journal: RunJournal
 ): WorkflowRuns {
   const runs = new WorkflowRuns(
     dispatcher,

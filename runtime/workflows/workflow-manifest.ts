@@ -3,8 +3,8 @@
  * that a coordinator runs. Validated on save with messages that name the field and the value.
  */
 import { PlatformError } from '../contracts/index.js'
-import { ADMIN_ERRORS } from './errors.js'
-import { shown } from './shown-value.js'
+import { shown } from '../admin/index.js'
+import { WORKFLOWS_ERRORS } from './errors.js'
 
 export const NODE_TYPES = ['agent', 'condition', 'fan-out', 'join', 'approval', 'output'] as const
 export type NodeType = (typeof NODE_TYPES)[number]
@@ -39,7 +39,7 @@ export interface WorkflowManifest {
 
 /** A manifest that breaks a rule: WORKFLOW_INVALID naming what is wrong. */
 function invalid(detail: string): PlatformError {
-  return new PlatformError(ADMIN_ERRORS.WORKFLOW_INVALID, { detail })
+  return new PlatformError(WORKFLOWS_ERRORS.WORKFLOW_INVALID, { detail })
 }
 
 const ID = /^[A-Za-z0-9_-]+$/

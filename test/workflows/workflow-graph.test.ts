@@ -2,8 +2,8 @@
 // their nodes, unknown edge conditions and bad node config refused, topological order with the
 // manifest's order among ready nodes, and which edges a node's outcome takes.
 import t from 'tap'
-import { parseManifest } from '../../runtime/admin/workflow-manifest.js'
-import { graphOf, MAX_WORKFLOW_NODES, takenEdges } from '../../runtime/fleet/workflow-graph.js'
+import { parseManifest } from '../../runtime/workflows/workflow-manifest.js'
+import { graphOf, MAX_WORKFLOW_NODES, takenEdges } from '../../runtime/workflows/workflow-graph.js'
 
 function manifest(nodes: unknown[], edges: unknown[] = []) {
   return parseManifest({ id: 'wf', name: 'wf', version: 1, nodes, edges })

@@ -4,7 +4,7 @@
 import t from 'tap'
 import type { Page } from 'playwright-core'
 import { launchChromium, SHOTS } from '../helpers/browser.js'
-import { APPROVER, EDITOR, incident, save, workflowPlatform } from '../fleet/workflow-fleet.js'
+import { APPROVER, EDITOR, incident, save, workflowPlatform } from './workflow-fleet.js'
 
 const tp = await workflowPlatform()
 t.teardown(tp.close)

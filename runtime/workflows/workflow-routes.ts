@@ -1,14 +1,15 @@
 /**
- * Workflow manifests: list, read, save with an optimistic version, delete; the run route, which
- * needs a coordinator of the fleet (with none registered it is refused, as with zero fleets), and
- * the runs the fleet keeps.
+ * The workflow routes under /api/admin: manifests (list, read, save with an optimistic version,
+ * delete); the run route, which needs a coordinator of the fleet (with none registered it is
+ * refused, as with zero fleets); the runs kept; the approvals runs wait for.
  */
+import type { AdminRoute } from '../admin/index.js'
 import { PlatformError } from '../contracts/index.js'
-import type { AdminDeps } from './admin-deps.js'
+import type { Logger } from '../observability/index.js'
 import { parseManifest, type WorkflowManifest } from './workflow-manifest.js'
+import type { WorkflowRuns } from './workflow-runs.js'
 import type { WorkflowStore } from './workflow-store.js'
-import type { AdminRoute } from './route-table.js'
-import { ADMIN_ERRORS } from './errors.js'
+import { WORKFLOWS_ERRORS } from './errors.js'
 
 export const RUNS_DEFAULT_LIMIT = 50
 export const RUNS_MAX_LIMIT = 500
@@ -18,13 +19,43 @@ function idOf(body: unknown): string {
   return typeof id === 'string' ? id : ''
 }
 
-export function workflowRoutes(d: AdminDeps, store: WorkflowStore): AdminRoute[] {
+export interface WorkflowRouteDeps {
+  store: WorkflowStore
+  runs: WorkflowRuns
+  /** Names of the coordinators the loaded plugins declare, read per run. */
+  coordinators: () => string[]
+  logger: Logger
+}
+
+export function workflowRoutes(d: WorkflowRouteDeps): AdminRoute[] {
+  const { store, runs } = d
   const find = (id: string): WorkflowManifest => {
     const w = store.find(id)
-    if (w === undefined) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_WORKFLOW, { id })
+    if (w === undefined) throw new PlatformError(WORKFLOWS_ERRORS.UNKNOWN_WORKFLOW, { id })
     return w
   }
   return [
+    // /workflow/approvals and /workflow/runs are never workflow ids: the router prefers a static segment
+    {
+      method: 'GET',
+      path: '/workflow/approvals',
+      summary: 'Workflow steps waiting for an approval',
+      gate: { read: 'open' },
+      handler: () => runs.approvals()
+    },
+    {
+      method: 'POST',
+      path: '/workflow/approvals/{approvalId}',
+      summary: 'Approves or rejects a pending workflow step',
+      gate: { write: 'workflow.approve', target: (r) => r.params.approvalId ?? '' },
+      body: { type: 'object', required: ['approve'], properties: { approve: { type: 'boolean' } } },
+      handler: ({ params, body }) => {
+        const id = params.approvalId!
+        const approve = (body as { approve: boolean }).approve
+        if (!runs.decide(id, approve)) throw new PlatformError(WORKFLOWS_ERRORS.NO_PENDING_APPROVAL, { id })
+        return { approvalId: id, approved: approve }
+      }
+    },
     {
       method: 'GET',
       path: '/workflow',
@@ -44,9 +75,9 @@ export function workflowRoutes(d: AdminDeps, store: WorkflowStore): AdminRoute[]
           saved = await store.save(m, principal!.name)
         } catch (err) {
           if (err instanceof PlatformError) throw err
-          d.platform.logger.error({ err, workflow: m.id }, 'workflow store write failed')
+          d.logger.error({ err, workflow: m.id }, 'workflow store write failed')
           throw new PlatformError(
-            ADMIN_ERRORS.WORKFLOW_STORAGE_FAILURE,
+            WORKFLOWS_ERRORS.WORKFLOW_STORAGE_FAILURE,
             { id: m.id },
             { extra: { kind: 'STORAGE_FAILURE' } }
           )
@@ -67,7 +98,8 @@ export function workflowRoutes(d: AdminDeps, store: WorkflowStore): AdminRoute[]
       summary: 'Deletes a workflow manifest',
       gate: { write: 'workflow.delete', target: (r) => r.params.id ?? '' },
       handler: async ({ params }) => {
-        if (!(await store.delete(params.id!))) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_WORKFLOW, { id: params.id })
+        if (!(await store.delete(params.id!)))
+          throw new PlatformError(WORKFLOWS_ERRORS.UNKNOWN_WORKFLOW, { id: params.id })
         return { deleted: params.id }
       }
     },
@@ -83,18 +115,18 @@ export function workflowRoutes(d: AdminDeps, store: WorkflowStore): AdminRoute[]
       statuses: [503],
       handler: async ({ params, query, body, principal, ctx }) => {
         const w = find(params.id!)
-        const names = d.fleet.coordinators().map((c) => c.name)
+        const names = d.coordinators()
         const asked = query.coordinator as string | undefined
         if (asked === undefined && names.length !== 1)
-          throw new PlatformError(ADMIN_ERRORS.WORKFLOW_COORDINATOR_REQUIRED)
+          throw new PlatformError(WORKFLOWS_ERRORS.WORKFLOW_COORDINATOR_REQUIRED)
         const coordinator = asked ?? names[0]!
         if (!names.includes(coordinator))
-          throw new PlatformError(ADMIN_ERRORS.UNKNOWN_WORKFLOW_COORDINATOR, {
+          throw new PlatformError(WORKFLOWS_ERRORS.UNKNOWN_WORKFLOW_COORDINATOR, {
             name: coordinator,
             registered: names.join(', ')
           })
         const input = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).input : undefined
-        const run = await d.fleet.runWorkflow(w, coordinator, input, principal!.name)
+        const run = await runs.start(w, coordinator, input, principal!.name)
         if (run.status !== 'WAITING_APPROVAL') return run
         ctx.json(run, 202)
         return undefined
@@ -112,7 +144,7 @@ export function workflowRoutes(d: AdminDeps, store: WorkflowStore): AdminRoute[]
           limit: { type: 'integer', minimum: 1, maximum: RUNS_MAX_LIMIT, default: RUNS_DEFAULT_LIMIT }
         }
       },
-      handler: ({ query }) => d.fleet.workflowRuns().slice(0, query.limit as number)
+      handler: ({ query }) => runs.list().slice(0, query.limit as number)
     },
     {
       method: 'GET',
@@ -120,8 +152,8 @@ export function workflowRoutes(d: AdminDeps, store: WorkflowStore): AdminRoute[]
       summary: 'One workflow run with its node results',
       gate: { read: 'content' },
       handler: ({ params }) => {
-        const run = d.fleet.workflowRun(params.runId!)
-        if (run === undefined) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_WORKFLOW_RUN, { id: params.runId })
+        const run = runs.get(params.runId!)
+        if (run === undefined) throw new PlatformError(WORKFLOWS_ERRORS.UNKNOWN_WORKFLOW_RUN, { id: params.runId })
         return run
       }
     }

@@ -4,10 +4,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Store } from '../../runtime/store/index.js'
-import { MemoryWorkflowStore, LmdbWorkflowStore, type WorkflowStore } from '../../runtime/admin/workflow-store.js'
-import { parseManifest } from '../../runtime/admin/workflow-manifest.js'
-import { type WorkflowManifest } from '../../runtime/admin/index.js'
-import { ADMIN_ERRORS } from '../../runtime/admin/errors.js'
+import { MemoryWorkflowStore, LmdbWorkflowStore, type WorkflowStore } from '../../runtime/workflows/workflow-store.js'
+import { parseManifest, type WorkflowManifest } from '../../runtime/workflows/workflow-manifest.js'
+import { WORKFLOWS_ERRORS } from '../../runtime/workflows/errors.js'
 import { isPlatformError } from '../../runtime/contracts/platform-error.js'
 
 const manifest = (id: string, name: string, version: number) =>
@@ -51,7 +50,7 @@ for (const [kind, make] of kinds) {
     t.match(second, { version: 2, name: 'zeta two', createdBy: 'alice', createdAt: first.createdAt })
     t.not(second.updatedAt, first.updatedAt)
     const err = await store.save(manifest('w1', 'stale', 2), 'bob').catch((e: unknown) => e)
-    t.ok(isPlatformError(err, ADMIN_ERRORS.WORKFLOW_VERSION_CONFLICT))
+    t.ok(isPlatformError(err, WORKFLOWS_ERRORS.WORKFLOW_VERSION_CONFLICT))
     t.equal(
       (err as Error).message,
       'workflow w1 version conflict: caller sent v2, server has v2 (expected v3)',

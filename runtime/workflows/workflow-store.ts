@@ -5,12 +5,12 @@
 import type { Database } from 'lmdb'
 import { PlatformError } from '../contracts/index.js'
 import type { WorkflowManifest } from './workflow-manifest.js'
-import { ADMIN_ERRORS } from './errors.js'
+import { WORKFLOWS_ERRORS } from './errors.js'
 
 /** The WORKFLOW_VERSION_CONFLICT a save of `id` at `sent` meets over `stored`; its body names the stored version. */
 export function versionConflict(id: string, sent: number, stored: number): PlatformError {
   return new PlatformError(
-    ADMIN_ERRORS.WORKFLOW_VERSION_CONFLICT,
+    WORKFLOWS_ERRORS.WORKFLOW_VERSION_CONFLICT,
     {
       detail: `workflow ${id} version conflict: caller sent v${sent}, server has v${stored} (expected v${stored + 1})`
     },

@@ -1,0 +1,17 @@
+/**
+ * The configuration keys the workflows area owns; `runtime/areas.ts` gathers them with the others.
+ * The store's key keeps its `platform.admin.` name: workflows are an admin surface to operators.
+ */
+import type { KeyDefs, KeyValues } from '../config/index.js'
+
+export const WORKFLOWS_CONFIG_KEYS = {
+  'platform.admin.workflows.store': {
+    schema: { enum: ['memory', 'lmdb'] },
+    default: 'lmdb',
+    description: 'WorkflowStore: `lmdb` keeps workflow manifests across restarts, `memory` for the life of the process'
+  }
+} as const satisfies KeyDefs
+
+declare module '../config/index.js' {
+  interface ConfigKeys extends KeyValues<typeof WORKFLOWS_CONFIG_KEYS> {}
+}
