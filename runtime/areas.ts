@@ -11,6 +11,7 @@ import { adminArea } from './admin/install.js'
 import { a2aArea } from './a2a/install.js'
 import { fleetArea } from './fleet/install.js'
 import { workflowsArea } from './workflows/install.js'
+import { openAiArea } from './openai/install.js'
 
 /**
  * Every area the served platform runs, in start-up order. Each declares the areas it needs;
@@ -27,7 +28,8 @@ export const AREAS: readonly Area[] = [
   adminArea,
   a2aArea,
   fleetArea,
-  workflowsArea
+  workflowsArea,
+  openAiArea
 ]
 
 /** Installs `areas` in order (tests pass a subset). */

@@ -44,7 +44,11 @@ export const interactionsArea: Area = {
       maxSteps: cfg.get('platform.interactions.max-steps'),
       coalesceMs: cfg.get('platform.interactions.text-coalesce-ms'),
       syncTimeoutMs: cfg.get('platform.interactions.sync-timeout-ms'),
-      demoPrincipal: () => cfg.get('platform.interactions.demo-principal')
+      demoPrincipal: () => cfg.get('platform.interactions.demo-principal'),
+      quota: () => ({
+        runsInFlight: cfg.get('platform.interactions.quota.runs-in-flight'),
+        bytesPerMinute: cfg.get('platform.interactions.quota.bytes-per-minute')
+      })
     })
     const streams = new InteractionStreams(platform, {
       store,

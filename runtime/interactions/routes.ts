@@ -12,7 +12,6 @@ import type { InteractionRequest, InteractionService } from './service.js'
 import { INTERACTION_ID, InvalidCursorError, MAX_LIST_LIMIT } from './store-input.js'
 import type { IdempotencyClaim, Interaction } from './types.js'
 import { resumePoint, type InteractionStreams } from './stream.js'
-import { PrincipalQuota } from './quota.js'
 import { HTTP_ERRORS } from '../http/index.js'
 import { INTERACTION_ERRORS } from './errors.js'
 
@@ -20,7 +19,7 @@ const BASE = '/api/interactions'
 export const LIST_DEFAULT_LIMIT = 50
 // keys the platform sets: the tool-call gate's would make a turn pass for a tool call (scope admits
 // those), and `roles` comes from the caller's credentials (an authorization policy reads it)
-const RESERVED_METADATA = ['action', 'tool_name', 'tool_args', 'tool_args_preview', 'roles']
+export const RESERVED_METADATA = ['action', 'tool_name', 'tool_args', 'tool_args_preview', 'roles']
 const BODY_KEYS = [
   'message',
   'previousInteractionId',
@@ -41,18 +40,11 @@ export function installRoutes(platform: Platform, service: InteractionService, s
     ttlMs: config.get('platform.interactions.idempotency.ttl-seconds') * 1000,
     syncWaitMs: config.get('platform.interactions.sync-timeout-ms')
   })
-  const quota = new PrincipalQuota(
-    () => ({
-      runsInFlight: config.get('platform.interactions.quota.runs-in-flight'),
-      bytesPerMinute: config.get('platform.interactions.quota.bytes-per-minute')
-    }),
-    (owner) => service.inFlightOf(owner)
-  )
   const reader = (ctx: Context): string => service.readerOf(principals.resolve(ctx)?.name)
   /** A create or continue of `owner` within its quota, else 429 with Retry-After (nothing started). */
   const admit = (ctx: Context, owner: string): void => {
     // the bytes the client sent, as the server received them (no second serialisation)
-    const refused = quota.take(owner, ctx.rawBody?.length ?? 0)
+    const refused = service.takeQuota(owner, ctx.rawBody?.length ?? 0)
     if (refused === undefined) return
     ctx.setHeader('retry-after', String(refused.waitSeconds))
     throw new PlatformError(INTERACTION_ERRORS.INTERACTIONS_QUOTA, { over: refused.over })

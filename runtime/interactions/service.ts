@@ -19,6 +19,7 @@ import type {
 } from './types.js'
 import { HTTP_ERRORS } from '../http/index.js'
 import { INTERACTION_ERRORS } from './errors.js'
+import { PrincipalQuota, type QuotaLimits } from './quota.js'
 
 /** A create or continue body (the client's `CreateInteraction`), validated by the routes. */
 export interface InteractionRequest extends CreateInteraction {
@@ -28,6 +29,11 @@ export interface InteractionRequest extends CreateInteraction {
   roles?: readonly string[]
   /** The request's Idempotency-Key, saved with the record; a key held already throws `IdempotencyKeyHeldError`. */
   idempotency?: IdempotencyClaim
+  /**
+   * Earlier messages the client sends with this turn (an OpenAI-style input of several items):
+   * the model reads them after the conversation's own history, and they are not remembered.
+   */
+  history?: AiMessage[]
 }
 
 export interface InteractionServiceOptions {
@@ -41,6 +47,8 @@ export interface InteractionServiceOptions {
   syncTimeoutMs: number
   /** `platform.interactions.demo-principal`, re-read on each request. */
   demoPrincipal: () => string | undefined
+  /** The per-principal quota's limits, re-read on each request. */
+  quota: () => QuotaLimits
 }
 
 /** One turn in flight: its record as it grows, and what stops it. */
@@ -85,10 +93,21 @@ export class InteractionService {
   private readonly owners = new Map<string, number>()
   // #private: platform.provide freezes the service, and close() still flips this
   #closing = false
+  // one quota for every API that starts runs (the REST routes, the OpenAI-compatible API)
+  readonly #quota: PrincipalQuota
 
   constructor(private readonly opts: InteractionServiceOptions) {
     this.store = opts.store
     this.feed = opts.feed
+    this.#quota = new PrincipalQuota(opts.quota, (owner) => this.inFlightOf(owner))
+  }
+
+  /**
+   * Takes a create or continue of `bytes` request bytes from `owner`'s quota; what it is over and
+   * the seconds to wait when refused (nothing is taken then, and the caller starts nothing).
+   */
+  takeQuota(owner: string, bytes: number): { over: string; waitSeconds: number } | undefined {
+    return this.#quota.take(owner, bytes)
   }
 
   /**
@@ -266,7 +285,8 @@ export class InteractionService {
     const memoryKey = conversationKey(header.userId, header.conversationId)
     try {
       // store:false keeps no conversation either: it persists nothing
-      const history: AiMessage[] = header.store ? await this.opts.ai.memory.read(memoryKey) : []
+      const stored: AiMessage[] = header.store ? await this.opts.ai.memory.read(memoryKey) : []
+      const history = req.history === undefined ? stored : [...stored, ...req.history]
       const turn = this.opts.ai.runTurn(
         {
           message: req.message,

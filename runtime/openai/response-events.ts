@@ -1,0 +1,100 @@
+import type { Interaction, InteractionStep } from '../interactions/index.js'
+import { messageId, messageItem, responseObject, type ResponseEcho } from './response-object.js'
+
+/** One streamed event: `type` and `sequence_number` first, as the Responses API sends them. */
+export type ResponseEvent = { type: string; sequence_number: number } & Record<string, unknown>
+
+/**
+ * Builds the Responses API's semantic events of one response from its interaction's steps. The
+ * same steps always give the same events with the same sequence numbers, so a stream resumed
+ * with `starting_after` rebuilds them from the stored steps and skips those the client has.
+ */
+export class ResponseEvents {
+  private seq = 0
+  private text = ''
+  private open = false
+  private ended = false
+
+  constructor(
+    /** The record as first seen (status in progress): the snapshot `created` and `in_progress` carry. */
+    private readonly start: Interaction,
+    private readonly echo: ResponseEcho,
+    private readonly emit: (e: ResponseEvent) => void
+  ) {}
+
+  get done(): boolean {
+    return this.ended
+  }
+
+  begin(): void {
+    const blank = { ...this.start, status: 'RUNNING' as const, steps: [], finalText: null, usage: null }
+    const snapshot = responseObject(blank, this.echo)
+    this.event('response.created', { response: snapshot })
+    this.event('response.in_progress', { response: snapshot })
+  }
+
+  /** A step of the turn: text streams as deltas; the tool and usage steps stay inside the platform. */
+  step(s: InteractionStep): void {
+    if (this.ended) return
+    if (s.type === 'text' && s.text !== null && s.text !== '') this.delta(s.text)
+    else if (s.type === 'completion' && s.text !== null && this.text === '' && s.text !== '')
+      // an agent's own run answers without text steps: its answer streams as one delta
+      this.delta(s.text)
+  }
+
+  /** The terminal record: closes the message and sends `completed`, `incomplete` or `failed`. */
+  finish(final: Interaction): void {
+    if (this.ended) return
+    this.ended = true
+    const response = responseObject(final, this.echo)
+    const status = response.status
+    if (this.open) this.closeMessage(final.id, status === 'completed' ? 'completed' : 'incomplete')
+    const type =
+      status === 'completed'
+        ? 'response.completed'
+        : status === 'incomplete'
+          ? 'response.incomplete'
+          : 'response.failed'
+    this.event(type, { response })
+  }
+
+  private delta(text: string): void {
+    const id = messageId(this.start.id)
+    if (!this.open) {
+      this.open = true
+      this.event('response.output_item.added', { output_index: 0, item: messageItem(this.start.id, '', 'in_progress') })
+      this.event('response.content_part.added', {
+        item_id: id,
+        output_index: 0,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [], logprobs: [] }
+      })
+    }
+    this.text += text
+    this.event('response.output_text.delta', {
+      item_id: id,
+      output_index: 0,
+      content_index: 0,
+      delta: text,
+      logprobs: []
+    })
+  }
+
+  private closeMessage(responseId: string, status: 'completed' | 'incomplete'): void {
+    const id = messageId(responseId)
+    const part = { type: 'output_text', text: this.text, annotations: [], logprobs: [] }
+    this.event('response.output_text.done', {
+      item_id: id,
+      output_index: 0,
+      content_index: 0,
+      text: this.text,
+      logprobs: []
+    })
+    this.event('response.content_part.done', { item_id: id, output_index: 0, content_index: 0, part })
+    this.event('response.output_item.done', { output_index: 0, item: messageItem(responseId, this.text, status) })
+  }
+
+  private event(type: string, fields: Record<string, unknown>): void {
+    this.emit({ type, sequence_number: this.seq++, ...fields })
+  }
+}
