@@ -8,12 +8,6 @@ export { readCapped, BodyTooLargeError } from './read-capped.js'
 export { errorTable, ERR_BEGIN, ERR_END } from './error-table.js'
 export type { RouteDoc, DocumentedRoute, JsonSchema } from './route-doc.js'
 export { setLogPageHeaders, CALLERS, type Callers } from './log-page-headers.js'
-export {
-  OwnerQuota,
-  clientAddress,
-  type OwnerLimits,
-  type OwnerRefusal,
-  type QuotaOwner
-} from './owner-quota.js'
+export { OwnerQuota, clientAddress, type OwnerLimits, type OwnerRefusal, type QuotaOwner } from './owner-quota.js'
 export { addressBucket } from './address-bucket.js'
 export { OriginPolicy } from './origin-policy.js'
