@@ -70,7 +70,9 @@ export function governedAdminPlatform(): Promise<TestPlatform> {
   return adminPlatform({
     ...WRITER,
     'platform.plugins.dirs': [fileURLToPath(new URL('../../plugins', import.meta.url))],
-    'platform.ai.governance.policy-files': [file]
+    'platform.ai.governance.policy-files': [file],
+    // the tests count anonymous denials one by one: none may be sampled away
+    'platform.ai.governance.decision-log.anonymous-denied-per-second': 10_000
   })
 }
 

@@ -365,7 +365,7 @@ t.test('kill switch: arm over HTTP denies every admission and /check; disarm res
   t.same(a.admitted ? null : a.reason, 'incident 7')
   const chk = await call('/check', { body: { action: 'read' } })
   t.same([chk.body.allowed, chk.body.reason, chk.body.matched_policy], [false, 'incident 7', 'kill-switch'])
-  const health = (await call('/health')).body
+  const health = (await call('/health', { headers: { authorization: `Bearer ${ALICE}` } })).body
   t.same(health.killSwitch, {
     armed: true,
     reason: 'incident 7',
