@@ -124,7 +124,8 @@ export default definePlugin({ tools: [
   }
   const { sink, lines } = rawSink()
   const tp = await startTestPlatform(
-    { 'platform.plugins.dirs': [root], 'platform.log-level': 'info', ...grants },
+    // debug: the plugin-loaded records of the first scan, with keys of their own, are checked too
+    { 'platform.plugins.dirs': [root], 'platform.log-level': 'debug', ...grants },
     {
       logDestination: sink,
       pluginHost: { rescanMs: 60_000, debounceMs: 50 },
