@@ -2,6 +2,7 @@ import type { Database } from 'lmdb'
 import {
   SplitLog,
   type AnonymousDeniedCounts,
+  type AnonymousPartOptions,
   type LogKey,
   type LogPage,
   type LogPart,
@@ -9,12 +10,8 @@ import {
 } from '../store/index.js'
 import type { ControlAuditEntry } from '../contracts/index.js'
 
-/** Where the attempts of callers without a principal go, and who counts them. */
-export interface AnonymousAudit {
-  db?: Database<ControlAuditEntry, LogKey> | undefined
-  keptPerSecond?: number | undefined
-  onDenied?: ((kept: boolean) => void) | undefined
-}
+/** Where the attempts of callers without a principal go, and who counts them (each append says its kind). */
+export type AnonymousAudit = Omit<AnonymousPartOptions<ControlAuditEntry>, 'kindOf'>
 
 /**
  * The control audit log: every admin write attempt, allowed or denied. Newest entries are kept in
@@ -33,16 +30,7 @@ export class ControlAuditLog {
     onWriteFailure?: WriteFailureReport,
     anonymous?: AnonymousAudit
   ) {
-    this.log = new SplitLog(
-      { name: 'audit', capacity, db, retention, onWriteFailure },
-      anonymous === undefined
-        ? undefined
-        : {
-            db: anonymous.db,
-            keptPerSecond: anonymous.keptPerSecond,
-            onDenied: anonymous.onDenied
-          }
-    )
+    this.log = new SplitLog({ name: 'audit', capacity, db, retention, onWriteFailure }, anonymous)
   }
 
   /** Records one outcome; resolves when it is durable (when backed by LMDB), rejects if that write failed. */

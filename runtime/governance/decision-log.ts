@@ -10,6 +10,7 @@ import type { Database } from 'lmdb'
 import {
   SplitLog,
   type AnonymousDeniedCounts,
+  type AnonymousPartOptions,
   type Columns,
   type EntryKind,
   type LogKey,
@@ -19,12 +20,8 @@ import {
 } from '../store/index.js'
 import type { DecisionEntry, DecisionValue } from '../contracts/index.js'
 
-/** Where the evaluations of anonymous turns go, and who counts their denials. */
-export interface AnonymousDecisions {
-  db?: Database<DecisionEntry, LogKey> | undefined
-  keptPerSecond?: number | undefined
-  onDenied?: ((kept: boolean) => void) | undefined
-}
+/** Where the evaluations of anonymous turns go, and who counts their denials (sorted by `decisionKind`). */
+export type AnonymousDecisions = Omit<AnonymousPartOptions<DecisionEntry>, 'kindOf'>
 
 /** A turn runs for a user only when the caller was authenticated: the snapshot's user_id is theirs. */
 export function decisionKind(e: DecisionEntry): EntryKind {
