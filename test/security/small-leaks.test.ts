@@ -1,7 +1,6 @@
 import t from 'tap'
 import { transportOf } from '../../runtime/transport/index.js'
-import { roomBroadcasterId } from '../../runtime/transport/rooms.js'
-import { refusedUpgrade, wsMember, wsUrl } from '../transport/clients.js'
+import { floodStalledSse, refusedUpgrade, wsMember, wsUrl } from '../transport/clients.js'
 import { startDemoPlatform } from './demo-platform.js'
 
 // Hostile-client corpus: small leaks a client could use. A slow SSE consumer closed without a
@@ -23,35 +22,8 @@ async function slowClosed(): Promise<number> {
 
 t.test('an SSE consumer closed for not reading is counted in platform_slow_consumers_closed_total', async (t) => {
   const before = await slowClosed()
-  const connected = new Promise<string>((resolve) => {
-    const off = tp.platform.bus.on('ResourceConnected', (e) => {
-      if (e.transport === 'SSE') {
-        off()
-        resolve(e.uuid)
-      }
-    })
-  })
-  const ac = new AbortController()
-  t.teardown(() => ac.abort())
-  // the body is never read: the client stops pulling, TCP fills, the stream's queue overflows
-  const res = await fetch(tp.url + '/platform/rooms/hose', {
-    headers: { accept: 'text/event-stream' },
-    signal: ac.signal
-  })
-  t.equal(res.status, 200)
-  const uuid = await connected
-  let reason = ''
-  const off = tp.platform.bus.on('ResourceDisconnected', (e) => {
-    if (e.uuid === uuid) reason = e.reason
-  })
-  const payload = { blob: 'z'.repeat(16 * 1024) }
-  let sent = 0
-  while (reason === '' && sent < 5000) {
-    tr.broadcast(roomBroadcasterId('hose'), payload)
-    sent++
-    await new Promise((r) => setImmediate(r))
-  }
-  off()
+  const { reason, sent, abort } = await floodStalledSse(tp.platform, tp.url, 'hose')
+  t.teardown(abort)
   t.equal(reason, 'slow consumer', `closed after ${sent} broadcasts`)
   t.equal(await slowClosed(), before + 1, 'counted once')
 })

@@ -1,4 +1,7 @@
 import WebSocket from 'ws'
+import type { Platform } from '../../runtime/platform.js'
+import { transportOf } from '../../runtime/transport/index.js'
+import { roomBroadcasterId } from '../../runtime/transport/rooms.js'
 
 export type Frame = Record<string, any>
 
@@ -273,4 +276,44 @@ export function refusedUpgrade(
       /* the unexpected response settles it */
     })
   })
+}
+
+/**
+ * An SSE member of `room` that never reads its body (TCP fills, its queue grows), flooded with
+ * 16 KB broadcasts until the server disconnects it or 5 000 were sent; `abort()` ends the request.
+ */
+export async function floodStalledSse(
+  platform: Platform,
+  base: string,
+  room: string
+): Promise<{ uuid: string; reason: string; sent: number; abort: () => void }> {
+  const connected = new Promise<string>((resolve) => {
+    const off = platform.bus.on('ResourceConnected', (e) => {
+      if (e.transport === 'SSE') {
+        off()
+        resolve(e.uuid)
+      }
+    })
+  })
+  const ac = new AbortController()
+  const res = await fetch(`${base}/platform/rooms/${room}`, {
+    headers: { accept: 'text/event-stream' },
+    signal: ac.signal
+  })
+  if (res.status !== 200) throw new Error(`SSE member of ${room}: HTTP ${res.status}`)
+  const uuid = await connected
+  let reason = ''
+  const off = platform.bus.on('ResourceDisconnected', (e) => {
+    if (e.uuid === uuid) reason = e.reason
+  })
+  const tr = transportOf(platform)
+  const payload = { blob: 'z'.repeat(16 * 1024) }
+  let sent = 0
+  while (reason === '' && sent < 5000) {
+    tr.broadcast(roomBroadcasterId(room), payload)
+    sent++
+    await new Promise((r) => setImmediate(r))
+  }
+  off()
+  return { uuid, reason, sent, abort: () => ac.abort() }
 }

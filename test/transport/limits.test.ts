@@ -3,7 +3,7 @@ import WebSocket from 'ws'
 import { startTestPlatform } from '../helpers/platform.js'
 import { transportOf } from '../../runtime/transport/index.js'
 import { roomBroadcasterId } from '../../runtime/transport/rooms.js'
-import { wsMember, wsUrl } from './clients.js'
+import { floodStalledSse, wsMember, wsUrl } from './clients.js'
 import { transportArea } from '../../runtime/transport/install.js'
 
 const LIMIT = 1024
@@ -117,38 +117,11 @@ t.test('a WebSocket consumer that stops reading is closed with 1008 once it buff
 })
 
 t.test('an SSE consumer that stops reading is closed once its queue passes the limit', async (t) => {
-  const connected = new Promise<string>((resolve) => {
-    const off = tp.platform.bus.on('ResourceConnected', (e) => {
-      if (e.transport === 'SSE') {
-        off()
-        resolve(e.uuid)
-      }
-    })
-  })
-  const ac = new AbortController()
-  // the body is never read: undici stops pulling, TCP fills, the stream queues
-  const res = await fetch(base + '/platform/rooms/sse-hose', {
-    headers: { accept: 'text/event-stream' },
-    signal: ac.signal
-  })
-  t.equal(res.status, 200)
-  const uuid = await connected
-  let reason = ''
-  const off = tp.platform.bus.on('ResourceDisconnected', (e) => {
-    if (e.uuid === uuid) reason = e.reason
-  })
-  const payload = { blob: 'z'.repeat(16 * 1024) }
-  let sent = 0
-  while (reason === '' && sent < 5000) {
-    tr.broadcast(roomBroadcasterId('sse-hose'), payload)
-    sent++
-    await new Promise((r) => setImmediate(r))
-  }
-  off()
+  const { uuid, reason, sent, abort } = await floodStalledSse(tp.platform, base, 'sse-hose')
   t.equal(reason, 'slow consumer', `closed after ${sent} broadcasts`)
   t.ok(tp.logs.some((l) => l.msg === 'closed slow SSE consumer' && l.uuid === uuid))
   t.equal(tr.resource(uuid), undefined)
-  ac.abort()
+  abort()
 })
 
 t.test('an upgrade to an unknown WebSocket path is refused', async (t) => {
