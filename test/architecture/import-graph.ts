@@ -4,7 +4,7 @@
  * literal is resolved when it names a `const` bound to a string in the same file; otherwise the
  * import is kept with `computed` set, so the boundary test can refuse it. Package self-references
  * (`agent-platform/sdk/dispatch`) resolve through package.json's exports. The boundary test judges
- * the imports; `node --import @tapjs/typescript/import test/architecture/import-graph.ts` prints
+ * the imports; `node --import tsx test/architecture/import-graph.ts` prints
  * the cycles and cross-area imports of the tree.
  *
  * Why not dependency-cruiser or eslint-plugin-boundaries: both skip an `import()` whose specifier
