@@ -68,7 +68,11 @@ export function parseInput(input: unknown, systems: string[]): ParsedInput {
       const callId = requiredString(item, 'call_id', at)
       const output = item.output
       if (typeof output !== 'string') throw invalid(`${at}.output`, "'output' must be a string")
-      turns.push({ role: 'tool', toolCallId: callId, content: output })
+      // the name of the call it answers, when the input holds that call
+      let name: string | undefined
+      for (const m of turns)
+        if (m.role === 'assistant') name = m.toolCalls?.find((c) => c.id === callId)?.name ?? name
+      turns.push({ role: 'tool', toolCallId: callId, content: output, ...(name !== undefined ? { name } : {}) })
       items.push({ type: 'function_call_output', call_id: callId, output, status: 'completed' })
       return
     }

@@ -54,7 +54,10 @@ t.test('input_items: every item, paged by limit and after, in either order', asy
   )
   t.match(await failure(alice.responses.inputItems.list(r.id, { limit: 0 })), { status: 400, param: 'limit' })
   t.match(await failure(alice.responses.inputItems.list(r.id, { after: 'item_nope' })), { status: 400, param: 'after' })
-  t.match(await failure(alice.responses.inputItems.list(r.id, { order: 'up' as never })), { status: 400, param: 'order' })
+  t.match(await failure(alice.responses.inputItems.list(r.id, { order: 'up' as never })), {
+    status: 400,
+    param: 'order'
+  })
   t.match(await failure(client(tp, BOB).responses.inputItems.list(r.id)), { status: 404 }, "another owner's")
   // a string input is one user message
   const s = await alice.responses.create({ model: 'demo', input: 'just this' })
@@ -65,16 +68,21 @@ t.test('input_items: every item, paged by limit and after, in either order', asy
 
 t.test('Idempotency-Key: a retry gets the first response; another body under the key is a 409', async (t) => {
   const body = { model: 'demo', input: 'once only' }
-  const a = await alice.responses.create(body, { idempotencyKey: 'k-responses-1' })
-  const b = await alice.responses.create(body, { idempotencyKey: 'k-responses-1' })
+  const a = await alice.responses.create(body, { headers: { 'Idempotency-Key': 'k-responses-1' } })
+  const b = await alice.responses.create(body, { headers: { 'Idempotency-Key': 'k-responses-1' } })
   t.equal(b.id, a.id)
   t.equal(b.output_text, a.output_text)
-  t.match(await failure(alice.responses.create({ model: 'demo', input: 'other' }, { idempotencyKey: 'k-responses-1' })), {
-    name: 'ConflictError',
-    status: 409,
-    code: 'PLT_ERR_IDEMPOTENCY_KEY_REUSED'
-  })
-  const c = await client(tp, BOB).responses.create(body, { idempotencyKey: 'k-responses-1' })
+  t.match(
+    await failure(
+      alice.responses.create({ model: 'demo', input: 'other' }, { headers: { 'Idempotency-Key': 'k-responses-1' } })
+    ),
+    {
+      name: 'ConflictError',
+      status: 409,
+      code: 'PLT_ERR_IDEMPOTENCY_KEY_REUSED'
+    }
+  )
+  const c = await client(tp, BOB).responses.create(body, { headers: { 'Idempotency-Key': 'k-responses-1' } })
   t.not(c.id, a.id, 'keys belong to their principal')
   const list = await fetch(`${tp.url}/api/interactions`, { headers: { authorization: `Bearer ${ALICE}` } })
   t.equal((await list.json()).filter((i: any) => i.id === a.id).length, 1)
