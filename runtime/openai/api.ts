@@ -165,7 +165,11 @@ function answering(previous: Interaction, outputs: AiMessage[]): { message: stri
   const tools: AiMessage[] = []
   for (const m of outputs) {
     // function_call items the client echoes back are the calls already known
-    if (m.role === 'assistant' && m.content === '' && (m.toolCalls ?? []).every((c) => calls.some((k) => k.id === c.id)))
+    if (
+      m.role === 'assistant' &&
+      m.content === '' &&
+      (m.toolCalls ?? []).every((c) => calls.some((k) => k.id === c.id))
+    )
       continue
     if (m.role !== 'tool') throw invalid('input', 'an input answering function calls holds only their outputs')
     if (!calls.some((c) => c.id === m.toolCallId) || answered.has(m.toolCallId))
@@ -178,6 +182,10 @@ function answering(previous: Interaction, outputs: AiMessage[]): { message: stri
   const said: AiToolCall[] = calls
   return {
     message: before.message,
-    continuation: [...before.continuation, { role: 'assistant', content: previous.finalText ?? '', toolCalls: said }, ...tools]
+    continuation: [
+      ...before.continuation,
+      { role: 'assistant', content: previous.finalText ?? '', toolCalls: said },
+      ...tools
+    ]
   }
 }

@@ -65,7 +65,11 @@ export class ResponseEvents {
   /** A call handed to the client: its item, its arguments as one delta, done (after the message, closed first). */
   private functionCall(s: InteractionStep): void {
     if (this.open) this.closeMessage(this.start.id, 'completed')
-    const call = { id: String(s.data.id), name: s.toolName!, arguments: (s.data.arguments ?? {}) as Record<string, unknown> }
+    const call = {
+      id: String(s.data.id),
+      name: s.toolName!,
+      arguments: (s.data.arguments ?? {}) as Record<string, unknown>
+    }
     const item = functionCallItem(call)
     const output_index = this.items++
     this.event('response.output_item.added', { output_index, item: functionCallItem(call, 'in_progress') })

@@ -70,8 +70,7 @@ export function parseInput(input: unknown, systems: string[]): ParsedInput {
       if (typeof output !== 'string') throw invalid(`${at}.output`, "'output' must be a string")
       // the name of the call it answers, when the input holds that call
       let name: string | undefined
-      for (const m of turns)
-        if (m.role === 'assistant') name = m.toolCalls?.find((c) => c.id === callId)?.name ?? name
+      for (const m of turns) if (m.role === 'assistant') name = m.toolCalls?.find((c) => c.id === callId)?.name ?? name
       turns.push({ role: 'tool', toolCallId: callId, content: output, ...(name !== undefined ? { name } : {}) })
       items.push({ type: 'function_call_output', call_id: callId, output, status: 'completed' })
       return
@@ -104,7 +103,10 @@ export function parseInput(input: unknown, systems: string[]): ParsedInput {
   }
 }
 
-function functionCall(item: Record<string, unknown>, at: string): { id: string; name: string; arguments: Record<string, unknown> } {
+function functionCall(
+  item: Record<string, unknown>,
+  at: string
+): { id: string; name: string; arguments: Record<string, unknown> } {
   const id = requiredString(item, 'call_id', at)
   const name = requiredString(item, 'name', at)
   const raw = item.arguments

@@ -12,7 +12,13 @@ export interface ResponseEcho {
 }
 
 /** A retrieved response: the record keeps neither the instructions, the metadata nor the tools. */
-export const NO_ECHO: ResponseEcho = { instructions: null, metadata: {}, tools: [], toolChoice: 'auto', maxOutputTokens: null }
+export const NO_ECHO: ResponseEcho = {
+  instructions: null,
+  metadata: {},
+  tools: [],
+  toolChoice: 'auto',
+  maxOutputTokens: null
+}
 
 export type ResponseStatus = 'queued' | 'in_progress' | 'completed' | 'failed' | 'incomplete' | 'cancelled'
 
@@ -43,7 +49,9 @@ export interface FunctionCallItem {
 }
 
 /** The input the turn started from, as its `input` step keeps it; undefined for a turn started elsewhere. */
-export function inputOf(i: Interaction): { items: StoredItem[]; message: string; continuation: AiMessage[] } | undefined {
+export function inputOf(
+  i: Interaction
+): { items: StoredItem[]; message: string; continuation: AiMessage[] } | undefined {
   const first = i.steps[0]
   if (first?.type !== 'input') return undefined
   const d = first.data as { items?: unknown; message?: unknown; continuation?: unknown }
@@ -60,11 +68,18 @@ export function clientCalls(i: Interaction): AiToolCall[] {
   const out: AiToolCall[] = []
   for (const s of i.steps)
     if (s.type === 'tool-call' && s.data.client === true && s.toolName !== null)
-      out.push({ id: String(s.data.id), name: s.toolName, arguments: (s.data.arguments ?? {}) as Record<string, unknown> })
+      out.push({
+        id: String(s.data.id),
+        name: s.toolName,
+        arguments: (s.data.arguments ?? {}) as Record<string, unknown>
+      })
   return out
 }
 
-export const functionCallItem = (call: AiToolCall, status: FunctionCallItem['status'] = 'completed'): FunctionCallItem => ({
+export const functionCallItem = (
+  call: AiToolCall,
+  status: FunctionCallItem['status'] = 'completed'
+): FunctionCallItem => ({
   type: 'function_call',
   id: `fc_${call.id}`,
   call_id: call.id,

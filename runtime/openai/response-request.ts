@@ -96,7 +96,11 @@ function maxOutputTokens(v: unknown): number | undefined {
 }
 
 /** Function tools the client runs; `tool_choice` 'auto' or 'none' (a forced call is not offered). */
-function parseTools(body: Record<string, unknown>): { tools: AiToolSpec[]; toolsEcho: unknown[]; toolChoice: 'auto' | 'none' } {
+function parseTools(body: Record<string, unknown>): {
+  tools: AiToolSpec[]
+  toolsEcho: unknown[]
+  toolChoice: 'auto' | 'none'
+} {
   const { tools, tool_choice: choice, truncation } = body
   if (truncation !== undefined && truncation !== null && truncation !== 'disabled')
     throw unsupported('truncation', "only 'disabled'")

@@ -21,6 +21,8 @@ import {
   type Interaction
 } from '../interactions/index.js'
 import { inputItemsPage } from './input-items.js'
+import { parseChatRequest } from './chat-request.js'
+import { ChatChunks, chatCompletion } from './chat-object.js'
 
 const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED'])
 
@@ -86,6 +88,36 @@ export function installOpenAiRoutes(platform: Platform, api: OpenAiApi): void {
     }
     if (!req.stream) return responseObject(created, echo)
     await stream(ctx, owner, created.id, echo, -1)
+    return undefined
+  })
+
+  edge.post('/v1/chat/completions', async (ctx) => {
+    const { owner, roles } = writer(ctx)
+    const req = parseChatRequest(ctx.body)
+    const checked = await api.check(owner, req)
+    const created = await admit(ctx, owner, 'openai:chat', (claim) => api.create(owner, roles, checked, claim))
+    if (!req.stream) {
+      const done = chatCompletion(created)
+      if (done === undefined)
+        throw new PlatformError(OPENAI_API_ERRORS.OPENAI_TURN_FAILED, { reason: created.errorMessage ?? 'unknown' })
+      return done
+    }
+    let sse: SseStream | undefined
+    let chunks: ChatChunks | undefined
+    const followed = await followSteps(service, owner, created.id, {
+      onStart: (first) => {
+        sse = ctx.sse()
+        chunks = new ChatChunks(first, req.includeUsage, (data) => sse?.send({ data }))
+        chunks.begin()
+      },
+      onStep: (s) => chunks?.step(s),
+      onEnd: (final) => {
+        chunks?.finish(final)
+        sse?.close()
+      }
+    })
+    if (followed === undefined) throw new PlatformError(OPENAI_API_ERRORS.OPENAI_RESPONSE_NOT_FOUND, { id: created.id })
+    sse?.onClose(followed.stop)
     return undefined
   })
 
