@@ -28,7 +28,11 @@ export interface LoopInput {
  * The tool-call gate on a call to one of the client's tools: the platform does not run it, but
  * policies still decide whether the model may hand it to the client. The denial's text when refused.
  */
-export async function gateClientTool(platform: Platform, input: LoopInput, call: AiToolCall): Promise<string | undefined> {
+export async function gateClientTool(
+  platform: Platform,
+  input: LoopInput,
+  call: AiToolCall
+): Promise<string | undefined> {
   const r = input.request
   const verdict = await gateOf(platform.extensions(TOOL_CALL_GATE))({
     toolName: call.name,

@@ -95,7 +95,7 @@ export class ChatChunks {
       })
   }
 
-  /** The last chunk with the finish reason, the usage chunk when asked, then `[DONE]`; an error object for a failed turn. */
+  /** The finish chunk, the usage chunk when asked, then `[DONE]`; an error object for a failed turn. */
   finish(final: Interaction): void {
     const finish = finishReason(final)
     if (finish === undefined)

@@ -57,7 +57,11 @@ t.test('400: each refused body, in OpenAI shape with the param named; nothing is
       'PLT_ERR_OPENAI_UNSUPPORTED'
     ],
     [{ model: 'demo', input: 'hi', tools: [{ type: 'web_search' }] }, 'tools[0].type', 'PLT_ERR_OPENAI_UNSUPPORTED'],
-    [{ model: 'demo', input: 'hi', tools: [{ type: 'function', name: 'a b' }] }, 'tools[0].name', 'PLT_ERR_OPENAI_INVALID_REQUEST'],
+    [
+      { model: 'demo', input: 'hi', tools: [{ type: 'function', name: 'a b' }] },
+      'tools[0].name',
+      'PLT_ERR_OPENAI_INVALID_REQUEST'
+    ],
     [{ model: 'demo', input: 'hi', tool_choice: 'required' }, 'tool_choice', 'PLT_ERR_OPENAI_UNSUPPORTED'],
     [{ model: 'demo', input: 'hi', max_output_tokens: 0 }, 'max_output_tokens', 'PLT_ERR_OPENAI_INVALID_REQUEST'],
     [
