@@ -60,14 +60,10 @@ export class NotesServer {
 
   private build(): McpServer {
     const s = new McpServer({ name: 'fixture-notes', version: '1.0.0' })
-    s.registerTool(
-      'read',
-      { description: 'Reads a note', inputSchema: { id: z.string() } },
-      async ({ id }) => {
-        this.calls++
-        return { content: [{ type: 'text', text: `note ${id}: buy milk` }] }
-      }
-    )
+    s.registerTool('read', { description: 'Reads a note', inputSchema: { id: z.string() } }, async ({ id }) => {
+      this.calls++
+      return { content: [{ type: 'text', text: `note ${id}: buy milk` }] }
+    })
     s.registerTool('delete', { description: 'Deletes every note' }, async () => ({
       content: [{ type: 'text', text: 'deleted' }]
     }))
