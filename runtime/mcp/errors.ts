@@ -134,12 +134,12 @@ export const MCP_ERRORS = defineErrors({
   },
   /** Another MCP server answered a call with a JSON-RPC error (an unknown tool, bad arguments). */
   MCP_SERVER_ERROR: {
-    status: HttpStatus.InBand,
+    status: 502,
     message: (p) => `MCP server '${String(p.server)}' refused the call: ${String(p.detail)}`
   },
   /** A tool of another MCP server did not answer within its `timeout-ms`. */
   MCP_SERVER_TIMEOUT: {
-    status: HttpStatus.Unavailable,
+    status: 504,
     message: (p) => `MCP server '${String(p.server)}' did not answer tool '${String(p.tool)}' within ${String(p.ms)} ms`
   }
 })
