@@ -52,6 +52,8 @@ export class ExternalServer {
   #retry: NodeJS.Timeout | undefined
   #connectedAt: number | undefined
   #firstAttempt: Promise<void> | undefined
+  /** The allow-listed names the server did not serve when last listed, to warn once per change. */
+  #missing = ''
 
   constructor(
     readonly config: ExternalServerConfig,
@@ -233,6 +235,16 @@ export class ExternalServer {
       } while (cursor !== undefined)
     }
     const allow = this.config.allow
+    // a typo in the allow-list would leave a tool out silently: say which names match nothing
+    const missing = allow === undefined ? [] : [...allow].filter((n) => !tools.some((t) => t.name === n))
+    if (missing.join('\0') !== this.#missing) {
+      this.#missing = missing.join('\0')
+      if (missing.length > 0)
+        this.logger.warn(
+          { server: this.name, missing, served: tools.map((t) => t.name) },
+          `platform.mcp.servers.${this.name}.tools lists tools the server does not serve (yet)`
+        )
+    }
     const listing: ServerListing = {
       tools: allow === undefined ? tools : tools.filter((t) => allow.has(t.name)),
       resources: [],

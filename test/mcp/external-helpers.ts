@@ -117,3 +117,41 @@ export class NotesServer {
     await this.start(this.port)
   }
 }
+
+/**
+ * An MCP server of the 2024-11-05 generation: HTTP+SSE only (the SDK's SSEServerTransport), one
+ * `ping` tool. A POST to its URL (how Streamable HTTP starts) answers 405.
+ */
+export async function startSseOnlyServer(): Promise<{ url: string; close: () => Promise<void> }> {
+  const { SSEServerTransport } = await import('@modelcontextprotocol/sdk/server/sse.js')
+  const transports = new Map<string, InstanceType<typeof SSEServerTransport>>()
+  const server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1')
+    if (req.method === 'GET' && url.pathname === '/sse') {
+      const transport = new SSEServerTransport('/messages', res)
+      transports.set(transport.sessionId, transport)
+      res.on('close', () => transports.delete(transport.sessionId))
+      const mcp = new McpServer({ name: 'fixture-sse', version: '1.0.0' })
+      mcp.registerTool('ping', { description: 'Answers pong' }, async () => ({
+        content: [{ type: 'text', text: 'pong over sse' }]
+      }))
+      void mcp.connect(transport)
+      return
+    }
+    const transport = transports.get(url.searchParams.get('sessionId') ?? '')
+    if (req.method === 'POST' && url.pathname === '/messages' && transport !== undefined) {
+      void transport.handlePostMessage(req, res)
+      return
+    }
+    res.writeHead(405).end()
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  return {
+    url: `http://127.0.0.1:${port}/sse`,
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+}

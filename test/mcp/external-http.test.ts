@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { installAreas } from '../../runtime/areas.js'
 import { governanceOf } from '../../runtime/governance/key.js'
 import { startTestPlatform } from '../helpers/platform.js'
-import { NotesServer, serverStatus, untilServer } from './external-helpers.js'
+import { NotesServer, serverStatus, startSseOnlyServer, untilServer } from './external-helpers.js'
 
 // The gateway: a Streamable HTTP MCP server (the official SDK, on loopback) configured with
 // `expose: true` is served on /platform/mcp under the platform's policies and decision log.
@@ -133,4 +133,20 @@ t.test('a server killed mid-call: an isError result naming it, then recovery whe
   await untilServer(tp.url, 'notes', (s) => s.state === 'connected', 'reconnection')
   const back = await client.callTool({ name: 'notes.read', arguments: { id: '2' } })
   t.same(back.content, [{ type: 'text', text: 'note 2: buy milk' }])
+})
+
+t.test('a server that speaks only HTTP+SSE is reached over SSE', async (t) => {
+  const sse = await startSseOnlyServer()
+  t.teardown(sse.close)
+  const p = await startTestPlatform(
+    { 'platform.mcp.servers': { old: { url: sse.url, expose: true } } },
+    { install: installAreas }
+  )
+  t.teardown(p.close)
+  t.match(await serverStatus(p.url, 'old'), { state: 'connected', tools: [{ name: 'old.ping' }] })
+  const client = new Client({ name: 'gateway-test', version: '1.0.0' })
+  await client.connect(new StreamableHTTPClientTransport(new URL(p.url + '/platform/mcp')))
+  t.teardown(() => client.close())
+  const r = await client.callTool({ name: 'old.ping', arguments: {} })
+  t.same(r.content, [{ type: 'text', text: 'pong over sse' }])
 })

@@ -122,6 +122,11 @@ t.test('an agent’s turn calls the server’s tool and the result reaches the m
     'without expose the tools are not on /platform/mcp'
   )
   t.match(await serverStatus(tp.url, 'tw'), { state: 'connected', expose: false, tools: [{ name: 'tw.echo' }] })
+  t.match(
+    tp.logs.find((l) => String(l.msg).includes('platform.mcp.servers.tw.tools lists tools the server does not serve')),
+    { level: 40, missing: ['late'] },
+    'an allow-listed name the server does not serve is warned about'
+  )
 })
 
 t.test('the server killed mid-call: an error naming it, then a new child', async (t) => {
