@@ -41,6 +41,8 @@ export interface CallOptions {
 
 const FIRST_RETRY_MS = 200
 const MAX_RETRY_MS = 10_000
+/** The least time a connection (a child's start-up included) and a listing get, whatever the call timeout. */
+const MIN_CONNECT_TIMEOUT_MS = 10_000
 const EMPTY: ServerListing = { tools: [], resources: [], templates: [], prompts: [] }
 
 export class ExternalServer {
@@ -155,6 +157,10 @@ export class ExternalServer {
     return new PlatformError(MCP_ERRORS.MCP_SERVER_UNAVAILABLE, { server: this.name, detail })
   }
 
+  private get connectTimeoutMs(): number {
+    return Math.max(this.config.timeoutMs, MIN_CONNECT_TIMEOUT_MS)
+  }
+
   private transports(): (() => Transport)[] {
     const t = this.config.transport
     if (t.kind === 'stdio')
@@ -180,7 +186,7 @@ export class ExternalServer {
           transport.stderr?.on('data', (d: Buffer) => {
             this.logger.debug({ server: this.name, stderr: d.toString('utf8').slice(0, 2000) }, 'MCP server stderr')
           })
-        await client.connect(transport, { timeout: this.config.timeoutMs })
+        await client.connect(transport, { timeout: this.connectTimeoutMs })
         // closed while connecting: the platform is shutting down
         if (this.closed()) {
           await client.close().catch(() => {})
@@ -224,7 +230,7 @@ export class ExternalServer {
   /** Reads every page of what the server lists; resources and prompts only for an exposed server that has them. */
   private async list(client: Client): Promise<void> {
     const caps = client.getServerCapabilities() ?? {}
-    const opts = { timeout: this.config.timeoutMs }
+    const opts = { timeout: this.connectTimeoutMs }
     const tools: Tool[] = []
     if (caps.tools !== undefined) {
       let cursor: string | undefined

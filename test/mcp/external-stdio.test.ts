@@ -156,9 +156,14 @@ t.test('tools/list_changed refreshes the tools; a name already served is refused
   t.same(toolResults(), ['late answer'])
 })
 
-t.test('a server down at start: the platform starts, ready and degraded', async (t) => {
+t.test('a server down at start: the platform starts, ready and degraded; timeout-ms bounds a call', async (t) => {
   const p = await startTestPlatform(
-    { 'platform.mcp.servers': { gone: { url: 'http://127.0.0.1:1/mcp', 'timeout-ms': 2000 } } },
+    {
+      'platform.mcp.servers': {
+        gone: { url: 'http://127.0.0.1:1/mcp' },
+        slow: { command: process.execPath, args: [FIXTURE], tools: ['hang', 'echo'], 'timeout-ms': 200 }
+      }
+    },
     { install: installAreas }
   )
   t.teardown(p.close)
@@ -166,6 +171,18 @@ t.test('a server down at start: the platform starts, ready and degraded', async 
   t.equal(ready.status, 200)
   t.match(await ready.json(), { status: 'UP', checks: { 'mcp-servers': 'DEGRADED' } })
   t.match(await serverStatus(p.url, 'gone'), { state: 'down', error: /./, tools: [] })
+
+  const ctx: InvokeContext = { signal: new AbortController().signal, progress: () => {}, clientCapabilities: {} }
+  const registry = getMcp(p.platform)!.registry
+  await t.rejects(
+    registry.externalTool('slow.hang')!.invoke({}, ctx),
+    /MCP server 'slow' did not answer tool 'hang' within 200 ms/
+  )
+  t.match(
+    await registry.externalTool('slow.echo')!.invoke({ text: 'still here' }, ctx),
+    { content: [{ text: 'echo: still here' }] },
+    'a timed-out call leaves the connection up'
+  )
 })
 
 t.test('configuration mistakes stop start-up with a message naming the fix', async (t) => {
