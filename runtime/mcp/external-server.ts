@@ -196,6 +196,8 @@ export class ExternalServer {
         return
       } catch (err) {
         lastErr = err
+        // a client adopted before its listing failed is dropped first, so its close is not a loss
+        if (this.#client === client) this.#client = undefined
         await client.close().catch(() => {})
       }
     }
@@ -300,11 +302,8 @@ export class ExternalServer {
     if (this.#state === 'closed') return
     this.#state = 'down'
     this.#error = err instanceof Error ? err.message : String(err)
+    // its tools stay registered (the listing is kept): a call while it is down answers why, naming the server
     this.#connectedAt = undefined
-    if (this.#listing !== EMPTY) {
-      // its tools stay registered: a call while it is down answers why, naming the server
-      this.onListing(this)
-    }
     const delay = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** this.#attempts)
     this.#attempts++
     if (this.#attempts === 1 || this.#attempts % 10 === 0)

@@ -121,6 +121,7 @@ t.test('an agent’s turn calls the server’s tool and the result reaches the m
     served.some((x) => x.name.startsWith('tw.')),
     'without expose the tools are not on /platform/mcp'
   )
+  t.equal(mcp.registry.externalTool('tw.secret'), undefined, 'a tool off the allow-list is not callable')
   t.match(await serverStatus(tp.url, 'tw'), { state: 'connected', expose: false, tools: [{ name: 'tw.echo' }] })
   t.match(
     tp.logs.find((l) => String(l.msg).includes('platform.mcp.servers.tw.tools lists tools the server does not serve')),
