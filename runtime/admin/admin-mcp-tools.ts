@@ -9,7 +9,7 @@ import type { Platform } from '../platform.js'
 import { type Context } from '../http/index.js'
 import { PlatformError } from '../contracts/index.js'
 import { AUTH_ERRORS, ReadGate, type Principal, type WriteSurface } from '../auth/index.js'
-import type { HandlerContext, McpServer } from '../mcp/index.js'
+import { MCP_TOOLS, type HandlerContext } from '../mcp/index.js'
 import type { AdminRequest, AdminRoute, JsonSchema } from './route-table.js'
 
 type Args = Record<string, unknown>
@@ -119,7 +119,8 @@ function toolError(err: PlatformError): Record<string, unknown> {
 // defaults (a limit's) and integer checks exactly as the route applies them to its query
 const ajv = new Ajv2020({ strict: false, allErrors: false, useDefaults: true })
 
-export function installAdminMcpTools(platform: Platform, mcp: McpServer, routes: readonly AdminRoute[]): void {
+/** Adds the tools at the MCP area's MCP_TOOLS extension point, which its registry reads when it lists tools. */
+export function installAdminMcpTools(platform: Platform, routes: readonly AdminRoute[]): void {
   const byKey = new Map(routes.map((r) => [`${r.method} ${r.path}`, r]))
   const reads = new ReadGate(platform.config, platform.principals)
   const tools = platform.config.get('platform.admin.mcp-write-tools') ? [...READ_TOOLS, ...WRITE_TOOLS] : READ_TOOLS
@@ -128,7 +129,7 @@ export function installAdminMcpTools(platform: Platform, mcp: McpServer, routes:
     if (route === undefined) throw new Error(`admin MCP tool ${tool.name}: no route ${tool.route}`)
     const schema = inputSchema(tool, route)
     const check: ValidateFunction = ajv.compile(schema)
-    mcp.registerTool({
+    platform.extend(MCP_TOOLS, {
       name: tool.name,
       description: `${tool.description} (as ${tool.route.replace(' ', ' /api/admin')})`,
       inputSchema: schema,
