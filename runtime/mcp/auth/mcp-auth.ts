@@ -1,6 +1,6 @@
 import type { Platform } from '../../platform.js'
 import type { Context } from '../../http/index.js'
-import type { Principal } from '../../auth/index.js'
+import { PRINCIPAL_SOURCES, type Principal } from '../../auth/index.js'
 import { PlatformError } from '../../contracts/index.js'
 import { ErrorCode, MCP_ERRORS } from '../errors.js'
 import { MCP_BEFORE_DISPATCH, MCP_HTTP_GUARDS, MCP_TOKEN_VALIDATORS } from '../key.js'
@@ -18,14 +18,6 @@ const FORBIDDEN = JSON.stringify({
 })
 const CACHE_MAX = 10_000
 const CACHE_MS = 60_000
-
-/**
- * Adds a validator by name (`org.platform.auth.tokenValidator` picks one) at MCP_TOKEN_VALIDATORS:
- * before the mcp-extras area installs, from the composition root or an area's install.
- */
-export function registerTokenValidator(platform: Platform, name: string, validate: TokenValidator): void {
-  platform.extend(MCP_TOKEN_VALIDATORS, { name, validate })
-}
 
 /** The bearer token of `Authorization: Bearer` (the only bearer method the metadata advertises). */
 export function bearerOf(headers: Readonly<Record<string, string>>): string | undefined {
@@ -268,7 +260,7 @@ export function installMcpAuth(platform: Platform): McpAuth | undefined {
   // JWT principals reach the write gate (and every resolver user), with or without MCP auth
   if (jwtSync !== undefined || auth !== undefined) {
     const a = auth
-    platform.principals.addSource((headers) => {
+    platform.extend(PRINCIPAL_SOURCES, (headers) => {
       const t = bearerOf(headers)
       if (t === undefined) return null
       const info = a?.known(t) ?? jwtSync?.(t) ?? null
