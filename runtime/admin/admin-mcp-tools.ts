@@ -22,6 +22,11 @@ interface AdminTool {
   /** Tool arguments that are the route's path parameters (the rest are its query, or its body on a write). */
   params?: string[]
   write?: { action: string; target: (args: Args) => string }
+  /**
+   * The route answers one page: the result is `{result, nextCursor?}`, and the route's `cursor`
+   * argument takes that nextCursor for the page after it (REST sends it as X-Next-Cursor).
+   */
+  paged?: true
 }
 
 const str = { type: 'string', minLength: 1 }
@@ -43,7 +48,12 @@ const READ_TOOLS: AdminTool[] = [
   },
   { name: 'platform_list_handlers', description: 'Endpoints and their broadcaster classes', route: 'GET /handlers' },
   { name: 'platform_list_interceptors', description: 'What intercepts traffic', route: 'GET /interceptors' },
-  { name: 'platform_audit_log', description: 'The most recent control audit entries', route: 'GET /audit' },
+  {
+    name: 'platform_audit_log',
+    description: 'The most recent control audit entries; pass the nextCursor of a result as cursor for older ones',
+    route: 'GET /audit',
+    paged: true
+  },
   { name: 'platform_list_coordinators', description: 'Coordinators of the fleet', route: 'GET /coordinators' },
   { name: 'platform_query_journal', description: 'Coordination journal events', route: 'GET /journal' },
   { name: 'platform_list_tasks', description: 'A2A tasks', route: 'GET /tasks' },
@@ -168,7 +178,9 @@ async function call(
   if ('read' in gate) {
     try {
       reads.checkPrincipal(caller, gate.read)
-      return await route.handler(req)
+      const out = await route.handler(req)
+      if (tool.paged !== true) return out
+      return req.nextCursor === undefined ? { result: out } : { result: out, nextCursor: req.nextCursor }
     } catch (err) {
       if (err instanceof PlatformError) return toolError(err)
       throw err
