@@ -2,6 +2,7 @@ import type { McpCore } from './core.js'
 import type { McpRegistry } from './registry.js'
 import type { ToolRegistration, ResourceRegistration, PromptRegistration } from './registrations.js'
 import type { ParamSpec } from './schema.js'
+import type { ExternalServers } from './external-servers.js'
 
 /**
  * The MCP server of a platform: tools, resources and prompts registered in code at run time beside
@@ -14,7 +15,9 @@ export class McpServer {
 
   constructor(
     readonly core: McpCore,
-    readonly registry: McpRegistry
+    readonly registry: McpRegistry,
+    /** The other MCP servers whose tools join the registry (`platform.mcp.servers`). */
+    readonly external: ExternalServers
   ) {}
 
   /** `registerTool(name, description, params, handler)` or one registration object. */
