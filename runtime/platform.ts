@@ -9,6 +9,7 @@ import { PluginHost, PluginRegistry, type KvDatabase, type PluginHostOptions } f
 import {
   TokenResolver,
   PrincipalResolver,
+  PRINCIPAL_SOURCES,
   ControlAuditLog,
   WriteGate,
   AUTH_ERRORS,
@@ -134,7 +135,9 @@ export class Platform {
       allowedOrigins: config.get('platform.server.allowed-origins'),
       heartbeatMs: config.get('platform.transport.heartbeat-seconds') * 1000
     })
-    this.principals = new PrincipalResolver(new TokenResolver(config.get('platform.auth.tokens')))
+    this.principals = new PrincipalResolver(new TokenResolver(config.get('platform.auth.tokens')), () =>
+      this.extensions(PRINCIPAL_SOURCES)
+    )
     this.audit = new ControlAuditLog(
       config.get('platform.admin.audit-capacity'),
       this.store.db<ControlAuditEntry, [number, number]>('audit'),

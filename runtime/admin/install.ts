@@ -91,8 +91,7 @@ export function installAdmin(platform: Platform): void {
   if (dir !== undefined) mountDashboard(platform, readDashboard(dir))
   const events = installEventStream(platform)
   if (deps.governance !== undefined) streamDecisions(deps.governance.decisionLog, events)
-  if (deps.mcp !== undefined && platform.config.get('platform.admin.mcp-tools'))
-    installAdminMcpTools(platform, deps.mcp, routes)
+  if (deps.mcp !== undefined && platform.config.get('platform.admin.mcp-tools')) installAdminMcpTools(platform, routes)
   const service: AdminService = { routes }
   platform.provide(ADMIN, service)
 }

@@ -31,6 +31,11 @@ export interface AdminRequest {
   body: unknown
   /** The principal a write gate let through; undefined on reads. */
   principal: Principal | undefined
+  /**
+   * Set by a paged read to the cursor of the page after this one: the REST answer carries it in
+   * `X-Next-Cursor`, the MCP tool calling the route in its result's `nextCursor`.
+   */
+  nextCursor?: string | undefined
 }
 
 export interface AdminRoute {

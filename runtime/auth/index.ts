@@ -1,5 +1,5 @@
 export { TokenResolver, tokenOf, type Principal } from './principal.js'
-export { PrincipalResolver } from './resolver.js'
+export { PrincipalResolver, PRINCIPAL_SOURCES } from './resolver.js'
 export { authorizerFromConfig, type ControlAuthorizer } from './authorizer.js'
 export { ControlAuditLog } from './audit-log.js'
 export { WriteGate, type WriteSurface } from './write-gate.js'
