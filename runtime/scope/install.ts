@@ -1,7 +1,7 @@
 import type { Area, Platform } from '../platform.js'
-import { ConfigError, type ConfigKeyOf } from '../config/index.js'
+import { CONFIG_ERRORS, type ConfigKeyOf } from '../config/index.js'
 import type { RegisteredClassifier, RegisteredEmbedder } from '../plugins/index.js'
-import type { AiRequest } from '../contracts/index.js'
+import { PlatformError, type AiRequest } from '../contracts/index.js'
 import type { Embedder, ScopeConfig } from './contract.js'
 import type { DecisionModel } from './decision-model.js'
 import { LexicalEmbedder } from './lexical-embedder.js'
@@ -95,9 +95,9 @@ function scopeRuntimeFromConfig(platform: Platform): ScopeRuntime {
 function need(platform: Platform, key: ConfigKeyOf<string>, what: string): string {
   const v = platform.config.get(key)
   if (v === undefined || v === '')
-    throw new ConfigError(
-      `${key} is required when the scope ${key.includes('embeddings') ? 'embedder' : 'classifier'} is '${what}'`
-    )
+    throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, {
+      detail: `${key} is required when the scope ${key.includes('embeddings') ? 'embedder' : 'classifier'} is '${what}'`
+    })
   return v
 }
 

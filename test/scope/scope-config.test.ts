@@ -1,6 +1,5 @@
 import t from 'tap'
 import { loadConfig } from '../../runtime/areas.js'
-import { ConfigError } from '../../runtime/config/index.js'
 import { scopeFromPolicyConfig, scopeFromAgentAttributes, ScopeConfigError } from '../../runtime/scope/scope-config.js'
 import { createScopePolicy } from '../../runtime/scope/factory.js'
 import { scopePolicyForAgent } from '../../runtime/scope/index.js'
@@ -153,7 +152,7 @@ t.test('the fail-open switches are process properties that no configuration key 
   ]) {
     t.throws(
       () => loadConfig({ env: {}, overrides: { [key]: true } }),
-      ConfigError,
+      { code: 'PLT_ERR_CONFIG_INVALID' },
       `${key} is not a configuration key`
     )
   }
