@@ -7,7 +7,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import type { Platform } from '../platform.js'
 import { type Context } from '../http/index.js'
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isWireError } from '../contracts/index.js'
 import { AUTH_ERRORS, ReadGate, type Principal, type WriteSurface } from '../auth/index.js'
 import type { HandlerContext, McpServer } from '../mcp/index.js'
 import type { AdminRequest, AdminRoute, JsonSchema } from './route-table.js'
@@ -169,7 +169,7 @@ async function call(
       reads.checkPrincipal(caller, gate.read)
       return await route.handler(req)
     } catch (err) {
-      if (err instanceof PlatformError) return toolError(err)
+      if (isWireError(err)) return toolError(err)
       throw err
     }
   }
@@ -180,7 +180,7 @@ async function call(
   try {
     principal = writeGate.guardPrincipal(caller, action, target, MCP_SURFACE)
   } catch (err) {
-    if (err instanceof PlatformError) return toolError(err)
+    if (isWireError(err)) return toolError(err)
     throw err
   }
   req.principal = principal
@@ -189,7 +189,7 @@ async function call(
     await writeGate.done(principal, action, target, true)
     return out
   } catch (err) {
-    if (!(err instanceof PlatformError)) throw err
+    if (!isWireError(err)) throw err
     await writeGate.done(principal, action, target, false, err.message)
     return toolError(err)
   }

@@ -6,7 +6,7 @@ import { defineErrors } from '../contracts/index.js'
  */
 export const CONFIG_ERRORS = defineErrors({
   /** A key, value, flag or config file start-up cannot use; the message names the key and what it expects. */
-  CONFIG_INVALID: { status: 500, operator: true, message: (p) => String(p.detail) },
+  CONFIG_INVALID: { status: 500, operator: true, internal: true, message: (p) => String(p.detail) },
   /** Another mistake of the operator's making: a missing directory, an unreadable key file, a store it cannot open. */
-  OPERATOR_MISTAKE: { status: 500, operator: true, message: (p) => String(p.detail) }
+  OPERATOR_MISTAKE: { status: 500, operator: true, internal: true, message: (p) => String(p.detail) }
 })

@@ -23,11 +23,11 @@ export const GOVERNANCE_ERRORS = defineErrors({
   RELOAD_PARSE_FAILED: { status: 400, message: (p) => String(p.detail) },
   RELOAD_EMPTY: { status: 400, message: (p) => String(p.detail) },
   /** A policy document or entry that cannot be loaded; the message names the source and entry. The operator's to fix. */
-  POLICY_LOAD_FAILED: { status: 500, operator: true, message: (p) => String(p.detail) },
+  POLICY_LOAD_FAILED: { status: 500, internal: true, operator: true, message: (p) => String(p.detail) },
   /** A built-in type's `config:` block is wrong; the loader wraps it with the entry's name. */
-  POLICY_CONFIG_INVALID: { status: 500, message: (p) => String(p.detail) },
+  POLICY_CONFIG_INVALID: { status: 500, internal: true, message: (p) => String(p.detail) },
   /** A policy threw (or rejected): the message becomes the deny reason, so the gate fails closed. */
-  POLICY_THREW: { status: 500, message: (p) => String(p.detail) },
+  POLICY_THREW: { status: 500, internal: true, message: (p) => String(p.detail) },
   /** A commitment input or stored record that is not one: the message names the member. */
-  COMMITMENT_INVALID: { status: 500, message: (p) => String(p.detail) }
+  COMMITMENT_INVALID: { status: 500, internal: true, message: (p) => String(p.detail) }
 })

@@ -48,14 +48,16 @@ export const INTERACTION_ERRORS = defineErrors({
   },
   /** A keyed create whose key another request holds (`record`): the store wrote nothing; the service retries. */
   IDEMPOTENCY_KEY_HELD: {
-    status: 409,
-    message: (p) => `idempotency key held by interaction ${(p.record as { interactionId: string }).interactionId}`
+    status: 500,
+    internal: true,
+    message: (p) => `idempotency key held by interaction ${p.interactionId}`
   },
   /** A write that names an interaction the store does not hold (never saved, or deleted). */
-  INTERACTION_NOT_STORED: { status: 500, message: (p) => `interaction ${p.id} is not stored` },
+  INTERACTION_NOT_STORED: { status: 500, internal: true, message: (p) => `interaction ${p.id} is not stored` },
   /** A `cursor` that no `list` of this store produced; the routes answer it with INVALID_QUERY. */
   INTERACTION_CURSOR_INVALID: {
-    status: 400,
+    status: 500,
+    internal: true,
     message: 'invalid list cursor: pass the nextCursor of the previous page unchanged'
   }
 })

@@ -167,7 +167,11 @@ export class InteractionService {
     }
     if (req.store && req.idempotency !== undefined) {
       const held = await this.store.saveKeyed({ ...header }, req.idempotency, Date.now())
-      if (held !== undefined) throw new PlatformError(INTERACTION_ERRORS.IDEMPOTENCY_KEY_HELD, { record: held })
+      if (held !== undefined)
+        throw new PlatformError(INTERACTION_ERRORS.IDEMPOTENCY_KEY_HELD, {
+          interactionId: held.interactionId,
+          record: held
+        })
     } else if (req.store) await this.store.save({ ...header })
     const run = this.start(header, req.message, {
       // an agent's own run() is one opaque call, and a runtime that does not advertise

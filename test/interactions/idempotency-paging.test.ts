@@ -127,7 +127,11 @@ t.test('IdempotencyKeys leave a stored interaction to the store; an unstored one
       const h = header(`int-${++runs}`, { store: stored, status: 'COMPLETED' })
       if (stored) {
         const held = await store.saveKeyed(h, claim, Date.now())
-        if (held !== undefined) throw new PlatformError(INTERACTION_ERRORS.IDEMPOTENCY_KEY_HELD, { record: held })
+        if (held !== undefined)
+          throw new PlatformError(INTERACTION_ERRORS.IDEMPOTENCY_KEY_HELD, {
+            interactionId: held.interactionId,
+            record: held
+          })
       }
       return { ...h, steps: [step(0)] }
     }
@@ -156,7 +160,11 @@ t.test('IdempotencyKeys of two processes on one store: one run, the other replay
   const start = async (claim: IdempotencyClaim): Promise<Interaction> => {
     const h = header(`int-race-${++runs}`)
     const held = await store.saveKeyed(h, claim, Date.now())
-    if (held !== undefined) throw new PlatformError(INTERACTION_ERRORS.IDEMPOTENCY_KEY_HELD, { record: held })
+    if (held !== undefined)
+      throw new PlatformError(INTERACTION_ERRORS.IDEMPOTENCY_KEY_HELD, {
+        interactionId: held.interactionId,
+        record: held
+      })
     // a synchronous run: the loser waits for its end
     setTimeout(() => void store.save({ ...h, status: 'COMPLETED', finalText: 'done' }), 50)
     return { ...h, status: 'COMPLETED', finalText: 'done', steps: [] }
