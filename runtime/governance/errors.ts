@@ -22,7 +22,7 @@ export const GOVERNANCE_ERRORS = defineErrors({
   RELOAD_UNKNOWN_FORMAT: { status: 400, message: (p) => String(p.detail) },
   RELOAD_PARSE_FAILED: { status: 400, message: (p) => String(p.detail) },
   RELOAD_EMPTY: { status: 400, message: (p) => String(p.detail) },
-  /** A policy document or entry that cannot be loaded; the message names the source and entry. The operator's to fix. */
+  /** A policy document or entry that cannot be loaded, naming the source and entry; the operator fixes it. */
   POLICY_LOAD_FAILED: { status: 500, internal: true, operator: true, message: (p) => String(p.detail) },
   /** A built-in type's `config:` block is wrong; the loader wraps it with the entry's name. */
   POLICY_CONFIG_INVALID: { status: 500, internal: true, message: (p) => String(p.detail) },

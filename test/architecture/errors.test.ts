@@ -27,11 +27,6 @@ const NOT_YET_CODES: Record<string, string> = {
   JwtError: 'runtime/mcp/auth/jwt.ts',
   ToolCallException: 'runtime/mcp/client-tools.ts',
   ToolCallTimeout: 'runtime/mcp/client-tools.ts',
-  PluginCallError: 'runtime/plugins/contract.ts',
-  GrantRefused: 'runtime/plugins/grants.ts',
-  LoadInterrupted: 'runtime/plugins/isolate/backends.ts',
-  ManifestError: 'runtime/plugins/manifest.ts',
-  TierUnavailable: 'runtime/plugins/tiers.ts',
   EmbedderError: 'runtime/scope/openai-embedder.ts',
   ScopeConfigError: 'runtime/scope/scope-config.ts'
 }

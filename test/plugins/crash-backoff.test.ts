@@ -21,9 +21,9 @@ const call = async (name: string): Promise<unknown> => await inst.invoke({ kind:
 const pid = (): number | undefined => (inst as unknown as { backend: { pid?: number } }).backend.pid
 
 t.test('the first death restarts at once; the second starts a backoff during which calls fail fast', async (t) => {
-  await t.rejects(call('attack'), { name: 'PluginCallError', reason: 'memory' })
+  await t.rejects(call('attack'), { code: 'PLT_ERR_PLUGIN_CALL_FAILED', params: { reason: 'memory' } })
   t.equal(await call('ping'), 'pong', 'restarted at once after one death')
-  await t.rejects(call('attack'), { name: 'PluginCallError', reason: 'memory' })
+  await t.rejects(call('attack'), { code: 'PLT_ERR_PLUGIN_CALL_FAILED', params: { reason: 'memory' } })
   const before = pid()
   t.equal(before, undefined, 'the dead process is gone')
   await t.rejects(call('ping'), {
