@@ -159,7 +159,12 @@ const CAUSES: Record<string, string> = {
  * `isError` result whose text names the cause and the plugin, and `_meta` saying the same for code.
  */
 export function failureOutcome(err: unknown): Outcome {
-  const code = isPlatformError(err) ? err.rpcCode : (err as { code?: unknown })?.code
+  // a client tool's own JSON-RPC error code travels on as that code
+  const code = isPlatformError(err, MCP_ERRORS.MCP_CLIENT_TOOL_FAILED)
+    ? err.params.code
+    : isPlatformError(err)
+      ? err.rpcCode
+      : (err as { code?: unknown })?.code
   if (typeof code === 'number' && Number.isInteger(code) && code >= RESERVED_CODES.min && code <= RESERVED_CODES.max) {
     return { kind: 'error', error: { code, message: (err as Error).message ?? 'Internal error' } }
   }

@@ -24,9 +24,6 @@ const NOT_YET_CODES: Record<string, string> = {
   Failure: 'runtime/ai/openai-runtime.ts',
   SseError: 'runtime/ai/sse-lines.ts',
   BodyTooLargeError: 'runtime/http/read-capped.ts',
-  JwtError: 'runtime/mcp/auth/jwt.ts',
-  ToolCallException: 'runtime/mcp/client-tools.ts',
-  ToolCallTimeout: 'runtime/mcp/client-tools.ts',
   EmbedderError: 'runtime/scope/openai-embedder.ts',
   ScopeConfigError: 'runtime/scope/scope-config.ts'
 }
