@@ -27,7 +27,7 @@ t.test('the first death restarts at once; the second starts a backoff during whi
   const before = pid()
   t.equal(before, undefined, 'the dead process is gone')
   await t.rejects(call('ping'), {
-    reason: 'unavailable',
+    params: { reason: 'unavailable' },
     message:
       /plugin 'bomb' could not be restarted: its sandbox process died 2 times in a row; next restart in \d+\.\d s/
   })
