@@ -24,8 +24,6 @@ const NOT_YET_CODES: Record<string, string> = {
   Failure: 'runtime/ai/openai-runtime.ts',
   SseError: 'runtime/ai/sse-lines.ts',
   BodyTooLargeError: 'runtime/http/read-capped.ts',
-  EmbedderError: 'runtime/scope/openai-embedder.ts',
-  ScopeConfigError: 'runtime/scope/scope-config.ts'
 }
 
 function files(dir: string): string[] {
