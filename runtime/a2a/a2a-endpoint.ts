@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto'
 import type { Platform } from '../platform.js'
 import { clientAddress, parseJsonBody, type Context } from '../http/index.js'
-import { PlatformError, isPlatformError } from '../contracts/index.js'
+import { PlatformError, isWireError } from '../contracts/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import { AGENT_BASE, AgentPathRoutes, agentChatPath } from '../ai/index.js'
 import { agentCard, originOf } from './agent-card.js'
@@ -122,7 +122,7 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
       const result = await methods.unary(method, req.params, caller)
       ctx.send(200, JSON.stringify({ jsonrpc: '2.0', id, result }), JSON_TYPE)
     } catch (err) {
-      if (!isPlatformError(err)) logger.error({ err, agent: agent.name, method }, 'A2A method failed')
+      if (!isWireError(err)) logger.error({ err, agent: agent.name, method }, 'A2A method failed')
       fail(err)
     }
   }

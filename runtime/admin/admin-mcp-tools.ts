@@ -7,7 +7,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import type { Platform } from '../platform.js'
 import { type Context } from '../http/index.js'
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isWireError } from '../contracts/index.js'
 import { AUTH_ERRORS, ReadGate, type Principal, type WriteSurface } from '../auth/index.js'
 import { MCP_TOOLS, type HandlerContext } from '../mcp/index.js'
 import type { AdminRequest, AdminRoute, JsonSchema } from './route-table.js'
@@ -182,7 +182,7 @@ async function call(
       if (tool.paged !== true) return out
       return req.nextCursor === undefined ? { result: out } : { result: out, nextCursor: req.nextCursor }
     } catch (err) {
-      if (err instanceof PlatformError) return toolError(err)
+      if (isWireError(err)) return toolError(err)
       throw err
     }
   }
@@ -193,7 +193,7 @@ async function call(
   try {
     principal = writeGate.guardPrincipal(caller, action, target, MCP_SURFACE)
   } catch (err) {
-    if (err instanceof PlatformError) return toolError(err)
+    if (isWireError(err)) return toolError(err)
     throw err
   }
   req.principal = principal
@@ -202,7 +202,7 @@ async function call(
     await writeGate.done(principal, action, target, true)
     return out
   } catch (err) {
-    if (!(err instanceof PlatformError)) throw err
+    if (!isWireError(err)) throw err
     await writeGate.done(principal, action, target, false, err.message)
     return toolError(err)
   }

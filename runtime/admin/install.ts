@@ -83,7 +83,7 @@ export function installAdmin(platform: Platform): void {
         deps.version,
         platform.http.describedRoutes(),
         // read on the first request, when every area is installed
-        Object.values(platform.errors).map((d) => d.code)
+        Object.values(platform.errors).flatMap((d) => (d.internal === true ? [] : [d.code]))
       ))
   })
   mountRoutes(platform, routes)

@@ -10,7 +10,6 @@ import { RunTable, snapshot, type Run } from './run-table.js'
 import { isoDuration } from './iso-duration.js'
 import { interactionOf } from './store-input.js'
 import type { StepFeed } from './feed.js'
-import { IdempotencyKeyHeldError } from './idempotency.js'
 import type {
   IdempotencyClaim,
   Interaction,
@@ -29,7 +28,7 @@ export interface InteractionRequest extends CreateInteraction {
   store: boolean
   /** The caller's roles as its credentials establish them (never the body): the policies read them. */
   roles?: readonly string[]
-  /** The request's Idempotency-Key, saved with the record; a key held already throws `IdempotencyKeyHeldError`. */
+  /** The request's Idempotency-Key, saved with the record; a key held already throws IDEMPOTENCY_KEY_HELD. */
   idempotency?: IdempotencyClaim
   /**
    * Earlier messages the client sends with this turn (an OpenAI-style input of several items):
@@ -147,7 +146,11 @@ export class InteractionService {
     }
     if (req.store && req.idempotency !== undefined) {
       const held = await this.store.saveKeyed({ ...header }, req.idempotency, Date.now())
-      if (held !== undefined) throw new IdempotencyKeyHeldError(held)
+      if (held !== undefined)
+        throw new PlatformError(INTERACTION_ERRORS.IDEMPOTENCY_KEY_HELD, {
+          interactionId: held.interactionId,
+          record: held
+        })
     } else if (req.store) await this.store.save({ ...header })
     const run = this.start(header, req.message, {
       // an agent's own run() is one opaque call, and a runtime that does not advertise

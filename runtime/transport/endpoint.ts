@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { HttpResponse, HttpRequest, us_socket_context_t, WebSocket } from 'uWebSockets.js'
 import { parseJsonBody, requestHeaders, statusLine, type Context } from '../http/index.js'
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isWireError } from '../contracts/index.js'
 import type { Broadcaster, Resource } from './broadcaster.js'
 import { RESOURCE_HEADER, TOKEN_HEADER, memberOf, newToken } from './member-credentials.js'
 import { Frame } from './frame.js'
@@ -179,7 +179,7 @@ export class Endpoint {
         // taken before upgrading, so a refused socket never exists; the resource gives it back
         slot = this.hooks.addressCap?.take(Buffer.from(res.getRemoteAddressAsText()).toString(), KIND.WEBSOCKET)
       } catch (e) {
-        if (!(e instanceof PlatformError)) throw e
+        if (!isWireError(e)) throw e
         err = e
       }
     }
@@ -246,7 +246,7 @@ export class Endpoint {
       // the ArrayBuffer is only valid during this callback: parse synchronously
       value = parseJsonBody(Buffer.from(msg), this.o.jsonMaxDepth)
     } catch (err) {
-      const body = err instanceof PlatformError ? err.body() : { error: 'Invalid frame' }
+      const body = isWireError(err) ? err.body() : { error: 'Invalid frame' }
       r.deliver(Frame.json(JSON.stringify({ type: 'error', ...body })))
       return
     }

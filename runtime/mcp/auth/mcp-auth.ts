@@ -1,10 +1,10 @@
 import type { Platform } from '../../platform.js'
 import type { Context } from '../../http/index.js'
 import { PRINCIPAL_SOURCES, type Principal } from '../../auth/index.js'
-import { PlatformError } from '../../contracts/index.js'
+import { PlatformError, isPlatformError } from '../../contracts/index.js'
 import { ErrorCode, MCP_ERRORS } from '../errors.js'
 import { MCP_BEFORE_DISPATCH, MCP_HTTP_GUARDS, MCP_TOKEN_VALIDATORS } from '../key.js'
-import { JwtValidator, JwtError, type JwtOptions } from './jwt.js'
+import { JwtValidator, type JwtOptions } from './jwt.js'
 import { pluginToolValidator, type TokenInfo, type TokenValidator } from './validators.js'
 
 const WELL_KNOWN = '/.well-known/oauth-protected-resource'
@@ -183,7 +183,7 @@ export function installMcpAuth(platform: Platform): McpAuth | undefined {
           try {
             return jwt.verify(token)
           } catch (err) {
-            if (err instanceof JwtError) {
+            if (isPlatformError(err, MCP_ERRORS.MCP_JWT_INVALID)) {
               log.debug({ reason: err.message }, 'JWT refused')
               return null
             }
