@@ -10,6 +10,20 @@ export function setToken(value) {
   else sessionStorage.setItem(TOKEN_KEY, value)
 }
 
+// The URL the first start prints carries a token in its fragment (never sent to the server): kept
+// as a pasted one is, then taken out of the address bar, the history entry and any later bookmark.
+// This runs when the module loads, before a page reads the fragment as its tab.
+if (location.hash.startsWith('#token=')) {
+  let value = ''
+  try {
+    value = decodeURIComponent(location.hash.slice('#token='.length)).trim()
+  } catch {
+    /* a malformed fragment: no token */
+  }
+  if (value !== '') setToken(value)
+  history.replaceState(null, '', location.pathname + location.search)
+}
+
 export class ApiError extends Error {
   constructor(status, body) {
     super(explain(status, body))
