@@ -399,6 +399,12 @@ t.test('fleet data fed through the admin fleet view: the journal graph', async (
   t.equal(await journal.locator('svg.graph g.node').count(), 5)
   t.equal(await journal.locator('svg.graph path.edge').count(), 4)
   t.equal(await journal.locator('svg.graph g.node.failed').count(), 1, 'the failure stands out')
+  // the graph opens at the top of the view, above the rows it was picked from
+  const top = await journal.locator('.graph-box').evaluate((b) => b.getBoundingClientRect().top)
+  const rows = await journal.locator('table').evaluate((b) => b.getBoundingClientRect().top)
+  const height = await page.evaluate(() => innerHeight)
+  t.ok(top >= 0 && top < height / 2, `the graph is in the top half of the view (${top} px)`)
+  t.ok(top < rows, 'above the table')
   await page.screenshot({ path: SHOTS + 'journal-graph-1280.png' })
 })
 
