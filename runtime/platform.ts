@@ -58,8 +58,11 @@ export const CORE_ERRORS: readonly ErrorSource[] = [
   { owner: 'auth', errors: AUTH_ERRORS }
 ]
 
-/** A readiness check: `/readyz` answers 503 while any returns false. */
-export type ReadinessCheck = () => boolean
+/**
+ * A readiness check: `/readyz` answers 503 while any returns false; `'degraded'` is reported as
+ * DEGRADED without failing readiness (a dependency the platform serves without, for a while).
+ */
+export type ReadinessCheck = () => boolean | 'degraded'
 
 /**
  * The composition root: one object holding every shared service. Areas are attached by their
@@ -271,14 +274,14 @@ export class Platform {
       const checks: Record<string, string> = {}
       let ready = !this.http.isClosing
       for (const [name, check] of this.readiness) {
-        let ok: boolean
+        let ok: boolean | 'degraded'
         try {
           ok = check()
         } catch {
           ok = false
         }
-        checks[name] = ok ? 'UP' : 'DOWN'
-        ready &&= ok
+        checks[name] = ok === 'degraded' ? 'DEGRADED' : ok ? 'UP' : 'DOWN'
+        ready &&= ok !== false
       }
       if (!ready) {
         ctx.error(new PlatformError(HTTP_ERRORS.NOT_READY, {}, { extra: { status: 'DOWN', checks } }))

@@ -51,6 +51,7 @@ export async function runTool(
         principal: r.userId,
         ...(r.sessionId !== null ? { sessionId: r.sessionId } : {})
       })
+      if (tool.server !== undefined) return mcpResultText(result)
       return { ok: true, text: typeof result === 'string' ? result : (JSON.stringify(result) ?? '') }
     } finally {
       signal?.removeEventListener('abort', onAbort)
@@ -58,4 +59,20 @@ export async function runTool(
   } catch (err) {
     return { ok: false, text: `tool '${call.name}' failed: ${err instanceof Error ? err.message : String(err)}` }
   }
+}
+
+/**
+ * Another MCP server's CallToolResult as the model reads it: its text blocks (other blocks as
+ * JSON), and `isError` as a failed call.
+ */
+function mcpResultText(result: unknown): { ok: boolean; text: string } {
+  const r = result as { content?: unknown; isError?: unknown; structuredContent?: unknown } | null
+  if (r === null || typeof r !== 'object' || !Array.isArray(r.content))
+    return { ok: true, text: JSON.stringify(result) ?? '' }
+  const parts = r.content.map((c: unknown) => {
+    const block = c as { type?: unknown; text?: unknown }
+    return block?.type === 'text' && typeof block.text === 'string' ? block.text : JSON.stringify(c)
+  })
+  const text = parts.length > 0 ? parts.join('\n') : JSON.stringify(r.structuredContent ?? '')
+  return { ok: r.isError !== true, text }
 }
