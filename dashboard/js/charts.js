@@ -47,6 +47,9 @@ export function lineChart({ id, title, unit = '', lines }, points) {
       open = true
     })
     if (d !== '') chart.append(svg('path', { d, class: `series ${l.kind}`, 'data-series': l.key }))
+    // a dot on the latest value: a minute standing alone (a first turn) draws no line
+    const at = points.findLastIndex((p) => typeof p[l.key] === 'number')
+    if (at >= 0) chart.append(svg('circle', { cx: x(at), cy: y(points[at][l.key]), r: 2.5, class: `dot ${l.kind}` }))
     said.push(`${l.label} ${format(last[l.key])}${unit}`)
   }
   chart.setAttribute('aria-label', `${title}, last hour: now ${said.join(', ')}; peak ${format(max)}${unit}`)
