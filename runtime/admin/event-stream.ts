@@ -32,6 +32,7 @@ export const STREAM_TYPES: readonly EventType[] = [
   'TaskStateChanged',
   'AgentDispatched',
   'AgentCompleted',
+  'TurnCompleted',
   'ControlActionExecuted'
 ]
 
