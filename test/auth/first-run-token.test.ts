@@ -55,7 +55,7 @@ t.test('a kept file others could change, a symlink or a foreign file stops start
   const made = firstRunToken(config(loose))!
   chmodSync(made.file, 0o644)
   t.throws(() => firstRunToken(config(loose)), {
-    name: 'OperatorError',
+    code: 'PLT_ERR_OPERATOR_MISTAKE',
     message: /mode 0600.*chmod 600 it or delete it/
   })
 
@@ -65,7 +65,7 @@ t.test('a kept file others could change, a symlink or a foreign file stops start
     mode: 0o600
   })
   symlinkSync(target, join(linked, FIRST_RUN_TOKEN_FILE))
-  t.throws(() => firstRunToken(config(linked)), { name: 'OperatorError', message: /cannot read .*delete it/ })
+  t.throws(() => firstRunToken(config(linked)), { code: 'PLT_ERR_OPERATOR_MISTAKE', message: /cannot read .*delete it/ })
 
   const garbage = dataDir()
   writeFileSync(join(garbage, FIRST_RUN_TOKEN_FILE), '{"sha256":"nope"}', { mode: 0o600 })
