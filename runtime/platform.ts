@@ -4,7 +4,7 @@ import type { Config, KeyDefs } from './config/index.js'
 import { EventBus } from './events/index.js'
 import { HttpServer, HTTP_ERRORS } from './http/index.js'
 import { createLogger, Metrics, type Logger } from './observability/index.js'
-import { Store, countAndLogWriteFailures } from './store/index.js'
+import { Store, countAndLogWriteFailures, nodeIdentity } from './store/index.js'
 import { PluginHost, PluginRegistry, type KvDatabase, type PluginHostOptions } from './plugins/index.js'
 import {
   TokenResolver,
@@ -23,7 +23,8 @@ import {
   type ControlAuditEntry,
   type ErrorDefs,
   type ErrorSource,
-  type ExtensionPoint
+  type ExtensionPoint,
+  type NodeIdentity
 } from './contracts/index.js'
 
 export interface PlatformOptions {
@@ -73,6 +74,8 @@ export class Platform {
   readonly bus = new EventBus()
   readonly http: HttpServer
   readonly store: Store
+  /** This node among those sharing a database: the owner recorded on the runs it starts. */
+  readonly node: NodeIdentity
   readonly principals: PrincipalResolver
   /** The platform's version (package.json), for the MCP server info and the admin overview. */
   readonly version = packageVersion()
@@ -108,6 +111,7 @@ export class Platform {
       this.logger.error({ err, event: event.type }, 'event listener failed')
     }
     this.store = new Store(resolve(config.get('platform.data-dir')))
+    this.node = nodeIdentity(config.get('platform.cluster.node-id'), this.store.path)
     this.plugins = new PluginRegistry(this.bus)
     this.pluginHost = new PluginHost({
       config,

@@ -9,6 +9,7 @@ export { AreaKey, ExtensionPoint, CORE } from './area-key.js'
 export * from './commitment.js'
 export { isoNow } from './iso-now.js'
 export * from './agent-call.js'
+export { NODE_ID, type NodeIdentity } from './backplane.js'
 export {
   PlatformError,
   defineErrors,
