@@ -6,6 +6,8 @@ export interface StartFacts {
   config: Config
   /** Names of the live agents, for the first request to try. */
   agents: readonly string[]
+  /** This node's id: the owner recorded on its runs, and what a cluster's nodes are told apart by. */
+  node: string
 }
 
 /**
@@ -13,12 +15,13 @@ export interface StartFacts {
  * the data and the plugins live, and each surface that is off with the key that turns it on.
  * A first start should say what to do next, not leave the user to find what is disabled.
  */
-export function startBanner({ url, config, agents }: StartFacts): string[] {
+export function startBanner({ url, config, agents, node }: StartFacts): string[] {
   const lines: string[] = []
   const row = (label: string, text: string) => lines.push(`  ${label.padEnd(11)}${text}`)
   if (config.get('platform.admin.enabled')) row('dashboard', `${url}/platform/admin/`)
   const agent = agents.includes('demo') ? 'demo' : agents[0]
   if (agent !== undefined) row('try', `curl -N -X POST ${url}/platform/agent/${agent} -d 'What is a sandbox?'`)
+  row('node', config.get('platform.cluster.enabled') ? `${node} (cluster mode)` : node)
   row('data', String(config.get('platform.data-dir')))
   row('plugins', config.get('platform.plugins.dirs').join(', '))
   const off: string[] = []
