@@ -9,7 +9,14 @@ export { AreaKey, ExtensionPoint, CORE } from './area-key.js'
 export * from './commitment.js'
 export { isoNow } from './iso-now.js'
 export * from './agent-call.js'
-export { NODE_ID, type NodeIdentity } from './backplane.js'
+export {
+  BACKPLANE,
+  BACKPLANE_TOPIC,
+  NODE_ID,
+  type Backplane,
+  type BackplaneListener,
+  type NodeIdentity
+} from './backplane.js'
 export {
   PlatformError,
   defineErrors,

@@ -10,4 +10,4 @@ export {
   type LogPage,
   type LogPart
 } from './split-log.js'
-export { nodeIdentity, NODE_ID_FILE } from './node-identity.js'
+export { nodeIdentity } from './node-identity.js'
