@@ -39,7 +39,7 @@ t.test('postgres without a url stops the start with an operator error naming the
   t.type(err, ConfigError, 'an OperatorError: the CLI prints one line and exits 78')
   t.match(
     (err as Error).message,
-    /^platform\.interactions\.postgres\.url is required when platform\.interactions\.store is 'postgres'/
+    /^platform\.postgres\.url \(or platform\.interactions\.postgres\.url\) is required when interactions are kept in PostgreSQL \(platform\.interactions\.store: postgres\)/
   )
 })
 
