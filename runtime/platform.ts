@@ -61,8 +61,11 @@ export const CORE_ERRORS: readonly ErrorSource[] = [
   { owner: 'auth', errors: AUTH_ERRORS }
 ]
 
-/** A readiness check: `/readyz` answers 503 while any returns false. */
-export type ReadinessCheck = () => boolean
+/**
+ * A readiness check: `/readyz` answers 503 while any returns false; `'degraded'` is reported as
+ * DEGRADED without failing readiness (a dependency the platform serves without, for a while).
+ */
+export type ReadinessCheck = () => boolean | 'degraded'
 
 /**
  * The composition root: one object holding every shared service. Areas are attached by their
@@ -297,14 +300,15 @@ export class Platform {
       let ready = !this.http.isClosing
       let degraded = false
       for (const [name, check] of this.readiness) {
-        let ok: boolean
+        let ok: boolean | 'degraded'
         try {
           ok = check()
         } catch {
           ok = false
         }
-        checks[name] = ok ? 'UP' : 'DOWN'
-        if (ok) continue
+        checks[name] = ok === 'degraded' ? 'DEGRADED' : ok ? 'UP' : 'DOWN'
+        if (ok !== false) continue
+        // a check added as `degraded` leaves the node serving: 200, status DEGRADED
         if (this.degrading.has(name)) degraded = true
         else ready = false
       }

@@ -4,6 +4,7 @@ import roomBroadcast from './room-broadcast.js'
 import durableWrites from './durable-writes.js'
 import wsFleet from './ws-fleet.js'
 import mcp from './mcp.js'
+import mcpGateway from './mcp-gateway.js'
 import pluginCalls from './plugin-calls.js'
 import governance from './governance.js'
 import interactions from './interactions.js'
@@ -18,6 +19,7 @@ export const SCENARIOS: Scenario[] = [
   roomBroadcast,
   wsFleet,
   mcp,
+  mcpGateway,
   pluginCalls,
   governance,
   ai,

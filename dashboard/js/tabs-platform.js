@@ -155,10 +155,11 @@ export const agentsTab = {
         )
       ),
       section('MCP registry', async () => {
-        const [tools, resources, prompts] = await Promise.all([
+        const [tools, resources, prompts, servers] = await Promise.all([
           admin('/mcp/tools'),
           admin('/mcp/resources'),
-          admin('/mcp/prompts')
+          admin('/mcp/prompts'),
+          admin('/mcp/servers')
         ])
         return el(
           'div',
@@ -167,10 +168,24 @@ export const agentsTab = {
           table(
             [
               { label: 'Name', value: (t) => t.name },
+              { label: 'Server', value: (t) => t.server ?? '' },
               { label: 'Description', value: (t) => t.description }
             ],
             tools,
             'No tools.'
+          ),
+          el('h3', {}, `Other MCP servers (${servers.length})`),
+          table(
+            [
+              { label: 'Name', value: (s) => s.name },
+              { label: 'Transport', value: (s) => s.transport },
+              { label: 'State', value: (s) => badge(s.state) },
+              { label: 'Exposed', value: (s) => (s.expose ? 'yes' : 'no') },
+              { label: 'Tools', value: (s) => s.tools.map((t) => t.name).join(', ') },
+              { label: 'Problem', value: (s) => [s.error ?? '', ...s.refused].filter((x) => x !== '').join('; ') }
+            ],
+            servers,
+            'No other MCP servers configured (platform.mcp.servers).'
           ),
           el('h3', {}, `Resources (${resources.length})`),
           table(

@@ -44,10 +44,23 @@ export function catalogRoutes(d: AdminDeps): AdminRoute[] {
     {
       method: 'GET',
       path: '/mcp/tools',
-      summary: 'Tools served on /platform/mcp: {name, description, params}',
+      summary: 'Tools served on /platform/mcp: {name, description, params, server (for a tool of another MCP server)}',
       gate: { read: 'open' },
       handler: () =>
-        (view()?.tools ?? []).map((t) => ({ name: t.name, description: t.description, params: params(t.inputSchema) }))
+        (view()?.tools ?? []).map((t) => ({
+          name: t.name,
+          description: t.description,
+          params: params(t.inputSchema),
+          ...(t.server !== undefined ? { server: t.server } : {})
+        }))
+    },
+    {
+      method: 'GET',
+      path: '/mcp/servers',
+      summary:
+        'The other MCP servers of platform.mcp.servers: {name, transport, state (connecting, connected, down), error, expose, connectedAt, tools, refused}',
+      gate: { read: 'open' },
+      handler: () => d.mcp?.external.status() ?? []
     },
     {
       method: 'GET',

@@ -1,7 +1,8 @@
 /**
  * The tools the default loop offers an agent's model: the agent's own (what its MCP endpoint
- * serves), then the tools of the platform endpoint `/platform/mcp` that the operator lists for it
- * in `platform.ai.agent-tools`. Read at every turn, since tools come and go with hot reload.
+ * serves), then the tools of the platform endpoint `/platform/mcp` or of another MCP server
+ * (`<server>.<tool>`) that the operator lists for it in `platform.ai.agent-tools`.
+ * Read at every turn, since tools come and go with hot reload.
  */
 import type { Platform } from '../platform.js'
 import { getMcp } from '../mcp/index.js'
@@ -50,14 +51,15 @@ export class AgentTools {
     const served = this.liveTools(registry.view(undefined))
     for (const name of listed) {
       if (byName.has(name)) continue
-      const tool = served.get(name)
+      // a tool of another MCP server is offered whether or not /platform/mcp exposes it
+      const tool = served.get(name) ?? registry.externalTool(name)
       const key = `${agent}\0${name}`
       if (tool === undefined) {
         if (!this.warned.has(key)) {
           this.warned.add(key)
           this.platform.logger.warn(
             { agent, tool: name },
-            `platform.ai.agent-tools lists tool '${name}' for agent '${agent}', but /platform/mcp serves no tool of that name; its turns go on without it`
+            `platform.ai.agent-tools lists tool '${name}' for agent '${agent}', but neither /platform/mcp nor a connected MCP server serves a tool of that name; its turns go on without it`
           )
         }
         continue

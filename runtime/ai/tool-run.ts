@@ -17,6 +17,32 @@ export interface LoopInput {
   clientTools: AiToolSpec[]
   /** Tool calls and results after the user message, still to be answered (see TurnRequest.continuation). */
   continuation: AiMessage[]
+  /** See TurnRequest.images and TurnRequest.maxOutputTokens. */
+  images: string[]
+  maxOutputTokens: number | undefined
+  /** Set by the loop when a model answer stopped at `maxOutputTokens`. */
+  truncated: boolean
+}
+
+/**
+ * The tool-call gate on a call to one of the client's tools: the platform does not run it, but
+ * policies still decide whether the model may hand it to the client. The denial's text when refused.
+ */
+export async function gateClientTool(
+  platform: Platform,
+  input: LoopInput,
+  call: AiToolCall
+): Promise<string | undefined> {
+  const r = input.request
+  const verdict = await gateOf(platform.extensions(TOOL_CALL_GATE))({
+    toolName: call.name,
+    args: call.arguments,
+    ...(r.agentId !== null ? { agentId: r.agentId } : {}),
+    principal: r.userId,
+    ...(r.sessionId !== null ? { sessionId: r.sessionId } : {}),
+    client: true
+  })
+  return verdict.admitted ? undefined : `tool call denied by policy ${verdict.policy}: ${verdict.reason}`
 }
 
 /** One tool call of a turn: the tool-call gate, argument validation, then the tool's own sandbox. */
@@ -51,6 +77,7 @@ export async function runTool(
         principal: r.userId,
         ...(r.sessionId !== null ? { sessionId: r.sessionId } : {})
       })
+      if (tool.server !== undefined) return mcpResultText(result)
       return { ok: true, text: typeof result === 'string' ? result : (JSON.stringify(result) ?? '') }
     } finally {
       signal?.removeEventListener('abort', onAbort)
@@ -58,4 +85,20 @@ export async function runTool(
   } catch (err) {
     return { ok: false, text: `tool '${call.name}' failed: ${err instanceof Error ? err.message : String(err)}` }
   }
+}
+
+/**
+ * Another MCP server's CallToolResult as the model reads it: its text blocks (other blocks as
+ * JSON), and `isError` as a failed call.
+ */
+function mcpResultText(result: unknown): { ok: boolean; text: string } {
+  const r = result as { content?: unknown; isError?: unknown; structuredContent?: unknown } | null
+  if (r === null || typeof r !== 'object' || !Array.isArray(r.content))
+    return { ok: true, text: JSON.stringify(result) ?? '' }
+  const parts = r.content.map((c: unknown) => {
+    const block = c as { type?: unknown; text?: unknown }
+    return block?.type === 'text' && typeof block.text === 'string' ? block.text : JSON.stringify(c)
+  })
+  const text = parts.length > 0 ? parts.join('\n') : JSON.stringify(r.structuredContent ?? '')
+  return { ok: r.isError !== true, text }
 }

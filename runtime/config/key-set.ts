@@ -229,5 +229,8 @@ function expectation(err: {
     const k = String(err.params.additionalProperty)
     return `has unknown key '${k}'${didYouMean(k, allowed)}; allowed: ${allowed.join(', ')}`
   }
+  // a refused key (`not: {}`) says in its description why it is refused and what to do instead
+  const refused = (err.parentSchema as { description?: unknown } | undefined)?.description
+  if (err.keyword === 'not' && typeof refused === 'string') return refused
   return err.message ?? 'is invalid'
 }

@@ -168,6 +168,34 @@ export const MCP_CONFIG_KEYS = {
     default: true,
     description:
       'Spans around tools/call, resources/read and prompts/get through @opentelemetry/api (no-op without an SDK)'
+  },
+  'platform.mcp.servers': {
+    schema: {
+      type: 'object',
+      additionalProperties: {
+        type: 'object',
+        additionalProperties: false,
+        properties: {
+          url: { type: 'string', pattern: '^https?://' },
+          command: { type: 'string', minLength: 1 },
+          args: { type: 'array', items: { type: 'string' } },
+          env: { type: 'object', additionalProperties: { type: 'string' } },
+          tools: { type: 'array', items: { type: 'string', minLength: 1 } },
+          'timeout-ms': { type: 'integer', minimum: 1 },
+          expose: { type: 'boolean' },
+          // a credential in the file ends up in backups and diffs: the environment holds it
+          token: {
+            not: {},
+            description:
+              "must not be set: a server's bearer token is read only from the environment variable MCP_SERVER_<NAME>_TOKEN (the server name upper-cased, - as _)"
+          }
+        }
+      }
+    },
+    default: {},
+    secret: true,
+    description:
+      'Other MCP servers whose tools agents may use, by name (lower-case letters, digits, -): `url` (Streamable HTTP, falling back to SSE) or `command` / `args` / `env` (a stdio child), `tools` (allow-list, default all), `timeout-ms` (per call, default 30000), `expose` (also serve them on /platform/mcp); the bearer token comes only from MCP_SERVER_<NAME>_TOKEN. Their tools are named `<name>.<tool>`'
   }
 } as const satisfies KeyDefs
 

@@ -33,6 +33,8 @@ export interface ToolEntry {
   validate: ValidateFunction
   headerParams: HeaderParam[]
   invoke: (args: JsonObject, ctx: InvokeContext) => Promise<unknown>
+  /** The other MCP server (`platform.mcp.servers.<name>`) the tool is called on, for one that is. */
+  server?: string
 }
 export interface ResourceEntry {
   uri: string

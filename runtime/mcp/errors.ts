@@ -118,6 +118,29 @@ export const MCP_ERRORS = defineErrors({
     status: HttpStatus.Forbidden,
     rpcCode: ErrorCode.SessionNotFound,
     message: 'Forbidden: insufficient scope'
+  },
+  /** `platform.mcp.servers` names a server wrongly or mixes its transports: start-up stops. */
+  MCP_SERVER_CONFIG: {
+    status: HttpStatus.InternalError,
+    operator: true,
+    message: (p) => `platform.mcp.servers.${String(p.server)}: ${String(p.detail)}`,
+    hint: 'Fix the server entry in platform.mcp.servers (docs/mcp.md, "Using tools of other MCP servers")'
+  },
+  /** A tool of another MCP server was called while that server is unreachable: an `isError` result. */
+  MCP_SERVER_UNAVAILABLE: {
+    status: HttpStatus.Unavailable,
+    message: (p) => `MCP server '${String(p.server)}' is unavailable: ${String(p.detail)}`,
+    hint: 'The platform reconnects with backoff; GET /api/admin/mcp/servers shows its state'
+  },
+  /** Another MCP server answered a call with a JSON-RPC error (an unknown tool, bad arguments). */
+  MCP_SERVER_ERROR: {
+    status: 502,
+    message: (p) => `MCP server '${String(p.server)}' refused the call: ${String(p.detail)}`
+  },
+  /** A tool of another MCP server did not answer within its `timeout-ms`. */
+  MCP_SERVER_TIMEOUT: {
+    status: 504,
+    message: (p) => `MCP server '${String(p.server)}' did not answer tool '${String(p.tool)}' within ${String(p.ms)} ms`
   }
 })
 

@@ -16,6 +16,8 @@ import { McpServer } from './mcp-server.js'
 import { MCP } from './key.js'
 import { installMcpExtras } from './extras.js'
 import { MCP_CONFIG_KEYS } from './config-keys.js'
+import { externalServers } from './external-config.js'
+import { ExternalServers } from './external-servers.js'
 
 const PLATFORM_PATH = '/platform/mcp'
 const AGENT_PATTERN = '/platform/agent/{name}/mcp'
@@ -35,6 +37,8 @@ function requestStateKey(platform: Platform): Buffer {
 export async function installMcp(platform: Platform): Promise<McpServer | undefined> {
   const cfg = platform.config
   if (cfg.get('platform.mcp.enabled') === false) return undefined
+  // checked first: a wrong server entry stops start-up before anything is opened
+  const serverConfigs = externalServers(cfg.get('platform.mcp.servers'), process.env)
   const logger = platform.logger.child({ area: 'mcp' })
   const handlerCtx = (ctx: InvokeContext): HandlerContext => ({
     ...ctx,
@@ -92,7 +96,8 @@ export async function installMcp(platform: Platform): Promise<McpServer | undefi
     cacheScope: cfg.get('platform.mcp.cache-scope'),
     syncWindowMs: cfg.get('platform.mcp.tasks.sync-window-ms')
   })
-  const server = new McpServer(core, registry)
+  const external = new ExternalServers(serverConfigs, registry, logger.child({ part: 'mcp-servers' }))
+  const server = new McpServer(core, registry, external)
   // agent name → endpoint, rebuilt on PluginsChanged so requests never walk the plugin registry
   let agentIndex: Map<string, string> | undefined
   const agents = (): Map<string, string> =>
@@ -102,10 +107,16 @@ export async function installMcp(platform: Platform): Promise<McpServer | undefi
     registry.invalidate()
     mountCustomAgentPaths()
   })
-  platform.onClose(() => {
+  platform.onClose(async () => {
     sessions.close()
     tasks.close()
+    await external.close()
   })
+  if (external.size > 0) {
+    // a server down at start is retried in the background: the platform serves without its tools meanwhile
+    platform.addReadiness('mcp-servers', () => (external.allConnected ? true : 'degraded'))
+    await external.start()
+  }
 
   // the platform-wide browser-origin rule (platform.server.allowed-origins)
   const origins = platform.http.origins

@@ -4,6 +4,7 @@ import type { ToolRegistration, ResourceRegistration, PromptRegistration } from 
 import type { ParamSpec } from './schema.js'
 import type { InvocationWrapper } from './calls.js'
 import type { TokenValidator } from './auth/validators.js'
+import type { ExternalServers } from './external-servers.js'
 
 /**
  * The MCP server of a platform: programmatic registration beside plugin contributions, and the
@@ -17,7 +18,9 @@ export class McpServer {
 
   constructor(
     readonly core: McpCore,
-    readonly registry: McpRegistry
+    readonly registry: McpRegistry,
+    /** The other MCP servers whose tools join the registry (`platform.mcp.servers`). */
+    readonly external: ExternalServers
   ) {}
 
   /** `registerTool(name, description, params, handler)` or one registration object. */

@@ -14,6 +14,32 @@ import type { HandlerContext, PromptRegistration, ResourceRegistration, ToolRegi
 
 const MCP_KEY = '_mcp'
 
+/** A tool of another MCP server, named `<server>.<tool>`, as the registry takes it. */
+export interface ExternalTool {
+  name: string
+  title?: string
+  description: string
+  inputSchema: JsonObject
+  call: (args: JsonObject, ctx: InvokeContext) => Promise<unknown>
+}
+
+/** What one other MCP server contributes; resources and prompts only when it is exposed. */
+export interface ExternalContribution {
+  server: string
+  /** Also served on /platform/mcp (the gateway); otherwise only agents that list them get the tools. */
+  expose: boolean
+  tools: ExternalTool[]
+  resources: ResourceEntry[]
+  prompts: PromptEntry[]
+}
+
+interface ExternalSet {
+  expose: boolean
+  tools: ToolEntry[]
+  resources: ResourceEntry[]
+  prompts: PromptEntry[]
+}
+
 function templateRegex(template: string): RegExp {
   return new RegExp(
     '^' +
@@ -43,6 +69,9 @@ export class McpRegistry {
   private readonly views = new Map<string, EndpointView>()
   private readonly validators = new Map<string, ValidateFunction>()
   private readonly listeners: (() => void)[] = []
+  /** Other MCP servers' contributions by server name (see setExternal). */
+  private readonly external = new Map<string, ExternalSet>()
+  private externalByName: Map<string, ToolEntry> | undefined
 
   /** What each plugin's tools were when last seen live (JSON), to skip rewriting unchanged ones. */
   private readonly written = new Map<string, string>()
@@ -92,6 +121,54 @@ export class McpRegistry {
     }
   }
 
+  /**
+   * Sets (or with an empty contribution, clears) what another MCP server contributes. A tool
+   * whose name a plugin or a registration on /platform/mcp already serves is refused, as a
+   * plugin's clashing contribution is; the refusals are returned, one line each.
+   */
+  setExternal(c: ExternalContribution): string[] {
+    const refused: string[] = []
+    const taken = new Map<string, string>()
+    for (const t of this.plugins.tools()) taken.set(t.name, `plugin '${t.plugin}'`)
+    for (const r of this.tools)
+      if (r.agent === undefined && !taken.has(r.name)) taken.set(r.name, 'a registration in code')
+    const tools: ToolEntry[] = []
+    for (const t of c.tools) {
+      const owner = taken.get(t.name)
+      if (owner !== undefined) {
+        refused.push(`tool '${t.name}' (already served by ${owner})`)
+        continue
+      }
+      const inputSchema = normalizeInputSchema(t.inputSchema)
+      const e: ToolEntry = {
+        name: t.name,
+        description: t.description,
+        inputSchema,
+        taskSupport: 'forbidden',
+        validate: this.validator(`x\0${t.name}\0${JSON.stringify(inputSchema)}`, inputSchema),
+        headerParams: headerParams(inputSchema),
+        invoke: t.call,
+        server: c.server
+      }
+      if (t.title !== undefined) e.title = t.title
+      tools.push(e)
+    }
+    if (tools.length === 0 && c.resources.length === 0 && c.prompts.length === 0) this.external.delete(c.server)
+    else this.external.set(c.server, { expose: c.expose, tools, resources: c.resources, prompts: c.prompts })
+    this.externalByName = undefined
+    this.invalidate()
+    return refused
+  }
+
+  /** A tool of another MCP server by its full name, exposed or not: what an agent may be given. */
+  externalTool(name: string): ToolEntry | undefined {
+    if (this.externalByName === undefined) {
+      this.externalByName = new Map()
+      for (const set of this.external.values()) for (const t of set.tools) this.externalByName.set(t.name, t)
+    }
+    return this.externalByName.get(name)
+  }
+
   /** What an endpoint serves: `agent` undefined → non-agent plugins and platform registrations. */
   view(agent: string | undefined): EndpointView {
     const key = agent ?? ''
@@ -124,6 +201,14 @@ export class McpRegistry {
     const prompts: PromptEntry[] = []
     if (agent === undefined) for (const p of this.plugins.prompts()) prompts.push(pluginPrompt(p))
     for (const p of this.prompts) if (p.agent === agent) prompts.push(this.programmaticPrompt(p))
+    // the gateway: exposed servers' contributions after everything of our own, so a clash never shadows ours
+    if (agent === undefined)
+      for (const set of this.external.values())
+        if (set.expose) {
+          tools.push(...set.tools)
+          resources.push(...set.resources)
+          prompts.push(...set.prompts)
+        }
     const toolsByName = new Map<string, ToolEntry>()
     for (const t of tools) if (!toolsByName.has(t.name)) toolsByName.set(t.name, t)
     const listed = [...toolsByName.values()]

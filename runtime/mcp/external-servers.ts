@@ -1,0 +1,137 @@
+/**
+ * The other MCP servers of `platform.mcp.servers`: one connection each, their tools kept in the
+ * MCP registry as `<server>.<tool>` (so agents and, for an exposed server, /platform/mcp call them
+ * on the same path as plugin tools: the tool gate, the decision log, tracing, the turn's audit),
+ * and their state for the admin and `/readyz`.
+ */
+import { abortSignalOf } from '../plugins/index.js'
+import type { Logger } from '../observability/index.js'
+import type { Prompt, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js'
+import type { ExternalServerConfig } from './external-config.js'
+import { ExternalServer, type ServerState } from './external-server.js'
+import type { InvokeContext, PromptEntry, ResourceEntry } from './entries.js'
+import type { McpRegistry } from './registry.js'
+import type { JsonObject } from './types.js'
+
+/** One server as the admin shows it. */
+export interface ExternalServerStatus {
+  name: string
+  transport: 'http' | 'stdio'
+  state: ServerState
+  error: string | null
+  expose: boolean
+  connectedAt: string | null
+  tools: { name: string; description: string }[]
+  /** Tools refused because a plugin or a registration already serves their name. */
+  refused: string[]
+}
+
+function progressOf(ctx: InvokeContext) {
+  return (p: { progress: number; total?: number; message?: string }): void => {
+    ctx.progress(p)
+  }
+}
+
+/** A URI template as the registry matches it (`{x}` stands for one path segment). */
+function templateMatch(template: string): RegExp {
+  const parts = template.split(/\{[^}]+\}/).map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+  return new RegExp('^' + parts.join('([^/]+)') + '$')
+}
+
+export class ExternalServers {
+  readonly #servers: ExternalServer[]
+  readonly #refused = new Map<string, string[]>()
+
+  constructor(
+    configs: ExternalServerConfig[],
+    private readonly registry: McpRegistry,
+    private readonly logger: Logger
+  ) {
+    this.#servers = configs.map((c) => new ExternalServer(c, logger, (s) => this.publish(s)))
+  }
+
+  get size(): number {
+    return this.#servers.length
+  }
+
+  /** Connects every server; resolves once each has had its first attempt (a server down keeps retrying). */
+  async start(): Promise<void> {
+    await Promise.all(this.#servers.map((s) => s.start()))
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#servers.map((s) => s.close()))
+  }
+
+  /** Whether every server is connected; false is degraded service, not unreadiness. */
+  get allConnected(): boolean {
+    return this.#servers.every((s) => s.state === 'connected')
+  }
+
+  status(): ExternalServerStatus[] {
+    return this.#servers.map((s) => ({
+      name: s.name,
+      transport: s.config.transport.kind,
+      state: s.state,
+      error: s.error ?? null,
+      expose: s.config.expose,
+      connectedAt: s.connectedAt === undefined ? null : new Date(s.connectedAt).toISOString(),
+      tools: s.listing.tools.map((t) => ({ name: `${s.name}.${t.name}`, description: t.description ?? '' })),
+      refused: this.#refused.get(s.name) ?? []
+    }))
+  }
+
+  /** Hands the registry what `s` lists now; its tools stay while it is down, to answer why. */
+  private publish(s: ExternalServer): void {
+    const { tools, resources, templates, prompts } = s.listing
+    const refused = this.registry.setExternal({
+      server: s.name,
+      expose: s.config.expose,
+      tools: tools.map((t) => ({
+        name: `${s.name}.${t.name}`,
+        ...(t.title !== undefined ? { title: t.title } : {}),
+        description: t.description ?? '',
+        inputSchema: t.inputSchema as JsonObject,
+        call: async (args, ctx) =>
+          await s.callTool(t.name, args, { signal: abortSignalOf(ctx.signal), onProgress: progressOf(ctx) })
+      })),
+      resources: [...resources, ...templates].map((r) => this.resource(s, r)),
+      prompts: prompts.map((p) => this.prompt(s, p))
+    })
+    const before = this.#refused.get(s.name) ?? []
+    if (refused.length > 0 && refused.join('\n') !== before.join('\n'))
+      this.logger.error({ server: s.name, refused }, `MCP server '${s.name}': tools refused, their names are taken`)
+    this.#refused.set(s.name, refused)
+  }
+
+  private resource(s: ExternalServer, r: Resource | ResourceTemplate): ResourceEntry {
+    const template = 'uriTemplate' in r
+    const uri = template ? r.uriTemplate : r.uri
+    const e: ResourceEntry = {
+      uri,
+      name: r.name,
+      description: r.description ?? '',
+      mimeType: r.mimeType ?? 'text/plain',
+      template,
+      read: async (u, ctx) => await s.readResource(u, abortSignalOf(ctx.signal))
+    }
+    if (template) e.match = templateMatch(uri)
+    if (r.title !== undefined) e.title = r.title
+    return e
+  }
+
+  private prompt(s: ExternalServer, p: Prompt): PromptEntry {
+    const e: PromptEntry = {
+      name: `${s.name}.${p.name}`,
+      description: p.description ?? '',
+      arguments: (p.arguments ?? []).map((a) => ({
+        name: a.name,
+        ...(a.description !== undefined ? { description: a.description } : {}),
+        required: a.required === true
+      })),
+      get: async (args, ctx) => await s.getPrompt(p.name, args, abortSignalOf(ctx.signal))
+    }
+    if (p.title !== undefined) e.title = p.title
+    return e
+  }
+}
