@@ -1,6 +1,7 @@
 import { ConfigKeySet, type Config, type ConfigSources } from './config/index.js'
 import { mergeErrors, type ErrorDefs } from './contracts/index.js'
 import { CORE_ERRORS, type Area, type Platform } from './platform.js'
+import { clusterArea } from './cluster/install.js'
 import { transportArea } from './transport/install.js'
 import { scopeArea } from './scope/install.js'
 import { governanceArea } from './governance/install.js'
@@ -18,6 +19,8 @@ import { openAiArea } from './openai/install.js'
  * `platform.use` refuses an order that breaks a declaration.
  */
 export const AREAS: readonly Area[] = [
+  // first: in cluster mode every later area finds the backplane in place
+  clusterArea,
   transportArea,
   scopeArea,
   governanceArea,

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { CONFIG_ERRORS, type Config, type KeyDefs } from './config/index.js'
-import { EventBus } from './events/index.js'
+import { EventBus, InProcessHub } from './events/index.js'
 import { HttpServer, HTTP_ERRORS } from './http/index.js'
 import { createLogger, Metrics, type Logger } from './observability/index.js'
-import { Store, countAndLogWriteFailures } from './store/index.js'
+import { Store, countAndLogWriteFailures, nodeIdentity } from './store/index.js'
 import { PluginHost, PluginRegistry, PLUGINS_ERRORS, type KvDatabase, type PluginHostOptions } from './plugins/index.js'
 import {
   TokenResolver,
@@ -24,7 +24,10 @@ import {
   type ControlAuditEntry,
   type ErrorDefs,
   type ErrorSource,
-  type ExtensionPoint
+  type ExtensionPoint,
+  type NodeIdentity,
+  BACKPLANE,
+  type Backplane
 } from './contracts/index.js'
 
 export interface PlatformOptions {
@@ -79,6 +82,8 @@ export class Platform {
   readonly bus = new EventBus()
   readonly http: HttpServer
   readonly store: Store
+  /** This node among those sharing a database: the owner recorded on the runs it starts. */
+  readonly node: NodeIdentity
   readonly principals: PrincipalResolver
   /** The platform's version (package.json), for the MCP server info and the admin overview. */
   readonly version = packageVersion()
@@ -101,6 +106,9 @@ export class Platform {
   private listening = false
   private readonly errorSources: ErrorSource[] = [...CORE_ERRORS]
   private readonly readiness = new Map<string, ReadinessCheck>()
+  /** Checks whose failure degrades readiness instead of failing it. */
+  private readonly degrading = new Set<string>()
+  private readonly localBackplane: Backplane
   private readonly closers: (() => void | Promise<void>)[] = []
   private closed = false
 
@@ -114,6 +122,8 @@ export class Platform {
       this.logger.error({ err, event: event.type }, 'event listener failed')
     }
     this.store = new Store(resolve(config.get('platform.data-dir')))
+    this.node = nodeIdentity(config.get('platform.cluster.node-id'), this.store.path)
+    this.localBackplane = new InProcessHub().node(this.node.id)
     this.plugins = new PluginRegistry(this.bus)
     this.pluginHost = new PluginHost({
       config,
@@ -238,8 +248,23 @@ export class Platform {
     return this.areas.has(key)
   }
 
-  addReadiness(name: string, check: ReadinessCheck): void {
+  /**
+   * Adds a readiness check. A `required` one down makes `/readyz` answer 503 (a load balancer takes
+   * the node out); a `degraded` one down leaves it 200 with status `DEGRADED`: the node still
+   * serves, without something every node would lose at once (Redis), so none is taken out for it.
+   */
+  addReadiness(name: string, check: ReadinessCheck, kind: 'required' | 'degraded' = 'required'): void {
     this.readiness.set(name, check)
+    if (kind === 'degraded') this.degrading.add(name)
+    else this.degrading.delete(name)
+  }
+
+  /**
+   * The backplane to other nodes: the one the cluster area added in cluster mode, else this node's
+   * in-process one (which reaches no other process).
+   */
+  backplane(): Backplane {
+    return this.extensions(BACKPLANE)[0] ?? this.localBackplane
   }
 
   /** Runs on close after the HTTP server stopped and before the store closes (LIFO). */
@@ -278,6 +303,7 @@ export class Platform {
     this.http.get('/readyz', (ctx) => {
       const checks: Record<string, string> = {}
       let ready = !this.http.isClosing
+      let degraded = false
       for (const [name, check] of this.readiness) {
         let ok: boolean | 'degraded'
         try {
@@ -286,13 +312,16 @@ export class Platform {
           ok = false
         }
         checks[name] = ok === 'degraded' ? 'DEGRADED' : ok ? 'UP' : 'DOWN'
-        ready &&= ok !== false
+        if (ok !== false) continue
+        // a check added as `degraded` leaves the node serving: 200, status DEGRADED
+        if (this.degrading.has(name)) degraded = true
+        else ready = false
       }
       if (!ready) {
         ctx.error(new PlatformError(HTTP_ERRORS.NOT_READY, {}, { extra: { status: 'DOWN', checks } }))
         return
       }
-      return { status: 'UP', checks }
+      return { status: degraded ? 'DEGRADED' : 'UP', checks }
     })
     this.http.get('/metrics', async (ctx) => {
       ctx.send(200, await this.metrics.text(), this.metrics.contentType)

@@ -207,7 +207,7 @@ async function measurePostgres(
   await admin.query(`CREATE DATABASE bench_${name}`)
   const url = cluster.url.replace(/\/postgres$/, `/bench_${name}`)
   // the schema comes from the store in both cases, so raw inserts hit the same table and indexes
-  const s = new PostgresInteractionStore({ url, poolSize: 10 })
+  const s = new PostgresInteractionStore({ url, node: 'bench', poolSize: 10 })
   await s.start()
   const ids = idsFor(burst + serial)
   for (const id of ids) await s.save(headerOf(id))

@@ -34,6 +34,7 @@ export const ADMIN_CONFIG_KEYS = {
   'platform.admin.evals.store': {
     schema: { enum: ['memory', 'lmdb'] },
     default: 'lmdb',
+    sharedState: true,
     description: 'EvalRunStore: `lmdb` keeps eval runs across restarts, `memory` for the life of the process'
   },
   'platform.admin.evals.max-runs-per-baseline': {

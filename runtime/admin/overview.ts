@@ -8,6 +8,8 @@ export function overview(d: AdminDeps): Record<string, unknown> {
   const out: Record<string, unknown> = {
     status: 'UP',
     version: d.version,
+    // which node answered: behind a load balancer, each node answers for itself
+    node: d.platform.node.id,
     connections: d.transport.resourceCount,
     broadcasters: d.transport.broadcasterCount,
     handlers: d.transport.handlers.length,
@@ -29,7 +31,7 @@ export function overviewRoutes(d: AdminDeps, history: MetricsHistoryRecorder): A
       method: 'GET',
       path: '/overview',
       summary:
-        'status, version, connections, broadcasters, handlers, interceptors, agentCount, activeSessions, coordinatorCount, taskCount, aiRuntime?, governancePolicyCount?',
+        'status, version, node, connections, broadcasters, handlers, interceptors, agentCount, activeSessions, coordinatorCount, taskCount, aiRuntime?, governancePolicyCount?',
       gate: { read: 'open' },
       handler: () => overview(d)
     },

@@ -93,6 +93,7 @@ export const AI_CONFIG_KEYS = {
   'platform.ai.memory.store': {
     schema: { enum: ['memory', 'lmdb'] },
     default: 'lmdb',
+    sharedState: true,
     description:
       'Where conversation memory is kept: `lmdb` (a named database of the data directory, survives restarts) or `memory` (in the process, lost on restart)'
   },

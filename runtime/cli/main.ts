@@ -199,7 +199,7 @@ async function serve(
   platform.logger.info({ url }, 'platform listening')
   out.error(`platform listening on ${url}`)
   const agents = platform.plugins.agents().map((a) => a.name)
-  for (const line of startBanner({ url, config, agents, firstRun })) out.error(line)
+  for (const line of startBanner({ url, config, agents, firstRun, node: platform.node.id })) out.error(line)
   // SIGHUP reads the configuration again and applies the plugin grants; other keys need a restart
   let current = config
   const hup = (): void => {

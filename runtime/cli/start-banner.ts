@@ -9,6 +9,8 @@ export interface StartFacts {
   agents: readonly string[]
   /** The first-run admin token in use, if any (with the token itself on the start that made it). */
   firstRun?: FirstRunToken
+  /** This node's id: the owner recorded on its runs, and what a cluster's nodes are told apart by. */
+  node: string
 }
 
 const TOKEN_CREATE = 'node bin/platform.js token create --principal you --role admin --config platform.yaml'
@@ -18,7 +20,7 @@ const TOKEN_CREATE = 'node bin/platform.js token create --principal you --role a
  * the data and the plugins live, and each surface that is off with the key that turns it on.
  * A first start should say what to do next, not leave the user to find what is disabled.
  */
-export function startBanner({ url, config, agents, firstRun }: StartFacts): string[] {
+export function startBanner({ url, config, agents, firstRun, node }: StartFacts): string[] {
   const lines: string[] = []
   const row = (label: string, text: string) => lines.push(`  ${label.padEnd(11)}${text}`)
   // the only place the first-run token is ever written out: this line, on the terminal
@@ -33,6 +35,7 @@ export function startBanner({ url, config, agents, firstRun }: StartFacts): stri
     )
   const agent = agents.includes('demo') ? 'demo' : agents[0]
   if (agent !== undefined) row('try', `curl -N -X POST ${url}/platform/agent/${agent} -d 'What is a sandbox?'`)
+  row('node', config.get('platform.cluster.enabled') ? `${node} (cluster mode)` : node)
   row('data', String(config.get('platform.data-dir')))
   row('plugins', config.get('platform.plugins.dirs').join(', '))
   const off: string[] = []

@@ -5,6 +5,7 @@
  * area declares its own keys in its folder. `ConfigKeys`, the type of each key's value, starts here
  * and each area extends it, so `Config.get` needs no casts.
  */
+import { NODE_ID } from '../contracts/index.js'
 import { KEY_SCHEMA, type KeyDefs, type KeyValues, type SchemaValue } from './key-def.js'
 
 const { bool, nonEmpty, port, positiveInt, strList } = KEY_SCHEMA
@@ -91,6 +92,30 @@ export const CORE_CONFIG_KEYS = {
   // --- process ---
   'platform.data-dir': { schema: nonEmpty, default: './data', description: 'Directory of the LMDB environment' },
   'platform.log-level': { schema: { enum: [...LOG_LEVELS] }, default: 'info', description: 'pino log level' },
+
+  // --- cluster: read by the core (node identity, the shared-state check) and by every Postgres store ---
+  'platform.cluster.enabled': {
+    schema: bool,
+    default: false,
+    description:
+      'Cluster mode: several nodes on one PostgreSQL database and one Redis. Stores of shared state default to `postgres`, and one explicitly set to `lmdb` or `memory` stops start-up'
+  },
+  'platform.cluster.node-id': {
+    schema: { type: 'string', pattern: NODE_ID.source },
+    description:
+      "This node's id, recorded as the owner of the runs it starts (a restart marks interrupted only its own). Default: generated once and kept in `<data-dir>/node-id`"
+  },
+  'platform.postgres.url': {
+    schema: nonEmpty,
+    secret: true,
+    description:
+      'The PostgreSQL connection string every Postgres-backed store uses unless its own key overrides it, e.g. `postgres://user:pass@127.0.0.1:5432/platform`'
+  },
+  'platform.postgres.pool-size': {
+    schema: positiveInt,
+    default: 10,
+    description: 'Connections each Postgres-backed store keeps open at most, unless its own key overrides it'
+  },
 
   // --- plugins ---
   'platform.plugins.dirs': {

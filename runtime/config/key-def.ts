@@ -17,6 +17,11 @@ export interface KeyDef {
    * shows it, only the key's name.
    */
   readonly secret?: boolean
+  /**
+   * The key chooses where state every node must see is kept (`memory`, `lmdb`, `postgres`): in
+   * cluster mode `lmdb` or `memory` would give each node its own copy, so setting either is refused.
+   */
+  readonly sharedState?: boolean
 }
 
 /** The keys one owner (the core or an area) declares, by dotted name. */

@@ -135,7 +135,32 @@ export class ConfigKeySet {
 
     const values = { ...this.defaults(), ...fromFile, ...fromEnv, ...overrides }
     this.check(values, origin)
-    return makeConfig(values, file)
+    this.checkCluster(values, origin)
+    return makeConfig(values, file, origin)
+  }
+
+  /** The keys that choose where shared state is kept (`KeyDef.sharedState`). */
+  sharedStateKeys(): string[] {
+    return Object.entries(this.keys)
+      .filter(([, d]) => d.sharedState === true)
+      .map(([k]) => k)
+  }
+
+  /** In cluster mode, a shared-state store the operator set to a per-node kind is refused, naming the key. */
+  private checkCluster(values: Record<string, unknown>, origin: Record<string, string>): void {
+    if (values['platform.cluster.enabled'] !== true) return
+    for (const k of this.sharedStateKeys()) {
+      const v = values[k]
+      if (origin[k] === undefined || (v !== 'lmdb' && v !== 'memory')) continue
+      throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, {
+        detail: `config key '${k}' is '${String(v)}' (from ${origin[k]}), which keeps this state on one node, but platform.cluster.enabled is true: remove the key${this.offersPostgres(k) ? " or set it to 'postgres'" : ''}, or turn cluster mode off`
+      })
+    }
+  }
+
+  private offersPostgres(k: string): boolean {
+    const e = (this.keys[k]?.schema as { enum?: readonly unknown[] }).enum
+    return e?.includes('postgres') === true
   }
 
   private readEnv(env: Record<string, string | undefined>): Record<string, unknown> {

@@ -27,6 +27,11 @@ export interface Config {
   readonly values: Readonly<Record<string, unknown>>
   /** Where the file came from, if any. */
   readonly file: string | undefined
+  /**
+   * Where the operator set `key` (the file's path, `environment PLATFORM_...`, `command line`);
+   * undefined when it holds its default: a default may follow another key, a choice may not.
+   */
+  origin(key: string): string | undefined
 }
 
 /** A plugin's grant: `platform.plugins.<name>`, any name but `dirs`. */
@@ -127,11 +132,17 @@ export function readYaml(path: string, isKnown: (key: string) => boolean): Recor
   return foldGrantKeys(flatten(data, isKnown))
 }
 
-export function makeConfig(values: Record<string, unknown>, file?: string): Config {
+export function makeConfig(
+  values: Record<string, unknown>,
+  file?: string,
+  origins: Readonly<Record<string, string>> = {}
+): Config {
   const frozen = Object.freeze({ ...values })
+  const from = Object.freeze({ ...origins })
   return {
     values: frozen,
     file,
-    get: (key: string) => frozen[key] as never
+    get: (key: string) => frozen[key] as never,
+    origin: (key: string) => (Object.hasOwn(from, key) ? from[key] : undefined)
   }
 }

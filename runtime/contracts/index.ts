@@ -10,6 +10,14 @@ export * from './commitment.js'
 export { isoNow } from './iso-now.js'
 export * from './agent-call.js'
 export {
+  BACKPLANE,
+  BACKPLANE_TOPIC,
+  NODE_ID,
+  type Backplane,
+  type BackplaneListener,
+  type NodeIdentity
+} from './backplane.js'
+export {
   PlatformError,
   defineErrors,
   isPlatformError,

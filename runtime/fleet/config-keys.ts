@@ -10,6 +10,7 @@ export const FLEET_CONFIG_KEYS = {
   'platform.fleet.journal.store': {
     schema: { enum: ['memory', 'lmdb'] },
     default: 'lmdb',
+    sharedState: true,
     description:
       'Coordination journal: `lmdb` keeps events across restarts and crashes, `memory` for the life of the process'
   },

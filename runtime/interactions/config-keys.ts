@@ -72,19 +72,21 @@ export const INTERACTIONS_CONFIG_KEYS = {
   'platform.interactions.store': {
     schema: { enum: ['memory', 'lmdb', 'postgres'] },
     default: 'lmdb',
+    sharedState: true,
     description:
-      'Where interactions and their steps are kept: `lmdb` (named databases of the data directory; an acknowledged step survives a crash), `postgres` (needs `platform.interactions.postgres.url`) or `memory` (in the process, lost on restart)'
+      'Where interactions and their steps are kept: `lmdb` (named databases of the data directory; an acknowledged step survives a crash), `postgres` (needs `platform.postgres.url` or `platform.interactions.postgres.url`) or `memory` (in the process, lost on restart). In cluster mode the default is `postgres`'
   },
   'platform.interactions.postgres.url': {
     schema: nonEmpty,
     secret: true,
     description:
-      'For store `postgres`: connection string, e.g. `postgres://user:pass@127.0.0.1:5432/platform` (a `host=/dir` query names a unix socket directory)'
+      'For store `postgres`: connection string overriding `platform.postgres.url` for interactions, e.g. `postgres://user:pass@127.0.0.1:5432/platform` (a `host=/dir` query names a unix socket directory)'
   },
   'platform.interactions.postgres.pool-size': {
     schema: { type: 'integer', minimum: 1, maximum: 1000 },
     default: 10,
-    description: 'For store `postgres`: connections kept open at most; more queries at once wait for one'
+    description:
+      'For store `postgres`: connections kept open at most (when unset, `platform.postgres.pool-size`); more queries at once wait for one'
   }
 } as const satisfies KeyDefs
 

@@ -25,6 +25,11 @@ export const INTERACTION_ERRORS = defineErrors({
     message: (p) => `${p.store} cannot be reached`,
     hint: 'Retry once the server is back (GET /readyz reports it); what was acknowledged before is kept'
   },
+  INTERACTION_ENDED: {
+    status: 409,
+    message: (p) => `Interaction '${p.id}' has ended already`,
+    hint: 'A run ends once: nothing is written after its terminal step; read the interaction for its outcome'
+  },
   INTERACTION_MESSAGE_MISSING: { status: 400, message: "missing 'message' field" },
   INTERACTIONS_QUOTA: {
     status: 429,

@@ -1,9 +1,11 @@
-import { IF_EXISTS, type Database } from 'lmdb'
+import type { Database } from 'lmdb'
 import { PlatformError } from '../contracts/index.js'
 import type { Store } from '../store/index.js'
 import { INTERACTION_ERRORS } from './errors.js'
 import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import {
+  LOCAL_NODE,
+  TERMINAL_STEP_TYPES,
   checkAfter,
   checkClaim,
   checkHeader,
@@ -11,6 +13,7 @@ import {
   checkId,
   checkQuery,
   checkStep,
+  endedError,
   headerOf,
   interactionOf,
   interrupted,
@@ -38,6 +41,8 @@ type ConversationKey = [string, string, string, string]
 type IdempotencyKey = [string, string]
 
 const LAST_SEQ = Number.MAX_SAFE_INTEGER
+// what a keyed save's transaction answers when the id names a run that has ended
+const ENDED = Symbol('ended')
 // createdAt is toISOString()'s form: digits sort above '0' and below '~'
 const LOW = '0'
 const HIGH = '~'
@@ -56,7 +61,10 @@ export class LmdbInteractionStore implements InteractionStore {
   private readonly stepsDb: Database<InteractionStep, StepKey>
   private readonly byOwner: Database<true, OwnerKey>
   private readonly byConversation: Database<true, ConversationKey>
-  private readonly live: Database<true, string>
+  /** Runs in flight and the node that owns each (`true`: saved before owners were recorded). */
+  private readonly live: Database<string | true, string>
+  /** The seq of each run's terminal step, written with it: the one-end check reads it. */
+  private readonly ends: Database<number, string>
   private readonly keys: Database<IdempotencyRecord, IdempotencyKey>
   private readonly keyOf: Database<IdempotencyKey, string>
   /**
@@ -68,8 +76,15 @@ export class LmdbInteractionStore implements InteractionStore {
   /** Conditional appends not yet committed, per interaction: a tail read meanwhile could be low. */
   private readonly slow = new Map<string, number>()
 
-  /** The environment belongs to the platform: `stop()` leaves it open. */
-  constructor(store: Store) {
+  private readonly node: string
+
+  /**
+   * The environment belongs to the platform: `stop()` leaves it open. `node` is the owner
+   * recorded on the runs this store saves in flight (default `local`).
+   */
+  constructor(store: Store, opts: { node?: string } = {}) {
+    this.node = opts.node ?? LOCAL_NODE
+    this.ends = store.db('interactions-ended')
     this.headers = store.db('interactions')
     this.stepsDb = store.db('interaction-steps')
     this.byOwner = store.db('interactions-by-owner')
@@ -80,15 +95,19 @@ export class LmdbInteractionStore implements InteractionStore {
   }
 
   async start(): Promise<number> {
-    const ids = [...this.live.getKeys()]
     return this.headers.transaction(() => {
       let marked = 0
-      for (const id of ids) {
+      for (const { key: id, value: owner } of this.live.getRange()) {
+        if (owner !== true && owner !== this.node) continue
         const h = this.headers.get(id)
         if (h === undefined || !isLive(h.status)) continue
         const { header, step } = interrupted(h, this.lastSeq(id) + 1)
         this.write(header, h)
-        void this.stepsDb.put([id, step.seq], step)
+        // an owner that died between its terminal step and header keeps that one terminal step
+        if (this.ends.get(id) === undefined) {
+          void this.stepsDb.put([id, step.seq], step)
+          void this.ends.put(id, step.seq)
+        }
         marked++
       }
       return marked
@@ -105,7 +124,16 @@ export class LmdbInteractionStore implements InteractionStore {
     checkHeader(header)
     const h = headerOf(header)
     this.track(h)
-    await this.headers.transaction(() => this.write(h, this.headers.get(h.id)))
+    const ended = await this.headers.transaction(() => {
+      const old = this.headers.get(h.id)
+      if (old !== undefined && !isLive(old.status)) return true
+      this.write(h, old)
+      return false
+    })
+    if (ended) {
+      this.tails.delete(h.id)
+      throw endedError(h.id)
+    }
   }
 
   /** One transaction checks the key and writes it with the header: LMDB has one writer at a time. */
@@ -124,12 +152,18 @@ export class LmdbInteractionStore implements InteractionStore {
     const held = await this.headers.transaction(() => {
       const cur = this.keys.get(k)
       if (cur !== undefined && cur.expiresAt > now) return recordOf(cur)
+      const old = this.headers.get(h.id)
+      if (old !== undefined && !isLive(old.status)) return ENDED
       if (cur !== undefined) void this.keyOf.remove(cur.interactionId)
       void this.keys.put(k, record)
       void this.keyOf.put(h.id, k)
-      this.write(h, this.headers.get(h.id))
+      this.write(h, old)
       return undefined
     })
+    if (held === ENDED) {
+      this.tails.delete(h.id)
+      throw endedError(h.id)
+    }
     if (held !== undefined && !this.headers.doesExist(h.id)) this.tails.delete(h.id)
     return held
   }
@@ -154,8 +188,8 @@ export class LmdbInteractionStore implements InteractionStore {
     try {
       checkStep(step)
       const tail = this.tails.get(id)
-      // an id in `tails` was checked when its header was saved
-      if (tail !== undefined && step.seq > tail) {
+      // an id in `tails` was checked when its header was saved; a terminal step is checked always
+      if (tail !== undefined && step.seq > tail && !TERMINAL_STEP_TYPES.has(step.type)) {
         this.tails.set(id, step.seq)
         return this.stepsDb.put([id, step.seq], stepOf(step)) as Promise<unknown> as Promise<void>
       }
@@ -166,19 +200,32 @@ export class LmdbInteractionStore implements InteractionStore {
     return this.conditionalAppend(id, stepOf(step))
   }
 
-  /** Checked by lmdb's writer thread at commit, in order with a delete: no step outlives its record. */
+  /**
+   * One transaction on lmdb's writer, in order with a delete and a terminal write: no step outlives
+   * its record, none follows the run's end, and a run gets one terminal step.
+   */
   private async conditionalAppend(id: string, s: InteractionStep): Promise<void> {
     const key: StepKey = [id, s.seq]
+    const terminal = TERMINAL_STEP_TYPES.has(s.type)
     this.slow.set(id, (this.slow.get(id) ?? 0) + 1)
     try {
-      const stored = await this.headers.ifVersion(id, IF_EXISTS, () => {
-        void this.stepsDb.ifNoExists(key, () => void this.stepsDb.put(key, s))
+      const outcome = await this.headers.transaction(() => {
+        const h = this.headers.get(id)
+        if (h === undefined) return 'unknown'
+        if (this.stepsDb.doesExist(key)) return 'stored'
+        if (!isLive(h.status) || this.ends.get(id) !== undefined) return 'ended'
+        void this.stepsDb.put(key, s)
+        if (terminal) void this.ends.put(id, s.seq)
+        return 'stored'
       })
-      if (!stored) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_STORED, { id })
+      if (outcome === 'unknown') throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_STORED, { id })
+      if (outcome === 'ended') throw endedError(id)
     } finally {
       const n = this.slow.get(id)! - 1
       if (n === 0) this.slow.delete(id)
       else this.slow.set(id, n)
+      // after its end a run's appends all take this path, where they are refused
+      if (terminal) this.tails.delete(id)
     }
   }
 
@@ -228,6 +275,7 @@ export class LmdbInteractionStore implements InteractionStore {
       if (h === undefined) return false
       this.unindex(h)
       void this.headers.remove(id)
+      void this.ends.remove(id)
       const k = this.keyOf.get(id)
       if (k !== undefined) {
         if (this.keys.get(k)?.interactionId === id) void this.keys.remove(k)
@@ -245,7 +293,7 @@ export class LmdbInteractionStore implements InteractionStore {
     void this.headers.put(h.id, h)
     void this.byOwner.put([h.userId, h.createdAt, h.id], true)
     void this.byConversation.put([h.userId, h.conversationId, h.createdAt, h.id], true)
-    if (isLive(h.status)) void this.live.put(h.id, true)
+    if (isLive(h.status)) void this.live.put(h.id, this.node)
   }
 
   private unindex(h: InteractionHeader): void {

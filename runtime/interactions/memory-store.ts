@@ -2,6 +2,8 @@ import { PlatformError } from '../contracts/index.js'
 import { INTERACTION_ERRORS } from './errors.js'
 import { compareDesc, decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import {
+  LOCAL_NODE,
+  TERMINAL_STEP_TYPES,
   checkAfter,
   checkClaim,
   checkHeader,
@@ -9,6 +11,7 @@ import {
   checkId,
   checkQuery,
   checkStep,
+  endedError,
   headerOf,
   interactionOf,
   interrupted,
@@ -33,27 +36,57 @@ interface Entry {
   steps: InteractionStep[]
   /** The idempotency key this interaction holds, under `keys`. */
   key?: string
+  /** The node that last saved the header: the owner of a run in flight. */
+  node: string
+  /** Whether the run's terminal step is stored (it may precede the terminal header). */
+  ended: boolean
 }
 
 const keyOf = (userId: string, key: string) => `${userId}\u0000${key}`
 
 /**
+ * What several memory stores may share, as nodes share a database: tests run two "nodes" on it.
+ */
+export class MemoryInteractionData {
+  readonly entries = new Map<string, Entry>()
+  readonly keys = new Map<string, IdempotencyRecord>()
+}
+
+export interface MemoryStoreOptions {
+  /** The owner recorded on the runs this store saves in flight (default `local`). */
+  node?: string
+  /** Data shared with other memory stores (default: this store's own). */
+  data?: MemoryInteractionData
+}
+
+/**
  * Interactions in the process: for tests and demos, gone when the process ends. What goes in and
  * what comes out are copies, like the durable stores' encodings, so a caller mutating its
- * objects later changes nothing kept.
+ * objects later changes nothing kept. Every call checks and writes synchronously, so no other
+ * call sees a half-done write: the terminal checks need no lock.
  */
 export class MemoryInteractionStore implements InteractionStore {
   readonly kind = 'memory'
-  private readonly entries = new Map<string, Entry>()
-  private readonly keys = new Map<string, IdempotencyRecord>()
+  private readonly entries: Map<string, Entry>
+  private readonly keys: Map<string, IdempotencyRecord>
+  private readonly node: string
+
+  constructor(opts: MemoryStoreOptions = {}) {
+    const data = opts.data ?? new MemoryInteractionData()
+    this.entries = data.entries
+    this.keys = data.keys
+    this.node = opts.node ?? LOCAL_NODE
+  }
 
   async start(): Promise<number> {
     let marked = 0
     for (const e of this.entries.values()) {
-      if (!isLive(e.header.status)) continue
+      if (!isLive(e.header.status) || e.node !== this.node) continue
       const { header, step } = interrupted(e.header, (e.steps.at(-1)?.seq ?? -1) + 1)
       e.header = header
-      e.steps.push(step)
+      // an owner that died between its terminal step and header keeps that one terminal step
+      if (!e.ended) e.steps.push(step)
+      e.ended = true
       marked++
     }
     return marked
@@ -74,8 +107,12 @@ export class MemoryInteractionStore implements InteractionStore {
   private put(header: InteractionHeader): void {
     const copy = structuredClone(headerOf(header))
     const e = this.entries.get(header.id)
-    if (e === undefined) this.entries.set(header.id, { header: copy, steps: [] })
-    else e.header = copy
+    if (e === undefined) this.entries.set(header.id, { header: copy, steps: [], node: this.node, ended: false })
+    else if (!isLive(e.header.status)) throw endedError(header.id)
+    else {
+      e.header = copy
+      e.node = this.node
+    }
   }
 
   async saveKeyed(
@@ -89,6 +126,8 @@ export class MemoryInteractionStore implements InteractionStore {
     const k = keyOf(header.userId, claim.key)
     const held = this.keys.get(k)
     if (held !== undefined && held.expiresAt > now) return structuredClone(held)
+    const ended = this.entries.get(header.id)
+    if (ended !== undefined && !isLive(ended.header.status)) throw endedError(header.id)
     if (held !== undefined) delete this.entries.get(held.interactionId)?.key
     this.put(header)
     this.keys.set(k, recordOf({ ...claim, userId: header.userId, interactionId: header.id }))
@@ -109,6 +148,9 @@ export class MemoryInteractionStore implements InteractionStore {
     if (e === undefined) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_STORED, { id })
     const at = insertionPoint(e.steps, step.seq)
     if (e.steps[at]?.seq === step.seq) return
+    // nothing after the end, and one end: a second writer of the same run loses here
+    if (e.ended || !isLive(e.header.status)) throw endedError(id)
+    if (TERMINAL_STEP_TYPES.has(step.type)) e.ended = true
     e.steps.splice(at, 0, structuredClone(stepOf(step)))
   }
 

@@ -34,7 +34,16 @@ export const MIGRATIONS: readonly string[] = [
      expires_at bigint NOT NULL,
      PRIMARY KEY (user_id, key)
    );
-   CREATE INDEX platform_interaction_keys_interaction ON platform_interaction_keys (interaction_id);`
+   CREATE INDEX platform_interaction_keys_interaction ON platform_interaction_keys (interaction_id);`,
+  // several nodes on one database: each run names the node that owns it, so a node restarting
+  // marks only its own runs interrupted, and the terminal step's seq sits on the row every step
+  // write locks, so a run gets one end whoever races (rows from before: no owner, which any
+  // node may mark; runs still live get their terminal step's seq if they wrote one)
+  `ALTER TABLE platform_interactions ADD COLUMN owner_node text COLLATE "C", ADD COLUMN ended_seq bigint;
+   UPDATE platform_interactions i SET ended_seq = (
+       SELECT min(seq) FROM platform_interaction_steps s
+        WHERE s.interaction_id = i.id AND s.step->>'type' IN ('completion', 'error'))
+     WHERE status IN ('RUNNING', 'CREATED');`
 ]
 
 // one lock id for every platform process: two starting at once migrate one after the other

@@ -4,6 +4,7 @@ import { INTERACTION_ERRORS } from './errors.js'
 import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import { migrate } from './postgres-schema.js'
 import {
+  TERMINAL_STEP_TYPES,
   checkAfter,
   checkClaim,
   checkHeader,
@@ -11,6 +12,7 @@ import {
   checkId,
   checkQuery,
   checkStep,
+  endedError,
   headerOf,
   interactionOf,
   interrupted,
@@ -30,6 +32,8 @@ import type {
 
 export interface PostgresStoreOptions {
   url: string
+  /** The owner recorded on the runs this store saves in flight: `start()` marks only these. */
+  node: string
   poolSize: number
   /** An idle connection that broke (server restarted): the pool replaces it; this only reports. */
   onError?: (err: Error) => void
@@ -79,28 +83,52 @@ export function describeUrl(url: string): string {
 
 const FOREIGN_KEY_VIOLATION = '23503'
 
-const UPSERT = `INSERT INTO platform_interactions (id, user_id, conversation_id, status, created_at, header)
-  VALUES ($1, $2, $3, $4, $5, $6)
+const LIVE = `('RUNNING', 'CREATED')`
+
+// a header saved over one that has ended is refused (no row), whoever ended it: a run ends once
+const UPSERT = `INSERT INTO platform_interactions (id, user_id, conversation_id, status, created_at, header, owner_node)
+  VALUES ($1, $2, $3, $4, $5, $6, $7)
   ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, conversation_id = excluded.conversation_id,
-    status = excluded.status, created_at = excluded.created_at, header = excluded.header`
-const INSERT_STEP = `INSERT INTO platform_interaction_steps (interaction_id, seq, step) VALUES ($1, $2, $3)
+    status = excluded.status, created_at = excluded.created_at, header = excluded.header,
+    owner_node = excluded.owner_node
+    WHERE platform_interactions.status IN ${LIVE}`
+
+// A step is written only while its run is live and has no terminal step, checked on the header
+// row under a lock: a concurrent end (terminal step or header, which update that row) either
+// commits first and this finds it ended, or waits for this insert. No row: the caller finds why.
+const INSERT_STEP = `WITH live AS (
+    SELECT 1 FROM platform_interactions WHERE id = $1 AND status IN ${LIVE} AND ended_seq IS NULL FOR SHARE
+  )
+  INSERT INTO platform_interaction_steps (interaction_id, seq, step) SELECT $1, $2::bigint, $3::json FROM live
   ON CONFLICT DO NOTHING`
+// A terminal step also marks the row ended, in the same statement: of two racing ends one updates
+// the row, the other waits for it, re-reads the row, and writes nothing.
+const INSERT_END = `WITH live AS (
+    UPDATE platform_interactions SET ended_seq = $2::bigint
+     WHERE id = $1 AND status IN ${LIVE} AND ended_seq IS NULL RETURNING 1
+  )
+  INSERT INTO platform_interaction_steps (interaction_id, seq, step) SELECT $1, $2::bigint, $3::json FROM live
+  ON CONFLICT DO NOTHING`
+const WHY_NOT_STORED = `SELECT EXISTS (SELECT 1 FROM platform_interaction_steps WHERE interaction_id = $1 AND seq = $2) AS stored
+  FROM platform_interactions WHERE id = $1`
 
 // One statement: the header is written only when the key was claimed, and a racing claim of the
 // same key waits for this one's commit, then finds the key held (not expired) and writes nothing.
 // The key's foreign key is checked at the end of the statement, when the header is there.
 const SAVE_KEYED = `WITH claim AS (
     INSERT INTO platform_interaction_keys (user_id, key, fingerprint, interaction_id, expires_at)
-    VALUES ($2, $7, $8, $1, $9)
+    VALUES ($2, $8, $9, $1, $10)
     ON CONFLICT (user_id, key) DO UPDATE SET fingerprint = excluded.fingerprint,
       interaction_id = excluded.interaction_id, expires_at = excluded.expires_at
-      WHERE platform_interaction_keys.expires_at <= $10
+      WHERE platform_interaction_keys.expires_at <= $11
     RETURNING 1
   )
-  INSERT INTO platform_interactions (id, user_id, conversation_id, status, created_at, header)
-  SELECT $1, $2, $3, $4, $5, $6 WHERE EXISTS (SELECT 1 FROM claim)
+  INSERT INTO platform_interactions (id, user_id, conversation_id, status, created_at, header, owner_node)
+  SELECT $1, $2, $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM claim)
   ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, conversation_id = excluded.conversation_id,
-    status = excluded.status, created_at = excluded.created_at, header = excluded.header`
+    status = excluded.status, created_at = excluded.created_at, header = excluded.header,
+    owner_node = excluded.owner_node
+    WHERE platform_interactions.status IN ${LIVE}`
 const FIND_KEY = `SELECT user_id, key, fingerprint, interaction_id, expires_at FROM platform_interaction_keys
   WHERE user_id = $1 AND key = $2 AND expires_at > $3`
 
@@ -112,13 +140,14 @@ interface KeyRow {
   expires_at: string
 }
 
-const upsertParams = (h: InteractionHeader) => [
+const upsertParams = (h: InteractionHeader, node: string) => [
   h.id,
   h.userId,
   h.conversationId,
   h.status,
   h.createdAt,
-  JSON.stringify(h)
+  JSON.stringify(h),
+  node
 ]
 
 /**
@@ -126,8 +155,9 @@ const upsertParams = (h: InteractionHeader) => [
  * as `json`, which keeps key order, next to the columns lists filter and sort on), steps in
  * `platform_interaction_steps` keyed by (interaction id, seq) and deleted with their record, as are
  * idempotency keys in `platform_interaction_keys`. A
- * resolved write is committed by the server. `start()` marks every run still in flight: one
- * platform process per database.
+ * resolved write is committed by the server. Several nodes may share the database: each run
+ * records its owner node, `start()` marks only this node's runs, and the step and header writes
+ * refuse anything after a run's end.
  */
 export class PostgresInteractionStore implements InteractionStore {
   readonly kind = 'postgres'
@@ -155,7 +185,7 @@ export class PostgresInteractionStore implements InteractionStore {
     try {
       const marked = await inClient(pool, async (c) => {
         await migrate(c)
-        return markInterrupted(c)
+        return markInterrupted(c, this.opts.node)
       })
       this.pool = pool
       this.up = true
@@ -212,7 +242,8 @@ export class PostgresInteractionStore implements InteractionStore {
 
   async save(header: InteractionHeader): Promise<void> {
     checkHeader(header)
-    await this.query(UPSERT, upsertParams(headerOf(header)))
+    const { rowCount } = await this.query(UPSERT, upsertParams(headerOf(header), this.opts.node))
+    if ((rowCount ?? 0) === 0) throw endedError(header.id)
   }
 
   async saveKeyed(
@@ -223,12 +254,20 @@ export class PostgresInteractionStore implements InteractionStore {
     checkHeader(header)
     checkClaim(claim)
     checkKeyLookup(header.userId, claim.key, now)
-    const params = [...upsertParams(headerOf(header)), claim.key, claim.fingerprint, claim.expiresAt, now]
+    const params = [
+      ...upsertParams(headerOf(header), this.opts.node),
+      claim.key,
+      claim.fingerprint,
+      claim.expiresAt,
+      now
+    ]
     // a key held, then expired or deleted before it could be read, is claimable again: try once more
     for (let attempt = 0; attempt < 3; attempt++) {
       const { rowCount } = await this.query(SAVE_KEYED, params)
       if ((rowCount ?? 0) > 0) return undefined
       const held = await this.findKey(header.userId, claim.key, now)
+      // the key is this id's, yet no row was written: the header it would replace has ended
+      if (held?.interactionId === header.id) throw endedError(header.id)
       if (held !== undefined) return held
     }
     throw new Error(`idempotency key of ${header.userId} changed hands three times while ${header.id} was saved`)
@@ -268,13 +307,20 @@ export class PostgresInteractionStore implements InteractionStore {
   }
 
   private async insertStep(id: string, step: InteractionStep): Promise<void> {
+    let rowCount: number | null
     try {
-      await this.query(INSERT_STEP, [id, step.seq, JSON.stringify(stepOf(step))])
+      const sql = TERMINAL_STEP_TYPES.has(step.type) ? INSERT_END : INSERT_STEP
+      ;({ rowCount } = await this.query(sql, [id, step.seq, JSON.stringify(stepOf(step))]))
     } catch (e) {
       if ((e as { code?: string }).code === FOREIGN_KEY_VIOLATION)
         throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_STORED, { id })
       throw e
     }
+    if ((rowCount ?? 0) > 0) return
+    // nothing written: the seq was there already (ignored), the record is gone, or the run has ended
+    const { rows } = await this.query<{ stored: boolean }>(WHY_NOT_STORED, [id, step.seq])
+    if (rows.length === 0) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_STORED, { id })
+    if (!rows[0]!.stored) throw endedError(id)
   }
 
   async load(id: string): Promise<Interaction | undefined> {
@@ -328,18 +374,39 @@ export class PostgresInteractionStore implements InteractionStore {
   }
 }
 
-/** Every run still RUNNING or CREATED becomes FAILED with a terminal error step, in one transaction. */
-async function markInterrupted(c: PoolClient): Promise<number> {
+/**
+ * Every run of `node` (or of no recorded node) still RUNNING or CREATED becomes FAILED with a
+ * terminal error step, in one transaction. The rows are locked first, so a step written meanwhile
+ * by another process is either counted in the last seq read after or refused.
+ */
+async function markInterrupted(c: PoolClient, node: string): Promise<number> {
   await c.query('BEGIN')
   try {
-    const { rows } = await c.query<{ header: InteractionHeader; last: string | null }>(
-      `SELECT i.header, (SELECT max(seq) FROM platform_interaction_steps s WHERE s.interaction_id = i.id) AS last
-         FROM platform_interactions i WHERE status IN ('RUNNING', 'CREATED') FOR UPDATE`
+    const { rows } = await c.query<{ header: InteractionHeader; ended_seq: string | null }>(
+      `SELECT header, ended_seq FROM platform_interactions
+        WHERE status IN ${LIVE} AND (owner_node = $1 OR owner_node IS NULL) FOR UPDATE`,
+      [node]
     )
     for (const row of rows) {
-      const { header, step } = interrupted(row.header, row.last === null ? 0 : Number(row.last) + 1)
-      await c.query(UPSERT, upsertParams(header))
-      await c.query(INSERT_STEP, [header.id, step.seq, JSON.stringify(step)])
+      const id = row.header.id
+      const last = await c.query<{ last: string | null }>(
+        'SELECT max(seq) AS last FROM platform_interaction_steps WHERE interaction_id = $1',
+        [id]
+      )
+      const seq = last.rows[0]?.last == null ? 0 : Number(last.rows[0].last) + 1
+      const { header, step } = interrupted(row.header, seq)
+      // an owner that died between its terminal step and header keeps that one terminal step
+      const ended = row.ended_seq !== null
+      await c.query(
+        'UPDATE platform_interactions SET status = $2, header = $3, ended_seq = COALESCE(ended_seq, $4) WHERE id = $1',
+        [id, header.status, JSON.stringify(header), seq]
+      )
+      if (!ended)
+        await c.query('INSERT INTO platform_interaction_steps (interaction_id, seq, step) VALUES ($1, $2, $3)', [
+          id,
+          seq,
+          JSON.stringify(step)
+        ])
     }
     await c.query('COMMIT')
     return rows.length

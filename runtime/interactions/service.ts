@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import type { CreateInteraction } from 'agent-platform/client'
 import type { AiMessage, AiService, TurnRequest } from '../ai/index.js'
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isPlatformError } from '../contracts/index.js'
 import type { Logger } from '../observability/index.js'
 import { Cancellation, type RegisteredAgent } from '../plugins/index.js'
 import { StepCapture, type Outcome } from './capture.js'
 import { conversationKey } from './conversation-key.js'
 import { RunTable, snapshot, type Run } from './run-table.js'
 import { isoDuration } from './iso-duration.js'
-import { interactionOf } from './store-input.js'
+import { headerOf, interactionOf } from './store-input.js'
 import type { StepFeed } from './feed.js'
 import type {
   IdempotencyClaim,
@@ -313,10 +313,28 @@ export class InteractionService {
       // published in seq order, each once the store has it; the terminal write queues behind them all
       () => prev.then(() => this.feed.publishStep(id, step)),
       (err: unknown) => {
+        if (isPlatformError(err, INTERACTION_ERRORS.INTERACTION_ENDED)) return this.yieldEnd(run)
         this.opts.logger.error({ err, interaction: id, seq: step.seq }, 'interaction step not persisted')
         return prev
       }
     )
+  }
+
+  /**
+   * The store refused a write because the run has ended there already (another process ended it):
+   * this run stops writing, and its viewers and synchronous caller get the stored outcome.
+   */
+  private async yieldEnd(run: Run): Promise<void> {
+    if (run.dropped) return
+    this.opts.logger.warn({ interaction: run.header.id }, 'interaction ended elsewhere: this run stops')
+    run.dropped = true
+    run.capture.abandon()
+    run.controller.abort()
+    this.runs.forget(run)
+    const stored = await this.store.load(run.header.id).catch(() => undefined)
+    const final = stored === undefined ? { ...run.header } : headerOf(stored)
+    this.feed.publishTerminal(final)
+    run.resolve?.(stored ?? snapshot(run))
   }
 
   /** Applies the terminal outcome (once: the capture's compare-and-set gives it to one caller only). */
@@ -335,12 +353,17 @@ export class InteractionService {
     run.writes = run.writes.then(async () => {
       if (run.dropped) return
       if (final.store && final.status === 'COMPLETED' && !run.handedToClient) await this.remember(run, final)
-      if (final.store)
-        await this.store
-          .save(final)
-          .catch((err: unknown) =>
+      if (final.store) {
+        const refused = await this.store.save(final).then(
+          () => false,
+          (err: unknown) => {
+            if (isPlatformError(err, INTERACTION_ERRORS.INTERACTION_ENDED)) return true
             this.opts.logger.error({ err, interaction: final.id }, 'interaction end not persisted')
-          )
+            return false
+          }
+        )
+        if (refused) return this.yieldEnd(run)
+      }
       this.runs.forget(run)
       this.feed.publishTerminal(final)
       run.resolve?.(snapshot(run))

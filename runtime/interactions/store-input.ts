@@ -1,3 +1,5 @@
+import { PlatformError } from '../contracts/index.js'
+import { INTERACTION_ERRORS } from './errors.js'
 import {
   TERMINAL_STATUSES,
   type IdempotencyClaim,
@@ -26,6 +28,17 @@ export const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 /** What `start()` records on a run whose process died. */
 export const INTERRUPTED_MESSAGE = 'interrupted: server restarted'
+
+/** The steps that end a run: a run holds at most one, and nothing follows it. */
+export const TERMINAL_STEP_TYPES: ReadonlySet<StepType> = new Set(['completion', 'error'])
+
+/** The node a store records as owner when none is configured: one process on its own data. */
+export const LOCAL_NODE = 'local'
+
+/** The refusal of a write after the run's end (a second terminal step, a step or header after it). */
+export function endedError(id: string): PlatformError {
+  return new PlatformError(INTERACTION_ERRORS.INTERACTION_ENDED, { id })
+}
 
 const STATUSES: ReadonlySet<string> = new Set<InteractionStatus>(['CREATED', 'RUNNING', ...TERMINAL_STATUSES])
 const STEP_TYPES: ReadonlySet<string> = new Set<StepType>([

@@ -47,8 +47,9 @@ export interface InteractionStore {
   readonly kind: 'memory' | 'lmdb' | 'postgres'
   /**
    * Opens the store (Postgres: connects, creates or migrates the schema) and marks every
-   * interaction still RUNNING or CREATED as FAILED with `interrupted: server restarted`: the
-   * process that ran it is gone. Resolves to the number so marked.
+   * interaction still RUNNING or CREATED that this store's node owns (or that no node is recorded
+   * for) as FAILED with `interrupted: server restarted`: the process of this node that ran it is
+   * gone, while other nodes sharing the store still run theirs. Resolves to the number so marked.
    */
   start(): Promise<number>
   /** Closes connections; pending acknowledged writes are already durable. */
@@ -58,12 +59,18 @@ export interface InteractionStore {
    * server-backed one says false while its server is down, and its calls then fail with a 503.
    */
   available(): boolean
-  /** Inserts or replaces the header of an interaction (its steps are untouched). */
+  /**
+   * Inserts or replaces the header of an interaction (its steps are untouched); a header saved
+   * while live records this store's node as the run's owner. Replacing a header that has ended
+   * (COMPLETED, FAILED, CANCELLED) is refused with `INTERACTION_ENDED`: a run ends once.
+   */
   save(header: InteractionHeader): Promise<void>
   /**
    * Appends one step; seqs of an interaction arrive in increasing order. A second write of a seq is
    * ignored. Appends may be issued before earlier ones resolve: a reader never sees a step of an
-   * interaction without every step issued before it.
+   * interaction without every step issued before it. A run holds at most one terminal step
+   * (`completion`, `error`) and nothing after it: a step once the run has one, or once its header
+   * has ended, is refused with `INTERACTION_ENDED`, atomically with whichever write ended it.
    */
   appendStep(id: string, step: InteractionStep): Promise<void>
   /** The whole record with its steps in seq order; undefined when unknown. */

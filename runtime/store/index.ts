@@ -10,3 +10,4 @@ export {
   type LogPage,
   type LogPart
 } from './split-log.js'
+export { nodeIdentity } from './node-identity.js'

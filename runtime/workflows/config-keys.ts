@@ -8,6 +8,7 @@ export const WORKFLOWS_CONFIG_KEYS = {
   'platform.admin.workflows.store': {
     schema: { enum: ['memory', 'lmdb'] },
     default: 'lmdb',
+    sharedState: true,
     description: 'WorkflowStore: `lmdb` keeps workflow manifests across restarts, `memory` for the life of the process'
   }
 } as const satisfies KeyDefs

@@ -33,6 +33,7 @@ t.test('overview: version from package.json, the active runtime, counts from liv
   t.same(Object.keys(r.body), [
     'status',
     'version',
+    'node',
     'connections',
     'broadcasters',
     'handlers',
@@ -47,6 +48,7 @@ t.test('overview: version from package.json, the active runtime, counts from liv
   t.match(r.body, {
     status: 'UP',
     version: pkg.version,
+    node: tp.platform.node.id,
     agentCount: 1,
     activeSessions: 0,
     coordinatorCount: 0,

@@ -107,13 +107,14 @@ t.test('serve --port 0 prints its URL, serves, and SIGTERM exits 0 quickly', asy
 t.test(
   'stdout is JSON log records only: the listening line is a record there and a plain line on stderr',
   async (t) => {
+    const dataDir = data()
     const { proc, url, stdout, output } = await serve([
       '--port',
       '0',
       '--host',
       '127.0.0.1',
       '--data',
-      data(),
+      dataDir,
       '--log-level',
       'info',
       // without the first-run token (test/admin/first-run-browser.test.ts), the banner says there is no token
@@ -125,6 +126,9 @@ t.test(
     for (let i = 0; i < 100 && !/interactions writes/.test(output()); i++) await new Promise((r) => setTimeout(r, 50))
     const banner = output()
     t.match(banner, `  dashboard  ${url}/platform/admin/`)
+    const node = /node {7}(node-[0-9a-f]{12})\n/.exec(banner)?.[1]
+    t.ok(node, 'the node id, generated on the first start')
+    t.equal(readFileSync(join(dataDir, 'node-id'), 'utf8').trim(), node, 'and kept in the data directory')
     t.match(banner, /off {8}no API token: node bin\/platform\.js token create --principal you --role admin/)
     t.match(banner, 'admin writes (kill switch, workflows, evals): platform.admin.http-write-enabled: true')
     const tryLine = /try {8}curl -N -X POST (\S+) -d '([^']+)'/.exec(banner)

@@ -12,6 +12,8 @@ export interface StreamReply {
   stream: string[]
   then?: 'end' | 'hang' | 'drop'
   intervalMs?: number
+  /** Before writing entry `index`, waits for `until`: a run held in flight while the test acts. */
+  pauseAt?: { index: number; until: Promise<void> }
 }
 
 /**
@@ -78,7 +80,9 @@ export class OpenAiServer {
       res.on('close', () => {
         if (!res.writableEnded) this.abandoned++
       })
-      for (const part of reply.stream) {
+      for (const [i, part] of reply.stream.entries()) {
+        if (reply.pauseAt?.index === i) await reply.pauseAt.until
+        if (res.destroyed) return
         res.write(part)
         await new Promise((resolve) =>
           reply.intervalMs !== undefined ? setTimeout(resolve, reply.intervalMs) : setImmediate(resolve)

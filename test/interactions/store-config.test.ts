@@ -38,7 +38,7 @@ t.test('postgres without a url stops the start with an operator error naming the
   t.match(err, { code: 'PLT_ERR_CONFIG_INVALID' }, 'an operator code: the CLI prints one line and exits 78')
   t.match(
     (err as Error).message,
-    /^platform\.interactions\.postgres\.url is required when platform\.interactions\.store is 'postgres'/
+    /^platform\.postgres\.url \(or platform\.interactions\.postgres\.url\) is required when interactions are kept in PostgreSQL \(platform\.interactions\.store: postgres\)/
   )
 })
 

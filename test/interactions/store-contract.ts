@@ -4,6 +4,8 @@ import { INTERRUPTED_MESSAGE } from '../../runtime/interactions/store-input.js'
 const NOT_STORED = { code: 'PLT_ERR_INTERACTION_NOT_STORED' }
 import { type IdempotencyClaim, type InteractionStore, type StepType } from '../../runtime/interactions/types.js'
 import { type InteractionHeader, type InteractionStep } from '../../runtime/interactions/index.js'
+import { INTERACTION_ERRORS } from '../../runtime/interactions/errors.js'
+import { isPlatformError } from '../../runtime/contracts/index.js'
 
 /**
  * What a store test gives the contract: `open()` returns a store over this fixture's data; the
@@ -12,7 +14,19 @@ import { type InteractionHeader, type InteractionStep } from '../../runtime/inte
  */
 export interface StoreFixture {
   open(): Promise<InteractionStore>
+  /**
+   * A store of another node (`node`) over the same data, open beside the last `open()`'s, as a
+   * second process on one database is (not started; the caller starts and stops it).
+   */
+  peer(node: string): Promise<InteractionStore>
 }
+
+/** The node every fixture's `open()` stores as. */
+export const FIXTURE_NODE = 'node-a'
+
+const isEnded = (e: unknown) => isPlatformError(e, INTERACTION_ERRORS.INTERACTION_ENDED)
+/** What a write refused after the run's end rejects with. */
+const ENDED = { code: INTERACTION_ERRORS.INTERACTION_ENDED.code, status: 409 }
 
 const WIRE_ORDER = [
   'id',
@@ -332,6 +346,121 @@ export function runStoreContract(t: Test, kind: string, make: (t: Test) => Promi
       const third = await fixture.open()
       t.equal(await third.start(), 0, 'marked once')
       await third.stop()
+    })
+
+    t.test('start marks only the runs of its own node: another live node keeps its own', async (t) => {
+      const fixture = await make(t)
+      const a = await fixture.open()
+      await a.start()
+      await a.save(header('int-mine'))
+      await a.appendStep('int-mine', step(0))
+      const b = await fixture.peer('node-b')
+      t.equal(await b.start(), 0, "a node starting beside a live one marks none of that one's runs")
+      t.equal((await b.load('int-mine'))!.status, 'RUNNING')
+      await b.save(header('int-theirs'))
+      await b.appendStep('int-theirs', step(0))
+      await a.appendStep('int-mine', step(1, 'completion', 'done'))
+      await a.save({ ...header('int-mine'), status: 'COMPLETED', finalText: 'done' })
+      t.same(
+        (await b.load('int-mine'))!.steps.map((x) => x.type),
+        ['text', 'completion'],
+        'the run went on and ended once'
+      )
+      await b.stop()
+      await a.stop()
+      const restarted = await fixture.open()
+      t.teardown(() => restarted.stop())
+      t.equal(await restarted.start(), 0, "node-a's restart leaves node-b's run alone")
+      t.equal((await restarted.load('int-theirs'))!.status, 'RUNNING')
+      const other = await fixture.peer('node-b')
+      t.equal(await other.start(), 1, "node-b's restart marks its own run")
+      await other.stop()
+      t.equal((await restarted.load('int-theirs'))!.status, 'FAILED')
+    })
+
+    t.test(
+      'a run ends once: a second terminal step, a step after it, a header over an ended one are refused',
+      async (t) => {
+        const { s } = await started(t)
+        await s.save(header('int-end'))
+        await s.appendStep('int-end', step(0))
+        await s.appendStep('int-end', step(1, 'completion', 'ok'))
+        await s.appendStep('int-end', step(1, 'completion', 'ok'))
+        t.pass('a retry of the terminal step itself is ignored like any repeated seq')
+        await t.rejects(s.appendStep('int-end', step(2, 'error', 'late')), ENDED, 'a second terminal step')
+        await t.rejects(s.appendStep('int-end', step(3)), ENDED, 'a step after the terminal one')
+        await s.save({ ...header('int-end'), status: 'COMPLETED', finalText: 'ok' })
+        await t.rejects(
+          s.save({ ...header('int-end'), status: 'FAILED', errorMessage: 'interrupted' }),
+          ENDED,
+          'a second terminal header'
+        )
+        await t.rejects(s.save(header('int-end')), ENDED, 'an ended run is not made live again')
+        await t.rejects(s.appendStep('int-end', step(4)), ENDED)
+        const got = (await s.load('int-end'))!
+        t.equal(got.status, 'COMPLETED')
+        t.same(
+          got.steps.map((x) => [x.seq, x.type]),
+          [
+            [0, 'text'],
+            [1, 'completion']
+          ],
+          'one terminal step, nothing after it'
+        )
+        await s.save(header('int-ended-header', { status: 'CANCELLED' }))
+        await t.rejects(s.appendStep('int-ended-header', step(0)), ENDED, 'no step once the header has ended')
+        t.equal(ENDED.code, 'PLT_ERR_INTERACTION_ENDED', 'a clear code')
+      }
+    )
+
+    t.test('two nodes racing to end one run: exactly one terminal step and one terminal header', async (t) => {
+      const fixture = await make(t)
+      const a = await fixture.open()
+      await a.start()
+      t.teardown(() => a.stop())
+      const b = await fixture.peer('node-b')
+      await b.start()
+      t.teardown(() => b.stop())
+      for (let round = 0; round < 5; round++) {
+        const id = `int-duel-${round}`
+        await a.save(header(id))
+        await a.appendStep(id, step(0))
+        const ends = await Promise.allSettled([
+          a.appendStep(id, step(1, 'completion', 'a')),
+          b.appendStep(id, step(2, 'error', 'b')),
+          a.appendStep(id, step(3, 'error', 'a again')),
+          b.appendStep(id, step(4, 'completion', 'b again'))
+        ])
+        t.equal(ends.filter((e) => e.status === 'fulfilled').length, 1, `round ${round}: one terminal step stored`)
+        for (const e of ends) if (e.status === 'rejected') t.ok(isEnded(e.reason), 'the losers are refused as ended')
+        const headers = await Promise.allSettled([
+          a.save({ ...header(id), status: 'COMPLETED' }),
+          b.save({ ...header(id), status: 'FAILED' })
+        ])
+        t.equal(headers.filter((e) => e.status === 'fulfilled').length, 1, `round ${round}: one terminal header`)
+        const got = (await a.load(id))!
+        t.equal(got.steps.filter((x) => x.type === 'completion' || x.type === 'error').length, 1)
+        t.equal(got.steps.length, 2)
+      }
+    })
+
+    t.test('an owner that died between its terminal step and header: marked, still one terminal step', async (t) => {
+      const fixture = await make(t)
+      const first = await fixture.open()
+      await first.start()
+      await first.save(header('int-half'))
+      await first.appendStep('int-half', step(0, 'completion', 'ok'))
+      await first.stop()
+      const second = await fixture.open()
+      t.teardown(() => second.stop())
+      t.equal(await second.start(), 1)
+      const got = (await second.load('int-half'))!
+      t.equal(got.status, 'FAILED')
+      t.same(
+        got.steps.map((x) => x.type),
+        ['completion'],
+        'no second terminal step'
+      )
     })
 
     t.test('saveKeyed: the first claim of a key saves; another is refused with the holder', async (t) => {

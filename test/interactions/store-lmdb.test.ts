@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { LmdbInteractionStore } from '../../runtime/interactions/index.js'
 import { Store } from '../../runtime/store/index.js'
-import { header, runStoreContract, step } from './store-contract.js'
+import { FIXTURE_NODE, header, runStoreContract, step } from './store-contract.js'
 
 function tempDir(t: Test, name: string): string {
   const dir = mkdtempSync(join(tmpdir(), `platform-${name}-`))
@@ -22,7 +22,11 @@ runStoreContract(t, 'lmdb', async (t) => {
     async open() {
       await env?.close()
       env = new Store(dir)
-      return new LmdbInteractionStore(env)
+      return new LmdbInteractionStore(env, { node: FIXTURE_NODE })
+    },
+    // a second store object on the open environment stands for a second process on the directory
+    async peer(node) {
+      return new LmdbInteractionStore(env!, { node })
     }
   }
 })

@@ -3,7 +3,7 @@ import { killWriterAfter, lastAcked } from '../helpers/kill-writer.js'
 import { PostgresInteractionStore } from '../../runtime/interactions/index.js'
 import { MIGRATIONS } from '../../runtime/interactions/postgres-schema.js'
 import { testPostgres } from '../helpers/postgres.js'
-import { header, runStoreContract, step } from './store-contract.js'
+import { FIXTURE_NODE, header, runStoreContract, step } from './store-contract.js'
 import { Client } from 'pg'
 
 const pg = await testPostgres(t)
@@ -17,22 +17,25 @@ if (pg !== undefined) {
     return {
       async open() {
         await last?.stop()
-        return (last = new PostgresInteractionStore({ url, poolSize: 4 }))
+        return (last = new PostgresInteractionStore({ url, node: FIXTURE_NODE, poolSize: 4 }))
+      },
+      async peer(node) {
+        return new PostgresInteractionStore({ url, node, poolSize: 4 })
       }
     }
   })
 
   t.test('postgres: the schema is created once, versioned, and a newer one is refused', async (t) => {
     const url = await pg.database(t)
-    const first = new PostgresInteractionStore({ url, poolSize: 2 })
+    const first = new PostgresInteractionStore({ url, node: FIXTURE_NODE, poolSize: 2 })
     await first.start()
     await first.save(header('int-v'))
     await first.appendStep('int-v', step(0))
     await first.stop()
     // two processes starting at once: the advisory lock serialises the migration
     const [a, b] = [
-      new PostgresInteractionStore({ url, poolSize: 2 }),
-      new PostgresInteractionStore({ url, poolSize: 2 })
+      new PostgresInteractionStore({ url, node: FIXTURE_NODE, poolSize: 2 }),
+      new PostgresInteractionStore({ url, node: FIXTURE_NODE, poolSize: 2 })
     ]
     await Promise.all([a.start(), b.start()])
     t.equal((await a.load('int-v'))?.steps.length, 2, 'data kept; the restart added its terminal step once')
@@ -42,7 +45,7 @@ if (pg !== undefined) {
     await c.connect()
     t.teardown(() => c.end())
     const versions = await c.query('SELECT version FROM platform_interactions_schema ORDER BY version')
-    t.same(versions.rows, [{ version: 1 }, { version: 2 }])
+    t.same(versions.rows, [{ version: 1 }, { version: 2 }, { version: 3 }])
     const tables = await c.query(
       "SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'platform_interaction%' ORDER BY 1"
     )
@@ -56,7 +59,7 @@ if (pg !== undefined) {
       ]
     )
     await c.query('INSERT INTO platform_interactions_schema (version) VALUES (99)')
-    const newer = new PostgresInteractionStore({ url, poolSize: 2 })
+    const newer = new PostgresInteractionStore({ url, node: FIXTURE_NODE, poolSize: 2 })
     await t.rejects(newer.start(), /schema is at version 99, newer than this platform knows/)
     await t.rejects(newer.load('int-v'), /not started/, 'a store that failed to start stays closed')
   })
@@ -77,7 +80,7 @@ if (pg !== undefined) {
       'INSERT INTO platform_interactions (id, user_id, conversation_id, status, created_at, header) VALUES ($1, $2, $3, $4, $5, $6)',
       [h.id, h.userId, h.conversationId, h.status, h.createdAt, JSON.stringify(h)]
     )
-    const s = new PostgresInteractionStore({ url, poolSize: 2 })
+    const s = new PostgresInteractionStore({ url, node: FIXTURE_NODE, poolSize: 2 })
     t.equal(await s.start(), 0)
     t.teardown(() => s.stop())
     t.same(await s.load('int-v1'), { ...h, steps: [] }, 'the old record is kept')
@@ -85,13 +88,17 @@ if (pg !== undefined) {
     t.equal(await s.saveKeyed(header('int-v2'), { key: 'k', fingerprint: 'fp', expiresAt: now + 1000 }, now), undefined)
     t.equal((await s.findKey('alice', 'k', now))?.interactionId, 'int-v2')
     const versions = await c.query('SELECT version FROM platform_interactions_schema ORDER BY version')
-    t.same(versions.rows, [{ version: 1 }, { version: 2 }], 'version 2 applied once, on top of 1')
+    t.same(
+      versions.rows,
+      [{ version: 1 }, { version: 2 }, { version: 3 }],
+      'versions 2 and 3 applied once, on top of 1'
+    )
   })
 
   // the same SIGKILL check as LMDB's: a child appends and prints each acknowledged seq
   const child = `
 const { PostgresInteractionStore } = await import(${JSON.stringify(new URL('../../dist/runtime/interactions/index.js', import.meta.url).href)})
-const s = new PostgresInteractionStore({ url: process.argv[1], poolSize: 4 })
+const s = new PostgresInteractionStore({ url: process.argv[1], node: 'node-a', poolSize: 4 })
 await s.start()
 const at = new Date().toISOString()
 await s.save({ id: 'int-kill', parentId: null, conversationId: 'c', agentId: null, userId: 'u', model: null,
@@ -108,7 +115,7 @@ for (let seq = 0; ; seq++) {
     const url = await pg.database(t)
     const acked = lastAcked(await killWriterAfter(child, url, 60 + 1))
     t.ok(acked >= 60, `${acked + 1} steps acknowledged before the kill`)
-    const s = new PostgresInteractionStore({ url, poolSize: 2 })
+    const s = new PostgresInteractionStore({ url, node: FIXTURE_NODE, poolSize: 2 })
     t.equal(await s.start(), 1, 'the killed run is marked')
     t.teardown(() => s.stop())
     const run = (await s.load('int-kill'))!
@@ -124,7 +131,11 @@ for (let seq = 0; ; seq++) {
   })
 
   t.test('postgres: an unreachable server fails start() with the reason', async (t) => {
-    const s = new PostgresInteractionStore({ url: 'postgres://nobody@127.0.0.1:1/none', poolSize: 1 })
+    const s = new PostgresInteractionStore({
+      url: 'postgres://nobody@127.0.0.1:1/none',
+      node: FIXTURE_NODE,
+      poolSize: 1
+    })
     await t.rejects(s.start(), /ECONNREFUSED/)
   })
 }

@@ -1,0 +1,36 @@
+import { CONFIG_ERRORS } from '../config/index.js'
+import { BACKPLANE, PlatformError } from '../contracts/index.js'
+import type { Area, Platform } from '../platform.js'
+import { CLUSTER_CONFIG_KEYS } from './config-keys.js'
+
+/**
+ * The cluster area: in cluster mode (`platform.cluster.enabled`) it adds the Redis backplane every
+ * area reads through `platform.backplane()`, and reports Redis in `/readyz` (degraded when out of
+ * reach: the node keeps serving its own clients). Off, it does nothing and no Redis client loads.
+ */
+export const clusterArea: Area = {
+  name: 'cluster',
+  dependsOn: [],
+  configKeys: CLUSTER_CONFIG_KEYS,
+  async install(platform: Platform): Promise<void> {
+    if (!platform.config.get('platform.cluster.enabled')) return
+    const url = platform.config.get('platform.cluster.redis-url')
+    if (url === undefined)
+      throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, {
+        detail:
+          'platform.cluster.redis-url is required when platform.cluster.enabled is true, e.g. redis://127.0.0.1:6379'
+      })
+    // loaded here only: a single node never loads a Redis client
+    const { RedisBackplane } = await import('./redis-backplane.js')
+    const backplane = new RedisBackplane({
+      url,
+      node: platform.node.id,
+      logger: platform.logger.child({ area: 'cluster' })
+    })
+    backplane.start()
+    platform.extend(BACKPLANE, backplane)
+    platform.addReadiness('backplane', () => backplane.available(), 'degraded')
+    platform.onClose(() => backplane.close())
+    platform.logger.info({ node: platform.node.id }, 'cluster mode: this node joins through Redis')
+  }
+}
