@@ -7,8 +7,21 @@
 /** CREATED, then RUNNING; exactly one of the last three ends it. */
 export type InteractionStatus = 'CREATED' | 'RUNNING' | 'COMPLETED' | 'FAILED' | 'CANCELLED'
 
+/**
+ * `input` (seq 0, only on a turn started through the OpenAI-compatible API) keeps the input items
+ * the client sent, in `data.items`: what `GET /v1/responses/{id}/input_items` lists.
+ */
 export type StepType =
-  'text' | 'tool-call' | 'tool-result' | 'tool-error' | 'agent-step' | 'approval' | 'usage' | 'completion' | 'error'
+  | 'input'
+  | 'text'
+  | 'tool-call'
+  | 'tool-result'
+  | 'tool-error'
+  | 'agent-step'
+  | 'approval'
+  | 'usage'
+  | 'completion'
+  | 'error'
 
 /** Token counts of one request; `total` is input + output unless the runtime reports otherwise. */
 export interface TokenUsage {

@@ -50,15 +50,27 @@ export class DemoRuntime implements AiRuntime {
       request.systemPrompt !== undefined && request.systemPrompt !== ''
         ? ` My instructions: ${request.systemPrompt}`
         : ''
-    yield* this.words(`You said: "${message}".${guide}`, input, model, signal)
+    yield* this.words(`You said: "${message}".${guide}`, input, model, signal, request.maxOutputTokens)
   }
 
-  private async *words(text: string, input: number, model: string, signal?: AiCancelSignal): AsyncGenerator<AiEvent> {
+  private async *words(
+    text: string,
+    input: number,
+    model: string,
+    signal?: AiCancelSignal,
+    max = Infinity
+  ): AsyncGenerator<AiEvent> {
     // each word with the whitespace after it, cut as it is sent: a turn in flight holds its text
     // once, not an array of every word it has still to send
     const space = /\s/g
     let at = 0
+    let sent = 0
     do {
+      if (sent >= max) {
+        yield { type: 'usage', usage: usage(input, sent, model) }
+        yield { type: 'done', finishReason: 'length' }
+        return
+      }
       space.lastIndex = at
       const end = space.exec(text) === null ? text.length : space.lastIndex
       // yield to the event loop between words so a cancellation can land mid-stream
@@ -69,6 +81,7 @@ export class DemoRuntime implements AiRuntime {
         return
       }
       yield { type: 'text', delta: text.slice(at, end) }
+      if (text.slice(at, end).trim() !== '') sent++
       at = end
     } while (at < text.length)
     yield { type: 'usage', usage: usage(input, countTokens(text), model) }

@@ -1,7 +1,16 @@
 /** The AI area: the runtime contract, its runtimes, and (later) agent turns. */
 export { AI, AI_AGENT_PROTOCOLS, AI_AGENT_RUNS } from './key.js'
 export type { AiService } from './ai-service.js'
-export type { AiCancelSignal, AiRuntime, AiRuntimeRequest, AiEvent, AiMessage, TokenUsage } from './runtime.js'
+export type {
+  AiCancelSignal,
+  AiRuntime,
+  AiRuntimeRequest,
+  AiEvent,
+  AiMessage,
+  AiToolCall,
+  AiToolSpec,
+  TokenUsage
+} from './runtime.js'
 export { DemoRuntime } from './demo-runtime.js'
 export { MAX_CONVERSATION_ID_LENGTH } from './memory.js'
 export { FEEDBACK_LINE_CHARS } from './feedback.js'

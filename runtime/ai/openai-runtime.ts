@@ -42,7 +42,14 @@ class Failure extends Error {
 export class OpenAiRuntime implements AiRuntime {
   readonly name = 'openai'
   readonly priority = 10
-  readonly capabilities = ['streaming', 'tool-calling', 'cancellation', 'usage', 'system-prompt'] as const
+  readonly capabilities = [
+    'streaming',
+    'tool-calling',
+    'cancellation',
+    'usage',
+    'system-prompt',
+    'image-input'
+  ] as const
   readonly models: string[]
   private inFlight = 0
 
@@ -242,8 +249,16 @@ function body(r: AiRuntimeRequest, model: string): Record<string, unknown> {
   const messages: unknown[] = []
   if (r.systemPrompt !== undefined && r.systemPrompt !== '') messages.push({ role: 'system', content: r.systemPrompt })
   for (const m of r.history ?? []) messages.push(wire(m))
-  if (r.message !== undefined) messages.push({ role: 'user', content: r.message })
+  if (r.message !== undefined)
+    messages.push({
+      role: 'user',
+      content:
+        (r.images ?? []).length === 0
+          ? r.message
+          : [{ type: 'text', text: r.message }, ...r.images!.map((url) => ({ type: 'image_url', image_url: { url } }))]
+    })
   const out: Record<string, unknown> = { model, messages, stream: true, stream_options: { include_usage: true } }
+  if (r.maxOutputTokens !== undefined) out.max_tokens = r.maxOutputTokens
   if ((r.tools ?? []).length > 0) {
     out.tools = r.tools!.map((t) => ({
       type: 'function',

@@ -34,6 +34,10 @@ export interface AiRuntimeRequest {
   tools?: AiToolSpec[]
   /** Model to use; the runtime's default when absent. */
   model?: string
+  /** Images (URLs or data URLs) the new user message carries; only a runtime with `image-input` is given any. */
+  images?: string[]
+  /** The most tokens the model may answer with; it stops with finish reason `length` there. */
+  maxOutputTokens?: number
 }
 
 // Token counts of one request: on the wire in interaction records, so declared once with the client.
@@ -48,7 +52,7 @@ export type AiEvent =
 
 export type AiErrorCode = 'timeout' | 'http' | 'protocol' | 'network' | 'cancelled' | 'capacity' | 'runtime'
 
-export type AiCapability = 'streaming' | 'tool-calling' | 'cancellation' | 'usage' | 'system-prompt'
+export type AiCapability = 'streaming' | 'tool-calling' | 'cancellation' | 'usage' | 'system-prompt' | 'image-input'
 
 /**
  * What cancels a request: an AbortSignal or the platform's Cancellation (both fit this shape), so

@@ -17,6 +17,32 @@ export interface LoopInput {
   clientTools: AiToolSpec[]
   /** Tool calls and results after the user message, still to be answered (see TurnRequest.continuation). */
   continuation: AiMessage[]
+  /** See TurnRequest.images and TurnRequest.maxOutputTokens. */
+  images: string[]
+  maxOutputTokens: number | undefined
+  /** Set by the loop when a model answer stopped at `maxOutputTokens`. */
+  truncated: boolean
+}
+
+/**
+ * The tool-call gate on a call to one of the client's tools: the platform does not run it, but
+ * policies still decide whether the model may hand it to the client. The denial's text when refused.
+ */
+export async function gateClientTool(
+  platform: Platform,
+  input: LoopInput,
+  call: AiToolCall
+): Promise<string | undefined> {
+  const r = input.request
+  const verdict = await gateOf(platform.extensions(TOOL_CALL_GATE))({
+    toolName: call.name,
+    args: call.arguments,
+    ...(r.agentId !== null ? { agentId: r.agentId } : {}),
+    principal: r.userId,
+    ...(r.sessionId !== null ? { sessionId: r.sessionId } : {}),
+    client: true
+  })
+  return verdict.admitted ? undefined : `tool call denied by policy ${verdict.policy}: ${verdict.reason}`
 }
 
 /** One tool call of a turn: the tool-call gate, argument validation, then the tool's own sandbox. */

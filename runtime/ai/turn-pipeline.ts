@@ -13,7 +13,7 @@ import type { RegisteredAgent } from '../plugins/index.js'
 import type { AiCancelSignal, AiMessage, AiRuntime, AiToolCall, AiToolSpec } from './runtime.js'
 import { ownRun, pickRuntime } from './agent-run.js'
 import type { TurnDeps, TurnErrorCode, TurnEvent, TurnRequest } from './turn-types.js'
-import { runTool, type LoopInput } from './tool-run.js'
+import { gateClientTool, runTool, type LoopInput } from './tool-run.js'
 import { TextBuffer } from './text-buffer.js'
 
 export type { TurnDeps, TurnErrorCode, TurnEvent, TurnRequest } from './turn-types.js'
@@ -35,7 +35,7 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
     yield fail('bad-request', "a turn needs 'message' (a string)")
     return
   }
-  for (const k of ['history', 'clientTools', 'continuation', 'roles'] as const)
+  for (const k of ['history', 'clientTools', 'continuation', 'roles', 'images'] as const)
     if (req[k] !== undefined && !Array.isArray(req[k])) {
       yield fail('bad-request', `'${k}' must be an array`)
       return
@@ -110,7 +110,14 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
       agent,
       history: req.history ?? [],
       clientTools: req.clientTools ?? [],
-      continuation: req.continuation ?? []
+      continuation: req.continuation ?? [],
+      images: req.images ?? [],
+      maxOutputTokens: req.maxOutputTokens,
+      truncated: false
+    }
+    if (agent?.run !== undefined && input.images.length > 0) {
+      yield fail('bad-request', `agent '${agent.name}' runs its own turn, which takes no images`)
+      return
     }
     const events = agent?.run !== undefined ? ownRun(deps, agent, input, signal) : viaRuntime(deps, input, signal)
     for await (const e of events) {
@@ -129,7 +136,13 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
     }
     const lines = carriedLines(input.systemPrompt, guidance)
     if (lines.length > 0) yield { type: 'feedback', injected: lines.length, lines }
-    yield { type: 'complete', text: full, preferences, userMessage: request.message }
+    yield {
+      type: 'complete',
+      text: full,
+      preferences,
+      userMessage: request.message,
+      ...(input.truncated ? { truncated: true as const } : {})
+    }
   } finally {
     // a turn that ends early (error, cancellation, a consumer that stops reading) still closes
     // its post-response phase, so per-turn policy state such as a concurrency slot is released
@@ -162,6 +175,11 @@ async function* viaRuntime(deps: TurnDeps, input: LoopInput, signal?: AiCancelSi
     yield fail('no-runtime', 'no AI runtime is active (check platform.ai.runtime)')
     return
   }
+  // a runtime that cannot see images must not answer as if it had
+  if (input.images.length > 0 && !picked.runtime.capabilities.includes('image-input')) {
+    yield fail('bad-request', `runtime '${picked.runtime.name}' does not take image input`)
+    return
+  }
   yield* loop(deps, picked.runtime, input, picked.model, signal)
 }
 
@@ -189,6 +207,8 @@ async function* loop(
     }
   const history: AiMessage[] = [...input.history]
   let message: string | undefined = input.request.message
+  // the images go with the user message, once: a later round has it in the history as text
+  let images = input.images
   if (input.continuation.length > 0) {
     // the model already saw the message and asked for tools: it answers their results now
     history.push({ role: 'user', content: message }, ...input.continuation)
@@ -202,8 +222,10 @@ async function* loop(
         systemPrompt: input.systemPrompt,
         history,
         ...(message !== undefined ? { message } : {}),
+        ...(message !== undefined && images.length > 0 ? { images } : {}),
         ...(tools.length > 0 ? { tools } : {}),
-        ...(model !== undefined ? { model } : {})
+        ...(model !== undefined ? { model } : {}),
+        ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {})
       },
       signal
     )
@@ -227,6 +249,7 @@ async function* loop(
             yield fail('cancelled', 'the turn was cancelled')
             return
           }
+          if (e.finishReason === 'length') input.truncated = true
           break
       }
     }
@@ -244,9 +267,22 @@ async function* loop(
     }
     if (message !== undefined) history.push({ role: 'user', content: message })
     message = undefined
+    images = []
     history.push({ role: 'assistant', content: said.text(), toolCalls: calls })
+    const forClient: AiToolCall[] = []
     for (const call of calls) {
-      if (clientTools.has(call.name)) continue
+      if (clientTools.has(call.name)) {
+        const denied = await gateClientTool(platform, input, call)
+        if (denied === undefined) {
+          forClient.push(call)
+          continue
+        }
+        // refused: the model reads the denial as the call's result, as it would a server tool's
+        yield { type: 'tool-start', call }
+        yield { type: 'tool-error', id: call.id, name: call.name, message: denied }
+        history.push({ role: 'tool', toolCallId: call.id, name: call.name, content: `error: ${denied}` })
+        continue
+      }
       yield { type: 'tool-start', call }
       const out = await runTool(platform, offered, input, call, signal)
       if (out.ok) yield { type: 'tool-result', id: call.id, name: call.name, content: out.text }
@@ -260,9 +296,8 @@ async function* loop(
       })
     }
     // the client runs its tools: the turn ends with their calls, their results come in the next one
-    const forClient = calls.filter((c) => clientTools.has(c.name))
     if (forClient.length > 0) {
-      for (const call of forClient) yield { type: 'tool-start', call }
+      for (const call of forClient) yield { type: 'tool-start', call, client: true }
       return
     }
   }

@@ -38,6 +38,10 @@ export interface TurnRequest {
    * and their results (a client tool's included). The turn goes on from there, with no new user message.
    */
   continuation?: AiMessage[]
+  /** Images the message carries (URLs or data URLs): the caller checks the runtime has `image-input`. */
+  images?: string[]
+  /** Bounds each model answer of the turn; a turn stopped there completes marked `truncated`. */
+  maxOutputTokens?: number
 }
 
 export type TurnErrorCode =
@@ -45,7 +49,8 @@ export type TurnErrorCode =
 
 export type TurnEvent =
   | { type: 'text'; delta: string }
-  | { type: 'tool-start'; call: AiToolCall }
+  /** `client`: a call to one of the client's tools, admitted by the tool gate; the turn ends with it. */
+  | { type: 'tool-start'; call: AiToolCall; client?: true }
   | { type: 'tool-result'; id: string; name: string; content: string }
   | { type: 'tool-error'; id: string; name: string; message: string }
   | { type: 'usage'; usage: TokenUsage }
@@ -59,6 +64,8 @@ export type TurnEvent =
       preferences: { policy: string; preferred: string; reason: string }[]
       /** The user message as admitted (after any transform): what conversation memory may keep. */
       userMessage: string
+      /** Present when the model stopped at the turn's `maxOutputTokens`. */
+      truncated?: true
     }
   | { type: 'error'; code: TurnErrorCode; message: string; policy?: string }
 

@@ -8,6 +8,8 @@ export interface ToolCallRequest {
   agentId?: string
   principal?: string | null
   sessionId?: string
+  /** A tool the client declared and runs itself: admitted, its call goes back to the client. */
+  client?: true
 }
 export type ToolCallVerdict = { admitted: true } | { admitted: false; policy: string; reason: string }
 /** The hook every MCP `tools/call` passes (long-running ones included); admits until governance installs one. */

@@ -30,7 +30,8 @@ export function toolCallRequest(req: ToolCallRequest): AiRequest {
       tool_name: req.toolName,
       action: 'call_tool',
       tool_args: req.args ?? {},
-      tool_args_preview: toolArgsPreview(req.args ?? {})
+      tool_args_preview: toolArgsPreview(req.args ?? {}),
+      ...(req.client === true ? { tool_client: true } : {})
     }
   })
 }

@@ -22,7 +22,7 @@ export interface CaptureOptions {
 }
 
 // steps that are always kept however long the run: at most one terminal, and usage per model round
-const ALWAYS_KEPT: ReadonlySet<StepType> = new Set(['usage', 'completion', 'error'])
+const ALWAYS_KEPT: ReadonlySet<StepType> = new Set(['input', 'usage', 'completion', 'error'])
 
 /**
  * Turns the events of one governed turn into interaction steps: text deltas coalesced into one
@@ -65,7 +65,11 @@ export class StepCapture {
         else this.timer ??= setTimeout(() => this.flush(), this.opts.coalesceMs)
         return undefined
       case 'tool-start':
-        this.step('tool-call', null, e.call.name, { id: e.call.id, arguments: e.call.arguments })
+        this.step('tool-call', null, e.call.name, {
+          id: e.call.id,
+          arguments: e.call.arguments,
+          ...(e.client === true ? { client: true } : {})
+        })
         return undefined
       case 'tool-result':
         this.step('tool-result', null, e.name, { id: e.id, result: e.content })
@@ -85,19 +89,26 @@ export class StepCapture {
         // governance guidance the prompt carried: observability for the policy plane, not a step of the turn
         return undefined
       case 'complete':
-        return this.complete(e.text)
+        return this.complete(e.text, e.truncated === true)
       case 'error':
         return this.fail(e.message, e.code, e.code === 'cancelled' ? 'CANCELLED' : 'FAILED', e.policy)
     }
   }
 
   /** Records the `completion` step: COMPLETED with `text` as the final text (null when empty). */
-  complete(text: string): Outcome | undefined {
+  complete(text: string, truncated = false): Outcome | undefined {
     if (this.ended !== undefined) return undefined
     const data: Record<string, unknown> = this.dropped > 0 ? { droppedSteps: this.dropped } : {}
+    // the model stopped at the turn's output bound: the answer is whole as far as it goes
+    if (truncated) data.truncated = true
     return this.end({ status: 'COMPLETED', finalText: text === '' ? null : text, errorMessage: null }, () =>
       this.step('completion', text, null, data)
     )
+  }
+
+  /** Records the `input` step: the client's input, before anything of the turn. */
+  input(data: Record<string, unknown>): void {
+    if (this.ended === undefined && this.seq === 0) this.push('input', null, null, data, null)
   }
 
   /** Records the `error` step: FAILED (or CANCELLED) with `message`; undefined when already ended. */

@@ -19,7 +19,7 @@ const BASE = '/api/interactions'
 export const LIST_DEFAULT_LIMIT = 50
 // keys the platform sets: the tool-call gate's would make a turn pass for a tool call (scope admits
 // those), and `roles` comes from the caller's credentials (an authorization policy reads it)
-export const RESERVED_METADATA = ['action', 'tool_name', 'tool_args', 'tool_args_preview', 'roles']
+export const RESERVED_METADATA = ['action', 'tool_name', 'tool_args', 'tool_args_preview', 'tool_client', 'roles']
 const BODY_KEYS = [
   'message',
   'previousInteractionId',

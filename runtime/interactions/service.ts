@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { CreateInteraction } from 'agent-platform/client'
-import type { AiMessage, AiService } from '../ai/index.js'
+import type { AiMessage, AiService, TurnRequest } from '../ai/index.js'
 import { PlatformError } from '../contracts/index.js'
 import type { Logger } from '../observability/index.js'
 import { Cancellation, type RegisteredAgent } from '../plugins/index.js'
@@ -34,6 +34,13 @@ export interface InteractionRequest extends CreateInteraction {
    * the model reads them after the conversation's own history, and they are not remembered.
    */
   history?: AiMessage[]
+  /**
+   * The client's input as the OpenAI-compatible API keeps it: the data of the `input` step,
+   * recorded first, so the record can list the input back and a later turn can continue it.
+   */
+  input?: Record<string, unknown>
+  /** Passed to the turn as they are (see TurnRequest). */
+  turn?: Pick<TurnRequest, 'images' | 'maxOutputTokens' | 'clientTools' | 'continuation'>
 }
 
 export interface InteractionServiceOptions {
@@ -77,6 +84,11 @@ interface Run {
   message: string
   /** Counted against its owner's runs in flight until its outcome is decided. */
   counted: boolean
+  /**
+   * The turn ended handing tool calls to the client: the conversation keeps nothing of it yet,
+   * the turn that answers them carries the exchange and is remembered in its place.
+   */
+  handedToClient: boolean
 }
 
 /**
@@ -175,6 +187,7 @@ export class InteractionService {
       // cancellation cannot be stopped: both run to completion
       cancellable: agent?.run === undefined && runtime?.capabilities.includes('cancellation') === true
     })
+    if (req.input !== undefined) run.capture.input(req.input)
     void this.drive(run, req)
     if (req.background) return snapshot(run)
     const timer = setTimeout(() => {
@@ -273,7 +286,8 @@ export class InteractionService {
       resolve,
       dropped: false,
       message,
-      counted: true
+      counted: true,
+      handedToClient: false
     }
     this.runs.set(header.id, run)
     this.owners.set(header.userId, this.inFlightOf(header.userId) + 1)
@@ -297,12 +311,14 @@ export class InteractionService {
           ...(req.systemPrompt !== undefined ? { systemPrompt: req.systemPrompt } : {}),
           ...(req.model !== undefined ? { model: req.model } : {}),
           ...(req.roles !== undefined ? { roles: req.roles } : {}),
-          ...(req.metadata !== undefined ? { clientMetadata: req.metadata } : {})
+          ...(req.metadata !== undefined ? { clientMetadata: req.metadata } : {}),
+          ...req.turn
         },
         run.controller
       )
       for await (const e of turn) {
         if (run.capture.outcome !== undefined) break
+        if (e.type === 'tool-start' && e.client === true) run.handedToClient = true
         this.end(run, run.capture.event(e))
       }
     } catch (err) {
@@ -349,7 +365,7 @@ export class InteractionService {
     const final: InteractionHeader = { ...h }
     run.writes = run.writes.then(async () => {
       if (run.dropped) return
-      if (final.store && final.status === 'COMPLETED') await this.remember(run, final)
+      if (final.store && final.status === 'COMPLETED' && !run.handedToClient) await this.remember(run, final)
       if (final.store)
         await this.store
           .save(final)

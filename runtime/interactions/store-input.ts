@@ -45,6 +45,7 @@ export class InvalidCursorError extends TypeError {
 
 const STATUSES: ReadonlySet<string> = new Set<InteractionStatus>(['CREATED', 'RUNNING', ...TERMINAL_STATUSES])
 const STEP_TYPES: ReadonlySet<string> = new Set<StepType>([
+  'input',
   'text',
   'tool-call',
   'tool-result',

@@ -4,13 +4,38 @@ import {
   type InteractionRequest,
   type InteractionService
 } from '../interactions/index.js'
+import type { IdempotencyClaim } from '../interactions/index.js'
+import type { AiMessage, AiService, AiToolCall } from '../ai/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import { PlatformError } from '../contracts/index.js'
 import { OPENAI_API_ERRORS } from './errors.js'
-import type { ResponseRequest } from './response-request.js'
+import { invalid, unsupported, type StoredItem } from './response-input.js'
+import { clientCalls, inputOf } from './response-object.js'
+
+/** What a create asks of the turn, whichever API's request it came from. */
+export interface TurnAsk {
+  model: string
+  message: string | undefined
+  history: AiMessage[]
+  continuation: AiMessage[]
+  images: string[]
+  items: StoredItem[]
+  systemPrompt: string | undefined
+  metadata: Record<string, string>
+  store: boolean
+  background: boolean
+  stream: boolean
+  previousResponseId: string | undefined
+  maxOutputTokens: number | undefined
+  tools: { name: string; description?: string; inputSchema?: Record<string, unknown> }[]
+}
+
+/** A create checked: its message known. */
+export type Checked = TurnAsk & { message: string }
 
 export interface OpenAiApiOptions {
   interactions: InteractionService
+  ai: AiService
   agents: () => RegisteredAgent[]
 }
 
@@ -53,16 +78,25 @@ export class OpenAiApi {
 
   /**
    * Starts the interaction of a create. A streamed one runs in the background (the stream follows
-   * it), so the answer comes back as soon as it is recorded.
+   * it), so the answer comes back as soon as it is recorded. Input that only answers function
+   * calls continues the previous response's turn: its message, then the calls and their outputs.
    */
-  create(owner: string, roles: readonly string[], req: ResponseRequest): Promise<Interaction> {
-    this.agent(req.model)
+  async create(owner: string, roles: readonly string[], req: Checked, claim?: IdempotencyClaim): Promise<Interaction> {
+    const { message, continuation } = req
     const ireq: InteractionRequest = {
-      message: req.message,
+      message,
       agentId: req.model,
       background: req.background || req.stream,
       store: req.store,
       roles,
+      input: { items: req.items, message, continuation },
+      turn: {
+        ...(continuation.length > 0 ? { continuation } : {}),
+        ...(req.images.length > 0 ? { images: req.images } : {}),
+        ...(req.maxOutputTokens !== undefined ? { maxOutputTokens: req.maxOutputTokens } : {}),
+        ...(req.tools.length > 0 ? { clientTools: req.tools } : {})
+      },
+      ...(claim !== undefined ? { idempotency: claim } : {}),
       ...(req.history.length > 0 ? { history: req.history } : {}),
       ...(req.systemPrompt !== undefined ? { systemPrompt: req.systemPrompt } : {}),
       ...(Object.keys(req.metadata).length > 0 ? { metadata: req.metadata } : {}),
@@ -79,6 +113,34 @@ export class OpenAiApi {
     })
   }
 
+  /**
+   * Everything a create can refuse before it takes quota or starts anything: the model, the
+   * images, and input that only answers the previous response's function calls (its turn's
+   * message, then the calls and their outputs).
+   */
+  async check(owner: string, req: TurnAsk): Promise<Checked> {
+    const agent = this.agent(req.model)
+    if (req.images.length > 0) this.checkImages(agent)
+    if (req.message !== undefined) return { ...req, message: req.message }
+    const previous = await this.get(owner, req.previousResponseId ?? '').catch(() => {
+      throw new PlatformError(OPENAI_API_ERRORS.OPENAI_RESPONSE_NOT_FOUND, {
+        id: req.previousResponseId,
+        param: 'previous_response_id'
+      })
+    })
+    return { ...req, ...answering(previous, req.continuation) }
+  }
+
+  /** Images reach only a runtime that takes them: a 400 before anything runs otherwise. */
+  private checkImages(agent: RegisteredAgent): void {
+    if (agent.run !== undefined)
+      throw unsupported('input', `the agent '${agent.name}' runs its own turn, which takes no images`)
+    const runtime =
+      (agent.model !== undefined ? this.opts.ai.runtime(agent.model) : undefined) ?? this.opts.ai.activeRuntime()
+    if (runtime === undefined || !runtime.capabilities.includes('image-input'))
+      throw unsupported('input', `the runtime of '${agent.name}' (${runtime?.name ?? 'none'}) takes no images`)
+  }
+
   /** The owner's response; 404 when unknown or someone else's. */
   async get(owner: string, id: string): Promise<Interaction> {
     const found = ID.test(id) ? await this.interactions.get(owner, id) : undefined
@@ -89,3 +151,41 @@ export class OpenAiApi {
 
 /** The interactions' id pattern: anything else is unknown here, not malformed. */
 const ID = /^[A-Za-z0-9_-]{1,128}$/
+
+/**
+ * The turn that answers `previous`'s function calls: its message, the exchange it carried, the
+ * calls it handed to the client, then `outputs`; every call answered once, nothing else.
+ */
+function answering(previous: Interaction, outputs: AiMessage[]): { message: string; continuation: AiMessage[] } {
+  const calls = clientCalls(previous)
+  const before = inputOf(previous)
+  if (calls.length === 0 || before === undefined || previous.status !== 'COMPLETED')
+    throw invalid('input', `the response '${previous.id}' did not end with function calls to answer`)
+  const answered = new Set<string>()
+  const tools: AiMessage[] = []
+  for (const m of outputs) {
+    // function_call items the client echoes back are the calls already known
+    if (
+      m.role === 'assistant' &&
+      m.content === '' &&
+      (m.toolCalls ?? []).every((c) => calls.some((k) => k.id === c.id))
+    )
+      continue
+    if (m.role !== 'tool') throw invalid('input', 'an input answering function calls holds only their outputs')
+    if (!calls.some((c) => c.id === m.toolCallId) || answered.has(m.toolCallId))
+      throw invalid('input', `no pending function call has the call_id '${m.toolCallId}'`)
+    answered.add(m.toolCallId)
+    tools.push({ ...m, name: calls.find((c) => c.id === m.toolCallId)!.name })
+  }
+  const missing = calls.find((c) => !answered.has(c.id))
+  if (missing !== undefined) throw invalid('input', `no function_call_output for the call '${missing.id}'`)
+  const said: AiToolCall[] = calls
+  return {
+    message: before.message,
+    continuation: [
+      ...before.continuation,
+      { role: 'assistant', content: previous.finalText ?? '', toolCalls: said },
+      ...tools
+    ]
+  }
+}

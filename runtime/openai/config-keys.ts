@@ -8,7 +8,7 @@ export const OPENAI_API_CONFIG_KEYS = {
     schema: KEY_SCHEMA.bool,
     default: true,
     description:
-      'Serve the OpenAI-compatible API under `/v1` (models, responses) on top of the interactions; off, or with interactions off, `/v1` is not served'
+      'Serve the OpenAI-compatible API under `/v1` (models, responses, chat completions) on top of the interactions; off, or with interactions off, `/v1` is not served'
   }
 } as const satisfies KeyDefs
 

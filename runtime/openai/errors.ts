@@ -29,6 +29,11 @@ export const OPENAI_API_ERRORS = defineErrors({
     message: 'Authentication required: send Authorization: Bearer <platform token>',
     hint: 'The API key of an OpenAI client is a platform token (platform.auth.tokens) or a JWT'
   },
+  OPENAI_TURN_FAILED: {
+    status: 500,
+    message: (p) => `The agent's turn failed: ${String(p.reason)}`,
+    hint: 'The interaction record (GET /api/interactions/{id}) keeps its steps'
+  },
   OPENAI_NOT_CANCELLABLE: {
     status: 400,
     message: (p) => `The response '${String(p.id)}' is not in progress: only a response in progress can be cancelled`

@@ -1,5 +1,6 @@
 import type { Area, Platform } from '../platform.js'
 import { INTERACTIONS } from '../interactions/index.js'
+import { AI } from '../ai/index.js'
 import { OpenAiApi } from './api.js'
 import { OPENAI_API_CONFIG_KEYS } from './config-keys.js'
 import { OPENAI_API_ERRORS } from './errors.js'
@@ -17,7 +18,11 @@ export const openAiArea: Area = {
   errors: OPENAI_API_ERRORS,
   install(platform: Platform): void {
     if (!platform.config.get('platform.openai-api.enabled') || !platform.hasArea(INTERACTIONS)) return
-    const api = new OpenAiApi({ interactions: platform.area(INTERACTIONS), agents: () => platform.plugins.agents() })
+    const api = new OpenAiApi({
+      interactions: platform.area(INTERACTIONS),
+      ai: platform.area(AI),
+      agents: () => platform.plugins.agents()
+    })
     installOpenAiRoutes(platform, api)
     platform.provide(OPENAI_API, api)
   }

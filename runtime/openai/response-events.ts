@@ -1,5 +1,5 @@
 import type { Interaction, InteractionStep } from '../interactions/index.js'
-import { messageId, messageItem, responseObject, type ResponseEcho } from './response-object.js'
+import { functionCallItem, messageId, messageItem, responseObject, type ResponseEcho } from './response-object.js'
 
 /** One streamed event: `type` and `sequence_number` first, as the Responses API sends them. */
 export type ResponseEvent = { type: string; sequence_number: number } & Record<string, unknown>
@@ -14,6 +14,9 @@ export class ResponseEvents {
   private text = ''
   private open = false
   private ended = false
+  /** The output items so far: the message's index is its place among them. */
+  private items = 0
+  private messageIndex = 0
 
   constructor(
     /** The record as first seen (status in progress): the snapshot `created` and `in_progress` carry. */
@@ -36,7 +39,8 @@ export class ResponseEvents {
   /** A step of the turn: text streams as deltas; the tool and usage steps stay inside the platform. */
   step(s: InteractionStep): void {
     if (this.ended) return
-    if (s.type === 'text' && s.text !== null && s.text !== '') this.delta(s.text)
+    if (s.type === 'tool-call' && s.data.client === true && s.toolName !== null) this.functionCall(s)
+    else if (s.type === 'text' && s.text !== null && s.text !== '') this.delta(s.text)
     else if (s.type === 'completion' && s.text !== null && this.text === '' && s.text !== '')
       // an agent's own run answers without text steps: its answer streams as one delta
       this.delta(s.text)
@@ -58,14 +62,39 @@ export class ResponseEvents {
     this.event(type, { response })
   }
 
+  /** A call handed to the client: its item, its arguments as one delta, done (after the message, closed first). */
+  private functionCall(s: InteractionStep): void {
+    if (this.open) this.closeMessage(this.start.id, 'completed')
+    const call = {
+      id: String(s.data.id),
+      name: s.toolName!,
+      arguments: (s.data.arguments ?? {}) as Record<string, unknown>
+    }
+    const item = functionCallItem(call)
+    const output_index = this.items++
+    this.event('response.output_item.added', { output_index, item: functionCallItem(call, 'in_progress') })
+    this.event('response.function_call_arguments.delta', { item_id: item.id, output_index, delta: item.arguments })
+    this.event('response.function_call_arguments.done', {
+      item_id: item.id,
+      output_index,
+      name: item.name,
+      arguments: item.arguments
+    })
+    this.event('response.output_item.done', { output_index, item })
+  }
+
   private delta(text: string): void {
     const id = messageId(this.start.id)
     if (!this.open) {
       this.open = true
-      this.event('response.output_item.added', { output_index: 0, item: messageItem(this.start.id, '', 'in_progress') })
+      this.messageIndex = this.items++
+      this.event('response.output_item.added', {
+        output_index: this.messageIndex,
+        item: messageItem(this.start.id, '', 'in_progress')
+      })
       this.event('response.content_part.added', {
         item_id: id,
-        output_index: 0,
+        output_index: this.messageIndex,
         content_index: 0,
         part: { type: 'output_text', text: '', annotations: [], logprobs: [] }
       })
@@ -73,7 +102,7 @@ export class ResponseEvents {
     this.text += text
     this.event('response.output_text.delta', {
       item_id: id,
-      output_index: 0,
+      output_index: this.messageIndex,
       content_index: 0,
       delta: text,
       logprobs: []
@@ -81,17 +110,19 @@ export class ResponseEvents {
   }
 
   private closeMessage(responseId: string, status: 'completed' | 'incomplete'): void {
+    this.open = false
     const id = messageId(responseId)
+    const output_index = this.messageIndex
     const part = { type: 'output_text', text: this.text, annotations: [], logprobs: [] }
     this.event('response.output_text.done', {
       item_id: id,
-      output_index: 0,
+      output_index,
       content_index: 0,
       text: this.text,
       logprobs: []
     })
-    this.event('response.content_part.done', { item_id: id, output_index: 0, content_index: 0, part })
-    this.event('response.output_item.done', { output_index: 0, item: messageItem(responseId, this.text, status) })
+    this.event('response.content_part.done', { item_id: id, output_index, content_index: 0, part })
+    this.event('response.output_item.done', { output_index, item: messageItem(responseId, this.text, status) })
   }
 
   private event(type: string, fields: Record<string, unknown>): void {

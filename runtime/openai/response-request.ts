@@ -1,16 +1,23 @@
-import type { AiMessage } from '../ai/index.js'
-import { PlatformError } from '../contracts/index.js'
+import type { AiMessage, AiToolSpec } from '../ai/index.js'
 import { RESERVED_METADATA } from '../interactions/index.js'
-import { OPENAI_API_ERRORS } from './errors.js'
+import { invalid, isObject, parseInput, unsupported, type StoredItem } from './response-input.js'
+
+export { invalid } from './response-input.js'
 
 /** A `POST /v1/responses` body, checked, in the terms of an interaction. */
 export interface ResponseRequest {
   /** The agent `model` names. */
   model: string
-  /** The last user message: the turn's message. */
-  message: string
+  /** The last user message: the turn's message; undefined when the input only answers the previous response's calls. */
+  message: string | undefined
   /** The input items before it (user and assistant messages), read by the model after the conversation. */
   history: AiMessage[]
+  /** Function calls and their outputs after the message: the model answers them now. */
+  continuation: AiMessage[]
+  /** The images of the last user message. */
+  images: string[]
+  /** The input items as the record keeps them (`input_items` lists them). */
+  items: StoredItem[]
   /** `instructions` then the system and developer items, joined: the agent's system prompt for this turn. */
   systemPrompt: string | undefined
   instructions: string | null
@@ -19,6 +26,12 @@ export interface ResponseRequest {
   background: boolean
   stream: boolean
   previousResponseId: string | undefined
+  maxOutputTokens: number | undefined
+  /** The client's function tools (none when `tool_choice` is 'none'). */
+  tools: AiToolSpec[]
+  /** What the response echoes: the tools as sent and the choice. */
+  toolsEcho: unknown[]
+  toolChoice: 'auto' | 'none'
 }
 
 // accepted and not applied: sampling and caching hints that no runtime here takes (docs/openai-api.md says so)
@@ -36,15 +49,9 @@ const KEYS = new Set([
   'tool_choice',
   'truncation',
   'text',
+  'max_output_tokens',
   ...IGNORED
 ])
-
-export const invalid = (param: string, detail: string): PlatformError =>
-  new PlatformError(OPENAI_API_ERRORS.OPENAI_INVALID_REQUEST, { param, detail })
-const unsupported = (param: string, detail: string): PlatformError =>
-  new PlatformError(OPENAI_API_ERRORS.OPENAI_UNSUPPORTED, { param, detail })
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** Checks a create body; a body it refuses changes nothing. */
 export function parseResponseRequest(body: unknown): ResponseRequest {
@@ -55,35 +62,78 @@ export function parseResponseRequest(body: unknown): ResponseRequest {
   const systems: string[] = []
   const instructions = optionalString(body, 'instructions')
   if (instructions !== undefined && instructions !== '') systems.push(instructions)
-  const { message, history } = parseInput(body.input, systems)
+  const input = parseInput(body.input, systems)
   const previous = optionalString(body, 'previous_response_id')
-  checkTools(body)
+  if (input.message === undefined && (previous === undefined || previous === ''))
+    throw invalid('input', 'an input without a user message answers function calls: it needs previous_response_id')
+  const { tools, toolsEcho, toolChoice } = parseTools(body)
+  checkText(body)
   const store = flag(body, 'store', true)
   const background = flag(body, 'background', false)
   if (background && !store) throw invalid('background', 'a background response must be stored (store: true)')
   return {
     model,
-    message,
-    history,
+    ...input,
     systemPrompt: systems.length === 0 ? undefined : systems.join('\n\n'),
     instructions: instructions ?? null,
     metadata: parseMetadata(body.metadata),
     store,
     background,
     stream: flag(body, 'stream', false),
-    previousResponseId: previous === '' ? undefined : previous
+    previousResponseId: previous === '' ? undefined : previous,
+    maxOutputTokens: maxOutputTokens(body.max_output_tokens),
+    tools,
+    toolsEcho,
+    toolChoice
   }
 }
 
-/** Tools come with client function calling; until then only their empty forms are accepted. */
-function checkTools(body: Record<string, unknown>): void {
-  const { tools, tool_choice: choice, truncation, text } = body
-  if (tools !== undefined && tools !== null && !(Array.isArray(tools) && tools.length === 0))
-    throw unsupported('tools', 'tools are not offered to the model yet')
-  if (choice !== undefined && choice !== null && choice !== 'auto' && choice !== 'none')
-    throw unsupported('tool_choice', "only 'auto' and 'none' (there are no tools)")
+function maxOutputTokens(v: unknown): number | undefined {
+  if (v === undefined || v === null) return undefined
+  if (!Number.isSafeInteger(v) || (v as number) < 1)
+    throw invalid('max_output_tokens', "'max_output_tokens' must be a positive integer")
+  return v as number
+}
+
+/** Function tools the client runs; `tool_choice` 'auto' or 'none' (a forced call is not offered). */
+function parseTools(body: Record<string, unknown>): {
+  tools: AiToolSpec[]
+  toolsEcho: unknown[]
+  toolChoice: 'auto' | 'none'
+} {
+  const { tools, tool_choice: choice, truncation } = body
   if (truncation !== undefined && truncation !== null && truncation !== 'disabled')
     throw unsupported('truncation', "only 'disabled'")
+  if (choice !== undefined && choice !== null && choice !== 'auto' && choice !== 'none')
+    throw unsupported('tool_choice', "only 'auto' and 'none': a forced tool call is not offered")
+  const toolChoice = choice === 'none' ? 'none' : 'auto'
+  if (tools === undefined || tools === null) return { tools: [], toolsEcho: [], toolChoice }
+  if (!Array.isArray(tools)) throw invalid('tools', "'tools' must be a list")
+  const specs: AiToolSpec[] = []
+  const names = new Set<string>()
+  tools.forEach((t, n) => {
+    const at = `tools[${n}]`
+    if (!isObject(t)) throw invalid(at, 'a tool must be an object')
+    if (t.type !== 'function') throw unsupported(`${at}.type`, "only 'function' tools (the client runs them)")
+    if (typeof t.name !== 'string' || !/^[A-Za-z0-9_-]{1,64}$/.test(t.name))
+      throw invalid(`${at}.name`, "a function's name is 1 to 64 letters, digits, '_' or '-'")
+    if (names.has(t.name)) throw invalid(`${at}.name`, `two tools are named '${t.name}'`)
+    names.add(t.name)
+    if (t.description !== undefined && t.description !== null && typeof t.description !== 'string')
+      throw invalid(`${at}.description`, "'description' must be a string")
+    if (t.parameters !== undefined && t.parameters !== null && !isObject(t.parameters))
+      throw invalid(`${at}.parameters`, "'parameters' must be a JSON schema object")
+    specs.push({
+      name: t.name,
+      ...(typeof t.description === 'string' ? { description: t.description } : {}),
+      ...(isObject(t.parameters) ? { inputSchema: t.parameters } : {})
+    })
+  })
+  return { tools: toolChoice === 'none' ? [] : specs, toolsEcho: tools, toolChoice }
+}
+
+function checkText(body: Record<string, unknown>): void {
+  const { text } = body
   if (text !== undefined && text !== null) {
     const format = isObject(text) ? text.format : undefined
     if (!isObject(text) || Object.keys(text).some((k) => k !== 'format' && k !== 'verbosity'))
@@ -91,50 +141,6 @@ function checkTools(body: Record<string, unknown>): void {
     if (format !== undefined && !(isObject(format) && format.type === 'text'))
       throw unsupported('text.format', "only { type: 'text' }: structured output is not offered")
   }
-}
-
-/** `input`: a string (one user message) or message items; the last must be a user message. */
-function parseInput(input: unknown, systems: string[]): { message: string; history: AiMessage[] } {
-  if (typeof input === 'string') {
-    if (input.trim() === '') throw invalid('input', "'input' must not be empty")
-    return { message: input, history: [] }
-  }
-  if (!Array.isArray(input) || input.length === 0) throw invalid('input', "'input' must be a string or a list of items")
-  const turns: AiMessage[] = []
-  let lastRole: unknown
-  input.forEach((item, n) => {
-    const at = `input[${n}]`
-    if (!isObject(item)) throw invalid(at, 'an input item must be an object')
-    const type = item.type ?? 'message'
-    if (type === 'function_call_output' || type === 'function_call')
-      throw unsupported(`${at}.type`, 'function calling is not offered yet')
-    if (type !== 'message') throw unsupported(`${at}.type`, `input items of type '${String(type)}'`)
-    const role = item.role
-    lastRole = role
-    const text = contentText(item.content, `${at}.content`)
-    if (role === 'system' || role === 'developer') systems.push(text)
-    else if (role === 'user' || role === 'assistant') turns.push({ role, content: text })
-    else throw invalid(`${at}.role`, "the role must be 'user', 'assistant', 'system' or 'developer'")
-  })
-  const last = turns.pop()
-  if (last?.role !== 'user' || lastRole !== 'user') throw invalid('input', 'the last input item must be a user message')
-  return { message: last.content, history: turns }
-}
-
-/** A message's content: a string, or parts of text (the only kind offered yet), joined. */
-function contentText(content: unknown, at: string): string {
-  if (typeof content === 'string') return content
-  if (!Array.isArray(content)) throw invalid(at, 'content must be a string or a list of parts')
-  return content
-    .map((part, n) => {
-      if (!isObject(part)) throw invalid(`${at}[${n}]`, 'a content part must be an object')
-      if (part.type === 'input_image' || part.type === 'input_file')
-        throw unsupported(`${at}[${n}].type`, `'${part.type}' parts are not offered yet`)
-      if ((part.type !== 'input_text' && part.type !== 'output_text') || typeof part.text !== 'string')
-        throw invalid(`${at}[${n}]`, "a part must be { type: 'input_text', text }")
-      return part.text
-    })
-    .join('\n\n')
 }
 
 /** OpenAI's metadata: at most 16 string pairs, keys up to 64 characters, values up to 512. */

@@ -13,7 +13,16 @@ import { NO_ECHO, responseObject, type ResponseEcho } from './response-object.js
 import { ResponseEvents, type ResponseEvent } from './response-events.js'
 import { parseResponseRequest, invalid } from './response-request.js'
 import { followSteps } from './step-follower.js'
-import { INTERACTION_ERRORS, type Interaction } from '../interactions/index.js'
+import {
+  fingerprint,
+  IdempotencyKeys,
+  INTERACTION_ERRORS,
+  type IdempotencyClaim,
+  type Interaction
+} from '../interactions/index.js'
+import { inputItemsPage } from './input-items.js'
+import { parseChatRequest } from './chat-request.js'
+import { ChatChunks, chatCompletion } from './chat-object.js'
 
 const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED'])
 
@@ -34,11 +43,23 @@ export function installOpenAiRoutes(platform: Platform, api: OpenAiApi): void {
   edge.get('/v1/models', () => ({ object: 'list', data: api.models() }))
   edge.get('/v1/models/{model}', (ctx) => api.model(api.agent(ctx.params.model ?? '')))
 
-  edge.post('/v1/responses', async (ctx) => {
-    const { owner, roles } = writer(ctx)
-    const req = parseResponseRequest(ctx.body)
-    api.agent(req.model)
-    // the interactions' quota: one budget per principal whichever API starts the run
+  const keys = new IdempotencyKeys({
+    store: service.store,
+    read: (owner, id) => service.get(owner, id),
+    maxKeys: config.get('platform.interactions.idempotency.max-keys'),
+    ttlMs: config.get('platform.interactions.idempotency.ttl-seconds') * 1000,
+    syncWaitMs: config.get('platform.interactions.sync-timeout-ms')
+  })
+  /**
+   * Within the owner's quota (one budget whichever API starts the run), once per
+   * `Idempotency-Key`: a retry with the same body gets the first response, another body a 409.
+   */
+  const admit = async (
+    ctx: Context,
+    owner: string,
+    route: string,
+    run: (claim?: IdempotencyClaim) => Promise<Interaction>
+  ): Promise<Interaction> => {
     const refused = service.takeQuota(owner, ctx.rawBody?.length ?? 0)
     if (refused !== undefined)
       throw new PlatformError(
@@ -46,11 +67,63 @@ export function installOpenAiRoutes(platform: Platform, api: OpenAiApi): void {
         { over: refused.over },
         { headers: { 'retry-after': String(refused.waitSeconds) } }
       )
-    const created = await api.create(owner, roles, req)
-    const echo: ResponseEcho = { instructions: req.instructions, metadata: req.metadata }
+    const key = ctx.header('idempotency-key')
+    if (key === undefined) return await run()
+    const { interaction, replayed } = await keys.run(owner, key, fingerprint(route, ctx.body), run)
+    if (replayed) ctx.setHeader('idempotent-replayed', 'true')
+    return interaction
+  }
+
+  edge.post('/v1/responses', async (ctx) => {
+    const { owner, roles } = writer(ctx)
+    const req = parseResponseRequest(ctx.body)
+    const checked = await api.check(owner, req)
+    const created = await admit(ctx, owner, 'openai:responses', (claim) => api.create(owner, roles, checked, claim))
+    const echo: ResponseEcho = {
+      instructions: req.instructions,
+      metadata: req.metadata,
+      tools: req.toolsEcho,
+      toolChoice: req.toolChoice,
+      maxOutputTokens: req.maxOutputTokens ?? null
+    }
     if (!req.stream) return responseObject(created, echo)
     await stream(ctx, owner, created.id, echo, -1)
     return undefined
+  })
+
+  edge.post('/v1/chat/completions', async (ctx) => {
+    const { owner, roles } = writer(ctx)
+    const req = parseChatRequest(ctx.body)
+    const checked = await api.check(owner, req)
+    const created = await admit(ctx, owner, 'openai:chat', (claim) => api.create(owner, roles, checked, claim))
+    if (!req.stream) {
+      const done = chatCompletion(created)
+      if (done === undefined)
+        throw new PlatformError(OPENAI_API_ERRORS.OPENAI_TURN_FAILED, { reason: created.errorMessage ?? 'unknown' })
+      return done
+    }
+    let sse: SseStream | undefined
+    let chunks: ChatChunks | undefined
+    const followed = await followSteps(service, owner, created.id, {
+      onStart: (first) => {
+        sse = ctx.sse()
+        chunks = new ChatChunks(first, req.includeUsage, (data) => sse?.send({ data }))
+        chunks.begin()
+      },
+      onStep: (s) => chunks?.step(s),
+      onEnd: (final) => {
+        chunks?.finish(final)
+        sse?.close()
+      }
+    })
+    if (followed === undefined) throw new PlatformError(OPENAI_API_ERRORS.OPENAI_RESPONSE_NOT_FOUND, { id: created.id })
+    sse?.onClose(followed.stop)
+    return undefined
+  })
+
+  edge.get('/v1/responses/{id}/input_items', async (ctx) => {
+    const found = await api.get(reader(ctx), ctx.params.id ?? '')
+    return inputItemsPage(found, ctx.query)
   })
 
   edge.get('/v1/responses/{id}', async (ctx) => {

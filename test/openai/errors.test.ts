@@ -22,6 +22,10 @@ async function raw(method: string, path: string, body?: string, token = ALICE): 
   return { status: res.status, json: await res.json() }
 }
 
+// a 1x1 PNG: the demo runtime takes no images, whatever they show
+const PIXEL =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII='
+
 t.test('400: each refused body, in OpenAI shape with the param named; nothing is created', async (t) => {
   const rows: [unknown, string, string][] = [
     [{ input: 'hi' }, 'model', 'PLT_ERR_OPENAI_INVALID_REQUEST'],
@@ -32,13 +36,43 @@ t.test('400: each refused body, in OpenAI shape with the param named; nothing is
     [{ model: 'demo', input: [{ role: 'tool', content: 'x' }] }, 'input[0].role', 'PLT_ERR_OPENAI_INVALID_REQUEST'],
     [
       { model: 'demo', input: [{ role: 'user', content: [{ type: 'input_image', image_url: 'data:,' }] }] },
-      'input[0].content[0].type',
+      'input[0].content[0].image_url',
+      'PLT_ERR_OPENAI_INVALID_REQUEST'
+    ],
+    [
+      { model: 'demo', input: [{ role: 'user', content: [{ type: 'input_image', image_url: PIXEL }] }] },
+      'input',
       'PLT_ERR_OPENAI_UNSUPPORTED'
     ],
     [
-      { model: 'demo', input: 'hi', tools: [{ type: 'function', name: 'f', parameters: {} }] },
-      'tools',
+      {
+        model: 'demo',
+        input: [
+          { role: 'user', content: [{ type: 'input_image', image_url: PIXEL }] },
+          { role: 'assistant', content: 'a pixel' },
+          { role: 'user', content: 'and?' }
+        ]
+      },
+      'input[0].content',
       'PLT_ERR_OPENAI_UNSUPPORTED'
+    ],
+    [{ model: 'demo', input: 'hi', tools: [{ type: 'web_search' }] }, 'tools[0].type', 'PLT_ERR_OPENAI_UNSUPPORTED'],
+    [
+      { model: 'demo', input: 'hi', tools: [{ type: 'function', name: 'a b' }] },
+      'tools[0].name',
+      'PLT_ERR_OPENAI_INVALID_REQUEST'
+    ],
+    [{ model: 'demo', input: 'hi', tool_choice: 'required' }, 'tool_choice', 'PLT_ERR_OPENAI_UNSUPPORTED'],
+    [{ model: 'demo', input: 'hi', max_output_tokens: 0 }, 'max_output_tokens', 'PLT_ERR_OPENAI_INVALID_REQUEST'],
+    [
+      { model: 'demo', input: [{ type: 'function_call_output', call_id: 'c1', output: 'x' }] },
+      'input',
+      'PLT_ERR_OPENAI_INVALID_REQUEST'
+    ],
+    [
+      { model: 'demo', input: [{ type: 'function_call', call_id: 'c1', name: 'f', arguments: '[1]' }] },
+      'input[0].arguments',
+      'PLT_ERR_OPENAI_INVALID_REQUEST'
     ],
     [
       { model: 'demo', input: 'hi', text: { format: { type: 'json_schema', name: 'x', schema: {} } } },

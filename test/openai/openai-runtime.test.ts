@@ -88,3 +88,108 @@ t.test('the streamed deltas are the model server’s text', async (t) => {
     'Hello world'
   )
 })
+
+t.test('an input_image reaches the model server as an image_url part of the user message', async (t) => {
+  server.reset()
+  const url = 'data:image/png;base64,iVBORw0KGgo='
+  const r = await alice.responses.create({
+    model: 'demo',
+    input: [
+      {
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'what is in this image?' },
+          { type: 'input_image', image_url: url, detail: 'auto' }
+        ]
+      }
+    ]
+  })
+  t.equal(r.status, 'completed')
+  const sent = server.on('/chat/completions')[0].messages.at(-1)
+  t.same(sent, {
+    role: 'user',
+    content: [
+      { type: 'text', text: 'what is in this image?' },
+      { type: 'image_url', image_url: { url } }
+    ]
+  })
+})
+
+t.test(
+  'max_output_tokens goes to the model server; its finish_reason length makes the response incomplete',
+  async (t) => {
+    server.reset()
+    const chat = server.chat
+    t.teardown(() => (server.chat = chat))
+    server.chat = () => ({
+      stream: sseEvents([deltaChunk({ content: 'Hello' }, 'length'), usageChunk(5, 1)])
+    })
+    const r = await alice.responses.create({ model: 'demo', input: 'hi', max_output_tokens: 1 })
+    t.equal(server.on('/chat/completions')[0].max_tokens, 1)
+    t.match(r, { status: 'incomplete', incomplete_details: { reason: 'max_output_tokens' }, output_text: 'Hello' })
+  }
+)
+
+t.test(
+  'client function tools: offered to the model server, its tool call ends the response, the output continues it',
+  async (t) => {
+    server.reset()
+    const chat = server.chat
+    t.teardown(() => (server.chat = chat))
+    server.chat = (body) =>
+      body.messages.at(-1).role === 'tool'
+        ? {
+            stream: sseEvents([
+              deltaChunk({ content: `It is ${body.messages.at(-1).content}.` }, 'stop'),
+              usageChunk(9, 3)
+            ])
+          }
+        : {
+            stream: sseEvents([
+              deltaChunk({
+                tool_calls: [{ index: 0, id: 'call_w1', function: { name: 'get_weather', arguments: '{"city":' } }]
+              }),
+              deltaChunk({ tool_calls: [{ index: 0, function: { arguments: '"Oslo"}' } }] }, 'tool_calls'),
+              usageChunk(7, 4)
+            ])
+          }
+    const tools = [
+      {
+        type: 'function' as const,
+        name: 'get_weather',
+        description: 'The weather of a city',
+        parameters: { type: 'object', properties: { city: { type: 'string' } } },
+        strict: false
+      }
+    ]
+    const r = await alice.responses.create({ model: 'demo', input: 'weather in Oslo?', tools })
+    t.ok(
+      server.on('/chat/completions')[0].tools.some((x: any) => x.function.name === 'get_weather'),
+      "offered beside the agent's own tools"
+    )
+    t.match(r.output, [
+      { type: 'function_call', call_id: 'call_w1', name: 'get_weather', arguments: '{"city":"Oslo"}' }
+    ])
+    const next = await alice.responses.create({
+      model: 'demo',
+      previous_response_id: r.id,
+      input: [{ type: 'function_call_output', call_id: 'call_w1', output: 'snowing' }],
+      tools
+    })
+    t.equal(next.output_text, 'It is snowing.')
+    const sent = server.on('/chat/completions')[1].messages
+    t.match(sent.slice(-3), [
+      { role: 'user', content: 'weather in Oslo?' },
+      {
+        role: 'assistant',
+        tool_calls: [{ id: 'call_w1', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }]
+      },
+      { role: 'tool', tool_call_id: 'call_w1', content: 'snowing' }
+    ])
+    t.equal(
+      sent.filter((m: any) => m.role === 'user').length,
+      1,
+      'the user message once: the call turn is not remembered twice'
+    )
+  }
+)
