@@ -6,6 +6,6 @@ export {
   type ToolCallRequest,
   type ToolCallVerdict
 } from './contracts/index.js'
-export { makeConfig, ConfigError, type Config } from './config/index.js'
+export { makeConfig, CONFIG_ERRORS, type Config } from './config/index.js'
 export { loadConfig } from './areas.js'
 export { PlatformError } from './contracts/index.js'

@@ -1,14 +1,15 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import type { Config, KeyDefs } from './config/index.js'
+import { CONFIG_ERRORS, type Config, type KeyDefs } from './config/index.js'
 import { EventBus } from './events/index.js'
 import { HttpServer, HTTP_ERRORS } from './http/index.js'
 import { createLogger, Metrics, type Logger } from './observability/index.js'
 import { Store, countAndLogWriteFailures } from './store/index.js'
-import { PluginHost, PluginRegistry, type KvDatabase, type PluginHostOptions } from './plugins/index.js'
+import { PluginHost, PluginRegistry, PLUGINS_ERRORS, type KvDatabase, type PluginHostOptions } from './plugins/index.js'
 import {
   TokenResolver,
   PrincipalResolver,
+  PRINCIPAL_SOURCES,
   ControlAuditLog,
   WriteGate,
   AUTH_ERRORS,
@@ -52,10 +53,12 @@ export interface Area {
   install(platform: Platform): void | Promise<void>
 }
 
-/** The core's error codes (HTTP and the read and write gates); every area adds its own. */
+/** The core's error codes (configuration, HTTP, the read and write gates, the plugin host); every area adds its own. */
 export const CORE_ERRORS: readonly ErrorSource[] = [
+  { owner: 'config', errors: CONFIG_ERRORS },
   { owner: 'http', errors: HTTP_ERRORS },
-  { owner: 'auth', errors: AUTH_ERRORS }
+  { owner: 'auth', errors: AUTH_ERRORS },
+  { owner: 'plugins', errors: PLUGINS_ERRORS }
 ]
 
 /**
@@ -134,7 +137,9 @@ export class Platform {
       allowedOrigins: config.get('platform.server.allowed-origins'),
       heartbeatMs: config.get('platform.transport.heartbeat-seconds') * 1000
     })
-    this.principals = new PrincipalResolver(new TokenResolver(config.get('platform.auth.tokens')))
+    this.principals = new PrincipalResolver(new TokenResolver(config.get('platform.auth.tokens')), () =>
+      this.extensions(PRINCIPAL_SOURCES)
+    )
     this.audit = new ControlAuditLog(
       config.get('platform.admin.audit-capacity'),
       this.store.db<ControlAuditEntry, [number, number]>('audit'),

@@ -10,6 +10,20 @@ export function setToken(value) {
   else sessionStorage.setItem(TOKEN_KEY, value)
 }
 
+// The URL the first start prints carries a token in its fragment (never sent to the server): kept
+// as a pasted one is, then taken out of the address bar, the history entry and any later bookmark.
+// This runs when the module loads, before a page reads the fragment as its tab.
+if (location.hash.startsWith('#token=')) {
+  let value = ''
+  try {
+    value = decodeURIComponent(location.hash.slice('#token='.length)).trim()
+  } catch {
+    /* a malformed fragment: no token */
+  }
+  if (value !== '') setToken(value)
+  history.replaceState(null, '', location.pathname + location.search)
+}
+
 export class ApiError extends Error {
   constructor(status, body) {
     super(explain(status, body))
@@ -18,11 +32,31 @@ export class ApiError extends Error {
   }
 }
 
-/** What a person should do about a refusal, in words, with the server's own message and code. */
+const MAKE_TOKEN = 'node bin/platform.js token create --principal you --role admin'
+
+// Refusals whose cause the status alone does not tell: a 403 is a switched-off surface as often as
+// a missing role, and no token means something else than a rejected one. Keyed by the body's code.
+const CAUSES = {
+  PLT_ERR_ADMIN_WRITE_DISABLED: () =>
+    'Admin writes are turned off on this platform, whatever the token: start it with platform.admin.http-write-enabled: true (platform.yaml, PLATFORM_ADMIN_HTTP_WRITE_ENABLED=true or --set)',
+  PLT_ERR_INTERACTIONS_WRITE_DISABLED: () =>
+    'Interaction writes are turned off on this platform, whatever the token: start it with platform.interactions.http-write-enabled: true (platform.yaml, PLATFORM_INTERACTIONS_HTTP_WRITE_ENABLED=true or --set)',
+  PLT_ERR_ADMIN_ROLE_REQUIRED: () =>
+    `Your token is valid but lacks the role this needs: use a token with that role (${MAKE_TOKEN} makes one)`,
+  PLT_ERR_ADMIN_FORBIDDEN: () => "Your token is valid but the platform's authorizer does not allow it this action"
+}
+
+/** What a person should do about a refusal, in words, with the server's own code. */
 export function explain(status, body) {
-  const said = body && typeof body.error === 'string' ? `${body.error} (${body.code})` : `HTTP ${status}`
-  if (status === 401) return `Not authorised: ${said}. Paste an API token in the token field at the top.`
-  if (status === 403) return `Forbidden: ${said}. Your token is valid but lacks the role or grant this needs.`
+  const code = body && typeof body.code === 'string' ? body.code : undefined
+  const said = body && typeof body.error === 'string' ? `${body.error} (${code})` : `HTTP ${status}`
+  const cause = code === undefined ? undefined : CAUSES[code]
+  if (cause !== undefined) return `${cause()}. (${code})`
+  if (status === 401)
+    return token() === ''
+      ? `No token: this needs one. Paste an API token in the token field at the top (the first start prints a dashboard URL carrying one; ${MAKE_TOKEN} makes another). (${code ?? 'HTTP 401'})`
+      : `The token in the field at the top was not accepted (unknown, mistyped or no longer configured): paste a valid one. (${code ?? 'HTTP 401'})`
+  if (status === 403) return `Forbidden: ${said}` + (body && typeof body.hint === 'string' ? `: ${body.hint}` : '')
   return said + (body && typeof body.hint === 'string' ? `: ${body.hint}` : '')
 }
 

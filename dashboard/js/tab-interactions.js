@@ -55,10 +55,33 @@ async function openInteraction(id, box) {
     const it = await api(`/api/interactions/${encodeURIComponent(id)}`)
     const list = el('ol', { class: 'timeline' })
     const status = el('p', {}, badge(it.status, it.status === 'COMPLETED' ? 'ok' : it.status === 'FAILED' ? 'bad' : ''))
-    box.replaceChildren(el('h3', {}, `Interaction ${it.id}`), status, list)
+    const out = el('div')
+    const remove = el(
+      'button',
+      { type: 'button', class: 'danger', on: { click: () => void deleteInteraction(it.id, out) } },
+      'Delete'
+    )
+    box.replaceChildren(
+      el('h3', {}, `Interaction ${it.id}`),
+      status,
+      el('div', { class: 'toolbar' }, remove),
+      out,
+      list
+    )
     follow(id, list, status)
   } catch (err) {
     box.replaceChildren(errorBox(err))
+  }
+}
+
+async function deleteInteraction(id, out) {
+  if (!confirm(`Delete interaction ${id} and its steps?`)) return
+  try {
+    await api(`/api/interactions/${encodeURIComponent(id)}`, { method: 'DELETE' })
+    following?.close()
+    document.dispatchEvent(new Event('console-refresh'))
+  } catch (err) {
+    out.replaceChildren(errorBox(err))
   }
 }
 
@@ -91,7 +114,10 @@ export const interactionsTab = {
         { label: 'Created', value: (i) => time(i.createdAt) }
       ],
       rows,
-      'No interactions for this token yet.'
+      // without a token the list is the anonymous caller's, which owns nothing: say so, not "none yet"
+      token() === ''
+        ? 'No token given: interactions are listed per token. Paste one in the token field at the top.'
+        : 'No interactions for this token yet.'
     )
     return [el('section', { class: 'card' }, el('h2', {}, 'Interactions'), list), detail]
   }

@@ -60,7 +60,8 @@ export const journalTab = {
       el('button', { type: 'submit' }, 'Filter')
     )
     await load()
-    return el('section', { class: 'card' }, el('h2', {}, 'Coordination journal'), form, results, graphBox)
+    // the graph above the rows: picked from a long table, it would otherwise draw out of sight
+    return el('section', { class: 'card' }, el('h2', {}, 'Coordination journal'), form, graphBox, results)
   }
 }
 
@@ -72,4 +73,6 @@ async function drawGraph(id, box) {
   } catch (err) {
     box.replaceChildren(errorBox(err))
   }
+  // the row clicked may be far down the table: bring the graph to the top of the view
+  box.scrollIntoView({ block: 'start' })
 }

@@ -1,5 +1,16 @@
-// Overview: counters read once, then kept current from the event stream (no polling timer).
+// Overview: counters read once, then kept current from the event stream (no polling timer), and
+// the last hour as charts, read again when the stream says a turn ended or a connection changed.
 import { el, admin, errorBox } from './api.js'
+import { lineChart, OVERVIEW_CHARTS } from './charts.js'
+
+// events after which the charts are read again, at most once a second
+const CHART_EVENTS = new Set([
+  'TurnCompleted',
+  'ResourceConnected',
+  'ResourceDisconnected',
+  'AgentSessionStarted',
+  'AgentSessionEnded'
+])
 
 const COUNTERS = [
   ['status', 'Status'],
@@ -31,8 +42,9 @@ export const overviewTab = {
       values.set(key, dd)
       grid.append(el('div', { class: 'counter' }, el('dt', {}, label), dd))
     }
-    const state = { grid, values, data: undefined }
-    panel.append(grid)
+    const charts = el('div', { class: 'charts', 'aria-label': 'The last hour' })
+    const state = { grid, values, data: undefined, charts, chartsTimer: undefined }
+    panel.append(grid, charts)
     return state
   },
   async render(state) {
@@ -42,10 +54,16 @@ export const overviewTab = {
       return [state.grid, errorBox(err)]
     }
     paint(state)
-    return state.grid
+    await drawCharts(state)
+    return [state.grid, state.charts]
   },
   events(batch, _panel, state) {
     if (state.data === undefined) return
+    if (state.chartsTimer === undefined && batch.some((e) => CHART_EVENTS.has(e.type)))
+      state.chartsTimer = setTimeout(() => {
+        state.chartsTimer = undefined
+        void drawCharts(state)
+      }, 1000)
     let changed = false
     // a task event does not say whether the task is new: the count is read again, once per batch
     let refetch = false
@@ -65,6 +83,15 @@ export const overviewTab = {
         },
         () => undefined
       )
+  }
+}
+
+async function drawCharts(state) {
+  try {
+    const history = await admin('/metrics/history')
+    state.charts.replaceChildren(...OVERVIEW_CHARTS.map((c) => lineChart(c, history.points)))
+  } catch (err) {
+    state.charts.replaceChildren(errorBox(err))
   }
 }
 

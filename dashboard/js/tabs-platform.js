@@ -99,11 +99,13 @@ function protocols(a) {
 export const agentsTab = {
   id: 'agents',
   label: 'Agents',
-  refreshOn: ['AgentSessionStarted', 'AgentSessionEnded'],
+  refreshOn: ['AgentSessionStarted', 'AgentSessionEnded', 'TurnCompleted'],
   async render() {
     return Promise.all([
-      section('Agents', async () =>
-        table(
+      section('Agents', async () => {
+        const [agents, history] = await Promise.all([admin('/agents'), admin('/metrics/history')])
+        const stats = history.agents ?? {}
+        return table(
           [
             {
               label: 'Name',
@@ -115,12 +117,16 @@ export const agentsTab = {
             { label: 'Version', value: (a) => a.version },
             { label: 'Path', value: (a) => el('code', {}, a.path) },
             { label: 'Headless', value: (a) => (a.headless ? 'yes' : 'no') },
-            { label: 'Protocols', value: protocols }
+            { label: 'Protocols', value: protocols },
+            // since start-up, from the metrics history
+            { label: 'Turns', value: (a) => stats[a.name]?.turns ?? 0 },
+            { label: 'Errors', value: (a) => stats[a.name]?.errors ?? 0 },
+            { label: 'p95', value: (a) => (stats[a.name]?.p95 == null ? '—' : `${stats[a.name].p95} ms`) }
           ],
-          await admin('/agents'),
+          agents,
           'No agents registered.'
         )
-      ),
+      }),
       section('Coordinators', async () =>
         table(
           [

@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto'
 import type { Platform } from '../platform.js'
 import { clientAddress, parseJsonBody, type Context } from '../http/index.js'
-import { PlatformError, isPlatformError } from '../contracts/index.js'
+import { PlatformError, isWireError } from '../contracts/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import { AGENT_BASE, AgentPathRoutes, agentChatPath } from '../ai/index.js'
 import { agentCard, agentCard03, originOf, type CardOptions } from './agent-card.js'
@@ -136,7 +136,7 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
         JSON_TYPE
       )
     } catch (err) {
-      if (!isPlatformError(err)) logger.error({ err, agent: agent.name, method }, 'A2A method failed')
+      if (!isWireError(err)) logger.error({ err, agent: agent.name, method }, 'A2A method failed')
       fail(err)
     }
   }

@@ -2,7 +2,7 @@
  * The one mapping of a failure to the A2A binding's JSON-RPC error. Each error carries a
  * `google.rpc.ErrorInfo` detail naming its reason, as the binding asks.
  */
-import { PlatformError, isPlatformError } from '../contracts/index.js'
+import { PlatformError, isWireError } from '../contracts/index.js'
 import { A2A_ERRORS } from './errors.js'
 import { RpcCode } from './rpc-code.js'
 
@@ -29,7 +29,7 @@ const REASONS: Record<number, string> = {
  * (-32603 for a 5xx); anything else is an unexpected failure, `Internal error` in-band.
  */
 export function a2aFailure(err: unknown): PlatformError {
-  if (!isPlatformError(err)) return new PlatformError(A2A_ERRORS.A2A_METHOD_FAILED)
+  if (!isWireError(err)) return new PlatformError(A2A_ERRORS.A2A_METHOD_FAILED)
   if (err.rpcCode !== undefined) return err
   return new PlatformError(err.def, err.params, {
     message: err.message,

@@ -7,9 +7,9 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import type { Platform } from '../platform.js'
 import { type Context } from '../http/index.js'
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isWireError } from '../contracts/index.js'
 import { AUTH_ERRORS, ReadGate, type Principal, type WriteSurface } from '../auth/index.js'
-import type { HandlerContext, McpServer } from '../mcp/index.js'
+import { MCP_TOOLS, type HandlerContext } from '../mcp/index.js'
 import type { AdminRequest, AdminRoute, JsonSchema } from './route-table.js'
 
 type Args = Record<string, unknown>
@@ -22,6 +22,11 @@ interface AdminTool {
   /** Tool arguments that are the route's path parameters (the rest are its query, or its body on a write). */
   params?: string[]
   write?: { action: string; target: (args: Args) => string }
+  /**
+   * The route answers one page: the result is `{result, nextCursor?}`, and the route's `cursor`
+   * argument takes that nextCursor for the page after it (REST sends it as X-Next-Cursor).
+   */
+  paged?: true
 }
 
 const str = { type: 'string', minLength: 1 }
@@ -43,7 +48,12 @@ const READ_TOOLS: AdminTool[] = [
   },
   { name: 'platform_list_handlers', description: 'Endpoints and their broadcaster classes', route: 'GET /handlers' },
   { name: 'platform_list_interceptors', description: 'What intercepts traffic', route: 'GET /interceptors' },
-  { name: 'platform_audit_log', description: 'The most recent control audit entries', route: 'GET /audit' },
+  {
+    name: 'platform_audit_log',
+    description: 'The most recent control audit entries; pass the nextCursor of a result as cursor for older ones',
+    route: 'GET /audit',
+    paged: true
+  },
   { name: 'platform_list_coordinators', description: 'Coordinators of the fleet', route: 'GET /coordinators' },
   { name: 'platform_query_journal', description: 'Coordination journal events', route: 'GET /journal' },
   { name: 'platform_list_tasks', description: 'A2A tasks', route: 'GET /tasks' },
@@ -119,7 +129,8 @@ function toolError(err: PlatformError): Record<string, unknown> {
 // defaults (a limit's) and integer checks exactly as the route applies them to its query
 const ajv = new Ajv2020({ strict: false, allErrors: false, useDefaults: true })
 
-export function installAdminMcpTools(platform: Platform, mcp: McpServer, routes: readonly AdminRoute[]): void {
+/** Adds the tools at the MCP area's MCP_TOOLS extension point, which its registry reads when it lists tools. */
+export function installAdminMcpTools(platform: Platform, routes: readonly AdminRoute[]): void {
   const byKey = new Map(routes.map((r) => [`${r.method} ${r.path}`, r]))
   const reads = new ReadGate(platform.config, platform.principals)
   const tools = platform.config.get('platform.admin.mcp-write-tools') ? [...READ_TOOLS, ...WRITE_TOOLS] : READ_TOOLS
@@ -128,7 +139,7 @@ export function installAdminMcpTools(platform: Platform, mcp: McpServer, routes:
     if (route === undefined) throw new Error(`admin MCP tool ${tool.name}: no route ${tool.route}`)
     const schema = inputSchema(tool, route)
     const check: ValidateFunction = ajv.compile(schema)
-    mcp.registerTool({
+    platform.extend(MCP_TOOLS, {
       name: tool.name,
       description: `${tool.description} (as ${tool.route.replace(' ', ' /api/admin')})`,
       inputSchema: schema,
@@ -167,9 +178,11 @@ async function call(
   if ('read' in gate) {
     try {
       reads.checkPrincipal(caller, gate.read)
-      return await route.handler(req)
+      const out = await route.handler(req)
+      if (tool.paged !== true) return out
+      return req.nextCursor === undefined ? { result: out } : { result: out, nextCursor: req.nextCursor }
     } catch (err) {
-      if (err instanceof PlatformError) return toolError(err)
+      if (isWireError(err)) return toolError(err)
       throw err
     }
   }
@@ -180,7 +193,7 @@ async function call(
   try {
     principal = writeGate.guardPrincipal(caller, action, target, MCP_SURFACE)
   } catch (err) {
-    if (err instanceof PlatformError) return toolError(err)
+    if (isWireError(err)) return toolError(err)
     throw err
   }
   req.principal = principal
@@ -189,7 +202,7 @@ async function call(
     await writeGate.done(principal, action, target, true)
     return out
   } catch (err) {
-    if (!(err instanceof PlatformError)) throw err
+    if (!isWireError(err)) throw err
     await writeGate.done(principal, action, target, false, err.message)
     return toolError(err)
   }

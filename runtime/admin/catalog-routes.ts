@@ -119,11 +119,13 @@ export function catalogRoutes(d: AdminDeps): AdminRoute[] {
           }
         }
       },
-      handler: ({ ctx, query }) => {
+      handler: (req) => {
+        const { ctx, query } = req
         const limit = query.limit as number
         const callers = query.callers as Callers
         const page = d.platform.audit.page(limit, query.cursor as string | undefined, CALLERS[callers])
         if (page === undefined) throw new PlatformError(HTTP_ERRORS.INVALID_CURSOR, { what: 'the control audit' })
+        req.nextCursor = page.nextCursor
         // an MCP tool call has no HTTP answer to carry headers
         if (ctx !== undefined)
           setLogPageHeaders(

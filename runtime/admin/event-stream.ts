@@ -10,7 +10,7 @@ import type { HttpRequest, HttpResponse, us_socket_context_t, WebSocket } from '
 import type { Platform } from '../platform.js'
 import type { EventType, PlatformEvent } from '../events/index.js'
 import { SseStream, requestHeaders, statusLine, upgradeWith, type Context } from '../http/index.js'
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isWireError } from '../contracts/index.js'
 import { ReadGate, type Principal } from '../auth/index.js'
 import { eventJson, writeEventJson } from './event-json.js'
 import { HTTP_ERRORS } from '../http/index.js'
@@ -32,6 +32,7 @@ export const STREAM_TYPES: readonly EventType[] = [
   'TaskStateChanged',
   'AgentDispatched',
   'AgentCompleted',
+  'TurnCompleted',
   'ControlActionExecuted'
 ]
 
@@ -259,7 +260,7 @@ export class AdminEventStream {
           this.authorise(headers, query)
           after = parseAfter(query.get('after'))
         } catch (err) {
-          const e = err instanceof PlatformError ? err : new PlatformError(HTTP_ERRORS.INTERNAL)
+          const e = isWireError(err) ? err : new PlatformError(HTTP_ERRORS.INTERNAL)
           res.cork(() => {
             res.writeStatus(statusLine(e.status)).writeHeader('content-type', 'application/json')
             res.end(JSON.stringify(e.body()))

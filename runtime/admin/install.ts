@@ -25,15 +25,16 @@ import { dashboardDir, mountDashboard, readDashboard } from './dashboard-files.j
 import { metricsRoutes } from './metrics-report.js'
 import { openApiDocument } from './openapi.js'
 import { overviewRoutes } from './overview.js'
+import { MetricsHistoryRecorder } from './metrics-history.js'
 import { mountRoutes, type AdminRoute } from './route-table.js'
 import { transportRoutes } from './transport-routes.js'
 import { ADMIN_CONFIG_KEYS } from './config-keys.js'
 import { ADMIN_ERRORS } from './errors.js'
 
 /** Every admin route, in mount order. */
-export function adminRoutes(d: AdminDeps): AdminRoute[] {
+export function adminRoutes(d: AdminDeps, history: MetricsHistoryRecorder): AdminRoute[] {
   return [
-    ...overviewRoutes(d),
+    ...overviewRoutes(d, history),
     ...transportRoutes(d),
     ...agentRoutes(d),
     ...fleetRoutes(d),
@@ -69,7 +70,12 @@ export function installAdmin(platform: Platform): void {
     },
     version: platform.version
   }
-  const routes = [...adminRoutes(deps), ...evalRoutes(evalStore(platform))]
+  const history = new MetricsHistoryRecorder(() => ({
+    connections: deps.transport.resourceCount,
+    sessions: deps.ai.sessions.activeCount()
+  }))
+  platform.onClose(history.follow(platform))
+  const routes = [...adminRoutes(deps, history), ...evalRoutes(evalStore(platform))]
   // built on first request, once: the table does not change after start-up
   let document: Record<string, unknown> | undefined
   routes.push({
@@ -83,7 +89,7 @@ export function installAdmin(platform: Platform): void {
         deps.version,
         platform.http.describedRoutes(),
         // read on the first request, when every area is installed
-        Object.values(platform.errors).map((d) => d.code)
+        Object.values(platform.errors).flatMap((d) => (d.internal === true ? [] : [d.code]))
       ))
   })
   mountRoutes(platform, routes)
@@ -91,8 +97,7 @@ export function installAdmin(platform: Platform): void {
   if (dir !== undefined) mountDashboard(platform, readDashboard(dir))
   const events = installEventStream(platform)
   if (deps.governance !== undefined) streamDecisions(deps.governance.decisionLog, events)
-  if (deps.mcp !== undefined && platform.config.get('platform.admin.mcp-tools'))
-    installAdminMcpTools(platform, deps.mcp, routes)
+  if (deps.mcp !== undefined && platform.config.get('platform.admin.mcp-tools')) installAdminMcpTools(platform, routes)
   const service: AdminService = { routes }
   platform.provide(ADMIN, service)
 }

@@ -2,6 +2,7 @@
 import type { AdminDeps } from './admin-deps.js'
 import type { AdminRoute } from './route-table.js'
 import { interceptors } from './transport-routes.js'
+import type { MetricsHistoryRecorder } from './metrics-history.js'
 
 export function overview(d: AdminDeps): Record<string, unknown> {
   const out: Record<string, unknown> = {
@@ -22,7 +23,7 @@ export function overview(d: AdminDeps): Record<string, unknown> {
   return out
 }
 
-export function overviewRoutes(d: AdminDeps): AdminRoute[] {
+export function overviewRoutes(d: AdminDeps, history: MetricsHistoryRecorder): AdminRoute[] {
   return [
     {
       method: 'GET',
@@ -31,6 +32,14 @@ export function overviewRoutes(d: AdminDeps): AdminRoute[] {
         'status, version, connections, broadcasters, handlers, interceptors, agentCount, activeSessions, coordinatorCount, taskCount, aiRuntime?, governancePolicyCount?',
       gate: { read: 'open' },
       handler: () => overview(d)
+    },
+    {
+      method: 'GET',
+      path: '/metrics/history',
+      summary:
+        'The last hour in per-minute points (turns, errors, denials, tokensPerSecond, p50, p95 in ms, connections, sessions), oldest first, and per agent turns, errors and p95 since start-up',
+      gate: { read: 'open' },
+      handler: () => history.read()
     }
   ]
 }

@@ -6,7 +6,7 @@
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js'
 import type { Platform } from '../platform.js'
 import { type Context } from '../http/index.js'
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isWireError } from '../contracts/index.js'
 import { ReadGate, type Principal, type ReadKind } from '../auth/index.js'
 import { HTTP_ERRORS } from '../http/index.js'
 
@@ -31,6 +31,11 @@ export interface AdminRequest {
   body: unknown
   /** The principal a write gate let through; undefined on reads. */
   principal: Principal | undefined
+  /**
+   * Set by a paged read to the cursor of the page after this one: the REST answer carries it in
+   * `X-Next-Cursor`, the MCP tool calling the route in its result's `nextCursor`.
+   */
+  nextCursor?: string | undefined
 }
 
 export interface AdminRoute {
@@ -99,7 +104,7 @@ export function mountRoutes(platform: Platform, routes: readonly AdminRoute[]): 
       req.principal = principal
       // every attempt past the gate is audited once, a failure with its message (a crash as such)
       const failed = async (err: unknown): Promise<never> => {
-        const message = err instanceof PlatformError ? err.message : 'Internal server error'
+        const message = isWireError(err) ? err.message : 'Internal server error'
         await audited(principal, gate.write, target, false, message)
         throw err
       }

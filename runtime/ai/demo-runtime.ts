@@ -12,7 +12,8 @@ import {
  * The default runtime: offline and deterministic (same request, same events). It picks a tool
  * when the message shares a word with the tool's name, description or an enum value of its
  * arguments, answers from the tool's result once that is in the history, and otherwise answers
- * from the system prompt. Tokens are whitespace-separated words, so usage is reproducible.
+ * in the part the system prompt gives it (never quoting the prompt: an agent's instructions are
+ * not for its users). Tokens are whitespace-separated words, so usage is reproducible.
  */
 export class DemoRuntime implements AiRuntime {
   readonly name = 'demo'
@@ -46,11 +47,7 @@ export class DemoRuntime implements AiRuntime {
       yield { type: 'done', finishReason: 'tool-calls' }
       return
     }
-    const guide =
-      request.systemPrompt !== undefined && request.systemPrompt !== ''
-        ? ` My instructions: ${request.systemPrompt}`
-        : ''
-    yield* this.words(`You said: "${message}".${guide}`, input, model, signal, request.maxOutputTokens)
+    yield* this.words(`You said: "${message}".${persona(request)}`, input, model, signal, request.maxOutputTokens)
   }
 
   private async *words(
@@ -87,6 +84,29 @@ export class DemoRuntime implements AiRuntime {
     yield { type: 'usage', usage: usage(input, countTokens(text), model) }
     yield { type: 'done', finishReason: 'stop' }
   }
+}
+
+/**
+ * What an agent with a system prompt adds after repeating the message, without quoting the prompt:
+ * with tools, what it can look up (a guide); with a role ("You are the critic."), an answer in that
+ * role; otherwise nothing.
+ */
+function persona(request: AiRuntimeRequest): string {
+  if (request.systemPrompt === undefined || request.systemPrompt.trim() === '') return ''
+  const tools = request.tools ?? []
+  if (tools.length > 0) {
+    const topics = tools.flatMap((t) =>
+      Object.values((t.inputSchema?.properties ?? {}) as Record<string, { enum?: unknown[] }>).flatMap((p) =>
+        (p.enum ?? []).filter((v): v is string => typeof v === 'string')
+      )
+    )
+    return topics.length > 0
+      ? ` I can look up ${[...new Set(topics)].join(', ')}: ask about one of them.`
+      : ` I can answer with ${tools.map((t) => t.name).join(', ')}: ask me something one of them does.`
+  }
+  const role = /\byou are (?:the |an? )?([a-z][a-z -]{0,39}?)[.,;:!]/i.exec(request.systemPrompt)?.[1]?.trim()
+  if (role === undefined) return ''
+  return ` As the ${role}: a good answer says what it is, how to set it up here, and what can go wrong.`
 }
 
 /** Whitespace-separated words: the demo's documented tokenisation. */

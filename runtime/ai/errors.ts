@@ -19,5 +19,9 @@ export const AI_ERRORS = defineErrors({
     status: 400,
     message: (p) => `Invalid AG-UI RunAgentInput: ${p.detail}`,
     hint: 'POST {"threadId", "runId", "messages": [..., {"id", "role": "user", "content"}]}; state, tools, context and forwardedProps are optional'
-  }
+  },
+  /** A chat-completions server failed a turn; `aiCode` is the error event's code (timeout, network, protocol, ...). */
+  AI_UPSTREAM_FAILED: { status: 500, internal: true, message: (p) => String(p.detail) },
+  /** A stream that is not server-sent events, or a line longer than the bound. */
+  AI_SSE_MALFORMED: { status: 500, internal: true, message: (p) => String(p.detail) }
 })

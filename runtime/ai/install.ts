@@ -1,4 +1,5 @@
 import type { Area, Platform } from '../platform.js'
+import { noteTurnEvent, type TurnTally } from './turn-outcome.js'
 import type { AiService } from './ai-service.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import { DemoRuntime } from './demo-runtime.js'
@@ -68,12 +69,25 @@ export const aiArea: Area = {
         .findLast((s) => s.protocol === 'a2a')
         ?.pathOf(agent)
     const turnMetrics = new TurnMetrics(platform.metrics.registry)
-    async function* counted(events: AsyncIterable<TurnEvent>): AsyncGenerator<TurnEvent> {
+    async function* counted(events: AsyncIterable<TurnEvent>, agentName: string): AsyncGenerator<TurnEvent> {
       inFlight++
+      const started = performance.now()
+      const seen: TurnTally = { outcome: 'cancelled', input: 0, output: 0 }
       try {
-        yield* turnMetrics.count(events)
+        for await (const e of turnMetrics.count(events)) {
+          noteTurnEvent(seen, e)
+          yield e
+        }
       } finally {
         inFlight--
+        // the charts of the dashboard and anything else that follows turns as they end
+        platform.bus.emit('TurnCompleted', {
+          agentName,
+          duration: Math.round(performance.now() - started),
+          outcome: seen.outcome,
+          inputTokens: seen.input,
+          outputTokens: seen.output
+        })
       }
     }
     const service: AiService = {
@@ -91,7 +105,7 @@ export const aiArea: Area = {
       runtime: (name) => registry.get(name),
       memory: memoryFromConfig(platform),
       sessions,
-      runTurn: (request, signal) => counted(runTurn(deps, request, signal)),
+      runTurn: (request, signal) => counted(runTurn(deps, request, signal), request.agent ?? ''),
       recordsWritten: () => governanceOf(platform)?.decisionLog.written() ?? Promise.resolve(),
       inFlight: () => inFlight
     }

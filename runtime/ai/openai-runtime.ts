@@ -8,7 +8,9 @@ import {
   type AiRuntimeRequest,
   type AiToolCall
 } from './runtime.js'
-import { parseSse, SseError } from './sse-lines.js'
+import { parseSse } from './sse-lines.js'
+import { PlatformError, isPlatformError } from '../contracts/index.js'
+import { AI_ERRORS } from './errors.js'
 
 export interface OpenAiRuntimeOptions {
   /** Base URL including the version segment, e.g. `http://127.0.0.1:11434/v1`. */
@@ -25,14 +27,9 @@ export interface OpenAiRuntimeOptions {
 /** A line longer than this is not a chat chunk; the stream is treated as garbage. */
 const MAX_LINE_BYTES = 1024 * 1024
 
-class Failure extends Error {
-  constructor(
-    readonly code: AiErrorCode,
-    message: string
-  ) {
-    super(message)
-  }
-}
+/** A failed turn (AI_UPSTREAM_FAILED): `aiCode` becomes the code of the error event the turn ends with. */
+const failure = (aiCode: AiErrorCode, message: string): PlatformError =>
+  new PlatformError(AI_ERRORS.AI_UPSTREAM_FAILED, { aiCode, detail: message })
 
 /**
  * Any OpenAI-compatible `/v1/chat/completions` server, streamed: text deltas pass through as they
@@ -72,26 +69,26 @@ export class OpenAiRuntime implements AiRuntime {
     }
     this.inFlight++
     const ctl = new AbortController()
-    let why: Failure | undefined
-    const fail = (f: Failure): void => {
+    let why: PlatformError | undefined
+    const fail = (f: PlatformError): void => {
       if (why === undefined) {
         why = f
         ctl.abort()
       }
     }
-    const onAbort = (): void => fail(new Failure('cancelled', 'cancelled by the caller'))
+    const onAbort = (): void => fail(failure('cancelled', 'cancelled by the caller'))
     if (signal?.aborted === true) onAbort()
     else signal?.addEventListener('abort', onAbort, { once: true })
     const url = this.opts.baseUrl.replace(/\/+$/, '') + '/chat/completions'
     const total = setTimeout(
-      () => fail(new Failure('timeout', `${url} did not finish within ${this.opts.timeoutMs} ms`)),
+      () => fail(failure('timeout', `${url} did not finish within ${this.opts.timeoutMs} ms`)),
       this.opts.timeoutMs
     )
     let idle: NodeJS.Timeout | undefined
     const touch = (): void => {
       clearTimeout(idle)
       idle = setTimeout(
-        () => fail(new Failure('timeout', `${url} sent nothing for ${this.opts.idleTimeoutMs} ms`)),
+        () => fail(failure('timeout', `${url} sent nothing for ${this.opts.idleTimeoutMs} ms`)),
         this.opts.idleTimeoutMs
       )
     }
@@ -110,16 +107,16 @@ export class OpenAiRuntime implements AiRuntime {
           signal: ctl.signal
         })
       } catch (err) {
-        throw why ?? new Failure('network', `${url} unreachable: ${cause(err)}`)
+        throw why ?? failure('network', `${url} unreachable: ${cause(err)}`)
       }
       if (res.status < 200 || res.status >= 300) {
         const text = await res.text().catch(() => '')
-        throw new Failure(
+        throw failure(
           res.status === 429 || res.status === 503 ? 'capacity' : 'http',
           `${url} answered ${res.status}${snippet(text)}`
         )
       }
-      if (res.body === null) throw new Failure('protocol', `${url} answered without a body`)
+      if (res.body === null) throw failure('protocol', `${url} answered without a body`)
       const calls = new Map<number, { id: string; name: string; args: string }>()
       let finish: 'stop' | 'tool-calls' | 'length' = 'stop'
       let sawDone = false
@@ -136,14 +133,14 @@ export class OpenAiRuntime implements AiRuntime {
           try {
             parsed = JSON.parse(data)
           } catch {
-            throw new Failure('protocol', `${url} sent a chunk that is not JSON${snippet(data)}`)
+            throw failure('protocol', `${url} sent a chunk that is not JSON${snippet(data)}`)
           }
           // a primitive has no `error`, so testing the shape first refuses the same chunks
           if (typeof parsed !== 'object' || parsed === null)
-            throw new Failure('protocol', `${url} sent a chunk that is not an object${snippet(data)}`)
+            throw failure('protocol', `${url} sent a chunk that is not an object${snippet(data)}`)
           const chunk = parsed as WireChunk
           if (chunk.error !== undefined)
-            throw new Failure(
+            throw failure(
               'http',
               `${url} reported an error mid-stream: ${String(chunk.error?.message ?? JSON.stringify(chunk.error))}`
             )
@@ -186,20 +183,22 @@ export class OpenAiRuntime implements AiRuntime {
           }
         }
       } catch (err) {
-        if (err instanceof Failure) throw err
-        if (err instanceof SseError) throw new Failure('protocol', `${url} sent ${err.message}`)
-        throw why ?? new Failure('network', `${url} dropped the stream: ${cause(err)}`)
+        if (isPlatformError(err, AI_ERRORS.AI_UPSTREAM_FAILED)) throw err
+        if (isPlatformError(err, AI_ERRORS.AI_SSE_MALFORMED)) throw failure('protocol', `${url} sent ${err.message}`)
+        throw why ?? failure('network', `${url} dropped the stream: ${cause(err)}`)
       }
       if (why !== undefined) throw why
-      if (!sawDone) throw new Failure('network', `${url} closed the stream before [DONE]`)
+      if (!sawDone) throw failure('network', `${url} closed the stream before [DONE]`)
       for (const [, c] of [...calls.entries()].sort((a, b) => a[0] - b[0]))
         yield { type: 'tool-call', call: toCall(c, url) }
       if (calls.size > 0) finish = 'tool-calls'
       if (!reported) yield { type: 'usage', usage: usage(0, 0, model) }
       yield { type: 'done', finishReason: finish }
     } catch (err) {
-      const f = err instanceof Failure ? err : (why ?? new Failure('runtime', (err as Error).message))
-      yield { type: 'error', code: f.code, message: f.message }
+      const f = isPlatformError(err, AI_ERRORS.AI_UPSTREAM_FAILED)
+        ? err
+        : (why ?? failure('runtime', (err as Error).message))
+      yield { type: 'error', code: f.params.aiCode as AiErrorCode, message: f.message }
     } finally {
       clearTimeout(total)
       clearTimeout(idle)
@@ -233,15 +232,15 @@ interface WireToolCall {
 }
 
 function toCall(c: { id: string; name: string; args: string }, url: string): AiToolCall {
-  if (c.name === '') throw new Failure('protocol', `${url} sent a tool call without a name`)
+  if (c.name === '') throw failure('protocol', `${url} sent a tool call without a name`)
   let args: unknown
   try {
     args = c.args.trim() === '' ? {} : JSON.parse(c.args)
   } catch {
-    throw new Failure('protocol', `${url} sent arguments for tool '${c.name}' that are not JSON${snippet(c.args)}`)
+    throw failure('protocol', `${url} sent arguments for tool '${c.name}' that are not JSON${snippet(c.args)}`)
   }
   if (typeof args !== 'object' || args === null || Array.isArray(args))
-    throw new Failure('protocol', `${url} sent arguments for tool '${c.name}' that are not an object`)
+    throw failure('protocol', `${url} sent arguments for tool '${c.name}' that are not an object`)
   return { id: c.id, name: c.name, arguments: args as Record<string, unknown> }
 }
 

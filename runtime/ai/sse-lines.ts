@@ -1,10 +1,12 @@
+import { PlatformError } from '../contracts/index.js'
+import { AI_ERRORS } from './errors.js'
+
 /**
  * The `data:` payloads of a server-sent-event stream, one per event (multi-line data joined by
  * newlines). `onBytes` is called for every chunk read, so the caller can run an idle timer. A
- * line over `maxLineBytes` throws: a stream that never sends a newline must not be buffered whole.
+ * stream that never sends a newline must not be buffered whole: a line over `maxLineBytes`, or
+ * one that is not server-sent events, throws AI_SSE_MALFORMED.
  */
-export class SseError extends Error {}
-
 export async function* parseSse(
   body: ReadableStream<Uint8Array>,
   maxLineBytes: number,
@@ -31,9 +33,12 @@ export async function* parseSse(
       if (line.startsWith(':')) continue
       if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''))
       else if (!/^(event|id|retry)(:|$)/.test(line))
-        throw new SseError(`a line that is not server-sent events: ${line.slice(0, 120)}`)
+        throw new PlatformError(AI_ERRORS.AI_SSE_MALFORMED, {
+          detail: `a line that is not server-sent events: ${line.slice(0, 120)}`
+        })
     }
-    if (buf.length > maxLineBytes) throw new SseError(`an event line longer than ${maxLineBytes} bytes`)
+    if (buf.length > maxLineBytes)
+      throw new PlatformError(AI_ERRORS.AI_SSE_MALFORMED, { detail: `an event line longer than ${maxLineBytes} bytes` })
   }
   buf += decoder.decode()
   if (buf.startsWith('data:')) data.push(buf.slice(5).replace(/^ /, ''))

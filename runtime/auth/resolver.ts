@@ -1,25 +1,29 @@
 import type { Context } from '../http/index.js'
+import { CORE, ExtensionPoint } from '../contracts/index.js'
 import { TokenResolver, type Principal } from './principal.js'
 
 /** Something that turns a request into a principal: JWT validation, a plugin's TokenValidator. */
 export type PrincipalSource = (headers: Readonly<Record<string, string>>) => Principal | null
 
 /**
- * The one principal resolver of the platform: configured tokens first, then registered sources (JWT,
- * plugin validators). The result is cached on the request.
+ * Where an area adds a way to tell who sends a request (the MCP extras add JWTs): the core
+ * declares it because every reader of principals (the gates, rooms, interactions) goes through
+ * the one resolver. Asked in the order added, after the configured tokens.
+ */
+export const PRINCIPAL_SOURCES = new ExtensionPoint<PrincipalSource>(CORE, 'principal-sources')
+
+const NO_SOURCES = (): readonly PrincipalSource[] => []
+
+/**
+ * The one principal resolver of the platform: configured tokens first, then the sources added at
+ * PRINCIPAL_SOURCES (JWT, plugin validators), read on every resolution. The result is cached on
+ * the request.
  */
 export class PrincipalResolver {
-  private readonly sources: PrincipalSource[] = []
-
-  constructor(readonly tokens: TokenResolver) {}
-
-  addSource(source: PrincipalSource): () => void {
-    this.sources.push(source)
-    return () => {
-      const i = this.sources.indexOf(source)
-      if (i >= 0) this.sources.splice(i, 1)
-    }
-  }
+  constructor(
+    readonly tokens: TokenResolver,
+    private readonly sources: () => readonly PrincipalSource[] = NO_SOURCES
+  ) {}
 
   resolve(ctx: Context): Principal | null {
     if ('principal' in ctx.state) return ctx.state.principal as Principal | null
@@ -31,9 +35,10 @@ export class PrincipalResolver {
   /** The same resolution from bare headers (a WebSocket upgrade or message has no Context to cache on). */
   fromHeaders(headers: Readonly<Record<string, string>>): Principal | null {
     let p = this.tokens.resolve(headers)
-    for (let i = 0; p === null && i < this.sources.length; i++) {
+    const sources = p === null ? this.sources() : []
+    for (let i = 0; p === null && i < sources.length; i++) {
       try {
-        p = this.sources[i]!(headers)
+        p = sources[i]!(headers)
       } catch {
         p = null
       }

@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { parseArgs } from 'node:util'
-import { ConfigError, OperatorError, EX_CONFIG } from '../config/index.js'
-import { isPlatformError } from '../contracts/index.js'
+import { CONFIG_ERRORS, EX_CONFIG } from '../config/index.js'
+import { PlatformError, isPlatformError } from '../contracts/index.js'
+import { firstRunToken, type FirstRunToken } from '../auth/index.js'
 import { startPlatform } from '../platform.js'
 import { installAreas, loadConfig } from '../areas.js'
 import { PLUGINS_USAGE, pluginsList, pluginsValidate, pluginsNew } from './plugins.js'
@@ -132,13 +133,16 @@ export async function main(
     if (values.data !== undefined) overrides['platform.data-dir'] = values.data
     if (values.plugins !== undefined) {
       // a path typed on the command line that does not exist is a typo, not a directory to wait for
-      for (const d of values.plugins) if (!existsSync(d)) throw new OperatorError(`--plugins ${d}: no such directory`)
+      for (const d of values.plugins)
+        if (!existsSync(d))
+          throw new PlatformError(CONFIG_ERRORS.OPERATOR_MISTAKE, { detail: `--plugins ${d}: no such directory` })
       overrides['platform.plugins.dirs'] = values.plugins
     }
     if (values['log-level'] !== undefined) overrides['platform.log-level'] = values['log-level']
     for (const kv of values.set ?? []) {
       const i = kv.indexOf('=')
-      if (i <= 0) throw new ConfigError(`--set expects KEY=VALUE, got '${kv}'`)
+      if (i <= 0)
+        throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, { detail: `--set expects KEY=VALUE, got '${kv}'` })
       const raw = kv.slice(i + 1)
       let v: unknown = raw
       try {
@@ -150,14 +154,18 @@ export async function main(
     }
     const config = loadConfig({ file: values.config, overrides })
     if (command === 'plugins') return await pluginsList(config, values.json === true, out)
-    return await serve(config, out, () => loadConfig({ file: values.config, overrides }))
+    // the first-run token joins the configured ones as a hash; the configuration files stay as they are
+    const first = firstRunToken(config)
+    const withFirst = first === undefined ? overrides : { ...overrides, 'platform.auth.tokens': [first.entry] }
+    const load = () => loadConfig({ file: values.config, overrides: withFirst })
+    return await serve(first === undefined ? config : load(), out, load, first)
   } catch (e) {
-    if (e instanceof ConfigError) {
+    if (isPlatformError(e, CONFIG_ERRORS.CONFIG_INVALID)) {
       out.error(`platform: configuration error: ${e.message}`)
       return EX_CONFIG
     }
     // a mistake the operator can fix: one line, no stack trace
-    if (e instanceof OperatorError || (isPlatformError(e) && e.def.operator === true)) {
+    if (isPlatformError(e) && e.def.operator === true) {
       out.error(`platform: ${e.message.replace(/\s*\n\s*/g, ' ')}`)
       return EX_CONFIG
     }
@@ -167,21 +175,31 @@ export async function main(
 }
 
 function intFlag(name: string, v: string): number {
-  if (!/^\d+$/.test(v)) throw new ConfigError(`${name} expects an integer, got '${v}'`)
+  if (!/^\d+$/.test(v))
+    throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, { detail: `${name} expects an integer, got '${v}'` })
   return Number(v)
 }
 
 async function serve(
   config: ReturnType<typeof loadConfig>,
   out: Out,
-  reread: () => ReturnType<typeof loadConfig>
+  reread: () => ReturnType<typeof loadConfig>,
+  firstRun?: FirstRunToken
 ): Promise<number> {
-  const { platform, url } = await startPlatform({ config, install: installAreas })
+  let started
+  try {
+    started = await startPlatform({ config, install: installAreas })
+  } catch (err) {
+    // a token nobody was shown is of no use: the next start makes and prints another
+    if (firstRun?.token !== undefined) rmSync(firstRun.file, { force: true })
+    throw err
+  }
+  const { platform, url } = started
   // stdout carries JSON log records only: the record for machines, the plain line on stderr for people
   platform.logger.info({ url }, 'platform listening')
   out.error(`platform listening on ${url}`)
   const agents = platform.plugins.agents().map((a) => a.name)
-  for (const line of startBanner({ url, config, agents })) out.error(line)
+  for (const line of startBanner({ url, config, agents, firstRun })) out.error(line)
   // SIGHUP reads the configuration again and applies the plugin grants; other keys need a restart
   let current = config
   const hup = (): void => {

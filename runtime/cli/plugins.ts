@@ -4,6 +4,7 @@ import { createRequire } from 'node:module'
 import { isAbsolute, join, relative, resolve } from 'node:path'
 import { Writable } from 'node:stream'
 import type { Config } from '../config/index.js'
+import { isPlatformError } from '../contracts/index.js'
 import { EventBus } from '../events/index.js'
 import { createLogger } from '../observability/index.js'
 import {
@@ -12,11 +13,9 @@ import {
   contributionNames,
   readManifest,
   resolveGrant,
-  GrantRefused,
   grantLine,
-  ManifestError,
   tierFactory,
-  TierUnavailable,
+  PLUGINS_ERRORS,
   buildCapabilities,
   NAME_PATTERN,
   type PluginStatus,
@@ -120,9 +119,9 @@ export async function pluginsValidate(dir: string | undefined, out: Out): Promis
   try {
     parsed = readManifest(abs)
   } catch (e) {
-    if (!(e instanceof ManifestError)) throw e
+    if (!isPlatformError(e, PLUGINS_ERRORS.MANIFEST_INVALID)) throw e
     out.error(`${dir}: invalid`)
-    for (const m of e.errors) out.error(`  ${m}`)
+    for (const m of e.params.errors as string[]) out.error(`  ${m}`)
     return 1
   }
   const { manifest, askedLimits, entryPath } = parsed
@@ -131,7 +130,8 @@ export async function pluginsValidate(dir: string | undefined, out: Out): Promis
   try {
     resolveGrant(manifest.name, manifest, askedLimits, {})
   } catch (e) {
-    if (e instanceof GrantRefused) needs = grantLine(manifest.name, e.grant)
+    if (isPlatformError(e, PLUGINS_ERRORS.GRANT_REFUSED))
+      needs = grantLine(manifest.name, e.params.grant as Parameters<typeof grantLine>[1])
     else throw e
   }
   const grant = resolveGrant(manifest.name, manifest, askedLimits, {
@@ -151,11 +151,12 @@ export async function pluginsValidate(dir: string | undefined, out: Out): Promis
       capabilities: buildCapabilities({ logger: silent(), kvDb: noKv, env: {} }, manifest.name, grant)
     })
   } catch (e) {
-    if (e instanceof TierUnavailable) note = `${e.message}: only plugin.json was checked, the entry was not loaded`
+    if (isPlatformError(e, PLUGINS_ERRORS.TIER_UNAVAILABLE))
+      note = `${e.message}: only plugin.json was checked, the entry was not loaded`
     else {
       out.error(`${dir}: invalid`)
       out.error(
-        `  ${manifest.entry}: ${e instanceof Error ? (e.name === 'Error' ? e.message : `${e.name}: ${e.message}`) : String(e)}`
+        `  ${manifest.entry}: ${e instanceof Error ? (e.name === 'Error' || isPlatformError(e) ? e.message : `${e.name}: ${e.message}`) : String(e)}`
       )
       return 1
     }

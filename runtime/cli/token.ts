@@ -1,6 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto'
 import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { isMap, isSeq, parseDocument, YAMLSeq, type Document } from 'yaml'
+import { newToken, sha256Hex } from '../auth/index.js'
 
 export const TOKEN_USAGE = `Usage: platform token create --principal NAME [--role ROLE ...] [--config FILE]
 
@@ -12,13 +12,6 @@ type Out = { log: (s: string) => void; error: (s: string) => void }
 
 const NAME = /^[A-Za-z0-9_.:@-]{1,128}$/
 const KEY = 'platform.auth.tokens'
-
-/** A new token: 32 random bytes, base64url, with a prefix that secret scanners and people recognise. */
-export function newToken(): string {
-  return 'plt_' + randomBytes(32).toString('base64url')
-}
-
-export const sha256Hex = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex')
 
 /** `platform token create`: the exit code. */
 export function tokenCreate(

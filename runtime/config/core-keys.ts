@@ -119,6 +119,12 @@ export const CORE_CONFIG_KEYS = {
     description:
       'API tokens: a list of `{token | sha256, principal, roles}`; sent as `Authorization: Bearer <t>` or `X-Platform-Auth: <t>`'
   },
+  'platform.auth.first-run-token': {
+    schema: bool,
+    default: true,
+    description:
+      'With no token configured and a loopback bind, the first `platform serve` makes an admin token, keeps its SHA-256 in the data directory and prints a dashboard URL carrying it once; never on another bind'
+  },
 
   // --- WebSocket and SSE (read by the HTTP server and by areas that do not depend on transport) ---
   'platform.transport.heartbeat-seconds': {

@@ -4,16 +4,9 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
 import { CORE_CONFIG_KEYS, PATTERN_KEYS, PLUGIN_GRANT_SCHEMA } from './core-keys.js'
 import type { KeyDef, KeyDefs } from './key-def.js'
 import { closest, editDistance, didYouMean } from './did-you-mean.js'
-import {
-  ConfigError,
-  GRANT_KEY,
-  foldGrantKeys,
-  isPlain,
-  makeConfig,
-  readYaml,
-  type Config,
-  type ConfigSources
-} from './load.js'
+import { PlatformError } from '../contracts/index.js'
+import { CONFIG_ERRORS } from './errors.js'
+import { GRANT_KEY, foldGrantKeys, isPlain, makeConfig, readYaml, type Config, type ConfigSources } from './load.js'
 
 /** Who declares keys: the core, or an `Area` with its `configKeys`. */
 export interface KeyOwner {
@@ -83,7 +76,7 @@ export class ConfigKeySet {
     return out
   }
 
-  /** Validates a flat config object; throws ConfigError naming the first offending key (never a secret's value). */
+  /** Validates a flat config object; throws CONFIG_INVALID naming the first offending key (never a secret's value). */
   check(flat: Record<string, unknown>, origin: Record<string, string> = {}): void {
     for (const k of Object.keys(flat)) {
       // `plugins: {dir: x}` lands on the grant pattern: a plugin named `dir` with a string grant
@@ -93,12 +86,14 @@ export class ConfigKeySet {
           editDistance(name, 'dirs') <= 2
             ? " (did you mean 'platform.plugins.dirs', the list of plugin directories?)"
             : ''
-        throw new ConfigError(
-          `config key '${k}'${hint} is read as the grant of a plugin named '${name}' and must be a map of enabled, sandbox, permissions, limits; got ${JSON.stringify(flat[k])}${origin[k] ? ` (from ${origin[k]})` : ''}`
-        )
+        throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, {
+          detail: `config key '${k}'${hint} is read as the grant of a plugin named '${name}' and must be a map of enabled, sandbox, permissions, limits; got ${JSON.stringify(flat[k])}${origin[k] ? ` (from ${origin[k]})` : ''}`
+        })
       }
       if (!this.isKnown(k))
-        throw new ConfigError(`unknown config key '${k}'${origin[k] ? ` (from ${origin[k]})` : ''}${this.suggest(k)}`)
+        throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, {
+          detail: `unknown config key '${k}'${origin[k] ? ` (from ${origin[k]})` : ''}${this.suggest(k)}`
+        })
     }
     const validate = (this.validator ??= new Ajv2020({ allErrors: true, strict: false, verbose: true }).compile(
       this.jsonSchema()
@@ -117,7 +112,9 @@ export class ConfigKeySet {
       : this.keys[key]?.secret === true
         ? '; the value is not shown (a secret)'
         : `; got ${JSON.stringify(flat[key])}`
-    throw new ConfigError(`config key '${key}'${inner} ${expectation(err)}${got}${from}`)
+    throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, {
+      detail: `config key '${key}'${inner} ${expectation(err)}${got}${from}`
+    })
   }
 
   /** defaults < platform.yaml < PLATFORM_* environment < overrides (CLI flags). */
@@ -125,7 +122,8 @@ export class ConfigKeySet {
     const cwd = sources.cwd ?? process.cwd()
     let file = sources.file !== undefined ? resolve(cwd, sources.file) : undefined
     if (file === undefined && existsSync(resolve(cwd, 'platform.yaml'))) file = resolve(cwd, 'platform.yaml')
-    if (file !== undefined && !existsSync(file)) throw new ConfigError(`config file ${file} does not exist`)
+    if (file !== undefined && !existsSync(file))
+      throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, { detail: `config file ${file} does not exist` })
 
     const origin: Record<string, string> = {}
     const fromFile = file !== undefined ? readYaml(file, (k) => this.isKnown(k)) : {}
@@ -147,9 +145,9 @@ export class ConfigKeySet {
       if ((!name.startsWith('PLATFORM_') && !name.startsWith('ORG_PLATFORM_')) || value === undefined) continue
       const key = this.envToKey.get(name)
       if (key === undefined)
-        throw new ConfigError(
-          `unknown environment variable ${name}: it maps to no config key${this.suggest(name.toLowerCase().replace(/_/g, '.'))}`
-        )
+        throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, {
+          detail: `unknown environment variable ${name}: it maps to no config key${this.suggest(name.toLowerCase().replace(/_/g, '.'))}`
+        })
       out[key] = coerce(this.keys[key]!, value)
     }
     return out

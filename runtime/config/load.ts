@@ -1,18 +1,11 @@
 import { LineCounter, parseDocument } from 'yaml'
 import type { ConfigKey, ConfigKeys, PluginGrantConfig, PluginGrantKey } from './core-keys.js'
-import { OperatorError } from './operator-error.js'
+import { PlatformError } from '../contracts/index.js'
+import { CONFIG_ERRORS } from './errors.js'
 import { readRegularFile } from './regular-file.js'
 
 /** A configuration file is kilobytes; a larger one (or `/dev/zero`) is a mistake, not a config. */
 const MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024
-
-/** Start-up stops with this error; its message names the key and what it expects. */
-export class ConfigError extends OperatorError {
-  constructor(message: string) {
-    super(message)
-    this.name = 'ConfigError'
-  }
-}
 
 export interface ConfigSources {
   /** Path of a YAML file; when absent, `./platform.yaml` is read if it exists. */
@@ -54,7 +47,8 @@ export function flatten(
   for (const [k, v] of Object.entries(obj)) {
     const key = prefix === '' ? k : `${prefix}.${k}`
     if (isKnown(key) || !isPlain(v)) {
-      if (key in out) throw new ConfigError(`config key '${key}' is given twice`)
+      if (key in out)
+        throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, { detail: `config key '${key}' is given twice` })
       out[key] = v
     } else {
       flatten(v, isKnown, key, out)
@@ -75,23 +69,31 @@ export function foldGrantKeys(flat: Record<string, unknown>): Record<string, unk
     const m = GRANT_PART.exec(k)
     if (m === null) {
       if (k in out && isPlain(out[k]) && isPlain(v))
-        throw new ConfigError(`config key '${k}' is given twice (as a map and as dotted keys)`)
+        throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, {
+          detail: `config key '${k}' is given twice (as a map and as dotted keys)`
+        })
       out[k] = isPlain(v) && k.startsWith('platform.plugins.') ? structuredClone(v) : v
       continue
     }
     const grantKey = `platform.plugins.${m[1]!}`
     const grant = out[grantKey] ?? (out[grantKey] = {})
-    if (!isPlain(grant)) throw new ConfigError(`config key '${k}' sets part of '${grantKey}', which is not a map`)
+    if (!isPlain(grant))
+      throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, {
+        detail: `config key '${k}' sets part of '${grantKey}', which is not a map`
+      })
     const path = m[2]!.split('.')
     let at = grant
     for (const seg of path.slice(0, -1)) {
       const next = at[seg] ?? (at[seg] = {})
       if (!isPlain(next))
-        throw new ConfigError(`config key '${k}' sets part of '${grantKey}.${seg}', which is not a map`)
+        throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, {
+          detail: `config key '${k}' sets part of '${grantKey}.${seg}', which is not a map`
+        })
       at = next
     }
     const last = path.at(-1)!
-    if (last in at) throw new ConfigError(`config key '${k}' is given twice`)
+    if (last in at)
+      throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, { detail: `config key '${k}' is given twice` })
     at[last] = v
   }
   return out
@@ -103,7 +105,9 @@ export function readYaml(path: string, isKnown: (key: string) => boolean): Recor
   try {
     text = readRegularFile(path, MAX_CONFIG_FILE_BYTES).toString('utf8')
   } catch (e) {
-    throw new ConfigError(`cannot read config file ${path}: ${(e as Error).message}`)
+    throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, {
+      detail: `cannot read config file ${path}: ${(e as Error).message}`
+    })
   }
   const lines = new LineCounter()
   const doc = parseDocument(text, { uniqueKeys: true, customTags: [], prettyErrors: false, lineCounter: lines })
@@ -112,11 +116,14 @@ export function readYaml(path: string, isKnown: (key: string) => boolean): Recor
   if (problem !== undefined) {
     // where, not the excerpt yaml would print: the line may hold a secret (a token, a password)
     const { line, col } = lines.linePos(problem.pos[0])
-    throw new ConfigError(`config file ${path}: ${problem.message} at line ${line}, column ${col}`)
+    throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, {
+      detail: `config file ${path}: ${problem.message} at line ${line}, column ${col}`
+    })
   }
   const data = doc.toJS() as unknown
   if (data == null) return {}
-  if (!isPlain(data)) throw new ConfigError(`config file ${path} must hold a mapping of keys`)
+  if (!isPlain(data))
+    throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, { detail: `config file ${path} must hold a mapping of keys` })
   return foldGrantKeys(flatten(data, isKnown))
 }
 

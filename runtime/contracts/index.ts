@@ -13,6 +13,7 @@ export {
   PlatformError,
   defineErrors,
   isPlatformError,
+  isWireError,
   mergeErrors,
   type ErrorDef,
   type ErrorDefs,

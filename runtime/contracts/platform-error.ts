@@ -18,6 +18,12 @@ export interface ErrorSpec {
   readonly rpcCode?: number
   /** A start-up failure of the operator's making: the CLI prints its message on one line and exits 78. */
   readonly operator?: true
+  /**
+   * A failure between the platform's own parts (a plugin call, an embedder, a store write, a
+   * start-up step): callers inside branch on its code, and an edge that meets one answers as it
+   * does any unexpected throw (logged, `Internal server error`), so its text never reaches a client.
+   */
+  readonly internal?: true
 }
 
 /** One declared code: what the area wrote plus its name and wire code, stamped by `defineErrors`. */
@@ -107,6 +113,14 @@ export class PlatformError extends Error {
 /** Whether `err` is a PlatformError, and (given `def`) that failure. */
 export function isPlatformError(err: unknown, def?: ErrorDef): err is PlatformError {
   return err instanceof PlatformError && (def === undefined || err.is(def))
+}
+
+/**
+ * Whether a protocol edge answers `err` as itself: a PlatformError whose code is not `internal`.
+ * Anything else is an unexpected failure, logged and answered as the protocol's internal error.
+ */
+export function isWireError(err: unknown): err is PlatformError {
+  return err instanceof PlatformError && err.def.internal !== true
 }
 
 /** One area's codes, named by their owner so a clash names both. */

@@ -21,6 +21,18 @@ export interface PlatformEvents {
   /** The same call's end; `duration` in milliseconds (0 when it was refused before the agent ran). */
   AgentCompleted: { coordinationId: string; agentName: string; skill: string; duration: number; success: boolean }
   /**
+   * An AI turn ended, whichever endpoint ran it: `agentName` '' for a bare turn, `duration` in
+   * milliseconds, `outcome` `completed`, `denied` (a policy or the kill switch), `cancelled` or
+   * `error`, and the tokens its usage reported.
+   */
+  TurnCompleted: {
+    agentName: string
+    duration: number
+    outcome: 'completed' | 'denied' | 'cancelled' | 'error'
+    inputTokens: number
+    outputTokens: number
+  }
+  /**
    * One policy evaluation: the admin event stream builds these from the decision log itself, only
    * while it has subscribers, so a turn pays nothing for them otherwise; not emitted on the bus.
    */

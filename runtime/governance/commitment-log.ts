@@ -7,6 +7,7 @@ import type { Database } from 'lmdb'
 import canonicalize from 'canonicalize'
 import { RetainedLog, type LogKey, type WriteFailureReport } from '../store/index.js'
 import {
+  PlatformError,
   COMMITMENT_OUTCOMES,
   type CommitmentInput,
   type CommitmentLog,
@@ -24,6 +25,7 @@ import {
   type Ed25519Signer,
   type PublicJwk
 } from './commitment-signer.js'
+import { GOVERNANCE_ERRORS } from './errors.js'
 
 /** Records kept in memory; older ones are read from LMDB. */
 export const COMMITMENTS_IN_MEMORY = 500
@@ -42,14 +44,6 @@ export interface CommitmentLogOptions {
   db?: Database<LoggedCommitment, LogKey> | undefined
   retention?: number
   onWriteFailure?: WriteFailureReport | undefined
-}
-
-/** A bad record or input: the message names the member. */
-export class CommitmentError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'CommitmentError'
-  }
 }
 
 export class SignedCommitmentLog implements CommitmentLog {
@@ -86,20 +80,30 @@ export class SignedCommitmentLog implements CommitmentLog {
   /** Builds and signs a record without keeping it. */
   issue(input: CommitmentInput, now = new Date()): CommitmentRecord {
     const i = input as unknown as Record<string, unknown>
-    if (typeof i !== 'object' || i === null) throw new CommitmentError('a commitment input must be an object')
+    if (typeof i !== 'object' || i === null)
+      throw new PlatformError(GOVERNANCE_ERRORS.COMMITMENT_INVALID, { detail: 'a commitment input must be an object' })
     for (const f of STRING_FIELDS)
       if (typeof i[f] !== 'string' || (f !== 'principal' && i[f] === ''))
-        throw new CommitmentError(`${f} must be a ${f === 'principal' ? '' : 'non-empty '}string`)
+        throw new PlatformError(GOVERNANCE_ERRORS.COMMITMENT_INVALID, {
+          detail: `${f} must be a ${f === 'principal' ? '' : 'non-empty '}string`
+        })
     if (!(COMMITMENT_OUTCOMES as readonly unknown[]).includes(i.outcome))
-      throw new CommitmentError(`outcome must be one of ${COMMITMENT_OUTCOMES.join(', ')}`)
+      throw new PlatformError(GOVERNANCE_ERRORS.COMMITMENT_INVALID, {
+        detail: `outcome must be one of ${COMMITMENT_OUTCOMES.join(', ')}`
+      })
     const chain = i.delegationChain ?? []
     if (!Array.isArray(chain) || chain.some((d) => typeof d !== 'string'))
-      throw new CommitmentError('delegationChain must be an array of strings')
+      throw new PlatformError(GOVERNANCE_ERRORS.COMMITMENT_INVALID, {
+        detail: 'delegationChain must be an array of strings'
+      })
     const issuedAt = now.toISOString()
     let expiresAt = new Date(now.getTime() + DEFAULT_VALIDITY_MS).toISOString()
     if (i.expiresAt !== undefined) {
       const t = typeof i.expiresAt === 'string' ? Date.parse(i.expiresAt) : NaN
-      if (Number.isNaN(t)) throw new CommitmentError('expiresAt must be an ISO 8601 timestamp')
+      if (Number.isNaN(t))
+        throw new PlatformError(GOVERNANCE_ERRORS.COMMITMENT_INVALID, {
+          detail: 'expiresAt must be an ISO 8601 timestamp'
+        })
       expiresAt = new Date(t).toISOString()
     }
     const record: CommitmentRecord = {
@@ -120,7 +124,9 @@ export class SignedCommitmentLog implements CommitmentLog {
     try {
       bytes = signedBytes(record)
     } catch (err) {
-      throw new CommitmentError(`the record is not JSON: ${(err as Error).message}`)
+      throw new PlatformError(GOVERNANCE_ERRORS.COMMITMENT_INVALID, {
+        detail: `the record is not JSON: ${(err as Error).message}`
+      })
     }
     if (this.signer !== undefined)
       record.proof = {
@@ -216,18 +222,21 @@ export function unsignedProof(): CommitmentProof {
 
 /** The JSON the signature would cover: a Date becomes its string, undefined members go. */
 function jsonObject(v: unknown, name: string): Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new CommitmentError(`${name} must be an object`)
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new PlatformError(GOVERNANCE_ERRORS.COMMITMENT_INVALID, { detail: `${name} must be an object` })
   let text: string | undefined
   try {
     text = canonicalize(v)
   } catch (err) {
-    throw new CommitmentError(`${name} is not JSON: ${(err as Error).message}`)
+    throw new PlatformError(GOVERNANCE_ERRORS.COMMITMENT_INVALID, {
+      detail: `${name} is not JSON: ${(err as Error).message}`
+    })
   }
   const parsed = JSON.parse(text!) as Record<string, unknown>
   if (holdsProtoKey(parsed))
-    throw new CommitmentError(
-      `${name} holds a "__proto__" member, which LMDB's decoder renames: it could not be verified`
-    )
+    throw new PlatformError(GOVERNANCE_ERRORS.COMMITMENT_INVALID, {
+      detail: `${name} holds a "__proto__" member, which LMDB's decoder renames: it could not be verified`
+    })
   return parsed
 }
 
@@ -241,16 +250,26 @@ function holdsProtoKey(v: unknown): boolean {
 function checkedRecord(r: CommitmentRecord): CommitmentRecord {
   const o = jsonObject(r, 'a commitment record')
   for (const f of ['id', ...STRING_FIELDS, 'issuedAt', 'expiresAt', 'outcome'])
-    if (typeof o[f] !== 'string') throw new CommitmentError(`record member ${f} must be a string`)
-  if (!Array.isArray(o.delegationChain)) throw new CommitmentError('record member delegationChain must be an array')
+    if (typeof o[f] !== 'string')
+      throw new PlatformError(GOVERNANCE_ERRORS.COMMITMENT_INVALID, { detail: `record member ${f} must be a string` })
+  if (!Array.isArray(o.delegationChain))
+    throw new PlatformError(GOVERNANCE_ERRORS.COMMITMENT_INVALID, {
+      detail: 'record member delegationChain must be an array'
+    })
   jsonObject(o.properties, 'record member properties')
   const proof = o.proof as Record<string, unknown> | undefined
   if (typeof proof !== 'object' || proof === null || Array.isArray(proof))
-    throw new CommitmentError('record member proof must be an object')
+    throw new PlatformError(GOVERNANCE_ERRORS.COMMITMENT_INVALID, { detail: 'record member proof must be an object' })
   for (const f of ['scheme', 'keyId', 'signature', 'createdAt'])
-    if (typeof proof[f] !== 'string') throw new CommitmentError(`record member proof.${f} must be a string`)
+    if (typeof proof[f] !== 'string')
+      throw new PlatformError(GOVERNANCE_ERRORS.COMMITMENT_INVALID, {
+        detail: `record member proof.${f} must be a string`
+      })
   for (const f of LISTING_MEMBERS)
-    if (f in o) throw new CommitmentError(`record member ${f} is reserved for the listing`)
+    if (f in o)
+      throw new PlatformError(GOVERNANCE_ERRORS.COMMITMENT_INVALID, {
+        detail: `record member ${f} is reserved for the listing`
+      })
   const ordered: Record<string, unknown> = {}
   for (const f of [
     'id',

@@ -14,8 +14,8 @@ import {
 } from 'node:crypto'
 import { existsSync, statSync, writeFileSync } from 'node:fs'
 import canonicalize from 'canonicalize'
-import { OperatorError, readRegularFile } from '../config/index.js'
-import type { CommitmentRecord } from '../contracts/index.js'
+import { CONFIG_ERRORS, readRegularFile } from '../config/index.js'
+import { PlatformError, type CommitmentRecord } from '../contracts/index.js'
 
 /** A PEM Ed25519 key is a few hundred bytes; anything much larger is not one. */
 const MAX_KEY_FILE_BYTES = 65_536
@@ -105,16 +105,22 @@ export function loadVerifyKey(path: string, configKey: string): KeyObject {
   try {
     pem = readRegularFile(path, MAX_KEY_FILE_BYTES).toString('utf8')
   } catch (err) {
-    throw new OperatorError(`${configKey}: cannot read ${path}: ${(err as Error).message}`)
+    throw new PlatformError(CONFIG_ERRORS.OPERATOR_MISTAKE, {
+      detail: `${configKey}: cannot read ${path}: ${(err as Error).message}`
+    })
   }
   let key: KeyObject
   try {
     key = createPublicKey({ key: pem, format: 'pem' })
   } catch (err) {
-    throw new OperatorError(`${configKey}: ${path} is not a PEM key (${(err as Error).message})`)
+    throw new PlatformError(CONFIG_ERRORS.OPERATOR_MISTAKE, {
+      detail: `${configKey}: ${path} is not a PEM key (${(err as Error).message})`
+    })
   }
   if (key.asymmetricKeyType !== 'ed25519')
-    throw new OperatorError(`${configKey}: ${path} is not an Ed25519 key (got ${key.asymmetricKeyType ?? 'unknown'})`)
+    throw new PlatformError(CONFIG_ERRORS.OPERATOR_MISTAKE, {
+      detail: `${configKey}: ${path} is not an Ed25519 key (got ${key.asymmetricKeyType ?? 'unknown'})`
+    })
   return key
 }
 
@@ -135,14 +141,16 @@ export interface LoadedKey {
 export function loadSigningKey(path: string, create: boolean, configKey: string): LoadedKey {
   if (!existsSync(path)) {
     if (!create)
-      throw new OperatorError(
-        `${configKey}: ${path} does not exist (write a PKCS#8 PEM Ed25519 key there, e.g. \`openssl genpkey -algorithm ed25519 -out ${path}\`, or leave the key empty to use a generated one)`
-      )
+      throw new PlatformError(CONFIG_ERRORS.OPERATOR_MISTAKE, {
+        detail: `${configKey}: ${path} does not exist (write a PKCS#8 PEM Ed25519 key there, e.g. \`openssl genpkey -algorithm ed25519 -out ${path}\`, or leave the key empty to use a generated one)`
+      })
     const signer = Ed25519Signer.generate()
     try {
       writeFileSync(path, signer.pkcs8Pem(), { mode: 0o600, flag: 'wx' })
     } catch (err) {
-      throw new OperatorError(`${configKey}: cannot write a new signing key to ${path}: ${(err as Error).message}`)
+      throw new PlatformError(CONFIG_ERRORS.OPERATOR_MISTAKE, {
+        detail: `${configKey}: cannot write a new signing key to ${path}: ${(err as Error).message}`
+      })
     }
     return { signer, generated: true, exposed: false }
   }
@@ -150,16 +158,18 @@ export function loadSigningKey(path: string, create: boolean, configKey: string)
   try {
     pem = readRegularFile(path, MAX_KEY_FILE_BYTES).toString('utf8')
   } catch (err) {
-    throw new OperatorError(`${configKey}: cannot read ${path}: ${(err as Error).message}`)
+    throw new PlatformError(CONFIG_ERRORS.OPERATOR_MISTAKE, {
+      detail: `${configKey}: cannot read ${path}: ${(err as Error).message}`
+    })
   }
   let signer: Ed25519Signer
   try {
     if (!pem.includes('-----BEGIN PRIVATE KEY-----')) throw new Error('not an unencrypted PKCS#8 PEM private key')
     signer = new Ed25519Signer(createPrivateKey({ key: pem, format: 'pem' }))
   } catch (err) {
-    throw new OperatorError(
-      `${configKey}: ${path} is not a usable Ed25519 signing key (${(err as Error).message}); expected PKCS#8 PEM ("-----BEGIN PRIVATE KEY-----")`
-    )
+    throw new PlatformError(CONFIG_ERRORS.OPERATOR_MISTAKE, {
+      detail: `${configKey}: ${path} is not a usable Ed25519 signing key (${(err as Error).message}); expected PKCS#8 PEM ("-----BEGIN PRIVATE KEY-----")`
+    })
   }
   return { signer, generated: false, exposed: (statSync(path).mode & 0o077) !== 0 }
 }

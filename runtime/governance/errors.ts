@@ -1,24 +1,8 @@
-import { OperatorError } from '../config/index.js'
 import { defineErrors } from '../contracts/index.js'
 
-/** A policy document or entry that cannot be loaded; the message names the source and entry. */
-export class PolicyLoadError extends OperatorError {
-  constructor(message: string) {
-    super(message)
-    this.name = 'PolicyLoadError'
-  }
-}
-
-/** A built-in type's `config:` block is wrong; the loader wraps it with the entry's name. */
-export class PolicyConfigError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'PolicyConfigError'
-  }
-}
-
 /**
- * The governance area's REST codes: the controller, the kill switch and policy reloads.
+ * The governance area's codes: the controller, the kill switch, policy reloads (REST), and the
+ * failures of loading policies and signing commitments, which never reach a client as such.
  */
 export const GOVERNANCE_ERRORS = defineErrors({
   GOVERNANCE_NOT_INSTALLED: {
@@ -37,5 +21,13 @@ export const GOVERNANCE_ERRORS = defineErrors({
   RELOAD_UNKNOWN_SWAP: { status: 400, message: (p) => String(p.detail) },
   RELOAD_UNKNOWN_FORMAT: { status: 400, message: (p) => String(p.detail) },
   RELOAD_PARSE_FAILED: { status: 400, message: (p) => String(p.detail) },
-  RELOAD_EMPTY: { status: 400, message: (p) => String(p.detail) }
+  RELOAD_EMPTY: { status: 400, message: (p) => String(p.detail) },
+  /** A policy document or entry that cannot be loaded, naming the source and entry; the operator fixes it. */
+  POLICY_LOAD_FAILED: { status: 500, internal: true, operator: true, message: (p) => String(p.detail) },
+  /** A built-in type's `config:` block is wrong; the loader wraps it with the entry's name. */
+  POLICY_CONFIG_INVALID: { status: 500, internal: true, message: (p) => String(p.detail) },
+  /** A policy threw (or rejected): the message becomes the deny reason, so the gate fails closed. */
+  POLICY_THREW: { status: 500, internal: true, message: (p) => String(p.detail) },
+  /** A commitment input or stored record that is not one: the message names the member. */
+  COMMITMENT_INVALID: { status: 500, internal: true, message: (p) => String(p.detail) }
 })

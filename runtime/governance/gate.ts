@@ -7,6 +7,8 @@
 import type { Logger } from 'pino'
 import { trace, ProxyTracerProvider, SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api'
 import {
+  PlatformError,
+  isPlatformError,
   isoNow,
   type AiRequest,
   type DecisionEntry,
@@ -19,6 +21,7 @@ import {
 import { snapshotOf } from './audit-entry.js'
 import type { GovernanceDecisionLog } from './decision-log.js'
 import type { PolicyChain } from './chain.js'
+import { GOVERNANCE_ERRORS } from './errors.js'
 
 export interface PolicyIdentity {
   name: string
@@ -179,7 +182,9 @@ export class PolicyAdmissionGate {
     const d = validate(raw)
     if (d === null) {
       value = 'error'
-      reason = raw instanceof PolicyError ? raw.message : 'policy returned an invalid decision'
+      reason = isPlatformError(raw, GOVERNANCE_ERRORS.POLICY_THREW)
+        ? raw.message
+        : 'policy returned an invalid decision'
     } else {
       switch (d.decision) {
         case 'admit':
@@ -287,12 +292,12 @@ export class PolicyAdmissionGate {
 const isThenable = (d: unknown): d is PromiseLike<PolicyDecision> =>
   typeof (d as PromiseLike<unknown> | null)?.then === 'function'
 
-/** Marks a thrown error so its message becomes the deny reason (fail closed). */
-export class PolicyError extends Error {}
-
-export function errorDecision(err: unknown): PolicyError {
+/** Marks a thrown error (POLICY_THREW) so its message becomes the deny reason (fail closed). */
+export function errorDecision(err: unknown): PlatformError {
   const msg = err instanceof Error ? err.message : String(err)
-  return new PolicyError(msg === '' ? (err instanceof Error ? err.name : 'policy threw') : msg)
+  return new PlatformError(GOVERNANCE_ERRORS.POLICY_THREW, {
+    detail: msg === '' ? (err instanceof Error ? err.name : 'policy threw') : msg
+  })
 }
 
 /** A decision object of one of the four shapes, or null. */

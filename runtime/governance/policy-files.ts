@@ -37,7 +37,7 @@ export class PolicyFiles {
     private readonly logger: Logger
   ) {}
 
-  /** Loads every file; the first that fails throws (PolicyLoadError) and nothing is watched. */
+  /** Loads every file; the first that fails throws (POLICY_LOAD_FAILED) and nothing is watched. */
   loadAll(files: readonly string[]): void {
     for (const file of files) {
       const read = readText(file)

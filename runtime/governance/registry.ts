@@ -2,8 +2,8 @@
  * PolicyRegistry: YAML `type:` names (case-insensitive) to factories receiving the descriptor.
  * Built-ins are registered at construction; plugins and the scope area add theirs.
  */
-import type { GovernancePolicy, PolicyDescriptor, PolicyFactory } from '../contracts/index.js'
-import { PolicyLoadError } from './errors.js'
+import { PlatformError, type GovernancePolicy, type PolicyDescriptor, type PolicyFactory } from '../contracts/index.js'
+import { GOVERNANCE_ERRORS } from './errors.js'
 
 export interface TypeInfo {
   type: string
@@ -56,9 +56,9 @@ export class PolicyRegistry {
   build(type: string, d: PolicyDescriptor): GovernancePolicy {
     const f = this.factories.get(type.toLowerCase())
     if (f === undefined)
-      throw new PolicyLoadError(
-        `unknown policy type '${type}' (known: [${[...this.factories.keys()].sort().join(', ')}])`
-      )
+      throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+        detail: `unknown policy type '${type}' (known: [${[...this.factories.keys()].sort().join(', ')}])`
+      })
     return f.factory(d)
   }
 }

@@ -6,7 +6,7 @@
  */
 import type { Platform } from '../platform.js'
 import { type Context } from '../http/index.js'
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isWireError } from '../contracts/index.js'
 import { ReadGate, type Principal } from '../auth/index.js'
 import { runCheck, unconfiguredAllowPayload, type CheckRequest } from './check.js'
 import { agtVerify, complianceMatrix } from './compliance.js'
@@ -111,7 +111,7 @@ export function installRoutes(platform: Platform, service: GovernanceService | u
       try {
         result = s.reload(body.swapName, body.content ?? body.yaml, body.format)
       } catch (err) {
-        if (!(err instanceof PlatformError)) throw err
+        if (!isWireError(err)) throw err
         await audited(principal, 'governance.reload.invalid', target, false, err.message)
         throw err
       }

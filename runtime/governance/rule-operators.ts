@@ -5,7 +5,8 @@
  * list, `contains` as substring or membership, and `matches` as an unanchored regex search.
  * A missing (undefined or null) context value never matches: the caller checks that first.
  */
-import { PolicyLoadError } from './errors.js'
+import { GOVERNANCE_ERRORS } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
 
 export const OPERATORS = ['eq', 'ne', 'gt', 'lt', 'gte', 'lte', 'in', 'not_in', 'contains', 'matches'] as const
 export type Operator = (typeof OPERATORS)[number]
@@ -88,9 +89,9 @@ export function compileToolkitRegex(pattern: string, where: string): RegExp {
     for (const f of m[1]!) {
       const js = JS_FLAG[f]
       if (js === undefined)
-        throw new PolicyLoadError(
-          `unsupported inline regex flag '(?${f})' in pattern '${pattern}' at ${where} (supported: i, m, s, u)`
-        )
+        throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+          detail: `unsupported inline regex flag '(?${f})' in pattern '${pattern}' at ${where} (supported: i, m, s, u)`
+        })
       flags.add(js)
     }
     body = body.slice(m[0].length)
@@ -98,7 +99,9 @@ export function compileToolkitRegex(pattern: string, where: string): RegExp {
   try {
     return new RegExp(body, [...flags].join(''))
   } catch (err) {
-    throw new PolicyLoadError(`invalid regex '${pattern}' at ${where}: ${(err as Error).message}`)
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+      detail: `invalid regex '${pattern}' at ${where}: ${(err as Error).message}`
+    })
   }
 }
 
@@ -119,7 +122,10 @@ export function compileTest(op: string, value: unknown, where: string): Test {
       return (a) => compareLoose(a, value) <= 0
     case 'in':
     case 'not_in': {
-      if (!Array.isArray(value)) throw new PolicyLoadError(`operator '${op}' needs a list value at ${where}`)
+      if (!Array.isArray(value))
+        throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+          detail: `operator '${op}' needs a list value at ${where}`
+        })
       const list = value
       const inList = (a: unknown): boolean => {
         for (const v of list) if (looseEquals(a, v)) return true
@@ -130,13 +136,18 @@ export function compileTest(op: string, value: unknown, where: string): Test {
     case 'contains':
       return (a) => containsLoose(a, value)
     case 'matches': {
-      if (typeof value !== 'string') throw new PolicyLoadError(`operator 'matches' needs a string pattern at ${where}`)
+      if (typeof value !== 'string')
+        throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+          detail: `operator 'matches' needs a string pattern at ${where}`
+        })
       const re = compileToolkitRegex(value, where)
       // a RegExp without the g/y flags keeps no state, so one instance is shared by every call
       return (a) => re.test(typeof a === 'string' ? a : textOf(a))
     }
     default:
-      throw new PolicyLoadError(`unknown operator '${op}' at ${where} (supported: ${OPERATORS.join(', ')})`)
+      throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+        detail: `unknown operator '${op}' at ${where} (supported: ${OPERATORS.join(', ')})`
+      })
   }
 }
 

@@ -4,8 +4,15 @@
  * `defaults.action` when nothing matches. Conditions are compiled once at load.
  */
 import type { Logger } from 'pino'
-import { admit, deny, type GovernancePolicy, type PolicyContext, type PolicyDecision } from '../contracts/index.js'
-import { PolicyLoadError } from './errors.js'
+import {
+  PlatformError,
+  admit,
+  deny,
+  type GovernancePolicy,
+  type PolicyContext,
+  type PolicyDecision
+} from '../contracts/index.js'
+import { GOVERNANCE_ERRORS } from './errors.js'
 import { compileTest, type Test } from './rule-operators.js'
 import { isMap } from './safe-yaml.js'
 import { KeyChecker } from './strict-keys.js'
@@ -134,13 +141,15 @@ export function buildRulesPolicy(
   const name = optString(doc.name, 'name', source) ?? 'unnamed'
   const version = optScalar(doc.version, 'version', source) ?? '1.0'
   const description = optString(doc.description, 'description', source) ?? ''
-  if (!Array.isArray(doc.rules)) throw new PolicyLoadError(`'rules' must be a list in ${source}`)
+  if (!Array.isArray(doc.rules))
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, { detail: `'rules' must be a list in ${source}` })
   const compiled: CompiledRule[] = doc.rules.map((raw, i) => compileRule(raw, i, source, keys))
   // Array.prototype.sort is stable: rules of equal priority keep their order in the file
   compiled.sort((a, b) => b.priority - a.priority)
   let defaultAction: RuleAction = 'allow'
   if (doc.defaults !== undefined && doc.defaults !== null) {
-    if (!isMap(doc.defaults)) throw new PolicyLoadError(`'defaults' must be a map in ${source}`)
+    if (!isMap(doc.defaults))
+      throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, { detail: `'defaults' must be a map in ${source}` })
     keys.check(doc.defaults, DEFAULTS_KEYS, ['defaults'], "'defaults'")
     if (doc.defaults.action !== undefined && doc.defaults.action !== null)
       defaultAction = parseAction(doc.defaults.action, `defaults.action in ${source}`)
@@ -151,25 +160,37 @@ export function buildRulesPolicy(
 function compileRule(raw: unknown, i: number, source: string, keys: KeyChecker): CompiledRule {
   const label = isMap(raw) && typeof raw.name === 'string' ? `rules[${i}] ('${raw.name}')` : `rules[${i}]`
   const where = `${label} in ${source}`
-  if (!isMap(raw)) throw new PolicyLoadError(`${where}: a rule must be a map`)
+  if (!isMap(raw))
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, { detail: `${where}: a rule must be a map` })
   keys.check(raw, RULE_KEYS, ['rules', i], label)
-  if (typeof raw.name !== 'string' || raw.name.trim() === '') throw new PolicyLoadError(`${where}: 'name' is required`)
+  if (typeof raw.name !== 'string' || raw.name.trim() === '')
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, { detail: `${where}: 'name' is required` })
   const cond = raw.condition
   if (!isMap(cond))
-    throw new PolicyLoadError(`${where}: 'condition' is required and must be a map of field, operator, value`)
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+      detail: `${where}: 'condition' is required and must be a map of field, operator, value`
+    })
   keys.check(cond, CONDITION_KEYS, ['rules', i, 'condition'], `the condition of ${label}`)
   if (typeof cond.field !== 'string' || cond.field === '')
-    throw new PolicyLoadError(`${where}: condition 'field' is required`)
-  if (typeof cond.operator !== 'string') throw new PolicyLoadError(`${where}: condition 'operator' is required`)
-  if (!Object.hasOwn(cond, 'value')) throw new PolicyLoadError(`${where}: condition 'value' is required`)
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, { detail: `${where}: condition 'field' is required` })
+  if (typeof cond.operator !== 'string')
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+      detail: `${where}: condition 'operator' is required`
+    })
+  if (!Object.hasOwn(cond, 'value'))
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, { detail: `${where}: condition 'value' is required` })
   const test = compileTest(cond.operator, cond.value, where)
   if (!Object.hasOwn(raw, 'action'))
-    throw new PolicyLoadError(`${where}: 'action' is required (allow, deny, audit, block)`)
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+      detail: `${where}: 'action' is required (allow, deny, audit, block)`
+    })
   const action: RuleAction = raw.action === '' || raw.action === null ? 'allow' : parseAction(raw.action, where)
   let priority = 0
   if (raw.priority !== undefined && raw.priority !== null) {
     if (typeof raw.priority !== 'number' || !Number.isInteger(raw.priority))
-      throw new PolicyLoadError(`${where}: 'priority' must be an integer`)
+      throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+        detail: `${where}: 'priority' must be an integer`
+      })
     priority = raw.priority
   }
   const message = raw.message === undefined || raw.message === null ? '' : String(raw.message)
@@ -187,18 +208,21 @@ function compileRule(raw: unknown, i: number, source: string, keys: KeyChecker):
 function parseAction(v: unknown, where: string): RuleAction {
   const s = typeof v === 'string' ? v.toLowerCase() : v
   if (typeof s === 'string' && (RULE_ACTIONS as readonly string[]).includes(s)) return s as RuleAction
-  throw new PolicyLoadError(`unknown action '${String(v)}' at ${where} (supported: ${RULE_ACTIONS.join(', ')})`)
+  throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+    detail: `unknown action '${String(v)}' at ${where} (supported: ${RULE_ACTIONS.join(', ')})`
+  })
 }
 
 function optString(v: unknown, key: string, source: string): string | undefined {
   if (v === undefined || v === null) return undefined
-  if (typeof v !== 'string') throw new PolicyLoadError(`'${key}' must be a string in ${source}`)
+  if (typeof v !== 'string')
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, { detail: `'${key}' must be a string in ${source}` })
   return v
 }
 
 function optScalar(v: unknown, key: string, source: string): string | undefined {
   if (v === undefined || v === null) return undefined
   if (typeof v !== 'string' && typeof v !== 'number')
-    throw new PolicyLoadError(`'${key}' must be a string in ${source}`)
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, { detail: `'${key}' must be a string in ${source}` })
   return String(v)
 }

@@ -1,5 +1,6 @@
 import { parseDocument, LineCounter, isMap as isYamlMap, isSeq as isYamlSeq, isScalar, type Node } from 'yaml'
-import { PolicyLoadError } from './errors.js'
+import { GOVERNANCE_ERRORS } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
 
 /** A parsed document and where its keys are: `lineOf(['rules', 0, 'priorty'])` is that key's line. */
 export interface ParsedYaml {
@@ -27,14 +28,16 @@ export function parseSafeYamlWithLines(text: string, source: string): ParsedYaml
   })
   const problem = doc.errors[0] ?? doc.warnings[0]
   if (problem !== undefined)
-    throw new PolicyLoadError(
-      `yaml parse failed: ${source}${problem.linePos?.[0] !== undefined ? ` line ${problem.linePos[0].line}` : ''}: ${firstLine(problem.message)}`
-    )
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+      detail: `yaml parse failed: ${source}${problem.linePos?.[0] !== undefined ? ` line ${problem.linePos[0].line}` : ''}: ${firstLine(problem.message)}`
+    })
   let value: unknown
   try {
     value = doc.toJS({ maxAliasCount: 100 })
   } catch (err) {
-    throw new PolicyLoadError(`yaml parse failed: ${source}: ${firstLine((err as Error).message)}`)
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+      detail: `yaml parse failed: ${source}: ${firstLine((err as Error).message)}`
+    })
   }
   return {
     value,

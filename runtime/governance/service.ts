@@ -11,7 +11,7 @@ import { PolicyChain } from './chain.js'
 import { GuardrailAsPolicy, type AiGuardrail } from './guardrails.js'
 import { GovernanceDecisionLog } from './decision-log.js'
 import { policyDigest } from './digest.js'
-import { GOVERNANCE_ERRORS, PolicyLoadError } from './errors.js'
+import { GOVERNANCE_ERRORS } from './errors.js'
 import { PolicyAdmissionGate } from './gate.js'
 import type { GovernanceMemorySink } from './memory-sink.js'
 import { PolicyRegistry } from './registry.js'
@@ -87,13 +87,13 @@ export class GovernanceService {
     this.chain.setSource('code', this.code)
   }
 
-  /** Parses a document of a registered format; throws PolicyLoadError naming source and entry. */
+  /** Parses a document of a registered format; throws POLICY_LOAD_FAILED naming source and entry. */
   parse(format: string, source: string, text: string): GovernancePolicy[] {
     const parser = this.parsers.get(format)
     if (parser === undefined)
-      throw new PolicyLoadError(
-        `no PolicyParser registered for format '${format}' — add a plugin or module that provides the '${format}' parser (known: [${this.parsers.formats().join(', ')}])`
-      )
+      throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+        detail: `no PolicyParser registered for format '${format}' — add a plugin or module that provides the '${format}' parser (known: [${this.parsers.formats().join(', ')}])`
+      })
     return parser.parse(source, text)
   }
 
@@ -104,9 +104,9 @@ export class GovernanceService {
     try {
       text = content ?? readFileSync(resolve(path), 'utf8')
     } catch (err) {
-      throw new PolicyLoadError(
-        `cannot read policy file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`
-      )
+      throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+        detail: `cannot read policy file ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`
+      })
     }
     const format = /\.(rego|cedar)$/i.exec(path)?.[1]?.toLowerCase() ?? 'yaml'
     const policies = this.parse(format, source, text)

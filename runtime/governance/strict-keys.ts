@@ -5,7 +5,8 @@
  * and the closest known key.
  */
 import { didYouMean } from '../config/index.js'
-import { PolicyLoadError } from './errors.js'
+import { GOVERNANCE_ERRORS } from './errors.js'
+import { PlatformError } from '../contracts/index.js'
 
 type Path = readonly (string | number)[]
 
@@ -20,9 +21,9 @@ export class KeyChecker {
     for (const k of Object.keys(map)) {
       if (allowed.includes(k)) continue
       const line = this.lineOf([...path, k])
-      throw new PolicyLoadError(
-        `unknown key '${k}' in ${where} of ${this.source}${line !== undefined ? ` line ${line}` : ''}${didYouMean(k, allowed)}; allowed: ${allowed.length > 0 ? allowed.join(', ') : 'none'}`
-      )
+      throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+        detail: `unknown key '${k}' in ${where} of ${this.source}${line !== undefined ? ` line ${line}` : ''}${didYouMean(k, allowed)}; allowed: ${allowed.length > 0 ? allowed.join(', ') : 'none'}`
+      })
     }
   }
 }

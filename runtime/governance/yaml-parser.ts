@@ -3,8 +3,8 @@
  * `rules:` (the third-party toolkit's document, one policy); both at once is an error.
  */
 import type { Logger } from 'pino'
-import type { GovernancePolicy } from '../contracts/index.js'
-import { PolicyLoadError } from './errors.js'
+import { PlatformError, type GovernancePolicy } from '../contracts/index.js'
+import { GOVERNANCE_ERRORS } from './errors.js'
 import type { PolicyRegistry } from './registry.js'
 import { buildRulesPolicy } from './rules-policy.js'
 import { isMap, parseSafeYamlWithLines } from './safe-yaml.js'
@@ -35,15 +35,20 @@ export class YamlPolicyParser implements PolicyParser {
     const doc = parsed.value
     const keys = new KeyChecker(source, (path) => parsed.lineOf(path))
     if (doc === null || doc === undefined) return []
-    if (!isMap(doc)) throw new PolicyLoadError(`${source}: a policy document must be a map with 'policies' or 'rules'`)
+    if (!isMap(doc))
+      throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+        detail: `${source}: a policy document must be a map with 'policies' or 'rules'`
+      })
     const hasRules = Object.hasOwn(doc, 'rules')
     const hasPolicies = Object.hasOwn(doc, 'policies')
     if (hasRules && hasPolicies)
-      throw new PolicyLoadError(`${source} has both 'rules' and 'policies' keys — pick one schema`)
+      throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+        detail: `${source} has both 'rules' and 'policies' keys — pick one schema`
+      })
     if (Object.hasOwn(doc, 'agent_control_specification_version'))
-      throw new PolicyLoadError(
-        `${source}: ACS manifests are not supported; use the native 'policies:' or the 'rules:' schema`
-      )
+      throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+        detail: `${source}: ACS manifests are not supported; use the native 'policies:' or the 'rules:' schema`
+      })
     if (hasRules) return [buildRulesPolicy(doc, source, this.logger, keys)]
     keys.check(
       doc,
@@ -56,14 +61,19 @@ export class YamlPolicyParser implements PolicyParser {
   }
 
   private native(doc: Record<string, unknown>, source: string, keys: KeyChecker): GovernancePolicy[] {
-    if (!Array.isArray(doc.policies)) throw new PolicyLoadError(`'policies' must be a list in ${source}`)
+    if (!Array.isArray(doc.policies))
+      throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+        detail: `'policies' must be a list in ${source}`
+      })
     const docVersion = doc.version === undefined || doc.version === null ? undefined : String(doc.version)
     const out: GovernancePolicy[] = []
     const seen = new Set<string>()
     doc.policies.forEach((raw, i) => {
       const name = isMap(raw) && typeof raw.name === 'string' ? raw.name : ''
       const fail = (msg: string): never => {
-        throw new PolicyLoadError(`failed to build policies[${i}] ('${name}') in ${source}: ${msg}`)
+        throw new PlatformError(GOVERNANCE_ERRORS.POLICY_LOAD_FAILED, {
+          detail: `failed to build policies[${i}] ('${name}') in ${source}: ${msg}`
+        })
       }
       if (!isMap(raw)) return fail('an entry must be a map of name, type, version, config')
       keys.check(raw, ENTRY_KEYS, ['policies', i], `policies[${i}] ('${name}')`)

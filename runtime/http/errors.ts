@@ -22,6 +22,8 @@ export const HTTP_ERRORS = defineErrors({
     message: (p) => `Request body too large (limit ${p.limit} bytes)`,
     hint: 'Raise platform.server.body-limit-bytes or send a smaller body'
   },
+  /** A fetched response (not a request) over the caller's bound: readCapped refuses it. */
+  RESPONSE_TOO_LARGE: { status: 500, internal: true, message: (p) => `larger than ${p.limit} bytes` },
   MALFORMED_JSON: { status: 400, message: (p) => `Malformed JSON body: ${p.detail}` },
   JSON_TOO_DEEP: { status: 400, message: (p) => `JSON body nested deeper than ${p.limit} levels` },
   EMPTY_BODY: { status: 400, message: 'Request body is empty; a JSON body is required' },

@@ -1,20 +1,16 @@
-/** Thrown by readCapped when a response body is larger than allowed. */
-export class BodyTooLargeError extends Error {
-  constructor(readonly limit: number) {
-    super(`larger than ${limit} bytes`)
-    this.name = 'BodyTooLargeError'
-  }
-}
+import { PlatformError } from '../contracts/index.js'
+import { HTTP_ERRORS } from './errors.js'
 
 /**
  * Reads a fetch response body as UTF-8 text, never holding more than `maxBytes`: a declared
- * length over the limit is refused before reading, a stream crossing it is cancelled.
+ * length over the limit is refused before reading, a stream crossing it is cancelled; both throw
+ * RESPONSE_TOO_LARGE.
  */
 export async function readCapped(res: Response, maxBytes: number): Promise<string> {
   const declared = Number(res.headers.get('content-length') ?? NaN)
   if (declared > maxBytes) {
     await res.body?.cancel()
-    throw new BodyTooLargeError(maxBytes)
+    throw new PlatformError(HTTP_ERRORS.RESPONSE_TOO_LARGE, { limit: maxBytes })
   }
   if (res.body === null) return ''
   const reader = res.body.getReader()
@@ -26,7 +22,7 @@ export async function readCapped(res: Response, maxBytes: number): Promise<strin
     size += value.byteLength
     if (size > maxBytes) {
       await reader.cancel()
-      throw new BodyTooLargeError(maxBytes)
+      throw new PlatformError(HTTP_ERRORS.RESPONSE_TOO_LARGE, { limit: maxBytes })
     }
     chunks.push(value)
   }

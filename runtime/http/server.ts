@@ -7,7 +7,7 @@ import uWS, {
 } from 'uWebSockets.js'
 import type { Logger } from 'pino'
 import { Context, type ContextOwner } from './context.js'
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isWireError } from '../contracts/index.js'
 import { parseJsonBody } from './json-body.js'
 import { SseStream, type SseOptions } from './sse.js'
 import type { Metrics } from '../observability/index.js'
@@ -286,7 +286,7 @@ export class HttpServer implements ContextOwner {
   }
 
   private fail(ctx: Context, err: unknown): void {
-    if (err instanceof PlatformError) {
+    if (isWireError(err)) {
       ctx.error(err)
       return
     }

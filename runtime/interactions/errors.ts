@@ -45,5 +45,19 @@ export const INTERACTION_ERRORS = defineErrors({
     status: 409,
     message: 'Idempotency-Key already used with a different request',
     hint: 'A retry resends the same body to the same route; a new request takes a new key'
+  },
+  /** A keyed create whose key another request holds (`record`): the store wrote nothing; the service retries. */
+  IDEMPOTENCY_KEY_HELD: {
+    status: 500,
+    internal: true,
+    message: (p) => `idempotency key held by interaction ${p.interactionId}`
+  },
+  /** A write that names an interaction the store does not hold (never saved, or deleted). */
+  INTERACTION_NOT_STORED: { status: 500, internal: true, message: (p) => `interaction ${p.id} is not stored` },
+  /** A `cursor` that no `list` of this store produced; the routes answer it with INVALID_QUERY. */
+  INTERACTION_CURSOR_INVALID: {
+    status: 500,
+    internal: true,
+    message: 'invalid list cursor: pass the nextCursor of the previous page unchanged'
   }
 })

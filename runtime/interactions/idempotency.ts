@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isPlatformError } from '../contracts/index.js'
 import { isIdempotencyKey } from './store-input.js'
 import {
   TERMINAL_STATUSES,
@@ -16,14 +16,6 @@ export interface Keyed {
   interaction: Interaction
   /** True when an earlier request with this key ran the interaction. */
   replayed: boolean
-}
-
-/** Thrown by a keyed create whose key another request holds: the store wrote nothing. */
-export class IdempotencyKeyHeldError extends Error {
-  constructor(readonly record: IdempotencyRecord) {
-    super(`idempotency key held by interaction ${record.interactionId}`)
-    this.name = 'IdempotencyKeyHeldError'
-  }
 }
 
 export interface IdempotencyOptions {
@@ -70,7 +62,7 @@ export class IdempotencyKeys {
   /**
    * Runs `start` once per (principal, key): a repeat with the same fingerprint gets the first
    * interaction as it is now, a repeat with another fingerprint is 409. `start` must save the
-   * interaction with the claim it is given (`saveKeyed`) and throw `IdempotencyKeyHeldError` when
+   * interaction with the claim it is given (`saveKeyed`) and throw IDEMPOTENCY_KEY_HELD when
    * the store refuses it. A first request that fails keeps no key, so the client may retry it.
    */
   async run(
@@ -125,8 +117,8 @@ export class IdempotencyKeys {
       try {
         return { interaction: await start(claim), replayed: false }
       } catch (e) {
-        if (!(e instanceof IdempotencyKeyHeldError)) throw e
-        held = e.record
+        if (!isPlatformError(e, INTERACTION_ERRORS.IDEMPOTENCY_KEY_HELD)) throw e
+        held = e.params.record as IdempotencyRecord
       }
     }
     throw new Error(`Idempotency-Key ${claim.key} of ${owner} changed hands three times`)

@@ -1,4 +1,6 @@
-import { INTERACTION_ID, ISO_UTC, InvalidCursorError } from './store-input.js'
+import { PlatformError } from '../contracts/index.js'
+import { INTERACTION_ID, ISO_UTC } from './store-input.js'
+import { INTERACTION_ERRORS } from './errors.js'
 import type { InteractionHeader } from './types.js'
 
 /**
@@ -19,7 +21,7 @@ export function decodeCursor(cursor: string): SortKey {
   try {
     key = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'))
   } catch {
-    throw new InvalidCursorError()
+    throw new PlatformError(INTERACTION_ERRORS.INTERACTION_CURSOR_INVALID)
   }
   if (
     !Array.isArray(key) ||
@@ -29,7 +31,7 @@ export function decodeCursor(cursor: string): SortKey {
     typeof key[1] !== 'string' ||
     !INTERACTION_ID.test(key[1])
   )
-    throw new InvalidCursorError()
+    throw new PlatformError(INTERACTION_ERRORS.INTERACTION_CURSOR_INVALID)
   return key as SortKey
 }
 

@@ -1,8 +1,9 @@
 import { IF_EXISTS, type Database } from 'lmdb'
+import { PlatformError } from '../contracts/index.js'
 import type { Store } from '../store/index.js'
+import { INTERACTION_ERRORS } from './errors.js'
 import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import {
-  UnknownInteractionError,
   checkAfter,
   checkClaim,
   checkHeader,
@@ -173,7 +174,7 @@ export class LmdbInteractionStore implements InteractionStore {
       const stored = await this.headers.ifVersion(id, IF_EXISTS, () => {
         void this.stepsDb.ifNoExists(key, () => void this.stepsDb.put(key, s))
       })
-      if (!stored) throw new UnknownInteractionError(id)
+      if (!stored) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_STORED, { id })
     } finally {
       const n = this.slow.get(id)! - 1
       if (n === 0) this.slow.delete(id)

@@ -1,6 +1,7 @@
+import { PlatformError } from '../contracts/index.js'
+import { INTERACTION_ERRORS } from './errors.js'
 import { compareDesc, decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import {
-  UnknownInteractionError,
   checkAfter,
   checkClaim,
   checkHeader,
@@ -105,7 +106,7 @@ export class MemoryInteractionStore implements InteractionStore {
     checkId(id)
     checkStep(step)
     const e = this.entries.get(id)
-    if (e === undefined) throw new UnknownInteractionError(id)
+    if (e === undefined) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_STORED, { id })
     const at = insertionPoint(e.steps, step.seq)
     if (e.steps[at]?.seq === step.seq) return
     e.steps.splice(at, 0, structuredClone(stepOf(step)))

@@ -4,7 +4,6 @@ import { INTERACTION_ERRORS } from './errors.js'
 import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import { migrate } from './postgres-schema.js'
 import {
-  UnknownInteractionError,
   checkAfter,
   checkClaim,
   checkHeader,
@@ -272,7 +271,8 @@ export class PostgresInteractionStore implements InteractionStore {
     try {
       await this.query(INSERT_STEP, [id, step.seq, JSON.stringify(stepOf(step))])
     } catch (e) {
-      if ((e as { code?: string }).code === FOREIGN_KEY_VIOLATION) throw new UnknownInteractionError(id)
+      if ((e as { code?: string }).code === FOREIGN_KEY_VIOLATION)
+        throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_STORED, { id })
       throw e
     }
   }

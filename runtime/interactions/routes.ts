@@ -6,10 +6,10 @@
  */
 import type { Platform } from '../platform.js'
 import { type Context } from '../http/index.js'
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isPlatformError } from '../contracts/index.js'
 import { fingerprint, IdempotencyKeys } from './idempotency.js'
 import type { InteractionRequest, InteractionService } from './service.js'
-import { INTERACTION_ID, InvalidCursorError, MAX_LIST_LIMIT } from './store-input.js'
+import { INTERACTION_ID, MAX_LIST_LIMIT } from './store-input.js'
 import type { IdempotencyClaim, Interaction } from './types.js'
 import { resumePoint, type InteractionStreams } from './stream.js'
 import { HTTP_ERRORS } from '../http/index.js'
@@ -134,7 +134,7 @@ export function installRoutes(platform: Platform, service: InteractionService, s
           ...(cursor !== undefined ? { cursor } : {})
         })
         .catch((err: unknown) => {
-          if (err instanceof InvalidCursorError)
+          if (isPlatformError(err, INTERACTION_ERRORS.INTERACTION_CURSOR_INVALID))
             throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, {
               name: 'cursor',
               detail: 'pass the X-Next-Cursor of the previous page unchanged'

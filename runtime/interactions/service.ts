@@ -1,14 +1,15 @@
-import { createHash, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import type { CreateInteraction } from 'agent-platform/client'
 import type { AiMessage, AiService, TurnRequest } from '../ai/index.js'
 import { PlatformError } from '../contracts/index.js'
 import type { Logger } from '../observability/index.js'
 import { Cancellation, type RegisteredAgent } from '../plugins/index.js'
 import { StepCapture, type Outcome } from './capture.js'
+import { conversationKey } from './conversation-key.js'
+import { RunTable, snapshot, type Run } from './run-table.js'
 import { isoDuration } from './iso-duration.js'
 import { interactionOf } from './store-input.js'
 import type { StepFeed } from './feed.js'
-import { IdempotencyKeyHeldError } from './idempotency.js'
 import type {
   IdempotencyClaim,
   Interaction,
@@ -27,7 +28,7 @@ export interface InteractionRequest extends CreateInteraction {
   store: boolean
   /** The caller's roles as its credentials establish them (never the body): the policies read them. */
   roles?: readonly string[]
-  /** The request's Idempotency-Key, saved with the record; a key held already throws `IdempotencyKeyHeldError`. */
+  /** The request's Idempotency-Key, saved with the record; a key held already throws IDEMPOTENCY_KEY_HELD. */
   idempotency?: IdempotencyClaim
   /**
    * Earlier messages the client sends with this turn (an OpenAI-style input of several items):
@@ -58,39 +59,6 @@ export interface InteractionServiceOptions {
   quota: () => QuotaLimits
 }
 
-/** One turn in flight: its record as it grows, and what stops it. */
-interface Run {
-  header: InteractionHeader
-  /**
-   * The steps so far, kept where nothing else holds them for a reader: for the answer of a
-   * synchronous POST and for `store: false`. A stored background run's steps are read from the store.
-   */
-  steps: InteractionStep[] | undefined
-  capture: StepCapture
-  /** A flag and its listeners: an AbortSignal is built only if something in the turn asks for one. */
-  controller: Cancellation
-  cancellable: boolean
-  /** Publication in seq order of each acknowledged step, then the terminal header's write. */
-  writes: Promise<void>
-  /**
-   * For a synchronous POST, which waits for it: resolves once the terminal state is durable (or
-   * the run was dropped). A background run, which nobody awaits, has none.
-   */
-  finished: Promise<Interaction> | undefined
-  resolve: ((i: Interaction) => void) | undefined
-  /** Deleted or shut down: nothing more is written. */
-  dropped: boolean
-  /** The user's message, added to the conversation when the turn completes. */
-  message: string
-  /** Counted against its owner's runs in flight until its outcome is decided. */
-  counted: boolean
-  /**
-   * The turn ended handing tool calls to the client: the conversation keeps nothing of it yet,
-   * the turn that answers them carries the exchange and is remembered in its place.
-   */
-  handedToClient: boolean
-}
-
 /**
  * The interactions of every owner: create (synchronous or background), continue, get, list,
  * cancel, delete. A record is persisted RUNNING before its turn starts; the turn runs through
@@ -100,9 +68,7 @@ interface Run {
 export class InteractionService {
   readonly store: InteractionStore
   readonly feed: StepFeed
-  private readonly runs = new Map<string, Run>()
-  /** Runs in flight per owner, for the per-principal quota. */
-  private readonly owners = new Map<string, number>()
+  private readonly runs = new RunTable()
   // #private: platform.provide freezes the service, and close() still flips this
   #closing = false
   // one quota for every API that starts runs (the REST routes, the OpenAI-compatible API)
@@ -142,7 +108,7 @@ export class InteractionService {
 
   /** Turns of `owner` in flight now. */
   inFlightOf(owner: string): number {
-    return this.owners.get(owner) ?? 0
+    return this.runs.inFlightOf(owner)
   }
 
   /**
@@ -180,7 +146,11 @@ export class InteractionService {
     }
     if (req.store && req.idempotency !== undefined) {
       const held = await this.store.saveKeyed({ ...header }, req.idempotency, Date.now())
-      if (held !== undefined) throw new IdempotencyKeyHeldError(held)
+      if (held !== undefined)
+        throw new PlatformError(INTERACTION_ERRORS.IDEMPOTENCY_KEY_HELD, {
+          interactionId: held.interactionId,
+          record: held
+        })
     } else if (req.store) await this.store.save({ ...header })
     const run = this.start(header, req.message, {
       // an agent's own run() is one opaque call, and a runtime that does not advertise
@@ -259,7 +229,7 @@ export class InteractionService {
    */
   async close(): Promise<void> {
     this.#closing = true
-    await Promise.all([...this.runs.values()].map((r) => this.drop(r)))
+    await Promise.all(this.runs.all().map((r) => this.drop(r)))
   }
 
   private async owned(owner: string, id: string): Promise<InteractionHeader | undefined> {
@@ -289,8 +259,7 @@ export class InteractionService {
       counted: true,
       handedToClient: false
     }
-    this.runs.set(header.id, run)
-    this.owners.set(header.userId, this.inFlightOf(header.userId) + 1)
+    this.runs.add(run)
     return run
   }
 
@@ -361,7 +330,7 @@ export class InteractionService {
     h.updatedAt = new Date().toISOString()
     // a client that reads the terminal state may start its next run at once: the quota frees now,
     // not when the last writes land (a store's read can see them before this process hears back)
-    this.uncount(run)
+    this.runs.uncount(run)
     const final: InteractionHeader = { ...h }
     run.writes = run.writes.then(async () => {
       if (run.dropped) return
@@ -372,7 +341,7 @@ export class InteractionService {
           .catch((err: unknown) =>
             this.opts.logger.error({ err, interaction: final.id }, 'interaction end not persisted')
           )
-      this.forget(run)
+      this.runs.forget(run)
       this.feed.publishTerminal(final)
       run.resolve?.(snapshot(run))
     })
@@ -390,27 +359,13 @@ export class InteractionService {
     }
   }
 
-  /** The run is no longer in flight (once, whichever of end and drop comes first). */
-  private forget(run: Run): void {
-    if (this.runs.delete(run.header.id)) this.uncount(run)
-  }
-
-  /** The run no longer counts against its owner's runs in flight (once). */
-  private uncount(run: Run): void {
-    if (!run.counted) return
-    run.counted = false
-    const n = this.inFlightOf(run.header.userId) - 1
-    if (n > 0) this.owners.set(run.header.userId, n)
-    else this.owners.delete(run.header.userId)
-  }
-
   /** Stops a run for good: no more steps or terminal write; waits for the writes it made. */
   private async drop(run: Run): Promise<void> {
     if (run.dropped) return
     run.dropped = true
     run.capture.abandon()
     run.controller.abort()
-    this.forget(run)
+    this.runs.forget(run)
     await run.writes
     run.resolve?.(snapshot(run))
   }
@@ -418,16 +373,3 @@ export class InteractionService {
 
 // every run's write chain starts from the same settled promise
 const SETTLED = Promise.resolve()
-
-function snapshot(run: Run): Interaction {
-  return interactionOf(run.header, [...(run.steps ?? [])])
-}
-
-/**
- * The conversation memory key of an owner's conversation: the owner is part of it, so no other
- * principal's turn, here or on another surface that takes conversation ids, reads this history.
- */
-export function conversationKey(owner: string, conversationId: string): string {
-  const who = createHash('sha256').update(owner).digest('base64url').slice(0, 22)
-  return `interactions/${who}/${conversationId}`
-}

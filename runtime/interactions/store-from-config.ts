@@ -1,4 +1,5 @@
-import { ConfigError, OperatorError } from '../config/index.js'
+import { CONFIG_ERRORS } from '../config/index.js'
+import { PlatformError } from '../contracts/index.js'
 import type { Platform } from '../platform.js'
 import { LmdbInteractionStore } from './lmdb-store.js'
 import { MemoryInteractionStore } from './memory-store.js'
@@ -17,9 +18,10 @@ export function storeFromConfig(platform: Platform): InteractionStore {
     case 'postgres': {
       const url = platform.config.get('platform.interactions.postgres.url')
       if (url === undefined)
-        throw new ConfigError(
-          "platform.interactions.postgres.url is required when platform.interactions.store is 'postgres' (e.g. postgres://user:pass@127.0.0.1:5432/platform)"
-        )
+        throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, {
+          detail:
+            "platform.interactions.postgres.url is required when platform.interactions.store is 'postgres' (e.g. postgres://user:pass@127.0.0.1:5432/platform)"
+        })
       return new PostgresInteractionStore({
         url,
         poolSize: platform.config.get('platform.interactions.postgres.pool-size'),
@@ -42,8 +44,8 @@ export async function startStore(platform: Platform, store: InteractionStore): P
     if (store.kind !== 'postgres' || !isUnreachable(e)) throw e
     const url = platform.config.get('platform.interactions.postgres.url') ?? ''
     const why = (e as { code?: string }).code ?? (e as Error).message
-    throw new OperatorError(
-      `platform.interactions.postgres.url: cannot reach PostgreSQL at ${describeUrl(url)} (${why}); start it or fix the url`
-    )
+    throw new PlatformError(CONFIG_ERRORS.OPERATOR_MISTAKE, {
+      detail: `platform.interactions.postgres.url: cannot reach PostgreSQL at ${describeUrl(url)} (${why}); start it or fix the url`
+    })
   }
 }

@@ -27,22 +27,6 @@ export const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 /** What `start()` records on a run whose process died. */
 export const INTERRUPTED_MESSAGE = 'interrupted: server restarted'
 
-/** A write that names an interaction the store does not hold (never saved, or deleted). */
-export class UnknownInteractionError extends Error {
-  constructor(readonly id: string) {
-    super(`interaction ${id} is not stored`)
-    this.name = 'UnknownInteractionError'
-  }
-}
-
-/** A `cursor` that no `list` of this store produced; the routes answer it with 400. */
-export class InvalidCursorError extends TypeError {
-  constructor() {
-    super('invalid list cursor: pass the nextCursor of the previous page unchanged')
-    this.name = 'InvalidCursorError'
-  }
-}
-
 const STATUSES: ReadonlySet<string> = new Set<InteractionStatus>(['CREATED', 'RUNNING', ...TERMINAL_STATUSES])
 const STEP_TYPES: ReadonlySet<string> = new Set<StepType>([
   'input',

@@ -1,7 +1,7 @@
 import type { HttpRequest, HttpResponse, WebSocket, us_socket_context_t } from 'uWebSockets.js'
 import type { Platform } from '../platform.js'
 import { requestHeaders, statusLine, upgradeWith, type Context, type SseStream } from '../http/index.js'
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isWireError } from '../contracts/index.js'
 import { StreamSession, type StreamLimits, type StreamSink } from './stream-session.js'
 import type { Interaction, InteractionFeed, InteractionStore } from './types.js'
 import type { STREAM_PATH as CLIENT_STREAM_PATH } from 'agent-platform/client'
@@ -183,8 +183,8 @@ export class InteractionStreams {
       aborted = true
     })
     const answer = (err: unknown): void => {
-      const e = err instanceof PlatformError ? err : new PlatformError(HTTP_ERRORS.INTERNAL)
-      if (!(err instanceof PlatformError)) this.platform.logger.error({ err }, 'interaction stream upgrade failed')
+      const e = isWireError(err) ? err : new PlatformError(HTTP_ERRORS.INTERNAL)
+      if (!isWireError(err)) this.platform.logger.error({ err }, 'interaction stream upgrade failed')
       if (aborted) return
       res.cork(() => {
         res.writeStatus(statusLine(e.status))

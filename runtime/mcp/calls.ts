@@ -1,4 +1,4 @@
-import { PluginCallError, type CancelSignal } from '../plugins/index.js'
+import { pluginCallFailure, type CancelSignal } from '../plugins/index.js'
 import type { ToolCallGate, ToolCallVerdict } from '../contracts/index.js'
 import { toCallToolResult, toolErrorResult, isInputRequired } from './content.js'
 import { PlatformError, isPlatformError } from '../contracts/index.js'
@@ -159,16 +159,21 @@ const CAUSES: Record<string, string> = {
  * `isError` result whose text names the cause and the plugin, and `_meta` saying the same for code.
  */
 export function failureOutcome(err: unknown): Outcome {
-  const code = isPlatformError(err) ? err.rpcCode : (err as { code?: unknown })?.code
+  // a client tool's own JSON-RPC error code travels on as that code
+  const code = isPlatformError(err, MCP_ERRORS.MCP_CLIENT_TOOL_FAILED)
+    ? err.params.code
+    : isPlatformError(err)
+      ? err.rpcCode
+      : (err as { code?: unknown })?.code
   if (typeof code === 'number' && Number.isInteger(code) && code >= RESERVED_CODES.min && code <= RESERVED_CODES.max) {
     return { kind: 'error', error: { code, message: (err as Error).message ?? 'Internal error' } }
   }
-  if (err instanceof PluginCallError && CAUSES[err.reason] !== undefined) {
-    const named = err.message.includes(`plugin '${err.plugin}'`)
-      ? err.message
-      : `plugin '${err.plugin}': ${err.message}`
-    const result = toolErrorResult(`Tool invocation failed (${CAUSES[err.reason]}): ${named}`)
-    result._meta = { [FAILURE_META]: { plugin: err.plugin, reason: err.reason } }
+  const failed = pluginCallFailure(err)
+  if (failed !== undefined && CAUSES[failed.reason] !== undefined) {
+    const message = (err as Error).message
+    const named = message.includes(`plugin '${failed.plugin}'`) ? message : `plugin '${failed.plugin}': ${message}`
+    const result = toolErrorResult(`Tool invocation failed (${CAUSES[failed.reason]}): ${named}`)
+    result._meta = { [FAILURE_META]: { plugin: failed.plugin, reason: failed.reason } }
     return { kind: 'complete', result }
   }
   const msg = err instanceof Error ? err.message : String(err)

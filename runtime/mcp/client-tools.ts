@@ -2,36 +2,12 @@ import { randomUUID } from 'node:crypto'
 import type { Platform } from '../platform.js'
 import type { Context } from '../http/index.js'
 import type { McpServer } from './mcp-server.js'
-import { AreaKey } from '../contracts/index.js'
+import { AreaKey, PlatformError } from '../contracts/index.js'
+import { MCP_ERRORS } from './errors.js'
 import type { Session } from './sessions.js'
 import { isObject } from './types.js'
 
 export const TOOL_RESPONSE_PATH = '/_mcp/tool-response'
-
-/** The client answered a server-to-client tool call with an error (a JSON-RPC error or `isError: true`). */
-export class ToolCallException extends Error {
-  constructor(
-    readonly toolName: string,
-    message: string,
-    readonly code?: number,
-    readonly data?: unknown,
-    readonly result?: unknown
-  ) {
-    super(message)
-    this.name = 'ToolCallException'
-  }
-}
-
-/** No answer within the timeout: the call rejects with this error. */
-export class ToolCallTimeout extends Error {
-  constructor(
-    readonly toolName: string,
-    readonly timeoutMs: number
-  ) {
-    super(`client tool '${toolName}' did not answer within ${timeoutMs} ms`)
-    this.name = 'ToolCallTimeout'
-  }
-}
 
 interface Pending {
   tool: string
@@ -74,7 +50,7 @@ export class ClientToolBridge {
     const timeoutMs = opts.timeoutMs ?? this.timeoutMs
     return await new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
-        if (this.drop(id)) reject(new ToolCallTimeout(toolName, timeoutMs))
+        if (this.drop(id)) reject(new PlatformError(MCP_ERRORS.MCP_CLIENT_TOOL_TIMEOUT, { toolName, timeoutMs }))
       }, timeoutMs)
       timer.unref()
       const p: Pending = { tool: toolName, session: s, timer, resolve, reject }
@@ -85,7 +61,8 @@ export class ClientToolBridge {
           this.settle(id, { result: v })
         },
         reject: (e) => {
-          if (this.drop(id)) reject(new ToolCallException(toolName, e.message))
+          if (this.drop(id))
+            reject(new PlatformError(MCP_ERRORS.MCP_CLIENT_TOOL_FAILED, { toolName, detail: e.message }))
         }
       })
       if (!s.channel!({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: toolName, arguments: args } })) {
@@ -101,25 +78,23 @@ export class ClientToolBridge {
     if (answer.error !== undefined) {
       const e = isObject(answer.error) ? answer.error : {}
       p.reject(
-        new ToolCallException(
-          p.tool,
-          typeof e.message === 'string' ? e.message : 'client tool failed',
-          typeof e.code === 'number' ? e.code : undefined,
-          e.data
-        )
+        new PlatformError(MCP_ERRORS.MCP_CLIENT_TOOL_FAILED, {
+          toolName: p.tool,
+          detail: typeof e.message === 'string' ? e.message : 'client tool failed',
+          code: typeof e.code === 'number' ? e.code : undefined,
+          data: e.data
+        })
       )
     } else if (isObject(answer.result) && answer.result.isError === true) {
       const text = Array.isArray(answer.result.content)
         ? answer.result.content.map((c) => (isObject(c) && typeof c.text === 'string' ? c.text : '')).join('')
         : ''
       p.reject(
-        new ToolCallException(
-          p.tool,
-          text !== '' ? text : 'client tool reported isError',
-          undefined,
-          undefined,
-          answer.result
-        )
+        new PlatformError(MCP_ERRORS.MCP_CLIENT_TOOL_FAILED, {
+          toolName: p.tool,
+          detail: text !== '' ? text : 'client tool reported isError',
+          result: answer.result
+        })
       )
     } else {
       p.resolve(answer.result)

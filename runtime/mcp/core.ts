@@ -2,7 +2,7 @@ import type { Platform } from '../platform.js'
 import type { Context } from '../http/index.js'
 import { PlatformError } from '../contracts/index.js'
 import { HttpStatus, MCP_ERRORS } from './errors.js'
-import { NO_WRAP, type InvocationWrapper } from './calls.js'
+import type { InvocationWrapper } from './calls.js'
 import type { McpRegistry } from './registry.js'
 import type { ToolEntry } from './entries.js'
 import type { RequestStateCodec } from './request-state.js'
@@ -36,6 +36,16 @@ export type BeforeDispatch = (
  */
 export type HttpGuard = (ctx: Context, endpoint: EndpointRef) => boolean | Promise<boolean>
 
+/**
+ * What other code adds around dispatch, read on every request: the install hands in readers of
+ * the MCP area's extension points, so the hooks are never set on the core after install.
+ */
+export interface McpHooks {
+  beforeDispatch(): readonly BeforeDispatch[]
+  httpGuards(): readonly HttpGuard[]
+  wrap(): InvocationWrapper
+}
+
 /** The LMDB database handed-out tasks are kept in. */
 const TASKS_DB = 'mcp-tasks'
 
@@ -49,9 +59,6 @@ const ACCEPTED = 202
  * initialize, Mcp-Session-Id). The state both share lives here.
  */
 export class McpCore implements CoreState {
-  readonly beforeDispatch: BeforeDispatch[] = []
-  readonly httpGuards: HttpGuard[] = []
-  wrap: InvocationWrapper = NO_WRAP
   readonly subscriptions = new Subscriptions()
   private readonly infos = new Map<string, JsonObject>()
   private readonly lists = new Map<string, JsonObject[]>()
@@ -62,7 +69,8 @@ export class McpCore implements CoreState {
     readonly sessions: SessionStore,
     readonly tasks: TaskManager,
     readonly codec: RequestStateCodec,
-    readonly opts: CoreOptions
+    readonly opts: CoreOptions,
+    private readonly hooks: McpHooks
   ) {
     registry.onChange(() => {
       this.infos.clear()
@@ -72,6 +80,16 @@ export class McpCore implements CoreState {
     tasks.persistIn(platform.store.db<TaskRecord, string>(TASKS_DB), (err) => {
       platform.logger.error({ err, area: 'mcp' }, 'MCP task write to LMDB failed')
     })
+  }
+
+  /** The guards every HTTP request to an MCP endpoint passes first (OAuth). */
+  get httpGuards(): readonly HttpGuard[] {
+    return this.hooks.httpGuards()
+  }
+
+  /** Wraps each tools/call, resources/read and prompts/get (tracing spans). */
+  get wrap(): InvocationWrapper {
+    return this.hooks.wrap()
   }
 
   async handle(msg: unknown, ctx: CallContext): Promise<Handled> {
@@ -109,7 +127,7 @@ export class McpCore implements CoreState {
         ctx.headers !== undefined &&
         ctx.headers['mcp-session-id'] === undefined &&
         ctx.headers['mcp-protocol-version']?.trim() === MODERN_VERSION)
-    for (const hook of this.beforeDispatch) {
+    for (const hook of this.hooks.beforeDispatch()) {
       const r = hook({ method, params, id }, ctx)
       if (r !== undefined) await r
     }

@@ -141,6 +141,19 @@ export const MCP_ERRORS = defineErrors({
   MCP_SERVER_TIMEOUT: {
     status: 504,
     message: (p) => `MCP server '${String(p.server)}' did not answer tool '${String(p.tool)}' within ${String(p.ms)} ms`
+  },
+  /** A JWT that did not validate; the message says why (logged, never sent to the client). */
+  MCP_JWT_INVALID: { status: 500, internal: true, message: (p) => String(p.detail) },
+  /**
+   * The client answered a server-to-client tool call with an error (a JSON-RPC error or
+   * `isError: true`): `toolName`, and the client's `code`, `data` or `result` where it sent them.
+   */
+  MCP_CLIENT_TOOL_FAILED: { status: 500, internal: true, message: (p) => String(p.detail) },
+  /** The client did not answer a server-to-client tool call within the timeout. */
+  MCP_CLIENT_TOOL_TIMEOUT: {
+    status: 500,
+    internal: true,
+    message: (p) => `client tool '${p.toolName}' did not answer within ${p.timeoutMs} ms`
   }
 })
 

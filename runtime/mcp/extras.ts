@@ -6,12 +6,13 @@ import { installTracing } from './tracing.js'
 
 /**
  * The opt-in extras around the MCP server: the OAuth 2.0 resource server, JWT
- * principals, server-to-client tool calls and tracing spans. Installed after installMcp.
+ * principals, server-to-client tool calls and tracing spans. Installed after installMcp; the
+ * guards and hooks go in at the MCP area's extension points, nothing is set on its server.
  */
 export async function installMcpExtras(platform: Platform): Promise<void> {
   const mcp = getMcp(platform)
   if (mcp === undefined) return
-  installMcpAuth(platform, mcp)
+  installMcpAuth(platform)
   installClientTools(platform, mcp)
-  if (platform.config.get('platform.mcp.tracing.enabled')) installTracing(mcp)
+  if (platform.config.get('platform.mcp.tracing.enabled')) installTracing(platform)
 }

@@ -1,4 +1,4 @@
 export { McpServer } from './mcp-server.js'
-export { getMcp } from './key.js'
+export { getMcp, MCP_TOOLS } from './key.js'
 export { nameTarget } from './headers.js'
 export type { HandlerContext } from './registrations.js'

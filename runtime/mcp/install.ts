@@ -13,7 +13,8 @@ import { TaskManager } from './tasks.js'
 import { WsTransport } from './ws-transport.js'
 import type { EndpointRef } from './types.js'
 import { McpServer } from './mcp-server.js'
-import { MCP } from './key.js'
+import { MCP, MCP_BEFORE_DISPATCH, MCP_HTTP_GUARDS, MCP_INVOCATION_WRAPPER, MCP_TOOLS } from './key.js'
+import { NO_WRAP } from './calls.js'
 import { installMcpExtras } from './extras.js'
 import { MCP_CONFIG_KEYS } from './config-keys.js'
 import { externalServers } from './external-config.js'
@@ -58,7 +59,8 @@ export async function installMcp(platform: Platform): Promise<McpServer | undefi
   const registry = new McpRegistry(
     platform.plugins,
     handlerCtx,
-    platform.store.db<ToolDescriptor[], string>('mcp-plugin-tools')
+    platform.store.db<ToolDescriptor[], string>('mcp-plugin-tools'),
+    () => platform.extensions(MCP_TOOLS)
   )
   const maxSessions = cfg.get('platform.mcp.max-sessions')
   const sessions = new SessionStore(
@@ -88,14 +90,27 @@ export async function installMcp(platform: Platform): Promise<McpServer | undefi
     cfg.get('platform.mcp.request-state-ttl-seconds') * 1000
   )
   const instructions = cfg.get('platform.mcp.instructions')
-  const core = new McpCore(platform, registry, sessions, tasks, codec, {
-    serverName: 'agent-platform',
-    serverVersion: platform.version,
-    ...(instructions !== undefined ? { instructions } : {}),
-    cacheTtlMs: cfg.get('platform.mcp.cache-ttl-ms'),
-    cacheScope: cfg.get('platform.mcp.cache-scope'),
-    syncWindowMs: cfg.get('platform.mcp.tasks.sync-window-ms')
-  })
+  const core = new McpCore(
+    platform,
+    registry,
+    sessions,
+    tasks,
+    codec,
+    {
+      serverName: 'agent-platform',
+      serverVersion: platform.version,
+      ...(instructions !== undefined ? { instructions } : {}),
+      cacheTtlMs: cfg.get('platform.mcp.cache-ttl-ms'),
+      cacheScope: cfg.get('platform.mcp.cache-scope'),
+      syncWindowMs: cfg.get('platform.mcp.tasks.sync-window-ms')
+    },
+    {
+      // read at use time: the extras and the embedding application add them after this install
+      beforeDispatch: () => platform.extensions(MCP_BEFORE_DISPATCH),
+      httpGuards: () => platform.extensions(MCP_HTTP_GUARDS),
+      wrap: () => platform.extensions(MCP_INVOCATION_WRAPPER)[0] ?? NO_WRAP
+    }
+  )
   const external = new ExternalServers(serverConfigs, registry, logger.child({ part: 'mcp-servers' }))
   const server = new McpServer(core, registry, external)
   // agent name → endpoint, rebuilt on PluginsChanged so requests never walk the plugin registry

@@ -75,12 +75,18 @@ export class McpRegistry {
 
   /** What each plugin's tools were when last seen live (JSON), to skip rewriting unchanged ones. */
   private readonly written = new Map<string, string>()
+  /** How many contributed tools the cached views hold: one added since (before listen) rebuilds them. */
+  private contributedSeen = 0
 
-  /** `known`: the tools each plugin served when last live, kept across restarts (see downTools). */
+  /**
+   * `known`: the tools each plugin served when last live, kept across restarts (see downTools).
+   * `contributed`: the tools other areas add at the MCP_TOOLS extension point, read at use time.
+   */
   constructor(
     private readonly plugins: PluginRegistry,
     private readonly handlerCtx: (ctx: InvokeContext) => HandlerContext,
-    private readonly known?: Database<ToolDescriptor[], string>
+    private readonly known?: Database<ToolDescriptor[], string>,
+    private readonly contributed: () => readonly ToolRegistration[] = () => []
   ) {}
 
   onChange(fn: () => void): void {
@@ -171,6 +177,11 @@ export class McpRegistry {
 
   /** What an endpoint serves: `agent` undefined → non-agent plugins and platform registrations. */
   view(agent: string | undefined): EndpointView {
+    const added = this.contributed().length
+    if (added !== this.contributedSeen) {
+      this.contributedSeen = added
+      this.invalidate()
+    }
     const key = agent ?? ''
     let v = this.views.get(key)
     if (v === undefined) {
@@ -194,6 +205,7 @@ export class McpRegistry {
     const pluginTools: RegisteredTool[] =
       agent === undefined ? this.plugins.tools() : (this.plugins.agents().find((a) => a.name === agent)?.tools ?? [])
     for (const t of pluginTools) tools.push(this.pluginTool(t))
+    for (const r of this.contributed()) if (r.agent === agent) tools.push(this.programmaticTool(r))
     for (const r of this.tools) if (r.agent === agent) tools.push(this.programmaticTool(r))
     const resources: ResourceEntry[] = []
     if (agent === undefined) for (const r of this.plugins.resources()) resources.push(pluginResource(r))

@@ -10,7 +10,8 @@ import {
   type Context as OtelContext,
   type Tracer
 } from '@opentelemetry/api'
-import type { McpServer } from './mcp-server.js'
+import type { Platform } from '../platform.js'
+import { MCP_BEFORE_DISPATCH, MCP_INVOCATION_WRAPPER } from './key.js'
 import { isObject, type CallContext, type JsonObject } from './types.js'
 import type { InvocationWrapper } from './calls.js'
 
@@ -71,12 +72,13 @@ export function parentContext(meta: JsonObject | undefined, base: OtelContext = 
 /**
  * Spans around tools/call, resources/read and prompts/get through @opentelemetry/api: a no-op
  * until an SDK registers a tracer provider. Session-dialect requests carry `_meta` in params only,
- * so a beforeDispatch hook remembers it per request (the stateless envelope is `ctx.meta`).
+ * so a beforeDispatch hook remembers it per request (the stateless envelope is `ctx.meta`). Both
+ * go in at the MCP area's extension points.
  */
-export function installTracing(mcp: McpServer): void {
+export function installTracing(platform: Platform): void {
   const tracer: Tracer = trace.getTracer('agent-platform-mcp')
   const metas = new WeakMap<CallContext, JsonObject>()
-  mcp.addBeforeDispatch((msg, ctx) => {
+  platform.extend(MCP_BEFORE_DISPATCH, (msg, ctx) => {
     const m = msg.params?._meta
     if (ctx.meta === undefined && isObject(m) && (m.traceparent !== undefined || m.baggage !== undefined))
       metas.set(ctx, m)
@@ -113,5 +115,5 @@ export function installTracing(mcp: McpServer): void {
     }
   }
   // not async itself: without an SDK a call costs no extra promise
-  mcp.setInvocationWrapper((info, run) => (noSdk() ? run() : traced(info, run)))
+  platform.extend(MCP_INVOCATION_WRAPPER, (info, run) => (noSdk() ? run() : traced(info, run)))
 }

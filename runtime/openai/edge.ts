@@ -1,5 +1,5 @@
 import type { Logger } from '../observability/index.js'
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isWireError } from '../contracts/index.js'
 import { parseJsonBody, HTTP_ERRORS, type Context, type HttpServer } from '../http/index.js'
 import { openAiError } from './wire-error.js'
 
@@ -51,9 +51,9 @@ export class OpenAiEdge {
       const out = await handler(ctx)
       if (!ctx.done) ctx.json(out)
     } catch (err) {
-      if (!(err instanceof PlatformError))
+      if (!isWireError(err))
         this.logger.error({ err, requestId: ctx.requestId, route: ctx.route }, 'OpenAI-compatible route failed')
-      if (err instanceof PlatformError && err.headers !== undefined)
+      if (isWireError(err) && err.headers !== undefined)
         for (const [k, v] of Object.entries(err.headers)) ctx.setHeader(k, v)
       const { status, body } = openAiError(err)
       ctx.json(body, status)

@@ -1,4 +1,4 @@
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isWireError } from '../contracts/index.js'
 import { HTTP_ERRORS } from '../http/index.js'
 
 /** OpenAI's error body: what the official clients parse into their typed errors. */
@@ -20,7 +20,7 @@ function errorType(status: number): string {
 
 /** Any failure as OpenAI's error body and its status; anything but a PlatformError is a 500 that says nothing more. */
 export function openAiError(err: unknown): { status: number; body: OpenAiErrorBody } {
-  const e = err instanceof PlatformError ? err : new PlatformError(HTTP_ERRORS.INTERNAL)
+  const e = isWireError(err) ? err : new PlatformError(HTTP_ERRORS.INTERNAL)
   const param = typeof e.params.param === 'string' ? e.params.param : null
   const message = e.hint === undefined ? e.message : `${e.message}. ${e.hint}`
   return { status: e.status, body: { error: { message, type: errorType(e.status), param, code: e.code } } }

@@ -1,11 +1,11 @@
-import type { PluginCallError } from './contract.js'
+import type { PlatformError } from '../contracts/index.js'
 import type { CancelSignal } from './cancel.js'
 
 /** At most `limit` calls run at once; the rest wait in FIFO order (a cancelled waiter leaves the queue). */
 export class CallSlots {
   private running = 0
   private readonly waiting: { go: () => void; fail: (e: Error) => void }[] = []
-  private closedWith: PluginCallError | undefined
+  private closedWith: PlatformError | undefined
 
   constructor(private readonly limit: number) {}
 
@@ -45,7 +45,7 @@ export class CallSlots {
     if (next !== undefined) next.go()
   }
 
-  close(err: PluginCallError): void {
+  close(err: PlatformError): void {
     this.closedWith = err
     for (const w of this.waiting.splice(0)) w.fail(err)
   }

@@ -4,7 +4,8 @@ import type { Capabilities, EffectiveGrant } from './contract.js'
 import { urlAllowed } from './net-allow.js'
 import type { AgentTurns } from './agent-turns.js'
 import type { RuntimeStreams } from './runtime-streams.js'
-import { readCapped, BodyTooLargeError } from '../http/index.js'
+import { readCapped, HTTP_ERRORS } from '../http/index.js'
+import { isPlatformError } from '../contracts/index.js'
 
 /** Largest response body `ctx.fetch` hands a plugin. */
 export const FETCH_MAX_BYTES = 1_048_576
@@ -157,7 +158,7 @@ async function readLimited(res: Response, maxBytes: number, u: URL): Promise<str
   try {
     return await readCapped(res, maxBytes)
   } catch (e) {
-    if (e instanceof BodyTooLargeError)
+    if (isPlatformError(e, HTTP_ERRORS.RESPONSE_TOO_LARGE))
       throw new Error(`fetch: the response from ${u.origin} is larger than ${maxBytes} bytes`, { cause: e })
     throw e
   }

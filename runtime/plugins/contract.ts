@@ -7,6 +7,8 @@ import type { CancelSignal } from './cancel.js'
 import type { Logger } from 'pino'
 import type { Metrics } from '../observability/index.js'
 import type { PluginDescriptor } from 'agent-platform/sdk/dispatch'
+import { PlatformError, isPlatformError } from '../contracts/index.js'
+import { PLUGINS_ERRORS } from './errors.js'
 
 export type SandboxKind = 'isolate' | 'worker' | 'inline'
 export type ContributionKind =
@@ -125,14 +127,17 @@ export interface LoadSpec {
 
 export type SandboxFactory = (spec: LoadSpec) => Promise<SandboxInstance>
 
-/** Raised when a plugin call fails inside the plugin (throw, timeout, out of memory, crash). */
-export class PluginCallError extends Error {
-  constructor(
-    readonly plugin: string,
-    readonly reason: 'threw' | 'timeout' | 'memory' | 'crashed' | 'cancelled' | 'invalid-result' | 'unavailable',
-    message: string
-  ) {
-    super(message)
-    this.name = 'PluginCallError'
-  }
+/** Why a plugin call failed: the `reason` of PLUGIN_CALL_FAILED. */
+export type PluginCallReason =
+  'threw' | 'timeout' | 'memory' | 'crashed' | 'cancelled' | 'invalid-result' | 'unavailable'
+
+/** A plugin call that failed inside the plugin (throw, timeout, out of memory, crash): PLUGIN_CALL_FAILED. */
+export function pluginCallError(plugin: string, reason: PluginCallReason, message: string): PlatformError {
+  return new PlatformError(PLUGINS_ERRORS.PLUGIN_CALL_FAILED, { plugin, reason, detail: message })
+}
+
+/** The plugin and reason of a PLUGIN_CALL_FAILED; undefined for any other error. */
+export function pluginCallFailure(err: unknown): { plugin: string; reason: PluginCallReason } | undefined {
+  if (!isPlatformError(err, PLUGINS_ERRORS.PLUGIN_CALL_FAILED)) return undefined
+  return { plugin: String(err.params.plugin), reason: err.params.reason as PluginCallReason }
 }

@@ -1,4 +1,6 @@
 import type { Config } from '../config/index.js'
+import { PlatformError } from '../contracts/index.js'
+import { PLUGINS_ERRORS } from './errors.js'
 import type { EffectiveGrant, Manifest, SandboxKind } from './contract.js'
 import { DEFAULT_LIMITS } from './manifest.js'
 import { grantCovers } from './net-allow.js'
@@ -11,26 +13,25 @@ export interface OperatorGrant {
   limits?: Partial<Manifest['limits']>
 }
 
-/** The operator refused something the manifest asks for; the message holds a grant to paste into platform.yaml. */
-export class GrantRefused extends Error {
-  /** The whole grant that would load the plugin: what the operator granted plus what is missing. */
-  readonly grant: OperatorGrant
-
-  constructor(
-    readonly plugin: string,
-    readonly needed: { key: string; value: unknown }[],
-    reasons: string[],
-    granted: OperatorGrant = {}
-  ) {
-    const grant = withNeeded(granted, plugin, needed)
-    const replacing =
-      Object.keys(granted).length > 0 ? ` (it replaces the current platform.plugins.${plugin} grant)` : ''
-    super(
-      `plugin '${plugin}' asks for more than it is granted (${reasons.join('; ')}); grant it in platform.yaml${replacing}: ${grantLine(plugin, grant)}`
-    )
-    this.name = 'GrantRefused'
-    this.grant = grant
-  }
+/**
+ * GRANT_REFUSED: the operator refused something the manifest asks for. The message holds a grant to
+ * paste into platform.yaml; `params.grant` is that whole grant (what the operator granted plus what
+ * is missing), `params.needed` the missing keys.
+ */
+export function grantRefused(
+  plugin: string,
+  needed: { key: string; value: unknown }[],
+  reasons: string[],
+  granted: OperatorGrant = {}
+): PlatformError {
+  const grant = withNeeded(granted, plugin, needed)
+  const replacing = Object.keys(granted).length > 0 ? ` (it replaces the current platform.plugins.${plugin} grant)` : ''
+  return new PlatformError(PLUGINS_ERRORS.GRANT_REFUSED, {
+    plugin,
+    needed,
+    grant,
+    detail: `plugin '${plugin}' asks for more than it is granted (${reasons.join('; ')}); grant it in platform.yaml${replacing}: ${grantLine(plugin, grant)}`
+  })
 }
 
 /** One line of YAML that grants `grant` to `plugin`, valid at the root of platform.yaml. */
@@ -118,7 +119,7 @@ export function resolveGrant(
     limits[k] = Math.min(asked ?? DEFAULT_LIMITS[k], ceiling)
   }
 
-  if (needed.length > 0) throw new GrantRefused(name, needed, reasons, grant)
+  if (needed.length > 0) throw grantRefused(name, needed, reasons, grant)
   return {
     sandbox: grant.sandbox ?? manifest.sandbox,
     permissions: {

@@ -1,7 +1,8 @@
 import { readdirSync, realpathSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { Counter, Gauge } from 'prom-client'
-import { OperatorError, didYouMean, type Config } from '../config/index.js'
+import { CONFIG_ERRORS, didYouMean, type Config } from '../config/index.js'
+import { PlatformError } from '../contracts/index.js'
 import type { Logger, Metrics } from '../observability/index.js'
 import type { PluginRegistry } from './registry.js'
 import type { CapabilityDeps } from './capabilities.js'
@@ -208,7 +209,9 @@ export class PluginHost {
             : code === 'EACCES' || code === 'EPERM'
               ? 'permission denied'
               : (err as Error).message
-        throw new OperatorError(`plugin directory ${dir} cannot be read: ${why} (platform.plugins.dirs)`)
+        throw new PlatformError(CONFIG_ERRORS.OPERATOR_MISTAKE, {
+          detail: `plugin directory ${dir} cannot be read: ${why} (platform.plugins.dirs)`
+        })
       }
     }
   }

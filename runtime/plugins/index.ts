@@ -5,7 +5,7 @@ export {
   type AgentRefDescriptor,
   type SandboxInstance,
   type LoadSpec,
-  PluginCallError
+  pluginCallFailure
 } from './contract.js'
 export { PluginRegistry } from './registry.js'
 export type {
@@ -23,10 +23,11 @@ export { type AgentTurnHandlers } from './agent-turns.js'
 export { RuntimeStreams } from './runtime-streams.js'
 export { Cancellation, abortSignalOf, type CancelSignal } from './cancel.js'
 export { loadInline } from './inline.js'
-export { NAME_PATTERN, ManifestError, readManifest } from './manifest.js'
-export { GrantRefused, grantLine, resolveGrant } from './grants.js'
+export { NAME_PATTERN, readManifest } from './manifest.js'
+export { grantLine, resolveGrant } from './grants.js'
 export { buildCapabilities, type KvDatabase } from './capabilities.js'
-export { TierUnavailable, tierFactory } from './tiers.js'
+export { tierFactory } from './tiers.js'
+export { PLUGINS_ERRORS } from './errors.js'
 export { PluginHost, type PluginHostOptions } from './host.js'
 export { loadIsolate } from './isolate/index.js'
 export { loadWorker } from './worker/index.js'

@@ -1,5 +1,5 @@
 import type { SandboxInstance, InvokeRequest, InvokeOptions, Manifest } from './contract.js'
-import { PluginCallError } from './contract.js'
+import { pluginCallError } from './contract.js'
 import { CallSlots } from './call-slots.js'
 import { Cancellation } from './cancel.js'
 import { Deadlines } from './deadlines.js'
@@ -14,7 +14,7 @@ export function guardInline(inner: SandboxInstance, plugin: string, limits: Mani
   const deadlines = new Deadlines<() => void>(limits.timeoutMs, (expire) => {
     expire()
   })
-  const cancelled = () => new PluginCallError(plugin, 'cancelled', `call to plugin '${plugin}' was cancelled`)
+  const cancelled = () => pluginCallError(plugin, 'cancelled', `call to plugin '${plugin}' was cancelled`)
 
   /** One call: settled by the plugin, its deadline or the caller's cancel, whichever comes first. */
   function run(req: InvokeRequest, opts: InvokeOptions): Promise<unknown> {
@@ -31,7 +31,7 @@ export function guardInline(inner: SandboxInstance, plugin: string, limits: Mani
         return true
       }
       const expire = (): void => {
-        const err = new PluginCallError(
+        const err = pluginCallError(
           plugin,
           'timeout',
           `plugin '${plugin}' ${req.kind} '${req.name}' timed out after ${limits.timeoutMs} ms`
@@ -61,7 +61,7 @@ export function guardInline(inner: SandboxInstance, plugin: string, limits: Mani
           reject(
             e instanceof Error
               ? e
-              : new PluginCallError(plugin, 'threw', `plugin '${plugin}' threw a non-Error value: ${safeString(e)}`)
+              : pluginCallError(plugin, 'threw', `plugin '${plugin}' threw a non-Error value: ${safeString(e)}`)
           )
       }
       try {

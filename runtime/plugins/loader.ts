@@ -2,7 +2,8 @@ import { basename } from 'node:path'
 import type { Config } from '../config/index.js'
 import type { Metrics } from '../observability/index.js'
 import type { Manifest, SandboxInstance, EffectiveGrant } from './contract.js'
-import { readManifest, ManifestError } from './manifest.js'
+import { isPlatformError } from '../contracts/index.js'
+import { readManifest } from './manifest.js'
 import { operatorGrant, resolveGrant } from './grants.js'
 import { buildCapabilities, type CapabilityDeps } from './capabilities.js'
 import { tierFactory, type TierMap } from './tiers.js'
@@ -25,11 +26,9 @@ export interface LoaderDeps {
 }
 
 function errorText(e: unknown): string {
-  if (e instanceof ManifestError) return e.message
-  if (e instanceof Error)
-    return e.name === 'Error' || e.name === 'GrantRefused' || e.name === 'TierUnavailable'
-      ? e.message
-      : `${e.name}: ${e.message}`
+  // the host's own codes (a bad manifest, a refused grant, a missing tier) read as plain sentences
+  if (isPlatformError(e)) return e.message
+  if (e instanceof Error) return e.name === 'Error' ? e.message : `${e.name}: ${e.message}`
   try {
     return `threw ${String(e)}`
   } catch {

@@ -2,6 +2,8 @@ import { statSync } from 'node:fs'
 import { join, resolve, relative, isAbsolute, sep } from 'node:path'
 import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js'
 import { readRegularFile } from '../config/index.js'
+import { PlatformError } from '../contracts/index.js'
+import { PLUGINS_ERRORS } from './errors.js'
 import type { Manifest, SandboxKind } from './contract.js'
 
 export const MANIFEST_FILE = 'plugin.json'
@@ -52,14 +54,6 @@ const PATTERN_TEXT: Record<string, string> = {
   '^\\d+\\.\\d+\\.\\d+(?:[-+][0-9A-Za-z.+-]+)?$': "must be a semantic version like '1.0.0'"
 }
 
-/** plugin.json failed validation; `errors` holds one line per problem, each naming the field. */
-export class ManifestError extends Error {
-  constructor(readonly errors: string[]) {
-    super(errors.join('; '))
-    this.name = 'ManifestError'
-  }
-}
-
 export interface ParsedManifest {
   /** With defaults filled in. */
   manifest: Manifest
@@ -100,9 +94,10 @@ function describe(e: ErrorObject): string {
   }
 }
 
-/** Validates a parsed plugin.json; throws ManifestError listing every problem. */
+/** Validates a parsed plugin.json; throws MANIFEST_INVALID listing every problem. */
 export function parseManifest(raw: unknown): ParsedManifest {
-  if (!validate(raw)) throw new ManifestError(validate.errors!.map(describe))
+  if (!validate(raw))
+    throw new PlatformError(PLUGINS_ERRORS.MANIFEST_INVALID, { errors: validate.errors!.map(describe) })
   const m = raw as {
     name: string
     version: string
@@ -113,10 +108,15 @@ export function parseManifest(raw: unknown): ParsedManifest {
     limits?: Partial<Manifest['limits']>
   }
   // `platform.plugins.dirs` is a config key, so no grant could ever name a plugin called `dirs`
-  if (m.name === 'dirs') throw new ManifestError([`${MANIFEST_FILE}: 'name' 'dirs' is reserved`])
+  if (m.name === 'dirs')
+    throw new PlatformError(PLUGINS_ERRORS.MANIFEST_INVALID, {
+      errors: [`${MANIFEST_FILE}: 'name' 'dirs' is reserved`]
+    })
   const entry = m.entry ?? 'index.js'
   if (isAbsolute(entry) || entry.split(/[\\/]/).includes('..'))
-    throw new ManifestError([`${MANIFEST_FILE}: 'entry' must be a path inside the plugin folder, got '${entry}'`])
+    throw new PlatformError(PLUGINS_ERRORS.MANIFEST_INVALID, {
+      errors: [`${MANIFEST_FILE}: 'entry' must be a path inside the plugin folder, got '${entry}'`]
+    })
   const askedLimits = { ...(m.limits ?? {}) }
   return {
     askedLimits,
@@ -143,24 +143,30 @@ export function readManifest(dir: string): ParsedManifest & { entryPath: string 
     text = readRegularFile(join(dir, MANIFEST_FILE), MAX_MANIFEST_BYTES).toString('utf8')
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code
-    throw new ManifestError([
-      code === 'ENOENT'
-        ? `${MANIFEST_FILE} is missing`
-        : // no errno code: refused by readRegularFile (a FIFO, a device, too large)
-          `${MANIFEST_FILE}: ${code === undefined ? '' : 'cannot read: '}${(e as Error).message}`
-    ])
+    throw new PlatformError(PLUGINS_ERRORS.MANIFEST_INVALID, {
+      errors: [
+        code === 'ENOENT'
+          ? `${MANIFEST_FILE} is missing`
+          : // no errno code: refused by readRegularFile (a FIFO, a device, too large)
+            `${MANIFEST_FILE}: ${code === undefined ? '' : 'cannot read: '}${(e as Error).message}`
+      ]
+    })
   }
   let raw: unknown
   try {
     raw = JSON.parse(text)
   } catch (e) {
-    throw new ManifestError([`${MANIFEST_FILE}: invalid JSON: ${(e as Error).message}`])
+    throw new PlatformError(PLUGINS_ERRORS.MANIFEST_INVALID, {
+      errors: [`${MANIFEST_FILE}: invalid JSON: ${(e as Error).message}`]
+    })
   }
   const parsed = parseManifest(raw)
   const entryPath = resolve(dir, parsed.manifest.entry)
   const rel = relative(resolve(dir), entryPath)
   if (rel.startsWith('..') || isAbsolute(rel) || rel.split(sep).includes('..'))
-    throw new ManifestError([`${MANIFEST_FILE}: 'entry' must be a path inside the plugin folder`])
+    throw new PlatformError(PLUGINS_ERRORS.MANIFEST_INVALID, {
+      errors: [`${MANIFEST_FILE}: 'entry' must be a path inside the plugin folder`]
+    })
   let isFile = false
   try {
     isFile = statSync(entryPath).isFile()
@@ -168,8 +174,8 @@ export function readManifest(dir: string): ParsedManifest & { entryPath: string 
     /* missing */
   }
   if (!isFile)
-    throw new ManifestError([
-      `${MANIFEST_FILE}: 'entry' names '${parsed.manifest.entry}', which does not exist in the plugin folder`
-    ])
+    throw new PlatformError(PLUGINS_ERRORS.MANIFEST_INVALID, {
+      errors: [`${MANIFEST_FILE}: 'entry' names '${parsed.manifest.entry}', which does not exist in the plugin folder`]
+    })
   return { ...parsed, entryPath }
 }

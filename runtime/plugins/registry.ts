@@ -1,6 +1,7 @@
 import type { EventBus } from '../events/index.js'
 import type { SandboxInstance, Manifest, InvokeOptions, ToolDescriptor, PluginDescriptor } from './contract.js'
-import { PluginCallError } from './contract.js'
+import type { PlatformError } from '../contracts/index.js'
+import { pluginCallError } from './contract.js'
 import type {
   RegisteredAgent,
   RegisteredClassifier,
@@ -313,7 +314,7 @@ export class PluginRegistry {
     await Promise.allSettled(all.map((l) => l.instance.dispose()))
   }
 
-  private unavailable(plugin: string): PluginCallError {
+  private unavailable(plugin: string): PlatformError {
     const down = this.failed.get(plugin)
     const why =
       down === undefined
@@ -321,7 +322,7 @@ export class PluginRegistry {
         : down.state === 'disabled'
           ? `is ${down.error ?? 'disabled'}`
           : `failed to load: ${down.error ?? 'unknown error'}`
-    return new PluginCallError(plugin, 'unavailable', `plugin '${plugin}' ${why}`)
+    return pluginCallError(plugin, 'unavailable', `plugin '${plugin}' ${why}`)
   }
 
   private retire(l: Live): void {

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { Cancellation } from './cancel.js'
-import { PluginCallError, type InvokeOptions } from './contract.js'
+import { pluginCallError, type InvokeOptions } from './contract.js'
 
 /** Events a sandbox may send before it must wait for the host to take some. */
 export const STREAM_WINDOW = 32
@@ -119,7 +119,7 @@ export class PluginEventStream implements AsyncIterableIterator<unknown> {
     if (this.ended || this.stopped) return
     if (++this.received > this.allowed) {
       this.fail(
-        new PluginCallError(
+        pluginCallError(
           this.plugin,
           'invalid-result',
           `plugin '${this.plugin}' sent more runtime events than the host asked for (window ${STREAM_WINDOW})`

@@ -1,4 +1,6 @@
+import { PlatformError } from '../contracts/index.js'
 import type { SandboxFactory, SandboxKind } from './contract.js'
+import { PLUGINS_ERRORS } from './errors.js'
 import { loadInline } from './inline.js'
 import { loadIsolate } from './isolate/index.js'
 import { loadWorker } from './worker/index.js'
@@ -8,19 +10,12 @@ export type TierMap = Partial<Record<SandboxKind, SandboxFactory>>
 /**
  * The sandbox tiers this build can load plugins into, by grant `sandbox`. A tier missing from a
  * map (tests and tools may pass their own) fails the loads that need it, and only those, with
- * TierUnavailable.
+ * TIER_UNAVAILABLE.
  */
 export const TIERS: TierMap = { inline: loadInline, isolate: loadIsolate, worker: loadWorker }
 
-export class TierUnavailable extends Error {
-  constructor(readonly tier: SandboxKind) {
-    super(`the '${tier}' sandbox tier is not available in this build of the platform`)
-    this.name = 'TierUnavailable'
-  }
-}
-
 export function tierFactory(kind: SandboxKind, tiers: TierMap = TIERS): SandboxFactory {
   const f = tiers[kind]
-  if (f === undefined) throw new TierUnavailable(kind)
+  if (f === undefined) throw new PlatformError(PLUGINS_ERRORS.TIER_UNAVAILABLE, { tier: kind })
   return f
 }

@@ -40,7 +40,7 @@ export function guardrailFor(tier: Tier, runtime: ScopeRuntime): ScopeGuardrail 
 }
 
 /**
- * The YAML `type: scope` factory. Config errors throw (ScopeConfigError) at load time; the policy
+ * The YAML `type: scope` factory. Config errors throw (SCOPE_CONFIG_INVALID) at load time; the policy
  * plane wraps them with the entry's name. Without a runtime argument it uses the bare runtime;
  * a platform's is `scopeRuntimeOf(platform)`.
  */
@@ -56,7 +56,7 @@ export function scopePolicyFactory(runtime: ScopeRuntime): PolicyFactory {
 /**
  * The scope an agent declares with SDK `agent({scope})` (the `@AgentScope` attributes and
  * defaults), as a policy named `scope::<agent>` with source `annotation:<agent>`; null when the
- * agent declares no scope. Attribute errors throw ScopeConfigError.
+ * agent declares no scope. Attribute errors throw SCOPE_CONFIG_INVALID.
  */
 export function scopePolicyForAgent(
   agent: { name: string; version?: string; scope?: unknown },

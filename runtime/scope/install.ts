@@ -1,11 +1,12 @@
 import type { Area, Platform } from '../platform.js'
-import { ConfigError, type ConfigKeyOf } from '../config/index.js'
+import { CONFIG_ERRORS, type ConfigKeyOf } from '../config/index.js'
 import type { RegisteredClassifier, RegisteredEmbedder } from '../plugins/index.js'
-import type { AiRequest } from '../contracts/index.js'
+import { PlatformError, type AiRequest } from '../contracts/index.js'
 import type { Embedder, ScopeConfig } from './contract.js'
+import { SCOPE_ERRORS } from './errors.js'
 import type { DecisionModel } from './decision-model.js'
 import { LexicalEmbedder } from './lexical-embedder.js'
-import { OpenAiEmbedder, EmbedderError } from './openai-embedder.js'
+import { OpenAiEmbedder, embedderError } from './openai-embedder.js'
 import { OpenAiDecisionModel } from './openai-decision-model.js'
 import type { PluginClassifier, ScopeRuntime } from './scope-runtime.js'
 import { withDeadline } from './deadline.js'
@@ -31,6 +32,7 @@ export const scopeArea: Area = {
   name: 'scope',
   dependsOn: [],
   configKeys: SCOPE_CONFIG_KEYS,
+  errors: SCOPE_ERRORS,
   install: async (p) => {
     await installScope(p)
   }
@@ -95,9 +97,9 @@ function scopeRuntimeFromConfig(platform: Platform): ScopeRuntime {
 function need(platform: Platform, key: ConfigKeyOf<string>, what: string): string {
   const v = platform.config.get(key)
   if (v === undefined || v === '')
-    throw new ConfigError(
-      `${key} is required when the scope ${key.includes('embeddings') ? 'embedder' : 'classifier'} is '${what}'`
-    )
+    throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, {
+      detail: `${key} is required when the scope ${key.includes('embeddings') ? 'embedder' : 'classifier'} is '${what}'`
+    })
   return v
 }
 
@@ -143,7 +145,7 @@ function pluginEmbedder(r: RegisteredEmbedder, timeoutMs: number): Embedder {
             )
           : out
       } catch (err) {
-        throw new EmbedderError(name, 'error', (err as Error)?.message ?? String(err))
+        throw embedderError(name, 'error', (err as Error)?.message ?? String(err))
       }
     }
   }

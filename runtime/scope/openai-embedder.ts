@@ -1,17 +1,15 @@
+import { PlatformError } from '../contracts/index.js'
 import type { Embedder } from './contract.js'
+import { SCOPE_ERRORS } from './errors.js'
 import { postJson, type OpenAiEndpoint } from './openai-http.js'
 import { isVector } from './similarity.js'
 
-/** An embedding call that failed; the scope tiers turn it into a degrade (embedding) or ERROR (semantic). */
-export class EmbedderError extends Error {
-  constructor(
-    readonly embedder: string,
-    readonly reason: 'timeout' | 'capacity' | 'error' | 'unparseable' | 'invalid',
-    message: string
-  ) {
-    super(message)
-    this.name = 'EmbedderError'
-  }
+/** Why an embedding call failed: the `reason` of EMBEDDER_FAILED. */
+export type EmbedderFailure = 'timeout' | 'capacity' | 'error' | 'unparseable' | 'invalid'
+
+/** A failed embedding call (EMBEDDER_FAILED): the scope tiers make it a degrade (embedding) or ERROR (semantic). */
+export function embedderError(embedder: string, reason: EmbedderFailure, message: string): PlatformError {
+  return new PlatformError(SCOPE_ERRORS.EMBEDDER_FAILED, { embedder, reason, detail: message })
 }
 
 /**
@@ -29,10 +27,10 @@ export class OpenAiEmbedder implements Embedder {
   async embed(texts: string[]): Promise<number[][]> {
     if (texts.length === 0) return []
     const r = await postJson(this.ep, '/embeddings', { model: this.ep.model, input: texts }, this.ep.timeoutMs)
-    if (!r.ok) throw new EmbedderError(this.name, r.reason, r.detail)
+    if (!r.ok) throw embedderError(this.name, r.reason, r.detail)
     const data = (r.body as { data?: unknown } | null)?.data
     if (!Array.isArray(data) || data.length !== texts.length) {
-      throw new EmbedderError(
+      throw embedderError(
         this.name,
         'invalid',
         `embeddings reply has ${Array.isArray(data) ? data.length : 'no'} vectors for ${texts.length} inputs`
@@ -43,14 +41,14 @@ export class OpenAiEmbedder implements Embedder {
       const item = data[i] as { index?: unknown; embedding?: unknown } | null
       const at = typeof item?.index === 'number' ? item.index : i
       if (!Number.isInteger(at) || at < 0 || at >= texts.length || out[at] !== undefined)
-        throw new EmbedderError(this.name, 'invalid', `embeddings reply has a bad index ${String(item?.index)}`)
+        throw embedderError(this.name, 'invalid', `embeddings reply has a bad index ${String(item?.index)}`)
       if (!isVector(item?.embedding))
-        throw new EmbedderError(this.name, 'invalid', `embeddings reply item ${at} is not a vector of finite numbers`)
+        throw embedderError(this.name, 'invalid', `embeddings reply item ${at} is not a vector of finite numbers`)
       out[at] = item.embedding
     }
     const dim = out[0]!.length
     for (const v of out)
-      if (v.length !== dim) throw new EmbedderError(this.name, 'invalid', 'embeddings reply mixes vector lengths')
+      if (v.length !== dim) throw embedderError(this.name, 'invalid', 'embeddings reply mixes vector lengths')
     return out
   }
 }

@@ -1,16 +1,10 @@
+import { PlatformError } from '../contracts/index.js'
+import { SCOPE_ERRORS } from './errors.js'
 import { DEFAULT_REDIRECT, type Breach, type ScopeConfig, type Tier } from './contract.js'
 
 export const TIERS: readonly Tier[] = ['RULE_BASED', 'EMBEDDING_SIMILARITY', 'SEMANTIC_INTENT', 'LLM_CLASSIFIER']
 export const BREACHES: readonly Breach[] = ['POLITE_REDIRECT', 'DENY', 'CUSTOM_MESSAGE']
 export const DEFAULT_THRESHOLD = 0.45
-
-/** A scope declaration that cannot be used; raised when a policy file or plugin is loaded. */
-export class ScopeConfigError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'ScopeConfigError'
-  }
-}
 
 /** The attribute names of one spelling: kebab-case in YAML, camelCase on the SDK `agent({scope})`. */
 interface Names {
@@ -56,17 +50,22 @@ export interface ScopeBinding {
 /** The YAML `type: scope` config (kebab-case keys, plus `agent`). */
 export function scopeFromPolicyConfig(raw: unknown): ScopeBinding {
   const obj = raw ?? {}
-  if (typeof obj !== 'object' || Array.isArray(obj)) throw new ScopeConfigError('scope: config must be a map')
+  if (typeof obj !== 'object' || Array.isArray(obj))
+    throw new PlatformError(SCOPE_ERRORS.SCOPE_CONFIG_INVALID, { detail: 'scope: config must be a map' })
   const { agent, ...rest } = obj as Record<string, unknown>
   if (agent !== undefined && (typeof agent !== 'string' || agent.trim() === ''))
-    throw new ScopeConfigError("scope: 'agent' must be a non-blank agent id")
+    throw new PlatformError(SCOPE_ERRORS.SCOPE_CONFIG_INVALID, {
+      detail: "scope: 'agent' must be a non-blank agent id"
+    })
   return { agent: agent === undefined ? null : agent.trim(), config: parse(rest, KEBAB, ['agent'], 'scope') }
 }
 
 /** The SDK `agent({scope})` attributes (camelCase), with the `@AgentScope` defaults. */
 export function scopeFromAgentAttributes(raw: unknown, agentName = '?'): ScopeConfig {
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
-    throw new ScopeConfigError(`agent '${agentName}' scope: must be an object`)
+    throw new PlatformError(SCOPE_ERRORS.SCOPE_CONFIG_INVALID, {
+      detail: `agent '${agentName}' scope: must be an object`
+    })
   return parse(raw as Record<string, unknown>, CAMEL, [], `agent '${agentName}' scope`)
 }
 
@@ -74,10 +73,12 @@ function parse(o: Record<string, unknown>, n: Names, extra: string[], where: str
   const known = [...extra, ...Object.values(n)]
   for (const k of Object.keys(o)) {
     if (o[k] !== undefined && !known.includes(k))
-      throw new ScopeConfigError(`${where}: unknown key '${k}' (known: ${known.join(', ')})`)
+      throw new PlatformError(SCOPE_ERRORS.SCOPE_CONFIG_INVALID, {
+        detail: `${where}: unknown key '${k}' (known: ${known.join(', ')})`
+      })
   }
   const fail = (msg: string): never => {
-    throw new ScopeConfigError(`${where}: ${msg}`)
+    throw new PlatformError(SCOPE_ERRORS.SCOPE_CONFIG_INVALID, { detail: `${where}: ${msg}` })
   }
   const str = (k: string): string => {
     const v = o[k]

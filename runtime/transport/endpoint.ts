@@ -1,8 +1,9 @@
-import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import type { HttpResponse, HttpRequest, us_socket_context_t, WebSocket } from 'uWebSockets.js'
 import { parseJsonBody, requestHeaders, statusLine, type Context } from '../http/index.js'
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isWireError } from '../contracts/index.js'
 import type { Broadcaster, Resource } from './broadcaster.js'
+import { RESOURCE_HEADER, TOKEN_HEADER, memberOf, newToken } from './member-credentials.js'
 import { Frame } from './frame.js'
 import { WsResource, type WsData } from './ws-resource.js'
 import { SseResource } from './sse-resource.js'
@@ -15,23 +16,8 @@ import { HTTP_ERRORS } from '../http/index.js'
 import { TRANSPORT_ERRORS } from './errors.js'
 import type { AddressSlot } from './address-cap.js'
 
-/** Header (or `uuid` query parameter) naming the resource a POST, DELETE or poll comes from. */
-export const RESOURCE_HEADER = 'x-platform-resource'
-/** Header (or `token` query parameter) proving the sender is that resource (SSE, long-polling). */
-export const TOKEN_HEADER = 'x-platform-token'
-
 /** How a 429 names each transport. */
 const KIND: Record<TransportKind, string> = { WEBSOCKET: 'WebSocket', SSE: 'SSE', LONG_POLLING: 'long-polling' }
-
-function newToken(): string {
-  return randomBytes(24).toString('base64url')
-}
-
-function sameToken(given: string, expected: string): boolean {
-  const a = Buffer.from(given)
-  const b = Buffer.from(expected)
-  return a.length === b.length && timingSafeEqual(a, b)
-}
 
 /**
  * One path served on all three transports: a WebSocket upgrade, `GET` as SSE (default) or
@@ -147,23 +133,6 @@ export class Endpoint {
     this.hooks.joined?.(r)
   }
 
-  /**
-   * The resource named by the request, which must belong to broadcaster `id` and be proven by its
-   * token: uuids are public (rooms announce them), so a uuid alone must not let anyone post as,
-   * poll for or remove another member.
-   */
-  private member(ctx: Context, id: string): Resource {
-    const uuid = ctx.headers[RESOURCE_HEADER] ?? ctx.query.get('uuid') ?? ''
-    if (uuid === '') throw new PlatformError(TRANSPORT_ERRORS.MISSING_RESOURCE_ID)
-    const r = this.o.transport.resource(uuid)
-    if (r === undefined || r.broadcaster.id !== id)
-      throw new PlatformError(TRANSPORT_ERRORS.UNKNOWN_RESOURCE, { uuid: uuid.slice(0, 200) })
-    const token = ctx.headers[TOKEN_HEADER] ?? ctx.query.get('token') ?? ''
-    if (r.token === undefined || !sameToken(token, r.token))
-      throw new PlatformError(TRANSPORT_ERRORS.RESOURCE_FORBIDDEN, { uuid })
-    return r
-  }
-
   private resolveCtx(ctx: Context): string {
     return this.hooks.resolve({ params: ctx.params, query: ctx.query, headers: ctx.headers })
   }
@@ -210,7 +179,7 @@ export class Endpoint {
         // taken before upgrading, so a refused socket never exists; the resource gives it back
         slot = this.hooks.addressCap?.take(Buffer.from(res.getRemoteAddressAsText()).toString(), KIND.WEBSOCKET)
       } catch (e) {
-        if (!(e instanceof PlatformError)) throw e
+        if (!isWireError(e)) throw e
         err = e
       }
     }
@@ -277,7 +246,7 @@ export class Endpoint {
       // the ArrayBuffer is only valid during this callback: parse synchronously
       value = parseJsonBody(Buffer.from(msg), this.o.jsonMaxDepth)
     } catch (err) {
-      const body = err instanceof PlatformError ? err.body() : { error: 'Invalid frame' }
+      const body = isWireError(err) ? err.body() : { error: 'Invalid frame' }
       r.deliver(Frame.json(JSON.stringify({ type: 'error', ...body })))
       return
     }
@@ -365,7 +334,7 @@ export class Endpoint {
       r.reply(ctx, true)
       return undefined
     }
-    const r = this.member(ctx, id)
+    const r = memberOf(this.o.transport, ctx, id)
     if (!(r instanceof LongPollingResource)) throw new PlatformError(TRANSPORT_ERRORS.UNKNOWN_RESOURCE, { uuid })
     return r.open(ctx, Date.now() + this.o.longPollingTimeoutMs)
   }
@@ -374,7 +343,7 @@ export class Endpoint {
     const body = this.hooks.rawText === true ? rawTextBody(ctx) : ctx.body
     if (this.hooks.detachedPost !== undefined && (ctx.headers[RESOURCE_HEADER] ?? ctx.query.get('uuid') ?? '') === '')
       return this.hooks.detachedPost(ctx, body)
-    const r = this.member(ctx, this.resolveCtx(ctx))
+    const r = memberOf(this.o.transport, ctx, this.resolveCtx(ctx))
     if (r instanceof LongPollingResource) r.lastSeen = Date.now()
     if (r.bucket !== undefined && !r.bucket.take()) {
       ctx.setHeader('retry-after', String(r.bucket.retryAfterSeconds()))
@@ -384,7 +353,7 @@ export class Endpoint {
   }
 
   private leave(ctx: Context): void {
-    const r = this.member(ctx, this.resolveCtx(ctx))
+    const r = memberOf(this.o.transport, ctx, this.resolveCtx(ctx))
     this.o.transport.end(r, Reason.left)
   }
 }

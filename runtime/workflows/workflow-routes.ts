@@ -4,7 +4,7 @@
  * refused, as with zero fleets); the runs kept; the approvals runs wait for.
  */
 import type { AdminRoute } from '../admin/index.js'
-import { PlatformError, isPlatformError } from '../contracts/index.js'
+import { PlatformError, isPlatformError, isWireError } from '../contracts/index.js'
 import type { Logger } from '../observability/index.js'
 import { parseManifest, type WorkflowManifest } from './workflow-manifest.js'
 import { graphOf } from './workflow-graph.js'
@@ -83,7 +83,7 @@ export function workflowRoutes(d: WorkflowRouteDeps): AdminRoute[] {
         try {
           saved = await store.save(m, principal!.name)
         } catch (err) {
-          if (err instanceof PlatformError) throw err
+          if (isWireError(err)) throw err
           d.logger.error({ err, workflow: m.id }, 'workflow store write failed')
           throw new PlatformError(
             WORKFLOWS_ERRORS.WORKFLOW_STORAGE_FAILURE,

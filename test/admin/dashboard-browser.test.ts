@@ -122,7 +122,7 @@ t.test('overview counters and every tab render real data; 401 is explained witho
   await anon.goto(tp.url + '/admin/#audit')
   const err = anon.locator('#panel-audit .error')
   await err.waitFor()
-  t.match(await err.textContent(), /Not authorised: .*PLT_ERR_ADMIN_CONTENT_READ_AUTH_REQUIRED.*token field/)
+  t.match(await err.textContent(), /No token: .*token field.*\(PLT_ERR_ADMIN_CONTENT_READ_AUTH_REQUIRED\)/)
   await anon.close()
 })
 
@@ -247,9 +247,9 @@ t.test('a token without the role: the refused write is explained as 403, nothing
   await panel.locator(':scope:not([aria-busy=true])').waitFor()
   t.equal(await panel.getByLabel('Reason').inputValue(), 'not allowed', 'a redraw keeps the reason')
   await panel.getByRole('button', { name: 'Arm' }).click()
-  const err = panel.locator('.error', { hasText: 'Forbidden' })
+  const err = panel.locator('.error', { hasText: 'lacks the role' })
   await err.waitFor()
-  t.match(await err.textContent(), /Forbidden: .*\(PLT_ERR_[A-Z_]+\)\. Your token is valid but lacks the role/)
+  t.match(await err.textContent(), /Your token is valid but lacks the role .*\(PLT_ERR_ADMIN_ROLE_REQUIRED\)/)
   // the refusal is an event too, and an event redraws the tab: the message must outlive the redraw,
   // and two redraws asked for at once (they run one after the other)
   await p.evaluate(() => {
@@ -257,7 +257,7 @@ t.test('a token without the role: the refused write is explained as 403, nothing
     document.dispatchEvent(new Event('console-refresh'))
   })
   await panel.locator(':scope:not([aria-busy=true])').waitFor()
-  t.equal(await panel.locator('.error', { hasText: 'Forbidden' }).count(), 1, 'still shown after a redraw')
+  t.equal(await panel.locator('.error', { hasText: 'lacks the role' }).count(), 1, 'still shown after a redraw')
   t.equal((await call(tp, 'GET', '/governance/health')).body.killSwitch.armed, false)
   await other.close()
 })
@@ -399,6 +399,12 @@ t.test('fleet data fed through the admin fleet view: the journal graph', async (
   t.equal(await journal.locator('svg.graph g.node').count(), 5)
   t.equal(await journal.locator('svg.graph path.edge').count(), 4)
   t.equal(await journal.locator('svg.graph g.node.failed').count(), 1, 'the failure stands out')
+  // the graph opens at the top of the view, above the rows it was picked from
+  const top = await journal.locator('.graph-box').evaluate((b) => b.getBoundingClientRect().top)
+  const rows = await journal.locator('table').evaluate((b) => b.getBoundingClientRect().top)
+  const height = await page.evaluate(() => innerHeight)
+  t.ok(top >= 0 && top < height / 2, `the graph is in the top half of the view (${top} px)`)
+  t.ok(top < rows, 'above the table')
   await page.screenshot({ path: SHOTS + 'journal-graph-1280.png' })
 })
 

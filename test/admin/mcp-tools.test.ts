@@ -122,6 +122,18 @@ t.test('read tools answer what the admin routes answer', async (t) => {
   t.equal(log.isError, false)
   t.same(log.structuredContent.result, tp.platform.audit.entries(5))
   t.match(log.structuredContent.result.at(-1), { principal: 'bob', action: 'broadcast.denied.role' })
+  t.notOk('nextCursor' in log.structuredContent, 'no older entries: no cursor')
+
+  // one page at a time: a result's nextCursor is the cursor of the call for the page before it
+  await call(tp, 'POST', '/broadcasters/broadcast', { token: BOB, body: { broadcasterId: 'y', message: 2 } })
+  const newest = await use(t, bob, 'platform_audit_log', { limit: 1 })
+  t.same(newest.structuredContent.result, tp.platform.audit.entries(1))
+  t.equal(newest.structuredContent.nextCursor, tp.platform.audit.page(1)!.nextCursor, 'the X-Next-Cursor of REST')
+  const older = await use(t, bob, 'platform_audit_log', { limit: 1, cursor: newest.structuredContent.nextCursor })
+  t.same(older.structuredContent.result, tp.platform.audit.entries(2).slice(0, 1))
+  const bad = await use(t, bob, 'platform_audit_log', { limit: 1, cursor: 'not-a-cursor' })
+  t.equal(bad.isError, true)
+  t.match(bad.structuredContent, { code: 'PLT_ERR_INVALID_CURSOR' })
   t.same((await use(t, bob, 'platform_query_journal', { limit: 3 })).structuredContent.result, [])
   t.same((await use(t, bob, 'platform_list_tasks')).structuredContent.result, [])
 

@@ -301,14 +301,16 @@ t.test('agents come and go with hot reload; a custom endpoint moves the AG-UI pa
     join(root, 'roamer', 'index.js'),
     `import { definePlugin, agent } from 'agent-platform/sdk'
 export default definePlugin({ agents: [
-  agent({ name: 'roamer', endpoint: '/custom/roamer', systemPrompt: 'Roam.' }),
-  agent({ name: 'deep', endpoint: '/deep/mcp', systemPrompt: 'Dig.' })
+  agent({ name: 'roamer', endpoint: '/custom/roamer', systemPrompt: 'You are the roamer. Secret: R-1.' }),
+  agent({ name: 'deep', endpoint: '/deep/mcp', systemPrompt: 'You are the digger. Secret: D-2.' })
 ] })
 `
   )
   await host.rescan()
   const events = await run(custom, input('where are you?'))
-  t.match(text(events), /You said: "where are you\?"\. My instructions: Roam\./)
+  // the roamer answered (in its role), and its instructions stay its own
+  t.match(text(events), /^You said: "where are you\?"\. As the roamer: /)
+  t.notMatch(text(events), 'R-1')
   const res = await post(`${tp.url}/platform/agent/roamer/agui`, input('hi'))
   t.equal(res.status, 404, 'not at the default path: the agent named its own')
   t.match(
@@ -328,7 +330,9 @@ export default definePlugin({ agents: [
       endpoints: { mcp: '/deep/mcp', agui: '/platform/agent/deep/agui', a2a: '/platform/agent/deep/a2a' }
     }
   )
-  t.match(text(await run(`${tp.url}/platform/agent/deep/agui`, input('down?'))), /My instructions: Dig\./)
+  const deep = text(await run(`${tp.url}/platform/agent/deep/agui`, input('down?')))
+  t.match(deep, /As the digger: /, 'the deep agent answered')
+  t.notMatch(deep, 'D-2')
   rmSync(join(root, 'roamer'), { recursive: true, force: true })
   await host.rescan()
   const gone = await post(custom, input('hi'))

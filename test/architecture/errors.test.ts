@@ -16,35 +16,6 @@ import { startTestPlatform } from '../helpers/platform.js'
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const RUNTIME = join(ROOT, 'runtime')
 
-/**
- * Error classes not yet turned into codes, each to be removed from here when it is: the test fails
- * when one of them is gone (so this list only shrinks) and when any class not listed appears.
- */
-const NOT_YET_CODES: Record<string, string> = {
-  Failure: 'runtime/ai/openai-runtime.ts',
-  SseError: 'runtime/ai/sse-lines.ts',
-  ConfigError: 'runtime/config/load.ts',
-  OperatorError: 'runtime/config/operator-error.ts',
-  CommitmentError: 'runtime/governance/commitment-log.ts',
-  PolicyConfigError: 'runtime/governance/errors.ts',
-  PolicyLoadError: 'runtime/governance/errors.ts',
-  PolicyError: 'runtime/governance/gate.ts',
-  BodyTooLargeError: 'runtime/http/read-capped.ts',
-  IdempotencyKeyHeldError: 'runtime/interactions/idempotency.ts',
-  InvalidCursorError: 'runtime/interactions/store-input.ts',
-  UnknownInteractionError: 'runtime/interactions/store-input.ts',
-  JwtError: 'runtime/mcp/auth/jwt.ts',
-  ToolCallException: 'runtime/mcp/client-tools.ts',
-  ToolCallTimeout: 'runtime/mcp/client-tools.ts',
-  PluginCallError: 'runtime/plugins/contract.ts',
-  GrantRefused: 'runtime/plugins/grants.ts',
-  LoadInterrupted: 'runtime/plugins/isolate/backends.ts',
-  ManifestError: 'runtime/plugins/manifest.ts',
-  TierUnavailable: 'runtime/plugins/tiers.ts',
-  EmbedderError: 'runtime/scope/openai-embedder.ts',
-  ScopeConfigError: 'runtime/scope/scope-config.ts'
-}
-
 function files(dir: string): string[] {
   return readdirSync(dir).flatMap((n) => {
     const p = join(dir, n)
@@ -77,14 +48,12 @@ t.test('no runtime class extends Error but PlatformError: a failure is a code', 
   const found = errorClasses()
   t.equal(found.get('PlatformError'), 'runtime/contracts/platform-error.ts', 'the one error class')
   for (const [name, file] of found) {
-    if (name === 'PlatformError' || NOT_YET_CODES[name] === file) continue
+    if (name === 'PlatformError') continue
     t.fail(
       `${file} declares error class ${name}: declare a code with defineErrors in the area's errors.ts ` +
         'and throw new PlatformError(AREA_ERRORS.NAME, params) instead (see docs/architecture.md)'
     )
   }
-  for (const [name, file] of Object.entries(NOT_YET_CODES))
-    t.equal(found.get(name), file, `${name} is still in ${file}; remove it from NOT_YET_CODES when it is gone`)
 })
 
 t.test('codes are unique across the core and every area, and each area lists its own', async (t) => {

@@ -115,7 +115,10 @@ t.test(
       '--data',
       data(),
       '--log-level',
-      'info'
+      'info',
+      // without the first-run token (test/admin/first-run-browser.test.ts), the banner says there is no token
+      '--set',
+      'platform.auth.first-run-token=false'
     ])
     t.equal((await fetch(url + '/healthz')).status, 200)
     // the block after the listening line says what to do next, and its request works as printed

@@ -54,11 +54,11 @@ t.test("the loader knows an area's keys: default, file, environment, overrides",
 
 t.test("an area's key is validated and a misspelling gets the did-you-mean", async (t) => {
   t.throws(() => loadConfig({ env: {}, cwd: dir, overrides: { 'platform.widgets.count': 0 } }, WITH_WIDGETS), {
-    name: 'ConfigError',
+    code: 'PLT_ERR_CONFIG_INVALID',
     message: "config key 'platform.widgets.count' must be >= 1; got 0 (from command line)"
   })
   t.throws(() => loadConfig({ env: {}, cwd: dir, overrides: { 'platform.widgets.cuont': 4 } }, WITH_WIDGETS), {
-    name: 'ConfigError',
+    code: 'PLT_ERR_CONFIG_INVALID',
     message: "unknown config key 'platform.widgets.cuont' (from command line) (did you mean 'platform.widgets.count'?)"
   })
   t.throws(() => loadConfig({ env: { PLATFORM_WIDGETS_CUONT: '4' }, cwd: dir }, WITH_WIDGETS), {

@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync, readFileSync, readdirSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CONFIG_KEYS, loadConfig } from '../../runtime/areas.js'
-import { ConfigError, configTable } from '../../runtime/config/index.js'
+import { configTable } from '../../runtime/config/index.js'
 
 const dir = mkdtempSync(join(tmpdir(), 'platform-config-'))
 const file = (name: string, text: string) => {
@@ -96,7 +96,7 @@ t.test('environment values are coerced by the key type', async (t) => {
 t.test('an unknown key stops start-up naming the key', async (t) => {
   const p = file('unknown.yaml', 'platform:\n  server:\n    prot: 1\n')
   t.throws(() => loadConfig({ file: p, env: {} }), {
-    name: 'ConfigError',
+    code: 'PLT_ERR_CONFIG_INVALID',
     message: /unknown config key 'platform\.server\.prot'.*did you mean 'platform\.server\.port'/
   })
   t.throws(() => loadConfig({ env: { PLATFORM_SERVER_PROT: '1' }, cwd: dir }), { message: /PLATFORM_SERVER_PROT/ })
@@ -129,12 +129,11 @@ t.test('an ill-typed key stops start-up naming the key and what it expects', asy
 t.test('YAML duplicate keys and custom tags are refused', async (t) => {
   t.throws(
     () => loadConfig({ file: file('dup.yaml', 'platform.server.port: 1\nplatform.server.port: 2\n'), env: {} }),
-    ConfigError
+    { code: 'PLT_ERR_CONFIG_INVALID' }
   )
-  t.throws(
-    () => loadConfig({ file: file('tag.yaml', 'platform.server.host: !!js/function "x"\n'), env: {} }),
-    ConfigError
-  )
+  t.throws(() => loadConfig({ file: file('tag.yaml', 'platform.server.host: !!js/function "x"\n'), env: {} }), {
+    code: 'PLT_ERR_CONFIG_INVALID'
+  })
   t.throws(
     () =>
       loadConfig({
@@ -228,7 +227,7 @@ t.test('a grant may be written as dotted keys below the plugin name, in the file
           'platform.plugins.hello: {sandbox: worker}\nplatform.plugins.hello.sandbox: inline\n'
         )
       }),
-    { name: 'ConfigError', message: /'platform\.plugins\.hello\.sandbox' is given twice/ }
+    { code: 'PLT_ERR_CONFIG_INVALID', message: /'platform\.plugins\.hello\.sandbox' is given twice/ }
   )
   t.throws(
     () =>
@@ -250,7 +249,7 @@ t.test(
     t.throws(
       () => loadConfig({ env: {}, cwd: dir, file: file('dir.yaml', 'platform:\n  plugins:\n    dir: ./mine\n') }),
       {
-        name: 'ConfigError',
+        code: 'PLT_ERR_CONFIG_INVALID',
         message:
           /config key 'platform\.plugins\.dir' \(did you mean 'platform\.plugins\.dirs', the list of plugin directories\?\) is read as the grant of a plugin named 'dir'/
       }

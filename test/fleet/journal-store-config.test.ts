@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../../runtime/areas.js'
-import { ConfigError } from '../../runtime/config/index.js'
 import { journalStore } from '../../runtime/fleet/journal-store.js'
 import { type JournalStore } from '../../runtime/fleet/fleet-types.js'
 import { startTestPlatform } from '../helpers/platform.js'
@@ -43,7 +42,7 @@ t.test('the lmdb journal of a platform is there after the platform restarts on i
 
 t.test('a typo in the journal keys stops the start with a message naming the key and the choices', async (t) => {
   const load = (overrides: Record<string, unknown>) => () => loadConfig({ env: {}, cwd: tmpdir(), overrides })
-  t.throws(load({ 'platform.fleet.journal.store': 'lmbd' }), ConfigError)
+  t.throws(load({ 'platform.fleet.journal.store': 'lmbd' }), { code: 'PLT_ERR_CONFIG_INVALID' })
   t.throws(
     load({ 'platform.fleet.journal.store': 'lmbd' }),
     /platform\.fleet\.journal\.store.*must be one of "memory", "lmdb"/

@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import canonicalize from 'canonicalize'
-import { CommitmentError, SignedCommitmentLog, isSigned } from '../../runtime/governance/commitment-log.js'
+import { SignedCommitmentLog, isSigned } from '../../runtime/governance/commitment-log.js'
 import {
   Ed25519Signer,
   keyIdOf,
@@ -155,7 +155,7 @@ t.test('bad input is refused with the member named and nothing kept', async (t) 
   ]
   for (const [change, message] of bad)
     await t.rejects(log.record({ ...input, ...change } as unknown as CommitmentInput), {
-      name: 'CommitmentError',
+      code: 'PLT_ERR_COMMITMENT_INVALID',
       message
     })
   t.same(log.recent(10), [])
@@ -184,7 +184,9 @@ t.test('append keeps records issued elsewhere as they are; recent is newest firs
     [false, false, true]
   )
   t.match(log.recent(1)[0]!.eventTimestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
-  await t.rejects(log.append({ ...own, proof: undefined } as unknown as CommitmentRecord), CommitmentError)
+  await t.rejects(log.append({ ...own, proof: undefined } as unknown as CommitmentRecord), {
+    code: 'PLT_ERR_COMMITMENT_INVALID'
+  })
   await t.rejects(log.append({ ...own, signed: true } as unknown as CommitmentRecord), {
     message: /signed is reserved/
   })
@@ -226,7 +228,7 @@ t.test('the key file: generated 0600 when allowed, refused when missing, foreign
   t.equal(again.exposed, false)
 
   t.throws(() => loadSigningKey(join(dir, 'absent.pem'), false, 'the.key'), {
-    name: 'OperatorError',
+    code: 'PLT_ERR_OPERATOR_MISTAKE',
     message: /^the\.key: .*absent\.pem does not exist/
   })
   const rsa = join(dir, 'rsa.pem')
@@ -240,7 +242,7 @@ t.test('the key file: generated 0600 when allowed, refused when missing, foreign
   const junk = join(dir, 'junk.pem')
   writeFileSync(junk, '-----BEGIN PRIVATE KEY-----\nnot base64\n-----END PRIVATE KEY-----\n')
   t.throws(() => loadSigningKey(junk, false, 'k'), {
-    name: 'OperatorError',
+    code: 'PLT_ERR_OPERATOR_MISTAKE',
     message: /not a usable Ed25519 signing key/
   })
   const publicOnly = join(dir, 'public.pem')
@@ -275,8 +277,11 @@ t.test('earlier keys keep their records verifying after a key change', async (t)
     generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey.export({ type: 'spki', format: 'pem' })
   )
   t.throws(() => loadVerifyKey(rsa, 'v'), {
-    name: 'OperatorError',
+    code: 'PLT_ERR_OPERATOR_MISTAKE',
     message: /^v: .* is not an Ed25519 key \(got rsa\)/
   })
-  t.throws(() => loadVerifyKey(join(dir, 'missing.pem'), 'v'), { name: 'OperatorError', message: /cannot read/ })
+  t.throws(() => loadVerifyKey(join(dir, 'missing.pem'), 'v'), {
+    code: 'PLT_ERR_OPERATOR_MISTAKE',
+    message: /cannot read/
+  })
 })

@@ -165,7 +165,7 @@ t.test('a signing key that does not load stops start-up with the key named', asy
   await t.rejects(
     startTestPlatform({ ...ON, 'platform.ai.governance.commitment-records.key-file': junk }, { install }),
     {
-      name: 'OperatorError',
+      code: 'PLT_ERR_OPERATOR_MISTAKE',
       message:
         /^platform\.ai\.governance\.commitment-records\.key-file: .*junk\.pem is not a usable Ed25519 signing key/
     }
@@ -175,7 +175,7 @@ t.test('a signing key that does not load stops start-up with the key named', asy
       { ...ON, 'platform.ai.governance.commitment-records.key-file': join(dir, 'nope.pem') },
       { install }
     ),
-    { name: 'OperatorError', message: /nope\.pem does not exist/ }
+    { code: 'PLT_ERR_OPERATOR_MISTAKE', message: /nope\.pem does not exist/ }
   )
 })
 
@@ -246,7 +246,7 @@ t.test('after a key change, records of the earlier key verify only while it is l
       { install }
     ),
     {
-      name: 'OperatorError',
+      code: 'PLT_ERR_OPERATOR_MISTAKE',
       message: /^platform\.ai\.governance\.commitment-records\.verify-key-files: .*junk-verify\.pem is not a PEM key/
     }
   )

@@ -36,7 +36,8 @@ t.test(
         /unknown key 'rules_extra' in the policies document of yaml:policies\/p\.yaml line 3/
       ]
     ]
-    for (const [yaml, re] of cases) t.throws(() => parse(yaml), { name: 'PolicyLoadError', message: re }, yaml)
+    for (const [yaml, re] of cases)
+      t.throws(() => parse(yaml), { code: 'PLT_ERR_POLICY_LOAD_FAILED', message: re }, yaml)
   }
 )
 

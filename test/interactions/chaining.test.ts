@@ -1,6 +1,6 @@
 import t from 'tap'
 import { AI } from '../../runtime/ai/index.js'
-import { conversationKey } from '../../runtime/interactions/service.js'
+import { conversationKey } from '../../runtime/interactions/conversation-key.js'
 import { OpenAiServer, deltaChunk, sseEvents } from '../helpers/openai-server.js'
 import { ALICE, BOB, startInteractions } from './helpers.js'
 

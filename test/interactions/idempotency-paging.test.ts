@@ -1,5 +1,7 @@
 import t from 'tap'
-import { IdempotencyKeyHeldError, IdempotencyKeys } from '../../runtime/interactions/idempotency.js'
+import { PlatformError } from '../../runtime/contracts/index.js'
+import { INTERACTION_ERRORS } from '../../runtime/interactions/errors.js'
+import { IdempotencyKeys } from '../../runtime/interactions/idempotency.js'
 import { MemoryInteractionStore } from '../../runtime/interactions/memory-store.js'
 import { type IdempotencyClaim, type Interaction } from '../../runtime/interactions/types.js'
 import { OpenAiServer, deltaChunk, sseEvents } from '../helpers/openai-server.js'
@@ -125,7 +127,11 @@ t.test('IdempotencyKeys leave a stored interaction to the store; an unstored one
       const h = header(`int-${++runs}`, { store: stored, status: 'COMPLETED' })
       if (stored) {
         const held = await store.saveKeyed(h, claim, Date.now())
-        if (held !== undefined) throw new IdempotencyKeyHeldError(held)
+        if (held !== undefined)
+          throw new PlatformError(INTERACTION_ERRORS.IDEMPOTENCY_KEY_HELD, {
+            interactionId: held.interactionId,
+            record: held
+          })
       }
       return { ...h, steps: [step(0)] }
     }
@@ -154,7 +160,11 @@ t.test('IdempotencyKeys of two processes on one store: one run, the other replay
   const start = async (claim: IdempotencyClaim): Promise<Interaction> => {
     const h = header(`int-race-${++runs}`)
     const held = await store.saveKeyed(h, claim, Date.now())
-    if (held !== undefined) throw new IdempotencyKeyHeldError(held)
+    if (held !== undefined)
+      throw new PlatformError(INTERACTION_ERRORS.IDEMPOTENCY_KEY_HELD, {
+        interactionId: held.interactionId,
+        record: held
+      })
     // a synchronous run: the loser waits for its end
     setTimeout(() => void store.save({ ...h, status: 'COMPLETED', finalText: 'done' }), 50)
     return { ...h, status: 'COMPLETED', finalText: 'done', steps: [] }

@@ -3,7 +3,6 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { loadConfig } from '../../runtime/areas.js'
-import { ConfigError } from '../../runtime/config/index.js'
 import { storeFromConfig } from '../../runtime/interactions/store-from-config.js'
 import { type InteractionStore } from '../../runtime/interactions/types.js'
 import { startTestPlatform } from '../helpers/platform.js'
@@ -36,7 +35,7 @@ t.test('postgres without a url stops the start with an operator error naming the
     (tp) => tp.close(),
     (e: unknown) => e
   )
-  t.type(err, ConfigError, 'an OperatorError: the CLI prints one line and exits 78')
+  t.match(err, { code: 'PLT_ERR_CONFIG_INVALID' }, 'an operator code: the CLI prints one line and exits 78')
   t.match(
     (err as Error).message,
     /^platform\.interactions\.postgres\.url is required when platform\.interactions\.store is 'postgres'/

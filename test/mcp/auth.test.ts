@@ -6,7 +6,7 @@ import { SignJWT, generateKeyPair, exportJWK, exportSPKI, base64url } from 'jose
 import { definePlugin, tool } from 'agent-platform/sdk'
 import { startExtras, wsClient } from './extras-helpers.js'
 import { modern, openSession, manifestOf, ACCEPT_BOTH } from './helpers.js'
-import { registerTokenValidator } from '../../runtime/mcp/auth/index.js'
+import { MCP_TOKEN_VALIDATORS } from '../../runtime/mcp/key.js'
 import { loadConfig } from '../../runtime/areas.js'
 import { inlineInstance } from '../../runtime/plugins/inline.js'
 
@@ -262,9 +262,10 @@ t.test('validators contributed in code and by plugins', async (t) => {
         'org.platform.auth.tokenValidator': 'opaque'
       },
       (p) => {
-        registerTokenValidator(p, 'opaque', async (tok) =>
-          tok === 'open-sesame-token' ? { subject: 'bob', scopes: [] } : null
-        )
+        p.extend(MCP_TOKEN_VALIDATORS, {
+          name: 'opaque',
+          validate: async (tok) => (tok === 'open-sesame-token' ? { subject: 'bob', scopes: [] } : null)
+        })
       }
     )
     t.teardown(m.tp.close)

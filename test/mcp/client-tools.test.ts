@@ -1,7 +1,7 @@
 import t from 'tap'
 import { startExtras, wsClient } from './extras-helpers.js'
 import { openSession, ACCEPT_BOTH } from './helpers.js'
-import { getClientTools, ToolCallException, ToolCallTimeout } from '../../runtime/mcp/client-tools.js'
+import { getClientTools } from '../../runtime/mcp/client-tools.js'
 
 const INIT = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'ws', version: '1' } }
 
@@ -37,7 +37,7 @@ t.test('server-to-client tool calls', async (t) => {
       try {
         return { answer: await bridge.callClientTool(ctx.sessionId!, a.tool as string, { text: a.text }) }
       } catch (err) {
-        return { failed: (err as Error).name, message: (err as Error).message }
+        return { failed: (err as { code?: string }).code, message: (err as Error).message }
       }
     }
   })
@@ -82,13 +82,13 @@ t.test('server-to-client tool calls', async (t) => {
       method: 'tools/call',
       params: { name: 'ask_client', arguments: { tool: 'broken', text: 'x' } }
     })
-    t.same(err.result.structuredContent, { failed: 'ToolCallException', message: 'client exploded' })
+    t.same(err.result.structuredContent, { failed: 'PLT_ERR_MCP_CLIENT_TOOL_FAILED', message: 'client exploded' })
     const soft = await c.rpc({
       id: 4,
       method: 'tools/call',
       params: { name: 'ask_client', arguments: { tool: 'soft', text: 'x' } }
     })
-    t.same(soft.result.structuredContent, { failed: 'ToolCallException', message: 'soft failure' })
+    t.same(soft.result.structuredContent, { failed: 'PLT_ERR_MCP_CLIENT_TOOL_FAILED', message: 'soft failure' })
     t.equal(bridge.inFlight, 0)
   })
 
@@ -141,7 +141,7 @@ t.test('server-to-client tool calls', async (t) => {
     t.teardown(() => ac.abort())
     await fetch(m.url, { headers: { accept: 'text/event-stream', 'mcp-session-id': s.sid }, signal: ac.signal })
     const err = await bridge.callClientTool(s.sid, 'silent', {}, { timeoutMs: 100 }).catch((e: unknown) => e)
-    t.ok(err instanceof ToolCallTimeout)
+    t.match(err, { code: 'PLT_ERR_MCP_CLIENT_TOOL_TIMEOUT', params: { toolName: 'silent', timeoutMs: 100 } })
     t.match((err as Error).message, /did not answer within 100 ms/)
     t.equal(bridge.inFlight, 0)
     const late = await fetch(`${m.base}/_mcp/tool-response`, {
@@ -166,7 +166,7 @@ t.test('server-to-client tool calls', async (t) => {
     const p = bridge.callClientTool(s.sid, 'slow').catch((e: unknown) => e)
     await fetch(m.url, { method: 'DELETE', headers: { 'mcp-session-id': s.sid } })
     const e = await p
-    t.ok(e instanceof ToolCallException)
+    t.match(e, { code: 'PLT_ERR_MCP_CLIENT_TOOL_FAILED', params: { toolName: 'slow' } })
     t.match((e as Error).message, /session ended/)
   })
 })

@@ -73,7 +73,13 @@ export interface McpTest {
 
 export async function startMcp(
   overrides: Record<string, unknown> = {},
-  opts: { fixtures?: boolean; agents?: boolean; gate?: ToolCallGate } = {}
+  opts: {
+    fixtures?: boolean
+    agents?: boolean
+    gate?: ToolCallGate
+    /** Adds at the MCP area's extension points, as an embedding application does before listening. */
+    extend?: (p: Platform) => void
+  } = {}
 ): Promise<McpTest> {
   const tp = await startTestPlatform(overrides, {
     install: async (p) => {
@@ -81,6 +87,7 @@ export async function startMcp(
       if (opts.gate !== undefined) p.extend(TOOL_CALL_GATE, opts.gate)
       if (opts.fixtures !== false) await addFixtures(p)
       if (opts.agents === true) addAgents(p)
+      opts.extend?.(p)
     }
   })
   return { tp, base: tp.url, url: `${tp.url}/platform/mcp`, mcp: getMcp(tp.platform)! }

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { startMcp, modern, openSession, ACCEPT_BOTH } from './helpers.js'
 import { ADMIT_ALL_TOOL_CALLS, type ToolCallGate, type ToolCallRequest } from '../../runtime/contracts/index.js'
+import { MCP_BEFORE_DISPATCH, MCP_INVOCATION_WRAPPER } from '../../runtime/mcp/key.js'
 
 t.test('programmatic registry beside plugins, validation, results, gate', async (t) => {
   // the gate governance would add, swapped per subtest
@@ -213,18 +214,34 @@ t.test('programmatic registry beside plugins, validation, results, gate', async 
 })
 
 t.test('a beforeDispatch hook can reject with a status and headers (where OAuth plugs in)', async (t) => {
-  const m = await startMcp({}, { fixtures: false })
-  t.teardown(m.tp.close)
   const { MCP_ERRORS } = await import('../../runtime/mcp/errors.js')
   const { PlatformError } = await import('../../runtime/contracts/index.js')
-  m.mcp.addBeforeDispatch((msg, ctx) => {
-    if (ctx.headers?.authorization === undefined)
-      throw new PlatformError(
-        MCP_ERRORS.MCP_UNAUTHORIZED,
-        {},
-        { headers: { 'www-authenticate': 'Bearer resource_metadata="http://x/.well-known/oauth-protected-resource"' } }
-      )
-  })
+  const spans: string[] = []
+  const m = await startMcp(
+    {},
+    {
+      fixtures: false,
+      extend: (p) => {
+        p.extend(MCP_BEFORE_DISPATCH, (msg, ctx) => {
+          if (ctx.headers?.authorization === undefined)
+            throw new PlatformError(
+              MCP_ERRORS.MCP_UNAUTHORIZED,
+              {},
+              {
+                headers: {
+                  'www-authenticate': 'Bearer resource_metadata="http://x/.well-known/oauth-protected-resource"'
+                }
+              }
+            )
+        })
+        p.extend(MCP_INVOCATION_WRAPPER, async (info, run) => {
+          spans.push(`${info.type}:${info.name}:${info.argCount}`)
+          return await run()
+        })
+      }
+    }
+  )
+  t.teardown(m.tp.close)
   let r = await fetch(m.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
@@ -249,11 +266,6 @@ t.test('a beforeDispatch hook can reject with a status and headers (where OAuth 
     })
   })
   t.equal(r.status, 200)
-  const spans: string[] = []
-  m.mcp.setInvocationWrapper(async (info, run) => {
-    spans.push(`${info.type}:${info.name}:${info.argCount}`)
-    return await run()
-  })
   m.mcp.registerTool({
     name: 'two',
     description: 'two args',

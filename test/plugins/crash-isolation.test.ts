@@ -19,7 +19,7 @@ function host(
     const log = { debug () {}, info () {}, warn () {}, error () {} }
     const inst = await loadIsolate({ dir: ${JSON.stringify(dir)}, entry: ${JSON.stringify(resolve(dir, 'index.js'))}, isolation: '${isolation}',
       manifest: { name: '${plugin}' }, grant: { sandbox: 'isolate', limits: { memoryMb: 32, timeoutMs: 20000, concurrency: 1 } }, capabilities: { log } })
-    try { console.log('result', JSON.stringify(await inst.invoke({ kind: 'tool', name: 'attack', args: {} }))) } catch (e) { console.log('failed', e.reason, e.message) }
+    try { console.log('result', JSON.stringify(await inst.invoke({ kind: 'tool', name: 'attack', args: {} }))) } catch (e) { console.log('failed', e.params.reason, e.message) }
     console.log('host alive')
     await inst.dispose()`
   const r = spawnSync(process.execPath, ['--no-node-snapshot', '--input-type=module', '-e', code], {

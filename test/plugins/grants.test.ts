@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import { loadConfig } from '../../runtime/areas.js'
 import { operatorGrant } from '../../runtime/plugins/grants.js'
 import { parseManifest } from '../../runtime/plugins/manifest.js'
-import { resolveGrant, GrantRefused } from '../../runtime/plugins/index.js'
+import { isPlatformError } from '../../runtime/contracts/index.js'
+import { PLUGINS_ERRORS, resolveGrant } from '../../runtime/plugins/index.js'
 import { type OperatorGrant } from '../../runtime/plugins/grants.js'
 
 function grantOf(raw: Record<string, unknown>, op: OperatorGrant) {
@@ -16,7 +17,7 @@ function refusal(raw: Record<string, unknown>, op: OperatorGrant): string {
   try {
     grantOf(raw, op)
   } catch (e) {
-    if (e instanceof GrantRefused) return e.message
+    if (isPlatformError(e, PLUGINS_ERRORS.GRANT_REFUSED)) return e.message
     throw e
   }
   throw new Error('not refused')

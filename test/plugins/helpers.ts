@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
-import { PluginCallError, type PluginHost, type SandboxInstance } from '../../runtime/plugins/index.js'
+import { pluginCallFailure, type PluginHost, type SandboxInstance } from '../../runtime/plugins/index.js'
 
 export interface PluginFiles {
   manifest?: Record<string, unknown> | string
@@ -92,14 +92,13 @@ export function statusOf(tp: TestPlatform, name: string) {
 export const tool = (inst: SandboxInstance, name: string, args: unknown = {}, opts = {}): Promise<unknown> =>
   inst.invoke({ kind: 'tool', name, args }, opts)
 
-/** The call fails with a PluginCallError of `reason` whose message matches `re`. */
+/** The call fails with PLUGIN_CALL_FAILED of `reason` whose message matches `re`. */
 export async function rejects(t: Test, p: Promise<unknown>, reason: string, re: RegExp): Promise<void> {
   try {
     await p
     t.fail('expected a failure')
   } catch (err) {
-    t.ok(err instanceof PluginCallError, 'a PluginCallError')
-    t.equal((err as PluginCallError).reason, reason)
+    t.equal(pluginCallFailure(err)?.reason, reason, 'PLUGIN_CALL_FAILED of that reason')
     t.match((err as Error).message, re)
   }
 }

@@ -9,7 +9,8 @@ import { runInNewContext } from 'node:vm'
 import { startTestPlatform } from '../helpers/platform.js'
 import { loadIsolate } from '../../runtime/plugins/isolate/index.js'
 import { loadWorker } from '../../runtime/plugins/worker/index.js'
-import { PluginCallError, type LoadSpec, type Manifest, type SandboxInstance } from '../../runtime/plugins/index.js'
+import type { PluginCallReason } from '../../runtime/plugins/contract.js'
+import { pluginCallFailure, type LoadSpec, type Manifest, type SandboxInstance } from '../../runtime/plugins/index.js'
 import { type Capabilities } from '../../runtime/plugins/contract.js'
 import { kvNamespace } from '../helpers/kv-capability.js'
 
@@ -17,7 +18,7 @@ t.setTimeout(600_000)
 setFlagsFromString('--expose-gc')
 const gc = runInNewContext('gc') as () => void
 
-type Reason = PluginCallError['reason']
+type Reason = PluginCallReason
 type Expect =
   | { tier: 'isolate' | 'worker'; stage: 'load'; match: RegExp }
   | { tier: 'isolate' | 'worker'; stage: 'call'; reason: Reason | Reason[]; match: RegExp }
@@ -265,7 +266,13 @@ const mate = await loadIsolate({
   grant: { ...mateSpec.grant, limits: { ...mateSpec.grant.limits, timeoutMs: 30_000 } }
 })
 
-const stream = { ok: 0, failed: [] as string[], stop: false, mateOk: 0, mateFailed: [] as PluginCallError[] }
+const stream = {
+  ok: 0,
+  failed: [] as string[],
+  stop: false,
+  mateOk: 0,
+  mateFailed: [] as { reason: Reason; message: string }[]
+}
 async function pump(inst: SandboxInstance, isMate = false): Promise<void> {
   let i = 0
   while (!stream.stop) {
@@ -277,7 +284,8 @@ async function pump(inst: SandboxInstance, isMate = false): Promise<void> {
         else stream.ok++
       } else stream.failed.push(`${inst.kind}: wrong answer ${String(r)}`)
     } catch (err) {
-      if (isMate && err instanceof PluginCallError) stream.mateFailed.push(err)
+      if (isMate && pluginCallFailure(err) !== undefined)
+        stream.mateFailed.push({ reason: pluginCallFailure(err)!.reason, message: (err as Error).message })
       else stream.failed.push(`${inst.kind}: ${(err as Error).message}`)
     }
     await new Promise((resolve) => setTimeout(resolve, 2))
@@ -322,8 +330,9 @@ for (const [name, expect] of Object.entries(cases)) {
         else t.fail(`expected a failure, got ${JSON.stringify(result)?.slice(0, 200)}`)
       } catch (err) {
         if (expect.stage === 'neutralised') throw err
-        t.type(err, PluginCallError)
-        const e = err as PluginCallError
+        const failed = pluginCallFailure(err)
+        t.ok(failed, 'PLUGIN_CALL_FAILED')
+        const e = { ...failed!, message: (err as Error).message }
         const reasons = Array.isArray(expect.reason) ? expect.reason : [expect.reason]
         t.ok(reasons.includes(e.reason), `reason ${e.reason}`)
         t.match(e.message, expect.match)

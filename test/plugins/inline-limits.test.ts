@@ -1,6 +1,6 @@
 import t from 'tap'
 import { startWithPlugins, tempRoot, writePlugin, statusOf } from './helpers.js'
-import { PluginCallError } from '../../runtime/plugins/index.js'
+import { pluginCallFailure } from '../../runtime/plugins/index.js'
 
 // inline plugins share this process, so the test can watch what they do through globalThis
 const g = globalThis as unknown as { inlineProbe: { running: number; max: number; aborted: number } }
@@ -37,8 +37,8 @@ t.test('inline tier: at most limits.concurrency calls run at once, the rest queu
 
 t.test('inline tier: a call over limits.timeoutMs fails with a timeout and its signal aborts', async (t) => {
   await t.rejects(call('forever'), {
-    name: 'PluginCallError',
-    reason: 'timeout',
+    code: 'PLT_ERR_PLUGIN_CALL_FAILED',
+    params: { reason: 'timeout' },
     message: "plugin 'limited' tool 'forever' timed out after 300 ms"
   })
   t.equal(g.inlineProbe.aborted, 1)
@@ -49,12 +49,12 @@ t.test('inline tier: a caller cancelling aborts the call', async (t) => {
   const ac = new AbortController()
   const p = call('forever', { signal: ac.signal })
   ac.abort()
-  await t.rejects(p, { name: 'PluginCallError', reason: 'cancelled' })
+  await t.rejects(p, { code: 'PLT_ERR_PLUGIN_CALL_FAILED', params: { reason: 'cancelled' } })
   t.equal(g.inlineProbe.aborted, 2)
 })
 
 t.test('inline tier: a thrown non-Error becomes a clear error', async (t) => {
   const err = await call('throws_string').catch((e: unknown) => e)
-  t.ok(err instanceof PluginCallError)
+  t.equal(pluginCallFailure(err)?.reason, 'threw')
   t.equal((err as Error).message, "plugin 'limited' threw a non-Error value: a string")
 })

@@ -52,11 +52,11 @@ for (const [perProcess, expected] of [
 
 t.test('bad pool settings are refused naming the key', async (t) => {
   t.throws(() => loadConfig({ env: {}, overrides: { 'platform.sandbox.isolate.plugins-per-process': 0 } }), {
-    name: 'ConfigError',
+    code: 'PLT_ERR_CONFIG_INVALID',
     message: /platform\.sandbox\.isolate\.plugins-per-process/
   })
   t.throws(() => loadConfig({ env: {}, overrides: { 'platform.sandbox.isolate.processes': -1 } }), {
-    name: 'ConfigError',
+    code: 'PLT_ERR_CONFIG_INVALID',
     message: /platform\.sandbox\.isolate\.processes/
   })
   const c = loadConfig({ env: {}, overrides: {} })

@@ -2,7 +2,8 @@ import t from 'tap'
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseManifest, DEFAULT_LIMITS } from '../../runtime/plugins/manifest.js'
-import { readManifest, ManifestError } from '../../runtime/plugins/index.js'
+import { isPlatformError } from '../../runtime/contracts/index.js'
+import { PLUGINS_ERRORS, readManifest } from '../../runtime/plugins/index.js'
 import { tempRoot } from './helpers.js'
 
 const base = { name: 'p', version: '1.0.0' }
@@ -11,7 +12,7 @@ function errorsOf(raw: unknown): string[] {
     parseManifest(raw)
     return []
   } catch (e) {
-    if (e instanceof ManifestError) return e.errors
+    if (isPlatformError(e, PLUGINS_ERRORS.MANIFEST_INVALID)) return e.params.errors as string[]
     throw e
   }
 }

@@ -49,7 +49,7 @@ export interface TierContractOptions {
    */
   argsAsJson: boolean
   /**
-   * A plugin's throw reaches the caller as a `PluginCallError` (reason `threw`) from a sandboxed
+   * A plugin's throw reaches the caller as PLUGIN_CALL_FAILED (reason `threw`) from a sandboxed
    * tier; inline rethrows the plugin's own Error object.
    */
   wrapsThrows: boolean

@@ -255,16 +255,23 @@ t.test('the OpenAI embeddings adapter checks whole batches', async (t) => {
   })
   t.same(await e.embed(['a', 'b']), [[0], [1]], 'items are placed by index')
   server.embeddings = (input) => ({ json: { data: input.map(() => ({ index: 0, embedding: [1] })) } })
-  await t.rejects(e.embed(['a', 'b']), { name: 'EmbedderError', reason: 'invalid', message: /bad index 0/ })
+  await t.rejects(e.embed(['a', 'b']), {
+    code: 'PLT_ERR_EMBEDDER_FAILED',
+    params: { reason: 'invalid' },
+    message: /bad index 0/
+  })
   server.embeddings = (input) => ({
     json: { data: input.map((_, i) => ({ index: i, embedding: i === 0 ? [1] : [1, 2] })) }
   })
   await t.rejects(e.embed(['a', 'b']), { message: 'embeddings reply mixes vector lengths' })
   server.embeddings = () => ({ status: 429, json: {} })
-  await t.rejects(e.embed(['a']), { name: 'EmbedderError', reason: 'capacity' })
+  await t.rejects(e.embed(['a']), { code: 'PLT_ERR_EMBEDDER_FAILED', params: { reason: 'capacity' } })
   server.embeddings = () => ({ hang: true })
-  await t.rejects(embedder(100).embed(['a']), { reason: 'timeout', message: /no reply from .* within 100 ms/ })
+  await t.rejects(embedder(100).embed(['a']), {
+    params: { reason: 'timeout' },
+    message: /no reply from .* within 100 ms/
+  })
   server.embeddings = () => ({ raw: 'not json' })
-  await t.rejects(e.embed(['a']), { name: 'EmbedderError', reason: 'unparseable' })
+  await t.rejects(e.embed(['a']), { code: 'PLT_ERR_EMBEDDER_FAILED', params: { reason: 'unparseable' } })
   t.equal(e.name, 'openai:test-embed')
 })

@@ -1,13 +1,7 @@
 import t from 'tap'
 import fc from 'fast-check'
 import { aiRequest } from '../../runtime/contracts/index.js'
-import {
-  scopeFromPolicyConfig,
-  scopeFromAgentAttributes,
-  ScopeConfigError,
-  TIERS,
-  BREACHES
-} from '../../runtime/scope/scope-config.js'
+import { scopeFromPolicyConfig, scopeFromAgentAttributes, TIERS, BREACHES } from '../../runtime/scope/scope-config.js'
 import { parseAnswer } from '../../runtime/scope/openai-decision-model.js'
 import { judgeNoul } from '../../runtime/scope/decision-model.js'
 import { RuleBasedScopeGuardrail } from '../../runtime/scope/rule-based.js'
@@ -39,14 +33,17 @@ const value = fc.oneof(
   fc.constantFrom(...TIERS, ...BREACHES, 'p')
 )
 
-t.test('scope configs: a frozen, valid config or a ScopeConfigError, nothing else', async (t) => {
+t.test('scope configs: a frozen, valid config or SCOPE_CONFIG_INVALID, nothing else', async (t) => {
   fc.assert(
     fc.property(fc.dictionary(fc.constantFrom(...keys), value), (raw) => {
       let c
       try {
         c = scopeFromPolicyConfig(raw).config
       } catch (err) {
-        return err instanceof ScopeConfigError && err.message.startsWith('scope: ')
+        return (
+          (err as { code?: unknown }).code === 'PLT_ERR_SCOPE_CONFIG_INVALID' &&
+          (err as Error).message.startsWith('scope: ')
+        )
       }
       return (
         Object.isFrozen(c) &&
@@ -66,7 +63,7 @@ t.test('scope configs: a frozen, valid config or a ScopeConfigError, nothing els
         scopeFromAgentAttributes(raw, 'a')
         return true
       } catch (err) {
-        return err instanceof ScopeConfigError
+        return (err as { code?: unknown }).code === 'PLT_ERR_SCOPE_CONFIG_INVALID'
       }
     }),
     { numRuns: 1000 }
@@ -108,7 +105,7 @@ t.test('rule-based tier: any message, a verdict', async (t) => {
   t.pass('held')
 })
 
-t.test('embedding replies: vectors or an EmbedderError', async (t) => {
+t.test('embedding replies: vectors or EMBEDDER_FAILED', async (t) => {
   const server = await new OpenAiServer().start()
   t.teardown(() => server.close())
   const e = new OpenAiEmbedder({ baseUrl: server.url, model: 'm', timeoutMs: 2000 })
@@ -123,7 +120,7 @@ t.test('embedding replies: vectors or an EmbedderError', async (t) => {
           out[0]!.length === out[1]!.length
         )
       } catch (err) {
-        return (err as Error).name === 'EmbedderError'
+        return (err as { code?: unknown }).code === 'PLT_ERR_EMBEDDER_FAILED'
       }
     }),
     { numRuns: 150 }

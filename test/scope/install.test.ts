@@ -173,7 +173,7 @@ t.test('without a runtime argument the factory uses the bare runtime, not whiche
 
 t.test('a built-in adapter without its URL stops start-up', async (t) => {
   await t.rejects(startTestPlatform({ 'platform.ai.scope.embedder': 'openai' }, { install: (p) => p.use(scopeArea) }), {
-    name: 'ConfigError',
+    code: 'PLT_ERR_CONFIG_INVALID',
     message: /platform.ai.scope.embeddings.base-url is required when the scope embedder is 'openai'/
   })
   await t.rejects(

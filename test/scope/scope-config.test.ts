@@ -1,7 +1,6 @@
 import t from 'tap'
 import { loadConfig } from '../../runtime/areas.js'
-import { ConfigError } from '../../runtime/config/index.js'
-import { scopeFromPolicyConfig, scopeFromAgentAttributes, ScopeConfigError } from '../../runtime/scope/scope-config.js'
+import { scopeFromPolicyConfig, scopeFromAgentAttributes } from '../../runtime/scope/scope-config.js'
 import { createScopePolicy } from '../../runtime/scope/factory.js'
 import { scopePolicyForAgent } from '../../runtime/scope/index.js'
 import { DEFAULT_REDIRECT } from '../../runtime/scope/contract.js'
@@ -100,10 +99,11 @@ t.test('load-time config errors name the key', async (t) => {
     [{ purpose: 7 }, "scope: 'purpose' must be a string"],
     [['purpose'], 'scope: config must be a map']
   ]
-  for (const [cfg, msg] of bad) t.throws(() => scopeFromPolicyConfig(cfg), new ScopeConfigError(msg), msg)
+  for (const [cfg, msg] of bad)
+    t.throws(() => scopeFromPolicyConfig(cfg), { code: 'PLT_ERR_SCOPE_CONFIG_INVALID', message: msg }, msg)
   t.throws(
     () => createScopePolicy({ name: 'bad', source: 'yaml:x', version: '1', config: { purpose: 'p', tier: 'FAST' } }),
-    { name: 'ScopeConfigError' },
+    { code: 'PLT_ERR_SCOPE_CONFIG_INVALID' },
     'the factory throws at load'
   )
 })
@@ -117,10 +117,10 @@ t.test('SDK agent({scope}) attributes: camelCase, same defaults and checks', asy
   t.equal(c.onBreach, 'DENY')
   t.equal(c.redirectMessage, DEFAULT_REDIRECT)
   t.same(c.forbiddenTopics, ['refund fraud'])
-  t.throws(
-    () => scopeFromAgentAttributes({ unrestricted: true }, 'playground'),
-    new ScopeConfigError("agent 'playground' scope: 'justification' must not be blank when 'unrestricted' is true")
-  )
+  t.throws(() => scopeFromAgentAttributes({ unrestricted: true }, 'playground'), {
+    code: 'PLT_ERR_SCOPE_CONFIG_INVALID',
+    message: "agent 'playground' scope: 'justification' must not be blank when 'unrestricted' is true"
+  })
   t.throws(
     () => scopeFromAgentAttributes({ purpose: 'p', 'forbidden-topics': [] }, 'a'),
     /unknown key 'forbidden-topics'/
@@ -153,7 +153,7 @@ t.test('the fail-open switches are process properties that no configuration key 
   ]) {
     t.throws(
       () => loadConfig({ env: {}, overrides: { [key]: true } }),
-      ConfigError,
+      { code: 'PLT_ERR_CONFIG_INVALID' },
       `${key} is not a configuration key`
     )
   }

@@ -73,7 +73,7 @@ for (const c of CASES) {
       load()
       t.fail('the bad value was accepted')
     } catch (err) {
-      t.equal((err as Error).name, 'ConfigError')
+      t.equal((err as { code?: unknown }).code, 'PLT_ERR_CONFIG_INVALID')
       message = (err as Error).message
     }
     t.match(message, `config key '${c.key}'`, 'the message names the key')
@@ -90,7 +90,7 @@ t.test('every secret key above is marked secret, and no other key is left out of
 
 t.test('a YAML syntax error on a secret line gives the line and column, not the line', async (t) => {
   t.throws(() => loadConfig({ file: writeYaml('platform.ai.openai.api-key: sk-yaml: secret-7731\n'), env: {} }), {
-    name: 'ConfigError',
+    code: 'PLT_ERR_CONFIG_INVALID',
     message: /at line 1, column \d+$/
   })
   let message = ''

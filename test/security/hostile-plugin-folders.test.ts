@@ -115,7 +115,7 @@ t.test(
           { ...ON, 'platform.ai.governance.commitment-records.key-file': path },
           { install: installGovernance }
         ),
-        { name: 'OperatorError', message: /key-file: cannot read .*: not a regular file/ },
+        { code: 'PLT_ERR_OPERATOR_MISTAKE', message: /key-file: cannot read .*: not a regular file/ },
         path
       )
     }

@@ -1,5 +1,6 @@
 import t from 'tap'
 import { startMcp } from '../mcp/helpers.js'
+import { PRINCIPAL_SOURCES } from '../../runtime/auth/index.js'
 import { call, initialize, onSession, wsFrom, closeWs } from './mcp-clients.js'
 
 // Hostile-client corpus: an MCP session belongs to the principal that opened it
@@ -54,12 +55,15 @@ t.test("an anonymous session is bound to its creator's address", async (t) => {
 
 t.test('a session opened on a WebSocket answers only to the principal that opened it', async (t) => {
   let who: string | null = 'alice'
-  const m = await startMcp(TOKENS, { fixtures: false })
+  const m = await startMcp(TOKENS, {
+    fixtures: false,
+    // a token source whose answer changes, like a JWT that expires mid-connection
+    extend: (p) =>
+      p.extend(PRINCIPAL_SOURCES, (h) =>
+        h['x-platform-auth'] === 'rotating' && who !== null ? { name: who, roles: [], via: 'validator' } : null
+      )
+  })
   t.teardown(m.tp.close)
-  // a token source whose answer changes, like a JWT that expires mid-connection
-  m.tp.platform.principals.addSource((h) =>
-    h['x-platform-auth'] === 'rotating' && who !== null ? { name: who, roles: [], via: 'validator' } : null
-  )
   const c = await wsFrom(m.url, { headers: { 'x-platform-auth': 'rotating' } })
   t.teardown(async () => {
     await closeWs(c.ws)

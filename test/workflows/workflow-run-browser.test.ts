@@ -55,7 +55,7 @@ t.test('run on a picked coordinator, parked at the approval, approved, ended', a
   await row.getByRole('button', { name: 'Approve' }).click()
   const refused = page.locator('#wf-approvals p.error')
   await refused.waitFor()
-  t.match(await refused.textContent(), /Forbidden: .*PLT_ERR_ADMIN_FORBIDDEN|Forbidden/)
+  t.match(await refused.textContent(), /authorizer does not allow it this action\. \(PLT_ERR_ADMIN_FORBIDDEN\)/)
   t.equal(await page.locator('#wf-approvals tr', { hasText: 'signoff' }).count(), 1, 'still pending')
 
   await useToken(APPROVER)

@@ -1,6 +1,7 @@
 /** Readers for a built-in type's `config:` block; each error message is what the operator sees. */
-import { PolicyConfigError } from '../errors.js'
+import { GOVERNANCE_ERRORS } from '../errors.js'
 import { compileToolkitRegex } from '../rule-operators.js'
+import { PlatformError } from '../../contracts/index.js'
 
 export function asString(v: unknown, dflt: string): string {
   return v === undefined || v === null ? dflt : String(v)
@@ -10,7 +11,8 @@ export function asNumber(v: unknown, dflt: number): number {
   if (v === undefined || v === null) return dflt
   if (typeof v === 'number') return v
   const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN
-  if (Number.isNaN(n)) throw new PolicyConfigError(`expected numeric, got: ${String(v)}`)
+  if (Number.isNaN(n))
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, { detail: `expected numeric, got: ${String(v)}` })
   return n
 }
 
@@ -22,7 +24,9 @@ export function asInt(v: unknown, dflt: number): number {
 export function asStringList(v: unknown): string[] {
   if (v === undefined || v === null) return []
   if (!Array.isArray(v))
-    throw new PolicyConfigError(`expected a YAML list, got: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`)
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+      detail: `expected a YAML list, got: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`
+    })
   const out: string[] = []
   for (const item of v) {
     if (item === null || item === undefined) continue
@@ -45,14 +49,16 @@ export function phrasePatterns(type: string, config: Record<string, unknown>): R
   const phrases = asStringList(config.phrases)
   const regex = asStringList(config.regex)
   if (phrases.length === 0 && regex.length === 0)
-    throw new PolicyConfigError(`${type} requires 'phrases' or 'regex' under config`)
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+      detail: `${type} requires 'phrases' or 'regex' under config`
+    })
   const out = phrases.map((p) => new RegExp(escape(p), 'i'))
   for (const r of regex) {
     let re: RegExp
     try {
       re = compileToolkitRegex(r, `${type} config`)
     } catch (err) {
-      throw new PolicyConfigError((err as Error).message)
+      throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, { detail: (err as Error).message })
     }
     out.push(re.flags.includes('i') ? re : new RegExp(re.source, re.flags + 'i'))
   }

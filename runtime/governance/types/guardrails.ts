@@ -1,5 +1,6 @@
 /** pii-redaction, cost-ceiling and output-length-zscore: guardrails exposed as policies. */
 import {
+  PlatformError,
   admit,
   deny,
   transform,
@@ -8,7 +9,7 @@ import {
   type PolicyDecision,
   type PolicyDescriptor
 } from '../../contracts/index.js'
-import { PolicyConfigError } from '../errors.js'
+import { GOVERNANCE_ERRORS } from '../errors.js'
 import { asInt, asNumber, asString, doubleText, listText } from './config.js'
 
 const ADMIT = admit()
@@ -75,7 +76,9 @@ export class PiiRedactionPolicy implements GovernancePolicy {
 export function piiRedactionFactory(d: PolicyDescriptor): GovernancePolicy {
   const mode = asString(d.config.mode, 'redact').toLowerCase()
   if (mode !== 'redact' && mode !== 'block')
-    throw new PolicyConfigError(`pii-redaction 'mode' must be 'redact' or 'block', got: ${mode}`)
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+      detail: `pii-redaction 'mode' must be 'redact' or 'block', got: ${mode}`
+    })
   return new PiiRedactionPolicy(d.name, d.source, d.version, mode === 'block')
 }
 
@@ -150,7 +153,10 @@ const tenantOf = (v: unknown): string => (typeof v === 'string' && v.trim() !== 
 
 export function costCeilingFactory(d: PolicyDescriptor): GovernancePolicy {
   const budget = asNumber(d.config['budget-usd'], 0)
-  if (!(budget >= 0)) throw new PolicyConfigError(`budgetUsd must be >= 0, got ${budget}`)
+  if (!(budget >= 0))
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+      detail: `budgetUsd must be >= 0, got ${budget}`
+    })
   return new CostCeilingPolicy(d.name, d.source, d.version, budget)
 }
 
@@ -199,8 +205,11 @@ export function outputLengthZScoreFactory(d: PolicyDescriptor): GovernancePolicy
   const windowSize = asInt(d.config['window-size'], 50)
   const z = asNumber(d.config['z-threshold'], 3.0)
   const minSamples = asInt(d.config['min-samples'], 10)
-  if (windowSize < 2) throw new PolicyConfigError('windowSize must be >= 2')
-  if (!(z > 0)) throw new PolicyConfigError('zScoreThreshold must be > 0')
-  if (minSamples < 2) throw new PolicyConfigError('minSamples must be >= 2')
+  if (windowSize < 2)
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, { detail: 'windowSize must be >= 2' })
+  if (!(z > 0))
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, { detail: 'zScoreThreshold must be > 0' })
+  if (minSamples < 2)
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, { detail: 'minSamples must be >= 2' })
   return new OutputLengthZScorePolicy(d.name, d.source, d.version, windowSize, z, minSamples)
 }

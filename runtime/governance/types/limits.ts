@@ -1,5 +1,6 @@
 /** message-length, rate-limit and concurrency-limit. */
 import {
+  PlatformError,
   admit,
   deny,
   type AiRequest,
@@ -8,7 +9,7 @@ import {
   type PolicyDecision,
   type PolicyDescriptor
 } from '../../contracts/index.js'
-import { PolicyConfigError } from '../errors.js'
+import { GOVERNANCE_ERRORS } from '../errors.js'
 import { asInt } from './config.js'
 
 const ADMIT = admit()
@@ -132,20 +133,32 @@ export class ConcurrencyLimitPolicy implements GovernancePolicy {
 
 export function messageLengthFactory(d: PolicyDescriptor): GovernancePolicy {
   const max = asInt(d.config['max-chars'], 0)
-  if (max <= 0) throw new PolicyConfigError("message-length requires a positive 'max-chars' under config")
+  if (max <= 0)
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+      detail: "message-length requires a positive 'max-chars' under config"
+    })
   return new MessageLengthPolicy(d.name, d.source, d.version, max)
 }
 
 export function rateLimitFactory(d: PolicyDescriptor): GovernancePolicy {
   const limit = asInt(d.config.limit, 0)
-  if (limit <= 0) throw new PolicyConfigError("rate-limit requires a positive 'limit' under config")
+  if (limit <= 0)
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+      detail: "rate-limit requires a positive 'limit' under config"
+    })
   const windowSeconds = asInt(d.config['window-seconds'], 0)
-  if (windowSeconds <= 0) throw new PolicyConfigError("rate-limit requires a positive 'window-seconds' under config")
+  if (windowSeconds <= 0)
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+      detail: "rate-limit requires a positive 'window-seconds' under config"
+    })
   return new RateLimitPolicy(d.name, d.source, d.version, limit, windowSeconds)
 }
 
 export function concurrencyLimitFactory(d: PolicyDescriptor): GovernancePolicy {
   const max = asInt(d.config['max-concurrent'], 0)
-  if (max <= 0) throw new PolicyConfigError("concurrency-limit requires a positive 'max-concurrent' under config")
+  if (max <= 0)
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+      detail: "concurrency-limit requires a positive 'max-concurrent' under config"
+    })
   return new ConcurrencyLimitPolicy(d.name, d.source, d.version, max)
 }

@@ -1,5 +1,6 @@
 /** time-window, metadata-presence and authorization. */
 import {
+  PlatformError,
   admit,
   deny,
   type AiRequest,
@@ -8,7 +9,7 @@ import {
   type PolicyDecision,
   type PolicyDescriptor
 } from '../../contracts/index.js'
-import { PolicyConfigError } from '../errors.js'
+import { GOVERNANCE_ERRORS } from '../errors.js'
 import { asString, asStringList, listText } from './config.js'
 
 const ADMIT = admit()
@@ -18,7 +19,10 @@ const WEEKDAY_INDEX: Record<string, number> = { Mon: 0, Tue: 1, Wed: 2, Thu: 3, 
 /** `HH:MM` or `HH:MM:SS` to seconds of the day (Java LocalTime.parse accepts both). */
 function parseTime(s: string, key: string): { seconds: number; text: string } {
   const m = /^([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d))?$/.exec(s)
-  if (m === null) throw new PolicyConfigError(`time-window '${key}' must be HH:MM, got: ${s}`)
+  if (m === null)
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+      detail: `time-window '${key}' must be HH:MM, got: ${s}`
+    })
   const seconds = Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3] ?? 0)
   return { seconds, text: m[3] !== undefined && m[3] !== '00' ? s : `${m[1]}:${m[2]}` }
 }
@@ -89,20 +93,29 @@ export function timeWindowFactory(d: PolicyDescriptor, now?: () => number): Gove
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone })
   } catch {
-    throw new PolicyConfigError(`time-window: unknown zone '${zone}'`)
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, { detail: `time-window: unknown zone '${zone}'` })
   }
   let days: Set<number>
   if (c.days === undefined || c.days === null) days = new Set([0, 1, 2, 3, 4])
   else {
-    if (!Array.isArray(c.days)) throw new PolicyConfigError("time-window 'days' must be a YAML list")
+    if (!Array.isArray(c.days))
+      throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+        detail: "time-window 'days' must be a YAML list"
+      })
     days = new Set()
     for (const item of c.days) {
       if (item === null || item === undefined) continue
       const i = (DAYS as readonly string[]).indexOf(String(item).toUpperCase())
-      if (i < 0) throw new PolicyConfigError(`unknown day-of-week: ${String(item)}`)
+      if (i < 0)
+        throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+          detail: `unknown day-of-week: ${String(item)}`
+        })
       days.add(i)
     }
-    if (days.size === 0) throw new PolicyConfigError("time-window 'days' must be non-empty")
+    if (days.size === 0)
+      throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+        detail: "time-window 'days' must be non-empty"
+      })
   }
   return new TimeWindowPolicy(d.name, d.source, d.version, start, end, zone, days, now)
 }
@@ -139,7 +152,9 @@ export class MetadataPresencePolicy implements GovernancePolicy {
 export function metadataPresenceFactory(d: PolicyDescriptor): GovernancePolicy {
   const keys = asStringList(d.config['required-keys'])
   if (keys.length === 0)
-    throw new PolicyConfigError("metadata-presence requires at least one entry under 'required-keys'")
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+      detail: "metadata-presence requires at least one entry under 'required-keys'"
+    })
   return new MetadataPresencePolicy(d.name, d.source, d.version, keys)
 }
 
@@ -179,6 +194,8 @@ export class AuthorizationPolicy implements GovernancePolicy {
 export function authorizationFactory(d: PolicyDescriptor): GovernancePolicy {
   const roles = asStringList(d.config['required-roles'])
   if (roles.length === 0)
-    throw new PolicyConfigError("authorization requires at least one entry under 'required-roles'")
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+      detail: "authorization requires at least one entry under 'required-roles'"
+    })
   return new AuthorizationPolicy(d.name, d.source, d.version, roles)
 }

@@ -1,5 +1,6 @@
 /** deny-list, allow-list and preference: phrase and regex screens over the message, response and tool arguments. */
 import {
+  PlatformError,
   admit,
   deny,
   prefer,
@@ -8,7 +9,7 @@ import {
   type PolicyDecision,
   type PolicyDescriptor
 } from '../../contracts/index.js'
-import { PolicyConfigError } from '../errors.js'
+import { GOVERNANCE_ERRORS } from '../errors.js'
 import { anyMatch, asString, phrasePatterns } from './config.js'
 
 const ADMIT = admit()
@@ -131,8 +132,13 @@ export function preferenceFactory(d: PolicyDescriptor): GovernancePolicy {
   const patterns = phrasePatterns('preference', d.config)
   const preferred = asString(d.config.prefer, '')
   if (preferred.trim() === '')
-    throw new PolicyConfigError("preference requires a non-blank 'prefer' (the preferred alternative) under config")
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+      detail: "preference requires a non-blank 'prefer' (the preferred alternative) under config"
+    })
   const reason = asString(d.config.reason, '')
-  if (reason.trim() === '') throw new PolicyConfigError("preference requires a non-blank 'reason' under config")
+  if (reason.trim() === '')
+    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+      detail: "preference requires a non-blank 'reason' under config"
+    })
   return new PreferencePolicy(d, patterns, preferred, reason)
 }

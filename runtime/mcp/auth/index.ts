@@ -1,3 +1,3 @@
-export { JwtValidator, JwtError, type JwtOptions } from './jwt.js'
+export { JwtValidator, type JwtOptions } from './jwt.js'
 export { toTokenInfo, type TokenInfo, type TokenValidator } from './validators.js'
-export { McpAuth, installMcpAuth, registerTokenValidator, bearerOf, type AuthOutcome } from './mcp-auth.js'
+export { McpAuth, installMcpAuth, bearerOf, type AuthOutcome } from './mcp-auth.js'

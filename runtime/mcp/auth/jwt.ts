@@ -10,6 +10,8 @@ import {
 } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { base64url, decodeProtectedHeader } from 'jose'
+import { PlatformError } from '../../contracts/index.js'
+import { MCP_ERRORS } from '../errors.js'
 import type { TokenInfo } from './validators.js'
 
 interface AlgDef {
@@ -54,9 +56,6 @@ export interface JwtOptions {
   algorithms: readonly string[]
   clockToleranceSeconds: number
 }
-
-/** A JWT that did not validate; `message` says why (logged, never sent to the client). */
-export class JwtError extends Error {}
 
 function kindOf(k: KeyObject): { kind: AlgDef['kind']; curve?: string } {
   if (k.type === 'secret') return { kind: 'hmac' }
@@ -125,9 +124,10 @@ function parseJson(part: string, what: string): Record<string, unknown> {
   try {
     v = JSON.parse(Buffer.from(base64url.decode(part)).toString('utf8'))
   } catch {
-    throw new JwtError(`malformed ${what}`)
+    throw new PlatformError(MCP_ERRORS.MCP_JWT_INVALID, { detail: `malformed ${what}` })
   }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new JwtError(`${what} is not a JSON object`)
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    throw new PlatformError(MCP_ERRORS.MCP_JWT_INVALID, { detail: `${what} is not a JSON object` })
   return v as Record<string, unknown>
 }
 
@@ -152,7 +152,7 @@ export class JwtValidator {
     this.algorithms = new Set(opts.algorithms)
   }
 
-  /** The token's subject and scopes, or a JwtError saying why it is refused. */
+  /** The token's subject and scopes, or MCP_JWT_INVALID saying why it is refused. */
   verify(token: string, now = Date.now()): TokenInfo {
     const parts = token.split('.')
     if (
@@ -162,17 +162,18 @@ export class JwtValidator {
       parts[1] === '' ||
       parts[2] === ''
     )
-      throw new JwtError('not a compact JWS')
+      throw new PlatformError(MCP_ERRORS.MCP_JWT_INVALID, { detail: 'not a compact JWS' })
     let header
     try {
       header = decodeProtectedHeader(token)
     } catch {
-      throw new JwtError('malformed header')
+      throw new PlatformError(MCP_ERRORS.MCP_JWT_INVALID, { detail: 'malformed header' })
     }
     const alg = header.alg
     if (typeof alg !== 'string' || !this.algorithms.has(alg))
-      throw new JwtError(`algorithm ${String(alg)} not accepted`)
-    if (header.crit !== undefined) throw new JwtError('unsupported crit header')
+      throw new PlatformError(MCP_ERRORS.MCP_JWT_INVALID, { detail: `algorithm ${String(alg)} not accepted` })
+    if (header.crit !== undefined)
+      throw new PlatformError(MCP_ERRORS.MCP_JWT_INVALID, { detail: 'unsupported crit header' })
     const def = ALGS[alg]!
     const input = Buffer.from(`${parts[0]!}.${parts[1]!}`, 'ascii')
     const sig = Buffer.from(parts[2]!, 'base64url')
@@ -200,20 +201,23 @@ export class JwtValidator {
       }
       if (ok) break
     }
-    if (!ok) throw new JwtError('signature verification failed')
+    if (!ok) throw new PlatformError(MCP_ERRORS.MCP_JWT_INVALID, { detail: 'signature verification failed' })
     const claims = parseJson(parts[1]!, 'payload')
     const skew = this.opts.clockToleranceSeconds
     const nowS = Math.floor(now / 1000)
-    if (typeof claims.exp !== 'number') throw new JwtError('exp claim missing')
-    if (nowS - skew >= claims.exp) throw new JwtError('token expired')
+    if (typeof claims.exp !== 'number')
+      throw new PlatformError(MCP_ERRORS.MCP_JWT_INVALID, { detail: 'exp claim missing' })
+    if (nowS - skew >= claims.exp) throw new PlatformError(MCP_ERRORS.MCP_JWT_INVALID, { detail: 'token expired' })
     if (claims.nbf !== undefined && (typeof claims.nbf !== 'number' || nowS + skew < claims.nbf))
-      throw new JwtError('token not yet valid')
+      throw new PlatformError(MCP_ERRORS.MCP_JWT_INVALID, { detail: 'token not yet valid' })
     if (claims.iat !== undefined && (typeof claims.iat !== 'number' || claims.iat > nowS + skew))
-      throw new JwtError('iat in the future')
-    if (this.opts.issuer !== undefined && claims.iss !== this.opts.issuer) throw new JwtError('unexpected issuer')
+      throw new PlatformError(MCP_ERRORS.MCP_JWT_INVALID, { detail: 'iat in the future' })
+    if (this.opts.issuer !== undefined && claims.iss !== this.opts.issuer)
+      throw new PlatformError(MCP_ERRORS.MCP_JWT_INVALID, { detail: 'unexpected issuer' })
     if (this.audiences !== undefined) {
       const aud = typeof claims.aud === 'string' ? [claims.aud] : Array.isArray(claims.aud) ? claims.aud : []
-      if (!aud.some((a) => this.audiences!.includes(a as string))) throw new JwtError('unexpected audience')
+      if (!aud.some((a) => this.audiences!.includes(a as string)))
+        throw new PlatformError(MCP_ERRORS.MCP_JWT_INVALID, { detail: 'unexpected audience' })
     }
     const subject =
       typeof claims.sub === 'string' && claims.sub !== ''
@@ -221,7 +225,7 @@ export class JwtValidator {
         : typeof claims.client_id === 'string'
           ? claims.client_id
           : undefined
-    if (subject === undefined) throw new JwtError('sub claim missing')
+    if (subject === undefined) throw new PlatformError(MCP_ERRORS.MCP_JWT_INVALID, { detail: 'sub claim missing' })
     const scopes =
       typeof claims.scope === 'string'
         ? claims.scope.split(' ').filter((s) => s !== '')

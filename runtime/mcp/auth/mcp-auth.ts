@@ -1,11 +1,10 @@
 import type { Platform } from '../../platform.js'
 import type { Context } from '../../http/index.js'
-import type { Principal } from '../../auth/index.js'
-import { PlatformError } from '../../contracts/index.js'
+import { PRINCIPAL_SOURCES, type Principal } from '../../auth/index.js'
+import { PlatformError, isPlatformError } from '../../contracts/index.js'
 import { ErrorCode, MCP_ERRORS } from '../errors.js'
-import type { McpServer } from '../mcp-server.js'
-import { MCP } from '../key.js'
-import { JwtValidator, JwtError, type JwtOptions } from './jwt.js'
+import { MCP_BEFORE_DISPATCH, MCP_HTTP_GUARDS, MCP_TOKEN_VALIDATORS } from '../key.js'
+import { JwtValidator, type JwtOptions } from './jwt.js'
 import { pluginToolValidator, type TokenInfo, type TokenValidator } from './validators.js'
 
 const WELL_KNOWN = '/.well-known/oauth-protected-resource'
@@ -19,11 +18,6 @@ const FORBIDDEN = JSON.stringify({
 })
 const CACHE_MAX = 10_000
 const CACHE_MS = 60_000
-
-/** Validators registered in code, by name (`org.platform.auth.tokenValidator` picks one). */
-export function registerTokenValidator(platform: Platform, name: string, validator: TokenValidator): void {
-  platform.area(MCP).tokenValidators.set(name, validator)
-}
 
 /** The bearer token of `Authorization: Bearer` (the only bearer method the metadata advertises). */
 export function bearerOf(headers: Readonly<Record<string, string>>): string | undefined {
@@ -173,7 +167,7 @@ function jwtOptions(platform: Platform): JwtOptions | undefined {
  * Installs JWT principals (whenever JWT keys are configured, so the write gate sees them) and, when
  * `org.platform.mcp.auth.resource` is set, the OAuth resource server in front of every MCP endpoint.
  */
-export function installMcpAuth(platform: Platform, mcp: McpServer): McpAuth | undefined {
+export function installMcpAuth(platform: Platform): McpAuth | undefined {
   const c = platform.config
   const log = platform.logger.child({ area: 'mcp-auth' })
   const jwtOpts = jwtOptions(platform)
@@ -189,7 +183,7 @@ export function installMcpAuth(platform: Platform, mcp: McpServer): McpAuth | un
           try {
             return jwt.verify(token)
           } catch (err) {
-            if (err instanceof JwtError) {
+            if (isPlatformError(err, MCP_ERRORS.MCP_JWT_INVALID)) {
               log.debug({ reason: err.message }, 'JWT refused')
               return null
             }
@@ -210,7 +204,7 @@ export function installMcpAuth(platform: Platform, mcp: McpServer): McpAuth | un
       validator = jwtSync
       sync = jwtSync
     } else {
-      const registered = mcp.tokenValidators.get(name)
+      const registered = platform.extensions(MCP_TOKEN_VALIDATORS).findLast((v) => v.name === name)?.validate
       if (registered !== undefined) validator = registered
       else if (/^[^/]+\/[^/]+$/.test(name)) validator = pluginToolValidator(platform, name)
       else
@@ -236,7 +230,7 @@ export function installMcpAuth(platform: Platform, mcp: McpServer): McpAuth | un
       ctx.send(out.status, out.body, 'application/json')
       return false
     }
-    mcp.addHttpGuard(async (ctx) => {
+    platform.extend(MCP_HTTP_GUARDS, async (ctx) => {
       const token = bearerOf(ctx.headers)
       const out = token !== undefined ? a.known(token) : null
       if (out !== null && a.scopes.every((s) => out.scopes.includes(s))) {
@@ -249,7 +243,7 @@ export function installMcpAuth(platform: Platform, mcp: McpServer): McpAuth | un
       return true
     })
     // WebSocket: the upgrade's bearer token, checked per message (a token may expire mid-connection)
-    mcp.addBeforeDispatch(async (_msg, ctx) => {
+    platform.extend(MCP_BEFORE_DISPATCH, async (_msg, ctx) => {
       if (ctx.transport !== 'ws') return
       const checked = await a.check(ctx.bearer)
       if (!checked.ok)
@@ -266,7 +260,7 @@ export function installMcpAuth(platform: Platform, mcp: McpServer): McpAuth | un
   // JWT principals reach the write gate (and every resolver user), with or without MCP auth
   if (jwtSync !== undefined || auth !== undefined) {
     const a = auth
-    platform.principals.addSource((headers) => {
+    platform.extend(PRINCIPAL_SOURCES, (headers) => {
       const t = bearerOf(headers)
       if (t === undefined) return null
       const info = a?.known(t) ?? jwtSync?.(t) ?? null

@@ -2,6 +2,8 @@ import { IsolateRunner, type FailReason, type IsolateLoadData, type IsolateSink 
 import type { IsolatePool } from './pool.js'
 import type { ToParent } from './protocol.js'
 import type { Member, ProcessDeath, SharedProcess } from './shared-process.js'
+import { PlatformError, isPlatformError } from '../../contracts/index.js'
+import { PLUGINS_ERRORS } from '../errors.js'
 
 /**
  * Events a backend reports to its instance: the isolate's own sink plus `exited`
@@ -61,16 +63,6 @@ const WEDGED_SLACK_MS = 2000
 const BACKOFF_BASE_MS = 500
 const BACKOFF_MAX_MS = 30_000
 const CRASH_RESET_MS = 30_000
-
-/** A process died while this plugin was loading into it; `blamed` when this plugin's isolate was the one running. */
-class LoadInterrupted extends Error {
-  constructor(
-    message: string,
-    readonly blamed: boolean
-  ) {
-    super(message)
-  }
-}
 
 /**
  * The plugin's isolate in a sandbox process of the pool, possibly shared with other plugins. If
@@ -213,7 +205,12 @@ export class ProcessBackend implements IsolateBackend, Member {
     if (this.loadWaiter !== undefined) {
       const w = this.loadWaiter
       this.loadWaiter = undefined
-      w.reject(new LoadInterrupted(`sandbox process exited while loading ${d.cause}`, d.blamed))
+      w.reject(
+        new PlatformError(PLUGINS_ERRORS.PLUGIN_LOAD_INTERRUPTED, {
+          detail: `sandbox process exited while loading ${d.cause}`,
+          blamed: d.blamed
+        })
+      )
     }
     if (!this.disposed && wasLoaded) {
       if (d.blamed) {
@@ -252,7 +249,13 @@ export class ProcessBackend implements IsolateBackend, Member {
     } catch (err) {
       if (this.proc === proc) this.leave()
       // an innocent plugin caught in another plugin's crash during its load gets one more try
-      if (err instanceof LoadInterrupted && !err.blamed && retry && !this.disposed) return await this.load(false)
+      if (
+        isPlatformError(err, PLUGINS_ERRORS.PLUGIN_LOAD_INTERRUPTED) &&
+        err.params.blamed !== true &&
+        retry &&
+        !this.disposed
+      )
+        return await this.load(false)
       throw err
     } finally {
       proc.hold(-1)

@@ -1,5 +1,5 @@
 import {
-  PluginCallError,
+  pluginCallError,
   type InvokeOptions,
   type InvokeRequest,
   type LoadSpec,
@@ -15,6 +15,7 @@ import { parseResult } from '../json-result.js'
 import { runCapability } from '../capability-call.js'
 import { openCall, takeSlot } from '../call-opening.js'
 import { logPluginLine } from '../plugin-log-line.js'
+import type { PlatformError } from '../../contracts/index.js'
 
 interface Pending {
   resolve: (v: unknown) => void
@@ -27,7 +28,7 @@ interface Pending {
 /**
  * A plugin in the isolate tier: the host-side half. Queues calls beyond the concurrency limit,
  * holds the per-call time limit, answers capability requests, turns results (JSON text) into
- * values and failures into PluginCallError, and restarts a dead isolate on the next call.
+ * values and failures into PLUGIN_CALL_FAILED, and restarts a dead isolate on the next call.
  */
 export class IsolateInstance implements SandboxInstance {
   readonly kind = 'isolate' as const
@@ -142,7 +143,7 @@ export class IsolateInstance implements SandboxInstance {
         try {
           await this.backend.start()
         } catch (err) {
-          throw new PluginCallError(
+          throw pluginCallError(
             this.name,
             'unavailable',
             `plugin '${this.name}' could not be restarted: ${(err as Error).message}`
@@ -150,7 +151,7 @@ export class IsolateInstance implements SandboxInstance {
         }
       }
       if (isAborted(signal))
-        throw new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
+        throw pluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
       return await new Promise((resolve, reject) => {
         const id = this.nextId++
         const p: Pending = { resolve, reject, onProgress: opts.onProgress, signal, onAbort: undefined }
@@ -180,9 +181,9 @@ export class IsolateInstance implements SandboxInstance {
     this.disposed = true
     for (const id of [...this.pending.keys()])
       this.take(id)?.reject(
-        new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded while the call ran`)
+        pluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded while the call ran`)
       )
-    this.slots.close(new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`))
+    this.slots.close(pluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`))
     this.deadlines.clear()
     await this.backend.dispose()
   }
@@ -190,7 +191,7 @@ export class IsolateInstance implements SandboxInstance {
   private cancel(id: number, reason: 'timeout' | 'cancelled', message: string): void {
     const p = this.take(id)
     if (p === undefined) return
-    p.reject(reason === 'timeout' ? this.failure(reason, message) : new PluginCallError(this.name, reason, message))
+    p.reject(reason === 'timeout' ? this.failure(reason, message) : pluginCallError(this.name, reason, message))
     this.safe(() => {
       this.backend.abort(id, reason === 'timeout' ? 'timed out' : 'cancelled')
     })
@@ -206,9 +207,9 @@ export class IsolateInstance implements SandboxInstance {
   }
 
   /** Every failed call is counted once by reason, except the plugin's own throws. */
-  private failure(reason: FailReason, message: string): PluginCallError {
+  private failure(reason: FailReason, message: string): PlatformError {
     if (reason !== 'threw') this.spec.metrics?.pluginFailures.inc({ plugin: this.name, reason })
-    return new PluginCallError(this.name, reason, message)
+    return pluginCallError(this.name, reason, message)
   }
 
   private safe(fn: () => void): void {

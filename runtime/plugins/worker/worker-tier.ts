@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto'
 import { BroadcastChannel } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import {
-  PluginCallError,
+  pluginCallError,
   type InvokeOptions,
   type InvokeRequest,
   type LoadSpec,
@@ -18,6 +18,7 @@ import { openCall, takeSlot } from '../call-opening.js'
 import { logPluginLine } from '../plugin-log-line.js'
 import { Cancellation } from '../cancel.js'
 import type { CapReply, WorkerData, WorkerTask, WorkerToHost } from './protocol.js'
+import type { PlatformError } from '../../contracts/index.js'
 
 /** Largest JSON result (and progress message) a worker plugin may hand back unless its LoadSpec sets another. */
 const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024
@@ -193,13 +194,13 @@ class WorkerInstance implements SandboxInstance {
       }
     }
     if (out[0] === '2') throw this.counted('invalid-result', payload)
-    throw new PluginCallError(this.name, 'threw', `plugin '${this.name}' threw: ${payload}`)
+    throw pluginCallError(this.name, 'threw', `plugin '${this.name}' threw: ${payload}`)
   }
 
   async dispose(): Promise<void> {
     if (this.disposed) return
     this.disposed = true
-    this.slots.close(new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`))
+    this.slots.close(pluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`))
     this.channel.close()
     await this.pool.destroy()
   }
@@ -252,29 +253,29 @@ class WorkerInstance implements SandboxInstance {
     if (++s.received === s.expected) s.onAll?.()
   }
 
-  private failure(err: unknown, timedOut: boolean): PluginCallError {
+  private failure(err: unknown, timedOut: boolean): PlatformError {
     const e = err as { code?: string; name?: string; message?: string }
     if (timedOut)
       return this.counted('timeout', `plugin '${this.name}' exceeded its time limit of ${this.timeoutMs} ms`)
     if (e?.name === 'AbortError')
-      return new PluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
+      return pluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
     if (e?.code === 'ERR_WORKER_OUT_OF_MEMORY')
       return this.counted(
         'memory',
         `plugin '${this.name}' exceeded its memory limit of ${this.spec.grant.limits.memoryMb} MB`
       )
-    if (this.disposed) return new PluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`)
+    if (this.disposed) return pluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`)
     return this.counted('crashed', `plugin '${this.name}' worker died: ${e?.message ?? String(err)}`)
   }
 
-  private counted(reason: 'timeout' | 'memory' | 'crashed' | 'invalid-result', message: string): PluginCallError {
+  private counted(reason: 'timeout' | 'memory' | 'crashed' | 'invalid-result', message: string): PlatformError {
     this.spec.metrics?.pluginFailures.inc({ plugin: this.name, reason })
     if (reason !== 'invalid-result')
       this.spec.capabilities.log.error(
         { plugin: this.name, sandbox: 'worker', reason },
         `plugin worker call failed: ${message}`
       )
-    return new PluginCallError(this.name, reason, message)
+    return pluginCallError(this.name, reason, message)
   }
 }
 

@@ -1,0 +1,86 @@
+import type { Cancellation } from '../plugins/index.js'
+import type { StepCapture } from './capture.js'
+import { interactionOf } from './store-input.js'
+import type { Interaction, InteractionHeader, InteractionStep } from './types.js'
+
+/** One turn in flight: its record as it grows, and what stops it. */
+export interface Run {
+  header: InteractionHeader
+  /**
+   * The steps so far, kept where nothing else holds them for a reader: for the answer of a
+   * synchronous POST and for `store: false`. A stored background run's steps are read from the store.
+   */
+  steps: InteractionStep[] | undefined
+  capture: StepCapture
+  /** A flag and its listeners: an AbortSignal is built only if something in the turn asks for one. */
+  controller: Cancellation
+  cancellable: boolean
+  /** Publication in seq order of each acknowledged step, then the terminal header's write. */
+  writes: Promise<void>
+  /**
+   * For a synchronous POST, which waits for it: resolves once the terminal state is durable (or
+   * the run was dropped). A background run, which nobody awaits, has none.
+   */
+  finished: Promise<Interaction> | undefined
+  resolve: ((i: Interaction) => void) | undefined
+  /** Deleted or shut down: nothing more is written. */
+  dropped: boolean
+  /** The user's message, added to the conversation when the turn completes. */
+  message: string
+  /** Counted against its owner's runs in flight until its outcome is decided. */
+  counted: boolean
+  /**
+   * The turn ended handing tool calls to the client: the conversation keeps nothing of it yet,
+   * the turn that answers them carries the exchange and is remembered in its place.
+   */
+  handedToClient: boolean
+}
+
+/**
+ * The runs in flight, by interaction id, and how many each owner has: the per-principal quota
+ * counts them, and a run stops counting as soon as its outcome is decided, before its last writes.
+ */
+export class RunTable {
+  private readonly runs = new Map<string, Run>()
+  private readonly owners = new Map<string, number>()
+
+  get size(): number {
+    return this.runs.size
+  }
+
+  get(id: string): Run | undefined {
+    return this.runs.get(id)
+  }
+
+  all(): Run[] {
+    return [...this.runs.values()]
+  }
+
+  add(run: Run): void {
+    this.runs.set(run.header.id, run)
+    this.owners.set(run.header.userId, this.inFlightOf(run.header.userId) + 1)
+  }
+
+  inFlightOf(owner: string): number {
+    return this.owners.get(owner) ?? 0
+  }
+
+  /** The run is no longer in flight (once, whichever of end and drop comes first). */
+  forget(run: Run): void {
+    if (this.runs.delete(run.header.id)) this.uncount(run)
+  }
+
+  /** The run no longer counts against its owner's runs in flight (once). */
+  uncount(run: Run): void {
+    if (!run.counted) return
+    run.counted = false
+    const n = this.inFlightOf(run.header.userId) - 1
+    if (n > 0) this.owners.set(run.header.userId, n)
+    else this.owners.delete(run.header.userId)
+  }
+}
+
+/** What a reader sees of a run: its record now and a copy of the steps it keeps. */
+export function snapshot(run: Run): Interaction {
+  return interactionOf(run.header, [...(run.steps ?? [])])
+}
