@@ -10,16 +10,22 @@ import { clientAddress, parseJsonBody, type Context } from '../http/index.js'
 import { PlatformError, isWireError } from '../contracts/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import { AGENT_BASE, AgentPathRoutes, agentChatPath } from '../ai/index.js'
-import { agentCard, originOf } from './agent-card.js'
-import { A2aMethods, ALIASES, METHODS, STREAMING, type Caller, type EventSink } from './a2a-methods.js'
+import { agentCard, agentCard03, originOf, type CardOptions } from './agent-card.js'
+import { A2aMethods, METHODS, STREAMING, type Caller, type EventSink } from './a2a-methods.js'
+import { V03_METHODS, V03_VERSIONS, eventTo03, paramsTo10, resultTo03 } from './v03-shapes.js'
+import type { StreamResponse } from './a2a-types.js'
 import { a2aFailure, rpcErrorBody } from './rpc-error.js'
 import { A2A_ERRORS } from './errors.js'
 import { AI_ERRORS } from '../ai/index.js'
 
 const JSON_TYPE = 'application/json'
 const CARD = '.well-known/agent-card.json'
-/** The versions a request may name in `A2A-Version`; none named is served as 1.0 too. */
+/** Where 0.3 clients look for the card. */
+const CARD_03 = '.well-known/agent.json'
+/** The 1.0 versions a request may name in `A2A-Version`; none named is served as its method name says. */
 const VERSIONS = new Set(['1.0', '1'])
+
+type CardBuilder = (agent: RegisteredAgent, o: CardOptions) => Record<string, unknown>
 
 export interface A2aEndpointOptions {
   publicUrl: string | undefined
@@ -93,11 +99,15 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
       return
     }
     const version = ctx.header('a2a-version')
-    if (version !== undefined && version !== '' && !VERSIONS.has(version)) {
+    const named = version !== undefined && version !== ''
+    if (named && !VERSIONS.has(version) && !V03_VERSIONS.has(version)) {
       fail(new PlatformError(A2A_ERRORS.A2A_VERSION_NOT_SUPPORTED, { version }, { data: { version } }))
       return
     }
-    const method = ALIASES[req.method] ?? req.method
+    const method = V03_METHODS[req.method] ?? req.method
+    // the shapes follow the version the header names, else the version the method's name is from
+    const v03 = named ? V03_VERSIONS.has(version) : method !== req.method
+    const params = v03 ? paramsTo10(method, req.params) : req.params
     if (!METHODS.has(method)) {
       fail(new PlatformError(A2A_ERRORS.A2A_METHOD_NOT_FOUND, { method: req.method }))
       return
@@ -114,23 +124,27 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
     }
     try {
       if (STREAMING.has(method)) {
-        const write = methods.stream(method, req.params, caller)
+        const write = methods.stream(method, params, caller)
         if (ctx.aborted) return
-        write(sseSink(ctx, id))
+        write(sseSink(ctx, id, v03 ? eventTo03 : undefined))
         return
       }
-      const result = await methods.unary(method, req.params, caller)
-      ctx.send(200, JSON.stringify({ jsonrpc: '2.0', id, result }), JSON_TYPE)
+      const result = await methods.unary(method, params, caller)
+      ctx.send(
+        200,
+        JSON.stringify({ jsonrpc: '2.0', id, result: v03 ? resultTo03(method, result) : result }),
+        JSON_TYPE
+      )
     } catch (err) {
       if (!isWireError(err)) logger.error({ err, agent: agent.name, method }, 'A2A method failed')
       fail(err)
     }
   }
 
-  const card = (ctx: Context, agent: RegisteredAgent | undefined, path: string): void => {
+  const card = (ctx: Context, agent: RegisteredAgent | undefined, path: string, build: CardBuilder): void => {
     if (agent === undefined) throw new PlatformError(AI_ERRORS.AGENT_NOT_FOUND, { agent: path })
     const body = JSON.stringify(
-      agentCard(agent, {
+      build(agent, {
         url: `${originOf(ctx.headers, o.publicUrl)}${paths.pathFor(agent)}`,
         authRequired: authRequired()
       })
@@ -150,13 +164,18 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
   )
   const rpcOpts = { body: 'raw' as const, optionalBody: true, tooLarge, bodyLimit, checkOrigin: true }
   http.post(`${AGENT_BASE}/{name}/a2a`, (ctx) => rpc(ctx, `${AGENT_BASE}/${ctx.params.name}/a2a`), rpcOpts)
-  for (const suffix of [CARD, `a2a/${CARD}`])
-    http.get(`${AGENT_BASE}/{name}/${suffix}`, (ctx) => {
-      const p = `${AGENT_BASE}/${ctx.params.name}/a2a`
-      card(ctx, paths.agentAt(p), p)
-    })
+  const builders: [string, CardBuilder][] = [
+    [CARD, agentCard],
+    [CARD_03, agentCard03]
+  ]
+  for (const [file, build] of builders)
+    for (const suffix of [file, `a2a/${file}`])
+      http.get(`${AGENT_BASE}/{name}/${suffix}`, (ctx) => {
+        const p = `${AGENT_BASE}/${ctx.params.name}/a2a`
+        card(ctx, paths.agentAt(p), p, build)
+      })
   // the host's own card: the agent `platform.a2a.root-agent` names, else the only agent there is
-  http.get(`/${CARD}`, (ctx) => {
+  const rootCard = (ctx: Context, build: CardBuilder): void => {
     const all = [...paths.agents().values()]
     const root =
       o.rootAgent !== undefined ? all.find((a) => a.name === o.rootAgent) : all.length === 1 ? all[0] : undefined
@@ -167,25 +186,33 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
             ? `platform.a2a.root-agent names '${o.rootAgent}', which no loaded plugin contributes`
             : `${all.length} agents are served and platform.a2a.root-agent names none of them`
       })
-    card(ctx, root, paths.pathFor(root))
-  })
+    card(ctx, root, paths.pathFor(root), build)
+  }
+  for (const [file, build] of builders)
+    http.get(`/${file}`, (ctx) => {
+      rootCard(ctx, build)
+    })
 
   // an agent whose `endpoint` names its own path gets its A2A routes there, mounted as it appears
   paths.serveCustomPaths((p) => {
     http.post(p, (ctx) => rpc(ctx, p), rpcOpts)
-    http.get(`${p}/${CARD}`, (ctx) => {
-      card(ctx, paths.agentAt(p), p)
-    })
+    for (const [file, build] of builders)
+      http.get(`${p}/${file}`, (ctx) => {
+        card(ctx, paths.agentAt(p), p, build)
+      })
   })
   return { pathOf: (agent) => paths.pathOf(agent) }
 }
 
-/** A StreamResponse stream as SSE `data:` frames, each a JSON-RPC response carrying the request's id. */
-function sseSink(ctx: Context, id: unknown): EventSink {
+/**
+ * A StreamResponse stream as SSE `data:` frames, each a JSON-RPC response carrying the request's
+ * id; `shape` rewrites each event for a 0.3 client.
+ */
+function sseSink(ctx: Context, id: unknown, shape?: (e: StreamResponse) => unknown): EventSink {
   const stream = ctx.sse()
   return {
     send: (e) => {
-      stream.send({ data: JSON.stringify({ jsonrpc: '2.0', id, result: e }) })
+      stream.send({ data: JSON.stringify({ jsonrpc: '2.0', id, result: shape === undefined ? e : shape(e) }) })
     },
     close: () => {
       stream.close()

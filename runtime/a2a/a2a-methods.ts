@@ -33,21 +33,6 @@ export interface EventSink {
 
 export const STREAMING: ReadonlySet<string> = new Set(['SendStreamingMessage', 'SubscribeToTask'])
 
-/** 0.3 method names, answered as their 1.0 methods. */
-export const ALIASES: Readonly<Record<string, string>> = {
-  'message/send': 'SendMessage',
-  'message/stream': 'SendStreamingMessage',
-  'tasks/get': 'GetTask',
-  'tasks/list': 'ListTasks',
-  'tasks/cancel': 'CancelTask',
-  'tasks/resubscribe': 'SubscribeToTask',
-  'tasks/pushNotificationConfig/set': 'CreateTaskPushNotificationConfig',
-  'tasks/pushNotificationConfig/get': 'GetTaskPushNotificationConfig',
-  'tasks/pushNotificationConfig/list': 'ListTaskPushNotificationConfigs',
-  'tasks/pushNotificationConfig/delete': 'DeleteTaskPushNotificationConfig',
-  'agent/getAuthenticatedExtendedCard': 'GetExtendedAgentCard'
-}
-
 const PUSH = new Set([
   'CreateTaskPushNotificationConfig',
   'GetTaskPushNotificationConfig',

@@ -42,6 +42,36 @@ export function agentCard(agent: RegisteredAgent, o: CardOptions): Record<string
   }
 }
 
+/**
+ * The same card in A2A 0.3's shape, for 0.3 clients (`{agent path}/.well-known/agent.json`): one
+ * `url` with its `preferredTransport`, OpenAPI-style security schemes, and the 0.3 protocol version.
+ */
+export function agentCard03(agent: RegisteredAgent, o: CardOptions): Record<string, unknown> {
+  const card = agentCard(agent, o)
+  return {
+    protocolVersion: '0.3.0',
+    name: card.name,
+    description: card.description,
+    url: o.url,
+    preferredTransport: 'JSONRPC',
+    additionalInterfaces: [{ url: o.url, transport: 'JSONRPC' }],
+    version: card.version,
+    capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
+    securitySchemes: {
+      bearer: {
+        type: 'http',
+        scheme: 'bearer',
+        description: 'An API token of platform.auth.tokens, or a JWT the platform accepts'
+      }
+    },
+    ...(o.authRequired ? { security: [{ bearer: [] }] } : {}),
+    defaultInputModes: card.defaultInputModes,
+    defaultOutputModes: card.defaultOutputModes,
+    skills: card.skills,
+    supportsAuthenticatedExtendedCard: false
+  }
+}
+
 /** The request's own origin, for a card that names this server's URL. */
 export function originOf(headers: Readonly<Record<string, string>>, publicUrl: string | undefined): string {
   if (publicUrl !== undefined) return publicUrl.replace(/\/+$/, '')

@@ -53,7 +53,7 @@ export const A2A_ERRORS = defineErrors({
   A2A_VERSION_NOT_SUPPORTED: {
     status: 200,
     rpcCode: RpcCode.VersionNotSupported,
-    message: (p) => `A2A version ${String(p.version)} is not supported (supported: 1.0)`
+    message: (p) => `A2A version ${String(p.version)} is not supported (supported: 1.0, 0.3)`
   },
   /** A call to a remote agent failed (transport, protocol or its JSON-RPC error); `remoteCode` is that error's code. */
   A2A_CALL_FAILED: { status: 502, message: said },

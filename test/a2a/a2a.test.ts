@@ -268,7 +268,7 @@ t.test('the demo agent over A2A with the official client', async (t) => {
       { jsonrpc: '2.0', id: 3, method: 'ListTasks', params: {} },
       { 'a2a-version': '0.5' }
     )
-    t.match(version.body.error, { code: -32009, message: 'A2A version 0.5 is not supported (supported: 1.0)' })
+    t.match(version.body.error, { code: -32009, message: 'A2A version 0.5 is not supported (supported: 1.0, 0.3)' })
     t.equal(tp.platform.area(A2A).tasks.size, before, 'no task was created')
     // the 0.3 slash names answer as their 1.0 methods
     const listed = await rpc(endpoint, { jsonrpc: '2.0', id: 4, method: 'tasks/list', params: { pageSize: 1 } }, AUTH)
