@@ -4,6 +4,17 @@ import { INTERACTION_ERRORS } from './errors.js'
 import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import { migrate } from './postgres-schema.js'
 import {
+  FIND_KEY,
+  INSERT_END,
+  INSERT_STEP,
+  LIVE,
+  SAVE_KEYED,
+  UPSERT,
+  WHY_NOT_STORED,
+  upsertParams,
+  type KeyRow
+} from './postgres-statements.js'
+import {
   TERMINAL_STEP_TYPES,
   checkAfter,
   checkClaim,
@@ -82,73 +93,6 @@ export function describeUrl(url: string): string {
 }
 
 const FOREIGN_KEY_VIOLATION = '23503'
-
-const LIVE = `('RUNNING', 'CREATED')`
-
-// a header saved over one that has ended is refused (no row), whoever ended it: a run ends once
-const UPSERT = `INSERT INTO platform_interactions (id, user_id, conversation_id, status, created_at, header, owner_node)
-  VALUES ($1, $2, $3, $4, $5, $6, $7)
-  ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, conversation_id = excluded.conversation_id,
-    status = excluded.status, created_at = excluded.created_at, header = excluded.header,
-    owner_node = excluded.owner_node
-    WHERE platform_interactions.status IN ${LIVE}`
-
-// A step is written only while its run is live and has no terminal step, checked on the header
-// row under a lock: a concurrent end (terminal step or header, which update that row) either
-// commits first and this finds it ended, or waits for this insert. No row: the caller finds why.
-const INSERT_STEP = `WITH live AS (
-    SELECT 1 FROM platform_interactions WHERE id = $1 AND status IN ${LIVE} AND ended_seq IS NULL FOR SHARE
-  )
-  INSERT INTO platform_interaction_steps (interaction_id, seq, step) SELECT $1, $2::bigint, $3::json FROM live
-  ON CONFLICT DO NOTHING`
-// A terminal step also marks the row ended, in the same statement: of two racing ends one updates
-// the row, the other waits for it, re-reads the row, and writes nothing.
-const INSERT_END = `WITH live AS (
-    UPDATE platform_interactions SET ended_seq = $2::bigint
-     WHERE id = $1 AND status IN ${LIVE} AND ended_seq IS NULL RETURNING 1
-  )
-  INSERT INTO platform_interaction_steps (interaction_id, seq, step) SELECT $1, $2::bigint, $3::json FROM live
-  ON CONFLICT DO NOTHING`
-const WHY_NOT_STORED = `SELECT EXISTS (SELECT 1 FROM platform_interaction_steps WHERE interaction_id = $1 AND seq = $2) AS stored
-  FROM platform_interactions WHERE id = $1`
-
-// One statement: the header is written only when the key was claimed, and a racing claim of the
-// same key waits for this one's commit, then finds the key held (not expired) and writes nothing.
-// The key's foreign key is checked at the end of the statement, when the header is there.
-const SAVE_KEYED = `WITH claim AS (
-    INSERT INTO platform_interaction_keys (user_id, key, fingerprint, interaction_id, expires_at)
-    VALUES ($2, $8, $9, $1, $10)
-    ON CONFLICT (user_id, key) DO UPDATE SET fingerprint = excluded.fingerprint,
-      interaction_id = excluded.interaction_id, expires_at = excluded.expires_at
-      WHERE platform_interaction_keys.expires_at <= $11
-    RETURNING 1
-  )
-  INSERT INTO platform_interactions (id, user_id, conversation_id, status, created_at, header, owner_node)
-  SELECT $1, $2, $3, $4, $5, $6, $7 WHERE EXISTS (SELECT 1 FROM claim)
-  ON CONFLICT (id) DO UPDATE SET user_id = excluded.user_id, conversation_id = excluded.conversation_id,
-    status = excluded.status, created_at = excluded.created_at, header = excluded.header,
-    owner_node = excluded.owner_node
-    WHERE platform_interactions.status IN ${LIVE}`
-const FIND_KEY = `SELECT user_id, key, fingerprint, interaction_id, expires_at FROM platform_interaction_keys
-  WHERE user_id = $1 AND key = $2 AND expires_at > $3`
-
-interface KeyRow {
-  user_id: string
-  key: string
-  fingerprint: string
-  interaction_id: string
-  expires_at: string
-}
-
-const upsertParams = (h: InteractionHeader, node: string) => [
-  h.id,
-  h.userId,
-  h.conversationId,
-  h.status,
-  h.createdAt,
-  JSON.stringify(h),
-  node
-]
 
 /**
  * Interactions in PostgreSQL through a `pg` pool: headers in `platform_interactions` (the record
