@@ -65,7 +65,10 @@ t.test('a kept file others could change, a symlink or a foreign file stops start
     mode: 0o600
   })
   symlinkSync(target, join(linked, FIRST_RUN_TOKEN_FILE))
-  t.throws(() => firstRunToken(config(linked)), { code: 'PLT_ERR_OPERATOR_MISTAKE', message: /cannot read .*delete it/ })
+  t.throws(() => firstRunToken(config(linked)), {
+    code: 'PLT_ERR_OPERATOR_MISTAKE',
+    message: /cannot read .*delete it/
+  })
 
   const garbage = dataDir()
   writeFileSync(join(garbage, FIRST_RUN_TOKEN_FILE), '{"sha256":"nope"}', { mode: 0o600 })
