@@ -17,6 +17,9 @@ const tp = await startTestPlatform(
       p.http.get('/teapot', () => {
         throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, { name: 'x', detail: 'bad' })
       })
+      p.http.get('/internal', () => {
+        throw new PlatformError(HTTP_ERRORS.RESPONSE_TOO_LARGE, { limit: 1 })
+      })
       p.http.get('/slow', async () => {
         await new Promise((r) => setTimeout(r, 50))
         return { slow: true }
@@ -166,6 +169,14 @@ t.test('a throwing handler is a 500 from the catalogue and is logged', async (t)
   t.equal(r.status, 500)
   t.same(await r.json(), { error: 'Internal server error', code: 'PLT_ERR_INTERNAL' })
   t.ok(tp.logs.some((l) => l.msg === 'route handler failed'))
+})
+
+t.test('an internal code is answered as any unexpected throw: its text stays in the log', async (t) => {
+  const r = await fetch(u('/internal'))
+  t.equal(r.status, 500)
+  t.same(await r.json(), { error: 'Internal server error', code: 'PLT_ERR_INTERNAL' })
+  const rec = tp.logs.find((l) => l.msg === 'route handler failed' && l.route === '/internal')
+  t.match(rec?.err, { code: 'PLT_ERR_RESPONSE_TOO_LARGE' }, 'the log keeps the internal code')
 })
 
 t.test('a PlatformError keeps its status, code and message', async (t) => {
