@@ -7,8 +7,12 @@ import { AgentLoad } from '../lib/agent-load.js'
 import { median } from '../lib/stats.js'
 import { DemoRuntime } from '../../runtime/ai/index.js'
 
-/** The writer's prompt and this message make the demo runtime answer 500 tokens (bench/plugins/bench-ai). */
-export const MESSAGE = 'Write the long answer.'
+const WORDS = ['governed', 'turns', 'stream', 'tokens', 'to', 'every', 'connected', 'client', 'quickly']
+/**
+ * The demo runtime answers `You said: "<message>".`, one token per whitespace-separated word, so this
+ * 498-word message gets the writer agent's 500-token reply (its prompt names no role to add to it).
+ */
+export const MESSAGE = Array.from({ length: 498 }, (_, i) => WORDS[i % WORDS.length]).join(' ')
 const WRITER = 'bench-writer'
 const SHORT = 'bench-short'
 
@@ -227,7 +231,7 @@ const scenario: Scenario = {
       )
     )
     notes.push(
-      `streaming: ${clients} clients at once, each a new connection sending "${MESSAGE}" and reading ${tokens.length} text deltas (ours: WebSocket /platform/agent/${WRITER}, demo runtime, \`text-delta\` event frames then \`complete\`, the exchange appended to LMDB conversation memory; ours over SSE: a POST to the same path, the same frames as SSE data, one row of its own; peers: POST, AI SDK UI message stream as SSE, nothing stored; \`ai-sdk\`: the mock model yields one chunk per event-loop turn (setImmediate), as the demo runtime does after every word, so both write one frame per token; \`ai-sdk-unpaced\`: the mock emits every chunk at once, so node:http coalesces a whole reply into a few writev calls); every client's delta count and one client's text checked on both sides; server CPU = utime+stime from /proc over the round, connection setup included; ${rounds} round(s), alternating, median`
+      `streaming: ${clients} clients at once, each a new connection sending a ${MESSAGE.split(' ').length}-word message and reading ${tokens.length} text deltas (ours: WebSocket /platform/agent/${WRITER}, demo runtime, \`text-delta\` event frames then \`complete\`, the exchange appended to LMDB conversation memory; ours over SSE: a POST to the same path, the same frames as SSE data, one row of its own; peers: POST, AI SDK UI message stream as SSE, nothing stored; \`ai-sdk\`: the mock model yields one chunk per event-loop turn (setImmediate), as the demo runtime does after every word, so both write one frame per token; \`ai-sdk-unpaced\`: the mock emits every chunk at once, so node:http coalesces a whole reply into a few writev calls); every client's delta count and one client's text checked on both sides; server CPU = utime+stime from /proc over the round, connection setup included; ${rounds} round(s), alternating, median`
     )
     if (o !== undefined && a !== undefined)
       notes.push(

@@ -1,14 +1,15 @@
 // The AI benchmark's agents (bench/scenarios/ai.ts). The demo runtime answers
-// `You said: "<message>". My instructions: <system prompt>`, one token per whitespace-separated
-// word, so the writer's 492-word prompt and the scenario's 6-word message give a 500-token reply.
+// `You said: "<message>".`, one token per whitespace-separated word: the scenario's 498-word message
+// gives the writer's 500-token reply.
 import { definePlugin, agent, runtime } from 'agent-platform/sdk'
-
-const WORDS = ['governed', 'turns', 'stream', 'tokens', 'to', 'every', 'connected', 'client', 'quickly']
-const writerPrompt = Array.from({ length: 492 }, (_, i) => WORDS[i % WORDS.length]).join(' ')
 
 export default definePlugin({
   agents: [
-    agent({ name: 'bench-writer', description: 'Answers with 500 tokens (demo runtime)', systemPrompt: writerPrompt }),
+    agent({
+      name: 'bench-writer',
+      description: 'Answers with 500 tokens (demo runtime)',
+      systemPrompt: 'Answer at length.'
+    }),
     agent({ name: 'bench-short', description: 'Answers with a few tokens (demo runtime)', systemPrompt: 'Be brief.' }),
     agent({
       name: 'bench-fast',
