@@ -2,13 +2,8 @@ import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { CONFIG_ERRORS, EX_CONFIG } from '../config/index.js'
 import { PlatformError, isPlatformError } from '../contracts/index.js'
-import { firstRunToken, type FirstRunToken } from '../auth/index.js'
-import { startPlatform } from '../platform.js'
-import { installAreas, loadConfig } from '../areas.js'
-import { PLUGINS_USAGE, pluginsList, pluginsValidate, pluginsNew } from './plugins.js'
-import { StdioBridge, parseHeaders } from './mcp-stdio.js'
-import { tokenCreate } from './token.js'
-import { startBanner } from './start-banner.js'
+import type { FirstRunToken } from '../auth/index.js'
+import type { Config } from '../config/index.js'
 
 const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string }
 
@@ -84,10 +79,13 @@ export async function main(
     return positionals.length === 0 && values.help !== true ? 2 : 0
   }
   const command = positionals[0]
-  if (command === 'plugins' && positionals[1] === 'new') return pluginsNew(positionals[2], values.dir, out)
+  // each command loads only what it runs: --version or token create answer at once, where the whole
+  // platform (every area, isolated-vm, LMDB) takes seconds to import
+  if (command === 'plugins' && positionals[1] === 'new')
+    return (await import('./plugins.js')).pluginsNew(positionals[2], values.dir, out)
   if (command === 'plugins' && positionals[1] === 'validate') {
     try {
-      return await pluginsValidate(positionals[2], out)
+      return await (await import('./plugins.js')).pluginsValidate(positionals[2], out)
     } catch (e) {
       out.error(`platform: ${(e as Error).stack ?? String(e)}`)
       return 1
@@ -95,17 +93,18 @@ export async function main(
   }
   if (command === 'plugins' && positionals[1] !== 'list') {
     out.error(
-      `platform: ${positionals[1] === undefined ? 'plugins needs a subcommand' : `unknown plugins subcommand '${positionals[1]}'`}\n\n${PLUGINS_USAGE}`
+      `platform: ${positionals[1] === undefined ? 'plugins needs a subcommand' : `unknown plugins subcommand '${positionals[1]}'`}\n\n${(await import('./plugins.js')).PLUGINS_USAGE}`
     )
     return 2
   }
-  if (command === 'token') return tokenCreate(positionals[1], values, out)
+  if (command === 'token') return (await import('./token.js')).tokenCreate(positionals[1], values, out)
   if (command === 'mcp-stdio') {
     // stdout carries the protocol: every message from here on goes to stderr
     if (values.url === undefined || !/^https?:\/\//.test(values.url)) {
       out.error(`platform: mcp-stdio needs --url http(s)://host:port/path\n\n${USAGE}`)
       return 2
     }
+    const { StdioBridge, parseHeaders } = await import('./mcp-stdio.js')
     let headers
     try {
       headers = parseHeaders(values.header)
@@ -152,10 +151,12 @@ export async function main(
       }
       overrides[kv.slice(0, i)] = v
     }
+    const { loadConfig } = await import('../areas.js')
     const config = loadConfig({ file: values.config, overrides })
-    if (command === 'plugins') return await pluginsList(config, values.json === true, out)
+    if (command === 'plugins')
+      return await (await import('./plugins.js')).pluginsList(config, values.json === true, out)
     // the first-run token joins the configured ones as a hash; the configuration files stay as they are
-    const first = firstRunToken(config)
+    const first = (await import('../auth/index.js')).firstRunToken(config)
     const withFirst = first === undefined ? overrides : { ...overrides, 'platform.auth.tokens': [first.entry] }
     const load = () => loadConfig({ file: values.config, overrides: withFirst })
     return await serve(first === undefined ? config : load(), out, load, first)
@@ -180,14 +181,10 @@ function intFlag(name: string, v: string): number {
   return Number(v)
 }
 
-async function serve(
-  config: ReturnType<typeof loadConfig>,
-  out: Out,
-  reread: () => ReturnType<typeof loadConfig>,
-  firstRun?: FirstRunToken
-): Promise<number> {
+async function serve(config: Config, out: Out, reread: () => Config, firstRun?: FirstRunToken): Promise<number> {
   let started
   try {
+    const [{ startPlatform }, { installAreas }] = await Promise.all([import('../platform.js'), import('../areas.js')])
     started = await startPlatform({ config, install: installAreas })
   } catch (err) {
     // a token nobody was shown is of no use: the next start makes and prints another
@@ -199,6 +196,7 @@ async function serve(
   platform.logger.info({ url }, 'platform listening')
   out.error(`platform listening on ${url}`)
   const agents = platform.plugins.agents().map((a) => a.name)
+  const { startBanner } = await import('./start-banner.js')
   for (const line of startBanner({ url, config, agents, firstRun, node: platform.node.id })) out.error(line)
   // SIGHUP reads the configuration again and applies the plugin grants; other keys need a restart
   let current = config
