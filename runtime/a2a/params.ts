@@ -4,7 +4,8 @@
  * say (no text to answer, output modes this agent cannot meet, a timestamp that must parse) is
  * checked after it.
  */
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js'
+import type { ValidateFunction } from 'ajv/dist/2020.js'
+import { compileOnUse } from '../config/index.js'
 import type { Message, Part, TaskState } from './a2a-types.js'
 import {
   CANCEL_TASK_SCHEMA,
@@ -50,16 +51,17 @@ interface RawList {
 }
 
 // verbose: an error carries its schema and value, so a range is named with both its bounds
-const ajv = new Ajv2020({ strict: false, allErrors: false, verbose: true })
-const validateSend = ajv.compile<RawSend>(SEND_SCHEMA)
-const validateList = ajv.compile<RawList>(LIST_SCHEMA)
+const OPTIONS = { strict: false, allErrors: false, verbose: true }
+const validateSend = compileOnUse<RawSend>(SEND_SCHEMA, OPTIONS)
+const validateList = compileOnUse<RawList>(LIST_SCHEMA, OPTIONS)
 const validateTaskId = {
-  GetTask: ajv.compile<RawTaskId>(GET_TASK_SCHEMA),
-  CancelTask: ajv.compile<RawTaskId>(CANCEL_TASK_SCHEMA),
-  SubscribeToTask: ajv.compile<RawTaskId>(SUBSCRIBE_SCHEMA)
+  GetTask: compileOnUse<RawTaskId>(GET_TASK_SCHEMA, OPTIONS),
+  CancelTask: compileOnUse<RawTaskId>(CANCEL_TASK_SCHEMA, OPTIONS),
+  SubscribeToTask: compileOnUse<RawTaskId>(SUBSCRIBE_SCHEMA, OPTIONS)
 }
 
-function check<T>(validate: ValidateFunction<T>, params: unknown): T {
+function check<T>(validator: () => ValidateFunction<T>, params: unknown): T {
+  const validate = validator()
   if (validate(params)) return params
   throw paramsError(validate.errors)
 }

@@ -6,7 +6,8 @@
  * the assistant's tool calls and their results (a frontend tool the client ran): then the run
  * continues from them. `tools` are the client's frontend tools, offered to the model.
  */
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js'
+import type { ErrorObject } from 'ajv/dist/2020.js'
+import { compileOnUse } from '../config/index.js'
 import { PlatformError } from '../contracts/index.js'
 import { MAX_CONVERSATION_ID_LENGTH } from './memory.js'
 import type { AiMessage, AiToolCall, AiToolSpec } from './runtime.js'
@@ -111,7 +112,7 @@ interface RawInput {
   forwardedProps?: unknown
 }
 
-const validate = new Ajv2020({ strict: false, allErrors: false }).compile<RawInput>(SCHEMA)
+const validator = compileOnUse<RawInput>(SCHEMA, { strict: false, allErrors: false })
 
 const bad = (detail: string): PlatformError => new PlatformError(AI_ERRORS.INVALID_AGUI_INPUT, { detail })
 
@@ -120,6 +121,7 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> =>
 
 /** Checks a parsed body and turns it into a run; a PlatformError (400) says what is wrong. */
 export function parseAguiInput(body: unknown): AguiRunInput {
+  const validate = validator()
   if (!validate(body)) throw bad(describe(validate.errors?.[0]))
   const raw = body
   const last = raw.messages[raw.messages.length - 1]!

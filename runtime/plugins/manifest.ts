@@ -1,6 +1,7 @@
 import { statSync } from 'node:fs'
 import { join, resolve, relative, isAbsolute, sep } from 'node:path'
-import { Ajv2020, type ErrorObject } from 'ajv/dist/2020.js'
+import type { ErrorObject } from 'ajv/dist/2020.js'
+import { compileOnUse } from '../config/index.js'
 import { readRegularFile } from '../config/index.js'
 import { PlatformError } from '../contracts/index.js'
 import { PLUGINS_ERRORS } from './errors.js'
@@ -61,8 +62,7 @@ export interface ParsedManifest {
   askedLimits: Partial<Manifest['limits']>
 }
 
-const ajv = new Ajv2020({ allErrors: true, strict: false })
-const validate = ajv.compile(MANIFEST_SCHEMA)
+const validator = compileOnUse(MANIFEST_SCHEMA, { allErrors: true, strict: false })
 
 function field(path: string): string {
   return path
@@ -96,6 +96,7 @@ function describe(e: ErrorObject): string {
 
 /** Validates a parsed plugin.json; throws MANIFEST_INVALID listing every problem. */
 export function parseManifest(raw: unknown): ParsedManifest {
+  const validate = validator()
   if (!validate(raw))
     throw new PlatformError(PLUGINS_ERRORS.MANIFEST_INVALID, { errors: validate.errors!.map(describe) })
   const m = raw as {
