@@ -23,8 +23,9 @@ import { installAreas, loadConfig } from '../../runtime/areas.js'
 import { governanceOf } from '../../runtime/governance/index.js'
 import { parseManifest } from '../../runtime/plugins/manifest.js'
 
-// a platform with the bundled plugins starts for every shell block: about 45 s on an idle 2-core box
-t.setTimeout(300_000)
+// a platform with the bundled plugins starts for every shell block: about 45 s on an idle 2-core box,
+// 240 s in a CI dry run beside the other test files
+t.setTimeout(480_000)
 
 const BUNDLED = join(ROOT, 'plugins')
 const SHELL = new Set(['sh', 'bash', 'shell', 'console'])
