@@ -6,6 +6,9 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import WebSocket from 'ws'
 
+// every case spawns the CLI (some twice, some through npm): 99 s of the default 120 in a CI dry run
+t.setTimeout(240_000)
+
 const root = fileURLToPath(new URL('../..', import.meta.url))
 const bin = join(root, 'bin', 'platform.js')
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }
