@@ -35,9 +35,11 @@ t.test('a completion: the message, stop, usage; the same record is an interactio
     choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: /You said: "hello"/ } }],
     usage: { prompt_tokens: Number, completion_tokens: Number, total_tokens: Number }
   })
-  t.match(c.choices[0]!.message.content, /Be brief\./, 'the system message reached the model')
   const rest = await fetch(`${tp.url}/api/interactions/${c.id}`, { headers: { authorization: `Bearer ${ALICE}` } })
-  t.equal((await rest.json()).finalText, c.choices[0]!.message.content)
+  const record = await rest.json()
+  t.equal(record.finalText, c.choices[0]!.message.content)
+  // the demo runtime no longer reads a prompt back: the turn's recorded input shows the system message went in
+  t.match(JSON.stringify(record), /Be brief\./, 'the system message reached the turn')
   t.equal((await alice.responses.retrieve(c.id)).output_text, c.choices[0]!.message.content, 'and a response')
 })
 
