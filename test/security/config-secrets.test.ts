@@ -48,6 +48,21 @@ const CASES: Case[] = [
     secret: 'sk-chat-secret-4410'
   },
   {
+    key: 'platform.postgres.url',
+    secret: 'pg-shared-secret',
+    source: { yaml: 'platform.postgres.url: [postgres://app:pg-shared-secret@127.0.0.1/db]\n' }
+  },
+  {
+    key: 'platform.cluster.redis-url',
+    secret: 'redis-pass-secret',
+    source: { yaml: 'platform.cluster.redis-url: [redis://:redis-pass-secret@127.0.0.1:6379]\n' }
+  },
+  {
+    key: 'platform.mcp.servers',
+    secret: 'mcp-env-secret',
+    source: { yaml: 'platform.mcp.servers: [GITHUB_TOKEN=mcp-env-secret]\n' }
+  },
+  {
     key: 'platform.interactions.postgres.url',
     // a list where one URL is expected: the URL carries the database password
     source: { yaml: 'platform.interactions.postgres.url: [postgres://app:pg-pass-secret@127.0.0.1/db]\n' },
