@@ -95,31 +95,23 @@ export class ExternalServer {
 
   /** Calls one of the server's tools; a server that is down or too slow is a PlatformError naming it. */
   async callTool(tool: string, args: Record<string, unknown>, opts: CallOptions = {}): Promise<unknown> {
-    const client = this.#client
-    if (client === undefined || this.#state !== 'connected')
-      throw new PlatformError(MCP_ERRORS.MCP_SERVER_UNAVAILABLE, {
-        server: this.name,
-        detail: this.#error ?? `not connected (${this.#state})`
-      })
-    try {
-      return await client.callTool({ name: tool, arguments: args }, undefined, {
+    return await this.request(tool, (c) =>
+      c.callTool({ name: tool, arguments: args }, undefined, {
         timeout: this.config.timeoutMs,
         ...(opts.signal !== undefined ? { signal: opts.signal } : {}),
         ...(opts.onProgress !== undefined ? { onprogress: opts.onProgress } : {})
       })
-    } catch (err) {
-      throw this.callFailure(tool, err)
-    }
+    )
   }
 
   async readResource(uri: string, signal?: AbortSignal): Promise<unknown> {
-    return await this.request((c) =>
+    return await this.request('', (c) =>
       c.readResource({ uri }, { timeout: this.config.timeoutMs, ...(signal !== undefined ? { signal } : {}) })
     )
   }
 
   async getPrompt(name: string, args: Record<string, string>, signal?: AbortSignal): Promise<unknown> {
-    return await this.request((c) =>
+    return await this.request('', (c) =>
       c.getPrompt(
         { name, arguments: args },
         { timeout: this.config.timeoutMs, ...(signal !== undefined ? { signal } : {}) }
@@ -127,7 +119,8 @@ export class ExternalServer {
     )
   }
 
-  private async request<T>(run: (c: Client) => Promise<T>): Promise<T> {
+  /** Runs one request on the connected client; `tool` names the tool in a failure ('' for others). */
+  private async request<T>(tool: string, run: (c: Client) => Promise<T>): Promise<T> {
     const client = this.#client
     if (client === undefined || this.#state !== 'connected')
       throw new PlatformError(MCP_ERRORS.MCP_SERVER_UNAVAILABLE, {
@@ -137,7 +130,7 @@ export class ExternalServer {
     try {
       return await run(client)
     } catch (err) {
-      throw this.callFailure('', err)
+      throw this.callFailure(tool, err)
     }
   }
 
