@@ -48,7 +48,12 @@ export const interactionsArea: Area = {
       quota: () => ({
         runsInFlight: cfg.get('platform.interactions.quota.runs-in-flight'),
         bytesPerMinute: cfg.get('platform.interactions.quota.bytes-per-minute')
-      })
+      }),
+      idempotency: {
+        maxKeys: cfg.get('platform.interactions.idempotency.max-keys'),
+        ttlMs: cfg.get('platform.interactions.idempotency.ttl-seconds') * 1000,
+        syncWaitMs: cfg.get('platform.interactions.sync-timeout-ms')
+      }
     })
     const streams = new InteractionStreams(platform, {
       store,

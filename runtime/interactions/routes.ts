@@ -7,8 +7,9 @@
 import type { Platform } from '../platform.js'
 import { type Context } from '../http/index.js'
 import { PlatformError, isPlatformError } from '../contracts/index.js'
-import { fingerprint, IdempotencyKeys } from './idempotency.js'
-import type { InteractionRequest, InteractionService } from './service.js'
+import { fingerprint } from './idempotency.js'
+import type { InteractionService } from './service.js'
+import type { InteractionRequest } from './interaction-request.js'
 import { INTERACTION_ID, MAX_LIST_LIMIT } from './store-input.js'
 import type { IdempotencyClaim, Interaction } from './types.js'
 import { resumePoint, type InteractionStreams } from './stream.js'
@@ -33,13 +34,6 @@ const BODY_KEYS = [
 
 export function installRoutes(platform: Platform, service: InteractionService, streams: InteractionStreams): void {
   const { http, config, principals } = platform
-  const keys = new IdempotencyKeys({
-    store: service.store,
-    read: (owner, id) => service.get(owner, id),
-    maxKeys: config.get('platform.interactions.idempotency.max-keys'),
-    ttlMs: config.get('platform.interactions.idempotency.ttl-seconds') * 1000,
-    syncWaitMs: config.get('platform.interactions.sync-timeout-ms')
-  })
   const reader = (ctx: Context): string => service.readerOf(principals.resolve(ctx)?.name)
   /** A create or continue of `owner` within its quota, else 429 with Retry-After (nothing started). */
   const admit = (ctx: Context, owner: string): void => {
@@ -68,7 +62,7 @@ export function installRoutes(platform: Platform, service: InteractionService, s
   ): Promise<Interaction> => {
     const key = ctx.header('idempotency-key')
     if (key === undefined) return await run()
-    const { interaction, replayed } = await keys.run(owner, key, fingerprint(route, ctx.body), run)
+    const { interaction, replayed } = await service.idempotency.run(owner, key, fingerprint(route, ctx.body), run)
     if (replayed) ctx.setHeader('idempotent-replayed', 'true')
     return interaction
   }

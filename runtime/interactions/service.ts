@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { CreateInteraction } from 'agent-platform/client'
-import type { AiMessage, AiService, TurnRequest } from '../ai/index.js'
+import type { AiMessage, AiService } from '../ai/index.js'
 import { PlatformError, isPlatformError } from '../contracts/index.js'
 import type { Logger } from '../observability/index.js'
 import { Cancellation, type RegisteredAgent } from '../plugins/index.js'
@@ -10,39 +9,12 @@ import { RunTable, snapshot, type Run } from './run-table.js'
 import { isoDuration } from './iso-duration.js'
 import { headerOf, interactionOf } from './store-input.js'
 import type { StepFeed } from './feed.js'
-import type {
-  IdempotencyClaim,
-  Interaction,
-  InteractionHeader,
-  InteractionStep,
-  InteractionStore,
-  ListPage
-} from './types.js'
+import type { Interaction, InteractionHeader, InteractionStep, InteractionStore, ListPage } from './types.js'
 import { HTTP_ERRORS } from '../http/index.js'
 import { INTERACTION_ERRORS } from './errors.js'
 import { PrincipalQuota, type QuotaLimits } from './quota.js'
-
-/** A create or continue body (the client's `CreateInteraction`), validated by the routes. */
-export interface InteractionRequest extends CreateInteraction {
-  background: boolean
-  store: boolean
-  /** The caller's roles as its credentials establish them (never the body): the policies read them. */
-  roles?: readonly string[]
-  /** The request's Idempotency-Key, saved with the record; a key held already throws IDEMPOTENCY_KEY_HELD. */
-  idempotency?: IdempotencyClaim
-  /**
-   * Earlier messages the client sends with this turn (an OpenAI-style input of several items):
-   * the model reads them after the conversation's own history, and they are not remembered.
-   */
-  history?: AiMessage[]
-  /**
-   * The client's input as the OpenAI-compatible API keeps it: the data of the `input` step,
-   * recorded first, so the record can list the input back and a later turn can continue it.
-   */
-  input?: Record<string, unknown>
-  /** Passed to the turn as they are (see TurnRequest). */
-  turn?: Pick<TurnRequest, 'images' | 'maxOutputTokens' | 'clientTools' | 'continuation'>
-}
+import { IdempotencyKeys, type IdempotencyOptions } from './idempotency.js'
+import type { InteractionRequest } from './interaction-request.js'
 
 export interface InteractionServiceOptions {
   store: InteractionStore
@@ -57,6 +29,7 @@ export interface InteractionServiceOptions {
   demoPrincipal: () => string | undefined
   /** The per-principal quota's limits, re-read on each request. */
   quota: () => QuotaLimits
+  idempotency: Pick<IdempotencyOptions, 'maxKeys' | 'ttlMs' | 'syncWaitMs'>
 }
 
 /**
@@ -71,13 +44,15 @@ export class InteractionService {
   private readonly runs = new RunTable()
   // #private: platform.provide freezes the service, and close() still flips this
   #closing = false
-  // one quota for every API that starts runs (the REST routes, the OpenAI-compatible API)
+  // one quota and one key map (bounded by max-keys) for every API that starts runs
   readonly #quota: PrincipalQuota
+  readonly idempotency: IdempotencyKeys
 
   constructor(private readonly opts: InteractionServiceOptions) {
     this.store = opts.store
     this.feed = opts.feed
     this.#quota = new PrincipalQuota(opts.quota, (owner) => this.inFlightOf(owner))
+    this.idempotency = new IdempotencyKeys({ store: opts.store, read: (o, id) => this.get(o, id), ...opts.idempotency })
   }
 
   /**

@@ -2,7 +2,7 @@ import t from 'tap'
 import * as client from '../../sdk/client.js'
 import type * as wire from '../../sdk/client.js'
 import type * as served from '../../runtime/interactions/types.js'
-import type { InteractionRequest } from '../../runtime/interactions/service.js'
+import type { InteractionRequest } from '../../runtime/interactions/interaction-request.js'
 import type { TokenUsage } from '../../runtime/ai/runtime.js'
 import { STREAM_PATH } from '../../runtime/interactions/stream.js'
 
