@@ -13,13 +13,7 @@ import { NO_ECHO, responseObject, type ResponseEcho } from './response-object.js
 import { ResponseEvents, type ResponseEvent } from './response-events.js'
 import { parseResponseRequest, invalid } from './response-request.js'
 import { followSteps } from './step-follower.js'
-import {
-  fingerprint,
-  IdempotencyKeys,
-  INTERACTION_ERRORS,
-  type IdempotencyClaim,
-  type Interaction
-} from '../interactions/index.js'
+import { fingerprint, INTERACTION_ERRORS, type IdempotencyClaim, type Interaction } from '../interactions/index.js'
 import { inputItemsPage } from './input-items.js'
 import { parseChatRequest } from './chat-request.js'
 import { ChatChunks, chatCompletion } from './chat-object.js'
@@ -43,13 +37,6 @@ export function installOpenAiRoutes(platform: Platform, api: OpenAiApi): void {
   edge.get('/v1/models', () => ({ object: 'list', data: api.models() }))
   edge.get('/v1/models/{model}', (ctx) => api.model(api.agent(ctx.params.model ?? '')))
 
-  const keys = new IdempotencyKeys({
-    store: service.store,
-    read: (owner, id) => service.get(owner, id),
-    maxKeys: config.get('platform.interactions.idempotency.max-keys'),
-    ttlMs: config.get('platform.interactions.idempotency.ttl-seconds') * 1000,
-    syncWaitMs: config.get('platform.interactions.sync-timeout-ms')
-  })
   /**
    * Within the owner's quota (one budget whichever API starts the run), once per
    * `Idempotency-Key`: a retry with the same body gets the first response, another body a 409.
@@ -69,7 +56,7 @@ export function installOpenAiRoutes(platform: Platform, api: OpenAiApi): void {
       )
     const key = ctx.header('idempotency-key')
     if (key === undefined) return await run()
-    const { interaction, replayed } = await keys.run(owner, key, fingerprint(route, ctx.body), run)
+    const { interaction, replayed } = await service.idempotency.run(owner, key, fingerprint(route, ctx.body), run)
     if (replayed) ctx.setHeader('idempotent-replayed', 'true')
     return interaction
   }

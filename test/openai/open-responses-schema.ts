@@ -53,7 +53,7 @@ const usage = {
 }
 
 // a response object has all of these keys, nullable ones as null; `status` one of six values
-const RESPONSE_KEYS = [
+export const RESPONSE_KEYS = [
   'id',
   'object',
   'created_at',

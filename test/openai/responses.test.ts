@@ -1,5 +1,6 @@
 import t from 'tap'
 import { ALICE, BOB, client, failure, startOpenAi } from './helpers.js'
+import { RESPONSE_KEYS } from './open-responses-schema.js'
 
 const tp = await startOpenAi()
 t.teardown(tp.close)
@@ -33,7 +34,7 @@ t.test('a non-streamed response: every key, usage, metadata, readable through GE
     store: true,
     background: false
   })
-  for (const k of KEYS) t.ok(Object.hasOwn(r, k), `key ${k}`)
+  for (const k of RESPONSE_KEYS) t.ok(Object.hasOwn(r, k), `key ${k}`)
   t.equal(r.output[0]?.type, 'message')
   t.ok(r.output_text.length > 0, 'the client reads output_text')
   // that the model receives the instructions is the fake model's Open Responses 'system prompt' case
@@ -140,37 +141,3 @@ t.test('cancel and delete', async (t) => {
   t.match(await failure(alice.responses.delete(done.id)), { status: 404 })
   t.match(await failure(alice.responses.cancel('int-unknown')), { status: 404 })
 })
-
-const KEYS = [
-  'id',
-  'object',
-  'created_at',
-  'completed_at',
-  'status',
-  'incomplete_details',
-  'model',
-  'previous_response_id',
-  'instructions',
-  'output',
-  'error',
-  'tools',
-  'tool_choice',
-  'truncation',
-  'parallel_tool_calls',
-  'text',
-  'top_p',
-  'presence_penalty',
-  'frequency_penalty',
-  'top_logprobs',
-  'temperature',
-  'reasoning',
-  'usage',
-  'max_output_tokens',
-  'max_tool_calls',
-  'store',
-  'background',
-  'service_tier',
-  'metadata',
-  'safety_identifier',
-  'prompt_cache_key'
-]
