@@ -14,12 +14,19 @@ import { clientCalls, inputOf } from './response-object.js'
 
 /** What a create asks of the turn, whichever API's request it came from. */
 export interface TurnAsk {
+  /** The agent `model` names. */
   model: string
+  /** The last user message: the turn's message; undefined when the input only answers the previous response's calls. */
   message: string | undefined
+  /** The input items before it (user and assistant messages), read by the model after the conversation. */
   history: AiMessage[]
+  /** Function calls and their outputs after the message: the model answers them now. */
   continuation: AiMessage[]
+  /** The images of the last user message. */
   images: string[]
+  /** The input items as the record keeps them (`input_items` lists them). */
   items: StoredItem[]
+  /** `instructions` then the system and developer items, joined: the agent's system prompt for this turn. */
   systemPrompt: string | undefined
   metadata: Record<string, string>
   store: boolean

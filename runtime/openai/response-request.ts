@@ -1,32 +1,13 @@
-import type { AiMessage, AiToolSpec } from '../ai/index.js'
+import type { AiToolSpec } from '../ai/index.js'
+import type { TurnAsk } from './api.js'
 import { RESERVED_METADATA } from '../interactions/index.js'
-import { invalid, isObject, parseInput, unsupported, type StoredItem } from './response-input.js'
+import { invalid, isObject, parseInput, unsupported } from './response-input.js'
 
 export { invalid } from './response-input.js'
 
 /** A `POST /v1/responses` body, checked, in the terms of an interaction. */
-export interface ResponseRequest {
-  /** The agent `model` names. */
-  model: string
-  /** The last user message: the turn's message; undefined when the input only answers the previous response's calls. */
-  message: string | undefined
-  /** The input items before it (user and assistant messages), read by the model after the conversation. */
-  history: AiMessage[]
-  /** Function calls and their outputs after the message: the model answers them now. */
-  continuation: AiMessage[]
-  /** The images of the last user message. */
-  images: string[]
-  /** The input items as the record keeps them (`input_items` lists them). */
-  items: StoredItem[]
-  /** `instructions` then the system and developer items, joined: the agent's system prompt for this turn. */
-  systemPrompt: string | undefined
+export interface ResponseRequest extends TurnAsk {
   instructions: string | null
-  metadata: Record<string, string>
-  store: boolean
-  background: boolean
-  stream: boolean
-  previousResponseId: string | undefined
-  maxOutputTokens: number | undefined
   /** The client's function tools (none when `tool_choice` is 'none'). */
   tools: AiToolSpec[]
   /** What the response echoes: the tools as sent and the choice. */
