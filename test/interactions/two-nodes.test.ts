@@ -1,25 +1,35 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { Client } from 'pg'
 import { TERMINAL_STATUSES, type InteractionHeader } from '../../runtime/interactions/types.js'
 import { OpenAiServer, deltaChunk, sseEvents } from '../helpers/openai-server.js'
 import { testPostgres } from '../helpers/postgres.js'
 import { startInteractions, type Answer } from './helpers.js'
 
-// Two platform processes on one Postgres database, the second started while the first has a
-// background run in flight: the second must not mark that run interrupted, and the run must end
-// once, with one terminal step, as its own node ends it.
-t.test('a run whose end another node wrote stops: no step after it, viewers get the stored end', async (t) => {
+/** A model that streams `deltas` text deltas, holding after the first `pause` until `release()`. */
+async function heldModel(
+  t: Test,
+  deltas: number,
+  pause: number
+): Promise<{ model: OpenAiServer; release: () => void }> {
   const model = await new OpenAiServer().start()
   t.teardown(() => model.close())
   let release!: () => void
   const held = new Promise<void>((resolve) => (release = resolve))
   model.chat = () => ({
     stream: sseEvents([
-      ...Array.from({ length: 20 }, (_, i) => deltaChunk({ content: `d${i} ` })),
+      ...Array.from({ length: deltas }, (_, i) => deltaChunk({ content: `d${i} ` })),
       deltaChunk({}, 'stop')
     ]),
-    pauseAt: { index: 5, until: held }
+    pauseAt: { index: pause, until: held }
   })
+  return { model, release }
+}
+
+// Two platform processes on one Postgres database, the second started while the first has a
+// background run in flight: the second must not mark that run interrupted, and the run must end
+// once, with one terminal step, as its own node ends it.
+t.test('a run whose end another node wrote stops: no step after it, viewers get the stored end', async (t) => {
+  const { model, release } = await heldModel(t, 20, 5)
   const tp = await startInteractions({
     'platform.interactions.store': 'memory',
     'platform.interactions.text-coalesce-ms': 0,
@@ -68,18 +78,8 @@ const pg = await testPostgres(t)
 if (pg !== undefined)
   t.test('a node started beside a live one leaves its run alone; the run ends once', async (t) => {
     const url = await pg.database(t)
-    const model = await new OpenAiServer().start()
-    t.teardown(() => model.close())
-    let release!: () => void
-    const held = new Promise<void>((resolve) => (release = resolve))
     // the stream stops after 10 deltas until the second node is up: the run is in flight then
-    model.chat = () => ({
-      stream: sseEvents([
-        ...Array.from({ length: 30 }, (_, i) => deltaChunk({ content: `d${i} ` })),
-        deltaChunk({}, 'stop')
-      ]),
-      pauseAt: { index: 10, until: held }
-    })
+    const { model, release } = await heldModel(t, 30, 10)
     const config = {
       'platform.interactions.store': 'postgres',
       'platform.postgres.url': url,
