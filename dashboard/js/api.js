@@ -32,7 +32,8 @@ export class ApiError extends Error {
   }
 }
 
-const MAKE_TOKEN = 'node bin/platform.js token create --principal you --role admin'
+/** The command that makes a token, as the refusal messages and the playground say it. */
+export const MAKE_TOKEN = 'node bin/platform.js token create --principal you --role admin'
 
 // Refusals whose cause the status alone does not tell: a 403 is a switched-off surface as often as
 // a missing role, and no token means something else than a rejected one. Keyed by the body's code.
