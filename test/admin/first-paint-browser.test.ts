@@ -119,7 +119,7 @@ t.test('the Agents tab as the first view draws 200 agents, then all on request',
     () =>
       new Promise<number>((resolve) => {
         const start = performance.now()
-        const body = document.querySelector('#panel-agents table')!.tBodies[0]!
+        const body = document.querySelector<HTMLTableElement>('#panel-agents table')!.tBodies[0]!
         new MutationObserver((_, o) => {
           if (body.rows.length < 1000) return
           o.disconnect()
