@@ -31,7 +31,7 @@ export const clusterArea: Area = {
     })
     backplane.start()
     platform.extend(BACKPLANE, backplane)
-    platform.addReadiness('backplane', () => backplane.available(), 'degraded')
+    platform.addReadiness('backplane', () => (backplane.available() ? true : 'degraded'))
     platform.onClose(() => backplane.close())
     // limits count across the cluster on the same Redis; out of reach, they refuse (fail closed)
     const counters = new RedisCounters({
