@@ -41,7 +41,7 @@ export const clusterArea: Area = {
     })
     counters.start()
     platform.extend(SHARED_COUNTERS, counters)
-    platform.addReadiness('counters', () => counters.available(), 'degraded')
+    platform.addReadiness('counters', () => (counters.available() ? true : 'degraded'))
     platform.onClose(() => counters.close())
     platform.logger.info({ node: platform.node.id }, 'cluster mode: this node joins through Redis')
   }

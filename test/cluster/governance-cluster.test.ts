@@ -1,4 +1,6 @@
-import t from 'tap'
+// governance across the nodes of a cluster, and the shared-counter contract its limits count on
+import t, { type Test } from 'tap'
+import { createClient } from 'redis'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -9,9 +11,13 @@ import { governanceOf } from '../../runtime/governance/index.js'
 import { governanceArea } from '../../runtime/governance/install.js'
 import { scopeArea } from '../../runtime/scope/install.js'
 import type { Admission } from '../../runtime/governance/gate.js'
+import { RedisCounters } from '../../runtime/cluster/redis-counters.js'
+import { createLogger } from '../../runtime/observability/index.js'
+import { InProcessCounters } from '../../runtime/store/index.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { testRedis } from '../helpers/redis.js'
 import { until } from './backplane-contract.js'
+import { runCountersContract } from './counters-contract.js'
 
 // two nodes of one cluster in this process, sharing one throwaway Redis (each its own data directory)
 const redis = await testRedis(t)
@@ -166,6 +172,9 @@ if (redis !== undefined) {
         deniedFor(await admit(nodes.a, 'down-user')),
         'rate-limited: the shared counters cannot be reached, so user:down-user is refused until they can (fail closed)'
       )
+      const ready = await fetch(`${nodes.a.url}/readyz`)
+      t.equal(ready.status, 200, 'the node keeps serving')
+      t.match(await ready.json(), { status: 'DEGRADED', checks: { counters: 'DEGRADED' } })
       const armed = await post(nodes.a, '/kill-switch/arm', { reason: 'armed during the outage' })
       t.equal(armed.status, 200, 'arming does not need Redis: it is stored on A and holds there')
       t.equal(deniedFor(await admit(nodes.a, 'down-user')), 'armed during the outage')
@@ -178,4 +187,72 @@ if (redis !== undefined) {
       t.ok(await within(5000, async () => (await admit(nodes.a, 'up-user')).admitted), 'limits count again')
     }
   )
+}
+
+runCountersContract(t, 'in-process', async () => {
+  // one process is one medium: every node of it counts on the same instance
+  const counters = new InProcessCounters()
+  return { node: async () => counters }
+})
+
+// the counters alone, after the two nodes' cases: each fixture's nodes use their own key prefix
+const logger = createLogger('silent')
+let fixtures = 0
+
+if (redis !== undefined) {
+  const open = async (t: Test, node: string, extra: Partial<ConstructorParameters<typeof RedisCounters>[0]> = {}) => {
+    const c = new RedisCounters({ url: redis.url, node, logger, prefix: `test${fixtures}:`, maxRetryMs: 100, ...extra })
+    t.teardown(() => c.close())
+    c.start()
+    await until(() => c.available(), `${node} connected`)
+    return c
+  }
+
+  runCountersContract(t, 'redis', async (t) => {
+    fixtures++
+    return { node: (id) => open(t, id) }
+  })
+
+  t.test('redis: a slot its node keeps renewing outlives its ttl; a dead node’s slot expires', async (t) => {
+    fixtures++
+    const a = await open(t, 'node-a', { slotTtlMs: 150 })
+    const b = await open(t, 'node-b', { slotTtlMs: 150 })
+    t.equal((await a.slots('cc', 1).acquire('alice')).acquired, true)
+    // several ttls pass while a holds it: its renewals keep it
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 150))
+      t.equal((await b.slots('cc', 1).acquire('alice', true)).acquired, false, 'still held by a')
+    }
+    // a slot written as a node that then died writes it: scored with an expiry nobody renews
+    const raw = createClient({ url: redis.url })
+    await raw.connect()
+    t.teardown(() => raw.close())
+    const key = `test${fixtures}:s:2:cc:bob`
+    const [sec, micro] = await raw.time().then((r) => [Number(r[0]), Number(r[1])])
+    await raw.zAdd(key, { score: sec * 1000 + Math.floor(micro / 1000) + 200, value: 'dead-node:0' })
+    t.equal((await b.slots('cc', 1).acquire('bob', true)).acquired, false, 'the dead node’s slot counts a while')
+    let freed = false
+    for (let i = 0; i < 300 && !freed; i++) {
+      freed = (await b.slots('cc', 1).acquire('bob', true)).acquired
+      if (!freed) await new Promise((r) => setTimeout(r, 10))
+    }
+    t.ok(freed, 'then it expires and the slot is free')
+  })
+
+  t.test('redis: out of reach, every count rejects at once; back, counting resumes', async (t) => {
+    fixtures++
+    const a = await open(t, 'node-a')
+    const w = a.window('rl', 5, 60_000)
+    const p = a.slots('cc', 5)
+    t.same(await w.hit('alice'), { admitted: true, count: 1 })
+    t.equal((await p.acquire('alice')).acquired, true)
+    await redis.stop()
+    await until(() => !a.available(), 'a sees Redis gone')
+    await t.rejects(Promise.resolve(w.hit('alice')), /cannot be reached/, 'a window hit rejects')
+    await t.rejects(Promise.resolve(p.acquire('alice')), /cannot be reached/, 'an acquire rejects')
+    t.doesNotThrow(() => p.release('alice'), 'a release does not throw (the slot expires instead)')
+    await redis.start()
+    await until(() => a.available(), 'a reconnected')
+    t.same(await w.hit('fresh'), { admitted: true, count: 1 }, 'counting resumes (Redis restarted empty)')
+  })
 }
