@@ -1,4 +1,4 @@
-import { Pool, type PoolClient, type QueryResult, type QueryResultRow } from 'pg'
+import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg'
 import { PlatformError } from '../contracts/index.js'
 import { INTERACTION_ERRORS } from './errors.js'
 import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
@@ -116,6 +116,8 @@ export class PostgresInteractionStore implements InteractionStore {
 
   async start(): Promise<number> {
     if (this.pool !== undefined) throw new Error('the postgres interaction store is started already')
+    // imported here: every platform start would otherwise load the driver, most only to use LMDB
+    const { Pool } = await import('pg')
     const pool = new Pool({
       connectionString: this.opts.url,
       max: this.opts.poolSize,
