@@ -18,7 +18,8 @@ import { INTERACTION_ERRORS } from './errors.js'
 export const interactionsArea: Area = {
   name: 'interactions',
   errors: INTERACTION_ERRORS,
-  dependsOn: ['ai', 'transport'],
+  // cluster: its lease (`platform.cluster.lease-ms`) is how long this node owns a run it stops renewing
+  dependsOn: ['cluster', 'ai', 'transport'],
   configKeys: INTERACTIONS_CONFIG_KEYS,
   async install(platform: Platform): Promise<void> {
     const demo = platform.config.get('platform.interactions.demo-principal')
@@ -35,9 +36,12 @@ export const interactionsArea: Area = {
     if (interrupted > 0)
       platform.logger.warn({ interrupted }, 'interactions left running by the previous process marked FAILED')
     const cfg = platform.config
+    // in cluster mode live steps also reach, and come from, the other nodes
+    const backplane = cfg.get('platform.cluster.enabled') ? platform.backplane() : undefined
     const service = new InteractionService({
       store,
-      feed: new StepFeed(),
+      feed: new StepFeed(backplane),
+      cluster: { node: platform.node.id, leaseMs: cfg.get('platform.cluster.lease-ms'), backplane },
       ai: platform.area(AI),
       agents: () => platform.plugins.agents(),
       logger: platform.logger,
