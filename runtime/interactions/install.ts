@@ -18,8 +18,7 @@ import { INTERACTION_ERRORS } from './errors.js'
 export const interactionsArea: Area = {
   name: 'interactions',
   errors: INTERACTION_ERRORS,
-  // cluster: its lease (`platform.cluster.lease-ms`) is how long this node owns a run it stops renewing
-  dependsOn: ['cluster', 'ai', 'transport'],
+  dependsOn: ['ai', 'transport'],
   configKeys: INTERACTIONS_CONFIG_KEYS,
   async install(platform: Platform): Promise<void> {
     const demo = platform.config.get('platform.interactions.demo-principal')

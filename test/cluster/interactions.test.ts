@@ -33,11 +33,15 @@ async function heldModel(t: Test, deltas: number, pause: number): Promise<{ url:
   return { url: model.url, release }
 }
 
-/** The config of a cluster node on the file's Postgres database `url` and Redis. */
-const nodeConfig = (url: string, modelUrl: string): Record<string, unknown> => ({
+/**
+ * The config of a cluster node on the file's Postgres database `url` and Redis. Its lease is the
+ * default (5 s) unless `leaseMs` says otherwise: a loaded machine may delay a renewal by a second,
+ * and a live node that misses its lease loses its runs.
+ */
+const nodeConfig = (url: string, modelUrl: string, leaseMs = 5000): Record<string, unknown> => ({
   'platform.cluster.enabled': true,
   'platform.cluster.redis-url': redis!.url,
-  'platform.cluster.lease-ms': 1000,
+  'platform.cluster.lease-ms': leaseMs,
   'platform.postgres.url': url,
   'platform.interactions.text-coalesce-ms': 0,
   'platform.ai.runtime': 'openai',
@@ -183,8 +187,9 @@ process.stdout.write(JSON.stringify({ url }) + '\\n')
     t.teardown(model.release)
     const dir = mkdtempSync(join(tmpdir(), 'platform-cluster-'))
     t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    // a short lease: the test waits for it to expire
     const config = {
-      ...nodeConfig(url, model.url),
+      ...nodeConfig(url, model.url, 1000),
       'platform.interactions.http-write-enabled': true,
       'platform.auth.tokens': [{ token: ALICE, principal: 'alice' }]
     }
@@ -206,7 +211,7 @@ process.stdout.write(JSON.stringify({ url }) + '\\n')
       })
       proc.on('exit', (code) => reject(new Error(`node A exited ${String(code)} before it served`)))
     })
-    const b = await startInteractions(nodeConfig(url, model.url))
+    const b = await startInteractions(nodeConfig(url, model.url, 1000))
     t.teardown(b.close)
     const created = await fetch(`${aUrl}/api/interactions`, {
       method: 'POST',

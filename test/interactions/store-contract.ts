@@ -621,7 +621,8 @@ export function runStoreContract(t: Test, kind: string, make: (t: Test) => Promi
         [['int-lost', 'FAILED', 'interrupted: node lost']],
         'the expired lease is swept; a lease still held is not'
       )
-      await t.rejects(a.appendStep('int-lost', step(1)), ENDED, "the lost owner's step is refused")
+      // (its seq 1 is the sweeper's terminal step now, and a seq written twice is ignored)
+      await t.rejects(a.appendStep('int-lost', step(2)), ENDED, "the lost owner's next step is refused")
       await t.rejects(a.save({ ...header('int-lost'), status: 'COMPLETED' }), ENDED, 'and its terminal header')
       t.same(await a.leases!.renew(['int-lost']), { lost: ['int-lost'], cancelled: [] }, 'its renewal says so')
       const lost = (await b.load('int-lost'))!
