@@ -17,20 +17,23 @@ import { STREAM, until } from '../interactions/stream-helpers.js'
 const pg = await testPostgres(t)
 const redis = pg === undefined ? undefined : await testRedis(t)
 
-/** A model streaming `deltas` text deltas, holding before delta `pause` until `release()`. */
-async function heldModel(t: Test, deltas: number, pause: number): Promise<{ url: string; release: () => void }> {
-  const model = await new OpenAiServer().start()
-  t.teardown(() => model.close())
+/** The model of every node in the file: each test scripts its turns with `hold`. */
+const model = pg === undefined || redis === undefined ? undefined : await new OpenAiServer().start()
+if (model !== undefined) t.teardown(() => model.close())
+
+/** Turns of `deltas` text deltas, each held before delta `pause` until `release()` (or the test's end). */
+function hold(t: Test, deltas: number, pause: number): { release: () => void } {
   let release!: () => void
   const held = new Promise<void>((resolve) => (release = resolve))
-  model.chat = () => ({
+  t.teardown(release)
+  model!.chat = () => ({
     stream: sseEvents([
       ...Array.from({ length: deltas }, (_, i) => deltaChunk({ content: `d${i} ` })),
       deltaChunk({}, 'stop')
     ]),
     pauseAt: { index: pause, until: held }
   })
-  return { url: model.url, release }
+  return { release }
 }
 
 /**
@@ -67,15 +70,16 @@ const stepSeqs = (frames: any[]): number[] =>
   frames.filter((f) => f.type === 'interaction-step').map((f) => f.step.seq as number)
 const terminals = (frames: any[]): any[] => frames.filter((f) => f.type === 'interaction-terminal')
 
-if (pg !== undefined && redis !== undefined) {
+if (pg !== undefined && redis !== undefined && model !== undefined) {
   const url = await pg.database(t)
+  // two nodes in this process, shared by the tests: A runs, B watches and cancels
+  const a = await startInteractions(nodeConfig(url, model.url))
+  t.teardown(a.close)
+  const b = await startInteractions(nodeConfig(url, model.url))
+  t.teardown(b.close)
 
   t.test('a run on node A, streamed from node B: every step once, in order, then the terminal', async (t) => {
-    const model = await heldModel(t, 30, 5)
-    const a = await startInteractions(nodeConfig(url, model.url))
-    t.teardown(a.close)
-    const b = await startInteractions(nodeConfig(url, model.url))
-    t.teardown(b.close)
+    const turn = hold(t, 30, 5)
     const id = (await a.api.create({ message: 'long job', background: true })).body.id as string
     await until(async () => (await b.service.store.steps(id, -1)).length >= 5)
     // two viewers on B: one subscription to the run's topic between them
@@ -88,7 +92,7 @@ if (pg !== undefined && redis !== undefined) {
     const topic = `platform:interactions/steps/${id}`
     await until(async () => ((await sub.pubSubNumSub(topic))[topic] ?? 0) >= 1)
     t.equal((await sub.pubSubNumSub(topic))[topic], 1, 'B subscribed to the run’s topic (A, with no viewer, did not)')
-    model.release()
+    turn.release()
     await Promise.all([first.closed, second.closed])
     const stored = (await b.api.get(id)).body
     t.equal(stored.status, 'COMPLETED')
@@ -109,12 +113,7 @@ if (pg !== undefined && redis !== undefined) {
   })
 
   t.test('a cancel on node B is persisted and stops the run on node A', async (t) => {
-    const model = await heldModel(t, 30, 3)
-    t.teardown(model.release)
-    const a = await startInteractions(nodeConfig(url, model.url))
-    t.teardown(a.close)
-    const b = await startInteractions(nodeConfig(url, model.url))
-    t.teardown(b.close)
+    hold(t, 30, 3)
     const id = (await a.api.create({ message: 'stop me', background: true })).body.id as string
     await until(async () => (await b.service.store.steps(id, -1)).length >= 3)
     const viewer = watch(b.url, id)
@@ -146,12 +145,7 @@ if (pg !== undefined && redis !== undefined) {
   })
 
   t.test('an idempotency key holds across nodes', async (t) => {
-    const model = await heldModel(t, 2, 0)
-    t.teardown(model.release)
-    const a = await startInteractions(nodeConfig(url, model.url))
-    t.teardown(a.close)
-    const b = await startInteractions(nodeConfig(url, model.url))
-    t.teardown(b.close)
+    const turn = hold(t, 2, 0)
     const body = { message: 'once only', background: true }
     const key = { 'idempotency-key': 'cross-node-1' }
     const first = await a.api.create(body, ALICE, key)
@@ -166,7 +160,7 @@ if (pg !== undefined && redis !== undefined) {
       first.body.id
     ])
     t.same(n.rows, [{ n: 1 }])
-    model.release()
+    turn.release()
     await b.api.settled(first.body.id)
   })
 
@@ -183,8 +177,7 @@ process.stdout.write(JSON.stringify({ url }) + '\\n')
 `
 
   t.test('a node killed mid-run: another marks its run FAILED, node lost; viewers get one end', async (t) => {
-    const model = await heldModel(t, 30, 4)
-    t.teardown(model.release)
+    hold(t, 30, 4)
     const dir = mkdtempSync(join(tmpdir(), 'platform-cluster-'))
     t.teardown(() => rmSync(dir, { recursive: true, force: true }))
     // a short lease: the test waits for it to expire
@@ -211,8 +204,6 @@ process.stdout.write(JSON.stringify({ url }) + '\\n')
       })
       proc.on('exit', (code) => reject(new Error(`node A exited ${String(code)} before it served`)))
     })
-    const b = await startInteractions(nodeConfig(url, model.url, 1000))
-    t.teardown(b.close)
     const created = await fetch(`${aUrl}/api/interactions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ALICE}`, 'content-type': 'application/json' },
@@ -224,7 +215,7 @@ process.stdout.write(JSON.stringify({ url }) + '\\n')
     await until(() => stepSeqs(viewer.frames).length >= 4)
     proc.kill('SIGKILL')
     await exited
-    // B sweeps once A's lease (1 s) has expired
+    // B sweeps (twice per lease of its own) once A's lease (1 s) has expired
     await viewer.closed
     t.same(
       terminals(viewer.frames).map((f) => [f.status, f.errorMessage]),
