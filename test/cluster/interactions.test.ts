@@ -14,6 +14,23 @@ import { testRedis } from '../helpers/redis.js'
 import { ALICE, BOB, startInteractions } from '../interactions/helpers.js'
 import { STREAM, until } from '../interactions/stream-helpers.js'
 
+// a Postgres cluster, a Redis, three platforms (one a child process that starts from dist/): on a
+// loaded 2-core machine the file has taken 110 s of the default 120
+t.setTimeout(240_000)
+
+/** `p`, or a failure naming what never happened: a hang fails with its reason, not the file's timeout. */
+async function within<T>(p: Promise<T>, what: string, ms = 60_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`never happened: ${what}`)), ms)
+  })
+  try {
+    return await Promise.race([p, late])
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
 const pg = await testPostgres(t)
 const redis = pg === undefined ? undefined : await testRedis(t)
 
@@ -93,7 +110,7 @@ if (pg !== undefined && redis !== undefined && model !== undefined) {
     await until(async () => ((await sub.pubSubNumSub(topic))[topic] ?? 0) >= 1)
     t.equal((await sub.pubSubNumSub(topic))[topic], 1, 'B subscribed to the run’s topic (A, with no viewer, did not)')
     turn.release()
-    await Promise.all([first.closed, second.closed])
+    await within(Promise.all([first.closed, second.closed]), "B's viewers get the end")
     const stored = (await b.api.get(id)).body
     t.equal(stored.status, 'COMPLETED')
     const all = stored.steps.map((s: { seq: number }) => s.seq)
@@ -120,7 +137,7 @@ if (pg !== undefined && redis !== undefined && model !== undefined) {
     t.equal((await b.api.call('POST', `/api/interactions/${id}/cancel`, { token: BOB })).status, 404, "not bob's")
     const cancel = await b.api.call('POST', `/api/interactions/${id}/cancel`, { token: ALICE })
     t.same([cancel.status, cancel.body], [200, { status: 'cancel requested' }])
-    await viewer.closed
+    await within(viewer.closed, "B's viewer gets the cancelled end")
     t.same(
       terminals(viewer.frames).map((f) => f.status),
       ['CANCELLED'],
@@ -195,15 +212,18 @@ process.stdout.write(JSON.stringify({ url }) + '\\n')
       if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL')
     })
     const exited = new Promise<void>((resolve) => proc.on('exit', () => resolve()))
-    const aUrl = await new Promise<string>((resolve, reject) => {
-      let out = ''
-      proc.stdout!.on('data', (d: Buffer) => {
-        out += d.toString()
-        const line = out.split('\n')[0]
-        if (out.includes('\n')) resolve((JSON.parse(line!) as { url: string }).url)
-      })
-      proc.on('exit', (code) => reject(new Error(`node A exited ${String(code)} before it served`)))
-    })
+    const aUrl = await within(
+      new Promise<string>((resolve, reject) => {
+        let out = ''
+        proc.stdout!.on('data', (d: Buffer) => {
+          out += d.toString()
+          const line = out.split('\n')[0]
+          if (out.includes('\n')) resolve((JSON.parse(line!) as { url: string }).url)
+        })
+        proc.on('exit', (code) => reject(new Error(`node A exited ${String(code)} before it served`)))
+      }),
+      'node A serves'
+    )
     const created = await fetch(`${aUrl}/api/interactions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${ALICE}`, 'content-type': 'application/json' },
@@ -214,9 +234,9 @@ process.stdout.write(JSON.stringify({ url }) + '\\n')
     const viewer = watch(b.url, id)
     await until(() => stepSeqs(viewer.frames).length >= 4)
     proc.kill('SIGKILL')
-    await exited
+    await within(exited, 'node A exits')
     // B sweeps (twice per lease of its own) once A's lease (1 s) has expired
-    await viewer.closed
+    await within(viewer.closed, "B ends its viewer's stream")
     t.same(
       terminals(viewer.frames).map((f) => [f.status, f.errorMessage]),
       [['FAILED', 'interrupted: node lost']],
