@@ -15,6 +15,8 @@ import { INTERACTION_ERRORS } from './errors.js'
 import { PrincipalQuota, type QuotaLimits } from './quota.js'
 import { IdempotencyKeys, type IdempotencyOptions } from './idempotency.js'
 import type { InteractionRequest } from './interaction-request.js'
+import type { WebhookService } from '../webhooks/index.js'
+import { checkWebhook, holdWebhook, releaseAtEnd } from './webhook.js'
 
 export interface InteractionServiceOptions {
   store: InteractionStore
@@ -30,6 +32,8 @@ export interface InteractionServiceOptions {
   /** The per-principal quota's limits, re-read on each request. */
   quota: () => QuotaLimits
   idempotency: Pick<IdempotencyOptions, 'maxKeys' | 'ttlMs' | 'syncWaitMs'>
+  /** Where a create's `webhook` is delivered from. */
+  webhooks: WebhookService
 }
 
 /**
@@ -92,6 +96,7 @@ export class InteractionService {
    */
   async create(owner: string, req: InteractionRequest): Promise<Interaction> {
     if (this.#closing) throw new PlatformError(HTTP_ERRORS.SHUTTING_DOWN)
+    const webhookUrl = req.webhook === undefined ? undefined : checkWebhook(this.opts.webhooks, req.webhook, req.store)
     let parent: InteractionHeader | undefined
     if (req.previousInteractionId !== undefined) {
       parent = await this.owned(owner, req.previousInteractionId)
@@ -119,19 +124,20 @@ export class InteractionService {
       createdAt: now,
       updatedAt: now
     }
-    if (req.store && req.idempotency !== undefined) {
-      const held = await this.store.saveKeyed({ ...header }, req.idempotency, Date.now())
-      if (held !== undefined)
-        throw new PlatformError(INTERACTION_ERRORS.IDEMPOTENCY_KEY_HELD, {
-          interactionId: held.interactionId,
-          record: held
-        })
-    } else if (req.store) await this.store.save({ ...header })
+    // held before the record exists: a crash after the save still finds the webhook to deliver
+    const hook = webhookUrl === undefined ? undefined : await holdWebhook(this.opts.webhooks, header, webhookUrl)
+    try {
+      await this.save(header, req)
+    } catch (err) {
+      if (hook !== undefined) await this.opts.webhooks.drop(hook)
+      throw err
+    }
     const run = this.start(header, req.message, {
       // an agent's own run() is one opaque call, and a runtime that does not advertise
       // cancellation cannot be stopped: both run to completion
       cancellable: agent?.run === undefined && runtime?.capabilities.includes('cancellation') === true
     })
+    if (hook !== undefined) releaseAtEnd({ ...this.opts, feed: this.feed }, header.id, hook)
     if (req.input !== undefined) run.capture.input(req.input)
     void this.drive(run, req)
     if (req.background) return snapshot(run)
@@ -148,6 +154,18 @@ export class InteractionService {
     // the 200 acknowledges the turn: its governance decisions are committed before it, like its steps
     await this.opts.ai.recordsWritten()
     return finished
+  }
+
+  /** Saves a new run's header (with the request's idempotency key, when it has one); store:false saves nothing. */
+  private async save(header: InteractionHeader, req: InteractionRequest): Promise<void> {
+    if (req.store && req.idempotency !== undefined) {
+      const held = await this.store.saveKeyed({ ...header }, req.idempotency, Date.now())
+      if (held !== undefined)
+        throw new PlatformError(INTERACTION_ERRORS.IDEMPOTENCY_KEY_HELD, {
+          interactionId: held.interactionId,
+          record: held
+        })
+    } else if (req.store) await this.store.save({ ...header })
   }
 
   /** Chains a turn onto `parentId`: same conversation, its history, `parentId` set. */
