@@ -174,7 +174,12 @@ export class A2aMethods {
     const pushUrl = p.push === undefined ? undefined : this.checkSendPush(p, c)
     const t = this.store.create(c.agent, c.viewer.principal, c.address, contextId, p.message)
     if (p.push !== undefined && pushUrl !== undefined)
-      this.push.set(t, { ...p.push, id: p.push.id ?? (c.v03 === true ? t.id : randomUUID()), url: pushUrl, version: c.v03 === true ? '0.3' : '1.0' })
+      this.push.set(t, {
+        ...p.push,
+        id: p.push.id ?? (c.v03 === true ? t.id : randomUUID()),
+        url: pushUrl,
+        version: c.v03 === true ? '0.3' : '1.0'
+      })
     if (p.metadata !== undefined) Object.assign(t.metadata, p.metadata)
     contextId = t.contextId
     void runTask({ ai: this.ai, store: this.store, logger: this.logger }, t, {
@@ -206,7 +211,11 @@ export class A2aMethods {
     if (!this.push.available) throw new PlatformError(A2A_ERRORS.A2A_PUSH_NOT_SUPPORTED)
     const url = this.push.checkUrl(p.push!.url)
     const address = c.address === undefined ? undefined : addressBucket(c.address)
-    const owner = callerKey(c.viewer.principal !== null ? { principal: c.viewer.principal } : { principal: null, ...(address !== undefined ? { address } : {}) })
+    const owner = callerKey(
+      c.viewer.principal !== null
+        ? { principal: c.viewer.principal }
+        : { principal: null, ...(address !== undefined ? { address } : {}) }
+    )
     if (!this.push.hasRoom(owner))
       throw invalidParams(
         'the caller keeps its limit of push notification configs (platform.a2a.push.max-configs-per-principal); delete one first'

@@ -1,7 +1,8 @@
 /**
  * The A2A area: every agent the plugins contribute is also an A2A 1.0 server. It keeps the
- * tasks and their push notification configs (delivered through the webhooks area), tells the AI area where each agent is served (the `a2a` protocol badge) and hands the
- * admin area its task view. `platform.a2a.enabled=false` leaves all of it out.
+ * tasks and their push notification configs (delivered through the webhooks area), tells the AI
+ * area where each agent is served (the `a2a` protocol badge) and hands the admin area its task
+ * view. `platform.a2a.enabled=false` leaves all of it out.
  */
 import type { Area, Platform } from '../platform.js'
 import { ADMIN_TASK_VIEW } from '../admin/index.js'

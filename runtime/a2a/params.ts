@@ -116,7 +116,9 @@ export function parseSend(params: unknown): SendParams {
   return {
     message,
     text,
-    ...(push !== undefined && push !== null ? { push: configInput(push, 'configuration.taskPushNotificationConfig') } : {}),
+    ...(push !== undefined && push !== null
+      ? { push: configInput(push, 'configuration.taskPushNotificationConfig') }
+      : {}),
     returnImmediately: cfg.returnImmediately ?? cfg.blocking === false,
     ...(cfg.historyLength != null ? { historyLength: cfg.historyLength } : {}),
     ...(p.metadata != null ? { metadata: p.metadata } : {})

@@ -74,7 +74,10 @@ export class HostAllowList {
   /** Throws an Error naming the entry when one is neither a name, a pattern, an address nor a range. */
   constructor(entries: readonly string[]) {
     for (const raw of entries) {
-      const entry = raw.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1')
+      const entry = raw
+        .trim()
+        .toLowerCase()
+        .replace(/^\[(.*)\]$/, '$1')
       const cidr = /^(.+)\/(\d{1,3})$/.exec(entry)
       if (cidr !== null && isIP(cidr[1]!) !== 0) {
         const fam = family(cidr[1]!)

@@ -20,8 +20,7 @@ export const WEBHOOKS_CONFIG_KEYS = {
   },
   'platform.webhooks.secret-file': {
     schema: nonEmpty,
-    description:
-      'A file holding platform.webhooks.secret (surrounding whitespace ignored); setting both stops start-up'
+    description: 'A file holding platform.webhooks.secret (surrounding whitespace ignored); setting both stops start-up'
   },
   'platform.webhooks.allowed-hosts': {
     schema: strList,

@@ -69,7 +69,11 @@ export function installWebhooks(platform: Platform): void {
       'webhook deliveries wait in the outbox, but webhooks are off or have no secret: none is sent until they are on'
     )
   platform.onClose(() => outbox.close())
-  if (platform.hasArea(ADMIN)) mountAreaRoutes(platform, webhookRoutes(platform, outbox, () => ready))
+  if (platform.hasArea(ADMIN))
+    mountAreaRoutes(
+      platform,
+      webhookRoutes(platform, outbox, () => ready)
+    )
   const service: WebhookService = {
     ready,
     checkUrl: (url) => {

@@ -34,7 +34,9 @@ export function signingKey(config: Config): Buffer | undefined {
   if (secret.startsWith(PREFIX)) {
     const key = Buffer.from(secret.slice(PREFIX.length), 'base64')
     if (key.length < MIN_KEY_BYTES)
-      throw operator(`the webhook secret's whsec_ key decodes to ${key.length} bytes; it needs at least ${MIN_KEY_BYTES}`)
+      throw operator(
+        `the webhook secret's whsec_ key decodes to ${key.length} bytes; it needs at least ${MIN_KEY_BYTES}`
+      )
     return key
   }
   if (secret.length < MIN_SECRET_CHARS)

@@ -21,8 +21,15 @@ t.test('the outbox is bounded per principal and in total', async (t) => {
   for (let i = 0; i < 2; i++) t.equal((await tp.api.create({ message: `hook ${i}`, webhook })).status, 200)
   const over = await tp.api.create({ message: 'one too many', webhook })
   t.equal(over.status, 429)
-  t.match(over.body, { code: 'PLT_ERR_WEBHOOK_OUTBOX_FULL', error: /alice: 2 \(platform\.webhooks\.max-pending-per-principal\)/ })
-  t.equal((await tp.api.call('GET', '/api/interactions', { token: ALICE })).body.length, 2, 'the refused create started nothing')
+  t.match(over.body, {
+    code: 'PLT_ERR_WEBHOOK_OUTBOX_FULL',
+    error: /alice: 2 \(platform\.webhooks\.max-pending-per-principal\)/
+  })
+  t.equal(
+    (await tp.api.call('GET', '/api/interactions', { token: ALICE })).body.length,
+    2,
+    'the refused create started nothing'
+  )
   t.equal((await tp.api.create({ message: 'no webhook' })).status, 200, 'a run without a webhook still starts')
 
   t.equal((await tp.api.create({ message: 'bob 1', webhook }, BOB)).status, 200, 'another principal has room')

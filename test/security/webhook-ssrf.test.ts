@@ -37,7 +37,10 @@ t.test('webhook URLs: the allow-list at configuration, the resolved address at d
   }
   t.equal((await tp.api.call('GET', '/api/interactions', { token: ALICE })).body.length, 0, 'nothing was started')
 
-  const created = await tp.api.create({ message: 'to localhost', webhook: { url: `http://localhost:${receiver.port}/` } })
+  const created = await tp.api.create({
+    message: 'to localhost',
+    webhook: { url: `http://localhost:${receiver.port}/` }
+  })
   t.equal(created.status, 200, 'the name is on the list')
   let failure: any
   while (failure === undefined) {

@@ -129,7 +129,12 @@ t.test('webhooks', async (t) => {
   t.test('a URL off the allow-list is refused when it is given, and nothing is kept', async (t) => {
     const sent = await call('SendMessage', { message: message('another task') })
     const taskId = sent.body.result.task.id
-    for (const url of ['http://example.com/hook', 'http://10.0.0.1/hook', 'ftp://127.0.0.1/x', 'http://u:p@127.0.0.1/']) {
+    for (const url of [
+      'http://example.com/hook',
+      'http://10.0.0.1/hook',
+      'ftp://127.0.0.1/x',
+      'http://u:p@127.0.0.1/'
+    ]) {
       const refused = await call('CreateTaskPushNotificationConfig', { taskId, url })
       t.equal(refused.body.error.code, -32602, url)
     }
@@ -142,33 +147,51 @@ t.test('webhooks', async (t) => {
     t.match(send.body.error.message, /169\.254\.169\.254.*allowed-hosts/)
   })
 
-  t.test('0.3: the official 0.3 client sets, reads and deletes a config; the task is pushed in 0.3 shape', async (t) => {
-    const client = await A2AClient.fromCardUrl(`${tp.url}/platform/agent/demo/.well-known/agent.json`, {
-      fetchImpl: (input, init) => fetch(input, { ...init, headers: { ...init?.headers, ...auth(ALICE) } })
-    })
-    const sent: any = await client.sendMessage({
-      message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'hi 0.3' }] },
-      configuration: { blocking: true, pushNotificationConfig: { url: `${receiver.url}/v03`, token: 'tok-03' } }
-    })
-    const taskId = sent.result.id
-    const pushed = await receiver.waitFor((r) => r.path === '/v03' && r.json?.id === taskId && r.json.status.state === 'completed')
-    t.match(pushed.json, { kind: 'task', id: taskId, status: { state: 'completed' } })
-    t.equal(pushed.headers['x-a2a-notification-token'], 'tok-03')
-    t.ok(verify(pushed))
-    const set: any = await client.setTaskPushNotificationConfig({
-      taskId,
-      pushNotificationConfig: { id: 'cfg-03', url: `${receiver.url}/v03b`, token: 'tok-b' }
-    })
-    t.same(set.result, { taskId, pushNotificationConfig: { id: 'cfg-03', url: `${receiver.url}/v03b`, token: 'tok-b' } })
-    const got: any = await client.getTaskPushNotificationConfig({ id: taskId, pushNotificationConfigId: "cfg-03" } as any)
-    t.same(got.result, set.result)
-    const own: any = await client.getTaskPushNotificationConfig({ id: taskId })
-    t.equal(own.result.pushNotificationConfig.id, taskId, "without an id, the task's own config (set with the message)")
-    const list: any = await client.listTaskPushNotificationConfig({ id: taskId })
-    t.equal(list.result.length, 2)
-    const deleted: any = await client.deleteTaskPushNotificationConfig({ id: taskId, pushNotificationConfigId: 'cfg-03' })
-    t.equal(deleted.result, null)
-  })
+  t.test(
+    '0.3: the official 0.3 client sets, reads and deletes a config; the task is pushed in 0.3 shape',
+    async (t) => {
+      const client = await A2AClient.fromCardUrl(`${tp.url}/platform/agent/demo/.well-known/agent.json`, {
+        fetchImpl: (input, init) => fetch(input, { ...init, headers: { ...init?.headers, ...auth(ALICE) } })
+      })
+      const sent: any = await client.sendMessage({
+        message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text: 'hi 0.3' }] },
+        configuration: { blocking: true, pushNotificationConfig: { url: `${receiver.url}/v03`, token: 'tok-03' } }
+      })
+      const taskId = sent.result.id
+      const pushed = await receiver.waitFor(
+        (r) => r.path === '/v03' && r.json?.id === taskId && r.json.status.state === 'completed'
+      )
+      t.match(pushed.json, { kind: 'task', id: taskId, status: { state: 'completed' } })
+      t.equal(pushed.headers['x-a2a-notification-token'], 'tok-03')
+      t.ok(verify(pushed))
+      const set: any = await client.setTaskPushNotificationConfig({
+        taskId,
+        pushNotificationConfig: { id: 'cfg-03', url: `${receiver.url}/v03b`, token: 'tok-b' }
+      })
+      t.same(set.result, {
+        taskId,
+        pushNotificationConfig: { id: 'cfg-03', url: `${receiver.url}/v03b`, token: 'tok-b' }
+      })
+      const got: any = await client.getTaskPushNotificationConfig({
+        id: taskId,
+        pushNotificationConfigId: 'cfg-03'
+      } as any)
+      t.same(got.result, set.result)
+      const own: any = await client.getTaskPushNotificationConfig({ id: taskId })
+      t.equal(
+        own.result.pushNotificationConfig.id,
+        taskId,
+        "without an id, the task's own config (set with the message)"
+      )
+      const list: any = await client.listTaskPushNotificationConfig({ id: taskId })
+      t.equal(list.result.length, 2)
+      const deleted: any = await client.deleteTaskPushNotificationConfig({
+        id: taskId,
+        pushNotificationConfigId: 'cfg-03'
+      })
+      t.equal(deleted.result, null)
+    }
+  )
 
   t.test('an interaction calls its webhook once at the terminal state with its final header', async (t) => {
     const post = async (body: unknown, token = ALICE): Promise<{ status: number; body: any }> => {
@@ -184,11 +207,18 @@ t.test('webhooks', async (t) => {
     t.equal(created.body.status, 'COMPLETED')
     const hook = await receiver.waitFor((r) => r.path === '/int' && r.json?.data?.id === created.body.id)
     t.ok(verify(hook))
-    t.match(hook.json, { type: 'interaction.completed', data: { id: created.body.id, status: 'COMPLETED', userId: 'alice' } })
+    t.match(hook.json, {
+      type: 'interaction.completed',
+      data: { id: created.body.id, status: 'COMPLETED', userId: 'alice' }
+    })
     t.equal(hook.json.data.finalText, created.body.finalText)
     t.notOk('steps' in hook.json.data, 'the header, without the steps')
 
-    const background = await post({ message: 'in the background', background: true, webhook: { url: `${receiver.url}/int` } })
+    const background = await post({
+      message: 'in the background',
+      background: true,
+      webhook: { url: `${receiver.url}/int` }
+    })
     t.equal(background.body.status, 'RUNNING')
     const later = await receiver.waitFor((r) => r.path === '/int' && r.json?.data?.id === background.body.id)
     t.equal(later.json.data.status, 'COMPLETED')
@@ -224,7 +254,11 @@ t.test('webhooks', async (t) => {
     const failure = view.body.failures.find((f: any) => f.ref === id)
     t.match(failure, { source: 'interactions', owner: 'alice', attempts: 1, lastAttempt: { status: 410 } })
     t.equal(failure.url, `${receiver.url}/gone`, 'shown without its query')
-    t.notMatch(JSON.stringify(view.body), /task-token-1|receiver-credential|key=secret/, 'no token, credential or query')
+    t.notMatch(
+      JSON.stringify(view.body),
+      /task-token-1|receiver-credential|key=secret/,
+      'no token, credential or query'
+    )
     t.equal((await read(BOB)).status, 403)
     t.equal((await read()).status, 401)
   })
