@@ -4,6 +4,9 @@
 // state; URLs off the allow-list refused; the admin's view of the outbox.
 import t from 'tap'
 import { randomUUID } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { A2AClient } from 'a2a-sdk-03/client'
 import { rpc, start } from '../a2a/a2a-helpers.js'
 import { WEBHOOK_SECRET, startReceiver, verify, type Received } from '../helpers/webhook-receiver.js'
@@ -213,6 +216,23 @@ t.test('webhooks', async (t) => {
     })
     t.equal(hook.json.data.finalText, created.body.finalText)
     t.notOk('steps' in hook.json.data, 'the header, without the steps')
+    // the verification snippet of docs/interactions.md, run as a reader would copy it
+    const page = readFileSync(new URL('../../docs/interactions.md', import.meta.url), 'utf8')
+    const snippet = /```js\n([\s\S]*?export function verifyWebhook[\s\S]*?)```/.exec(page)?.[1]
+    t.ok(snippet, 'docs/interactions.md holds the snippet')
+    const dir = mkdtempSync(join(tmpdir(), 'verify-webhook-'))
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+    writeFileSync(join(dir, 'verify-webhook.mjs'), snippet!)
+    const { verifyWebhook } = (await import(join(dir, 'verify-webhook.mjs'))) as {
+      verifyWebhook: (secret: string, headers: unknown, body: string) => boolean
+    }
+    t.equal(verifyWebhook(WEBHOOK_SECRET, hook.headers, hook.body), true, 'the snippet accepts a real delivery')
+    t.equal(
+      verifyWebhook(WEBHOOK_SECRET, hook.headers, hook.body.replace('alice', 'bob')),
+      false,
+      'and refuses a changed body'
+    )
+    t.equal(verifyWebhook(`whsec_${Buffer.alloc(32, 8).toString('base64')}`, hook.headers, hook.body), false)
 
     const background = await post({
       message: 'in the background',
