@@ -32,7 +32,8 @@ const REQUEST: JsonSchema = {
       additionalProperties: false,
       required: ['url'],
       properties: { url: { type: 'string', minLength: 1 } },
-      description: 'POSTed once, signed, with the final header when the run ends; its host must be on platform.webhooks.allowed-hosts'
+      description:
+        'POSTed once, signed, with the final header when the run ends; its host must be on platform.webhooks.allowed-hosts'
     }
   }
 }
