@@ -9,6 +9,7 @@ import { mcpArea, mcpExtrasArea } from './mcp/install.js'
 import { aiArea } from './ai/install.js'
 import { interactionsArea } from './interactions/install.js'
 import { adminArea } from './admin/install.js'
+import { webhooksArea } from './webhooks/install.js'
 import { a2aArea } from './a2a/install.js'
 import { fleetArea } from './fleet/install.js'
 import { workflowsArea } from './workflows/install.js'
@@ -27,8 +28,10 @@ export const AREAS: readonly Area[] = [
   mcpArea,
   mcpExtrasArea,
   aiArea,
-  interactionsArea,
   adminArea,
+  // after the admin (it lists the outbox there), before the areas that promise webhooks to clients
+  webhooksArea,
+  interactionsArea,
   a2aArea,
   fleetArea,
   workflowsArea,

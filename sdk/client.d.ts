@@ -78,6 +78,11 @@ export interface CreateInteraction {
   metadata?: Record<string, unknown>
   background?: boolean
   store?: boolean
+  /**
+   * Called once at the terminal state: a signed POST of the final header (Standard Webhooks
+   * headers). The URL's host must be on the server's `platform.webhooks.allowed-hosts`.
+   */
+  webhook?: { url: string }
 }
 
 export type ContinueInteraction = Omit<CreateInteraction, 'previousInteractionId'>

@@ -28,6 +28,8 @@ const VERSIONS = new Set(['1.0', '1'])
 type CardBuilder = (agent: RegisteredAgent, o: CardOptions) => Record<string, unknown>
 
 export interface A2aEndpointOptions {
+  /** Whether the cards advertise push notifications (webhooks are on, with a secret). */
+  pushNotifications: boolean
   publicUrl: string | undefined
   allTasksRole: string | undefined
   rootAgent: string | undefined
@@ -120,6 +122,7 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
         all: o.allTasksRole !== undefined && roles.includes(o.allTasksRole)
       },
       userId: principal?.name,
+      v03,
       ...clientAddress(ctx)
     }
     try {
@@ -146,7 +149,8 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
     const body = JSON.stringify(
       build(agent, {
         url: `${originOf(ctx.headers, o.publicUrl)}${paths.pathFor(agent)}`,
-        authRequired: authRequired()
+        authRequired: authRequired(),
+        pushNotifications: o.pushNotifications
       })
     )
     const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`

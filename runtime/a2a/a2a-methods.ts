@@ -3,7 +3,7 @@
  * ones (SendStreamingMessage, SubscribeToTask) write StreamResponse events to a sink, the task
  * first, until the task is terminal. A stream's client going away never cancels the task.
  */
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { AiService } from '../ai/index.js'
 import { TERMINAL_STATES, type StreamResponse } from './a2a-types.js'
@@ -11,6 +11,9 @@ import { parseList, parseSend, parseTaskId, type SendParams } from './params.js'
 import { PlatformError } from '../contracts/index.js'
 import { A2A_ERRORS } from './errors.js'
 import { invalidParams, unknownTask } from './rpc-error.js'
+import { addressBucket } from '../http/index.js'
+import { callerKey, type PushConfigs } from './push-configs.js'
+import { configJson, configJson03, parseConfigRef, parseCreate, parseListConfigs } from './push-params.js'
 import { runTask } from './task-run.js'
 import { taskJson, type TaskRecord, type TaskStore, type Viewer } from './task-store.js'
 
@@ -22,6 +25,8 @@ export interface Caller {
   userId: string | undefined
   /** The client's address: what an anonymous caller's tasks are counted by. */
   address?: string
+  /** The request speaks A2A 0.3 (push notification configs keep the version they were made in). */
+  v03?: boolean
 }
 
 /** Where a streaming method writes; `close` ends the stream. */
@@ -54,11 +59,12 @@ export class A2aMethods {
   constructor(
     private readonly ai: AiService,
     private readonly store: TaskStore,
-    private readonly logger: Logger
+    private readonly logger: Logger,
+    private readonly push: PushConfigs
   ) {}
 
   async unary(method: string, params: unknown, c: Caller): Promise<unknown> {
-    if (PUSH.has(method)) throw new PlatformError(A2A_ERRORS.A2A_PUSH_NOT_SUPPORTED)
+    if (PUSH.has(method)) return this.pushMethod(method, params, c)
     switch (method) {
       case 'SendMessage':
         return await this.send(parseSend(params), c)
@@ -114,6 +120,32 @@ export class A2aMethods {
     }
   }
 
+  /** The push notification config methods, answered in the caller's protocol version. */
+  private pushMethod(method: string, params: unknown, c: Caller): unknown {
+    if (!this.push.available) throw new PlatformError(A2A_ERRORS.A2A_PUSH_NOT_SUPPORTED)
+    const v03 = c.v03 === true
+    const shape = v03 ? configJson03 : configJson
+    if (method === 'CreateTaskPushNotificationConfig') {
+      const p = parseCreate(params, v03)
+      const t = this.task(p.taskId, c)
+      const url = this.push.checkUrl(p.config.url)
+      return shape(this.push.set(t, { ...p.config, id: p.config.id!, url, version: v03 ? '0.3' : '1.0' }))
+    }
+    if (method === 'ListTaskPushNotificationConfigs') {
+      const configs = this.push.list(this.task(parseListConfigs(params, v03).taskId, c))
+      return v03 ? configs.map(configJson03) : { configs: configs.map(configJson), nextPageToken: '' }
+    }
+    const ref = parseConfigRef(params, v03)
+    const t = this.task(ref.taskId, c)
+    if (method === 'GetTaskPushNotificationConfig') {
+      const found = this.push.get(t, ref.id)
+      if (found === undefined) throw unknownConfig(t.id, ref.id)
+      return shape(found)
+    }
+    if (!this.push.delete(t, ref.id)) throw unknownConfig(t.id, ref.id)
+    return v03 ? null : {}
+  }
+
   private async send(p: SendParams, c: Caller): Promise<unknown> {
     const t = this.start(p, c)
     if (!p.returnImmediately) await this.store.settled(t)
@@ -138,7 +170,16 @@ export class A2aMethods {
         { data: { taskId: prior.id } }
       )
     }
+    // a push config given with the message is checked before the task exists: a refusal changes nothing
+    const pushUrl = p.push === undefined ? undefined : this.checkSendPush(p, c)
     const t = this.store.create(c.agent, c.viewer.principal, c.address, contextId, p.message)
+    if (p.push !== undefined && pushUrl !== undefined)
+      this.push.set(t, {
+        ...p.push,
+        id: p.push.id ?? (c.v03 === true ? t.id : randomUUID()),
+        url: pushUrl,
+        version: c.v03 === true ? '0.3' : '1.0'
+      })
     if (p.metadata !== undefined) Object.assign(t.metadata, p.metadata)
     contextId = t.contextId
     void runTask({ ai: this.ai, store: this.store, logger: this.logger }, t, {
@@ -166,6 +207,22 @@ export class A2aMethods {
     sink.onClose(() => t.listeners.delete(listener))
   }
 
+  private checkSendPush(p: SendParams, c: Caller): string {
+    if (!this.push.available) throw new PlatformError(A2A_ERRORS.A2A_PUSH_NOT_SUPPORTED)
+    const url = this.push.checkUrl(p.push!.url)
+    const address = c.address === undefined ? undefined : addressBucket(c.address)
+    const owner = callerKey(
+      c.viewer.principal !== null
+        ? { principal: c.viewer.principal }
+        : { principal: null, ...(address !== undefined ? { address } : {}) }
+    )
+    if (!this.push.hasRoom(owner))
+      throw invalidParams(
+        'the caller keeps its limit of push notification configs (platform.a2a.push.max-configs-per-principal); delete one first'
+      )
+    return url
+  }
+
   private task(id: string, c: Caller): TaskRecord {
     const t = this.store.visible(id, c.agent, c.viewer)
     if (t === undefined) throw unknownTask(id)
@@ -179,4 +236,13 @@ export function memoryKey(agent: string, owner: string, contextId: string): stri
     .update(JSON.stringify([agent, owner, contextId]))
     .digest('hex')
     .slice(0, 40)}`
+}
+
+/** A config the task does not have: -32001, as for an unknown task (the A2A SDKs answer it so). */
+function unknownConfig(taskId: string, id: string): PlatformError {
+  return new PlatformError(
+    A2A_ERRORS.A2A_TASK_NOT_FOUND,
+    { id: `${taskId} (no push notification config '${id}')` },
+    { data: { taskId, configId: id } }
+  )
 }

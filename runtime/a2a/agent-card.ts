@@ -1,7 +1,8 @@
 /**
  * The A2A 1.0 Agent Card of one agent: who it is, where its JSON-RPC interface is (an absolute
  * URL, from `platform.a2a.public-url` or the request's Host), what it can do, and how a caller
- * authenticates. Push notifications and an extended card are not offered, and the card says so.
+ * authenticates. Push notifications are offered when the server delivers webhooks; an extended
+ * card is not offered, and the card says so.
  */
 import type { RegisteredAgent } from '../plugins/index.js'
 
@@ -10,6 +11,8 @@ export interface CardOptions {
   url: string
   /** True when `platform.ai.endpoint.auth` is `required`. */
   authRequired: boolean
+  /** True when push notification configs are accepted (webhooks on, with a signing secret). */
+  pushNotifications: boolean
 }
 
 export function agentCard(agent: RegisteredAgent, o: CardOptions): Record<string, unknown> {
@@ -18,7 +21,7 @@ export function agentCard(agent: RegisteredAgent, o: CardOptions): Record<string
     description: agent.description === '' ? `The ${agent.name} agent` : agent.description,
     supportedInterfaces: [{ url: o.url, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
     version: agent.version,
-    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: o.pushNotifications, extendedAgentCard: false },
     // the platform's API tokens and JWTs both arrive as a bearer token
     securitySchemes: {
       bearer: {
@@ -56,7 +59,7 @@ export function agentCard03(agent: RegisteredAgent, o: CardOptions): Record<stri
     preferredTransport: 'JSONRPC',
     additionalInterfaces: [{ url: o.url, transport: 'JSONRPC' }],
     version: card.version,
-    capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
+    capabilities: { streaming: true, pushNotifications: o.pushNotifications, stateTransitionHistory: false },
     securitySchemes: {
       bearer: {
         type: 'http',

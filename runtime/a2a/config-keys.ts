@@ -51,6 +51,17 @@ export const A2A_CONFIG_KEYS = {
     description:
       "Origin the Agent Cards name in `supportedInterfaces` (e.g. `https://agents.example.com`, behind a proxy); unset: `http://` and the request's Host"
   },
+  'platform.a2a.push.max-configs-per-task': {
+    schema: positiveInt,
+    default: 10,
+    description: 'Push notification configs one A2A task keeps; one more is refused (-32602)'
+  },
+  'platform.a2a.push.max-configs-per-principal': {
+    schema: positiveInt,
+    default: 100,
+    description:
+      'Push notification configs one principal (anonymous callers: one client address) keeps over all its tasks; one more is refused (-32602). A forgotten task takes its configs with it'
+  },
   'platform.a2a.root-agent': {
     schema: nonEmpty,
     description:

@@ -1,11 +1,14 @@
 /**
  * The A2A area: every agent the plugins contribute is also an A2A 1.0 server. It keeps the
- * tasks, tells the AI area where each agent is served (the `a2a` protocol badge) and hands the
- * admin area its task view. `platform.a2a.enabled=false` leaves all of it out.
+ * tasks and their push notification configs (delivered through the webhooks area), tells the AI
+ * area where each agent is served (the `a2a` protocol badge) and hands the admin area its task
+ * view. `platform.a2a.enabled=false` leaves all of it out.
  */
 import type { Area, Platform } from '../platform.js'
 import { ADMIN_TASK_VIEW } from '../admin/index.js'
 import { AI, AI_AGENT_PROTOCOLS } from '../ai/index.js'
+import { WEBHOOKS } from '../webhooks/index.js'
+import { PushConfigs } from './push-configs.js'
 import { installA2aEndpoint } from './a2a-endpoint.js'
 import { A2aMethods } from './a2a-methods.js'
 import type { A2aService } from './a2a-service.js'
@@ -20,8 +23,18 @@ export function installA2a(platform: Platform): void {
   if (!config.get('platform.a2a.enabled')) return
   const ai = platform.area(AI)
   const max = config.get('platform.a2a.max-tasks')
+  const push = new PushConfigs(
+    platform.area(WEBHOOKS),
+    {
+      perTask: config.get('platform.a2a.push.max-configs-per-task'),
+      perCaller: config.get('platform.a2a.push.max-configs-per-principal')
+    },
+    platform.logger
+  )
   const store = new TaskStore({
     bus: platform.bus,
+    onEvent: (t, e) => push.notify(t, e),
+    onForget: (t) => push.forget(t),
     limits: {
       max,
       perPrincipal: config.get('platform.a2a.tasks.max-per-principal'),
@@ -32,7 +45,8 @@ export function installA2a(platform: Platform): void {
   })
   // at shutdown, before the server waits for its open responses: a blocking SendMessage is one
   platform.http.onShutdown(() => store.close())
-  const endpoint = installA2aEndpoint(platform, new A2aMethods(ai, store, platform.logger), {
+  const endpoint = installA2aEndpoint(platform, new A2aMethods(ai, store, platform.logger, push), {
+    pushNotifications: push.available,
     publicUrl: config.get('platform.a2a.public-url'),
     allTasksRole: config.get('platform.a2a.all-tasks-role'),
     rootAgent: config.get('platform.a2a.root-agent')
@@ -51,7 +65,7 @@ export function installA2a(platform: Platform): void {
 
 export const a2aArea: Area = {
   name: 'a2a',
-  dependsOn: ['ai', 'admin'],
+  dependsOn: ['ai', 'admin', 'webhooks'],
   configKeys: A2A_CONFIG_KEYS,
   errors: A2A_ERRORS,
   install: installA2a

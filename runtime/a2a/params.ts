@@ -19,6 +19,7 @@ import { paramsError } from './params-error.js'
 import { PlatformError } from '../contracts/index.js'
 import { A2A_ERRORS } from './errors.js'
 import { invalidParams } from './rpc-error.js'
+import { configInput, type ConfigInput } from './push-params.js'
 
 type Obj = Record<string, unknown>
 
@@ -33,6 +34,8 @@ interface RawSend {
     acceptedOutputModes?: string[] | null
     returnImmediately?: boolean | null
     blocking?: boolean | null
+    taskPushNotificationConfig?: unknown
+    pushNotificationConfig?: unknown
   } | null
   metadata?: Obj | null
 }
@@ -73,6 +76,8 @@ export interface SendParams {
   historyLength?: number
   returnImmediately: boolean
   metadata?: Obj
+  /** A push notification config for the new task (1.0 `taskPushNotificationConfig`, 0.3 `pushNotificationConfig`). */
+  push?: ConfigInput
 }
 
 /** Output modes a text answer satisfies. */
@@ -107,9 +112,13 @@ export function parseSend(params: unknown): SendParams {
     throw new PlatformError(A2A_ERRORS.A2A_CONTENT_TYPE_NOT_SUPPORTED, {
       detail: `This agent answers text/plain, which configuration.acceptedOutputModes [${accepted.join(', ')}] leaves out`
     })
+  const push = cfg.taskPushNotificationConfig ?? cfg.pushNotificationConfig
   return {
     message,
     text,
+    ...(push !== undefined && push !== null
+      ? { push: configInput(push, 'configuration.taskPushNotificationConfig') }
+      : {}),
     returnImmediately: cfg.returnImmediately ?? cfg.blocking === false,
     ...(cfg.historyLength != null ? { historyLength: cfg.historyLength } : {}),
     ...(p.metadata != null ? { metadata: p.metadata } : {})

@@ -81,6 +81,10 @@ export interface TaskStoreOptions {
   limits: OwnerLimits
   retentionMs: number
   now?: () => number
+  /** Told every event a task's streams are sent (push notifications follow them). */
+  onEvent?: (t: TaskRecord, e: StreamResponse) => void
+  /** Told when a task is forgotten (what is kept about it goes with it). */
+  onForget?: (t: TaskRecord) => void
 }
 
 /** States a cancel request may leave. */
@@ -192,6 +196,7 @@ export class TaskStore {
     const own = this.finished.get(key)
     if (own?.delete(t) === true && own.size === 0) this.finished.delete(key)
     this.finishedAnonymous.delete(t)
+    this.opts.onForget?.(t)
   }
 
   /** A task by id, whoever owns it (the admin view); undefined when unknown or evicted. */
@@ -239,6 +244,7 @@ export class TaskStore {
   /** Sends one event to every stream open on the task. */
   publish(t: TaskRecord, e: StreamResponse): void {
     for (const l of t.listeners) l(e)
+    this.opts.onEvent?.(t, e)
   }
 
   /** Cancels a SUBMITTED or WORKING task and its turn; false when its state does not allow it. */

@@ -1,5 +1,6 @@
 import type { Area, Platform } from '../platform.js'
 import { AI } from '../ai/index.js'
+import { WEBHOOKS } from '../webhooks/index.js'
 import { StepFeed } from './feed.js'
 import { INTERACTIONS } from './key.js'
 import { installRoutes } from './routes.js'
@@ -10,6 +11,7 @@ import { PlatformError } from '../contracts/index.js'
 import { startStore, storeFromConfig } from './store-from-config.js'
 import { INTERACTIONS_CONFIG_KEYS } from './config-keys.js'
 import { INTERACTION_ERRORS } from './errors.js'
+import { resumeWebhooks } from './webhook.js'
 
 /**
  * The interactions area: durable agent turns run through the AI area and streamed over transport.
@@ -18,7 +20,7 @@ import { INTERACTION_ERRORS } from './errors.js'
 export const interactionsArea: Area = {
   name: 'interactions',
   errors: INTERACTION_ERRORS,
-  dependsOn: ['ai', 'transport'],
+  dependsOn: ['ai', 'transport', 'webhooks'],
   configKeys: INTERACTIONS_CONFIG_KEYS,
   async install(platform: Platform): Promise<void> {
     const demo = platform.config.get('platform.interactions.demo-principal')
@@ -34,6 +36,9 @@ export const interactionsArea: Area = {
     platform.addReadiness('interactions-store', () => store.available())
     if (interrupted > 0)
       platform.logger.warn({ interrupted }, 'interactions left running by the previous process marked FAILED')
+    const webhooks = platform.area(WEBHOOKS)
+    // the webhooks the last process promised and did not deliver, now that its runs are settled
+    await resumeWebhooks(webhooks, store, platform.logger)
     const cfg = platform.config
     // in cluster mode live steps also reach, and come from, the other nodes
     const backplane = cfg.get('platform.cluster.enabled') ? platform.backplane() : undefined
@@ -44,6 +49,7 @@ export const interactionsArea: Area = {
       ai: platform.area(AI),
       agents: () => platform.plugins.agents(),
       logger: platform.logger,
+      webhooks,
       maxSteps: cfg.get('platform.interactions.max-steps'),
       coalesceMs: cfg.get('platform.interactions.text-coalesce-ms'),
       syncTimeoutMs: cfg.get('platform.interactions.sync-timeout-ms'),

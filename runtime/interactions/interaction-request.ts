@@ -1,6 +1,7 @@
 import type { CreateInteraction } from 'agent-platform/client'
 import type { AiMessage, TurnRequest } from '../ai/index.js'
-import type { IdempotencyClaim } from './types.js'
+import { randomUUID } from 'node:crypto'
+import type { IdempotencyClaim, InteractionHeader } from './types.js'
 
 /** A create or continue body (the client's `CreateInteraction`), validated by the routes. */
 export interface InteractionRequest extends CreateInteraction {
@@ -22,4 +23,30 @@ export interface InteractionRequest extends CreateInteraction {
   input?: Record<string, unknown>
   /** Passed to the turn as they are (see TurnRequest). */
   turn?: Pick<TurnRequest, 'images' | 'maxOutputTokens' | 'clientTools' | 'continuation' | 'responseFormat'>
+}
+
+/** The RUNNING header of a new run of `owner`'s request, continuing `parent` when there is one. */
+export function runHeader(
+  owner: string,
+  req: InteractionRequest,
+  parent: InteractionHeader | undefined,
+  model: string | null
+): InteractionHeader {
+  const now = new Date().toISOString()
+  return {
+    id: `int-${randomUUID()}`,
+    parentId: parent?.id ?? null,
+    conversationId: parent?.conversationId ?? `conv-${randomUUID()}`,
+    agentId: req.agentId ?? null,
+    userId: owner,
+    model,
+    status: 'RUNNING',
+    background: req.background,
+    store: req.store,
+    finalText: null,
+    usage: null,
+    errorMessage: null,
+    createdAt: now,
+    updatedAt: now
+  }
 }

@@ -26,7 +26,15 @@ const REQUEST: JsonSchema = {
       description: 'Free keys except action, tool_name, tool_args, tool_args_preview and roles'
     },
     background: { type: ['boolean', 'null'], default: false },
-    store: { type: ['boolean', 'null'], default: true }
+    store: { type: ['boolean', 'null'], default: true },
+    webhook: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      required: ['url'],
+      properties: { url: { type: 'string', minLength: 1 } },
+      description:
+        'POSTed once, signed, with the final header when the run ends; its host must be on platform.webhooks.allowed-hosts'
+    }
   }
 }
 

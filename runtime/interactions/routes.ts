@@ -15,6 +15,7 @@ import type { IdempotencyClaim, Interaction } from './types.js'
 import { resumePoint, type InteractionStreams } from './stream.js'
 import { HTTP_ERRORS } from '../http/index.js'
 import { INTERACTION_ERRORS } from './errors.js'
+import { parseWebhook } from './webhook.js'
 
 const BASE = '/api/interactions'
 export const LIST_DEFAULT_LIMIT = 50
@@ -29,7 +30,8 @@ const BODY_KEYS = [
   'systemPrompt',
   'metadata',
   'background',
-  'store'
+  'store',
+  'webhook'
 ]
 
 export function installRoutes(platform: Platform, service: InteractionService, streams: InteractionStreams): void {
@@ -218,6 +220,8 @@ export function parseRequest(body: unknown): InteractionRequest {
         })
     req.metadata = metadata as Record<string, unknown>
   }
+  const webhook = parseWebhook(b.webhook)
+  if (webhook !== undefined) req.webhook = webhook
   return req
 }
 

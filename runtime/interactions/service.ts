@@ -14,8 +14,10 @@ import { HTTP_ERRORS } from '../http/index.js'
 import { INTERACTION_ERRORS } from './errors.js'
 import { PrincipalQuota, type QuotaLimits } from './quota.js'
 import { IdempotencyKeys, type IdempotencyOptions } from './idempotency.js'
-import type { InteractionRequest } from './interaction-request.js'
+import { runHeader, type InteractionRequest } from './interaction-request.js'
 import { LeaseKeeper, type LeaseHolder } from './lease-keeper.js'
+import type { WebhookService } from '../webhooks/index.js'
+import { checkWebhook, releaseAtEnd, savedWithWebhook } from './webhook.js'
 
 export interface InteractionServiceOptions {
   store: InteractionStore
@@ -33,6 +35,8 @@ export interface InteractionServiceOptions {
   idempotency: Pick<IdempotencyOptions, 'maxKeys' | 'ttlMs' | 'syncWaitMs'>
   /** For a store several nodes share (one with `leases`): this node, its lease and the backplane. */
   cluster?: { node: string; leaseMs: number; backplane: Backplane | undefined }
+  /** Where a create's `webhook` is delivered from. */
+  webhooks: WebhookService
 }
 
 /**
@@ -102,6 +106,7 @@ export class InteractionService implements LeaseHolder {
    */
   async create(owner: string, req: InteractionRequest): Promise<Interaction> {
     if (this.#closing) throw new PlatformError(HTTP_ERRORS.SHUTTING_DOWN)
+    const webhookUrl = req.webhook === undefined ? undefined : checkWebhook(this.opts.webhooks, req.webhook, req.store)
     let parent: InteractionHeader | undefined
     if (req.previousInteractionId !== undefined) {
       parent = await this.owned(owner, req.previousInteractionId)
@@ -112,36 +117,14 @@ export class InteractionService implements LeaseHolder {
       throw new PlatformError(INTERACTION_ERRORS.INTERACTION_UNKNOWN_AGENT, { agentId: req.agentId })
     const wanted = req.model ?? agent?.model
     const runtime = (wanted !== undefined ? this.opts.ai.runtime(wanted) : undefined) ?? this.opts.ai.activeRuntime()
-    const now = new Date().toISOString()
-    const header: InteractionHeader = {
-      id: `int-${randomUUID()}`,
-      parentId: parent?.id ?? null,
-      conversationId: parent?.conversationId ?? `conv-${randomUUID()}`,
-      agentId: req.agentId ?? null,
-      userId: owner,
-      model: wanted ?? runtime?.models[0] ?? null,
-      status: 'RUNNING',
-      background: req.background,
-      store: req.store,
-      finalText: null,
-      usage: null,
-      errorMessage: null,
-      createdAt: now,
-      updatedAt: now
-    }
-    if (req.store && req.idempotency !== undefined) {
-      const held = await this.store.saveKeyed({ ...header }, req.idempotency, Date.now())
-      if (held !== undefined)
-        throw new PlatformError(INTERACTION_ERRORS.IDEMPOTENCY_KEY_HELD, {
-          interactionId: held.interactionId,
-          record: held
-        })
-    } else if (req.store) await this.store.save({ ...header })
+    const header = runHeader(owner, req, parent, wanted ?? runtime?.models[0] ?? null)
+    const hook = await savedWithWebhook(this.opts.webhooks, header, webhookUrl, () => this.save(header, req))
     const run = this.start(header, req.message, {
       // an agent's own run() is one opaque call, and a runtime that does not advertise
       // cancellation cannot be stopped: both run to completion
       cancellable: agent?.run === undefined && runtime?.capabilities.includes('cancellation') === true
     })
+    if (hook !== undefined) releaseAtEnd({ ...this.opts, feed: this.feed }, header.id, hook)
     if (req.input !== undefined) run.capture.input(req.input)
     void this.drive(run, req)
     if (req.background) return snapshot(run)
@@ -158,6 +141,18 @@ export class InteractionService implements LeaseHolder {
     // the 200 acknowledges the turn: its governance decisions are committed before it, like its steps
     await this.opts.ai.recordsWritten()
     return finished
+  }
+
+  /** Saves a new run's header (with the request's idempotency key, when it has one); store:false saves nothing. */
+  private async save(header: InteractionHeader, req: InteractionRequest): Promise<void> {
+    if (req.store && req.idempotency !== undefined) {
+      const held = await this.store.saveKeyed({ ...header }, req.idempotency, Date.now())
+      if (held !== undefined)
+        throw new PlatformError(INTERACTION_ERRORS.IDEMPOTENCY_KEY_HELD, {
+          interactionId: held.interactionId,
+          record: held
+        })
+    } else if (req.store) await this.store.save({ ...header })
   }
 
   /** Chains a turn onto `parentId`: same conversation, its history, `parentId` set. */

@@ -1,0 +1,91 @@
+/**
+ * `GET /api/admin/webhooks`: what the outbox holds (waiting, retrying, held), each delivery's last
+ * attempt, and the deliveries given up. URLs are shown without their query (it may carry a
+ * client's secret), and the headers a client gave (its token) never. An admin read: a principal
+ * with `platform.admin.required-role`.
+ */
+import type { Platform } from '../platform.js'
+import type { AdminRoute } from '../admin/index.js'
+import { AUTH_ERRORS } from '../auth/index.js'
+import { PlatformError } from '../contracts/index.js'
+import type { AttemptRecord, Outbox } from './outbox.js'
+import { WEBHOOKS_ERRORS } from './errors.js'
+
+const iso = (ms: number): string => new Date(ms).toISOString()
+
+/** A URL as the admin shows it: origin and path. */
+function shownUrl(raw: string): string {
+  try {
+    const u = new URL(raw)
+    return `${u.origin}${u.pathname}`
+  } catch {
+    return '(invalid)'
+  }
+}
+
+const attempt = (a: AttemptRecord | undefined): Record<string, unknown> | null =>
+  a === undefined
+    ? null
+    : {
+        at: iso(a.at),
+        ...(a.status !== undefined ? { status: a.status } : {}),
+        ...(a.error !== undefined ? { error: a.error } : {})
+      }
+
+export function webhookRoutes(platform: Platform, outbox: Outbox, ready: () => boolean): AdminRoute[] {
+  const { config, principals } = platform
+  return [
+    {
+      method: 'GET',
+      path: '/webhooks',
+      summary: 'Webhook deliveries waiting in the outbox, their last attempts, and the ones given up',
+      gate: { read: 'content' },
+      statuses: [401, 403],
+      query: {
+        type: 'object',
+        properties: { limit: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } }
+      },
+      handler: (req) => {
+        // the outbox names every client's receivers: an operator's read, whatever the read flags say
+        const p = principals.resolve(req.ctx)
+        if (p === null) throw new PlatformError(WEBHOOKS_ERRORS.WEBHOOKS_ADMIN_AUTH_REQUIRED)
+        const role = config.get('platform.admin.required-role')
+        if (role !== '*' && !p.roles.includes(role)) throw new PlatformError(AUTH_ERRORS.ADMIN_ROLE_REQUIRED)
+        const limit = req.query.limit as number
+        return {
+          ready: ready(),
+          ...outbox.stats,
+          limits: {
+            maxPending: config.get('platform.webhooks.max-pending'),
+            maxPendingPerPrincipal: config.get('platform.webhooks.max-pending-per-principal'),
+            maxAttempts: config.get('platform.webhooks.max-attempts')
+          },
+          waiting: outbox.pending(limit).map((d) => ({
+            id: d.id,
+            source: d.source,
+            ref: d.ref,
+            owner: d.owner,
+            url: shownUrl(d.url),
+            createdAt: iso(d.createdAt),
+            held: d.held,
+            inFlight: d.inFlight,
+            attempts: d.attempts,
+            nextAttemptAt: d.held ? null : iso(d.nextAt),
+            lastAttempt: attempt(d.last)
+          })),
+          failures: outbox.failures(limit).map((d) => ({
+            id: d.id,
+            source: d.source,
+            ref: d.ref,
+            owner: d.owner,
+            url: shownUrl(d.url),
+            createdAt: iso(d.createdAt),
+            failedAt: iso(d.failedAt),
+            attempts: d.attempts,
+            lastAttempt: attempt(d.last)
+          }))
+        }
+      }
+    }
+  ]
+}
