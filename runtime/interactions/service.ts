@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import type { AiMessage, AiService } from '../ai/index.js'
 import { PlatformError, isPlatformError, type Backplane } from '../contracts/index.js'
 import type { Logger } from '../observability/index.js'
