@@ -12,9 +12,11 @@ export * from './agent-call.js'
 export {
   BACKPLANE,
   BACKPLANE_TOPIC,
+  NODE_COUNTS,
   NODE_ID,
   type Backplane,
   type BackplaneListener,
+  type NodeCount,
   type NodeIdentity
 } from './backplane.js'
 export {
