@@ -3,9 +3,7 @@
 // events and resumes on another node, and GET /api/admin/cluster lists the nodes, flags the one
 // whose plugin set differs and shows a silent or stopped node down.
 import t, { type Test } from 'tap'
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { definePlugin } from 'agent-platform/sdk'
 import { installAreas } from '../../runtime/areas.js'
 import { clusterArea } from '../../runtime/cluster/install.js'
 import { RedisBackplane } from '../../runtime/cluster/redis-backplane.js'
@@ -18,6 +16,7 @@ import { adminArea } from '../../runtime/admin/install.js'
 import { transportOf } from '../../runtime/transport/index.js'
 import { relayTopic } from '../../runtime/transport/cluster-relay.js'
 import { createLogger } from '../../runtime/observability/index.js'
+import { inlineInstance } from '../../runtime/plugins/inline.js'
 import type { Platform } from '../../runtime/platform.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { testRedis } from '../helpers/redis.js'
@@ -253,25 +252,27 @@ if (redis !== undefined) {
 
   t.test('GET /api/admin/cluster lists the nodes, flags a different plugin set, shows a gone node down', async (t) => {
     const { a } = nodes
-    // node c carries one more plugin than a and b
-    const dir = mkdtempSync(join(tmpdir(), 'platform-extra-plugin-'))
-    t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-    mkdirSync(join(dir, 'extra'))
-    writeFileSync(
-      join(dir, 'extra', 'plugin.json'),
-      JSON.stringify({ name: 'extra', version: '1.0.0', entry: 'index.js', sandbox: 'isolate' })
+    // node c carries one more plugin than a and b (registered as the plugin host does after a load)
+    const c = await node(t, 'node-c')
+    c.platform.plugins.set(
+      '/plugins/extra',
+      {
+        name: 'extra',
+        version: '1.0.0',
+        entry: 'index.js',
+        sandbox: 'inline',
+        permissions: { net: [], kv: false, env: [] },
+        limits: { memoryMb: 64, timeoutMs: 1000, concurrency: 1 }
+      },
+      inlineInstance(definePlugin({}), { log: c.platform.logger })
     )
-    writeFileSync(
-      join(dir, 'extra', 'index.js'),
-      "import { definePlugin } from 'agent-platform/sdk'\nexport default definePlugin({})\n"
-    )
-    const c = await node(t, 'node-c', { 'platform.plugins.dirs': [dir] })
     const view = async (p: TestPlatform) => (await call(p, 'GET', '/cluster')).body as Record<string, any>
     const states = (v: Record<string, any>) => v.nodes.map((n: any) => `${n.node}:${n.state}`)
     let got: Record<string, any> = {}
+    // until a has heard all three, and c's heartbeat after the plugin came
     for (let i = 0; i < 300; i++) {
       got = await view(a)
-      if (states(got).join() === 'node-a:up,node-b:up,node-c:up') break
+      if (states(got).join() === 'node-a:up,node-b:up,node-c:up' && got.nodes[2].fingerprintDiffers === true) break
       await new Promise((r) => setTimeout(r, 20))
     }
     t.match(got, {
