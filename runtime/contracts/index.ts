@@ -16,7 +16,6 @@ export {
   NODE_ID,
   type Backplane,
   type BackplaneListener,
-  type NodeCount,
   type NodeIdentity
 } from './backplane.js'
 export {
