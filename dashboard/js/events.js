@@ -33,11 +33,7 @@ export class EventStream {
     const q = new URLSearchParams()
     const t = token()
     if (t !== '') q.set('access_token', t)
-    if (this.cursor.size > 0)
-      q.set(
-        'after',
-        [...this.cursor].map(([node, seq]) => `${node}:${seq}`).join(',')
-      )
+    if (this.cursor.size > 0) q.set('after', [...this.cursor].map(([node, seq]) => `${node}:${seq}`).join(','))
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:'
     const ws = new WebSocket(`${proto}//${location.host}/platform/admin/events?${q}`)
     this.ws = ws

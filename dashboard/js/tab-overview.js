@@ -100,7 +100,10 @@ const NODE_COLUMNS = [
   { label: 'Last heartbeat', value: (n) => time(n.lastHeartbeat) },
   { label: 'Connections', value: (n) => n.connections },
   { label: 'Runs owned', value: (n) => n.runsOwned },
-  { label: 'Load', value: (n) => `${n.load.loadAverage} / ${n.load.cpus} CPUs, loop ${Math.round(n.load.eventLoopUtilization * 100)}%` },
+  {
+    label: 'Load',
+    value: (n) => `${n.load.loadAverage} / ${n.load.cpus} CPUs, loop ${Math.round(n.load.eventLoopUtilization * 100)}%`
+  },
   {
     label: 'Plugins and policies',
     value: (n) => (n.fingerprintDiffers ? badge(`differs: ${n.fingerprint}`, 'bad') : n.fingerprint)

@@ -171,8 +171,7 @@ export class ClusterNodes {
     this.opts.backplane.publish(NODES_TOPIC, this.own(true))
     // forgetting rides on the beat: no second timer
     const now = Date.now()
-    for (const [node, h] of this.#others)
-      if (now - h.at > FORGET_BEATS * this.opts.periodMs) this.#others.delete(node)
+    for (const [node, h] of this.#others) if (now - h.at > FORGET_BEATS * this.opts.periodMs) this.#others.delete(node)
   }
 
   private hear(data: unknown, from: string): void {

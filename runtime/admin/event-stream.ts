@@ -17,7 +17,6 @@ import { writeEventJson } from './event-json.js'
 import { HTTP_ERRORS } from '../http/index.js'
 import { Ring, formatCursor, parseCursor, type Cursor, type Numbered } from './event-ring.js'
 import { EVENTS_TOPIC, remoteBatchOf, type RemoteBatch } from './remote-events.js'
-import type { ClusterNodes } from './cluster-nodes.js'
 
 export const EVENTS_PATH = '/platform/admin/events'
 const HARD_BACKPRESSURE_BYTES = 64 * 1024 * 1024
@@ -359,7 +358,8 @@ export class AdminEventStream {
 
   /** A replay as SSE frames: in a cluster each `id:` is the cursor that event ends at, from the subscriber's own. */
   private replayFrames(replay: readonly Numbered[], after: Cursor | undefined): string {
-    if (this.opts.backplane === undefined) return replay.map((n) => SseStream.frame({ id: n.seq, data: n.json })).join('')
+    if (this.opts.backplane === undefined)
+      return replay.map((n) => SseStream.frame({ id: n.seq, data: n.json })).join('')
     const at: Cursor = new Map(after)
     return replay
       .map((n) => {
@@ -370,7 +370,7 @@ export class AdminEventStream {
   }
 }
 
-export function installEventStream(platform: Platform, nodes: ClusterNodes): AdminEventStream {
+export function installEventStream(platform: Platform, watchedElsewhere: () => boolean): AdminEventStream {
   const c = platform.config
   const stream = new AdminEventStream(platform, {
     replay: c.get('platform.admin.events.replay'),
@@ -380,7 +380,7 @@ export function installEventStream(platform: Platform, nodes: ClusterNodes): Adm
     node: platform.node.id,
     // only a backplane the cluster area (or an embedding application) added: a node alone publishes nothing
     backplane: platform.extensions(BACKPLANE)[0],
-    watchedElsewhere: () => nodes.watchedElsewhere()
+    watchedElsewhere
   })
   stream.install()
   return stream

@@ -15,7 +15,7 @@ import { catalogRoutes } from './catalog-routes.js'
 import type { EvalRun } from './eval-run.js'
 import { LmdbEvalRunStore, MemoryEvalRunStore, type EvalIndexKey, type EvalRunStore } from './eval-run-store.js'
 import { evalRoutes } from './eval-routes.js'
-import { installEventStream, type AdminEventStream } from './event-stream.js'
+import { installEventStream } from './event-stream.js'
 import { streamDecisions } from './decision-events.js'
 import { installAdminMcpTools } from './admin-mcp-tools.js'
 import { EMPTY_FLEET } from './fleet-view.js'
@@ -61,8 +61,8 @@ export function installAdmin(platform: Platform): void {
   if (!platform.config.get('platform.admin.enabled')) return
   const transport = transportOf(platform)
   const governance = governanceOf(platform)
-  // set below, once the stream exists: the heartbeat says whether it is watched
-  let events: AdminEventStream | undefined
+  // the stream asks the heartbeats whether another node is watched only once events flow, after install
+  const events = installEventStream(platform, () => nodes.watchedElsewhere())
   const nodes = new ClusterNodes({
     node: platform.node.id,
     backplane: platform.backplane(),
@@ -76,7 +76,7 @@ export function installAdmin(platform: Platform): void {
         .extensions(NODE_COUNTS)
         .filter((c) => c.name === 'runsOwned')
         .reduce((n, c) => n + c.read(), 0),
-      watched: events?.watched ?? false
+      watched: events.watched
     }),
     fingerprint: () =>
       fingerprintOf(
@@ -125,7 +125,6 @@ export function installAdmin(platform: Platform): void {
   mountRoutes(platform, routes)
   const dir = dashboardDir()
   if (dir !== undefined) mountDashboard(platform, readDashboard(dir))
-  events = installEventStream(platform, nodes)
   nodes.start()
   platform.onClose(() => {
     nodes.stop()

@@ -17,7 +17,7 @@ export interface RemoteBatch {
 const MAX_EVENTS = 10_000
 const MAX_TEXT = 4096
 
-/** The batch in `data` when it is one; its events that are not stream events become undefined (their seqs stay taken). */
+/** The batch in `data` when it is one; an event in it that is not a stream event is undefined (its seq stays taken). */
 export function remoteBatchOf(
   data: unknown,
   types: ReadonlySet<string>

@@ -104,8 +104,7 @@ export async function sseEvents(
             else if (l.startsWith('id: ')) {
               sub.ids.push(Number(l.slice(4)))
               sub.idTexts.push(l.slice(4))
-            }
-            else if (l.startsWith('data: ')) data += l.slice(6)
+            } else if (l.startsWith('data: ')) data += l.slice(6)
           }
           if (data !== '') inbox.push(JSON.parse(data) as Frame)
         }

@@ -114,7 +114,10 @@ if (redis !== undefined) {
 
     // presence: a member joining and leaving on b is announced on a
     const late = await wsMember(b.url, 'lobby')
-    t.match(await onA.inbox.type('member-joined', (f) => f.uuid === late.uuid), { room: 'lobby', transport: 'WEBSOCKET' })
+    t.match(await onA.inbox.type('member-joined', (f) => f.uuid === late.uuid), {
+      room: 'lobby',
+      transport: 'WEBSOCKET'
+    })
     late.ws.close()
     t.match(await onA.inbox.type('member-left', (f) => f.uuid === late.uuid), { room: 'lobby' })
 
