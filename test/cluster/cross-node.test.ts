@@ -13,11 +13,13 @@ import { governanceArea } from '../../runtime/governance/install.js'
 import { mcpArea } from '../../runtime/mcp/install.js'
 import { aiArea } from '../../runtime/ai/install.js'
 import { adminArea } from '../../runtime/admin/install.js'
+import { interactionsArea } from '../../runtime/interactions/install.js'
 import { transportOf } from '../../runtime/transport/index.js'
 import { relayTopic } from '../../runtime/transport/cluster-relay.js'
 import { createLogger } from '../../runtime/observability/index.js'
 import { inlineInstance } from '../../runtime/plugins/inline.js'
 import type { Platform } from '../../runtime/platform.js'
+import { NODE_COUNTS } from '../../runtime/contracts/index.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { testRedis } from '../helpers/redis.js'
 import { until } from './backplane-contract.js'
@@ -313,10 +315,19 @@ if (redis !== undefined) {
 }
 
 t.test('a node alone: the cluster view is that node', async (t) => {
-  const tp = await startTestPlatform({}, { install: (p: Platform) => installAreas(p, AREAS) })
+  // with the interactions area, which adds the runs this node owns to its heartbeat
+  const tp = await startTestPlatform(
+    { 'platform.interactions.store': 'memory' },
+    { install: (p: Platform) => installAreas(p, [...AREAS, interactionsArea]) }
+  )
   t.teardown(tp.close)
   const got = (await call(tp, 'GET', '/cluster')).body as Record<string, any>
   t.match(got, { node: tp.platform.node.id, clustered: false, backplane: { kind: 'in-process' }, consistent: true })
   t.equal(got.nodes.length, 1)
-  t.match(got.nodes[0], { node: tp.platform.node.id, state: 'up', self: true, fingerprintDiffers: false })
+  t.match(got.nodes[0], { node: tp.platform.node.id, state: 'up', self: true, runsOwned: 0, fingerprintDiffers: false })
+  t.same(
+    tp.platform.extensions(NODE_COUNTS).map((c) => c.name),
+    ['runsOwned'],
+    'the interactions area reports its runs'
+  )
 })
