@@ -49,13 +49,17 @@ export const overviewTab = {
     return state
   },
   async render(state) {
+    // the reads at once: the charts' and the nodes' need not wait for the counters'
+    const charts = drawCharts(state)
+    const nodes = drawNodes(state)
     try {
       state.data = await admin('/overview')
     } catch (err) {
+      await Promise.all([charts, nodes])
       return [state.grid, errorBox(err)]
     }
     paint(state)
-    await Promise.all([drawNodes(state), drawCharts(state)])
+    await Promise.all([charts, nodes])
     return [state.grid, state.nodes, state.charts]
   },
   events(batch, _panel, state) {
