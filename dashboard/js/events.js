@@ -1,5 +1,6 @@
-// The admin event stream (/platform/admin/events) over WebSocket: resumes after the last seq on
-// reconnect and hands events to listeners in one batch per animation frame, so a burst of
+// The admin event stream (/platform/admin/events) over WebSocket: resumes after the last seq of
+// each node on reconnect (a cluster's nodes each number their own events, and any node takes the
+// cursor `node:seq,node:seq`) and hands events to listeners in one batch per animation frame, so a burst of
 // thousands of events costs one DOM update per frame.
 import { token } from './api.js'
 
@@ -9,7 +10,8 @@ export class EventStream {
     this.statusListeners = new Set()
     this.queue = []
     this.scheduled = false
-    this.lastSeq = undefined
+    // per node, the last seq seen
+    this.cursor = new Map()
     this.ws = undefined
     this.closed = false
   }
@@ -31,7 +33,7 @@ export class EventStream {
     const q = new URLSearchParams()
     const t = token()
     if (t !== '') q.set('access_token', t)
-    if (this.lastSeq !== undefined) q.set('after', String(this.lastSeq))
+    if (this.cursor.size > 0) q.set('after', [...this.cursor].map(([node, seq]) => `${node}:${seq}`).join(','))
     const proto = location.protocol === 'https:' ? 'wss:' : 'ws:'
     const ws = new WebSocket(`${proto}//${location.host}/platform/admin/events?${q}`)
     this.ws = ws
@@ -50,7 +52,7 @@ export class EventStream {
       }
       const events = Array.isArray(data) ? data : [data]
       for (const e of events) {
-        if (typeof e.seq === 'number') this.lastSeq = e.seq
+        if (typeof e.seq === 'number' && typeof e.node === 'string') this.cursor.set(e.node, e.seq)
         this.queue.push(e)
       }
       this.schedule()

@@ -1,6 +1,6 @@
 // Overview: counters read once, then kept current from the event stream (no polling timer), and
 // the last hour as charts, read again when the stream says a turn ended or a connection changed.
-import { el, admin, errorBox } from './api.js'
+import { el, admin, errorBox, table, badge, time } from './api.js'
 import { lineChart, OVERVIEW_CHARTS } from './charts.js'
 
 // events after which the charts are read again, at most once a second
@@ -43,22 +43,24 @@ export const overviewTab = {
       grid.append(el('div', { class: 'counter' }, el('dt', {}, label), dd))
     }
     const charts = el('div', { class: 'charts', 'aria-label': 'The last hour' })
-    const state = { grid, values, data: undefined, charts, chartsTimer: undefined }
-    panel.append(grid, charts)
+    const nodes = el('section', { class: 'card nodes', 'aria-label': 'Nodes' })
+    const state = { grid, values, data: undefined, charts, chartsTimer: undefined, nodes, nodesTimer: undefined }
+    panel.append(grid, nodes, charts)
     return state
   },
   async render(state) {
-    // both reads at once: the charts' need not wait for the counters'
+    // the reads at once: the charts' and the nodes' need not wait for the counters'
     const charts = drawCharts(state)
+    const nodes = drawNodes(state)
     try {
       state.data = await admin('/overview')
     } catch (err) {
-      await charts
+      await Promise.all([charts, nodes])
       return [state.grid, errorBox(err)]
     }
     paint(state)
-    await charts
-    return [state.grid, state.charts]
+    await Promise.all([charts, nodes])
+    return [state.grid, state.nodes, state.charts]
   },
   events(batch, _panel, state) {
     if (state.data === undefined) return
@@ -71,6 +73,8 @@ export const overviewTab = {
     // a task event does not say whether the task is new: the count is read again, once per batch
     let refetch = false
     for (const e of batch) {
+      // the counters are this node's: another node's connections count in the nodes table
+      if (e.node !== undefined && e.node !== state.data.node) continue
       const d = DELTAS[e.type]
       if (d !== undefined) {
         state.data[d[0]] = Math.max(0, (state.data[d[0]] ?? 0) + d[1])
@@ -87,6 +91,44 @@ export const overviewTab = {
         () => undefined
       )
   }
+}
+
+// heartbeats make no events: the nodes table is read again every few seconds while it is shown
+const NODES_REFRESH_MS = 3000
+
+const NODE_COLUMNS = [
+  { label: 'Node', value: (n) => (n.self ? `${n.node} (this one)` : n.node) },
+  { label: 'State', value: (n) => badge(n.state, n.state === 'up' ? 'ok' : 'bad') },
+  { label: 'Version', value: (n) => n.version },
+  { label: 'Started', value: (n) => time(n.startedAt) },
+  { label: 'Last heartbeat', value: (n) => time(n.lastHeartbeat) },
+  { label: 'Connections', value: (n) => n.connections },
+  { label: 'Runs owned', value: (n) => n.runsOwned },
+  {
+    label: 'Load',
+    value: (n) => `${n.load.loadAverage} / ${n.load.cpus} CPUs, loop ${Math.round(n.load.eventLoopUtilization * 100)}%`
+  },
+  {
+    label: 'Plugins and policies',
+    value: (n) => (n.fingerprintDiffers ? badge(`differs: ${n.fingerprint}`, 'bad') : n.fingerprint)
+  }
+]
+
+async function drawNodes(state) {
+  clearTimeout(state.nodesTimer)
+  try {
+    const cluster = await admin('/cluster')
+    state.nodes.replaceChildren(
+      el('h2', {}, `Nodes (${cluster.nodes.filter((n) => n.state === 'up').length} up)`),
+      table(NODE_COLUMNS, cluster.nodes)
+    )
+  } catch (err) {
+    state.nodes.replaceChildren(el('h2', {}, 'Nodes'), errorBox(err))
+  }
+  state.nodesTimer = setTimeout(() => {
+    if (state.nodes.isConnected && !state.nodes.closest('[hidden]')) void drawNodes(state)
+    else state.nodesTimer = undefined
+  }, NODES_REFRESH_MS)
 }
 
 async function drawCharts(state) {

@@ -5,6 +5,7 @@ import type { GovernanceService } from '../governance/index.js'
 import type { McpServer } from '../mcp/index.js'
 import type { FleetView } from './fleet-view.js'
 import type { TaskView } from './task-view.js'
+import type { ClusterNodes } from './cluster-nodes.js'
 
 /** The live state the admin routes read, resolved once at install. */
 export interface AdminDeps {
@@ -21,4 +22,6 @@ export interface AdminDeps {
   readonly tasks: TaskView
   /** The platform's version (package.json). */
   version: string
+  /** The nodes of the cluster as their heartbeats say (this one alone when there is no cluster). */
+  nodes: ClusterNodes
 }

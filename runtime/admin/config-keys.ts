@@ -31,6 +31,12 @@ export const ADMIN_CONFIG_KEYS = {
     description:
       'Admin events are sent to subscribers at most this often, one frame per subscriber per batch (0: once per event-loop turn)'
   },
+  'platform.admin.cluster.heartbeat-ms': {
+    schema: { type: 'integer', minimum: 50, maximum: 60_000 },
+    default: 1000,
+    description:
+      'How often this node sends its heartbeat to the other nodes; a node that misses 3 in a row is shown down in `GET /api/admin/cluster`'
+  },
   'platform.admin.evals.store': {
     schema: { enum: ['memory', 'lmdb'] },
     default: 'lmdb',

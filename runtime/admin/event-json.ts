@@ -23,14 +23,14 @@ function jsonKey(k: string, first: boolean): string {
 }
 
 /**
- * Appends `{...event, "seq": seq}` as JSON to `out`, piece by piece: the same text JSON.stringify
+ * Appends `{...event, "node": node, "seq": seq}` as JSON to `out`, piece by piece: the same text JSON.stringify
  * gives with `seq` last, without a second object (the bus's event is shared with other listeners).
  * A batch of events written into one array and joined once becomes one flat string, where
  * concatenating each event's pieces would build a tree of strings per event for the garbage
  * collector to copy and for the join to flatten. Events are flat records of strings, numbers and
  * booleans; anything else in a field goes through JSON.stringify.
  */
-export function writeEventJson(out: string[], event: PlatformEvent, seq: number): void {
+export function writeEventJson(out: string[], event: PlatformEvent, seq: number, node: string): void {
   out.push('{')
   let first = true
   for (const key in event) {
@@ -58,12 +58,13 @@ export function writeEventJson(out: string[], event: PlatformEvent, seq: number)
     }
     first = false
   }
-  out.push(first ? '"seq":' : ',"seq":', String(seq), '}')
+  // node ids need no escaping (NODE_ID): the event's node and seq are its place in every node's stream
+  out.push(first ? '"node":"' : ',"node":"', node, '","seq":', String(seq), '}')
 }
 
 /** One event as JSON (see writeEventJson). */
-export function eventJson(event: PlatformEvent, seq: number): string {
+export function eventJson(event: PlatformEvent, seq: number, node: string): string {
   const out: string[] = []
-  writeEventJson(out, event, seq)
+  writeEventJson(out, event, seq, node)
   return out.join('')
 }

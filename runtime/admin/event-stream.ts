@@ -1,6 +1,7 @@
 /**
  * The admin event stream at /platform/admin/events, on WebSocket and SSE: every platform event of
- * the admin types as `{type, ...fields, timestamp, seq}`. Events are numbered as they happen, kept
+ * the admin types as `{type, ...fields, timestamp, node, seq}`, of every node of a cluster. Each
+ * node numbers its own events as they happen (`seq`); the events of all nodes are kept
  * in a bounded ring for replay, and sent in batches (every `platform.admin.events.batch-ms`, or
  * once per event-loop turn at 0): each event is serialised once, each subscriber gets one frame
  * (WebSocket) or one write (SSE) per batch, so a busy data path costs the stream one send per
@@ -10,10 +11,12 @@ import type { HttpRequest, HttpResponse, us_socket_context_t, WebSocket } from '
 import type { Platform } from '../platform.js'
 import type { EventType, PlatformEvent } from '../events/index.js'
 import { SseStream, requestHeaders, statusLine, upgradeWith, type Context } from '../http/index.js'
-import { PlatformError, isWireError } from '../contracts/index.js'
+import { BACKPLANE, NODE_ID, PlatformError, isWireError, type Backplane } from '../contracts/index.js'
 import { ReadGate, type Principal } from '../auth/index.js'
-import { eventJson, writeEventJson } from './event-json.js'
+import { writeEventJson } from './event-json.js'
 import { HTTP_ERRORS } from '../http/index.js'
+import { Ring, formatCursor, parseCursor, type Cursor, type Numbered } from './event-ring.js'
+import { EVENTS_TOPIC, remoteBatchOf, type RemoteBatch } from './remote-events.js'
 
 export const EVENTS_PATH = '/platform/admin/events'
 const HARD_BACKPRESSURE_BYTES = 64 * 1024 * 1024
@@ -36,69 +39,35 @@ export const STREAM_TYPES: readonly EventType[] = [
   'ControlActionExecuted'
 ]
 
-interface Numbered {
-  seq: number
-  json: string
-}
+/** What another node's batch may carry: the stream types and the governance decisions. */
+const REMOTE_TYPES: ReadonlySet<string> = new Set<string>([...STREAM_TYPES, 'GovernanceDecision'])
 
 type Subscriber = { ws: WebSocket<WsSub> } | { sse: SseStream }
 
 interface WsSub {
-  after: number | undefined
+  after: Cursor | undefined
   closed: boolean
   sub?: Subscriber
 }
 
-/**
- * The last `capacity` events, oldest first, in two flat arrays (no object per event): the bus's
- * events themselves, serialised only when a replay asks for them (then kept as JSON).
- */
-class Ring {
-  private readonly seqs: number[]
-  private readonly items: (string | PlatformEvent)[]
-  private next = 0
-  size = 0
-
-  constructor(readonly capacity: number) {
-    this.seqs = new Array<number>(capacity).fill(0)
-    this.items = new Array<string | PlatformEvent>(capacity).fill('')
-  }
-
-  push(seq: number, item: string | PlatformEvent): void {
-    if (this.capacity === 0) return
-    this.seqs[this.next] = seq
-    this.items[this.next] = item
-    this.next = this.next + 1 === this.capacity ? 0 : this.next + 1
-    if (this.size < this.capacity) this.size++
-  }
-
-  /** Kept events with seq > after, oldest first. */
-  since(after: number): Numbered[] {
-    const out: Numbered[] = []
-    const start = (this.next - this.size + this.capacity) % Math.max(1, this.capacity)
-    for (let i = 0; i < this.size; i++) {
-      const k = (start + i) % this.capacity
-      const seq = this.seqs[k]!
-      if (seq <= after) continue
-      let item = this.items[k]!
-      if (typeof item !== 'string') this.items[k] = item = eventJson(item, seq)
-      out.push({ seq, json: item })
-    }
-    return out
-  }
+/** What one flush sends: the batch's events with each one's node and seq, in stream order. */
+interface Batch {
+  events: readonly PlatformEvent[]
+  nodes: readonly string[]
+  seqs: readonly number[]
 }
 
 /**
  * One WebSocket message per event (clients read one event object a message, as in docs/admin.md): the
  * batch is serialised once into one buffer, and each event's message is a view of it.
  */
-function wsFrames(first: number, batch: readonly PlatformEvent[]): Buffer[] {
+function wsFrames(batch: Batch): Buffer[] {
   const out: string[] = []
   const ends: number[] = []
   let length = 0
-  for (let i = 0; i < batch.length; i++) {
+  for (let i = 0; i < batch.events.length; i++) {
     const from = out.length
-    writeEventJson(out, batch[i]!, first + i)
+    writeEventJson(out, batch.events[i]!, batch.seqs[i]!, batch.nodes[i]!)
     for (let j = from; j < out.length; j++) length += Buffer.byteLength(out[j]!)
     ends.push(length)
   }
@@ -106,23 +75,15 @@ function wsFrames(first: number, batch: readonly PlatformEvent[]): Buffer[] {
   return ends.map((end, i) => all.subarray(i === 0 ? 0 : ends[i - 1]!, end))
 }
 
-/** SSE frames of a batch from seq `first`, `id:` = seq (event JSON holds no newline: one `data:` line each). */
-function sseBatch(first: number, batch: readonly PlatformEvent[]): Buffer {
+/** SSE frames of a batch, `id:` each event's (event JSON holds no newline: one `data:` line each). */
+function sseBatch(batch: Batch, ids: readonly string[]): Buffer {
   const out: string[] = []
-  for (let i = 0; i < batch.length; i++) {
-    out.push('id: ', String(first + i), '\ndata: ')
-    writeEventJson(out, batch[i]!, first + i)
+  for (let i = 0; i < batch.events.length; i++) {
+    out.push('id: ', ids[i]!, '\ndata: ')
+    writeEventJson(out, batch.events[i]!, batch.seqs[i]!, batch.nodes[i]!)
     out.push('\n\n')
   }
   return Buffer.from(out.join(''))
-}
-
-/** `?after=` or `Last-Event-ID`: a non-negative integer, or undefined (then the replay window). */
-function parseAfter(raw: string | null | undefined): number | undefined {
-  if (raw === null || raw === undefined || raw === '') return undefined
-  if (!/^\d{1,15}$/.test(raw))
-    throw new PlatformError(HTTP_ERRORS.INVALID_QUERY, { name: 'after', detail: 'must be an integer' })
-  return Number(raw)
 }
 
 export interface EventStreamOptions {
@@ -132,12 +93,28 @@ export interface EventStreamOptions {
   idleTimeoutSeconds: number
   /** Events are sent at most this often (0: once per event-loop turn). */
   batchMs: number
+  /** This node: the `node` of its own events. */
+  node: string
+  /** The backplane to the other nodes of a cluster; undefined on a node alone. */
+  backplane: Backplane | undefined
+  /** Whether another node's stream is watched (its heartbeat says so). */
+  watchedElsewhere: () => boolean
 }
 
 export class AdminEventStream {
+  /** The seq of this node's last own event. */
   private seq = 0
-  private pending: PlatformEvent[] = []
-  private firstPendingSeq = 1
+  /** The next batch, in stream order: each event with its node and seq. */
+  private pending: Batch & { events: PlatformEvent[]; nodes: string[]; seqs: number[] } = {
+    events: [],
+    nodes: [],
+    seqs: []
+  }
+  /** This node's own events of the next batch, for the other nodes (they number from `ownFirst`). */
+  private own: PlatformEvent[] = []
+  private ownFirst = 1
+  /** Per node, the last seq streamed: the position a cluster's SSE `id:` names. */
+  private readonly position: Cursor = new Map()
   private scheduled = false
   private readonly ring: Ring
   private readonly subscribers = new Set<Subscriber>()
@@ -145,6 +122,12 @@ export class AdminEventStream {
   private readonly reads: ReadGate
   private lingering: ReturnType<typeof setTimeout> | undefined
   private stopped = false
+  /**
+   * Only this node's own restart is known for sure (its seq is below the cursor's). Another node's
+   * seq beyond what this node heard of it is taken as not heard yet (a resume racing the backplane),
+   * so its kept events, all older, are not sent again.
+   */
+  private readonly restarted = (node: string, seq: number): boolean => node === this.opts.node && seq > this.seq
 
   constructor(
     private readonly platform: Platform,
@@ -153,6 +136,12 @@ export class AdminEventStream {
     this.ring = new Ring(opts.replay)
     this.reads = new ReadGate(platform.config, platform.principals)
     for (const type of STREAM_TYPES) this.unsubscribe.push(platform.bus.on(type, (e) => this.take(e)))
+    if (opts.backplane !== undefined)
+      this.unsubscribe.push(
+        opts.backplane.subscribe(EVENTS_TOPIC, (data, from) => {
+          this.takeRemote(data, from)
+        })
+      )
   }
 
   /**
@@ -178,11 +167,27 @@ export class AdminEventStream {
     }, LINGER_MS).unref()
   }
 
-  /** Numbers an event and queues it for the next batch (bus events come here; so do decisions). */
+  /** Numbers an event of this node and queues it for the next batch (bus events come here; so do decisions). */
   take(event: PlatformEvent): void {
-    if (this.pending.length === 0) this.firstPendingSeq = this.seq + 1
     this.seq++
-    this.pending.push(event)
+    if (this.own.length === 0) this.ownFirst = this.seq
+    this.own.push(event)
+    this.queue(event, this.opts.node, this.seq)
+  }
+
+  /** Another node's batch of its own events: streamed here in the order it arrives, with their node and seqs. */
+  private takeRemote(data: unknown, from: string): void {
+    if (!NODE_ID.test(from) || from === this.opts.node) return
+    const batch = remoteBatchOf(data, REMOTE_TYPES)
+    if (batch === undefined) return
+    const { first, events } = batch
+    for (let i = 0; i < events.length; i++) if (events[i] !== undefined) this.queue(events[i]!, from, first + i)
+  }
+
+  private queue(event: PlatformEvent, node: string, seq: number): void {
+    this.pending.events.push(event)
+    this.pending.nodes.push(node)
+    this.pending.seqs.push(seq)
     if (!this.scheduled) {
       this.scheduled = true
       if (this.opts.batchMs === 0) setImmediate(this.flushNow)
@@ -198,22 +203,42 @@ export class AdminEventStream {
    * Once per batch: keep the batch's events, serialise them once per protocol in use, and send
    * the same bytes to every subscriber: one frame per WebSocket (one Buffer for all), one write per
    * SSE stream. The ring keeps the events themselves: it serialises one only if a replay asks.
+   * This node's own events also go to the other nodes, while a stream anywhere is watched.
    */
   flush(): void {
     this.scheduled = false
+    this.publishOwn()
     const batch = this.pending
-    if (batch.length === 0) return
-    this.pending = []
-    const first = this.firstPendingSeq
-    for (let i = Math.max(0, batch.length - this.ring.capacity); i < batch.length; i++)
-      this.ring.push(first + i, batch[i]!)
+    const n = batch.events.length
+    if (n === 0) return
+    this.pending = { events: [], nodes: [], seqs: [] }
+    for (let i = Math.max(0, n - this.ring.capacity); i < n; i++)
+      this.ring.push(batch.nodes[i]!, batch.seqs[i]!, batch.events[i]!)
+    // the cursor each SSE event ends at, in a cluster; a node alone keeps its plain seq as `id:`
+    let ids: string[] | undefined
+    if (this.opts.backplane !== undefined) {
+      ids = []
+      for (let i = 0; i < n; i++) {
+        this.position.set(batch.nodes[i]!, batch.seqs[i]!)
+        ids.push(formatCursor(this.position))
+      }
+    }
     if (this.subscribers.size === 0) return
     let ws: Buffer[] | undefined
     let sse: Buffer | undefined
     for (const s of this.subscribers) {
-      if ('ws' in s) this.sendWs(s.ws, (ws ??= wsFrames(first, batch)))
-      else s.sse.sendFrames((sse ??= sseBatch(first, batch)))
+      if ('ws' in s) this.sendWs(s.ws, (ws ??= wsFrames(batch)))
+      else s.sse.sendFrames((sse ??= sseBatch(batch, ids ?? batch.seqs.map(String))))
     }
+  }
+
+  /** This node's events of the batch to the other nodes: not while no stream anywhere is watched. */
+  private publishOwn(): void {
+    const own = this.own
+    if (own.length === 0) return
+    this.own = []
+    if (this.opts.backplane === undefined || !(this.watched || this.opts.watchedElsewhere())) return
+    this.opts.backplane.publish(EVENTS_TOPIC, { f: this.ownFirst, e: own } satisfies RemoteBatch)
   }
 
   private sendWs(ws: WebSocket<WsSub>, frames: readonly Buffer[]): void {
@@ -255,10 +280,10 @@ export class AdminEventStream {
       upgrade: (res: HttpResponse, req: HttpRequest, context: us_socket_context_t) => {
         const headers = requestHeaders(req)
         const query = new URLSearchParams(req.getQuery() ?? '')
-        let after: number | undefined
+        let after: Cursor | undefined
         try {
           this.authorise(headers, query)
-          after = parseAfter(query.get('after'))
+          after = parseCursor(query.get('after'), this.opts.node)
         } catch (err) {
           const e = isWireError(err) ? err : new PlatformError(HTTP_ERRORS.INTERNAL)
           res.cork(() => {
@@ -295,11 +320,11 @@ export class AdminEventStream {
     })
     http.get(EVENTS_PATH, (ctx: Context) => {
       this.authorise(ctx.headers, ctx.query)
-      const after = parseAfter(ctx.query.get('after') ?? ctx.header('last-event-id'))
+      const after = parseCursor(ctx.query.get('after') ?? ctx.header('last-event-id'), this.opts.node)
       // heartbeat comments come from the server's shared timer for every open SSE stream
       const stream = ctx.sse({ maxQueuedBytes: this.opts.maxBackpressureBytes })
       const replay = this.replayFor(after)
-      if (replay.length > 0) stream.sendFrames(replay.map((n) => SseStream.frame({ id: n.seq, data: n.json })).join(''))
+      if (replay.length > 0) stream.sendFrames(this.replayFrames(replay, after))
       if (stream.closed) return undefined
       const sub = { sse: stream }
       this.add(sub)
@@ -322,23 +347,40 @@ export class AdminEventStream {
   }
 
   /**
-   * What a new subscriber is owed: after `after` when given, else the replay window. An `after`
-   * beyond the last seq comes from before a restart (numbering starts again): the window then.
+   * What a new subscriber is owed: of each node, the kept events after the cursor's seq for it,
+   * else the replay window. A seq of this node beyond its last comes from before it restarted
+   * (numbering starts again): all of its kept events then.
    */
-  private replayFor(after: number | undefined): Numbered[] {
+  private replayFor(after: Cursor | undefined): Numbered[] {
     this.flush()
-    if (after === undefined || after > this.seq) return this.ring.since(0)
-    return this.ring.since(after)
+    return this.ring.since(after, this.restarted)
+  }
+
+  /** A replay as SSE frames: in a cluster each `id:` is the cursor that event ends at, from the subscriber's own. */
+  private replayFrames(replay: readonly Numbered[], after: Cursor | undefined): string {
+    if (this.opts.backplane === undefined)
+      return replay.map((n) => SseStream.frame({ id: n.seq, data: n.json })).join('')
+    const at: Cursor = new Map(after)
+    return replay
+      .map((n) => {
+        at.set(n.node, n.seq)
+        return SseStream.frame({ id: formatCursor(at), data: n.json })
+      })
+      .join('')
   }
 }
 
-export function installEventStream(platform: Platform): AdminEventStream {
+export function installEventStream(platform: Platform, watchedElsewhere: () => boolean): AdminEventStream {
   const c = platform.config
   const stream = new AdminEventStream(platform, {
     replay: c.get('platform.admin.events.replay'),
     maxBackpressureBytes: c.get('platform.transport.max-backpressure-bytes'),
     idleTimeoutSeconds: Math.min(960, Math.max(8, c.get('platform.transport.heartbeat-seconds') * 2)),
-    batchMs: c.get('platform.admin.events.batch-ms')
+    batchMs: c.get('platform.admin.events.batch-ms'),
+    node: platform.node.id,
+    // only a backplane the cluster area (or an embedding application) added: a node alone publishes nothing
+    backplane: platform.extensions(BACKPLANE)[0],
+    watchedElsewhere
   })
   stream.install()
   return stream

@@ -3,6 +3,7 @@
  * /api/admin/governance itself). `platform.admin.enabled=false` leaves every route out.
  */
 import type { Area, Platform } from '../platform.js'
+import { NODE_COUNTS } from '../contracts/index.js'
 import { transportOf } from '../transport/index.js'
 import { AI } from '../ai/index.js'
 import { governanceOf } from '../governance/index.js'
@@ -28,6 +29,8 @@ import { overviewRoutes } from './overview.js'
 import { MetricsHistoryRecorder } from './metrics-history.js'
 import { mountRoutes, type AdminRoute } from './route-table.js'
 import { transportRoutes } from './transport-routes.js'
+import { ClusterNodes, fingerprintOf } from './cluster-nodes.js'
+import { clusterRoutes } from './cluster-routes.js'
 import { ADMIN_CONFIG_KEYS } from './config-keys.js'
 import { ADMIN_ERRORS } from './errors.js'
 
@@ -39,7 +42,8 @@ export function adminRoutes(d: AdminDeps, history: MetricsHistoryRecorder): Admi
     ...agentRoutes(d),
     ...fleetRoutes(d),
     ...catalogRoutes(d),
-    ...metricsRoutes(d)
+    ...metricsRoutes(d),
+    ...clusterRoutes(d)
   ]
 }
 
@@ -55,11 +59,36 @@ function evalStore(platform: Platform): EvalRunStore {
 
 export function installAdmin(platform: Platform): void {
   if (!platform.config.get('platform.admin.enabled')) return
+  const transport = transportOf(platform)
+  const governance = governanceOf(platform)
+  // the stream asks the heartbeats whether another node is watched only once events flow, after install
+  const events = installEventStream(platform, () => nodes.watchedElsewhere())
+  const nodes = new ClusterNodes({
+    node: platform.node.id,
+    backplane: platform.backplane(),
+    periodMs: platform.config.get('platform.admin.cluster.heartbeat-ms'),
+    read: () => ({
+      version: platform.version,
+      startedAt: platform.node.startedAt,
+      connections: transport.resourceCount,
+      broadcasters: transport.broadcasterCount,
+      runsOwned: platform
+        .extensions(NODE_COUNTS)
+        .filter((c) => c.name === 'runsOwned')
+        .reduce((n, c) => n + c.read(), 0),
+      watched: events.watched
+    }),
+    fingerprint: () =>
+      fingerprintOf(
+        platform.plugins.status().map((p) => `${p.name}@${p.version ?? ''}:${p.state}`),
+        governance?.listing().map((p) => `${String(p.name)}:${String(p.className)}:${String(p.digest)}`) ?? []
+      )
+  })
   const deps: AdminDeps = {
     platform,
-    transport: transportOf(platform),
+    transport,
     ai: platform.area(AI),
-    governance: governanceOf(platform),
+    governance,
     mcp: getMcp(platform),
     // read at use time: the fleet and A2A areas install after this one
     get fleet() {
@@ -68,7 +97,8 @@ export function installAdmin(platform: Platform): void {
     get tasks() {
       return platform.extensions(ADMIN_TASK_VIEW).at(-1) ?? EMPTY_TASKS
     },
-    version: platform.version
+    version: platform.version,
+    nodes
   }
   const history = new MetricsHistoryRecorder(() => ({
     connections: deps.transport.resourceCount,
@@ -95,7 +125,10 @@ export function installAdmin(platform: Platform): void {
   mountRoutes(platform, routes)
   const dir = dashboardDir()
   if (dir !== undefined) mountDashboard(platform, readDashboard(dir))
-  const events = installEventStream(platform)
+  nodes.start()
+  platform.onClose(() => {
+    nodes.stop()
+  })
   if (deps.governance !== undefined) streamDecisions(deps.governance.decisionLog, events)
   if (deps.mcp !== undefined && platform.config.get('platform.admin.mcp-tools')) installAdminMcpTools(platform, routes)
   const service: AdminService = { routes }

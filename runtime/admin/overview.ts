@@ -3,6 +3,7 @@ import type { AdminDeps } from './admin-deps.js'
 import type { AdminRoute } from './route-table.js'
 import { interceptors } from './transport-routes.js'
 import type { MetricsHistoryRecorder } from './metrics-history.js'
+import { clusterCounts } from './cluster-routes.js'
 
 export function overview(d: AdminDeps): Record<string, unknown> {
   const out: Record<string, unknown> = {
@@ -17,7 +18,9 @@ export function overview(d: AdminDeps): Record<string, unknown> {
     agentCount: d.platform.plugins.agents().length,
     activeSessions: d.ai.sessions.activeCount(),
     coordinatorCount: d.fleet.coordinatorCount,
-    taskCount: d.tasks.taskCount
+    taskCount: d.tasks.taskCount,
+    // the counts above are this node's; these are every node's, from their heartbeats
+    cluster: clusterCounts(d.nodes.rows())
   }
   const runtime = d.ai.activeRuntime()
   if (runtime !== undefined) out.aiRuntime = runtime.name
@@ -31,7 +34,7 @@ export function overviewRoutes(d: AdminDeps, history: MetricsHistoryRecorder): A
       method: 'GET',
       path: '/overview',
       summary:
-        'status, version, node, connections, broadcasters, handlers, interceptors, agentCount, activeSessions, coordinatorCount, taskCount, aiRuntime?, governancePolicyCount?',
+        'status, version, node, connections, broadcasters, handlers, interceptors, agentCount, activeSessions, coordinatorCount, taskCount (this node), cluster (connections and broadcasters in total and per node), aiRuntime?, governancePolicyCount?',
       gate: { read: 'open' },
       handler: () => overview(d)
     },

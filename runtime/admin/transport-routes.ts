@@ -100,10 +100,14 @@ export function transportRoutes(d: AdminDeps): AdminRoute[] {
     {
       method: 'GET',
       path: '/resources',
-      summary: 'Every connected resource: {uuid, transport, isSuspended, isResumed, broadcaster}',
+      summary:
+        "Every resource connected to this node: {uuid, transport, isSuspended, isResumed, broadcaster, node} (every node's counts: /resources/counts)",
       gate: { read: 'open' },
       query: { type: 'object', properties: { broadcaster: str } },
-      handler: ({ query }) => t.listResources(query.broadcaster as string | undefined)
+      handler: ({ query }) => {
+        const node = d.platform.node.id
+        return t.listResources(query.broadcaster as string | undefined).map((r) => ({ ...r, node }))
+      }
     },
     {
       method: 'DELETE',

@@ -51,3 +51,15 @@ export const BACKPLANE_TOPIC = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,199}$/
  * cluster area adds the Redis one in cluster mode; without it a node has its in-process default.
  */
 export const BACKPLANE = new ExtensionPoint<Backplane>(CORE, 'backplane', true)
+
+/**
+ * A count a node reports in its heartbeat to the others, added by the area that keeps it (the
+ * interactions area adds `runsOwned`): the area that sends heartbeats depends on none of them.
+ */
+export interface NodeCount {
+  readonly name: 'runsOwned'
+  read(): number
+}
+
+/** The counts every heartbeat carries (see NodeCount); a count nobody added is 0. */
+export const NODE_COUNTS = new ExtensionPoint<NodeCount>(CORE, 'node-counts')

@@ -12,6 +12,7 @@ export * from './agent-call.js'
 export {
   BACKPLANE,
   BACKPLANE_TOPIC,
+  NODE_COUNTS,
   NODE_ID,
   type Backplane,
   type BackplaneListener,

@@ -7,7 +7,7 @@ import { installRoutes } from './routes.js'
 import { describeRoutes } from './route-docs.js'
 import { InteractionService } from './service.js'
 import { InteractionStreams } from './stream.js'
-import { PlatformError } from '../contracts/index.js'
+import { NODE_COUNTS, PlatformError } from '../contracts/index.js'
 import { startStore, storeFromConfig } from './store-from-config.js'
 import { INTERACTIONS_CONFIG_KEYS } from './config-keys.js'
 import { INTERACTION_ERRORS } from './errors.js'
@@ -81,6 +81,8 @@ export const interactionsArea: Area = {
       await service.close()
       await store.stop()
     })
+    // the other nodes see in this node's heartbeat how many runs it drives
+    platform.extend(NODE_COUNTS, { name: 'runsOwned', read: () => service.inFlight })
     platform.provide(INTERACTIONS, service)
   }
 }

@@ -3,6 +3,9 @@ import type { BroadcasterInfo, ResourceInfo, TransportKind, Reason } from './typ
 import type { MessageBucket } from './message-rate.js'
 import type { AddressSlot } from './address-cap.js'
 
+/** `platform.server.body-limit-bytes` by default: an endpoint sets its own limit on its broadcasters. */
+const DEFAULT_FRAME_LIMIT = 1_048_576
+
 /** A counter child prom-client hands out for one label set. */
 export interface CounterChild {
   inc(n?: number): void
@@ -24,6 +27,10 @@ export class Broadcaster {
   onLeave: ((r: Resource, reason: string) => void) | undefined
   /** Destroyed once its last member leaves (rooms). */
   autoDestroy = false
+  /** Its broadcasts reach its members on every node of a cluster (rooms), not only this node's. */
+  clustered = false
+  /** Largest frame a member may send here: what a frame from another node is held to as well. */
+  frameLimit = DEFAULT_FRAME_LIMIT
 
   constructor(
     readonly id: string,

@@ -118,6 +118,7 @@ export class Endpoint {
     const b = this.o.transport.broadcaster(id, this.hooks.className)
     if (!this.prepared.has(b)) {
       this.prepared.add(b)
+      b.frameLimit = this.frameLimit
       this.hooks.setup?.(b)
     }
     return b

@@ -6,6 +6,7 @@ import { ROOM_JOIN_GUARD, TRANSPORT } from './key.js'
 import { TRANSPORT_CONFIG_KEYS } from './config-keys.js'
 import { TRANSPORT_ERRORS } from './errors.js'
 import { AddressCap } from './address-cap.js'
+import { BACKPLANE } from '../contracts/index.js'
 
 /**
  * Broadcasters, connected resources (WebSocket, SSE, long-polling) and the room endpoint
@@ -26,7 +27,9 @@ export async function installTransport(platform: Platform): Promise<void> {
     maxBackpressureBytes,
     longPollingTimeoutMs,
     longPollingQueue,
-    longPollingIdleMs: c.get('platform.transport.long-polling-idle-seconds') * 1000
+    longPollingIdleMs: c.get('platform.transport.long-polling-idle-seconds') * 1000,
+    // only a backplane the cluster area (or an embedding application) added: a node alone relays nothing
+    backplane: () => platform.extensions(BACKPLANE)[0]
   })
   const settings: EndpointSettings = {
     http: platform.http,

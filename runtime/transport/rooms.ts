@@ -100,6 +100,8 @@ export function installRooms(settings: EndpointSettings, policy: RoomPolicy): vo
 
     setup(b: Broadcaster): void {
       b.autoDestroy = true
+      // members on every node hear each other: the room subscribes its backplane topic while it has members here
+      b.clustered = true
       const room = b.id.slice(ROOM_PREFIX.length)
       b.onLeave = (r, reason) => {
         if (r.silent) return

@@ -13,6 +13,8 @@ import { Endpoint } from './endpoint.js'
 import type { EndpointHooks } from './endpoint-hooks.js'
 import type { EndpointSettings } from './endpoint-settings.js'
 import { TRANSPORT_ERRORS } from './errors.js'
+import { ClusterRelay } from './cluster-relay.js'
+import type { Backplane } from '../contracts/index.js'
 
 export interface TransportOptions {
   app: TemplatedApp
@@ -24,6 +26,8 @@ export interface TransportOptions {
   longPollingTimeoutMs: number
   longPollingQueue: number
   longPollingIdleMs: number
+  /** The backplane to the other nodes of a cluster; undefined on a node alone. */
+  backplane: () => Backplane | undefined
 }
 
 const GAUGE_LABEL = { WEBSOCKET: 'websocket', SSE: 'sse', LONG_POLLING: 'long-polling' } as const
@@ -61,8 +65,14 @@ export class Transport implements SocketWatcher, PollOwner {
   /** The long-polling message cache's counters (PollOwner). */
   readonly pollCache: PollCacheMetrics
 
+  /** Broadcasts of clustered broadcasters (rooms) to and from the other nodes. */
+  readonly relay: ClusterRelay
+
   constructor(readonly opts: TransportOptions) {
     this.pollCache = new PollCacheMetrics(opts.metrics.registry)
+    this.relay = new ClusterRelay(opts.backplane, (b, frame) => {
+      this.deliver(b, frame)
+    })
   }
 
   /**
@@ -85,6 +95,7 @@ export class Transport implements SocketWatcher, PollOwner {
       // broadcasters an endpoint creates per request share their class's label, so labels stay bounded
       const label = className === 'RoomBroadcaster' ? ROOM_LABEL : className === 'Broadcaster' ? id : className
       b = new Broadcaster(id, className, this.opts.metrics.broadcasts.labels(label))
+      if (this.endpointSettings !== undefined) b.frameLimit = this.endpointSettings.frameLimit
       this.broadcasters.set(id, b)
       this.opts.bus.emit('BroadcasterCreated', { id })
     }
@@ -101,6 +112,7 @@ export class Transport implements SocketWatcher, PollOwner {
     if (b === undefined) return false
     b.destroyed = true
     for (const r of [...b.resources.values()]) this.end(r, Reason.destroyed)
+    this.relay.leave(b)
     this.broadcasters.delete(id)
     this.opts.bus.emit('BroadcasterDestroyed', { id })
     return true
@@ -157,8 +169,19 @@ export class Transport implements SocketWatcher, PollOwner {
 
   // --- delivery ---
 
-  /** Publishes one serialised frame to `b`, optionally not to `except`; returns the recipients. */
+  /**
+   * Publishes one serialised frame to `b`, optionally not to `except`; returns the recipients on
+   * this node. Local members first, then, for a clustered broadcaster, the other nodes' members
+   * through the backplane (`except` is a local member: the other nodes deliver to all of theirs).
+   */
   publish(b: Broadcaster, frame: Frame, except?: Resource): number {
+    const count = this.deliver(b, frame, except)
+    if (b.clustered) this.relay.send(b, frame)
+    return count
+  }
+
+  /** Delivers a frame to the members `b` has on this node only. */
+  private deliver(b: Broadcaster, frame: Frame, except?: Resource): number {
     const started = performance.now()
     if (b.sockets.size > 0) {
       if (except instanceof WsResource && !except.closed) except.ws.publish(b.topic, frame.text, false)
@@ -191,6 +214,7 @@ export class Transport implements SocketWatcher, PollOwner {
         this.startSweeper()
       }
     }
+    if (b.resources.size === 1) this.relay.join(b)
     if (r.transport !== 'SSE') this.opts.metrics.openConnections.inc({ transport: GAUGE_LABEL[r.transport] })
     this.opts.metrics.resourcesConnected.inc()
     this.opts.bus.emit('ResourceConnected', { uuid: r.uuid, transport: r.transport, broadcaster: b.id })
@@ -206,6 +230,8 @@ export class Transport implements SocketWatcher, PollOwner {
     b.resources.delete(r.uuid)
     if (r instanceof WsResource) b.sockets.delete(r)
     else b.direct.delete(r)
+    // after a leave announcement, below: it still goes to the other nodes while this one listens
+    const last = b.resources.size === 0
     if (r instanceof LongPollingResource) {
       this.polling.delete(r)
       this.#flushes.delete(r)
@@ -214,7 +240,10 @@ export class Transport implements SocketWatcher, PollOwner {
     if (r.transport !== 'SSE') this.opts.metrics.openConnections.dec({ transport: GAUGE_LABEL[r.transport] })
     this.opts.metrics.resourcesDisconnected.inc()
     this.opts.bus.emit('ResourceDisconnected', { uuid: r.uuid, reason })
-    if (b.destroyed || this.#closing) return
+    if (b.destroyed || this.#closing) {
+      if (last) this.relay.leave(b)
+      return
+    }
     if (b.onLeave !== undefined) {
       try {
         b.onLeave(r, reason)
@@ -222,6 +251,7 @@ export class Transport implements SocketWatcher, PollOwner {
         this.opts.logger.error({ err, broadcaster: b.id }, 'leave handler failed')
       }
     }
+    if (last) this.relay.leave(b)
     if (b.autoDestroy && b.resources.size === 0 && this.broadcasters.get(b.id) === b) this.destroyBroadcaster(b.id)
   }
 

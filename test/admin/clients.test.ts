@@ -34,7 +34,12 @@ t.test('members of every transport are listed, counted and reached', async (t) =
       [lp.uuid, 'LONG_POLLING', ROOM]
     ].sort()
   )
-  t.same(Object.keys(resources[0]), ['uuid', 'transport', 'isSuspended', 'isResumed', 'broadcaster'], 'emitted order')
+  t.same(
+    Object.keys(resources[0]),
+    ['uuid', 'transport', 'isSuspended', 'isResumed', 'broadcaster', 'node'],
+    'emitted order'
+  )
+  t.equal(resources[0].node, tp.platform.node.id, 'the node it is connected to')
 
   const rooms = (await call(tp, 'GET', '/rooms', { token: ALICE })).body
   t.equal(rooms.length, 1)

@@ -54,6 +54,8 @@ export async function wsEvents(
 export interface SseSubscriber extends EventSubscriber {
   /** `id:` of each event, in order. */
   ids: number[]
+  /** The same ids as sent (a cluster's are cursors, `node:seq,node:seq`). */
+  idTexts: string[]
   comments: string[]
 }
 
@@ -77,6 +79,7 @@ export async function sseEvents(
     frames: 0,
     arrays: 0,
     ids: [],
+    idTexts: [],
     comments: [],
     close: () => ac.abort(),
     closed: new Promise((resolve) => (onEnd = resolve))
@@ -98,8 +101,10 @@ export async function sseEvents(
           let data = ''
           for (const l of block.split('\n')) {
             if (l.startsWith(':')) sub.comments.push(l.slice(1).trim())
-            else if (l.startsWith('id: ')) sub.ids.push(Number(l.slice(4)))
-            else if (l.startsWith('data: ')) data += l.slice(6)
+            else if (l.startsWith('id: ')) {
+              sub.ids.push(Number(l.slice(4)))
+              sub.idTexts.push(l.slice(4))
+            } else if (l.startsWith('data: ')) data += l.slice(6)
           }
           if (data !== '') inbox.push(JSON.parse(data) as Frame)
         }

@@ -1,13 +1,14 @@
-// The stream's event serialiser writes what JSON.stringify writes for `{...event, seq}`, for any
+// The stream's event serialiser writes what JSON.stringify writes for `{...event, node, seq}`, for any
 // field values (generated), so the hand-written fast path can never change a frame's bytes.
 import t from 'tap'
 import fc from 'fast-check'
 import { eventJson } from '../../runtime/admin/event-json.js'
 import type { PlatformEvent } from '../../runtime/events/index.js'
 
-const reference = (e: object, seq: number): string => JSON.stringify({ ...e, seq })
+const NODE = 'node-3f9c0a1b2c3d'
+const reference = (e: object, seq: number): string => JSON.stringify({ ...e, node: NODE, seq })
 
-t.test('the events of the data path come out as JSON.stringify writes them, seq last', async (t) => {
+t.test('the events of the data path come out as JSON.stringify writes them, node and seq last', async (t) => {
   const e = {
     type: 'ResourceConnected',
     uuid: '5e0f6f3c-1234-4321-abcd-0123456789ab',
@@ -15,12 +16,20 @@ t.test('the events of the data path come out as JSON.stringify writes them, seq 
     broadcaster: '/platform/rooms/churn-12',
     timestamp: '2026-11-24T23:01:02.123Z'
   } as PlatformEvent
-  t.equal(eventJson(e, 42), reference(e, 42))
-  t.same(Object.keys(JSON.parse(eventJson(e, 42))), ['type', 'uuid', 'transport', 'broadcaster', 'timestamp', 'seq'])
+  t.equal(eventJson(e, 42, NODE), reference(e, 42))
+  t.same(Object.keys(JSON.parse(eventJson(e, 42, NODE))), [
+    'type',
+    'uuid',
+    'transport',
+    'broadcaster',
+    'timestamp',
+    'node',
+    'seq'
+  ])
   const m = { type: 'MessageBroadcast', broadcasterId: 'r', resourceCount: 3, timestamp: 't' } as PlatformEvent
-  t.equal(eventJson(m, 1), reference(m, 1))
+  t.equal(eventJson(m, 1, NODE), reference(m, 1))
   const c = { type: 'ControlActionExecuted', principal: 'a', action: 'x', target: 'y', success: false, timestamp: 't' }
-  t.equal(eventJson(c as PlatformEvent, 7), reference(c, 7))
+  t.equal(eventJson(c as PlatformEvent, 7, NODE), reference(c, 7))
 })
 
 t.test('strings that need escaping, odd numbers, nested and skipped values', async (t) => {
@@ -39,7 +48,7 @@ t.test('strings that need escaping, odd numbers, nested and skipped values', asy
     nul: null,
     timestamp: 't'
   }
-  t.equal(eventJson(e as unknown as PlatformEvent, 9), reference(e, 9))
+  t.equal(eventJson(e as unknown as PlatformEvent, 9, NODE), reference(e, 9))
 })
 
 t.test('generated events: same text as JSON.stringify', async (t) => {
@@ -56,16 +65,16 @@ t.test('generated events: same text as JSON.stringify', async (t) => {
   )
   fc.assert(
     fc.property(
-      // events never carry their own seq; `__proto__` is not a field an object literal can spread
+      // events never carry their own node or seq; `__proto__` is not a field an object literal can spread
       fc.dictionary(
-        fc.string({ maxLength: 8 }).filter((k) => k !== 'seq' && k !== '__proto__'),
+        fc.string({ maxLength: 8 }).filter((k) => k !== 'seq' && k !== 'node' && k !== '__proto__'),
         value,
         { maxKeys: 6 }
       ),
       fc.nat(),
       (fields, seq) => {
         const e = { type: 'AgentDispatched', ...fields, timestamp: '2026-11-24T23:01:02.123Z' }
-        return eventJson(e as unknown as PlatformEvent, seq) === reference(e, seq)
+        return eventJson(e as unknown as PlatformEvent, seq, NODE) === reference(e, seq)
       }
     ),
     { numRuns: 2000 }

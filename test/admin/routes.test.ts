@@ -42,6 +42,7 @@ t.test('overview: version from package.json, the active runtime, counts from liv
     'activeSessions',
     'coordinatorCount',
     'taskCount',
+    'cluster',
     'aiRuntime',
     'governancePolicyCount'
   ])
@@ -49,6 +50,12 @@ t.test('overview: version from package.json, the active runtime, counts from liv
     status: 'UP',
     version: pkg.version,
     node: tp.platform.node.id,
+    // a node alone: its own counts are the cluster's
+    cluster: {
+      connections: r.body.connections,
+      broadcasters: r.body.broadcasters,
+      nodes: [{ node: tp.platform.node.id, state: 'up', connections: r.body.connections }]
+    },
     agentCount: 1,
     activeSessions: 0,
     coordinatorCount: 0,
