@@ -65,8 +65,9 @@ export const CORE_ERRORS: readonly ErrorSource[] = [
 ]
 
 /**
- * A readiness check: `/readyz` answers 503 while any returns false; `'degraded'` is reported as
- * DEGRADED without failing readiness (a dependency the platform serves without, for a while).
+ * A readiness check: `/readyz` answers 503 while any returns false (a load balancer takes the node
+ * out); `'degraded'` answers 200 with status DEGRADED: the node still serves, without something it
+ * can do without for a while (an external MCP server, or Redis, which every node would lose at once).
  */
 export type ReadinessCheck = () => boolean | 'degraded'
 
@@ -107,7 +108,6 @@ export class Platform {
   private readonly errorSources: ErrorSource[] = [...CORE_ERRORS]
   private readonly readiness = new Map<string, ReadinessCheck>()
   /** Checks whose failure degrades readiness instead of failing it. */
-  private readonly degrading = new Set<string>()
   private readonly localBackplane: Backplane
   private readonly closers: (() => void | Promise<void>)[] = []
   private closed = false
@@ -248,15 +248,9 @@ export class Platform {
     return this.areas.has(key)
   }
 
-  /**
-   * Adds a readiness check. A `required` one down makes `/readyz` answer 503 (a load balancer takes
-   * the node out); a `degraded` one down leaves it 200 with status `DEGRADED`: the node still
-   * serves, without something every node would lose at once (Redis), so none is taken out for it.
-   */
-  addReadiness(name: string, check: ReadinessCheck, kind: 'required' | 'degraded' = 'required'): void {
+  /** Adds a readiness check to `/readyz` (see `ReadinessCheck`). */
+  addReadiness(name: string, check: ReadinessCheck): void {
     this.readiness.set(name, check)
-    if (kind === 'degraded') this.degrading.add(name)
-    else this.degrading.delete(name)
   }
 
   /**
@@ -312,10 +306,8 @@ export class Platform {
           ok = false
         }
         checks[name] = ok === 'degraded' ? 'DEGRADED' : ok ? 'UP' : 'DOWN'
-        if (ok !== false) continue
-        // a check added as `degraded` leaves the node serving: 200, status DEGRADED
-        if (this.degrading.has(name)) degraded = true
-        else ready = false
+        if (ok === 'degraded') degraded = true
+        else if (!ok) ready = false
       }
       if (!ready) {
         ctx.error(new PlatformError(HTTP_ERRORS.NOT_READY, {}, { extra: { status: 'DOWN', checks } }))

@@ -29,7 +29,7 @@ export const clusterArea: Area = {
     })
     backplane.start()
     platform.extend(BACKPLANE, backplane)
-    platform.addReadiness('backplane', () => backplane.available(), 'degraded')
+    platform.addReadiness('backplane', () => (backplane.available() ? true : 'degraded'))
     platform.onClose(() => backplane.close())
     platform.logger.info({ node: platform.node.id }, 'cluster mode: this node joins through Redis')
   }

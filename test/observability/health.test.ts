@@ -5,11 +5,13 @@ import { createLogger } from '../../runtime/observability/index.js'
 
 t.test('healthz, readyz and metrics', async (t) => {
   let pluginsLoaded = false
+  let redis: boolean | 'degraded' = true
   const tp = await startTestPlatform(
     {},
     {
       install: (p) => {
         p.addReadiness('plugins', () => pluginsLoaded)
+        p.addReadiness('redis', () => redis)
       }
     }
   )
@@ -21,18 +23,26 @@ t.test('healthz, readyz and metrics', async (t) => {
     error: 'Not ready',
     code: 'PLT_ERR_NOT_READY',
     status: 'DOWN',
-    checks: { store: 'UP', plugins: 'DOWN' }
+    checks: { store: 'UP', plugins: 'DOWN', redis: 'UP' }
   })
   pluginsLoaded = true
   const ready = await fetch(tp.url + '/readyz')
   t.equal(ready.status, 200)
-  t.same(await ready.json(), { status: 'UP', checks: { store: 'UP', plugins: 'UP' } })
+  t.same(await ready.json(), { status: 'UP', checks: { store: 'UP', plugins: 'UP', redis: 'UP' } })
+  // a degraded check leaves the node serving (200): a load balancer must not take it out for it
+  redis = 'degraded'
+  const degraded = await fetch(tp.url + '/readyz')
+  t.equal(degraded.status, 200)
+  t.same(await degraded.json(), { status: 'DEGRADED', checks: { store: 'UP', plugins: 'UP', redis: 'DEGRADED' } })
+  // a check down still fails readiness, whatever else is degraded
+  pluginsLoaded = false
+  t.equal((await fetch(tp.url + '/readyz')).status, 503)
   const m = await fetch(tp.url + '/metrics')
   t.match(m.headers.get('content-type'), /text\/plain/)
   const text = await m.text()
   t.match(text, /platform_open_connections\{transport="websocket"\} 0/)
   t.match(text, /nodejs_eventloop_lag_seconds/)
-  t.match(text, /platform_http_requests_total\{route="\/readyz",method="GET",status="503"\} 1/)
+  t.match(text, /platform_http_requests_total\{route="\/readyz",method="GET",status="503"\} 2/)
 })
 
 t.test('unmatched requests are counted under one label, not their URL', async (t) => {
