@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads'
-import type { AgentWorkerCommand, AgentWorkerEvent } from './agent-worker.js'
+import type { AgentWorkerCommand, AgentWorkerEvent, AgentWorkerInit } from './agent-worker.js'
 
 export interface TurnsResult {
   ok: number
@@ -17,13 +17,20 @@ export interface TurnsResult {
  * Agent-turn clients spread over worker threads (bench/lib/agent-worker.ts): `turns` runs many
  * clients at once, each sending one prompt and reading the whole streamed reply; `hold` opens
  * WebSocket sessions that each finish one turn and then stay connected until `release`.
+ * `responses`: `POST /v1/responses` with `stream: true`, as `model` with the bearer `token`.
  */
 export class AgentLoad {
   private readonly workers: Worker[]
 
-  constructor(mode: 'ws' | 'sse', url: string, threads = 2) {
+  constructor(
+    mode: AgentWorkerInit['mode'],
+    url: string,
+    threads = 2,
+    responses: Pick<AgentWorkerInit, 'model' | 'token'> = {}
+  ) {
     this.workers = Array.from({ length: threads }, () => {
-      const w = new Worker(new URL('./agent-worker.js', import.meta.url), { workerData: { mode, url } })
+      const workerData: AgentWorkerInit = { mode, url, ...responses }
+      const w = new Worker(new URL('./agent-worker.js', import.meta.url), { workerData })
       w.unref()
       return w
     })

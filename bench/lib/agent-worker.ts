@@ -2,7 +2,8 @@
  * An agent-turn load worker: clients that each send one prompt and read the streamed reply, over
  * the platform's agent endpoint (WebSocket: `text-delta` event frames until `complete`) or over an
  * SSE POST (the AI SDK's UI message stream: `data:` events with `type: text-delta` until `[DONE]`;
- * or the platform's one-shot POST, whose `data:` events are the agent frames until `complete`).
+ * the platform's one-shot POST, whose `data:` events are the agent frames until `complete`; or
+ * OpenAI's Responses stream, `response.output_text.delta` events until `response.completed`).
  * Each client keeps its token count; the first one also keeps the text, so the scenario can check
  * both servers streamed the same tokens. Driven by bench/lib/agent-load.ts over postMessage.
  */
@@ -21,13 +22,16 @@ export type AgentWorkerEvent =
   /** `open`: held sockets still open at release (the others were closed by the server while idle) */
   | { ev: 'released'; open: number }
 
-interface Init {
-  mode: 'ws' | 'sse'
+export interface AgentWorkerInit {
+  mode: 'ws' | 'sse' | 'responses'
   /** ws:// URL of the agent endpoint, or http:// URL to POST to */
   url: string
+  /** `responses`: the model (an agent) and the bearer token of the requests */
+  model?: string
+  token?: string
 }
 
-/** An SSE event's data: an AI SDK UI message part, or one of the platform's agent frames. */
+/** An SSE event's data: an AI SDK UI message part, one of the platform's agent frames, or a Responses event. */
 interface SsePart {
   type?: string
   delta?: string
@@ -40,7 +44,7 @@ interface Reply {
   text: string
 }
 
-const init = workerData as Init
+const init = workerData as AgentWorkerInit
 const port = parentPort!
 // one connection per client: no socket reuse between clients
 const agent = new Agent({ keepAlive: false, maxSockets: Infinity })
@@ -49,6 +53,23 @@ const held: WebSocket[] = []
 // from its first bytes, and only the client that keeps the text (and every other frame) is parsed
 const WS_DELTA = '{"event":"text-delta",'
 const SDK_DELTA = '{"type":"text-delta",'
+
+/**
+ * The tokens of a Responses delta: the demo runtime's tokens are words with the whitespace after
+ * them, and the platform may send several in one delta (text coalesced into one step), so a
+ * delta's tokens are its runs of non-whitespace.
+ */
+function words(text: string): number {
+  let n = 0
+  let inWord = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    const space = c === 32 || c === 10 || c === 9 || c === 13
+    if (!space && !inWord) n++
+    inWord = !space
+  }
+  return n
+}
 
 /** One WebSocket turn; resolves with the reply once `complete` arrives; `keep` leaves the socket open. */
 function wsTurn(message: string, keepText: boolean, keep: boolean): Promise<Reply> {
@@ -92,16 +113,25 @@ function wsTurn(message: string, keepText: boolean, keep: boolean): Promise<Repl
   })
 }
 
-/** One SSE POST; resolves with the reply once the stream ends after `[DONE]` (AI SDK) or `complete` (platform). */
+/**
+ * One SSE POST; resolves with the reply once the stream ends after `[DONE]` (AI SDK), `complete`
+ * (platform) or `response.completed` (Responses).
+ */
 function sseTurn(message: string, keepText: boolean): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const body = JSON.stringify({ message })
+    const responses = init.mode === 'responses'
+    const body = JSON.stringify(responses ? { model: init.model, input: message, stream: true } : { message })
+    const headers: Record<string, string | number> = {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body)
+    }
+    if (init.token !== undefined) headers.authorization = `Bearer ${init.token}`
     const req = request(
       init.url,
       {
         method: 'POST',
         agent,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }
+        headers
       },
       (res) => {
         if (res.statusCode !== 200) {
@@ -136,7 +166,13 @@ function sseTurn(message: string, keepText: boolean): Promise<Reply> {
               continue
             }
             const part = JSON.parse(data) as SsePart
-            if (part.type === 'text-delta') {
+            if (part.type === 'response.output_text.delta') {
+              tokens += words(part.delta ?? '')
+              if (keepText) text += part.delta
+            } else if (part.type === 'response.completed') finished = true
+            else if (part.type === 'response.failed' || part.type === 'response.incomplete')
+              reject(new Error(`${part.type}: ${data.slice(0, 200)}`))
+            else if (part.type === 'text-delta') {
               // the AI SDK's UI message stream
               tokens++
               if (keepText) text += part.delta

@@ -1,19 +1,8 @@
-import { cpSync, mkdirSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { row, type ResultRow, type RunOptions, type Scenario, type ScenarioResult } from '../scenario.js'
-import { NO_ADDRESS_CAPS, runBenchScript, sleep, startPeer, startPlatform, type ServerProcess } from '../lib/proc.js'
+import { NO_ADDRESS_CAPS, runBenchScript, sleep, startPeer, startPlatform } from '../lib/proc.js'
 import { AgentLoad } from '../lib/agent-load.js'
-import { median } from '../lib/stats.js'
-import { DemoRuntime } from '../../runtime/ai/index.js'
+import { MESSAGE, WRITER, benchAiSetup, measureStreams, type Streamed, type Subject } from '../lib/token-stream.js'
 
-const WORDS = ['governed', 'turns', 'stream', 'tokens', 'to', 'every', 'connected', 'client', 'quickly']
-/**
- * The demo runtime answers `You said: "<message>".`, one token per whitespace-separated word, so this
- * 498-word message gets the writer agent's 500-token reply (its prompt names no role to add to it).
- */
-export const MESSAGE = Array.from({ length: 498 }, (_, i) => WORDS[i % WORDS.length]).join(' ')
-const WRITER = 'bench-writer'
 const SHORT = 'bench-short'
 
 interface Pipeline {
@@ -27,15 +16,6 @@ interface Pipeline {
   dispatchUs: number
   rounds: number
   loadAverages: number[]
-}
-
-interface Streamed {
-  clients: number
-  cpuUsPerToken: number
-  tokensPerSec: number
-  roundSec: number
-  peakRssMb: number
-  cpuCores: number
 }
 
 /**
@@ -113,19 +93,8 @@ const scenario: Scenario = {
     // one round by default: with 1 000 clients the paced AI SDK peer alone used 240 s of CPU (500 s
     // of wall time on the shared 2-core VM); BENCH_AI_ROUNDS adds alternating rounds (median kept)
     const rounds = Number(process.env.BENCH_AI_ROUNDS ?? opts.rounds ?? 1)
-    const tokens = await demoTokens(opts.root)
-    const tokensFile = join(opts.tmpDir, 'tokens.json')
-    writeFileSync(tokensFile, JSON.stringify(tokens))
-    const plugins = join(opts.tmpDir, 'plugins')
-    mkdirSync(plugins, { recursive: true })
-    cpSync(join(opts.root, 'bench/plugins/bench-ai'), join(plugins, 'bench-ai'), { recursive: true })
-    const ourArgs = [
-      '--plugins',
-      plugins,
-      '--set',
-      'platform.plugins.bench-ai={"sandbox":"inline"}',
-      ...NO_ADDRESS_CAPS
-    ]
+    const { tokens, tokensFile, pluginArgs } = await benchAiSetup(opts.root, opts.tmpDir)
+    const ourArgs = [...pluginArgs, ...NO_ADDRESS_CAPS]
 
     const ours = await startPlatform(opts.root, opts.tmpDir, ourArgs)
     const paced = await startPeer(opts.root, 'ai-sdk-sse.js', [], {
@@ -136,57 +105,23 @@ const scenario: Scenario = {
       BENCH_AI_TOKENS_FILE: tokensFile,
       BENCH_AI_PACING: 'none'
     })
-    const subjects: [string, ServerProcess, AgentLoad][] = [
+    const subjects: Subject[] = [
       ['platform', ours, new AgentLoad('ws', ours.url.replace(/^http/, 'ws') + `/platform/agent/${WRITER}`)],
       ['platform-sse', ours, new AgentLoad('sse', ours.url + `/platform/agent/${WRITER}`)],
       ['ai-sdk', paced, new AgentLoad('sse', paced.url + '/api/chat')],
       ['ai-sdk-unpaced', burst, new AgentLoad('sse', burst.url + '/api/chat')]
     ]
-    const samples: Record<string, Streamed[]> = Object.fromEntries(subjects.map(([n]) => [n, []]))
-    const expected = tokens.join('')
-    // a subject that fails (warm-up or a round) is reported in the notes and left out; the others go on
-    const failed = new Set<string>()
-    const attempt = async (name: string, fn: () => Promise<void>): Promise<void> => {
-      try {
-        await fn()
-      } catch (err) {
-        failed.add(name)
-        notes.push(`${name}: not measured: ${(err as Error).message}`)
-        opts.log(`  ${name}: failed: ${(err as Error).message}`)
-      }
-    }
+    let measured: Awaited<ReturnType<typeof measureStreams>>
     try {
-      for (const [name, , load] of subjects)
-        await attempt(name, async () => {
-          const w = await load.turns(Math.min(30, clients), MESSAGE)
-          if (w.failed > 0 || w.minTokens !== tokens.length || w.text !== expected)
-            throw new Error(
-              `warm-up turns did not stream the expected ${tokens.length} tokens (${w.failed} failed, fewest ${w.minTokens}; ${w.error ?? (w.text === expected ? '' : 'text differs')})`
-            )
-        })
-      for (let r = 0; r < rounds; r++) {
-        const order = r % 2 === 0 ? subjects : [...subjects].reverse()
-        for (const [name, server, load] of order) {
-          if (opts.signal.aborted) throw new Error('aborted')
-          if (failed.has(name)) continue
-          await attempt(name, async () => {
-            const m = await streamRound(server, load, clients, tokens, expected)
-            samples[name]!.push(m)
-            opts.log(
-              `  ${name.padEnd(14)}: ${clients} clients x ${tokens.length} tokens in ${m.roundSec.toFixed(1)} s, ${m.cpuUsPerToken.toFixed(2)} server CPU µs/token (server ${(m.cpuCores * 100).toFixed(0)}% CPU), peak RSS ${m.peakRssMb.toFixed(0)} MB`
-            )
-          })
-        }
-      }
+      measured = await measureStreams(subjects, { clients, rounds, tokens, log: opts.log, signal: opts.signal })
     } finally {
       for (const [, server, load] of subjects) {
         await load.close()
         await server.stop()
       }
     }
-    // a subject with a failed round has no figure: its other rounds ran beside a different load
-    const mid = (name: string): Streamed | undefined =>
-      samples[name]!.length === 0 || failed.has(name) ? undefined : median(samples[name]!, (m) => m.cpuUsPerToken)
+    const { samples, mid } = measured
+    notes.push(...measured.notes)
     const o = mid('platform'),
       os = mid('platform-sse'),
       a = mid('ai-sdk'),
@@ -261,46 +196,6 @@ const scenario: Scenario = {
       ...(p === undefined ? {} : { rounds: { count: p.rounds, loadAverages: p.loadAverages } }),
       details: { pipeline: p, samples }
     }
-  }
-}
-
-/** The deltas the demo runtime streams for the writer agent, computed by the same runtime class. */
-export async function demoTokens(root: string): Promise<string[]> {
-  const mod = (await import(pathToFileURL(join(root, 'bench/plugins/bench-ai/index.js')).href)) as {
-    default: { agents: { name: string; systemPrompt?: string }[] }
-  }
-  const systemPrompt = mod.default.agents.find((a) => a.name === WRITER)?.systemPrompt
-  const out: string[] = []
-  for await (const e of new DemoRuntime().stream({ systemPrompt, message: MESSAGE, history: [] }))
-    if (e.type === 'text') out.push(e.delta)
-  if (out.length !== 500) throw new Error(`the writer agent's demo reply has ${out.length} tokens, not 500`)
-  return out
-}
-
-async function streamRound(
-  server: ServerProcess,
-  load: AgentLoad,
-  clients: number,
-  tokens: string[],
-  expected: string
-): Promise<Streamed> {
-  server.resetPeak()
-  const cpu0 = server.cpuSeconds()
-  const t0 = performance.now()
-  const r = await load.turns(clients, MESSAGE)
-  const sec = (performance.now() - t0) / 1000
-  const cpu = server.cpuSeconds() - cpu0
-  if (r.failed > 0 || r.minTokens !== tokens.length || r.text !== expected)
-    throw new Error(
-      `${r.failed} of ${clients} clients failed or got fewer than ${tokens.length} tokens (fewest ${r.minTokens}): ${r.error ?? 'text differs'}`
-    )
-  return {
-    clients,
-    cpuUsPerToken: (cpu * 1e6) / r.tokens,
-    tokensPerSec: r.tokens / sec,
-    roundSec: sec,
-    peakRssMb: server.memory().peak / 1048576,
-    cpuCores: cpu / sec
   }
 }
 

@@ -10,6 +10,7 @@ import governance from './governance.js'
 import interactions from './interactions.js'
 import interactionStreams from './interaction-streams.js'
 import ai from './ai.js'
+import openaiApi from './openai-api.js'
 import adminEvents from './admin-events.js'
 import hostileLoad from './hostile-load.js'
 
@@ -23,6 +24,7 @@ export const SCENARIOS: Scenario[] = [
   pluginCalls,
   governance,
   ai,
+  openaiApi,
   durableWrites,
   interactions,
   interactionStreams,

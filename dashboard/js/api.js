@@ -32,7 +32,8 @@ export class ApiError extends Error {
   }
 }
 
-const MAKE_TOKEN = 'node bin/platform.js token create --principal you --role admin'
+/** The command that makes a token, as the refusal messages and the playground say it. */
+export const MAKE_TOKEN = 'node bin/platform.js token create --principal you --role admin'
 
 // Refusals whose cause the status alone does not tell: a 403 is a switched-off surface as often as
 // a missing role, and no token means something else than a rejected one. Keyed by the body's code.
@@ -130,26 +131,51 @@ export function scrollTable(headers, body, className = 'scroll') {
   )
 }
 
-/** A table of `rows` with `cols` [{label, value(row) → text or node}]; an empty state when no rows. */
-export function table(cols, rows, empty = 'Nothing here yet.') {
+/**
+ * A table of `rows` with `cols` [{label, value(row) → text or node}]; an empty state when no rows.
+ * With `first`, only that many rows are drawn at once and a button draws the rest, a chunk per
+ * animation frame: a fleet of a thousand agents must not hold up the page's first paint.
+ */
+export function table(cols, rows, empty = 'Nothing here yet.', first = Infinity) {
   if (!Array.isArray(rows) || rows.length === 0) return el('p', { class: 'empty' }, empty)
-  return scrollTable(
-    cols.map((c) => c.label),
+  const row = (r) =>
     el(
-      'tbody',
+      'tr',
       {},
-      rows.map((r) =>
-        el(
-          'tr',
-          {},
-          cols.map((c) => {
-            const v = c.value(r)
-            return el('td', {}, v instanceof Node ? v : text(v))
-          })
-        )
-      )
+      cols.map((c) => {
+        const v = c.value(r)
+        return el('td', {}, v instanceof Node ? v : text(v))
+      })
     )
+  const body = el('tbody', {}, rows.slice(0, first).map(row))
+  const out = scrollTable(
+    cols.map((c) => c.label),
+    body
   )
+  if (rows.length <= first) return out
+  const more = el(
+    'button',
+    {
+      type: 'button',
+      class: 'more',
+      on: {
+        click: () => {
+          more.disabled = true
+          let at = first
+          const chunk = () => {
+            body.append(...rows.slice(at, at + first).map(row))
+            at += first
+            more.textContent = `Drawing… ${Math.min(at, rows.length)} of ${rows.length}`
+            if (at < rows.length) requestAnimationFrame(chunk)
+            else more.remove()
+          }
+          requestAnimationFrame(chunk)
+        }
+      }
+    },
+    `Show all ${rows.length} (${rows.length - first} more)`
+  )
+  return el('div', {}, out, more)
 }
 
 export function badge(label, kind = '') {

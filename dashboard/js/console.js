@@ -8,9 +8,20 @@ import { interactionsTab } from './tab-interactions.js'
 import { journalTab } from './tab-journal.js'
 import { governanceTab } from './tab-governance.js'
 import { auditTab } from './tab-audit.js'
+import { playgroundTab } from './tab-playground.js'
 
 const stream = new EventStream()
-const tabs = [overviewTab, feedTab, connectionsTab, agentsTab, interactionsTab, journalTab, governanceTab, auditTab]
+const tabs = [
+  overviewTab,
+  feedTab,
+  connectionsTab,
+  agentsTab,
+  playgroundTab,
+  interactionsTab,
+  journalTab,
+  governanceTab,
+  auditTab
+]
 const main = document.getElementById('main')
 const nav = document.getElementById('tabs')
 const streamState = document.getElementById('stream-state')
@@ -114,16 +125,21 @@ async function render(tab) {
   }
 }
 
-function show(id) {
+// `#tab` or `#tab?key=value`: the query is handed to the tab's next render (the playground links
+// a turn to `#interactions?id=…` and `#journal?coordinationId=…`)
+function show(hash) {
+  const [id, query = ''] = hash.split('?', 2)
   const entry = panels.get(id) ?? panels.get('overview')
   current = entry.tab
+  if (entry.state !== undefined) entry.state.params = query === '' ? undefined : new URLSearchParams(query)
   for (const { button, panel, tab } of panels.values()) {
     const on = tab === current
     button.setAttribute('aria-selected', String(on))
     button.tabIndex = on ? 0 : -1
     panel.hidden = !on
   }
-  if (location.hash !== `#${current.id}`) history.replaceState(null, '', `#${current.id}`)
+  const want = entry.state?.params === undefined ? `#${current.id}` : `#${current.id}?${query}`
+  if (location.hash !== want) history.replaceState(null, '', want)
   void render(current)
 }
 

@@ -88,7 +88,11 @@ async function deleteInteraction(id, out) {
 export const interactionsTab = {
   id: 'interactions',
   label: 'Interactions',
-  async render() {
+  // holds what a link asked to open (`#interactions?id=…`, from the playground)
+  create() {
+    return { params: undefined }
+  },
+  async render(state) {
     const detail = el('div', { class: 'card' })
     let rows
     try {
@@ -119,6 +123,9 @@ export const interactionsTab = {
         ? 'No token given: interactions are listed per token. Paste one in the token field at the top.'
         : 'No interactions for this token yet.'
     )
+    const asked = state.params?.get('id')
+    state.params = undefined
+    if (asked) await openInteraction(asked, detail)
     return [el('section', { class: 'card' }, el('h2', {}, 'Interactions'), list), detail]
   }
 }

@@ -10,6 +10,13 @@ export const journalTab = {
     return { coordinationId: '', agent: '' }
   },
   async render(state) {
+    // a link to one coordination (`#journal?coordinationId=…`, from the playground) filters by it and draws it
+    const asked = state.params?.get('coordinationId')
+    state.params = undefined
+    if (asked) {
+      state.coordinationId = asked
+      state.agent = ''
+    }
     const cid = el('input', {
       type: 'text',
       'aria-label': 'Coordination id',
@@ -60,6 +67,7 @@ export const journalTab = {
       el('button', { type: 'submit' }, 'Filter')
     )
     await load()
+    if (asked) await drawGraph(asked, graphBox)
     // the graph above the rows: picked from a long table, it would otherwise draw out of sight
     return el('section', { class: 'card' }, el('h2', {}, 'Coordination journal'), form, graphBox, results)
   }

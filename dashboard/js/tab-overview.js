@@ -48,13 +48,16 @@ export const overviewTab = {
     return state
   },
   async render(state) {
+    // both reads at once: the charts' need not wait for the counters'
+    const charts = drawCharts(state)
     try {
       state.data = await admin('/overview')
     } catch (err) {
+      await charts
       return [state.grid, errorBox(err)]
     }
     paint(state)
-    await drawCharts(state)
+    await charts
     return [state.grid, state.charts]
   },
   events(batch, _panel, state) {

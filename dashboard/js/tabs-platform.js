@@ -88,6 +88,9 @@ export const connectionsTab = {
   }
 }
 
+// rows of a fleet-sized list drawn before "Show all"
+const FIRST_ROWS = 200
+
 function protocols(a) {
   return el(
     'span',
@@ -124,7 +127,8 @@ export const agentsTab = {
             { label: 'p95', value: (a) => (stats[a.name]?.p95 == null ? '—' : `${stats[a.name].p95} ms`) }
           ],
           agents,
-          'No agents registered.'
+          'No agents registered.',
+          FIRST_ROWS
         )
       }),
       section('Coordinators', async () =>
@@ -178,7 +182,8 @@ export const agentsTab = {
               { label: 'Description', value: (t) => t.description }
             ],
             tools,
-            'No tools.'
+            'No tools.',
+            FIRST_ROWS
           ),
           el('h3', {}, `Other MCP servers (${servers.length})`),
           table(
@@ -226,7 +231,8 @@ export const agentsTab = {
             { label: 'Error', value: (p) => (p.error ? el('span', { class: 'bad' }, p.error) : '') }
           ],
           await admin('/plugins'),
-          'No plugins loaded.'
+          'No plugins loaded.',
+          FIRST_ROWS
         )
       )
     ])

@@ -134,7 +134,7 @@ export class AgentEndpoint {
         // 404 before anything opens, a WebSocket upgrade included (an agent that goes between the
         // upgrade and the open is answered by an error frame and close 4404 in `joined`)
         if (agent === undefined) throw new PlatformError(AI_ERRORS.AGENT_NOT_FOUND, { agent: path })
-        const caller = this.admit(req.headers, agent.name)
+        const caller = this.admit(req.headers, req.query, agent.name)
         return caller === undefined ? {} : { principal: caller.name, roles: caller.roles }
       },
       setup: (b) => {
@@ -149,9 +149,18 @@ export class AgentEndpoint {
     }
   }
 
-  /** The caller's principal; throws 401 when the endpoint requires one and none resolves. */
-  private admit(headers: Readonly<Record<string, string>>, agent: string): Caller {
-    const principal = this.platform.principals.fromHeaders(headers)
+  /**
+   * The caller's principal; throws 401 when the endpoint requires one and none resolves. A token
+   * may come as `access_token` in the query, since a browser's WebSocket cannot set a header; a
+   * header the client did send wins.
+   */
+  private admit(headers: Readonly<Record<string, string>>, query: URLSearchParams, agent: string): Caller {
+    const t = query.get('access_token')
+    const creds =
+      t !== null && t !== '' && headers.authorization === undefined && headers['x-platform-auth'] === undefined
+        ? { ...headers, authorization: `Bearer ${t}` }
+        : headers
+    const principal = this.platform.principals.fromHeaders(creds)
     if (principal === null && this.policy.auth === 'required')
       throw new PlatformError(AI_ERRORS.AGENT_AUTH_REQUIRED, { path: `agent '${agent}'` })
     return principal === null ? undefined : { name: principal.name, roles: principal.roles }
@@ -326,7 +335,7 @@ export class AgentEndpoint {
   private oneShot(ctx: Context, path: string, text: string): undefined {
     const agent = this.agentAt(path)
     if (agent === undefined) throw new PlatformError(AI_ERRORS.AGENT_NOT_FOUND, { agent: path })
-    const caller = this.admit(ctx.headers, agent.name)
+    const caller = this.admit(ctx.headers, ctx.query, agent.name)
     const frame = parseClientFrame(text, this.policy.jsonMaxDepth)
     if (frame.kind === 'bad') throw new PlatformError(HTTP_ERRORS.INVALID_BODY, { detail: frame.message })
     if (frame.kind === 'cancel')

@@ -7,6 +7,7 @@ export type {
   AiRuntimeRequest,
   AiEvent,
   AiMessage,
+  AiResponseFormat,
   AiToolCall,
   AiToolSpec,
   TokenUsage

@@ -4,6 +4,7 @@ import {
   type AiCancelSignal,
   type AiEvent,
   type AiMessage,
+  type AiResponseFormat,
   type AiRuntime,
   type AiRuntimeRequest,
   type AiToolCall
@@ -45,7 +46,8 @@ export class OpenAiRuntime implements AiRuntime {
     'cancellation',
     'usage',
     'system-prompt',
-    'image-input'
+    'image-input',
+    'structured-output'
   ] as const
   readonly models: string[]
   private inFlight = 0
@@ -258,6 +260,7 @@ function body(r: AiRuntimeRequest, model: string): Record<string, unknown> {
     })
   const out: Record<string, unknown> = { model, messages, stream: true, stream_options: { include_usage: true } }
   if (r.maxOutputTokens !== undefined) out.max_tokens = r.maxOutputTokens
+  if (r.responseFormat !== undefined) out.response_format = responseFormat(r.responseFormat)
   if ((r.tools ?? []).length > 0) {
     out.tools = r.tools!.map((t) => ({
       type: 'function',
@@ -269,6 +272,13 @@ function body(r: AiRuntimeRequest, model: string): Record<string, unknown> {
     }))
   }
   return out
+}
+
+/** Chat Completions' `response_format`: a schema goes inside `json_schema` with its name. */
+function responseFormat(f: AiResponseFormat): Record<string, unknown> {
+  if (f.type === 'json_object') return { type: 'json_object' }
+  const { type, ...json_schema } = f
+  return { type, json_schema }
 }
 
 function wire(m: AiMessage): unknown {

@@ -38,7 +38,17 @@ export interface AiRuntimeRequest {
   images?: string[]
   /** The most tokens the model may answer with; it stops with finish reason `length` there. */
   maxOutputTokens?: number
+  /** The shape the answer must take; only a runtime with `structured-output` is given one. */
+  responseFormat?: AiResponseFormat
 }
+
+/**
+ * Structured output: any JSON object, or JSON that a schema describes (`strict`: the model must
+ * keep to it exactly). The caller has checked `schema` is a JSON schema.
+ */
+export type AiResponseFormat =
+  | { type: 'json_object' }
+  | { type: 'json_schema'; name: string; schema: Record<string, unknown>; description?: string; strict?: boolean }
 
 // Token counts of one request: on the wire in interaction records, so declared once with the client.
 export type { TokenUsage }
@@ -52,7 +62,8 @@ export type AiEvent =
 
 export type AiErrorCode = 'timeout' | 'http' | 'protocol' | 'network' | 'cancelled' | 'capacity' | 'runtime'
 
-export type AiCapability = 'streaming' | 'tool-calling' | 'cancellation' | 'usage' | 'system-prompt' | 'image-input'
+export type AiCapability =
+  'streaming' | 'tool-calling' | 'cancellation' | 'usage' | 'system-prompt' | 'image-input' | 'structured-output'
 
 /**
  * What cancels a request: an AbortSignal or the platform's Cancellation (both fit this shape), so

@@ -2,7 +2,7 @@ import type { Platform } from '../platform.js'
 import { gateOf, TOOL_CALL_GATE, type AiRequest } from '../contracts/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import type { OfferedTools } from './agent-tools.js'
-import type { AiCancelSignal, AiMessage, AiToolCall, AiToolSpec } from './runtime.js'
+import type { AiCancelSignal, AiMessage, AiResponseFormat, AiToolCall, AiToolSpec } from './runtime.js'
 
 /** What the agent loop (the default one or an agent's own run) works from once the turn is admitted. */
 export interface LoopInput {
@@ -17,9 +17,10 @@ export interface LoopInput {
   clientTools: AiToolSpec[]
   /** Tool calls and results after the user message, still to be answered (see TurnRequest.continuation). */
   continuation: AiMessage[]
-  /** See TurnRequest.images and TurnRequest.maxOutputTokens. */
+  /** See TurnRequest.images, TurnRequest.maxOutputTokens and TurnRequest.responseFormat. */
   images: string[]
   maxOutputTokens: number | undefined
+  responseFormat: AiResponseFormat | undefined
   /** Set by the loop when a model answer stopped at `maxOutputTokens`. */
   truncated: boolean
 }

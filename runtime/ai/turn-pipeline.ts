@@ -113,10 +113,12 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
       continuation: req.continuation ?? [],
       images: req.images ?? [],
       maxOutputTokens: req.maxOutputTokens,
+      responseFormat: req.responseFormat,
       truncated: false
     }
-    if (agent?.run !== undefined && input.images.length > 0) {
-      yield fail('bad-request', `agent '${agent.name}' runs its own turn, which takes no images`)
+    if (agent?.run !== undefined && (input.images.length > 0 || input.responseFormat !== undefined)) {
+      const what = input.images.length > 0 ? 'no images' : 'no response format'
+      yield fail('bad-request', `agent '${agent.name}' runs its own turn, which takes ${what}`)
       return
     }
     const events = agent?.run !== undefined ? ownRun(deps, agent, input, signal) : viaRuntime(deps, input, signal)
@@ -180,6 +182,11 @@ async function* viaRuntime(deps: TurnDeps, input: LoopInput, signal?: AiCancelSi
     yield fail('bad-request', `runtime '${picked.runtime.name}' does not take image input`)
     return
   }
+  // nor may one that cannot keep to a format answer as if it had
+  if (input.responseFormat !== undefined && !picked.runtime.capabilities.includes('structured-output')) {
+    yield fail('bad-request', `runtime '${picked.runtime.name}' cannot answer in a response format`)
+    return
+  }
   yield* loop(deps, picked.runtime, input, picked.model, signal)
 }
 
@@ -225,7 +232,8 @@ async function* loop(
         ...(message !== undefined && images.length > 0 ? { images } : {}),
         ...(tools.length > 0 ? { tools } : {}),
         ...(model !== undefined ? { model } : {}),
-        ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {})
+        ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
+        ...(input.responseFormat !== undefined ? { responseFormat: input.responseFormat } : {})
       },
       signal
     )

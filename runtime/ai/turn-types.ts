@@ -4,7 +4,15 @@ import type { AiRequest } from '../contracts/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import type { OfferedTools } from './agent-tools.js'
 import type { FeedbackOptions } from './feedback.js'
-import type { AiCancelSignal, AiMessage, AiRuntime, AiToolCall, AiToolSpec, TokenUsage } from './runtime.js'
+import type {
+  AiCancelSignal,
+  AiMessage,
+  AiResponseFormat,
+  AiRuntime,
+  AiToolCall,
+  AiToolSpec,
+  TokenUsage
+} from './runtime.js'
 
 export interface TurnRequest {
   /** The agent whose system prompt, tools and model the turn uses; none: a bare turn with no tools. */
@@ -42,6 +50,8 @@ export interface TurnRequest {
   images?: string[]
   /** Bounds each model answer of the turn; a turn stopped there completes marked `truncated`. */
   maxOutputTokens?: number
+  /** The shape the answer must take: the caller checks the runtime has `structured-output`. */
+  responseFormat?: AiResponseFormat
 }
 
 export type TurnErrorCode =

@@ -21,5 +21,5 @@ export interface InteractionRequest extends CreateInteraction {
    */
   input?: Record<string, unknown>
   /** Passed to the turn as they are (see TurnRequest). */
-  turn?: Pick<TurnRequest, 'images' | 'maxOutputTokens' | 'clientTools' | 'continuation'>
+  turn?: Pick<TurnRequest, 'images' | 'maxOutputTokens' | 'clientTools' | 'continuation' | 'responseFormat'>
 }

@@ -5,7 +5,7 @@ import {
   type InteractionService
 } from '../interactions/index.js'
 import type { IdempotencyClaim } from '../interactions/index.js'
-import type { AiMessage, AiService, AiToolCall } from '../ai/index.js'
+import type { AiMessage, AiResponseFormat, AiRuntime, AiService, AiToolCall } from '../ai/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import { PlatformError } from '../contracts/index.js'
 import { OPENAI_API_ERRORS } from './errors.js'
@@ -35,6 +35,8 @@ export interface TurnAsk {
   previousResponseId: string | undefined
   maxOutputTokens: number | undefined
   tools: { name: string; description?: string; inputSchema?: Record<string, unknown> }[]
+  /** `text.format` (Chat's `response_format`): undefined for plain text. */
+  responseFormat: AiResponseFormat | undefined
 }
 
 /** A create checked: its message known. */
@@ -96,12 +98,18 @@ export class OpenAiApi {
       background: req.background || req.stream,
       store: req.store,
       roles,
-      input: { items: req.items, message, continuation },
+      input: {
+        items: req.items,
+        message,
+        continuation,
+        ...(req.responseFormat !== undefined ? { format: req.responseFormat } : {})
+      },
       turn: {
         ...(continuation.length > 0 ? { continuation } : {}),
         ...(req.images.length > 0 ? { images: req.images } : {}),
         ...(req.maxOutputTokens !== undefined ? { maxOutputTokens: req.maxOutputTokens } : {}),
-        ...(req.tools.length > 0 ? { clientTools: req.tools } : {})
+        ...(req.tools.length > 0 ? { clientTools: req.tools } : {}),
+        ...(req.responseFormat !== undefined ? { responseFormat: req.responseFormat } : {})
       },
       ...(claim !== undefined ? { idempotency: claim } : {}),
       ...(req.history.length > 0 ? { history: req.history } : {}),
@@ -122,12 +130,13 @@ export class OpenAiApi {
 
   /**
    * Everything a create can refuse before it takes quota or starts anything: the model, the
-   * images, and input that only answers the previous response's function calls (its turn's
-   * message, then the calls and their outputs).
+   * images, a response format, and input that only answers the previous response's function
+   * calls (its turn's message, then the calls and their outputs).
    */
   async check(owner: string, req: TurnAsk): Promise<Checked> {
     const agent = this.agent(req.model)
     if (req.images.length > 0) this.checkImages(agent)
+    if (req.responseFormat !== undefined) this.checkFormat(agent)
     if (req.message !== undefined) return { ...req, message: req.message }
     const previous = await this.get(owner, req.previousResponseId ?? '').catch(() => {
       throw new PlatformError(OPENAI_API_ERRORS.OPENAI_RESPONSE_NOT_FOUND, {
@@ -142,10 +151,26 @@ export class OpenAiApi {
   private checkImages(agent: RegisteredAgent): void {
     if (agent.run !== undefined)
       throw unsupported('input', `the agent '${agent.name}' runs its own turn, which takes no images`)
-    const runtime =
-      (agent.model !== undefined ? this.opts.ai.runtime(agent.model) : undefined) ?? this.opts.ai.activeRuntime()
+    const runtime = this.runtimeOf(agent)
     if (runtime === undefined || !runtime.capabilities.includes('image-input'))
       throw unsupported('input', `the runtime of '${agent.name}' (${runtime?.name ?? 'none'}) takes no images`)
+  }
+
+  /** A response format reaches only a runtime that can keep to it: a 400 before anything runs otherwise. */
+  private checkFormat(agent: RegisteredAgent): void {
+    if (agent.run !== undefined)
+      throw unsupported('text.format', `the agent '${agent.name}' runs its own turn, which keeps to no format`)
+    const runtime = this.runtimeOf(agent)
+    if (runtime === undefined || !runtime.capabilities.includes('structured-output'))
+      throw unsupported(
+        'text.format',
+        `the runtime of '${agent.name}' (${runtime?.name ?? 'none'}) cannot keep to a JSON format; only { type: 'text' }`
+      )
+  }
+
+  /** The runtime that answers the agent's turns: its own model's, else the active one. */
+  private runtimeOf(agent: RegisteredAgent): AiRuntime | undefined {
+    return (agent.model !== undefined ? this.opts.ai.runtime(agent.model) : undefined) ?? this.opts.ai.activeRuntime()
   }
 
   /** The owner's response; 404 when unknown or someone else's. */

@@ -2,6 +2,7 @@ import { PlatformError } from '../contracts/index.js'
 import type { TurnAsk } from './api.js'
 import { invalid, isObject, parseInput, unsupported } from './response-input.js'
 import { parseResponseRequest } from './response-request.js'
+import { parseChatFormat } from './response-format.js'
 
 /** A `POST /v1/chat/completions` body, checked, as the turn it asks for. */
 export interface ChatRequest extends TurnAsk {
@@ -65,9 +66,7 @@ export function parseChatRequest(body: unknown): ChatRequest {
   )
     throw invalid('stream_options', "'stream_options' must be { include_usage: boolean }")
   const max = body.max_completion_tokens ?? body.max_tokens
-  const format = body.response_format
-  if (format !== undefined && format !== null && !(isObject(format) && format.type === 'text'))
-    throw unsupported('response_format', "only { type: 'text' }: structured output is not offered")
+  const responseFormat = parseChatFormat(body.response_format)
   const tools = body.tools === undefined || body.tools === null ? undefined : chatTools(body.tools)
   try {
     parseInput(input, [])
@@ -81,10 +80,15 @@ export function parseChatRequest(body: unknown): ChatRequest {
       ...(tools !== undefined ? { tools } : {}),
       ...(body.tool_choice !== undefined ? { tool_choice: body.tool_choice } : {})
     })
-    return { ...req, includeUsage: isObject(so) && so.include_usage === true }
+    return { ...req, responseFormat, includeUsage: isObject(so) && so.include_usage === true }
   } catch (err) {
     throw inChatTerms(err, from)
   }
+}
+
+/** A refusal of the checked request (the model, images, the format) in the chat parameters' names. */
+export function inChatParams(err: unknown): unknown {
+  return inChatTerms(err, [])
 }
 
 /** One chat message as the Responses input items it stands for. */
@@ -148,11 +152,13 @@ function chatTools(tools: unknown): unknown[] {
   })
 }
 
-/** A refusal of an input item, renamed to the message it came from. */
+/** A refusal of an input item, renamed to the message it came from; of the format, to `response_format`. */
 function inChatTerms(err: unknown, from: number[]): unknown {
   if (!(err instanceof PlatformError) || typeof err.params.param !== 'string') return err
-  const param = err.params.param.replace(/^input(?:\[(\d+)\])?/, (_, n?: string) =>
-    n === undefined ? 'messages' : `messages[${from[Number(n)] ?? n}]`
-  )
+  const param = err.params.param
+    .replace(/^input(?:\[(\d+)\])?/, (_, n?: string) =>
+      n === undefined ? 'messages' : `messages[${from[Number(n)] ?? n}]`
+    )
+    .replace(/^text\.format/, 'response_format')
   return new PlatformError(err.def, { ...err.params, param })
 }

@@ -30,7 +30,9 @@ export class ResponseEvents {
   }
 
   begin(): void {
-    const blank = { ...this.start, status: 'RUNNING' as const, steps: [], finalText: null, usage: null }
+    // the input step stays: the snapshot's `text.format` is read from it
+    const steps = this.start.steps.filter((s) => s.type === 'input')
+    const blank = { ...this.start, status: 'RUNNING' as const, steps, finalText: null, usage: null }
     const snapshot = responseObject(blank, this.echo)
     this.event('response.created', { response: snapshot })
     this.event('response.in_progress', { response: snapshot })

@@ -1,4 +1,4 @@
-import type { AiMessage, AiToolCall, TokenUsage } from '../ai/index.js'
+import type { AiMessage, AiResponseFormat, AiToolCall, TokenUsage } from '../ai/index.js'
 import type { Interaction, InteractionStep } from '../interactions/index.js'
 import type { StoredItem } from './response-input.js'
 
@@ -49,17 +49,24 @@ export interface FunctionCallItem {
 }
 
 /** The input the turn started from, as its `input` step keeps it; undefined for a turn started elsewhere. */
-export function inputOf(
-  i: Interaction
-): { items: StoredItem[]; message: string; continuation: AiMessage[] } | undefined {
+export function inputOf(i: Interaction):
+  | {
+      items: StoredItem[]
+      message: string
+      continuation: AiMessage[]
+      /** `text.format` as the create asked (absent: plain text). */
+      format: AiResponseFormat | undefined
+    }
+  | undefined {
   const first = i.steps[0]
   if (first?.type !== 'input') return undefined
-  const d = first.data as { items?: unknown; message?: unknown; continuation?: unknown }
+  const d = first.data as { items?: unknown; message?: unknown; continuation?: unknown; format?: unknown }
   if (!Array.isArray(d.items) || typeof d.message !== 'string') return undefined
   return {
     items: d.items as StoredItem[],
     message: d.message,
-    continuation: Array.isArray(d.continuation) ? (d.continuation as AiMessage[]) : []
+    continuation: Array.isArray(d.continuation) ? (d.continuation as AiMessage[]) : [],
+    format: typeof d.format === 'object' && d.format !== null ? (d.format as AiResponseFormat) : undefined
   }
 }
 
@@ -183,7 +190,7 @@ export function responseObject(i: Interaction, echo: ResponseEcho): Record<strin
     tool_choice: echo.toolChoice,
     truncation: 'disabled',
     parallel_tool_calls: true,
-    text: { format: { type: 'text' } },
+    text: { format: inputOf(i)?.format ?? { type: 'text' } },
     top_p: null,
     presence_penalty: null,
     frequency_penalty: null,

@@ -1,7 +1,8 @@
-import type { AiToolSpec } from '../ai/index.js'
+import type { AiResponseFormat, AiToolSpec } from '../ai/index.js'
 import type { TurnAsk } from './api.js'
 import { RESERVED_METADATA } from '../interactions/index.js'
 import { invalid, isObject, parseInput, unsupported } from './response-input.js'
+import { parseTextFormat } from './response-format.js'
 
 export { invalid } from './response-input.js'
 
@@ -48,7 +49,7 @@ export function parseResponseRequest(body: unknown): ResponseRequest {
   if (input.message === undefined && (previous === undefined || previous === ''))
     throw invalid('input', 'an input without a user message answers function calls: it needs previous_response_id')
   const { tools, toolsEcho, toolChoice } = parseTools(body)
-  checkText(body)
+  const responseFormat = parseText(body)
   const store = flag(body, 'store', true)
   const background = flag(body, 'background', false)
   if (background && !store) throw invalid('background', 'a background response must be stored (store: true)')
@@ -65,7 +66,8 @@ export function parseResponseRequest(body: unknown): ResponseRequest {
     maxOutputTokens: maxOutputTokens(body.max_output_tokens),
     tools,
     toolsEcho,
-    toolChoice
+    toolChoice,
+    responseFormat
   }
 }
 
@@ -113,15 +115,13 @@ function parseTools(body: Record<string, unknown>): {
   return { tools: toolChoice === 'none' ? [] : specs, toolsEcho: tools, toolChoice }
 }
 
-function checkText(body: Record<string, unknown>): void {
+/** `text`: its `format` (plain text, any JSON object, or a JSON schema); `verbosity` is accepted and not applied. */
+function parseText(body: Record<string, unknown>): AiResponseFormat | undefined {
   const { text } = body
-  if (text !== undefined && text !== null) {
-    const format = isObject(text) ? text.format : undefined
-    if (!isObject(text) || Object.keys(text).some((k) => k !== 'format' && k !== 'verbosity'))
-      throw invalid('text', "'text' must be an object with 'format'")
-    if (format !== undefined && !(isObject(format) && format.type === 'text'))
-      throw unsupported('text.format', "only { type: 'text' }: structured output is not offered")
-  }
+  if (text === undefined || text === null) return undefined
+  if (!isObject(text) || Object.keys(text).some((k) => k !== 'format' && k !== 'verbosity'))
+    throw invalid('text', "'text' must be an object with 'format'")
+  return parseTextFormat(text.format)
 }
 
 /** OpenAI's metadata: at most 16 string pairs, keys up to 64 characters, values up to 512. */

@@ -15,7 +15,7 @@ import { parseResponseRequest, invalid } from './response-request.js'
 import { followSteps } from './step-follower.js'
 import { fingerprint, INTERACTION_ERRORS, type IdempotencyClaim, type Interaction } from '../interactions/index.js'
 import { inputItemsPage } from './input-items.js'
-import { parseChatRequest } from './chat-request.js'
+import { inChatParams, parseChatRequest } from './chat-request.js'
 import { ChatChunks, chatCompletion } from './chat-object.js'
 
 const TERMINAL = new Set(['COMPLETED', 'FAILED', 'CANCELLED'])
@@ -81,7 +81,9 @@ export function installOpenAiRoutes(platform: Platform, api: OpenAiApi): void {
   edge.post('/v1/chat/completions', async (ctx) => {
     const { owner, roles } = writer(ctx)
     const req = parseChatRequest(ctx.body)
-    const checked = await api.check(owner, req)
+    const checked = await api.check(owner, req).catch((err: unknown) => {
+      throw inChatParams(err)
+    })
     const created = await admit(ctx, owner, 'openai:chat', (claim) => api.create(owner, roles, checked, claim))
     if (!req.stream) {
       const done = chatCompletion(created)

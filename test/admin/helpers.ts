@@ -61,7 +61,7 @@ export async function adminPlatformSwappingFleet(
  * A writable admin platform serving the bundled plugins (the demo agent at /platform/agent/demo)
  * under a deny-list policy `no-launch-codes` that denies "launch codes".
  */
-export function governedAdminPlatform(): Promise<TestPlatform> {
+export function governedAdminPlatform(overrides: Record<string, unknown> = {}): Promise<TestPlatform> {
   const file = join(mkdtempSync(join(tmpdir(), 'governed-admin-')), 'policies.yaml')
   writeFileSync(
     file,
@@ -72,7 +72,8 @@ export function governedAdminPlatform(): Promise<TestPlatform> {
     'platform.plugins.dirs': [fileURLToPath(new URL('../../plugins', import.meta.url))],
     'platform.ai.governance.policy-files': [file],
     // the tests count anonymous denials one by one: none may be sampled away
-    'platform.ai.governance.decision-log.anonymous-denied-per-second': 10_000
+    'platform.ai.governance.decision-log.anonymous-denied-per-second': 10_000,
+    ...overrides
   })
 }
 

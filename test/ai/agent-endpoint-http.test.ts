@@ -154,6 +154,13 @@ t.test('platform.ai.endpoint.auth=required: a principal or 401, on every transpo
   const s = await agentSocket(p.url, PATH, auth)
   t.teardown(() => s.ws.close())
   t.match((await s.turn('hello')).at(-1), { event: 'complete' })
+  // a browser's WebSocket cannot set a header: the token may ride in the query, and a wrong one is no principal
+  const q = await agentSocket(p.url, `${PATH}?access_token=${token}`)
+  t.teardown(() => q.ws.close())
+  t.match((await q.turn('hello')).at(-1), { event: 'complete' })
+  const wrong = await agentSocket(p.url, `${PATH}?access_token=not-${token}`).catch((e: unknown) => e)
+  t.ok(wrong instanceof Error, 'an unknown token in the query is refused like none')
+  t.equal((await postTurn(p.url, `${PATH}?access_token=${token}`, 'hi')).status, 200, 'on a POST too')
 })
 
 t.test(

@@ -360,6 +360,18 @@ t.test('turns over the demo runtime', async (t) => {
       code: 'bad-request',
       message: /history/
     })
+    // a runtime without structured-output, or an agent's own run, never answers as if it kept to a format
+    const responseFormat = { type: 'json_object' } as const
+    t.match(terminal(t, await turn({ agent: 'demo', message: 'hi', responseFormat })), {
+      type: 'error',
+      code: 'bad-request',
+      message: /runtime 'demo' cannot answer in a response format/
+    })
+    t.match(terminal(t, await turn({ agent: 'scripted', message: 'hi', responseFormat })), {
+      type: 'error',
+      code: 'bad-request',
+      message: /no response format/
+    })
   })
 })
 

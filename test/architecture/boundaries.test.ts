@@ -37,7 +37,7 @@ const PLUGIN_LOADERS = new Map([
   ['runtime/plugins/inline.ts', 'the inline tier imports the plugin entry, tagged per load'],
   ['runtime/plugins/worker/worker-task.ts', 'the worker tier imports the plugin entry, tagged per load'],
   ['runtime/scope/lint.ts', 'the scope linter imports a plugin folder to read its agents'],
-  ['bench/scenarios/ai.ts', 'the AI scenario imports its bench plugin from the checkout']
+  ['bench/lib/token-stream.ts', 'the streaming scenarios import their bench plugin from the checkout']
 ])
 
 const files = runtimeFiles()

@@ -24,6 +24,7 @@ const ALLOWED = new Map([
   ['runtime/scope/llm-classifier.ts#questions', 'the question of a frozen scope config, keyed weakly by it'],
   ['runtime/scope/rule-based.ts#prepared', 'the probes of a frozen scope config, keyed weakly by it'],
   ['runtime/plugins/isolate/module-resolver.ts#sdkSource', "the sdk's source text, read once per process"],
+  ['runtime/openai/response-format.ts#metaAjv', 'the JSON Schema meta-schemas, compiled once at the first schema'],
   // the process's own: one per process or thread whatever runs in it
   ['runtime/http/context.ts#idSeq', 'minted request ids count per process, so they stay unique across platforms'],
   ['runtime/http/context.ts#target', "scratch of uWS's synchronous header callback, reset on every request"],

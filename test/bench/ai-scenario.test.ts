@@ -12,7 +12,7 @@ const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
 const dist = (p: string) => join(ROOT, 'dist/bench', p)
 const { startPeer, startPlatform } = await import(dist('lib/proc.js'))
 const { AgentLoad } = await import(dist('lib/agent-load.js'))
-const { demoTokens, MESSAGE } = await import(dist('scenarios/ai.js'))
+const { demoTokens, MESSAGE } = await import(dist('lib/token-stream.js'))
 
 const tmp = mkdtempSync(join(tmpdir(), 'bench-ai-test-'))
 t.teardown(() => {

@@ -154,6 +154,15 @@ t.test('400s: n other than 1, bad messages, unknown model is a 404', async (t) =
       'PLT_ERR_OPENAI_UNSUPPORTED'
     ],
     [
+      {
+        model: 'demo',
+        messages: [{ role: 'user', content: 'hi' }],
+        response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'nope' } } }
+      },
+      'response_format.json_schema.schema',
+      'PLT_ERR_OPENAI_INVALID_REQUEST'
+    ],
+    [
       { model: 'demo', messages: [{ role: 'user', content: 'hi' }], tools: [{ type: 'custom' }] },
       'tools[0]',
       'PLT_ERR_OPENAI_UNSUPPORTED'

@@ -79,6 +79,26 @@ t.test('400: each refused body, in OpenAI shape with the param named; nothing is
       'text.format',
       'PLT_ERR_OPENAI_UNSUPPORTED'
     ],
+    [
+      { model: 'demo', input: 'hi', text: { format: { type: 'json_object' } } },
+      'text.format',
+      'PLT_ERR_OPENAI_UNSUPPORTED'
+    ],
+    [
+      { model: 'demo', input: 'hi', text: { format: { type: 'xml' } } },
+      'text.format.type',
+      'PLT_ERR_OPENAI_INVALID_REQUEST'
+    ],
+    [
+      { model: 'demo', input: 'hi', text: { format: { type: 'json_schema', schema: {} } } },
+      'text.format.name',
+      'PLT_ERR_OPENAI_INVALID_REQUEST'
+    ],
+    [
+      { model: 'demo', input: 'hi', text: { format: { type: 'json_schema', name: 'x', schema: { required: 'a' } } } },
+      'text.format.schema',
+      'PLT_ERR_OPENAI_INVALID_REQUEST'
+    ],
     [{ model: 'demo', input: 'hi', metadata: { roles: 'admin' } }, 'metadata.roles', 'PLT_ERR_OPENAI_INVALID_REQUEST'],
     [{ model: 'demo', input: 'hi', metadata: { n: 1 } }, 'metadata.n', 'PLT_ERR_OPENAI_INVALID_REQUEST'],
     [{ model: 'demo', input: 'hi', background: true, store: false }, 'background', 'PLT_ERR_OPENAI_INVALID_REQUEST']

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk } from '../helpers/openai-server.js'
-import { client, startOpenAi } from './helpers.js'
+import { client, failure, startOpenAi } from './helpers.js'
 
 // the agents answered by an OpenAI-compatible model server (the fake), records in the memory store,
 // and a governance policy that denies one phrase
@@ -193,3 +193,103 @@ t.test(
     )
   }
 )
+
+t.test('text.format json_schema and json_object reach the model server as response_format', async (t) => {
+  const format = {
+    type: 'json_schema' as const,
+    name: 'weather',
+    description: 'A city and its sky',
+    schema: {
+      type: 'object',
+      properties: { city: { type: 'string' }, sky: { type: 'string' } },
+      required: ['city', 'sky'],
+      additionalProperties: false
+    },
+    strict: true
+  }
+  server.reset()
+  const r = await alice.responses.create({ model: 'demo', input: 'weather in Oslo as JSON', text: { format } })
+  t.equal(r.status, 'completed')
+  t.same(server.on('/chat/completions')[0].response_format, {
+    type: 'json_schema',
+    json_schema: { name: 'weather', description: 'A city and its sky', schema: format.schema, strict: true }
+  })
+  t.same(r.text?.format, format, 'the response says the format it was asked for')
+  t.same((await alice.responses.retrieve(r.id)).text?.format, format, 'the record keeps it')
+  const events: any[] = []
+  for await (const e of await alice.responses.create({ model: 'demo', input: 'hi', text: { format }, stream: true }))
+    events.push(e)
+  t.same(events[0].response.text.format, format, 'response.created carries it')
+
+  server.reset()
+  const o = await alice.responses.create({
+    model: 'demo',
+    input: 'any JSON',
+    text: { format: { type: 'json_object' } }
+  })
+  t.equal(o.status, 'completed')
+  t.same(server.on('/chat/completions')[0].response_format, { type: 'json_object' })
+
+  server.reset()
+  const c = await alice.chat.completions.create({
+    model: 'demo',
+    messages: [{ role: 'user', content: 'weather in Oslo as JSON' }],
+    response_format: { type: 'json_schema', json_schema: { name: 'weather', schema: format.schema, strict: true } }
+  })
+  t.equal(c.choices[0]!.finish_reason, 'stop')
+  t.same(server.on('/chat/completions')[0].response_format, {
+    type: 'json_schema',
+    json_schema: { name: 'weather', schema: format.schema, strict: true }
+  })
+
+  server.reset()
+  const plain = await alice.responses.create({ model: 'demo', input: 'hi', text: { format: { type: 'text' } } })
+  t.equal(plain.status, 'completed')
+  t.notOk('response_format' in server.on('/chat/completions')[0], 'plain text sends no response_format')
+})
+
+t.test('a malformed schema is a 400 naming it; the model server is never asked', async (t) => {
+  server.reset()
+  const bad = { type: 'object', properties: { city: { type: 'town' } } }
+  t.match(
+    await failure(
+      alice.responses.create({
+        model: 'demo',
+        input: 'hi',
+        text: { format: { type: 'json_schema', name: 'w', schema: bad } }
+      })
+    ),
+    { name: 'BadRequestError', status: 400, param: 'text.format.schema', code: 'PLT_ERR_OPENAI_INVALID_REQUEST' }
+  )
+  t.match(
+    await failure(
+      alice.responses.create({
+        model: 'demo',
+        input: 'hi',
+        text: {
+          format: { type: 'json_schema', name: 'w', schema: { $schema: 'https://example.com/mine', type: 'object' } }
+        }
+      })
+    ),
+    { status: 400, param: 'text.format.schema' },
+    'a meta-schema the server does not know'
+  )
+  t.match(
+    await failure(
+      alice.chat.completions.create({
+        model: 'demo',
+        messages: [{ role: 'user', content: 'hi' }],
+        response_format: { type: 'json_schema', json_schema: { name: 'w', schema: bad } }
+      })
+    ),
+    { status: 400, param: 'response_format.json_schema.schema' }
+  )
+  const draft7 = { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', definitions: {} }
+  const ok = await alice.responses.create({
+    model: 'demo',
+    input: 'hi',
+    text: { format: { type: 'json_schema', name: 'w', schema: draft7 } }
+  })
+  t.equal(ok.status, 'completed', 'a draft-07 schema is a schema too')
+  t.equal(server.on('/chat/completions').length, 1, 'only the valid request reached the model server')
+})

@@ -1,0 +1,155 @@
+/**
+ * Server CPU per streamed token, shared by the scenarios that stream the demo runtime's 500-token
+ * reply (`ai`, `openai-api`): the bench-ai plugin and the reply it gives, and the measurement of
+ * several subjects (a server and the clients that stream from it), warmed up, then measured in
+ * alternating rounds with the median kept.
+ */
+import { cpSync, mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { DemoRuntime } from '../../runtime/ai/index.js'
+import type { AgentLoad } from './agent-load.js'
+import type { ServerProcess } from './proc.js'
+import { median } from './stats.js'
+
+const WORDS = ['governed', 'turns', 'stream', 'tokens', 'to', 'every', 'connected', 'client', 'quickly']
+/**
+ * The demo runtime answers `You said: "<message>".`, one token per whitespace-separated word, so this
+ * 498-word message gets the writer agent's 500-token reply (its prompt names no role to add to it).
+ */
+export const MESSAGE = Array.from({ length: 498 }, (_, i) => WORDS[i % WORDS.length]).join(' ')
+/** The bench-ai agent that answers MESSAGE with 500 tokens. */
+export const WRITER = 'bench-writer'
+
+/** The deltas the demo runtime streams for the writer agent, computed by the same runtime class. */
+export async function demoTokens(root: string): Promise<string[]> {
+  const mod = (await import(pathToFileURL(join(root, 'bench/plugins/bench-ai/index.js')).href)) as {
+    default: { agents: { name: string; systemPrompt?: string }[] }
+  }
+  const systemPrompt = mod.default.agents.find((a) => a.name === WRITER)?.systemPrompt
+  const out: string[] = []
+  for await (const e of new DemoRuntime().stream({ systemPrompt, message: MESSAGE, history: [] }))
+    if (e.type === 'text') out.push(e.delta)
+  if (out.length !== 500) throw new Error(`the writer agent's demo reply has ${out.length} tokens, not 500`)
+  return out
+}
+
+/**
+ * What the streaming scenarios start from: the writer's tokens (also in `tokensFile`, which the AI
+ * SDK peer reads) and our server's arguments with the bench-ai plugin granted inline.
+ */
+export async function benchAiSetup(
+  root: string,
+  tmpDir: string
+): Promise<{ tokens: string[]; tokensFile: string; pluginArgs: string[] }> {
+  const tokens = await demoTokens(root)
+  const tokensFile = join(tmpDir, 'tokens.json')
+  writeFileSync(tokensFile, JSON.stringify(tokens))
+  const plugins = join(tmpDir, 'plugins')
+  mkdirSync(plugins, { recursive: true })
+  cpSync(join(root, 'bench/plugins/bench-ai'), join(plugins, 'bench-ai'), { recursive: true })
+  return {
+    tokens,
+    tokensFile,
+    pluginArgs: ['--plugins', plugins, '--set', 'platform.plugins.bench-ai={"sandbox":"inline"}']
+  }
+}
+
+/** One measured round of one subject. */
+export interface Streamed {
+  clients: number
+  cpuUsPerToken: number
+  tokensPerSec: number
+  roundSec: number
+  peakRssMb: number
+  cpuCores: number
+}
+
+/** A subject: its name, the server measured, and the clients that stream from it. */
+export type Subject = [name: string, server: ServerProcess, load: AgentLoad]
+
+export interface StreamMeasure {
+  clients: number
+  rounds: number
+  tokens: string[]
+  log: (msg: string) => void
+  signal: AbortSignal
+}
+
+/**
+ * Warms each subject up (30 clients), then runs `rounds` rounds of `clients` clients at once per
+ * subject, alternating the order. A subject that fails (warm-up or a round) gets a note and no
+ * figure; the others go on. `mid(name)` is the median round of a subject that never failed.
+ */
+export async function measureStreams(
+  subjects: Subject[],
+  m: StreamMeasure
+): Promise<{ samples: Record<string, Streamed[]>; notes: string[]; mid: (name: string) => Streamed | undefined }> {
+  const notes: string[] = []
+  const samples: Record<string, Streamed[]> = Object.fromEntries(subjects.map(([n]) => [n, []]))
+  const expected = m.tokens.join('')
+  const failed = new Set<string>()
+  const attempt = async (name: string, fn: () => Promise<void>): Promise<void> => {
+    try {
+      await fn()
+    } catch (err) {
+      failed.add(name)
+      notes.push(`${name}: not measured: ${(err as Error).message}`)
+      m.log(`  ${name}: failed: ${(err as Error).message}`)
+    }
+  }
+  for (const [name, , load] of subjects)
+    await attempt(name, async () => {
+      const w = await load.turns(Math.min(30, m.clients), MESSAGE)
+      if (w.failed > 0 || w.minTokens !== m.tokens.length || w.text !== expected)
+        throw new Error(
+          `warm-up turns did not stream the expected ${m.tokens.length} tokens (${w.failed} failed, fewest ${w.minTokens}; ${w.error ?? (w.text === expected ? '' : 'text differs')})`
+        )
+    })
+  for (let r = 0; r < m.rounds; r++) {
+    const order = r % 2 === 0 ? subjects : [...subjects].reverse()
+    for (const [name, server, load] of order) {
+      if (m.signal.aborted) throw new Error('aborted')
+      if (failed.has(name)) continue
+      await attempt(name, async () => {
+        const s = await streamRound(server, load, m.clients, m.tokens, expected)
+        samples[name]!.push(s)
+        m.log(
+          `  ${name.padEnd(14)}: ${m.clients} clients x ${m.tokens.length} tokens in ${s.roundSec.toFixed(1)} s, ${s.cpuUsPerToken.toFixed(2)} server CPU µs/token (server ${(s.cpuCores * 100).toFixed(0)}% CPU), peak RSS ${s.peakRssMb.toFixed(0)} MB`
+        )
+      })
+    }
+  }
+  // a subject with a failed round has no figure: its other rounds ran beside a different load
+  const mid = (name: string): Streamed | undefined =>
+    samples[name]!.length === 0 || failed.has(name) ? undefined : median(samples[name]!, (s) => s.cpuUsPerToken)
+  return { samples, notes, mid }
+}
+
+/** One round: `clients` clients at once; server CPU from /proc over the round, per delivered token. */
+async function streamRound(
+  server: ServerProcess,
+  load: AgentLoad,
+  clients: number,
+  tokens: string[],
+  expected: string
+): Promise<Streamed> {
+  server.resetPeak()
+  const cpu0 = server.cpuSeconds()
+  const t0 = performance.now()
+  const r = await load.turns(clients, MESSAGE)
+  const sec = (performance.now() - t0) / 1000
+  const cpu = server.cpuSeconds() - cpu0
+  if (r.failed > 0 || r.minTokens !== tokens.length || r.text !== expected)
+    throw new Error(
+      `${r.failed} of ${clients} clients failed or got fewer than ${tokens.length} tokens (fewest ${r.minTokens}): ${r.error ?? 'text differs'}`
+    )
+  return {
+    clients,
+    cpuUsPerToken: (cpu * 1e6) / r.tokens,
+    tokensPerSec: r.tokens / sec,
+    roundSec: sec,
+    peakRssMb: server.memory().peak / 1048576,
+    cpuCores: cpu / sec
+  }
+}
