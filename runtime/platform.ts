@@ -4,7 +4,7 @@ import { CONFIG_ERRORS, type Config, type KeyDefs } from './config/index.js'
 import { EventBus, InProcessHub } from './events/index.js'
 import { HttpServer, HTTP_ERRORS } from './http/index.js'
 import { createLogger, Metrics, type Logger } from './observability/index.js'
-import { Store, countAndLogWriteFailures, nodeIdentity } from './store/index.js'
+import { InProcessCounters, Store, countAndLogWriteFailures, nodeIdentity } from './store/index.js'
 import { PluginHost, PluginRegistry, PLUGINS_ERRORS, type KvDatabase, type PluginHostOptions } from './plugins/index.js'
 import {
   TokenResolver,
@@ -27,7 +27,9 @@ import {
   type ExtensionPoint,
   type NodeIdentity,
   BACKPLANE,
-  type Backplane
+  SHARED_COUNTERS,
+  type Backplane,
+  type SharedCounters
 } from './contracts/index.js'
 
 export interface PlatformOptions {
@@ -109,6 +111,7 @@ export class Platform {
   private readonly readiness = new Map<string, ReadinessCheck>()
   /** Checks whose failure degrades readiness instead of failing it. */
   private readonly localBackplane: Backplane
+  private readonly localCounters = new InProcessCounters()
   private readonly closers: (() => void | Promise<void>)[] = []
   private closed = false
 
@@ -259,6 +262,14 @@ export class Platform {
    */
   backplane(): Backplane {
     return this.extensions(BACKPLANE)[0] ?? this.localBackplane
+  }
+
+  /**
+   * The counts limits share: the cluster area's (every node) in cluster mode, else this process's
+   * own, which answer synchronously.
+   */
+  sharedCounters(): SharedCounters {
+    return this.extensions(SHARED_COUNTERS)[0] ?? this.localCounters
   }
 
   /** Runs on close after the HTTP server stopped and before the store closes (LIFO). */

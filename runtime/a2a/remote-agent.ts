@@ -6,17 +6,27 @@
  */
 import type { AiCancelSignal } from '../ai/index.js'
 import { callMessage, type AgentCall, type AgentResult } from '../contracts/index.js'
-import { A2aClient } from './a2a-client.js'
+import type { A2aClient } from './a2a-client.js'
 
 export class A2aAgentTransport {
   readonly kind = 'a2a' as const
-  private readonly client: A2aClient
+  private client: Promise<A2aClient> | undefined
 
   constructor(
     readonly url: string,
-    opts: { token?: string; timeoutMs?: number } = {}
+    private readonly opts: { token?: string; timeoutMs?: number } = {}
   ) {
-    this.client = new A2aClient({ url, ...opts })
+    if (!/^https?:\/\//.test(url)) throw new TypeError(`A2A endpoint must be an http(s) URL, got '${url}'`)
+  }
+
+  /**
+   * The A2A SDK loads with the first call to a remote agent: its module graph costs every platform
+   * start a few hundred milliseconds of CPU, and most platforms call no remote agent.
+   */
+  private connect(): Promise<A2aClient> {
+    return (this.client ??= import('./a2a-client.js').then(
+      ({ A2aClient }) => new A2aClient({ url: this.url, ...this.opts })
+    ))
   }
 
   /** Never throws: a failure is a result with `success: false`. */
@@ -35,7 +45,8 @@ export class A2aAgentTransport {
     if (ctx.signal?.aborted === true) ac.abort()
     ctx.signal?.addEventListener('abort', onAbort, { once: true })
     try {
-      const out = await this.client.send(callMessage(call), { skillId: call.skill, args: call.args }, ac.signal)
+      const client = await this.connect()
+      const out = await client.send(callMessage(call), { skillId: call.skill, args: call.args }, ac.signal)
       const meta = { taskId: out.taskId, contextId: out.contextId, state: out.state }
       if (out.state === 'TASK_STATE_COMPLETED') return result(true, out.text, meta)
       return result(false, out.text !== '' ? out.text : `remote task ended ${out.state}`, meta)

@@ -105,6 +105,12 @@ export const CORE_CONFIG_KEYS = {
     description:
       "This node's id, recorded as the owner of the runs it starts (a restart marks interrupted only its own). Default: generated once and kept in `<data-dir>/node-id`"
   },
+  'platform.cluster.lease-ms': {
+    schema: { type: 'integer', minimum: 100, maximum: 600_000 },
+    default: 5000,
+    description:
+      'How long a node owns a run it stops renewing (Postgres-backed runs): each node renews its leases three times per lease, and another node ends a lost node’s runs FAILED `interrupted: node lost` within about 1.5 leases'
+  },
   'platform.postgres.url': {
     schema: nonEmpty,
     secret: true,

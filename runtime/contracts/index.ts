@@ -18,6 +18,14 @@ export {
   type NodeIdentity
 } from './backplane.js'
 export {
+  SHARED_COUNTERS,
+  type SharedCounters,
+  type SlidingWindow,
+  type SlotPool,
+  type SlotTake,
+  type WindowHit
+} from './shared-counters.js'
+export {
   PlatformError,
   defineErrors,
   isPlatformError,

@@ -16,6 +16,7 @@ import { installCommitments } from './commitment-install.js'
 import { describeRoutes } from './route-docs.js'
 import { GovernanceService } from './service.js'
 import { KillSwitchStates } from './kill-switch-states.js'
+import { GovernanceSync } from './cluster-sync.js'
 import { createToolCallGate } from './tool-gate.js'
 import { decisionCounter } from './metrics.js'
 import { KillSwitchPolicy } from './types/index.js'
@@ -55,11 +56,12 @@ export async function installGovernance(platform: Platform): Promise<GovernanceS
         config.get('platform.ai.governance.memory.min-confidence')
       )
     : undefined
-  const killSwitchStates = new KillSwitchStates(platform.store.db('governance-kill-switch'), log)
+  const killSwitchStates = new KillSwitchStates(platform.store.db('governance-kill-switch'), log, platform.node.id)
   const service = new GovernanceService({
     logger: log,
     decisionLog,
     killSwitchStates,
+    counters: platform.sharedCounters(),
     ...(memory !== undefined ? { memory } : {})
   })
 
@@ -115,6 +117,15 @@ export async function installGovernance(platform: Platform): Promise<GovernanceS
   })
   syncAgentScopes()
   platform.properties.set(POLICIES_PROPERTY, service.chain.policies)
+  // a single node has nobody to tell: its in-process backplane reaches no other process
+  const backplane = platform.backplane()
+  if (backplane.kind !== 'in-process') {
+    const sync = new GovernanceSync({ backplane, service, states: killSwitchStates, logger: log })
+    sync.start()
+    platform.onClose(() => {
+      sync.close()
+    })
+  }
 
   service.gate.observer = decisionCounter(platform.metrics)
   platform.extend(TOOL_CALL_GATE, createToolCallGate(service.gate))

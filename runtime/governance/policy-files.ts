@@ -31,11 +31,22 @@ export class PolicyFiles {
   private readonly watched: string[] = []
   private readonly timers = new Set<NodeJS.Timeout>()
   private settleMs = 0
+  private readonly listeners: ((file: string, digest: string) => void)[] = []
 
   constructor(
     private readonly loader: Loader,
     private readonly logger: Logger
   ) {}
+
+  /** Called when an edit seen on this node loaded (the cluster tells the other nodes to read theirs). */
+  onChange(fn: (file: string, digest: string) => void): void {
+    this.listeners.push(fn)
+  }
+
+  /** The sha-256 of what `file` held when it was last read, if it is configured. */
+  digest(file: string): string | undefined {
+    return this.state.get(file)?.digest
+  }
 
   /** Loads every file; the first that fails throws (POLICY_LOAD_FAILED) and nothing is watched. */
   loadAll(files: readonly string[]): void {
@@ -76,8 +87,11 @@ export class PolicyFiles {
     this.timers.add(timer)
   }
 
-  /** Loads one file again as read (the watcher calls this once the file is stable). */
-  reload(file: string, read: { text?: string; error?: string } = readText(file)): void {
+  /**
+   * Loads one file again as read (the watcher calls this once the file is stable). `told`: another
+   * node saw its copy change, so this one is read now, and the change is not announced again.
+   */
+  reload(file: string, read: { text?: string; error?: string } = readText(file), told = false): void {
     const prev = this.state.get(file)
     if (prev === undefined) return
     const digest = digestOf(read)
@@ -86,6 +100,7 @@ export class PolicyFiles {
       const policies = this.loader.loadFile(file, read.text).map((p) => p.name)
       this.state.set(file, { file, status: 'loaded', policies, loadedAt: new Date().toISOString(), digest })
       this.logger.info({ file, policies }, `policy file ${file} changed: ${policies.length} policies now serve`)
+      if (!told) for (const fn of this.listeners) fn(file, digest)
     } catch (err) {
       const error = (err as Error).message
       this.state.set(file, { ...prev, status: 'failed', error, failedAt: new Date().toISOString(), digest })

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Logger } from 'pino'
-import { PlatformError, type GovernancePolicy } from '../contracts/index.js'
+import { PlatformError, type GovernancePolicy, type SharedCounters } from '../contracts/index.js'
 import { PolicyChain } from './chain.js'
 import { GuardrailAsPolicy, type AiGuardrail } from './guardrails.js'
 import { GovernanceDecisionLog } from './decision-log.js'
@@ -27,6 +27,8 @@ export interface ServiceOptions {
   memory?: GovernanceMemorySink
   /** Where kill-switch states are kept across restarts; memory only without it. */
   killSwitchStates?: KillSwitchStates
+  /** What the rate and concurrency limits count on (this process's own counts by default). */
+  counters?: SharedCounters
 }
 
 export interface ReloadResult {
@@ -49,11 +51,12 @@ export class GovernanceService {
   /** The configured policy files and their last load (see health). */
   readonly files: PolicyFiles
   private readonly killSwitchStates: KillSwitchStates | undefined
+  private readonly reloadListeners: ((swapName: string, content: string, format: string) => void)[] = []
 
   constructor(opts: ServiceOptions) {
     this.logger = opts.logger
     this.files = new PolicyFiles(this, opts.logger)
-    registerBuiltins(this.registry)
+    registerBuiltins(this.registry, opts.counters)
     this.parsers.register(new YamlPolicyParser(this.registry, opts.logger))
     this.chain = new PolicyChain(opts.logger)
     const states = (this.killSwitchStates = opts.killSwitchStates)
@@ -122,8 +125,16 @@ export class GovernanceService {
     this.chain.removeSource(id)
   }
 
-  /** Hot-swaps the delegate of the swappable policy `swapName` with the first policy parsed from `content`. */
-  reload(swapName: unknown, content: unknown, format: unknown): ReloadResult {
+  /** Called after each reload asked of this node (the cluster makes it on the other nodes). */
+  onReload(fn: (swapName: string, content: string, format: string) => void): void {
+    this.reloadListeners.push(fn)
+  }
+
+  /**
+   * Hot-swaps the delegate of the swappable policy `swapName` with the first policy parsed from
+   * `content`. `told`: another node made this reload, so it is not announced again.
+   */
+  reload(swapName: unknown, content: unknown, format: unknown, told = false): ReloadResult {
     if (typeof swapName !== 'string' || swapName.trim() === '')
       throw new PlatformError(GOVERNANCE_ERRORS.RELOAD_SWAP_NAME_BLANK)
     if (typeof content !== 'string' || content.trim() === '')
@@ -158,6 +169,7 @@ export class GovernanceService {
       { swapName, outgoing: identityOf(outgoing), incoming: identityOf(incoming) },
       `governance policy '${swapName}' hot-reloaded`
     )
+    if (!told) for (const fn of this.reloadListeners) fn(swapName, content, fmt)
     return { swapName, outgoing: identityOf(outgoing), incoming: identityOf(incoming), format: fmt }
   }
 

@@ -35,9 +35,12 @@ export const interactionsArea: Area = {
     if (interrupted > 0)
       platform.logger.warn({ interrupted }, 'interactions left running by the previous process marked FAILED')
     const cfg = platform.config
+    // in cluster mode live steps also reach, and come from, the other nodes
+    const backplane = cfg.get('platform.cluster.enabled') ? platform.backplane() : undefined
     const service = new InteractionService({
       store,
-      feed: new StepFeed(),
+      feed: new StepFeed(backplane),
+      cluster: { node: platform.node.id, leaseMs: cfg.get('platform.cluster.lease-ms'), backplane },
       ai: platform.area(AI),
       agents: () => platform.plugins.agents(),
       logger: platform.logger,

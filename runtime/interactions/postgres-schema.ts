@@ -43,6 +43,15 @@ export const MIGRATIONS: readonly string[] = [
    UPDATE platform_interactions i SET ended_seq = (
        SELECT min(seq) FROM platform_interaction_steps s
         WHERE s.interaction_id = i.id AND s.step->>'type' IN ('completion', 'error'))
+     WHERE status IN ('RUNNING', 'CREATED');`,
+  // runs owned through a lease: the owner renews lease_until while it runs, and any node ends a
+  // run whose lease expired (its node is lost); lease_epoch fences the writes of an owner that
+  // lost its lease, and cancel_requested carries a cancel made on another node. Runs from before
+  // have no lease: their own node's restart marks them, as before
+  `ALTER TABLE platform_interactions ADD COLUMN lease_until timestamptz,
+     ADD COLUMN lease_epoch bigint NOT NULL DEFAULT 0,
+     ADD COLUMN cancel_requested boolean NOT NULL DEFAULT false;
+   CREATE INDEX platform_interactions_lease ON platform_interactions (lease_until)
      WHERE status IN ('RUNNING', 'CREATED');`
 ]
 

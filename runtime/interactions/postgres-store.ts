@@ -1,13 +1,13 @@
-import { Pool, type PoolClient, type QueryResult, type QueryResultRow } from 'pg'
+import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg'
 import { PlatformError } from '../contracts/index.js'
 import { INTERACTION_ERRORS } from './errors.js'
 import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import { migrate } from './postgres-schema.js'
+import { PostgresRunLeases, markInterrupted } from './postgres-leases.js'
 import {
   FIND_KEY,
   INSERT_END,
   INSERT_STEP,
-  LIVE,
   SAVE_KEYED,
   UPSERT,
   WHY_NOT_STORED,
@@ -26,7 +26,7 @@ import {
   endedError,
   headerOf,
   interactionOf,
-  interrupted,
+  isLive,
   recordOf,
   stepOf
 } from './store-input.js'
@@ -38,7 +38,8 @@ import type {
   InteractionStep,
   InteractionStore,
   ListPage,
-  ListQuery
+  ListQuery,
+  RunLeases
 } from './types.js'
 
 export interface PostgresStoreOptions {
@@ -50,6 +51,8 @@ export interface PostgresStoreOptions {
   onError?: (err: Error) => void
   /** How often the server is probed for `available()` (default 2 s). */
   probeMs?: number
+  /** How long a node owns a run it no longer renews (`platform.cluster.lease-ms`, default 5 s). */
+  leaseMs?: number
   /** How long a new connection may take before the call fails (default 5 s). */
   connectTimeoutMs?: number
 }
@@ -101,7 +104,8 @@ const FOREIGN_KEY_VIOLATION = '23503'
  * idempotency keys in `platform_interaction_keys`. A
  * resolved write is committed by the server. Several nodes may share the database: each run
  * records its owner node, `start()` marks only this node's runs, and the step and header writes
- * refuse anything after a run's end.
+ * refuse anything after a run's end. A live run is owned through a lease (`leases`) whose epoch
+ * every write of its owner carries.
  */
 export class PostgresInteractionStore implements InteractionStore {
   readonly kind = 'postgres'
@@ -111,11 +115,28 @@ export class PostgresInteractionStore implements InteractionStore {
   private probe: NodeJS.Timeout | undefined
   /** Per interaction, the last insert issued: the next one waits for it. */
   private readonly appending = new Map<string, Promise<void>>()
+  /** The lease epoch of each live run this store saved, carried by its writes. */
+  private readonly held = new Map<string, number>()
+  private readonly leaseMs: number
+  readonly leases: RunLeases
 
-  constructor(private readonly opts: PostgresStoreOptions) {}
+  constructor(private readonly opts: PostgresStoreOptions) {
+    this.leaseMs = opts.leaseMs ?? 5000
+    this.leases = new PostgresRunLeases({
+      query: (text, params) => this.query(text, params),
+      transaction: (fn) => {
+        if (this.pool === undefined) throw new Error('the postgres interaction store is not started')
+        return inClient(this.pool, fn)
+      },
+      leaseMs: this.leaseMs,
+      held: this.held
+    })
+  }
 
   async start(): Promise<number> {
     if (this.pool !== undefined) throw new Error('the postgres interaction store is started already')
+    // imported here: every platform start would otherwise load the driver, most only to use LMDB
+    const { Pool } = await import('pg')
     const pool = new Pool({
       connectionString: this.opts.url,
       max: this.opts.poolSize,
@@ -186,8 +207,23 @@ export class PostgresInteractionStore implements InteractionStore {
 
   async save(header: InteractionHeader): Promise<void> {
     checkHeader(header)
-    const { rowCount } = await this.query(UPSERT, upsertParams(headerOf(header), this.opts.node))
-    if ((rowCount ?? 0) === 0) throw endedError(header.id)
+    const { rows } = await this.query<{ lease_epoch: string }>(UPSERT, this.params(header))
+    this.hold(header, rows[0])
+  }
+
+  /** $1 to $9 of a header write: the header, this node, the lease and the epoch this store holds. */
+  private params(header: InteractionHeader): unknown[] {
+    return upsertParams(headerOf(header), this.opts.node, this.leaseMs, this.held.get(header.id))
+  }
+
+  /**
+   * After a header write: a live run's lease is held (its epoch kept), an ended one's let go. A
+   * refused write keeps the epoch it carried, which never matches again: the run stays fenced.
+   */
+  private hold(header: InteractionHeader, row: { lease_epoch: string } | undefined): void {
+    if (row === undefined) throw endedError(header.id)
+    if (isLive(header.status)) this.held.set(header.id, Number(row.lease_epoch))
+    else this.held.delete(header.id)
   }
 
   async saveKeyed(
@@ -198,17 +234,14 @@ export class PostgresInteractionStore implements InteractionStore {
     checkHeader(header)
     checkClaim(claim)
     checkKeyLookup(header.userId, claim.key, now)
-    const params = [
-      ...upsertParams(headerOf(header), this.opts.node),
-      claim.key,
-      claim.fingerprint,
-      claim.expiresAt,
-      now
-    ]
+    const params = [...this.params(header), claim.key, claim.fingerprint, claim.expiresAt, now]
     // a key held, then expired or deleted before it could be read, is claimable again: try once more
     for (let attempt = 0; attempt < 3; attempt++) {
-      const { rowCount } = await this.query(SAVE_KEYED, params)
-      if ((rowCount ?? 0) > 0) return undefined
+      const { rows } = await this.query<{ lease_epoch: string }>(SAVE_KEYED, params)
+      if (rows.length > 0) {
+        this.hold(header, rows[0])
+        return undefined
+      }
       const held = await this.findKey(header.userId, claim.key, now)
       // the key is this id's, yet no row was written: the header it would replace has ended
       if (held?.interactionId === header.id) throw endedError(header.id)
@@ -254,7 +287,8 @@ export class PostgresInteractionStore implements InteractionStore {
     let rowCount: number | null
     try {
       const sql = TERMINAL_STEP_TYPES.has(step.type) ? INSERT_END : INSERT_STEP
-      ;({ rowCount } = await this.query(sql, [id, step.seq, JSON.stringify(stepOf(step))]))
+      const epoch = this.held.get(id) ?? null
+      ;({ rowCount } = await this.query(sql, [id, step.seq, JSON.stringify(stepOf(step)), epoch]))
     } catch (e) {
       if ((e as { code?: string }).code === FOREIGN_KEY_VIOLATION)
         throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_STORED, { id })
@@ -264,6 +298,7 @@ export class PostgresInteractionStore implements InteractionStore {
     // nothing written: the seq was there already (ignored), the record is gone, or the run has ended
     const { rows } = await this.query<{ stored: boolean }>(WHY_NOT_STORED, [id, step.seq])
     if (rows.length === 0) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_STORED, { id })
+    // ended, or no longer this node's (its epoch moved on): either way this writer's run is over
     if (!rows[0]!.stored) throw endedError(id)
   }
 
@@ -306,6 +341,7 @@ export class PostgresInteractionStore implements InteractionStore {
   async delete(id: string): Promise<boolean> {
     checkId(id)
     const { rowCount } = await this.query('DELETE FROM platform_interactions WHERE id = $1', [id])
+    this.held.delete(id)
     return (rowCount ?? 0) > 0
   }
 
@@ -315,48 +351,6 @@ export class PostgresInteractionStore implements InteractionStore {
       [id, after, limit]
     )
     return rows.map((r) => stepOf(r.step))
-  }
-}
-
-/**
- * Every run of `node` (or of no recorded node) still RUNNING or CREATED becomes FAILED with a
- * terminal error step, in one transaction. The rows are locked first, so a step written meanwhile
- * by another process is either counted in the last seq read after or refused.
- */
-async function markInterrupted(c: PoolClient, node: string): Promise<number> {
-  await c.query('BEGIN')
-  try {
-    const { rows } = await c.query<{ header: InteractionHeader; ended_seq: string | null }>(
-      `SELECT header, ended_seq FROM platform_interactions
-        WHERE status IN ${LIVE} AND (owner_node = $1 OR owner_node IS NULL) FOR UPDATE`,
-      [node]
-    )
-    for (const row of rows) {
-      const id = row.header.id
-      const last = await c.query<{ last: string | null }>(
-        'SELECT max(seq) AS last FROM platform_interaction_steps WHERE interaction_id = $1',
-        [id]
-      )
-      const seq = last.rows[0]?.last == null ? 0 : Number(last.rows[0].last) + 1
-      const { header, step } = interrupted(row.header, seq)
-      // an owner that died between its terminal step and header keeps that one terminal step
-      const ended = row.ended_seq !== null
-      await c.query(
-        'UPDATE platform_interactions SET status = $2, header = $3, ended_seq = COALESCE(ended_seq, $4) WHERE id = $1',
-        [id, header.status, JSON.stringify(header), seq]
-      )
-      if (!ended)
-        await c.query('INSERT INTO platform_interaction_steps (interaction_id, seq, step) VALUES ($1, $2, $3)', [
-          id,
-          seq,
-          JSON.stringify(step)
-        ])
-    }
-    await c.query('COMMIT')
-    return rows.length
-  } catch (e) {
-    await c.query('ROLLBACK')
-    throw e
   }
 }
 

@@ -149,10 +149,10 @@ export function installRoutes(platform: Platform, service: InteractionService, s
 
   http.post(
     `${BASE}/{id}/cancel`,
-    (ctx) => {
+    async (ctx) => {
       const owner = writer(ctx).name
       const id = checkId(ctx.params.id)
-      if (!service.cancel(owner, id)) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_FOUND, { id })
+      if (!(await service.cancel(owner, id))) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_FOUND, { id })
       return { status: 'cancel requested' }
     },
     { checkOrigin: true }

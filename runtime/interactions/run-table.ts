@@ -61,6 +61,14 @@ export class RunTable {
     this.owners.set(run.header.userId, this.inFlightOf(run.header.userId) + 1)
   }
 
+  /** The stored runs whose outcome is not decided yet: the ones whose leases their node renews. */
+  leased(): string[] {
+    const ids: string[] = []
+    for (const r of this.runs.values())
+      if (r.header.store && !r.dropped && r.capture.outcome === undefined) ids.push(r.header.id)
+    return ids
+  }
+
   inFlightOf(owner: string): number {
     return this.owners.get(owner) ?? 0
   }

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import type { AiMessage, AiService } from '../ai/index.js'
-import { PlatformError, isPlatformError } from '../contracts/index.js'
+import { PlatformError, isPlatformError, type Backplane } from '../contracts/index.js'
 import type { Logger } from '../observability/index.js'
 import { Cancellation, type RegisteredAgent } from '../plugins/index.js'
 import { StepCapture, type Outcome } from './capture.js'
-import { conversationKey } from './conversation-key.js'
+import { conversationKey, rememberTurn } from './conversation-key.js'
 import { RunTable, snapshot, type Run } from './run-table.js'
 import { isoDuration } from './iso-duration.js'
 import { headerOf, interactionOf } from './store-input.js'
@@ -15,6 +15,7 @@ import { INTERACTION_ERRORS } from './errors.js'
 import { PrincipalQuota, type QuotaLimits } from './quota.js'
 import { IdempotencyKeys, type IdempotencyOptions } from './idempotency.js'
 import type { InteractionRequest } from './interaction-request.js'
+import { LeaseKeeper, type LeaseHolder } from './lease-keeper.js'
 
 export interface InteractionServiceOptions {
   store: InteractionStore
@@ -30,6 +31,8 @@ export interface InteractionServiceOptions {
   /** The per-principal quota's limits, re-read on each request. */
   quota: () => QuotaLimits
   idempotency: Pick<IdempotencyOptions, 'maxKeys' | 'ttlMs' | 'syncWaitMs'>
+  /** For a store several nodes share (one with `leases`): this node, its lease and the backplane. */
+  cluster?: { node: string; leaseMs: number; backplane: Backplane | undefined }
 }
 
 /**
@@ -38,7 +41,7 @@ export interface InteractionServiceOptions {
  * the AI area's governed pipeline; its steps are appended as they come, published to the feed in
  * seq order once each is durable, so a stream that reads the store and then the feed misses nothing.
  */
-export class InteractionService {
+export class InteractionService implements LeaseHolder {
   readonly store: InteractionStore
   readonly feed: StepFeed
   private readonly runs = new RunTable()
@@ -47,12 +50,19 @@ export class InteractionService {
   // one quota and one key map (bounded by max-keys) for every API that starts runs
   readonly #quota: PrincipalQuota
   readonly idempotency: IdempotencyKeys
+  /** Leases of this node's runs and the sweep for lost nodes' (a store several nodes share only). */
+  readonly #keeper: LeaseKeeper | undefined
 
   constructor(private readonly opts: InteractionServiceOptions) {
     this.store = opts.store
     this.feed = opts.feed
     this.#quota = new PrincipalQuota(opts.quota, (owner) => this.inFlightOf(owner))
     this.idempotency = new IdempotencyKeys({ store: opts.store, read: (o, id) => this.get(o, id), ...opts.idempotency })
+    const { leases } = opts.store
+    this.#keeper =
+      leases === undefined || opts.cluster === undefined
+        ? undefined
+        : new LeaseKeeper({ ...opts.cluster, leases, feed: opts.feed, holder: this, logger: opts.logger })
   }
 
   /**
@@ -170,18 +180,39 @@ export class InteractionService {
   }
 
   /**
-   * Requests the cancellation of a run in flight; false when no such run of `owner` is in flight.
-   * A cancellable run ends CANCELLED now, keeping the steps captured so far; another runs on.
+   * Requests the cancellation of a run in flight on any node; false when no such run of `owner`
+   * is in flight. A cancellable run ends CANCELLED now (on another node: once its node hears of
+   * the cancel, persisted first), keeping the steps captured so far; another runs on.
    */
-  cancel(owner: string, id: string): boolean {
+  async cancel(owner: string, id: string): Promise<boolean> {
     const run = this.runs.get(id)
+    if (run === undefined) return (await this.#keeper?.requestCancel(owner, id)) ?? false
     // an ended run whose last writes are still landing is no longer in flight
-    if (run === undefined || run.header.userId !== owner || run.capture.outcome !== undefined) return false
-    if (run.cancellable) {
-      this.end(run, run.capture.fail('cancelled by the client', 'cancelled', 'CANCELLED'))
-      run.controller.abort()
-    }
+    if (run.header.userId !== owner || run.capture.outcome !== undefined) return false
+    this.cancelHere(id)
     return true
+  }
+
+  /** Ends the run `id` in flight here CANCELLED, if it can be stopped. */
+  cancelHere(id: string): void {
+    const run = this.runs.get(id)
+    if (run === undefined || run.capture.outcome !== undefined || !run.cancellable) return
+    this.end(run, run.capture.fail('cancelled by the client', 'cancelled', 'CANCELLED'))
+    run.controller.abort()
+  }
+
+  /** This node no longer owns the run `id` (another node ended it): it stops and shows the stored end. */
+  lostHere(id: string): void {
+    const run = this.runs.get(id)
+    if (run !== undefined && run.capture.outcome === undefined) void this.yieldEnd(run)
+  }
+
+  leasedRuns(): string[] {
+    return this.runs.leased()
+  }
+
+  runsHere(id: string): boolean {
+    return this.runs.get(id) !== undefined
   }
 
   /** Deletes an interaction of `owner` (stopping its run first); false when unknown or not theirs. */
@@ -204,6 +235,7 @@ export class InteractionService {
    */
   async close(): Promise<void> {
     this.#closing = true
+    this.#keeper?.stop()
     await Promise.all(this.runs.all().map((r) => this.drop(r)))
   }
 
@@ -327,7 +359,8 @@ export class InteractionService {
     const final: InteractionHeader = { ...h }
     run.writes = run.writes.then(async () => {
       if (run.dropped) return
-      if (final.store && final.status === 'COMPLETED' && !run.handedToClient) await this.remember(run, final)
+      if (final.store && final.status === 'COMPLETED' && !run.handedToClient)
+        await rememberTurn(this.opts.ai, this.opts.logger, run.message, final)
       if (final.store) {
         const refused = await this.store.save(final).then(
           () => false,
@@ -343,18 +376,6 @@ export class InteractionService {
       this.feed.publishTerminal(final)
       run.resolve?.(snapshot(run))
     })
-  }
-
-  /** The user message and the answer join the conversation before the client can see COMPLETED. */
-  private async remember(run: Run, h: InteractionHeader): Promise<void> {
-    try {
-      await this.opts.ai.memory.append(conversationKey(h.userId, h.conversationId), [
-        { role: 'user', content: run.message },
-        { role: 'assistant', content: h.finalText ?? '' }
-      ])
-    } catch (err) {
-      this.opts.logger.error({ err, interaction: h.id }, 'interaction turn not added to its conversation')
-    }
   }
 
   /** Stops a run for good: no more steps or terminal write; waits for the writes it made. */

@@ -50,6 +50,7 @@ export function storeFromConfig(platform: Platform): InteractionStore {
         url: pg.url,
         node,
         poolSize: cfg.origin(poolKey) !== undefined ? cfg.get(poolKey) : cfg.get('platform.postgres.pool-size'),
+        leaseMs: cfg.get('platform.cluster.lease-ms'),
         onError: (err) => platform.logger.warn({ err }, 'interactions: an idle Postgres connection failed')
       })
     }

@@ -29,6 +29,9 @@ export const ISO_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 /** What `start()` records on a run whose process died. */
 export const INTERRUPTED_MESSAGE = 'interrupted: server restarted'
 
+/** What another node records on a run whose node stopped renewing its lease. */
+export const NODE_LOST_MESSAGE = 'interrupted: node lost'
+
 /** The steps that end a run: a run holds at most one, and nothing follows it. */
 export const TERMINAL_STEP_TYPES: ReadonlySet<StepType> = new Set(['completion', 'error'])
 
@@ -198,14 +201,15 @@ export function interactionOf(h: InteractionHeader, steps: InteractionStep[]): I
 export function interrupted(
   h: InteractionHeader,
   nextSeq: number,
-  now = new Date().toISOString()
+  now = new Date().toISOString(),
+  message = INTERRUPTED_MESSAGE
 ): { header: InteractionHeader; step: InteractionStep } {
   return {
-    header: { ...headerOf(h), status: 'FAILED', errorMessage: INTERRUPTED_MESSAGE, updatedAt: now },
+    header: { ...headerOf(h), status: 'FAILED', errorMessage: message, updatedAt: now },
     step: {
       seq: nextSeq,
       type: 'error',
-      text: INTERRUPTED_MESSAGE,
+      text: message,
       toolName: null,
       data: { code: 'interrupted', recoverable: false },
       usage: null,

@@ -89,6 +89,42 @@ export interface InteractionStore {
   findKey(userId: string, key: string, now: number): Promise<IdempotencyRecord | undefined>
   /** Removes the record, its steps and its idempotency key; resolves true when it existed. */
   delete(id: string): Promise<boolean>
+  /**
+   * Run ownership across nodes, for a store several nodes share (Postgres); absent where one
+   * process holds the data. A live header this store saves takes a lease on its run for this node.
+   */
+  readonly leases?: RunLeases
+}
+
+/** What `RunLeases.renew` found: runs this node no longer owns, and runs a cancel was asked for. */
+export interface LeaseRenewal {
+  /** Ended, deleted or taken by another node: their runs here stop writing. */
+  lost: string[]
+  /** Still this node's, with a cancel persisted by any node. */
+  cancelled: string[]
+}
+
+/**
+ * Leases with fencing: the node that saved a live run owns it until `lease-ms` after its last
+ * renewal. Ownership is counted by an epoch that every step and header write of the owner carries;
+ * a node that ends a run it did not own (its lease expired) moves the epoch on, so a write of the
+ * old owner is refused with `INTERACTION_ENDED`, atomically with the end.
+ */
+export interface RunLeases {
+  /** Extends this node's leases on the runs `ids` (one statement for them all). */
+  renew(ids: readonly string[]): Promise<LeaseRenewal>
+  /**
+   * Ends FAILED `interrupted: node lost`, with one terminal step, every live run whose lease has
+   * expired, whichever node owned it; resolves their final headers. One indexed query when none has.
+   */
+  sweep(): Promise<InteractionHeader[]>
+  /**
+   * Persists a cancel of the live run `id` of `userId`; resolves the node that owns it, or
+   * undefined when there is no such live run.
+   */
+  requestCancel(id: string, userId: string): Promise<string | undefined>
+  /** Of the runs `ids`, the final headers of those that have ended. */
+  ended(ids: readonly string[]): Promise<InteractionHeader[]>
 }
 
 /** Live steps of interactions in flight, for streams; the store stays the truth for replay. */

@@ -8,7 +8,7 @@ import { abortSignalOf } from '../plugins/index.js'
 import type { Logger } from '../observability/index.js'
 import type { Prompt, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js'
 import type { ExternalServerConfig } from './external-config.js'
-import { ExternalServer, type ServerState } from './external-server.js'
+import type { ExternalServer, ServerState } from './external-server.js'
 import type { InvokeContext, PromptEntry, ResourceEntry } from './entries.js'
 import type { McpRegistry } from './registry.js'
 import type { JsonObject } from './types.js'
@@ -42,12 +42,30 @@ export class ExternalServers {
   readonly #servers: ExternalServer[]
   readonly #refused = new Map<string, string[]>()
 
-  constructor(
+  /**
+   * The servers of `configs`, not yet connected. The MCP SDK client is imported only when there is
+   * one: its module graph (zod and the SDK, some 200 files) costs every platform start about 0.7 s
+   * of CPU, and most platforms configure no other server.
+   */
+  static async create(
     configs: ExternalServerConfig[],
+    registry: McpRegistry,
+    logger: Logger
+  ): Promise<ExternalServers> {
+    const Server = configs.length === 0 ? undefined : (await import('./external-server.js')).ExternalServer
+    return new ExternalServers(registry, logger, (publish) =>
+      Server === undefined ? [] : configs.map((c) => new Server(c, logger, publish))
+    )
+  }
+
+  private constructor(
     private readonly registry: McpRegistry,
-    private readonly logger: Logger
+    private readonly logger: Logger,
+    servers: (publish: (s: ExternalServer) => void) => ExternalServer[]
   ) {
-    this.#servers = configs.map((c) => new ExternalServer(c, logger, (s) => this.publish(s)))
+    this.#servers = servers((s) => {
+      this.publish(s)
+    })
   }
 
   get size(): number {

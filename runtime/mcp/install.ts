@@ -111,7 +111,7 @@ export async function installMcp(platform: Platform): Promise<McpServer | undefi
       wrap: () => platform.extensions(MCP_INVOCATION_WRAPPER)[0] ?? NO_WRAP
     }
   )
-  const external = new ExternalServers(serverConfigs, registry, logger.child({ part: 'mcp-servers' }))
+  const external = await ExternalServers.create(serverConfigs, registry, logger.child({ part: 'mcp-servers' }))
   const server = new McpServer(core, registry, external)
   // agent name → endpoint, rebuilt on PluginsChanged so requests never walk the plugin registry
   let agentIndex: Map<string, string> | undefined

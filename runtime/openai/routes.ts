@@ -130,7 +130,7 @@ export function installOpenAiRoutes(platform: Platform, api: OpenAiApi): void {
       const { owner } = writer(ctx)
       const id = ctx.params.id ?? ''
       const found = await api.get(owner, id)
-      if (!found.background || TERMINAL.has(found.status) || !service.cancel(owner, id))
+      if (!found.background || TERMINAL.has(found.status) || !(await service.cancel(owner, id)))
         throw new PlatformError(OPENAI_API_ERRORS.OPENAI_NOT_CANCELLABLE, { id })
       return responseObject(await settled(owner, id), NO_ECHO)
     },

@@ -3,9 +3,14 @@ import type { SandboxFactory, SandboxKind } from './contract.js'
 import { PLUGINS_ERRORS } from './errors.js'
 import { loadInline } from './inline.js'
 import { loadIsolate } from './isolate/index.js'
-import { loadWorker } from './worker/index.js'
 
 export type TierMap = Partial<Record<SandboxKind, SandboxFactory>>
+
+/**
+ * The worker tier, imported with the first worker plugin: piscina and the tier cost every platform
+ * start about 0.1 s of CPU, and the bundled plugins and most deployments run none.
+ */
+export const loadWorker: SandboxFactory = async (spec) => (await import('./worker/index.js')).loadWorker(spec)
 
 /**
  * The sandbox tiers this build can load plugins into, by grant `sandbox`. A tier missing from a

@@ -11,3 +11,4 @@ export {
   type LogPart
 } from './split-log.js'
 export { nodeIdentity } from './node-identity.js'
+export { InProcessCounters } from './in-process-counters.js'

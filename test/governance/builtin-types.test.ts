@@ -8,6 +8,7 @@ import {
   timeWindowFactory,
   TOOL_ARGS_BUDGET
 } from '../../runtime/governance/types/index.js'
+import { InProcessCounters } from '../../runtime/store/index.js'
 import { md, parser, post, pre, synchronous } from '../helpers/governance.js'
 
 const build = (type: string, config: unknown, name = 'p') =>
@@ -102,7 +103,7 @@ t.test('message-length', async (t) => {
 
 t.test('rate-limit: sliding window per subject (user, then session, then anonymous)', async (t) => {
   let now = 1_000_000
-  const p = new RateLimitPolicy('rl', 's', '1', 2, 10, () => now)
+  const p = new RateLimitPolicy('rl', 's', '1', 2, 10, new InProcessCounters(() => now))
   const u = pre('x', { userId: 'alice' })
   t.same(p.evaluate(u), { decision: 'admit' })
   t.same(p.evaluate(u), { decision: 'admit' })

@@ -182,7 +182,10 @@ function sh(
     ...vars
   }
   return new Promise((resolve) => {
-    const p = spawn('bash', ['-c', script], { cwd, env })
+    // no rc files, and stdin not a socket: bash reads ~/.bashrc when its stdin is a socket (it takes
+    // itself for a remote shell, and Node's stdio pipes are socket pairs), and a developer's rc file
+    // (pyenv init, nvm) costs about a second of CPU per command and may change what the command does
+    const p = spawn('bash', ['--norc', '--noprofile', '-c', script], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
     let stdout = ''
     let stderr = ''
     p.stdout.on('data', (d) => {

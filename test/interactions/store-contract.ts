@@ -18,7 +18,7 @@ export interface StoreFixture {
    * A store of another node (`node`) over the same data, open beside the last `open()`'s, as a
    * second process on one database is (not started; the caller starts and stops it).
    */
-  peer(node: string): Promise<InteractionStore>
+  peer(node: string, opts?: { leaseMs?: number }): Promise<InteractionStore>
 }
 
 /** The node every fixture's `open()` stores as. */
@@ -589,6 +589,63 @@ export function runStoreContract(t: Test, kind: string, make: (t: Test) => Promi
       t.same(
         (await s.list({ userId: 'alice', limit: 500 })).items.map((x) => x.id),
         ['int-ok']
+      )
+    })
+
+    // stores several nodes share own their runs through leases; one process's stores have none
+    t.test('leases: a lost node’s run ends once, its stale-epoch writes are refused', async (t) => {
+      const fixture = await make(t)
+      const probe = await fixture.open()
+      if (probe.leases === undefined) {
+        t.pass(`${kind} holds one process's data: no leases`)
+        return
+      }
+      // node-a's leases last 100 ms and it never renews them: it is lost
+      const a = await fixture.peer('node-a', { leaseMs: 100 })
+      const b = await fixture.peer('node-b', { leaseMs: 60_000 })
+      const c = await fixture.peer('node-c', { leaseMs: 60_000 })
+      for (const x of [a, b, c]) {
+        await x.start()
+        t.teardown(() => x.stop())
+      }
+      await a.save(header('int-lost'))
+      await a.appendStep('int-lost', step(0))
+      await c.save(header('int-kept'))
+      let swept: InteractionHeader[] = []
+      for (let i = 0; i < 500 && swept.length === 0; i++) {
+        swept = await b.leases!.sweep()
+        if (swept.length === 0) await new Promise((r) => setTimeout(r, 10))
+      }
+      t.same(
+        swept.map((h) => [h.id, h.status, h.errorMessage]),
+        [['int-lost', 'FAILED', 'interrupted: node lost']],
+        'the expired lease is swept; a lease still held is not'
+      )
+      // (its seq 1 is the sweeper's terminal step now, and a seq written twice is ignored)
+      await t.rejects(a.appendStep('int-lost', step(2)), ENDED, "the lost owner's next step is refused")
+      await t.rejects(a.save({ ...header('int-lost'), status: 'COMPLETED' }), ENDED, 'and its terminal header')
+      t.same(await a.leases!.renew(['int-lost']), { lost: ['int-lost'], cancelled: [] }, 'its renewal says so')
+      const lost = (await b.load('int-lost'))!
+      t.same(
+        lost.steps.map((x) => [x.seq, x.type, x.text]),
+        [
+          [0, 'text', 't0'],
+          [1, 'error', 'interrupted: node lost']
+        ],
+        'one terminal step, after the last stored one'
+      )
+      t.same(await b.leases!.sweep(), [], 'swept once')
+      t.equal((await b.load('int-kept'))!.status, 'RUNNING')
+
+      // a cancel made on another node is persisted; the owner finds it when it renews
+      t.equal(await b.leases!.requestCancel('int-kept', 'bob'), undefined, "not bob's run")
+      t.equal(await b.leases!.requestCancel('int-lost', 'alice'), undefined, 'an ended run')
+      t.equal(await b.leases!.requestCancel('int-kept', 'alice'), 'node-c', 'the owner named')
+      t.same(await c.leases!.renew(['int-kept']), { lost: [], cancelled: ['int-kept'] })
+      t.same(
+        (await b.leases!.ended(['int-kept', 'int-lost', 'int-unknown'])).map((h) => h.id),
+        ['int-lost'],
+        'of watched runs, those ended'
       )
     })
   })

@@ -19,8 +19,8 @@ if (pg !== undefined) {
         await last?.stop()
         return (last = new PostgresInteractionStore({ url, node: FIXTURE_NODE, poolSize: 4 }))
       },
-      async peer(node) {
-        return new PostgresInteractionStore({ url, node, poolSize: 4 })
+      async peer(node, opts) {
+        return new PostgresInteractionStore({ url, node, poolSize: 4, ...opts })
       }
     }
   })
@@ -45,7 +45,7 @@ if (pg !== undefined) {
     await c.connect()
     t.teardown(() => c.end())
     const versions = await c.query('SELECT version FROM platform_interactions_schema ORDER BY version')
-    t.same(versions.rows, [{ version: 1 }, { version: 2 }, { version: 3 }])
+    t.same(versions.rows, [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }])
     const tables = await c.query(
       "SELECT table_name FROM information_schema.tables WHERE table_name LIKE 'platform_interaction%' ORDER BY 1"
     )
@@ -90,9 +90,37 @@ if (pg !== undefined) {
     const versions = await c.query('SELECT version FROM platform_interactions_schema ORDER BY version')
     t.same(
       versions.rows,
-      [{ version: 1 }, { version: 2 }, { version: 3 }],
-      'versions 2 and 3 applied once, on top of 1'
+      [{ version: 1 }, { version: 2 }, { version: 3 }, { version: 4 }],
+      'versions 2 to 4 applied once, on top of 1'
     )
+  })
+
+  // the fence itself: another node took the run (its epoch moved on) while the row is still live
+  t.test('postgres: a write carrying a stale lease epoch is refused, the run left as it is', async (t) => {
+    const url = await pg.database(t)
+    const s = new PostgresInteractionStore({ url, node: FIXTURE_NODE, poolSize: 2 })
+    await s.start()
+    t.teardown(() => s.stop())
+    await s.save(header('int-fenced'))
+    await s.appendStep('int-fenced', step(0))
+    const c = new Client({ connectionString: url })
+    await c.connect()
+    t.teardown(() => c.end())
+    const row = async () =>
+      (await c.query("SELECT lease_epoch, owner_node FROM platform_interactions WHERE id = 'int-fenced'")).rows[0]
+    t.same(await row(), { lease_epoch: '1', owner_node: FIXTURE_NODE }, 'the saving node holds epoch 1')
+    await c.query("UPDATE platform_interactions SET lease_epoch = 2, owner_node = 'node-b' WHERE id = 'int-fenced'")
+    const ENDED = { code: 'PLT_ERR_INTERACTION_ENDED' }
+    await t.rejects(s.appendStep('int-fenced', step(1)), ENDED, 'a step of the old owner')
+    await t.rejects(s.appendStep('int-fenced', step(1, 'completion', 'late')), ENDED, 'its terminal step')
+    await t.rejects(s.save({ ...header('int-fenced'), status: 'COMPLETED' }), ENDED, 'its terminal header')
+    const got = (await s.load('int-fenced'))!
+    t.equal(got.status, 'RUNNING', 'the run is the new owner’s, untouched')
+    t.same(
+      got.steps.map((x) => x.seq),
+      [0]
+    )
+    t.same(await row(), { lease_epoch: '2', owner_node: 'node-b' })
   })
 
   // the same SIGKILL check as LMDB's: a child appends and prints each acknowledged seq

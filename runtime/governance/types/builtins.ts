@@ -1,3 +1,5 @@
+import type { SharedCounters } from '../../contracts/index.js'
+import { InProcessCounters } from '../../store/index.js'
 import type { PolicyRegistry } from '../registry.js'
 import { denyListFactory, allowListFactory, preferenceFactory } from './text-match.js'
 import { messageLengthFactory, rateLimitFactory, concurrencyLimitFactory } from './limits.js'
@@ -5,8 +7,8 @@ import { timeWindowFactory, metadataPresenceFactory, authorizationFactory } from
 import { piiRedactionFactory, costCeilingFactory, outputLengthZScoreFactory } from './guardrails.js'
 import { killSwitchFactory } from './kill-switch.js'
 
-/** The thirteen built-in types, kill-switch included. */
-export function registerBuiltins(r: PolicyRegistry): void {
+/** The thirteen built-in types, kill-switch included; the limits count on `counters`. */
+export function registerBuiltins(r: PolicyRegistry, counters: SharedCounters = new InProcessCounters()): void {
   // configKeys: a misspelt optional key (`zones:` for `zone:`) is an error, not a silent default
   const b = (
     type: string,
@@ -40,8 +42,8 @@ export function registerBuiltins(r: PolicyRegistry): void {
     'reason'
   ])
   b('message-length', messageLengthFactory, 'denies messages longer than max-chars', ['max-chars'])
-  b('rate-limit', rateLimitFactory, 'sliding-window request limit per subject', ['limit', 'window-seconds'])
-  b('concurrency-limit', concurrencyLimitFactory, 'in-flight turn limit per subject', ['max-concurrent'])
+  b('rate-limit', rateLimitFactory(counters), 'sliding-window request limit per subject', ['limit', 'window-seconds'])
+  b('concurrency-limit', concurrencyLimitFactory(counters), 'in-flight turn limit per subject', ['max-concurrent'])
   b('time-window', (d) => timeWindowFactory(d), 'admits only inside a daily time window', [
     'start',
     'end',

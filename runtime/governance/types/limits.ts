@@ -7,14 +7,18 @@ import {
   type GovernancePolicy,
   type PolicyContext,
   type PolicyDecision,
-  type PolicyDescriptor
+  type PolicyDescriptor,
+  type SharedCounters,
+  type SlidingWindow,
+  type SlotPool,
+  type SlotTake,
+  type WindowHit
 } from '../../contracts/index.js'
+import { InProcessCounters } from '../../store/index.js'
 import { GOVERNANCE_ERRORS } from '../errors.js'
 import { asInt } from './config.js'
 
 const ADMIT = admit()
-/** Distinct subjects tracked before the oldest idle ones are dropped (bounds caller-chosen ids). */
-const MAX_SUBJECTS = 100_000
 
 /** `user:<id>`, else `session:<id>`, else `anonymous`: the subject the limits count per. */
 export function subjectOf(r: AiRequest): string {
@@ -38,96 +42,96 @@ export class MessageLengthPolicy implements GovernancePolicy {
   }
 }
 
-/** Admission times of one subject, oldest first; `head` skips expired ones without shifting the array. */
-interface Window {
-  ts: number[]
-  head: number
-}
+/** A counter answer that is a promise: the counts live across the network. */
+const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promise<T> | null)?.then === 'function'
 
-/** Sliding window per subject: at most `limit` admissions within any `windowSeconds`. */
+/** Why a limit refuses when its counts cannot be reached: the limit cannot be proved to hold, so it is not risked. */
+const unreachable = (limit: string, subject: string): PolicyDecision =>
+  deny(`${limit}: the shared counters cannot be reached, so ${subject} is refused until they can (fail closed)`)
+
+/**
+ * Sliding window per subject: at most `limit` admissions within any `windowSeconds`, counted on
+ * the platform's shared counters (this process alone, or every node of a cluster).
+ */
 export class RateLimitPolicy implements GovernancePolicy {
   readonly className = 'RateLimitPolicy'
-  private readonly hits = new Map<string, Window>()
+  private readonly window: SlidingWindow
   constructor(
     readonly name: string,
     readonly source: string,
     readonly version: string,
     readonly limit: number,
     readonly windowSeconds: number,
-    private readonly now: () => number = Date.now
-  ) {}
-
-  evaluate(ctx: PolicyContext): PolicyDecision {
-    if (ctx.phase !== 'PRE_ADMISSION') return ADMIT
-    const subject = subjectOf(ctx.request)
-    const t = this.now()
-    const from = t - this.windowSeconds * 1000
-    let w = this.hits.get(subject)
-    if (w === undefined) {
-      if (ctx.dryRun === true) return ADMIT
-      if (this.hits.size >= MAX_SUBJECTS) this.prune(from)
-      w = { ts: [], head: 0 }
-      this.hits.set(subject, w)
-    }
-    const ts = w.ts
-    while (w.head < ts.length && ts[w.head]! <= from) w.head++
-    if (w.head > 1024 && w.head * 2 > ts.length) {
-      w.ts = ts.slice(w.head)
-      w.head = 0
-    }
-    if (w.ts.length - w.head >= this.limit)
-      return deny(`rate-limited: ${subject} exceeded ${this.limit} requests per ${this.windowSeconds}s`)
-    // a dry run (`/check`) answers as a request would be answered now, without spending the quota
-    if (ctx.dryRun !== true) w.ts.push(t)
-    return ADMIT
+    counters: SharedCounters = new InProcessCounters()
+  ) {
+    this.window = counters.window(`rate-limit:${name}`, limit, windowSeconds * 1000)
   }
 
-  private prune(from: number): void {
-    for (const [k, w] of this.hits) if (w.head >= w.ts.length || w.ts[w.ts.length - 1]! <= from) this.hits.delete(k)
-    if (this.hits.size >= MAX_SUBJECTS) this.hits.delete(this.hits.keys().next().value!)
+  evaluate(ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision> {
+    if (ctx.phase !== 'PRE_ADMISSION') return ADMIT
+    const subject = subjectOf(ctx.request)
+    // a dry run (`/check`) answers as a request would be answered now, without spending the quota
+    const hit = this.window.hit(subject, ctx.dryRun === true)
+    if (!isPromise(hit)) return this.decide(hit, subject)
+    return hit.then(
+      (h) => this.decide(h, subject),
+      () => unreachable('rate-limited', subject)
+    )
+  }
+
+  private decide(h: WindowHit, subject: string): PolicyDecision {
+    return h.admitted
+      ? ADMIT
+      : deny(`rate-limited: ${subject} exceeded ${this.limit} requests per ${this.windowSeconds}s`)
   }
 }
 
 /**
- * In-flight turns per subject: pre-admission takes a slot, post-response releases it. The gate
- * calls `abandon` when a later policy denies the turn, so a slot never leaks.
+ * In-flight turns per subject, held on the platform's shared counters: pre-admission takes a
+ * slot, post-response releases it. The gate calls `abandon` when a later policy denies the turn,
+ * so a slot never leaks.
  */
 export class ConcurrencyLimitPolicy implements GovernancePolicy {
   readonly className = 'ConcurrencyLimitPolicy'
-  private readonly inFlight = new Map<string, number>()
+  private readonly slots: SlotPool
   constructor(
     readonly name: string,
     readonly source: string,
     readonly version: string,
-    readonly maxConcurrent: number
-  ) {}
+    readonly maxConcurrent: number,
+    counters: SharedCounters = new InProcessCounters()
+  ) {
+    this.slots = counters.slots(`concurrency-limit:${name}`, maxConcurrent)
+  }
 
-  evaluate(ctx: PolicyContext): PolicyDecision {
+  evaluate(ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision> {
     const subject = subjectOf(ctx.request)
     if (ctx.phase === 'POST_RESPONSE') {
-      this.release(subject)
+      this.slots.release(subject)
       return ADMIT
     }
-    const n = this.inFlight.get(subject) ?? 0
-    if (n >= this.maxConcurrent)
-      return deny(`concurrency limit: ${subject} already has ${n} in-flight (max ${this.maxConcurrent})`)
-    if (ctx.dryRun !== true) this.inFlight.set(subject, n + 1)
-    return ADMIT
+    const take = this.slots.acquire(subject, ctx.dryRun === true)
+    if (!isPromise(take)) return this.decide(take, subject)
+    return take.then(
+      (s) => this.decide(s, subject),
+      () => unreachable('concurrency limit', subject)
+    )
+  }
+
+  private decide(s: SlotTake, subject: string): PolicyDecision {
+    return s.acquired
+      ? ADMIT
+      : deny(`concurrency limit: ${subject} already has ${s.held} in-flight (max ${this.maxConcurrent})`)
   }
 
   abandon(ctx: PolicyContext): void {
     // a dry run took no slot, so it gives none back
-    if (ctx.dryRun !== true) this.release(subjectOf(ctx.request))
+    if (ctx.dryRun !== true) this.slots.release(subjectOf(ctx.request))
   }
 
+  /** Slots `subject` holds on this node. */
   held(subject: string): number {
-    return this.inFlight.get(subject) ?? 0
-  }
-
-  private release(subject: string): void {
-    const n = this.inFlight.get(subject) ?? 0
-    if (n <= 1) this.inFlight.delete(subject)
-    else this.inFlight.set(subject, n - 1)
+    return this.slots.heldHere(subject)
   }
 }
 
@@ -140,25 +144,29 @@ export function messageLengthFactory(d: PolicyDescriptor): GovernancePolicy {
   return new MessageLengthPolicy(d.name, d.source, d.version, max)
 }
 
-export function rateLimitFactory(d: PolicyDescriptor): GovernancePolicy {
-  const limit = asInt(d.config.limit, 0)
-  if (limit <= 0)
-    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
-      detail: "rate-limit requires a positive 'limit' under config"
-    })
-  const windowSeconds = asInt(d.config['window-seconds'], 0)
-  if (windowSeconds <= 0)
-    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
-      detail: "rate-limit requires a positive 'window-seconds' under config"
-    })
-  return new RateLimitPolicy(d.name, d.source, d.version, limit, windowSeconds)
-}
+export const rateLimitFactory =
+  (counters: SharedCounters) =>
+  (d: PolicyDescriptor): GovernancePolicy => {
+    const limit = asInt(d.config.limit, 0)
+    if (limit <= 0)
+      throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+        detail: "rate-limit requires a positive 'limit' under config"
+      })
+    const windowSeconds = asInt(d.config['window-seconds'], 0)
+    if (windowSeconds <= 0)
+      throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+        detail: "rate-limit requires a positive 'window-seconds' under config"
+      })
+    return new RateLimitPolicy(d.name, d.source, d.version, limit, windowSeconds, counters)
+  }
 
-export function concurrencyLimitFactory(d: PolicyDescriptor): GovernancePolicy {
-  const max = asInt(d.config['max-concurrent'], 0)
-  if (max <= 0)
-    throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
-      detail: "concurrency-limit requires a positive 'max-concurrent' under config"
-    })
-  return new ConcurrencyLimitPolicy(d.name, d.source, d.version, max)
-}
+export const concurrencyLimitFactory =
+  (counters: SharedCounters) =>
+  (d: PolicyDescriptor): GovernancePolicy => {
+    const max = asInt(d.config['max-concurrent'], 0)
+    if (max <= 0)
+      throw new PlatformError(GOVERNANCE_ERRORS.POLICY_CONFIG_INVALID, {
+        detail: "concurrency-limit requires a positive 'max-concurrent' under config"
+      })
+    return new ConcurrencyLimitPolicy(d.name, d.source, d.version, max, counters)
+  }

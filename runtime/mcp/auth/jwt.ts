@@ -9,7 +9,6 @@ import {
   type JsonWebKey
 } from 'node:crypto'
 import { readFileSync } from 'node:fs'
-import { base64url, decodeProtectedHeader } from 'jose'
 import { PlatformError } from '../../contracts/index.js'
 import { MCP_ERRORS } from '../errors.js'
 import type { TokenInfo } from './validators.js'
@@ -119,10 +118,15 @@ export function loadKeys(opts: Pick<JwtOptions, 'keys' | 'jwksFile'>): Key[] {
 
 const B64URL = /^[A-Za-z0-9_-]*$/
 
+/**
+ * A base64url segment of the token as JSON. Node's decoder skips a dangling last character where
+ * a strict one refuses it: a length of 4n+1 is never valid base64url, so it is refused here.
+ */
 function parseJson(part: string, what: string): Record<string, unknown> {
   let v: unknown
   try {
-    v = JSON.parse(Buffer.from(base64url.decode(part)).toString('utf8'))
+    if (part.length % 4 === 1) throw new Error('truncated base64url')
+    v = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'))
   } catch {
     throw new PlatformError(MCP_ERRORS.MCP_JWT_INVALID, { detail: `malformed ${what}` })
   }
@@ -134,7 +138,7 @@ function parseJson(part: string, what: string): Record<string, unknown> {
 /**
  * The built-in TokenValidator: JWT access tokens checked against configured keys or a JWKS file.
  * Verification is synchronous (node:crypto), because the platform's principal resolver, which the
- * write gate uses, is synchronous; jose (async, WebCrypto) mints the tokens in the tests and decodes here.
+ * write gate uses, is synchronous (jose, async and WebCrypto, mints the tokens in the tests).
  */
 export class JwtValidator {
   private readonly keys: Key[]
@@ -165,7 +169,7 @@ export class JwtValidator {
       throw new PlatformError(MCP_ERRORS.MCP_JWT_INVALID, { detail: 'not a compact JWS' })
     let header
     try {
-      header = decodeProtectedHeader(token)
+      header = parseJson(parts[0]!, 'header')
     } catch {
       throw new PlatformError(MCP_ERRORS.MCP_JWT_INVALID, { detail: 'malformed header' })
     }
