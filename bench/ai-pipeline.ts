@@ -12,11 +12,11 @@
  *            journal (LMDB) and bus events
  * Prints one JSON line: median CPU µs per call of each subject over the rounds.
  *
- *   npx tsc -p tsconfig.json && node --no-node-snapshot dist/bench/ai-pipeline.js [--quick]
+ *   npx tsc -p tsconfig.json && node --no-node-snapshot dist/bench/ai-pipeline.js [--quick] [--rounds N]
  * BENCH_AI_TURNS sets N (3 000 quick, 20 000 full).
  */
 import { cpSync, mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startInProcess } from './lib/in-process.js'
@@ -29,7 +29,10 @@ import { median } from './lib/stats.js'
 
 const quick = process.argv.includes('--quick')
 const N = Number(process.env.BENCH_AI_TURNS ?? (quick ? 3_000 : 20_000))
-const ROUNDS = quick ? 2 : 3
+// `--rounds N` (the bench's own option, passed on) or 2 quick, 3 full
+const roundsArg = process.argv.indexOf('--rounds')
+const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : quick ? 2 : 3
+if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`--rounds takes a whole number >= 1`)
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
 
 /** Twelve built-in types that all admit the bench turn, then a rule-based scope for its agent. */
@@ -151,7 +154,9 @@ async function main(): Promise<void> {
     const logAppends = async (): Promise<void> => {
       for (const e of entries) gov.decisionLog.record(e)
     }
+    const loadAverages: number[] = []
     for (let r = 0; r < ROUNDS; r++) {
+      loadAverages.push(Number(loadavg()[0]!.toFixed(2)))
       samples.runtime.push(await cpuPerCall(alone, N))
       samples.bare.push(await cpuPerCall(turn, N))
       gov.setSource('yaml:bench-ai.yaml', policies)
@@ -166,6 +171,7 @@ async function main(): Promise<void> {
       JSON.stringify({
         turns: N,
         rounds: ROUNDS,
+        loadAverages,
         policiesBefore: before,
         policies: policies.length,
         decisionLogged: decisions > 0,

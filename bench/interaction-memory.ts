@@ -48,6 +48,10 @@ interface Reading {
   external: number
   arrayBuffers: number
   lmdb: number
+  /** Bytes of the LMDB pages holding data: what the environment keeps, free pages left out. */
+  lmdbUsed: number
+  /** Bytes up to the map's high-water mark: data, free pages kept for reuse, the free list. */
+  lmdbMap: number
   rss: number
 }
 
@@ -85,7 +89,7 @@ async function main(): Promise<void> {
       await new Promise((r) => setTimeout(r, 50))
       gc()
     }
-    return reading(dataDir)
+    return reading(dataDir, platform.store.pages())
   }
   const snapshots: Map<string, Kind>[] = []
   try {
@@ -155,8 +159,11 @@ function gateDemo(demo: AiRuntime, k: number) {
   return g
 }
 
-/** Bytes of memory now; the LMDB figure is the resident pages of the data directory's mapped files. */
-function reading(dataDir: string): Reading {
+/**
+ * Bytes of memory now; `lmdb` is the resident pages of the data directory's mapped files, the
+ * two others LMDB's own count of its pages.
+ */
+function reading(dataDir: string, pages: { pageSize: number; used: number; map: number }): Reading {
   const m = process.memoryUsage()
   let lmdb = 0
   let inLmdb = false
@@ -170,6 +177,8 @@ function reading(dataDir: string): Reading {
     external: m.external,
     arrayBuffers: m.arrayBuffers,
     lmdb,
+    lmdbUsed: pages.used * pages.pageSize,
+    lmdbMap: pages.map * pages.pageSize,
     rss: m.rss
   }
 }
@@ -185,7 +194,16 @@ function report(r: {
   ended: Reading
 }): void {
   const per = (x: Reading, key: keyof Reading) => (x[key] - r.base[key]) / r.n / 1024
-  const keys: (keyof Reading)[] = ['heapUsed', 'heapTotal', 'external', 'arrayBuffers', 'lmdb', 'rss']
+  const keys: (keyof Reading)[] = [
+    'heapUsed',
+    'heapTotal',
+    'external',
+    'arrayBuffers',
+    'lmdb',
+    'lmdbUsed',
+    'lmdbMap',
+    'rss'
+  ]
   const f = (x: number) => x.toFixed(1).padStart(9)
   console.log(`interaction memory: ${r.n} turns in flight, ${r.k} steps each, ${r.store} store; KB per turn over base`)
   console.log(`${''.padEnd(14)}${'started'.padStart(9)}${'stepped'.padStart(9)}${'ended'.padStart(9)}`)
@@ -205,8 +223,12 @@ function report(r: {
     steps: r.k,
     store: r.store,
     stepsJsonKb: r.stepBytes / 1024,
-    storeKb: js(r.ended) + per(r.ended, 'lmdb'),
+    // what the ended turn keeps: its share of the heap and of LMDB's pages holding data; the
+    // pages its steps took while it ran are free once it ended, and later turns reuse them
+    storeKb: js(r.ended) + per(r.ended, 'lmdbUsed'),
     lmdbBytesPerStep: (per(r.stepped, 'lmdb') * 1024) / r.k,
+    lmdbMapKb: per(r.ended, 'lmdbMap'),
+    lmdbResidentKb: per(r.ended, 'lmdb'),
     inFlightKb: js(r.stepped) - js(r.ended),
     inFlightNoStepsKb: js(r.started),
     rssKb: per(r.stepped, 'rss'),
@@ -215,8 +237,10 @@ function report(r: {
   }
   console.log(`steps' own bytes (JSON of ${r.k} steps): ${f(out.stepsJsonKb)} KB`)
   console.log(
-    `what an ended turn keeps (stored steps and record, conversation entry): ${f(out.storeKb)} KB` +
-      (r.store === 'lmdb' ? `, LMDB map pages ${out.lmdbBytesPerStep.toFixed(0)} B per step` : '')
+    `what an ended turn keeps (stored steps and record, conversation entry; LMDB pages holding data): ${f(out.storeKb)} KB` +
+      (r.store === 'lmdb'
+        ? `; LMDB map pages resident in flight ${out.lmdbBytesPerStep.toFixed(0)} B per step, map high-water ${out.lmdbMapKb.toFixed(1)} KB per turn (free pages included, reused by later turns)`
+        : '')
   )
   console.log(
     `in flight, beyond its steps (heap + external, stepped minus ended): ${f(out.inFlightKb)} KB; before its first step ${f(out.inFlightNoStepsKb)} KB`

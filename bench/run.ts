@@ -1,14 +1,14 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, readFileSync, writeFileSync, existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import type { RunOptions, Scenario, ScenarioResult } from './scenario.js'
 import { SCENARIOS } from './scenarios/index.js'
 import { killAll } from './lib/proc.js'
 import { findWrk } from './lib/http-load.js'
-import { checkTargets, loadTargets } from './lib/targets.js'
-import { describeMachine, markdown, ratioChart, fmt, type Report } from './lib/report.js'
+import { loadTargets } from './lib/targets.js'
+import { FailureTrap, runOne, runSuite } from './lib/runner.js'
+import { measureUnit } from './lib/machine-unit.js'
+import { describeMachine, markdown, ratioChart, type Report } from './lib/report.js'
 import { ratiosOf, regressions, type Baseline } from './lib/baseline.js'
 
 const USAGE = `Usage: npm run bench -- [options]   (node --no-node-snapshot dist/bench/run.js)
@@ -17,6 +17,9 @@ const USAGE = `Usage: npm run bench -- [options]   (node --no-node-snapshot dist
   --scenario NAME      run only this scenario (repeatable); --list shows the names
   --duration S         measured seconds per subject (default 10, quick 4)
   --warmup S           warm-up seconds per subject (default 3, quick 1)
+  --rounds N           alternating rounds per subject where a scenario compares subjects;
+                       the median round is kept and the load average of each is reported
+                       (default: each scenario's own, mostly 1 quick and 3 full)
   --check              compare ratios with bench/results/baseline.json; exit 1 when one fell > 20%
   --write-baseline     write the ratios of this run to bench/results/baseline.json
   --out DIR            where latest.md/.json and ratios.svg go (default bench/results)
@@ -35,6 +38,7 @@ async function main(): Promise<number> {
       scenario: { type: 'string', multiple: true },
       duration: { type: 'string' },
       warmup: { type: 'string' },
+      rounds: { type: 'string' },
       check: { type: 'boolean', default: false },
       'write-baseline': { type: 'boolean', default: false },
       out: { type: 'string' },
@@ -75,67 +79,39 @@ async function main(): Promise<number> {
   process.on('SIGINT', onSignal)
   process.on('SIGTERM', onSignal)
 
+  const rounds = values.rounds === undefined ? undefined : Number(values.rounds)
+  if (rounds !== undefined && !(Number.isInteger(rounds) && rounds >= 1 && rounds <= 20)) {
+    console.error(`--rounds takes a whole number from 1 to 20, got '${values.rounds}'`)
+    return 2
+  }
   const wrk = findWrk()
   const durationSec = Number(values.duration ?? (quick ? 4 : 10))
   const warmupSec = Number(values.warmup ?? (quick ? 1 : 3))
-  const command = `npm run bench --${quick ? ' --quick' : ''}${names.map((n) => ` --scenario ${n}`).join('')}`
+  const command = `npm run bench --${quick ? ' --quick' : ''}${rounds === undefined ? '' : ` --rounds ${rounds}`}${names.map((n) => ` --scenario ${n}`).join('')}`
   console.log(
     `bench: ${chosen.length} scenario(s), ${quick ? 'quick' : 'full'}, ${durationSec} s measured + ${warmupSec} s warm-up per subject, HTTP load by ${wrk ?? 'autocannon (install wrk for honest uWS figures)'}`
   )
 
-  const runOne = async (s: Scenario): Promise<ScenarioResult | undefined> => {
-    const tmpDir = mkdtempSync(join(tmpdir(), `bench-${s.name}-`))
-    const opts: RunOptions = {
-      quick,
-      durationSec,
-      warmupSec,
-      tmpDir,
-      root: ROOT,
-      log: (m) => {
-        console.log(m)
-      },
-      signal: ac.signal
-    }
-    console.log(`\n== ${s.name}: ${s.description}`)
-    const t0 = performance.now()
-    let r: ScenarioResult
-    try {
-      r = await s.run(opts)
-    } catch (err) {
-      if (ac.signal.aborted) return undefined
-      console.error(`  ${s.name} failed: ${(err as Error).stack ?? String(err)}`)
-      r = {
-        scenario: s.name,
-        description: s.description,
-        rows: [],
-        notes: [],
-        skipped: `failed: ${(err as Error).message.split('\n')[0]}`
-      }
-    } finally {
-      rmSync(tmpDir, { recursive: true, force: true })
-    }
-    r.checks = checkTargets(r, targets)
-    for (const x of r.rows)
-      console.log(
-        `  ${x.label.padEnd(28)} ours ${fmt(x.ours).padStart(10)} ${x.unit.padEnd(8)} ${Object.entries(x.ratios)
-          .map(([p, v]) => `${v.toFixed(2)}x vs ${p}`)
-          .join(', ')}`
-      )
-    for (const c of r.checks)
-      console.log(
-        `  ${c.pass ? 'PASS' : 'FAIL'} ${c.row} ${c.target} (${c.actual === undefined ? 'not measured' : c.target.startsWith('ratio') ? `${c.actual.toFixed(2)}x` : fmt(c.actual)})`
-      )
-    console.log(`  (${((performance.now() - t0) / 1000).toFixed(0)} s)`)
-    return r
+  const trap = new FailureTrap()
+  trap.install()
+  const suite = {
+    quick,
+    durationSec,
+    warmupSec,
+    root: ROOT,
+    log: (m: string) => {
+      console.log(m)
+    },
+    signal: ac.signal,
+    ...(rounds === undefined ? {} : { rounds }),
+    targets,
+    trap,
+    // a failed scenario's finally blocks may never run: its servers must not outlive it
+    afterFailure: killAll,
+    measureUnit: () => measureUnit(ROOT, ac.signal)
   }
-
-  const results: ScenarioResult[] = []
   const started = performance.now()
-  for (const s of chosen) {
-    if (ac.signal.aborted) break
-    const r = await runOne(s)
-    if (r !== undefined) results.push(r)
-  }
+  const { results, unit, unitError } = await runSuite(chosen, suite)
   if (ac.signal.aborted) {
     console.error('bench: interrupted, no report written')
     return 130
@@ -146,6 +122,9 @@ async function main(): Promise<number> {
     mode: quick ? 'quick' : 'full',
     command,
     machine: describeMachine(wrk),
+    ...(unit === undefined ? {} : { unit }),
+    ...(unitError === undefined ? {} : { unitError }),
+    ...(trap.stray.length === 0 ? {} : { strayErrors: trap.stray }),
     results
   }
   writeFileSync(join(outDir, 'latest.json'), JSON.stringify(rep, null, 2) + '\n')
@@ -159,7 +138,7 @@ async function main(): Promise<number> {
   const now = ratiosOf(results)
   if (values['write-baseline'] === true) {
     // scenarios not run this time keep their baseline ratios
-    const ran = new Set(results.filter((r) => r.skipped === undefined).map((r) => r.scenario))
+    const ran = new Set(results.filter((r) => r.skipped === undefined && r.failed === undefined).map((r) => r.scenario))
     const kept = existsSync(baselineFile) ? (JSON.parse(readFileSync(baselineFile, 'utf8')) as Baseline).ratios : {}
     const ratios = Object.fromEntries([
       ...Object.entries(kept).filter(([k]) => !ran.has(k.split('/')[0]!)),
@@ -182,6 +161,7 @@ async function main(): Promise<number> {
       return 1
     }
     const base = JSON.parse(readFileSync(baselineFile, 'utf8')) as Baseline
+    // a failed scenario counts as run: its ratios are missing, which fails the check
     const ran = new Set(results.filter((r) => r.skipped === undefined).map((r) => r.scenario))
     let regs = regressions(base, now, ran)
     if (regs.length > 0 && !ac.signal.aborted) {
@@ -192,8 +172,8 @@ async function main(): Promise<number> {
       )
       const best = { ...now }
       for (const s of chosen.filter((x) => again.has(x.name))) {
-        const r = await runOne(s)
-        if (r === undefined) continue
+        const r = await runOne(s, suite, unit?.us)
+        if (ac.signal.aborted) break
         for (const [k, v] of Object.entries(ratiosOf([r]))) best[k] = Math.max(best[k] ?? 0, v)
       }
       regs = regressions(base, best, ran)

@@ -24,6 +24,11 @@ export interface RunOptions {
   log: (msg: string) => void
   /** Aborted on SIGINT: stop load, return what you have or throw. */
   signal: AbortSignal
+  /**
+   * `--rounds N`: alternating rounds per subject (the figure is the median round); undefined
+   * leaves each scenario its own default. See bench/lib/rounds.ts.
+   */
+  rounds?: number
 }
 
 export type Better = 'higher' | 'lower'
@@ -48,16 +53,29 @@ export interface ResultRow {
    * under saturation, RSS peaks). The CPU-per-operation rows carry the same comparison normalised.
    */
   gate?: boolean
+  /**
+   * The figures in units of the machine (bench/lib/machine-unit.ts), filled by the runner for
+   * rows of time (µs, ms) and rates (per second); absent when the unit was not measured.
+   */
+  units?: RowUnits
+}
+
+/** A row's figures in units of the machine: times in units, rates in operations per unit. */
+export interface RowUnits {
+  ours: number | undefined
+  peers: Record<string, number>
 }
 
 /** A target from bench/targets.json evaluated against one row. */
 export interface CheckResult {
   scenario: string
   row: string
-  /** `ratio vs <peer> >= x`, `<= x <unit>` or `>= x <unit>` */
+  /** `ratio vs <peer> >= x`, `<= x units (…)`, `>= x per unit (…)`, `<= x <unit>` or `>= x <unit>` */
   target: string
   actual: number | undefined
   pass: boolean
+  /** `actual` is our figure in units of the machine (see bench/lib/machine-unit.ts). */
+  inUnits?: boolean
 }
 
 export interface ScenarioResult {
@@ -72,6 +90,20 @@ export interface ScenarioResult {
   details?: Record<string, unknown>
   /** Set when the scenario could not run (missing dependency, feature not built): reported, not a crash. */
   skipped?: string
+  /**
+   * Set by the runner when the scenario threw or raised an uncaught error while it ran (an
+   * unhandled `error` event, a rejected promise nobody awaited): its error, first line. The
+   * other scenarios still run.
+   */
+  failed?: string
+  /** Alternating rounds behind the figures: how many, and the 1-minute load average at each. */
+  rounds?: RoundsInfo
+}
+
+export interface RoundsInfo {
+  count: number
+  /** `os.loadavg()[0]` when each round started: above the core count, other work shared the CPUs. */
+  loadAverages: number[]
 }
 
 export interface Scenario {

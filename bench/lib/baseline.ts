@@ -1,6 +1,9 @@
 import type { ScenarioResult } from '../scenario.js'
 
-/** What the committed baseline keeps: ratios only (absolute figures do not travel between machines). */
+/**
+ * What the committed baseline keeps: ratios only, peers' and the unit's (absolute figures do not
+ * travel between machines).
+ */
 export interface Baseline {
   date: string
   node: string
@@ -8,13 +11,25 @@ export interface Baseline {
   ratios: Record<string, number>
 }
 
-/** `scenario/row/peer` → ratio for every gated ratio in the results. */
+/** The pseudo-peer under which a row's figure against the unit of the machine is kept. */
+export const UNIT_PEER = 'machine-unit'
+
+/**
+ * `scenario/row/peer` → ratio for every gated ratio in the results, and `scenario/row/machine-unit`
+ * for every gated row in units: the unit against our figure (a time: how many times the raw
+ * uWebSockets.js GET fits in it, inverted so that > 1 is still better; a rate: operations per
+ * unit). Both are measured in the same run as their reference, so neither moves with the machine.
+ */
 export function ratiosOf(results: readonly ScenarioResult[]): Record<string, number> {
   const out: Record<string, number> = {}
   for (const r of results)
-    for (const x of r.rows)
-      if (x.gate !== false)
-        for (const [peer, v] of Object.entries(x.ratios)) out[`${r.scenario}/${x.id}/${peer}`] = Number(v.toFixed(4))
+    for (const x of r.rows) {
+      if (x.gate === false) continue
+      for (const [peer, v] of Object.entries(x.ratios)) out[`${r.scenario}/${x.id}/${peer}`] = Number(v.toFixed(4))
+      const u = x.units?.ours
+      if (u !== undefined && Number.isFinite(u) && u > 0)
+        out[`${r.scenario}/${x.id}/${UNIT_PEER}`] = Number((x.better === 'lower' ? 1 / u : u).toPrecision(4))
+    }
   return out
 }
 

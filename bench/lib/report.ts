@@ -2,6 +2,7 @@ import { cpus, totalmem, release, loadavg } from 'node:os'
 import { spawnSync } from 'node:child_process'
 import type { ScenarioResult } from '../scenario.js'
 import type { Target } from './targets.js'
+import { unitKind, type MachineUnit } from './machine-unit.js'
 
 export interface Machine {
   cpu: string
@@ -19,6 +20,12 @@ export interface Report {
   mode: 'quick' | 'full'
   command: string
   machine: Machine
+  /** The unit of the machine every time and rate is also stated in (bench/lib/machine-unit.ts). */
+  unit?: MachineUnit
+  /** Why the unit is missing, when it could not be measured. */
+  unitError?: string
+  /** Uncaught errors raised between scenarios (none belongs to a scenario's figures). */
+  strayErrors?: string[]
   results: ScenarioResult[]
 }
 
@@ -61,6 +68,12 @@ export function markdown(rep: Report): string {
     `- Node ${m.node}; HTTP load: ${m.loadTool}; WebSocket load: bench/lib/ws-load (worker threads, raw RFC 6455 client)`
   )
   out.push(`- command: \`${rep.command}\``)
+  if (rep.unit !== undefined)
+    out.push(
+      `- **1 unit = ${fmt(rep.unit.us)} µs**: the raw uWebSockets.js server's CPU per JSON GET in this run (${rep.unit.source === 'http-json' ? "`http-json`'s `uws-raw` peer" : 'measured before the first scenario, 3 s under 100 connections'}${rep.unit.loadAverage !== undefined ? `, load average ${rep.unit.loadAverage}` : ''}); times are also stated in units, rates in operations per unit, and targets on them are in units`
+    )
+  else if (rep.unitError !== undefined) out.push(`- unit of the machine not measured: ${rep.unitError}`)
+  for (const e of rep.strayErrors ?? []) out.push(`- an uncaught error between scenarios: ${e}`)
   out.push(
     '- ratio > 1 means the platform is better (ours/peer for throughput, peer/ours for latency, CPU and memory).',
     ''
@@ -69,18 +82,47 @@ export function markdown(rep: Report): string {
   if (checks.length > 0) {
     out.push(`**Targets: ${checks.filter((c) => c.pass).length} of ${checks.length} met.**`, '')
   }
+  const failed = rep.results.filter((r) => r.failed !== undefined)
+  if (failed.length > 0)
+    out.push(`**Failed: ${failed.map((r) => `\`${r.scenario}\``).join(', ')}** (the others ran).`, '')
   for (const r of rep.results) {
     out.push(`## ${r.scenario}`, '', r.description, '')
+    if (r.failed !== undefined) out.push(`**Failed**: ${r.failed}`, '')
     if (r.skipped !== undefined) {
       out.push(`Skipped: ${r.skipped}`, '')
       continue
     }
+    if (r.rows.length === 0) continue
+    if (r.rounds !== undefined)
+      out.push(
+        `Median of ${r.rounds.count} alternating round(s); load average at each: ${r.rounds.loadAverages.join(', ')}.`,
+        ''
+      )
     const peers = [...new Set(r.rows.flatMap((x) => Object.keys(x.peers)))]
-    const head = ['figure', 'unit', 'platform', ...peers, ...peers.map((p) => `ratio vs ${p}`)]
+    const withUnits = r.rows.some((x) => x.units !== undefined)
+    const head = [
+      'figure',
+      'unit',
+      'platform',
+      ...peers,
+      ...peers.map((p) => `ratio vs ${p}`),
+      ...(withUnits ? ['in units: platform (peers)'] : [])
+    ]
     out.push(`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i < 2 ? '---' : '---:')).join('|')}|`)
     for (const x of r.rows) {
+      const u = x.units
+      const inUnits =
+        u === undefined
+          ? '—'
+          : `${fmt(u.ours)}${
+              Object.keys(u.peers).length > 0
+                ? ` (${Object.entries(u.peers)
+                    .map(([p, v]) => `${p} ${fmt(v)}`)
+                    .join(', ')})`
+                : ''
+            }${unitKind(x.unit)?.kind === 'rate' ? ' per unit' : ''}`
       out.push(
-        `| ${[x.label + (x.gate === false ? ' †' : ''), x.unit, fmt(x.ours), ...peers.map((p) => fmt(x.peers[p])), ...peers.map((p) => fmtRatio(x.ratios[p]))].join(' | ')} |`
+        `| ${[x.label + (x.gate === false ? ' †' : ''), x.unit, fmt(x.ours), ...peers.map((p) => fmt(x.peers[p])), ...peers.map((p) => fmtRatio(x.ratios[p])), ...(withUnits ? [inUnits] : [])].join(' | ')} |`
       )
     }
     if (r.rows.some((x) => x.gate === false))

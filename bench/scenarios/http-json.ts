@@ -1,7 +1,7 @@
 import { row, type RunOptions, type Scenario, type ScenarioResult } from '../scenario.js'
 import { startPeer, startPlatform, type ServerProcess } from '../lib/proc.js'
 import { findWrk, httpLoad, measureHttp, type MeasuredHttp } from '../lib/http-load.js'
-import { median } from '../lib/stats.js'
+import { alternate, roundsOf } from '../lib/rounds.js'
 
 const CONNECTIONS = 100
 const PATH = '/healthz'
@@ -16,17 +16,18 @@ const scenario: Scenario = {
   name: 'http-json',
   description: `Small JSON GET (\`${PATH}\`, {"status":"UP"}), ${CONNECTIONS} keep-alive connections: platform vs raw uWebSockets.js vs node:http`,
   async run(opts: RunOptions): Promise<ScenarioResult> {
-    const rounds = opts.quick ? 1 : 3
+    const rounds = roundsOf(opts, opts.quick ? 1 : 3)
     const servers: ServerProcess[] = []
     try {
       servers.push(await startPlatform(opts.root, opts.tmpDir))
       servers.push(await startPeer(opts.root, 'uws-raw.js'))
       servers.push(await startPeer(opts.root, 'node-http.js'))
-      const runs = new Map<string, MeasuredHttp[]>(servers.map((s) => [s.name, []]))
-      for (let r = 0; r < rounds; r++) {
-        for (let i = 0; i < servers.length; i++) {
-          const s = servers[(i + r) % servers.length]!
-          if (opts.signal.aborted) throw new Error('aborted')
+      const byName = new Map(servers.map((s) => [s.name, s]))
+      const measured = await alternate(
+        servers.map((s) => s.name),
+        rounds,
+        async (name, r) => {
+          const s = byName.get(name)!
           await httpLoad({
             url: s.url + PATH,
             connections: CONNECTIONS,
@@ -44,10 +45,13 @@ const scenario: Scenario = {
           opts.log(
             `  ${s.name.padEnd(10)} round ${r + 1}/${rounds}: ${Math.round(m.rps)} req/s, p50 ${m.p50Ms.toFixed(2)} ms, p99 ${m.p99Ms.toFixed(2)} ms, ${m.cpuUsPerReq.toFixed(1)} CPU µs/req (${(m.cpuCores * 100).toFixed(0)}% CPU)${m.errors > 0 ? `, ${m.errors} errors` : ''}`
           )
-          runs.get(s.name)!.push(m)
-        }
-      }
-      const pick = (name: string): MeasuredHttp => median(runs.get(name)!, (m) => m.rps)
+          return m
+        },
+        (m) => m.rps,
+        opts.signal
+      )
+      const runs = measured.all
+      const pick = (name: string): MeasuredHttp => measured.median.get(name)!
       const ours = pick('platform')
       const peers = { 'uws-raw': pick('uws-raw'), 'node-http': pick('node-http') }
       const of = (f: (m: MeasuredHttp) => number) =>
@@ -107,6 +111,7 @@ const scenario: Scenario = {
             .map(([k, m]) => `${k} ${(m.cpuCores * 100).toFixed(0)}%`)
             .join(', ')} of one core (a server under 100% is client-bound; read CPU µs/req)`
         ],
+        rounds: measured.info,
         details: Object.fromEntries([...runs].map(([k, v]) => [k, v]))
       }
     } finally {

@@ -21,7 +21,7 @@ const scenario: Scenario = {
     const notes: string[] = []
     const rows: ResultRow[] = []
     const clients = Number(process.env.BENCH_OPENAI_CLIENTS ?? (opts.quick ? 250 : 1000))
-    const rounds = Number(process.env.BENCH_OPENAI_ROUNDS ?? 1)
+    const rounds = Number(process.env.BENCH_OPENAI_ROUNDS ?? opts.rounds ?? 1)
     const { tokens, tokensFile, pluginArgs } = await benchAiSetup(opts.root, opts.tmpDir)
     // writes on, one principal, no per-principal quota: every client is the same principal, and
     // the quota's refusals are not what this measures

@@ -49,8 +49,10 @@ const HIGH = '~'
 
 /**
  * Interactions in named databases of the platform's LMDB environment: headers by id, steps by
- * `[id, seq]`, two list indexes (owner; owner and conversation) newest last, and the ids still in
- * flight so `start()` need not scan every record; idempotency keys by `[owner, key]`, and the key
+ * `[id, seq]` while the run is live and, once it has ended, all in one compressed record by id
+ * (written by the transaction that stores its terminal step, which removes the step records),
+ * two list indexes (owner; owner and conversation) newest last, and the ids still in flight so
+ * `start()` need not scan every record; idempotency keys by `[owner, key]`, and the key
  * each interaction holds so its delete drops it. Each header write is one transaction, so
  * indexes and records never disagree, and a resolved write is committed: it survives `kill -9`.
  * One store object per environment: the hot path of `appendStep` relies on seeing every append.
@@ -59,6 +61,12 @@ export class LmdbInteractionStore implements InteractionStore {
   readonly kind = 'lmdb'
   private readonly headers: Database<InteractionHeader, string>
   private readonly stepsDb: Database<InteractionStep, StepKey>
+  /**
+   * An ended run's steps in seq order. A step record costs its key (the id again), LMDB's node
+   * header and a share of pages that appends from many runs at once leave half full: 7x the
+   * step's JSON at rest. One record per ended run, compressed, keeps it under 2x.
+   */
+  private readonly packedDb: Database<InteractionStep[], string>
   private readonly byOwner: Database<true, OwnerKey>
   private readonly byConversation: Database<true, ConversationKey>
   /** Runs in flight and the node that owns each (`true`: saved before owners were recorded). */
@@ -87,6 +95,7 @@ export class LmdbInteractionStore implements InteractionStore {
     this.ends = store.db('interactions-ended')
     this.headers = store.db('interactions')
     this.stepsDb = store.db('interaction-steps')
+    this.packedDb = store.db('interaction-steps-ended', { compress: true })
     this.byOwner = store.db('interactions-by-owner')
     this.byConversation = store.db('interactions-by-conversation')
     this.live = store.db('interactions-live')
@@ -104,10 +113,7 @@ export class LmdbInteractionStore implements InteractionStore {
         const { header, step } = interrupted(h, this.lastSeq(id) + 1)
         this.write(header, h)
         // an owner that died between its terminal step and header keeps that one terminal step
-        if (this.ends.get(id) === undefined) {
-          void this.stepsDb.put([id, step.seq], step)
-          void this.ends.put(id, step.seq)
-        }
+        if (this.ends.get(id) === undefined) this.end(id, step)
         marked++
       }
       return marked
@@ -197,6 +203,8 @@ export class LmdbInteractionStore implements InteractionStore {
     } catch (e) {
       return Promise.reject(e as Error)
     }
+    // from the terminal step on, every append of the run is ordered behind it and refused
+    if (TERMINAL_STEP_TYPES.has(step.type)) this.tails.delete(id)
     return this.conditionalAppend(id, stepOf(step))
   }
 
@@ -212,10 +220,10 @@ export class LmdbInteractionStore implements InteractionStore {
       const outcome = await this.headers.transaction(() => {
         const h = this.headers.get(id)
         if (h === undefined) return 'unknown'
-        if (this.stepsDb.doesExist(key)) return 'stored'
+        if (this.stepsDb.doesExist(key) || this.packedSeq(id, s.seq)) return 'stored'
         if (!isLive(h.status) || this.ends.get(id) !== undefined) return 'ended'
-        void this.stepsDb.put(key, s)
-        if (terminal) void this.ends.put(id, s.seq)
+        if (terminal) this.end(id, s)
+        else void this.stepsDb.put(key, s)
         return 'stored'
       })
       if (outcome === 'unknown') throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_STORED, { id })
@@ -224,9 +232,26 @@ export class LmdbInteractionStore implements InteractionStore {
       const n = this.slow.get(id)! - 1
       if (n === 0) this.slow.delete(id)
       else this.slow.set(id, n)
-      // after its end a run's appends all take this path, where they are refused
-      if (terminal) this.tails.delete(id)
     }
+  }
+
+  /**
+   * Inside a transaction: stores the run's terminal step and packs every step of the run into
+   * its one ended record, removing the step records. Appends issued before the terminal step are
+   * queued before this transaction on lmdb's writer, so the range read here holds all of them.
+   */
+  private end(id: string, terminal: InteractionStep): void {
+    const steps = this.range(id, -1)
+    for (const x of steps) void this.stepsDb.remove([id, x.seq])
+    steps.push(terminal)
+    void this.packedDb.put(id, steps)
+    void this.ends.put(id, terminal.seq)
+  }
+
+  /** Whether the ended record of `id` holds `seq`. */
+  private packedSeq(id: string, seq: number): boolean {
+    const steps = this.packedDb.get(id)
+    return steps !== undefined && steps.some((x) => x.seq === seq)
   }
 
   async load(id: string): Promise<Interaction | undefined> {
@@ -283,6 +308,7 @@ export class LmdbInteractionStore implements InteractionStore {
       }
       for (const key of this.stepsDb.getKeys({ start: [id, 0], end: [id, LAST_SEQ], inclusiveEnd: true }))
         void this.stepsDb.remove(key)
+      void this.packedDb.remove(id)
       return true
     })
   }
@@ -305,6 +331,11 @@ export class LmdbInteractionStore implements InteractionStore {
   private range(id: string, after: number, limit?: number): InteractionStep[] {
     const out: InteractionStep[] = []
     if (limit === 0) return out
+    const packed = this.packedDb.get(id)
+    if (packed !== undefined) {
+      for (const x of packed) if (x.seq > after && (limit === undefined || out.length < limit)) out.push(stepOf(x))
+      return out
+    }
     for (const { value } of this.stepsDb.getRange({
       start: [id, after + 1],
       end: [id, LAST_SEQ],
@@ -316,6 +347,8 @@ export class LmdbInteractionStore implements InteractionStore {
   }
 
   private lastSeq(id: string): number {
+    const packed = this.packedDb.get(id)
+    if (packed !== undefined) return packed.at(-1)?.seq ?? -1
     for (const { key } of this.stepsDb.getRange({ start: [id, LAST_SEQ], end: [id, -1], reverse: true, limit: 1 }))
       return key[1]
     return -1

@@ -9,6 +9,7 @@ import { open, type RootDatabase, type Database, type Key } from 'lmdb'
 export class Store {
   private readonly root: RootDatabase
   private readonly dbs = new Map<string, Database<unknown, Key>>()
+  private readonly compressed = new Set<string>()
   private closed = false
 
   constructor(readonly path: string) {
@@ -17,15 +18,44 @@ export class Store {
     this.root = open({ path, maxDbs: 64, compression: false, noSubdir: false })
   }
 
-  /** A named database of msgpack values; the same instance for the same name. */
-  db<V = unknown, K extends string | number | (string | number)[] = string>(name: string): Database<V, K> {
+  /**
+   * A named database of msgpack values; the same instance for the same name. `compress`: values
+   * over 1 000 bytes are stored LZ4-compressed (lmdb-js compresses on its writer thread). A
+   * database must always be opened the same way, or its values would not read back: opening one
+   * both ways throws.
+   */
+  db<V = unknown, K extends string | number | (string | number)[] = string>(
+    name: string,
+    opts: { compress?: boolean } = {}
+  ): Database<V, K> {
     if (this.closed) throw new Error('store is closed')
+    const compress = opts.compress === true
     let db = this.dbs.get(name)
     if (db === undefined) {
-      db = this.root.openDB({ name, encoding: 'msgpack' })
+      db = this.root.openDB({ name, encoding: 'msgpack', ...(compress ? { compression: true } : {}) })
       this.dbs.set(name, db)
-    }
+      if (compress) this.compressed.add(name)
+    } else if (this.compressed.has(name) !== compress)
+      throw new Error(`database ${name} is opened ${compress ? 'without' : 'with'} compression already`)
     return db as Database<V, K>
+  }
+
+  /**
+   * Pages of the environment: those holding data (every database this store opened and the
+   * root), and the map's high-water mark (what the file holds: data, free pages kept for reuse,
+   * the free list). LMDB never returns pages to the system; a page freed is reused by later writes.
+   */
+  pages(): { pageSize: number; used: number; map: number } {
+    const count = (s: { treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number }) =>
+      s.treeBranchPageCount + s.treeLeafPageCount + s.overflowPages
+    const st = this.root.getStats() as {
+      pageSize: number
+      lastPageNumber: number
+      root: { treeBranchPageCount: number; treeLeafPageCount: number; overflowPages: number }
+    }
+    let used = count(st.root)
+    for (const db of this.dbs.values()) used += count(db.getStats() as Parameters<typeof count>[0])
+    return { pageSize: st.pageSize, used, map: st.lastPageNumber + 1 }
   }
 
   get isOpen(): boolean {

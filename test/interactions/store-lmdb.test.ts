@@ -5,7 +5,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { LmdbInteractionStore } from '../../runtime/interactions/index.js'
 import { Store } from '../../runtime/store/index.js'
+import { INTERACTION_ERRORS } from '../../runtime/interactions/errors.js'
 import { FIXTURE_NODE, header, runStoreContract, step } from './store-contract.js'
+
+const ENDED = { code: INTERACTION_ERRORS.INTERACTION_ENDED.code }
 
 function tempDir(t: Test, name: string): string {
   const dir = mkdtempSync(join(tmpdir(), `platform-${name}-`))
@@ -103,4 +106,100 @@ t.test('lmdb: an acknowledged step survives SIGKILL of the writer', async (t) =>
     t.equal(run.steps.at(-1)!.type, 'error', 'the terminal step follows the last one written')
     await env.close()
   }
+})
+
+// An ended run's steps move into one compressed record in the transaction of its terminal step.
+// What a reader sees must not change with it: replay by seq, one terminal step, nothing after it.
+t.test('lmdb: an ended run is one record, read and refused as before, and survives a reopen', async (t) => {
+  const dir = tempDir(t, 'istore-packed')
+  let env = new Store(dir)
+  t.teardown(() => env.close())
+  let s = new LmdbInteractionStore(env)
+  await s.start()
+  await s.save(header('int-done'))
+  await s.save(header('int-left'))
+  // issued together, none awaited: the terminal step's transaction packs every step before it
+  const pending = Array.from({ length: 50 }, (_, i) => s.appendStep('int-done', step(i)))
+  const terminal = s.appendStep('int-done', step(50, 'completion', 'done'))
+  const late = t.rejects(s.appendStep('int-done', step(51)), ENDED, 'a step issued after the terminal one is refused')
+  for (let i = 0; i < 5; i++) await s.appendStep('int-left', step(i))
+  await Promise.all(pending)
+  await terminal
+  await late
+  const steps = env.db('interaction-steps')
+  const packed = env.db('interaction-steps-ended', { compress: true })
+  t.same([...steps.getKeys({ start: ['int-done', -1], end: ['int-done', Number.MAX_SAFE_INTEGER] })], [])
+  t.equal((packed.get('int-done') as unknown[]).length, 51, 'one record holds the 51 steps')
+  const seqs = (await s.load('int-done'))!.steps.map((x) => x.seq)
+  t.same(
+    seqs,
+    Array.from({ length: 51 }, (_, i) => i)
+  )
+  t.same(
+    (await s.steps('int-done', 10, 5)).map((x) => x.seq),
+    [11, 12, 13, 14, 15],
+    'replay after a seq, with a limit'
+  )
+  t.same(
+    (await s.steps('int-done', 49)).map((x) => x.type),
+    ['completion']
+  )
+  t.same(await s.steps('int-done', 50), [])
+  await s.appendStep('int-done', step(3, 'text', 'again'))
+  t.equal((await s.steps('int-done', 2, 1))[0]!.text, 't3', 'a repeated seq is ignored, as before the end')
+  await t.rejects(s.appendStep('int-done', step(52)), ENDED)
+  await t.rejects(s.appendStep('int-done', step(52, 'error', 'x')), ENDED, 'one terminal step')
+  t.throws(() => env.db('interaction-steps-ended'), /compression/, 'opened the other way it would not read back')
+
+  // a restart packs the run it marks as interrupted, and reads the packed one back
+  await env.close()
+  env = new Store(dir)
+  s = new LmdbInteractionStore(env)
+  t.equal(await s.start(), 2, 'both runs were live: headers not saved ended')
+  t.same(
+    (await s.load('int-done'))!.steps.map((x) => x.seq),
+    seqs,
+    'the ended run keeps its one terminal step'
+  )
+  const left = (await s.load('int-left'))!
+  t.same(
+    left.steps.map((x) => `${x.seq}:${x.type}`),
+    ['0:text', '1:text', '2:text', '3:text', '4:text', '5:error']
+  )
+  t.equal((env.db('interaction-steps-ended', { compress: true }).get('int-left') as unknown[]).length, 6)
+  t.equal(await s.delete('int-done'), true)
+  t.equal(env.db('interaction-steps-ended', { compress: true }).get('int-done'), undefined, 'deleted with its run')
+  t.equal(await s.load('int-done'), undefined)
+})
+
+t.test('lmdb: ended runs keep at most 2x their steps’ JSON bytes', async (t) => {
+  const env = new Store(tempDir(t, 'istore-at-rest'))
+  t.teardown(() => env.close())
+  const s = new LmdbInteractionStore(env)
+  await s.start()
+  const ids = Array.from({ length: 50 }, (_, i) => `int-rest-${String(i).padStart(3, '0')}-${'x'.repeat(26)}`)
+  for (const id of ids) await s.save(header(id))
+  const before = env.pages()
+  let json = 0
+  // runs in flight side by side, as a busy server appends them: interleaved, not awaited one by one
+  for (let seq = 0; seq < 200; seq++)
+    await Promise.all(
+      ids.map((id) => {
+        const x = { ...step(seq, 'text', `w${seq} `), data: {}, createdAt: new Date().toISOString() }
+        json += JSON.stringify(x).length
+        return s.appendStep(id, x)
+      })
+    )
+  for (const id of ids) {
+    const x = step(200, 'completion', null)
+    json += JSON.stringify(x).length
+    await s.appendStep(id, x)
+  }
+  const after = env.pages()
+  const kept = (after.used - before.used) * after.pageSize
+  t.ok(
+    kept <= 2 * json,
+    `${(kept / ids.length / 1024).toFixed(1)} KB kept per run for ${(json / ids.length / 1024).toFixed(1)} KB of JSON`
+  )
+  t.equal((await s.load(ids[7]!))!.steps.length, 201)
 })

@@ -1,0 +1,139 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { RunOptions, Scenario, ScenarioResult } from '../scenario.js'
+import { attachUnits, unitFromHttpJson, unitsLabel, type MachineUnit } from './machine-unit.js'
+import { fmt } from './report.js'
+import { checkTargets, type Target } from './targets.js'
+
+/**
+ * Catches what a scenario lets escape: an `error` event nobody listens to (a pg pool's idle
+ * client when its server stops), a rejected promise nobody awaits. Without it one such error
+ * ends the process and every scenario after it is lost. While a scenario runs, the error fails
+ * that scenario; between scenarios it is kept as a stray error for the report.
+ */
+export class FailureTrap {
+  private current: ((err: Error) => void) | undefined
+  readonly stray: string[] = []
+  private readonly onError = (err: unknown): void => {
+    const e = err instanceof Error ? err : new Error(String(err))
+    if (this.current !== undefined) this.current(e)
+    else {
+      this.stray.push(firstLine(e))
+      console.error(`bench: an error outside any scenario: ${e.stack ?? e.message}`)
+    }
+  }
+
+  install(): void {
+    process.on('uncaughtException', this.onError)
+    process.on('unhandledRejection', this.onError)
+  }
+
+  uninstall(): void {
+    process.off('uncaughtException', this.onError)
+    process.off('unhandledRejection', this.onError)
+  }
+
+  /** `run()`'s outcome, or the first uncaught error raised while it runs, whichever comes first. */
+  async during<T>(run: () => Promise<T>): Promise<T> {
+    if (this.current !== undefined) throw new Error('FailureTrap: one scenario at a time')
+    let fail!: (err: Error) => void
+    const failed = new Promise<never>((_, reject) => (fail = reject))
+    this.current = fail
+    try {
+      return await Promise.race([run(), failed])
+    } finally {
+      this.current = undefined
+    }
+  }
+}
+
+const firstLine = (e: Error) => (e.message || String(e)).split('\n')[0]!
+
+export interface SuiteOptions extends Omit<RunOptions, 'tmpDir'> {
+  targets: readonly Target[]
+  trap: FailureTrap
+  /** Called after a scenario failed: stop what it started and could not stop itself. */
+  afterFailure?: () => void
+}
+
+/**
+ * Runs one scenario in a fresh temporary directory and never throws: a scenario that throws, or
+ * raises an uncaught error while it runs, comes back `failed` with its error. Rows get their
+ * figures in units of the machine and the targets are checked.
+ */
+export async function runOne(s: Scenario, o: SuiteOptions, unitUs: number | undefined): Promise<ScenarioResult> {
+  const tmpDir = mkdtempSync(join(tmpdir(), `bench-${s.name}-`))
+  const { targets, trap, afterFailure, ...base } = o
+  const opts: RunOptions = { ...base, tmpDir }
+  o.log(`\n== ${s.name}: ${s.description}`)
+  const t0 = performance.now()
+  let r: ScenarioResult
+  try {
+    r = await trap.during(() => s.run(opts))
+  } catch (err) {
+    const e = err instanceof Error ? err : new Error(String(err))
+    console.error(`  ${s.name} failed: ${e.stack ?? e.message}`)
+    afterFailure?.()
+    r = { scenario: s.name, description: s.description, rows: [], notes: [], failed: firstLine(e) }
+  } finally {
+    rmSync(tmpDir, { recursive: true, force: true })
+  }
+  attachUnits(r, unitUs ?? unitFromHttpJson(r))
+  r.checks = checkTargets(r, targets, unitUs ?? unitFromHttpJson(r))
+  for (const x of r.rows) {
+    const u = x.units?.ours === undefined ? '' : ` = ${fmt(x.units.ours)} ${unitsLabel(x.unit)}`
+    o.log(
+      `  ${x.label.padEnd(28)} ours ${fmt(x.ours).padStart(10)} ${x.unit.padEnd(8)}${u} ${Object.entries(x.ratios)
+        .map(([p, v]) => `${v.toFixed(2)}x vs ${p}`)
+        .join(', ')}`
+    )
+  }
+  for (const c of r.checks)
+    o.log(
+      `  ${c.pass ? 'PASS' : 'FAIL'} ${c.row} ${c.target} (${c.actual === undefined ? 'not measured' : c.target.startsWith('ratio') ? `${c.actual.toFixed(2)}x` : fmt(c.actual)})`
+    )
+  if (r.failed !== undefined) o.log(`  FAILED: ${r.failed}`)
+  o.log(`  (${((performance.now() - t0) / 1000).toFixed(0)} s)`)
+  return r
+}
+
+/**
+ * Runs the scenarios in order, each to its end whatever the others did. The unit of the machine
+ * comes from `http-json` when it runs (first: the suite's order puts it there), else from
+ * `measureUnit` before the first scenario; it is measured once and every scenario's rows use it.
+ */
+export async function runSuite(
+  scenarios: readonly Scenario[],
+  o: SuiteOptions & { measureUnit?: () => Promise<number> }
+): Promise<{ results: ScenarioResult[]; unit?: MachineUnit; unitError?: string }> {
+  const results: ScenarioResult[] = []
+  let unit: MachineUnit | undefined
+  let unitError: string | undefined
+  const measure = async (): Promise<void> => {
+    if (o.measureUnit === undefined) return
+    o.log('\n== unit of the machine: raw uWebSockets.js CPU per JSON GET (1 s warm-up, 3 s)')
+    try {
+      const us = await o.trap.during(o.measureUnit)
+      unit = { us, source: 'measured', loadAverage: Number(loadavg()[0]!.toFixed(2)) }
+      o.log(`  1 unit = ${fmt(us)} µs`)
+    } catch (err) {
+      unitError = firstLine(err instanceof Error ? err : new Error(String(err)))
+      o.log(`  the unit could not be measured: ${unitError} (targets in units fail as not measured)`)
+      o.afterFailure?.()
+    }
+  }
+  if (!scenarios.some((s) => s.name === 'http-json')) await measure()
+  for (const s of scenarios) {
+    if (o.signal.aborted) break
+    const r = await runOne(s, o, unit?.us)
+    if (o.signal.aborted) break
+    results.push(r)
+    if (s.name === 'http-json' && unit === undefined) {
+      const us = unitFromHttpJson(r)
+      if (us !== undefined) unit = { us, source: 'http-json', loadAverage: Number(loadavg()[0]!.toFixed(2)) }
+      else await measure()
+    }
+  }
+  return { results, ...(unit ? { unit } : {}), ...(unitError ? { unitError } : {}) }
+}

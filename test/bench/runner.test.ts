@@ -1,0 +1,220 @@
+// The bench runner without load: figures in units of the machine, targets in units, the
+// baseline's unit ratios, alternating rounds, and a suite that runs to its end when a scenario
+// throws or lets an error escape. Imported from dist like the harness test (`npm test` compiles).
+import t from 'tap'
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
+const dist = (p: string) => join(ROOT, 'dist/bench', p)
+const { row } = await import(dist('scenario.js'))
+const { checkTargets, loadTargets } = await import(dist('lib/targets.js'))
+const { ratiosOf, regressions } = await import(dist('lib/baseline.js'))
+const { attachUnits, toUnits, unitFromHttpJson } = await import(dist('lib/machine-unit.js'))
+const { alternate } = await import(dist('lib/rounds.js'))
+const { markdown } = await import(dist('lib/report.js'))
+
+const tmp = mkdtempSync(join(tmpdir(), 'bench-runner-test-'))
+t.teardown(() => {
+  rmSync(tmp, { recursive: true, force: true })
+})
+
+t.test('times divide by the unit, rates become operations per unit, memory stays absolute', async (t) => {
+  t.equal(toUnits('µs', 30, 15), 2)
+  t.equal(toUnits('ms', 3, 15), 200)
+  t.equal(toUnits('/s', 20_000, 5), 0.1)
+  t.equal(toUnits('KB', 4, 15), undefined)
+  const result = {
+    scenario: 'x',
+    description: '',
+    notes: [],
+    rows: [
+      row('cpu_us', 'cpu', 'µs', 'lower', 30, { peer: 60 }),
+      row('rss_kb', 'rss', 'KB', 'lower', 3, {}),
+      row('rate', 'rate', 'calls/s', 'higher', 10_000, {})
+    ]
+  }
+  attachUnits(result, 15)
+  t.same(result.rows[0].units, { ours: 2, peers: { peer: 4 } })
+  t.equal(result.rows[1].units, undefined, 'KB has no unit figure')
+  t.same(result.rows[2].units, { ours: 0.15, peers: {} })
+  const http = {
+    scenario: 'http-json',
+    description: '',
+    notes: [],
+    rows: [row('cpu_us_per_req', '', 'µs', 'lower', 9, { 'uws-raw': 6 })]
+  }
+  t.equal(unitFromHttpJson(http), 6, "http-json's uws-raw peer is the unit")
+  t.equal(unitFromHttpJson({ ...http, failed: 'boom', rows: [] }), undefined)
+})
+
+t.test(
+  'targets in units pass or fail on the same code whatever the machine; a µs target on a time row fails',
+  async (t) => {
+    const targets = [
+      { scenario: 'x', row: 'cpu_us', maxUnits: 3 },
+      { scenario: 'x', row: 'rate', minUnits: 0.1 },
+      { scenario: 'x', row: 'cpu_us', max: 50 },
+      { scenario: 'x', row: 'rss_kb', max: 4 }
+    ]
+    // the same code on a machine twice as slow: every time doubles, the unit with it
+    for (const [cpu, rate, unitUs] of [
+      [30, 10_000, 15],
+      [60, 5_000, 30]
+    ] as const) {
+      const result = {
+        scenario: 'x',
+        description: '',
+        notes: [],
+        rows: [
+          row('cpu_us', 'cpu', 'µs', 'lower', cpu, {}),
+          row('rate', 'rate', '/s', 'higher', rate, {}),
+          row('rss_kb', 'rss', 'KB', 'lower', 3, {})
+        ]
+      }
+      attachUnits(result, unitUs)
+      const c = checkTargets(result, targets, unitUs)
+      t.same(
+        c.map((x: { pass: boolean }) => x.pass),
+        [true, true, false, true],
+        `unit ${unitUs} µs`
+      )
+      t.equal(c[0].actual, 2)
+      t.match(c[0].target, `<= 3 units (${3 * unitUs} µs at ${unitUs} µs per unit)`)
+      t.match(c[2].target, /must be in units/)
+    }
+    const noUnit = checkTargets(
+      { scenario: 'x', description: '', notes: [], rows: [row('cpu_us', 'cpu', 'µs', 'lower', 1, {})] },
+      targets.slice(0, 1)
+    )
+    t.equal(noUnit[0].pass, false, 'no unit measured: not measured, fails')
+    t.throws(() => {
+      const f = join(tmp, 'bad-targets.json')
+      writeFileSync(f, JSON.stringify({ targets: [{ scenario: 'x', row: 'y', maxUnits: 1, max: 2 }] }))
+      loadTargets(f)
+    }, /exactly one of/)
+    const committed = loadTargets(join(ROOT, 'bench/targets.json'))
+    for (const x of committed)
+      t.notOk(
+        /_us$|_ms$|per_s$/.test(x.row) && (x.max !== undefined || x.min !== undefined),
+        `${x.row}: no raw µs target`
+      )
+  }
+)
+
+t.test('bench:check gates on units as ratios: a figure that grew against the unit regresses', async (t) => {
+  const run = (cpu: number, unitUs: number) => {
+    const r = { scenario: 'x', description: '', notes: [], rows: [row('cpu_us', 'cpu', 'µs', 'lower', cpu, {})] }
+    attachUnits(r, unitUs)
+    return ratiosOf([r])
+  }
+  const base = { date: 'd', node: 'v20', machine: 'm', ratios: run(30, 15) }
+  t.same(base.ratios, { 'x/cpu_us/machine-unit': 0.5 })
+  t.same(regressions(base, run(60, 30), new Set(['x'])), [], 'a machine twice as slow is no regression')
+  t.same(
+    regressions(base, run(45, 15), new Set(['x'])).map((g: { key: string }) => g.key),
+    ['x/cpu_us/machine-unit'],
+    '50% more CPU on the same machine is'
+  )
+})
+
+t.test('rounds alternate the subjects, rotate the order and keep the median round', async (t) => {
+  const order: string[] = []
+  const figures: Record<string, number[]> = { a: [5, 1, 3], b: [10, 30, 20], c: [7, 7, 9] }
+  const r = await alternate(
+    ['a', 'b', 'c'],
+    3,
+    async (s: string, round: number) => {
+      order.push(s)
+      return { v: figures[s]![round]! }
+    },
+    (m: { v: number }) => m.v
+  )
+  t.same(order, ['a', 'b', 'c', 'b', 'c', 'a', 'c', 'a', 'b'])
+  t.same(
+    [...r.median].map(([s, m]) => [s, m.v]),
+    [
+      ['a', 3],
+      ['b', 20],
+      ['c', 7]
+    ]
+  )
+  t.same(
+    r.all.get('a').map((m: { v: number }) => m.v),
+    [5, 1, 3]
+  )
+  t.equal(r.info.count, 3)
+  t.equal(r.info.loadAverages.length, 3)
+  t.ok(r.info.loadAverages.every((x: number) => Number.isFinite(x) && x >= 0))
+  await t.rejects(
+    alternate(['a'], 0, async () => 1, Number),
+    /rounds must be/
+  )
+})
+
+// A child process, so the uncaught errors it provokes are the runner's alone (tap watches its own).
+t.test('a scenario that throws or lets an error escape fails alone; the suite runs to its end', async (t) => {
+  const script = join(tmp, 'suite.mjs')
+  writeFileSync(
+    script,
+    `import { EventEmitter } from 'node:events'
+import { FailureTrap, runSuite } from ${JSON.stringify(dist('lib/runner.js'))}
+import { row } from ${JSON.stringify(dist('scenario.js'))}
+const ok = (name) => ({ name, description: name, run: async () => ({ scenario: name, description: name, notes: [], rows: [row('cpu_us', 'cpu', 'µs', 'lower', 30, {})] }) })
+const scenarios = [
+  ok('first'),
+  { name: 'throws', description: '', run: async () => { throw new Error('boom: the scenario threw') } },
+  // an idle pg client of a pool without an error listener, when its server stops
+  { name: 'error-event', description: '', run: () => new Promise(() => { setImmediate(() => new EventEmitter().emit('error', new Error('Connection terminated unexpectedly'))) }) },
+  { name: 'rejection', description: '', run: () => new Promise(() => { Promise.reject(new Error('nobody awaited this')) }) },
+  ok('last')
+]
+const trap = new FailureTrap()
+trap.install()
+let cleanups = 0
+const { results, unit } = await runSuite(scenarios, {
+  quick: true, durationSec: 1, warmupSec: 0, root: '.', log: () => {}, signal: new AbortController().signal,
+  targets: [{ scenario: 'last', row: 'cpu_us', maxUnits: 3 }], trap, afterFailure: () => { cleanups++ },
+  measureUnit: async () => 15
+})
+setImmediate(() => new EventEmitter().emit('error', new Error('late')))
+await new Promise((r) => setTimeout(r, 20))
+console.log(JSON.stringify({ results, unit, cleanups, stray: trap.stray }))
+`
+  )
+  const out = spawnSync(process.execPath, ['--no-node-snapshot', script], { encoding: 'utf8', timeout: 60_000 })
+  if (out.status !== 0) t.comment(out.stderr)
+  t.equal(out.status, 0, 'the run ends normally')
+  const j = JSON.parse(out.stdout.trim().split('\n').at(-1)!)
+  t.same(
+    j.results.map((r: { scenario: string; failed?: string }) => [r.scenario, r.failed ?? 'ok']),
+    [
+      ['first', 'ok'],
+      ['throws', 'boom: the scenario threw'],
+      ['error-event', 'Connection terminated unexpectedly'],
+      ['rejection', 'nobody awaited this'],
+      ['last', 'ok']
+    ]
+  )
+  t.equal(j.cleanups, 3, 'each failed scenario had its processes stopped')
+  t.same(j.unit, { us: 15, source: 'measured', loadAverage: j.unit.loadAverage })
+  const last = j.results[4]
+  t.same(last.rows[0].units, { ours: 2, peers: {} })
+  t.equal(last.checks[0].pass, true)
+  t.same(j.stray, ['late'], 'an error between scenarios is kept, not fatal')
+  const md = markdown({
+    date: 'd',
+    mode: 'quick',
+    command: 'c',
+    machine: { cpu: 'cpu', cores: 2, memoryGb: 4, kernel: 'Linux', node: 'v20', loadTool: 'wrk' },
+    unit: j.unit,
+    results: j.results
+  })
+  t.match(md, '**1 unit = 15 µs**')
+  t.match(md, '**Failed: `throws`, `error-event`, `rejection`** (the others ran).')
+  t.match(md, '**Failed**: boom: the scenario threw')
+  t.match(md, '| cpu | µs | 30 | 2 |')
+})
