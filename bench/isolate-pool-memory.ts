@@ -27,7 +27,7 @@ function writePlugins(dir: string): void {
     mkdirSync(d, { recursive: true })
     writeFileSync(
       join(d, 'index.js'),
-      `import { definePlugin, tool } from 'agent-platform/sdk'
+      `import { definePlugin, tool } from 'uws-agent-platform/sdk'
 export default definePlugin({ tools: [tool({ name: 'echo_${i}', description: 'echoes', run: ({ text }) => ({ text, by: ${JSON.stringify(name)} }) })] })
 `
     )

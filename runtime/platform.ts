@@ -353,7 +353,7 @@ function packageVersion(): string {
   for (const rel of ['../package.json', '../../package.json']) {
     try {
       const pkg = JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { name?: string; version: string }
-      if (pkg.name === 'agent-platform') return pkg.version
+      if (pkg.name === 'uws-agent-platform') return pkg.version
     } catch {
       /* try the next */
     }

@@ -1,4 +1,4 @@
-// The live stream of one interaction for agent-platform/client: WebSocket first, SSE over fetch when
+// The live stream of one interaction for uws-agent-platform/client: WebSocket first, SSE over fetch when
 // WebSocket is missing or fails before it opens; reconnects on its own and resumes after the last
 // seq it saw, so the caller sees every step exactly once. Pure ESM with no Node API: browsers load it.
 

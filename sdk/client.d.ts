@@ -1,5 +1,5 @@
 /**
- * Types of agent-platform/client. The records the interactions routes answer with are declared here
+ * Types of uws-agent-platform/client. The records the interactions routes answer with are declared here
  * once: the server (`runtime/interactions`) imports them, so what it sends and what the client reads
  * cannot drift apart.
  */

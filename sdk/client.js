@@ -1,4 +1,4 @@
-// agent-platform/client: the typed client of the interactions API, for browsers and Node alike
+// uws-agent-platform/client: the typed client of the interactions API, for browsers and Node alike
 // (pure ESM, fetch and WebSocket only). See client.d.ts for the types.
 import { PlatformApiError, streamInteraction } from './client-stream.js'
 

@@ -1,4 +1,4 @@
-/** Types of agent-platform/sdk. */
+/** Types of uws-agent-platform/sdk. */
 export type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
 
 export interface Logger {

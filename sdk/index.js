@@ -1,4 +1,4 @@
-// agent-platform/sdk: what plugin authors import. Pure JavaScript with no Node APIs, so the same
+// uws-agent-platform/sdk: what plugin authors import. Pure JavaScript with no Node APIs, so the same
 // module loads in the host (inline and worker tiers) and inside an isolated-vm isolate.
 
 const KINDS = ['tools', 'resources', 'prompts', 'agents', 'policyTypes', 'classifiers', 'embedders', 'runtimes']

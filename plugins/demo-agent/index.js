@@ -1,6 +1,6 @@
 // A demo agent: a declared scope (what it is for and what it must refuse), a system prompt, and
 // tools served on its own MCP endpoint (/platform/agent/demo/mcp).
-import { definePlugin, agent, tool } from 'agent-platform/sdk'
+import { definePlugin, agent, tool } from 'uws-agent-platform/sdk'
 
 const FACTS = {
   plugins: 'Plugins are folders with a plugin.json and an ES module entry; drop one into plugins/ and it goes live.',

@@ -1,6 +1,6 @@
 // A coordinator: an agent that declares a fleet and dispatches to it from its own run(). Each
 // call is a governed turn of the called agent, journaled under the turn's coordination id.
-import { definePlugin, agent } from 'agent-platform/sdk'
+import { definePlugin, agent } from 'uws-agent-platform/sdk'
 
 // the platform guide's scope: the panel and its critic answer the same questions
 const scope = {

@@ -1,6 +1,6 @@
 // The bundled example tool pack: pure tools, a long-running tool, an MCP App, a prompt and
 // resources. It needs no permissions, so it runs in the isolate tier with no operator grant.
-import { definePlugin, tool, resource, prompt, McpMessage } from 'agent-platform/sdk'
+import { definePlugin, tool, resource, prompt, McpMessage } from 'uws-agent-platform/sdk'
 import { COUNTER_HTML } from './counter-app.js'
 
 const words = (text) => (text.trim() === '' ? [] : text.trim().split(/\s+/))

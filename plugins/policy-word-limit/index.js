@@ -3,7 +3,7 @@
 //     - name: short-prompts
 //       type: word-limit
 //       config: { max: 200 }
-import { definePlugin, policyType, admit, deny, transform, prefer } from 'agent-platform/sdk'
+import { definePlugin, policyType, admit, deny, transform, prefer } from 'uws-agent-platform/sdk'
 
 const wordCount = (s) => (s.trim() === '' ? 0 : s.trim().split(/\s+/).length)
 

@@ -1,6 +1,6 @@
 // A scope classifier: OUT_OF_SCOPE when the message names a forbidden topic, otherwise a
 // similarity from the overlap between the message's words and the declared purpose.
-import { definePlugin, classifier } from 'agent-platform/sdk'
+import { definePlugin, classifier } from 'uws-agent-platform/sdk'
 
 const STOP = new Set([
   'a',

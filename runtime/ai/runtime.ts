@@ -4,7 +4,7 @@
  * tools over MCP, streaming over transport) consumes only this, so runtimes stay interchangeable.
  */
 
-import type { TokenUsage } from 'agent-platform/client'
+import type { TokenUsage } from 'uws-agent-platform/client'
 
 /** A tool the model may call, with its JSON schema for arguments. */
 export interface AiToolSpec {

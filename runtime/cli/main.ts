@@ -32,7 +32,7 @@ Options of serve:
 
 Configuration precedence: defaults < platform.yaml < PLATFORM_* environment < flags.
 SIGHUP re-reads the configuration and applies changed plugin grants; an operator error exits 78.
-Not on PATH? From the checkout run node bin/platform.js <command>; in a project depending on agent-platform, npx platform <command>.
+Not on PATH? From the checkout run node bin/platform.js <command>; in a project depending on uws-agent-platform, npx platform <command>.
 `
 
 type Out = { log: (s: string) => void; error: (s: string) => void }

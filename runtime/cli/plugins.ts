@@ -207,12 +207,12 @@ export function pluginsNew(name: string | undefined, parent: string | undefined,
   out.log(
     '  it goes live as soon as the folder is in a plugin directory (no grant needed: it runs in the isolate tier)'
   )
-  // the test imports agent-platform/sdk: say so when it cannot resolve from there
+  // the test imports uws-agent-platform/sdk: say so when it cannot resolve from there
   try {
-    createRequire(join(dir, 'index.test.mjs')).resolve('agent-platform/sdk')
+    createRequire(join(dir, 'index.test.mjs')).resolve('uws-agent-platform/sdk')
   } catch {
     out.log(
-      `  note: node --test needs agent-platform resolvable from ${at}: create the plugin inside a project that has it (npm install agent-platform) or inside this platform's checkout`
+      `  note: node --test needs uws-agent-platform resolvable from ${at}: create the plugin inside a project that has it (npm install uws-agent-platform) or inside this platform's checkout`
     )
   }
   return 0
@@ -235,10 +235,10 @@ function scaffold(name: string): Record<string, string> {
         2
       ) + '\n',
     // .mjs and no package.json of its own: ES modules whatever the project's package.json says,
-    // and agent-platform/sdk resolves from the project's node_modules (or, in this platform's own
+    // and uws-agent-platform/sdk resolves from the project's node_modules (or, in this platform's own
     // checkout, as the package itself)
     'index.mjs': `// The ${name} plugin. Everything it contributes is listed in definePlugin; see docs/plugins.md.
-import { definePlugin, tool, prompt, McpMessage } from 'agent-platform/sdk'
+import { definePlugin, tool, prompt, McpMessage } from 'uws-agent-platform/sdk'
 
 export default definePlugin({
   tools: [
@@ -286,6 +286,6 @@ test('introduce builds a system and a user message', async () => {
   assert.equal(messages[1].content.text, 'Introduce MCP.')
 })
 `,
-    'README.md': `# ${name}\n\nA plugin for the agent platform. Drop this folder into a plugin directory (\`platform.plugins.dirs\`, default \`./plugins\`) and it goes live.\n\n- \`node --test\` runs its tests (agent-platform must be installed in the project, or the folder inside the platform's checkout)\n- \`npx platform plugins validate .\` checks it\n`
+    'README.md': `# ${name}\n\nA plugin for the agent platform. Drop this folder into a plugin directory (\`platform.plugins.dirs\`, default \`./plugins\`) and it goes live.\n\n- \`node --test\` runs its tests (uws-agent-platform must be installed in the project, or the folder inside the platform's checkout)\n- \`npx platform plugins validate .\` checks it\n`
   }
 }

@@ -1,4 +1,4 @@
-import type { CreateInteraction } from 'agent-platform/client'
+import type { CreateInteraction } from 'uws-agent-platform/client'
 import type { AiMessage, TurnRequest } from '../ai/index.js'
 import { randomUUID } from 'node:crypto'
 import type { IdempotencyClaim, InteractionHeader } from './types.js'

@@ -1,6 +1,6 @@
 import type { Interaction, InteractionFeed, InteractionHeader, InteractionStep, InteractionStore } from './types.js'
 import { TERMINAL_STATUSES } from './types.js'
-import type { TerminalFrame } from 'agent-platform/client'
+import type { TerminalFrame } from 'uws-agent-platform/client'
 
 /** One client connection of a live stream, whatever carries it (WebSocket or SSE). */
 export interface StreamSink {

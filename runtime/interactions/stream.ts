@@ -4,7 +4,7 @@ import { requestHeaders, statusLine, upgradeWith, type Context, type SseStream }
 import { PlatformError, isWireError } from '../contracts/index.js'
 import { StreamSession, type StreamLimits, type StreamSink } from './stream-session.js'
 import type { Interaction, InteractionFeed, InteractionStore } from './types.js'
-import type { STREAM_PATH as CLIENT_STREAM_PATH } from 'agent-platform/client'
+import type { STREAM_PATH as CLIENT_STREAM_PATH } from 'uws-agent-platform/client'
 import { HTTP_ERRORS } from '../http/index.js'
 import { INTERACTION_ERRORS } from './errors.js'
 

@@ -7,7 +7,7 @@ import type {
   InteractionStep,
   ListPage,
   StepType
-} from 'agent-platform/client'
+} from 'uws-agent-platform/client'
 
 export type { Interaction, InteractionHeader, InteractionStatus, InteractionStep, ListPage, StepType }
 

@@ -6,7 +6,7 @@
 import type { CancelSignal } from './cancel.js'
 import type { Logger } from 'pino'
 import type { Metrics } from '../observability/index.js'
-import type { PluginDescriptor } from 'agent-platform/sdk/dispatch'
+import type { PluginDescriptor } from 'uws-agent-platform/sdk/dispatch'
 import { PlatformError, isPlatformError } from '../contracts/index.js'
 import { PLUGINS_ERRORS } from './errors.js'
 
@@ -46,7 +46,7 @@ export type {
   EmbedderDescriptor,
   RuntimeDescriptor,
   PluginDescriptor
-} from 'agent-platform/sdk/dispatch'
+} from 'uws-agent-platform/sdk/dispatch'
 
 // --- running contributions ---
 

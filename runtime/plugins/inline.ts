@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url'
-import { describePlugin, invokeContribution } from 'agent-platform/sdk/dispatch'
+import { describePlugin, invokeContribution } from 'uws-agent-platform/sdk/dispatch'
 import { runCapability } from './capability-call.js'
 import { ensurePluginModuleHooks, taggedEntryUrl } from './module-hooks.js'
 import { Cancellation, abortSignalOf, type CancelSignal } from './cancel.js'

@@ -3,7 +3,7 @@ import { register } from 'node:module'
 /**
  * Module resolution for plugins loaded in this process (inline tier; the worker tier may call it in
  * its threads). A plugin's module graph is tagged with `?platform-plugin=<id>` so that:
- * - `agent-platform/sdk` resolves to the host's SDK wherever the plugin folder lives;
+ * - `uws-agent-platform/sdk` resolves to the host's SDK wherever the plugin folder lives;
  * - `.js` files load as ES modules even with no `"type": "module"` package.json in reach;
  * - every load gets fresh module instances, so a changed helper file is re-read on hot reload
  *   (the cost: an inline tier never frees the old instances; isolate and worker tiers do).
@@ -20,7 +20,7 @@ export async function resolve (specifier, context, next) {
   const own = specifier.startsWith('file:') ? tagOf(specifier) : null
   const parent = context.parentURL !== undefined ? tagOf(context.parentURL) : null
   if (own === null && parent === null) return next(specifier, context)
-  if (specifier === 'agent-platform/sdk') return { url: sdk, format: 'module', shortCircuit: true }
+  if (specifier === 'uws-agent-platform/sdk') return { url: sdk, format: 'module', shortCircuit: true }
   const r = await next(specifier, context)
   if (!r.url.startsWith('file:')) return r
   const u = new URL(r.url)
@@ -41,9 +41,9 @@ export function ensurePluginModuleHooks(): void {
   register(`data:text/javascript,${encodeURIComponent(HOOKS)}`, { data: { sdk: sdkUrl() } })
 }
 
-/** URL of the host's SDK module (`agent-platform/sdk`). */
+/** URL of the host's SDK module (`uws-agent-platform/sdk`). */
 export function sdkUrl(): string {
-  return import.meta.resolve('agent-platform/sdk')
+  return import.meta.resolve('uws-agent-platform/sdk')
 }
 
 let loads = 0

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, existsSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { describePlugin } from 'agent-platform/sdk/dispatch'
+import { describePlugin } from 'uws-agent-platform/sdk/dispatch'
 import { scopeFromAgentAttributes } from './scope-config.js'
 
 export interface AgentScopeFinding {

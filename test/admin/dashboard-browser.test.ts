@@ -5,7 +5,7 @@
 import t from 'tap'
 import type { Browser, Page } from 'playwright-core'
 import { launchChromium, SHOTS } from '../helpers/browser.js'
-import { definePlugin, agent } from 'agent-platform/sdk'
+import { definePlugin, agent } from 'uws-agent-platform/sdk'
 import { inlineInstance } from '../../runtime/plugins/inline.js'
 import { type Manifest } from '../../runtime/plugins/index.js'
 import { EMPTY_FLEET } from '../../runtime/admin/fleet-view.js'

@@ -6,7 +6,7 @@
 import t from 'tap'
 import { availableParallelism, loadavg } from 'node:os'
 import type { Page } from 'playwright-core'
-import { definePlugin, agent } from 'agent-platform/sdk'
+import { definePlugin, agent } from 'uws-agent-platform/sdk'
 import { launchChromium, SHOTS } from '../helpers/browser.js'
 import { inlineInstance } from '../../runtime/plugins/inline.js'
 import { type Manifest } from '../../runtime/plugins/index.js'

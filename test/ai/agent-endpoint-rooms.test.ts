@@ -10,7 +10,7 @@ import { writePlugin } from '../plugins/helpers.js'
 import { agentSocket, deltas, eventually, postTurn, sseAgent, untilTerminal } from './agent-clients.js'
 import { refusedUpgrade, wsUrl } from '../transport/clients.js'
 
-const AGENTS = `import { definePlugin, agent } from 'agent-platform/sdk'
+const AGENTS = `import { definePlugin, agent } from 'uws-agent-platform/sdk'
 export default definePlugin({ agents: [
   agent({ name: 'town-crier', broadcastReply: true, systemPrompt: 'You announce things to everyone.' }),
   agent({ name: 'custom', endpoint: '/chat/custom', systemPrompt: 'Served on a path of its own.' })
@@ -99,7 +99,7 @@ t.test("an agent's own endpoint path serves it; hot reload takes agents away and
   // a path first named after start-up is mounted when its agent arrives
   t.equal((await postTurn(tp.url, '/chat/late', 'hi')).status, 404)
   writePlugin(root, 'late', {
-    index: `import { definePlugin, agent } from 'agent-platform/sdk'
+    index: `import { definePlugin, agent } from 'uws-agent-platform/sdk'
 export default definePlugin({ agents: [agent({ name: 'late', endpoint: '/chat/late' })] })
 `
   })

@@ -8,7 +8,7 @@ import { AI } from '../../runtime/ai/index.js'
 import { installAreas } from '../../runtime/areas.js'
 import { startTestPlatform } from '../helpers/platform.js'
 
-const PLUGIN = `import { definePlugin, agent } from 'agent-platform/sdk'
+const PLUGIN = `import { definePlugin, agent } from 'uws-agent-platform/sdk'
 export default definePlugin({ agents: [
   agent({ name: 'braced', endpoint: '/odd/{x}', systemPrompt: 'Odd.' }),
   agent({ name: 'squatted', endpoint: '/taken', systemPrompt: 'Late.' }),

@@ -17,7 +17,7 @@ const dir = mkdtempSync(join(tmpdir(), 'agent-run-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 /** The same orchestrating agent for each tier: isolate (the default), worker and inline. */
 const source = (name: string): string =>
-  `import { definePlugin, agent, tool } from 'agent-platform/sdk'
+  `import { definePlugin, agent, tool } from 'uws-agent-platform/sdk'
 let kept
 export default definePlugin({
   agents: [agent({

@@ -40,7 +40,7 @@ const types = (events: Ev[]) => events.map((e) => e.type)
 
 const root = tempRoot('agui-steps-')
 writePlugin(root, 'stepper', {
-  index: `import { definePlugin, agent, tool } from 'agent-platform/sdk'
+  index: `import { definePlugin, agent, tool } from 'uws-agent-platform/sdk'
 export default definePlugin({ agents: [
   agent({
     name: 'stepper',

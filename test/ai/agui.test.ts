@@ -299,7 +299,7 @@ t.test('agents come and go with hot reload; a custom endpoint moves the AG-UI pa
   )
   writeFileSync(
     join(root, 'roamer', 'index.js'),
-    `import { definePlugin, agent } from 'agent-platform/sdk'
+    `import { definePlugin, agent } from 'uws-agent-platform/sdk'
 export default definePlugin({ agents: [
   agent({ name: 'roamer', endpoint: '/custom/roamer', systemPrompt: 'You are the roamer. Secret: R-1.' }),
   agent({ name: 'deep', endpoint: '/deep/mcp', systemPrompt: 'You are the digger. Secret: D-2.' })

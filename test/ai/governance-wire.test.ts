@@ -22,7 +22,7 @@ writeFileSync(
 )
 writeFileSync(
   join(dir, 'plugins', 'toolbox', 'index.js'),
-  `import { definePlugin, agent, tool } from 'agent-platform/sdk'
+  `import { definePlugin, agent, tool } from 'uws-agent-platform/sdk'
 export default definePlugin({
   agents: [agent({ name: 'room', systemPrompt: 'You answer a room.', broadcastReply: true }), agent({
     name: 'toolbox',

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { definePlugin, agent } from 'agent-platform/sdk'
+import { definePlugin, agent } from 'uws-agent-platform/sdk'
 import { startTestPlatform } from '../helpers/platform.js'
 import { AREAS, installAreas } from '../../runtime/areas.js'
 import { AI } from '../../runtime/ai/index.js'

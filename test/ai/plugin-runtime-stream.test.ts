@@ -9,7 +9,7 @@ import { agentSocket, deltas, eventually, untilTerminal } from './agent-clients.
 
 // A plugin runtime over the real agent endpoint, in each tier: its events must reach the client as
 // the plugin yields them, cancel must close its generator, and a flood must wait for the client.
-const source = (p: string): string => `import { definePlugin, agent, runtime } from 'agent-platform/sdk'
+const source = (p: string): string => `import { definePlugin, agent, runtime } from 'uws-agent-platform/sdk'
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 export default definePlugin({
   agents: [agent({ name: '${p}-agent', model: '${p}-rt', systemPrompt: 'stream' })],

@@ -7,7 +7,7 @@ import { tempRoot, writePlugin } from '../plugins/helpers.js'
 import { collect, runRuntimeContract } from './runtime-contract.js'
 
 // a plugin runtime: echoes word by word, calls the first tool it is given
-const ECHO = `import { definePlugin, runtime } from 'agent-platform/sdk'
+const ECHO = `import { definePlugin, runtime } from 'uws-agent-platform/sdk'
 export default definePlugin({ runtimes: [
   runtime({
     name: 'echo', priority: 5, capabilities: ['streaming', 'tool-calling', 'cancellation', 'usage'], models: ['echo-1'],
@@ -90,8 +90,8 @@ for (const sandbox of ['isolate', 'worker', 'inline'] as const) {
 }
 
 t.test('sdk runtime(): required fields, defaults, and the descriptor the host sees', async (t) => {
-  const { definePlugin, runtime } = await import('agent-platform/sdk')
-  const { describePlugin } = await import('agent-platform/sdk/dispatch')
+  const { definePlugin, runtime } = await import('uws-agent-platform/sdk')
+  const { describePlugin } = await import('uws-agent-platform/sdk/dispatch')
   t.throws(() => runtime({ stream: () => [] } as never), { message: "runtime: 'name' must be a string" })
   t.throws(() => runtime({ name: 'r' } as never), { message: "runtime 'r': 'stream' must be a function" })
   t.throws(() => runtime({ name: 'r', capabilities: 'streaming', stream: () => [] } as never), {

@@ -24,7 +24,7 @@ writeFileSync(
 )
 writeFileSync(
   join(pluginsRoot, 'toolbox', 'index.js'),
-  `import { definePlugin, agent, tool } from 'agent-platform/sdk'
+  `import { definePlugin, agent, tool } from 'uws-agent-platform/sdk'
 export default definePlugin({
   agents: [agent({
     name: 'scripted',

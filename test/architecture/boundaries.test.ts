@@ -62,7 +62,7 @@ t.test('the parser sees every kind of import', async (t) => {
     'const r = await import(`./${NAME}.js`)',
     "const q = await import('./' + NAME)",
     "type D = import('../p/contract.js').PluginDescriptor",
-    "import { describePlugin } from 'agent-platform/sdk/dispatch'"
+    "import { describePlugin } from 'uws-agent-platform/sdk/dispatch'"
   ].join('\n')
   const file = `${process.cwd()}/runtime/demo/sample.ts`
   const got = importsOf(file, ts.createSourceFile(file, sample, ts.ScriptTarget.Latest, true))
@@ -124,7 +124,7 @@ t.test('the sdk imports nothing of the runtime (the runtime imports the sdk: wir
     .filter((i) => i.to.startsWith('runtime/'))
     .map(
       (i) =>
-        `${where(i)}: the runtime imports agent-platform/sdk, so this closes a loop; declare the type in sdk/ and import it from the runtime`
+        `${where(i)}: the runtime imports uws-agent-platform/sdk, so this closes a loop; declare the type in sdk/ and import it from the runtime`
     )
   t.same(bad, [], bad.join('\n'))
 })

@@ -3,7 +3,7 @@
  * `export ... from`, `import()` calls and `import('…')` types. A dynamic specifier that is not a
  * literal is resolved when it names a `const` bound to a string in the same file; otherwise the
  * import is kept with `computed` set, so the boundary test can refuse it. Package self-references
- * (`agent-platform/sdk/dispatch`) resolve through package.json's exports. The boundary test judges
+ * (`uws-agent-platform/sdk/dispatch`) resolve through package.json's exports. The boundary test judges
  * the imports; `node --import tsx test/architecture/import-graph.ts` prints
  * the cycles and cross-area imports of the tree.
  *
@@ -68,7 +68,7 @@ export function parse(file: string, text = readFileSync(file, 'utf8')): ts.Sourc
   return ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, kind)
 }
 
-/** The package's own export map (`agent-platform/sdk` -> `sdk/index.js`), read from package.json. */
+/** The package's own export map (`uws-agent-platform/sdk` -> `sdk/index.js`), read from package.json. */
 const SELF = ((): { name: string; paths: Map<string, string> } => {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
     name: string

@@ -3,7 +3,7 @@
 // events and resumes on another node, and GET /api/admin/cluster lists the nodes, flags the one
 // whose plugin set differs and shows a silent or stopped node down.
 import t, { type Test } from 'tap'
-import { definePlugin } from 'agent-platform/sdk'
+import { definePlugin } from 'uws-agent-platform/sdk'
 import { installAreas } from '../../runtime/areas.js'
 import { clusterArea } from '../../runtime/cluster/install.js'
 import { RedisBackplane } from '../../runtime/cluster/redis-backplane.js'

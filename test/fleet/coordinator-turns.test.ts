@@ -24,7 +24,7 @@ for (const tier of TIERS) {
   )
   writeFileSync(
     join(dir, 'index.js'),
-    `import { definePlugin, agent } from 'agent-platform/sdk'
+    `import { definePlugin, agent } from 'uws-agent-platform/sdk'
 export default definePlugin({ agents: [agent({
   name: 'lead-${tier}',
   fleet: ['say', 'count'],

@@ -3,7 +3,7 @@
 import t from 'tap'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { agent, definePlugin } from 'agent-platform/sdk'
+import { agent, definePlugin } from 'uws-agent-platform/sdk'
 import { inlineInstance } from '../../runtime/plugins/inline.js'
 import { type Manifest } from '../../runtime/plugins/index.js'
 import { FLEET, type DispatchContext } from '../../runtime/fleet/index.js'

@@ -12,7 +12,7 @@ import { FLEET_AGENTS, admin, ask, askHidden, fleetPlatform } from './helpers.js
 
 // FLEET_AGENTS plus a policy type that throws on "explode"
 const source =
-  `import { policyType, admit } from 'agent-platform/sdk'\n` +
+  `import { policyType, admit } from 'uws-agent-platform/sdk'\n` +
   FLEET_AGENTS.replace(
     'export default definePlugin({\n  agents: [',
     `export default definePlugin({

@@ -80,7 +80,7 @@ export function fleetPluginDir(
   const dir = mkdtempSync(join(tmpdir(), 'fleet-'))
   mkdirSync(join(dir, name))
   writeFileSync(join(dir, name, 'plugin.json'), JSON.stringify({ name, version: '1.0.0', entry: 'index.js', sandbox }))
-  writeFileSync(join(dir, name, 'index.js'), `import { definePlugin, agent } from 'agent-platform/sdk'\n${source}`)
+  writeFileSync(join(dir, name, 'index.js'), `import { definePlugin, agent } from 'uws-agent-platform/sdk'\n${source}`)
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) }
 }
 

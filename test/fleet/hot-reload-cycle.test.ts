@@ -35,7 +35,7 @@ t.test('a plugin that closes a cycle makes the coordinator unavailable until it 
   writeFileSync(join(dir, 'plugin.json'), JSON.stringify({ name: 'loop-y', version: '1.0.0', entry: 'index.js' }))
   writeFileSync(
     join(dir, 'index.js'),
-    `import { definePlugin, agent } from 'agent-platform/sdk'\n${coordinator('y', ['x'])}`
+    `import { definePlugin, agent } from 'uws-agent-platform/sdk'\n${coordinator('y', ['x'])}`
   )
   await eventually(() => tp.platform.plugins.has('loop-y'), 15_000, 'loop-y loaded')
   await eventually(

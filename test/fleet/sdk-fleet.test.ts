@@ -1,7 +1,7 @@
 // agent({ fleet }) in the SDK: refs normalised with their defaults, mistakes refused at load with
 // the texts coordinators' authors see; the host checks a descriptor's fleet again.
 import t from 'tap'
-import { agent, definePlugin } from 'agent-platform/sdk'
+import { agent, definePlugin } from 'uws-agent-platform/sdk'
 import { describePlugin } from '../../sdk/dispatch.js'
 import { checkRefs } from '../../runtime/fleet/fleet-registry.js'
 

@@ -1,6 +1,6 @@
 import t from 'tap'
 import pino from 'pino'
-import { definePlugin, policyType, deny, admit, transform } from 'agent-platform/sdk'
+import { definePlugin, policyType, deny, admit, transform } from 'uws-agent-platform/sdk'
 import { startTestPlatform } from '../helpers/platform.js'
 import { governanceOf } from '../../runtime/governance/index.js'
 import { aiRequest } from '../../runtime/contracts/index.js'

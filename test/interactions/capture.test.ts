@@ -12,7 +12,7 @@ const wait = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(
 const root = tempRoot('interactions-plugins-')
 t.teardown(() => rmSync(root, { recursive: true, force: true }))
 writePlugin(root, 'helper', {
-  index: `import { definePlugin, agent, tool } from 'agent-platform/sdk'
+  index: `import { definePlugin, agent, tool } from 'uws-agent-platform/sdk'
 export default definePlugin({ agents: [agent({
   name: 'helper',
   systemPrompt: 'Use lookup.',
@@ -24,7 +24,7 @@ export default definePlugin({ agents: [agent({
 `
 })
 writePlugin(root, 'runtimes', {
-  index: `import { definePlugin, runtime } from 'agent-platform/sdk'
+  index: `import { definePlugin, runtime } from 'uws-agent-platform/sdk'
 export default definePlugin({ runtimes: [
   runtime({
     name: 'echo', capabilities: ['streaming', 'cancellation', 'usage'], models: ['echo-1'],

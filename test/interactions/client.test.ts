@@ -14,7 +14,7 @@ async function collect(it: AsyncIterable<StreamFrame>): Promise<{ seqs: number[]
   return { seqs, last }
 }
 
-t.test('agent-platform/client against a served platform', async (t) => {
+t.test('uws-agent-platform/client against a served platform', async (t) => {
   const tp = await startStreaming(30, 5)
   t.teardown(tp.close)
   const alice = new PlatformClient({ baseUrl: tp.url, token: ALICE })

@@ -9,7 +9,7 @@ import { installMcp } from '../../runtime/mcp/install.js'
 const TIERS = ['isolate', 'worker', 'inline'] as const
 
 // isolate and worker can stop a busy loop; inline code can only be abandoned, so it hangs politely
-const entry = (tier: string): string => `import { definePlugin, tool } from 'agent-platform/sdk'
+const entry = (tier: string): string => `import { definePlugin, tool } from 'uws-agent-platform/sdk'
 export default definePlugin({ tools: [
   tool({ name: 'ok_${tier}', run: () => 'fine' }),
   tool({ name: 'hang_${tier}', run: ${tier === 'inline' ? 'async () => { await new Promise(() => {}) }' : '() => { for (;;) {} }'} }),

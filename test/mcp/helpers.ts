@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { definePlugin, tool, agent } from 'agent-platform/sdk'
+import { definePlugin, tool, agent } from 'uws-agent-platform/sdk'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { getMcp, type McpServer } from '../../runtime/mcp/index.js'
 import { mcpArea } from '../../runtime/mcp/install.js'

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { definePlugin, tool, agent } from 'agent-platform/sdk'
+import { definePlugin, tool, agent } from 'uws-agent-platform/sdk'
 import { startMcp, openSession, modern, modernHeaders, meta, manifestOf, ACCEPT_BOTH } from './helpers.js'
 import { inlineInstance } from '../../runtime/plugins/inline.js'
 

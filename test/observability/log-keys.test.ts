@@ -113,7 +113,7 @@ t.test('a running platform: plugin logs of every tier and plugin failures write 
         sandbox: tier,
         limits: { timeoutMs: 300, memoryMb: 32, concurrency: 2 }
       },
-      index: `import { definePlugin, tool } from 'agent-platform/sdk'
+      index: `import { definePlugin, tool } from 'uws-agent-platform/sdk'
 export default definePlugin({ tools: [
   tool({ name: 'talk_${tier}', run: (_a, ctx) => { ctx.log.warn('plugin says', { plugin: 'someone-else', level: 60, msg: 'fake', area: 'x', n: 2 }); return 'ok' } }),
   tool({ name: 'stall_${tier}', run: async () => { await new Promise(() => {}) } })

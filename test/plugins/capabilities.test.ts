@@ -6,7 +6,7 @@ import { fetchCapability } from '../../runtime/plugins/capabilities.js'
 
 // tool names carry the plugin's name: two plugins serving one tool name would clash
 const toolName = (plugin: string, tool: string): string => `${plugin.replace(/-/g, '_')}_${tool}`
-const CAPS = (plugin: string): string => `import { definePlugin, tool } from 'agent-platform/sdk'
+const CAPS = (plugin: string): string => `import { definePlugin, tool } from 'uws-agent-platform/sdk'
 export default definePlugin({ tools: [
   tool({ name: '${toolName(plugin, 'caps')}', run: (_a, ctx) => Object.keys(ctx).sort() }),
   tool({ name: '${toolName(plugin, 'kv')}', run: async ({ op, key, value, prefix }, ctx) => {

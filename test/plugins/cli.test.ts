@@ -167,7 +167,7 @@ t.test('plugins new scaffolds a plugin whose own test passes and which the host 
   for (const f of ['plugin.json', 'index.mjs', 'index.test.mjs', 'README.md']) t.ok(existsSync(join(pdir, f)), f)
   t.notOk(
     existsSync(join(pdir, 'package.json')),
-    'no package.json of its own: agent-platform resolves from the project'
+    'no package.json of its own: uws-agent-platform resolves from the project'
   )
   t.equal(JSON.parse(readFileSync(join(pdir, 'plugin.json'), 'utf8')).name, 'hello-world')
   const again = await run(['plugins', 'new', 'hello-world', '--dir', dir], root)
@@ -175,9 +175,9 @@ t.test('plugins new scaffolds a plugin whose own test passes and which the host 
   const badName = await run(['plugins', 'new', 'Bad Name', '--dir', dir], root)
   t.equal(badName.code, 2)
 
-  // a project that has agent-platform installed (here: linked to this checkout)
+  // a project that has uws-agent-platform installed (here: linked to this checkout)
   mkdirSync(join(root, 'node_modules'), { recursive: true })
-  symlinkSync(repo, join(root, 'node_modules', 'agent-platform'), 'dir')
+  symlinkSync(repo, join(root, 'node_modules', 'uws-agent-platform'), 'dir')
   const test = await run(['--test'], pdir, process.execPath, [])
   t.equal(test.code, 0, `${test.stdout}\n${test.stderr}`)
   t.match(test.stdout, /# pass 3/)
@@ -201,7 +201,7 @@ t.test('plugins new in the platform checkout: the commands it prints work exactl
   t.teardown(() => rmSync(parent, { recursive: true, force: true }))
   const r = await run(['plugins', 'new', 'scaffolded', '--dir', parent], repo)
   t.equal(r.code, 0, r.stderr)
-  t.notMatch(r.stdout, /note: node --test needs/, 'agent-platform resolves here')
+  t.notMatch(r.stdout, /note: node --test needs/, 'uws-agent-platform resolves here')
   const testCmd = /test it: +(.+)$/m.exec(r.stdout)![1]!
   const checkCmd = /check it: +(.+)$/m.exec(r.stdout)![1]!
   t.match(checkCmd, /^node bin\/platform\.js plugins validate /, 'the bin by path: npx would build the checkout first')
@@ -241,7 +241,7 @@ t.test('plugins new outside any project says what node --test needs', async (t) 
   t.equal(r.code, 0, r.stderr)
   t.match(
     r.stdout,
-    /note: node --test needs agent-platform resolvable from .*lonely: create the plugin inside a project that has it \(npm install agent-platform\)/
+    /note: node --test needs uws-agent-platform resolvable from .*lonely: create the plugin inside a project that has it \(npm install uws-agent-platform\)/
   )
 })
 

@@ -5,7 +5,7 @@ import { join, resolve, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { startWithPlugins, tempRoot, writePlugin, toolPlugin, inlineGrants, statusOf, waitFor } from './helpers.js'
 
-const SDK = "import { definePlugin, tool, agent, policyType } from 'agent-platform/sdk'\n"
+const SDK = "import { definePlugin, tool, agent, policyType } from 'uws-agent-platform/sdk'\n"
 
 t.test(
   'a second plugin contributing a name already served is refused naming both; the first keeps serving',

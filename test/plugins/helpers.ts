@@ -28,7 +28,7 @@ export function writePlugin(root: string, folder: string, p: PluginFiles = {}): 
 
 /** A plugin entry with one tool `name` returning `value` (after `delayMs`). */
 export function toolPlugin(name: string, value: unknown, delayMs = 0): string {
-  return `import { definePlugin, tool } from 'agent-platform/sdk'
+  return `import { definePlugin, tool } from 'uws-agent-platform/sdk'
 export default definePlugin({ tools: [tool({ name: ${JSON.stringify(name)}, run: async (args) => {
   ${delayMs > 0 ? `await new Promise((r) => setTimeout(r, ${delayMs}))` : ''}
   return { value: ${JSON.stringify(value)}, args }

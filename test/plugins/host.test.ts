@@ -8,7 +8,7 @@ import { createLogger } from '../../runtime/observability/index.js'
 import { PluginHost, PluginRegistry } from '../../runtime/plugins/index.js'
 import { startWithPlugins, tempRoot, writePlugin, toolPlugin, inlineGrants, statusOf } from './helpers.js'
 
-const SDK = "import { definePlugin, tool } from 'agent-platform/sdk'\n"
+const SDK = "import { definePlugin, tool } from 'uws-agent-platform/sdk'\n"
 
 t.test('discovery: every folder of every plugin directory; failures are listed and affect nothing else', async (t) => {
   const root = tempRoot()

@@ -80,7 +80,7 @@ const cases: Record<string, Expect> = {
   'import-bare-package': {
     tier: 'isolate',
     stage: 'load',
-    match: /import 'lmdb' refused: bare specifiers other than 'agent-platform\/sdk'/
+    match: /import 'lmdb' refused: bare specifiers other than 'uws-agent-platform\/sdk'/
   },
   'proto-pollution-result': {
     tier: 'isolate',

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { startWithPlugins, tempRoot, writePlugin, toolPlugin, inlineGrants, statusOf, waitFor } from './helpers.js'
 import type { PlatformEvent } from '../../runtime/events/index.js'
 
-const versioned = (v: string) => `import { definePlugin, tool } from 'agent-platform/sdk'
+const versioned = (v: string) => `import { definePlugin, tool } from 'uws-agent-platform/sdk'
 import { VERSION } from './version.js'
 export default definePlugin({ tools: [
   tool({ name: 'fast', run: () => VERSION }),

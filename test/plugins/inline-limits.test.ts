@@ -9,7 +9,7 @@ g.inlineProbe = { running: 0, max: 0, aborted: 0 }
 const root = tempRoot()
 writePlugin(root, 'limited', {
   manifest: { name: 'limited', version: '1.0.0', sandbox: 'inline', limits: { timeoutMs: 300, concurrency: 2 } },
-  index: `import { definePlugin, tool } from 'agent-platform/sdk'
+  index: `import { definePlugin, tool } from 'uws-agent-platform/sdk'
 const probe = globalThis.inlineProbe
 export default definePlugin({ tools: [
   tool({ name: 'busy', run: async () => {

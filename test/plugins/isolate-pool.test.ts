@@ -168,7 +168,7 @@ t.test(
   'a plugin whose isolate is reset for its time limit moves out of the shared process; its mate stays',
   async (t) => {
     const hogDir = writePlugin(root, 'hog', {
-      index: `import { definePlugin, tool } from 'agent-platform/sdk'
+      index: `import { definePlugin, tool } from 'uws-agent-platform/sdk'
 export default definePlugin({ tools: [tool({ name: 'spin', run: () => { for (;;) {} } }), tool({ name: 'ping', run: () => 'pong' })] })
 `
     })

@@ -13,8 +13,8 @@ import {
   transform,
   deny,
   prefer
-} from 'agent-platform/sdk'
-import { describePlugin } from 'agent-platform/sdk/dispatch'
+} from 'uws-agent-platform/sdk'
+import { describePlugin } from 'uws-agent-platform/sdk/dispatch'
 
 const run = () => 1
 

@@ -7,7 +7,7 @@ import { createScopePolicy } from '../../runtime/scope/factory.js'
 import { agentScopesOf } from '../../runtime/scope/key.js'
 import { ScopePolicy } from '../../runtime/scope/scope-policy.js'
 import { inlineInstance } from '../../runtime/plugins/inline.js'
-import { definePlugin, agent } from 'agent-platform/sdk'
+import { definePlugin, agent } from 'uws-agent-platform/sdk'
 import { startTestPlatform } from '../helpers/platform.js'
 import { scopeArea } from '../../runtime/scope/install.js'
 

@@ -1,5 +1,5 @@
 import t from 'tap'
-import { definePlugin, embedder, classifier } from 'agent-platform/sdk'
+import { definePlugin, embedder, classifier } from 'uws-agent-platform/sdk'
 import { aiRequest, type PolicyContext } from '../../runtime/contracts/index.js'
 import { inlineInstance } from '../../runtime/plugins/inline.js'
 import { type Manifest } from '../../runtime/plugins/index.js'

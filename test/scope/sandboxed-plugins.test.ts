@@ -16,7 +16,7 @@ t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 writeFileSync(
   join(dir, 'index.js'),
   `
-import { definePlugin, embedder, classifier } from 'agent-platform/sdk'
+import { definePlugin, embedder, classifier } from 'uws-agent-platform/sdk'
 const vec = (text) => /order|parcel/i.test(text) ? [1, 0] : /poem|song/i.test(text) ? [0, 1] : [0.5, 0.5]
 export default definePlugin({
   embedders: [embedder({ name: 'keywords', embed: (texts) => texts.map(vec) })],

@@ -4,7 +4,7 @@
 import t, { type Test } from 'tap'
 import { A2A } from '../../runtime/a2a/key.js'
 import { OpenAiServer, deltaChunk, sseEvents, type Reply } from '../helpers/openai-server.js'
-import { definePlugin, agent } from 'agent-platform/sdk'
+import { definePlugin, agent } from 'uws-agent-platform/sdk'
 import { inlineInstance } from '../../runtime/plugins/inline.js'
 import type { Manifest } from '../../runtime/plugins/index.js'
 import { adminPlatform, call as adminCall } from '../admin/helpers.js'

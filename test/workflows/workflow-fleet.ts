@@ -1,7 +1,7 @@
 // A coordinator plugin for the workflow tests: `ops` over agents that answer from their own run()
 // (classify says urgent or routine, research and draft say what they did, broken always throws),
 // and the incident workflow that exercises every node type on it.
-import { definePlugin, agent } from 'agent-platform/sdk'
+import { definePlugin, agent } from 'uws-agent-platform/sdk'
 import { inlineInstance } from '../../runtime/plugins/inline.js'
 import { type Manifest } from '../../runtime/plugins/index.js'
 import type { TestPlatform } from '../helpers/platform.js'

@@ -1,7 +1,7 @@
 // The AI benchmark's agents (bench/scenarios/ai.ts). The demo runtime answers
 // `You said: "<message>".`, one token per whitespace-separated word: the scenario's 498-word message
 // gives the writer's 500-token reply.
-import { definePlugin, agent, runtime } from 'agent-platform/sdk'
+import { definePlugin, agent, runtime } from 'uws-agent-platform/sdk'
 
 export default definePlugin({
   agents: [

@@ -1,4 +1,4 @@
-import { definePlugin, tool, runtime } from 'agent-platform/sdk'
+import { definePlugin, tool, runtime } from 'uws-agent-platform/sdk'
 
 export default definePlugin({
   tools: [tool({ name: 'add', description: 'a + b', run: ({ a, b }) => a + b })],

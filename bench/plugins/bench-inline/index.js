@@ -1,5 +1,5 @@
 // The benchmark's MCP tool in the inline tier: the same `add` the SDK peers serve.
-import { definePlugin, tool } from 'agent-platform/sdk'
+import { definePlugin, tool } from 'uws-agent-platform/sdk'
 
 export default definePlugin({
   tools: [

@@ -3,9 +3,9 @@ import { dirname, extname, isAbsolute, resolve, sep } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 /** The one bare specifier plugin code may import; the host maps it to the SDK source. */
-export const SDK_SPECIFIER = 'agent-platform/sdk'
+export const SDK_SPECIFIER = 'uws-agent-platform/sdk'
 /** The dispatch module, importable only by the host's own bootstrap module. */
-export const DISPATCH_SPECIFIER = 'agent-platform/sdk/dispatch'
+export const DISPATCH_SPECIFIER = 'uws-agent-platform/sdk/dispatch'
 
 const sdkPaths = {
   sdk: fileURLToPath(import.meta.resolve(SDK_SPECIFIER)),

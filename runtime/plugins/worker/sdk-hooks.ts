@@ -1,5 +1,5 @@
 /**
- * Module resolve hook registered inside each plugin worker thread: `agent-platform/sdk` resolves
+ * Module resolve hook registered inside each plugin worker thread: `uws-agent-platform/sdk` resolves
  * to the host's SDK wherever the plugin folder lives (plugin folders need no node_modules).
  */
 let sdkUrl = ''
@@ -10,6 +10,6 @@ export function initialize(data: { sdk: string }): void {
 
 type Next = (specifier: string, context: unknown) => Promise<unknown>
 export async function resolve(specifier: string, context: unknown, next: Next): Promise<unknown> {
-  if (specifier === 'agent-platform/sdk') return { url: sdkUrl, shortCircuit: true }
+  if (specifier === 'uws-agent-platform/sdk') return { url: sdkUrl, shortCircuit: true }
   return await next(specifier, context)
 }

@@ -6,7 +6,7 @@
 import { register } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import { BroadcastChannel, workerData } from 'node:worker_threads'
-import { describePlugin, invokeContribution } from 'agent-platform/sdk/dispatch'
+import { describePlugin, invokeContribution } from 'uws-agent-platform/sdk/dispatch'
 import type { CapReply, WorkerData, WorkerTask, WorkerToHost } from './protocol.js'
 
 const data = workerData as WorkerData

@@ -37,7 +37,7 @@ const TASK = useCompiled ? compiledTask : new URL(`./worker-task${fromSource ? '
 const HOOKS = useCompiled
   ? new URL('../../../dist/runtime/plugins/worker/sdk-hooks.js', here)
   : new URL(`./sdk-hooks${fromSource ? '.ts' : '.js'}`, here)
-const SDK = import.meta.resolve('agent-platform/sdk')
+const SDK = import.meta.resolve('uws-agent-platform/sdk')
 
 interface CallState {
   id: number
