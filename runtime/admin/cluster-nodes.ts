@@ -182,6 +182,24 @@ export class ClusterNodes {
     this.#others.set(from, { beat, at: Date.now() })
   }
 
+  /**
+   * Every node's connection and broadcaster counts, without this node's load figures: the overview
+   * reads them on every request, and the load's syscalls (RSS, load average) tripled its CPU.
+   */
+  counts(): Pick<NodeRow, 'node' | 'state' | 'connections' | 'broadcasters'>[] {
+    const now = Date.now()
+    const { connections, broadcasters } = this.opts.read()
+    const out: Pick<NodeRow, 'node' | 'state' | 'connections' | 'broadcasters'>[] = [
+      { node: this.opts.node, state: 'up', connections, broadcasters }
+    ]
+    for (const node of [...this.#others.keys()].sort()) {
+      const h = this.#others.get(node)!
+      const { connections, broadcasters } = h.beat
+      out.push({ node, state: this.up(h, now) ? 'up' : 'down', connections, broadcasters })
+    }
+    return out
+  }
+
   private up(h: Heard, now: number): boolean {
     return h.beat.leaving !== true && now - h.at <= MISSED_BEATS * this.opts.periodMs
   }

@@ -4,13 +4,16 @@ import type { AdminRoute } from './route-table.js'
 import type { NodeRow } from './cluster-nodes.js'
 
 /** Connections and broadcasters per node and in total (over the nodes up). */
+/** One node's share of the counts. */
+export type NodeCount = Pick<NodeRow, 'node' | 'state' | 'connections' | 'broadcasters'>
+
 export interface ClusterCounts {
   connections: number
   broadcasters: number
-  nodes: { node: string; state: NodeRow['state']; connections: number; broadcasters: number }[]
+  nodes: NodeCount[]
 }
 
-export function clusterCounts(rows: readonly NodeRow[]): ClusterCounts {
+export function clusterCounts(rows: readonly NodeCount[]): ClusterCounts {
   const out: ClusterCounts = { connections: 0, broadcasters: 0, nodes: [] }
   for (const r of rows) {
     out.nodes.push({ node: r.node, state: r.state, connections: r.connections, broadcasters: r.broadcasters })
@@ -46,7 +49,7 @@ export function clusterRoutes(d: AdminDeps): AdminRoute[] {
       path: '/resources/counts',
       summary: 'Connected resources and broadcasters per node and in total (the nodes up)',
       gate: { read: 'open' },
-      handler: () => ({ node: d.platform.node.id, ...clusterCounts(d.nodes.rows()) })
+      handler: () => ({ node: d.platform.node.id, ...clusterCounts(d.nodes.counts()) })
     }
   ]
 }

@@ -20,7 +20,7 @@ export function overview(d: AdminDeps): Record<string, unknown> {
     coordinatorCount: d.fleet.coordinatorCount,
     taskCount: d.tasks.taskCount,
     // the counts above are this node's; these are every node's, from their heartbeats
-    cluster: clusterCounts(d.nodes.rows())
+    cluster: clusterCounts(d.nodes.counts())
   }
   const runtime = d.ai.activeRuntime()
   if (runtime !== undefined) out.aiRuntime = runtime.name
