@@ -19,7 +19,10 @@ const dir = mkdtempSync(join(tmpdir(), 'scope-docs-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 
 t.test('the agent example loads and lints clean, and its preamble is the one shown', async (t) => {
-  const src = blocks('js')[0]!.replace("'uws-agent-platform/sdk'", `'${pathToFileURL(join(REPO, 'sdk/index.js')).href}'`)
+  const src = blocks('js')[0]!.replace(
+    "'uws-agent-platform/sdk'",
+    `'${pathToFileURL(join(REPO, 'sdk/index.js')).href}'`
+  )
   writeFileSync(join(dir, 'agent.mjs'), src)
   const def = (await import(pathToFileURL(join(dir, 'agent.mjs')).href)).default
   const a = def.agents[0]
