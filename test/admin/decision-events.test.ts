@@ -47,7 +47,7 @@ t.test('a denied turn reaches WebSocket and SSE subscribers as a small Governanc
   const denied = await ws.inbox.type('GovernanceDecision', (e) => e.decision === 'deny')
   t.same(
     Object.keys(denied),
-    ['type', 'policy', 'decision', 'reason', 'agentId', 'phase', 'timestamp', 'seq'],
+    ['type', 'policy', 'decision', 'reason', 'agentId', 'phase', 'timestamp', 'node', 'seq'],
     'policy, decision, reason, agent, phase: no context snapshot, no message text'
   )
   t.match(denied, {
