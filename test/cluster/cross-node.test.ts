@@ -14,6 +14,7 @@ import { mcpArea } from '../../runtime/mcp/install.js'
 import { aiArea } from '../../runtime/ai/install.js'
 import { adminArea } from '../../runtime/admin/install.js'
 import { interactionsArea } from '../../runtime/interactions/install.js'
+import { webhooksArea } from '../../runtime/webhooks/install.js'
 import { transportOf } from '../../runtime/transport/index.js'
 import { relayTopic } from '../../runtime/transport/cluster-relay.js'
 import { createLogger } from '../../runtime/observability/index.js'
@@ -318,7 +319,7 @@ t.test('a node alone: the cluster view is that node', async (t) => {
   // with the interactions area, which adds the runs this node owns to its heartbeat
   const tp = await startTestPlatform(
     { 'platform.interactions.store': 'memory' },
-    { install: (p: Platform) => installAreas(p, [...AREAS, interactionsArea]) }
+    { install: (p: Platform) => installAreas(p, [...AREAS, webhooksArea, interactionsArea]) }
   )
   t.teardown(tp.close)
   const got = (await call(tp, 'GET', '/cluster')).body as Record<string, any>
