@@ -69,6 +69,12 @@ const CASES: Case[] = [
     secret: 'pg-pass-secret'
   },
   {
+    key: 'platform.webhooks.secret',
+    // a list where the signing key is expected
+    source: { yaml: 'platform.webhooks.secret: [webhook-signing-secret-0042]\n' },
+    secret: 'webhook-signing-secret-0042'
+  },
+  {
     key: 'org.platform.auth.jwt.keys',
     // a shared HMAC secret beside an entry that is neither a PEM string nor a JWK
     source: { yaml: 'org.platform.auth.jwt.keys:\n  - {kty: oct, k: aG1hYy1zZWNyZXQtNzc}\n  - 42\n' },
