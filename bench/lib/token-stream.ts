@@ -76,15 +76,26 @@ export interface StreamMeasure {
   signal: AbortSignal
 }
 
+type Measured = { samples: Record<string, Streamed[]>; notes: string[]; mid: (name: string) => Streamed | undefined }
+
 /**
  * Warms each subject up (30 clients), then runs `rounds` rounds of `clients` clients at once per
  * subject, alternating the order. A subject that fails (warm-up or a round) gets a note and no
  * figure; the others go on. `mid(name)` is the median round of a subject that never failed.
+ * Every subject's load is closed and its server stopped afterwards, whatever happened.
  */
-export async function measureStreams(
-  subjects: Subject[],
-  m: StreamMeasure
-): Promise<{ samples: Record<string, Streamed[]>; notes: string[]; mid: (name: string) => Streamed | undefined }> {
+export async function measureStreams(subjects: Subject[], m: StreamMeasure): Promise<Measured> {
+  try {
+    return await measureSubjects(subjects, m)
+  } finally {
+    for (const [, server, load] of subjects) {
+      await load.close()
+      await server.stop()
+    }
+  }
+}
+
+async function measureSubjects(subjects: Subject[], m: StreamMeasure): Promise<Measured> {
   const notes: string[] = []
   const samples: Record<string, Streamed[]> = Object.fromEntries(subjects.map(([n]) => [n, []]))
   const expected = m.tokens.join('')

@@ -111,15 +111,7 @@ const scenario: Scenario = {
       ['ai-sdk', paced, new AgentLoad('sse', paced.url + '/api/chat')],
       ['ai-sdk-unpaced', burst, new AgentLoad('sse', burst.url + '/api/chat')]
     ]
-    let measured: Awaited<ReturnType<typeof measureStreams>>
-    try {
-      measured = await measureStreams(subjects, { clients, rounds, tokens, log: opts.log, signal: opts.signal })
-    } finally {
-      for (const [, server, load] of subjects) {
-        await load.close()
-        await server.stop()
-      }
-    }
+    const measured = await measureStreams(subjects, { clients, rounds, tokens, log: opts.log, signal: opts.signal })
     const { samples, mid } = measured
     notes.push(...measured.notes)
     const o = mid('platform'),

@@ -55,15 +55,7 @@ const scenario: Scenario = {
       ['responses-every-delta', everyDelta, responses(everyDelta.url)],
       ['ai-sdk', peer, new AgentLoad('sse', peer.url + '/api/chat')]
     ]
-    let measured: Awaited<ReturnType<typeof measureStreams>>
-    try {
-      measured = await measureStreams(subjects, { clients, rounds, tokens, log: opts.log, signal: opts.signal })
-    } finally {
-      for (const [, server, load] of subjects) {
-        await load.close()
-        await server.stop()
-      }
-    }
+    const measured = await measureStreams(subjects, { clients, rounds, tokens, log: opts.log, signal: opts.signal })
     const { samples, mid } = measured
     notes.push(...measured.notes)
     const r = mid('responses'),
