@@ -51,6 +51,9 @@ export interface NodeRow extends Omit<Heartbeat, 'leaving' | 'watched'> {
   fingerprintDiffers: boolean
 }
 
+/** One node's share of the connection and broadcaster counts. */
+export type NodeCount = Pick<NodeRow, 'node' | 'state' | 'connections' | 'broadcasters'>
+
 interface Heard {
   beat: Heartbeat
   at: number
@@ -186,12 +189,10 @@ export class ClusterNodes {
    * Every node's connection and broadcaster counts, without this node's load figures: the overview
    * reads them on every request, and the load's syscalls (RSS, load average) tripled its CPU.
    */
-  counts(): Pick<NodeRow, 'node' | 'state' | 'connections' | 'broadcasters'>[] {
+  counts(): NodeCount[] {
     const now = Date.now()
     const { connections, broadcasters } = this.opts.read()
-    const out: Pick<NodeRow, 'node' | 'state' | 'connections' | 'broadcasters'>[] = [
-      { node: this.opts.node, state: 'up', connections, broadcasters }
-    ]
+    const out: NodeCount[] = [{ node: this.opts.node, state: 'up', connections, broadcasters }]
     for (const node of [...this.#others.keys()].sort()) {
       const h = this.#others.get(node)!
       const { connections, broadcasters } = h.beat

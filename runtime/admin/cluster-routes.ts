@@ -1,12 +1,9 @@
 /** `GET /cluster` and the per-node counts: what the heartbeats of the other nodes say, beside this node's own. */
 import type { AdminDeps } from './admin-deps.js'
 import type { AdminRoute } from './route-table.js'
-import type { NodeRow } from './cluster-nodes.js'
+import type { NodeCount } from './cluster-nodes.js'
 
 /** Connections and broadcasters per node and in total (over the nodes up). */
-/** One node's share of the counts. */
-export type NodeCount = Pick<NodeRow, 'node' | 'state' | 'connections' | 'broadcasters'>
-
 export interface ClusterCounts {
   connections: number
   broadcasters: number
