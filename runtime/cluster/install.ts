@@ -24,21 +24,14 @@ export const clusterArea: Area = {
     // loaded here only: a single node never loads a Redis client
     const { RedisBackplane } = await import('./redis-backplane.js')
     const { RedisCounters } = await import('./redis-counters.js')
-    const backplane = new RedisBackplane({
-      url,
-      node: platform.node.id,
-      logger: platform.logger.child({ area: 'cluster' })
-    })
+    const redis = { url, node: platform.node.id, logger: platform.logger.child({ area: 'cluster' }) }
+    const backplane = new RedisBackplane(redis)
     backplane.start()
     platform.extend(BACKPLANE, backplane)
     platform.addReadiness('backplane', () => (backplane.available() ? true : 'degraded'))
     platform.onClose(() => backplane.close())
     // limits count across the cluster on the same Redis; out of reach, they refuse (fail closed)
-    const counters = new RedisCounters({
-      url,
-      node: platform.node.id,
-      logger: platform.logger.child({ area: 'cluster' })
-    })
+    const counters = new RedisCounters(redis)
     counters.start()
     platform.extend(SHARED_COUNTERS, counters)
     platform.addReadiness('counters', () => (counters.available() ? true : 'degraded'))

@@ -8,7 +8,7 @@ import type { Platform } from '../platform.js'
 import type { AdminRoute } from '../admin/index.js'
 import { AUTH_ERRORS } from '../auth/index.js'
 import { PlatformError } from '../contracts/index.js'
-import type { AttemptRecord, Outbox } from './outbox.js'
+import type { AttemptRecord, Outbox, StoredDelivery } from './outbox.js'
 import { WEBHOOKS_ERRORS } from './errors.js'
 
 const iso = (ms: number): string => new Date(ms).toISOString()
@@ -22,6 +22,16 @@ function shownUrl(raw: string): string {
     return '(invalid)'
   }
 }
+
+/** What the admin shows of any delivery, waiting or given up. */
+const shown = (d: Omit<StoredDelivery, 'body' | 'headers'>) => ({
+  id: d.id,
+  source: d.source,
+  ref: d.ref,
+  owner: d.owner,
+  url: shownUrl(d.url),
+  createdAt: iso(d.createdAt)
+})
 
 const attempt = (a: AttemptRecord | undefined): Record<string, unknown> | null =>
   a === undefined
@@ -61,12 +71,7 @@ export function webhookRoutes(platform: Platform, outbox: Outbox, ready: () => b
             maxAttempts: config.get('platform.webhooks.max-attempts')
           },
           waiting: outbox.pending(limit).map((d) => ({
-            id: d.id,
-            source: d.source,
-            ref: d.ref,
-            owner: d.owner,
-            url: shownUrl(d.url),
-            createdAt: iso(d.createdAt),
+            ...shown(d),
             held: d.held,
             inFlight: d.inFlight,
             attempts: d.attempts,
@@ -74,12 +79,7 @@ export function webhookRoutes(platform: Platform, outbox: Outbox, ready: () => b
             lastAttempt: attempt(d.last)
           })),
           failures: outbox.failures(limit).map((d) => ({
-            id: d.id,
-            source: d.source,
-            ref: d.ref,
-            owner: d.owner,
-            url: shownUrl(d.url),
-            createdAt: iso(d.createdAt),
+            ...shown(d),
             failedAt: iso(d.failedAt),
             attempts: d.attempts,
             lastAttempt: attempt(d.last)
