@@ -42,12 +42,22 @@ export class MessageLengthPolicy implements GovernancePolicy {
   }
 }
 
-/** A counter answer that is a promise: the counts live across the network. */
-const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promise<T> | null)?.then === 'function'
-
-/** Why a limit refuses when its counts cannot be reached: the limit cannot be proved to hold, so it is not risked. */
-const unreachable = (limit: string, subject: string): PolicyDecision =>
-  deny(`${limit}: the shared counters cannot be reached, so ${subject} is refused until they can (fail closed)`)
+/**
+ * Decides on a counter's answer: at once when it is synchronous (this process's counters), else
+ * when it comes (counts across the network). Counts out of reach refuse: the limit cannot be proved
+ * to hold, so it is not risked (fail closed).
+ */
+function decideOn<T>(
+  answer: T | Promise<T>,
+  decide: (v: T) => PolicyDecision,
+  limit: string,
+  subject: string
+): PolicyDecision | Promise<PolicyDecision> {
+  if (typeof (answer as Promise<T> | null)?.then !== 'function') return decide(answer as T)
+  return (answer as Promise<T>).then(decide, () =>
+    deny(`${limit}: the shared counters cannot be reached, so ${subject} is refused until they can (fail closed)`)
+  )
+}
 
 /**
  * Sliding window per subject: at most `limit` admissions within any `windowSeconds`, counted on
@@ -71,11 +81,11 @@ export class RateLimitPolicy implements GovernancePolicy {
     if (ctx.phase !== 'PRE_ADMISSION') return ADMIT
     const subject = subjectOf(ctx.request)
     // a dry run (`/check`) answers as a request would be answered now, without spending the quota
-    const hit = this.window.hit(subject, ctx.dryRun === true)
-    if (!isPromise(hit)) return this.decide(hit, subject)
-    return hit.then(
+    return decideOn(
+      this.window.hit(subject, ctx.dryRun === true),
       (h) => this.decide(h, subject),
-      () => unreachable('rate-limited', subject)
+      'rate-limited',
+      subject
     )
   }
 
@@ -110,11 +120,11 @@ export class ConcurrencyLimitPolicy implements GovernancePolicy {
       this.slots.release(subject)
       return ADMIT
     }
-    const take = this.slots.acquire(subject, ctx.dryRun === true)
-    if (!isPromise(take)) return this.decide(take, subject)
-    return take.then(
+    return decideOn(
+      this.slots.acquire(subject, ctx.dryRun === true),
       (s) => this.decide(s, subject),
-      () => unreachable('concurrency limit', subject)
+      'concurrency limit',
+      subject
     )
   }
 
