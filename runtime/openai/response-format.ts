@@ -8,14 +8,7 @@ import { invalid, isObject } from './response-input.js'
  * name, schema, description?, strict?}`) as the turn's response format; undefined for plain text.
  */
 export function parseTextFormat(format: unknown): AiResponseFormat | undefined {
-  const at = 'text.format'
-  if (format === undefined || format === null) return undefined
-  if (!isObject(format)) throw invalid(at, "'text.format' must be an object with a 'type'")
-  if (format.type === 'text') return undefined
-  if (format.type === 'json_object') return { type: 'json_object' }
-  if (format.type !== 'json_schema')
-    throw invalid(`${at}.type`, "the format type must be 'text', 'json_object' or 'json_schema'")
-  return jsonSchema(format, at)
+  return parseFormat(format, 'text.format', (f) => [f, 'text.format'])
 }
 
 /**
@@ -23,16 +16,26 @@ export function parseTextFormat(format: unknown): AiResponseFormat | undefined {
  * same format, each refusal naming the chat parameter.
  */
 export function parseChatFormat(format: unknown): AiResponseFormat | undefined {
-  const at = 'response_format'
+  return parseFormat(format, 'response_format', (f) => {
+    if (!isObject(f.json_schema))
+      throw invalid('response_format.json_schema', "'json_schema' must be an object with 'name' and 'schema'")
+    return [f.json_schema, 'response_format.json_schema']
+  })
+}
+
+/** What both APIs share: the type, then the `json_schema` fields where `fields` finds them, with their parameter. */
+function parseFormat(
+  format: unknown,
+  at: 'text.format' | 'response_format',
+  fields: (f: Record<string, unknown>) => [Record<string, unknown>, string]
+): AiResponseFormat | undefined {
   if (format === undefined || format === null) return undefined
-  if (!isObject(format)) throw invalid(at, "'response_format' must be an object with a 'type'")
+  if (!isObject(format)) throw invalid(at, `'${at}' must be an object with a 'type'`)
   if (format.type === 'text') return undefined
   if (format.type === 'json_object') return { type: 'json_object' }
   if (format.type !== 'json_schema')
     throw invalid(`${at}.type`, "the format type must be 'text', 'json_object' or 'json_schema'")
-  if (!isObject(format.json_schema))
-    throw invalid(`${at}.json_schema`, "'json_schema' must be an object with 'name' and 'schema'")
-  return jsonSchema(format.json_schema, `${at}.json_schema`)
+  return jsonSchema(...fields(format))
 }
 
 /** The `json_schema` format's fields, checked; the schema must be a JSON schema by its meta-schema. */
