@@ -4,7 +4,7 @@ import { CONFIG_ERRORS, type Config, type KeyDefs } from './config/index.js'
 import { EventBus, InProcessHub } from './events/index.js'
 import { HttpServer, HTTP_ERRORS } from './http/index.js'
 import { createLogger, Metrics, type Logger } from './observability/index.js'
-import { InProcessCounters, Store, countAndLogWriteFailures, nodeIdentity } from './store/index.js'
+import { InProcessCounters, STORE_ERRORS, Store, countAndLogWriteFailures, nodeIdentity } from './store/index.js'
 import { PluginHost, PluginRegistry, PLUGINS_ERRORS, type KvDatabase, type PluginHostOptions } from './plugins/index.js'
 import {
   TokenResolver,
@@ -63,7 +63,8 @@ export const CORE_ERRORS: readonly ErrorSource[] = [
   { owner: 'config', errors: CONFIG_ERRORS },
   { owner: 'http', errors: HTTP_ERRORS },
   { owner: 'auth', errors: AUTH_ERRORS },
-  { owner: 'plugins', errors: PLUGINS_ERRORS }
+  { owner: 'plugins', errors: PLUGINS_ERRORS },
+  { owner: 'store', errors: STORE_ERRORS }
 ]
 
 /**

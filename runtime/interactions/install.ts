@@ -12,6 +12,7 @@ import { startStore, storeFromConfig } from './store-from-config.js'
 import { INTERACTIONS_CONFIG_KEYS } from './config-keys.js'
 import { INTERACTION_ERRORS } from './errors.js'
 import { resumeWebhooks } from './webhook.js'
+import { postgresReadiness } from '../store/index.js'
 
 /**
  * The interactions area: durable agent turns run through the AI area and streamed over transport.
@@ -33,7 +34,10 @@ export const interactionsArea: Area = {
     const store = storeFromConfig(platform)
     // runs left RUNNING by a process that died are FAILED before anyone can read them
     const interrupted = await startStore(platform, store)
-    platform.addReadiness('interactions-store', () => store.available())
+    platform.addReadiness(
+      'interactions-store',
+      postgresReadiness(() => store.available(), platform.config.get('platform.cluster.enabled'))
+    )
     if (interrupted > 0)
       platform.logger.warn({ interrupted }, 'interactions left running by the previous process marked FAILED')
     const webhooks = platform.area(WEBHOOKS)

@@ -12,3 +12,5 @@ export {
 } from './split-log.js'
 export { nodeIdentity } from './node-identity.js'
 export { InProcessCounters } from './in-process-counters.js'
+export { STORE_ERRORS } from './errors.js'
+export { describeUrl, isUnreachable, postgresReadiness, postgresUnavailable } from './postgres-reach.js'
