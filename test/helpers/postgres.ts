@@ -15,6 +15,11 @@ export interface TestPostgres {
   url: string
   /** A fresh, empty database on the server, dropped when `t` ends; its connection string. */
   database(t: Test): Promise<string>
+  /**
+   * An outage of the throwaway server (fast shutdown, data kept) and its end on the same port;
+   * undefined for a server `PLATFORM_TEST_PG_URL` names, which a test must not stop.
+   */
+  outage?: { pause(): Promise<void>; resume(): Promise<void> }
 }
 
 /** Starts or finds PostgreSQL for the test `t`; undefined (and `t` skipped) when there is none locally. */
@@ -30,7 +35,7 @@ export async function testPostgres(t: Test): Promise<TestPostgres | undefined> {
   }
   const cluster = await startPostgresCluster(bin)
   t.teardown(() => cluster.stop())
-  return withDatabases(cluster.url)
+  return { ...withDatabases(cluster.url), outage: { pause: () => cluster.pause(), resume: () => cluster.resume() } }
 }
 
 function withDatabases(url: string): TestPostgres {
