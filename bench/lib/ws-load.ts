@@ -14,6 +14,11 @@ export interface WsLoadOptions {
   concurrency?: number
   /** With `{group}` in the URL path: connections per group (one room each). */
   groupSize?: number
+  /**
+   * false: every connection receives, none sends; another load's sender sends to these too (a
+   * room spread over several servers, `burst`'s `also`). Default true.
+   */
+  sends?: boolean
 }
 
 export interface WsStats {
@@ -57,7 +62,7 @@ export class WsLoad {
           groupSize: this.opts.groupSize ?? Number.MAX_SAFE_INTEGER,
           offset,
           sourceAddrs,
-          sender: t === 0
+          sender: t === 0 && this.opts.sends !== false
         }
       })
       offset += share
@@ -75,10 +80,15 @@ export class WsLoad {
     return { ok, failed, ...(error !== undefined ? { error } : {}) }
   }
 
-  /** Sends `count` bench frames from the sender and resolves when every receiver got the last one. */
-  async burst(count: number, pad: number, timeoutMs = 10_000): Promise<boolean> {
+  /**
+   * Sends `count` bench frames from the sender and resolves when every receiver got the last one,
+   * the receivers of the loads in `also` included (members of the same room on other servers).
+   */
+  async burst(count: number, pad: number, timeoutMs = 10_000, also: WsLoad[] = []): Promise<boolean> {
     const last = this.seq + count - 1
-    const reached = Promise.all(this.workers.map((w) => this.ask(w, { cmd: 'arm', seq: last }, 'reached')))
+    const reached = Promise.all(
+      [this, ...also].flatMap((l) => l.workers.map((w) => l.ask(w, { cmd: 'arm', seq: last }, 'reached')))
+    )
     this.workers[0]!.postMessage({ cmd: 'send', count, seqStart: this.seq, pad } satisfies WorkerCommand)
     this.seq += count
     let timer: NodeJS.Timeout | undefined

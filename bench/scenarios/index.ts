@@ -13,6 +13,7 @@ import ai from './ai.js'
 import openaiApi from './openai-api.js'
 import adminEvents from './admin-events.js'
 import hostileLoad from './hostile-load.js'
+import cluster from './cluster.js'
 
 /** Every scenario, in the order the suite runs them. */
 export const SCENARIOS: Scenario[] = [
@@ -29,5 +30,6 @@ export const SCENARIOS: Scenario[] = [
   interactions,
   interactionStreams,
   adminEvents,
-  hostileLoad
+  hostileLoad,
+  cluster
 ]
