@@ -4,7 +4,21 @@
  * In the data directory's LMDB (one node), or in PostgreSQL (`postgres-lesson-store.ts`, every node).
  */
 import type { Database } from 'lmdb'
-import type { Lesson } from './memory-sink.js'
+
+/** Where a lesson came from: a policy decision, or an operator who wrote it as a fact. */
+export type Provenance =
+  | { policy: string; source: string; version: string; decision: 'deny' | 'prefer'; timestamp: string }
+  | { source: 'operator'; principal: string; timestamp: string }
+
+export interface Lesson {
+  namespace: string
+  text: string
+  confidence: number
+  createdAt: string
+  /** Epoch ms; 0 means no expiry. */
+  expiresAt: number
+  provenance: Provenance
+}
 
 /** `[prefix, epoch ms, sequence]`: a prefix's entries are adjacent, in time order. */
 export type LessonKey = [string, number, number]

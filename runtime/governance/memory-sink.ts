@@ -7,22 +7,7 @@
  * routes. Expired (`ttl-seconds`) or below-floor (`min-confidence`) lessons are dropped on read.
  */
 import type { DecisionEntry } from '../contracts/index.js'
-import type { LessonKey, LessonStore } from './lesson-store.js'
-
-/** Where a lesson came from: a policy decision, or an operator who wrote it as a fact. */
-export type Provenance =
-  | { policy: string; source: string; version: string; decision: 'deny' | 'prefer'; timestamp: string }
-  | { source: 'operator'; principal: string; timestamp: string }
-
-export interface Lesson {
-  namespace: string
-  text: string
-  confidence: number
-  createdAt: string
-  /** Epoch ms; 0 means no expiry. */
-  expiresAt: number
-  provenance: Provenance
-}
+import type { Lesson, LessonKey, LessonStore } from './lesson-store.js'
 
 /** A lesson as recalled: `id` names it within its namespace for as long as it is kept. */
 export type Fact = { id: string } & Lesson

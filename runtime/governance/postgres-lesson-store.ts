@@ -6,8 +6,7 @@
  * A prefix holds a client's id: it is kept as its UTF-8 bytes, so any id is one key.
  */
 import type { PostgresDb } from '../store/index.js'
-import type { LessonEntry, LessonKey, LessonStore } from './lesson-store.js'
-import type { Lesson } from './memory-sink.js'
+import type { Lesson, LessonEntry, LessonKey, LessonStore } from './lesson-store.js'
 
 /** The schema, one entry per version (`PostgresDb.migrate`). */
 export const LESSON_MIGRATIONS: readonly string[] = [
