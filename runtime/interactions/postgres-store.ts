@@ -1,7 +1,7 @@
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg'
 import { PlatformError } from '../contracts/index.js'
+import { STORE_ERRORS, describeUrl, isUnreachable } from '../store/index.js'
 import { INTERACTION_ERRORS } from './errors.js'
-import { isUnreachable, postgresUnavailable } from '../store/index.js'
 import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import { migrate } from './postgres-schema.js'
 import { PostgresRunLeases, markInterrupted } from './postgres-leases.js'
@@ -162,7 +162,9 @@ export class PostgresInteractionStore implements InteractionStore {
     } catch (e) {
       if (!isUnreachable(e)) throw e
       this.up = false
-      throw postgresUnavailable(this.opts.url)
+      throw new PlatformError(STORE_ERRORS.STORE_UNAVAILABLE, {
+        store: `PostgreSQL at ${describeUrl(this.opts.url)}`
+      })
     }
   }
 

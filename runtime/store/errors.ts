@@ -1,9 +1,6 @@
 import { defineErrors } from '../contracts/index.js'
 
-/**
- * The store core's codes. A shared store out of reach is one code whichever area's data it holds,
- * so a client (and a load balancer's retry rule) tells it apart from every other failure by one name.
- */
+/** The codes of the stores every area shares: today, a database server out of reach. */
 export const STORE_ERRORS = defineErrors({
   STORE_UNAVAILABLE: {
     status: 503,

@@ -12,5 +12,7 @@ export {
 } from './split-log.js'
 export { nodeIdentity } from './node-identity.js'
 export { InProcessCounters } from './in-process-counters.js'
+export { PostgresDb, describeUrl, isUnreachable, textFits, type Sql } from './postgres-db.js'
 export { STORE_ERRORS } from './errors.js'
-export { describeUrl, isUnreachable, postgresReadiness, postgresUnavailable } from './postgres-reach.js'
+export { openPlatformPostgres } from './platform-postgres.js'
+export { postgresReadiness } from './postgres-readiness.js'
