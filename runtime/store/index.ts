@@ -12,3 +12,4 @@ export {
 } from './split-log.js'
 export { nodeIdentity } from './node-identity.js'
 export { InProcessCounters } from './in-process-counters.js'
+export { PostgresPool, isUnreachable, describeUrl } from './postgres-pool.js'
