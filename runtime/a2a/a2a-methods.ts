@@ -194,13 +194,14 @@ export class A2aMethods {
       ...(push !== undefined ? { push } : {})
     })
     const t = l.rec
-    const run = (): void => void runTask({ ai: this.ai, store: this.store, logger: this.logger }, l, {
-      text: p.text,
-      ...(c.userId !== undefined ? { userId: c.userId } : {}),
-      clientMetadata: { ...p.metadata, ...p.message.metadata },
-      // anonymous conversations are kept apart by address too: a context id may be one a client chose, and guessable
-      memoryKey: memoryKey(c.agent, t.caller.principal ?? `anonymous ${t.caller.address ?? ''}`, t.contextId)
-    })
+    const run = (): void =>
+      void runTask({ ai: this.ai, store: this.store, logger: this.logger }, l, {
+        text: p.text,
+        ...(c.userId !== undefined ? { userId: c.userId } : {}),
+        clientMetadata: { ...p.metadata, ...p.message.metadata },
+        // anonymous conversations are kept apart by address too: a context id may be one a client chose, and guessable
+        memoryKey: memoryKey(c.agent, t.caller.principal ?? `anonymous ${t.caller.address ?? ''}`, t.contextId)
+      })
     return [l, run]
   }
 

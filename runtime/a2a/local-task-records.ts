@@ -205,7 +205,12 @@ export class LocalTaskRecords implements A2aTaskRecords {
     const tasks = matching.slice(from, from + q.pageSize)
     const last = tasks.at(-1)
     const more = from + q.pageSize < matching.length && last !== undefined
-    return { tasks: tasks.map(copy), nextPageToken: more ? tokenOf(last) : '', pageSize: q.pageSize, totalSize: matching.length }
+    return {
+      tasks: tasks.map(copy),
+      nextPageToken: more ? tokenOf(last) : '',
+      pageSize: q.pageSize,
+      totalSize: matching.length
+    }
   }
 
   async all(contextId: string | undefined, now: number): Promise<TaskRecord[]> {

@@ -105,9 +105,10 @@ export class PostgresTaskRecords implements A2aTaskRecords {
   async start(): Promise<number> {
     await this.pg.start()
     // only this node's tasks: another live node's are its own to finish
-    const { rows } = await this.pg.query<Row>(`SELECT ${COLUMNS} FROM platform_a2a_tasks WHERE node = $1 AND NOT terminal`, [
-      this.opts.node
-    ])
+    const { rows } = await this.pg.query<Row>(
+      `SELECT ${COLUMNS} FROM platform_a2a_tasks WHERE node = $1 AND NOT terminal`,
+      [this.opts.node]
+    )
     const now = Date.now()
     for (const r of rows) {
       const t = recordOf(r)
@@ -160,7 +161,7 @@ export class PostgresTaskRecords implements A2aTaskRecords {
     })
   }
 
-  /** Makes room for one more task of `n.caller` under the create lock, or throws the refusal of the limit that has none. */
+  /** Makes room for one more task of `n.caller` (under the create lock), or throws the refusal of the full limit. */
   private async admit(c: PoolClient, n: NewTask, now: number): Promise<void> {
     const l = this.opts.limits
     const key = ownerKey(n.caller)
@@ -239,7 +240,10 @@ export class PostgresTaskRecords implements A2aTaskRecords {
     if (q.contextId !== undefined) add('context_id = $1', q.contextId)
     if (q.status !== undefined) add('state = $1', q.status)
     if (q.after !== undefined) add('updated_at >= $1', q.after)
-    const total = await this.pg.query<{ n: string }>(`SELECT count(*) AS n FROM platform_a2a_tasks WHERE ${where}`, params)
+    const total = await this.pg.query<{ n: string }>(
+      `SELECT count(*) AS n FROM platform_a2a_tasks WHERE ${where}`,
+      params
+    )
     if (q.pageToken !== undefined && q.pageToken !== '') add('(updated_at, seq) < ($1, $2)', ...parseToken(q.pageToken))
     params.push(q.pageSize + 1)
     const { rows } = await this.pg.query<Row>(

@@ -15,7 +15,7 @@ export function taskStoreKind(platform: Platform): 'memory' | 'lmdb' | 'postgres
   return cfg.get(STORE_KEY)
 }
 
-/** The task store `platform.a2a.store` names, not started yet; `postgres` without a url is refused before anything opens. */
+/** The task store `platform.a2a.store` names, not started; `postgres` without a url is refused before opening. */
 export function taskRecordsFromConfig(platform: Platform, opts: TaskRecordsOptions): A2aTaskRecords {
   const kind = taskStoreKind(platform)
   if (kind === 'memory') return new LocalTaskRecords(opts)
@@ -33,8 +33,12 @@ export function taskRecordsFromConfig(platform: Platform, opts: TaskRecordsOptio
   })
 }
 
-/** A Postgres server out of reach at start-up is an operator error (one line naming the key and the server, exit 78). */
-export async function startOrExplain(platform: Platform, records: A2aTaskRecords, start: () => Promise<number>): Promise<number> {
+/** A Postgres server out of reach at start-up is an operator error (one line naming key and server, exit 78). */
+export async function startOrExplain(
+  platform: Platform,
+  records: A2aTaskRecords,
+  start: () => Promise<number>
+): Promise<number> {
   try {
     return await start()
   } catch (e) {

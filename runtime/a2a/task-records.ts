@@ -125,7 +125,7 @@ export interface A2aTaskRecords {
   create(t: NewTask, now: number): Promise<TaskRecord>
   /** The task, or undefined when unknown or past its retention. */
   get(id: string, now: number): Promise<TaskRecord | undefined>
-  /** The running node's write of state, status, history, artifacts and metadata; refused once the kept task has ended. */
+  /** The running node's write of state, status, history, artifacts and metadata; refused once the task ended. */
   update(t: TaskRecord): Promise<Written | undefined>
   /** Moves a SUBMITTED or WORKING task to CANCELED, its status message the agent's `text`; undefined when unknown. */
   cancel(id: string, text: string, now: number): Promise<Canceled | undefined>
@@ -167,16 +167,18 @@ export function callerKey(c: QuotaOwner): string {
 
 /** The refusal of an owner's own limit, or undefined when its count `n` fits. */
 export function ownLimit(c: QuotaOwner, n: number, limits: OwnerLimits): OwnerRefusal | undefined {
-  if (c.principal !== null)
-    return n >= limits.perPrincipal ? refusalOf('principal', limits, c.principal) : undefined
+  if (c.principal !== null) return n >= limits.perPrincipal ? refusalOf('principal', limits, c.principal) : undefined
   if (c.address !== undefined) return n >= limits.perAddress ? refusalOf('address', limits, c.address) : undefined
   return undefined
 }
 
 export function refusalOf(scope: OwnerRefusal['scope'], l: OwnerLimits, of?: string): OwnerRefusal {
-  const limit = { server: l.max, anonymous: Math.max(0, l.max - l.reserve), principal: l.perPrincipal, address: l.perAddress }[
-    scope
-  ]
+  const limit = {
+    server: l.max,
+    anonymous: Math.max(0, l.max - l.reserve),
+    principal: l.perPrincipal,
+    address: l.perAddress
+  }[scope]
   return of === undefined ? { scope, limit, key: KEYS[scope] } : { scope, limit, key: KEYS[scope], of }
 }
 

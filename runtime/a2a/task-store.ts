@@ -141,7 +141,13 @@ export class TaskStore {
       },
       at
     )
-    const l: LiveTask = { rec, abort: new AbortController(), listeners: new Set(), waiters: [], writing: Promise.resolve() }
+    const l: LiveTask = {
+      rec,
+      abort: new AbortController(),
+      listeners: new Set(),
+      waiters: [],
+      writing: Promise.resolve()
+    }
     this.live.set(id, l)
     return l
   }

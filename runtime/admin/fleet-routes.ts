@@ -127,13 +127,15 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       gate: { read: 'content' },
       query: { type: 'object', properties: { contextId: str } },
       handler: async ({ query }) =>
-        (await d.tasks.tasks(query.contextId as string | undefined)).map(({ taskId, contextId, state, statusMessage, createdAt }) => ({
+        (await d.tasks.tasks(query.contextId as string | undefined)).map(
+          ({ taskId, contextId, state, statusMessage, createdAt }) => ({
             taskId,
             contextId,
             state,
             statusMessage,
             createdAt
-          }))
+          })
+        )
     },
     {
       method: 'GET',

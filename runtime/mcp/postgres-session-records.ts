@@ -98,7 +98,12 @@ export class PostgresSessionRecords implements SessionRecords {
       )
       const k = { own: Number(rows[0]!.own), anon: Number(rows[0]!.anon), total: Number(rows[0]!.total) }
       const refusal = (scope: 'server' | 'anonymous' | 'principal' | 'address', of?: string): Admitted => {
-        const limit = { server: l.max, anonymous: Math.max(0, l.max - l.reserve), principal: l.perPrincipal, address: l.perAddress }[scope]
+        const limit = {
+          server: l.max,
+          anonymous: Math.max(0, l.max - l.reserve),
+          principal: l.perPrincipal,
+          address: l.perAddress
+        }[scope]
         const key = {
           server: 'platform.mcp.max-sessions',
           principal: 'platform.mcp.sessions.max-per-principal',
@@ -113,7 +118,7 @@ export class PostgresSessionRecords implements SessionRecords {
       const anonymousFull = owner.principal === null && k.anon >= l.max - l.reserve
       let evicted: string | undefined
       if (full || anonymousFull) {
-        // the least recently seen anonymous session makes room, so anonymous clients alone cannot lock out everyone else
+        // the least recently seen anonymous session makes room: anonymous clients alone cannot lock out everyone else
         const gone = await c.query<{ id: string }>(
           `DELETE FROM platform_mcp_sessions WHERE id = (
              SELECT id FROM platform_mcp_sessions WHERE principal IS NULL ORDER BY last_seen LIMIT 1) RETURNING id`

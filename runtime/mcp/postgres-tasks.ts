@@ -7,7 +7,7 @@
 import { PlatformError } from '../contracts/index.js'
 import { PostgresPool } from '../store/index.js'
 import { ErrorCode, MCP_ERRORS } from './errors.js'
-import { INTERRUPTED, type TaskRecord } from './tasks.js'
+import { INTERRUPTED, type TaskRecord } from './task-record.js'
 
 const MIGRATIONS: readonly string[] = [
   `CREATE TABLE platform_mcp_tasks (
@@ -115,7 +115,12 @@ export class PostgresTasks {
       if (r === undefined) return undefined
       if (TERMINAL.has(r.record.status)) return { rec: r.record, node: r.node, canceled: false }
       const { inputRequests: _gone, ...rest } = r.record
-      const rec: TaskRecord = { ...rest, status: 'cancelled', statusMessage: message, lastUpdatedAt: new Date().toISOString() }
+      const rec: TaskRecord = {
+        ...rest,
+        status: 'cancelled',
+        statusMessage: message,
+        lastUpdatedAt: new Date().toISOString()
+      }
       await c.query('UPDATE platform_mcp_tasks SET terminal = true, expires_at = $2, record = $3 WHERE id = $1', [
         id,
         expiry(rec),

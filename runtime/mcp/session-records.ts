@@ -32,7 +32,7 @@ export interface KeptSession {
   uris: string[]
 }
 
-/** A shared store's answer to a create: the session kept (and one it ended to make room), or the limit that refused it. */
+/** A shared store's answer to a create: kept (and the session ended to make room), or the limit that refused it. */
 export type Admitted = { evicted?: string } | SessionRefusal
 
 export interface SessionRecords {

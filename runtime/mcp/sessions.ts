@@ -1,69 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import type { Backplane } from '../contracts/index.js'
-import type { StreamHistory } from './stream-history.js'
+import { Session, type SessionStorageLimits } from './session.js'
 import type { SessionRecord, SessionRecords } from './session-records.js'
 import { SessionQuota, type SessionLimits, type SessionOwner, type SessionRefusal } from './session-quota.js'
-import type { JsonObject, LogLevel } from './wire.js'
+import type { JsonObject } from './wire.js'
 
 export type { SessionRecord } from './session-records.js'
-
-/** A live session: the record plus what only exists in this process (GET stream, pending requests). */
-export class Session {
-  /** Notification channel: the GET SSE stream or the WebSocket the session was opened on. */
-  channel: ((msg: JsonObject) => boolean) | undefined
-  /** Ends the channel's stream (GET SSE) when the session ends. */
-  closeChannel: (() => void) | undefined
-  /** The GET stream's events for Last-Event-ID replay; set by the first GET, in memory only. */
-  history: StreamHistory | undefined
-  /** Sessions kept in a shared store: a notification with no channel here goes to the node holding one. */
-  relay: ((msg: JsonObject) => void) | undefined
-  readonly pending = new Map<string | number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
-  /** Requests in flight, by JSON-RPC id, so notifications/cancelled can abort them. */
-  readonly inflight = new Map<string | number, () => void>()
-  /** Subscribed resource URIs (written one entry each through SessionStore.subscribe). */
-  readonly subscriptions: Set<string>
-  private nextId = 1
-  constructor(
-    readonly record: SessionRecord,
-    subscriptions: Iterable<string> = []
-  ) {
-    this.subscriptions = new Set(subscriptions)
-  }
-  get id(): string {
-    return this.record.id
-  }
-  newRequestId(): string {
-    return `s-${this.nextId++}`
-  }
-  /**
-   * A notification: on the open channel, or kept for the GET stream's replay while none is open
-   * here and sent to the other nodes, one of which may hold the session's GET stream.
-   */
-  notify(msg: JsonObject): void {
-    if (this.channel !== undefined) this.channel(msg)
-    else {
-      this.history?.record(msg)
-      this.relay?.(msg)
-    }
-  }
-  failPending(why: string): void {
-    for (const p of this.pending.values()) p.reject(new Error(why))
-    this.pending.clear()
-  }
-
-  /** Nothing open on it: no notification channel, no request in flight either way. */
-  get idle(): boolean {
-    return this.channel === undefined && this.inflight.size === 0 && this.pending.size === 0
-  }
-}
-
-/** What one session may store: a session's client data is capped. */
-export interface SessionStorageLimits {
-  capabilitiesBytes: number
-  clientInfoBytes: number
-  subscriptions: number
-  uriBytes: number
-}
+export { Session, type SessionStorageLimits } from './session.js'
 
 /** Every known session (live, or only in this node's store): who opened it and when it was last seen. */
 interface Known {
@@ -128,7 +71,9 @@ export class SessionStore {
     private readonly opts: SessionStoreOptions
   ) {
     this.quota = new SessionQuota(limits)
-    const restored = records.restore().map(({ rec }): [string, Known] => [rec.id, { owner: ownerOf(rec), lastSeen: rec.lastSeen }])
+    const restored = records
+      .restore()
+      .map(({ rec }): [string, Known] => [rec.id, { owner: ownerOf(rec), lastSeen: rec.lastSeen }])
     restored.sort((a, b) => a[1].lastSeen - b[1].lastSeen)
     for (const [id, k] of restored) this.track(id, k)
     this.sweeper = setInterval(
@@ -207,7 +152,8 @@ export class SessionStore {
       const limits = this.quota.limits
       const full = this.size >= limits.max
       const anonymousFull = owner.principal === null && this.anonymous.size >= limits.max - limits.reserve
-      if ((full || anonymousFull) && !this.evictIdleAnonymous()) return this.quota.refusal(full ? 'server' : 'anonymous')
+      if ((full || anonymousFull) && !this.evictIdleAnonymous())
+        return this.quota.refusal(full ? 'server' : 'anonymous')
       // written (encoded) before it is counted: a record that cannot be written leaves no ghost behind
       this.write(this.records.put(rec))
     }
@@ -376,7 +322,7 @@ export class SessionStore {
     return true
   }
 
-  /** A session ended elsewhere (another node, or the shared store's own eviction): forgotten here, its channel closed. */
+  /** A session ended elsewhere (another node, the shared store's eviction): forgotten here, its channel closed. */
   private ended(id: string): void {
     this.drop(id)
     this.backplane?.publish(ENDED, { id })
@@ -412,9 +358,11 @@ export class SessionStore {
       expired.push(id)
     }
     // a shared session may have been seen on another node since: forgotten here, kept there
-    for (const id of expired) if (this.records.shared) this.drop(id)
-    else this.delete(id)
-    if (this.records.shared) void this.records.sweep(now, this.ttlMs).catch((err: unknown) => this.opts.onError(err, 'sweep'))
+    for (const id of expired)
+      if (this.records.shared) this.drop(id)
+      else this.delete(id)
+    if (this.records.shared)
+      void this.records.sweep(now, this.ttlMs).catch((err: unknown) => this.opts.onError(err, 'sweep'))
   }
 
   close(): void {

@@ -2,67 +2,21 @@ import { randomUUID } from 'node:crypto'
 import type { Database } from 'lmdb'
 import type { Backplane } from '../contracts/index.js'
 import type { EventBus } from '../events/index.js'
-import type { CancelSignal } from '../plugins/index.js'
 import { ErrorCode } from './errors.js'
 import type { PostgresTasks } from './postgres-tasks.js'
-import type { JsonObject } from './types.js'
+import {
+  INTERRUPTED,
+  TERMINAL,
+  recordOf,
+  refresh,
+  type Outcome,
+  type Runner,
+  type Task,
+  type TaskRecord,
+  type TaskStatus
+} from './task-record.js'
 
-export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled'
-const TERMINAL = new Set<TaskStatus>(['completed', 'failed', 'cancelled'])
-
-/** One run of a task's tool: it completes, asks for input (MRTR), or fails with a protocol error. */
-export type Outcome =
-  | { kind: 'complete'; result: JsonObject }
-  | { kind: 'input'; inputRequests: Record<string, JsonObject>; toolState?: unknown }
-  | { kind: 'error'; error: { code: number; message: string; data?: unknown } }
-
-export type Runner = (
-  gathered: Record<string, unknown> | undefined,
-  toolState: unknown,
-  signal: CancelSignal
-) => Promise<Outcome>
-
-export interface Task {
-  id: string
-  status: TaskStatus
-  statusMessage?: string
-  createdAt: string
-  lastUpdatedAt: string
-  ttlMs: number
-  pollIntervalMs: number
-  result?: JsonObject
-  error?: { code: number; message: string; data?: unknown }
-  inputRequests?: Record<string, JsonObject>
-  gathered?: Record<string, unknown>
-  toolState?: unknown
-  principal: string | null
-  abort: AbortController
-  resume?: () => void
-  waiters: (() => void)[]
-  /** Set once the task's handle is handed out: from then on every change is written to the store. */
-  durable?: boolean
-  /** A copy of a task another node runs (a shared store): read afresh at each request, changed through that node. */
-  remote?: { node: string }
-}
-
-/** What of a task survives a restart (LMDB `mcp-tasks`); the run itself (runner, tool state) does not. */
-export type TaskRecord = Pick<
-  Task,
-  | 'id'
-  | 'status'
-  | 'statusMessage'
-  | 'createdAt'
-  | 'lastUpdatedAt'
-  | 'ttlMs'
-  | 'pollIntervalMs'
-  | 'result'
-  | 'error'
-  | 'inputRequests'
-  | 'principal'
->
-
-/** The status message (and error) of a task that was running when its process stopped. */
-export const INTERRUPTED = 'interrupted: server restarted'
+export { INTERRUPTED, type Outcome, type Runner, type Task, type TaskRecord, type TaskStatus } from './task-record.js'
 
 /** How often expired tasks are swept. */
 const SWEEP_MS = 30_000
@@ -75,23 +29,6 @@ export interface SharedTasks {
 
 const cancelTopic = (node: string): string => `mcp/tasks/cancel/${node}`
 const updateTopic = (node: string): string => `mcp/tasks/update/${node}`
-
-function recordOf(t: Task): TaskRecord {
-  const r: TaskRecord = {
-    id: t.id,
-    status: t.status,
-    createdAt: t.createdAt,
-    lastUpdatedAt: t.lastUpdatedAt,
-    ttlMs: t.ttlMs,
-    pollIntervalMs: t.pollIntervalMs,
-    principal: t.principal
-  }
-  if (t.statusMessage !== undefined) r.statusMessage = t.statusMessage
-  if (t.result !== undefined) r.result = t.result
-  if (t.error !== undefined) r.error = t.error
-  if (t.inputRequests !== undefined) r.inputRequests = t.inputRequests
-  return r
-}
 
 /**
  * Tasks of long-running tool calls, for both forms: the 2026-07-28 tasks extension
@@ -205,7 +142,14 @@ export class TaskManager {
       }
       // the same object: a request waiting on it (tasks/result) sees the new state
       if (copy !== undefined) refresh(copy, kept.rec)
-      else this.tasks.set(id, { ...kept.rec, abort: new AbortController(), waiters: [], durable: true, remote: { node: kept.node } })
+      else
+        this.tasks.set(id, {
+          ...kept.rec,
+          abort: new AbortController(),
+          waiters: [],
+          durable: true,
+          remote: { node: kept.node }
+        })
     })
   }
 
@@ -444,15 +388,4 @@ export class TaskManager {
     for (const u of this.unsubscribe.splice(0)) u()
     for (const t of this.tasks.values()) if (!this.isTerminal(t)) t.abort.abort()
   }
-}
-
-/** A copy of another node's task takes the state the store holds. */
-function refresh(t: Task, r: TaskRecord): void {
-  t.status = r.status
-  t.lastUpdatedAt = r.lastUpdatedAt
-  if (r.statusMessage !== undefined) t.statusMessage = r.statusMessage
-  else delete t.statusMessage
-  t.result = r.result
-  t.error = r.error
-  t.inputRequests = r.inputRequests
 }

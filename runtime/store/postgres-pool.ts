@@ -155,9 +155,10 @@ export class PostgresPool {
            applied_at timestamptz NOT NULL DEFAULT now()
          )`
       )
-      const { rows } = await c.query<{ version: number }>('SELECT version FROM platform_store_schemas WHERE name = $1', [
-        schema
-      ])
+      const { rows } = await c.query<{ version: number }>(
+        'SELECT version FROM platform_store_schemas WHERE name = $1',
+        [schema]
+      )
       const current = rows[0]?.version ?? 0
       if (current > migrations.length)
         throw new Error(

@@ -78,8 +78,12 @@ export function runTaskRecordsContract(t: Test, name: string, fixture: (t: Test)
       'an anonymous caller lists none'
     )
     t.equal(
-      (await s.list({ agent: 'helper', viewer: { principal: 'alice', all: false }, pageSize: 5, status: 'TASK_STATE_WORKING' }, 1006))
-        .totalSize,
+      (
+        await s.list(
+          { agent: 'helper', viewer: { principal: 'alice', all: false }, pageSize: 5, status: 'TASK_STATE_WORKING' },
+          1006
+        )
+      ).totalSize,
       1
     )
     t.same(

@@ -124,7 +124,11 @@ if (pg !== undefined && redis !== undefined && model !== undefined) {
 
   t.test('a task finished on node A is read on node B with its answer', async (t) => {
     hold(t, 3, 99).release()
-    const sent = await rpc(a2a(a.url), { ...send('short job'), params: { ...send('short job').params, configuration: {} } }, as(ALICE))
+    const sent = await rpc(
+      a2a(a.url),
+      { ...send('short job'), params: { ...send('short job').params, configuration: {} } },
+      as(ALICE)
+    )
     t.equal(sent.body.result.task.status.state, 'TASK_STATE_COMPLETED')
     const got = await rpc(a2a(b.url), byId('GetTask', sent.body.result.task.id), as(ALICE))
     t.equal(got.body.result.status.state, 'TASK_STATE_COMPLETED')
@@ -160,7 +164,10 @@ if (pg !== undefined && redis !== undefined && model !== undefined) {
     let onA: any
     await within(
       (async () => {
-        while ((onA = (await modern(mcpOf(a.url), 'tasks/get', { taskId: handed.taskId }, { caps: TASKS })).body.result).status !== 'cancelled')
+        while (
+          (onA = (await modern(mcpOf(a.url), 'tasks/get', { taskId: handed.taskId }, { caps: TASKS })).body.result)
+            .status !== 'cancelled'
+        )
           await new Promise((r) => setTimeout(r, 20))
       })(),
       'A learns of the cancel'
@@ -171,7 +178,11 @@ if (pg !== undefined && redis !== undefined && model !== undefined) {
 
   t.test('an MCP session opened on node A continues on node B, and hears A', async (t) => {
     for (const node of [a, b])
-      getMcp(node.platform)!.registerTool({ name: 'echo', description: 'Echoes', handler: (args) => JSON.stringify(args) })
+      getMcp(node.platform)!.registerTool({
+        name: 'echo',
+        description: 'Echoes',
+        handler: (args) => JSON.stringify(args)
+      })
     const onA = await openSession(`${a.url}/platform/mcp`)
     const headers = {
       'content-type': 'application/json',
@@ -182,7 +193,12 @@ if (pg !== undefined && redis !== undefined && model !== undefined) {
     const call = await fetch(`${b.url}/platform/mcp`, {
       method: 'POST',
       headers,
-      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { x: 1 } } })
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { x: 1 } }
+      })
     })
     t.equal(call.status, 200, 'B knows the session A opened')
     const text = await call.text()

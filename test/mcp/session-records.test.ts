@@ -100,7 +100,11 @@ if (pg !== undefined) {
     const mine = record(alice)
     t.same(await one.admit(mine, alice, LIMITS, TTL), {})
     t.same(await two.admit(record(alice), alice, LIMITS, TTL), {})
-    t.match(await one.admit(record(alice), alice, LIMITS, TTL), { scope: 'principal', limit: 2 }, 'two nodes, one count')
+    t.match(
+      await one.admit(record(alice), alice, LIMITS, TTL),
+      { scope: 'principal', limit: 2 },
+      'two nodes, one count'
+    )
     const anon = (n: number): SessionOwner => ({ principal: null, address: `127.0.0.${n}` })
     const first = record(anon(1), Date.now() - 1000)
     t.same(await two.admit(first, anon(1), LIMITS, TTL), {})
