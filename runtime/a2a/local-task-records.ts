@@ -21,6 +21,7 @@ import {
   pushRefusal,
   refusal,
   tokenOf,
+  withPush,
   type A2aTaskRecords,
   type Canceled,
   type ListPage,
@@ -229,12 +230,12 @@ export class LocalTaskRecords implements A2aTaskRecords {
       const r = pushRefusal(t.id, t.push.length, this.pushOf(owner), this.opts.push)
       if (r !== undefined) throw r
     }
-    const push = at < 0 ? [...t.push, c] : t.push.map((p, i) => (i === at ? c : p))
+    const push = withPush(t.push, c)
     const kept = { ...t, push }
     await this.db?.put(t.id, kept)
     this.tasks.set(t.id, kept)
     if (at < 0) this.countPush(callerKey(t.caller), 1)
-    return { ...c }
+    return { ...push.find((p) => p.id === c.id)! }
   }
 
   async deletePush(taskId: string, id: string): Promise<boolean> {

@@ -6,7 +6,7 @@
  * advisory lock, so the bounds hold across nodes; a push config write locks its task's row and
  * its caller's lock.
  */
-import type { PoolClient } from 'pg'
+import type { Sql } from '../store/index.js'
 import { PlatformError } from '../contracts/index.js'
 import { PostgresPool } from '../store/index.js'
 import { A2A_ERRORS } from './errors.js'
@@ -24,6 +24,7 @@ import {
   refusal,
   refusalOf,
   tokenOf,
+  withPush,
   type A2aTaskRecords,
   type Canceled,
   type ListPage,
@@ -162,7 +163,7 @@ export class PostgresTaskRecords implements A2aTaskRecords {
   }
 
   /** Makes room for one more task of `n.caller` (under the create lock), or throws the refusal of the full limit. */
-  private async admit(c: PoolClient, n: NewTask, now: number): Promise<void> {
+  private async admit(c: Sql, n: NewTask, now: number): Promise<void> {
     const l = this.opts.limits
     const key = ownerKey(n.caller)
     const counts = async (): Promise<{ own: number; anon: number; total: number }> => {
@@ -286,9 +287,9 @@ export class PostgresTaskRecords implements A2aTaskRecords {
         const refused = pushRefusal(config.taskId, r.push.length, await pushCountIn(c, r.push_owner), this.opts.push)
         if (refused !== undefined) throw refused
       }
-      const push = at < 0 ? [...r.push, config] : r.push.map((p, i) => (i === at ? config : p))
+      const push = withPush(r.push, config)
       await c.query('UPDATE platform_a2a_tasks SET push = $2 WHERE id = $1', [config.taskId, JSON.stringify(push)])
-      return { ...config }
+      return { ...push.find((p) => p.id === config.id)! }
     })
   }
 
@@ -313,7 +314,7 @@ export class PostgresTaskRecords implements A2aTaskRecords {
     await this.pg.transaction((c) => this.sweepIn(c, now))
   }
 
-  private async sweepIn(c: PoolClient, now: number): Promise<void> {
+  private async sweepIn(c: Sql, now: number): Promise<void> {
     await c.query('DELETE FROM platform_a2a_tasks WHERE terminal AND created_at <= $1', [now - this.opts.retentionMs])
     const { rows } = await c.query<{ n: string }>('SELECT count(*) AS n FROM platform_a2a_tasks')
     this.count = Number(rows[0]!.n)
@@ -321,7 +322,7 @@ export class PostgresTaskRecords implements A2aTaskRecords {
 }
 
 /** Forgets the oldest finished task matching `where` (`$1`… are `params`); false when there is none. */
-async function recycle(c: PoolClient, where: string, params: unknown[]): Promise<boolean> {
+async function recycle(c: Sql, where: string, params: unknown[]): Promise<boolean> {
   const { rowCount } = await c.query(
     `DELETE FROM platform_a2a_tasks WHERE id = (
        SELECT id FROM platform_a2a_tasks WHERE terminal AND ${where} ORDER BY ended_at, seq LIMIT 1)`,
@@ -330,7 +331,7 @@ async function recycle(c: PoolClient, where: string, params: unknown[]): Promise
   return (rowCount ?? 0) > 0
 }
 
-async function pushCountIn(c: PoolClient, owner: string): Promise<number> {
+async function pushCountIn(c: Sql, owner: string): Promise<number> {
   const { rows } = await c.query<{ n: string }>(
     `SELECT coalesce(sum(jsonb_array_length(push)), 0) AS n FROM platform_a2a_tasks WHERE push_owner = $1 AND push <> '[]'`,
     [owner]

@@ -16,6 +16,12 @@ import { taskTo03 } from './v03-shapes.js'
 
 export { callerKey, type PushConfig, type PushLimits } from './task-records.js'
 
+/** One page of a task's configs, in creation order; `nextPageToken` is '' on the last page. */
+export interface ConfigPage {
+  configs: PushConfig[]
+  nextPageToken: string
+}
+
 /** Whom a task's configs and deliveries are counted against: its principal, or its anonymous address. */
 export function ownerOf(t: TaskRecord): string {
   return callerKey(t.caller)
@@ -65,6 +71,30 @@ export class PushConfigs {
     return [...t.push]
   }
 
+  /**
+   * Up to `size` configs of `t` after the one `token` names, in creation order (a replaced config
+   * keeps its place). The token survives the deletion of the config it names: it carries that
+   * config's creation number, not its id.
+   */
+  page(t: TaskRecord, size: number, token?: string): ConfigPage {
+    const after = token === undefined ? 0 : parsePageToken(token)
+    const configs: PushConfig[] = []
+    let more = false
+    for (const c of t.push) {
+      if ((c.created ?? 0) <= after) continue
+      if (configs.length === size) {
+        more = true
+        break
+      }
+      configs.push(c)
+    }
+    const last = configs.at(-1)
+    return {
+      configs,
+      nextPageToken: more && last !== undefined ? Buffer.from(`c${last.created ?? 0}`).toString('base64url') : ''
+    }
+  }
+
   async delete(t: TaskRecord, id: string): Promise<boolean> {
     const done = await this.records.deletePush(t.id, id)
     if (done) t.push = t.push.filter((p) => p.id !== id)
@@ -101,4 +131,10 @@ export class PushConfigs {
         })
     }
   }
+}
+
+function parsePageToken(token: string): number {
+  const m = /^c(\d{1,15})$/.exec(Buffer.from(token, 'base64url').toString())
+  if (m === null) throw invalidParams(`pageToken '${token.slice(0, 64)}' is not a token this server gave`)
+  return Number(m[1])
 }

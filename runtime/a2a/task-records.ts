@@ -26,6 +26,8 @@ export interface PushConfig {
   token?: string
   authentication?: { scheme: string; credentials: string }
   version: '1.0' | '0.3'
+  /** Its creation number among its task's configs (a replacement keeps it): what a page token points after. */
+  created?: number
 }
 
 export interface PushLimits {
@@ -235,4 +237,12 @@ export function ended(t: TaskRecord, state: TaskState, message: Message | undefi
 /** A message from the agent about a task (status messages, the answer in the history). */
 export function agentMessage(t: Pick<TaskRecord, 'id' | 'contextId'>, text: string): Message {
   return { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text }], contextId: t.contextId, taskId: t.id }
+}
+
+/** `configs` with `c` added (a new one numbered after every other) or replacing the one of its id (keeping its number). */
+export function withPush(configs: readonly PushConfig[], c: PushConfig): PushConfig[] {
+  const at = configs.findIndex((p) => p.id === c.id)
+  if (at >= 0) return configs.map((p, i) => (i === at ? { ...c, created: p.created } : p))
+  const created = Math.max(Date.now(), ...configs.map((p) => (p.created ?? 0) + 1))
+  return [...configs, { ...c, created }]
 }

@@ -137,7 +137,7 @@ export class TaskStore {
         artifacts: [],
         metadata: { ...extra.metadata },
         // a config given without an id (A2A 0.3) takes the task's
-        push: extra.push === undefined ? [] : [{ ...extra.push, id: extra.push.id ?? id, taskId: id }]
+        push: extra.push === undefined ? [] : [{ ...extra.push, id: extra.push.id ?? id, taskId: id, created: at }]
       },
       at
     )

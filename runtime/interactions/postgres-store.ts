@@ -1,6 +1,6 @@
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg'
 import { PlatformError } from '../contracts/index.js'
-import { describeUrl, isUnreachable } from '../store/index.js'
+import { STORE_ERRORS, describeUrl, isUnreachable } from '../store/index.js'
 import { INTERACTION_ERRORS } from './errors.js'
 import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import { migrate } from './postgres-schema.js'
@@ -162,7 +162,7 @@ export class PostgresInteractionStore implements InteractionStore {
     } catch (e) {
       if (!isUnreachable(e)) throw e
       this.up = false
-      throw new PlatformError(INTERACTION_ERRORS.STORE_UNAVAILABLE, {
+      throw new PlatformError(STORE_ERRORS.STORE_UNAVAILABLE, {
         store: `PostgreSQL at ${describeUrl(this.opts.url)}`
       })
     }

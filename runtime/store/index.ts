@@ -12,4 +12,7 @@ export {
 } from './split-log.js'
 export { nodeIdentity } from './node-identity.js'
 export { InProcessCounters } from './in-process-counters.js'
-export { PostgresPool, isUnreachable, describeUrl } from './postgres-pool.js'
+export { PostgresDb, describeUrl, isUnreachable, textFits, type Sql } from './postgres-db.js'
+export { STORE_ERRORS } from './errors.js'
+export { openPlatformPostgres } from './platform-postgres.js'
+export { PostgresPool } from './postgres-pool.js'
