@@ -239,7 +239,7 @@ export function agentMessage(t: Pick<TaskRecord, 'id' | 'contextId'>, text: stri
   return { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text }], contextId: t.contextId, taskId: t.id }
 }
 
-/** `configs` with `c` added (a new one numbered after every other) or replacing the one of its id (keeping its number). */
+/** `configs` with `c` added (numbered after every other) or replacing the one of its id (keeping its number). */
 export function withPush(configs: readonly PushConfig[], c: PushConfig): PushConfig[] {
   const at = configs.findIndex((p) => p.id === c.id)
   if (at >= 0) return configs.map((p, i) => (i === at ? { ...c, created: p.created } : p))
