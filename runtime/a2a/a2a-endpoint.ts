@@ -127,9 +127,9 @@ export function installA2aEndpoint(platform: Platform, methods: A2aMethods, o: A
     }
     try {
       if (STREAMING.has(method)) {
-        const write = methods.stream(method, params, caller)
-        if (ctx.aborted) return
-        write(sseSink(ctx, id, v03 ? eventTo03 : undefined))
+        const write = await methods.stream(method, params, caller)
+        // a client gone meanwhile gets no stream; a task it sent still runs
+        write(ctx.aborted ? undefined : sseSink(ctx, id, v03 ? eventTo03 : undefined))
         return
       }
       const result = await methods.unary(method, params, caller)

@@ -15,7 +15,7 @@ import { addressBucket } from '../http/index.js'
 import { callerKey, type PushConfigs } from './push-configs.js'
 import { configJson, configJson03, parseConfigRef, parseCreate, parseListConfigs } from './push-params.js'
 import { runTask } from './task-run.js'
-import { taskJson, type TaskRecord, type TaskStore, type Viewer } from './task-store.js'
+import { taskJson, type LiveTask, type TaskRecord, type TaskStore, type Viewer } from './task-store.js'
 
 /** Who calls which agent. */
 export interface Caller {
@@ -70,11 +70,11 @@ export class A2aMethods {
         return await this.send(parseSend(params), c)
       case 'GetTask': {
         const p = parseTaskId(params)
-        return taskJson(this.task(p.id, c), p.historyLength)
+        return taskJson(await this.task(p.id, c), p.historyLength)
       }
       case 'ListTasks': {
         const p = parseList(params)
-        const page = this.store.list({
+        const page = await this.store.list({
           agent: c.agent,
           viewer: c.viewer,
           pageSize: p.pageSize,
@@ -86,10 +86,12 @@ export class A2aMethods {
         return { ...page, tasks: page.tasks.map((t) => taskJson(t, p.historyLength ?? 0, p.includeArtifacts)) }
       }
       case 'CancelTask': {
-        const t = this.task(parseTaskId(params, 'CancelTask').id, c)
-        if (!this.store.cancel(t))
+        const t = await this.task(parseTaskId(params, 'CancelTask').id, c)
+        const out = await this.store.cancel(t.id)
+        if (out === undefined) throw unknownTask(t.id)
+        if (!out.canceled)
           throw new PlatformError(A2A_ERRORS.A2A_TASK_NOT_CANCELABLE, { id: t.id }, { data: { taskId: t.id } })
-        return taskJson(t)
+        return taskJson(out.task)
       }
       case 'GetExtendedAgentCard':
         throw new PlatformError(A2A_ERRORS.A2A_UNSUPPORTED_OPERATION, {
@@ -100,15 +102,17 @@ export class A2aMethods {
   }
 
   /** Checks a streaming call's params and target before any byte is streamed; returns the writer. */
-  stream(method: string, params: unknown, c: Caller): (sink: EventSink) => void {
+  async stream(method: string, params: unknown, c: Caller): Promise<(sink: EventSink | undefined) => void> {
     if (method === 'SendStreamingMessage') {
       const p = parseSend(params)
-      const t = this.start(p, c)
+      // the turn starts as the stream attaches: the snapshot shows it WORKING, and every later event follows
+      const [l, run] = await this.start(p, c)
       return (sink) => {
-        this.follow(t, sink, p.historyLength)
+        run()
+        if (sink !== undefined) this.follow(l.rec, sink, p.historyLength)
       }
     }
-    const t = this.task(parseTaskId(params, 'SubscribeToTask').id, c)
+    const t = await this.task(parseTaskId(params, 'SubscribeToTask').id, c)
     if (TERMINAL_STATES.has(t.state))
       throw new PlatformError(
         A2A_ERRORS.A2A_UNSUPPORTED_OPERATION,
@@ -116,50 +120,53 @@ export class A2aMethods {
         { data: { taskId: t.id } }
       )
     return (sink) => {
-      this.follow(t, sink)
+      if (sink !== undefined) this.follow(t, sink)
     }
   }
 
   /** The push notification config methods, answered in the caller's protocol version. */
-  private pushMethod(method: string, params: unknown, c: Caller): unknown {
+  private async pushMethod(method: string, params: unknown, c: Caller): Promise<unknown> {
     if (!this.push.available) throw new PlatformError(A2A_ERRORS.A2A_PUSH_NOT_SUPPORTED)
     const v03 = c.v03 === true
     const shape = v03 ? configJson03 : configJson
     if (method === 'CreateTaskPushNotificationConfig') {
       const p = parseCreate(params, v03)
-      const t = this.task(p.taskId, c)
+      const t = await this.task(p.taskId, c)
       const url = this.push.checkUrl(p.config.url)
-      return shape(this.push.set(t, { ...p.config, id: p.config.id!, url, version: v03 ? '0.3' : '1.0' }))
+      const kept = await this.push.set(t, { ...p.config, id: p.config.id!, url, version: v03 ? '0.3' : '1.0' })
+      if (kept === undefined) throw unknownTask(t.id)
+      return shape(kept)
     }
     if (method === 'ListTaskPushNotificationConfigs') {
       const p = parseListConfigs(params, v03)
-      const page = this.push.page(this.task(p.taskId, c), p.pageSize, p.pageToken)
+      const page = this.push.page(await this.task(p.taskId, c), p.pageSize, p.pageToken)
       return v03
         ? page.configs.map(configJson03)
         : { configs: page.configs.map(configJson), nextPageToken: page.nextPageToken }
     }
     const ref = parseConfigRef(params, v03)
-    const t = this.task(ref.taskId, c)
+    const t = await this.task(ref.taskId, c)
     if (method === 'GetTaskPushNotificationConfig') {
       const found = this.push.get(t, ref.id)
       if (found === undefined) throw unknownConfig(t.id, ref.id)
       return shape(found)
     }
-    if (!this.push.delete(t, ref.id)) throw unknownConfig(t.id, ref.id)
+    if (!(await this.push.delete(t, ref.id))) throw unknownConfig(t.id, ref.id)
     return v03 ? null : {}
   }
 
   private async send(p: SendParams, c: Caller): Promise<unknown> {
-    const t = this.start(p, c)
-    if (!p.returnImmediately) await this.store.settled(t)
-    return { task: taskJson(t, p.historyLength) }
+    const [l, run] = await this.start(p, c)
+    run()
+    if (!p.returnImmediately) await this.store.settled(l)
+    return { task: taskJson(l.rec, p.historyLength) }
   }
 
-  /** Creates the task a message asks for and starts its turn. */
-  private start(p: SendParams, c: Caller): TaskRecord {
-    let contextId = p.message.contextId
+  /** Creates the task a message asks for; the second value starts its turn. */
+  private async start(p: SendParams, c: Caller): Promise<[LiveTask, () => void]> {
+    const contextId = p.message.contextId
     if (p.message.taskId !== undefined) {
-      const prior = this.task(p.message.taskId, c)
+      const prior = await this.task(p.message.taskId, c)
       if (contextId !== undefined && contextId !== prior.contextId)
         throw invalidParams(`message.contextId '${contextId}' is not the context of task ${prior.id}`)
       // each message runs one turn, so a task takes no second message: a follow-up is a new task in the context
@@ -174,25 +181,31 @@ export class A2aMethods {
       )
     }
     // a push config given with the message is checked before the task exists: a refusal changes nothing
-    const pushUrl = p.push === undefined ? undefined : this.checkSendPush(p, c)
-    const t = this.store.create(c.agent, c.viewer.principal, c.address, contextId, p.message)
-    if (p.push !== undefined && pushUrl !== undefined)
-      this.push.set(t, {
-        ...p.push,
-        id: p.push.id ?? (c.v03 === true ? t.id : randomUUID()),
-        url: pushUrl,
-        version: c.v03 === true ? '0.3' : '1.0'
-      })
-    if (p.metadata !== undefined) Object.assign(t.metadata, p.metadata)
-    contextId = t.contextId
-    void runTask({ ai: this.ai, store: this.store, logger: this.logger }, t, {
-      text: p.text,
-      ...(c.userId !== undefined ? { userId: c.userId } : {}),
-      clientMetadata: { ...p.metadata, ...p.message.metadata },
-      // anonymous conversations are kept apart by address too: a context id may be one a client chose, and guessable
-      memoryKey: memoryKey(c.agent, t.caller.principal ?? `anonymous ${t.caller.address ?? ''}`, contextId)
+    const pushUrl = p.push === undefined ? undefined : await this.checkSendPush(p, c)
+    // a config given with the message is kept with the task in one write; a 0.3 client's default id is the task's
+    const push =
+      p.push !== undefined && pushUrl !== undefined
+        ? {
+            ...p.push,
+            ...(p.push.id !== undefined || c.v03 === true ? {} : { id: randomUUID() }),
+            url: pushUrl,
+            version: (c.v03 === true ? '0.3' : '1.0') as '0.3' | '1.0'
+          }
+        : undefined
+    const l = await this.store.create(c.agent, c.viewer.principal, c.address, contextId, p.message, {
+      ...(p.metadata !== undefined ? { metadata: p.metadata } : {}),
+      ...(push !== undefined ? { push } : {})
     })
-    return t
+    const t = l.rec
+    const run = (): void =>
+      void runTask({ ai: this.ai, store: this.store, logger: this.logger }, l, {
+        text: p.text,
+        ...(c.userId !== undefined ? { userId: c.userId } : {}),
+        clientMetadata: { ...p.metadata, ...p.message.metadata },
+        // anonymous conversations are kept apart by address too: a context id may be one a client chose, and guessable
+        memoryKey: memoryKey(c.agent, t.caller.principal ?? `anonymous ${t.caller.address ?? ''}`, t.contextId)
+      })
+    return [l, run]
   }
 
   /** Streams a task: its snapshot first, then every update until it is terminal. */
@@ -202,15 +215,24 @@ export class A2aMethods {
       sink.close()
       return
     }
+    let open = true
     const listener = (e: StreamResponse): void => {
+      if (!open) return
       sink.send(e)
-      if ('statusUpdate' in e && TERMINAL_STATES.has(e.statusUpdate.status.state)) sink.close()
+      if ('statusUpdate' in e && TERMINAL_STATES.has(e.statusUpdate.status.state)) {
+        open = false
+        unfollow()
+        sink.close()
+      }
     }
-    t.listeners.add(listener)
-    sink.onClose(() => t.listeners.delete(listener))
+    const unfollow = this.store.follow(t.id, listener)
+    sink.onClose(() => {
+      open = false
+      unfollow()
+    })
   }
 
-  private checkSendPush(p: SendParams, c: Caller): string {
+  private async checkSendPush(p: SendParams, c: Caller): Promise<string> {
     if (!this.push.available) throw new PlatformError(A2A_ERRORS.A2A_PUSH_NOT_SUPPORTED)
     const url = this.push.checkUrl(p.push!.url)
     const address = c.address === undefined ? undefined : addressBucket(c.address)
@@ -219,15 +241,15 @@ export class A2aMethods {
         ? { principal: c.viewer.principal }
         : { principal: null, ...(address !== undefined ? { address } : {}) }
     )
-    if (!this.push.hasRoom(owner))
+    if (!(await this.push.hasRoom(owner)))
       throw invalidParams(
         'the caller keeps its limit of push notification configs (platform.a2a.push.max-configs-per-principal); delete one first'
       )
     return url
   }
 
-  private task(id: string, c: Caller): TaskRecord {
-    const t = this.store.visible(id, c.agent, c.viewer)
+  private async task(id: string, c: Caller): Promise<TaskRecord> {
+    const t = await this.store.visible(id, c.agent, c.viewer)
     if (t === undefined) throw unknownTask(id)
     return t
   }

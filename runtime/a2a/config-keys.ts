@@ -35,6 +35,13 @@ export const A2A_CONFIG_KEYS = {
     description:
       'A2A tasks of platform.a2a.max-tasks kept for authenticated principals (unset: a tenth of it): anonymous callers keep at most max-tasks minus this many; beyond it their oldest finished task is forgotten, and while all of them still run a new anonymous message is refused (-32603, HTTP 503)'
   },
+  'platform.a2a.store': {
+    schema: { enum: ['memory', 'lmdb', 'postgres'] },
+    default: 'lmdb',
+    sharedState: true,
+    description:
+      'Where A2A tasks and their push notification configs are kept: `lmdb` (the data directory; a task and its result survive a restart, a task running when the node stopped reads FAILED), `postgres` (`platform.postgres.url`; every node reads, lists, streams and cancels every task) or `memory` (lost on restart). In cluster mode the default is `postgres`'
+  },
   'platform.a2a.task-retention-ms': {
     schema: positiveInt,
     default: 300_000,

@@ -73,6 +73,12 @@ export const A2A_ERRORS = defineErrors({
         : `Too many A2A tasks: the server holds its limit of ${String(p.limit)} tasks, and no anonymous task and none of the caller's own has finished (${String(p.key)})`,
     hint: 'Finished tasks make room; authenticated principals keep platform.a2a.tasks.authenticated-reserve of the cap'
   },
+  A2A_STORE_UNAVAILABLE: {
+    status: 503,
+    rpcCode: RpcCode.InternalError,
+    message: (p) => `The A2A task store (${String(p.store)}) cannot be reached`,
+    hint: 'Retry once the server is back (GET /readyz reports it); what was acknowledged before is kept'
+  },
   A2A_MESSAGE_TOO_LARGE: {
     status: 413,
     rpcCode: RpcCode.InvalidRequest,

@@ -14,35 +14,46 @@ import { A2aMethods } from './a2a-methods.js'
 import type { A2aService } from './a2a-service.js'
 import { A2A } from './key.js'
 import { TaskStore } from './task-store.js'
+import { startOrExplain, taskRecordsFromConfig } from './task-records-from-config.js'
 import { taskView } from './task-view.js'
 import { A2A_CONFIG_KEYS } from './config-keys.js'
 import { A2A_ERRORS } from './errors.js'
 
-export function installA2a(platform: Platform): void {
+export async function installA2a(platform: Platform): Promise<void> {
   const { config } = platform
   if (!config.get('platform.a2a.enabled')) return
   const ai = platform.area(AI)
   const max = config.get('platform.a2a.max-tasks')
-  const push = new PushConfigs(
-    platform.area(WEBHOOKS),
-    {
-      perTask: config.get('platform.a2a.push.max-configs-per-task'),
-      perCaller: config.get('platform.a2a.push.max-configs-per-principal')
-    },
-    platform.logger
-  )
-  const store = new TaskStore({
-    bus: platform.bus,
-    onEvent: (t, e) => push.notify(t, e),
-    onForget: (t) => push.forget(t),
+  const retentionMs = config.get('platform.a2a.task-retention-ms')
+  const pushLimits = {
+    perTask: config.get('platform.a2a.push.max-configs-per-task'),
+    perCaller: config.get('platform.a2a.push.max-configs-per-principal')
+  }
+  const records = taskRecordsFromConfig(platform, {
+    node: platform.node.id,
     limits: {
       max,
       perPrincipal: config.get('platform.a2a.tasks.max-per-principal'),
       perAddress: config.get('platform.a2a.tasks.max-per-address'),
       reserve: config.get('platform.a2a.tasks.authenticated-reserve') ?? Math.floor(max / 10)
     },
-    retentionMs: config.get('platform.a2a.task-retention-ms')
+    retentionMs,
+    push: pushLimits
   })
+  const push = new PushConfigs(platform.area(WEBHOOKS), pushLimits, records, platform.logger)
+  const store = new TaskStore({
+    records,
+    bus: platform.bus,
+    backplane: platform.backplane(),
+    logger: platform.logger,
+    onEvent: (t, e) => push.notify(t, e),
+    retentionMs
+  })
+  const interrupted = await startOrExplain(platform, records, () => store.start())
+  if (interrupted > 0)
+    platform.logger.warn({ interrupted }, 'A2A tasks running when this node stopped were marked failed')
+  if (records.kind === 'postgres') platform.addReadiness('a2a-store', () => records.available())
+  platform.onClose(() => records.stop())
   // at shutdown, before the server waits for its open responses: a blocking SendMessage is one
   platform.http.onShutdown(() => store.close())
   const endpoint = installA2aEndpoint(platform, new A2aMethods(ai, store, platform.logger, push), {

@@ -1,27 +1,20 @@
 /**
- * A2A push notification configs: each on one task, bounded per task and per caller, gone with
- * the task. Every status update of a task with configs, and the last chunk of its answer, is
- * queued in the webhooks area's outbox for each of them: signed, retried, durable. A config
- * created through A2A 0.3 is sent what 0.3 sends (the whole task, in 0.3's shape); one created
- * through 1.0 the StreamResponse event itself.
+ * A2A push notification configs: kept with their task in the task store (bounded per task and per
+ * caller, gone with the task), so a config made on any node reaches the node running the task with
+ * its next write. Every status update of a task with configs, and the last chunk of its answer, is
+ * queued in the webhooks area's outbox for each of them by the node running it: signed, retried,
+ * durable. A config created through A2A 0.3 is sent what 0.3 sends (the whole task, in 0.3's
+ * shape); one created through 1.0 the StreamResponse event itself.
  */
 import type { Logger } from 'pino'
-import type { QuotaOwner } from '../http/index.js'
 import type { WebhookService } from '../webhooks/index.js'
 import type { StreamResponse } from './a2a-types.js'
 import { invalidParams } from './rpc-error.js'
-import { taskJson, type TaskRecord } from './task-store.js'
+import { callerKey, type A2aTaskRecords, type PushConfig, type PushLimits, type TaskRecord } from './task-records.js'
+import { taskJson } from './task-store.js'
 import { taskTo03 } from './v03-shapes.js'
 
-/** One config as this server keeps it; `version` is the protocol version that created it. */
-export interface PushConfig {
-  id: string
-  taskId: string
-  url: string
-  token?: string
-  authentication?: { scheme: string; credentials: string }
-  version: '1.0' | '0.3'
-}
+export { callerKey, type PushConfig, type PushLimits } from './task-records.js'
 
 /** One page of a task's configs, in creation order; `nextPageToken` is '' on the last page. */
 export interface ConfigPage {
@@ -29,30 +22,16 @@ export interface ConfigPage {
   nextPageToken: string
 }
 
-export interface PushLimits {
-  perTask: number
-  perCaller: number
-}
-
 /** Whom a task's configs and deliveries are counted against: its principal, or its anonymous address. */
 export function ownerOf(t: TaskRecord): string {
   return callerKey(t.caller)
 }
 
-export function callerKey(c: QuotaOwner): string {
-  return c.principal !== null ? c.principal : `anonymous ${c.address ?? ''}`
-}
-
 export class PushConfigs {
-  private readonly byTask = new Map<string, Map<string, PushConfig>>()
-  private readonly perCaller = new Map<string, number>()
-  /** When each config was created (a replacement keeps its place): what a page token points after. */
-  private readonly created = new WeakMap<PushConfig, number>()
-  private seq = 0
-
   constructor(
     private readonly webhooks: WebhookService,
     private readonly limits: PushLimits,
+    private readonly records: A2aTaskRecords,
     private readonly logger: Logger
   ) {}
 
@@ -71,49 +50,38 @@ export class PushConfigs {
   }
 
   /** Whether a caller (as `callerKey` names it) may add one more config. */
-  hasRoom(owner: string): boolean {
-    return (this.perCaller.get(owner) ?? 0) < this.limits.perCaller
+  async hasRoom(owner: string): Promise<boolean> {
+    return (await this.records.pushCount(owner)) < this.limits.perCaller
   }
 
   /** Adds or replaces a config of `t`; -32602 past a limit, and nothing changes. */
-  set(t: TaskRecord, c: Omit<PushConfig, 'taskId'>): PushConfig {
-    const configs = this.byTask.get(t.id) ?? new Map<string, PushConfig>()
-    const replaces = configs.has(c.id)
-    if (!replaces) {
-      if (configs.size >= this.limits.perTask)
-        throw invalidParams(
-          `task ${t.id} has ${configs.size} push notification configs, its limit (platform.a2a.push.max-configs-per-task)`
-        )
-      const owner = ownerOf(t)
-      if ((this.perCaller.get(owner) ?? 0) >= this.limits.perCaller)
-        throw invalidParams(
-          `the caller keeps ${this.limits.perCaller} push notification configs, its limit (platform.a2a.push.max-configs-per-principal); delete one first`
-        )
-      this.perCaller.set(owner, (this.perCaller.get(owner) ?? 0) + 1)
-    }
-    const config: PushConfig = { ...c, taskId: t.id }
-    const prior = configs.get(c.id)
-    this.created.set(config, prior === undefined ? ++this.seq : this.created.get(prior)!)
-    configs.set(c.id, config)
-    this.byTask.set(t.id, configs)
-    return config
+  async set(t: TaskRecord, c: Omit<PushConfig, 'taskId'>): Promise<PushConfig | undefined> {
+    const kept = await this.records.setPush({ ...c, taskId: t.id })
+    // the running node's own view takes it at once; another node's with its next write
+    if (kept !== undefined && !t.push.some((p) => p.id === c.id)) t.push = [...t.push, kept]
+    else if (kept !== undefined) t.push = t.push.map((p) => (p.id === c.id ? kept : p))
+    return kept
   }
 
   get(t: TaskRecord, id: string): PushConfig | undefined {
-    return this.byTask.get(t.id)?.get(id)
+    return t.push.find((p) => p.id === id)
+  }
+
+  list(t: TaskRecord): PushConfig[] {
+    return [...t.push]
   }
 
   /**
-   * Up to `size` configs of `t` after the one `token` names, in creation order (a Map keeps a
-   * replaced key in its place, so that order is the Map's). The token survives the deletion of
-   * the config it names: it carries that config's creation number, not its id.
+   * Up to `size` configs of `t` after the one `token` names, in creation order (a replaced config
+   * keeps its place). The token survives the deletion of the config it names: it carries that
+   * config's creation number, not its id.
    */
   page(t: TaskRecord, size: number, token?: string): ConfigPage {
     const after = token === undefined ? 0 : parsePageToken(token)
     const configs: PushConfig[] = []
     let more = false
-    for (const c of this.byTask.get(t.id)?.values() ?? []) {
-      if (this.created.get(c)! <= after) continue
+    for (const c of t.push) {
+      if ((c.created ?? 0) <= after) continue
       if (configs.length === size) {
         more = true
         break
@@ -123,33 +91,22 @@ export class PushConfigs {
     const last = configs.at(-1)
     return {
       configs,
-      nextPageToken: more && last !== undefined ? Buffer.from(`c${this.created.get(last)!}`).toString('base64url') : ''
+      nextPageToken: more && last !== undefined ? Buffer.from(`c${last.created ?? 0}`).toString('base64url') : ''
     }
   }
 
-  delete(t: TaskRecord, id: string): boolean {
-    const configs = this.byTask.get(t.id)
-    if (configs?.delete(id) !== true) return false
-    if (configs.size === 0) this.byTask.delete(t.id)
-    this.uncount(ownerOf(t), 1)
-    return true
-  }
-
-  /** The task is forgotten: so are its configs (deliveries already queued still go out). */
-  forget(t: TaskRecord): void {
-    const configs = this.byTask.get(t.id)
-    if (configs === undefined) return
-    this.byTask.delete(t.id)
-    this.uncount(ownerOf(t), configs.size)
+  async delete(t: TaskRecord, id: string): Promise<boolean> {
+    const done = await this.records.deletePush(t.id, id)
+    if (done) t.push = t.push.filter((p) => p.id !== id)
+    return done
   }
 
   /** Queues `e` for every config of `t`; a delivery the outbox has no room for is logged and dropped. */
   notify(t: TaskRecord, e: StreamResponse): void {
-    const configs = this.byTask.get(t.id)
-    if (configs === undefined) return
+    if (t.push.length === 0) return
     // a streamed answer's chunks would be one POST each: a receiver gets the final one, whole
     if ('artifactUpdate' in e && !e.artifactUpdate.lastChunk) return
-    for (const c of configs.values()) {
+    for (const c of t.push) {
       let body: string
       if (c.version === '1.0') body = JSON.stringify(e)
       else if ('statusUpdate' in e) body = JSON.stringify(taskTo03(taskJson(t)))
@@ -173,12 +130,6 @@ export class PushConfigs {
           this.logger.warn({ err, taskId: t.id, config: c.id }, 'A2A push notification dropped')
         })
     }
-  }
-
-  private uncount(owner: string, n: number): void {
-    const left = (this.perCaller.get(owner) ?? 0) - n
-    if (left <= 0) this.perCaller.delete(owner)
-    else this.perCaller.set(owner, left)
   }
 }
 

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { AiMessage, AiService } from '../ai/index.js'
 import type { Artifact } from './a2a-types.js'
-import { agentMessage, type TaskRecord, type TaskStore } from './task-store.js'
+import { agentMessage, type LiveTask, type TaskStore } from './task-store.js'
 
 export interface TaskRunDeps {
   ai: AiService
@@ -24,10 +24,12 @@ export interface TaskTurn {
   memoryKey: string
 }
 
-export async function runTask(d: TaskRunDeps, t: TaskRecord, turn: TaskTurn): Promise<void> {
+export async function runTask(d: TaskRunDeps, l: LiveTask, turn: TaskTurn): Promise<void> {
   const { ai, store } = d
-  if (t.abort.signal.aborted) return
-  store.move(t, 'TASK_STATE_WORKING')
+  // the record is replaced at every move: `t` is read afresh for what changes, kept for what does not
+  const t = l.rec
+  if (l.abort.signal.aborted) return
+  await store.move(l, 'TASK_STATE_WORKING')
   const session = ai.sessions.start(t.agent, 'a2a')
   ai.sessions.touch(session.sessionId)
   const artifact: Artifact = { artifactId: randomUUID(), name: 'response', parts: [{ text: '' }] }
@@ -50,14 +52,14 @@ export async function runTask(d: TaskRunDeps, t: TaskRecord, turn: TaskTurn): Pr
         facts: { a2a: { taskId: t.id, contextId: t.contextId } },
         ...(turn.clientMetadata !== undefined ? { clientMetadata: turn.clientMetadata } : {})
       },
-      t.abort.signal
+      l.abort.signal
     )
     for await (const e of events) {
       if (e.type === 'text') {
         if (e.delta === '') continue
         artifact.parts[0]!.text += e.delta
-        if (!streamed) t.artifacts.push(artifact)
-        store.publish(t, {
+        if (!streamed) l.rec.artifacts.push(artifact)
+        store.publish(l, {
           artifactUpdate: {
             taskId: t.id,
             contextId: t.contextId,
@@ -68,33 +70,34 @@ export async function runTask(d: TaskRunDeps, t: TaskRecord, turn: TaskTurn): Pr
         })
         streamed = true
       } else if (e.type === 'tool-start')
-        store.move(t, 'TASK_STATE_WORKING', agentMessage(t, `Calling tool ${e.call.name}`))
-      else if (e.type === 'agent-step') store.move(t, 'TASK_STATE_WORKING', agentMessage(t, e.description ?? e.name))
+        await store.move(l, 'TASK_STATE_WORKING', agentMessage(t, `Calling tool ${e.call.name}`))
+      else if (e.type === 'agent-step')
+        await store.move(l, 'TASK_STATE_WORKING', agentMessage(t, e.description ?? e.name))
       else if (e.type === 'complete') {
         // the final text replaces what streamed: a post-response policy may have changed it
         artifact.parts = [{ text: e.text }]
-        if (!streamed) t.artifacts.push(artifact)
-        store.publish(t, {
+        if (!streamed) l.rec.artifacts.push(artifact)
+        store.publish(l, {
           artifactUpdate: { taskId: t.id, contextId: t.contextId, artifact, append: false, lastChunk: true }
         })
-        t.history.push(agentMessage(t, e.text))
+        l.rec.history.push(agentMessage(t, e.text))
         await remember(d, turn.memoryKey, [
           { role: 'user', content: e.userMessage },
           { role: 'assistant', content: e.text }
         ])
-        store.move(t, 'TASK_STATE_COMPLETED')
+        await store.move(l, 'TASK_STATE_COMPLETED')
         return
       } else if (e.type === 'error') {
-        if (e.code === 'cancelled') store.move(t, 'TASK_STATE_CANCELED', agentMessage(t, 'Canceled by request'))
-        else if (e.code === 'denied') store.move(t, 'TASK_STATE_REJECTED', agentMessage(t, e.message))
-        else store.move(t, 'TASK_STATE_FAILED', agentMessage(t, e.message))
+        if (e.code === 'cancelled') await store.move(l, 'TASK_STATE_CANCELED', agentMessage(t, 'Canceled by request'))
+        else if (e.code === 'denied') await store.move(l, 'TASK_STATE_REJECTED', agentMessage(t, e.message))
+        else await store.move(l, 'TASK_STATE_FAILED', agentMessage(t, e.message))
         return
       }
     }
-    store.move(t, 'TASK_STATE_FAILED', agentMessage(t, 'the turn ended without a result'))
+    await store.move(l, 'TASK_STATE_FAILED', agentMessage(t, 'the turn ended without a result'))
   } catch (err) {
     d.logger.error({ err, taskId: t.id }, 'A2A task failed')
-    store.move(t, 'TASK_STATE_FAILED', agentMessage(t, 'internal error'))
+    await store.move(l, 'TASK_STATE_FAILED', agentMessage(t, 'internal error'))
   } finally {
     ai.sessions.end(session.sessionId)
   }

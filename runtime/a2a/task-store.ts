@@ -1,346 +1,354 @@
 /**
- * The A2A tasks of this platform, in process memory and bounded: at most `limits.max` at once,
- * at most `perPrincipal` of one principal and `perAddress` of anonymous callers from one address,
- * and anonymous callers together leave `reserve` of the cap to authenticated principals. A caller
- * at its limit makes room by forgetting its own oldest finished task, so only tasks still running
- * refuse a new one; at the anonymous pool or the cap, the oldest finished anonymous task goes
- * (anonymous results are kept as long as there is room), then at the cap the caller's own oldest
- * finished one; another principal's results are kept for their whole retention. A terminal task
- * is otherwise forgotten `retentionMs` after it was created. Every state change is announced on
- * the bus as TaskStateChanged and to the task's streams.
+ * The A2A tasks of this platform: kept in a task store (`A2aTaskRecords`: memory, LMDB, or
+ * Postgres shared by every node), run on the node that created them. The running node holds the
+ * live part (the turn's abort, the open streams, the waiters), writes every state change to the
+ * store before announcing it, and publishes each stream event on the backplane topic
+ * `a2a/tasks/<id>`, so a stream opened on another node follows it. A cancel made on another node is
+ * written to the store (the task ends there at once) and signalled to the running node on its
+ * topic `a2a/cancel/<node>`; a signal lost on the way is found by that node's next write, which the
+ * store refuses because the task has ended. Every state change is announced on the bus as
+ * TaskStateChanged.
  */
 import { randomUUID } from 'node:crypto'
+import type { Logger } from 'pino'
+import type { Backplane } from '../contracts/index.js'
 import type { EventBus } from '../events/index.js'
-import { PlatformError } from '../contracts/index.js'
-import { OwnerQuota, addressBucket, type OwnerLimits, type OwnerRefusal, type QuotaOwner } from '../http/index.js'
-import { A2A_ERRORS } from './errors.js'
+import { addressBucket, type QuotaOwner } from '../http/index.js'
+import type { Message, StreamResponse, Task, TaskState } from './a2a-types.js'
 import {
-  TERMINAL_STATES,
-  type Artifact,
-  type Message,
-  type StreamResponse,
-  type Task,
-  type TaskState
-} from './a2a-types.js'
-import { invalidParams } from './rpc-error.js'
+  CANCELABLE,
+  agentMessage,
+  canSee,
+  ended,
+  isTerminal,
+  type A2aTaskRecords,
+  type Canceled,
+  type ListPage,
+  type ListQuery,
+  type PushConfig,
+  type TaskRecord,
+  type Viewer
+} from './task-records.js'
 
-export interface TaskRecord {
-  readonly id: string
-  readonly contextId: string
-  /** The agent whose endpoint created it; another agent's endpoint does not see it. */
-  readonly agent: string
-  /** The principal that created it (`anonymous` without one). */
-  readonly owner: string
-  /** Whom it is counted against: its principal, or null and (anonymous) the client's address bucket. */
-  readonly caller: QuotaOwner
-  readonly createdAt: number
-  /** Creation order, the tie-break of the listing order. */
-  readonly seq: number
-  state: TaskState
-  statusMessage: Message | undefined
-  updatedAt: number
-  readonly history: Message[]
-  readonly artifacts: Artifact[]
-  readonly metadata: Record<string, unknown>
+export { agentMessage, type TaskRecord, type Viewer, type ListQuery, type ListPage } from './task-records.js'
+
+/** A task this node runs: its record as the run changes it, and what exists only in this process. */
+export interface LiveTask {
+  rec: TaskRecord
   /** Aborting it cancels the turn the task runs. */
   readonly abort: AbortController
   readonly listeners: Set<(e: StreamResponse) => void>
   readonly waiters: (() => void)[]
+  /** The store's writes of this task, one after another. */
+  writing: Promise<unknown>
 }
 
-/**
- * Who asks: a principal sees its own tasks, or every task when `all` (its role allows it). An
- * anonymous caller lists none: it reads an anonymous task only by its id, which only the caller
- * that created it was told, since anonymous callers cannot be told apart otherwise.
- */
-export interface Viewer {
-  principal: string | null
-  all: boolean
-}
-
-export interface ListQuery {
-  agent: string
-  viewer: Viewer
-  contextId?: string
-  status?: TaskState
-  /** Epoch ms: only tasks updated at or after it. */
-  after?: number
-  pageSize: number
-  pageToken?: string
-}
-
-export interface ListPage {
-  tasks: TaskRecord[]
-  nextPageToken: string
-  pageSize: number
-  totalSize: number
-}
+export type TaskListener = (e: StreamResponse) => void
 
 export interface TaskStoreOptions {
+  records: A2aTaskRecords
   bus: EventBus
-  limits: OwnerLimits
+  backplane: Backplane
+  logger: Logger
   retentionMs: number
   now?: () => number
-  /** Told every event a task's streams are sent (push notifications follow them). */
+  /** Told every event a task's streams are sent, on the node running it (push notifications follow them). */
   onEvent?: (t: TaskRecord, e: StreamResponse) => void
-  /** Told when a task is forgotten (what is kept about it goes with it). */
-  onForget?: (t: TaskRecord) => void
 }
 
-/** States a cancel request may leave. */
-const CANCELABLE: ReadonlySet<TaskState> = new Set(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING'])
+/** How often a node asks the store whether the tasks its streams follow on other nodes have ended. */
+const FOLLOW_CHECK_MS = 2000
 
-const KEYS = {
-  server: 'platform.a2a.max-tasks',
-  principal: 'platform.a2a.tasks.max-per-principal',
-  address: 'platform.a2a.tasks.max-per-address',
-  anonymous: 'platform.a2a.tasks.authenticated-reserve'
-} as const
-
-/** The key of a caller's own finished tasks. */
-const ownerKey = (c: QuotaOwner): string => (c.principal !== null ? `p ${c.principal}` : `a ${c.address ?? ''}`)
+const taskTopic = (id: string): string => `a2a/tasks/${id}`
+const cancelTopic = (node: string): string => `a2a/cancel/${node}`
 
 export class TaskStore {
-  private readonly tasks = new Map<string, TaskRecord>()
-  private readonly quota: OwnerQuota
-  /** Each caller's finished tasks, oldest finished first: what makes room for its next one. */
-  private readonly finished = new Map<string, Set<TaskRecord>>()
-  /** Finished anonymous tasks, oldest finished first: what makes room at the anonymous pool and the cap. */
-  private readonly finishedAnonymous = new Set<TaskRecord>()
-  private seq = 0
+  private readonly live = new Map<string, LiveTask>()
+  /** Tasks of other nodes followed by streams here: one backplane subscription each, however many streams. */
+  private readonly followed = new Map<string, { listeners: Set<TaskListener>; unsubscribe: () => void }>()
   private readonly now: () => number
-  private readonly timer: NodeJS.Timeout
+  private readonly timers: NodeJS.Timeout[] = []
+  private unsubscribeCancel: (() => void) | undefined
 
   constructor(private readonly opts: TaskStoreOptions) {
     this.now = opts.now ?? Date.now
-    this.quota = new OwnerQuota(opts.limits, KEYS)
-    // a sweep now and then, so memory is given back even when no one creates or lists tasks
-    this.timer = setInterval(() => this.sweep(), Math.min(30_000, Math.max(1_000, opts.retentionMs / 5)))
-    this.timer.unref()
   }
 
+  get records(): A2aTaskRecords {
+    return this.opts.records
+  }
+
+  /** Opens the store (failing this node's tasks left running) and listens for cancels made elsewhere. */
+  async start(): Promise<number> {
+    const marked = await this.opts.records.start()
+    const { backplane } = this.opts
+    this.unsubscribeCancel = backplane.subscribe(cancelTopic(backplane.node), (data) => {
+      const id = (data as { id?: unknown } | null)?.id
+      const l = typeof id === 'string' ? this.live.get(id) : undefined
+      if (l !== undefined) void this.endFrom(l)
+    })
+    const every = Math.min(30_000, Math.max(1_000, this.opts.retentionMs / 5))
+    // a sweep now and then, so room is given back even when no one creates or lists tasks
+    this.timers.push(setInterval(() => void this.quietly(this.opts.records.sweep(this.now()), 'sweep'), every))
+    this.timers.push(setInterval(() => void this.checkFollowed(), FOLLOW_CHECK_MS))
+    for (const t of this.timers) t.unref()
+    return marked
+  }
+
+  /** The tasks kept (for a shared store: as of this node's last create or sweep). */
   get size(): number {
-    return this.tasks.size
+    return this.opts.records.size
   }
 
   /**
    * A new SUBMITTED task of `principal` (null: anonymous, counted by `address`) holding `message`
-   * as its first history entry. Past a limit a finished task makes room; while none has finished
-   * it throws A2A_TASK_QUOTA (the caller's own limit) or A2A_TASK_CAPACITY, and nothing changes.
+   * as its first history entry, run by this node. Past a limit a finished task makes room; while
+   * none has finished it throws A2A_TASK_QUOTA or A2A_TASK_CAPACITY, and nothing changes.
    */
-  create(
+  async create(
     agent: string,
     principal: string | null,
     address: string | undefined,
     contextId: string | undefined,
-    message: Message
-  ): TaskRecord {
+    message: Message,
+    extra: { metadata?: Record<string, unknown>; push?: Omit<PushConfig, 'taskId' | 'id'> & { id?: string } } = {}
+  ): Promise<LiveTask> {
     const caller: QuotaOwner =
       principal !== null
         ? { principal }
         : address !== undefined
           ? { principal, address: addressBucket(address) }
           : { principal }
-    this.admit(caller)
     const at = this.now()
     const id = randomUUID()
     const ctx = contextId ?? randomUUID()
-    const t: TaskRecord = {
-      id,
-      contextId: ctx,
-      agent,
-      owner: principal ?? 'anonymous',
-      caller,
-      createdAt: at,
-      seq: ++this.seq,
-      state: 'TASK_STATE_SUBMITTED',
-      statusMessage: undefined,
-      updatedAt: at,
-      history: [{ ...message, taskId: id, contextId: ctx }],
-      artifacts: [],
-      metadata: {},
+    const rec = await this.opts.records.create(
+      {
+        id,
+        contextId: ctx,
+        agent,
+        owner: principal ?? 'anonymous',
+        caller,
+        node: this.opts.backplane.node,
+        createdAt: at,
+        state: 'TASK_STATE_SUBMITTED',
+        updatedAt: at,
+        history: [{ ...message, taskId: id, contextId: ctx }],
+        artifacts: [],
+        metadata: { ...extra.metadata },
+        // a config given without an id (A2A 0.3) takes the task's
+        push: extra.push === undefined ? [] : [{ ...extra.push, id: extra.push.id ?? id, taskId: id, created: at }]
+      },
+      at
+    )
+    const l: LiveTask = {
+      rec,
       abort: new AbortController(),
       listeners: new Set(),
-      waiters: []
+      waiters: [],
+      writing: Promise.resolve()
     }
-    this.tasks.set(id, t)
-    this.quota.add(caller)
-    return t
+    this.live.set(id, l)
+    return l
   }
 
-  /** Makes room for one more task of `caller`, or throws the refusal of the limit that has none. */
-  private admit(caller: QuotaOwner): void {
-    const own = this.quota.check(caller)
-    if (own !== undefined && !this.recycle(this.finished.get(ownerKey(caller)))) throw refusal(own)
-    if (caller.principal === null && this.quota.anonymousFull && !this.recycle(this.finishedAnonymous))
-      throw refusal(this.quota.refusal('anonymous'))
-    if (this.tasks.size < this.opts.limits.max) return
-    this.sweep()
-    if (this.tasks.size < this.opts.limits.max || this.recycle(this.finishedAnonymous)) return
-    // at the cap a caller may still give up its own finished task: no one else's result is lost
-    if (!this.recycle(this.finished.get(ownerKey(caller)))) throw refusal(this.quota.refusal('server'))
+  /** The task this node runs, if it runs it. */
+  running(id: string): LiveTask | undefined {
+    return this.live.get(id)
   }
 
-  /** Forgets the oldest of `finished`; false when there is none. */
-  private recycle(finished: Set<TaskRecord> | undefined): boolean {
-    const oldest = finished?.values().next().value
-    if (oldest === undefined) return false
-    this.forget(oldest)
-    return true
-  }
-
-  private forget(t: TaskRecord): void {
-    if (!this.tasks.delete(t.id)) return
-    this.quota.remove(t.caller)
-    const key = ownerKey(t.caller)
-    const own = this.finished.get(key)
-    if (own?.delete(t) === true && own.size === 0) this.finished.delete(key)
-    this.finishedAnonymous.delete(t)
-    this.opts.onForget?.(t)
-  }
-
-  /** A task by id, whoever owns it (the admin view); undefined when unknown or evicted. */
-  get(id: string): TaskRecord | undefined {
-    const t = this.tasks.get(id)
-    if (t !== undefined && this.expired(t)) {
-      this.forget(t)
-      return undefined
-    }
-    return t
+  /** A task by id, whoever owns it (the admin view); undefined when unknown or past its retention. */
+  async get(id: string): Promise<TaskRecord | undefined> {
+    return this.live.get(id)?.rec ?? (await this.opts.records.get(id, this.now()))
   }
 
   /** A task as one caller of one agent's endpoint may see it by its id; anything else is unknown to it. */
-  visible(id: string, agent: string, viewer: Viewer): TaskRecord | undefined {
-    const t = this.get(id)
+  async visible(id: string, agent: string, viewer: Viewer): Promise<TaskRecord | undefined> {
+    const t = await this.get(id)
     return t !== undefined && t.agent === agent && canSee(t, viewer, true) ? t : undefined
   }
 
-  /** Moves a task to `state` (a terminal state is final), tells the bus and the task's streams. */
-  move(t: TaskRecord, state: TaskState, message?: Message): void {
-    if (TERMINAL_STATES.has(t.state)) return
-    const old = t.state
-    t.state = state
-    t.statusMessage = message
-    t.updatedAt = this.now()
+  /**
+   * Moves a task this node runs to `state` (a terminal state is final): told to the bus, written to
+   * the store, told to the task's streams (a terminal state after the write). A write the store
+   * refuses (the task was ended from another node) stops the run with the end the store holds.
+   */
+  async move(l: LiveTask, state: TaskState, message?: Message): Promise<void> {
+    if (isTerminal(l.rec)) return
+    const old = l.rec.state
+    l.rec = ended(l.rec, state, message, this.now())
     if (old !== state)
-      this.opts.bus.emit('TaskStateChanged', { taskId: t.id, oldState: old, newState: state, protocol: 'a2a' })
-    this.publish(t, { statusUpdate: { taskId: t.id, contextId: t.contextId, status: statusOf(t) } })
-    if (TERMINAL_STATES.has(state)) {
-      this.finish(t)
-      for (const w of t.waiters.splice(0)) w()
-      t.listeners.clear()
+      this.opts.bus.emit('TaskStateChanged', { taskId: l.rec.id, oldState: old, newState: state, protocol: 'a2a' })
+    const terminal = isTerminal(l.rec)
+    const update: StreamResponse = {
+      statusUpdate: { taskId: l.rec.id, contextId: l.rec.contextId, status: statusOf(l.rec) }
+    }
+    // a state on the way is told at once; the end only once the store holds it, so whoever hears it
+    // on any node and reads the task finds it ended
+    if (!terminal) this.publish(l, update)
+    const snapshot = structuredClone(l.rec)
+    const write = l.writing.then(() => this.opts.records.update(snapshot))
+    l.writing = write.catch(() => {})
+    let out: Awaited<typeof write>
+    try {
+      out = await write
+    } catch (err) {
+      // the run goes on and its streams hear it; the store shows the last state it took
+      this.opts.logger.warn({ err, taskId: l.rec.id, state }, 'A2A task: the task store refused a write')
+      out = undefined
+    }
+    if (out !== undefined && !out.written && l.rec.state === state) {
+      await this.adopt(l, out.task)
+      return
+    }
+    if (out !== undefined) l.rec.push = out.task.push
+    if (terminal) {
+      this.publish(l, update)
+      this.finish(l)
     }
   }
 
-  private finish(t: TaskRecord): void {
-    if (!this.tasks.has(t.id)) return
-    const key = ownerKey(t.caller)
-    const own = this.finished.get(key)
-    if (own === undefined) this.finished.set(key, new Set([t]))
-    else own.add(t)
-    if (t.caller.principal === null) this.finishedAnonymous.add(t)
+  /** Sends one event to every stream of the task, here and on the other nodes. */
+  publish(l: LiveTask, e: StreamResponse): void {
+    for (const fn of l.listeners) fn(e)
+    this.opts.backplane.publish(taskTopic(l.rec.id), e)
+    this.opts.onEvent?.(l.rec, e)
   }
 
-  /** Sends one event to every stream open on the task. */
-  publish(t: TaskRecord, e: StreamResponse): void {
-    for (const l of t.listeners) l(e)
-    this.opts.onEvent?.(t, e)
+  /** The kept task ended while this node ran it (a cancel from another node): the run stops with that end. */
+  private async adopt(l: LiveTask, kept: TaskRecord): Promise<void> {
+    if (this.live.get(l.rec.id) !== l) return
+    l.abort.abort()
+    l.rec = { ...kept, history: l.rec.history, artifacts: l.rec.artifacts }
+    const e: StreamResponse = { statusUpdate: { taskId: kept.id, contextId: kept.contextId, status: statusOf(kept) } }
+    // the node that canceled it told the other nodes' streams already
+    for (const fn of l.listeners) fn(e)
+    this.opts.onEvent?.(l.rec, e)
+    this.finish(l)
   }
 
-  /** Cancels a SUBMITTED or WORKING task and its turn; false when its state does not allow it. */
-  cancel(t: TaskRecord): boolean {
-    if (!CANCELABLE.has(t.state)) return false
-    this.move(t, 'TASK_STATE_CANCELED', agentMessage(t, 'Canceled by request'))
-    t.abort.abort()
-    return true
+  /** A cancel signal for a task this node runs: the store's end (if it has one) becomes the run's. */
+  private async endFrom(l: LiveTask): Promise<void> {
+    const kept = await this.quietly(this.opts.records.get(l.rec.id, this.now()), 'read')
+    if (kept !== undefined && isTerminal(kept)) await this.adopt(l, kept)
+  }
+
+  private finish(l: LiveTask): void {
+    if (this.live.get(l.rec.id) !== l) return
+    this.live.delete(l.rec.id)
+    for (const w of l.waiters.splice(0)) w()
+    l.listeners.clear()
+  }
+
+  /**
+   * Cancels a SUBMITTED or WORKING task and its turn, wherever it runs; undefined when unknown,
+   * `canceled: false` when its state does not allow it.
+   */
+  async cancel(id: string): Promise<Canceled | undefined> {
+    const l = this.live.get(id)
+    if (l !== undefined) {
+      const from = l.rec.state
+      if (!CANCELABLE.has(from)) return { task: l.rec, canceled: false, from }
+      const moved = this.move(l, 'TASK_STATE_CANCELED', agentMessage(l.rec, 'Canceled by request'))
+      l.abort.abort()
+      await moved
+      return { task: l.rec, canceled: l.rec.state === 'TASK_STATE_CANCELED', from }
+    }
+    const now = this.now()
+    const out = await this.opts.records.cancel(id, 'Canceled by request', now)
+    if (out === undefined || !out.canceled) return out
+    const t = out.task
+    this.opts.bus.emit('TaskStateChanged', {
+      taskId: id,
+      oldState: out.from,
+      newState: 'TASK_STATE_CANCELED',
+      protocol: 'a2a'
+    })
+    const e: StreamResponse = { statusUpdate: { taskId: id, contextId: t.contextId, status: statusOf(t) } }
+    for (const fn of this.followed.get(id)?.listeners ?? []) fn(e)
+    this.opts.backplane.publish(taskTopic(id), e)
+    this.opts.backplane.publish(cancelTopic(t.node), { id })
+    return out
+  }
+
+  /**
+   * Calls `listener` with every event of the task from now on, wherever it runs; returns the
+   * unfollow. A task of another node is followed through one backplane subscription per task.
+   */
+  follow(id: string, listener: TaskListener): () => void {
+    const l = this.live.get(id)
+    if (l !== undefined) {
+      l.listeners.add(listener)
+      return () => l.listeners.delete(listener)
+    }
+    let f = this.followed.get(id)
+    if (f === undefined) {
+      const listeners = new Set<TaskListener>()
+      const unsubscribe = this.opts.backplane.subscribe(taskTopic(id), (data) => {
+        if (typeof data !== 'object' || data === null) return
+        for (const fn of listeners) fn(data as StreamResponse)
+      })
+      f = { listeners, unsubscribe }
+      this.followed.set(id, f)
+    }
+    const entry = f
+    entry.listeners.add(listener)
+    return () => {
+      entry.listeners.delete(listener)
+      if (entry.listeners.size > 0 || this.followed.get(id) !== entry) return
+      entry.unsubscribe()
+      this.followed.delete(id)
+    }
+  }
+
+  /**
+   * Streams of tasks on other nodes hear the end from the store too: a terminal event lost while
+   * the backplane was out of reach, or sent before the subscription took effect, ends them late,
+   * never not at all.
+   */
+  private async checkFollowed(): Promise<void> {
+    for (const [id, f] of [...this.followed]) {
+      const t = await this.quietly(this.opts.records.get(id, this.now()), 'read')
+      if (t === undefined || !isTerminal(t)) continue
+      const e: StreamResponse = { statusUpdate: { taskId: id, contextId: t.contextId, status: statusOf(t) } }
+      for (const fn of [...f.listeners]) fn(e)
+    }
   }
 
   /** Resolves once the task is terminal. */
-  async settled(t: TaskRecord): Promise<void> {
-    if (TERMINAL_STATES.has(t.state)) return
-    await new Promise<void>((resolve) => t.waiters.push(resolve))
+  async settled(l: LiveTask): Promise<void> {
+    if (this.live.get(l.rec.id) !== l) return
+    await new Promise<void>((resolve) => l.waiters.push(resolve))
   }
 
   /** Most recently updated first, filtered and paged by an opaque cursor. */
-  list(q: ListQuery): ListPage {
-    this.sweep()
-    const cursor = q.pageToken === undefined || q.pageToken === '' ? undefined : parseToken(q.pageToken)
-    const matching: TaskRecord[] = []
-    for (const t of this.tasks.values()) {
-      if (t.agent !== q.agent || !canSee(t, q.viewer, false)) continue
-      if (q.contextId !== undefined && t.contextId !== q.contextId) continue
-      if (q.status !== undefined && t.state !== q.status) continue
-      if (q.after !== undefined && t.updatedAt < q.after) continue
-      matching.push(t)
-    }
-    matching.sort((a, b) => b.updatedAt - a.updatedAt || b.seq - a.seq)
-    let from = 0
-    if (cursor !== undefined) {
-      from = matching.findIndex((t) => t.updatedAt < cursor[0] || (t.updatedAt === cursor[0] && t.seq < cursor[1]))
-      if (from < 0) from = matching.length
-    }
-    const tasks = matching.slice(from, from + q.pageSize)
-    const last = tasks.at(-1)
-    const more = from + q.pageSize < matching.length && last !== undefined
-    return {
-      tasks,
-      nextPageToken: more ? tokenOf(last) : '',
-      pageSize: q.pageSize,
-      totalSize: matching.length
-    }
+  async list(q: ListQuery): Promise<ListPage> {
+    const page = await this.opts.records.list(q, this.now())
+    return { ...page, tasks: page.tasks.map((t) => this.live.get(t.id)?.rec ?? t) }
   }
 
   /** Every task kept, newest first (the admin view), optionally of one context. */
-  all(contextId?: string): TaskRecord[] {
-    this.sweep()
-    const out: TaskRecord[] = []
-    for (const t of this.tasks.values()) if (contextId === undefined || t.contextId === contextId) out.push(t)
-    return out.reverse()
+  async all(contextId?: string): Promise<TaskRecord[]> {
+    return (await this.opts.records.all(contextId, this.now())).map((t) => this.live.get(t.id)?.rec ?? t)
   }
 
-  /** Forgets the terminal tasks past their retention. */
-  sweep(): void {
-    for (const t of this.tasks.values()) if (this.expired(t)) this.forget(t)
+  /** Cancels the turns this node still runs (the platform is closing) and stops the timers. */
+  async close(): Promise<void> {
+    for (const t of this.timers) clearInterval(t)
+    this.unsubscribeCancel?.()
+    for (const f of this.followed.values()) f.unsubscribe()
+    this.followed.clear()
+    await Promise.all([...this.live.keys()].map((id) => this.quietly(this.cancel(id), 'cancel')))
   }
 
-  /** Cancels the turns still running (the platform is closing) and stops the sweeper. */
-  close(): void {
-    clearInterval(this.timer)
-    for (const t of this.tasks.values()) this.cancel(t)
+  private async quietly<T>(p: Promise<T>, what: string): Promise<T | undefined> {
+    try {
+      return await p
+    } catch (err) {
+      this.opts.logger.warn({ err }, `A2A tasks: a ${what} of the task store failed`)
+      return undefined
+    }
   }
-
-  private expired(t: TaskRecord): boolean {
-    return TERMINAL_STATES.has(t.state) && this.now() - t.createdAt >= this.opts.retentionMs
-  }
-}
-
-function canSee(t: TaskRecord, v: Viewer, byId: boolean): boolean {
-  if (v.all) return true
-  if (t.caller.principal === null) return byId && v.principal === null
-  return t.caller.principal === v.principal
-}
-
-function refusal(r: OwnerRefusal): PlatformError {
-  const data = { limit: String(r.limit), key: r.key, scope: r.scope }
-  if (r.scope === 'server' || r.scope === 'anonymous')
-    return new PlatformError(A2A_ERRORS.A2A_TASK_CAPACITY, { ...r }, { data })
-  const who = r.scope === 'principal' ? `principal '${r.of ?? ''}'` : `anonymous callers at ${r.of ?? ''}`
-  return new PlatformError(A2A_ERRORS.A2A_TASK_QUOTA, { ...r, who }, { data })
-}
-
-function tokenOf(t: TaskRecord): string {
-  return Buffer.from(`${t.updatedAt}:${t.seq}`).toString('base64url')
-}
-
-function parseToken(token: string): [number, number] {
-  const m = /^(\d+):(\d+)$/.exec(Buffer.from(token, 'base64url').toString())
-  if (m === null) throw invalidParams(`pageToken '${token}' is not a token this server gave`)
-  return [Number(m[1]), Number(m[2])]
-}
-
-/** A message from the agent about a task (status messages, the answer in the history). */
-export function agentMessage(t: TaskRecord, text: string): Message {
-  return { messageId: randomUUID(), role: 'ROLE_AGENT', parts: [{ text }], contextId: t.contextId, taskId: t.id }
 }
 
 export function statusOf(t: TaskRecord): Task['status'] {

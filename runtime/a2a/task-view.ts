@@ -22,15 +22,12 @@ function infoOf(t: TaskRecord): TaskInfo {
 
 export function taskView(store: TaskStore): TaskView {
   return {
-    tasks: (contextId) => store.all(contextId).map(infoOf),
-    task: (id) => {
-      const t = store.get(id)
+    tasks: async (contextId) => (await store.all(contextId)).map(infoOf),
+    task: async (id) => {
+      const t = await store.get(id)
       return t === undefined ? undefined : infoOf(t)
     },
-    cancelTask: (id) => {
-      const t = store.get(id)
-      return t === undefined ? undefined : store.cancel(t)
-    },
+    cancelTask: async (id) => (await store.cancel(id))?.canceled,
     get taskCount() {
       return store.size
     }

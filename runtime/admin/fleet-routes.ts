@@ -126,24 +126,24 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       // a task id is the handle an anonymous caller reads its task by, and the status message is the task's text
       gate: { read: 'content' },
       query: { type: 'object', properties: { contextId: str } },
-      handler: ({ query }) =>
-        d.tasks
-          .tasks(query.contextId as string | undefined)
-          .map(({ taskId, contextId, state, statusMessage, createdAt }) => ({
+      handler: async ({ query }) =>
+        (await d.tasks.tasks(query.contextId as string | undefined)).map(
+          ({ taskId, contextId, state, statusMessage, createdAt }) => ({
             taskId,
             contextId,
             state,
             statusMessage,
             createdAt
-          }))
+          })
+        )
     },
     {
       method: 'GET',
       path: '/tasks/{taskId}',
       summary: 'One A2A task with its message and artifact counts and metadata',
       gate: { read: 'content' },
-      handler: ({ params }) => {
-        const task = d.tasks.task(params.taskId!)
+      handler: async ({ params }) => {
+        const task = await d.tasks.task(params.taskId!)
         if (task === undefined) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_TASK, { id: params.taskId })
         return task
       }
@@ -153,8 +153,8 @@ export function fleetRoutes(d: AdminDeps): AdminRoute[] {
       path: '/tasks/{taskId}/cancel',
       summary: 'Cancels a submitted or working A2A task',
       gate: { write: 'cancel_task', target: (r) => r.params.taskId ?? '' },
-      handler: ({ params }) => {
-        const done = d.tasks.cancelTask(params.taskId!)
+      handler: async ({ params }) => {
+        const done = await d.tasks.cancelTask(params.taskId!)
         if (done === undefined) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_TASK, { id: params.taskId })
         if (!done) throw new PlatformError(ADMIN_ERRORS.TASK_NOT_CANCELABLE, { id: params.taskId })
         return { status: 'task canceled' }

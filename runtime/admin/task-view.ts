@@ -15,18 +15,19 @@ export interface TaskInfo {
   metadata: Record<string, unknown>
 }
 
+/** Asynchronous: the tasks may be kept in a database shared by the nodes of a cluster. */
 export interface TaskView {
   /** Every caller's tasks, newest first, optionally of one context. */
-  tasks(contextId?: string): TaskInfo[]
-  task(id: string): TaskInfo | undefined
+  tasks(contextId?: string): Promise<TaskInfo[]>
+  task(id: string): Promise<TaskInfo | undefined>
   /** Cancels a SUBMITTED or WORKING task; false when its state does not allow it, undefined when the id is unknown. */
-  cancelTask(id: string): boolean | undefined
+  cancelTask(id: string): Promise<boolean | undefined>
   readonly taskCount: number
 }
 
 export const EMPTY_TASKS: TaskView = {
-  tasks: () => [],
-  task: () => undefined,
-  cancelTask: () => undefined,
+  tasks: async () => [],
+  task: async () => undefined,
+  cancelTask: async () => undefined,
   taskCount: 0
 }

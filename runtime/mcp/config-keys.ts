@@ -23,6 +23,13 @@ export const MCP_CONFIG_KEYS = {
     description:
       'Most live MCP sessions; at the cap the least recently seen idle anonymous session is ended to make room, else initialize gets 503'
   },
+  'platform.mcp.sessions.store': {
+    schema: { enum: ['lmdb', 'postgres'] },
+    default: 'lmdb',
+    sharedState: true,
+    description:
+      'Where session-dialect MCP sessions and their subscriptions are kept: `lmdb` (the data directory; a session survives a restart of its node) or `postgres` (`platform.postgres.url`; a session opened on one node continues on any other, and its GET stream hears notifications raised on any node). In cluster mode the default is `postgres`'
+  },
   'platform.mcp.sessions.max-per-principal': {
     schema: positiveInt,
     default: 100,
@@ -86,6 +93,13 @@ export const MCP_CONFIG_KEYS = {
     schema: positiveInt,
     default: 600,
     description: 'How long an input-required `requestState` stays valid'
+  },
+  'platform.mcp.tasks.store': {
+    schema: { enum: ['lmdb', 'postgres'] },
+    default: 'lmdb',
+    sharedState: true,
+    description:
+      'Where handed-out MCP tasks are kept: `lmdb` (the data directory; a result survives a restart, a task running when the node stopped reads failed) or `postgres` (`platform.postgres.url`; a task handed out on one node is read, listed, awaited and cancelled on any other). In cluster mode the default is `postgres`'
   },
   'platform.mcp.tasks.ttl-ms': {
     schema: positiveInt,

@@ -77,9 +77,11 @@ export class McpCore implements CoreState {
       this.lists.clear()
       this.subscriptions.changed(this.sessions.liveSessions())
     })
-    tasks.persistIn(platform.store.db<TaskRecord, string>(TASKS_DB), (err) => {
-      platform.logger.error({ err, area: 'mcp' }, 'MCP task write to LMDB failed')
-    })
+    // a shared store (cluster mode) was given to the tasks before: this node's LMDB is the default
+    if (!tasks.isShared)
+      tasks.persistIn(platform.store.db<TaskRecord, string>(TASKS_DB), (err) => {
+        platform.logger.error({ err, area: 'mcp' }, 'MCP task write to LMDB failed')
+      })
   }
 
   /** The guards every HTTP request to an MCP endpoint passes first (OAuth). */

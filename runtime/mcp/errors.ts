@@ -96,6 +96,12 @@ export const MCP_ERRORS = defineErrors({
   MCP_SESSION_LIMIT: { status: HttpStatus.InBand, rpcCode: ErrorCode.ServerError, message: said },
   MCP_SESSION_QUOTA: { status: HttpStatus.TooManyRequests, rpcCode: ErrorCode.ServerError, message: said },
   MCP_SESSION_CAP: { status: HttpStatus.Unavailable, rpcCode: ErrorCode.ServerError, message: said },
+  MCP_STORE_UNAVAILABLE: {
+    status: HttpStatus.Unavailable,
+    rpcCode: ErrorCode.InternalError,
+    message: (p) => `The MCP session store (${String(p.store)}) cannot be reached`,
+    hint: 'Retry once the server is back (GET /readyz reports it); sessions kept before are kept'
+  },
   MCP_RESOURCE_NOT_FOUND: {
     status: HttpStatus.InBand,
     rpcCode: ErrorCode.ResourceNotFoundLegacy,

@@ -3,7 +3,7 @@ import type { Context, SseStream } from '../http/index.js'
 import { clientAddress, parseJsonBody } from '../http/index.js'
 import { Cancellation } from '../plugins/index.js'
 import type { McpCore } from './core.js'
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isPlatformError } from '../contracts/index.js'
 import { ErrorCode, rpcError, MCP_ERRORS, rpcFailure, isRpcFailure, rpcErrorMember } from './errors.js'
 import type { OriginPolicy } from '../http/index.js'
 import { callerOf } from './session-quota.js'
@@ -156,10 +156,26 @@ export class HttpTransport {
     }
     try {
       if (this.core.httpGuards.length > 0) for (const g of this.core.httpGuards) if (!(await g(ctx, ep))) return
+      // a session kept in a store shared by the nodes, opened on another node: read before it is used
+      const sid = ctx.headers['mcp-session-id']
+      const fetched = sid === undefined || sid === '' ? undefined : this.core.sessions.fetch(sid)
+      if (fetched !== undefined && !(await this.reached(ctx, fetched))) return
       await run(ep)
     } catch (err) {
       this.platform.logger.error({ err, path: ctx.path }, 'MCP request failed')
       if (!ctx.done) sendError(ctx, 500, ErrorCode.InternalError, 'Internal error')
+    }
+  }
+
+  /** False (and a 503 answered) when the session store cannot be reached. */
+  private async reached(ctx: Context, p: Promise<void>): Promise<boolean> {
+    try {
+      await p
+      return true
+    } catch (err) {
+      if (!isPlatformError(err, MCP_ERRORS.MCP_STORE_UNAVAILABLE)) throw err
+      if (!ctx.done) sendError(ctx, 503, ErrorCode.InternalError, err.message)
+      return false
     }
   }
 

@@ -8,7 +8,8 @@ import { McpRegistry } from './registry.js'
 import type { InvokeContext } from './entries.js'
 import type { HandlerContext } from './registrations.js'
 import { RequestStateCodec } from './request-state.js'
-import { SessionStore, type SessionRecord } from './sessions.js'
+import { SessionStore } from './sessions.js'
+import { sessionRecordsFromConfig, tasksStoreFromConfig } from './stores-from-config.js'
 import { TaskManager } from './tasks.js'
 import { WsTransport } from './ws-transport.js'
 import type { EndpointRef } from './types.js'
@@ -63,9 +64,9 @@ export async function installMcp(platform: Platform): Promise<McpServer | undefi
     () => platform.extensions(MCP_TOOLS)
   )
   const maxSessions = cfg.get('platform.mcp.max-sessions')
+  const records = await sessionRecordsFromConfig(platform)
   const sessions = new SessionStore(
-    platform.store.db<SessionRecord, string>('mcp-sessions'),
-    platform.store.db<1, string>('mcp-session-subscriptions'),
+    records,
     cfg.get('platform.mcp.session-ttl-minutes') * 60_000,
     {
       max: maxSessions,
@@ -78,6 +79,10 @@ export async function installMcp(platform: Platform): Promise<McpServer | undefi
       clientInfoBytes: cfg.get('platform.mcp.sessions.max-client-info-bytes'),
       subscriptions: cfg.get('platform.mcp.sessions.max-subscriptions'),
       uriBytes: cfg.get('platform.mcp.sessions.max-uri-bytes')
+    },
+    {
+      onError: (err, what) => logger.warn({ err }, `MCP sessions: a ${what} of the session store failed`),
+      backplane: platform.backplane()
     }
   )
   const tasks = new TaskManager(
@@ -85,6 +90,11 @@ export async function installMcp(platform: Platform): Promise<McpServer | undefi
     cfg.get('platform.mcp.tasks.ttl-ms'),
     cfg.get('platform.mcp.tasks.poll-interval-ms')
   )
+  const sharedTasks = await tasksStoreFromConfig(platform)
+  if (sharedTasks !== undefined)
+    tasks.shareIn({ store: sharedTasks, backplane: platform.backplane() }, (err) => {
+      logger.error({ err }, 'MCP task write to PostgreSQL failed')
+    })
   const codec = new RequestStateCodec(
     requestStateKey(platform),
     cfg.get('platform.mcp.request-state-ttl-seconds') * 1000

@@ -31,7 +31,7 @@ export async function sessionDispatch(
   id: unknown,
   ctx: CallContext
 ): Promise<JsonObject | undefined> {
-  if (method === 'initialize') return initialize(core, params, ctx)
+  if (method === 'initialize') return await initialize(core, params, ctx)
   const s = ctx.session ?? core.sessionFromHeader(ctx)
   // a WebSocket's session: its principal is judged again during the connection (a JWT can expire)
   if (ctx.transport === 'ws') {
@@ -113,7 +113,7 @@ function subscribe(core: CoreState, p: JsonObject, ctx: CallContext, s: Session)
   core.sessions.subscribe(s, uri)
 }
 
-function initialize(core: CoreState, params: JsonObject | undefined, ctx: CallContext): JsonObject {
+async function initialize(core: CoreState, params: JsonObject | undefined, ctx: CallContext): Promise<JsonObject> {
   const requested = params?.protocolVersion
   const version =
     typeof requested === 'string' && (SESSION_VERSIONS as readonly string[]).includes(requested)
@@ -125,7 +125,7 @@ function initialize(core: CoreState, params: JsonObject | undefined, ctx: CallCo
   withinBytes('capabilities', caps, limits.capabilitiesBytes, 'platform.mcp.sessions.max-capabilities-bytes')
   if (info !== undefined)
     withinBytes('clientInfo', info, limits.clientInfoBytes, 'platform.mcp.sessions.max-client-info-bytes')
-  const s = core.sessions.create(ctx.endpoint.path, version, caps, info, callerOf(ctx))
+  const s = await core.sessions.create(ctx.endpoint.path, version, caps, info, callerOf(ctx))
   if ('scope' in s) throw refusalError(s)
   ctx.createdSession = s
   ctx.session = s
@@ -185,18 +185,18 @@ async function sessionMethod(
       return {}
     }
     case 'tasks/get':
-      return legacyTask(taskOf(core, p, ctx, true))
+      return legacyTask(await taskOf(core, p, ctx, true))
     case 'tasks/cancel': {
-      const t = taskOf(core, p, ctx, true)
+      const t = await taskOf(core, p, ctx, true)
       if (core.tasks.isTerminal(t))
         throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, {
           detail: `Cannot cancel task: already in terminal status '${t.status}'`
         })
-      core.tasks.cancel(t)
+      await core.tasks.cancel(t)
       return legacyTask(t)
     }
     case 'tasks/result': {
-      const t = taskOf(core, p, ctx, true)
+      const t = await taskOf(core, p, ctx, true)
       await core.tasks.settled(t)
       if (t.status === 'failed' && t.error !== undefined)
         throw new PlatformError(
@@ -209,7 +209,7 @@ async function sessionMethod(
       return { ...t.result, _meta: { 'io.modelcontextprotocol/related-task': { taskId: t.id } } }
     }
     case 'tasks/list': {
-      const all = core.tasks.list(ctx.principal ?? null)
+      const all = await core.tasks.list(ctx.principal ?? null)
       const start = typeof p.cursor === 'string' ? Math.max(0, Number.parseInt(p.cursor, 10) || 0) : 0
       const page = all.slice(start, start + TASK_PAGE)
       const out: JsonObject = { tasks: page.map(legacyTask) }

@@ -1,78 +1,14 @@
 import { randomUUID } from 'node:crypto'
-import type { Database } from 'lmdb'
-import type { StreamHistory } from './stream-history.js'
+import type { Backplane } from '../contracts/index.js'
+import { Session, type SessionStorageLimits } from './session.js'
+import type { SessionRecord, SessionRecords } from './session-records.js'
 import { SessionQuota, type SessionLimits, type SessionOwner, type SessionRefusal } from './session-quota.js'
-import type { JsonObject, LogLevel } from './wire.js'
+import type { JsonObject } from './wire.js'
 
-/** What survives a restart: kept in LMDB (`mcp-sessions`); subscriptions are kept beside it, one key each. */
-export interface SessionRecord {
-  id: string
-  endpoint: string
-  version: string
-  clientCapabilities: JsonObject
-  clientInfo?: JsonObject
-  initialized: boolean
-  logLevel?: LogLevel
-  /** Only in records written before subscriptions had their own keys; moved out on restore. */
-  subscriptions?: string[]
-  createdAt: number
-  lastSeen: number
-  /** Who opened it (absent in records written before owners were kept: nobody can use such a session). */
-  principal?: string | null
-  address?: string
-}
+export type { SessionRecord } from './session-records.js'
+export { Session, type SessionStorageLimits } from './session.js'
 
-/** A live session: the record plus what only exists in this process (GET stream, pending requests). */
-export class Session {
-  /** Notification channel: the GET SSE stream or the WebSocket the session was opened on. */
-  channel: ((msg: JsonObject) => boolean) | undefined
-  /** Ends the channel's stream (GET SSE) when the session ends. */
-  closeChannel: (() => void) | undefined
-  /** The GET stream's events for Last-Event-ID replay; set by the first GET, in memory only. */
-  history: StreamHistory | undefined
-  readonly pending = new Map<string | number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
-  /** Requests in flight, by JSON-RPC id, so notifications/cancelled can abort them. */
-  readonly inflight = new Map<string | number, () => void>()
-  /** Subscribed resource URIs (written one LMDB key each through SessionStore.subscribe). */
-  readonly subscriptions: Set<string>
-  private nextId = 1
-  constructor(
-    readonly record: SessionRecord,
-    subscriptions: Iterable<string> = []
-  ) {
-    this.subscriptions = new Set(subscriptions)
-  }
-  get id(): string {
-    return this.record.id
-  }
-  newRequestId(): string {
-    return `s-${this.nextId++}`
-  }
-  /** A notification: on the open channel, or kept for the GET stream's replay while none is open. */
-  notify(msg: JsonObject): void {
-    if (this.channel !== undefined) this.channel(msg)
-    else this.history?.record(msg)
-  }
-  failPending(why: string): void {
-    for (const p of this.pending.values()) p.reject(new Error(why))
-    this.pending.clear()
-  }
-
-  /** Nothing open on it: no notification channel, no request in flight either way. */
-  get idle(): boolean {
-    return this.channel === undefined && this.inflight.size === 0 && this.pending.size === 0
-  }
-}
-
-/** What one session may store: a session's client data is capped. */
-export interface SessionStorageLimits {
-  capabilitiesBytes: number
-  clientInfoBytes: number
-  subscriptions: number
-  uriBytes: number
-}
-
-/** Every known session (live or only in LMDB): who opened it and when it was last seen. */
+/** Every known session (live, or only in this node's store): who opened it and when it was last seen. */
 interface Known {
   owner: SessionOwner
   lastSeen: number
@@ -86,20 +22,35 @@ function ownerOf(rec: SessionRecord): SessionOwner {
   return principal === null && rec.address !== undefined ? { principal, address: rec.address } : { principal }
 }
 
-/** Keys of the subscriptions database: the session id (a UUID, no space) and the URI. */
-const subKey = (id: string, uri: string): string => `${id} ${uri}`
-const subRange = (id: string): { start: string; end: string } => ({ start: `${id} `, end: `${id}!` })
+export interface SessionStoreOptions {
+  /** A write or read of the store failed: reported (logged), never thrown at a request. */
+  onError: (err: unknown, what: string) => void
+  /**
+   * With a store shared by several nodes: to tell the others when a session ends or changes, and
+   * to relay notifications to the node holding a session's GET stream.
+   */
+  backplane?: Backplane
+}
+
+/** Backplane topics: one subscription each per node, never one per session or client. */
+const ENDED = 'mcp/sessions/ended'
+const CHANGED = 'mcp/sessions/changed'
+const NOTIFY = 'mcp/sessions/notify'
 
 /**
  * Session dialect state: an idle TTL (default 30 min), a server-wide cap (default 10 000) of which
  * a reserve is kept for authenticated principals, and caps per principal and per anonymous client
- * address. Records are written through to LMDB, so a restarted server restores a live session on
- * its next request and counts it against its owner. `lastSeen` is persisted at most once a minute
- * per session to keep the hot path write-free.
+ * address. Records are written through to the session store (`SessionRecords`), so a restarted
+ * server restores a live session on its next request and counts it against its owner.
+ * `lastSeen` is persisted at most once a minute per session to keep the hot path write-free.
  *
- * Bookkeeping is O(1) per create and per request: `known` is ordered by last sight (the sweep
- * walks it from the oldest and stops at the first one still fresh), `anonymous` is the eviction
- * order; neither the sweep nor a create reads LMDB.
+ * On one node (LMDB) the bounds are counted here: O(1) per create and per request, `known` ordered
+ * by last sight (the sweep walks it from the oldest and stops at the first one still fresh),
+ * `anonymous` the eviction order; neither the sweep nor a create reads the store. With a store
+ * shared by several nodes (Postgres) the store counts the bounds at each create, a request naming a
+ * session this node does not hold reads it first (`fetch`), and the nodes tell each other over the
+ * backplane when a session ends or changes, and relay notifications to the node holding the
+ * session's GET stream.
  */
 export class SessionStore {
   private readonly live = new Map<string, Session>()
@@ -109,22 +60,22 @@ export class SessionStore {
   private readonly anonymous = new Set<string>()
   private readonly quota: SessionQuota
   private readonly sweeper: NodeJS.Timeout
+  private readonly unsubscribes: (() => void)[] = []
+  private readonly backplane: Backplane | undefined
 
   constructor(
-    private readonly db: Database<SessionRecord, string>,
-    private readonly subs: Database<1, string>,
+    private readonly records: SessionRecords,
     private readonly ttlMs: number,
     limits: SessionLimits,
-    readonly storage: SessionStorageLimits
+    readonly storage: SessionStorageLimits,
+    private readonly opts: SessionStoreOptions
   ) {
     this.quota = new SessionQuota(limits)
-    const restored: [string, Known][] = []
-    for (const { key, value } of db.getRange())
-      restored.push([key, { owner: ownerOf(value), lastSeen: value.lastSeen }])
+    const restored = records
+      .restore()
+      .map(({ rec }): [string, Known] => [rec.id, { owner: ownerOf(rec), lastSeen: rec.lastSeen }])
     restored.sort((a, b) => a[1].lastSeen - b[1].lastSeen)
     for (const [id, k] of restored) this.track(id, k)
-    // subscriptions whose session was removed by a process that died before removing them
-    for (const key of subs.getKeys()) if (!this.known.has(key.slice(0, key.indexOf(' ')))) void subs.remove(key)
     this.sweeper = setInterval(
       () => {
         this.sweep()
@@ -132,6 +83,27 @@ export class SessionStore {
       Math.min(60_000, Math.max(1000, ttlMs / 4))
     )
     this.sweeper.unref()
+    const backplane = records.shared ? opts.backplane : undefined
+    this.backplane = backplane
+    if (backplane !== undefined) {
+      this.unsubscribes.push(
+        backplane.subscribe(ENDED, (data) => {
+          const id = idOf(data)
+          if (id !== undefined) this.drop(id)
+        }),
+        backplane.subscribe(CHANGED, (data) => {
+          const id = idOf(data)
+          if (id !== undefined && this.live.has(id)) void this.reload(id)
+        }),
+        backplane.subscribe(NOTIFY, (data) => {
+          const id = idOf(data)
+          const msg = (data as { msg?: unknown }).msg
+          // only a node holding the session's channel delivers it, and never sends it on again
+          const s = id === undefined ? undefined : this.live.get(id)
+          if (s?.channel !== undefined && typeof msg === 'object' && msg !== null) s.channel(msg as JsonObject)
+        })
+      )
+    }
   }
 
   get size(): number {
@@ -150,19 +122,13 @@ export class SessionStore {
    * recently seen idle anonymous session makes room, so anonymous clients alone cannot lock out
    * everyone else.
    */
-  create(
+  async create(
     endpoint: string,
     version: string,
     clientCapabilities: JsonObject,
     clientInfo: JsonObject | undefined,
     owner: SessionOwner
-  ): Session | SessionRefusal {
-    const refused = this.quota.check(owner)
-    if (refused !== undefined) return refused
-    const limits = this.quota.limits
-    const full = this.size >= limits.max
-    const anonymousFull = owner.principal === null && this.anonymous.size >= limits.max - limits.reserve
-    if ((full || anonymousFull) && !this.evictIdleAnonymous()) return this.quota.refusal(full ? 'server' : 'anonymous')
+  ): Promise<Session | SessionRefusal> {
     const now = Date.now()
     const rec: SessionRecord = {
       id: randomUUID(),
@@ -176,11 +142,31 @@ export class SessionStore {
     }
     if (owner.address !== undefined) rec.address = owner.address
     if (clientInfo !== undefined) rec.clientInfo = clientInfo
-    // written (encoded) before it is counted: a record that cannot be written leaves no ghost behind
-    void this.db.put(rec.id, rec)
-    const s = new Session(rec)
+    if (this.records.shared) {
+      const admitted = await this.records.admit(rec, owner, this.quota.limits, this.ttlMs)
+      if ('scope' in admitted) return admitted
+      if (admitted.evicted !== undefined) this.ended(admitted.evicted)
+    } else {
+      const refused = this.quota.check(owner)
+      if (refused !== undefined) return refused
+      const limits = this.quota.limits
+      const full = this.size >= limits.max
+      const anonymousFull = owner.principal === null && this.anonymous.size >= limits.max - limits.reserve
+      if ((full || anonymousFull) && !this.evictIdleAnonymous())
+        return this.quota.refusal(full ? 'server' : 'anonymous')
+      // written (encoded) before it is counted: a record that cannot be written leaves no ghost behind
+      this.write(this.records.put(rec))
+    }
+    const s = this.session(rec, [])
     this.live.set(rec.id, s)
     this.track(rec.id, { owner: ownerOf(rec), lastSeen: now })
+    return s
+  }
+
+  private session(rec: SessionRecord, uris: Iterable<string>): Session {
+    const s = new Session(rec, uris)
+    const backplane = this.backplane
+    if (backplane !== undefined) s.relay = (msg) => backplane.publish(NOTIFY, { id: rec.id, msg })
     return s
   }
 
@@ -205,18 +191,55 @@ export class SessionStore {
     return victim !== undefined && this.delete(victim)
   }
 
-  /** The session for an id (restored from LMDB after a restart); undefined when unknown or expired. */
+  /**
+   * A shared store's session this node does not hold yet (or holds an old copy of), read before a
+   * request that names it is dispatched; undefined (nothing to wait for) when there is nothing to read.
+   */
+  fetch(id: string): Promise<void> | undefined {
+    if (!this.records.shared || this.dead.has(id)) return undefined
+    const held = this.live.get(id)
+    // a copy not seen here for half the TTL may have been used on other nodes since: read it again
+    // rather than end a session that is alive elsewhere
+    if (held !== undefined) return Date.now() - held.record.lastSeen > this.ttlMs / 2 ? this.reload(id) : undefined
+    return this.records.load(id).then((kept) => {
+      if (kept === undefined || this.live.has(id) || this.dead.has(id)) return
+      if (!this.known.has(id)) this.track(id, { owner: ownerOf(kept.rec), lastSeen: kept.rec.lastSeen })
+      this.live.set(id, this.session(kept.rec, kept.uris))
+    })
+  }
+
+  /** Another node changed a session this node holds: its record and subscriptions are read again, its channel kept. */
+  private async reload(id: string): Promise<void> {
+    let kept
+    try {
+      kept = await this.records.load(id)
+    } catch (err) {
+      this.opts.onError(err, 'read')
+      return
+    }
+    const s = this.live.get(id)
+    if (s === undefined) return
+    if (kept === undefined) {
+      this.drop(id)
+      return
+    }
+    Object.assign(s.record, kept.rec)
+    s.subscriptions.clear()
+    for (const uri of kept.uris) s.subscriptions.add(uri)
+  }
+
+  /** The session for an id (restored from this node's store after a restart); undefined when unknown or expired. */
   get(id: string): Session | undefined {
     if (this.dead.has(id) || !this.known.has(id)) return undefined
     let s = this.live.get(id)
     if (s === undefined) {
-      const rec = this.db.get(id)
-      if (rec === undefined) {
+      const kept = this.records.read(id)
+      if (kept === undefined) {
         // counted but never written (a failed put): stop counting it
         this.delete(id)
         return undefined
       }
-      s = this.restore(rec)
+      s = this.session(kept.rec, kept.uris)
       this.live.set(id, s)
     }
     const now = Date.now()
@@ -250,42 +273,63 @@ export class SessionStore {
     if (this.anonymous.delete(s.id)) this.anonymous.add(s.id)
     if (now - s.record.lastSeen > 60_000) {
       s.record.lastSeen = now
-      void this.db.put(s.id, s.record)
+      this.write(this.records.put(s.record))
     } else s.record.lastSeen = now
   }
 
-  private restore(rec: SessionRecord): Session {
-    const uris: string[] = []
-    for (const key of this.subs.getKeys(subRange(rec.id))) uris.push(key.slice(rec.id.length + 1))
-    if (rec.subscriptions !== undefined) {
-      // a record from before subscriptions had keys of their own: move them out once
-      for (const uri of rec.subscriptions) {
-        uris.push(uri)
-        void this.subs.put(subKey(rec.id, uri), 1)
-      }
-      delete rec.subscriptions
-      void this.db.put(rec.id, rec)
-    }
-    return new Session(rec, uris)
-  }
-
   save(s: Session): void {
-    if (this.live.get(s.id) === s) void this.db.put(s.id, s.record)
+    if (this.live.get(s.id) !== s) return
+    this.write(this.records.put(s.record), s.id)
   }
 
-  /** Adds a subscription: one key written, the session record untouched. */
+  /** Adds a subscription: one entry written, the session record untouched. */
   subscribe(s: Session, uri: string): void {
     if (this.live.get(s.id) !== s || s.subscriptions.has(uri)) return
     s.subscriptions.add(uri)
-    void this.subs.put(subKey(s.id, uri), 1)
+    this.write(this.records.subscribe(s.id, uri), s.id)
   }
 
   unsubscribe(s: Session, uri: string): void {
     if (this.live.get(s.id) !== s || !s.subscriptions.delete(uri)) return
-    void this.subs.remove(subKey(s.id, uri))
+    this.write(this.records.unsubscribe(s.id, uri), s.id)
+  }
+
+  /** A write of the store; once it lands, the other nodes holding session `changed` read it again. */
+  private write(p: Promise<void>, changed?: string): void {
+    const backplane = this.backplane
+    void p.then(
+      () => {
+        if (backplane !== undefined && changed !== undefined) backplane.publish(CHANGED, { id: changed })
+      },
+      (err: unknown) => this.opts.onError(err, 'write')
+    )
   }
 
   delete(id: string): boolean {
+    if (!this.drop(id)) return false
+    // async writes commit in order, so the remove lands after any pending put; until it does, the
+    // tombstone keeps get() from restoring the session out of the store
+    this.dead.add(id)
+    void this.records
+      .remove(id)
+      .then(
+        () => this.backplane?.publish(ENDED, { id }),
+        (err: unknown) => this.opts.onError(err, 'remove')
+      )
+      .finally(() => {
+        this.dead.delete(id)
+      })
+    return true
+  }
+
+  /** A session ended elsewhere (another node, the shared store's eviction): forgotten here, its channel closed. */
+  private ended(id: string): void {
+    this.drop(id)
+    this.backplane?.publish(ENDED, { id })
+  }
+
+  /** Forgets a session on this node, without writing: ends its requests waiting on the client and its channel. */
+  private drop(id: string): boolean {
     const k = this.known.get(id)
     if (k === undefined || this.dead.has(id)) return false
     const s = this.live.get(id)
@@ -295,15 +339,6 @@ export class SessionStore {
     this.known.delete(id)
     this.anonymous.delete(id)
     this.quota.remove(k.owner)
-    // async writes commit in order, so the remove lands after any pending put; until it does, the
-    // tombstone keeps get() from restoring the session out of LMDB
-    this.dead.add(id)
-    const uris =
-      s !== undefined ? s.subscriptions : this.subs.getKeys(subRange(id)).map((key) => key.slice(id.length + 1))
-    for (const uri of uris) void this.subs.remove(subKey(id, uri))
-    void this.db.remove(id).finally(() => {
-      this.dead.delete(id)
-    })
     return true
   }
 
@@ -311,7 +346,10 @@ export class SessionStore {
     return this.live.values()
   }
 
-  /** Ends sessions idle past the TTL: walks from the least recently seen, stops at the first fresh one. */
+  /**
+   * Ends sessions idle past the TTL: walks from the least recently seen, stops at the first fresh
+   * one. A shared store also ends the sessions no node has seen within it.
+   */
   sweep(): void {
     const now = Date.now()
     const expired: string[] = []
@@ -319,12 +357,23 @@ export class SessionStore {
       if (now - k.lastSeen <= this.ttlMs) break
       expired.push(id)
     }
-    for (const id of expired) this.delete(id)
+    // a shared session may have been seen on another node since: forgotten here, kept there
+    for (const id of expired)
+      if (this.records.shared) this.drop(id)
+      else this.delete(id)
+    if (this.records.shared)
+      void this.records.sweep(now, this.ttlMs).catch((err: unknown) => this.opts.onError(err, 'sweep'))
   }
 
   close(): void {
     clearInterval(this.sweeper)
+    for (const u of this.unsubscribes.splice(0)) u()
   }
+}
+
+function idOf(data: unknown): string | undefined {
+  const id = (data as { id?: unknown } | null)?.id
+  return typeof id === 'string' ? id : undefined
 }
 
 function sameOwner(owner: SessionOwner, caller: SessionOwner): boolean {

@@ -135,10 +135,10 @@ export async function statelessDispatch(
       result = await core.subscriptions.listen(id as string | number, p, ctx, core.sessions.storage)
       break
     case 'tasks/get':
-      result = taskDetail(taskOf(core, p, ctx, false))
+      result = taskDetail(await taskOf(core, p, ctx, false))
       break
     case 'tasks/update': {
-      const t = taskOf(core, p, ctx, false)
+      const t = await taskOf(core, p, ctx, false)
       if (!isObject(p.inputResponses))
         throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: 'inputResponses must be an object' })
       core.tasks.update(t, p.inputResponses)
@@ -146,7 +146,7 @@ export async function statelessDispatch(
       break
     }
     default: {
-      core.tasks.cancel(taskOf(core, p, ctx, false))
+      await core.tasks.cancel(await taskOf(core, p, ctx, false))
       result = {}
     }
   }

@@ -95,7 +95,8 @@ export class Subscriptions {
           })
     }
     for (const s of sessions) {
-      if (s.channel === undefined && s.history === undefined) continue
+      // a session whose GET stream may be on another node hears it there (relay)
+      if (s.channel === undefined && s.history === undefined && s.relay === undefined) continue
       for (const [, method] of kinds) s.notify({ jsonrpc: '2.0', method })
       for (const uri of s.subscriptions)
         s.notify({ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } })

@@ -11,8 +11,11 @@ import type { CallContext, JsonObject, Sink } from './types.js'
 const MAX_LEGACY_TTL_MS = 3_600_000
 
 /** The task `p.taskId` names, visible to the caller's principal; the not-found wording differs per form. */
-export function taskOf(core: CoreState, p: JsonObject, ctx: CallContext, legacy: boolean): Task {
+export async function taskOf(core: CoreState, p: JsonObject, ctx: CallContext, legacy: boolean): Promise<Task> {
   if (typeof p.taskId !== 'string') throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, { detail: 'Missing taskId' })
+  // a task another node runs (a shared store) is read first
+  const fetched = core.tasks.fetch(p.taskId)
+  if (fetched !== undefined) await fetched
   const t = core.tasks.get(p.taskId, ctx.principal ?? null)
   if (t === undefined)
     throw new PlatformError(MCP_ERRORS.MCP_INVALID_PARAMS, {

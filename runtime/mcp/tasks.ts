@@ -1,84 +1,34 @@
 import { randomUUID } from 'node:crypto'
 import type { Database } from 'lmdb'
+import type { Backplane } from '../contracts/index.js'
 import type { EventBus } from '../events/index.js'
-import type { CancelSignal } from '../plugins/index.js'
 import { ErrorCode } from './errors.js'
-import type { JsonObject } from './types.js'
+import type { PostgresTasks } from './postgres-tasks.js'
+import {
+  INTERRUPTED,
+  TERMINAL,
+  recordOf,
+  refresh,
+  type Outcome,
+  type Runner,
+  type Task,
+  type TaskRecord,
+  type TaskStatus
+} from './task-record.js'
 
-export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled'
-const TERMINAL = new Set<TaskStatus>(['completed', 'failed', 'cancelled'])
-
-/** One run of a task's tool: it completes, asks for input (MRTR), or fails with a protocol error. */
-export type Outcome =
-  | { kind: 'complete'; result: JsonObject }
-  | { kind: 'input'; inputRequests: Record<string, JsonObject>; toolState?: unknown }
-  | { kind: 'error'; error: { code: number; message: string; data?: unknown } }
-
-export type Runner = (
-  gathered: Record<string, unknown> | undefined,
-  toolState: unknown,
-  signal: CancelSignal
-) => Promise<Outcome>
-
-export interface Task {
-  id: string
-  status: TaskStatus
-  statusMessage?: string
-  createdAt: string
-  lastUpdatedAt: string
-  ttlMs: number
-  pollIntervalMs: number
-  result?: JsonObject
-  error?: { code: number; message: string; data?: unknown }
-  inputRequests?: Record<string, JsonObject>
-  gathered?: Record<string, unknown>
-  toolState?: unknown
-  principal: string | null
-  abort: AbortController
-  resume?: () => void
-  waiters: (() => void)[]
-  /** Set once the task's handle is handed out: from then on every change is written to LMDB. */
-  durable?: boolean
-}
-
-/** What of a task survives a restart (LMDB `mcp-tasks`); the run itself (runner, tool state) does not. */
-export type TaskRecord = Pick<
-  Task,
-  | 'id'
-  | 'status'
-  | 'statusMessage'
-  | 'createdAt'
-  | 'lastUpdatedAt'
-  | 'ttlMs'
-  | 'pollIntervalMs'
-  | 'result'
-  | 'error'
-  | 'inputRequests'
-  | 'principal'
->
-
-/** The status message (and error) of a task that was running when its process stopped. */
-export const INTERRUPTED = 'interrupted: server restarted'
+export { INTERRUPTED, type Outcome, type Runner, type Task, type TaskRecord, type TaskStatus } from './task-record.js'
 
 /** How often expired tasks are swept. */
 const SWEEP_MS = 30_000
 
-function recordOf(t: Task): TaskRecord {
-  const r: TaskRecord = {
-    id: t.id,
-    status: t.status,
-    createdAt: t.createdAt,
-    lastUpdatedAt: t.lastUpdatedAt,
-    ttlMs: t.ttlMs,
-    pollIntervalMs: t.pollIntervalMs,
-    principal: t.principal
-  }
-  if (t.statusMessage !== undefined) r.statusMessage = t.statusMessage
-  if (t.result !== undefined) r.result = t.result
-  if (t.error !== undefined) r.error = t.error
-  if (t.inputRequests !== undefined) r.inputRequests = t.inputRequests
-  return r
+/** A store of tasks shared by the nodes (Postgres), and the backplane to the node running each. */
+export interface SharedTasks {
+  store: PostgresTasks
+  backplane: Backplane
 }
+
+const cancelTopic = (node: string): string => `mcp/tasks/cancel/${node}`
+const updateTopic = (node: string): string => `mcp/tasks/update/${node}`
 
 /**
  * Tasks of long-running tool calls, for both forms: the 2026-07-28 tasks extension
@@ -88,12 +38,16 @@ function recordOf(t: Task): TaskRecord {
  *
  * With `persistIn`, a handed-out task is kept in LMDB: its result outlives a restart, and a task
  * that was still running when the process stopped is failed (`interrupted: server restarted`) at
- * the next start. A call that settles inside the sync window never reaches the database.
+ * the next start. A call that settles inside the sync window never reaches the database. With
+ * `shareIn` they are kept in a store shared by the nodes instead (Postgres): any node reads,
+ * lists, awaits and cancels a task, and the node running it is told of cancels and input.
  */
 export class TaskManager {
   private readonly tasks = new Map<string, Task>()
   private readonly sweeper: NodeJS.Timeout
   private db: Database<TaskRecord, string> | undefined
+  private shared: SharedTasks | undefined
+  private readonly unsubscribe: (() => void)[] = []
   private onWriteError: (err: unknown) => void = () => {}
   private closed = false
 
@@ -137,6 +91,69 @@ export class TaskManager {
   }
 
   /**
+   * Keeps handed-out tasks in a store shared by the nodes (already started: this node's tasks left
+   * running are failed there). A request naming a task another node runs reads it first
+   * (`fetch`); its cancel is written to the store and signalled to that node, its input responses
+   * are signalled to that node, which holds the run.
+   */
+  shareIn(shared: SharedTasks, onWriteError: (err: unknown) => void): void {
+    this.shared = shared
+    this.onWriteError = onWriteError
+    const { backplane } = shared
+    const local = (data: unknown): Task | undefined => {
+      const id = (data as { id?: unknown } | null)?.id
+      const t = typeof id === 'string' ? this.tasks.get(id) : undefined
+      return t?.remote === undefined ? t : undefined
+    }
+    this.unsubscribe.push(
+      backplane.subscribe(cancelTopic(backplane.node), (data) => {
+        const t = local(data)
+        // the store holds the cancel already: the run stops without writing again
+        if (t !== undefined && !this.isTerminal(t)) void this.adopt(t)
+      }),
+      backplane.subscribe(updateTopic(backplane.node), (data) => {
+        const t = local(data)
+        const responses = (data as { responses?: unknown }).responses
+        if (t !== undefined && typeof responses === 'object' && responses !== null && !Array.isArray(responses))
+          this.update(t, responses as Record<string, unknown>)
+      })
+    )
+  }
+
+  get isShared(): boolean {
+    return this.shared !== undefined
+  }
+
+  /**
+   * A task of a shared store this node does not run, read (again) before a request that names it
+   * is answered; undefined (nothing to wait for) when there is nothing to read.
+   */
+  fetch(id: unknown): Promise<void> | undefined {
+    const shared = this.shared
+    if (shared === undefined || typeof id !== 'string') return undefined
+    const held = this.tasks.get(id)
+    if (held !== undefined && held.remote === undefined) return undefined
+    return shared.store.load(id).then((kept) => {
+      const copy = this.tasks.get(id)
+      if (copy !== undefined && copy.remote === undefined) return
+      if (kept === undefined) {
+        if (copy !== undefined) this.tasks.delete(id)
+        return
+      }
+      // the same object: a request waiting on it (tasks/result) sees the new state
+      if (copy !== undefined) refresh(copy, kept.rec)
+      else
+        this.tasks.set(id, {
+          ...kept.rec,
+          abort: new AbortController(),
+          waiters: [],
+          durable: true,
+          remote: { node: kept.node }
+        })
+    })
+  }
+
+  /**
    * Marks a task whose handle is about to be handed out as durable and writes it; resolves once
    * the write is committed, so a client holding the handle finds the task after a crash.
    */
@@ -174,7 +191,14 @@ export class TaskManager {
     return t
   }
 
-  list(principal: string | null): Task[] {
+  async list(principal: string | null): Promise<Task[]> {
+    if (this.shared !== undefined) {
+      const kept = await this.shared.store.list(principal)
+      return kept.map((r) => {
+        const t = this.tasks.get(r.id)
+        return t !== undefined && t.remote === undefined ? t : { ...r, abort: new AbortController(), waiters: [] }
+      })
+    }
     return [...this.tasks.values()].filter((t) => t.principal === null || t.principal === principal)
   }
 
@@ -219,6 +243,11 @@ export class TaskManager {
   /** Merges responses; the task resumes once no request is pending. Unknown keys are ignored. */
   update(t: Task, responses: Record<string, unknown>): void {
     if (t.status !== 'input_required' || t.inputRequests === undefined) return
+    if (t.remote !== undefined) {
+      // the run is on its node: the responses go there
+      this.shared?.backplane.publish(updateTopic(t.remote.node), { id: t.id, responses })
+      return
+    }
     const pending = { ...t.inputRequests }
     t.gathered ??= {}
     for (const [k, v] of Object.entries(responses)) {
@@ -235,16 +264,60 @@ export class TaskManager {
     } else void this.save(t)
   }
 
-  cancel(t: Task): void {
-    if (this.isTerminal(t)) return
+  cancel(t: Task): Promise<void> | undefined {
+    if (this.isTerminal(t)) return undefined
+    const remote = t.remote
+    const shared = this.shared
+    if (remote !== undefined && shared !== undefined) {
+      // written to the store (the task ends there for every node), then signalled to the node running it
+      return shared.store.cancel(t.id, 'Cancelled by client').then((kept) => {
+        if (kept === undefined) return
+        refresh(t, kept.rec)
+        if (kept.canceled) shared.backplane.publish(cancelTopic(remote.node), { id: t.id })
+      })
+    }
     t.abort.abort()
     this.move(t, 'cancelled', 'Cancelled by client')
+    t.resume?.()
+    return undefined
+  }
+
+  /**
+   * A task this node runs ended in the shared store (cancelled on another node): the run stops and
+   * the task takes the state the store holds, without writing.
+   */
+  private async adopt(t: Task): Promise<void> {
+    t.abort.abort()
+    let kept
+    try {
+      kept = await this.shared?.store.load(t.id)
+    } catch (err) {
+      this.onWriteError(err)
+      return
+    }
+    if (kept === undefined) return
+    const old = t.status
+    refresh(t, kept.rec)
+    if (old !== t.status)
+      this.bus.emit('TaskStateChanged', { taskId: t.id, oldState: old, newState: t.status, protocol: 'mcp' })
+    for (const w of t.waiters.splice(0)) w()
     t.resume?.()
   }
 
   /** Resolves once the task is terminal (2025-11-25 tasks/result). */
   async settled(t: Task): Promise<void> {
     if (this.isTerminal(t)) return
+    if (t.remote !== undefined) {
+      // another node runs it: its end is read from the store at the task's poll interval
+      while (!this.isTerminal(t) && !this.closed) {
+        await new Promise((r) => setTimeout(r, t.pollIntervalMs))
+        await this.fetch(t.id)
+        const kept = this.tasks.get(t.id)
+        if (kept === undefined) return
+        if (kept !== t) refresh(t, kept)
+      }
+      return
+    }
     await new Promise<void>((resolve) => {
       t.waiters.push(resolve)
     })
@@ -264,8 +337,17 @@ export class TaskManager {
 
   /** Writes a durable task; after close nothing is written, so unfinished tasks read as interrupted next start. */
   private async save(t: Task): Promise<void> {
+    if (t.durable !== true || this.closed || t.remote !== undefined) return
+    const shared = this.shared
+    if (shared !== undefined) {
+      let written = true
+      await this.write(async () => (written = await shared.store.put(recordOf(t))))
+      // refused: the task ended in the store (cancelled on another node) before this write
+      if (!written) await this.adopt(t)
+      return
+    }
     const db = this.db
-    if (db === undefined || t.durable !== true || this.closed) return
+    if (db === undefined) return
     await this.write(() => db.put(t.id, recordOf(t)))
   }
 
@@ -280,7 +362,14 @@ export class TaskManager {
 
   private sweep(): void {
     const now = Date.now()
+    const shared = this.shared
+    if (shared !== undefined) void this.write(() => shared.store.sweep(now))
     for (const [id, t] of this.tasks) {
+      // a copy of another node's task is read afresh when asked for: kept only between requests
+      if (t.remote !== undefined) {
+        if (t.waiters.length === 0) this.tasks.delete(id)
+        continue
+      }
       const stale = Date.parse(t.lastUpdatedAt) + t.ttlMs < now
       if (!stale) continue
       // a task nobody answered within its TTL is cancelled rather than kept forever
@@ -296,6 +385,7 @@ export class TaskManager {
   close(): void {
     this.closed = true
     clearInterval(this.sweeper)
+    for (const u of this.unsubscribe.splice(0)) u()
     for (const t of this.tasks.values()) if (!this.isTerminal(t)) t.abort.abort()
   }
 }

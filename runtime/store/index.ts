@@ -16,3 +16,4 @@ export { PostgresDb, describeUrl, isUnreachable, textFits, type Sql } from './po
 export { STORE_ERRORS } from './errors.js'
 export { openPlatformPostgres } from './platform-postgres.js'
 export { postgresReadiness } from './postgres-readiness.js'
+export { PostgresPool } from './postgres-pool.js'

@@ -108,7 +108,7 @@ t.test('cancelling a task mid-turn cancels the turn; the admin sees, cancels and
     await leaver.return(undefined)
     await new Promise((r) => setTimeout(r, 100))
     t.equal(
-      tp.platform.area(A2A).tasks.get(id)?.state,
+      (await tp.platform.area(A2A).tasks.get(id))?.state,
       'TASK_STATE_WORKING',
       'a stream leaving does not cancel the task'
     )
@@ -154,7 +154,7 @@ t.test('cancelling a task mid-turn cancels the turn; the admin sees, cancels and
     t.equal(tp.platform.area(A2A).tasks.size, 3, 'the tasks of the tests before and this one')
     // bob lacks the admin role: refused, nothing canceled
     t.equal((await call(tp, 'POST', `/tasks/${task.id}/cancel`, { token: BOB })).status, 403)
-    t.equal(tp.platform.area(A2A).tasks.get(task.id)?.state, 'TASK_STATE_WORKING')
+    t.equal((await tp.platform.area(A2A).tasks.get(task.id))?.state, 'TASK_STATE_WORKING')
     const res = await call(tp, 'POST', `/tasks/${task.id}/cancel`, { token: ALICE })
     t.same(res.body, { status: 'task canceled' })
     t.ok(await until(() => ai.inFlight() === 0), 'the turn ended')
@@ -205,7 +205,7 @@ t.test('cancelling a task mid-turn cancels the turn; the admin sees, cancels and
       target: task.id,
       success: true
     })
-    t.equal(tp.platform.area(A2A).tasks.get(task.id)?.state, 'TASK_STATE_CANCELED')
+    t.equal((await tp.platform.area(A2A).tasks.get(task.id))?.state, 'TASK_STATE_CANCELED')
     t.ok(await until(() => ai.inFlight() === 0), 'the turn ended')
   })
 
@@ -351,7 +351,7 @@ t.test('an agent at a path of its own, a hot-loaded one, and the host root card'
   t.same(await (await fetch(`${tp.url}/helper/a2a/.well-known/agent-card.json`)).json(), card)
   const res = await rpc(`${tp.url}/helper/a2a`, send('hello helper'))
   t.match(res.body.result.task, { status: { state: 'TASK_STATE_COMPLETED' } })
-  t.equal(tp.platform.area(A2A).tasks.get(res.body.result.task.id)?.agent, 'helper')
+  t.equal((await tp.platform.area(A2A).tasks.get(res.body.result.task.id))?.agent, 'helper')
 })
 
 t.test('a message a policy denies makes a REJECTED task saying why', async (t) => {

@@ -39,7 +39,7 @@ t.test('a call to an agent another platform serves over A2A', async (t) => {
     metadata: { transport: 'a2a', url, taskId: String, state: 'TASK_STATE_COMPLETED' }
   })
   t.type(ok.durationMs, 'number')
-  const task = remote.platform.area(A2A).tasks.get(ok.metadata.taskId as string)!
+  const task = (await remote.platform.area(A2A).tasks.get(ok.metadata.taskId as string))!
   t.equal(task.owner, 'fleet-peer', 'the remote task belongs to the caller the token names')
   t.match(task.history[0]!.metadata, { skillId: 'run', args: { input: 'How do sandboxes work?' } })
 
@@ -83,7 +83,7 @@ t.test('cancelling or timing out a call cancels the remote task and its turn', a
   ac.abort()
   t.match(await pending, { success: false, text: 'A2A call cancelled' })
   t.ok(await until(() => ai.inFlight() === 0), 'the remote turn was cancelled')
-  t.equal(tasks.all()[0]!.state, 'TASK_STATE_CANCELED')
+  t.equal((await tasks.all())[0]!.state, 'TASK_STATE_CANCELED')
 
   // given up before the first event named the remote task: it is still found and cancelled
   const early = new AbortController()
@@ -94,7 +94,7 @@ t.test('cancelling or timing out a call cancels the remote task and its turn', a
   early.abort()
   t.match(await racing, { success: false, text: 'A2A call cancelled' })
   t.ok(await until(() => ai.inFlight() === 0), 'the remote turn was cancelled')
-  t.equal(tasks.all()[0]!.state, 'TASK_STATE_CANCELED')
+  t.equal((await tasks.all())[0]!.state, 'TASK_STATE_CANCELED')
   const before = tasks.size
   const already = AbortSignal.abort()
   t.match(await new A2aAgentTransport(url).call({ agent: 'demo', skill: 'run', args: {} }, ctx(already)), {
@@ -107,7 +107,7 @@ t.test('cancelling or timing out a call cancels the remote task and its turn', a
   const timedOut = await slow.call({ agent: 'demo', skill: 'run', args: { input: 'talk' } }, ctx())
   t.match(timedOut, { success: false, text: `A2A call to ${url} timed out after 300ms` })
   t.ok(await until(() => ai.inFlight() === 0), 'the remote turn was cancelled')
-  t.equal(tasks.all()[0]!.state, 'TASK_STATE_CANCELED')
+  t.equal((await tasks.all())[0]!.state, 'TASK_STATE_CANCELED')
 })
 
 t.test('where a remote agent is: AGENT_<NAME>_URL wins over platform.a2a.remote-agents', async (t) => {
@@ -153,7 +153,7 @@ export default definePlugin({ agents: [
   t.equal(task.status.state, 'TASK_STATE_COMPLETED', JSON.stringify(task.status))
   t.match(task.artifacts[0].parts[0].text, /^far says: According to platform_fact: .*isolate/)
   // the remote platform ran it as an A2A task of its own
-  const theirs = remote.platform.area(A2A).tasks.all()
+  const theirs = await remote.platform.area(A2A).tasks.all()
   t.equal(theirs.length, 1)
   t.match(theirs[0], { agent: 'demo', state: 'TASK_STATE_COMPLETED' })
   t.match(theirs[0]!.history[0]!.metadata, { skillId: 'run', args: { input: 'How do sandboxes work?' } })

@@ -16,11 +16,11 @@ const load = (overrides: Record<string, unknown>, env: Record<string, string> = 
 t.test('cluster mode refuses each shared-state store set to a per-node kind, naming the key', async (t) => {
   const keys = CONFIG_KEYS.sharedStateKeys()
   t.ok(keys.includes('platform.interactions.store') && keys.includes('platform.fleet.journal.store'))
+  // each per-node kind the key offers (the MCP stores and the governance memory sink have no `memory`)
+  const offered = (key: string): unknown[] => (CONFIG_KEYS.keys[key]?.schema as { enum?: unknown[] }).enum ?? []
+  t.ok(keys.includes('platform.a2a.store') && keys.includes('platform.mcp.sessions.store'))
   for (const key of keys)
-    // each per-node kind the key offers (the governance memory sink has no `memory` store)
-    for (const kind of ['lmdb', 'memory'].filter((k) =>
-      (CONFIG_KEYS.keys[key]!.schema as { enum: string[] }).enum.includes(k)
-    )) {
+    for (const kind of ['lmdb', 'memory'].filter((k) => offered(key).includes(k))) {
       t.throws(
         () => load({ 'platform.cluster.enabled': true, [key]: kind }),
         new RegExp(`^config key '${key.replace(/\./g, '\\.')}' is '${kind}' \\(from command line\\)`),
