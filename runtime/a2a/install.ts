@@ -18,6 +18,7 @@ import { startOrExplain, taskRecordsFromConfig } from './task-records-from-confi
 import { taskView } from './task-view.js'
 import { A2A_CONFIG_KEYS } from './config-keys.js'
 import { A2A_ERRORS } from './errors.js'
+import { postgresReadiness } from '../store/index.js'
 
 export async function installA2a(platform: Platform): Promise<void> {
   const { config } = platform
@@ -52,7 +53,11 @@ export async function installA2a(platform: Platform): Promise<void> {
   const interrupted = await startOrExplain(platform, records, () => store.start())
   if (interrupted > 0)
     platform.logger.warn({ interrupted }, 'A2A tasks running when this node stopped were marked failed')
-  if (records.kind === 'postgres') platform.addReadiness('a2a-store', () => records.available())
+  if (records.kind === 'postgres')
+    platform.addReadiness(
+      'a2a-store',
+      postgresReadiness(() => records.available(), platform.config.get('platform.cluster.enabled'))
+    )
   platform.onClose(() => records.stop())
   // at shutdown, before the server waits for its open responses: a blocking SendMessage is one
   platform.http.onShutdown(() => store.close())

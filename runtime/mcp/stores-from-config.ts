@@ -5,7 +5,7 @@
 import { CONFIG_ERRORS } from '../config/index.js'
 import { PlatformError } from '../contracts/index.js'
 import type { Platform } from '../platform.js'
-import { describeUrl, isUnreachable } from '../store/index.js'
+import { describeUrl, isUnreachable, postgresReadiness } from '../store/index.js'
 import { PostgresSessionRecords } from './postgres-session-records.js'
 import { PostgresTasks } from './postgres-tasks.js'
 import { LmdbSessionRecords, type SessionRecord, type SessionRecords } from './session-records.js'
@@ -44,7 +44,10 @@ async function started<T extends { start(): Promise<unknown>; stop(): Promise<vo
       detail: `platform.postgres.url: cannot reach PostgreSQL at ${describeUrl(url)} (${why}); start it or fix the url`
     })
   }
-  platform.addReadiness(name, () => store.available())
+  platform.addReadiness(
+    name,
+    postgresReadiness(() => store.available(), platform.config.get('platform.cluster.enabled'))
+  )
   platform.onClose(() => store.stop())
   return store
 }
