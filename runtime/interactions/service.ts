@@ -4,7 +4,7 @@ import type { Logger } from '../observability/index.js'
 import { Cancellation, type RegisteredAgent } from '../plugins/index.js'
 import { StepCapture, type Outcome } from './capture.js'
 import { conversationKey, rememberTurn } from './conversation-key.js'
-import { RunTable, snapshot, type Run } from './run-table.js'
+import { RunTable, snapshot, type Run, type UnpublishedStep } from './run-table.js'
 import { isoDuration } from './iso-duration.js'
 import { headerOf, interactionOf } from './store-input.js'
 import type { StepFeed } from './feed.js'
@@ -252,7 +252,9 @@ export class InteractionService implements LeaseHolder {
       }),
       controller: new Cancellation(),
       cancellable: how.cancellable,
-      writes: SETTLED,
+      unpublished: [],
+      onPublished: undefined,
+      ending: undefined,
       finished,
       resolve,
       dropped: false,
@@ -306,19 +308,58 @@ export class InteractionService implements LeaseHolder {
       this.feed.publishStep(run.header.id, step)
       return
     }
-    const id = run.header.id
     // issued now, not after the previous commit: the store batches appends in flight (lmdb-js
     // puts them in one transaction) and keeps one interaction's steps in seq order
-    const prev = run.writes
-    run.writes = this.store.appendStep(id, step).then(
-      // published in seq order, each once the store has it; the terminal write queues behind them all
-      () => prev.then(() => this.feed.publishStep(id, step)),
+    const entry: UnpublishedStep = { step, state: 'writing' }
+    run.unpublished.push(entry)
+    this.store.appendStep(run.header.id, step).then(
+      () => {
+        entry.state = 'stored'
+        this.publishReady(run)
+      },
       (err: unknown) => {
-        if (isPlatformError(err, INTERACTION_ERRORS.INTERACTION_ENDED)) return this.yieldEnd(run)
-        this.opts.logger.error({ err, interaction: id, seq: step.seq }, 'interaction step not persisted')
-        return prev
+        entry.state = 'failed'
+        if (isPlatformError(err, INTERACTION_ERRORS.INTERACTION_ENDED)) void this.yieldEnd(run)
+        else
+          this.opts.logger.error({ err, interaction: run.header.id, seq: step.seq }, 'interaction step not persisted')
+        this.publishReady(run)
       }
     )
+  }
+
+  /**
+   * Publishes, in seq order, the acknowledged steps no earlier step is still waiting before. The
+   * steps one commit acknowledged are published in one pass, so a stream sends them together.
+   */
+  private publishReady(run: Run): void {
+    const q = run.unpublished
+    let n = 0
+    for (; n < q.length && q[n]!.state !== 'writing'; n++)
+      if (q[n]!.state === 'stored') this.feed.publishStep(run.header.id, q[n]!.step)
+    if (n === 0) return
+    q.splice(0, n)
+    if (q.length === 0 && run.onPublished !== undefined) {
+      const told = run.onPublished
+      run.onPublished = undefined
+      told()
+    }
+  }
+
+  /** Resolves once every step handed to the store so far is published (or was refused). */
+  private published(run: Run): Promise<void> {
+    if (run.unpublished.length === 0) return SETTLED
+    return new Promise((resolve) => {
+      const before = run.onPublished
+      run.onPublished = () => {
+        before?.()
+        resolve()
+      }
+    })
+  }
+
+  /** Everything the run wrote so far is answered: its steps published and, once ended, its end. */
+  private settled(run: Run): Promise<void> {
+    return run.ending ?? this.published(run)
   }
 
   /**
@@ -351,7 +392,8 @@ export class InteractionService implements LeaseHolder {
     // not when the last writes land (a store's read can see them before this process hears back)
     this.runs.uncount(run)
     const final: InteractionHeader = { ...h }
-    run.writes = run.writes.then(async () => {
+    // the terminal write queues behind the publication of every step
+    run.ending = this.published(run).then(async () => {
       if (run.dropped) return
       if (final.store && final.status === 'COMPLETED' && !run.handedToClient)
         await rememberTurn(this.opts.ai, this.opts.logger, run.message, final)
@@ -379,10 +421,10 @@ export class InteractionService implements LeaseHolder {
     run.capture.abandon()
     run.controller.abort()
     this.runs.forget(run)
-    await run.writes
+    await this.settled(run)
     run.resolve?.(snapshot(run))
   }
 }
 
-// every run's write chain starts from the same settled promise
+// what a run with nothing left to publish answers
 const SETTLED = Promise.resolve()
