@@ -33,7 +33,15 @@ export class JournalWriter {
     fields: Record<string, unknown>
   ): string {
     const eventId = this.prefix + (++this.count).toString(36)
-    this.pending.push({ ...fields, eventId, parentEventId, type, coordinationId, timestamp: isoNow() })
+    // the caller's fields first, then the record's own (as a spread would order them): a spread of
+    // the many field shapes went to the slow path and was the most of an emit's CPU in a profile
+    const e = Object.assign({}, fields) as JournalRecord
+    e.eventId = eventId
+    e.parentEventId = parentEventId
+    e.type = type
+    e.coordinationId = coordinationId
+    e.timestamp = isoNow()
+    this.pending.push(e)
     if (this.pending.length >= BATCH_MAX) this.flush()
     else if (!this.scheduled) {
       this.scheduled = true
