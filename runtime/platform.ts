@@ -4,7 +4,15 @@ import { CONFIG_ERRORS, type Config, type KeyDefs } from './config/index.js'
 import { EventBus, InProcessHub } from './events/index.js'
 import { HttpServer, HTTP_ERRORS } from './http/index.js'
 import { createLogger, Metrics, type Logger } from './observability/index.js'
-import { InProcessCounters, Store, countAndLogWriteFailures, nodeIdentity } from './store/index.js'
+import {
+  InProcessCounters,
+  Store,
+  countAndLogWriteFailures,
+  nodeIdentity,
+  openPlatformPostgres,
+  STORE_ERRORS,
+  type PostgresDb
+} from './store/index.js'
 import { PluginHost, PluginRegistry, PLUGINS_ERRORS, type KvDatabase, type PluginHostOptions } from './plugins/index.js'
 import {
   TokenResolver,
@@ -58,12 +66,13 @@ export interface Area {
   install(platform: Platform): void | Promise<void>
 }
 
-/** The core's error codes (configuration, HTTP, the read and write gates, the plugin host); every area adds its own. */
+/** The core's error codes (config, HTTP, read and write gates, plugin host, shared stores); areas add theirs. */
 export const CORE_ERRORS: readonly ErrorSource[] = [
   { owner: 'config', errors: CONFIG_ERRORS },
   { owner: 'http', errors: HTTP_ERRORS },
   { owner: 'auth', errors: AUTH_ERRORS },
-  { owner: 'plugins', errors: PLUGINS_ERRORS }
+  { owner: 'plugins', errors: PLUGINS_ERRORS },
+  { owner: 'store', errors: STORE_ERRORS }
 ]
 
 /**
@@ -114,6 +123,7 @@ export class Platform {
   private readonly localCounters = new InProcessCounters()
   private readonly closers: (() => void | Promise<void>)[] = []
   private closed = false
+  private sharedPostgres: Promise<PostgresDb> | undefined
 
   constructor(opts: PlatformOptions) {
     const config = (this.config = opts.config)
@@ -272,6 +282,19 @@ export class Platform {
     return this.extensions(SHARED_COUNTERS)[0] ?? this.localCounters
   }
 
+  /**
+   * The PostgreSQL pool the stores of shared state share (`platform.postgres.url`), opened by the
+   * first store that asks (`forWhat` says which, for the start-up error when there is no url or no
+   * server) and closed after every close hook. Readiness check `postgres` follows the server.
+   */
+  postgres(forWhat: string): Promise<PostgresDb> {
+    this.sharedPostgres ??= openPlatformPostgres(this.config, this.logger, forWhat).then((db) => {
+      this.addReadiness('postgres', () => db.available())
+      return db
+    })
+    return this.sharedPostgres
+  }
+
   /** Runs on close after the HTTP server stopped and before the store closes (LIFO). */
   onClose(fn: () => void | Promise<void>): void {
     this.closers.push(fn)
@@ -299,6 +322,11 @@ export class Platform {
     }
     // after every area's hooks, which may still call plugins; disposes every sandbox
     await this.pluginHost.close()
+    // after the hooks too: a store of shared state may still write as its area closes
+    await this.sharedPostgres?.then(
+      (db) => db.close(),
+      () => {}
+    )
     await this.store.close()
     this.logger.flush?.()
   }

@@ -12,3 +12,6 @@ export {
 } from './split-log.js'
 export { nodeIdentity } from './node-identity.js'
 export { InProcessCounters } from './in-process-counters.js'
+export { PostgresDb, describeUrl, isUnreachable, textFits, type Sql } from './postgres-db.js'
+export { STORE_ERRORS } from './errors.js'
+export { openPlatformPostgres } from './platform-postgres.js'
