@@ -18,17 +18,9 @@ export function agentsOf(e: JournalRecord): string[] {
   return out
 }
 
-let lastStamp = ''
-let lastMs = Number.NaN
-
-/** Epoch ms of the event's timestamp (the events of a batch mostly share one: parsed once). */
+/** Epoch ms of the event's timestamp. */
 export function timeOf(e: JournalRecord): number {
-  const s = e.timestamp
-  if (s !== lastStamp) {
-    lastMs = Date.parse(s)
-    lastStamp = s
-  }
-  return lastMs
+  return Date.parse(e.timestamp)
 }
 
 /**
@@ -46,7 +38,7 @@ export function checkRecords(events: readonly JournalRecord[]): void {
       throw new TypeError(`journal event ${e.eventId}: parentEventId must be a string or null`)
     if (typeof e.coordinationId !== 'string' || e.coordinationId === '')
       throw new TypeError(`journal event ${e.eventId} has no coordinationId`)
-    if (typeof e.timestamp !== 'string' || Number.isNaN(timeOf(e)))
+    if (typeof e.timestamp !== 'string' || Number.isNaN(Date.parse(e.timestamp)))
       throw new TypeError(`journal event ${e.eventId} has an invalid timestamp: ${String(e.timestamp)}`)
   }
 }

@@ -5,6 +5,7 @@ import { Cancellation, type RegisteredAgent } from '../plugins/index.js'
 import { StepCapture, type Outcome } from './capture.js'
 import { conversationKey, rememberTurn } from './conversation-key.js'
 import { RunTable, snapshot, type Run, type UnpublishedStep } from './run-table.js'
+import { publishReady, published } from './run-publication.js'
 import { isoDuration } from './iso-duration.js'
 import { headerOf, interactionOf } from './store-input.js'
 import type { StepFeed } from './feed.js'
@@ -315,51 +316,21 @@ export class InteractionService implements LeaseHolder {
     this.store.appendStep(run.header.id, step).then(
       () => {
         entry.state = 'stored'
-        this.publishReady(run)
+        publishReady(run, this.feed)
       },
       (err: unknown) => {
         entry.state = 'failed'
         if (isPlatformError(err, INTERACTION_ERRORS.INTERACTION_ENDED)) void this.yieldEnd(run)
         else
           this.opts.logger.error({ err, interaction: run.header.id, seq: step.seq }, 'interaction step not persisted')
-        this.publishReady(run)
+        publishReady(run, this.feed)
       }
     )
   }
 
-  /**
-   * Publishes, in seq order, the acknowledged steps no earlier step is still waiting before. The
-   * steps one commit acknowledged are published in one pass, so a stream sends them together.
-   */
-  private publishReady(run: Run): void {
-    const q = run.unpublished
-    let n = 0
-    for (; n < q.length && q[n]!.state !== 'writing'; n++)
-      if (q[n]!.state === 'stored') this.feed.publishStep(run.header.id, q[n]!.step)
-    if (n === 0) return
-    q.splice(0, n)
-    if (q.length === 0 && run.onPublished !== undefined) {
-      const told = run.onPublished
-      run.onPublished = undefined
-      told()
-    }
-  }
-
-  /** Resolves once every step handed to the store so far is published (or was refused). */
-  private published(run: Run): Promise<void> {
-    if (run.unpublished.length === 0) return SETTLED
-    return new Promise((resolve) => {
-      const before = run.onPublished
-      run.onPublished = () => {
-        before?.()
-        resolve()
-      }
-    })
-  }
-
   /** Everything the run wrote so far is answered: its steps published and, once ended, its end. */
   private settled(run: Run): Promise<void> {
-    return run.ending ?? this.published(run)
+    return run.ending ?? published(run)
   }
 
   /**
@@ -393,7 +364,7 @@ export class InteractionService implements LeaseHolder {
     this.runs.uncount(run)
     const final: InteractionHeader = { ...h }
     // the terminal write queues behind the publication of every step
-    run.ending = this.published(run).then(async () => {
+    run.ending = published(run).then(async () => {
       if (run.dropped) return
       if (final.store && final.status === 'COMPLETED' && !run.handedToClient)
         await rememberTurn(this.opts.ai, this.opts.logger, run.message, final)
@@ -425,6 +396,3 @@ export class InteractionService implements LeaseHolder {
     run.resolve?.(snapshot(run))
   }
 }
-
-// what a run with nothing left to publish answers
-const SETTLED = Promise.resolve()
