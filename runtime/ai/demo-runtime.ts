@@ -25,29 +25,36 @@ export class DemoRuntime implements AiRuntime {
     return true
   }
 
-  async *stream(request: AiRuntimeRequest, signal?: AiCancelSignal): AsyncGenerator<AiEvent> {
+  // returns the generator of its answer rather than delegating to it: a generator in between
+  // would be one more promise and microtask per word
+  stream(request: AiRuntimeRequest, signal?: AiCancelSignal): AsyncGenerator<AiEvent> {
     const model = request.model ?? this.models[0]!
     const input = countTokens(promptText(request))
     const history = request.history ?? []
     const last = history[history.length - 1]
-    if (request.message === undefined && last?.role === 'tool') {
-      yield* this.words(`According to ${last.name ?? 'the tool'}: ${last.content}`, input, model, signal)
-      return
-    }
+    if (request.message === undefined && last?.role === 'tool')
+      return this.words(`According to ${last.name ?? 'the tool'}: ${last.content}`, input, model, signal)
     const message = request.message ?? lastUser(history) ?? ''
     const call = pickTool(message, request.tools ?? [])
-    if (call !== undefined) {
-      if (signal?.aborted === true) {
-        yield { type: 'done', finishReason: 'cancelled' }
-        return
-      }
-      const id = `call_${hash(message + call.name)}`
-      yield { type: 'tool-call', call: { id, name: call.name, arguments: call.args } }
-      yield { type: 'usage', usage: usage(input, countTokens(call.name + ' ' + JSON.stringify(call.args)), model) }
-      yield { type: 'done', finishReason: 'tool-calls' }
+    if (call !== undefined) return this.toolCall(message, call, input, model, signal)
+    return this.words(`You said: "${message}".${persona(request)}`, input, model, signal, request.maxOutputTokens)
+  }
+
+  private async *toolCall(
+    message: string,
+    call: { name: string; args: Record<string, unknown> },
+    input: number,
+    model: string,
+    signal?: AiCancelSignal
+  ): AsyncGenerator<AiEvent> {
+    if (signal?.aborted === true) {
+      yield { type: 'done', finishReason: 'cancelled' }
       return
     }
-    yield* this.words(`You said: "${message}".${persona(request)}`, input, model, signal, request.maxOutputTokens)
+    const id = `call_${hash(message + call.name)}`
+    yield { type: 'tool-call', call: { id, name: call.name, arguments: call.args } }
+    yield { type: 'usage', usage: usage(input, countTokens(call.name + ' ' + JSON.stringify(call.args)), model) }
+    yield { type: 'done', finishReason: 'tool-calls' }
   }
 
   private async *words(

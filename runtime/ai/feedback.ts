@@ -82,6 +82,8 @@ export async function feedbackLines(
       }
     if (lines.size > 0) guidance = lines
   }
+  // most turns have no guidance: no sets and arrays built for nothing
+  if (facts.size === 0 && guidance === undefined) return []
   return [...new Set([...facts, ...(guidance ?? [])])].slice(0, opts.maxItems)
 }
 

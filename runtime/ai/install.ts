@@ -74,21 +74,27 @@ export const aiArea: Area = {
         .findLast((s) => s.protocol === 'a2a')
         ?.pathOf(agent)
     const turnMetrics = new TurnMetrics(platform.metrics.registry)
+    // one generator counts for the metrics and the TurnCompleted event: a layer per event is a
+    // promise and a microtask per streamed token
     async function* counted(events: AsyncIterable<TurnEvent>, agentName: string): AsyncGenerator<TurnEvent> {
       inFlight++
       const started = performance.now()
+      turnMetrics.started()
       const seen: TurnTally = { outcome: 'cancelled', input: 0, output: 0 }
       try {
-        for await (const e of turnMetrics.count(events)) {
+        for await (const e of events) {
+          turnMetrics.event(e)
           noteTurnEvent(seen, e)
           yield e
         }
       } finally {
         inFlight--
+        const ms = performance.now() - started
+        turnMetrics.ended(ms / 1000)
         // the charts of the dashboard and anything else that follows turns as they end
         platform.bus.emit('TurnCompleted', {
           agentName,
-          duration: Math.round(performance.now() - started),
+          duration: Math.round(ms),
           outcome: seen.outcome,
           inputTokens: seen.input,
           outputTokens: seen.output

@@ -6,28 +6,42 @@ import { Counter, type Registry } from 'prom-client'
 import { TimedMetric } from '../observability/index.js'
 import type { TurnEvent } from './turn-types.js'
 
+/**
+ * A counter kept in a plain number and handed to prom-client when it is read (a scrape, the
+ * admin metrics): an `inc()` per streamed token cost more than the rest of the token's counting.
+ */
+function lazyCounter(registry: Registry, name: string, help: string): { n: number } {
+  const count = { n: 0 }
+  let reported = 0
+  new Counter({
+    name,
+    help,
+    registers: [registry],
+    collect() {
+      if (count.n !== reported) this.inc(count.n - reported)
+      reported = count.n
+    }
+  })
+  return count
+}
+
 export class TurnMetrics {
-  private readonly prompts: Counter
-  private readonly texts: Counter
+  private readonly prompts: { n: number }
+  private readonly texts: { n: number }
+  private readonly toolCalls: { n: number }
   private readonly errors: Counter<'code'>
-  private readonly toolCalls: Counter
   private readonly duration: TimedMetric
 
   constructor(registry: Registry) {
-    const registers = [registry]
-    this.prompts = new Counter({ name: 'platform_ai_prompts_total', help: 'AI turns started', registers })
-    this.texts = new Counter({
-      name: 'platform_ai_streaming_texts_total',
-      help: 'Text chunks AI turns streamed',
-      registers
-    })
+    this.prompts = lazyCounter(registry, 'platform_ai_prompts_total', 'AI turns started')
+    this.texts = lazyCounter(registry, 'platform_ai_streaming_texts_total', 'Text chunks AI turns streamed')
+    this.toolCalls = lazyCounter(registry, 'platform_ai_tool_calls_total', 'Tool calls AI turns made')
     this.errors = new Counter({
       name: 'platform_ai_errors_total',
       help: 'AI turns that ended with an error, by code',
       labelNames: ['code'],
-      registers
+      registers: [registry]
     })
-    this.toolCalls = new Counter({ name: 'platform_ai_tool_calls_total', help: 'Tool calls AI turns made', registers })
     this.duration = new TimedMetric(
       registry,
       'platform_ai_turn_seconds',
@@ -36,19 +50,20 @@ export class TurnMetrics {
     )
   }
 
-  /** Passes `events` through, counting them; the duration ends when the turn does (also when its reader stops). */
-  async *count(events: AsyncIterable<TurnEvent>): AsyncGenerator<TurnEvent> {
-    const started = performance.now()
-    this.prompts.inc()
-    try {
-      for await (const e of events) {
-        if (e.type === 'text') this.texts.inc()
-        else if (e.type === 'tool-start') this.toolCalls.inc()
-        else if (e.type === 'error') this.errors.inc({ code: e.code })
-        yield e
-      }
-    } finally {
-      this.duration.observe((performance.now() - started) / 1000)
-    }
+  /** A turn started. */
+  started(): void {
+    this.prompts.n++
+  }
+
+  /** One event of a turn. */
+  event(e: TurnEvent): void {
+    if (e.type === 'text') this.texts.n++
+    else if (e.type === 'tool-start') this.toolCalls.n++
+    else if (e.type === 'error') this.errors.inc({ code: e.code })
+  }
+
+  /** The turn ended (also when its reader stopped): how long it ran. */
+  ended(seconds: number): void {
+    this.duration.observe(seconds)
   }
 }

@@ -21,140 +21,143 @@ export type { TurnDeps, TurnErrorCode, TurnEvent, TurnRequest } from './turn-typ
 const fail = (code: TurnErrorCode, message: string, policy?: string): TurnEvent =>
   policy === undefined ? { type: 'error', code, message } : { type: 'error', code, message, policy }
 
-/** Runs one turn; see the module comment. Aborting `signal` ends it with an error `cancelled`. */
+/**
+ * Runs one turn; see the module comment. Aborting `signal` ends it with an error `cancelled`.
+ * One generator from the request to the runtime's events (no wrapper delegating to another):
+ * every layer a streamed token passes costs it a promise and a microtask.
+ */
 export async function* runTurn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal): AsyncGenerator<TurnEvent> {
   try {
-    yield* turn(deps, req, signal)
-  } catch (err) {
-    yield fail('runtime', `turn failed: ${err instanceof Error ? err.message : String(err)}`)
-  }
-}
-
-async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal): AsyncGenerator<TurnEvent> {
-  if (typeof req?.message !== 'string') {
-    yield fail('bad-request', "a turn needs 'message' (a string)")
-    return
-  }
-  for (const k of ['history', 'clientTools', 'continuation', 'roles', 'images'] as const)
-    if (req[k] !== undefined && !Array.isArray(req[k])) {
-      yield fail('bad-request', `'${k}' must be an array`)
+    if (typeof req?.message !== 'string') {
+      yield fail('bad-request', "a turn needs 'message' (a string)")
       return
     }
-  for (const k of ['facts', 'clientMetadata'] as const) {
-    const v = req[k]
-    if (v !== undefined && (typeof v !== 'object' || v === null || Array.isArray(v))) {
-      yield fail('bad-request', `'${k}' must be an object`)
-      return
-    }
-  }
-  const { platform } = deps
-  let agent: RegisteredAgent | undefined
-  if (req.agent !== undefined) {
-    agent = platform.plugins.agents().find((a) => a.name === req.agent)
-    if (agent === undefined) {
-      yield fail('unknown-agent', `no loaded plugin contributes an agent named '${req.agent}'`)
-      return
-    }
-  }
-  const resource = `ai:agent:${agent?.name ?? '-'}`
-  let request: AiRequest = aiRequest({
-    message: req.message,
-    systemPrompt: req.systemPrompt ?? agent?.systemPrompt ?? '',
-    model: req.model ?? agent?.model ?? null,
-    userId: req.userId ?? null,
-    sessionId: req.sessionId ?? null,
-    agentId: agent?.name ?? null,
-    conversationId: req.conversationId ?? null,
-    metadata: serverMetadata(req),
-    clientMetadata: { ...(req.clientMetadata ?? {}) }
-  })
-  const gov = governanceOf(platform)
-  const preferences: { policy: string; preferred: string; reason: string }[] = []
-  if (gov !== undefined) {
-    // guardrails sit first in the chain, so one admission covers guardrails then policies
-    const a = await gov.gate.admit(resource, request)
-    if (!a.admitted) {
-      yield fail('denied', `denied by policy ${a.policy.name}: ${a.reason}`, a.policy.name)
-      return
-    }
-    request = a.request
-    for (const p of a.preferences) preferences.push({ policy: p.name, preferred: p.preferred, reason: p.reason })
-  }
-  // after any transform: the preamble leads whatever prompt reaches the model
-  let systemPrompt = gov !== undefined ? confineSystemPrompt(request, gov.chain.policies) : request.systemPrompt
-  // after admission, so a Prefer recorded just now steers this same turn
-  let guidance: string[] = []
-  if (gov !== undefined) {
-    try {
-      guidance = await feedbackLines(gov, request, deps.feedback)
-      if (guidance.length > 0) systemPrompt = withFeedback(systemPrompt, guidance)
-    } catch (err) {
-      // advisory only: a broken read never breaks the turn
-      guidance = []
-      platform.logger.warn({ err, agent: agent?.name }, 'governance feedback failed; the turn goes on without it')
-    }
-  }
-  const text = new TextBuffer()
-  let closed = gov === undefined
-  try {
-    // a run() that brings its own system prompt gets the same preamble and guidance
-    const framePrompt = (own: string): string => {
-      const confined =
-        gov !== undefined ? confineSystemPrompt({ ...request, systemPrompt: own }, gov.chain.policies) : own
-      return guidance.length > 0 ? withFeedback(confined, guidance) : confined
-    }
-    const input: LoopInput = {
-      systemPrompt,
-      framePrompt,
-      request,
-      agent,
-      history: req.history ?? [],
-      clientTools: req.clientTools ?? [],
-      continuation: req.continuation ?? [],
-      images: req.images ?? [],
-      maxOutputTokens: req.maxOutputTokens,
-      responseFormat: req.responseFormat,
-      truncated: false
-    }
-    if (agent?.run !== undefined && (input.images.length > 0 || input.responseFormat !== undefined)) {
-      const what = input.images.length > 0 ? 'no images' : 'no response format'
-      yield fail('bad-request', `agent '${agent.name}' runs its own turn, which takes ${what}`)
-      return
-    }
-    const events = agent?.run !== undefined ? ownRun(deps, agent, input, signal) : viaRuntime(deps, input, signal)
-    for await (const e of events) {
-      if (e.type === 'text') text.push(e.delta)
-      yield e
-      if (e.type === 'error') return
-    }
-    const full = text.text()
-    if (gov !== undefined) {
-      closed = true
-      const after = await gov.gate.afterResponse(resource, request, full)
-      if (!after.admitted) {
-        yield fail('denied', `response denied by policy ${after.policy.name}: ${after.reason}`, after.policy.name)
+    for (const k of ['history', 'clientTools', 'continuation', 'roles', 'images'] as const)
+      if (req[k] !== undefined && !Array.isArray(req[k])) {
+        yield fail('bad-request', `'${k}' must be an array`)
+        return
+      }
+    for (const k of ['facts', 'clientMetadata'] as const) {
+      const v = req[k]
+      if (v !== undefined && (typeof v !== 'object' || v === null || Array.isArray(v))) {
+        yield fail('bad-request', `'${k}' must be an object`)
         return
       }
     }
-    const lines = carriedLines(input.systemPrompt, guidance)
-    if (lines.length > 0) yield { type: 'feedback', injected: lines.length, lines }
-    yield {
-      type: 'complete',
-      text: full,
-      preferences,
-      userMessage: request.message,
-      ...(input.truncated ? { truncated: true as const } : {})
-    }
-  } finally {
-    // a turn that ends early (error, cancellation, a consumer that stops reading) still closes
-    // its post-response phase, so per-turn policy state such as a concurrency slot is released
-    if (!closed && gov !== undefined) {
-      try {
-        await gov.gate.afterResponse(resource, request, text.text())
-      } catch {
-        /* the gate records its own failures */
+    const { platform } = deps
+    let agent: RegisteredAgent | undefined
+    if (req.agent !== undefined) {
+      agent = platform.plugins.agents().find((a) => a.name === req.agent)
+      if (agent === undefined) {
+        yield fail('unknown-agent', `no loaded plugin contributes an agent named '${req.agent}'`)
+        return
       }
     }
+    const resource = `ai:agent:${agent?.name ?? '-'}`
+    let request: AiRequest = aiRequest({
+      message: req.message,
+      systemPrompt: req.systemPrompt ?? agent?.systemPrompt ?? '',
+      model: req.model ?? agent?.model ?? null,
+      userId: req.userId ?? null,
+      sessionId: req.sessionId ?? null,
+      agentId: agent?.name ?? null,
+      conversationId: req.conversationId ?? null,
+      metadata: serverMetadata(req),
+      clientMetadata: { ...(req.clientMetadata ?? {}) }
+    })
+    const gov = governanceOf(platform)
+    const preferences: { policy: string; preferred: string; reason: string }[] = []
+    if (gov !== undefined) {
+      // guardrails sit first in the chain, so one admission covers guardrails then policies
+      const admitted = gov.gate.admit(resource, request)
+      // a chain of synchronous policies answers at once: nothing to await
+      const a = admitted instanceof Promise ? await admitted : admitted
+      if (!a.admitted) {
+        yield fail('denied', `denied by policy ${a.policy.name}: ${a.reason}`, a.policy.name)
+        return
+      }
+      request = a.request
+      for (const p of a.preferences) preferences.push({ policy: p.name, preferred: p.preferred, reason: p.reason })
+    }
+    // after any transform: the preamble leads whatever prompt reaches the model
+    let systemPrompt = gov !== undefined ? confineSystemPrompt(request, gov.chain.policies) : request.systemPrompt
+    // after admission, so a Prefer recorded just now steers this same turn
+    let guidance: string[] = []
+    if (gov !== undefined) {
+      try {
+        guidance = await feedbackLines(gov, request, deps.feedback)
+        if (guidance.length > 0) systemPrompt = withFeedback(systemPrompt, guidance)
+      } catch (err) {
+        // advisory only: a broken read never breaks the turn
+        guidance = []
+        platform.logger.warn({ err, agent: agent?.name }, 'governance feedback failed; the turn goes on without it')
+      }
+    }
+    const text = new TextBuffer()
+    let closed = gov === undefined
+    try {
+      // a run() that brings its own system prompt gets the same preamble and guidance
+      const framePrompt = (own: string): string => {
+        const confined =
+          gov !== undefined ? confineSystemPrompt({ ...request, systemPrompt: own }, gov.chain.policies) : own
+        return guidance.length > 0 ? withFeedback(confined, guidance) : confined
+      }
+      const input: LoopInput = {
+        systemPrompt,
+        framePrompt,
+        request,
+        agent,
+        history: req.history ?? [],
+        clientTools: req.clientTools ?? [],
+        continuation: req.continuation ?? [],
+        images: req.images ?? [],
+        maxOutputTokens: req.maxOutputTokens,
+        responseFormat: req.responseFormat,
+        truncated: false
+      }
+      if (agent?.run !== undefined && (input.images.length > 0 || input.responseFormat !== undefined)) {
+        const what = input.images.length > 0 ? 'no images' : 'no response format'
+        yield fail('bad-request', `agent '${agent.name}' runs its own turn, which takes ${what}`)
+        return
+      }
+      const events = agent?.run !== undefined ? ownRun(deps, agent, input, signal) : viaRuntime(deps, input, signal)
+      for await (const e of events) {
+        if (e.type === 'text') text.push(e.delta)
+        yield e
+        if (e.type === 'error') return
+      }
+      const full = text.text()
+      if (gov !== undefined) {
+        closed = true
+        const answered = gov.gate.afterResponse(resource, request, full)
+        const after = answered instanceof Promise ? await answered : answered
+        if (!after.admitted) {
+          yield fail('denied', `response denied by policy ${after.policy.name}: ${after.reason}`, after.policy.name)
+          return
+        }
+      }
+      const lines = carriedLines(input.systemPrompt, guidance)
+      if (lines.length > 0) yield { type: 'feedback', injected: lines.length, lines }
+      yield {
+        type: 'complete',
+        text: full,
+        preferences,
+        userMessage: request.message,
+        ...(input.truncated ? { truncated: true as const } : {})
+      }
+    } finally {
+      // a turn that ends early (error, cancellation, a consumer that stops reading) still closes
+      // its post-response phase, so per-turn policy state such as a concurrency slot is released
+      if (!closed && gov !== undefined) {
+        try {
+          await gov.gate.afterResponse(resource, request, text.text())
+        } catch {
+          /* the gate records its own failures */
+        }
+      }
+    }
+  } catch (err) {
+    yield fail('runtime', `turn failed: ${err instanceof Error ? err.message : String(err)}`)
   }
 }
 
@@ -170,24 +173,24 @@ function serverMetadata(req: TurnRequest): Record<string, unknown> {
   return md
 }
 
-/** The runtime `model` names, else the active one with `model` as its model name; then the loop. */
-async function* viaRuntime(deps: TurnDeps, input: LoopInput, signal?: AiCancelSignal): AsyncGenerator<TurnEvent> {
+/**
+ * The runtime `model` names, else the active one with `model` as its model name; then the loop
+ * (returned, not delegated to: a generator in between would be one more hop per token).
+ */
+function viaRuntime(deps: TurnDeps, input: LoopInput, signal?: AiCancelSignal): AsyncGenerator<TurnEvent> {
   const picked = pickRuntime(deps, input.request)
-  if (picked === undefined) {
-    yield fail('no-runtime', 'no AI runtime is active (check platform.ai.runtime)')
-    return
-  }
+  if (picked === undefined) return only(fail('no-runtime', 'no AI runtime is active (check platform.ai.runtime)'))
   // a runtime that cannot see images must not answer as if it had
-  if (input.images.length > 0 && !picked.runtime.capabilities.includes('image-input')) {
-    yield fail('bad-request', `runtime '${picked.runtime.name}' does not take image input`)
-    return
-  }
+  if (input.images.length > 0 && !picked.runtime.capabilities.includes('image-input'))
+    return only(fail('bad-request', `runtime '${picked.runtime.name}' does not take image input`))
   // nor may one that cannot keep to a format answer as if it had
-  if (input.responseFormat !== undefined && !picked.runtime.capabilities.includes('structured-output')) {
-    yield fail('bad-request', `runtime '${picked.runtime.name}' cannot answer in a response format`)
-    return
-  }
-  yield* loop(deps, picked.runtime, input, picked.model, signal)
+  if (input.responseFormat !== undefined && !picked.runtime.capabilities.includes('structured-output'))
+    return only(fail('bad-request', `runtime '${picked.runtime.name}' cannot answer in a response format`))
+  return loop(deps, picked.runtime, input, picked.model, signal)
+}
+
+async function* only(e: TurnEvent): AsyncGenerator<TurnEvent> {
+  yield e
 }
 
 /** The default agent loop; ends with an `error` event or simply returns once the model completes. */

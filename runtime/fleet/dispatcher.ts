@@ -142,7 +142,8 @@ export class Dispatcher implements FleetDispatcher {
         `No agent named '${call.agent}' in fleet. Available: [${coordinator.refs.map((r) => r.name).join(', ')}]`
       )
     if (ctx.signal?.aborted === true) return failedResult(call, cancelText(ctx.signal))
-    const verdict = await this.d.interceptors.run(call, ctx)
+    const answer = this.d.interceptors.run(call, ctx)
+    const verdict = answer instanceof Promise ? await answer : answer
     commits.add(verdict.outcome, verdict.outcome === 'deny' ? call.args : verdict.call.args)
     if (verdict.outcome === 'deny') return failedResult(call, `fleet-interceptor denied: ${verdict.reason}`)
     const admitted = verdict.call
@@ -192,40 +193,53 @@ function journal(d: DispatcherDeps, ctx: DispatchContext, parent: string, c: Cir
   d.journal.emit(ctx.coordinationId, parent, 'CircuitStateChanged', { agentName: agent, ...c })
 }
 
-/** One try under `timeoutMs`; the coordinator's cancel (or a sibling's failure) ends it at once. */
-async function attemptOnce(
+/**
+ * One try under `timeoutMs`; the coordinator's cancel (or a sibling's failure) ends it at once.
+ * Whichever of the answer, the timeout and the cancel comes first settles it (one promise, not
+ * a race of three).
+ */
+function attemptOnce(
   transport: AgentTransport,
   call: AgentCall,
   ctx: DispatchContext,
   timeoutMs: number
 ): Promise<AgentResult> {
-  const own = new Cancellation()
   const parent = ctx.signal
-  let settle: (r: AgentResult) => void = () => {}
-  const ended = new Promise<AgentResult>((resolve) => (settle = resolve))
-  const onParent = (): void => {
-    own.abort(cancelText(parent))
-    settle(failedResult(call, cancelText(parent)))
-  }
-  if (parent?.aborted === true) return failedResult(call, cancelText(parent))
-  parent?.addEventListener('abort', onParent, { once: true })
-  const timer = setTimeout(() => {
-    own.abort(`Agent timed out after ${timeoutMs}ms`)
-    settle(failedResult(call, `Agent timed out after ${timeoutMs}ms`))
-  }, timeoutMs)
-  try {
-    return await Promise.race([
-      transport
-        .call(call, { ...ctx, signal: own })
-        .catch((err: unknown) => failedResult(call, err instanceof Error ? err.message : String(err))),
-      ended
-    ])
-  } finally {
-    clearTimeout(timer)
-    parent?.removeEventListener('abort', onParent)
-    // a string reason: an abort without one builds a DOMException, a tenth of a dispatch's CPU
-    own.abort(SETTLED)
-  }
+  if (parent?.aborted === true) return Promise.resolve(failedResult(call, cancelText(parent)))
+  const own = new Cancellation()
+  return new Promise<AgentResult>((resolve) => {
+    let done = false
+    const finish = (r: AgentResult): void => {
+      if (done) return
+      done = true
+      clearTimeout(timer)
+      parent?.removeEventListener('abort', onParent)
+      // a string reason: an abort without one builds a DOMException, a tenth of a dispatch's CPU
+      own.abort(SETTLED)
+      resolve(r)
+    }
+    const onParent = (): void => {
+      own.abort(cancelText(parent))
+      finish(failedResult(call, cancelText(parent)))
+    }
+    parent?.addEventListener('abort', onParent, { once: true })
+    const timer = setTimeout(() => {
+      own.abort(`Agent timed out after ${timeoutMs}ms`)
+      finish(failedResult(call, `Agent timed out after ${timeoutMs}ms`))
+    }, timeoutMs)
+    let answer: Promise<AgentResult>
+    try {
+      answer = transport.call(call, { ...ctx, signal: own })
+    } catch (err) {
+      // a transport that throws instead of rejecting fails the dispatch, as before the attempt
+      done = true
+      clearTimeout(timer)
+      parent?.removeEventListener('abort', onParent)
+      own.abort(SETTLED)
+      throw err
+    }
+    answer.then(finish, (err: unknown) => finish(failedResult(call, err instanceof Error ? err.message : String(err))))
+  })
 }
 
 /**

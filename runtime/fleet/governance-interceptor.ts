@@ -7,7 +7,7 @@
  */
 import type { Platform } from '../platform.js'
 import { aiRequest, type AiRequest } from '../contracts/index.js'
-import { governanceOf, type Admission } from '../governance/index.js'
+import { governanceOf, type Admission, type GovernanceService } from '../governance/index.js'
 import type { AgentCall, DispatchContext } from './fleet-types.js'
 import { deny, proceed, rewrite, type FleetInterceptor, type InterceptDecision } from './interceptors.js'
 
@@ -22,43 +22,48 @@ const refusal = (a: Extract<Admission, { admitted: false }>): InterceptDecision 
 export function governanceInterceptor(platform: Platform): FleetInterceptor {
   return {
     name: GOVERNANCE_INTERCEPTOR,
-    async before(call: AgentCall, ctx: DispatchContext): Promise<InterceptDecision> {
+    before(call: AgentCall, ctx: DispatchContext): InterceptDecision | Promise<InterceptDecision> {
       const gov = governanceOf(platform)
+      // no policy loaded: answered at once, so the dispatch awaits nothing for it
       if (gov === undefined || gov.gate.empty) return proceed()
-      const resource = `fleet:agent:${call.agent}`
-      const request = (message: string, arg?: string): AiRequest =>
-        aiRequest({
-          message,
-          systemPrompt: '',
-          model: null,
-          userId: ctx.userId ?? null,
-          sessionId: null,
-          agentId: call.agent,
-          conversationId: ctx.coordinationId,
-          metadata: {
-            'fleet.dispatch.agent': call.agent,
-            'fleet.dispatch.skill': call.skill,
-            'fleet.coordinator': ctx.coordinator,
-            'fleet.coordinationId': ctx.coordinationId,
-            ...(arg !== undefined ? { 'fleet.dispatch.arg': arg } : {})
-          }
-        })
-      const message = dispatchMessage(call)
-      const whole = await gov.gate.admitOnce(resource, request(message))
-      if (!whole.admitted) return refusal(whole)
-      if (whole.request.message === message) return proceed()
-      const args = { ...call.args }
-      let changed = false
-      for (const [key, value] of Object.entries(call.args)) {
-        if (typeof value !== 'string') continue
-        const one = await gov.gate.admitOnce(resource, request(value, key))
-        if (!one.admitted) return refusal(one)
-        if (one.request.message !== value) {
-          args[key] = one.request.message
-          changed = true
-        }
-      }
-      return changed ? rewrite({ ...call, args }) : proceed()
+      return governed(gov, call, ctx)
     }
   }
+}
+
+async function governed(gov: GovernanceService, call: AgentCall, ctx: DispatchContext): Promise<InterceptDecision> {
+  const resource = `fleet:agent:${call.agent}`
+  const request = (message: string, arg?: string): AiRequest =>
+    aiRequest({
+      message,
+      systemPrompt: '',
+      model: null,
+      userId: ctx.userId ?? null,
+      sessionId: null,
+      agentId: call.agent,
+      conversationId: ctx.coordinationId,
+      metadata: {
+        'fleet.dispatch.agent': call.agent,
+        'fleet.dispatch.skill': call.skill,
+        'fleet.coordinator': ctx.coordinator,
+        'fleet.coordinationId': ctx.coordinationId,
+        ...(arg !== undefined ? { 'fleet.dispatch.arg': arg } : {})
+      }
+    })
+  const message = dispatchMessage(call)
+  const whole = await gov.gate.admitOnce(resource, request(message))
+  if (!whole.admitted) return refusal(whole)
+  if (whole.request.message === message) return proceed()
+  const args = { ...call.args }
+  let changed = false
+  for (const [key, value] of Object.entries(call.args)) {
+    if (typeof value !== 'string') continue
+    const one = await gov.gate.admitOnce(resource, request(value, key))
+    if (!one.admitted) return refusal(one)
+    if (one.request.message !== value) {
+      args[key] = one.request.message
+      changed = true
+    }
+  }
+  return changed ? rewrite({ ...call, args }) : proceed()
 }

@@ -53,27 +53,72 @@ export class FleetInterceptors {
     return this.list.map((i) => i.name)
   }
 
-  async run(call: AgentCall, ctx: DispatchContext): Promise<Verdict> {
-    let current = call
-    let rewritten = false
-    for (const i of [...this.list]) {
-      let d: InterceptDecision
+  /**
+   * The chain's verdict; synchronous while every interceptor answers synchronously (the
+   * governance interceptor with no policy loaded does), so a dispatch awaits no promise for it.
+   */
+  run(call: AgentCall, ctx: DispatchContext): Verdict | Promise<Verdict> {
+    return this.from([...this.list], 0, call, false, ctx)
+  }
+
+  private from(
+    list: readonly FleetInterceptor[],
+    i: number,
+    current: AgentCall,
+    rewritten: boolean,
+    ctx: DispatchContext
+  ): Verdict | Promise<Verdict> {
+    for (; i < list.length; i++) {
+      const it = list[i]!
+      let d: InterceptDecision | Promise<InterceptDecision>
       try {
-        d = await i.before(current, ctx)
-        if (d?.kind === 'rewrite') {
-          current = checkedCall(d.call, current)
-          rewritten = true
-          continue
-        }
+        d = it.before(current, ctx)
       } catch (err) {
-        return {
-          outcome: 'deny',
-          reason: `interceptor '${i.name}' failed: ${err instanceof Error ? err.message : String(err)}`
-        }
+        return failed(it, err)
       }
-      if (d?.kind === 'deny') return { outcome: 'deny', reason: String(d.reason) }
-      if (d?.kind !== 'proceed') return { outcome: 'deny', reason: `interceptor '${i.name}' returned no decision` }
+      if (isThenable(d)) {
+        const next = i + 1
+        return Promise.resolve(d).then(
+          (v) => {
+            const r = decided(it, v, current)
+            return 'outcome' in r ? r : this.from(list, next, r.call, rewritten || r.rewritten, ctx)
+          },
+          (err: unknown) => failed(it, err)
+        )
+      }
+      const r = decided(it, d, current)
+      if ('outcome' in r) return r
+      current = r.call
+      rewritten ||= r.rewritten
     }
     return { outcome: rewritten ? 'transform' : 'admit', call: current }
   }
 }
+
+/** A decision applied: the call to go on with, or the deny it comes to. */
+function decided(
+  it: FleetInterceptor,
+  d: InterceptDecision,
+  current: AgentCall
+): { call: AgentCall; rewritten: boolean } | Extract<Verdict, { outcome: 'deny' }> {
+  if (d?.kind === 'rewrite') {
+    try {
+      return { call: checkedCall(d.call, current), rewritten: true }
+    } catch (err) {
+      return failed(it, err)
+    }
+  }
+  if (d?.kind === 'deny') return { outcome: 'deny', reason: String(d.reason) }
+  if (d?.kind !== 'proceed') return { outcome: 'deny', reason: `interceptor '${it.name}' returned no decision` }
+  return { call: current, rewritten: false }
+}
+
+function failed(it: FleetInterceptor, err: unknown): Extract<Verdict, { outcome: 'deny' }> {
+  return {
+    outcome: 'deny',
+    reason: `interceptor '${it.name}' failed: ${err instanceof Error ? err.message : String(err)}`
+  }
+}
+
+const isThenable = (d: unknown): d is PromiseLike<InterceptDecision> =>
+  typeof (d as PromiseLike<unknown> | null)?.then === 'function'

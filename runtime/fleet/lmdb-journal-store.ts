@@ -61,8 +61,14 @@ export class LmdbJournalStore implements JournalStore {
     await this.events.transaction(() => {
       // read in the transaction, not kept in the process: two stores on one environment never share a key
       let seq = this.meta.get(SEQ) ?? 0
+      // the events of a batch mostly share one timestamp string: parsed once
+      let stamp = ''
+      let at = 0
       for (const e of events) {
-        const at = timeOf(e)
+        if (e.timestamp !== stamp) {
+          stamp = e.timestamp
+          at = timeOf(e)
+        }
         seq++
         void this.events.put([at, seq], e)
         void this.byCoordination.put([indexed(e.coordinationId), at, seq], true)

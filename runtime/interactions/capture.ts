@@ -1,4 +1,6 @@
 import type { TokenUsage, TurnEvent } from '../ai/index.js'
+// one date formatted per millisecond: the steps of a burst share it
+import { isoNow } from '../contracts/index.js'
 import type { InteractionStatus, InteractionStep, StepType } from './types.js'
 
 /** How a run ended, as its terminal step and header record it. */
@@ -179,11 +181,6 @@ export class StepCapture {
     if (this.timer !== undefined) clearTimeout(this.timer)
     this.timer = undefined
   }
-}
-
-// one function for every capture, not a closure per run
-function isoNow(): string {
-  return new Date().toISOString()
 }
 
 function hasCounts(u: TokenUsage): boolean {

@@ -39,6 +39,15 @@ export const INSERT_END = `WITH live AS (
   )
   INSERT INTO platform_interaction_steps (interaction_id, seq, step) SELECT $1, $2::bigint, $3::json FROM live
   ON CONFLICT DO NOTHING`
+// Several steps of one run in one statement: the same check as INSERT_STEP, made once for all of
+// them. $2 is a JSON array of the steps, each with its seq; a `json` element keeps its text as sent.
+export const INSERT_STEPS = `WITH live AS (
+    SELECT 1 FROM platform_interactions WHERE id = $1 AND status IN ${LIVE} AND ended_seq IS NULL
+       AND ($3::bigint IS NULL OR lease_epoch = $3::bigint) FOR SHARE
+  )
+  INSERT INTO platform_interaction_steps (interaction_id, seq, step)
+  SELECT $1, (s.step->>'seq')::bigint, s.step FROM live, json_array_elements($2::json) AS s(step)
+  ON CONFLICT DO NOTHING`
 export const WHY_NOT_STORED = `SELECT EXISTS (SELECT 1 FROM platform_interaction_steps WHERE interaction_id = $1 AND seq = $2) AS stored
   FROM platform_interactions WHERE id = $1`
 
@@ -64,6 +73,29 @@ export const SAVE_KEYED = `WITH claim AS (
   RETURNING lease_epoch`
 export const FIND_KEY = `SELECT user_id, key, fingerprint, interaction_id, expires_at FROM platform_interaction_keys
   WHERE user_id = $1 AND key = $2 AND expires_at > $3`
+
+/**
+ * A statement prepared once per pooled connection under its name: the server parses and plans it
+ * once, and each later call sends only its parameters. The hot statements (step and header
+ * writes, step reads) go this way.
+ */
+export interface Named {
+  name: string
+  text: string
+}
+const named = (name: string, text: string): Named => ({ name: `platform-interactions-${name}`, text })
+export const PREPARED = {
+  upsert: named('upsert', UPSERT),
+  insertStep: named('insert-step', INSERT_STEP),
+  insertSteps: named('insert-steps', INSERT_STEPS),
+  insertEnd: named('insert-end', INSERT_END),
+  whyNotStored: named('why-not-stored', WHY_NOT_STORED),
+  header: named('header', 'SELECT header FROM platform_interactions WHERE id = $1'),
+  steps: named(
+    'steps',
+    'SELECT step FROM platform_interaction_steps WHERE interaction_id = $1 AND seq > $2 ORDER BY seq LIMIT $3'
+  )
+} as const
 
 export interface KeyRow {
   user_id: string

@@ -5,16 +5,7 @@ import { INTERACTION_ERRORS } from './errors.js'
 import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import { migrate } from './postgres-schema.js'
 import { PostgresRunLeases, markInterrupted } from './postgres-leases.js'
-import {
-  FIND_KEY,
-  INSERT_END,
-  INSERT_STEP,
-  SAVE_KEYED,
-  UPSERT,
-  WHY_NOT_STORED,
-  upsertParams,
-  type KeyRow
-} from './postgres-statements.js'
+import { FIND_KEY, PREPARED, SAVE_KEYED, upsertParams, type KeyRow, type Named } from './postgres-statements.js'
 import {
   TERMINAL_STEP_TYPES,
   checkAfter,
@@ -60,6 +51,27 @@ export interface PostgresStoreOptions {
 
 const FOREIGN_KEY_VIOLATION = '23503'
 
+/** Steps of one run written by one statement at most, so a statement stays small. */
+export const MAX_STEPS_PER_INSERT = 200
+
+/** A step waiting its turn among its run's writes: answered once the statement writing it commits. */
+interface QueuedStep {
+  step: InteractionStep
+  resolve: () => void
+  reject: (err: unknown) => void
+}
+
+/**
+ * The next statement's steps from the front of a run's queue: a terminal step alone (it ends the
+ * run in its own statement), else the steps before the next terminal one, up to the cap.
+ */
+function nextBatch(q: QueuedStep[]): QueuedStep[] {
+  if (TERMINAL_STEP_TYPES.has(q[0]!.step.type)) return q.splice(0, 1)
+  let n = 1
+  while (n < q.length && n < MAX_STEPS_PER_INSERT && !TERMINAL_STEP_TYPES.has(q[n]!.step.type)) n++
+  return q.splice(0, n)
+}
+
 /**
  * Interactions in PostgreSQL through a `pg` pool: headers in `platform_interactions` (the record
  * as `json`, which keeps key order, next to the columns lists filter and sort on), steps in
@@ -76,8 +88,11 @@ export class PostgresInteractionStore implements InteractionStore {
   private up = false
   private probing = false
   private probe: NodeJS.Timeout | undefined
-  /** Per interaction, the last insert issued: the next one waits for it. */
-  private readonly appending = new Map<string, Promise<void>>()
+  /**
+   * Per interaction with a write in flight, the steps appended since, in order: they go in the
+   * next statement together once that write is answered.
+   */
+  private readonly queues = new Map<string, QueuedStep[]>()
   /** The lease epoch of each live run this store saved, carried by its writes. */
   private readonly held = new Map<string, number>()
   private readonly leaseMs: number
@@ -153,10 +168,13 @@ export class PostgresInteractionStore implements InteractionStore {
    * Every statement goes through here: a server out of reach marks the store down and fails the
    * call with a 503 naming the server (without credentials); an answer marks it up again.
    */
-  private async query<R extends QueryResultRow>(text: string, params: unknown[]): Promise<QueryResult<R>> {
+  private async query<R extends QueryResultRow>(sql: string | Named, params: unknown[]): Promise<QueryResult<R>> {
     if (this.pool === undefined) throw new Error('the postgres interaction store is not started')
     try {
-      const r = await this.pool.query<R>(text, params)
+      const r =
+        typeof sql === 'string'
+          ? await this.pool.query<R>(sql, params)
+          : await this.pool.query<R>({ name: sql.name, text: sql.text, values: params })
       this.up = true
       return r
     } catch (e) {
@@ -170,7 +188,7 @@ export class PostgresInteractionStore implements InteractionStore {
 
   async save(header: InteractionHeader): Promise<void> {
     checkHeader(header)
-    const { rows } = await this.query<{ lease_epoch: string }>(UPSERT, this.params(header))
+    const { rows } = await this.query<{ lease_epoch: string }>(PREPARED.upsert, this.params(header))
     this.hold(header, rows[0])
   }
 
@@ -228,6 +246,11 @@ export class PostgresInteractionStore implements InteractionStore {
         })
   }
 
+  /**
+   * One run's steps are written one statement after another (pooled connections may commit out
+   * of order); the steps appended while a statement is in flight go together in the next one.
+   * Each step's promise resolves once the statement holding it has committed.
+   */
   appendStep(id: string, step: InteractionStep): Promise<void> {
     try {
       checkId(id)
@@ -235,31 +258,72 @@ export class PostgresInteractionStore implements InteractionStore {
     } catch (e) {
       return Promise.reject(e as Error)
     }
-    // pooled connections may commit out of order: one interaction's inserts go one after another
-    const prev = this.appending.get(id)
-    const done = prev === undefined ? this.insertStep(id, step) : prev.then(() => this.insertStep(id, step))
-    const tail = done.catch(() => {})
-    this.appending.set(id, tail)
-    void tail.then(() => {
-      if (this.appending.get(id) === tail) this.appending.delete(id)
+    return new Promise<void>((resolve, reject) => {
+      const waiting = this.queues.get(id)
+      if (waiting !== undefined) {
+        waiting.push({ step, resolve, reject })
+        return
+      }
+      const q: QueuedStep[] = [{ step, resolve, reject }]
+      this.queues.set(id, q)
+      void this.drain(id, q)
     })
-    return done
   }
 
-  private async insertStep(id: string, step: InteractionStep): Promise<void> {
-    let rowCount: number | null
+  /** Writes a run's queued steps in order, a batch per statement, until none is left. */
+  private async drain(id: string, q: QueuedStep[]): Promise<void> {
+    while (q.length > 0) await this.write(id, nextBatch(q))
+    this.queues.delete(id)
+  }
+
+  /** Writes one batch and answers each of its steps; never rejects. */
+  private async write(id: string, batch: QueuedStep[]): Promise<void> {
     try {
-      const sql = TERMINAL_STEP_TYPES.has(step.type) ? INSERT_END : INSERT_STEP
-      const epoch = this.held.get(id) ?? null
-      ;({ rowCount } = await this.query(sql, [id, step.seq, JSON.stringify(stepOf(step)), epoch]))
+      const steps = batch.map((b) => b.step)
+      const written = await this.insert(id, steps)
+      if (written === steps.length) {
+        for (const b of batch) b.resolve()
+        return
+      }
+      // some were not written: each is answered as its own insert would have been
+      for (const b of batch) {
+        try {
+          await this.checkStored(id, b.step.seq)
+          b.resolve()
+        } catch (e) {
+          b.reject(e)
+        }
+      }
+    } catch (e) {
+      for (const b of batch) b.reject(e)
+    }
+  }
+
+  /** Inserts the steps (one terminal step alone, or non-terminal ones); resolves to the rows written. */
+  private async insert(id: string, steps: InteractionStep[]): Promise<number> {
+    const epoch = this.held.get(id) ?? null
+    const first = steps[0]!
+    try {
+      const { rowCount } =
+        steps.length > 1
+          ? await this.query(PREPARED.insertSteps, [id, JSON.stringify(steps.map(stepOf)), epoch])
+          : await this.query(TERMINAL_STEP_TYPES.has(first.type) ? PREPARED.insertEnd : PREPARED.insertStep, [
+              id,
+              first.seq,
+              JSON.stringify(stepOf(first)),
+              epoch
+            ])
+      return rowCount ?? 0
     } catch (e) {
       if ((e as { code?: string }).code === FOREIGN_KEY_VIOLATION)
         throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_STORED, { id })
       throw e
     }
-    if ((rowCount ?? 0) > 0) return
-    // nothing written: the seq was there already (ignored), the record is gone, or the run has ended
-    const { rows } = await this.query<{ stored: boolean }>(WHY_NOT_STORED, [id, step.seq])
+  }
+
+  /** After an insert that wrote nothing for `seq`: fine if the seq was there already, else why not. */
+  private async checkStored(id: string, seq: number): Promise<void> {
+    const { rows } = await this.query<{ stored: boolean }>(PREPARED.whyNotStored, [id, seq])
     if (rows.length === 0) throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_STORED, { id })
     // ended, or no longer this node's (its epoch moved on): either way this writer's run is over
     if (!rows[0]!.stored) throw endedError(id)
@@ -267,10 +331,7 @@ export class PostgresInteractionStore implements InteractionStore {
 
   async load(id: string): Promise<Interaction | undefined> {
     checkId(id)
-    const { rows } = await this.query<{ header: InteractionHeader }>(
-      'SELECT header FROM platform_interactions WHERE id = $1',
-      [id]
-    )
+    const { rows } = await this.query<{ header: InteractionHeader }>(PREPARED.header, [id])
     if (rows.length === 0) return undefined
     return interactionOf(rows[0]!.header, await this.range(id, -1, null))
   }
@@ -309,10 +370,7 @@ export class PostgresInteractionStore implements InteractionStore {
   }
 
   private async range(id: string, after: number, limit: number | null): Promise<InteractionStep[]> {
-    const { rows } = await this.query<{ step: InteractionStep }>(
-      'SELECT step FROM platform_interaction_steps WHERE interaction_id = $1 AND seq > $2 ORDER BY seq LIMIT $3',
-      [id, after, limit]
-    )
+    const { rows } = await this.query<{ step: InteractionStep }>(PREPARED.steps, [id, after, limit])
     return rows.map((r) => stepOf(r.step))
   }
 }

@@ -3,6 +3,12 @@ import type { StepCapture } from './capture.js'
 import { interactionOf } from './store-input.js'
 import type { Interaction, InteractionHeader, InteractionStep } from './types.js'
 
+/** A step whose write is in flight (`writing`), acknowledged (`stored`) or refused (`failed`). */
+export interface UnpublishedStep {
+  step: InteractionStep
+  state: 'writing' | 'stored' | 'failed'
+}
+
 /** One turn in flight: its record as it grows, and what stops it. */
 export interface Run {
   header: InteractionHeader
@@ -15,8 +21,15 @@ export interface Run {
   /** A flag and its listeners: an AbortSignal is built only if something in the turn asks for one. */
   controller: Cancellation
   cancellable: boolean
-  /** Publication in seq order of each acknowledged step, then the terminal header's write. */
-  writes: Promise<void>
+  /**
+   * Steps handed to the store and not yet published, in seq order: each is published once it
+   * and every step before it has been answered by the store.
+   */
+  unpublished: UnpublishedStep[]
+  /** Told once `unpublished` empties (a terminal write or a drop waits for it). */
+  onPublished: (() => void) | undefined
+  /** Set at the end: every step published, then the terminal header's write. */
+  ending: Promise<void> | undefined
   /**
    * For a synchronous POST, which waits for it: resolves once the terminal state is durable (or
    * the run was dropped). A background run, which nobody awaits, has none.

@@ -4,7 +4,8 @@ import type { Logger } from '../observability/index.js'
 import { Cancellation, type RegisteredAgent } from '../plugins/index.js'
 import { StepCapture, type Outcome } from './capture.js'
 import { conversationKey, rememberTurn } from './conversation-key.js'
-import { RunTable, snapshot, type Run } from './run-table.js'
+import { RunTable, snapshot, type Run, type UnpublishedStep } from './run-table.js'
+import { publishReady, published } from './run-publication.js'
 import { isoDuration } from './iso-duration.js'
 import { headerOf, interactionOf } from './store-input.js'
 import type { StepFeed } from './feed.js'
@@ -252,7 +253,9 @@ export class InteractionService implements LeaseHolder {
       }),
       controller: new Cancellation(),
       cancellable: how.cancellable,
-      writes: SETTLED,
+      unpublished: [],
+      onPublished: undefined,
+      ending: undefined,
       finished,
       resolve,
       dropped: false,
@@ -306,19 +309,28 @@ export class InteractionService implements LeaseHolder {
       this.feed.publishStep(run.header.id, step)
       return
     }
-    const id = run.header.id
     // issued now, not after the previous commit: the store batches appends in flight (lmdb-js
     // puts them in one transaction) and keeps one interaction's steps in seq order
-    const prev = run.writes
-    run.writes = this.store.appendStep(id, step).then(
-      // published in seq order, each once the store has it; the terminal write queues behind them all
-      () => prev.then(() => this.feed.publishStep(id, step)),
+    const entry: UnpublishedStep = { step, state: 'writing' }
+    run.unpublished.push(entry)
+    this.store.appendStep(run.header.id, step).then(
+      () => {
+        entry.state = 'stored'
+        publishReady(run, this.feed)
+      },
       (err: unknown) => {
-        if (isPlatformError(err, INTERACTION_ERRORS.INTERACTION_ENDED)) return this.yieldEnd(run)
-        this.opts.logger.error({ err, interaction: id, seq: step.seq }, 'interaction step not persisted')
-        return prev
+        entry.state = 'failed'
+        if (isPlatformError(err, INTERACTION_ERRORS.INTERACTION_ENDED)) void this.yieldEnd(run)
+        else
+          this.opts.logger.error({ err, interaction: run.header.id, seq: step.seq }, 'interaction step not persisted')
+        publishReady(run, this.feed)
       }
     )
+  }
+
+  /** Everything the run wrote so far is answered: its steps published and, once ended, its end. */
+  private settled(run: Run): Promise<void> {
+    return run.ending ?? published(run)
   }
 
   /**
@@ -351,7 +363,8 @@ export class InteractionService implements LeaseHolder {
     // not when the last writes land (a store's read can see them before this process hears back)
     this.runs.uncount(run)
     const final: InteractionHeader = { ...h }
-    run.writes = run.writes.then(async () => {
+    // the terminal write queues behind the publication of every step
+    run.ending = published(run).then(async () => {
       if (run.dropped) return
       if (final.store && final.status === 'COMPLETED' && !run.handedToClient)
         await rememberTurn(this.opts.ai, this.opts.logger, run.message, final)
@@ -379,10 +392,7 @@ export class InteractionService implements LeaseHolder {
     run.capture.abandon()
     run.controller.abort()
     this.runs.forget(run)
-    await run.writes
+    await this.settled(run)
     run.resolve?.(snapshot(run))
   }
 }
-
-// every run's write chain starts from the same settled promise
-const SETTLED = Promise.resolve()

@@ -78,6 +78,8 @@ export class StreamSession {
   private misses = 0
   /** Bytes sent since the stream last yielded to the event loop. */
   private burst = 0
+  /** A send of the live steps is queued for the end of the current publication pass. */
+  private queued = false
 
   constructor(
     private readonly store: InteractionStore,
@@ -95,7 +97,12 @@ export class StreamSession {
           this.pending.length = 0
           this.overflow = true
         } else this.pending.push(step)
-        this.kick()
+        // the steps one commit acknowledged arrive in one pass: sent together at its end
+        if (this.running || this.overflow) this.kick()
+        else if (!this.queued) {
+          this.queued = true
+          queueMicrotask(this.sendLive)
+        }
       },
       onTerminal: (header) => {
         this.terminal = header
@@ -130,6 +137,32 @@ export class StreamSession {
     this.backlog = []
     this.unsubscribe?.()
     this.unsubscribe = undefined
+  }
+
+  /**
+   * The common case without the pump: the client keeps up and the live steps continue the last
+   * one sent. They go in one batch (one corked write on a WebSocket); anything else (a gap, the
+   * end, a client that has fallen behind) is the pump's.
+   */
+  private readonly sendLive = (): void => {
+    this.queued = false
+    const sink = this.sink
+    if (sink === undefined || sink.closed || this.stopped || this.running) return
+    if (
+      this.backlog.length === 0 &&
+      !this.overflow &&
+      this.terminal === undefined &&
+      this.pending.length > 0 &&
+      this.pending[0]!.seq === this.last + 1 &&
+      this.hasRoom(sink)
+    ) {
+      sink.batch(() => {
+        while (this.pending.length > 0 && this.pending[0]!.seq === this.last + 1 && this.burst <= this.limits.highWater)
+          this.emit(sink, this.pending.shift()!)
+      })
+      if (this.pending.length === 0 && this.hasRoom(sink)) return
+    }
+    this.kick()
   }
 
   private kick(): void {

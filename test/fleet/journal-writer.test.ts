@@ -1,7 +1,7 @@
 // The journal writer: ids and lineage fields on every event, one append per event-loop turn, in
 // order, and `settled()` for a reader that must see what was emitted before it asked.
 import t from 'tap'
-import { JournalWriter } from '../../runtime/fleet/journal-writer.js'
+import { BATCH_MAX, JournalWriter } from '../../runtime/fleet/journal-writer.js'
 import { MemoryJournalStore } from '../../runtime/fleet/memory-journal-store.js'
 import { type JournalRecord } from '../../runtime/fleet/fleet-types.js'
 import pino from 'pino'
@@ -61,3 +61,25 @@ t.test('a failing store loses its batch, logged, and the next batch still goes',
   await w.settled()
   t.match(await store.coordination('coord-2'), [{ agentName: 'b' }])
 })
+
+t.test(
+  'a burst that never yields to the event loop is written in batches of at most BATCH_MAX, in order',
+  async (t) => {
+    const store = new CountingStore()
+    const w = new JournalWriter(store, pino({ level: 'silent' }))
+    const n = 2 * BATCH_MAX + 10
+    const ids: string[] = []
+    // awaited one by one, as a coordinator's calls are: microtasks only, no turn of the event loop
+    for (let i = 0; i < n; i++) {
+      ids.push(w.emit('coord-3', null, 'AgentDispatched', { agentName: `a${i}`, skill: 'run' }))
+      await Promise.resolve()
+    }
+    await w.settled()
+    t.same(store.batches, [BATCH_MAX, BATCH_MAX, 10], 'written as the burst went, not held until its end')
+    t.same(
+      (await store.coordination('coord-3')).map((e) => e.eventId),
+      ids,
+      'every event once, in emit order'
+    )
+  }
+)

@@ -1,6 +1,8 @@
 import t from 'tap'
-import { stepFrame } from '../../runtime/interactions/stream-session.js'
-import type { InteractionStep } from '../../runtime/interactions/index.js'
+import { StreamSession, stepFrame, type StreamSink } from '../../runtime/interactions/stream-session.js'
+import { StepFeed } from '../../runtime/interactions/feed.js'
+import type { Interaction, InteractionStore } from '../../runtime/interactions/types.js'
+import type { InteractionHeader, InteractionStep } from '../../runtime/interactions/index.js'
 
 const step = (seq: number, text: string): InteractionStep => ({
   seq,
@@ -18,4 +20,88 @@ t.test('a step frame is always the frame of the step asked for, whatever was ask
   const frame = (s: InteractionStep) => `{"type":"interaction-step","step":${JSON.stringify(s)}}`
   for (const s of [a, a, b, a, b, b, step(1, 'b2')]) t.equal(stepFrame(s), frame(s), `seq ${s.seq} ${s.text}`)
   t.same(JSON.parse(stepFrame(a)), { type: 'interaction-step', step: a })
+})
+
+/** A sink that keeps what it is sent, and which sends went out in one batch (one corked write). */
+function fakeSink() {
+  const sent: { seq: number | undefined; frame: any; batch: number }[] = []
+  let batches = 0
+  let inBatch = 0
+  const sink: StreamSink & { sent: typeof sent; closed: boolean } = {
+    sent,
+    closed: false,
+    send(json, seq) {
+      sent.push({ seq, frame: JSON.parse(json), batch: inBatch })
+    },
+    buffered: () => 0,
+    drained: () => Promise.resolve(true),
+    batch(fn) {
+      inBatch = ++batches
+      try {
+        fn()
+      } finally {
+        inBatch = 0
+      }
+    },
+    close() {
+      sink.closed = true
+    }
+  }
+  return sink
+}
+
+const LIMITS = { highWater: 64 * 1024, stallMs: 1000, pageSize: 200 }
+
+t.test('a live stream: steps published together go in one batch; a gap is read from the store; one end', async (t) => {
+  const stored: InteractionStep[] = [step(0, 'a'), step(1, 'b')]
+  const store = {
+    steps: async (_id: string, after: number, limit?: number) =>
+      stored.filter((s) => s.seq > after).slice(0, limit ?? Infinity)
+  } as unknown as InteractionStore
+  const feed = new StepFeed()
+  const id = 'int-live'
+  const session = new StreamSession(store, feed, id, -1, LIMITS)
+  const sink = fakeSink()
+  const header = { id, status: 'RUNNING', store: true, steps: [...stored] } as unknown as Interaction
+  session.start(sink, header)
+  const settle = () => new Promise((r) => setImmediate(r))
+  await settle()
+  t.same(
+    sink.sent.map((s) => s.seq),
+    [0, 1],
+    'the replay first'
+  )
+
+  // one commit acknowledged three steps: the feed hands them over in one pass
+  for (const s of [step(2, 'c'), step(3, 'd'), step(4, 'e')]) {
+    stored.push(s)
+    feed.publishStep(id, s)
+  }
+  t.equal(sink.sent.length, 2, 'nothing is sent in the middle of the pass')
+  await settle()
+  const live = sink.sent.slice(2)
+  t.same(
+    live.map((s) => s.seq),
+    [2, 3, 4]
+  )
+  t.ok(live[0]!.batch > 0 && live.every((s) => s.batch === live[0]!.batch), 'in one batch')
+
+  // a step the feed never carried (5): the store fills the gap, every seq once and in order
+  stored.push(step(5, 'f'), step(6, 'g'))
+  feed.publishStep(id, stored[6]!)
+  feed.publishStep(id, stored[4]!)
+  await settle()
+  t.same(
+    sink.sent.map((s) => s.seq),
+    [0, 1, 2, 3, 4, 5, 6],
+    'the gap read from the store, a repeat ignored'
+  )
+
+  feed.publishTerminal({ ...header, status: 'COMPLETED' } as unknown as InteractionHeader)
+  feed.publishStep(id, step(7, 'late'))
+  await settle()
+  const frames = sink.sent.map((s) => s.frame.type)
+  t.same(frames.filter((f) => f === 'interaction-terminal').length, 1, 'exactly one terminal frame')
+  t.equal(frames.at(-1), 'interaction-terminal', 'the terminal frame is the last')
+  t.ok(sink.closed)
 })

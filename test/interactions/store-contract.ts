@@ -172,6 +172,48 @@ export function runStoreContract(t: Test, kind: string, make: (t: Test) => Promi
       )
     })
 
+    t.test('a burst of appends: each acknowledged in seq order once stored, none after the end', async (t) => {
+      const { s } = await started(t)
+      await s.save(header('int-burst'))
+      const end = 400
+      const acked: number[] = []
+      const refused: number[] = []
+      const unreadable: number[] = []
+      const reads: Promise<void>[] = []
+      // issued at once, as a run issues its steps without waiting: a store may write them together
+      const writes = Array.from({ length: end + 50 }, (_, i) =>
+        s.appendStep('int-burst', i === end ? step(i, 'completion', 'done') : step(i)).then(
+          () => {
+            acked.push(i)
+            // acknowledged means stored: a read issued now finds it
+            reads.push(
+              s.steps('int-burst', i - 1, 1).then((got) => {
+                if (got[0]?.seq !== i) unreadable.push(i)
+              })
+            )
+          },
+          (e: unknown) => {
+            if (!isEnded(e)) throw e
+            refused.push(i)
+          }
+        )
+      )
+      await Promise.all(writes)
+      await Promise.all(reads)
+      const upTo = (a: number, b: number) => Array.from({ length: b - a }, (_, i) => a + i)
+      t.same(acked, upTo(0, end + 1), 'acknowledged in seq order, up to and including the terminal step')
+      t.same(unreadable, [], 'each acknowledged step was readable when acknowledged')
+      t.same(
+        refused.sort((a, b) => a - b),
+        upTo(end + 1, end + 50),
+        'the steps after the terminal one are refused'
+      )
+      t.same(
+        (await s.steps('int-burst', -1)).map((x) => x.seq),
+        upTo(0, end + 1)
+      )
+    })
+
     t.test('a step for an interaction not stored is refused and kept nowhere', async (t) => {
       const { s } = await started(t)
       await t.rejects(s.appendStep('int-ghost', step(0)), NOT_STORED)

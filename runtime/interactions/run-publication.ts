@@ -1,0 +1,39 @@
+/**
+ * How a run's steps reach its live viewers: each is published once the store acknowledged it and
+ * every step before it, in seq order, from one queue per run (no promise chain per step).
+ */
+import type { StepFeed } from './feed.js'
+import type { Run } from './run-table.js'
+
+// what a run with nothing left to publish answers
+const SETTLED = Promise.resolve()
+
+/**
+ * Publishes, in seq order, the acknowledged steps no earlier step is still waiting before. The
+ * steps one commit acknowledged are published in one pass, so a stream sends them together.
+ */
+export function publishReady(run: Run, feed: StepFeed): void {
+  const q = run.unpublished
+  let n = 0
+  for (; n < q.length && q[n]!.state !== 'writing'; n++)
+    if (q[n]!.state === 'stored') feed.publishStep(run.header.id, q[n]!.step)
+  if (n === 0) return
+  q.splice(0, n)
+  if (q.length === 0 && run.onPublished !== undefined) {
+    const told = run.onPublished
+    run.onPublished = undefined
+    told()
+  }
+}
+
+/** Resolves once every step handed to the store so far is published (or was refused). */
+export function published(run: Run): Promise<void> {
+  if (run.unpublished.length === 0) return SETTLED
+  return new Promise((resolve) => {
+    const before = run.onPublished
+    run.onPublished = () => {
+      before?.()
+      resolve()
+    }
+  })
+}
