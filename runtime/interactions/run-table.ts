@@ -74,11 +74,15 @@ export class RunTable {
     this.owners.set(run.header.userId, this.inFlightOf(run.header.userId) + 1)
   }
 
-  /** The stored runs whose outcome is not decided yet: the ones whose leases their node renews. */
+  /**
+   * The stored runs whose leases their node renews: every one still here, its outcome decided or
+   * not. A run whose runtime has finished may still have steps and its terminal header queued
+   * behind a slow store; letting its lease lapse then would have a sweep end it `node lost` while
+   * this node is writing it (the renewal's own status check drops a run once it has ended).
+   */
   leased(): string[] {
     const ids: string[] = []
-    for (const r of this.runs.values())
-      if (r.header.store && !r.dropped && r.capture.outcome === undefined) ids.push(r.header.id)
+    for (const r of this.runs.values()) if (r.header.store && !r.dropped) ids.push(r.header.id)
     return ids
   }
 
