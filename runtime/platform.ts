@@ -4,13 +4,28 @@ import { CONFIG_ERRORS, type Config, type KeyDefs } from './config/index.js'
 import { EventBus, InProcessHub } from './events/index.js'
 import { HttpServer, HTTP_ERRORS } from './http/index.js'
 import { createLogger, Metrics, type Logger } from './observability/index.js'
-import { InProcessCounters, Store, countAndLogWriteFailures, nodeIdentity } from './store/index.js'
-import { PluginHost, PluginRegistry, PLUGINS_ERRORS, type KvDatabase, type PluginHostOptions } from './plugins/index.js'
+import {
+  CorePostgres,
+  InProcessCounters,
+  STORE_ERRORS,
+  Store,
+  countAndLogWriteFailures,
+  nodeIdentity
+} from './store/index.js'
+import {
+  PluginHost,
+  PluginRegistry,
+  PLUGINS_ERRORS,
+  pluginKvFromConfig,
+  type KvDatabase,
+  type PluginHostOptions
+} from './plugins/index.js'
 import {
   TokenResolver,
   PrincipalResolver,
   PRINCIPAL_SOURCES,
   ControlAuditLog,
+  auditLogFromConfig,
   WriteGate,
   AUTH_ERRORS,
   authorizerFromConfig,
@@ -21,7 +36,6 @@ import {
   PlatformError,
   mergeErrors,
   type AreaKey,
-  type ControlAuditEntry,
   type ErrorDefs,
   type ErrorSource,
   type ExtensionPoint,
@@ -58,12 +72,16 @@ export interface Area {
   install(platform: Platform): void | Promise<void>
 }
 
-/** The core's error codes (configuration, HTTP, the read and write gates, the plugin host); every area adds its own. */
+/**
+ * The core's error codes (configuration, HTTP, the read and write gates, the plugin host, the
+ * shared stores); every area adds its own.
+ */
 export const CORE_ERRORS: readonly ErrorSource[] = [
   { owner: 'config', errors: CONFIG_ERRORS },
   { owner: 'http', errors: HTTP_ERRORS },
   { owner: 'auth', errors: AUTH_ERRORS },
-  { owner: 'plugins', errors: PLUGINS_ERRORS }
+  { owner: 'plugins', errors: PLUGINS_ERRORS },
+  { owner: 'store', errors: STORE_ERRORS }
 ]
 
 /**
@@ -112,6 +130,12 @@ export class Platform {
   /** Checks whose failure degrades readiness instead of failing it. */
   private readonly localBackplane: Backplane
   private readonly localCounters = new InProcessCounters()
+  /**
+   * The pool the core's stores kept in PostgreSQL share (`corePool.for(key)`, `key` being the
+   * store's key that chose PostgreSQL): made on the first ask, connected at start, closed after
+   * the plugins once the stores wrote what they buffer.
+   */
+  readonly corePool: CorePostgres
   private readonly closers: (() => void | Promise<void>)[] = []
   private closed = false
 
@@ -125,6 +149,10 @@ export class Platform {
       this.logger.error({ err, event: event.type }, 'event listener failed')
     }
     this.store = new Store(resolve(config.get('platform.data-dir')))
+    // degraded, not down: local work goes on, and these stores answer 503 until the server is back
+    this.corePool = new CorePostgres(config, this.logger, (pg) =>
+      this.addReadiness('shared-stores', () => pg.available() || 'degraded')
+    )
     this.node = nodeIdentity(config.get('platform.cluster.node-id'), this.store.path)
     this.localBackplane = new InProcessHub().node(this.node.id)
     this.plugins = new PluginRegistry(this.bus)
@@ -134,7 +162,11 @@ export class Platform {
       registry: this.plugins,
       capabilities: {
         logger: this.logger,
-        kvDb: () => this.store.db<unknown, [string, string]>('plugin-kv') as KvDatabase,
+        kv: pluginKvFromConfig(
+          config,
+          () => this.store.db<unknown, [string, string]>('plugin-kv') as KvDatabase,
+          (key) => this.corePool.for(key)
+        ),
         agentTurns: this.plugins.agentTurns,
         runtimeStreams: this.plugins.runtimeStreams
       },
@@ -153,17 +185,13 @@ export class Platform {
     this.principals = new PrincipalResolver(new TokenResolver(config.get('platform.auth.tokens')), () =>
       this.extensions(PRINCIPAL_SOURCES)
     )
-    this.audit = new ControlAuditLog(
-      config.get('platform.admin.audit-capacity'),
-      this.store.db<ControlAuditEntry, [number, number]>('audit'),
-      config.get('platform.admin.audit-retention'),
-      countAndLogWriteFailures(this.metrics.storeWriteFailures, this.logger),
-      {
-        db: this.store.db<ControlAuditEntry, [number, number]>('audit-anonymous'),
-        keptPerSecond: config.get('platform.admin.audit-anonymous-per-second'),
-        onDenied: this.metrics.countAnonymousDenied('audit')
-      }
-    )
+    this.audit = auditLogFromConfig(config, {
+      store: this.store,
+      node: this.node.id,
+      postgres: (key) => this.corePool.for(key),
+      onWriteFailure: countAndLogWriteFailures(this.metrics.storeWriteFailures, this.logger),
+      onDenied: this.metrics.countAnonymousDenied('audit')
+    })
     const authorizer =
       opts.authorizer ??
       authorizerFromConfig(
@@ -299,6 +327,8 @@ export class Platform {
     }
     // after every area's hooks, which may still call plugins; disposes every sandbox
     await this.pluginHost.close()
+    // the shared stores write what they buffer (decisions, audit entries) before the pool ends
+    await this.corePool.close()
     await this.store.close()
     this.logger.flush?.()
   }
@@ -340,6 +370,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<{ platform: 
     // plugins first: areas find what the plugins contribute when they install
     await platform.pluginHost.start()
     await opts.install?.(platform)
+    await platform.corePool.start()
     const { port, url } = await platform.listen()
     return { platform, port, url }
   } catch (err) {

@@ -20,11 +20,6 @@ export const INTERACTION_ERRORS = defineErrors({
     hint: 'An interaction id matches ^[A-Za-z0-9_-]{1,128}$'
   },
   INTERACTION_NOT_FOUND: { status: 404, message: (p) => `Unknown interaction '${p.id}'` },
-  STORE_UNAVAILABLE: {
-    status: 503,
-    message: (p) => `${p.store} cannot be reached`,
-    hint: 'Retry once the server is back (GET /readyz reports it); what was acknowledged before is kept'
-  },
   INTERACTION_ENDED: {
     status: 409,
     message: (p) => `Interaction '${p.id}' has ended already`,

@@ -1,5 +1,6 @@
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg'
 import { PlatformError } from '../contracts/index.js'
+import { STORE_ERRORS, describeUrl, isUnreachable } from '../store/index.js'
 import { INTERACTION_ERRORS } from './errors.js'
 import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import { migrate } from './postgres-schema.js'
@@ -55,44 +56,6 @@ export interface PostgresStoreOptions {
   leaseMs?: number
   /** How long a new connection may take before the call fails (default 5 s). */
   connectTimeoutMs?: number
-}
-
-// errno codes and SQLSTATEs (class 08 connection exception, 57P0x shutdown) of a server out of reach
-const UNREACHABLE = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  '57P01',
-  '57P02',
-  '57P03'
-])
-
-/**
- * True when `e` says the server cannot be reached (refused, reset, shut down, timed out), as
- * opposed to a statement the server refused: the first is a 503 and heals, the second is a bug.
- */
-export function isUnreachable(e: unknown): boolean {
-  const code = (e as { code?: unknown }).code
-  if (typeof code === 'string' && (UNREACHABLE.has(code) || code.startsWith('08'))) return true
-  const msg = (e as Error).message ?? ''
-  return /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(
-    msg
-  )
-}
-
-/** The server named without its credentials, for logs and messages (`host:port/database`). */
-export function describeUrl(url: string): string {
-  try {
-    const u = new URL(url)
-    return `${u.hostname}${u.port === '' ? '' : `:${u.port}`}${u.pathname}`
-  } catch {
-    return 'the configured server'
-  }
 }
 
 const FOREIGN_KEY_VIOLATION = '23503'
@@ -199,7 +162,7 @@ export class PostgresInteractionStore implements InteractionStore {
     } catch (e) {
       if (!isUnreachable(e)) throw e
       this.up = false
-      throw new PlatformError(INTERACTION_ERRORS.STORE_UNAVAILABLE, {
+      throw new PlatformError(STORE_ERRORS.STORE_UNAVAILABLE, {
         store: `PostgreSQL at ${describeUrl(this.opts.url)}`
       })
     }

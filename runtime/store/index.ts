@@ -10,5 +10,10 @@ export {
   type LogPage,
   type LogPart
 } from './split-log.js'
+export { SharedPostgres, isUnreachable, describeUrl, type Schema } from './shared-postgres.js'
+export { STORE_ERRORS } from './errors.js'
+export { PostgresLog } from './postgres-log.js'
+export { sharedStoreKind } from './shared-state.js'
+export { CorePostgres } from './core-postgres.js'
 export { nodeIdentity } from './node-identity.js'
 export { InProcessCounters } from './in-process-counters.js'
