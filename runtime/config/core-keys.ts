@@ -228,7 +228,7 @@ export const CORE_CONFIG_KEYS = {
   'platform.admin.audit-retention': {
     schema: positiveInt,
     default: 100_000,
-    description: 'Control audit entries kept in LMDB'
+    description: 'Control audit entries kept in LMDB, or in PostgreSQL for all nodes together (oldest trimmed)'
   },
   'platform.admin.audit-store': {
     schema: { enum: ['memory', 'lmdb', 'postgres'] },

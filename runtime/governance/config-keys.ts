@@ -47,7 +47,7 @@ export const GOVERNANCE_CONFIG_KEYS = {
   'platform.ai.governance.decision-log.retention': {
     schema: positiveInt,
     default: 100_000,
-    description: 'Decision log entries kept in LMDB (oldest trimmed)'
+    description: 'Decision log entries kept in LMDB, or in PostgreSQL for all nodes together (oldest trimmed)'
   },
   'platform.ai.governance.decision-log.store': {
     schema: { enum: ['memory', 'lmdb', 'postgres'] },
@@ -90,7 +90,7 @@ export const GOVERNANCE_CONFIG_KEYS = {
   'platform.ai.governance.commitment-records.retention': {
     schema: positiveInt,
     default: 100_000,
-    description: 'Commitment records kept in LMDB (oldest trimmed)'
+    description: 'Commitment records kept in LMDB, or in PostgreSQL for all nodes together (oldest trimmed)'
   },
   'platform.ai.governance.kill-switch.enabled': {
     schema: bool,

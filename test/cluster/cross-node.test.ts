@@ -23,12 +23,16 @@ import type { Platform } from '../../runtime/platform.js'
 import { NODE_COUNTS } from '../../runtime/contracts/index.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { testRedis } from '../helpers/redis.js'
+import { testPostgres } from '../helpers/postgres.js'
 import { until } from './backplane-contract.js'
 import { wsMember, type Frame, type WsMember } from '../transport/clients.js'
 import { sseEvents, wsEvents, type EventSubscriber } from '../admin/event-clients.js'
 import { ALICE, TOKENS, call } from '../admin/helpers.js'
 
 const redis = await testRedis(t)
+// cluster mode keeps the audit log and plugin values in PostgreSQL: one database for the file
+const pg = redis === undefined ? undefined : await testPostgres(t)
+const pgUrl = pg === undefined ? undefined : await pg.database(t)
 const auth = { authorization: `Bearer ${ALICE}` }
 const AREAS = [clusterArea, transportArea, scopeArea, governanceArea, mcpArea, aiArea, adminArea]
 const HEARTBEAT_MS = 200
@@ -39,6 +43,7 @@ async function node(t: Test, id: string, overrides: Record<string, unknown> = {}
     {
       'platform.cluster.enabled': true,
       'platform.cluster.redis-url': redis!.url,
+      'platform.postgres.url': pgUrl,
       'platform.cluster.node-id': id,
       'platform.admin.cluster.heartbeat-ms': HEARTBEAT_MS,
       'platform.auth.tokens': TOKENS,
@@ -75,7 +80,7 @@ interface Cluster {
   b: TestPlatform
 }
 
-if (redis !== undefined) {
+if (redis !== undefined && pgUrl !== undefined) {
   const nodes: Cluster = { a: await node(t, 'node-a'), b: await node(t, 'node-b') }
 
   t.test('room members on two nodes hear each other in per-sender order, with presence', async (t) => {
