@@ -10,14 +10,15 @@ import {
   STORE_ERRORS,
   Store,
   countAndLogWriteFailures,
-  nodeIdentity
+  nodeIdentity,
+  openPlatformPostgres,
+  type PostgresDb
 } from './store/index.js'
 import {
   PluginHost,
   PluginRegistry,
   PLUGINS_ERRORS,
   pluginKvFromConfig,
-  type KvDatabase,
   type PluginHostOptions
 } from './plugins/index.js'
 import {
@@ -72,10 +73,7 @@ export interface Area {
   install(platform: Platform): void | Promise<void>
 }
 
-/**
- * The core's error codes (configuration, HTTP, the read and write gates, the plugin host, the
- * shared stores); every area adds its own.
- */
+/** The core's error codes (config, HTTP, read and write gates, plugin host, shared stores); areas add theirs. */
 export const CORE_ERRORS: readonly ErrorSource[] = [
   { owner: 'config', errors: CONFIG_ERRORS },
   { owner: 'http', errors: HTTP_ERRORS },
@@ -130,14 +128,11 @@ export class Platform {
   /** Checks whose failure degrades readiness instead of failing it. */
   private readonly localBackplane: Backplane
   private readonly localCounters = new InProcessCounters()
-  /**
-   * The pool the core's stores kept in PostgreSQL share (`corePool.for(key)`, `key` being the
-   * store's key that chose PostgreSQL): made on the first ask, connected at start, closed after
-   * the plugins once the stores wrote what they buffer.
-   */
+  /** The pool of the core's stores kept in PostgreSQL (`corePool.for(key)`, see CorePostgres). */
   readonly corePool: CorePostgres
   private readonly closers: (() => void | Promise<void>)[] = []
   private closed = false
+  private sharedPostgres: Promise<PostgresDb> | undefined
 
   constructor(opts: PlatformOptions) {
     const config = (this.config = opts.config)
@@ -149,7 +144,6 @@ export class Platform {
       this.logger.error({ err, event: event.type }, 'event listener failed')
     }
     this.store = new Store(resolve(config.get('platform.data-dir')))
-    // degraded, not down: local work goes on, and these stores answer 503 until the server is back
     this.corePool = new CorePostgres(config, this.logger, (pg) =>
       this.addReadiness('shared-stores', () => pg.available() || 'degraded')
     )
@@ -162,11 +156,7 @@ export class Platform {
       registry: this.plugins,
       capabilities: {
         logger: this.logger,
-        kv: pluginKvFromConfig(
-          config,
-          () => this.store.db<unknown, [string, string]>('plugin-kv') as KvDatabase,
-          (key) => this.corePool.for(key)
-        ),
+        kv: pluginKvFromConfig(config, this.store, this.corePool),
         agentTurns: this.plugins.agentTurns,
         runtimeStreams: this.plugins.runtimeStreams
       },
@@ -300,6 +290,19 @@ export class Platform {
     return this.extensions(SHARED_COUNTERS)[0] ?? this.localCounters
   }
 
+  /**
+   * The PostgreSQL pool the stores of shared state share (`platform.postgres.url`), opened by the
+   * first store that asks (`forWhat` says which, for the start-up error when there is no url or no
+   * server) and closed after every close hook. Readiness check `postgres` follows the server.
+   */
+  postgres(forWhat: string): Promise<PostgresDb> {
+    this.sharedPostgres ??= openPlatformPostgres(this.config, this.logger, forWhat).then((db) => {
+      this.addReadiness('postgres', () => db.available())
+      return db
+    })
+    return this.sharedPostgres
+  }
+
   /** Runs on close after the HTTP server stopped and before the store closes (LIFO). */
   onClose(fn: () => void | Promise<void>): void {
     this.closers.push(fn)
@@ -327,7 +330,11 @@ export class Platform {
     }
     // after every area's hooks, which may still call plugins; disposes every sandbox
     await this.pluginHost.close()
-    // the shared stores write what they buffer (decisions, audit entries) before the pool ends
+    // after the hooks too: a store of shared state may still write as its area closes
+    await this.sharedPostgres?.then(
+      (db) => db.close(),
+      () => {}
+    )
     await this.corePool.close()
     await this.store.close()
     this.logger.flush?.()

@@ -107,13 +107,18 @@ async function render(tab) {
     do {
       entry.again = false
       try {
-        const content = await tab.render(state)
-        // a box the redraw moves (the decision viewer) loses its scroll position: the tab puts it back
-        const restore = tab.keep?.(state)
-        panel.replaceChildren(...[content].flat())
-        restore?.()
+        const parts = [await tab.render(state)].flat()
+        if (parts.some((p) => p instanceof Promise)) await drawParts(entry, parts)
+        else {
+          // a box the redraw moves (the decision viewer) loses its scroll position: the tab puts it back
+          const restore = tab.keep?.(state)
+          panel.replaceChildren(...parts)
+          restore?.()
+          entry.parts = undefined
+        }
       } catch (err) {
         panel.replaceChildren(errorBox(err))
+        entry.parts = undefined
       }
     } while (entry.again)
   })()
@@ -123,6 +128,34 @@ async function render(tab) {
     entry.rendering = undefined
     panel.setAttribute('aria-busy', 'false')
   }
+}
+
+// A tab whose parts load separately (the Agents tab's sections) renders them as promises: each is
+// drawn in its place as soon as it is in, so the first table waits for no slower section. Until
+// then the place keeps what the last render drew there (a refresh does not blank the tab), or a
+// placeholder on the first render.
+async function drawParts(entry, parts) {
+  const before = entry.parts?.length === parts.length ? entry.parts : undefined
+  const nodes = parts.map((p, i) =>
+    p instanceof Promise
+      ? (before?.[i] ?? el('section', { class: 'card', 'aria-busy': 'true' }, el('p', {}, 'Loading…')))
+      : p
+  )
+  entry.panel.replaceChildren(...nodes)
+  entry.parts = nodes
+  await Promise.all(
+    parts.map(async (p, i) => {
+      if (!(p instanceof Promise)) return
+      let node
+      try {
+        node = await p
+      } catch (err) {
+        node = errorBox(err)
+      }
+      nodes[i].replaceWith(node)
+      nodes[i] = node
+    })
+  )
 }
 
 // `#tab` or `#tab?key=value`: the query is handed to the tab's next render (the playground links

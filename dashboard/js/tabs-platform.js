@@ -103,8 +103,10 @@ export const agentsTab = {
   id: 'agents',
   label: 'Agents',
   refreshOn: ['AgentSessionStarted', 'AgentSessionEnded', 'TurnCompleted'],
-  async render() {
-    return Promise.all([
+  // each section is drawn when its own data is in (see drawParts in console.js): with a thousand
+  // agents the table comes first, not after the slowest of the five
+  render() {
+    return [
       section('Agents', async () => {
         const [agents, history] = await Promise.all([admin('/agents'), admin('/metrics/history')])
         const stats = history.agents ?? {}
@@ -235,6 +237,6 @@ export const agentsTab = {
           FIRST_ROWS
         )
       )
-    ])
+    ]
   }
 }

@@ -132,8 +132,11 @@ export class A2aMethods {
       return shape(this.push.set(t, { ...p.config, id: p.config.id!, url, version: v03 ? '0.3' : '1.0' }))
     }
     if (method === 'ListTaskPushNotificationConfigs') {
-      const configs = this.push.list(this.task(parseListConfigs(params, v03).taskId, c))
-      return v03 ? configs.map(configJson03) : { configs: configs.map(configJson), nextPageToken: '' }
+      const p = parseListConfigs(params, v03)
+      const page = this.push.page(this.task(p.taskId, c), p.pageSize, p.pageToken)
+      return v03
+        ? page.configs.map(configJson03)
+        : { configs: page.configs.map(configJson), nextPageToken: page.nextPageToken }
     }
     const ref = parseConfigRef(params, v03)
     const t = this.task(ref.taskId, c)

@@ -52,9 +52,10 @@ export const A2A_CONFIG_KEYS = {
       "Origin the Agent Cards name in `supportedInterfaces` (e.g. `https://agents.example.com`, behind a proxy); unset: `http://` and the request's Host"
   },
   'platform.a2a.push.max-configs-per-task': {
-    schema: positiveInt,
+    // 0.3's list has no pages: this cap is what bounds its answer
+    schema: { type: 'integer', minimum: 1, maximum: 100 },
     default: 10,
-    description: 'Push notification configs one A2A task keeps; one more is refused (-32602)'
+    description: 'Push notification configs one A2A task keeps (at most 100); one more is refused (-32602)'
   },
   'platform.a2a.push.max-configs-per-principal': {
     schema: positiveInt,

@@ -23,6 +23,12 @@ export interface PushConfig {
   version: '1.0' | '0.3'
 }
 
+/** One page of a task's configs, in creation order; `nextPageToken` is '' on the last page. */
+export interface ConfigPage {
+  configs: PushConfig[]
+  nextPageToken: string
+}
+
 export interface PushLimits {
   perTask: number
   perCaller: number
@@ -40,6 +46,9 @@ export function callerKey(c: QuotaOwner): string {
 export class PushConfigs {
   private readonly byTask = new Map<string, Map<string, PushConfig>>()
   private readonly perCaller = new Map<string, number>()
+  /** When each config was created (a replacement keeps its place): what a page token points after. */
+  private readonly created = new WeakMap<PushConfig, number>()
+  private seq = 0
 
   constructor(
     private readonly webhooks: WebhookService,
@@ -83,6 +92,8 @@ export class PushConfigs {
       this.perCaller.set(owner, (this.perCaller.get(owner) ?? 0) + 1)
     }
     const config: PushConfig = { ...c, taskId: t.id }
+    const prior = configs.get(c.id)
+    this.created.set(config, prior === undefined ? ++this.seq : this.created.get(prior)!)
     configs.set(c.id, config)
     this.byTask.set(t.id, configs)
     return config
@@ -92,8 +103,28 @@ export class PushConfigs {
     return this.byTask.get(t.id)?.get(id)
   }
 
-  list(t: TaskRecord): PushConfig[] {
-    return [...(this.byTask.get(t.id)?.values() ?? [])]
+  /**
+   * Up to `size` configs of `t` after the one `token` names, in creation order (a Map keeps a
+   * replaced key in its place, so that order is the Map's). The token survives the deletion of
+   * the config it names: it carries that config's creation number, not its id.
+   */
+  page(t: TaskRecord, size: number, token?: string): ConfigPage {
+    const after = token === undefined ? 0 : parsePageToken(token)
+    const configs: PushConfig[] = []
+    let more = false
+    for (const c of this.byTask.get(t.id)?.values() ?? []) {
+      if (this.created.get(c)! <= after) continue
+      if (configs.length === size) {
+        more = true
+        break
+      }
+      configs.push(c)
+    }
+    const last = configs.at(-1)
+    return {
+      configs,
+      nextPageToken: more && last !== undefined ? Buffer.from(`c${this.created.get(last)!}`).toString('base64url') : ''
+    }
   }
 
   delete(t: TaskRecord, id: string): boolean {
@@ -149,4 +180,10 @@ export class PushConfigs {
     if (left <= 0) this.perCaller.delete(owner)
     else this.perCaller.set(owner, left)
   }
+}
+
+function parsePageToken(token: string): number {
+  const m = /^c(\d{1,15})$/.exec(Buffer.from(token, 'base64url').toString())
+  if (m === null) throw invalidParams(`pageToken '${token.slice(0, 64)}' is not a token this server gave`)
+  return Number(m[1])
 }

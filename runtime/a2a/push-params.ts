@@ -7,7 +7,7 @@
  * task's own (its id is the task's).
  */
 import { randomUUID } from 'node:crypto'
-import { MAX_ID_LENGTH } from './params-schema.js'
+import { LIST_DEFAULT_PAGE_SIZE, LIST_MAX_PAGE_SIZE, MAX_ID_LENGTH, MAX_PAGE_TOKEN_LENGTH } from './params-schema.js'
 import type { PushConfig } from './push-configs.js'
 import { invalidParams } from './rpc-error.js'
 
@@ -94,10 +94,35 @@ export function parseConfigRef(params: unknown, v03: boolean): { taskId: string;
   return { taskId: id(p.taskId, 'taskId'), id: id(p.id, 'id') }
 }
 
-/** The task a list names. */
-export function parseListConfigs(params: unknown, v03: boolean): { taskId: string } {
+export interface ListConfigsParams {
+  taskId: string
+  pageSize: number
+  pageToken?: string
+}
+
+/**
+ * The task a list names and, in 1.0, the page (`pageSize`, `pageToken`). 0.3's list has no
+ * pages: its answer is every config of the task, which `max-configs-per-task` caps at 100.
+ */
+export function parseListConfigs(params: unknown, v03: boolean): ListConfigsParams {
   const p = object(params)
-  return { taskId: v03 ? id(p.id, 'id') : id(p.taskId, 'taskId') }
+  if (v03) return { taskId: id(p.id, 'id'), pageSize: LIST_MAX_PAGE_SIZE }
+  const out: ListConfigsParams = {
+    taskId: id(p.taskId, 'taskId'),
+    pageSize:
+      optional(p.pageSize, (v) => {
+        if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > LIST_MAX_PAGE_SIZE)
+          throw invalidParams(`pageSize must be an integer from 1 to ${LIST_MAX_PAGE_SIZE}`)
+        return v
+      }) ?? LIST_DEFAULT_PAGE_SIZE
+  }
+  const token = optional(p.pageToken, (v) => {
+    if (typeof v !== 'string' || v.length > MAX_PAGE_TOKEN_LENGTH)
+      throw invalidParams(`pageToken must be a string of at most ${MAX_PAGE_TOKEN_LENGTH} characters`)
+    return v
+  })
+  if (token !== undefined && token !== '') out.pageToken = token
+  return out
 }
 
 /** A config as 1.0 answers it. */

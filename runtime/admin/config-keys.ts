@@ -38,10 +38,11 @@ export const ADMIN_CONFIG_KEYS = {
       'How often this node sends its heartbeat to the other nodes; a node that misses 3 in a row is shown down in `GET /api/admin/cluster`'
   },
   'platform.admin.evals.store': {
-    schema: { enum: ['memory', 'lmdb'] },
+    schema: { enum: ['memory', 'lmdb', 'postgres'] },
     default: 'lmdb',
     sharedState: true,
-    description: 'EvalRunStore: `lmdb` keeps eval runs across restarts, `memory` for the life of the process'
+    description:
+      'EvalRunStore: `lmdb` keeps eval runs across restarts, `postgres` shares them with every node on `platform.postgres.url`, `memory` for the life of the process. In cluster mode the default is `postgres`'
   },
   'platform.admin.evals.max-runs-per-baseline': {
     schema: positiveInt,

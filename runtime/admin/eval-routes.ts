@@ -46,8 +46,8 @@ export function evalRoutes(store: EvalRunStore): AdminRoute[] {
       path: '/evals/runs/{id}',
       summary: 'One eval run',
       gate: { read: 'content' },
-      handler: ({ params }) => {
-        const run = store.find(params.id!)
+      handler: async ({ params }) => {
+        const run = await store.find(params.id!)
         if (run === undefined) throw new PlatformError(ADMIN_ERRORS.UNKNOWN_EVAL_RUN, { id: params.id })
         return run
       }

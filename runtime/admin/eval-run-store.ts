@@ -1,6 +1,8 @@
 /**
  * EvalRunStore: recorded eval runs, at most `cap` per baseline (the oldest by timestamp evicted),
- * immutable (a second save of an id is refused). In memory, or in LMDB so runs survive a restart.
+ * immutable (a second save of an id is refused). In memory, in LMDB so runs survive a restart, or
+ * in PostgreSQL (`postgres-eval-run-store.ts`) so every node sees the same. Reads are async: a store
+ * every node shares is read where it is kept, never from a copy that may be stale.
  */
 import type { Database } from 'lmdb'
 import { PlatformError } from '../contracts/index.js'
@@ -9,12 +11,12 @@ import { newestFirst, summarize, type BaselineSummary, type EvalRun } from './ev
 
 export interface EvalRunStore {
   /** Newest first, of one baseline or all, at most `limit`. */
-  list(baseline?: string, limit?: number): EvalRun[]
-  find(id: string): EvalRun | undefined
+  list(baseline?: string, limit?: number): Promise<EvalRun[]>
+  find(id: string): Promise<EvalRun | undefined>
   /** Stores a new run (EVAL_RUN_EXISTS for a known id), evicting the baseline's oldest beyond the cap. */
   save(run: EvalRun): Promise<void>
   delete(id: string): Promise<boolean>
-  baselines(): BaselineSummary[]
+  baselines(): Promise<BaselineSummary[]>
 }
 
 export class MemoryEvalRunStore implements EvalRunStore {
@@ -24,13 +26,13 @@ export class MemoryEvalRunStore implements EvalRunStore {
 
   constructor(readonly cap: number) {}
 
-  list(baseline?: string, limit = Infinity): EvalRun[] {
+  async list(baseline?: string, limit = Infinity): Promise<EvalRun[]> {
     const src =
       baseline !== undefined ? (this.byBaseline.get(baseline) ?? []) : [...this.runs.values()].sort(newestFirst)
     return src.slice(0, limit)
   }
 
-  find(id: string): EvalRun | undefined {
+  async find(id: string): Promise<EvalRun | undefined> {
     return this.runs.get(id)
   }
 
@@ -54,7 +56,7 @@ export class MemoryEvalRunStore implements EvalRunStore {
     return true
   }
 
-  baselines(): BaselineSummary[] {
+  async baselines(): Promise<BaselineSummary[]> {
     return summarize(this.runs.values())
   }
 }
@@ -69,7 +71,7 @@ export class LmdbEvalRunStore implements EvalRunStore {
     readonly cap: number
   ) {}
 
-  list(baseline?: string, limit = Infinity): EvalRun[] {
+  async list(baseline?: string, limit = Infinity): Promise<EvalRun[]> {
     if (baseline === undefined)
       return [...this.runs.getRange().map(({ value }) => value)].sort(newestFirst).slice(0, limit)
     const out: EvalRun[] = []
@@ -81,7 +83,7 @@ export class LmdbEvalRunStore implements EvalRunStore {
     return out.sort(newestFirst)
   }
 
-  find(id: string): EvalRun | undefined {
+  async find(id: string): Promise<EvalRun | undefined> {
     return this.runs.get(id)
   }
 
@@ -110,7 +112,7 @@ export class LmdbEvalRunStore implements EvalRunStore {
     })
   }
 
-  baselines(): BaselineSummary[] {
+  async baselines(): Promise<BaselineSummary[]> {
     return summarize(this.runs.getRange().map(({ value }) => value))
   }
 }

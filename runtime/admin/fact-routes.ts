@@ -67,11 +67,11 @@ export function factRoutes(d: AdminDeps, agent: (name: string) => RegisteredAgen
           limit: { type: 'integer', minimum: 1, maximum: FACTS_MAX_LIMIT, default: FACTS_DEFAULT_LIMIT }
         }
       },
-      handler: ({ params, query }) => {
+      handler: async ({ params, query }) => {
         const a = agent(params.name!)
         const namespace = namespaceOf(query.userId, query.sessionId) ?? 'anonymous'
         const memory = d.governance?.memory
-        const facts = memory === undefined ? [] : memory.recall(namespace, query.limit as number)
+        const facts = memory === undefined ? [] : await memory.recall(namespace, query.limit as number)
         return { agentId: a.name, namespace, enabled: memory !== undefined, facts }
       }
     },

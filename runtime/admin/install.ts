@@ -15,6 +15,8 @@ import { catalogRoutes } from './catalog-routes.js'
 import type { EvalRun } from './eval-run.js'
 import { LmdbEvalRunStore, MemoryEvalRunStore, type EvalIndexKey, type EvalRunStore } from './eval-run-store.js'
 import { evalRoutes } from './eval-routes.js'
+import { PostgresEvalRunStore } from './postgres-eval-run-store.js'
+import { storeKindOf } from '../config/index.js'
 import { installEventStream } from './event-stream.js'
 import { streamDecisions } from './decision-events.js'
 import { installAdminMcpTools } from './admin-mcp-tools.js'
@@ -47,18 +49,32 @@ export function adminRoutes(d: AdminDeps, history: MetricsHistoryRecorder): Admi
   ]
 }
 
-function evalStore(platform: Platform): EvalRunStore {
+const EVALS_STORE_KEY = 'platform.admin.evals.store'
+
+/** The store `platform.admin.evals.store` names (`postgres` by default in cluster mode), started. */
+async function evalStore(platform: Platform): Promise<EvalRunStore> {
   const cap = platform.config.get('platform.admin.evals.max-runs-per-baseline')
-  if (platform.config.get('platform.admin.evals.store') === 'memory') return new MemoryEvalRunStore(cap)
-  return new LmdbEvalRunStore(
-    platform.store.db<EvalRun, string>('eval-runs'),
-    platform.store.db<true, EvalIndexKey>('eval-runs-by-baseline'),
-    cap
-  )
+  switch (storeKindOf(platform.config, EVALS_STORE_KEY)) {
+    case 'memory':
+      return new MemoryEvalRunStore(cap)
+    case 'postgres': {
+      const store = new PostgresEvalRunStore(await platform.postgres(`${EVALS_STORE_KEY} is postgres`), cap)
+      await store.start()
+      return store
+    }
+    default:
+      return new LmdbEvalRunStore(
+        platform.store.db<EvalRun, string>('eval-runs'),
+        platform.store.db<true, EvalIndexKey>('eval-runs-by-baseline'),
+        cap
+      )
+  }
 }
 
-export function installAdmin(platform: Platform): void {
+export async function installAdmin(platform: Platform): Promise<void> {
   if (!platform.config.get('platform.admin.enabled')) return
+  // first: a store that cannot open stops the start before any route or timer exists
+  const evals = await evalStore(platform)
   const transport = transportOf(platform)
   const governance = governanceOf(platform)
   // the stream asks the heartbeats whether another node is watched only once events flow, after install
@@ -105,7 +121,7 @@ export function installAdmin(platform: Platform): void {
     sessions: deps.ai.sessions.activeCount()
   }))
   platform.onClose(history.follow(platform))
-  const routes = [...adminRoutes(deps, history), ...evalRoutes(evalStore(platform))]
+  const routes = [...adminRoutes(deps, history), ...evalRoutes(evals)]
   // built on first request, once: the table does not change after start-up
   let document: Record<string, unknown> | undefined
   routes.push({

@@ -69,7 +69,7 @@ function operation(route: Op): Record<string, unknown> {
     responses['202'] = { description: doc.accepted, content: { 'application/json': { schema: {} } } }
   if (params.length > 0 || doc.body !== undefined || write) responses['400'] = ERROR_REF
   responses['401'] = ERROR_REF
-  if (write) responses['403'] = ERROR_REF
+  if (write || gate.read === 'operator') responses['403'] = ERROR_REF
   if (route.path.includes('{') || write) responses['404'] = ERROR_REF
   for (const s of doc.statuses ?? []) responses[String(s)] = ERROR_REF
   op.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)))

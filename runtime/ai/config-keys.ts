@@ -91,11 +91,11 @@ export const AI_CONFIG_KEYS = {
     description: 'Frames one agent-endpoint connection may send at once before the per-second rate applies'
   },
   'platform.ai.memory.store': {
-    schema: { enum: ['memory', 'lmdb'] },
+    schema: { enum: ['memory', 'lmdb', 'postgres'] },
     default: 'lmdb',
     sharedState: true,
     description:
-      'Where conversation memory is kept: `lmdb` (a named database of the data directory, survives restarts) or `memory` (in the process, lost on restart)'
+      'Where conversation memory is kept: `lmdb` (a named database of the data directory, survives restarts), `postgres` (shared by every node on `platform.postgres.url`) or `memory` (in the process, lost on restart). In cluster mode the default is `postgres`'
   },
   'platform.ai.memory.max-messages': {
     schema: positiveInt,

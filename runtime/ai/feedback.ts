@@ -45,9 +45,13 @@ function cap(text: string): string {
 /**
  * The guidance lines for a request, de-duplicated, at most `maxItems`: the operators' facts of
  * every dimension of its subject (tightest first, each newest first), then the policy guidance of
- * its tightest dimension that has some (newest first); may throw.
+ * its tightest dimension that has some (newest first); may reject.
  */
-export function feedbackLines(gov: GovernanceService, request: AiRequest, opts: FeedbackOptions): string[] {
+export async function feedbackLines(
+  gov: GovernanceService,
+  request: AiRequest,
+  opts: FeedbackOptions
+): Promise<string[]> {
   if (opts.maxItems <= 0) return []
   // scan a little further than the bound: duplicates collapse
   const scan = opts.maxItems * 4
@@ -62,7 +66,8 @@ export function feedbackLines(gov: GovernanceService, request: AiRequest, opts: 
     const id = request[SUBJECT_FIELD[key]]
     if (typeof id !== 'string' || id === '') continue
     const namespace = namespaceKey(prefix, id)
-    if (gov.memory !== undefined) for (const f of gov.memory.facts(namespace, opts.maxItems)) facts.add(cap(f.text))
+    if (gov.memory !== undefined)
+      for (const f of await gov.memory.facts(namespace, opts.maxItems)) facts.add(cap(f.text))
     if (guidance !== undefined) continue
     const lines = new Set<string>()
     for (const e of gov.decisionLog.forSubject({ [SUBJECT_FIELD[key]]: id }, ['deny', 'prefer'], scan)) {
@@ -71,7 +76,7 @@ export function feedbackLines(gov: GovernanceService, request: AiRequest, opts: 
       lines.add(cap(lessonText(e)))
     }
     if (gov.memory !== undefined)
-      for (const l of gov.memory.lessons(namespace, scan)) {
+      for (const l of await gov.memory.lessons(namespace, scan)) {
         if (lines.size >= opts.maxItems) break
         if ('policy' in l.provenance && lesson(l.provenance.policy)) lines.add(cap(l.text))
       }

@@ -16,6 +16,8 @@ import {
   type MemoryKey
 } from './memory.js'
 import { OpenAiRuntime } from './openai-runtime.js'
+import { PostgresConversationMemory } from './postgres-memory.js'
+import { storeKindOf } from '../config/index.js'
 import { PluginRuntime } from './plugin-runtime.js'
 import { RuntimeRegistry } from './runtime-registry.js'
 import type { AiMessage } from './runtime.js'
@@ -27,6 +29,8 @@ import { TurnMetrics } from './turn-metrics.js'
 import { AI_CONFIG_KEYS } from './config-keys.js'
 import { AI_ERRORS } from './errors.js'
 
+const MEMORY_STORE_KEY = 'platform.ai.memory.store'
+
 /**
  * The AI area: agent turns run through governance and scope, call tools over MCP and stream over
  * transport, hence its dependencies. It holds the runtimes and serves the agent chat and AG-UI endpoints.
@@ -36,7 +40,8 @@ export const aiArea: Area = {
   dependsOn: ['scope', 'governance', 'mcp', 'transport'],
   configKeys: AI_CONFIG_KEYS,
   errors: AI_ERRORS,
-  install(platform: Platform): void {
+  async install(platform: Platform): Promise<void> {
+    const memory = await memoryFromConfig(platform)
     const registry = registryFromConfig(platform)
     // not fatal: a plugin runtime may arrive later by hot reload, but the operator should know now
     const configured = platform.config.get('platform.ai.runtime')
@@ -103,7 +108,7 @@ export const aiArea: Area = {
       runtimes: () => registry.list(),
       activeRuntime: () => registry.active(),
       runtime: (name) => registry.get(name),
-      memory: memoryFromConfig(platform),
+      memory,
       sessions,
       runTurn: (request, signal) => counted(runTurn(deps, request, signal), request.agent ?? ''),
       recordsWritten: () => governanceOf(platform)?.decisionLog.written() ?? Promise.resolve(),
@@ -161,8 +166,18 @@ function registryFromConfig(platform: Platform): RuntimeRegistry {
   return registry
 }
 
-function memoryFromConfig(platform: Platform): ConversationMemory {
+/** The memory `platform.ai.memory.store` names (`postgres` by default in cluster mode), started. */
+async function memoryFromConfig(platform: Platform): Promise<ConversationMemory> {
   const max = platform.config.get('platform.ai.memory.max-messages')
-  if (platform.config.get('platform.ai.memory.store') === 'memory') return new InMemoryConversationMemory(max)
-  return new LmdbConversationMemory(platform.store.db<AiMessage, MemoryKey>('ai-memory'), max)
+  switch (storeKindOf(platform.config, MEMORY_STORE_KEY)) {
+    case 'memory':
+      return new InMemoryConversationMemory(max)
+    case 'postgres': {
+      const memory = new PostgresConversationMemory(await platform.postgres(`${MEMORY_STORE_KEY} is postgres`), max)
+      await memory.start()
+      return memory
+    }
+    default:
+      return new LmdbConversationMemory(platform.store.db<AiMessage, MemoryKey>('ai-memory'), max)
+  }
 }

@@ -8,7 +8,7 @@ import type { AiMessage } from './runtime.js'
  * follows no call of its own.
  */
 export interface ConversationMemory {
-  readonly kind: 'memory' | 'lmdb'
+  readonly kind: 'memory' | 'lmdb' | 'postgres'
   readonly maxMessages: number
   /** Adds messages after the newest ones; resolves once they are kept (committed for LMDB). */
   append(conversationId: string, messages: AiMessage[]): Promise<void>
@@ -68,14 +68,14 @@ function messageProblem(m: unknown): string | undefined {
  * How many of the oldest messages to drop so `messages` fits `max` with no orphaned tool result
  * at its head. Only the head can be orphaned: results always follow their call.
  */
-export function excessAtHead(messages: readonly AiMessage[], max: number): number {
+export function excessAtHead(messages: readonly Pick<AiMessage, 'role'>[], max: number): number {
   let drop = Math.max(0, messages.length - max)
   while (drop < messages.length && messages[drop]!.role === 'tool') drop++
   return drop
 }
 
 /** The newest `limit` of `kept`, without a leading tool result cut from its call. */
-function window(kept: readonly AiMessage[], limit: number | undefined): AiMessage[] {
+export function windowOf(kept: readonly AiMessage[], limit: number | undefined): AiMessage[] {
   if (limit !== undefined && (!Number.isInteger(limit) || limit < 0))
     throw new TypeError('limit must be a non-negative integer')
   let start = limit === undefined ? 0 : Math.max(0, kept.length - limit)
@@ -102,7 +102,7 @@ export class InMemoryConversationMemory implements ConversationMemory {
 
   async read(conversationId: string, limit?: number): Promise<AiMessage[]> {
     checkConversationId(conversationId)
-    return structuredClone(window(this.conversations.get(conversationId) ?? [], limit))
+    return structuredClone(windowOf(this.conversations.get(conversationId) ?? [], limit))
   }
 
   async clear(conversationId: string): Promise<boolean> {
@@ -148,7 +148,7 @@ export class LmdbConversationMemory implements ConversationMemory {
 
   async read(conversationId: string, limit?: number): Promise<AiMessage[]> {
     checkConversationId(conversationId)
-    return window(
+    return windowOf(
       this.entries(conversationId).map((e) => e.value),
       limit
     )

@@ -10,6 +10,7 @@ import {
   type AiToolCall
 } from './runtime.js'
 import { parseSse } from './sse-lines.js'
+import { WireToolNames } from './wire-tool-names.js'
 import { PlatformError, isPlatformError } from '../contracts/index.js'
 import { AI_ERRORS } from './errors.js'
 
@@ -95,6 +96,8 @@ export class OpenAiRuntime implements AiRuntime {
       )
     }
     const model = request.model ?? this.opts.model
+    // `<server>.<tool>` and other names OpenAI refuses travel under stand-ins, mapped back on the way in
+    const names = new WireToolNames(toolNames(request))
     try {
       touch()
       const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream' }
@@ -105,7 +108,7 @@ export class OpenAiRuntime implements AiRuntime {
         res = await fetch(url, {
           method: 'POST',
           headers,
-          body: JSON.stringify(body(request, model)),
+          body: JSON.stringify(body(request, model, names)),
           signal: ctl.signal
         })
       } catch (err) {
@@ -192,7 +195,7 @@ export class OpenAiRuntime implements AiRuntime {
       if (why !== undefined) throw why
       if (!sawDone) throw failure('network', `${url} closed the stream before [DONE]`)
       for (const [, c] of [...calls.entries()].sort((a, b) => a[0] - b[0]))
-        yield { type: 'tool-call', call: toCall(c, url) }
+        yield { type: 'tool-call', call: toCall(c, url, names) }
       if (calls.size > 0) finish = 'tool-calls'
       if (!reported) yield { type: 'usage', usage: usage(0, 0, model) }
       yield { type: 'done', finishReason: finish }
@@ -233,23 +236,30 @@ interface WireToolCall {
   function?: { name?: unknown; arguments?: unknown } | null
 }
 
-function toCall(c: { id: string; name: string; args: string }, url: string): AiToolCall {
+function toCall(c: { id: string; name: string; args: string }, url: string, names: WireToolNames): AiToolCall {
   if (c.name === '') throw failure('protocol', `${url} sent a tool call without a name`)
+  const name = names.fromWire(c.name)
   let args: unknown
   try {
     args = c.args.trim() === '' ? {} : JSON.parse(c.args)
   } catch {
-    throw failure('protocol', `${url} sent arguments for tool '${c.name}' that are not JSON${snippet(c.args)}`)
+    throw failure('protocol', `${url} sent arguments for tool '${name}' that are not JSON${snippet(c.args)}`)
   }
   if (typeof args !== 'object' || args === null || Array.isArray(args))
-    throw failure('protocol', `${url} sent arguments for tool '${c.name}' that are not an object`)
-  return { id: c.id, name: c.name, arguments: args as Record<string, unknown> }
+    throw failure('protocol', `${url} sent arguments for tool '${name}' that are not an object`)
+  return { id: c.id, name, arguments: args as Record<string, unknown> }
 }
 
-function body(r: AiRuntimeRequest, model: string): Record<string, unknown> {
+/** Every tool name a request carries: its tools' and those of the calls in its history. */
+function* toolNames(r: AiRuntimeRequest): Generator<string> {
+  for (const t of r.tools ?? []) yield t.name
+  for (const m of r.history ?? []) if (m.role === 'assistant') for (const c of m.toolCalls ?? []) yield c.name
+}
+
+function body(r: AiRuntimeRequest, model: string, names: WireToolNames): Record<string, unknown> {
   const messages: unknown[] = []
   if (r.systemPrompt !== undefined && r.systemPrompt !== '') messages.push({ role: 'system', content: r.systemPrompt })
-  for (const m of r.history ?? []) messages.push(wire(m))
+  for (const m of r.history ?? []) messages.push(wire(m, names))
   if (r.message !== undefined)
     messages.push({
       role: 'user',
@@ -265,7 +275,7 @@ function body(r: AiRuntimeRequest, model: string): Record<string, unknown> {
     out.tools = r.tools!.map((t) => ({
       type: 'function',
       function: {
-        name: t.name,
+        name: names.toWire(t.name),
         description: t.description ?? '',
         parameters: t.inputSchema ?? { type: 'object', properties: {} }
       }
@@ -281,7 +291,7 @@ function responseFormat(f: AiResponseFormat): Record<string, unknown> {
   return { type, json_schema }
 }
 
-function wire(m: AiMessage): unknown {
+function wire(m: AiMessage, names: WireToolNames): unknown {
   if (m.role === 'tool') return { role: 'tool', tool_call_id: m.toolCallId, content: m.content }
   if (m.role === 'assistant' && m.toolCalls !== undefined && m.toolCalls.length > 0) {
     return {
@@ -290,7 +300,7 @@ function wire(m: AiMessage): unknown {
       tool_calls: m.toolCalls.map((c) => ({
         id: c.id,
         type: 'function',
-        function: { name: c.name, arguments: JSON.stringify(c.arguments) }
+        function: { name: names.toWire(c.name), arguments: JSON.stringify(c.arguments) }
       }))
     }
   }

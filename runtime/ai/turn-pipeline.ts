@@ -86,7 +86,7 @@ async function* turn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal):
   let guidance: string[] = []
   if (gov !== undefined) {
     try {
-      guidance = feedbackLines(gov, request, deps.feedback)
+      guidance = await feedbackLines(gov, request, deps.feedback)
       if (guidance.length > 0) systemPrompt = withFeedback(systemPrompt, guidance)
     } catch (err) {
       // advisory only: a broken read never breaks the turn

@@ -1,9 +1,8 @@
 import type { Database } from 'lmdb'
-import type { Config } from '../config/index.js'
+import { storeKindOf, type Config } from '../config/index.js'
 import {
   PostgresLog,
   SplitLog,
-  sharedStoreKind,
   type SharedPostgres,
   type Store,
   type AnonymousDeniedCounts,
@@ -115,7 +114,7 @@ export interface AuditLogDeps {
  */
 export function auditLogFromConfig(config: Config, deps: AuditLogDeps): ControlAuditLog {
   const key = 'platform.admin.audit-store'
-  const kind = sharedStoreKind(config, key)
+  const kind = storeKindOf(config, key)
   const retention = config.get('platform.admin.audit-retention')
   const shared =
     kind === 'postgres'

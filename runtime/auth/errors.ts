@@ -22,6 +22,11 @@ export const AUTH_ERRORS = defineErrors({
     message: 'Admin read operations require authentication',
     hint: 'Send X-Platform-Auth header or disable platform.admin.content-read-auth-required'
   },
+  ADMIN_OPERATOR_READ_AUTH_REQUIRED: {
+    status: 401,
+    message: 'This admin read requires authentication',
+    hint: 'Send the token of a principal with platform.admin.required-role (no read flag lifts this)'
+  },
   ADMIN_WORKSPACE_READ_AUTH_REQUIRED: {
     status: 401,
     message: 'Admin read operations require authentication',

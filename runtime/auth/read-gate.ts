@@ -8,9 +8,11 @@ import { AUTH_ERRORS } from './errors.js'
 /**
  * Which admin reads need a principal: `open` reads only under `http-read-auth-required`; `content`
  * reads (decisions, audit, journal, conversations) and `workspace` reads also under their own
- * flags, both true by default.
+ * flags, both true by default. `operator` reads show what many principals own (the webhook
+ * outbox names every client's receivers): a principal with `platform.admin.required-role`, whatever
+ * the flags say.
  */
-export type ReadKind = 'open' | 'content' | 'workspace'
+export type ReadKind = 'open' | 'content' | 'workspace' | 'operator'
 
 /** The read gate of the admin surface; the refusal's hint names the flag that refused. */
 export class ReadGate {
@@ -20,7 +22,8 @@ export class ReadGate {
   ) {}
 
   check(ctx: Context, kind: ReadKind): void {
-    this.refuse(kind, () => this.principals.resolve(ctx) !== null)
+    if (kind === 'operator') this.operator(this.principals.resolve(ctx))
+    else this.refuse(kind, () => this.principals.resolve(ctx) !== null)
   }
 
   /** Whether `ctx` may read `kind` (for a route that shows more to those who may). */
@@ -35,7 +38,14 @@ export class ReadGate {
 
   /** The same gate for a caller resolved elsewhere (a stream's upgrade, an MCP request). */
   checkPrincipal(principal: Principal | null, kind: ReadKind): void {
-    this.refuse(kind, () => principal !== null)
+    if (kind === 'operator') this.operator(principal)
+    else this.refuse(kind, () => principal !== null)
+  }
+
+  private operator(principal: Principal | null): void {
+    if (principal === null) throw new PlatformError(AUTH_ERRORS.ADMIN_OPERATOR_READ_AUTH_REQUIRED)
+    const role = this.config.get('platform.admin.required-role')
+    if (role !== '*' && !principal.roles.includes(role)) throw new PlatformError(AUTH_ERRORS.ADMIN_ROLE_REQUIRED)
   }
 
   private refuse(kind: ReadKind, hasPrincipal: () => boolean): void {

@@ -120,7 +120,8 @@ export const CORE_CONFIG_KEYS = {
   'platform.postgres.pool-size': {
     schema: positiveInt,
     default: 10,
-    description: 'Connections each Postgres-backed store keeps open at most, unless its own key overrides it'
+    description:
+      "Connections a Postgres pool keeps open at most: the one the stores of shared state share, and the interactions' own unless its key overrides it"
   },
 
   // --- plugins ---

@@ -8,11 +8,11 @@ const { nonEmpty, positiveInt } = KEY_SCHEMA
 
 export const FLEET_CONFIG_KEYS = {
   'platform.fleet.journal.store': {
-    schema: { enum: ['memory', 'lmdb'] },
+    schema: { enum: ['memory', 'lmdb', 'postgres'] },
     default: 'lmdb',
     sharedState: true,
     description:
-      'Coordination journal: `lmdb` keeps events across restarts and crashes, `memory` for the life of the process'
+      'Coordination journal: `lmdb` keeps events across restarts and crashes, `postgres` shares them with every node on `platform.postgres.url`, `memory` for the life of the process. In cluster mode the default is `postgres`'
   },
   'platform.fleet.journal.max-events': {
     schema: positiveInt,

@@ -30,8 +30,8 @@ export const fleetArea: Area = {
   install: installFleet
 }
 
-export function installFleet(platform: Platform): void {
-  const store: JournalStore = journalStore(platform)
+export async function installFleet(platform: Platform): Promise<void> {
+  const store: JournalStore = await journalStore(platform)
   const journal = new JournalWriter(store, platform.logger)
   // registered before the workflows area installs, so it runs after that area's hook: a workflow
   // run stopped at close still journals its end

@@ -3,9 +3,10 @@
  * key (generated under the data directory or the operator's file), the earlier keys it still
  * accepts, and the LMDB database the records live in.
  */
+import { storeKindOf } from '../config/index.js'
 import { join, resolve } from 'node:path'
 import type { Platform } from '../platform.js'
-import { PostgresLog, countAndLogWriteFailures, sharedStoreKind } from '../store/index.js'
+import { PostgresLog, countAndLogWriteFailures } from '../store/index.js'
 import type { LoggedCommitment } from '../contracts/index.js'
 import { SignedCommitmentLog } from './commitment-log.js'
 import { loadSigningKey, loadVerifyKey } from './commitment-signer.js'
@@ -36,7 +37,7 @@ export function installCommitments(platform: Platform): SignedCommitmentLog | un
     .map((f) => loadVerifyKey(resolve(f), 'platform.ai.governance.commitment-records.verify-key-files'))
   const retention = config.get('platform.ai.governance.commitment-records.retention')
   const onWriteFailure = countAndLogWriteFailures(platform.metrics.storeWriteFailures, log)
-  const kind = sharedStoreKind(config, STORE_KEY)
+  const kind = storeKindOf(config, STORE_KEY)
   const shared =
     kind === 'postgres'
       ? new PostgresLog<LoggedCommitment>({

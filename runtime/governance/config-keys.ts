@@ -28,6 +28,13 @@ export const GOVERNANCE_CONFIG_KEYS = {
     default: false,
     description: 'Persist deny and prefer lessons across restarts'
   },
+  'platform.ai.governance.memory.store': {
+    schema: { enum: ['lmdb', 'postgres'] },
+    default: 'lmdb',
+    sharedState: true,
+    description:
+      "Where the memory sink keeps lessons and operators' facts: `lmdb` (the data directory) or `postgres` (shared by every node on `platform.postgres.url`). In cluster mode the default is `postgres`"
+  },
   'platform.ai.governance.memory.ttl-seconds': {
     schema: { type: 'integer', minimum: 0 },
     default: 0,

@@ -5,10 +5,13 @@
 import type { Area, Platform } from '../platform.js'
 import { deny as denyDecision, TOOL_CALL_GATE, type DecisionEntry, type GovernancePolicy } from '../contracts/index.js'
 import { scopePolicyFactory, scopePolicyForAgent, scopeRuntimeOf } from '../scope/index.js'
-import { PostgresLog, countAndLogWriteFailures, sharedStoreKind } from '../store/index.js'
+import { PostgresLog, countAndLogWriteFailures } from '../store/index.js'
 import { POLICIES_PROPERTY } from './chain.js'
 import { GovernanceDecisionLog } from './decision-log.js'
-import { GovernanceMemorySink, type Lesson } from './memory-sink.js'
+import { GovernanceMemorySink } from './memory-sink.js'
+import { LmdbLessonStore, type Lesson, type LessonKey, type LessonStore } from './lesson-store.js'
+import { PostgresLessonStore } from './postgres-lesson-store.js'
+import { storeKindOf } from '../config/index.js'
 import { bindPluginTypes } from './plugin-types.js'
 import { installRoutes } from './routes.js'
 import { installCommitmentRoutes } from './commitment-routes.js'
@@ -23,6 +26,17 @@ import { KillSwitchPolicy } from './types/index.js'
 import { GOVERNANCE } from './key.js'
 import { GOVERNANCE_CONFIG_KEYS } from './config-keys.js'
 import { GOVERNANCE_ERRORS } from './errors.js'
+
+const LESSONS_KEY = 'platform.ai.governance.memory.store'
+
+/** The store `platform.ai.governance.memory.store` names (`postgres` by default in cluster mode), started. */
+async function lessonStore(platform: Platform): Promise<LessonStore> {
+  if (storeKindOf(platform.config, LESSONS_KEY) !== 'postgres')
+    return new LmdbLessonStore(platform.store.db<Lesson, LessonKey>('governance-memory'))
+  const store = new PostgresLessonStore(await platform.postgres(`${LESSONS_KEY} is postgres`))
+  await store.start()
+  return store
+}
 
 export async function installGovernance(platform: Platform): Promise<GovernanceService | undefined> {
   const { config, logger } = platform
@@ -42,7 +56,7 @@ export async function installGovernance(platform: Platform): Promise<GovernanceS
   const onWriteFailure = countAndLogWriteFailures(platform.metrics.storeWriteFailures, log)
   const STORE_KEY = 'platform.ai.governance.decision-log.store'
   // in PostgreSQL every node lists every node's decisions; the ring keeps this node's newest
-  const kind = sharedStoreKind(config, STORE_KEY)
+  const kind = storeKindOf(config, STORE_KEY)
   const shared =
     kind === 'postgres'
       ? new PostgresLog<DecisionEntry>({
@@ -69,7 +83,7 @@ export async function installGovernance(platform: Platform): Promise<GovernanceS
   )
   const memory = config.get('platform.ai.governance.memory.enabled')
     ? new GovernanceMemorySink(
-        platform.store.db<Lesson, [string, number, number]>('governance-memory'),
+        await lessonStore(platform),
         config.get('platform.ai.governance.memory.ttl-seconds'),
         config.get('platform.ai.governance.memory.min-confidence')
       )

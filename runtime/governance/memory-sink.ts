@@ -1,33 +1,16 @@
 /**
  * GovernanceMemorySink (opt-in, `platform.ai.governance.memory.enabled`): every deny or prefer is
- * kept in LMDB as a provenance-tagged lesson under each namespace of its subject (the user's, and
- * also the conversation's and session's), so the learning-signal loop recalls it after a restart
- * in the same subject order as the decision log. Operators add facts (lessons of their own) and
- * remove any lesson by its id through the admin routes. Expired (`ttl-seconds`) or below-floor
- * (`min-confidence`) lessons are dropped on read.
+ * kept in a LessonStore (LMDB, or PostgreSQL for every node) as a provenance-tagged lesson under
+ * each namespace of its subject (the user's, and also the conversation's and session's), so the
+ * learning-signal loop recalls it after a restart in the same subject order as the decision log.
+ * Operators add facts (lessons of their own) and remove any lesson by its id through the admin
+ * routes. Expired (`ttl-seconds`) or below-floor (`min-confidence`) lessons are dropped on read.
  */
-import type { Database } from 'lmdb'
 import type { DecisionEntry } from '../contracts/index.js'
-
-/** Where a lesson came from: a policy decision, or an operator who wrote it as a fact. */
-export type Provenance =
-  | { policy: string; source: string; version: string; decision: 'deny' | 'prefer'; timestamp: string }
-  | { source: 'operator'; principal: string; timestamp: string }
-
-export interface Lesson {
-  namespace: string
-  text: string
-  confidence: number
-  createdAt: string
-  /** Epoch ms; 0 means no expiry. */
-  expiresAt: number
-  provenance: Provenance
-}
+import type { Lesson, LessonKey, LessonStore } from './lesson-store.js'
 
 /** A lesson as recalled: `id` names it within its namespace for as long as it is kept. */
 export type Fact = { id: string } & Lesson
-
-type LessonKey = [string, number, number]
 
 /**
  * Operators' facts are kept apart from policy lessons, under `operator:<namespace>` (no subject
@@ -81,9 +64,8 @@ export const RECALL_SCAN = 500
 export const MAX_LESSONS = 200
 
 export class GovernanceMemorySink {
-  private seq = 0
   constructor(
-    private readonly db: Database<Lesson, LessonKey>,
+    private readonly db: LessonStore,
     readonly ttlSeconds: number,
     readonly minConfidence: number,
     private readonly now: () => number = Date.now
@@ -113,7 +95,7 @@ export class GovernanceMemorySink {
     }
     const writes = namespaces.map((namespace) => {
       const lesson: Lesson = { namespace, ...base }
-      return this.db.put([namespace, t, this.seq++], lesson).then(() => this.prune(namespace))
+      return this.db.put(namespace, t, lesson).then(() => this.prune(namespace))
     })
     return Promise.all(writes).then(() => undefined)
   }
@@ -125,7 +107,6 @@ export class GovernanceMemorySink {
   async add(namespace: string, text: string, principal: string, confidence: number = CONFIDENCE.deny): Promise<Fact> {
     const t = this.now()
     const createdAt = new Date(t).toISOString()
-    const key: LessonKey = [OPERATOR + namespace, t, this.seq++]
     const lesson: Lesson = {
       namespace,
       text,
@@ -134,7 +115,7 @@ export class GovernanceMemorySink {
       expiresAt: this.ttlSeconds > 0 ? t + this.ttlSeconds * 1000 : 0,
       provenance: { source: 'operator', principal, timestamp: createdAt }
     }
-    await this.db.put(key, lesson)
+    const key = await this.db.put(OPERATOR + namespace, t, lesson)
     await this.prune(key[0])
     return { id: factId(key), ...lesson }
   }
@@ -144,7 +125,7 @@ export class GovernanceMemorySink {
     const m = FACT_ID.exec(id)
     if (m === null) return false
     const key: LessonKey = [(m[1] === undefined ? '' : OPERATOR) + namespace, Number(m[2]), Number(m[3])]
-    const lesson = this.db.get(key)
+    const lesson = await this.db.get(key)
     if (lesson === undefined || (lesson.expiresAt !== 0 && lesson.expiresAt <= this.now())) return false
     return await this.db.remove(key)
   }
@@ -154,11 +135,7 @@ export class GovernanceMemorySink {
     const t = this.now()
     let kept = 0
     const drop: LessonKey[] = []
-    for (const { key, value } of this.db.getRange({
-      start: [namespace, Number.MAX_SAFE_INTEGER],
-      end: [namespace, 0],
-      reverse: true
-    })) {
+    for (const { key, value } of await this.db.newest(namespace)) {
       if ((value.expiresAt !== 0 && value.expiresAt <= t) || kept >= MAX_LESSONS) drop.push(key)
       else kept++
     }
@@ -166,19 +143,19 @@ export class GovernanceMemorySink {
   }
 
   /** Live policy lessons and operator facts of a namespace, newest first, at most `limit` (what admin lists). */
-  recall(namespace: string, limit = 10): Fact[] {
-    const both = [...this.lessons(namespace, limit), ...this.facts(namespace, limit)]
+  async recall(namespace: string, limit = 10): Promise<Fact[]> {
+    const both = [...(await this.lessons(namespace, limit)), ...(await this.facts(namespace, limit))]
     // ISO times of one clock sort as strings; a stable sort keeps a bucket's own order on ties
     return both.sort((a, b) => (a.createdAt < b.createdAt ? 1 : a.createdAt > b.createdAt ? -1 : 0)).slice(0, limit)
   }
 
   /** Live policy lessons of a namespace, newest first, at most `limit`. */
-  lessons(namespace: string, limit = 10): Fact[] {
+  lessons(namespace: string, limit = 10): Promise<Fact[]> {
     return this.scan(namespace, limit)
   }
 
   /** Live operator facts of a namespace, newest first, at most `limit`. */
-  facts(namespace: string, limit = 10): Fact[] {
+  facts(namespace: string, limit = 10): Promise<Fact[]> {
     return this.scan(OPERATOR + namespace, limit)
   }
 
@@ -186,15 +163,10 @@ export class GovernanceMemorySink {
    * Live entries under one key prefix, newest first, at most `limit`. A read looks at no more than
    * RECALL_SCAN stored entries, so expired ones piling up never make a turn slow.
    */
-  private scan(prefix: string, limit: number): Fact[] {
+  private async scan(prefix: string, limit: number): Promise<Fact[]> {
     const t = this.now()
     const out: Fact[] = []
-    for (const { key, value } of this.db.getRange({
-      start: [prefix, Number.MAX_SAFE_INTEGER],
-      end: [prefix, 0],
-      reverse: true,
-      limit: RECALL_SCAN
-    })) {
+    for (const { key, value } of await this.db.newest(prefix, RECALL_SCAN)) {
       if (value.expiresAt !== 0 && value.expiresAt <= t) continue
       if (value.confidence < this.minConfidence) continue
       out.push({ id: factId(key), ...value })

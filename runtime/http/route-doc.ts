@@ -8,9 +8,10 @@ export interface RouteDoc {
   summary: string
   /**
    * A read: `open` (a principal only under http-read-auth-required), `owner` (anyone, each sees
-   * their own records), `content` or `workspace` (a principal by default); or a write and what gates it.
+   * their own records), `content` or `workspace` (a principal by default), `operator` (a principal
+   * with the admin role, always); or a write and what gates it.
    */
-  gate: { read: 'open' | 'owner' | 'content' | 'workspace' } | { write: string }
+  gate: { read: 'open' | 'owner' | 'content' | 'workspace' | 'operator' } | { write: string }
   query?: JsonSchema
   body?: JsonSchema
   /** The body may be left out. */

@@ -23,6 +23,7 @@ import { PlatformError } from '../contracts/index.js'
 import type { Logger } from '../observability/index.js'
 import { MCP_ERRORS } from './errors.js'
 import type { ExternalServerConfig } from './external-config.js'
+import { KeepAliveFetch } from './keep-alive-fetch.js'
 
 export type ServerState = 'connecting' | 'connected' | 'down' | 'closed'
 
@@ -56,6 +57,8 @@ export class ExternalServer {
   #firstAttempt: Promise<void> | undefined
   /** The allow-listed names the server did not serve when last listed, to warn once per change. */
   #missing = ''
+  /** The HTTP connections to the server, kept across reconnections. */
+  readonly #http = new KeepAliveFetch()
 
   constructor(
     readonly config: ExternalServerConfig,
@@ -91,6 +94,7 @@ export class ExternalServer {
     const c = this.#client
     this.#client = undefined
     await c?.close().catch(() => {})
+    this.#http.close()
   }
 
   /** Calls one of the server's tools; a server that is down or too slow is a PlatformError naming it. */
@@ -160,7 +164,7 @@ export class ExternalServer {
       return [() => new StdioClientTransport({ command: t.command, args: t.args, env: t.env, stderr: 'pipe' })]
     const requestInit: RequestInit = t.token !== undefined ? { headers: { authorization: `Bearer ${t.token}` } } : {}
     return [
-      () => new StreamableHTTPClientTransport(t.url, { requestInit }),
+      () => new StreamableHTTPClientTransport(t.url, { requestInit, fetch: this.#http.fetch }),
       // servers of the 2024-11-05 generation speak only HTTP+SSE
       () => new SSEClientTransport(t.url, { requestInit })
     ]

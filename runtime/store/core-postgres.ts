@@ -6,7 +6,8 @@ import { SharedPostgres } from './shared-postgres.js'
 /**
  * The pool every core store kept in PostgreSQL shares (`platform.postgres.url`,
  * `platform.postgres.pool-size`), made when the first of them asks: a node that keeps them in
- * LMDB makes none. `made` hears of it once (the platform adds its readiness check).
+ * LMDB makes none. `made` hears of it once: the platform adds its readiness check, degraded (not
+ * down) while the server is out of reach, since local work goes on and these stores answer 503.
  */
 export class CorePostgres {
   private pool: SharedPostgres | undefined

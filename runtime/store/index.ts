@@ -10,10 +10,11 @@ export {
   type LogPage,
   type LogPart
 } from './split-log.js'
-export { SharedPostgres, isUnreachable, describeUrl, type Schema } from './shared-postgres.js'
-export { STORE_ERRORS } from './errors.js'
+export { SharedPostgres, type Schema } from './shared-postgres.js'
 export { PostgresLog } from './postgres-log.js'
-export { sharedStoreKind } from './shared-state.js'
 export { CorePostgres } from './core-postgres.js'
 export { nodeIdentity } from './node-identity.js'
 export { InProcessCounters } from './in-process-counters.js'
+export { PostgresDb, describeUrl, isUnreachable, textFits, type Sql } from './postgres-db.js'
+export { STORE_ERRORS } from './errors.js'
+export { openPlatformPostgres } from './platform-postgres.js'

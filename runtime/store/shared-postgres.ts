@@ -9,44 +9,7 @@ import type { Pool, QueryResult, QueryResultRow } from 'pg'
 import { PlatformError } from '../contracts/index.js'
 import { CONFIG_ERRORS } from '../config/index.js'
 import { STORE_ERRORS } from './errors.js'
-
-// errno codes and SQLSTATEs (class 08 connection exception, 57P0x shutdown) of a server out of reach
-const UNREACHABLE = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  '57P01',
-  '57P02',
-  '57P03'
-])
-
-/**
- * True when `e` says the server cannot be reached (refused, reset, shut down, timed out), as
- * opposed to a statement the server refused: the first is a 503 and heals, the second is a bug.
- */
-export function isUnreachable(e: unknown): boolean {
-  const code = (e as { code?: unknown }).code
-  if (typeof code === 'string' && (UNREACHABLE.has(code) || code.startsWith('08'))) return true
-  const msg = (e as Error).message ?? ''
-  return /^Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(
-    msg
-  )
-}
-
-/** The server named without its credentials, for logs and messages (`host:port/database`). */
-export function describeUrl(url: string): string {
-  try {
-    const u = new URL(url)
-    return `${u.hostname}${u.port === '' ? '' : `:${u.port}`}${u.pathname}`
-  } catch {
-    return 'the configured server'
-  }
-}
+import { describeUrl, isUnreachable } from './postgres-db.js'
 
 export interface SharedPostgresOptions {
   url: string

@@ -7,11 +7,6 @@ export const WEBHOOKS_ERRORS = defineErrors({
     message: 'This server delivers no webhooks: it has no signing secret, or webhooks are switched off',
     hint: 'The operator sets platform.webhooks.secret (or platform.webhooks.secret-file) and platform.webhooks.enabled'
   },
-  WEBHOOKS_ADMIN_AUTH_REQUIRED: {
-    status: 401,
-    message: 'Reading the webhook outbox requires authentication',
-    hint: 'Send the token of a principal with platform.admin.required-role'
-  },
   WEBHOOK_URL_INVALID: {
     status: 400,
     message: (p) => `Invalid webhook URL: ${String(p.detail)}`,

@@ -6,10 +6,11 @@ import type { KeyDefs, KeyValues } from '../config/index.js'
 
 export const WORKFLOWS_CONFIG_KEYS = {
   'platform.admin.workflows.store': {
-    schema: { enum: ['memory', 'lmdb'] },
+    schema: { enum: ['memory', 'lmdb', 'postgres'] },
     default: 'lmdb',
     sharedState: true,
-    description: 'WorkflowStore: `lmdb` keeps workflow manifests across restarts, `memory` for the life of the process'
+    description:
+      'WorkflowStore: `lmdb` keeps workflow manifests across restarts, `postgres` shares them and the run records and approval decisions with every node on `platform.postgres.url`, `memory` for the life of the process. In cluster mode the default is `postgres`'
   }
 } as const satisfies KeyDefs
 

@@ -8,7 +8,7 @@ import { PlatformError, isPlatformError, isWireError } from '../contracts/index.
 import type { Logger } from '../observability/index.js'
 import { parseManifest, type WorkflowManifest } from './workflow-manifest.js'
 import { graphOf } from './workflow-graph.js'
-import type { WorkflowRuns } from './workflow-runs.js'
+import type { WorkflowRunReads, WorkflowRuns } from './workflow-runs.js'
 import type { WorkflowStore } from './workflow-store.js'
 import { WORKFLOWS_ERRORS } from './errors.js'
 
@@ -22,16 +22,19 @@ function idOf(body: unknown): string {
 
 export interface WorkflowRouteDeps {
   store: WorkflowStore
+  /** Starts runs on this node. */
   runs: WorkflowRuns
+  /** Lists and reads runs and decides approvals: this node's, or every node's. */
+  reads: WorkflowRunReads
   /** Names of the coordinators the loaded plugins declare, read per run. */
   coordinators: () => string[]
   logger: Logger
 }
 
 export function workflowRoutes(d: WorkflowRouteDeps): AdminRoute[] {
-  const { store, runs } = d
-  const find = (id: string): WorkflowManifest => {
-    const w = store.find(id)
+  const { store, runs, reads } = d
+  const find = async (id: string): Promise<WorkflowManifest> => {
+    const w = await store.find(id)
     if (w === undefined) throw new PlatformError(WORKFLOWS_ERRORS.UNKNOWN_WORKFLOW, { id })
     return w
   }
@@ -42,7 +45,7 @@ export function workflowRoutes(d: WorkflowRouteDeps): AdminRoute[] {
       path: '/workflow/approvals',
       summary: 'Workflow steps waiting for an approval',
       gate: { read: 'open' },
-      handler: () => runs.approvals()
+      handler: () => reads.approvals()
     },
     {
       method: 'POST',
@@ -50,10 +53,10 @@ export function workflowRoutes(d: WorkflowRouteDeps): AdminRoute[] {
       summary: 'Approves or rejects a pending workflow step',
       gate: { write: 'workflow.approve', target: (r) => r.params.approvalId ?? '' },
       body: { type: 'object', required: ['approve'], properties: { approve: { type: 'boolean' } } },
-      handler: ({ params, body }) => {
+      handler: async ({ params, body }) => {
         const id = params.approvalId!
         const approve = (body as { approve: boolean }).approve
-        if (!runs.decide(id, approve)) throw new PlatformError(WORKFLOWS_ERRORS.NO_PENDING_APPROVAL, { id })
+        if (!(await reads.decide(id, approve))) throw new PlatformError(WORKFLOWS_ERRORS.NO_PENDING_APPROVAL, { id })
         return { approvalId: id, approved: approve }
       }
     },
@@ -123,7 +126,7 @@ export function workflowRoutes(d: WorkflowRouteDeps): AdminRoute[] {
         'The run stopped at an approval node: status WAITING_APPROVAL, pendingApproval set; it goes on once decided',
       statuses: [503],
       handler: async ({ params, query, body, principal, ctx }) => {
-        const w = find(params.id!)
+        const w = await find(params.id!)
         const names = d.coordinators()
         const asked = query.coordinator as string | undefined
         if (asked === undefined && names.length !== 1)
@@ -144,7 +147,7 @@ export function workflowRoutes(d: WorkflowRouteDeps): AdminRoute[] {
     {
       method: 'GET',
       path: '/workflow/runs',
-      summary: 'Workflow runs, newest first (the last 500 are kept, in memory)',
+      summary: 'Workflow runs, newest first (the last 500 are kept: in memory, or in PostgreSQL for every node)',
       // a run holds its input and every agent's answer: content, like the journal's subjects
       gate: { read: 'content' },
       query: {
@@ -153,15 +156,15 @@ export function workflowRoutes(d: WorkflowRouteDeps): AdminRoute[] {
           limit: { type: 'integer', minimum: 1, maximum: RUNS_MAX_LIMIT, default: RUNS_DEFAULT_LIMIT }
         }
       },
-      handler: ({ query }) => runs.list().slice(0, query.limit as number)
+      handler: ({ query }) => reads.list(query.limit as number)
     },
     {
       method: 'GET',
       path: '/workflow/runs/{runId}',
       summary: 'One workflow run with its node results',
       gate: { read: 'content' },
-      handler: ({ params }) => {
-        const run = runs.get(params.runId!)
+      handler: async ({ params }) => {
+        const run = await reads.get(params.runId!)
         if (run === undefined) throw new PlatformError(WORKFLOWS_ERRORS.UNKNOWN_WORKFLOW_RUN, { id: params.runId })
         return run
       }

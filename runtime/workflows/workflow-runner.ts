@@ -19,6 +19,8 @@ export interface RunnerDeps {
   approvals: WorkflowApprovals
   /** Called when the run parks at an approval. */
   onWaiting: () => void
+  /** Called after each change of the run record (a node's result, parking, resuming, the end). */
+  onChange?: () => void
 }
 
 const DENIED: Record<Exclude<ApprovalOutcome, 'approved'>, string> = {
@@ -182,6 +184,7 @@ export class WorkflowRunner {
     this.run.nodeResults.push(waiting)
     this.run.status = 'WAITING_APPROVAL'
     this.run.pendingApproval = approval
+    this.deps.onChange?.()
     this.deps.onWaiting()
     const o = await outcome
     this.run.nodeResults.splice(this.run.nodeResults.indexOf(waiting), 1)
@@ -211,6 +214,7 @@ export class WorkflowRunner {
       error: r.error ?? '',
       duration
     })
+    this.deps.onChange?.()
     if (outcome === undefined) return
     this.outcomes.set(n.id, outcome)
     for (const e of takenEdges(this.g.outgoing.get(n.id)!, outcome)) this.taken.add(e)
@@ -226,5 +230,6 @@ export class WorkflowRunner {
     run.status = whole ? 'SUCCEEDED' : 'FAILED'
     run.pendingApproval = null
     run.completedAt = new Date().toISOString()
+    this.deps.onChange?.()
   }
 }

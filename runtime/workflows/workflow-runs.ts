@@ -1,7 +1,8 @@
 /**
  * Workflow runs: starts them on a coordinator, keeps the last `maxRuns` in memory (a bounded
- * window, lost on restart), and holds the approvals they wait for. The run and approval routes
- * read these methods.
+ * window, lost on restart), and holds the approvals they wait for. With a mirror (the Postgres
+ * store of runs), every change of a run record is also written where every node reads it. The
+ * run and approval routes read a `WorkflowRunReads`: this node's runs, or every node's.
  */
 import { randomUUID } from 'node:crypto'
 import { PlatformError } from '../contracts/index.js'
@@ -15,6 +16,33 @@ import { WorkflowRunner } from './workflow-runner.js'
 import { WORKFLOWS_ERRORS } from './errors.js'
 
 export const DEFAULT_MAX_RUNS = 500
+
+/** Where the run records go beside this node's window, for the other nodes to read. */
+export interface RunMirror {
+  /** Keeps `run` (a copy); one run's writes land in call order. Never rejects: a failure is logged. */
+  write(run: WorkflowRunInfo): Promise<void>
+}
+
+/** What the run and approval routes read: this node's runs, or every node's (`SharedRunReads`). */
+export interface WorkflowRunReads {
+  /** Newest first, at most `limit`. */
+  list(limit: number): Promise<WorkflowRunInfo[]>
+  get(runId: string): Promise<WorkflowRunInfo | undefined>
+  /** Pending approvals, oldest first. */
+  approvals(): Promise<ApprovalInfo[]>
+  /** Decides a pending approval; false when none is pending under that id. */
+  decide(approvalId: string, approve: boolean): Promise<boolean>
+}
+
+/** The reads of this node's own runs: a single node, or runs kept nowhere else. */
+export function localRunReads(runs: WorkflowRuns): WorkflowRunReads {
+  return {
+    list: async (limit) => runs.list().slice(0, limit),
+    get: async (runId) => runs.get(runId),
+    approvals: async () => runs.approvals(),
+    decide: async (approvalId, approve) => runs.decide(approvalId, approve)
+  }
+}
 
 /** Queues a journal event of a run's own coordination; returns its id, for the events under it. */
 export type RunJournal = (
@@ -48,7 +76,8 @@ export class WorkflowRuns {
     private readonly onFault: (err: unknown, run: WorkflowRunInfo) => void,
     private readonly maxRuns = DEFAULT_MAX_RUNS,
     /** Where a run's own CoordinationStarted / CoordinationCompleted go, its dispatches under them. */
-    private readonly journal?: RunJournal
+    private readonly journal?: RunJournal,
+    private readonly mirror?: RunMirror
   ) {
     if (!Number.isInteger(maxRuns) || maxRuns < 1) throw new RangeError('maxRuns must be a positive integer')
   }
@@ -74,6 +103,15 @@ export class WorkflowRuns {
       completedAt: null
     }
     this.runs.set(run.runId, run)
+    // the mirror's writes of this run, in order; the caller is answered once they are in
+    let written: Promise<void> = Promise.resolve()
+    const changed = (): void => {
+      const mirror = this.mirror
+      if (mirror === undefined) return
+      const snapshot = copy(run)
+      written = written.then(() => mirror.write(snapshot))
+    }
+    changed()
     const t0 = performance.now()
     const root =
       this.journal?.(run.coordinationId, null, 'CoordinationStarted', {
@@ -92,15 +130,24 @@ export class WorkflowRuns {
           parentEventId: root,
           signal: this.stopping.signal
         },
-        { dispatcher: this.dispatcher, approvals: this.approvalGate, onWaiting: () => resolve(copy(run)) }
+        {
+          dispatcher: this.dispatcher,
+          approvals: this.approvalGate,
+          onChange: changed,
+          onWaiting: () => {
+            const parked = copy(run)
+            void written.then(() => resolve(parked))
+          }
+        }
       )
-      const going = runner.execute(inputText(input)).then((fault) => {
+      const going = runner.execute(inputText(input)).then(async (fault) => {
         if (fault !== undefined) this.onFault(fault, run)
         if (root !== null)
           this.journal?.(run.coordinationId, root, 'CoordinationCompleted', {
             totalDurationMs: Math.round(performance.now() - t0),
             agentCallCount: run.nodeResults.filter((r) => r.type === 'agent' && r.status !== 'SKIPPED').length
           })
+        await written
         resolve(copy(run))
       })
       this.active.add(going)
@@ -149,7 +196,8 @@ export class WorkflowRuns {
 export function platformWorkflowRuns(
   platform: Platform,
   dispatcher: FleetDispatcher,
-  journal: RunJournal
+  journal: RunJournal,
+  mirror?: RunMirror
 ): WorkflowRuns {
   const runs = new WorkflowRuns(
     dispatcher,
@@ -157,7 +205,8 @@ export function platformWorkflowRuns(
       platform.logger.error({ err, runId: run.runId, workflow: run.workflowId }, 'workflow run failed')
     },
     DEFAULT_MAX_RUNS,
-    journal
+    journal,
+    mirror
   )
   platform.onClose(() => runs.close())
   return runs

@@ -1,6 +1,8 @@
 /**
  * WorkflowStore: workflow manifests with optimistic versions (a save must carry the stored version
- * + 1, a new workflow version 1). In memory, or in LMDB (the default) so workflows survive a restart.
+ * + 1, a new workflow version 1). In memory, in LMDB (the default) so workflows survive a restart,
+ * or in PostgreSQL (`postgres-workflow-store.ts`) so every node sees the same. Reads are async: a
+ * store every node shares is read where it is kept, never from a copy that may be stale.
  */
 import type { Database } from 'lmdb'
 import { PlatformError } from '../contracts/index.js'
@@ -20,8 +22,8 @@ export function versionConflict(id: string, sent: number, stored: number): Platf
 
 export interface WorkflowStore {
   /** Ordered by lower-cased name (then id). */
-  list(): WorkflowManifest[]
-  find(id: string): WorkflowManifest | undefined
+  list(): Promise<WorkflowManifest[]>
+  find(id: string): Promise<WorkflowManifest | undefined>
   /**
    * Stores `m` if its version is the stored one + 1 (WORKFLOW_VERSION_CONFLICT otherwise), keeping the stored
    * createdAt and createdBy on an update; returns what was stored.
@@ -30,14 +32,14 @@ export interface WorkflowStore {
   delete(id: string): Promise<boolean>
 }
 
-function byName(a: WorkflowManifest, b: WorkflowManifest): number {
+export function byName(a: WorkflowManifest, b: WorkflowManifest): number {
   const x = a.name.toLowerCase()
   const y = b.name.toLowerCase()
   return x < y ? -1 : x > y ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0
 }
 
 /** The manifest to store over `stored`, or WORKFLOW_VERSION_CONFLICT. */
-function next(m: WorkflowManifest, stored: WorkflowManifest | undefined, principal: string): WorkflowManifest {
+export function next(m: WorkflowManifest, stored: WorkflowManifest | undefined, principal: string): WorkflowManifest {
   const have = stored?.version ?? 0
   if (m.version !== have + 1) throw versionConflict(m.id, m.version, have)
   const now = new Date().toISOString()
@@ -52,11 +54,11 @@ function next(m: WorkflowManifest, stored: WorkflowManifest | undefined, princip
 export class MemoryWorkflowStore implements WorkflowStore {
   private readonly items = new Map<string, WorkflowManifest>()
 
-  list(): WorkflowManifest[] {
+  async list(): Promise<WorkflowManifest[]> {
     return [...this.items.values()].sort(byName)
   }
 
-  find(id: string): WorkflowManifest | undefined {
+  async find(id: string): Promise<WorkflowManifest | undefined> {
     return this.items.get(id)
   }
 
@@ -74,11 +76,11 @@ export class MemoryWorkflowStore implements WorkflowStore {
 export class LmdbWorkflowStore implements WorkflowStore {
   constructor(private readonly db: Database<WorkflowManifest, string>) {}
 
-  list(): WorkflowManifest[] {
+  async list(): Promise<WorkflowManifest[]> {
     return [...this.db.getRange().map(({ value }) => value)].sort(byName)
   }
 
-  find(id: string): WorkflowManifest | undefined {
+  async find(id: string): Promise<WorkflowManifest | undefined> {
     return this.db.get(id)
   }
 

@@ -81,6 +81,8 @@ t.test('overview counters and every tab render real data; 401 is explained witho
   t.equal(await page.textContent('[data-counter=aiRuntime]'), 'demo')
   await tab('Agents')
   const agents = page.locator('#panel-agents')
+  // each section is drawn as its data comes: wait for the last of them
+  await page.locator('#panel-agents:not([aria-busy=true])').waitFor()
   await agents.getByText('6.6.6').waitFor()
   // a coordinator is badged, its fleet in the tooltip
   const lead = agents.locator('td span[title]', { hasText: 'lead' }).first()

@@ -2,7 +2,7 @@ import t from 'tap'
 import type { Test } from 'tap'
 import { OpenAiRuntime } from '../../runtime/ai/openai-runtime.js'
 import { type AiEvent } from '../../runtime/ai/index.js'
-import { type AiToolSpec } from '../../runtime/ai/runtime.js'
+import { type AiMessage, type AiToolSpec } from '../../runtime/ai/runtime.js'
 import { OpenAiServer, deltaChunk, sseEvents, usageChunk, type Reply } from '../helpers/openai-server.js'
 import { collect, runRuntimeContract } from './runtime-contract.js'
 
@@ -125,6 +125,51 @@ t.test('openai: two parallel tool calls assembled across chunks, tools sent as f
     type: 'function',
     function: { name: 'get_weather', parameters: { required: ['city'] } }
   })
+})
+
+t.test('openai: names OpenAI refuses travel under unique stand-ins, and calls come back to their tool', async (t) => {
+  const long = 'x'.repeat(70)
+  // `fs_read` is a name OpenAI accepts: it keeps it, and `fs.read` and `fs:read` may not take it
+  const names = ['fs.read', 'fs_read', 'fs:read', long, 'get_time']
+  const tools: AiToolSpec[] = names.map((name) => ({ name, description: name }))
+  let sent: Record<string, string> = {}
+  const s = await fake(t, (body) => {
+    sent = Object.fromEntries(body.tools.map((x: any) => [x.function.description, x.function.name]))
+    const call = (i: number, name: string | undefined) => ({
+      index: i,
+      id: `c${i}`,
+      type: 'function',
+      function: { name, arguments: '{}' }
+    })
+    return {
+      stream: sseEvents([
+        deltaChunk({
+          tool_calls: [call(0, sent['fs.read']), call(1, sent[long]), call(2, 'fs_read'), call(3, sent['fs:read'])]
+        }),
+        deltaChunk({}, 'tool_calls')
+      ])
+    }
+  })
+  const history: AiMessage[] = [
+    { role: 'user', content: 'earlier' },
+    { role: 'assistant', content: '', toolCalls: [{ id: 'old', name: 'fs.read', arguments: {} }] },
+    { role: 'tool', toolCallId: 'old', content: 'a note' }
+  ]
+  const events = await collect(runtime(s.url).stream({ message: 'read', tools, history }))
+  const wire = names.map((n) => sent[n]!)
+  t.ok(
+    wire.every((n) => /^[a-zA-Z0-9_-]{1,64}$/.test(n)),
+    `every name matches OpenAI's rule: ${wire.join(', ')}`
+  )
+  t.equal(new Set(wire).size, names.length, 'no two tools share a name')
+  t.equal(sent.fs_read, 'fs_read')
+  t.equal(sent.get_time, 'get_time')
+  t.same(
+    events.flatMap((e) => (e.type === 'tool-call' ? [e.call.name] : [])),
+    ['fs.read', long, 'fs_read', 'fs:read']
+  )
+  const old = s.on('/chat/completions')[0].messages.find((m: any) => m.tool_calls !== undefined)
+  t.equal(old.tool_calls[0].function.name, sent['fs.read'], 'a call in the history goes by the same stand-in')
 })
 
 t.test('openai: failures become one clean error event', async (t) => {

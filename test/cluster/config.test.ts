@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CONFIG_KEYS, installAreas, loadConfig } from '../../runtime/areas.js'
-import { CONFIG_ERRORS } from '../../runtime/config/index.js'
+import { CONFIG_ERRORS, storeKindOf } from '../../runtime/config/index.js'
 import { isPlatformError } from '../../runtime/contracts/index.js'
 import { storeFromConfig } from '../../runtime/interactions/store-from-config.js'
 import { nodeIdentity } from '../../runtime/store/index.js'
@@ -17,7 +17,10 @@ t.test('cluster mode refuses each shared-state store set to a per-node kind, nam
   const keys = CONFIG_KEYS.sharedStateKeys()
   t.ok(keys.includes('platform.interactions.store') && keys.includes('platform.fleet.journal.store'))
   for (const key of keys)
-    for (const kind of ['lmdb', 'memory']) {
+    // each per-node kind the key offers (the governance memory sink has no `memory` store)
+    for (const kind of ['lmdb', 'memory'].filter((k) =>
+      (CONFIG_KEYS.keys[key]!.schema as { enum: string[] }).enum.includes(k)
+    )) {
       t.throws(
         () => load({ 'platform.cluster.enabled': true, [key]: kind }),
         new RegExp(`^config key '${key.replace(/\./g, '\\.')}' is '${kind}' \\(from command line\\)`),
@@ -37,6 +40,41 @@ t.test('cluster mode refuses each shared-state store set to a per-node kind, nam
   t.doesNotThrow(() => load({ 'platform.cluster.enabled': true }), 'defaults are not choices')
   t.doesNotThrow(() => load({ 'platform.cluster.enabled': true, 'platform.interactions.store': 'postgres' }))
 })
+
+t.test(
+  'cluster mode makes postgres the default of every store of shared state; an explicit choice stands',
+  async (t) => {
+    const keys = [
+      'platform.ai.memory.store',
+      'platform.ai.governance.memory.store',
+      'platform.fleet.journal.store',
+      'platform.admin.workflows.store',
+      'platform.admin.evals.store'
+    ] as const
+    for (const key of keys) {
+      t.ok(CONFIG_KEYS.sharedStateKeys().includes(key), `${key} is shared state`)
+      t.equal(
+        storeKindOf(load({ 'platform.cluster.enabled': true }), key),
+        'postgres',
+        `${key}: postgres in cluster mode`
+      )
+      t.equal(storeKindOf(load({}), key), 'lmdb', `${key}: lmdb on one node`)
+      t.equal(storeKindOf(load({ [key]: 'postgres' }), key), 'postgres', `${key}: postgres when chosen, cluster or not`)
+    }
+    const err = await startTestPlatform(
+      { 'platform.admin.evals.store': 'postgres' },
+      { install: (p) => installAreas(p) }
+    ).then(
+      (tp) => tp.close(),
+      (e: unknown) => e
+    )
+    t.ok(isPlatformError(err, CONFIG_ERRORS.CONFIG_INVALID), 'no url: an operator error, exit 78')
+    t.match(
+      (err as Error).message,
+      /^platform\.postgres\.url is required when platform\.admin\.evals\.store is postgres/
+    )
+  }
+)
 
 t.test('bad cluster values are refused by the schema', async (t) => {
   t.throws(() => load({ 'platform.cluster.node-id': 'has space' }), /platform\.cluster\.node-id/)

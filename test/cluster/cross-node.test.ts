@@ -1,4 +1,4 @@
-// Nodes of one cluster in one process, sharing one throwaway Redis: room members on different nodes
+// Nodes of one cluster in one process, sharing one throwaway Redis (and Postgres): room members on different nodes
 // hear each other in per-sender order with presence, the admin event stream carries every node's
 // events and resumes on another node, and GET /api/admin/cluster lists the nodes, flags the one
 // whose plugin set differs and shows a silent or stopped node down.
@@ -30,9 +30,10 @@ import { sseEvents, wsEvents, type EventSubscriber } from '../admin/event-client
 import { ALICE, TOKENS, call } from '../admin/helpers.js'
 
 const redis = await testRedis(t)
-// cluster mode keeps the audit log and plugin values in PostgreSQL: one database for the file
+// in cluster mode the stores of shared state (conversation memory, eval runs, the audit log,
+// plugin values) are in PostgreSQL
 const pg = redis === undefined ? undefined : await testPostgres(t)
-const pgUrl = pg === undefined ? undefined : await pg.database(t)
+const postgresUrl = pg === undefined ? undefined : await pg.database(t)
 const auth = { authorization: `Bearer ${ALICE}` }
 const AREAS = [clusterArea, transportArea, scopeArea, governanceArea, mcpArea, aiArea, adminArea]
 const HEARTBEAT_MS = 200
@@ -43,8 +44,8 @@ async function node(t: Test, id: string, overrides: Record<string, unknown> = {}
     {
       'platform.cluster.enabled': true,
       'platform.cluster.redis-url': redis!.url,
-      'platform.postgres.url': pgUrl,
       'platform.cluster.node-id': id,
+      'platform.postgres.url': postgresUrl,
       'platform.admin.cluster.heartbeat-ms': HEARTBEAT_MS,
       'platform.auth.tokens': TOKENS,
       'platform.transport.rooms.max-messages-per-second': 100_000,
@@ -80,7 +81,7 @@ interface Cluster {
   b: TestPlatform
 }
 
-if (redis !== undefined && pgUrl !== undefined) {
+if (redis !== undefined && pg !== undefined) {
   const nodes: Cluster = { a: await node(t, 'node-a'), b: await node(t, 'node-b') }
 
   t.test('room members on two nodes hear each other in per-sender order, with presence', async (t) => {

@@ -12,7 +12,7 @@ type Chosen = JournalStore & { kind: string; maxEvents: number }
 
 async function chosen(config: Record<string, unknown>): Promise<Chosen> {
   let store: Chosen | undefined
-  const tp = await startTestPlatform(config, { install: (p) => void (store = journalStore(p) as Chosen) })
+  const tp = await startTestPlatform(config, { install: async (p) => void (store = (await journalStore(p)) as Chosen) })
   t.teardown(tp.close)
   return store!
 }
@@ -31,7 +31,7 @@ t.test('the lmdb journal of a platform is there after the platform restarts on i
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
   const events = [ev('CoordinationStarted', 'c-r', 1, { coordinatorName: 'ops' })]
   let store: JournalStore | undefined
-  const install = { install: (p: Parameters<typeof journalStore>[0]) => void (store = journalStore(p)) }
+  const install = { install: async (p: Parameters<typeof journalStore>[0]) => void (store = await journalStore(p)) }
   const first = await startTestPlatform({ 'platform.data-dir': dataDir }, install)
   await store!.append(events)
   await first.close()
@@ -45,7 +45,7 @@ t.test('a typo in the journal keys stops the start with a message naming the key
   t.throws(load({ 'platform.fleet.journal.store': 'lmbd' }), { code: 'PLT_ERR_CONFIG_INVALID' })
   t.throws(
     load({ 'platform.fleet.journal.store': 'lmbd' }),
-    /platform\.fleet\.journal\.store.*must be one of "memory", "lmdb"/
+    /platform\.fleet\.journal\.store.*must be one of "memory", "lmdb", "postgres"/
   )
   t.throws(load({ 'platform.fleet.journal.max-events': 0 }), /platform\.fleet\.journal\.max-events/)
   t.throws(load({ 'platform.fleet.journal.max-events': '10k' }), /platform\.fleet\.journal\.max-events/)

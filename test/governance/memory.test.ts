@@ -6,7 +6,8 @@ import { Store } from '../../runtime/store/index.js'
 import { startTestPlatform } from '../helpers/platform.js'
 import { governanceOf, GovernanceMemorySink } from '../../runtime/governance/index.js'
 import { aiRequest, type DecisionEntry } from '../../runtime/contracts/index.js'
-import { MAX_LESSONS, namespacesOf, type Lesson } from '../../runtime/governance/memory-sink.js'
+import { MAX_LESSONS, namespacesOf } from '../../runtime/governance/memory-sink.js'
+import { LmdbLessonStore, type Lesson, type LessonKey } from '../../runtime/governance/lesson-store.js'
 import { installAreas } from '../../runtime/areas.js'
 import { scopeArea } from '../../runtime/scope/install.js'
 import { governanceArea } from '../../runtime/governance/install.js'
@@ -40,13 +41,13 @@ t.test(
       rmSync(dir, { recursive: true, force: true })
     })
     let now = 1_000_000
-    const sink = new GovernanceMemorySink(store.db<Lesson, [string, number, number]>('m'), 60, 0, () => now)
+    const sink = new GovernanceMemorySink(new LmdbLessonStore(store.db<Lesson, LessonKey>('m')), 60, 0, () => now)
     t.equal(sink.accept(entry('admit', { user_id: 'u' })), undefined, 'admits are not lessons')
     await sink.accept(entry('deny', { user_id: 'u' }))
     now += 1
     await sink.accept(entry('prefer', { user_id: 'u', preferred: 'Python 3' }, { reason: 'EOL' }))
     await sink.accept(entry('deny', { session_id: 's' }))
-    const ls = sink.recall('user:u')
+    const ls = await sink.recall('user:u')
     t.same(
       ls.map((l) => l.text),
       ['Prefer: Python 3 (EOL)', 'Denied by p: because'],
@@ -63,20 +64,22 @@ t.test(
       ls.map((l) => l.confidence),
       [0.7, 1]
     )
-    t.equal(sink.recall('session:s').length, 1)
-    t.equal(sink.recall('user:other').length, 0)
-    const floor = new GovernanceMemorySink(store.db<Lesson, [string, number, number]>('m'), 60, 0.8, () => now)
+    t.equal((await sink.recall('session:s')).length, 1)
+    t.equal((await sink.recall('user:other')).length, 0)
+    const floor = new GovernanceMemorySink(new LmdbLessonStore(store.db<Lesson, LessonKey>('m')), 60, 0.8, () => now)
     t.same(
-      floor.recall('user:u').map((l) => ('decision' in l.provenance ? l.provenance.decision : l.provenance.source)),
+      (await floor.recall('user:u')).map((l) =>
+        'decision' in l.provenance ? l.provenance.decision : l.provenance.source
+      ),
       ['deny'],
       'below the floor dropped on read'
     )
     now += 61_000
-    t.same(sink.recall('user:u'), [], 'expired lessons dropped on read')
-    const forever = new GovernanceMemorySink(store.db<Lesson, [string, number, number]>('m2'), 0, 0, () => now)
+    t.same(await sink.recall('user:u'), [], 'expired lessons dropped on read')
+    const forever = new GovernanceMemorySink(new LmdbLessonStore(store.db<Lesson, LessonKey>('m2')), 0, 0, () => now)
     await forever.accept(entry('deny', { user_id: 'u' }))
     now += 1e12
-    t.equal(forever.recall('user:u').length, 1, 'ttl 0 never expires')
+    t.equal((await forever.recall('user:u')).length, 1, 'ttl 0 never expires')
   }
 )
 
@@ -87,8 +90,8 @@ t.test('a lesson is kept under each namespace of its subject; an anonymous one u
     await store.close()
     rmSync(dir, { recursive: true, force: true })
   })
-  const db = store.db<Lesson, [string, number, number]>('m')
-  const sink = new GovernanceMemorySink(db, 0, 0)
+  const db = store.db<Lesson, LessonKey>('m')
+  const sink = new GovernanceMemorySink(new LmdbLessonStore(db), 0, 0)
   t.same(namespacesOf({ user_id: 'u', conversation_id: 'c', session_id: 's' }), [
     'conversation:c',
     'session:s',
@@ -97,10 +100,12 @@ t.test('a lesson is kept under each namespace of its subject; an anonymous one u
   t.equal(sink.accept(entry('deny', { message: 'no subject' })), undefined, 'nothing to key an anonymous lesson by')
   await sink.accept(entry('deny', { user_id: 'u', conversation_id: 'c' }))
   t.same(
-    ['conversation:c', 'user:u', 'session:s', 'anonymous'].map((ns) => sink.recall(ns).length),
+    await Promise.all(
+      ['conversation:c', 'user:u', 'session:s', 'anonymous'].map(async (ns) => (await sink.recall(ns)).length)
+    ),
     [1, 1, 0, 0]
   )
-  t.equal(sink.recall('conversation:c')[0]!.namespace, 'conversation:c')
+  t.equal((await sink.recall('conversation:c'))[0]!.namespace, 'conversation:c')
   t.equal([...db.getKeys()].length, 2, 'two writes, no shared bucket')
 })
 
@@ -111,14 +116,14 @@ t.test("a write drops the namespace's expired lessons and those beyond MAX_LESSO
     await store.close()
     rmSync(dir, { recursive: true, force: true })
   })
-  const db = store.db<Lesson, [string, number, number]>('m')
+  const db = store.db<Lesson, LessonKey>('m')
   let now = 1_000_000
-  const short = new GovernanceMemorySink(db, 1, 0, () => now)
+  const short = new GovernanceMemorySink(new LmdbLessonStore(db), 1, 0, () => now)
   await short.accept(entry('deny', { user_id: 'u' }, { reason: 'old' }))
   const count = (ns: string): number => [...db.getKeys({ start: [ns, 0], end: [ns, Number.MAX_SAFE_INTEGER] })].length
   t.equal(count('user:u'), 1)
   now += 2000
-  const forever = new GovernanceMemorySink(db, 0, 0, () => now)
+  const forever = new GovernanceMemorySink(new LmdbLessonStore(db), 0, 0, () => now)
   await forever.accept(entry('deny', { user_id: 'u' }, { reason: 'new' }))
   t.equal(count('user:u'), 1, 'the expired lesson was removed from the store')
   for (let i = 0; i < MAX_LESSONS + 5; i++) {
@@ -126,7 +131,7 @@ t.test("a write drops the namespace's expired lessons and those beyond MAX_LESSO
     await forever.accept(entry('deny', { user_id: 'u' }, { reason: `r${i}` }))
   }
   t.equal(count('user:u'), MAX_LESSONS)
-  t.equal(forever.recall('user:u', 1)[0]!.text, `Denied by p: r${MAX_LESSONS + 4}`, 'the newest stay')
+  t.equal((await forever.recall('user:u', 1))[0]!.text, `Denied by p: r${MAX_LESSONS + 4}`, 'the newest stay')
 })
 
 t.test('platform.ai.governance.memory.enabled persists lessons across restarts', async (t) => {
@@ -147,7 +152,7 @@ t.test('platform.ai.governance.memory.enabled persists lessons across restarts',
     await b.close()
     rmSync(data, { recursive: true, force: true })
   })
-  const lessons = governanceOf(b.platform)!.memory!.recall('user:mem-user')
+  const lessons = await governanceOf(b.platform)!.memory!.recall('user:mem-user')
   t.same(
     lessons.map((l) => l.text),
     ['Denied by no-x: deny-list: request matched a denied phrase']
@@ -170,9 +175,9 @@ t.test(
       await store.close()
       rmSync(dir, { recursive: true, force: true })
     })
-    const db = store.db<Lesson, [string, number, number]>('m')
+    const db = store.db<Lesson, LessonKey>('m')
     let now = 2_000_000
-    const sink = new GovernanceMemorySink(db, 60, 0.5, () => now)
+    const sink = new GovernanceMemorySink(new LmdbLessonStore(db), 60, 0.5, () => now)
     await sink.accept(entry('deny', { user_id: 'u' }))
     now += 1
     const fact = await sink.add('user:u', 'Answers in metric units', 'alice')
@@ -185,7 +190,7 @@ t.test(
       provenance: { source: 'operator', principal: 'alice', timestamp: fact.createdAt }
     })
     t.equal((await sink.add('user:u', 'soft', 'alice', 0.6)).confidence, 0.6, 'a given confidence is kept')
-    const listed = sink.recall('user:u')
+    const listed = await sink.recall('user:u')
     t.same(
       listed.map((l) => l.text),
       ['soft', 'Answers in metric units', 'Denied by p: because'],
@@ -194,9 +199,9 @@ t.test(
     t.equal(listed[1]!.id, fact.id, 'recall lists the id add answered')
     t.equal(new Set(listed.map((l) => l.id)).size, 3, 'every lesson has an id of its own')
     // a second sink on the same database (a restart) sees the same ids
-    const again = new GovernanceMemorySink(db, 60, 0.5, () => now)
+    const again = new GovernanceMemorySink(new LmdbLessonStore(db), 60, 0.5, () => now)
     t.same(
-      again.recall('user:u').map((l) => l.id),
+      (await again.recall('user:u')).map((l) => l.id),
       listed.map((l) => l.id)
     )
 
@@ -206,14 +211,14 @@ t.test(
     t.equal(await sink.remove('user:u', fact.id), true)
     t.equal(await sink.remove('user:u', fact.id), false, 'removed once')
     t.same(
-      sink.recall('user:u').map((l) => l.text),
+      (await sink.recall('user:u')).map((l) => l.text),
       ['soft', 'Denied by p: because']
     )
-    const policyLesson = sink.recall('user:u')[1]!
+    const policyLesson = (await sink.recall('user:u'))[1]!
     t.equal(await sink.remove('user:u', policyLesson.id), true, "a policy's lesson is removable too")
 
     now += 61_000
-    const old = sink.recall('user:u', 10)
+    const old = await sink.recall('user:u', 10)
     t.same(old, [], 'facts expire with the TTL like lessons')
     t.equal(await sink.remove('user:u', listed[0]!.id), false, 'an expired fact is unknown')
   }
@@ -226,25 +231,25 @@ t.test('operator facts have a per-namespace cap of their own', async (t) => {
     await store.close()
     rmSync(dir, { recursive: true, force: true })
   })
-  const db = store.db<Lesson, [string, number, number]>('m')
+  const db = store.db<Lesson, LessonKey>('m')
   let now = 3_000_000
-  const sink = new GovernanceMemorySink(db, 0, 0, () => now)
+  const sink = new GovernanceMemorySink(new LmdbLessonStore(db), 0, 0, () => now)
   for (let i = 0; i < MAX_LESSONS + 3; i++) {
     now++
     await sink.add('user:u', `fact ${i}`, 'alice')
   }
   t.equal([...db.getKeys()].length, MAX_LESSONS)
-  t.equal(sink.recall('user:u', 1)[0]!.text, `fact ${MAX_LESSONS + 2}`, 'the newest stay')
+  t.equal((await sink.recall('user:u', 1))[0]!.text, `fact ${MAX_LESSONS + 2}`, 'the newest stay')
   // policy lessons piling up under the user never bury a fact: the two are capped apart
   for (let i = 0; i < MAX_LESSONS + 3; i++) {
     now++
     await sink.accept(entry('deny', { user_id: 'u' }, { reason: `r${i}` }))
   }
   t.equal([...db.getKeys()].length, 2 * MAX_LESSONS)
-  t.equal(sink.facts('user:u', 1)[0]!.text, `fact ${MAX_LESSONS + 2}`)
-  t.equal(sink.lessons('user:u', 1)[0]!.text, `Denied by p: r${MAX_LESSONS + 2}`)
+  t.equal((await sink.facts('user:u', 1))[0]!.text, `fact ${MAX_LESSONS + 2}`)
+  t.equal((await sink.lessons('user:u', 1))[0]!.text, `Denied by p: r${MAX_LESSONS + 2}`)
   t.same(
-    sink.recall('user:u', 2).map((l) => l.text),
+    (await sink.recall('user:u', 2)).map((l) => l.text),
     [`Denied by p: r${MAX_LESSONS + 2}`, `Denied by p: r${MAX_LESSONS + 1}`],
     'recall merges both, newest first'
   )

@@ -93,14 +93,25 @@ async function call(name: string, args: Record<string, unknown> = {}): Promise<u
 const text = (r: unknown): string => (r as { content: { text: string }[] }).content[0]!.text
 
 t.test('an agent’s turn calls the server’s tool and the result reaches the model', async (t) => {
+  // OpenAI refuses a dot in a function name: the model is offered and calls stand-ins
   script([
-    { name: 'tw.echo', args: { text: 'hello' } },
-    { name: 'tw.wipe', args: {} }
+    { name: 'tw_echo', args: { text: 'hello' } },
+    { name: 'tw_wipe', args: {} }
   ])
   model.reset()
   const { status, frames } = await postTurn(tp.url, PATH, 'echo hello')
   t.equal(status, 200)
-  t.match(offered(), ['platform_fact', 'topics', 'tw.echo', 'tw.wipe'], 'the listed tools, not tw.secret')
+  t.match(offered(), ['platform_fact', 'topics', 'tw_echo', 'tw_wipe'], 'the listed tools, not tw.secret')
+  const second = model.on('/chat/completions')[1]
+  const sent = [
+    ...second.tools.map((x: any) => x.function.name as string),
+    ...second.messages.flatMap((m: any) => (m.tool_calls ?? []).map((c: any) => c.function.name as string))
+  ]
+  t.same(
+    sent.filter((n) => !/^[a-zA-Z0-9_-]{1,64}$/.test(n)),
+    [],
+    'every name the model is sent, its own calls in the history included, is one OpenAI accepts'
+  )
   t.match(
     frames.filter((f) => String(f.event).startsWith('tool-')).map((f) => ({ event: f.event, ...f.data })),
     [
@@ -150,10 +161,10 @@ t.test('tools/list_changed refreshes the tools; a name already served is refused
   const s = await untilServer(tp.url, 'tw', (x) => x.tools.some((y) => y.name === 'tw.late'), 'the late tool appearing')
   t.same(s.refused, ["tool 'tw.pid' (already served by a registration in code)"])
   t.equal(text(await call('tw.late')), 'late answer')
-  script([{ name: 'tw.late', args: {} }])
+  script([{ name: 'tw_late', args: {} }])
   model.reset()
   await postTurn(tp.url, PATH, 'late')
-  t.ok(offered().includes('tw.late'), 'the next turn offers it')
+  t.ok(offered().includes('tw_late'), 'the next turn offers it')
   t.same(toolResults(), ['late answer'])
 })
 

@@ -120,6 +120,17 @@ t.test('webhooks', async (t) => {
     t.equal(bobCreate.body.error.code, -32001)
     const second = await call('CreateTaskPushNotificationConfig', { taskId, url: `${receiver.url}/b` })
     t.type(second.body.result.id, 'string', 'an id is given when none is asked for')
+    // pages in creation order; a replaced config keeps its place
+    await call('CreateTaskPushNotificationConfig', { taskId, id: 'cfg-a', url: `${receiver.url}/a`, token: 'tok-a' })
+    const page1 = (await call('ListTaskPushNotificationConfigs', { taskId, pageSize: 1 })).body.result
+    t.same(page1.configs, [created.body.result])
+    t.not(page1.nextPageToken, '')
+    const page2 = await call('ListTaskPushNotificationConfigs', { taskId, pageSize: 1, pageToken: page1.nextPageToken })
+    t.same(page2.body.result, { configs: [second.body.result], nextPageToken: '' })
+    for (const bad of [{ pageSize: 0 }, { pageSize: 101 }, { pageSize: 1.5 }, { pageToken: 'not-ours' }]) {
+      const refused = await call('ListTaskPushNotificationConfigs', { taskId, ...bad })
+      t.equal(refused.body.error.code, -32602, JSON.stringify(bad))
+    }
     const third = await call('CreateTaskPushNotificationConfig', { taskId, url: `${receiver.url}/c` })
     t.equal(third.body.error.code, -32602)
     t.match(third.body.error.message, /platform\.a2a\.push\.max-configs-per-task/)
@@ -279,7 +290,8 @@ t.test('webhooks', async (t) => {
       /task-token-1|receiver-credential|key=secret/,
       'no token, credential or query'
     )
-    t.equal((await read(BOB)).status, 403)
-    t.equal((await read()).status, 401)
+    // an operator read: the route gate asks for the admin role, whatever the read flags say
+    t.match(await read(BOB), { status: 403, body: { code: 'PLT_ERR_ADMIN_ROLE_REQUIRED' } })
+    t.match(await read(), { status: 401, body: { code: 'PLT_ERR_ADMIN_OPERATOR_READ_AUTH_REQUIRED' } })
   })
 })

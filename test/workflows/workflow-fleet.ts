@@ -44,23 +44,30 @@ const plugin = definePlugin({
   ]
 })
 
+/** The write gate open to EDITOR (save, run) and APPROVER (approve). */
+export const WORKFLOW_WRITERS = {
+  'platform.admin.http-write-enabled': true,
+  'platform.admin.authorizer': 'roles',
+  'platform.admin.authorizer-roles': {
+    'workflow.write': ['editor'],
+    'workflow.run': ['editor'],
+    'workflow.approve': ['approver']
+  },
+  'platform.auth.tokens': [
+    { token: EDITOR, principal: 'eve', roles: ['admin', 'editor'] },
+    { token: APPROVER, principal: 'ann', roles: ['admin', 'approver'] }
+  ]
+}
+
+/** Loads the ops fleet into a started platform. */
+export function addOpsFleet(tp: TestPlatform): void {
+  tp.platform.plugins.set('/plugins/workflow-fleet', MANIFEST, inlineInstance(plugin, { log: tp.platform.logger }))
+}
+
 /** A platform with the write gate open to EDITOR (save, run) and APPROVER (approve), and the ops fleet. */
 export async function workflowPlatform(extra: Record<string, unknown> = {}): Promise<TestPlatform> {
-  const tp = await adminPlatform({
-    'platform.admin.http-write-enabled': true,
-    'platform.admin.authorizer': 'roles',
-    'platform.admin.authorizer-roles': {
-      'workflow.write': ['editor'],
-      'workflow.run': ['editor'],
-      'workflow.approve': ['approver']
-    },
-    'platform.auth.tokens': [
-      { token: EDITOR, principal: 'eve', roles: ['admin', 'editor'] },
-      { token: APPROVER, principal: 'ann', roles: ['admin', 'approver'] }
-    ],
-    ...extra
-  })
-  tp.platform.plugins.set('/plugins/workflow-fleet', MANIFEST, inlineInstance(plugin, { log: tp.platform.logger }))
+  const tp = await adminPlatform({ ...WORKFLOW_WRITERS, ...extra })
+  addOpsFleet(tp)
   return tp
 }
 
