@@ -5,21 +5,29 @@ import { EventBus, InProcessHub } from './events/index.js'
 import { HttpServer, HTTP_ERRORS } from './http/index.js'
 import { createLogger, Metrics, type Logger } from './observability/index.js'
 import {
+  CorePostgres,
   InProcessCounters,
+  STORE_ERRORS,
   Store,
   countAndLogWriteFailures,
   nodeIdentity,
   openPlatformPostgres,
   postgresReadiness,
-  STORE_ERRORS,
   type PostgresDb
 } from './store/index.js'
-import { PluginHost, PluginRegistry, PLUGINS_ERRORS, type KvDatabase, type PluginHostOptions } from './plugins/index.js'
+import {
+  PluginHost,
+  PluginRegistry,
+  PLUGINS_ERRORS,
+  pluginKvFromConfig,
+  type PluginHostOptions
+} from './plugins/index.js'
 import {
   TokenResolver,
   PrincipalResolver,
   PRINCIPAL_SOURCES,
   ControlAuditLog,
+  auditLogFromConfig,
   WriteGate,
   AUTH_ERRORS,
   authorizerFromConfig,
@@ -30,7 +38,6 @@ import {
   PlatformError,
   mergeErrors,
   type AreaKey,
-  type ControlAuditEntry,
   type ErrorDefs,
   type ErrorSource,
   type ExtensionPoint,
@@ -122,6 +129,8 @@ export class Platform {
   /** Checks whose failure degrades readiness instead of failing it. */
   private readonly localBackplane: Backplane
   private readonly localCounters = new InProcessCounters()
+  /** The pool of the core's stores kept in PostgreSQL (`corePool.for(key)`, see CorePostgres). */
+  readonly corePool: CorePostgres
   private readonly closers: (() => void | Promise<void>)[] = []
   private closed = false
   private sharedPostgres: Promise<PostgresDb> | undefined
@@ -136,6 +145,9 @@ export class Platform {
       this.logger.error({ err, event: event.type }, 'event listener failed')
     }
     this.store = new Store(resolve(config.get('platform.data-dir')))
+    this.corePool = new CorePostgres(config, this.logger, (pg) =>
+      this.addReadiness('shared-stores', () => pg.available() || 'degraded')
+    )
     this.node = nodeIdentity(config.get('platform.cluster.node-id'), this.store.path)
     this.localBackplane = new InProcessHub().node(this.node.id)
     this.plugins = new PluginRegistry(this.bus)
@@ -145,7 +157,7 @@ export class Platform {
       registry: this.plugins,
       capabilities: {
         logger: this.logger,
-        kvDb: () => this.store.db<unknown, [string, string]>('plugin-kv') as KvDatabase,
+        kv: pluginKvFromConfig(config, this.store, this.corePool),
         agentTurns: this.plugins.agentTurns,
         runtimeStreams: this.plugins.runtimeStreams
       },
@@ -164,17 +176,13 @@ export class Platform {
     this.principals = new PrincipalResolver(new TokenResolver(config.get('platform.auth.tokens')), () =>
       this.extensions(PRINCIPAL_SOURCES)
     )
-    this.audit = new ControlAuditLog(
-      config.get('platform.admin.audit-capacity'),
-      this.store.db<ControlAuditEntry, [number, number]>('audit'),
-      config.get('platform.admin.audit-retention'),
-      countAndLogWriteFailures(this.metrics.storeWriteFailures, this.logger),
-      {
-        db: this.store.db<ControlAuditEntry, [number, number]>('audit-anonymous'),
-        keptPerSecond: config.get('platform.admin.audit-anonymous-per-second'),
-        onDenied: this.metrics.countAnonymousDenied('audit')
-      }
-    )
+    this.audit = auditLogFromConfig(config, {
+      store: this.store,
+      node: this.node.id,
+      postgres: (key) => this.corePool.for(key),
+      onWriteFailure: countAndLogWriteFailures(this.metrics.storeWriteFailures, this.logger),
+      onDenied: this.metrics.countAnonymousDenied('audit')
+    })
     const authorizer =
       opts.authorizer ??
       authorizerFromConfig(
@@ -331,6 +339,7 @@ export class Platform {
       (db) => db.close(),
       () => {}
     )
+    await this.corePool.close()
     await this.store.close()
     this.logger.flush?.()
   }
@@ -372,6 +381,7 @@ export async function startPlatform(opts: PlatformOptions): Promise<{ platform: 
     // plugins first: areas find what the plugins contribute when they install
     await platform.pluginHost.start()
     await opts.install?.(platform)
+    await platform.corePool.start()
     const { port, url } = await platform.listen()
     return { platform, port, url }
   } catch (err) {

@@ -105,7 +105,7 @@ export function catalogRoutes(d: AdminDeps): AdminRoute[] {
       method: 'GET',
       path: '/audit',
       summary:
-        'The most recent control audit entries, oldest first; X-Next-Cursor (and Link) give the page before them while older entries remain. X-Anonymous-Denied counts the denied attempts without a principal since start-up, X-Anonymous-Denied-Dropped those of them not kept (sampled apart, they never push an entry out)',
+        "The most recent control audit entries, oldest first (in cluster mode every node's, each with its `node`); X-Next-Cursor (and Link) give the page before them while older entries remain. X-Anonymous-Denied counts the denied attempts without a principal since start-up, X-Anonymous-Denied-Dropped those of them not kept (sampled apart, they never push an entry out)",
       gate: { read: 'content' },
       query: {
         type: 'object',
@@ -119,11 +119,11 @@ export function catalogRoutes(d: AdminDeps): AdminRoute[] {
           }
         }
       },
-      handler: (req) => {
+      handler: async (req) => {
         const { ctx, query } = req
         const limit = query.limit as number
         const callers = query.callers as Callers
-        const page = d.platform.audit.page(limit, query.cursor as string | undefined, CALLERS[callers])
+        const page = await d.platform.audit.read(limit, query.cursor as string | undefined, CALLERS[callers])
         if (page === undefined) throw new PlatformError(HTTP_ERRORS.INVALID_CURSOR, { what: 'the control audit' })
         req.nextCursor = page.nextCursor
         // an MCP tool call has no HTTP answer to carry headers

@@ -1,6 +1,10 @@
 import type { Database } from 'lmdb'
+import { storeKindOf, type Config } from '../config/index.js'
 import {
+  PostgresLog,
   SplitLog,
+  type SharedPostgres,
+  type Store,
   type AnonymousDeniedCounts,
   type AnonymousPartOptions,
   type LogKey,
@@ -18,22 +22,26 @@ export type AnonymousAudit = Omit<AnonymousPartOptions<ControlAuditEntry>, 'kind
  * a ring buffer and every entry in LMDB (bounded by `retention`), reloaded at start-up. With
  * `anonymous`, attempts refused before a principal was known (no principal, or the write flag
  * off) live in a part of their own, counted and sampled, so a flood of them never pushes an
- * operator's entry out.
+ * operator's entry out. With `shared` (cluster mode), every entry is kept in PostgreSQL instead of
+ * LMDB, and `read` lists every node's entries.
  */
 export class ControlAuditLog {
   private readonly log: SplitLog<ControlAuditEntry>
+  private readonly shared: PostgresLog<ControlAuditEntry> | undefined
 
   constructor(
     capacity: number,
     db?: Database<ControlAuditEntry, LogKey>,
     retention = 100_000,
     onWriteFailure?: WriteFailureReport,
-    anonymous?: AnonymousAudit
+    anonymous?: AnonymousAudit,
+    shared?: PostgresLog<ControlAuditEntry>
   ) {
-    this.log = new SplitLog({ name: 'audit', capacity, db, retention, onWriteFailure }, anonymous)
+    this.shared = shared
+    this.log = new SplitLog({ name: 'audit', capacity, db, retention, onWriteFailure }, anonymous, shared)
   }
 
-  /** Records one outcome; resolves when it is durable (when backed by LMDB), rejects if that write failed. */
+  /** Records one outcome; resolves when it is durable (LMDB or PostgreSQL), rejects if that write failed. */
   record(principal: string | null, action: string, target: string, success: boolean, message = ''): Promise<void> {
     return this.log.append(
       {
@@ -65,6 +73,17 @@ export class ControlAuditLog {
     return page
   }
 
+  /**
+   * `page` of the log every node shares when there is one (each entry with its `node`), else of
+   * this node's; what the admin route and its MCP tool answer.
+   */
+  async read(limit: number, cursor?: string, part?: LogPart): Promise<LogPage<ControlAuditEntry> | undefined> {
+    if (this.shared === undefined) return this.page(limit, cursor, part)
+    const page = await this.shared.page(limit, cursor, part)
+    if (page !== undefined) page.entries.reverse()
+    return page
+  }
+
   get anonymousDenied(): AnonymousDeniedCounts {
     return this.log.anonymousDenied
   }
@@ -76,6 +95,50 @@ export class ControlAuditLog {
     merged.sort((a, b) => (a.timestamp < b.timestamp ? 1 : a.timestamp > b.timestamp ? -1 : 0))
     return merged.slice(0, limit)
   }
+}
+
+/** What `auditLogFromConfig` needs beside the configuration. */
+export interface AuditLogDeps {
+  store: Store
+  node: string
+  /** The shared pool, for `platform.admin.audit-store: postgres`. */
+  postgres: (key: string) => SharedPostgres
+  onWriteFailure: WriteFailureReport
+  onDenied: (kept: boolean) => void
+}
+
+/**
+ * The control audit log `platform.admin.audit-store` names: LMDB (the default on one node),
+ * PostgreSQL (the default in cluster mode: every node lists every node's entries, the ring keeps
+ * this node's newest) or memory.
+ */
+export function auditLogFromConfig(config: Config, deps: AuditLogDeps): ControlAuditLog {
+  const key = 'platform.admin.audit-store'
+  const kind = storeKindOf(config, key)
+  const retention = config.get('platform.admin.audit-retention')
+  const shared =
+    kind === 'postgres'
+      ? new PostgresLog<ControlAuditEntry>({
+          pg: deps.postgres(key),
+          name: 'audit',
+          node: deps.node,
+          retention,
+          onWriteFailure: deps.onWriteFailure
+        })
+      : undefined
+  const db = (name: string) => (kind === 'lmdb' ? deps.store.db<ControlAuditEntry, LogKey>(name) : undefined)
+  return new ControlAuditLog(
+    config.get('platform.admin.audit-capacity'),
+    db('audit'),
+    retention,
+    deps.onWriteFailure,
+    {
+      db: db('audit-anonymous'),
+      keptPerSecond: config.get('platform.admin.audit-anonymous-per-second'),
+      onDenied: deps.onDenied
+    },
+    shared
+  )
 }
 
 /** The principal an entry names when the caller had none. */

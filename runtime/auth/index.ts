@@ -1,7 +1,7 @@
 export { TokenResolver, tokenOf, type Principal } from './principal.js'
 export { PrincipalResolver, PRINCIPAL_SOURCES } from './resolver.js'
 export { authorizerFromConfig, type ControlAuthorizer } from './authorizer.js'
-export { ControlAuditLog } from './audit-log.js'
+export { ControlAuditLog, auditLogFromConfig } from './audit-log.js'
 export { WriteGate, type WriteSurface } from './write-gate.js'
 export { ReadGate, type ReadKind } from './read-gate.js'
 export { AUTH_ERRORS } from './errors.js'

@@ -17,6 +17,7 @@ import {
   tierFactory,
   PLUGINS_ERRORS,
   buildCapabilities,
+  lmdbPluginKv,
   NAME_PATTERN,
   type PluginStatus,
   type SandboxInstance
@@ -45,9 +46,9 @@ const silent = () =>
       }
     })
   })
-const noKv = () => {
+const noKv = lmdbPluginKv(() => {
   throw new Error('the key-value store is not available to the CLI')
-}
+})
 
 function contributions(c: PluginStatus['contributes']): string {
   const parts: string[] = []
@@ -66,7 +67,7 @@ export async function pluginsList(config: Config, json: boolean, out: Out): Prom
     config,
     logger: silent(),
     registry,
-    capabilities: { logger: silent(), kvDb: noKv },
+    capabilities: { logger: silent(), kv: noKv },
     watch: false
   })
   await host.start()
@@ -148,7 +149,7 @@ export async function pluginsValidate(dir: string | undefined, out: Out): Promis
       entry: entryPath,
       manifest,
       grant,
-      capabilities: buildCapabilities({ logger: silent(), kvDb: noKv, env: {} }, manifest.name, grant)
+      capabilities: buildCapabilities({ logger: silent(), kv: noKv, env: {} }, manifest.name, grant)
     })
   } catch (e) {
     if (isPlatformError(e, PLUGINS_ERRORS.TIER_UNAVAILABLE))

@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto'
 import { createClient } from 'redis'
-import type { SharedCounters, SlidingWindow, SlotPool, SlotTake, WindowHit } from '../contracts/index.js'
+import type {
+  BudgetTake,
+  SharedCounters,
+  SlidingWindow,
+  SlotPool,
+  SlotTake,
+  TokenBudget,
+  WindowHit
+} from '../contracts/index.js'
 import type { Logger } from '../observability/index.js'
 
 export interface RedisCountersOptions {
@@ -57,6 +65,22 @@ local ttl = tonumber(ARGV[1])
 for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', now + ttl, ARGV[i]) end
 redis.call('PEXPIRE', KEYS[1], ttl)
 return 0`)
+
+/**
+ * Token budget: KEYS[1] a hash of the units left (`t`) and when (`at`); ARGV capacity, refill ms,
+ * cost. A key never seen starts full; it expires once it would be full again.
+ */
+const TAKE = script(`${NOW}
+local key, cap, refill = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2])
+local cost = math.min(tonumber(ARGV[3]), cap)
+local v = redis.call('HMGET', key, 't', 'at')
+local tokens, at = tonumber(v[1]) or cap, tonumber(v[2]) or now
+tokens = math.min(cap, tokens + (now - at) * cap / refill)
+if tokens < cost then return {0, math.ceil((cost - tokens) * refill / cap)} end
+tokens = tokens - cost
+redis.call('HSET', key, 't', tostring(tokens), 'at', now)
+redis.call('PEXPIRE', key, math.ceil((cap - tokens) * refill / cap) + 1)
+return {1, 0}`)
 
 /**
  * Counts on Redis, shared by every node: each limit is one sorted set per key, read and changed
@@ -145,6 +169,16 @@ export class RedisCounters implements SharedCounters {
         if (this.client.isReady) this.client.zRem(k, id).catch(() => {})
       },
       heldHere: (key) => this.held.get(base + key)?.length ?? 0
+    }
+  }
+
+  budget(name: string, capacity: number, refillMs: number): TokenBudget {
+    const base = this.keyBase('b', name)
+    return {
+      take: async (key, cost): Promise<BudgetTake> => {
+        const [ok, wait] = await this.run(TAKE, base + key, [capacity, refillMs, cost])
+        return { taken: ok === 1, waitMs: wait }
+      }
     }
   }
 

@@ -130,6 +130,13 @@ export const CORE_CONFIG_KEYS = {
     default: ['./plugins'],
     description: 'Plugin directories to load and watch'
   },
+  'platform.plugin-kv.store': {
+    schema: { enum: ['memory', 'lmdb', 'postgres'] },
+    default: 'lmdb',
+    sharedState: true,
+    description:
+      "Where plugins' key-value storage (`ctx.kv`) is kept: `lmdb` (this node's data directory), `postgres` (`platform.postgres.url`: a value put on one node is read on every node) or `memory` (in the process, lost on restart). In cluster mode the default is `postgres`"
+  },
   'platform.sandbox.isolate.plugins-per-process': {
     schema: positiveInt,
     default: 8,
@@ -222,7 +229,14 @@ export const CORE_CONFIG_KEYS = {
   'platform.admin.audit-retention': {
     schema: positiveInt,
     default: 100_000,
-    description: 'Control audit entries kept in LMDB'
+    description: 'Control audit entries kept in LMDB, or in PostgreSQL for all nodes together (oldest trimmed)'
+  },
+  'platform.admin.audit-store': {
+    schema: { enum: ['memory', 'lmdb', 'postgres'] },
+    default: 'lmdb',
+    sharedState: true,
+    description:
+      "Where the control audit log is kept: `lmdb` (this node's data directory), `postgres` (`platform.postgres.url`: every node lists every node's entries, each with its `node`) or `memory` (the newest `platform.admin.audit-capacity`, lost on restart). In cluster mode the default is `postgres`"
   },
   'platform.admin.audit-anonymous-per-second': {
     schema: { type: 'integer', minimum: 0 },

@@ -6,6 +6,8 @@ export interface ControlAuditEntry {
   target: string
   success: boolean
   message: string
+  /** The node that wrote it, when the log is read from the store every node shares. */
+  node?: string
 }
 
 export type DecisionValue = 'admit' | 'transform' | 'deny' | 'prefer' | 'error'
@@ -20,4 +22,6 @@ export interface DecisionEntry {
   reason: string
   evaluation_ms: number
   context_snapshot: Record<string, unknown>
+  /** The node that decided, when the log is read from the store every node shares. */
+  node?: string
 }

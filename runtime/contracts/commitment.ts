@@ -63,6 +63,8 @@ export interface CommitmentInput {
 export interface LoggedCommitment {
   eventTimestamp: string
   record: CommitmentRecord
+  /** The node that kept it, when read from the store every node shares. */
+  node?: string
 }
 
 export interface CommitmentLog {

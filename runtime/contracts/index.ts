@@ -20,7 +20,10 @@ export {
 } from './backplane.js'
 export {
   SHARED_COUNTERS,
+  type BudgetTake,
+  type CounterAnswer,
   type SharedCounters,
+  type TokenBudget,
   type SlidingWindow,
   type SlotPool,
   type SlotTake,

@@ -40,6 +40,22 @@ export interface SlotPool {
   heldHere(key: string): number
 }
 
+export interface BudgetTake {
+  /** False when the budget held less than the cost: nothing was taken. */
+  taken: boolean
+  /** Milliseconds until the budget holds the cost again (0 when taken). */
+  waitMs: number
+}
+
+/**
+ * One budget per key (a token bucket): `capacity` units at most, refilled continuously at
+ * `capacity` per `refillMs`, a key never seen starting full.
+ */
+export interface TokenBudget {
+  /** Takes `cost` units (at most `capacity`: larger costs are taken as `capacity`) unless fewer are left. */
+  take(key: string, cost: number): CounterAnswer<BudgetTake>
+}
+
 /**
  * Counts that limits share: across every node of a cluster when a cluster area adds a networked
  * implementation, else within this process. Handles of one `name` share their counts (on every
@@ -49,6 +65,7 @@ export interface SharedCounters {
   readonly kind: 'in-process' | 'redis'
   window(name: string, limit: number, windowMs: number): SlidingWindow
   slots(name: string, max: number): SlotPool
+  budget(name: string, capacity: number, refillMs: number): TokenBudget
   /** Whether the counts can be reached now (false: limits built on them refuse). */
   available(): boolean
   close(): Promise<void>

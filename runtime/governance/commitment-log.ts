@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Database } from 'lmdb'
 import canonicalize from 'canonicalize'
-import { RetainedLog, type LogKey, type WriteFailureReport } from '../store/index.js'
+import { RetainedLog, type LogKey, type PostgresLog, type WriteFailureReport } from '../store/index.js'
 import {
   PlatformError,
   COMMITMENT_OUTCOMES,
@@ -44,10 +44,13 @@ export interface CommitmentLogOptions {
   db?: Database<LoggedCommitment, LogKey> | undefined
   retention?: number
   onWriteFailure?: WriteFailureReport | undefined
+  /** Cluster mode: every record kept in PostgreSQL (instead of `db`), and `list` reads every node's. */
+  shared?: PostgresLog<LoggedCommitment> | undefined
 }
 
 export class SignedCommitmentLog implements CommitmentLog {
   private readonly log: RetainedLog<LoggedCommitment>
+  private readonly shared: PostgresLog<LoggedCommitment> | undefined
   private readonly signer: Ed25519Signer | undefined
   /** keyId → public key: the signer's and the earlier ones. */
   private readonly published = new Map<string, KeyObject>()
@@ -57,6 +60,7 @@ export class SignedCommitmentLog implements CommitmentLog {
 
   constructor(opts: CommitmentLogOptions = {}) {
     this.signer = opts.signer
+    this.shared = opts.shared
     if (opts.signer !== undefined) this.published.set(opts.signer.keyId, opts.signer.publicKey)
     for (const k of opts.verifyKeys ?? []) if (!this.published.has(keyIdOf(k))) this.published.set(keyIdOf(k), k)
     this.log = new RetainedLog({
@@ -155,6 +159,13 @@ export class SignedCommitmentLog implements CommitmentLog {
     return this.log.newest(Math.floor(limit))
   }
 
+  /** The newest `limit` records, newest first: every node's when they are kept in PostgreSQL. */
+  async list(limit: number): Promise<LoggedCommitment[]> {
+    if (this.shared === undefined) return this.recent(limit)
+    if (!(limit >= 1)) return []
+    return (await this.shared.page(Math.floor(limit)))!.entries
+  }
+
   verify(record: CommitmentRecord): boolean {
     const known = this.checked.get(record)
     if (known !== undefined) return known
@@ -179,7 +190,9 @@ export class SignedCommitmentLog implements CommitmentLog {
   private keep(record: CommitmentRecord): Promise<void> {
     // the kept object is the one listed and whose verdict is cached: nobody may change it
     deepFreeze(record)
-    const written = this.log.append({ eventTimestamp: new Date().toISOString(), record })
+    const entry = { eventTimestamp: new Date().toISOString(), record }
+    const kept = this.log.append(entry)
+    const written = this.shared === undefined ? kept : this.shared.append(entry)
     for (const fn of this.listeners) {
       try {
         fn(record)

@@ -25,14 +25,16 @@ export function listingRow(entry: LoggedCommitment, log: SignedCommitmentLog): R
     eventTimestamp: entry.eventTimestamp,
     ...rest,
     signed: isSigned(r),
-    verified: log.verify(r)
+    verified: log.verify(r),
+    // read from the store every node shares: the node that kept it
+    ...(entry.node !== undefined ? { node: entry.node } : {})
   }
 }
 
 /** Without a log (the flag off) the listing is empty and no key is published. */
 export function installCommitmentRoutes(platform: Platform, log: SignedCommitmentLog | undefined): void {
   const reads = new ReadGate(platform.config, platform.principals)
-  platform.http.get(BASE, (ctx) => {
+  platform.http.get(BASE, async (ctx) => {
     reads.check(ctx, 'content')
     const raw = ctx.query.get('limit')
     let limit = COMMITMENTS_DEFAULT_LIMIT
@@ -42,7 +44,7 @@ export function installCommitmentRoutes(platform: Platform, log: SignedCommitmen
       limit = Math.min(Number(raw), COMMITMENTS_MAX_LIMIT)
     }
     if (log === undefined) return []
-    return log.recent(limit).map((e) => listingRow(e, log))
+    return (await log.list(limit)).map((e) => listingRow(e, log))
   })
   platform.http.get(`${BASE}/keys`, (ctx) => {
     reads.check(ctx, 'open')

@@ -54,13 +54,27 @@ export const GOVERNANCE_CONFIG_KEYS = {
   'platform.ai.governance.decision-log.retention': {
     schema: positiveInt,
     default: 100_000,
-    description: 'Decision log entries kept in LMDB (oldest trimmed)'
+    description: 'Decision log entries kept in LMDB, or in PostgreSQL for all nodes together (oldest trimmed)'
+  },
+  'platform.ai.governance.decision-log.store': {
+    schema: { enum: ['memory', 'lmdb', 'postgres'] },
+    default: 'lmdb',
+    sharedState: true,
+    description:
+      "Where the decision log is kept: `lmdb` (this node's data directory), `postgres` (`platform.postgres.url`: every node lists every node's decisions, each with its `node`) or `memory` (the newest `platform.ai.governance.decision-log.capacity`, lost on restart). In cluster mode the default is `postgres`"
   },
   'platform.ai.governance.decision-log.anonymous-denied-per-second': {
     schema: { type: 'integer', minimum: 0 },
     default: 10,
     description:
       'Deny decisions of anonymous turns kept per second (every one is counted); anonymous turns are logged apart from authenticated ones, which they never push out'
+  },
+  'platform.ai.governance.commitment-records.store': {
+    schema: { enum: ['memory', 'lmdb', 'postgres'] },
+    default: 'lmdb',
+    sharedState: true,
+    description:
+      "Where commitment records are kept: `lmdb` (this node's data directory), `postgres` (`platform.postgres.url`: every node lists every record; deploy the same key file to every node so each verifies the others' signatures) or `memory` (the newest 500, lost on restart). In cluster mode the default is `postgres`"
   },
   'platform.ai.governance.commitment-records.enabled': {
     schema: bool,
@@ -83,7 +97,7 @@ export const GOVERNANCE_CONFIG_KEYS = {
   'platform.ai.governance.commitment-records.retention': {
     schema: positiveInt,
     default: 100_000,
-    description: 'Commitment records kept in LMDB (oldest trimmed)'
+    description: 'Commitment records kept in LMDB, or in PostgreSQL for all nodes together (oldest trimmed)'
   },
   'platform.ai.governance.kill-switch.enabled': {
     schema: bool,

@@ -16,6 +16,7 @@ import {
   type LogKey,
   type LogPage,
   type LogPart,
+  type PostgresLog,
   type WriteFailureReport
 } from '../store/index.js'
 import type { DecisionEntry, DecisionValue } from '../contracts/index.js'
@@ -85,6 +86,7 @@ const DIMENSIONS = [
 
 export class GovernanceDecisionLog {
   private readonly log: SplitLog<DecisionEntry>
+  private readonly shared: PostgresLog<DecisionEntry> | undefined
   private readonly listeners: ((e: DecisionEntry) => void)[] = []
   /**
    * Deny and prefer entries by `<snapshot key>\0<id>`: a turn looks up its subject without
@@ -97,8 +99,11 @@ export class GovernanceDecisionLog {
     db?: Database<DecisionEntry, LogKey>,
     retention = 100_000,
     onWriteFailure?: WriteFailureReport,
-    anonymous?: AnonymousDecisions
+    anonymous?: AnonymousDecisions,
+    /** Cluster mode: every entry kept in PostgreSQL (instead of `db`), and `read` lists every node's. */
+    shared?: PostgresLog<DecisionEntry>
   ) {
+    this.shared = shared
     this.log = new SplitLog(
       {
         name: 'decisions',
@@ -110,7 +115,8 @@ export class GovernanceDecisionLog {
         columns: DECISION_COLUMNS,
         onWriteFailure
       },
-      anonymous === undefined ? undefined : { ...anonymous, kindOf: decisionKind }
+      anonymous === undefined ? undefined : { ...anonymous, kindOf: decisionKind },
+      shared
     )
   }
 
@@ -157,6 +163,12 @@ export class GovernanceDecisionLog {
    */
   page(limit: number, cursor?: string, part?: LogPart): LogPage<DecisionEntry> | undefined {
     return this.log.page(limit, cursor, part)
+  }
+
+  /** `page` of the log every node shares when there is one (each entry with its `node`), else of this node's. */
+  read(limit: number, cursor?: string, part?: LogPart): Promise<LogPage<DecisionEntry> | undefined> {
+    if (this.shared === undefined) return Promise.resolve(this.page(limit, cursor, part))
+    return this.shared.page(limit, cursor, part)
   }
 
   get anonymousDenied(): AnonymousDeniedCounts {

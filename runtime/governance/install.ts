@@ -5,7 +5,7 @@
 import type { Area, Platform } from '../platform.js'
 import { deny as denyDecision, TOOL_CALL_GATE, type DecisionEntry, type GovernancePolicy } from '../contracts/index.js'
 import { scopePolicyFactory, scopePolicyForAgent, scopeRuntimeOf } from '../scope/index.js'
-import { countAndLogWriteFailures } from '../store/index.js'
+import { PostgresLog, countAndLogWriteFailures } from '../store/index.js'
 import { POLICIES_PROPERTY } from './chain.js'
 import { GovernanceDecisionLog } from './decision-log.js'
 import { GovernanceMemorySink } from './memory-sink.js'
@@ -52,16 +52,34 @@ export async function installGovernance(platform: Platform): Promise<GovernanceS
     return undefined
   }
   const log = logger.child({ area: 'governance' })
+  const retention = config.get('platform.ai.governance.decision-log.retention')
+  const onWriteFailure = countAndLogWriteFailures(platform.metrics.storeWriteFailures, log)
+  const STORE_KEY = 'platform.ai.governance.decision-log.store'
+  // in PostgreSQL every node lists every node's decisions; the ring keeps this node's newest
+  const kind = storeKindOf(config, STORE_KEY)
+  const shared =
+    kind === 'postgres'
+      ? new PostgresLog<DecisionEntry>({
+          pg: platform.corePool.for(STORE_KEY),
+          name: 'decisions',
+          node: platform.node.id,
+          retention,
+          sharedField: 'context_snapshot',
+          onWriteFailure
+        })
+      : undefined
+  const db = (name: string) => (kind === 'lmdb' ? platform.store.db<DecisionEntry, [number, number]>(name) : undefined)
   const decisionLog = new GovernanceDecisionLog(
     config.get('platform.ai.governance.decision-log.capacity'),
-    platform.store.db<DecisionEntry, [number, number]>('decisions'),
-    config.get('platform.ai.governance.decision-log.retention'),
-    countAndLogWriteFailures(platform.metrics.storeWriteFailures, log),
+    db('decisions'),
+    retention,
+    onWriteFailure,
     {
-      db: platform.store.db<DecisionEntry, [number, number]>('decisions-anonymous'),
+      db: db('decisions-anonymous'),
       keptPerSecond: config.get('platform.ai.governance.decision-log.anonymous-denied-per-second'),
       onDenied: platform.metrics.countAnonymousDenied('decisions')
-    }
+    },
+    shared
   )
   const memory = config.get('platform.ai.governance.memory.enabled')
     ? new GovernanceMemorySink(

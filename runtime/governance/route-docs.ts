@@ -21,7 +21,7 @@ const DOCS: [method: 'GET' | 'POST', path: string, doc: RouteDoc][] = [
     '/decisions',
     {
       summary:
-        'The most recent admission decisions, newest first; X-Next-Cursor (and Link) give the next, older page while older decisions remain. X-Anonymous-Denied counts the deny decisions of anonymous turns since start-up, X-Anonymous-Denied-Dropped those of them not kept (anonymous turns are logged apart and never push an authenticated turn out)',
+        "The most recent admission decisions, newest first (in cluster mode every node's, each with its `node`); X-Next-Cursor (and Link) give the next, older page while older decisions remain. X-Anonymous-Denied counts the deny decisions of anonymous turns since start-up, X-Anonymous-Denied-Dropped those of them not kept (anonymous turns are logged apart and never push an authenticated turn out)",
       gate: { read: 'content' },
       query: {
         type: 'object',

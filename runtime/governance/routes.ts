@@ -61,7 +61,7 @@ export function installRoutes(platform: Platform, service: GovernanceService | u
     return agtVerify()
   })
 
-  http.get(`${BASE}/decisions`, (ctx) => {
+  http.get(`${BASE}/decisions`, async (ctx) => {
     readGate(ctx, true)
     const raw = ctx.query.get('limit')
     let limit = DECISIONS_DEFAULT_LIMIT
@@ -83,7 +83,7 @@ export function installRoutes(platform: Platform, service: GovernanceService | u
     }
     const log = service.decisionLog
     const part = callers === undefined ? undefined : CALLERS[callers as keyof typeof CALLERS]
-    const page = log.page(limit, cursor, part)
+    const page = await log.read(limit, cursor, part)
     if (page === undefined) throw new PlatformError(HTTP_ERRORS.INVALID_CURSOR, { what: 'the decisions' })
     setLogPageHeaders(ctx, `${BASE}/decisions`, { limit, callers }, { ...page, anonymousDenied: log.anonymousDenied })
     return page.entries

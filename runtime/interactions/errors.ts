@@ -31,6 +31,12 @@ export const INTERACTION_ERRORS = defineErrors({
     message: (p) => `Interaction quota reached: at most ${p.over} per principal`,
     hint: 'Wait for Retry-After seconds; platform.interactions.quota.runs-in-flight and platform.interactions.quota.bytes-per-minute set the quota'
   },
+  INTERACTIONS_QUOTA_UNCOUNTED: {
+    status: 503,
+    message:
+      'The interaction quota cannot be counted: the shared counters cannot be reached, so runs are refused until they can (fail closed)',
+    hint: 'Retry after Retry-After seconds; GET /readyz reports the counters (Redis in cluster mode)'
+  },
   INTERACTION_PREVIOUS_UNKNOWN: { status: 400, message: 'Unknown or unauthorized previous interaction' },
   INTERACTION_UNKNOWN_AGENT: {
     status: 400,

@@ -62,6 +62,7 @@ export const interactionsArea: Area = {
         runsInFlight: cfg.get('platform.interactions.quota.runs-in-flight'),
         bytesPerMinute: cfg.get('platform.interactions.quota.bytes-per-minute')
       }),
+      counters: () => platform.sharedCounters(),
       idempotency: {
         maxKeys: cfg.get('platform.interactions.idempotency.max-keys'),
         ttlMs: cfg.get('platform.interactions.idempotency.ttl-seconds') * 1000,

@@ -1,3 +1,6 @@
+import { PlatformError, type CounterAnswer, type SharedCounters } from '../contracts/index.js'
+import { INTERACTION_ERRORS } from './errors.js'
+
 export interface QuotaLimits {
   /** Runs one principal may have in flight at once (0: no limit). */
   runsInFlight: number
@@ -5,68 +8,82 @@ export interface QuotaLimits {
   bytesPerMinute: number
 }
 
-interface Budget {
-  bytes: number
-  at: number
+/** What a refused request was over, and the seconds to wait. */
+export interface QuotaRefusal {
+  over: string
+  waitSeconds: number
 }
 
-/** Principals whose budget is full and who run nothing are forgotten past this many. */
-const KEEP = 10_000
+// the counters' names: `#` keeps them apart from every policy's (`rate-limit:<name>`, ...)
+const RUNS = '#interactions:runs-in-flight'
+const BYTES = '#interactions:request-bytes'
+const NOTHING = (): void => {}
 
 /**
- * What one principal may make the store keep: runs in flight, and request bytes as a token bucket
- * (a minute's budget at once, refilled continuously). A principal over either is refused (429 with
- * Retry-After at the route); other principals are untouched, so one client never locks out another.
+ * What one principal may make the store keep: runs in flight (slots), and request bytes as a
+ * token budget (a minute's worth at once, refilled continuously). Counted on the platform's shared
+ * counters: in this process on one node, in Redis across every node of a cluster, so a principal's
+ * quota holds whichever nodes its requests reach. A principal over either is refused (429 with
+ * Retry-After); other principals are untouched. Counters out of reach refuse every run (503, fail
+ * closed): a quota that cannot be counted cannot be shown to hold.
  */
 export class PrincipalQuota {
-  private readonly budgets = new Map<string, Budget>()
-  /** When the last sweep ran: at most one a second, so a crowd of live principals costs no O(n) per request. */
-  private sweptAt = -Infinity
-
   constructor(
     private readonly limits: () => QuotaLimits,
-    private readonly inFlight: (owner: string) => number
+    private readonly counters: () => SharedCounters
   ) {}
 
   /**
-   * Takes a request of `bytes` from `owner`'s budget; what it is over and the seconds to wait
-   * when it is refused (nothing is taken then).
+   * Takes a request of `bytes` from `owner`'s budget, once a run slot is seen free (a peek: the
+   * run takes its slot as it starts, `holdRun`); what it is over and the seconds to wait when it
+   * is refused (no bytes are taken then).
    */
-  take(owner: string, bytes: number, now = performance.now()): { over: string; waitSeconds: number } | undefined {
+  async take(owner: string, bytes: number): Promise<QuotaRefusal | undefined> {
     const { runsInFlight, bytesPerMinute } = this.limits()
-    if (runsInFlight > 0 && this.inFlight(owner) >= runsInFlight)
-      return { over: `${runsInFlight} runs in flight`, waitSeconds: 1 }
+    const counters = this.counters()
+    if (runsInFlight > 0) {
+      const s = await counted(counters.slots(RUNS, runsInFlight).acquire(owner, true))
+      if (!s.acquired) return { over: `${runsInFlight} runs in flight`, waitSeconds: 1 }
+    }
     if (bytesPerMinute === 0) return undefined
     // a request larger than the whole budget could never pass: the body limit is its bound
-    const cost = Math.min(bytes, bytesPerMinute)
-    const perMs = bytesPerMinute / 60_000
-    const b = this.budgets.get(owner) ?? { bytes: bytesPerMinute, at: now }
-    b.bytes = Math.min(bytesPerMinute, b.bytes + (now - b.at) * perMs)
-    b.at = now
-    if (b.bytes < cost) {
-      this.keep(owner, b, now)
-      return {
-        over: `${bytesPerMinute} request bytes per minute`,
-        waitSeconds: Math.max(1, Math.ceil((cost - b.bytes) / perMs / 1000))
-      }
+    const b = await counted(counters.budget(BYTES, bytesPerMinute, 60_000).take(owner, bytes))
+    if (b.taken) return undefined
+    return {
+      over: `${bytesPerMinute} request bytes per minute`,
+      waitSeconds: Math.max(1, Math.ceil(b.waitMs / 1000))
     }
-    b.bytes -= cost
-    this.keep(owner, b, now)
-    return undefined
   }
 
-  /** Principals whose budgets are kept now: bounded by the sweep. */
-  get size(): number {
-    return this.budgets.size
+  /**
+   * Holds one of `owner`'s run slots for a run about to start; the function returned gives it
+   * back (once). Every slot held already: the quota's 429, nothing held.
+   */
+  async holdRun(owner: string): Promise<() => void> {
+    const { runsInFlight } = this.limits()
+    if (runsInFlight === 0) return NOTHING
+    const pool = this.counters().slots(RUNS, runsInFlight)
+    const s = await counted(pool.acquire(owner))
+    if (!s.acquired)
+      throw new PlatformError(
+        INTERACTION_ERRORS.INTERACTIONS_QUOTA,
+        { over: `${runsInFlight} runs in flight` },
+        { headers: { 'retry-after': '1' } }
+      )
+    let held = true
+    return () => {
+      if (!held) return
+      held = false
+      pool.release(owner)
+    }
   }
+}
 
-  private keep(owner: string, b: Budget, now: number): void {
-    this.budgets.set(owner, b)
-    if (this.budgets.size <= KEEP || now - this.sweptAt < 1000) return
-    this.sweptAt = now
-    const { bytesPerMinute } = this.limits()
-    for (const [k, v] of this.budgets)
-      if (v.bytes + ((now - v.at) * bytesPerMinute) / 60_000 >= bytesPerMinute && this.inFlight(k) === 0)
-        this.budgets.delete(k)
+/** The counters' answer; counters out of reach are the quota's 503 (fail closed). */
+async function counted<T>(answer: CounterAnswer<T>): Promise<T> {
+  try {
+    return await answer
+  } catch {
+    throw new PlatformError(INTERACTION_ERRORS.INTERACTIONS_QUOTA_UNCOUNTED, {}, { headers: { 'retry-after': '1' } })
   }
 }

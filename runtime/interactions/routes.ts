@@ -38,9 +38,9 @@ export function installRoutes(platform: Platform, service: InteractionService, s
   const { http, config, principals } = platform
   const reader = (ctx: Context): string => service.readerOf(principals.resolve(ctx)?.name)
   /** A create or continue of `owner` within its quota, else 429 with Retry-After (nothing started). */
-  const admit = (ctx: Context, owner: string): void => {
+  const admit = async (ctx: Context, owner: string): Promise<void> => {
     // the bytes the client sent, as the server received them (no second serialisation)
-    const refused = service.takeQuota(owner, ctx.rawBody?.length ?? 0)
+    const refused = await service.takeQuota(owner, ctx.rawBody?.length ?? 0)
     if (refused === undefined) return
     ctx.setHeader('retry-after', String(refused.waitSeconds))
     throw new PlatformError(INTERACTION_ERRORS.INTERACTIONS_QUOTA, { over: refused.over })
@@ -75,7 +75,7 @@ export function installRoutes(platform: Platform, service: InteractionService, s
       const { name: owner, roles } = writer(ctx)
       const req = { ...parseRequest(ctx.body), roles }
       if (req.previousInteractionId !== undefined) checkId(req.previousInteractionId)
-      admit(ctx, owner)
+      await admit(ctx, owner)
       return await start(ctx, owner, 'create', (idempotency) => service.create(owner, { ...req, idempotency }))
     },
     { body: 'json', optionalBody: true, checkOrigin: true }
@@ -87,7 +87,7 @@ export function installRoutes(platform: Platform, service: InteractionService, s
       const { name: owner, roles } = writer(ctx)
       const id = checkId(ctx.params.id)
       const req = { ...parseRequest(ctx.body), roles }
-      admit(ctx, owner)
+      await admit(ctx, owner)
       return await start(ctx, owner, `continue:${id}`, (idempotency) =>
         service.continue(owner, id, { ...req, idempotency })
       )

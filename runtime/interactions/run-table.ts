@@ -40,8 +40,8 @@ export interface Run {
   dropped: boolean
   /** The user's message, added to the conversation when the turn completes. */
   message: string
-  /** Counted against its owner's runs in flight until its outcome is decided. */
-  counted: boolean
+  /** Gives back the run's slot of its owner's runs in flight (once): called when its outcome is decided. */
+  release: () => void
   /**
    * The turn ended handing tool calls to the client: the conversation keeps nothing of it yet,
    * the turn that answers them carries the exchange and is remembered in its place.
@@ -50,12 +50,11 @@ export interface Run {
 }
 
 /**
- * The runs in flight, by interaction id, and how many each owner has: the per-principal quota
- * counts them, and a run stops counting as soon as its outcome is decided, before its last writes.
+ * The runs in flight, by interaction id. A run gives back its slot of the per-principal quota as
+ * soon as its outcome is decided, before its last writes.
  */
 export class RunTable {
   private readonly runs = new Map<string, Run>()
-  private readonly owners = new Map<string, number>()
 
   get size(): number {
     return this.runs.size
@@ -71,7 +70,6 @@ export class RunTable {
 
   add(run: Run): void {
     this.runs.set(run.header.id, run)
-    this.owners.set(run.header.userId, this.inFlightOf(run.header.userId) + 1)
   }
 
   /**
@@ -86,22 +84,14 @@ export class RunTable {
     return ids
   }
 
-  inFlightOf(owner: string): number {
-    return this.owners.get(owner) ?? 0
-  }
-
   /** The run is no longer in flight (once, whichever of end and drop comes first). */
   forget(run: Run): void {
     if (this.runs.delete(run.header.id)) this.uncount(run)
   }
 
-  /** The run no longer counts against its owner's runs in flight (once). */
+  /** The run no longer counts against its owner's runs in flight (its release runs once). */
   uncount(run: Run): void {
-    if (!run.counted) return
-    run.counted = false
-    const n = this.inFlightOf(run.header.userId) - 1
-    if (n > 0) this.owners.set(run.header.userId, n)
-    else this.owners.delete(run.header.userId)
+    run.release()
   }
 }
 

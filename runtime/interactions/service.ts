@@ -1,5 +1,5 @@
 import type { AiMessage, AiService } from '../ai/index.js'
-import { PlatformError, isPlatformError, type Backplane } from '../contracts/index.js'
+import { PlatformError, isPlatformError, type Backplane, type SharedCounters } from '../contracts/index.js'
 import type { Logger } from '../observability/index.js'
 import { Cancellation, type RegisteredAgent } from '../plugins/index.js'
 import { StepCapture, type Outcome } from './capture.js'
@@ -12,7 +12,7 @@ import type { StepFeed } from './feed.js'
 import type { Interaction, InteractionHeader, InteractionStep, InteractionStore, ListPage } from './types.js'
 import { HTTP_ERRORS } from '../http/index.js'
 import { INTERACTION_ERRORS } from './errors.js'
-import { PrincipalQuota, type QuotaLimits } from './quota.js'
+import { PrincipalQuota, type QuotaLimits, type QuotaRefusal } from './quota.js'
 import { IdempotencyKeys, type IdempotencyOptions } from './idempotency.js'
 import { runHeader, type InteractionRequest } from './interaction-request.js'
 import { LeaseKeeper, type LeaseHolder } from './lease-keeper.js'
@@ -32,6 +32,8 @@ export interface InteractionServiceOptions {
   demoPrincipal: () => string | undefined
   /** The per-principal quota's limits, re-read on each request. */
   quota: () => QuotaLimits
+  /** Where the quota counts (`platform.sharedCounters()`: every node's in cluster mode). */
+  counters: () => SharedCounters
   idempotency: Pick<IdempotencyOptions, 'maxKeys' | 'ttlMs' | 'syncWaitMs'>
   /** For a store several nodes share (one with `leases`): this node, its lease and the backplane. */
   cluster?: { node: string; leaseMs: number; backplane: Backplane | undefined }
@@ -60,7 +62,7 @@ export class InteractionService implements LeaseHolder {
   constructor(private readonly opts: InteractionServiceOptions) {
     this.store = opts.store
     this.feed = opts.feed
-    this.#quota = new PrincipalQuota(opts.quota, (owner) => this.inFlightOf(owner))
+    this.#quota = new PrincipalQuota(opts.quota, opts.counters)
     this.idempotency = new IdempotencyKeys({ store: opts.store, read: (o, id) => this.get(o, id), ...opts.idempotency })
     const { leases } = opts.store
     this.#keeper =
@@ -73,7 +75,7 @@ export class InteractionService implements LeaseHolder {
    * Takes a create or continue of `bytes` request bytes from `owner`'s quota; what it is over and
    * the seconds to wait when refused (nothing is taken then, and the caller starts nothing).
    */
-  takeQuota(owner: string, bytes: number): { over: string; waitSeconds: number } | undefined {
+  takeQuota(owner: string, bytes: number): Promise<QuotaRefusal | undefined> {
     return this.#quota.take(owner, bytes)
   }
 
@@ -95,11 +97,6 @@ export class InteractionService implements LeaseHolder {
     return this.runs.size
   }
 
-  /** Turns of `owner` in flight now. */
-  inFlightOf(owner: string): number {
-    return this.runs.inFlightOf(owner)
-  }
-
   /**
    * Starts a turn for `owner`. Background: answers at once with the RUNNING record. Otherwise
    * answers with the terminal record, or FAILED when the turn outlives the synchronous timeout.
@@ -118,8 +115,16 @@ export class InteractionService implements LeaseHolder {
     const wanted = req.model ?? agent?.model
     const runtime = (wanted !== undefined ? this.opts.ai.runtime(wanted) : undefined) ?? this.opts.ai.activeRuntime()
     const header = runHeader(owner, req, parent, wanted ?? runtime?.models[0] ?? null)
-    const hook = await savedWithWebhook(this.opts.webhooks, header, webhookUrl, () => this.save(header, req))
-    const run = this.start(header, req.message, {
+    // the run's slot of its owner's quota, given back once its outcome is decided (or nothing starts)
+    const release = await this.#quota.holdRun(owner)
+    let hook: Awaited<ReturnType<typeof savedWithWebhook>>
+    try {
+      hook = await savedWithWebhook(this.opts.webhooks, header, webhookUrl, () => this.save(header, req))
+    } catch (err) {
+      release()
+      throw err
+    }
+    const run = this.start(header, req.message, release, {
       // an agent's own run() is one opaque call, and a runtime that does not advertise
       // cancellation cannot be stopped: both run to completion
       cancellable: agent?.run === undefined && runtime?.capabilities.includes('cancellation') === true
@@ -239,7 +244,7 @@ export class InteractionService implements LeaseHolder {
     return found !== undefined && found.userId === owner ? found : undefined
   }
 
-  private start(header: InteractionHeader, message: string, how: { cancellable: boolean }): Run {
+  private start(header: InteractionHeader, message: string, release: () => void, how: { cancellable: boolean }): Run {
     let resolve: ((i: Interaction) => void) | undefined
     const finished = header.background ? undefined : new Promise<Interaction>((r) => (resolve = r))
     const run: Run = {
@@ -260,7 +265,7 @@ export class InteractionService implements LeaseHolder {
       resolve,
       dropped: false,
       message,
-      counted: true,
+      release,
       handedToClient: false
     }
     this.runs.add(run)

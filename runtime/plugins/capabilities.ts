@@ -17,10 +17,75 @@ const MAX_REDIRECTS = 5
 
 export type KvDatabase = Database<unknown, [string, string]>
 
+/**
+ * Where plugins' values are kept, each under its plugin's name: this node's LMDB, or PostgreSQL
+ * (`platform.plugin-kv.store`), where a value put on one node is read on every node. Keys and
+ * values reach it checked (see `kvCapability`).
+ */
+export interface PluginKvStore {
+  get(plugin: string, key: string): Promise<unknown>
+  put(plugin: string, key: string, value: unknown): Promise<void>
+  delete(plugin: string, key: string): Promise<boolean>
+  /** The plugin's keys starting with `prefix`, in key order, at most `limit`. */
+  list(plugin: string, prefix: string, limit: number): Promise<string[]>
+}
+
+/** Plugins' values in this node's `plugin-kv` database, opened on first use. */
+export function lmdbPluginKv(kvDb: () => KvDatabase): PluginKvStore {
+  return {
+    async get(plugin, key) {
+      return kvDb().get([plugin, key])
+    },
+    async put(plugin, key, value) {
+      await kvDb().put([plugin, key], value)
+    },
+    async delete(plugin, key) {
+      const db = kvDb()
+      if (!db.doesExist([plugin, key])) return false
+      await db.remove([plugin, key])
+      return true
+    },
+    async list(plugin, prefix, limit) {
+      const out: string[] = []
+      for (const k of kvDb().getKeys({ start: [plugin, prefix], end: [plugin, prefix + '\u{10FFFF}'], limit })) {
+        const key = k[1]
+        if (k[0] === plugin && typeof key === 'string' && key.startsWith(prefix)) out.push(key)
+      }
+      return out
+    }
+  }
+}
+
+/** Plugins' values in this process only (`platform.plugin-kv.store: memory`), lost on restart. */
+export function memoryPluginKv(): PluginKvStore {
+  // one map per plugin, its keys kept sorted on list
+  const plugins = new Map<string, Map<string, unknown>>()
+  return {
+    async get(plugin, key) {
+      // a copy, as the other stores decode one: a plugin changing what it read changes nothing kept
+      return structuredClone(plugins.get(plugin)?.get(key))
+    },
+    async put(plugin, key, value) {
+      let values = plugins.get(plugin)
+      if (values === undefined) plugins.set(plugin, (values = new Map()))
+      values.set(key, value)
+    },
+    async delete(plugin, key) {
+      return plugins.get(plugin)?.delete(key) ?? false
+    },
+    async list(plugin, prefix, limit) {
+      const keys = [...(plugins.get(plugin)?.keys() ?? [])].filter((k) => k.startsWith(prefix))
+      // by their UTF-8 bytes, as LMDB and PostgreSQL ("C") order keys
+      keys.sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)))
+      return keys.slice(0, limit)
+    }
+  }
+}
+
 export interface CapabilityDeps {
   logger: Logger
-  /** The shared `plugin-kv` database, opened on first use. */
-  kvDb: () => KvDatabase
+  /** Where `ctx.kv` keeps plugins' values. */
+  kv: PluginKvStore
   /** Where `env` reads from (default `process.env`). */
   env?: Record<string, string | undefined>
   /** The open agent turns that answer `ctx.model` and `ctx.callTool` of an agent's own run. */
@@ -37,7 +102,7 @@ export function buildCapabilities(deps: CapabilityDeps, name: string, grant: Eff
   if (turns !== undefined) caps.agent = (op, args) => turns.call(name, op, args)
   const streams = deps.runtimeStreams
   if (streams !== undefined) caps.runtime = (op, args) => streams.call(name, op, args)
-  if (grant.permissions.kv) caps.kv = kvCapability(deps.kvDb, name)
+  if (grant.permissions.kv) caps.kv = kvCapability(deps.kv, name)
   if (grant.permissions.net.length > 0)
     caps.fetch = fetchCapability(name, grant.permissions.net, grant.limits.timeoutMs)
   if (grant.permissions.env.length > 0) {
@@ -49,18 +114,21 @@ export function buildCapabilities(deps: CapabilityDeps, name: string, grant: Eff
   return caps
 }
 
+// U+0000 and a lone surrogate: PostgreSQL text holds neither, and one key must mean the same everywhere
+const UNSTORABLE = /\0|\p{Cs}/u
+
 function checkKey(key: unknown): string {
   if (typeof key !== 'string' || key.length === 0 || key.length > KV_MAX_KEY_CHARS)
     throw new TypeError(`kv: a key must be a string of 1-${KV_MAX_KEY_CHARS} characters`)
+  if (UNSTORABLE.test(key)) throw new TypeError('kv: a key must not hold U+0000 or a lone surrogate')
   return key
 }
 
-/** Keys are stored as [plugin, key]: a plugin can only ever name keys under its own name. */
-export function kvCapability(kvDb: () => KvDatabase, plugin: string): NonNullable<Capabilities['kv']> {
+/** Keys are kept under the plugin's name: a plugin can only ever name keys under its own name. */
+export function kvCapability(store: PluginKvStore, plugin: string): NonNullable<Capabilities['kv']> {
   return {
     async get(key) {
-      const v = kvDb().get([plugin, checkKey(key)])
-      return v === undefined ? undefined : v
+      return store.get(plugin, checkKey(key))
     },
     async put(key, value) {
       const k = checkKey(key)
@@ -68,27 +136,15 @@ export function kvCapability(kvDb: () => KvDatabase, plugin: string): NonNullabl
       if (json === undefined) throw new TypeError('kv: the value must be JSON (not undefined or a function)')
       if (Buffer.byteLength(json) > KV_MAX_VALUE_BYTES)
         throw new RangeError(`kv: the value is larger than ${KV_MAX_VALUE_BYTES} bytes as JSON`)
-      await kvDb().put([plugin, k], JSON.parse(json))
+      await store.put(plugin, k, JSON.parse(json))
     },
     async delete(key) {
-      const k: [string, string] = [plugin, checkKey(key)]
-      const db = kvDb()
-      if (!db.doesExist(k)) return false
-      await db.remove(k)
-      return true
+      return store.delete(plugin, checkKey(key))
     },
     async list(prefix = '') {
       if (typeof prefix !== 'string') throw new TypeError('kv: the prefix must be a string')
-      const out: string[] = []
-      for (const k of kvDb().getKeys({
-        start: [plugin, prefix],
-        end: [plugin, prefix + '\u{10FFFF}'],
-        limit: KV_LIST_MAX
-      })) {
-        const key = k[1]
-        if (k[0] === plugin && typeof key === 'string' && key.startsWith(prefix)) out.push(key)
-      }
-      return out
+      if (UNSTORABLE.test(prefix)) throw new TypeError('kv: a prefix must not hold U+0000 or a lone surrogate')
+      return store.list(plugin, prefix, KV_LIST_MAX)
     }
   }
 }

@@ -1,4 +1,12 @@
-import type { SharedCounters, SlidingWindow, SlotPool, SlotTake, WindowHit } from '../contracts/index.js'
+import type {
+  BudgetTake,
+  SharedCounters,
+  SlidingWindow,
+  SlotPool,
+  SlotTake,
+  TokenBudget,
+  WindowHit
+} from '../contracts/index.js'
 
 /** Distinct keys one limit tracks before the oldest idle ones are dropped (bounds caller-chosen ids). */
 const MAX_KEYS = 100_000
@@ -18,6 +26,7 @@ export class InProcessCounters implements SharedCounters {
   readonly kind = 'in-process'
   private readonly windows = new Map<string, Map<string, Times>>()
   private readonly pools = new Map<string, Map<string, number>>()
+  private readonly budgets = new Map<string, Map<string, Bucket>>()
 
   /** `now` in milliseconds; tests pass a clock they move. */
   constructor(private readonly now: () => number = Date.now) {}
@@ -32,6 +41,12 @@ export class InProcessCounters implements SharedCounters {
     let held = this.pools.get(name)
     if (held === undefined) this.pools.set(name, (held = new Map()))
     return new InProcessSlots(held, max)
+  }
+
+  budget(name: string, capacity: number, refillMs: number): TokenBudget {
+    let buckets = this.budgets.get(name)
+    if (buckets === undefined) this.budgets.set(name, (buckets = new Map()))
+    return new InProcessBudget(buckets, capacity, refillMs, this.now)
   }
 
   available(): boolean {
@@ -102,5 +117,44 @@ class InProcessSlots implements SlotPool {
 
   heldHere(key: string): number {
     return this.held.get(key) ?? 0
+  }
+}
+
+interface Bucket {
+  tokens: number
+  at: number
+}
+
+class InProcessBudget implements TokenBudget {
+  /** When the last sweep ran: at most one a second, so a crowd of keys costs no O(n) per take. */
+  private sweptAt = -Infinity
+
+  constructor(
+    private readonly buckets: Map<string, Bucket>,
+    private readonly capacity: number,
+    private readonly refillMs: number,
+    private readonly now: () => number
+  ) {}
+
+  take(key: string, cost: number): BudgetTake {
+    const t = this.now()
+    const need = Math.min(cost, this.capacity)
+    const perMs = this.capacity / this.refillMs
+    const b = this.buckets.get(key) ?? { tokens: this.capacity, at: t }
+    b.tokens = Math.min(this.capacity, b.tokens + (t - b.at) * perMs)
+    b.at = t
+    this.keep(key, b, t)
+    if (b.tokens < need) return { taken: false, waitMs: Math.ceil((need - b.tokens) / perMs) }
+    b.tokens -= need
+    return { taken: true, waitMs: 0 }
+  }
+
+  /** Keeps `b`; past MAX_KEYS, forgets the keys whose budget has refilled (they start full anyway). */
+  private keep(key: string, b: Bucket, t: number): void {
+    this.buckets.set(key, b)
+    if (this.buckets.size <= MAX_KEYS || t - this.sweptAt < 1000) return
+    this.sweptAt = t
+    const perMs = this.capacity / this.refillMs
+    for (const [k, v] of this.buckets) if (v.tokens + (t - v.at) * perMs >= this.capacity) this.buckets.delete(k)
   }
 }

@@ -10,6 +10,9 @@ export {
   type LogPage,
   type LogPart
 } from './split-log.js'
+export { SharedPostgres, type Schema } from './shared-postgres.js'
+export { PostgresLog } from './postgres-log.js'
+export { CorePostgres } from './core-postgres.js'
 export { nodeIdentity } from './node-identity.js'
 export { InProcessCounters } from './in-process-counters.js'
 export { PostgresDb, describeUrl, isUnreachable, textFits, type Sql } from './postgres-db.js'

@@ -42,6 +42,15 @@ export interface AnonymousDeniedCounts {
 
 const DONE: Promise<void> = Promise.resolve()
 
+/**
+ * Where every kept entry also goes: a log all nodes share (PostgreSQL in cluster mode). An append
+ * then resolves when the sink has it; the parts keep only the newest in memory.
+ */
+export interface LogSink<T> {
+  append(e: T, part: LogPart): Promise<void>
+  written(): Promise<void>
+}
+
 export class SplitLog<T> {
   readonly name: string
   private readonly parts: RetainedLog<T>[]
@@ -52,10 +61,12 @@ export class SplitLog<T> {
   private inWindow = 0
   private counted = 0
   private dropped = 0
+  private readonly sink: LogSink<T> | undefined
 
   /** Without `anonymous` the log is one part and keeps every entry in it. */
-  constructor(opts: RetainedLogOptions<T>, anonymous?: AnonymousPartOptions<T>) {
+  constructor(opts: RetainedLogOptions<T>, anonymous?: AnonymousPartOptions<T>, sink?: LogSink<T>) {
     this.name = opts.name
+    this.sink = sink
     this.parts = [new RetainedLog(opts)]
     this.kindOf = anonymous?.kindOf
     this.perSecond = anonymous?.keptPerSecond ?? ANONYMOUS_DENIED_PER_SECOND
@@ -82,7 +93,10 @@ export class SplitLog<T> {
    * once it is durable (see RetainedLog.append). A one-part log keeps every entry.
    */
   append(e: T, kind: EntryKind = this.kindOf?.(e) ?? 'kept'): Promise<void> {
-    if (kind === 'kept' || this.parts.length === 1) return this.parts[0]!.append(e)
+    if (kind === 'kept' || this.parts.length === 1) {
+      const kept = this.parts[0]!.append(e)
+      return this.sink === undefined ? kept : this.sink.append(e, 'main')
+    }
     if (kind === 'anonymous-denied') {
       this.counted++
       const kept = this.sample()
@@ -92,7 +106,8 @@ export class SplitLog<T> {
         return DONE
       }
     }
-    return this.parts[1]!.append(e)
+    const kept = this.parts[1]!.append(e)
+    return this.sink === undefined ? kept : this.sink.append(e, 'anonymous')
   }
 
   /** A fixed window of one second: the first `perSecond` denied attempts in it are kept. */
@@ -107,6 +122,7 @@ export class SplitLog<T> {
 
   /** Resolves once every entry appended so far is committed, in both parts. */
   written(): Promise<void> {
+    if (this.sink !== undefined) return this.sink.written()
     if (this.parts.length === 1) return this.parts[0]!.written()
     return Promise.all(this.parts.map((p) => p.written())).then(() => {})
   }

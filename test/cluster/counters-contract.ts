@@ -64,5 +64,35 @@ export function runCountersContract(t: Test, kind: string, make: (t: Test) => Pr
       t.ok(freed, 'the released slot can be taken again')
       t.same(await pa.acquire('alice'), { acquired: true, held: 2 })
     })
+
+    t.test('a budget: `capacity` units across the nodes together; a refused take spends nothing', async (t) => {
+      const f = await make(t)
+      const [a, b] = [await f.node('node-a'), await f.node('node-b')]
+      // 100 units per 10 minutes: one unit comes back every 6 s, nothing within the test
+      const ba = a.budget('bytes', 100, 600_000)
+      const bb = b.budget('bytes', 100, 600_000)
+      t.same(await ba.take('alice', 60), { taken: true, waitMs: 0 })
+      const over = await bb.take('alice', 60)
+      t.equal(over.taken, false, 'what is left, on the other node, is too little')
+      t.ok(over.waitMs > 100_000 && over.waitMs <= 120_000, `the wait is the time 20 units take: ${over.waitMs} ms`)
+      t.same(await bb.take('alice', 40), { taken: true, waitMs: 0 }, 'the refusal spent nothing')
+      t.same(await ba.take('bob', 100), { taken: true, waitMs: 0 }, 'another key has its own')
+      t.same(await a.budget('other', 100, 600_000).take('alice', 100), { taken: true, waitMs: 0 }, 'another name too')
+      t.equal((await ba.take('carol', 1_000)).taken, true, 'a cost above the capacity takes the whole budget')
+      t.equal((await bb.take('carol', 1)).taken, false)
+    })
+
+    t.test('a budget refills over time', async (t) => {
+      const f = await make(t)
+      const budget = (await f.node('node-a')).budget('fast', 10, 100)
+      t.equal((await budget.take('k', 10)).taken, true)
+      t.equal((await budget.take('k', 10)).taken, false)
+      let refilled = false
+      for (let i = 0; i < 200 && !refilled; i++) {
+        await new Promise((r) => setTimeout(r, 10))
+        refilled = (await budget.take('k', 10)).taken
+      }
+      t.ok(refilled, 'taken again once the budget refilled')
+    })
   })
 }

@@ -30,7 +30,8 @@ import { sseEvents, wsEvents, type EventSubscriber } from '../admin/event-client
 import { ALICE, TOKENS, call } from '../admin/helpers.js'
 
 const redis = await testRedis(t)
-// in cluster mode the stores of shared state (conversation memory, eval runs) are in PostgreSQL
+// in cluster mode the stores of shared state (conversation memory, eval runs, the audit log,
+// plugin values) are in PostgreSQL
 const pg = redis === undefined ? undefined : await testPostgres(t)
 const postgresUrl = pg === undefined ? undefined : await pg.database(t)
 const auth = { authorization: `Bearer ${ALICE}` }

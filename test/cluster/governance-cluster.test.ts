@@ -16,11 +16,15 @@ import { createLogger } from '../../runtime/observability/index.js'
 import { InProcessCounters } from '../../runtime/store/index.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { testRedis } from '../helpers/redis.js'
+import { testPostgres } from '../helpers/postgres.js'
 import { until } from './backplane-contract.js'
 import { runCountersContract } from './counters-contract.js'
 
 // two nodes of one cluster in this process, sharing one throwaway Redis (each its own data directory)
 const redis = await testRedis(t)
+// cluster mode keeps the decision and audit logs in PostgreSQL: one database for the file
+const pg = redis === undefined ? undefined : await testPostgres(t)
+const pgUrl = pg === undefined ? undefined : await pg.database(t)
 const ADMIN = 'admin-token-0123456789'
 const dir = mkdtempSync(join(tmpdir(), 'gov-cluster-'))
 t.teardown(() => rmSync(dir, { recursive: true, force: true }))
@@ -50,7 +54,7 @@ async function within(ms: number, check: () => boolean | Promise<boolean>): Prom
   }
 }
 
-if (redis !== undefined) {
+if (redis !== undefined && pgUrl !== undefined) {
   const dataDirs = { 'node-a': join(dir, 'a'), 'node-b': join(dir, 'b') }
   for (const d of Object.values(dataDirs)) mkdirSync(d)
   const start = (node: 'node-a' | 'node-b', watchMs = 0): Promise<TestPlatform> =>
@@ -58,6 +62,7 @@ if (redis !== undefined) {
       {
         'platform.cluster.enabled': true,
         'platform.cluster.redis-url': redis.url,
+        'platform.postgres.url': pgUrl,
         'platform.cluster.node-id': node,
         'platform.data-dir': dataDirs[node],
         'platform.ai.governance.policy-files': [policies, words],

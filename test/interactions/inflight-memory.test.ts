@@ -25,7 +25,11 @@ t.test(
   'a turn in flight holds little beyond its steps: 200 text deltas streamed live grow the heap by well under 12 KB a turn',
   { timeout: 120_000 },
   async (t) => {
-    const tp = await startInteractions({ 'platform.interactions.text-coalesce-ms': 0 })
+    // the quota would refuse all but 32 of one principal's runs: this measures memory, not the quota
+    const tp = await startInteractions({
+      'platform.interactions.text-coalesce-ms': 0,
+      'platform.interactions.quota.runs-in-flight': 0
+    })
     t.teardown(tp.close)
     // the demo runtime's turns wait before their first event, then after DELTAS text deltas: all in
     // flight at once, at known points

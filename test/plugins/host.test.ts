@@ -5,7 +5,7 @@ import { makeConfig } from '../../runtime/config/index.js'
 import { CONFIG_KEYS } from '../../runtime/areas.js'
 import { EventBus } from '../../runtime/events/index.js'
 import { createLogger } from '../../runtime/observability/index.js'
-import { PluginHost, PluginRegistry } from '../../runtime/plugins/index.js'
+import { PluginHost, PluginRegistry, lmdbPluginKv } from '../../runtime/plugins/index.js'
 import { startWithPlugins, tempRoot, writePlugin, toolPlugin, inlineGrants, statusOf } from './helpers.js'
 
 const SDK = "import { definePlugin, tool } from 'uws-agent-platform/sdk'\n"
@@ -120,9 +120,9 @@ t.test('a tier missing from the build fails only the plugins that need it, with 
     registry,
     capabilities: {
       logger: createLogger('silent', { destination: sink }),
-      kvDb: () => {
+      kv: lmdbPluginKv(() => {
         throw new Error('no kv')
-      }
+      })
     },
     dirs: [root],
     tiers: { inline: loadInline },
