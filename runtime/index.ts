@@ -1,4 +1,5 @@
-export { Platform, startPlatform, type PlatformOptions, type ReadinessCheck, type Area } from './platform.js'
+export { Platform, startPlatform, type PlatformOptions, type Area } from './platform.js'
+export type { ReadinessCheck } from './observability/index.js'
 export {
   AreaKey,
   ADMIT_ALL_TOOL_CALLS,

@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import { CONFIG_ERRORS, type Config, type KeyDefs } from './config/index.js'
 import { EventBus, InProcessHub } from './events/index.js'
 import { HttpServer, HTTP_ERRORS } from './http/index.js'
-import { createLogger, Metrics, type Logger } from './observability/index.js'
+import { createLogger, Metrics, readinessOf, type Logger, type ReadinessCheck } from './observability/index.js'
 import {
   CorePostgres,
   InProcessCounters,
@@ -84,13 +84,6 @@ export const CORE_ERRORS: readonly ErrorSource[] = [
 ]
 
 /**
- * A readiness check: `/readyz` answers 503 while any returns false (a load balancer takes the node
- * out); `'degraded'` answers 200 with status DEGRADED: the node still serves, without something it
- * can do without for a while (an external MCP server, or Redis, which every node would lose at once).
- */
-export type ReadinessCheck = () => boolean | 'degraded'
-
-/**
  * The composition root: one object holding every shared service. Areas are attached by their
  * own `install(platform)` functions (transport, plugins, MCP, governance, admin) so that this file
  * stays the wiring diagram, not the implementation.
@@ -126,7 +119,6 @@ export class Platform {
   private listening = false
   private readonly errorSources: ErrorSource[] = [...CORE_ERRORS]
   private readonly readiness = new Map<string, ReadinessCheck>()
-  /** Checks whose failure degrades readiness instead of failing it. */
   private readonly localBackplane: Backplane
   private readonly localCounters = new InProcessCounters()
   /** The pool of the core's stores kept in PostgreSQL (`corePool.for(key)`, see CorePostgres). */
@@ -347,25 +339,9 @@ export class Platform {
   private installCoreRoutes(): void {
     this.http.get('/healthz', () => ({ status: 'UP' }))
     this.http.get('/readyz', (ctx) => {
-      const checks: Record<string, string> = {}
-      let ready = !this.http.isClosing
-      let degraded = false
-      for (const [name, check] of this.readiness) {
-        let ok: boolean | 'degraded'
-        try {
-          ok = check()
-        } catch {
-          ok = false
-        }
-        checks[name] = ok === 'degraded' ? 'DEGRADED' : ok ? 'UP' : 'DOWN'
-        if (ok === 'degraded') degraded = true
-        else if (!ok) ready = false
-      }
-      if (!ready) {
-        ctx.error(new PlatformError(HTTP_ERRORS.NOT_READY, {}, { extra: { status: 'DOWN', checks } }))
-        return
-      }
-      return { status: degraded ? 'DEGRADED' : 'UP', checks }
+      const r = readinessOf(this.readiness, this.http.isClosing)
+      if (r.status !== 'DOWN') return r
+      ctx.error(new PlatformError(HTTP_ERRORS.NOT_READY, {}, { extra: r }))
     })
     this.http.get('/metrics', async (ctx) => {
       ctx.send(200, await this.metrics.text(), this.metrics.contentType)

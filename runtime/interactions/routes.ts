@@ -40,7 +40,7 @@ export function installRoutes(platform: Platform, service: InteractionService, s
   /** A create or continue of `owner` within its quota, else 429 with Retry-After (nothing started). */
   const admit = async (ctx: Context, owner: string): Promise<void> => {
     // the bytes the client sent, as the server received them (no second serialisation)
-    const refused = await service.takeQuota(owner, ctx.rawBody?.length ?? 0)
+    const refused = await service.quota.take(owner, ctx.rawBody?.length ?? 0)
     if (refused === undefined) return
     ctx.setHeader('retry-after', String(refused.waitSeconds))
     throw new PlatformError(INTERACTION_ERRORS.INTERACTIONS_QUOTA, { over: refused.over })

@@ -54,7 +54,8 @@ export class InteractionService implements LeaseHolder {
   // #private: platform.provide freezes the service, and close() still flips this
   #closing = false
   // one quota and one key map (bounded by max-keys) for every API that starts runs
-  readonly #quota: PrincipalQuota
+  // `quota.take` takes a create or continue's request bytes from its owner (nothing when refused)
+  readonly quota: PrincipalQuota
   readonly idempotency: IdempotencyKeys
   /** Leases of this node's runs and the sweep for lost nodes' (a store several nodes share only). */
   readonly #keeper: LeaseKeeper | undefined
@@ -62,21 +63,13 @@ export class InteractionService implements LeaseHolder {
   constructor(private readonly opts: InteractionServiceOptions) {
     this.store = opts.store
     this.feed = opts.feed
-    this.#quota = new PrincipalQuota(opts.quota, opts.counters)
+    this.quota = new PrincipalQuota(opts.quota, opts.counters)
     this.idempotency = new IdempotencyKeys({ store: opts.store, read: (o, id) => this.get(o, id), ...opts.idempotency })
     const { leases } = opts.store
     this.#keeper =
       leases === undefined || opts.cluster === undefined
         ? undefined
         : new LeaseKeeper({ ...opts.cluster, leases, feed: opts.feed, holder: this, logger: opts.logger })
-  }
-
-  /**
-   * Takes a create or continue of `bytes` request bytes from `owner`'s quota; what it is over and
-   * the seconds to wait when refused (nothing is taken then, and the caller starts nothing).
-   */
-  takeQuota(owner: string, bytes: number): Promise<QuotaRefusal | undefined> {
-    return this.#quota.take(owner, bytes)
   }
 
   /**
@@ -116,7 +109,7 @@ export class InteractionService implements LeaseHolder {
     const runtime = (wanted !== undefined ? this.opts.ai.runtime(wanted) : undefined) ?? this.opts.ai.activeRuntime()
     const header = runHeader(owner, req, parent, wanted ?? runtime?.models[0] ?? null)
     // the run's slot of its owner's quota, given back once its outcome is decided (or nothing starts)
-    const release = await this.#quota.holdRun(owner)
+    const release = await this.quota.holdRun(owner)
     let hook: Awaited<ReturnType<typeof savedWithWebhook>>
     try {
       hook = await savedWithWebhook(this.opts.webhooks, header, webhookUrl, () => this.save(header, req))

@@ -47,7 +47,7 @@ export function installOpenAiRoutes(platform: Platform, api: OpenAiApi): void {
     route: string,
     run: (claim?: IdempotencyClaim) => Promise<Interaction>
   ): Promise<Interaction> => {
-    const refused = await service.takeQuota(owner, ctx.rawBody?.length ?? 0)
+    const refused = await service.quota.take(owner, ctx.rawBody?.length ?? 0)
     if (refused !== undefined)
       throw new PlatformError(
         INTERACTION_ERRORS.INTERACTIONS_QUOTA,
