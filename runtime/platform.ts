@@ -137,9 +137,7 @@ export class Platform {
       this.logger.error({ err, event: event.type }, 'event listener failed')
     }
     this.store = new Store(resolve(config.get('platform.data-dir')))
-    this.corePool = new CorePostgres(config, this.logger, (pg) =>
-      this.addReadiness('shared-stores', () => pg.available() || 'degraded')
-    )
+    this.corePool = new CorePostgres(config, (forWhat) => this.postgres(forWhat))
     this.node = nodeIdentity(config.get('platform.cluster.node-id'), this.store.path)
     this.localBackplane = new InProcessHub().node(this.node.id)
     this.plugins = new PluginRegistry(this.bus)
@@ -327,11 +325,11 @@ export class Platform {
     // after every area's hooks, which may still call plugins; disposes every sandbox
     await this.pluginHost.close()
     // after the hooks too: a store of shared state may still write as its area closes
+    await this.corePool.close()
     await this.sharedPostgres?.then(
       (db) => db.close(),
       () => {}
     )
-    await this.corePool.close()
     await this.store.close()
     this.logger.flush?.()
   }

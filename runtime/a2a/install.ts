@@ -14,11 +14,10 @@ import { A2aMethods } from './a2a-methods.js'
 import type { A2aService } from './a2a-service.js'
 import { A2A } from './key.js'
 import { TaskStore } from './task-store.js'
-import { startOrExplain, taskRecordsFromConfig } from './task-records-from-config.js'
+import { taskRecordsFromConfig } from './task-records-from-config.js'
 import { taskView } from './task-view.js'
 import { A2A_CONFIG_KEYS } from './config-keys.js'
 import { A2A_ERRORS } from './errors.js'
-import { postgresReadiness } from '../store/index.js'
 
 export async function installA2a(platform: Platform): Promise<void> {
   const { config } = platform
@@ -50,14 +49,9 @@ export async function installA2a(platform: Platform): Promise<void> {
     onEvent: (t, e) => push.notify(t, e),
     retentionMs
   })
-  const interrupted = await startOrExplain(platform, records, () => store.start())
+  const interrupted = await store.start()
   if (interrupted > 0)
     platform.logger.warn({ interrupted }, 'A2A tasks running when this node stopped were marked failed')
-  if (records.kind === 'postgres')
-    platform.addReadiness(
-      'a2a-store',
-      postgresReadiness(() => records.available(), platform.config.get('platform.cluster.enabled'))
-    )
   platform.onClose(() => records.stop())
   // at shutdown, before the server waits for its open responses: a blocking SendMessage is one
   platform.http.onShutdown(() => store.close())

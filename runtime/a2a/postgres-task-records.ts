@@ -6,7 +6,7 @@
  * advisory lock, so the bounds hold across nodes; a push config write locks its task's row and
  * its caller's lock.
  */
-import type { Sql } from '../store/index.js'
+import type { PostgresDb, Sql } from '../store/index.js'
 import { PlatformError } from '../contracts/index.js'
 import { PostgresPool } from '../store/index.js'
 import { A2A_ERRORS } from './errors.js'
@@ -82,9 +82,8 @@ function bodyOf(t: NewTask | TaskRecord): string {
 }
 
 export interface PostgresTaskRecordsOptions extends TaskRecordsOptions {
-  url: string
-  poolSize: number
-  onError?: (err: Error) => void
+  /** The node's one pool (`platform.postgres()`). */
+  db: () => Promise<PostgresDb>
 }
 
 export class PostgresTaskRecords implements A2aTaskRecords {
@@ -94,12 +93,10 @@ export class PostgresTaskRecords implements A2aTaskRecords {
 
   constructor(private readonly opts: PostgresTaskRecordsOptions) {
     this.pg = new PostgresPool({
-      url: opts.url,
-      poolSize: opts.poolSize,
+      db: opts.db,
       schema: 'a2a-tasks',
       migrations: MIGRATIONS,
-      unavailable: (store) => new PlatformError(A2A_ERRORS.A2A_STORE_UNAVAILABLE, { store }),
-      ...(opts.onError !== undefined ? { onError: opts.onError } : {})
+      unavailable: (store) => new PlatformError(A2A_ERRORS.A2A_STORE_UNAVAILABLE, { store })
     })
   }
 

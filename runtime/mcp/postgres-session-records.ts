@@ -6,7 +6,7 @@
  * anonymous and server-wide bounds hold across the nodes.
  */
 import { PlatformError } from '../contracts/index.js'
-import { PostgresPool } from '../store/index.js'
+import { PostgresPool, type PostgresDb } from '../store/index.js'
 import { addressBucket } from '../http/index.js'
 import { MCP_ERRORS } from './errors.js'
 import type { SessionLimits, SessionOwner } from './session-quota.js'
@@ -34,9 +34,8 @@ const MIGRATIONS: readonly string[] = [
 const CREATE_LOCK = 0x6d63_7073
 
 export interface PostgresSessionRecordsOptions {
-  url: string
-  poolSize: number
-  onError?: (err: Error) => void
+  /** The node's one pool (`platform.postgres()`). */
+  db: () => Promise<PostgresDb>
 }
 
 export class PostgresSessionRecords implements SessionRecords {
@@ -46,12 +45,10 @@ export class PostgresSessionRecords implements SessionRecords {
 
   constructor(opts: PostgresSessionRecordsOptions) {
     this.pg = new PostgresPool({
-      url: opts.url,
-      poolSize: opts.poolSize,
+      db: opts.db,
       schema: 'mcp-sessions',
       migrations: MIGRATIONS,
-      unavailable: (store) => new PlatformError(MCP_ERRORS.MCP_STORE_UNAVAILABLE, { store }),
-      ...(opts.onError !== undefined ? { onError: opts.onError } : {})
+      unavailable: (store) => new PlatformError(MCP_ERRORS.MCP_STORE_UNAVAILABLE, { store })
     })
   }
 

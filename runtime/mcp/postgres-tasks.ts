@@ -5,7 +5,7 @@
  * stop. The record is kept as `json` beside the columns the reads filter on.
  */
 import { PlatformError } from '../contracts/index.js'
-import { PostgresPool } from '../store/index.js'
+import { PostgresPool, type PostgresDb } from '../store/index.js'
 import { ErrorCode, MCP_ERRORS } from './errors.js'
 import { INTERRUPTED, type TaskRecord } from './task-record.js'
 
@@ -32,10 +32,9 @@ export interface KeptTask {
 }
 
 export interface PostgresTasksOptions {
-  url: string
-  poolSize: number
+  /** The node's one pool (`platform.postgres()`). */
+  db: () => Promise<PostgresDb>
   node: string
-  onError?: (err: Error) => void
 }
 
 const expiry = (r: TaskRecord): number => Date.parse(r.lastUpdatedAt) + r.ttlMs
@@ -45,12 +44,10 @@ export class PostgresTasks {
 
   constructor(private readonly opts: PostgresTasksOptions) {
     this.pg = new PostgresPool({
-      url: opts.url,
-      poolSize: opts.poolSize,
+      db: opts.db,
       schema: 'mcp-tasks',
       migrations: MIGRATIONS,
-      unavailable: (store) => new PlatformError(MCP_ERRORS.MCP_STORE_UNAVAILABLE, { store }),
-      ...(opts.onError !== undefined ? { onError: opts.onError } : {})
+      unavailable: (store) => new PlatformError(MCP_ERRORS.MCP_STORE_UNAVAILABLE, { store })
     })
   }
 

@@ -1,48 +1,41 @@
 import { CONFIG_ERRORS, type Config } from '../config/index.js'
 import { PlatformError } from '../contracts/index.js'
-import type { Logger } from '../observability/index.js'
+import { describeUrl, type PostgresDb } from './postgres-db.js'
 import { SharedPostgres } from './shared-postgres.js'
 
 /**
- * The pool every core store kept in PostgreSQL shares (`platform.postgres.url`,
- * `platform.postgres.pool-size`), made when the first of them asks: a node that keeps them in
- * LMDB makes none. `made` hears of it once: the platform adds its readiness check, degraded (not
- * down) while the server is out of reach, since local work goes on and these stores answer 503.
+ * What the core's stores kept in PostgreSQL share: the node's one pool, through `open` (the
+ * platform's `postgres()`), asked for when the first of them is built, so a missing url is an
+ * operator mistake at construction, naming the key that chose PostgreSQL.
  */
 export class CorePostgres {
-  private pool: SharedPostgres | undefined
+  private shared: SharedPostgres | undefined
 
   constructor(
     private readonly config: Config,
-    private readonly logger: Logger,
-    private readonly made: (pg: SharedPostgres) => void
+    private readonly open: (forWhat: string) => Promise<PostgresDb>
   ) {}
 
-  /** The pool, for the store `key` chose PostgreSQL for; a missing url is an operator mistake naming that key. */
+  /** The shared stores' view of the pool, for the store `key` chose PostgreSQL for. */
   for(key: string): SharedPostgres {
-    if (this.pool !== undefined) return this.pool
+    if (this.shared !== undefined) return this.shared
     const url = this.config.get('platform.postgres.url')
+    const why = this.config.origin(key) === undefined ? 'the default in cluster mode' : `${key}: postgres`
     if (url === undefined)
       throw new PlatformError(CONFIG_ERRORS.CONFIG_INVALID, {
-        detail: `platform.postgres.url is required when ${key} keeps its state in PostgreSQL (${this.config.origin(key) === undefined ? 'the default in cluster mode' : `${key}: postgres`}), e.g. postgres://user:pass@127.0.0.1:5432/platform`
+        detail: `platform.postgres.url is required when ${key} keeps its state in PostgreSQL (${why}), e.g. postgres://user:pass@127.0.0.1:5432/platform`
       })
-    const pg = new SharedPostgres({
-      url,
-      poolSize: this.config.get('platform.postgres.pool-size'),
-      onError: (err) => this.logger.warn({ err }, 'an idle Postgres connection of the shared stores failed')
-    })
-    this.pool = pg
-    this.made(pg)
-    return pg
+    this.shared = new SharedPostgres(() => this.open(`${key} is postgres`), `PostgreSQL at ${describeUrl(url)}`)
+    return this.shared
   }
 
-  /** Connects, if a store asked: a server out of reach stops start-up (exit 78). */
+  /** Applies the schemas of the stores built so far; a server out of reach stops start-up (exit 78). */
   async start(): Promise<void> {
-    await this.pool?.start()
+    await this.shared?.start()
   }
 
-  /** Once the stores wrote what they buffer. */
+  /** Lets the stores write what they buffer, before the platform closes the pool. */
   async close(): Promise<void> {
-    await this.pool?.close()
+    await this.shared?.close()
   }
 }

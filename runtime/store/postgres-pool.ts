@@ -1,22 +1,21 @@
 import { isPlatformError } from '../contracts/index.js'
 import { STORE_ERRORS } from './errors.js'
-import { PostgresDb, type Sql } from './postgres-db.js'
+import type { PostgresDb, Sql } from './postgres-db.js'
 
 export interface PostgresPoolOptions {
-  url: string
-  poolSize: number
+  /** The node's one pool (`platform.postgres()`), opened by the first store that asks. */
+  db: () => Promise<PostgresDb>
   /** The area's schema name and its migrations (one per version, applied in order; append, never edit). */
   schema: string
   migrations: readonly string[]
   /** The error a call fails with while the server is out of reach: the area's own 503 (its protocol's code). */
   unavailable: (server: string) => Error
-  onError?: (err: Error) => void
 }
 
 /**
- * A store's own pool over the shared `PostgresDb` helper, opened when the store starts: its schema
- * migrated once, and the server out of reach answered with the area's 503, so a JSON-RPC edge
- * (A2A, MCP) answers it with its own code.
+ * A store's view of the node's one PostgreSQL pool: its schema migrated when the store starts, and
+ * the server out of reach answered with the area's 503, so a JSON-RPC edge (A2A, MCP) answers it
+ * with its own code. The pool is the platform's, closed by it after every store stopped.
  */
 export class PostgresPool {
   private db: PostgresDb | undefined
@@ -25,24 +24,13 @@ export class PostgresPool {
 
   async start(): Promise<void> {
     if (this.db !== undefined) throw new Error(`the postgres store ${this.opts.schema} is started already`)
-    const db = await PostgresDb.open({
-      url: this.opts.url,
-      poolSize: this.opts.poolSize,
-      ...(this.opts.onError !== undefined ? { onError: this.opts.onError } : {})
-    })
-    try {
-      await db.migrate(this.opts.schema, this.opts.migrations)
-    } catch (e) {
-      await db.close()
-      throw e
-    }
+    const db = await this.opts.db()
+    await db.migrate(this.opts.schema, this.opts.migrations)
     this.db = db
   }
 
   async stop(): Promise<void> {
-    const db = this.db
     this.db = undefined
-    await db?.close()
   }
 
   available(): boolean {

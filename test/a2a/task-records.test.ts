@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { LocalTaskRecords } from '../../runtime/a2a/local-task-records.js'
 import { PostgresTaskRecords } from '../../runtime/a2a/postgres-task-records.js'
 import type { A2aTaskRecords } from '../../runtime/a2a/task-records.js'
-import { Store } from '../../runtime/store/index.js'
+import { PostgresDb, Store } from '../../runtime/store/index.js'
 import { testPostgres } from '../helpers/postgres.js'
 import { LIMITS, runTaskRecordsContract } from './task-records-contract.js'
 import { rpc, start } from './a2a-helpers.js'
@@ -43,10 +43,20 @@ if (pg !== undefined)
   runTaskRecordsContract(t, 'postgres', async (t: Test) => {
     const url = await pg.database(t)
     const open: A2aTaskRecords[] = []
-    t.teardown(() => Promise.all(open.map((s) => s.stop())))
+    const pools: PostgresDb[] = []
+    t.teardown(async () => {
+      await Promise.all(open.map((s) => s.stop()))
+      await Promise.all(pools.map((p) => p.close()))
+    })
+    // each store on a pool of its own, as two nodes would be
+    const db = async (): Promise<PostgresDb> => {
+      const p = await PostgresDb.open({ url, poolSize: 2 })
+      pools.push(p)
+      return p
+    }
     return {
       async open(opts = {}) {
-        const s = new PostgresTaskRecords({ ...LIMITS, ...opts, url, poolSize: 2 })
+        const s = new PostgresTaskRecords({ ...LIMITS, ...opts, db })
         open.push(s)
         await s.start()
         return s

@@ -12,7 +12,7 @@ import { aiRequest, type ControlAuditEntry, type DecisionEntry } from '../../run
 import { COMMITMENTS, GovernanceDecisionLog, governanceOf } from '../../runtime/governance/index.js'
 import { kvCapability, lmdbPluginKv, memoryPluginKv, type PluginKvStore } from '../../runtime/plugins/capabilities.js'
 import { PostgresPluginKv } from '../../runtime/plugins/postgres-kv.js'
-import { PostgresLog, SharedPostgres, Store, type LogPart } from '../../runtime/store/index.js'
+import { PostgresDb, PostgresLog, SharedPostgres, Store, type LogPart } from '../../runtime/store/index.js'
 import { OpenAiServer, deltaChunk, sseEvents } from '../helpers/openai-server.js'
 import { testPostgres } from '../helpers/postgres.js'
 import { testRedis } from '../helpers/redis.js'
@@ -25,8 +25,14 @@ t.teardown(() => rmSync(dir, { recursive: true, force: true }))
 const pg = await testPostgres(t)
 let stores = 0
 // one database for the contracts: each log of each test has a name of its own in it
-const contractDb = pg === undefined ? undefined : new SharedPostgres({ url: await pg.database(t), poolSize: 4 })
-if (contractDb !== undefined) t.teardown(() => contractDb.close())
+const contractPool = pg === undefined ? undefined : await PostgresDb.open({ url: await pg.database(t), poolSize: 4 })
+const contractDb =
+  contractPool === undefined ? undefined : new SharedPostgres(async () => contractPool, 'the contracts database')
+if (contractDb !== undefined)
+  t.teardown(async () => {
+    await contractDb.close()
+    await contractPool?.close()
+  })
 let logs = 0
 
 /** A fresh LMDB environment for `t`. */

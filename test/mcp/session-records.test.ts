@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto'
 import { LmdbSessionRecords, type SessionRecord, type SessionRecords } from '../../runtime/mcp/session-records.js'
 import { PostgresSessionRecords } from '../../runtime/mcp/postgres-session-records.js'
 import type { SessionOwner } from '../../runtime/mcp/session-quota.js'
-import { Store } from '../../runtime/store/index.js'
+import { PostgresDb, Store } from '../../runtime/store/index.js'
 import { testPostgres } from '../helpers/postgres.js'
 
 const LIMITS = { max: 4, perPrincipal: 2, perAddress: 2, reserve: 1 }
@@ -81,10 +81,20 @@ if (pg !== undefined) {
   const postgres = async (t: Test): Promise<Fixture> => {
     const url = await pg.database(t)
     const open: PostgresSessionRecords[] = []
-    t.teardown(() => Promise.all(open.map((s) => s.stop())))
+    const pools: PostgresDb[] = []
+    t.teardown(async () => {
+      await Promise.all(open.map((s) => s.stop()))
+      await Promise.all(pools.map((p) => p.close()))
+    })
+    // each store on a pool of its own, as two nodes would be
+    const db = async (): Promise<PostgresDb> => {
+      const p = await PostgresDb.open({ url, poolSize: 2 })
+      pools.push(p)
+      return p
+    }
     return {
       async open() {
-        const s = new PostgresSessionRecords({ url, poolSize: 2 })
+        const s = new PostgresSessionRecords({ db })
         open.push(s)
         await s.start()
         return s
