@@ -7,7 +7,7 @@ import { StepCapture } from '../../runtime/interactions/capture.js'
 // had a sweep end a run `node lost` while its own node was still writing it.
 function run(id: string, store: boolean): Run {
   const capture = new StepCapture({ maxSteps: 100, coalesceMs: 0, emit: () => {} })
-  return { header: { id, userId: 'u', store }, capture, dropped: false } as unknown as Run
+  return { header: { id, userId: 'u', store }, capture, dropped: false, release: () => {} } as unknown as Run
 }
 
 t.test('a run keeps its lease from start to its last write, and only a stored, live one', async (t) => {
