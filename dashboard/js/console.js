@@ -173,12 +173,20 @@ function show(hash) {
   }
   const want = entry.state?.params === undefined ? `#${current.id}` : `#${current.id}?${query}`
   if (location.hash !== want) history.replaceState(null, '', want)
-  void render(current)
+  return render(current)
 }
 
-window.addEventListener('hashchange', () => show(location.hash.slice(1)))
+window.addEventListener('hashchange', () => void show(location.hash.slice(1)))
 document.addEventListener('console-refresh', () => void render(current))
-show(location.hash.slice(1) || 'overview')
-stream.connect()
+// the stream after the first view is drawn (or 2 s, whichever comes first): its replay of the
+// recent events, handled as they come, competed with putting that view on screen
+let connected = false
+const connect = () => {
+  if (connected) return
+  connected = true
+  stream.connect()
+}
+void show(location.hash.slice(1) || 'overview').finally(connect)
+setTimeout(connect, 2000)
 // for the browser tests and the curious: the stream and the REST helper
 window.platformConsole = { stream, admin }
