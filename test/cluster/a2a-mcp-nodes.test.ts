@@ -35,6 +35,34 @@ const model = redis === undefined ? undefined : await new OpenAiServer().start()
 if (model !== undefined) t.teardown(() => model.close())
 
 /** Turns of `deltas` text deltas, each held before delta `pause` until `release()` (or the test's end). */
+/**
+ * Holds a session's MCP GET stream on `url` and reads it until `found` returns something (the
+ * stream ending first gives `found` the whole text with `ended` set).
+ */
+async function getStream<T>(
+  t: Test,
+  url: string,
+  headers: Record<string, string>,
+  found: (text: string, ended: boolean) => T | undefined
+): Promise<{ read: Promise<T> }> {
+  const ac = new AbortController()
+  t.teardown(() => ac.abort())
+  const get = await fetch(url, { headers: { ...headers, accept: 'text/event-stream' }, signal: ac.signal })
+  t.equal(get.status, 200)
+  const reader = get.body!.getReader()
+  const read = (async () => {
+    let buf = ''
+    for (;;) {
+      const r = await reader.read()
+      if (!r.done) buf += new TextDecoder().decode(r.value)
+      const v = found(buf, r.done)
+      if (v !== undefined) return v
+      if (r.done) throw new Error('the GET stream ended')
+    }
+  })()
+  return { read }
+}
+
 function hold(t: Test, deltas: number, pause: number): { release: () => void } {
   let release!: () => void
   const held = new Promise<void>((resolve) => (release = resolve))
@@ -280,24 +308,10 @@ if (pg !== undefined && redis !== undefined && model !== undefined) {
         'mcp-protocol-version': onA.init.result.protocolVersion
       }
       // the session's GET stream is held by B; the task will run on A
-      const ac = new AbortController()
-      t.teardown(() => ac.abort())
-      const get = await fetch(`${b.url}/platform/mcp`, {
-        headers: { ...headers, accept: 'text/event-stream' },
-        signal: ac.signal
+      const { read: asked } = await getStream(t, `${b.url}/platform/mcp`, headers, (buf) => {
+        const line = buf.split('\n').find((l) => l.startsWith('data: ') && l.includes('elicitation/create'))
+        return line === undefined ? undefined : JSON.parse(line.slice(6))
       })
-      t.equal(get.status, 200)
-      const reader = get.body!.getReader()
-      const asked = (async () => {
-        let buf = ''
-        for (;;) {
-          const r = await reader.read()
-          if (r.done) throw new Error('the GET stream ended')
-          buf += new TextDecoder().decode(r.value)
-          const line = buf.split('\n').find((l) => l.startsWith('data: ') && l.includes('elicitation/create'))
-          if (line !== undefined) return JSON.parse(line.slice(6))
-        }
-      })()
       const handed = await onA.call('tools/call', { name: 'ask_name', arguments: {}, task: { ttl: 60_000 } })
       const taskId = handed.body.result.task.taskId as string
       const request = await within(asked, "A's elicitation on B's GET stream")
@@ -343,23 +357,9 @@ if (pg !== undefined && redis !== undefined && model !== undefined) {
     const text = await call.text()
     t.match(text, /"x\\?":1/, 'and calls the tool in it')
     // B holds the session's GET stream; a tool registered on A only changes A's list
-    const ac = new AbortController()
-    t.teardown(() => ac.abort())
-    const get = await fetch(`${b.url}/platform/mcp`, {
-      headers: { ...headers, accept: 'text/event-stream' },
-      signal: ac.signal
-    })
-    t.equal(get.status, 200)
-    const reader = get.body!.getReader()
-    const heard = (async () => {
-      let buf = ''
-      for (;;) {
-        const r = await reader.read()
-        if (r.done) return buf
-        buf += new TextDecoder().decode(r.value)
-        if (buf.includes('notifications/tools/list_changed')) return buf
-      }
-    })()
+    const { read: heard } = await getStream(t, `${b.url}/platform/mcp`, headers, (buf, ended) =>
+      ended || buf.includes('notifications/tools/list_changed') ? buf : undefined
+    )
     // the stream is open on B before A raises the change: B's node holds the subscription already
     await new Promise((r) => setImmediate(r))
     getMcp(a.platform)!.registerTool({ name: 'only_on_a', description: 'A alone', handler: () => 'a' })
