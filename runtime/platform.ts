@@ -136,6 +136,17 @@ export class Platform {
     this.bus.onError = (err, event) => {
       this.logger.error({ err, event: event.type }, 'event listener failed')
     }
+    // before the store opens: a malformed platform.server.trusted-proxies stops start-up with nothing to close
+    this.http = new HttpServer({
+      logger: this.logger,
+      metrics: this.metrics,
+      bodyLimit: config.get('platform.server.body-limit-bytes'),
+      jsonMaxDepth: config.get('platform.server.json-max-depth'),
+      corsOrigins: config.get('platform.server.cors.origins'),
+      allowedOrigins: config.get('platform.server.allowed-origins'),
+      trustedProxies: config.get('platform.server.trusted-proxies'),
+      heartbeatMs: config.get('platform.transport.heartbeat-seconds') * 1000
+    })
     this.store = new Store(resolve(config.get('platform.data-dir')))
     this.corePool = new CorePostgres(config, (forWhat) => this.postgres(forWhat))
     this.node = nodeIdentity(config.get('platform.cluster.node-id'), this.store.path)
@@ -153,15 +164,6 @@ export class Platform {
       },
       metrics: this.metrics,
       ...opts.pluginHost
-    })
-    this.http = new HttpServer({
-      logger: this.logger,
-      metrics: this.metrics,
-      bodyLimit: config.get('platform.server.body-limit-bytes'),
-      jsonMaxDepth: config.get('platform.server.json-max-depth'),
-      corsOrigins: config.get('platform.server.cors.origins'),
-      allowedOrigins: config.get('platform.server.allowed-origins'),
-      heartbeatMs: config.get('platform.transport.heartbeat-seconds') * 1000
     })
     this.principals = new PrincipalResolver(new TokenResolver(config.get('platform.auth.tokens')), () =>
       this.extensions(PRINCIPAL_SOURCES)

@@ -68,3 +68,39 @@ export function eventJson(event: PlatformEvent, seq: number, node: string): stri
   writeEventJson(out, event, seq, node)
   return out.join('')
 }
+
+/** What one flush sends: the batch's events with each one's node and seq, in stream order. */
+export interface Batch {
+  events: readonly PlatformEvent[]
+  nodes: readonly string[]
+  seqs: readonly number[]
+}
+
+/**
+ * One WebSocket message per event (clients read one event object a message, as in docs/admin.md): the
+ * batch is serialised once into one buffer, and each event's message is a view of it.
+ */
+export function wsFrames(batch: Batch): Buffer[] {
+  const out: string[] = []
+  const ends: number[] = []
+  let length = 0
+  for (let i = 0; i < batch.events.length; i++) {
+    const from = out.length
+    writeEventJson(out, batch.events[i]!, batch.seqs[i]!, batch.nodes[i]!)
+    for (let j = from; j < out.length; j++) length += Buffer.byteLength(out[j]!)
+    ends.push(length)
+  }
+  const all = Buffer.from(out.join(''))
+  return ends.map((end, i) => all.subarray(i === 0 ? 0 : ends[i - 1]!, end))
+}
+
+/** SSE frames of a batch, `id:` each event's (event JSON holds no newline: one `data:` line each). */
+export function sseBatch(batch: Batch, ids: readonly string[]): Buffer {
+  const out: string[] = []
+  for (let i = 0; i < batch.events.length; i++) {
+    out.push('id: ', ids[i]!, '\ndata: ')
+    writeEventJson(out, batch.events[i]!, batch.seqs[i]!, batch.nodes[i]!)
+    out.push('\n\n')
+  }
+  return Buffer.from(out.join(''))
+}

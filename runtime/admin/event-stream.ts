@@ -3,17 +3,19 @@
  * the admin types as `{type, ...fields, timestamp, node, seq}`, of every node of a cluster. Each
  * node numbers its own events as they happen (`seq`); the events of all nodes are kept
  * in a bounded ring for replay, and sent in batches (every `platform.admin.events.batch-ms`, or
- * once per event-loop turn at 0): each event is serialised once, each subscriber gets one frame
- * (WebSocket) or one write (SSE) per batch, so a busy data path costs the stream one send per
- * subscriber per batch, not one per event.
+ * once per event-loop turn at 0): each event is serialised once; WebSocket subscribers get one
+ * message per event through one uWS topic publish (uWS copies it to each of them natively), SSE
+ * subscribers one write per batch, so a busy data path costs the stream one publish per event and
+ * one write per SSE subscriber per batch, not a send per event per subscriber.
  */
+import { randomUUID } from 'node:crypto'
 import type { HttpRequest, HttpResponse, us_socket_context_t, WebSocket } from 'uWebSockets.js'
 import type { Platform } from '../platform.js'
 import type { EventType, PlatformEvent } from '../events/index.js'
 import { SseStream, requestHeaders, statusLine, upgradeWith, type Context } from '../http/index.js'
 import { BACKPLANE, NODE_ID, PlatformError, isWireError, type Backplane } from '../contracts/index.js'
 import { ReadGate, type Principal } from '../auth/index.js'
-import { writeEventJson } from './event-json.js'
+import { sseBatch, wsFrames, type Batch } from './event-json.js'
 import { HTTP_ERRORS } from '../http/index.js'
 import { Ring, formatCursor, parseCursor, type Cursor, type Numbered } from './event-ring.js'
 import { EVENTS_TOPIC, remoteBatchOf, type RemoteBatch } from './remote-events.js'
@@ -50,42 +52,6 @@ interface WsSub {
   sub?: Subscriber
 }
 
-/** What one flush sends: the batch's events with each one's node and seq, in stream order. */
-interface Batch {
-  events: readonly PlatformEvent[]
-  nodes: readonly string[]
-  seqs: readonly number[]
-}
-
-/**
- * One WebSocket message per event (clients read one event object a message, as in docs/admin.md): the
- * batch is serialised once into one buffer, and each event's message is a view of it.
- */
-function wsFrames(batch: Batch): Buffer[] {
-  const out: string[] = []
-  const ends: number[] = []
-  let length = 0
-  for (let i = 0; i < batch.events.length; i++) {
-    const from = out.length
-    writeEventJson(out, batch.events[i]!, batch.seqs[i]!, batch.nodes[i]!)
-    for (let j = from; j < out.length; j++) length += Buffer.byteLength(out[j]!)
-    ends.push(length)
-  }
-  const all = Buffer.from(out.join(''))
-  return ends.map((end, i) => all.subarray(i === 0 ? 0 : ends[i - 1]!, end))
-}
-
-/** SSE frames of a batch, `id:` each event's (event JSON holds no newline: one `data:` line each). */
-function sseBatch(batch: Batch, ids: readonly string[]): Buffer {
-  const out: string[] = []
-  for (let i = 0; i < batch.events.length; i++) {
-    out.push('id: ', ids[i]!, '\ndata: ')
-    writeEventJson(out, batch.events[i]!, batch.seqs[i]!, batch.nodes[i]!)
-    out.push('\n\n')
-  }
-  return Buffer.from(out.join(''))
-}
-
 export interface EventStreamOptions {
   replay: number
   /** Bytes a subscriber may leave unread before it is closed as a slow consumer. */
@@ -118,6 +84,13 @@ export class AdminEventStream {
   private scheduled = false
   private readonly ring: Ring
   private readonly subscribers = new Set<Subscriber>()
+  /** WebSocket subscribers, each subscribed to `topic` once its replay is sent. */
+  private readonly wsSubscribers = new Set<WebSocket<WsSub>>()
+  /**
+   * The uWS topic live events are published on: unguessable, so nothing else publishing on the
+   * server's topics (a plugin's broadcaster names its own) can write into the stream.
+   */
+  private readonly topic = `admin-events:${randomUUID()}`
   private readonly unsubscribe: (() => void)[] = []
   private readonly reads: ReadGate
   private lingering: ReturnType<typeof setTimeout> | undefined
@@ -224,12 +197,15 @@ export class AdminEventStream {
       }
     }
     if (this.subscribers.size === 0) return
-    let ws: Buffer[] | undefined
-    let sse: Buffer | undefined
-    for (const s of this.subscribers) {
-      if ('ws' in s) this.sendWs(s.ws, (ws ??= wsFrames(batch)))
-      else s.sse.sendFrames((sse ??= sseBatch(batch, ids ?? batch.seqs.map(String))))
+    if (this.wsSubscribers.size > 0) {
+      const { app } = this.platform.http
+      for (const f of wsFrames(batch)) app.publish(this.topic, f, false)
+      for (const ws of this.wsSubscribers) this.closeIfBehind(ws, false)
     }
+    if (this.wsSubscribers.size === this.subscribers.size) return
+    let sse: Buffer | undefined
+    for (const s of this.subscribers)
+      if ('sse' in s) s.sse.sendFrames((sse ??= sseBatch(batch, ids ?? batch.seqs.map(String))))
   }
 
   /** This node's events of the batch to the other nodes: not while no stream anywhere is watched. */
@@ -241,23 +217,27 @@ export class AdminEventStream {
     this.opts.backplane.publish(EVENTS_TOPIC, { f: this.ownFirst, e: own } satisfies RemoteBatch)
   }
 
+  /** A replay: one message per event, batched only as one corked write. */
   private sendWs(ws: WebSocket<WsSub>, frames: readonly Buffer[]): void {
-    const d = ws.getUserData()
-    if (d.closed) return
-    // one message per event, batched only as one corked write; a consumer that lets the limit pile
-    // up is behind for good, close it (what stays buffered is at most the limit plus one batch)
     let dropped = false
     ws.cork(() => {
       for (const f of frames) if (ws.send(f, false) === 2) dropped = true
     })
-    if (dropped || ws.getBufferedAmount() > this.opts.maxBackpressureBytes) {
-      d.closed = true
-      this.platform.logger.warn(
-        { bufferedAmount: ws.getBufferedAmount() },
-        'closing slow admin event subscriber (1008)'
-      )
-      ws.end(1008, 'slow consumer')
-    }
+    this.closeIfBehind(ws, dropped)
+  }
+
+  /**
+   * A consumer that lets the limit pile up is behind for good: close it (what stays buffered is at
+   * most the limit plus one batch). Unsubscribed first, so no later publish reaches a closing socket.
+   */
+  private closeIfBehind(ws: WebSocket<WsSub>, dropped: boolean): void {
+    if (!dropped && ws.getBufferedAmount() <= this.opts.maxBackpressureBytes) return
+    const d = ws.getUserData()
+    d.closed = true
+    this.wsSubscribers.delete(ws)
+    ws.unsubscribe(this.topic)
+    this.platform.logger.warn({ bufferedAmount: ws.getBufferedAmount() }, 'closing slow admin event subscriber (1008)')
+    ws.end(1008, 'slow consumer')
   }
 
   /** The caller of a stream request: header credentials or `access_token`, through the content read gate. */
@@ -307,6 +287,8 @@ export class AdminEventStream {
           )
         if (d.closed) return
         d.sub = { ws }
+        ws.subscribe(this.topic)
+        this.wsSubscribers.add(ws)
         this.add(d.sub)
       },
       // the stream is one-way: frames from the client are ignored
@@ -315,6 +297,7 @@ export class AdminEventStream {
         sockets.delete(ws)
         const d = ws.getUserData()
         d.closed = true
+        this.wsSubscribers.delete(ws)
         if (d.sub !== undefined) this.drop(d.sub)
       }
     })

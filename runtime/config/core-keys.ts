@@ -83,6 +83,12 @@ export const CORE_CONFIG_KEYS = {
     description:
       'Browser origins, besides loopback ones and same-origin pages on an IP address, that may open MCP, rooms, agent, AG-UI, A2A and interactions endpoints (`*` for any); others get 403'
   },
+  'platform.server.trusted-proxies': {
+    schema: strList,
+    default: [],
+    description:
+      'Proxies (IP addresses or CIDR blocks, IPv4 or IPv6) whose `X-Forwarded-For` names the client: a request from one counts against per-address caps, and is shown, as the right-most address in that header that is not itself listed. Empty: the peer address, and the header is ignored. Behind nginx on this host: `127.0.0.1/32` and `::1/128`'
+  },
   'platform.server.shutdown-timeout-ms': {
     schema: positiveInt,
     default: 4000,

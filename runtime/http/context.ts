@@ -4,12 +4,15 @@ import { PlatformError } from '../contracts/index.js'
 import { statusLine } from './status.js'
 import type { SseStream, SseOptions } from './sse.js'
 import type { RouteStats } from '../observability/index.js'
+import { peerAddress, type TrustedProxies } from './trusted-proxies.js'
 
 /** What the server needs from a context to finish it (kept narrow so context.ts has no cycle). */
 export interface ContextOwner {
   finished(ctx: Context, status: number): void
   openSse(ctx: Context, opts: SseOptions): SseStream
   corsHeaders(ctx: Context): [string, string][] | undefined
+  /** Whose X-Forwarded-For names the client (platform.server.trusted-proxies). */
+  readonly proxies: TrustedProxies
 }
 
 /**
@@ -24,7 +27,10 @@ let idSeq = 0
 // uWS hands headers over synchronously one by one: copy them with one hoisted function
 let target: Record<string, string> = {}
 function copyHeader(k: string, v: string): void {
-  target[k] = v
+  // a proxy may add its own X-Forwarded-For line below the client's (HAProxy does): keep every
+  // line, in order, or the client's line would hide the one the proxy wrote
+  if (k === 'x-forwarded-for' && target[k] !== undefined) target[k] = `${target[k]}, ${v}`
+  else target[k] = v
 }
 
 /** A request's headers (lowercase names) as a plain object; uWS lets them be read only during its callback. */
@@ -136,9 +142,20 @@ export class Context {
     return this._headers
   }
 
-  /** The client's address as text (empty once the client went away). */
+  /**
+   * The client's address as text (empty once the client went away): the peer's, or behind a
+   * trusted proxy the one its X-Forwarded-For names (see TrustedProxies).
+   */
   address(): string {
-    return this.aborted ? '' : Buffer.from(this.res.getRemoteAddressAsText()).toString()
+    if (this.aborted) return ''
+    const peer = peerAddress(this.res)
+    const proxies = this.owner.proxies
+    return proxies.trusts(peer) ? proxies.clientBehind(peer, this.forwardedFor()) : peer
+  }
+
+  /** Every X-Forwarded-For line, comma-joined (uWS's getHeader gives the first line only). */
+  private forwardedFor(): string | undefined {
+    return this.req === undefined && this._headers === undefined ? undefined : this.headers['x-forwarded-for']
   }
 
   header(name: string): string | undefined {

@@ -18,6 +18,7 @@ import { Cors } from './cors.js'
 import { OriginPolicy } from './origin-policy.js'
 import type { Handler, Method, MethodEntry, RouteEntry, RouteOptions } from './route.js'
 import { HTTP_ERRORS } from './errors.js'
+import { TrustedProxies, peerAddress } from './trusted-proxies.js'
 
 export interface HttpServerOptions {
   logger: Logger
@@ -27,6 +28,8 @@ export interface HttpServerOptions {
   corsOrigins: readonly string[]
   /** platform.server.allowed-origins: who may open the routes registered with `checkOrigin`. */
   allowedOrigins?: readonly string[]
+  /** platform.server.trusted-proxies: peers whose X-Forwarded-For names the client. */
+  trustedProxies?: readonly string[]
   heartbeatMs: number
 }
 
@@ -53,12 +56,20 @@ export class HttpServer implements ContextOwner {
   private readonly cors: Cors
   /** The browser-origin rule every browser-reachable endpoint applies (WebSocket upgrades ask it directly). */
   readonly origins: OriginPolicy
+  /** Whose X-Forwarded-For names the client (platform.server.trusted-proxies). */
+  readonly proxies: TrustedProxies
   private drainWaiters: (() => void)[] = []
   port = 0
 
   constructor(readonly opts: HttpServerOptions) {
     this.cors = new Cors(opts.corsOrigins)
     this.origins = new OriginPolicy(opts.allowedOrigins ?? [])
+    this.proxies = new TrustedProxies(opts.trustedProxies ?? [])
+  }
+
+  /** A WebSocket upgrade's client address (as `Context.address`): in the handler, before `res.upgrade`. */
+  upgradeAddress(res: HttpResponse, headers: Readonly<Record<string, string | undefined>>): string {
+    return this.proxies.client(peerAddress(res), headers['x-forwarded-for'])
   }
 
   /**

@@ -83,6 +83,8 @@ export class WsTransport {
           })
           return
         }
+        // behind a trusted proxy, the client it names: session caps and ownership count by it
+        const address = this.platform.http.upgradeAddress(res, headers)
         let credentials: Record<string, string> | undefined
         for (const k of CREDENTIAL_HEADERS) if (headers[k] !== undefined) (credentials ??= {})[k] = headers[k]
         res.cork(() => {
@@ -92,7 +94,7 @@ export class WsTransport {
             principal: null,
             caller: null,
             principalUntil: 0,
-            address: Buffer.from(res.getRemoteAddressAsText()).toString(),
+            address,
             ac: new AbortController(),
             closed: false
           }

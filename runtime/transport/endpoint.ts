@@ -178,7 +178,7 @@ export class Endpoint {
         id = this.hooks.resolve(er)
         opts = this.hooks.joinOptions?.(er)
         // taken before upgrading, so a refused socket never exists; the resource gives it back
-        slot = this.hooks.addressCap?.take(Buffer.from(res.getRemoteAddressAsText()).toString(), KIND.WEBSOCKET)
+        slot = this.hooks.addressCap?.take(this.o.http.upgradeAddress(res, headers), KIND.WEBSOCKET)
       } catch (e) {
         if (!isWireError(e)) throw e
         err = e

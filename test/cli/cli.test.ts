@@ -93,6 +93,18 @@ t.test('a configuration error stops start-up naming the key', async (t) => {
   const p = await run(['serve', '--port', 'abc'])
   t.equal(p.code, 78)
   t.match(p.stderr, /--port expects an integer/)
+  // a value the schema admits (a list of strings) that is still no address: refused before anything starts
+  const proxies = await run([
+    'serve',
+    ...['--port', '0', '--data', join(dir, 'data'), '--log-level', 'silent'],
+    ...['--set', 'platform.server.trusted-proxies=["127.0.0.1/32","10.0.0.0/33"]']
+  ])
+  t.equal(proxies.code, 78)
+  t.equal(
+    proxies.stderr,
+    `platform: configuration error: config key 'platform.server.trusted-proxies' holds "10.0.0.0/33", which is neither an IP address nor a CIDR block (IPv4 up to /32, IPv6 up to /128)\n`,
+    'one line naming the key and the entry'
+  )
 })
 
 t.test('serve --port 0 prints its URL, serves, and SIGTERM exits 0 quickly', async (t) => {

@@ -1,14 +1,31 @@
 import t from 'tap'
+import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { request } from 'node:http'
 import { connect } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { startTestPlatform } from '../helpers/platform.js'
-import { PlatformError } from '../../runtime/contracts/index.js'
+import { PlatformError, isPlatformError } from '../../runtime/contracts/index.js'
+import { CONFIG_ERRORS } from '../../runtime/config/index.js'
 import { HTTP_ERRORS } from '../../runtime/http/index.js'
+import { TrustedProxies } from '../../runtime/http/trusted-proxies.js'
 
 const tp = await startTestPlatform(
-  { 'platform.server.body-limit-bytes': 1024, 'platform.server.cors.origins': ['http://allowed.example'] },
+  {
+    'platform.server.body-limit-bytes': 1024,
+    'platform.server.cors.origins': ['http://allowed.example'],
+    // this host's loopback plays the proxy; 10.9.0.0/16 a second tier of proxies behind it
+    'platform.server.trusted-proxies': ['127.0.0.1/32', '10.9.0.0/16', '2001:db8:ffff::/48']
+  },
   {
     install: (p) => {
       p.http.post('/echo', (ctx) => ({ got: ctx.body }))
+      p.http.get('/whoami', (ctx) => ({ address: ctx.address() }))
+      // asked after an await: uWS has released the request by then
+      p.http.get('/whoami-later', async (ctx) => {
+        await new Promise((r) => setImmediate(r))
+        return { address: ctx.address() }
+      })
       p.http.get('/items/{id}', (ctx) => ({ id: ctx.params.id, q: ctx.query.get('q') }))
       p.http.route('PUT', '/items/{id}', () => ({ put: true }), { body: 'json' })
       p.http.get('/boom', () => {
@@ -225,3 +242,70 @@ t.test('request metrics are labelled by route pattern, never raw URL', async (t)
   t.match(text, /platform_http_request_duration_seconds_bucket\{le="0.0001",route="\/items\/\{id\}",method="GET"\}/)
   t.match(text, /process_cpu_user_seconds_total/)
 })
+
+/** The client address a request is counted by, sent from `from` with these X-Forwarded-For lines. */
+function whoami(forwardedFor: string | string[] | undefined, from = '127.0.0.1', path = '/whoami'): Promise<string> {
+  return new Promise((resolve, reject) => {
+    // an array goes out as one header line per entry, as a proxy that adds its own line sends it
+    const headers = forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor }
+    const req = request(
+      { host: '127.0.0.1', port: tp.port, path, headers, localAddress: from, agent: false },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (d: string) => (text += d))
+        res.on('end', () => resolve((JSON.parse(text) as { address: string }).address))
+      }
+    )
+    req.on('error', reject)
+    req.end()
+  })
+}
+
+t.test('behind a trusted proxy the client is the right-most X-Forwarded-For entry that is no proxy', async (t) => {
+  t.equal(await whoami(undefined), '127.0.0.1', 'no header: the peer')
+  t.equal(await whoami('203.0.113.7'), '203.0.113.7')
+  t.equal(await whoami('203.0.113.7', '127.0.0.1', '/whoami-later'), '203.0.113.7', 'also after an await')
+  t.equal(await whoami('198.51.100.1, 203.0.113.7'), '203.0.113.7', 'a left-most entry is only a claim')
+  t.equal(await whoami('203.0.113.7, 10.9.4.4'), '203.0.113.7', 'a trusted proxy on the way is passed over')
+  t.equal(await whoami(['198.51.100.1', '203.0.113.7']), '203.0.113.7', 'every header line counts, in order')
+  t.equal(await whoami('2001:db8::5'), '2001:db8::5', 'an IPv6 client')
+  t.equal(await whoami('2001:db8::5, 2001:db8:ffff::1'), '2001:db8::5', 'an IPv6 proxy passed over')
+  t.equal(await whoami('10.9.0.1, 10.9.0.2'), '10.9.0.1', 'only proxies: the farthest')
+  for (const bad of ['nginx', '203.0.113.7, unknown', '203.0.113.7:4711', '', '203.0.113.7,,'])
+    t.equal(await whoami(bad), '127.0.0.1', `unreadable ${JSON.stringify(bad)}: the peer`)
+  t.equal(await whoami('203.0.113.7', '127.0.0.2'), '127.0.0.2', 'from a peer that is no proxy the header is ignored')
+})
+
+t.test('peers as uWS writes them: IPv6 in full, IPv4 mapped on a dual-stack socket', async (t) => {
+  const loopback = new TrustedProxies(['127.0.0.1/32', '::1/128'])
+  t.equal(loopback.client('0000:0000:0000:0000:0000:0000:0000:0001', '203.0.113.7'), '203.0.113.7')
+  t.equal(loopback.client('0000:0000:0000:0000:0000:ffff:7f00:0001', '203.0.113.7'), '203.0.113.7')
+  t.equal(
+    loopback.client('0000:0000:0000:0000:0000:ffff:7f00:0002', '203.0.113.7'),
+    '0000:0000:0000:0000:0000:ffff:7f00:0002'
+  )
+  const none = new TrustedProxies([])
+  t.equal(none.client('127.0.0.1', '203.0.113.7'), '127.0.0.1', 'none configured: the header is never read')
+})
+
+t.test(
+  'a malformed platform.server.trusted-proxies entry stops start-up naming the key, creating nothing',
+  async (t) => {
+    const parent = mkdtempSync(join(tmpdir(), 'platform-proxies-'))
+    t.teardown(() => rmSync(parent, { recursive: true, force: true }))
+    const dataDir = join(parent, 'data')
+    for (const entry of ['10.0.0.0/33', 'nginx', '::1/129', '10.0.0.0/8x', '10.0.0.0/', 'fe80::1%eth0']) {
+      const err = await startTestPlatform({
+        'platform.server.trusted-proxies': ['127.0.0.1', entry],
+        'platform.data-dir': dataDir
+      }).then(
+        (started) => started.close().then(() => undefined),
+        (e: unknown) => e
+      )
+      t.ok(isPlatformError(err, CONFIG_ERRORS.CONFIG_INVALID), `${entry}: a configuration error (the CLI exits 78)`)
+      t.match((err as Error).message, `config key 'platform.server.trusted-proxies' holds ${JSON.stringify(entry)}`)
+    }
+    t.notOk(existsSync(dataDir), 'no data directory was made')
+  }
+)

@@ -1,7 +1,7 @@
 import t from 'tap'
 import { startMcp } from '../mcp/helpers.js'
 import { PRINCIPAL_SOURCES } from '../../runtime/auth/index.js'
-import { call, initialize, onSession, wsFrom, closeWs } from './mcp-clients.js'
+import { INIT, call, initialize, onSession, wsFrom, closeWs } from './mcp-clients.js'
 
 // Hostile-client corpus: an MCP session belongs to the principal that opened it
 // (an anonymous one to its creator's address); anyone else holding its Mcp-Session-Id gets 404.
@@ -36,7 +36,11 @@ t.test("another principal cannot use, stream or delete alice's session", async (
 })
 
 t.test("an anonymous session is bound to its creator's address", async (t) => {
-  const m = await startMcp(TOKENS, { fixtures: false })
+  // 127.0.0.1 is a trusted proxy (nginx on this host): it names its clients; 127.0.0.2 and .3 do not
+  const m = await startMcp(
+    { ...TOKENS, 'platform.server.trusted-proxies': ['127.0.0.1/32'], 'platform.mcp.sessions.max-per-address': 1 },
+    { fixtures: false }
+  )
   t.teardown(m.tp.close)
   const init = await initialize(m.url, { from: '127.0.0.2' })
   t.equal(init.status, 200)
@@ -49,8 +53,34 @@ t.test("an anonymous session is bound to its creator's address", async (t) => {
   )
   t.equal((await call(m.url, { method: 'DELETE', sid, from: '127.0.0.3' })).status, 404)
   t.equal((await onSession(m.url, sid, 'ping', {}, { from: '127.0.0.2' })).status, 200, 'its creator still can')
+  t.equal(
+    (await onSession(m.url, sid, 'tools/list', {}, { from: '127.0.0.3', headers: { 'x-forwarded-for': '127.0.0.2' } }))
+      .status,
+    404,
+    'a client that is not a proxy cannot claim the address'
+  )
   t.equal(m.mcp.core.sessions.size, 1, 'nothing was ended')
   t.equal((await call(m.url, { method: 'DELETE', sid, from: '127.0.0.2' })).status, 204)
+
+  // behind the proxy: each client it names has its own sessions and its own per-address budget
+  const viaProxy = (client: string) => ({ headers: { 'x-forwarded-for': client } })
+  const a = await initialize(m.url, viaProxy('203.0.113.1'))
+  t.equal(a.status, 200)
+  t.equal((await initialize(m.url, viaProxy('203.0.113.1'))).status, 429, 'one session per address')
+  t.equal((await initialize(m.url, viaProxy('203.0.113.2'))).status, 200, "another client's budget is its own")
+  t.equal((await onSession(m.url, a.sid!, 'ping', {}, viaProxy('203.0.113.2'))).status, 404, "not the other's session")
+  t.equal((await onSession(m.url, a.sid!, 'ping', {}, viaProxy('198.51.100.9, 203.0.113.1'))).status, 200, 'its own')
+  // over WebSocket the address is read at the upgrade: a third client's socket opens its own session
+  const c = await wsFrom(m.url, viaProxy('203.0.113.3'))
+  t.teardown(async () => {
+    await closeWs(c.ws)
+  })
+  t.ok((await c.send(JSON.stringify(INIT))).result, 'a session on the socket')
+  const d = await wsFrom(m.url, viaProxy('203.0.113.3'))
+  t.teardown(async () => {
+    await closeWs(d.ws)
+  })
+  t.equal((await d.send(JSON.stringify(INIT))).error?.code, -32000, 'the same client again: over its budget')
 })
 
 t.test('a session opened on a WebSocket answers only to the principal that opened it', async (t) => {

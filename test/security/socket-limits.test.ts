@@ -15,9 +15,9 @@ import { agentSocket, sseAgent } from '../ai/agent-clients.js'
 const CAP = 5
 
 /** A WebSocket from a chosen loopback source address; resolves once it is open. */
-function wsFrom(url: string, localAddress: string): Promise<WebSocket> {
+function wsFrom(url: string, localAddress: string, headers: Record<string, string> = {}): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { localAddress })
+    const ws = new WebSocket(url, { localAddress, headers })
     ws.once('open', () => resolve(ws))
     ws.once('unexpected-response', (_req, res) => reject(new Error('refused ' + String(res.statusCode))))
     ws.once('error', reject)
@@ -49,6 +49,9 @@ t.test('room members per address and transport: 429 beyond the cap, places given
     error: /at most 5 \(platform\.transport\.rooms\.max-members-per-address\)/
   })
   t.equal(tr.findBroadcaster('/platform/rooms/crowd')!.resources.size, CAP, 'no member made for it')
+  // no proxy is trusted: a client cannot step around the cap by naming another address
+  const claimed = await refusedUpgrade(wsUrl(tp.url, '/platform/rooms/crowd'), { 'x-forwarded-for': '203.0.113.9' })
+  t.equal(claimed.status, 429, 'X-Forwarded-For from a client is ignored')
 
   // counted per transport: SSE and long-polling have their own places
   for (let i = 0; i < CAP; i++) {
@@ -113,3 +116,64 @@ t.test('agent connections per address: WebSocket and SSE beyond the cap get 429,
   t.ok(again.session, 'a new SSE member fits once one left')
   for (const m of [...sseMembers.slice(1), again]) await m.stop()
 })
+
+t.test(
+  'behind a trusted proxy each client it forwards has its own places, and no client picks its address',
+  async (t) => {
+    // nginx on this host is 127.0.0.1; 127.0.0.2 plays a client that reaches the node directly
+    const tp = await startTestPlatform(
+      { 'platform.transport.rooms.max-members-per-address': 2, 'platform.server.trusted-proxies': ['127.0.0.1/32'] },
+      { install: (p) => p.use(transportArea) }
+    )
+    t.teardown(tp.close)
+    const held: (() => void)[] = []
+    t.teardown(() => {
+      for (const close of held) close()
+    })
+    const url = wsUrl(tp.url, '/platform/rooms/lobby?presence=false')
+    const viaProxy = (forwardedFor: string) => ({ 'x-forwarded-for': forwardedFor })
+    const hold = async (from: string, headers: Record<string, string>) => {
+      const ws = await wsFrom(url, from, headers)
+      held.push(() => ws.terminate())
+    }
+
+    // the attack: one client behind the proxy takes every place it may hold...
+    await hold('127.0.0.1', viaProxy('203.0.113.1'))
+    await hold('127.0.0.1', viaProxy('203.0.113.1'))
+    t.equal((await refusedUpgrade(url, viaProxy('203.0.113.1'))).status, 429, 'its third member is refused')
+    // ...and no more: every other client of the same proxy still joins, on every transport
+    await hold('127.0.0.1', viaProxy('203.0.113.2'))
+    for (let i = 0; i < 2; i++) {
+      const s = await sseMember(tp.url, 'lobby', '?presence=false', viaProxy('203.0.113.1'))
+      held.push(s.abort)
+    }
+    const sse = await fetch(tp.url + '/platform/rooms/lobby', {
+      headers: { accept: 'text/event-stream', ...viaProxy('203.0.113.1') }
+    })
+    t.equal(sse.status, 429, 'SSE: the full client is refused')
+    await sse.body?.cancel()
+    const other = await sseMember(tp.url, 'lobby', '?presence=false', viaProxy('203.0.113.2'))
+    held.push(other.abort)
+
+    // the proxy appends the address it saw: a left-most entry is the client's claim, not its address
+    const spoofed = await refusedUpgrade(url, viaProxy('198.51.100.7, 203.0.113.1'))
+    t.equal(spoofed.status, 429, 'claiming another address through the proxy changes nothing')
+
+    // a client that is not a trusted proxy is counted by its own address, whatever it claims
+    await hold('127.0.0.2', viaProxy('198.51.100.1'))
+    await hold('127.0.0.2', viaProxy('198.51.100.2'))
+    const direct = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(url, { localAddress: '127.0.0.2', headers: viaProxy('198.51.100.3') })
+      ws.once('unexpected-response', (_req, res) => {
+        resolve(res.statusCode ?? 0)
+        res.resume()
+      })
+      ws.once('open', () => {
+        ws.terminate()
+        resolve(101)
+      })
+      ws.on('error', () => {})
+    })
+    t.equal(direct, 429, 'a direct client naming a third address is still refused')
+  }
+)
