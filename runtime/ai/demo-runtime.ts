@@ -21,8 +21,26 @@ export class DemoRuntime implements AiRuntime {
   readonly capabilities = ['streaming', 'tool-calling', 'cancellation', 'usage', 'system-prompt'] as const
   readonly models = ['demo-1']
 
+  private tick: Promise<void> | undefined
+
   isAvailable(): boolean {
     return true
+  }
+
+  /**
+   * Resolves in the next event-loop turn (its check phase), one promise and one Immediate shared
+   * by every answer in flight: a word per answer per turn as before, without a promise, a closure
+   * and an Immediate per word. An answer that asks again while the shared one settles gets the
+   * next turn's.
+   */
+  private nextTurn(): Promise<void> {
+    this.tick ??= new Promise<void>((resolve) => {
+      setImmediate(() => {
+        this.tick = undefined
+        resolve()
+      })
+    })
+    return this.tick
   }
 
   // returns the generator of its answer rather than delegating to it: a generator in between
@@ -80,7 +98,7 @@ export class DemoRuntime implements AiRuntime {
       const spaced = space.test(text)
       const end = spaced ? space.lastIndex : text.length
       // yield to the event loop between words so a cancellation can land mid-stream
-      await nextTurn()
+      await this.nextTurn()
       if (signal?.aborted === true) {
         yield { type: 'usage', usage: usage(input, countTokens(text.slice(0, at)), model) }
         yield { type: 'done', finishReason: 'cancelled' }
@@ -117,23 +135,6 @@ function persona(request: AiRuntimeRequest): string {
   const role = /\byou are (?:the |an? )?([a-z][a-z -]{0,39}?)[.,;:!]/i.exec(request.systemPrompt)?.[1]?.trim()
   if (role === undefined) return ''
   return ` As the ${role}: a good answer says what it is, how to set it up here, and what can go wrong.`
-}
-
-let tick: Promise<void> | undefined
-
-/**
- * Resolves in the next event-loop turn (its check phase), one promise and one Immediate shared by
- * every answer in flight: a word per answer per turn as before, without a promise, a closure and
- * an Immediate per word. An answer that asks again while the shared one settles gets the next turn's.
- */
-function nextTurn(): Promise<void> {
-  tick ??= new Promise<void>((resolve) => {
-    setImmediate(() => {
-      tick = undefined
-      resolve()
-    })
-  })
-  return tick
 }
 
 /** What `\s` matches (and `trim` removes): the demo's word separators. */
