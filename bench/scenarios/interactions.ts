@@ -80,10 +80,14 @@ const scenario: Scenario = {
       for (const id of ids) await s.save(headerOf(id))
       return { append: (id, seq) => s.appendStep(id, stepOf(seq)), close: () => store.close() }
     })
-    // lmdb-js as the platform's Store opens it, the same database name, key and value
+    // lmdb-js as the platform's Store opens it (structures shared), the same database name, key and value
     const raw = await measureLmdb(opts, 'raw', async (dir) => {
       const root = open({ path: dir, maxDbs: 64, compression: false, noSubdir: false })
-      const db = root.openDB<InteractionStep, [string, number]>({ name: 'interaction-steps', encoding: 'msgpack' })
+      const db = root.openDB<InteractionStep, [string, number]>({
+        name: 'interaction-steps',
+        encoding: 'msgpack',
+        sharedStructuresKey: Symbol.for('structures')
+      })
       return { append: (id, seq) => db.put([id, seq], stepOf(seq)).then(() => undefined), close: () => root.close() }
     })
     const rows: ResultRow[] = [

@@ -1,6 +1,6 @@
 // Connections (broadcasters and resources, with broadcast and disconnect) and the catalogue of
 // agents, coordinators, AI runtimes, the MCP registry and plugins.
-import { el, admin, table, badge, section, errorBox } from './api.js'
+import { el, admin, table, badge, section, errorBox, frameAfterNext } from './api.js'
 
 function confirmThen(question, action, out) {
   return async () => {
@@ -106,34 +106,38 @@ export const agentsTab = {
   // each section is drawn when its own data is in (see drawParts in console.js): with a thousand
   // agents the table comes first, not after the slowest of the five
   render() {
+    const first = section('Agents', async () => {
+      const [agents, history] = await Promise.all([admin('/agents'), admin('/metrics/history')])
+      const stats = history.agents ?? {}
+      return table(
+        [
+          {
+            label: 'Name',
+            value: (a) =>
+              a.coordinator === true
+                ? el('span', { title: `fleet: ${a.fleet.join(', ')}` }, [a.name, ' ', badge('coordinator', 'warn')])
+                : a.name
+          },
+          { label: 'Version', value: (a) => a.version },
+          { label: 'Path', value: (a) => el('code', {}, a.path) },
+          { label: 'Headless', value: (a) => (a.headless ? 'yes' : 'no') },
+          { label: 'Protocols', value: protocols },
+          // since start-up, from the metrics history
+          { label: 'Turns', value: (a) => stats[a.name]?.turns ?? 0 },
+          { label: 'Errors', value: (a) => stats[a.name]?.errors ?? 0 },
+          { label: 'p95', value: (a) => (stats[a.name]?.p95 == null ? '—' : `${stats[a.name].p95} ms`) }
+        ],
+        agents,
+        'No agents registered.',
+        FIRST_ROWS
+      )
+    })
+    // the other sections ask for their data once the agents table is on screen: their seven reads
+    // and tables competed with it for the connections, the server and the page's first frames
+    const later = (title, load) => first.then(frameAfterNext).then(() => section(title, load))
     return [
-      section('Agents', async () => {
-        const [agents, history] = await Promise.all([admin('/agents'), admin('/metrics/history')])
-        const stats = history.agents ?? {}
-        return table(
-          [
-            {
-              label: 'Name',
-              value: (a) =>
-                a.coordinator === true
-                  ? el('span', { title: `fleet: ${a.fleet.join(', ')}` }, [a.name, ' ', badge('coordinator', 'warn')])
-                  : a.name
-            },
-            { label: 'Version', value: (a) => a.version },
-            { label: 'Path', value: (a) => el('code', {}, a.path) },
-            { label: 'Headless', value: (a) => (a.headless ? 'yes' : 'no') },
-            { label: 'Protocols', value: protocols },
-            // since start-up, from the metrics history
-            { label: 'Turns', value: (a) => stats[a.name]?.turns ?? 0 },
-            { label: 'Errors', value: (a) => stats[a.name]?.errors ?? 0 },
-            { label: 'p95', value: (a) => (stats[a.name]?.p95 == null ? '—' : `${stats[a.name].p95} ms`) }
-          ],
-          agents,
-          'No agents registered.',
-          FIRST_ROWS
-        )
-      }),
-      section('Coordinators', async () =>
+      first,
+      later('Coordinators', async () =>
         table(
           [
             { label: 'Name', value: (c) => c.name },
@@ -144,7 +148,7 @@ export const agentsTab = {
           'No coordinators: the fleet is not running on this platform.'
         )
       ),
-      section('AI runtimes', async () =>
+      later('AI runtimes', async () =>
         table(
           [
             { label: 'Name', value: (r) => r.name },
@@ -166,7 +170,7 @@ export const agentsTab = {
           await admin('/runtimes')
         )
       ),
-      section('MCP registry', async () => {
+      later('MCP registry', async () => {
         const [tools, resources, prompts, servers] = await Promise.all([
           admin('/mcp/tools'),
           admin('/mcp/resources'),
@@ -220,7 +224,7 @@ export const agentsTab = {
           )
         )
       }),
-      section('Plugins', async () =>
+      later('Plugins', async () =>
         table(
           [
             { label: 'Name', value: (p) => p.name },

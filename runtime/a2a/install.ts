@@ -38,7 +38,9 @@ export async function installA2a(platform: Platform): Promise<void> {
       reserve: config.get('platform.a2a.tasks.authenticated-reserve') ?? Math.floor(max / 10)
     },
     retentionMs,
-    push: pushLimits
+    push: pushLimits,
+    // the same lease as the interactions' runs: a lost node's tasks end within about 1.5 of it
+    leaseMs: config.get('platform.cluster.lease-ms')
   })
   const push = new PushConfigs(platform.area(WEBHOOKS), pushLimits, records, platform.logger)
   const store = new TaskStore({

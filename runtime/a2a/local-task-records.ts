@@ -37,6 +37,8 @@ const copy = (t: TaskRecord): TaskRecord => structuredClone(t)
 
 export class LocalTaskRecords implements A2aTaskRecords {
   readonly kind: 'memory' | 'lmdb'
+  /** One node's own tasks: no other node ends them, its next start does. */
+  readonly leases = undefined
   private readonly tasks = new Map<string, TaskRecord>()
   private readonly quota: OwnerQuota
   /** Each owner's finished tasks, oldest finished first: what makes room for its next one. */

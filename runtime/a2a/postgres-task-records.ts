@@ -4,7 +4,8 @@
  * `jsonb` of their own, written only by the config methods (the running node's writes never carry
  * them, so a config added on another node is not overwritten). Creates take one transaction-scoped
  * advisory lock, so the bounds hold across nodes; a push config write locks its task's row and
- * its caller's lock.
+ * its caller's lock. A running task is leased to its node (`lease_until`, on the database's clock):
+ * every write of the node extends it, and so does its renewal of all its tasks in one statement.
  */
 import type { PostgresDb, Sql } from '../store/index.js'
 import { PlatformError } from '../contracts/index.js'
@@ -13,6 +14,7 @@ import { A2A_ERRORS } from './errors.js'
 import {
   CANCELABLE,
   INTERRUPTED,
+  NODE_LOST,
   agentMessage,
   callerKey,
   ended,
@@ -28,6 +30,8 @@ import {
   type A2aTaskRecords,
   type Canceled,
   type ListPage,
+  type LostTask,
+  type TaskLeases,
   type ListQuery,
   type NewTask,
   type PushConfig,
@@ -57,8 +61,17 @@ const MIGRATIONS: readonly string[] = [
    CREATE INDEX platform_a2a_tasks_list ON platform_a2a_tasks (agent, updated_at DESC, seq DESC);
    CREATE INDEX platform_a2a_tasks_finished ON platform_a2a_tasks (owner_key, ended_at, seq) WHERE terminal;
    CREATE INDEX platform_a2a_tasks_running ON platform_a2a_tasks (node) WHERE NOT terminal;
-   CREATE INDEX platform_a2a_tasks_push ON platform_a2a_tasks (push_owner) WHERE push <> '[]';`
+   CREATE INDEX platform_a2a_tasks_push ON platform_a2a_tasks (push_owner) WHERE push <> '[]';`,
+  // a task created before leases has none: its own node ends it at its next start, as before
+  `ALTER TABLE platform_a2a_tasks ADD COLUMN lease_until timestamptz;
+   CREATE INDEX platform_a2a_tasks_leases ON platform_a2a_tasks (lease_until) WHERE NOT terminal;`
 ]
+
+/** A lease's new expiry, `$n` milliseconds from now on the database's clock (the nodes' clocks may differ). */
+const lease = (n: number): string => `clock_timestamp() + $${n}::bigint * interval '1 millisecond'`
+
+// the whole sweep when no lease has expired: one query on the partial index of the running tasks' leases
+const ANY_EXPIRED = 'SELECT 1 FROM platform_a2a_tasks WHERE NOT terminal AND lease_until < clock_timestamp() LIMIT 1'
 
 // one lock for every create on the database: the cap and the per-owner bounds are counted under it
 const CREATE_LOCK = 0x6132_6174
@@ -86,12 +99,15 @@ export interface PostgresTaskRecordsOptions extends TaskRecordsOptions {
   db: () => Promise<PostgresDb>
 }
 
-export class PostgresTaskRecords implements A2aTaskRecords {
+export class PostgresTaskRecords implements A2aTaskRecords, TaskLeases {
   readonly kind = 'postgres'
+  readonly leases: TaskLeases = this
+  readonly leaseMs: number
   private readonly pg: PostgresPool
   private count = 0
 
   constructor(private readonly opts: PostgresTaskRecordsOptions) {
+    this.leaseMs = opts.leaseMs ?? 5000
     this.pg = new PostgresPool({
       db: opts.db,
       schema: 'a2a-tasks',
@@ -138,8 +154,8 @@ export class PostgresTaskRecords implements A2aTaskRecords {
       }
       const { rows } = await c.query<{ seq: string }>(
         `INSERT INTO platform_a2a_tasks
-           (id, agent, context_id, principal, owner_key, push_owner, node, state, terminal, created_at, updated_at, task, push)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, false, $9, $9, $10, $11) RETURNING seq`,
+           (id, agent, context_id, principal, owner_key, push_owner, node, state, terminal, created_at, updated_at, task, push, lease_until)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, false, $9, $9, $10, $11, ${lease(12)}) RETURNING seq`,
         [
           n.id,
           n.agent,
@@ -151,7 +167,8 @@ export class PostgresTaskRecords implements A2aTaskRecords {
           n.state,
           n.createdAt,
           bodyOf(n),
-          JSON.stringify(n.push)
+          JSON.stringify(n.push),
+          this.leaseMs
         ]
       )
       this.count++
@@ -196,9 +213,10 @@ export class PostgresTaskRecords implements A2aTaskRecords {
 
   async update(t: TaskRecord): Promise<Written | undefined> {
     const { rows } = await this.pg.query<Row>(
-      `UPDATE platform_a2a_tasks SET state = $2, terminal = $3, updated_at = $4, ended_at = $5, task = $6
+      `UPDATE platform_a2a_tasks SET state = $2, terminal = $3, updated_at = $4, ended_at = $5, task = $6,
+              lease_until = ${lease(7)}
         WHERE id = $1 AND NOT terminal RETURNING ${COLUMNS}`,
-      [t.id, t.state, isTerminal(t), t.updatedAt, t.endedAt ?? null, bodyOf(t)]
+      [t.id, t.state, isTerminal(t), t.updatedAt, t.endedAt ?? null, bodyOf(t), this.leaseMs]
     )
     if (rows[0] !== undefined) return { task: recordOf(rows[0]), written: true }
     const kept = await this.pg.query<Row>(`SELECT ${COLUMNS} FROM platform_a2a_tasks WHERE id = $1`, [t.id])
@@ -309,6 +327,40 @@ export class PostgresTaskRecords implements A2aTaskRecords {
 
   async sweep(now: number): Promise<void> {
     await this.pg.transaction((c) => this.sweepIn(c, now))
+  }
+
+  async renew(ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return []
+    const { rows } = await this.pg.query<{ id: string }>(
+      `UPDATE platform_a2a_tasks SET lease_until = ${lease(3)}
+        WHERE id = ANY($1::text[]) AND node = $2 AND NOT terminal RETURNING id`,
+      [ids, this.opts.node, this.leaseMs]
+    )
+    const kept = new Set(rows.map((r) => r.id))
+    return ids.filter((id) => !kept.has(id))
+  }
+
+  async endLost(now: number): Promise<LostTask[]> {
+    if ((await this.pg.query(ANY_EXPIRED, [])).rows.length === 0) return []
+    return this.pg.transaction(async (c) => {
+      // SKIP LOCKED: two nodes sweeping at once each end other tasks, neither waits for the other
+      const { rows } = await c.query<Row>(
+        `SELECT ${COLUMNS} FROM platform_a2a_tasks WHERE NOT terminal AND lease_until < clock_timestamp()
+          ORDER BY lease_until LIMIT 100 FOR UPDATE SKIP LOCKED`,
+        []
+      )
+      const lost: LostTask[] = []
+      for (const r of rows) {
+        const t = recordOf(r)
+        const next = ended(t, 'TASK_STATE_FAILED', agentMessage(t, NODE_LOST), now)
+        await c.query(
+          `UPDATE platform_a2a_tasks SET state = $2, terminal = true, updated_at = $3, ended_at = $3, task = $4 WHERE id = $1`,
+          [t.id, next.state, now, bodyOf(next)]
+        )
+        lost.push({ task: next, from: t.state })
+      }
+      return lost
+    })
   }
 
   private async sweepIn(c: Sql, now: number): Promise<void> {

@@ -112,6 +112,30 @@ export interface TaskRecordsOptions {
   limits: OwnerLimits
   retentionMs: number
   push: PushLimits
+  /** How long a node owns a running task it stops renewing, for a store several nodes share (default 5000). */
+  leaseMs?: number
+}
+
+/** A task of a lost node, ended by the node that found its lease expired. */
+export interface LostTask {
+  task: TaskRecord
+  /** The state it was in when its node was lost. */
+  from: TaskState
+}
+
+/**
+ * Leases of a store several nodes share: the node running a task owns it until `leaseMs` after its
+ * last renewal or write, on the database's clock. A node that dies (or is cut off) stops renewing,
+ * and another node ends its tasks FAILED `interrupted: node lost`. A lost task is never taken
+ * over, only ended, so the terminal state itself fences the old owner: the store refuses every
+ * write of a task that has ended.
+ */
+export interface TaskLeases {
+  readonly leaseMs: number
+  /** Extends this node's leases of `ids`; answers those it no longer holds (the task ended elsewhere). */
+  renew(ids: readonly string[]): Promise<string[]>
+  /** Ends the running tasks whose lease expired, each once whichever nodes ask at the same time. */
+  endLost(now: number): Promise<LostTask[]>
 }
 
 export interface A2aTaskRecords {
@@ -143,12 +167,17 @@ export interface A2aTaskRecords {
   pushCount(owner: string): Promise<number>
   /** Forgets the terminal tasks past their retention. */
   sweep(now: number): Promise<void>
+  /** A store several nodes share has leases; one node's own store (memory, LMDB) none: its restart ends its tasks. */
+  readonly leases: TaskLeases | undefined
 }
 
 export const CANCELABLE: ReadonlySet<TaskState> = new Set(['TASK_STATE_SUBMITTED', 'TASK_STATE_WORKING'])
 
 /** What a task that was running when its node stopped says. */
 export const INTERRUPTED = 'interrupted: server restarted'
+
+/** What a task says whose node stopped renewing its lease (killed, or cut off from the database). */
+export const NODE_LOST = 'interrupted: node lost'
 
 const KEYS = {
   server: 'platform.a2a.max-tasks',

@@ -8,13 +8,21 @@
  * topic `a2a/cancel/<node>`; a signal lost on the way is found by that node's next write, which the
  * store refuses because the task has ended. Every state change is announced on the bus as
  * TaskStateChanged.
+ *
+ * With a store several nodes share, the running node holds a lease on each of its tasks and renews
+ * them three times per lease; twice per lease every node ends the tasks whose lease expired (their
+ * node was killed or cut off) FAILED `interrupted: node lost`, once, and tells their streams on every
+ * node. A node that was only cut off learns at its next renewal or write that its task ended, and
+ * stops the turn without writing.
  */
 import { randomUUID } from 'node:crypto'
 import type { Logger } from 'pino'
 import type { Backplane } from '../contracts/index.js'
 import type { EventBus } from '../events/index.js'
 import { addressBucket, type QuotaOwner } from '../http/index.js'
-import type { Message, StreamResponse, Task, TaskState } from './a2a-types.js'
+import type { Message, StreamResponse, TaskState } from './a2a-types.js'
+import { statusOf } from './task-json.js'
+import { TaskLeaseKeeper, type TaskLeaseHolder } from './task-lease-keeper.js'
 import {
   CANCELABLE,
   agentMessage,
@@ -25,12 +33,14 @@ import {
   type Canceled,
   type ListPage,
   type ListQuery,
+  type LostTask,
   type PushConfig,
   type TaskRecord,
   type Viewer
 } from './task-records.js'
 
 export { agentMessage, type TaskRecord, type Viewer, type ListQuery, type ListPage } from './task-records.js'
+export { statusOf, taskJson } from './task-json.js'
 
 /** A task this node runs: its record as the run changes it, and what exists only in this process. */
 export interface LiveTask {
@@ -69,6 +79,7 @@ export class TaskStore {
   private readonly now: () => number
   private readonly timers: NodeJS.Timeout[] = []
   private unsubscribeCancel: (() => void) | undefined
+  private keeper: TaskLeaseKeeper | undefined
 
   constructor(private readonly opts: TaskStoreOptions) {
     this.now = opts.now ?? Date.now
@@ -92,6 +103,8 @@ export class TaskStore {
     this.timers.push(setInterval(() => void this.quietly(this.opts.records.sweep(this.now()), 'sweep'), every))
     this.timers.push(setInterval(() => void this.checkFollowed(), FOLLOW_CHECK_MS))
     for (const t of this.timers) t.unref()
+    const leases = this.opts.records.leases
+    if (leases !== undefined) this.keeper = new TaskLeaseKeeper(leases, this.leaseHolder(), this.opts.logger)
     return marked
   }
 
@@ -233,6 +246,35 @@ export class TaskStore {
     if (kept !== undefined && isTerminal(kept)) await this.adopt(l, kept)
   }
 
+  private leaseHolder(): TaskLeaseHolder {
+    return {
+      // a task whose terminal write is in flight is left to that write
+      running: () => [...this.live.values()].filter((l) => !isTerminal(l.rec)).map((l) => l.rec.id),
+      lostHere: async (id) => {
+        const l = this.live.get(id)
+        if (l !== undefined && !isTerminal(l.rec)) await this.endFrom(l)
+      },
+      ended: (lost) => this.lost(lost)
+    }
+  }
+
+  /** A task of a lost node ended by this node: told on the bus, to its streams everywhere, to its push configs. */
+  private async lost({ task: t, from }: LostTask): Promise<void> {
+    this.opts.logger.warn({ taskId: t.id, node: t.node }, 'A2A task of a lost node marked failed')
+    this.opts.bus.emit('TaskStateChanged', { taskId: t.id, oldState: from, newState: t.state, protocol: 'a2a' })
+    const e: StreamResponse = { statusUpdate: { taskId: t.id, contextId: t.contextId, status: statusOf(t) } }
+    this.opts.backplane.publish(taskTopic(t.id), e)
+    // this node's own task, its lease lapsed while it was paused: the run stops with the end written
+    const l = this.live.get(t.id)
+    if (l !== undefined) {
+      await this.adopt(l, t)
+      return
+    }
+    for (const fn of [...(this.followed.get(t.id)?.listeners ?? [])]) fn(e)
+    // the push subscribers hear the end from the node that wrote it: the task's own node cannot
+    this.opts.onEvent?.(t, e)
+  }
+
   private finish(l: LiveTask): void {
     if (this.live.get(l.rec.id) !== l) return
     this.live.delete(l.rec.id)
@@ -335,6 +377,7 @@ export class TaskStore {
   /** Cancels the turns this node still runs (the platform is closing) and stops the timers. */
   async close(): Promise<void> {
     for (const t of this.timers) clearInterval(t)
+    this.keeper?.stop()
     this.unsubscribeCancel?.()
     for (const f of this.followed.values()) f.unsubscribe()
     this.followed.clear()
@@ -349,25 +392,4 @@ export class TaskStore {
       return undefined
     }
   }
-}
-
-export function statusOf(t: TaskRecord): Task['status'] {
-  return {
-    state: t.state,
-    ...(t.statusMessage !== undefined ? { message: t.statusMessage } : {}),
-    timestamp: new Date(t.updatedAt).toISOString()
-  }
-}
-
-/**
- * The task as the wire shows it. `historyLength` 0 leaves the history out, a positive one keeps
- * that many newest messages; artifacts are left out when `includeArtifacts` is false.
- */
-export function taskJson(t: TaskRecord, historyLength?: number, includeArtifacts = true): Task {
-  const out: Task = { id: t.id, contextId: t.contextId, status: statusOf(t) }
-  if (includeArtifacts) out.artifacts = t.artifacts
-  if (historyLength === undefined) out.history = t.history
-  else if (historyLength > 0) out.history = t.history.slice(-historyLength)
-  if (Object.keys(t.metadata).length > 0) out.metadata = t.metadata
-  return out
 }

@@ -62,9 +62,12 @@ export class StepCapture {
     switch (e.type) {
       case 'text':
         if (e.delta === '') return undefined
-        this.pending.push(e.delta)
-        if (this.opts.coalesceMs <= 0) this.flush()
-        else this.timer ??= setTimeout(() => this.flush(), this.opts.coalesceMs)
+        // not coalesced: the delta is the step, without an array to hold and join it
+        if (this.opts.coalesceMs <= 0) this.push('text', e.delta, null, {}, null)
+        else {
+          this.pending.push(e.delta)
+          this.timer ??= setTimeout(() => this.flush(), this.opts.coalesceMs)
+        }
         return undefined
       case 'tool-start':
         this.step('tool-call', null, e.call.name, {

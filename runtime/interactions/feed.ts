@@ -71,9 +71,18 @@ export class StepFeed implements InteractionFeed {
     return [...this.listeners.keys()]
   }
 
+  // once per live step: no copy of the set and no closure per listener (a Set's iteration skips
+  // a listener removed meanwhile, and one added meanwhile drops a seq it has already read)
   private deliverStep(id: string, step: InteractionStep): void {
     const set = this.listeners.get(id)
-    if (set !== undefined) for (const l of [...set]) safely(() => l.onStep(step))
+    if (set === undefined) return
+    for (const l of set) {
+      try {
+        l.onStep(step)
+      } catch {
+        /* the subscriber's own error: its stream closes on its own */
+      }
+    }
   }
 
   private forget(id: string): void {

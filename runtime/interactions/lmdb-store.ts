@@ -94,8 +94,9 @@ export class LmdbInteractionStore implements InteractionStore {
     this.node = opts.node ?? LOCAL_NODE
     this.ends = store.db('interactions-ended')
     this.headers = store.db('interactions')
-    this.stepsDb = store.db('interaction-steps')
-    this.packedDb = store.db('interaction-steps-ended', { compress: true })
+    // steps are many small objects of a few shapes: their key lists are stored once, not per step
+    this.stepsDb = store.db('interaction-steps', { shareStructures: true })
+    this.packedDb = store.db('interaction-steps-ended', { compress: true, shareStructures: true })
     this.byOwner = store.db('interactions-by-owner')
     this.byConversation = store.db('interactions-by-conversation')
     this.live = store.db('interactions-live')

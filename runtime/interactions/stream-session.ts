@@ -156,13 +156,17 @@ export class StreamSession {
       this.pending[0]!.seq === this.last + 1 &&
       this.hasRoom(sink)
     ) {
-      sink.batch(() => {
-        while (this.pending.length > 0 && this.pending[0]!.seq === this.last + 1 && this.burst <= this.limits.highWater)
-          this.emit(sink, this.pending.shift()!)
-      })
+      sink.batch(this.sendNext)
       if (this.pending.length === 0 && this.hasRoom(sink)) return
     }
     this.kick()
+  }
+
+  /** The live steps that continue the last one sent, inside one batch (made once, not per pass). */
+  private readonly sendNext = (): void => {
+    const sink = this.sink!
+    while (this.pending.length > 0 && this.pending[0]!.seq === this.last + 1 && this.burst <= this.limits.highWater)
+      this.emit(sink, this.pending.shift()!)
   }
 
   private kick(): void {

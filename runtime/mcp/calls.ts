@@ -137,6 +137,7 @@ export function invokeContext(
     }
   }
   if (ctx.session !== undefined) ictx.sessionId = ctx.session.id
+  if (typeof token === 'string' || typeof token === 'number') ictx.wantsProgress = true
   if (gathered !== undefined) ictx.inputResponses = gathered
   if (toolState !== undefined) ictx.requestState = toolState
   return ictx

@@ -1,4 +1,5 @@
 import type { Platform } from '../platform.js'
+import type { CancelSignal } from '../plugins/index.js'
 import type { InvocationWrapper } from './calls.js'
 import type { McpRegistry } from './registry.js'
 import type { RequestStateCodec } from './request-state.js'
@@ -32,7 +33,7 @@ export interface CoreState {
   /** The session a session-dialect request names in its Mcp-Session-Id header. */
   sessionFromHeader(ctx: CallContext): Session
   /** Sends a server-to-client request on a session's notification channel and awaits its answer. */
-  requestOverChannel(s: Session, method: string, params: unknown): Promise<unknown>
+  requestOverChannel(s: Session, method: string, params: unknown, signal?: CancelSignal): Promise<unknown>
   /** Cached per endpoint until the registry changes: every stateless result carries it. */
   serverInfo(ctx: CallContext): JsonObject
   /** The tools/list entries of an endpoint for one protocol version, built once per registry change. */

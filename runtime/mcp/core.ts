@@ -1,4 +1,5 @@
 import type { Platform } from '../platform.js'
+import type { CancelSignal } from '../plugins/index.js'
 import type { Context } from '../http/index.js'
 import { PlatformError } from '../contracts/index.js'
 import { HttpStatus, MCP_ERRORS } from './errors.js'
@@ -144,14 +145,8 @@ export class McpCore implements CoreState {
     const s = ctx.session ?? this.sessionFromHeader(ctx)
     if (ctx.transport === 'ws' && !this.sessions.ownedBy(s, callerOf(ctx)))
       throw new PlatformError(MCP_ERRORS.MCP_SESSION_NOT_FOUND)
-    const p = s.pending.get(id)
-    if (p === undefined) return
-    s.pending.delete(id)
-    if (msg.error !== undefined)
-      p.reject(
-        new Error(isObject(msg.error) && typeof msg.error.message === 'string' ? msg.error.message : 'client error')
-      )
-    else p.resolve(msg.result)
+    // a request another node sent (the balancer brought the answer here): on to that node
+    if (!s.answer(id, msg)) this.sessions.forwardAnswer(s, id, msg)
   }
 
   sessionFromHeader(ctx: CallContext): Session {
@@ -172,15 +167,22 @@ export class McpCore implements CoreState {
     return s
   }
 
-  async requestOverChannel(s: Session, method: string, params: unknown): Promise<unknown> {
-    if (s.channel === undefined)
+  async requestOverChannel(s: Session, method: string, params: unknown, signal?: CancelSignal): Promise<unknown> {
+    // with a store several nodes share, the session's stream may be held by another node: relayed there
+    if (s.channel === undefined && s.relay === undefined)
       throw new PlatformError(MCP_ERRORS.MCP_INVALID_REQUEST, {
         detail: 'No open stream to send a request to the client on'
       })
     const id = s.newRequestId()
     return await new Promise((resolve, reject) => {
       s.pending.set(id, { resolve, reject })
-      if (!s.channel!({ jsonrpc: '2.0', id, method, params })) {
+      // a relayed request may find no stream anywhere: the call it belongs to ending drops it
+      signal?.addEventListener('abort', () => {
+        if (s.pending.delete(id)) reject(new Error('the request was cancelled'))
+      })
+      const msg = { jsonrpc: '2.0', id, method, params }
+      if (s.channel === undefined) s.notify(msg)
+      else if (!s.channel(msg)) {
         s.pending.delete(id)
         reject(new Error('client stream closed'))
       }

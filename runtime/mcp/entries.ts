@@ -11,6 +11,8 @@ export interface InvokeContext {
   signal: CancelSignal
   /** A partial result: `{progress,total?,message?}` → progress notification; `{log,data}` → log message. */
   progress: (partial: unknown) => void
+  /** True when the caller gave a progress token: progress partials reach it (else they are dropped). */
+  wantsProgress?: boolean
   /** On an input-required retry: every response gathered so far, and the state the handler returned. */
   inputResponses?: Record<string, unknown>
   requestState?: unknown

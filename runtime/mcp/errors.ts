@@ -143,6 +143,11 @@ export const MCP_ERRORS = defineErrors({
     status: 502,
     message: (p) => `MCP server '${String(p.server)}' refused the call: ${String(p.detail)}`
   },
+  /** Another MCP server answered a tool call with something that is not a tool result: an `isError` result. */
+  MCP_SERVER_INVALID_RESULT: {
+    status: 502,
+    message: (p) => `MCP server '${String(p.server)}' answered with an invalid tool result: ${String(p.detail)}`
+  },
   /** A tool of another MCP server did not answer within its `timeout-ms`. */
   MCP_SERVER_TIMEOUT: {
     status: 504,

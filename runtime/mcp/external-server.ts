@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import {
   ErrorCode as SdkErrorCode,
@@ -19,10 +20,12 @@ import {
   type ResourceTemplate,
   type Tool
 } from '@modelcontextprotocol/sdk/types.js'
-import { PlatformError } from '../contracts/index.js'
+import { PlatformError, isPlatformError } from '../contracts/index.js'
 import type { Logger } from '../observability/index.js'
+import { Cancellation, type CancelSignal } from '../plugins/index.js'
 import { MCP_ERRORS } from './errors.js'
 import type { ExternalServerConfig } from './external-config.js'
+import { forwardedResult } from './forwarded-result.js'
 import { KeepAliveFetch } from './keep-alive-fetch.js'
 
 export type ServerState = 'connecting' | 'connected' | 'down' | 'closed'
@@ -36,7 +39,8 @@ export interface ServerListing {
 }
 
 export interface CallOptions {
-  signal?: AbortSignal
+  signal?: CancelSignal
+  /** Only when the caller can be sent progress: the SDK then adds a progress token to the request. */
   onProgress?: (p: { progress: number; total?: number; message?: string }) => void
 }
 
@@ -45,6 +49,21 @@ const MAX_RETRY_MS = 10_000
 /** The least time a connection (a child's start-up included) and a listing get, whatever the call timeout. */
 const MIN_CONNECT_TIMEOUT_MS = 10_000
 const EMPTY: ServerListing = { tools: [], resources: [], templates: [], prompts: [] }
+
+/**
+ * The signal a request is given. The SDK's Protocol only reads `aborted`, `reason` and
+ * `throwIfAborted()` of it and adds an `abort` listener, which a platform Cancellation offers:
+ * handed over as it is, a forwarded call builds no AbortController (an EventTarget per call).
+ */
+function sdkSignal(s: CancelSignal): AbortSignal {
+  return s instanceof Cancellation ? (s as unknown as AbortSignal) : s
+}
+
+function requestOptions(timeout: number, signal: CancelSignal | undefined): RequestOptions {
+  const o: RequestOptions = { timeout }
+  if (signal !== undefined) o.signal = sdkSignal(signal)
+  return o
+}
 
 export class ExternalServer {
   #client: Client | undefined
@@ -59,13 +78,22 @@ export class ExternalServer {
   #missing = ''
   /** The HTTP connections to the server, kept across reconnections. */
   readonly #http = new KeepAliveFetch()
+  /** The check a tool result gets (see forwarded-result.ts). */
+  readonly #result: ReturnType<typeof forwardedResult>
+  /**
+   * Tools whose calls the SDK client must make itself: one with an output schema (its
+   * structured content is validated) or one that requires task execution (refused).
+   */
+  #sdkChecked = new Set<string>()
 
   constructor(
     readonly config: ExternalServerConfig,
     private readonly logger: Logger,
     /** Called whenever what the server serves changes (connected, refreshed, gone). */
     private readonly onListing: (server: ExternalServer) => void
-  ) {}
+  ) {
+    this.#result = forwardedResult(config.name)
+  }
 
   get name(): string {
     return this.config.name
@@ -98,28 +126,24 @@ export class ExternalServer {
   }
 
   /** Calls one of the server's tools; a server that is down or too slow is a PlatformError naming it. */
-  async callTool(tool: string, args: Record<string, unknown>, opts: CallOptions = {}): Promise<unknown> {
-    return await this.request(tool, (c) =>
-      c.callTool({ name: tool, arguments: args }, undefined, {
-        timeout: this.config.timeoutMs,
-        ...(opts.signal !== undefined ? { signal: opts.signal } : {}),
-        ...(opts.onProgress !== undefined ? { onprogress: opts.onProgress } : {})
-      })
+  callTool(tool: string, args: Record<string, unknown>, opts: CallOptions = {}): Promise<unknown> {
+    const options = requestOptions(this.config.timeoutMs, opts.signal)
+    if (opts.onProgress !== undefined) options.onprogress = opts.onProgress
+    const params = { name: tool, arguments: args }
+    return this.request(tool, (c) =>
+      this.#sdkChecked.has(tool)
+        ? c.callTool(params, undefined, options)
+        : c.request({ method: 'tools/call', params }, this.#result, options)
     )
   }
 
-  async readResource(uri: string, signal?: AbortSignal): Promise<unknown> {
-    return await this.request('', (c) =>
-      c.readResource({ uri }, { timeout: this.config.timeoutMs, ...(signal !== undefined ? { signal } : {}) })
-    )
+  async readResource(uri: string, signal?: CancelSignal): Promise<unknown> {
+    return await this.request('', (c) => c.readResource({ uri }, requestOptions(this.config.timeoutMs, signal)))
   }
 
-  async getPrompt(name: string, args: Record<string, string>, signal?: AbortSignal): Promise<unknown> {
+  async getPrompt(name: string, args: Record<string, string>, signal?: CancelSignal): Promise<unknown> {
     return await this.request('', (c) =>
-      c.getPrompt(
-        { name, arguments: args },
-        { timeout: this.config.timeoutMs, ...(signal !== undefined ? { signal } : {}) }
-      )
+      c.getPrompt({ name, arguments: args }, requestOptions(this.config.timeoutMs, signal))
     )
   }
 
@@ -143,6 +167,8 @@ export class ExternalServer {
    * as protocol errors: every failure becomes a tool error that names the server instead.
    */
   private callFailure(tool: string, err: unknown): PlatformError {
+    // the result check's refusal: the server answered, and the refusal already names it
+    if (isPlatformError(err)) return err
     if (err instanceof McpError && err.code === (SdkErrorCode.RequestTimeout as number))
       return new PlatformError(MCP_ERRORS.MCP_SERVER_TIMEOUT, { server: this.name, tool, ms: this.config.timeoutMs })
     const detail = err instanceof Error ? err.message : String(err)
@@ -278,6 +304,9 @@ export class ExternalServer {
       } while (cursor !== undefined)
     }
     if (this.#client !== client) return
+    this.#sdkChecked = new Set(
+      tools.filter((t) => t.outputSchema !== undefined || t.execution?.taskSupport === 'required').map((t) => t.name)
+    )
     this.#listing = listing
     if (this.#state === 'connected') this.onListing(this)
   }

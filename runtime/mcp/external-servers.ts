@@ -4,11 +4,10 @@
  * on the same path as plugin tools: the tool gate, the decision log, tracing, the turn's audit),
  * and their state for the admin and `/readyz`.
  */
-import { abortSignalOf } from '../plugins/index.js'
 import type { Logger } from '../observability/index.js'
 import type { Prompt, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js'
 import type { ExternalServerConfig } from './external-config.js'
-import type { ExternalServer, ServerState } from './external-server.js'
+import type { CallOptions, ExternalServer, ServerState } from './external-server.js'
 import type { InvokeContext, PromptEntry, ResourceEntry } from './entries.js'
 import type { McpRegistry } from './registry.js'
 import type { JsonObject } from './types.js'
@@ -26,9 +25,14 @@ export interface ExternalServerStatus {
   refused: string[]
 }
 
-function progressOf(ctx: InvokeContext) {
-  return (p: { progress: number; total?: number; message?: string }): void => {
-    ctx.progress(p)
+/** The call's options: its cancellation, and progress only when the caller can be sent it. */
+function callOptions(ctx: InvokeContext): CallOptions {
+  if (ctx.wantsProgress !== true) return { signal: ctx.signal }
+  return {
+    signal: ctx.signal,
+    onProgress: (p) => {
+      ctx.progress(p)
+    }
   }
 }
 
@@ -110,8 +114,7 @@ export class ExternalServers {
         ...(t.title !== undefined ? { title: t.title } : {}),
         description: t.description ?? '',
         inputSchema: t.inputSchema as JsonObject,
-        call: async (args, ctx) =>
-          await s.callTool(t.name, args, { signal: abortSignalOf(ctx.signal), onProgress: progressOf(ctx) })
+        call: (args, ctx) => s.callTool(t.name, args, callOptions(ctx))
       })),
       resources: [...resources, ...templates].map((r) => this.resource(s, r)),
       prompts: prompts.map((p) => this.prompt(s, p))
@@ -131,7 +134,7 @@ export class ExternalServers {
       description: r.description ?? '',
       mimeType: r.mimeType ?? 'text/plain',
       template,
-      read: async (u, ctx) => await s.readResource(u, abortSignalOf(ctx.signal))
+      read: async (u, ctx) => await s.readResource(u, ctx.signal)
     }
     if (template) e.match = templateMatch(uri)
     if (r.title !== undefined) e.title = r.title
@@ -147,7 +150,7 @@ export class ExternalServers {
         ...(a.description !== undefined ? { description: a.description } : {}),
         required: a.required === true
       })),
-      get: async (args, ctx) => await s.getPrompt(p.name, args, abortSignalOf(ctx.signal))
+      get: async (args, ctx) => await s.getPrompt(p.name, args, ctx.signal)
     }
     if (p.title !== undefined) e.title = p.title
     return e

@@ -9,6 +9,7 @@
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { Readable } from 'node:stream'
+import { urlToHttpOptions } from 'node:url'
 
 export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>
 /** What `new Response` takes as a body: named here, as Node's and the DOM's typings spell it differently. */
@@ -82,6 +83,8 @@ export class KeepAliveFetch {
    * listener per signal ends them all (a listener per request would pile up past Node's warning).
    */
   readonly #aborts = new WeakMap<AbortSignal, Set<() => void>>()
+  /** node:http's options of the last URL asked for: the transport asks for the same one every time. */
+  #target: { href: string; options: ReturnType<typeof urlToHttpOptions> } | undefined
 
   readonly fetch: FetchLike = (url, init = {}) => {
     const signal = init.signal ?? undefined
@@ -133,7 +136,9 @@ export class KeepAliveFetch {
   ): Promise<Response> {
     return new Promise<Response>((resolve, reject) => {
       const https = u.protocol === 'https:'
-      const options = { method, headers, agent: https ? this.#https : this.#http }
+      const href = u.href
+      if (this.#target?.href !== href) this.#target = { href, options: urlToHttpOptions(u) }
+      const options = { ...this.#target.options, method, headers, agent: https ? this.#https : this.#http }
       let res: IncomingMessage | undefined
       let settled = false
       const onAbort = (): void => {
@@ -151,7 +156,7 @@ export class KeepAliveFetch {
         settled = true
         reject(err)
       }
-      const req: ClientRequest = (https ? httpsRequest : httpRequest)(u, options, (r) => {
+      const req: ClientRequest = (https ? httpsRequest : httpRequest)(options, (r) => {
         res = r
         const status = r.statusCode ?? 0
         if (status < 200 || status > 599) {

@@ -13,6 +13,11 @@ export class Session {
   /** Sessions kept in a shared store: a notification with no channel here goes to the node holding one. */
   relay: ((msg: JsonObject) => void) | undefined
   readonly pending = new Map<string | number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>()
+  /**
+   * Ends the ids of this node's server requests (`@<node>` with a store several nodes share): an
+   * answer reaching another node names the node waiting for it, and two nodes' ids never meet.
+   */
+  requestSuffix = ''
   /** Requests in flight, by JSON-RPC id, so notifications/cancelled can abort them. */
   readonly inflight = new Map<string | number, () => void>()
   /** Subscribed resource URIs (written one entry each through SessionStore.subscribe). */
@@ -28,7 +33,24 @@ export class Session {
     return this.record.id
   }
   newRequestId(): string {
-    return `s-${this.nextId++}`
+    return `s-${this.nextId++}${this.requestSuffix}`
+  }
+  /** The client's answer to a server request of this node: true when one was waiting for it. */
+  answer(id: string | number, msg: { result?: unknown; error?: unknown }): boolean {
+    const p = this.pending.get(id)
+    if (p === undefined) return false
+    this.pending.delete(id)
+    const e = msg.error
+    if (e !== undefined)
+      p.reject(
+        new Error(
+          typeof e === 'object' && e !== null && typeof (e as { message?: unknown }).message === 'string'
+            ? (e as { message: string }).message
+            : 'client error'
+        )
+      )
+    else p.resolve(msg.result)
+    return true
   }
   /**
    * A notification: on the open channel, or kept for the GET stream's replay while none is open

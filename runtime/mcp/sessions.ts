@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Backplane } from '../contracts/index.js'
+import { forwardAnswer, receiveAnswers } from './server-request-answers.js'
 import { Session, type SessionStorageLimits } from './session.js'
 import type { SessionRecord, SessionRecords } from './session-records.js'
 import { SessionQuota, type SessionLimits, type SessionOwner, type SessionRefusal } from './session-quota.js'
@@ -101,7 +102,8 @@ export class SessionStore {
           // only a node holding the session's channel delivers it, and never sends it on again
           const s = id === undefined ? undefined : this.live.get(id)
           if (s?.channel !== undefined && typeof msg === 'object' && msg !== null) s.channel(msg as JsonObject)
-        })
+        }),
+        receiveAnswers(backplane, (id) => this.live.get(id))
       )
     }
   }
@@ -166,8 +168,16 @@ export class SessionStore {
   private session(rec: SessionRecord, uris: Iterable<string>): Session {
     const s = new Session(rec, uris)
     const backplane = this.backplane
-    if (backplane !== undefined) s.relay = (msg) => backplane.publish(NOTIFY, { id: rec.id, msg })
+    if (backplane !== undefined) {
+      s.relay = (msg) => backplane.publish(NOTIFY, { id: rec.id, msg })
+      s.requestSuffix = `@${backplane.node}`
+    }
     return s
+  }
+
+  /** A client's answer to a server request this node did not send: on to the node waiting for it. */
+  forwardAnswer(s: Session, rid: string | number, msg: { result?: unknown; error?: unknown }): void {
+    if (this.backplane !== undefined) forwardAnswer(this.backplane, s.id, rid, msg)
   }
 
   /** Ends the least recently seen anonymous session with nothing open on it; false when none is found. */

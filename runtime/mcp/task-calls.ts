@@ -93,7 +93,8 @@ export async function legacyTaskCall(
       s?.notify(m)
     }
   }
-  if (s !== undefined) sink.request = async (method, params) => await core.requestOverChannel(s, method, params)
+  if (s !== undefined)
+    sink.request = async (method, params, signal) => await core.requestOverChannel(s, method, params, signal)
   const tctx: CallContext = { ...ctx, sink, signal: t.abort.signal }
   const sessionRunner: Runner = async (g, st, signal) => {
     const out = await runner(g, st, signal)

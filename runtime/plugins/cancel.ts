@@ -43,6 +43,11 @@ export class Cancellation {
     if (i >= 0) this.listeners!.splice(i, 1)
   }
 
+  /** As AbortSignal's: throws the reason once aborted. */
+  throwIfAborted(): void {
+    if (this.aborted) throw this.reason
+  }
+
   /** A real AbortSignal that follows this cancellation, made on first use. */
   get signal(): AbortSignal {
     if (this.controller === undefined) {

@@ -5,10 +5,12 @@ import { Client } from 'pg'
 import { TaskState } from '@a2a-js/sdk'
 import { getMcp } from '../../runtime/mcp/index.js'
 import { AI } from '../../runtime/ai/index.js'
+import { PostgresTaskRecords } from '../../runtime/a2a/postgres-task-records.js'
+import { PostgresDb } from '../../runtime/store/index.js'
 import { OpenAiServer, deltaChunk, sseEvents } from '../helpers/openai-server.js'
 import { testPostgres } from '../helpers/postgres.js'
 import { testRedis } from '../helpers/redis.js'
-import { clientFor, rpc, start, until } from '../a2a/a2a-helpers.js'
+import { clientFor, rpc, start, textOf, until } from '../a2a/a2a-helpers.js'
 import { ACCEPT_BOTH, modern, openSession } from '../mcp/helpers.js'
 
 const ALICE = 'alice-token-0123456789'
@@ -122,6 +124,80 @@ if (pg !== undefined && redis !== undefined && model !== undefined) {
     t.same(row.rows, [{ state: 'TASK_STATE_CANCELED', node: a.platform.node.id }], 'kept in Postgres, run by A')
   })
 
+  t.test('an A2A task of a lost node ends FAILED once, and its streams on the other nodes end', async (t) => {
+    // the lost node: a task store of its own on the database that never renews its lease, as a node
+    // killed with kill -9 mid-task leaves it (no shutdown, no new process needed)
+    const pool = await PostgresDb.open({ url, poolSize: 1 })
+    t.teardown(() => pool.close())
+    const gone = new PostgresTaskRecords({
+      node: 'node-gone',
+      // long enough for both streams to open before it lapses (a stream of an ended task is refused)
+      leaseMs: 2000,
+      limits: { max: 100, perPrincipal: 100, perAddress: 100, reserve: 0 },
+      retentionMs: 300_000,
+      push: { perTask: 1, perCaller: 1 },
+      db: async () => pool
+    })
+    await gone.start()
+    const now = Date.now()
+    const [id, contextId] = [`task-lost-${now}`, `ctx-lost-${now}`]
+    const rec = await gone.create(
+      {
+        id,
+        contextId,
+        agent: 'demo',
+        owner: 'alice',
+        caller: { principal: 'alice' },
+        node: 'node-gone',
+        createdAt: now,
+        state: 'TASK_STATE_SUBMITTED',
+        updatedAt: now,
+        history: [{ messageId: `m-${id}`, role: 'ROLE_USER', parts: [{ text: 'doomed' }], taskId: id, contextId }],
+        artifacts: [],
+        metadata: {},
+        push: []
+      },
+      now
+    )
+    await gone.update({ ...rec, state: 'TASK_STATE_WORKING', updatedAt: now })
+    const changes: unknown[] = []
+    for (const node of [a, b]) {
+      const off = node.platform.bus.on('TaskStateChanged', (e) => {
+        if (e.taskId === id) changes.push({ oldState: e.oldState, newState: e.newState })
+      })
+      t.teardown(off)
+    }
+    // a stream on each node: whichever node ends the task, both hear it and end
+    const streams = await Promise.all(
+      [a, b].map(async (n) => (await clientFor(n.url, 'demo', ALICE)).resubscribeTask({ id, tenant: '' }))
+    )
+    const lasts = await within(
+      Promise.all(
+        streams.map(async (stream) => {
+          let last: any
+          for await (const e of stream) last = e
+          return last
+        })
+      ),
+      "both streams end with the task's end"
+    )
+    for (const last of lasts) {
+      t.equal(last.payload.value.status.state, TaskState.TASK_STATE_FAILED, 'the last event: FAILED')
+      t.equal(textOf(last.payload.value.status.message), 'interrupted: node lost')
+    }
+    const got = (await rpc(a2a(b.url), byId('GetTask', id), as(ALICE))).body.result
+    t.equal(got.status.state, 'TASK_STATE_FAILED')
+    t.equal(got.status.message.parts[0].text, 'interrupted: node lost', 'the status says the node was lost')
+    t.same(
+      changes,
+      [{ oldState: 'TASK_STATE_WORKING', newState: 'TASK_STATE_FAILED' }],
+      'ended once, by one of the nodes'
+    )
+    const late = await gone.update({ ...rec, state: 'TASK_STATE_COMPLETED', updatedAt: Date.now() })
+    t.equal(late?.written, false, "the lost node's late write is refused")
+    await gone.stop()
+  })
+
   t.test('a task finished on node A is read on node B with its answer', async (t) => {
     hold(t, 3, 99).release()
     const sent = await rpc(
@@ -175,6 +251,69 @@ if (pg !== undefined && redis !== undefined && model !== undefined) {
     t.equal(onA.status, 'cancelled')
     release()
   })
+
+  t.test(
+    "a 2025-11-25 task's elicitation goes out on another node's GET stream, its answer back to the task's node",
+    async (t) => {
+      for (const node of [a, b])
+        getMcp(node.platform)!.registerTool({
+          name: 'ask_name',
+          description: 'Asks the user for a name',
+          longRunning: true,
+          taskSupport: 'optional',
+          handler: (_args, ctx) => {
+            const name: any = ctx.inputResponses?.name
+            if (name !== undefined) return `hello ${String(name.content?.name)}`
+            const params = {
+              mode: 'form',
+              message: 'Your name?',
+              requestedSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] }
+            }
+            return { resultType: 'input_required', inputRequests: { name: { method: 'elicitation/create', params } } }
+          }
+        })
+      const onA = await openSession(`${a.url}/platform/mcp`, '2025-11-25', { elicitation: {} })
+      const headers = {
+        'content-type': 'application/json',
+        accept: ACCEPT_BOTH,
+        'mcp-session-id': onA.sid,
+        'mcp-protocol-version': onA.init.result.protocolVersion
+      }
+      // the session's GET stream is held by B; the task will run on A
+      const ac = new AbortController()
+      t.teardown(() => ac.abort())
+      const get = await fetch(`${b.url}/platform/mcp`, {
+        headers: { ...headers, accept: 'text/event-stream' },
+        signal: ac.signal
+      })
+      t.equal(get.status, 200)
+      const reader = get.body!.getReader()
+      const asked = (async () => {
+        let buf = ''
+        for (;;) {
+          const r = await reader.read()
+          if (r.done) throw new Error('the GET stream ended')
+          buf += new TextDecoder().decode(r.value)
+          const line = buf.split('\n').find((l) => l.startsWith('data: ') && l.includes('elicitation/create'))
+          if (line !== undefined) return JSON.parse(line.slice(6))
+        }
+      })()
+      const handed = await onA.call('tools/call', { name: 'ask_name', arguments: {}, task: { ttl: 60_000 } })
+      const taskId = handed.body.result.task.taskId as string
+      const request = await within(asked, "A's elicitation on B's GET stream")
+      t.equal(request.method, 'elicitation/create')
+      t.match(request.id, new RegExp(`@${a.platform.node.id}$`), "the request's id names the node waiting for it")
+      // the answer reaches B (a balancer without affinity): B sends it on to A
+      const answered = await fetch(`${b.url}/platform/mcp`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id: request.id, result: { action: 'accept', content: { name: 'Ada' } } })
+      })
+      t.equal(answered.status, 202)
+      const result = await within(onA.call('tasks/result', { taskId }), "the task's result on A")
+      t.match(result.body.result.content[0].text, 'hello Ada', 'the task on A went on with the answer given to B')
+    }
+  )
 
   t.test('an MCP session opened on node A continues on node B, and hears A', async (t) => {
     for (const node of [a, b])

@@ -382,12 +382,12 @@ if (pg !== undefined && redis !== undefined && nginx !== undefined) {
     const id = created.body.id as string
     const ownerId = await ownerOf(id)
     const doomed = nodes.find((n) => n.id === ownerId)!
-    const viewers = nodes.filter((n) => n !== doomed).map((n) => ({ node: n.id, ...watch(n.url, id) }))
+    // the stream object itself, not a copy: `done` is set on it when the socket closes
+    const viewers = nodes.filter((n) => n !== doomed).map((n) => Object.assign(watch(n.url, id), { node: n.id }))
     await until(() => viewers.every((v) => stepsOf(v.frames).length >= 4), 'both viewers see live steps')
     await stop(doomed, 'SIGKILL')
-    const ended = (v: { frames: any[]; done: boolean }) =>
-      v.done || v.frames.some((f) => f.type === 'interaction-terminal')
-    for (const v of viewers) await until(() => ended(v), `${v.node} ends its viewer's stream`)
+    // as on one node: the terminal frame, then the server closes the socket
+    for (const v of viewers) await until(() => v.done, `${v.node} closes its viewer's socket`)
     const stored = (await api('GET', `/api/interactions/${id}`)).body
     t.match(stored, { status: 'FAILED', errorMessage: 'interrupted: node lost' })
     t.same(
@@ -401,6 +401,7 @@ if (pg !== undefined && redis !== undefined && nginx !== undefined) {
         [['FAILED', 'interrupted: node lost']],
         `the viewer on ${v.node} got exactly one terminal frame`
       )
+      t.equal(v.code, 1000, `then ${v.node} closed its socket as a finished stream`)
       t.same(
         stepsOf(v.frames),
         stored.steps.map((s: { seq: number }) => s.seq),
@@ -427,14 +428,17 @@ async function linked(from: WsMember, to: WsMember): Promise<void> {
 const stepsOf = (frames: any[]): number[] =>
   frames.filter((f) => f.type === 'interaction-step').map((f) => f.step.seq as number)
 
-/** A live stream over WebSocket: its frames as they come, and whether the server closed it. */
-function watch(base: string, id: string): { frames: any[]; done: boolean } {
-  const out = { frames: [] as any[], done: false }
+/** A live stream over WebSocket: its frames as they come, and whether (with which code) the server closed it. */
+function watch(base: string, id: string): { frames: any[]; done: boolean; code: number | undefined } {
+  const out = { frames: [] as any[], done: false, code: undefined as number | undefined }
   const ws = new WebSocket(`${base.replace(/^http/, 'ws')}/platform/interactions-stream?id=${id}`, {
     headers: { authorization: `Bearer ${TOKEN}` }
   })
   ws.on('message', (d) => out.frames.push(JSON.parse(String(d))))
-  ws.on('close', () => (out.done = true))
+  ws.on('close', (code) => {
+    out.code = code
+    out.done = true
+  })
   ws.on('error', () => (out.done = true))
   return out
 }

@@ -236,3 +236,26 @@ t.test('StepCapture: one terminal step whoever ends first; the step cap; the coa
   await wait(50)
   t.equal(timed.length, 3, 'no timer fires after the end')
 })
+
+// With coalescing off, a delta becomes its step at once (no array held and joined per delta): the
+// steps keep the deltas' order and text, the cap and the drop count still apply, the empty delta
+// makes no step, and the terminal step comes after the last delta.
+t.test('StepCapture without coalescing: one step per delta, in order, capped, then one terminal step', async (t) => {
+  const steps: InteractionStep[] = []
+  const c = new StepCapture({ maxSteps: 4, coalesceMs: 0, emit: (s) => steps.push(s) })
+  for (const d of ['a ', '', 'b ', 'c ', 'd ', 'e ']) c.event({ type: 'text', delta: d })
+  c.event({ type: 'complete', text: 'a b c d e', preferences: [], userMessage: 'hi' })
+  c.event({ type: 'text', delta: 'late' })
+  t.same(
+    steps.map((s) => [s.seq, s.type, s.text]),
+    [
+      [0, 'text', 'a '],
+      [1, 'text', 'b '],
+      [2, 'text', 'c '],
+      [3, 'text', 'd '],
+      [4, 'completion', 'a b c d e']
+    ]
+  )
+  t.same(steps[4]!.data, { droppedSteps: 1 }, 'the delta beyond the cap is counted, not kept')
+  t.same(steps[0]!.data, {})
+})

@@ -105,3 +105,28 @@ t.test('a live stream: steps published together go in one batch; a gap is read f
   t.equal(frames.at(-1), 'interaction-terminal', 'the terminal frame is the last')
   t.ok(sink.closed)
 })
+
+// The feed hands a step to each subscriber without copying its set: one that throws or leaves
+// during the delivery costs the others nothing, and one that joins during it gets what follows.
+t.test('the feed: every subscriber gets each step once, in order, whatever the others do', async (t) => {
+  const feed = new StepFeed()
+  const got: Record<string, number[]> = { a: [], b: [], c: [], late: [] }
+  const noEnd = { onTerminal: () => {} }
+  let offB: () => void = () => {}
+  feed.subscribe('int-f', {
+    ...noEnd,
+    onStep: (s) => {
+      got.a!.push(s.seq)
+      if (s.seq === 1) offB()
+      if (s.seq === 1) feed.subscribe('int-f', { ...noEnd, onStep: (x) => void got.late!.push(x.seq) })
+      throw new Error('a broken subscriber')
+    }
+  })
+  offB = feed.subscribe('int-f', { ...noEnd, onStep: (s) => void got.b!.push(s.seq) })
+  feed.subscribe('int-f', { ...noEnd, onStep: (s) => void got.c!.push(s.seq) })
+  for (let i = 0; i < 4; i++) feed.publishStep('int-f', step(i, `s${i}`))
+  t.same(got.a, [0, 1, 2, 3], 'a subscriber that throws keeps getting steps')
+  t.same(got.b, [0], 'one that left gets nothing more')
+  t.same(got.c, [0, 1, 2, 3], 'the others are not cut short')
+  t.same(got.late, [1, 2, 3], 'one that joined mid-delivery gets that step and the rest, once each')
+})

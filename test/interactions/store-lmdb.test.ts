@@ -9,6 +9,9 @@ import { INTERACTION_ERRORS } from '../../runtime/interactions/errors.js'
 import { FIXTURE_NODE, header, runStoreContract, step } from './store-contract.js'
 
 const ENDED = { code: INTERACTION_ERRORS.INTERACTION_ENDED.code }
+// how the store opens its step databases
+const SHARED = { shareStructures: true }
+const PACKED = { compress: true, shareStructures: true }
 
 function tempDir(t: Test, name: string): string {
   const dir = mkdtempSync(join(tmpdir(), `platform-${name}-`))
@@ -126,8 +129,8 @@ t.test('lmdb: an ended run is one record, read and refused as before, and surviv
   await Promise.all(pending)
   await terminal
   await late
-  const steps = env.db('interaction-steps')
-  const packed = env.db('interaction-steps-ended', { compress: true })
+  const steps = env.db('interaction-steps', SHARED)
+  const packed = env.db('interaction-steps-ended', PACKED)
   t.same([...steps.getKeys({ start: ['int-done', -1], end: ['int-done', Number.MAX_SAFE_INTEGER] })], [])
   t.equal((packed.get('int-done') as unknown[]).length, 51, 'one record holds the 51 steps')
   const seqs = (await s.load('int-done'))!.steps.map((x) => x.seq)
@@ -150,6 +153,7 @@ t.test('lmdb: an ended run is one record, read and refused as before, and surviv
   await t.rejects(s.appendStep('int-done', step(52)), ENDED)
   await t.rejects(s.appendStep('int-done', step(52, 'error', 'x')), ENDED, 'one terminal step')
   t.throws(() => env.db('interaction-steps-ended'), /compression/, 'opened the other way it would not read back')
+  t.throws(() => env.db('interaction-steps'), /shared structures/, 'nor without its shared structures')
 
   // a restart packs the run it marks as interrupted, and reads the packed one back
   await env.close()
@@ -166,10 +170,39 @@ t.test('lmdb: an ended run is one record, read and refused as before, and surviv
     left.steps.map((x) => `${x.seq}:${x.type}`),
     ['0:text', '1:text', '2:text', '3:text', '4:text', '5:error']
   )
-  t.equal((env.db('interaction-steps-ended', { compress: true }).get('int-left') as unknown[]).length, 6)
+  t.equal((env.db('interaction-steps-ended', PACKED).get('int-left') as unknown[]).length, 6)
   t.equal(await s.delete('int-done'), true)
-  t.equal(env.db('interaction-steps-ended', { compress: true }).get('int-done'), undefined, 'deleted with its run')
+  t.equal(env.db('interaction-steps-ended', PACKED).get('int-done'), undefined, 'deleted with its run')
   t.equal(await s.load('int-done'), undefined)
+})
+
+// Steps are stored with their key lists shared in the database (each value is its fields only).
+// A data directory written before that holds values that carry their own key lists: they must
+// read back, in seq order beside the new ones, and pack into the ended record unchanged.
+t.test('lmdb: steps written before structures were shared read back beside new ones, and pack', async (t) => {
+  const dir = tempDir(t, 'istore-structures')
+  const before = [step(0), { ...step(1, 'tool-call', null), toolName: 'f', data: { id: 'c1', arguments: { q: 'x' } } }]
+  let env = new Store(dir)
+  t.teardown(() => env.close())
+  // the database as it was opened before: no shared structures
+  const old = env.db<unknown, [string, number]>('interaction-steps')
+  for (const x of before) await old.put(['int-old', x.seq], x)
+  await env.close()
+  env = new Store(dir)
+  const s = new LmdbInteractionStore(env)
+  await s.start()
+  await s.save(header('int-old'))
+  const after = [step(2), { ...step(3, 'tool-result', null), toolName: 'f', data: { id: 'c1', result: 'y' } }, step(4)]
+  for (const x of after) await s.appendStep('int-old', x)
+  t.same(await s.steps('int-old', -1), [...before, ...after], 'old and new values, in seq order')
+  t.same(await s.steps('int-old', 0, 2), [before[1], after[0]], 'replay after a seq crosses the two')
+  await s.appendStep('int-old', step(5, 'completion', 'done'))
+  t.same(
+    (await s.load('int-old'))!.steps,
+    [...before, ...after, step(5, 'completion', 'done')],
+    'the ended record holds every step as written'
+  )
+  t.same([...env.db('interaction-steps', SHARED).getKeys({ start: ['int-old', -1], end: ['int-old', 99] })], [])
 })
 
 t.test('lmdb: ended runs keep at most 2x their steps’ JSON bytes', async (t) => {

@@ -38,14 +38,19 @@ export async function untilServer(
  * An MCP server written with the official SDK, served over Streamable HTTP on 127.0.0.1 (stateless:
  * one SDK server per request). `hang` never answers and resolves `entered` when a call reaches it,
  * so a test can kill the server mid-call; `stop` and `restart` (same port) simulate an outage.
+ * `count` sends two progress notifications (its answer is an SSE stream) when the call carries a
+ * progress token.
  */
 export class NotesServer {
   port = 0
   /** The Authorization header of each request. */
   readonly auth: (string | undefined)[] = []
+  /** The `_meta` of each tools/call, in order (undefined when the call had none). */
+  readonly metas: unknown[] = []
   calls = 0
   private server: Server | undefined
   private entered: (() => void) | undefined
+  private cancelled: ((requestId: unknown) => void) | undefined
 
   get url(): string {
     return `http://127.0.0.1:${this.port}/mcp`
@@ -55,6 +60,13 @@ export class NotesServer {
   hangEntered(): Promise<void> {
     return new Promise((resolve) => {
       this.entered = resolve
+    })
+  }
+
+  /** Resolves with the request id of the next notifications/cancelled that arrives. */
+  cancelArrived(): Promise<unknown> {
+    return new Promise((resolve) => {
+      this.cancelled = resolve
     })
   }
 
@@ -71,6 +83,16 @@ export class NotesServer {
       this.entered?.()
       return new Promise(() => {})
     })
+    s.registerTool('count', { description: 'Counts to two, reporting progress' }, async (extra) => {
+      const progressToken = extra._meta?.progressToken
+      if (progressToken !== undefined)
+        for (const progress of [1, 2])
+          await extra.sendNotification({
+            method: 'notifications/progress',
+            params: { progressToken, progress, total: 2 }
+          })
+      return { content: [{ type: 'text', text: 'counted' }] }
+    })
     s.registerResource('readme', 'notes://readme', { mimeType: 'text/plain' }, async (uri) => ({
       contents: [{ uri: uri.href, text: 'the notes server' }]
     }))
@@ -85,14 +107,19 @@ export class NotesServer {
     const chunks: Buffer[] = []
     for await (const c of req) chunks.push(c as Buffer)
     const text = Buffer.concat(chunks).toString('utf8')
+    const body = text === '' ? undefined : (JSON.parse(text) as { method?: string; params?: Record<string, any> })
+    if (body?.method === 'tools/call') this.metas.push(body.params?._meta)
+    if (body?.method === 'notifications/cancelled') this.cancelled?.(body.params?.requestId)
     const mcp = this.build()
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true })
+    // progress travels only on an SSE answer: `count` gets one
+    const sse = body?.method === 'tools/call' && body.params?.name === 'count'
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: !sse })
     res.on('close', () => {
       void transport.close()
       void mcp.close()
     })
     await mcp.connect(transport)
-    await transport.handleRequest(req, res, text === '' ? undefined : JSON.parse(text))
+    await transport.handleRequest(req, res, body)
   }
 
   async start(port = 0): Promise<this> {
@@ -149,6 +176,85 @@ export async function startSseOnlyServer(): Promise<{ url: string; close: () => 
   const port = (server.address() as AddressInfo).port
   return {
     url: `http://127.0.0.1:${port}/sse`,
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    }
+  }
+}
+
+/**
+ * A hand-written MCP server (JSON answers, no SDK: an SDK server checks its own results) whose tools
+ * answer what an SDK server never would: `broken` a text block without text, `typed` structured
+ * content that does not match its output schema, `refuse` a JSON-RPC error; `plain` a good result.
+ */
+export async function startRawServer(): Promise<{
+  url: string
+  initializes: () => number
+  close: () => Promise<void>
+}> {
+  let initializes = 0
+  const tools = [
+    { name: 'broken', inputSchema: { type: 'object' } },
+    {
+      name: 'typed',
+      inputSchema: { type: 'object' },
+      outputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] }
+    },
+    { name: 'refuse', inputSchema: { type: 'object' } },
+    { name: 'plain', inputSchema: { type: 'object' } }
+  ]
+  const answer = (method: string, params: Record<string, any> | undefined): Record<string, unknown> => {
+    if (method === 'initialize') {
+      initializes++
+      return {
+        result: {
+          protocolVersion: params?.protocolVersion,
+          capabilities: { tools: {} },
+          serverInfo: { name: 'raw', version: '1' }
+        }
+      }
+    }
+    if (method === 'tools/list') return { result: { tools } }
+    if (method !== 'tools/call') return { result: {} }
+    switch (params?.name) {
+      case 'broken':
+        return { result: { content: [{ type: 'text' }] } }
+      case 'typed':
+        return { result: { content: [{ type: 'text', text: 'n' }], structuredContent: { n: 'not a number' } } }
+      case 'refuse':
+        return { error: { code: -32602, message: 'no such thing here' } }
+      default:
+        return { result: { content: [{ type: 'text', text: 'plain answer' }] } }
+    }
+  }
+  const server = createServer((req, res) => {
+    if (req.method !== 'POST') {
+      res.writeHead(405).end()
+      return
+    }
+    const chunks: Buffer[] = []
+    req.on('data', (c: Buffer) => chunks.push(c))
+    req.on('end', () => {
+      const msg = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        id?: number
+        method: string
+        params?: Record<string, any>
+      }
+      if (msg.id === undefined) {
+        res.writeHead(202).end()
+        return
+      }
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, ...answer(msg.method, msg.params) }))
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const port = (server.address() as AddressInfo).port
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    initializes: () => initializes,
     close: async () => {
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))

@@ -7,7 +7,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { installAreas } from '../../runtime/areas.js'
 import { governanceOf } from '../../runtime/governance/key.js'
 import { startTestPlatform } from '../helpers/platform.js'
-import { NotesServer, serverStatus, startSseOnlyServer, untilServer } from './external-helpers.js'
+import { resultProblem } from '../../runtime/mcp/forwarded-result.js'
+import { NotesServer, serverStatus, startRawServer, startSseOnlyServer, untilServer } from './external-helpers.js'
 
 // The gateway: a Streamable HTTP MCP server (the official SDK, on loopback) configured with
 // `expose: true` is served on /platform/mcp under the platform's policies and decision log.
@@ -31,6 +32,8 @@ defaults:
 
 const notes = await new NotesServer().start()
 t.teardown(() => notes.stop())
+const raw = await startRawServer()
+t.teardown(raw.close)
 process.env.MCP_SERVER_NOTES_TOKEN = 'notes-secret'
 t.teardown(() => {
   delete process.env.MCP_SERVER_NOTES_TOKEN
@@ -38,7 +41,10 @@ t.teardown(() => {
 const tp = await startTestPlatform(
   {
     'platform.ai.governance.policy-files': [rules],
-    'platform.mcp.servers': { notes: { url: notes.url, expose: true, tools: ['read', 'delete', 'hang'] } }
+    'platform.mcp.servers': {
+      notes: { url: notes.url, expose: true, tools: ['read', 'delete', 'hang', 'count'] },
+      raw: { url: raw.url, expose: true }
+    }
   },
   { install: installAreas }
 )
@@ -99,7 +105,7 @@ t.test('the admin lists the server with its tools, the MCP tools with their serv
   t.match(s, { name: 'notes', state: 'connected', expose: true, error: null, refused: [] })
   t.same(
     s!.tools.map((x) => x.name),
-    ['notes.read', 'notes.delete', 'notes.hang']
+    ['notes.read', 'notes.delete', 'notes.hang', 'notes.count']
   )
   const tools = (await (await fetch(tp.url + '/api/admin/mcp/tools')).json()) as { name: string; server?: string }[]
   t.match(
@@ -109,6 +115,94 @@ t.test('the admin lists the server with its tools, the MCP tools with their serv
   const ready = await fetch(tp.url + '/readyz')
   t.equal(ready.status, 200)
   t.match(await ready.json(), { checks: { 'mcp-servers': 'UP' } })
+})
+
+const textOf = (r: unknown): string => (r as { content: { text: string }[] }).content[0]!.text
+
+t.test(
+  'a forwarded result is checked once: what the platform cannot use is an isError result naming the server',
+  async (t) => {
+    const client = await gatewayClient()
+    t.teardown(() => client.close())
+    const broken = await client.callTool({ name: 'raw.broken', arguments: {} })
+    t.equal(broken.isError, true)
+    t.match(textOf(broken), /MCP server 'raw' answered with an invalid tool result: content\[0\]\.text is not a string/)
+    t.match(
+      await serverStatus(tp.url, 'raw'),
+      { state: 'connected' },
+      'an answer, even a wrong one, is no lost connection'
+    )
+    t.equal(raw.initializes(), 1, 'so nothing reconnected')
+
+    const typed = await client.callTool({ name: 'raw.typed', arguments: {} })
+    t.equal(typed.isError, true, 'a tool with an output schema still has its structured content checked')
+    t.match(textOf(typed), /MCP server 'raw' refused the call: .*output schema/)
+    const refused = await client.callTool({ name: 'raw.refuse', arguments: {} })
+    t.equal(refused.isError, true, 'a JSON-RPC error of the server')
+    t.match(textOf(refused), /MCP server 'raw' refused the call: .*no such thing here/)
+    const plain = await client.callTool({ name: 'raw.plain', arguments: {} })
+    t.same(plain.content, [{ type: 'text', text: 'plain answer' }])
+    t.equal(plain.isError, false)
+  }
+)
+
+t.test('what the result check refuses and what it lets through', async (t) => {
+  const refused: [unknown, RegExp][] = [
+    [null, /not an object/],
+    [[], /not an object/],
+    [{ content: 'text' }, /content is not a list/],
+    [{ content: [7] }, /content\[0\] is not an object/],
+    [{ content: [{ type: 'video' }] }, /unknown type "video"/],
+    [{ content: [{ type: 'toString' }] }, /unknown type "toString"/],
+    [{ content: [{ type: 'image', data: 'AA==' }] }, /content\[0\]\.mimeType is not a string/],
+    [{ content: [{ type: 'resource', resource: { uri: 'x:/a' } }] }, /needs a uri and a text or blob/],
+    [{ content: [], isError: 'yes' }, /isError is not a boolean/],
+    [{ content: [], structuredContent: [1] }, /structuredContent is not an object/],
+    [{ content: [], _meta: 'm' }, /_meta is not an object/]
+  ]
+  for (const [v, why] of refused) t.match(resultProblem(v), why, JSON.stringify(v))
+  const good = [
+    {},
+    { content: [{ type: 'text', text: 'a', annotations: { priority: 1 } }], isError: false },
+    { content: [{ type: 'resource', resource: { uri: 'x:/a', blob: 'AA==' } }], structuredContent: { a: 1 } },
+    {
+      content: [
+        { type: 'resource_link', uri: 'x:/a', name: 'a' },
+        { type: 'audio', data: 'AA==', mimeType: 'audio/wav' }
+      ]
+    }
+  ]
+  for (const v of good) t.equal(resultProblem(v), undefined, JSON.stringify(v))
+})
+
+t.test('progress reaches a caller who asked for it; a call without a progress token sends none on', async (t) => {
+  const client = await gatewayClient()
+  t.teardown(() => client.close())
+  await client.callTool({ name: 'notes.read', arguments: { id: '3' } })
+  t.equal((notes.metas.at(-1) as { progressToken?: unknown } | undefined)?.progressToken, undefined)
+  const seen: unknown[] = []
+  const r = await client.callTool({ name: 'notes.count', arguments: {} }, undefined, {
+    onprogress: (p) => seen.push(p)
+  })
+  t.same(r.content, [{ type: 'text', text: 'counted' }])
+  t.not((notes.metas.at(-1) as { progressToken?: unknown }).progressToken, undefined, 'the call carried a token')
+  t.match(seen, [
+    { progress: 1, total: 2 },
+    { progress: 2, total: 2 }
+  ])
+})
+
+t.test('a call its caller cancels is cancelled on the server too', async (t) => {
+  const client = await gatewayClient()
+  t.teardown(() => client.close())
+  const entered = notes.hangEntered()
+  const cancelled = notes.cancelArrived()
+  const ac = new AbortController()
+  const pending = client.callTool({ name: 'notes.hang', arguments: {} }, undefined, { signal: ac.signal })
+  await entered
+  ac.abort('enough')
+  await t.rejects(pending)
+  t.equal(typeof (await cancelled), 'number', 'notifications/cancelled reached the server, naming the request')
 })
 
 t.test('a server killed mid-call: an isError result naming it, then recovery when it returns', async (t) => {

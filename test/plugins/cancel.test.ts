@@ -40,6 +40,21 @@ t.test('Cancellation: a removed listener never runs; one added after the abort n
   t.equal(late, 0)
 })
 
+t.test('Cancellation.throwIfAborted: nothing before the abort, the reason after, as AbortSignal does', async (t) => {
+  const c = new Cancellation()
+  t.doesNotThrow(() => {
+    c.throwIfAborted()
+  })
+  c.abort('stop')
+  let thrown: unknown
+  try {
+    c.throwIfAborted()
+  } catch (err) {
+    thrown = err
+  }
+  t.equal(thrown, 'stop', 'the reason is thrown')
+})
+
 t.test('Cancellation.signal: a real AbortSignal, made on first read, that follows the cancellation', async (t) => {
   const c = new Cancellation()
   const s = c.signal
