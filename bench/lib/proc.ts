@@ -33,6 +33,8 @@ export interface ServerProcess {
   port: number
   /** User+system CPU seconds consumed so far by the process (all threads) and its live child processes. */
   cpuSeconds(): number
+  /** The same split into user space and the kernel (utime and stime), in seconds. */
+  cpuTimes(): CpuTimes
   /** Current and peak resident set size in bytes. */
   memory(): { rss: number; peak: number }
   /** Resets the peak RSS (VmHWM) so a measurement window reports its own peak. */
@@ -125,6 +127,7 @@ export async function startServer(opts: StartOptions): Promise<ServerProcess> {
     url,
     port: Number(new URL(url).port),
     cpuSeconds: () => treeCpuSeconds(pid),
+    cpuTimes: () => treeCpuTimes(pid),
     memory: () => memoryOf(pid),
     resetPeak: () => {
       try {
@@ -171,10 +174,24 @@ export function processTree(pid: number): number[] {
 
 /** CPU seconds of a process and its live descendants. */
 export function treeCpuSeconds(pid: number): number {
-  let sum = 0
+  const t = treeCpuTimes(pid)
+  return t.user + t.system
+}
+
+/** User-space and kernel CPU seconds. */
+export interface CpuTimes {
+  user: number
+  system: number
+}
+
+/** User-space and kernel CPU seconds of a process and its live descendants. */
+export function treeCpuTimes(pid: number): CpuTimes {
+  const sum = { user: 0, system: 0 }
   for (const p of processTree(pid)) {
     try {
-      sum += cpuSecondsOf(p)
+      const t = cpuTimesOf(p)
+      sum.user += t.user
+      sum.system += t.system
     } catch {
       /* exited meanwhile */
     }
@@ -184,10 +201,16 @@ export function treeCpuSeconds(pid: number): number {
 
 /** utime+stime of a process (all its threads) in seconds, from /proc/<pid>/stat. */
 export function cpuSecondsOf(pid: number | 'self'): number {
+  const t = cpuTimesOf(pid)
+  return t.user + t.system
+}
+
+/** utime and stime of a process (all its threads) in seconds, from /proc/<pid>/stat. */
+export function cpuTimesOf(pid: number | 'self'): CpuTimes {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
   // fields after the command name (which may contain spaces) start at state = field 3
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(f[11]) + Number(f[12])) / CLK_TCK
+  return { user: Number(f[11]) / CLK_TCK, system: Number(f[12]) / CLK_TCK }
 }
 
 /** VmRSS and VmHWM (peak) in bytes, from /proc/<pid>/status. */

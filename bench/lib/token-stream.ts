@@ -59,6 +59,8 @@ export async function benchAiSetup(
 export interface Streamed {
   clients: number
   cpuUsPerToken: number
+  /** Of which user space (the rest is the kernel: mostly one send per frame). */
+  userUsPerToken: number
   tokensPerSec: number
   roundSec: number
   peakRssMb: number
@@ -74,9 +76,19 @@ export interface StreamMeasure {
   tokens: string[]
   log: (msg: string) => void
   signal: AbortSignal
+  /**
+   * Also measures the subjects named in `only` at `clients` clients in each round, right after
+   * their round at the full count; their samples are kept as `<name>@<clients>`.
+   */
+  small?: { clients: number; only: readonly string[] }
 }
 
-type Measured = { samples: Record<string, Streamed[]>; notes: string[]; mid: (name: string) => Streamed | undefined }
+type Measured = {
+  samples: Record<string, Streamed[]>
+  notes: string[]
+  /** The median round of a subject that never failed; `clients`: of its `small` rounds. */
+  mid: (name: string, clients?: number) => Streamed | undefined
+}
 
 /**
  * Warms each subject up (30 clients), then runs `rounds` rounds of `clients` clients at once per
@@ -98,6 +110,9 @@ export async function measureStreams(subjects: Subject[], m: StreamMeasure): Pro
 async function measureSubjects(subjects: Subject[], m: StreamMeasure): Promise<Measured> {
   const notes: string[] = []
   const samples: Record<string, Streamed[]> = Object.fromEntries(subjects.map(([n]) => [n, []]))
+  const small = m.small
+  const smallKey = (name: string): string => `${name}@${small?.clients}`
+  if (small !== undefined) for (const n of small.only) samples[smallKey(n)] = []
   const expected = m.tokens.join('')
   const failed = new Set<string>()
   const attempt = async (name: string, fn: () => Promise<void>): Promise<void> => {
@@ -126,39 +141,61 @@ async function measureSubjects(subjects: Subject[], m: StreamMeasure): Promise<M
         const s = await streamRound(server, load, m.clients, m.tokens, expected)
         samples[name]!.push(s)
         m.log(
-          `  ${name.padEnd(14)}: ${m.clients} clients x ${m.tokens.length} tokens in ${s.roundSec.toFixed(1)} s, ${s.cpuUsPerToken.toFixed(2)} server CPU µs/token (server ${(s.cpuCores * 100).toFixed(0)}% CPU), peak RSS ${s.peakRssMb.toFixed(0)} MB`
+          `  ${name.padEnd(14)}: ${m.clients} clients x ${m.tokens.length} tokens in ${s.roundSec.toFixed(1)} s, ${s.cpuUsPerToken.toFixed(2)} server CPU µs/token (${s.userUsPerToken.toFixed(2)} user), server ${(s.cpuCores * 100).toFixed(0)}% CPU, peak RSS ${s.peakRssMb.toFixed(0)} MB`
+        )
+        if (small === undefined || !small.only.includes(name)) return
+        // as many tokens as the full round: /proc counts CPU in 10 ms ticks
+        const repeat = Math.max(1, Math.round(m.clients / small.clients))
+        const x = await streamRound(server, load, small.clients, m.tokens, expected, repeat)
+        samples[smallKey(name)]!.push(x)
+        m.log(
+          `  ${name.padEnd(14)}: ${small.clients} clients x ${m.tokens.length} tokens, ${repeat} times in ${x.roundSec.toFixed(1)} s, ${x.cpuUsPerToken.toFixed(2)} server CPU µs/token (${x.userUsPerToken.toFixed(2)} user)`
         )
       })
     }
   }
   // a subject with a failed round has no figure: its other rounds ran beside a different load
-  const mid = (name: string): Streamed | undefined =>
-    samples[name]!.length === 0 || failed.has(name) ? undefined : median(samples[name]!, (s) => s.cpuUsPerToken)
+  const mid = (name: string, clients?: number): Streamed | undefined => {
+    const key = clients === undefined ? name : `${name}@${clients}`
+    const got = samples[key]
+    return got === undefined || got.length === 0 || failed.has(name) ? undefined : median(got, (s) => s.cpuUsPerToken)
+  }
   return { samples, notes, mid }
 }
 
-/** One round: `clients` clients at once; server CPU from /proc over the round, per delivered token. */
+/**
+ * One round: `clients` clients at once (`repeat` times in a row); server CPU from /proc over the
+ * round, per delivered token.
+ */
 async function streamRound(
   server: ServerProcess,
   load: AgentLoad,
   clients: number,
   tokens: string[],
-  expected: string
+  expected: string,
+  repeat = 1
 ): Promise<Streamed> {
   server.resetPeak()
-  const cpu0 = server.cpuSeconds()
+  const cpu0 = server.cpuTimes()
   const t0 = performance.now()
-  const r = await load.turns(clients, MESSAGE)
+  let delivered = 0
+  for (let i = 0; i < repeat; i++) {
+    const r = await load.turns(clients, MESSAGE)
+    if (r.failed > 0 || r.minTokens !== tokens.length || r.text !== expected)
+      throw new Error(
+        `${r.failed} of ${clients} clients failed or got fewer than ${tokens.length} tokens (fewest ${r.minTokens}): ${r.error ?? 'text differs'}`
+      )
+    delivered += r.tokens
+  }
   const sec = (performance.now() - t0) / 1000
-  const cpu = server.cpuSeconds() - cpu0
-  if (r.failed > 0 || r.minTokens !== tokens.length || r.text !== expected)
-    throw new Error(
-      `${r.failed} of ${clients} clients failed or got fewer than ${tokens.length} tokens (fewest ${r.minTokens}): ${r.error ?? 'text differs'}`
-    )
+  const cpu1 = server.cpuTimes()
+  const user = cpu1.user - cpu0.user
+  const cpu = user + cpu1.system - cpu0.system
   return {
     clients,
-    cpuUsPerToken: (cpu * 1e6) / r.tokens,
-    tokensPerSec: r.tokens / sec,
+    cpuUsPerToken: (cpu * 1e6) / delivered,
+    userUsPerToken: (user * 1e6) / delivered,
+    tokensPerSec: delivered / sec,
     roundSec: sec,
     peakRssMb: server.memory().peak / 1048576,
     cpuCores: cpu / sec

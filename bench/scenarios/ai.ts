@@ -2,8 +2,13 @@ import { row, type ResultRow, type RunOptions, type Scenario, type ScenarioResul
 import { NO_ADDRESS_CAPS, runBenchScript, sleep, startPeer, startPlatform } from '../lib/proc.js'
 import { AgentLoad } from '../lib/agent-load.js'
 import { MESSAGE, WRITER, benchAiSetup, measureStreams, type Streamed, type Subject } from '../lib/token-stream.js'
+import { captureTurn, type CapturedTurn } from '../lib/frame-capture.js'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 
 const SHORT = 'bench-short'
+/** The smaller client count of the streaming rows, whose CPU per token the full count must not exceed. */
+const SMALL = 50
 
 interface Pipeline {
   turns: number
@@ -26,12 +31,14 @@ interface Pipeline {
  * frames) and on the Vercel AI SDK peer (bench/peers/ai-sdk-sse.js: `streamText` over
  * `MockLanguageModelV3` emitting the same 500 deltas, UI message stream as SSE on node:http), paced
  * like the demo runtime (one token per event-loop turn) and unpaced; server CPU per delivered token
- * from /proc. (3) RSS per connected agent session that finished one short turn and idles.
+ * from /proc, and against a raw uWebSockets.js server sending the same frames at the same pacing
+ * (bench/peers/uws-agent.js, the floor of a token), in user space and in total, at 50 clients and
+ * at the scenario's count. (3) RSS per connected agent session that finished one short turn and idles.
  */
 const scenario: Scenario = {
   name: 'ai',
   description:
-    'AI turns: pipeline CPU per governed turn (12 policies + scope) beyond a zero-latency runtime; 1 000 WebSocket clients streaming a 500-token demo reply vs the Vercel AI SDK (SSE; paced and unpaced) per token; RSS per idle agent session',
+    'AI turns: pipeline CPU per governed turn (12 policies + scope) beyond a zero-latency runtime; 1 000 WebSocket clients streaming a 500-token demo reply vs the Vercel AI SDK (SSE; paced and unpaced) and raw uWebSockets.js sending the same frames, per token; RSS per idle agent session',
   async run(opts: RunOptions): Promise<ScenarioResult> {
     const notes: string[] = []
     const rows: ResultRow[] = []
@@ -97,6 +104,17 @@ const scenario: Scenario = {
     const ourArgs = [...pluginArgs, ...NO_ADDRESS_CAPS]
 
     const ours = await startPlatform(opts.root, opts.tmpDir, ourArgs)
+    // the raw peer replays one real turn of ours: the same frames, byte for byte but the ids
+    const framesFile = join(opts.tmpDir, 'agent-frames.json')
+    let captured: CapturedTurn
+    try {
+      captured = await captureTurn(ours.url + `/platform/agent/${WRITER}`, MESSAGE, tokens.length)
+    } catch (err) {
+      await ours.stop()
+      throw err
+    }
+    writeFileSync(framesFile, JSON.stringify(captured))
+    const raw = await startPeer(opts.root, 'uws-agent.js', [], { BENCH_AI_FRAMES_FILE: framesFile })
     const paced = await startPeer(opts.root, 'ai-sdk-sse.js', [], {
       BENCH_AI_TOKENS_FILE: tokensFile,
       BENCH_AI_PACING: 'immediate'
@@ -109,9 +127,19 @@ const scenario: Scenario = {
       ['platform', ours, new AgentLoad('ws', ours.url.replace(/^http/, 'ws') + `/platform/agent/${WRITER}`)],
       ['platform-sse', ours, new AgentLoad('sse', ours.url + `/platform/agent/${WRITER}`)],
       ['ai-sdk', paced, new AgentLoad('sse', paced.url + '/api/chat')],
-      ['ai-sdk-unpaced', burst, new AgentLoad('sse', burst.url + '/api/chat')]
+      ['ai-sdk-unpaced', burst, new AgentLoad('sse', burst.url + '/api/chat')],
+      ['uws-raw', raw, new AgentLoad('ws', raw.url.replace(/^http/, 'ws') + '/agent')],
+      ['uws-raw-sse', raw, new AgentLoad('sse', raw.url + '/agent')]
     ]
-    const measured = await measureStreams(subjects, { clients, rounds, tokens, log: opts.log, signal: opts.signal })
+    const small = Math.min(SMALL, clients)
+    const measured = await measureStreams(subjects, {
+      clients,
+      rounds,
+      tokens,
+      log: opts.log,
+      signal: opts.signal,
+      small: { clients: small, only: ['platform', 'platform-sse', 'uws-raw', 'uws-raw-sse'] }
+    })
     const { samples, mid } = measured
     notes.push(...measured.notes)
     const o = mid('platform'),
@@ -122,6 +150,59 @@ const scenario: Scenario = {
       ...(a === undefined ? {} : { 'ai-sdk': f(a) }),
       ...(u === undefined ? {} : { 'ai-sdk-unpaced': f(u) })
     })
+    // the raw uWebSockets.js peer sending the same frames: the floor of a streamed token
+    const rawVs = (peer: string, n: number, f: (m: Streamed) => number): Record<string, number> => {
+      const m = n === clients ? mid(peer) : mid(peer, n)
+      return m === undefined ? {} : { 'uws-raw': f(m) }
+    }
+    const at = (name: string, n: number): Streamed | undefined => (n === clients ? mid(name) : mid(name, n))
+    const rawRows = (): ResultRow[] => {
+      const out: ResultRow[] = []
+      for (const [wire, ourName, peer, prefix] of [
+        ['WebSocket', 'platform', 'uws-raw', 'stream'],
+        ['SSE', 'platform-sse', 'uws-raw-sse', 'stream.sse']
+      ] as const) {
+        for (const n of small === clients ? [clients] : [clients, small]) {
+          const id = n === clients ? prefix : `${prefix}.c${n}`
+          if (n !== clients)
+            out.push(
+              row(
+                `${id}.cpu_us_per_token`,
+                `server CPU per delivered token, ${wire}, ${n} clients (vs the raw uWebSockets.js peer)`,
+                'µs',
+                'lower',
+                at(ourName, n)?.cpuUsPerToken,
+                rawVs(peer, n, (m) => m.cpuUsPerToken)
+              )
+            )
+          out.push(
+            row(
+              `${id}.user_us_per_token`,
+              `user-space server CPU per delivered token, ${wire}, ${n} clients (vs the raw uWebSockets.js peer)`,
+              'µs',
+              'lower',
+              at(ourName, n)?.userUsPerToken,
+              rawVs(peer, n, (m) => m.userUsPerToken)
+            )
+          )
+        }
+        // no growth with the clients: the figure at the scenario's count against ours at SMALL
+        if (small !== clients) {
+          const few = at(ourName, small)
+          out.push(
+            row(
+              `${prefix}.growth.cpu_us_per_token`,
+              `server CPU per delivered token, ${wire}, ${clients} clients (vs ours at ${small} clients)`,
+              'µs',
+              'lower',
+              at(ourName, clients)?.cpuUsPerToken,
+              few === undefined ? {} : { [`c${small}`]: few.cpuUsPerToken }
+            )
+          )
+        }
+      }
+      return out
+    }
     rows.push(
       row(
         'stream.cpu_us_per_token',
@@ -129,7 +210,7 @@ const scenario: Scenario = {
         'µs',
         'lower',
         o?.cpuUsPerToken,
-        vs((m) => m.cpuUsPerToken)
+        { ...vs((m) => m.cpuUsPerToken), ...rawVs('uws-raw', clients, (m) => m.cpuUsPerToken) }
       ),
       row(
         'stream.sse.cpu_us_per_token',
@@ -137,9 +218,10 @@ const scenario: Scenario = {
         'µs',
         'lower',
         os?.cpuUsPerToken,
-        vs((m) => m.cpuUsPerToken),
+        { ...vs((m) => m.cpuUsPerToken), ...rawVs('uws-raw-sse', clients, (m) => m.cpuUsPerToken) },
         false
       ),
+      ...rawRows(),
       row(
         'stream.tokens_per_s',
         'tokens delivered/s',
@@ -160,7 +242,8 @@ const scenario: Scenario = {
       )
     )
     notes.push(
-      `streaming: ${clients} clients at once, each a new connection sending a ${MESSAGE.split(' ').length}-word message and reading ${tokens.length} text deltas (ours: WebSocket /platform/agent/${WRITER}, demo runtime, \`text-delta\` event frames then \`complete\`, the exchange appended to LMDB conversation memory; ours over SSE: a POST to the same path, the same frames as SSE data, one row of its own; peers: POST, AI SDK UI message stream as SSE, nothing stored; \`ai-sdk\`: the mock model yields one chunk per event-loop turn (setImmediate), as the demo runtime does after every word, so both write one frame per token; \`ai-sdk-unpaced\`: the mock emits every chunk at once, so node:http coalesces a whole reply into a few writev calls); every client's delta count and one client's text checked on both sides; server CPU = utime+stime from /proc over the round, connection setup included; ${rounds} round(s), alternating, median`
+      `streaming: ${clients} clients at once, each a new connection sending a ${MESSAGE.split(' ').length}-word message and reading ${tokens.length} text deltas (ours: WebSocket /platform/agent/${WRITER}, demo runtime, \`text-delta\` event frames then \`complete\`, the exchange appended to LMDB conversation memory; ours over SSE: a POST to the same path, the same frames as SSE data, one row of its own; peers: POST, AI SDK UI message stream as SSE, nothing stored; \`ai-sdk\`: the mock model yields one chunk per event-loop turn (setImmediate), as the demo runtime does after every word, so both write one frame per token; \`ai-sdk-unpaced\`: the mock emits every chunk at once, so node:http coalesces a whole reply into a few writev calls); every client's delta count and one client's text checked on both sides; server CPU = utime+stime from /proc over the round, connection setup included, user space = utime; ${rounds} round(s), alternating, median`,
+      `raw peer (\`uws-raw\`, bench/peers/uws-agent.js): raw uWebSockets.js replaying one turn of ours captured at the start (WebSocket: the session frame on open, then the turn's ${captured.ws.turn.length} frames; SSE: the same headers and event blocks), byte for byte with ids of its own, each text delta one event-loop turn (setImmediate) after the one before, one frame string and one send per frame, the same clients; at ${small} clients each subject runs ${Math.max(1, Math.round(clients / small))} times in a row (as many tokens as the full round) right after its full round`
     )
     if (o !== undefined && a !== undefined)
       notes.push(

@@ -246,7 +246,10 @@ export class AgentEndpoint {
     const broadcast = agent.broadcastReply === true
     const target: TurnTarget = broadcast
       ? this.roomTarget(c.r.broadcaster)
-      : { send: (build) => c.r.deliver(Frame.json(build(c.frames))) }
+      : {
+          send: (build) => c.r.deliver(Frame.json(build(c.frames))),
+          text: (delta) => c.r.deliver(Frame.json(c.frames.textDelta(delta)))
+        }
     this.play(
       agent,
       this.input(agent, prompt, c.frames.sessionId, c.caller, key, !broadcast),
@@ -354,7 +357,11 @@ export class AgentEndpoint {
     })
     const key = this.memoryKey(caller, session.sessionId, frame.conversationId)
     const own = caller === undefined || frame.conversationId === undefined
-    const mine: TurnTarget = { send: (build) => void stream.send({ data: build(frames) }) }
+    const mine: TurnTarget = {
+      send: (build) => void stream.send({ data: build(frames) }),
+      // a delta's frame is one line (JSON escapes every newline): no need to look for one
+      text: (delta) => void stream.sendFrames('data: ' + frames.textDelta(delta) + '\n\n')
+    }
     const broadcast = agent.broadcastReply === true
     const target = broadcast
       ? this.roomTarget(transportOf(this.platform).findBroadcaster(BROADCASTER_PREFIX + path), mine)

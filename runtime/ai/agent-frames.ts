@@ -38,6 +38,14 @@ export class SessionFrames {
     return '{"event":' + JSON.stringify(event) + ',"data":' + JSON.stringify(data) + this.tail + ++this.seq + '}'
   }
 
+  /**
+   * `event('text-delta', { text })`, byte for byte: the frame of every streamed token, built
+   * without an object to stringify (a string's JSON is the same inside an object as alone).
+   */
+  textDelta(text: string): string {
+    return '{"event":"text-delta","data":{"text":' + JSON.stringify(text) + '}' + this.tail + ++this.seq + '}'
+  }
+
   /** A request refused before any turn started (bad shape, busy, unknown agent): not a turn's terminal frame. */
   refusal(code: string, message: string): string {
     return this.event('error', { message, code, recoverable: true })

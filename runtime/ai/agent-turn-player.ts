@@ -7,6 +7,11 @@ import type { TurnEvent, TurnRequest } from './turn-pipeline.js'
 /** Where a turn's frames go: one connection, or every member of the agent's room (each with its own seq). */
 export interface TurnTarget {
   send(build: (frames: SessionFrames) => string): void
+  /**
+   * A streamed token's frame (`SessionFrames.textDelta`): the hot path of a turn, a method of its
+   * own so no closure is made per token. Absent: `send` builds it.
+   */
+  text?(delta: string): void
 }
 
 export interface PlayInput {
@@ -47,11 +52,17 @@ export async function playTurn(
   }
   let usage: TokenUsage | undefined
   let feedback: Extract<TurnEvent, { type: 'feedback' }> | undefined
-  for await (const e of ai.runTurn({ ...input.request, history }, signal)) {
+  // each token straight from the turn to its frame: no event, no closure, no hop per token
+  const text = (delta: string): void => {
+    if (ended) return
+    if (target.text !== undefined) target.text(delta)
+    else target.send((f) => f.textDelta(delta))
+  }
+  for await (const e of ai.runTurn({ ...input.request, history }, signal, text)) {
     if (ended) continue
     switch (e.type) {
       case 'text':
-        target.send((f) => f.event('text-delta', { text: e.delta }))
+        text(e.delta)
         break
       case 'tool-start':
         target.send((f) => f.event('tool-start', { toolName: e.call.name, arguments: e.call.arguments }))

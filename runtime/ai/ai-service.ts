@@ -2,7 +2,7 @@ import type { AgentInfo } from './agent-info.js'
 import type { ConversationMemory } from './memory.js'
 import type { AiCancelSignal, AiRuntime, AiRuntimeInfo } from './runtime.js'
 import type { AgentSessions } from './sessions.js'
-import type { TurnEvent, TurnRequest } from './turn-pipeline.js'
+import type { TurnEvent, TurnRequest, TurnTextSink } from './turn-pipeline.js'
 
 /**
  * What the AI area offers: the agents whose turns it runs, the runtimes that answer them, and
@@ -26,8 +26,9 @@ export interface AiService {
   /**
    * Runs one governed agent turn (policies, scope preamble, runtime, tools, post-response
    * policies) as a stream of events ending in exactly one `complete` or `error`; never throws.
+   * With `onText`, the text deltas go there, in order, instead of as `text` events.
    */
-  runTurn(request: TurnRequest, signal?: AiCancelSignal): AsyncIterable<TurnEvent>
+  runTurn(request: TurnRequest, signal?: AiCancelSignal, onText?: TurnTextSink): AsyncIterable<TurnEvent>
   /**
    * Resolves once what the turns so far recorded beside their answer (governance decisions) is
    * committed: an area that acknowledges a turn as a write waits for it before answering.

@@ -21,8 +21,26 @@ export class DemoRuntime implements AiRuntime {
   readonly capabilities = ['streaming', 'tool-calling', 'cancellation', 'usage', 'system-prompt'] as const
   readonly models = ['demo-1']
 
+  private tick: Promise<void> | undefined
+
   isAvailable(): boolean {
     return true
+  }
+
+  /**
+   * Resolves in the next event-loop turn (its check phase), one promise and one Immediate shared
+   * by every answer in flight: a word per answer per turn as before, without a promise, a closure
+   * and an Immediate per word. An answer that asks again while the shared one settles gets the
+   * next turn's.
+   */
+  private nextTurn(): Promise<void> {
+    this.tick ??= new Promise<void>((resolve) => {
+      setImmediate(() => {
+        this.tick = undefined
+        resolve()
+      })
+    })
+    return this.tick
   }
 
   // returns the generator of its answer rather than delegating to it: a generator in between
@@ -76,16 +94,19 @@ export class DemoRuntime implements AiRuntime {
         return
       }
       space.lastIndex = at
-      const end = space.exec(text) === null ? text.length : space.lastIndex
+      // test, not exec: no match array per word
+      const spaced = space.test(text)
+      const end = spaced ? space.lastIndex : text.length
       // yield to the event loop between words so a cancellation can land mid-stream
-      await new Promise((resolve) => setImmediate(resolve))
+      await this.nextTurn()
       if (signal?.aborted === true) {
         yield { type: 'usage', usage: usage(input, countTokens(text.slice(0, at)), model) }
         yield { type: 'done', finishReason: 'cancelled' }
         return
       }
       yield { type: 'text', delta: text.slice(at, end) }
-      if (text.slice(at, end).trim() !== '') sent++
+      // a token unless the delta is one whitespace alone (the first character at `at` was a space)
+      if (!spaced || end - at > 1) sent++
       at = end
     } while (at < text.length)
     yield { type: 'usage', usage: usage(input, countTokens(text), model) }
@@ -116,10 +137,36 @@ function persona(request: AiRuntimeRequest): string {
   return ` As the ${role}: a good answer says what it is, how to set it up here, and what can go wrong.`
 }
 
-/** Whitespace-separated words: the demo's documented tokenisation. */
+/** What `\s` matches (and `trim` removes): the demo's word separators. */
+function isSpace(c: number): boolean {
+  if (c <= 32) return c === 32 || (c >= 9 && c <= 13)
+  if (c < 160) return false
+  return (
+    c === 160 ||
+    c === 5760 ||
+    (c >= 8192 && c <= 8202) ||
+    c === 8232 ||
+    c === 8233 ||
+    c === 8239 ||
+    c === 8287 ||
+    c === 12288 ||
+    c === 65279
+  )
+}
+
+/**
+ * Whitespace-separated words: the demo's documented tokenisation. Counted in place: a turn counts
+ * its prompt and its answer, and splitting them made an array of every word twice per turn.
+ */
 export function countTokens(text: string): number {
-  const t = text.trim()
-  return t === '' ? 0 : t.split(/\s+/).length
+  let n = 0
+  let inWord = false
+  for (let i = 0; i < text.length; i++) {
+    const space = isSpace(text.charCodeAt(i))
+    if (!space && !inWord) n++
+    inWord = !space
+  }
+  return n
 }
 
 function promptText(r: AiRuntimeRequest): string {

@@ -26,6 +26,7 @@ import { runTurn, type TurnDeps, type TurnEvent } from './turn-pipeline.js'
 import { AgentEndpoint } from './agent-endpoint.js'
 import { AddressCap } from '../transport/index.js'
 import { TurnMetrics } from './turn-metrics.js'
+import { CountedTurn } from './counted-turn.js'
 import { AI_CONFIG_KEYS } from './config-keys.js'
 import { AI_ERRORS } from './errors.js'
 
@@ -74,32 +75,35 @@ export const aiArea: Area = {
         .findLast((s) => s.protocol === 'a2a')
         ?.pathOf(agent)
     const turnMetrics = new TurnMetrics(platform.metrics.registry)
-    // one generator counts for the metrics and the TurnCompleted event: a layer per event is a
-    // promise and a microtask per streamed token
-    async function* counted(events: AsyncIterable<TurnEvent>, agentName: string): AsyncGenerator<TurnEvent> {
-      inFlight++
-      const started = performance.now()
-      turnMetrics.started()
+    // one pass counts for the metrics and the TurnCompleted event, and it is no generator: a layer
+    // per event is promises and microtasks per streamed token (see CountedTurn)
+    const counted = (events: AsyncIterable<TurnEvent>, agentName: string): AsyncIterable<TurnEvent> => {
+      let started = 0
       const seen: TurnTally = { outcome: 'cancelled', input: 0, output: 0 }
-      try {
-        for await (const e of events) {
+      return new CountedTurn(events[Symbol.asyncIterator](), {
+        started() {
+          inFlight++
+          started = performance.now()
+          turnMetrics.started()
+        },
+        event(e) {
           turnMetrics.event(e)
           noteTurnEvent(seen, e)
-          yield e
+        },
+        ended() {
+          inFlight--
+          const ms = performance.now() - started
+          turnMetrics.ended(ms / 1000)
+          // the charts of the dashboard and anything else that follows turns as they end
+          platform.bus.emit('TurnCompleted', {
+            agentName,
+            duration: Math.round(ms),
+            outcome: seen.outcome,
+            inputTokens: seen.input,
+            outputTokens: seen.output
+          })
         }
-      } finally {
-        inFlight--
-        const ms = performance.now() - started
-        turnMetrics.ended(ms / 1000)
-        // the charts of the dashboard and anything else that follows turns as they end
-        platform.bus.emit('TurnCompleted', {
-          agentName,
-          duration: Math.round(ms),
-          outcome: seen.outcome,
-          inputTokens: seen.input,
-          outputTokens: seen.output
-        })
-      }
+      })
     }
     const service: AiService = {
       agentNames: () => platform.plugins.agents().map((a) => a.name),
@@ -116,7 +120,22 @@ export const aiArea: Area = {
       runtime: (name) => registry.get(name),
       memory,
       sessions,
-      runTurn: (request, signal) => counted(runTurn(deps, request, signal), request.agent ?? ''),
+      runTurn: (request, signal, onText) =>
+        counted(
+          runTurn(
+            deps,
+            request,
+            signal,
+            // the deltas a sink takes never pass the counting iterator: counted on their way there
+            onText === undefined
+              ? undefined
+              : (delta) => {
+                  turnMetrics.text()
+                  onText(delta)
+                }
+          ),
+          request.agent ?? ''
+        ),
       recordsWritten: () => governanceOf(platform)?.decisionLog.written() ?? Promise.resolve(),
       inFlight: () => inFlight
     }

@@ -55,6 +55,11 @@ export class TurnMetrics {
     this.prompts.n++
   }
 
+  /** One text delta a turn streamed to its reader's sink rather than as an event. */
+  text(): void {
+    this.texts.n++
+  }
+
   /** One event of a turn. */
   event(e: TurnEvent): void {
     if (e.type === 'text') this.texts.n++

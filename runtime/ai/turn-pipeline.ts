@@ -12,11 +12,11 @@ import { carriedLines, feedbackLines, withFeedback } from './feedback.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import type { AiCancelSignal, AiMessage, AiRuntime, AiToolCall, AiToolSpec } from './runtime.js'
 import { ownRun, pickRuntime } from './agent-run.js'
-import type { TurnDeps, TurnErrorCode, TurnEvent, TurnRequest } from './turn-types.js'
+import type { TurnDeps, TurnErrorCode, TurnEvent, TurnRequest, TurnTextSink } from './turn-types.js'
 import { gateClientTool, runTool, type LoopInput } from './tool-run.js'
 import { TextBuffer } from './text-buffer.js'
 
-export type { TurnDeps, TurnErrorCode, TurnEvent, TurnRequest } from './turn-types.js'
+export type { TurnDeps, TurnErrorCode, TurnEvent, TurnRequest, TurnTextSink } from './turn-types.js'
 
 const fail = (code: TurnErrorCode, message: string, policy?: string): TurnEvent =>
   policy === undefined ? { type: 'error', code, message } : { type: 'error', code, message, policy }
@@ -24,9 +24,15 @@ const fail = (code: TurnErrorCode, message: string, policy?: string): TurnEvent 
 /**
  * Runs one turn; see the module comment. Aborting `signal` ends it with an error `cancelled`.
  * One generator from the request to the runtime's events (no wrapper delegating to another):
- * every layer a streamed token passes costs it a promise and a microtask.
+ * every layer a streamed token passes costs it a promise and a microtask. With `onText`, text
+ * deltas go there instead of out as events (see TurnTextSink).
  */
-export async function* runTurn(deps: TurnDeps, req: TurnRequest, signal?: AiCancelSignal): AsyncGenerator<TurnEvent> {
+export async function* runTurn(
+  deps: TurnDeps,
+  req: TurnRequest,
+  signal?: AiCancelSignal,
+  onText?: TurnTextSink
+): AsyncGenerator<TurnEvent> {
   try {
     if (typeof req?.message !== 'string') {
       yield fail('bad-request', "a turn needs 'message' (a string)")
@@ -120,9 +126,24 @@ export async function* runTurn(deps: TurnDeps, req: TurnRequest, signal?: AiCanc
         yield fail('bad-request', `agent '${agent.name}' runs its own turn, which takes ${what}`)
         return
       }
-      const events = agent?.run !== undefined ? ownRun(deps, agent, input, signal) : viaRuntime(deps, input, signal)
+      // the default loop hands its deltas to the sink itself: one layer fewer per token
+      const sink =
+        onText === undefined
+          ? undefined
+          : (delta: string): void => {
+              text.push(delta)
+              onText(delta)
+            }
+      const events =
+        agent?.run !== undefined ? ownRun(deps, agent, input, signal) : viaRuntime(deps, input, signal, sink)
       for await (const e of events) {
-        if (e.type === 'text') text.push(e.delta)
+        if (e.type === 'text') {
+          text.push(e.delta)
+          if (onText !== undefined) {
+            onText(e.delta)
+            continue
+          }
+        }
         yield e
         if (e.type === 'error') return
       }
@@ -177,7 +198,12 @@ function serverMetadata(req: TurnRequest): Record<string, unknown> {
  * The runtime `model` names, else the active one with `model` as its model name; then the loop
  * (returned, not delegated to: a generator in between would be one more hop per token).
  */
-function viaRuntime(deps: TurnDeps, input: LoopInput, signal?: AiCancelSignal): AsyncGenerator<TurnEvent> {
+function viaRuntime(
+  deps: TurnDeps,
+  input: LoopInput,
+  signal?: AiCancelSignal,
+  sink?: TurnTextSink
+): AsyncGenerator<TurnEvent> {
   const picked = pickRuntime(deps, input.request)
   if (picked === undefined) return only(fail('no-runtime', 'no AI runtime is active (check platform.ai.runtime)'))
   // a runtime that cannot see images must not answer as if it had
@@ -186,20 +212,24 @@ function viaRuntime(deps: TurnDeps, input: LoopInput, signal?: AiCancelSignal): 
   // nor may one that cannot keep to a format answer as if it had
   if (input.responseFormat !== undefined && !picked.runtime.capabilities.includes('structured-output'))
     return only(fail('bad-request', `runtime '${picked.runtime.name}' cannot answer in a response format`))
-  return loop(deps, picked.runtime, input, picked.model, signal)
+  return loop(deps, picked.runtime, input, picked.model, signal, sink)
 }
 
 async function* only(e: TurnEvent): AsyncGenerator<TurnEvent> {
   yield e
 }
 
-/** The default agent loop; ends with an `error` event or simply returns once the model completes. */
+/**
+ * The default agent loop; ends with an `error` event or simply returns once the model completes.
+ * Text deltas go to `sink` when there is one, else out as events.
+ */
 async function* loop(
   deps: TurnDeps,
   runtime: AiRuntime,
   input: LoopInput,
   model: string | undefined,
-  signal?: AiCancelSignal
+  signal?: AiCancelSignal,
+  sink?: TurnTextSink
 ): AsyncGenerator<TurnEvent> {
   const { platform } = deps
   const offered = input.agent !== undefined ? deps.agentTools(input.agent.name) : undefined
@@ -244,7 +274,8 @@ async function* loop(
       switch (e.type) {
         case 'text':
           said.push(e.delta)
-          yield e
+          if (sink !== undefined) sink(e.delta)
+          else yield e
           break
         case 'usage':
           yield e

@@ -54,6 +54,14 @@ export interface TurnRequest {
   responseFormat?: AiResponseFormat
 }
 
+/**
+ * Where a reader wants a turn's text deltas instead of as `text` events: called with each delta
+ * in the order of the turn's events (every event before it was read, none after it yet), since
+ * the turn only runs while its reader waits for the next event. Per streamed token that spares
+ * every layer between the runtime and the reader a promise and a resumption.
+ */
+export type TurnTextSink = (delta: string) => void
+
 export type TurnErrorCode =
   'denied' | 'cancelled' | 'runtime' | 'no-runtime' | 'unknown-agent' | 'bad-request' | 'max-tool-rounds'
 

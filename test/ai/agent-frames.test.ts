@@ -22,6 +22,24 @@ t.test('session frames: valid JSON, the three families, session id and a rising 
   ])
 })
 
+t.test('a text delta frame is the text-delta event, byte for byte, in the same seq', async (t) => {
+  const fast = new SessionFrames('s-"1"')
+  const slow = new SessionFrames('s-"1"')
+  for (const text of [
+    'You ',
+    '',
+    'a "quoted"\nline\t',
+    '\u2028\u2029',
+    '\ud800 lone',
+    'é 😀 ',
+    '\\',
+    '</script>',
+    '\u0000\u001f'
+  ])
+    t.equal(fast.textDelta(text), slow.event('text-delta', { text }), JSON.stringify(text))
+  t.equal(fast.simple('complete'), slow.simple('complete'), 'one seq shared by every kind of frame')
+})
+
 t.test('usage sums over rounds; feedback lines are bounded', async (t) => {
   const u = addUsage(addUsage(undefined, { input: 1, output: 2, cachedInput: 0, total: 3, model: 'a' }), {
     input: 10,

@@ -98,6 +98,37 @@ t.test('demo: deterministic, and usage counts whitespace-separated words', async
   )
   t.equal(countTokens('  a  b\tc\n'), 3)
   t.equal(countTokens(''), 0)
+  // counted in place, as splitting on \s would: every separator \s knows, none it does not
+  const pieces = [
+    'w',
+    'é',
+    '😀',
+    ' ',
+    '\t',
+    '\n',
+    '\v',
+    '\f',
+    '\r',
+    '\u00a0',
+    '\u1680',
+    '\u2000',
+    '\u200a',
+    '\u2028',
+    '\u2029',
+    '\u202f',
+    '\u205f',
+    '\u3000',
+    '\ufeff',
+    '\u200b',
+    '\u0085',
+    '\u180e'
+  ]
+  for (let i = 0; i < 300; i++) {
+    let s = ''
+    for (let j = 0; j < i % 12; j++) s += pieces[(i * 7 + j * 13) % pieces.length]
+    const t2 = s.trim()
+    t.equal(countTokens(s), t2 === '' ? 0 : t2.split(/\s+/).length, JSON.stringify(s))
+  }
 })
 
 t.test('demo: the answer streams word by word, each word with the whitespace after it', async (t) => {
@@ -106,6 +137,21 @@ t.test('demo: the answer streams word by word, each word with the whitespace aft
     const events = await collect(rt.stream({ message }))
     const deltas = events.flatMap((e) => (e.type === 'text' ? [e.delta] : []))
     t.same(deltas, `You said: "${message}".`.split(/(?<=\s)/), JSON.stringify(message))
+  }
+})
+
+t.test('demo: maxOutputTokens cuts after that many words, whitespace runs not counted', async (t) => {
+  const rt = new DemoRuntime()
+  for (const message of ['a  b\tc\n d', ' lead  two', 'x '.repeat(6)]) {
+    const full = `You said: "${message}".`
+    for (let max = 1; max <= countTokens(full) + 1; max++) {
+      const events = await collect(rt.stream({ message, maxOutputTokens: max }))
+      const out = events.flatMap((e) => (e.type === 'text' ? [e.delta] : [])).join('')
+      const cut = max < countTokens(full)
+      t.equal(countTokens(out), Math.min(max, countTokens(full)), `${JSON.stringify(message)} at ${max}`)
+      t.same(events.at(-1), { type: 'done', finishReason: cut ? 'length' : 'stop' })
+      t.ok(full.startsWith(out))
+    }
   }
 })
 

@@ -121,6 +121,26 @@ t.test('turns over the demo runtime', async (t) => {
     t.match(end, { type: 'complete', text: /According to platform_fact: .*isolate/ })
   })
 
+  t.test('a text sink gets the deltas in the order of the events, counted, and nothing else changes', async (t) => {
+    const texts = async (): Promise<number> =>
+      (await tp.platform.metrics.registry.getSingleMetric('platform_ai_streaming_texts_total')!.get()).values[0]!.value
+    const req = { agent: 'demo', message: 'How do sandboxes work?' }
+    const plain = (await turn(req)).map((e) => (e.type === 'text' ? `text:${e.delta}` : e.type))
+    const before = await texts()
+    const log: string[] = []
+    for await (const e of ai.runTurn(req, undefined, (delta) => log.push(`text:${delta}`))) {
+      t.not(e.type, 'text', 'no text event beside the sink')
+      log.push(e.type)
+    }
+    t.same(log, plain, 'tool frames, deltas, usage and the terminal event in the same order')
+    t.ok(plain.indexOf('tool-result') < plain.findIndex((x) => x.startsWith('text:')), 'the answer follows the tool')
+    t.equal((await texts()) - before, plain.filter((x) => x.startsWith('text:')).length, 'every delta counted once')
+    // the complete event still carries the whole answer the sink got
+    const sunk: string[] = []
+    const end = terminal(t, await collect(ai.runTurn(req, undefined, (d) => sunk.push(d))))
+    t.match(end, { type: 'complete', text: sunk.join('') })
+  })
+
   t.test('guardrails run before policies: a policy sees the guardrail-modified request', async (t) => {
     gov.addGuardrail({
       name: 'redact',
@@ -283,6 +303,47 @@ t.test('turns over the demo runtime', async (t) => {
     )
     t.match(terminal(t, events), { type: 'complete', text: /time limit/ })
   })
+
+  t.test(
+    'every turn read is counted once: in flight, streamed texts, TurnCompleted, also when its reader stops',
+    async (t) => {
+      const done: { outcome: string; outputTokens: number }[] = []
+      t.teardown(tp.platform.bus.on('TurnCompleted', (e) => done.push(e)))
+      const texts = async (): Promise<number> =>
+        (await tp.platform.metrics.registry.getSingleMetric('platform_ai_streaming_texts_total')!.get()).values[0]!
+          .value
+      const before = await texts()
+      const it = ai.runTurn({ message: 'one two three' })[Symbol.asyncIterator]()
+      t.equal(ai.inFlight(), 0, 'a turn not yet read is not in flight')
+      const events: TurnEvent[] = []
+      for (let r = await it.next(); r.done !== true; r = await it.next()) {
+        events.push(r.value)
+        t.equal(ai.inFlight(), 1, 'in flight while read')
+      }
+      t.equal(ai.inFlight(), 0)
+      t.same((await it.next()).done, true, 'a finished turn stays finished')
+      const said = events.filter((e) => e.type === 'text')
+      t.equal((await texts()) - before, said.length, 'one streamed text counted per delta')
+      const usage = events.find((e) => e.type === 'usage') as Extract<TurnEvent, { type: 'usage' }>
+      t.match(done, [{ outcome: 'completed', outputTokens: usage.usage.output }], 'one TurnCompleted with its usage')
+      t.match(said.map((e) => (e as { delta: string }).delta).join(''), /^You said: "one two three"\./)
+      t.equal(events.at(-1)!.type, 'complete')
+
+      // a reader that stops after the first delta ends the turn, counted once as cancelled
+      const stopped = ai.runTurn({ message: 'four five six seven' })[Symbol.asyncIterator]()
+      t.match((await stopped.next()).value, { type: 'text' })
+      t.same(await stopped.return!(undefined), { done: true, value: undefined })
+      t.same(await stopped.return!(undefined), { done: true, value: undefined }, 'returning twice ends it once')
+      t.equal(ai.inFlight(), 0)
+      t.match(done.slice(1), [{ outcome: 'cancelled' }])
+      t.equal(done.length, 2)
+
+      // one never read is never counted
+      await ai.runTurn({ message: 'unread' })[Symbol.asyncIterator]().return!(undefined)
+      t.equal(done.length, 2)
+      t.equal(ai.inFlight(), 0)
+    }
+  )
 
   t.test('cancellation mid-stream ends the turn with cancelled', async (t) => {
     const ac = new AbortController()

@@ -13,6 +13,7 @@ const dist = (p: string) => join(ROOT, 'dist/bench', p)
 const { startPeer, startPlatform } = await import(dist('lib/proc.js'))
 const { AgentLoad } = await import(dist('lib/agent-load.js'))
 const { demoTokens, MESSAGE } = await import(dist('lib/token-stream.js'))
+const { captureTurn } = await import(dist('lib/frame-capture.js'))
 
 const tmp = mkdtempSync(join(tmpdir(), 'bench-ai-test-'))
 t.teardown(() => {
@@ -26,33 +27,54 @@ mkdirSync(plugins)
 cpSync(join(ROOT, 'bench/plugins/bench-ai'), join(plugins, 'bench-ai'), { recursive: true })
 const grant = ['--plugins', plugins, '--set', 'platform.plugins.bench-ai={"sandbox":"inline"}']
 
-t.test('the writer agent (WebSocket and SSE) and the AI SDK peer stream the same 500 tokens', async (t) => {
-  t.equal(tokens.length, 500)
-  t.equal(tokens[0], 'You ')
-  const ours = await startPlatform(ROOT, tmp, grant)
-  t.teardown(() => ours.stop())
-  const peer = await startPeer(ROOT, 'ai-sdk-sse.js', [], { BENCH_AI_TOKENS_FILE: tokensFile })
-  t.teardown(() => peer.stop())
-  const unpaced = await startPeer(ROOT, 'ai-sdk-sse.js', [], {
-    BENCH_AI_TOKENS_FILE: tokensFile,
-    BENCH_AI_PACING: 'none'
-  })
-  t.teardown(() => unpaced.stop())
-  for (const [name, load] of [
-    ['platform', new AgentLoad('ws', ours.url.replace('http', 'ws') + '/platform/agent/bench-writer')],
-    ['platform over SSE', new AgentLoad('sse', ours.url + '/platform/agent/bench-writer')],
-    ['ai-sdk', new AgentLoad('sse', peer.url + '/api/chat')],
-    ['ai-sdk unpaced', new AgentLoad('sse', unpaced.url + '/api/chat')]
-  ] as const) {
-    t.teardown(() => load.close())
-    const r = await load.turns(5, MESSAGE)
-    t.equal(r.ok, 5, `${name}: every client completed`)
-    t.equal(r.failed, 0)
-    t.equal(r.tokens, 5 * 500, `${name}: 500 deltas per client`)
-    t.equal(r.minTokens, 500)
-    t.equal(r.text, tokens.join(''), `${name}: the deltas join to the demo reply`)
+t.test(
+  'the writer agent (WebSocket and SSE), the AI SDK peer and the raw peer stream the same 500 tokens',
+  async (t) => {
+    t.equal(tokens.length, 500)
+    t.equal(tokens[0], 'You ')
+    const ours = await startPlatform(ROOT, tmp, grant)
+    t.teardown(() => ours.stop())
+    const peer = await startPeer(ROOT, 'ai-sdk-sse.js', [], { BENCH_AI_TOKENS_FILE: tokensFile })
+    t.teardown(() => peer.stop())
+    const unpaced = await startPeer(ROOT, 'ai-sdk-sse.js', [], {
+      BENCH_AI_TOKENS_FILE: tokensFile,
+      BENCH_AI_PACING: 'none'
+    })
+    t.teardown(() => unpaced.stop())
+    for (const [name, load] of [
+      ['platform', new AgentLoad('ws', ours.url.replace('http', 'ws') + '/platform/agent/bench-writer')],
+      ['platform over SSE', new AgentLoad('sse', ours.url + '/platform/agent/bench-writer')],
+      ['ai-sdk', new AgentLoad('sse', peer.url + '/api/chat')],
+      ['ai-sdk unpaced', new AgentLoad('sse', unpaced.url + '/api/chat')]
+    ] as const) {
+      t.teardown(() => load.close())
+      const r = await load.turns(5, MESSAGE)
+      t.equal(r.ok, 5, `${name}: every client completed`)
+      t.equal(r.failed, 0)
+      t.equal(r.tokens, 5 * 500, `${name}: 500 deltas per client`)
+      t.equal(r.minTokens, 500)
+      t.equal(r.text, tokens.join(''), `${name}: the deltas join to the demo reply`)
+    }
+
+    // the raw uWebSockets.js peer replays a captured turn of ours: the same bytes but the ids
+    const url = ours.url + '/platform/agent/bench-writer'
+    const captured = await captureTurn(url, MESSAGE, 500)
+    t.equal(captured.ws.open.length, 1, 'the session frame on open')
+    const S = '\u0000S'
+    t.ok(captured.ws.open[0].text.startsWith('{"type":"metadata","key":"session",'))
+    t.ok(captured.ws.open[0].text.endsWith(`,"sessionId":"${S}","seq":1}`), 'the session id is the hole')
+    t.equal(captured.ws.turn.filter((f: { paced: boolean }) => f.paced).length, 500)
+    t.equal(captured.ws.turn[0].text, `{"event":"text-delta","data":{"text":"You "},"sessionId":"${S}","seq":2}`)
+    t.match(captured.ws.turn.at(-1).text, /^\{"event":"complete",/)
+    t.match(captured.sse.blocks[0].text, /^: connected\n\n$/)
+    const framesFile = join(tmp, 'frames.json')
+    writeFileSync(framesFile, JSON.stringify(captured))
+    const raw = await startPeer(ROOT, 'uws-agent.js', [], { BENCH_AI_FRAMES_FILE: framesFile })
+    t.teardown(() => raw.stop())
+    const again = await captureTurn(raw.url + '/agent', MESSAGE, 500)
+    t.same(again, captured, 'the same frames, headers and pacing marks, with ids of its own')
   }
-})
+)
 
 t.test('an unknown agent fails the clients instead of counting them', async (t) => {
   const ours = await startPlatform(ROOT, tmp, grant)
