@@ -9,11 +9,12 @@ import { installMcp } from '../../runtime/mcp/install.js'
 const TIERS = ['isolate', 'worker', 'inline'] as const
 
 // isolate and worker can stop a busy loop; inline code can only be abandoned, so it hangs politely
+// the hog takes 8 MB a step: in small steps a loaded machine spent its 400 ms in GCs near the limit
 const entry = (tier: string): string => `import { definePlugin, tool } from 'uws-agent-platform/sdk'
 export default definePlugin({ tools: [
   tool({ name: 'ok_${tier}', run: () => 'fine' }),
   tool({ name: 'hang_${tier}', run: ${tier === 'inline' ? 'async () => { await new Promise(() => {}) }' : '() => { for (;;) {} }'} }),
-  tool({ name: 'hog_${tier}', run: () => { const keep = []; for (;;) keep.push(new Array(1e5).fill(keep.length)) } })
+  tool({ name: 'hog_${tier}', run: () => { const keep = []; for (;;) keep.push(new Array(1e6).fill(keep.length)) } })
 ] })
 `
 
