@@ -174,19 +174,26 @@ export class McpCore implements CoreState {
         detail: 'No open stream to send a request to the client on'
       })
     const id = s.newRequestId()
-    return await new Promise((resolve, reject) => {
-      s.pending.set(id, { resolve, reject })
-      // a relayed request may find no stream anywhere: the call it belongs to ending drops it
-      signal?.addEventListener('abort', () => {
-        if (s.pending.delete(id)) reject(new Error('the request was cancelled'))
+    // a relayed request may find no stream anywhere: the call it belongs to ending drops it
+    let onAbort: (() => void) | undefined
+    try {
+      return await new Promise((resolve, reject) => {
+        s.pending.set(id, { resolve, reject })
+        onAbort = () => {
+          if (s.pending.delete(id)) reject(new Error('the request was cancelled'))
+        }
+        signal?.addEventListener('abort', onAbort)
+        const msg = { jsonrpc: '2.0', id, method, params }
+        if (s.channel === undefined) s.notify(msg)
+        else if (!s.channel(msg)) {
+          s.pending.delete(id)
+          reject(new Error('client stream closed'))
+        }
       })
-      const msg = { jsonrpc: '2.0', id, method, params }
-      if (s.channel === undefined) s.notify(msg)
-      else if (!s.channel(msg)) {
-        s.pending.delete(id)
-        reject(new Error('client stream closed'))
-      }
-    })
+    } finally {
+      // the call may outlive its answer by much: its cancellation keeps no listener of a settled request
+      if (onAbort !== undefined) signal?.removeEventListener('abort', onAbort)
+    }
   }
 
   serverInfo(ctx: CallContext): JsonObject {
