@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto'
 import { PlatformError } from '../contracts/index.js'
 import type { OwnerLimits, OwnerRefusal, QuotaOwner } from '../http/index.js'
+import type { LeasedTasks } from '../store/index.js'
 import { TERMINAL_STATES, type Artifact, type Message, type TaskState } from './a2a-types.js'
 import { A2A_ERRORS } from './errors.js'
 import { invalidParams } from './rpc-error.js'
@@ -130,13 +131,7 @@ export interface LostTask {
  * over, only ended, so the terminal state itself fences the old owner: the store refuses every
  * write of a task that has ended.
  */
-export interface TaskLeases {
-  readonly leaseMs: number
-  /** Extends this node's leases of `ids`; answers those it no longer holds (the task ended elsewhere). */
-  renew(ids: readonly string[]): Promise<string[]>
-  /** Ends the running tasks whose lease expired, each once whichever nodes ask at the same time. */
-  endLost(now: number): Promise<LostTask[]>
-}
+export type TaskLeases = LeasedTasks<LostTask>
 
 export interface A2aTaskRecords {
   readonly kind: 'memory' | 'lmdb' | 'postgres'

@@ -20,9 +20,9 @@ import type { Logger } from 'pino'
 import type { Backplane } from '../contracts/index.js'
 import type { EventBus } from '../events/index.js'
 import { addressBucket, type QuotaOwner } from '../http/index.js'
+import { TaskLeaseKeeper, type TaskLeaseHolder } from '../store/index.js'
 import type { Message, StreamResponse, TaskState } from './a2a-types.js'
 import { statusOf } from './task-json.js'
-import { TaskLeaseKeeper, type TaskLeaseHolder } from './task-lease-keeper.js'
 import {
   CANCELABLE,
   agentMessage,
@@ -79,7 +79,7 @@ export class TaskStore {
   private readonly now: () => number
   private readonly timers: NodeJS.Timeout[] = []
   private unsubscribeCancel: (() => void) | undefined
-  private keeper: TaskLeaseKeeper | undefined
+  private keeper: TaskLeaseKeeper<LostTask> | undefined
 
   constructor(private readonly opts: TaskStoreOptions) {
     this.now = opts.now ?? Date.now
@@ -104,7 +104,10 @@ export class TaskStore {
     this.timers.push(setInterval(() => void this.checkFollowed(), FOLLOW_CHECK_MS))
     for (const t of this.timers) t.unref()
     const leases = this.opts.records.leases
-    if (leases !== undefined) this.keeper = new TaskLeaseKeeper(leases, this.leaseHolder(), this.opts.logger)
+    if (leases !== undefined)
+      this.keeper = new TaskLeaseKeeper(leases, this.leaseHolder(), (err, what) =>
+        this.opts.logger.warn({ err }, `A2A tasks: ${what}; retrying`)
+      )
     return marked
   }
 
@@ -246,7 +249,7 @@ export class TaskStore {
     if (kept !== undefined && isTerminal(kept)) await this.adopt(l, kept)
   }
 
-  private leaseHolder(): TaskLeaseHolder {
+  private leaseHolder(): TaskLeaseHolder<LostTask> {
     return {
       // a task whose terminal write is in flight is left to that write
       running: () => [...this.live.values()].filter((l) => !isTerminal(l.rec)).map((l) => l.rec.id),
