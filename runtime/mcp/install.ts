@@ -92,9 +92,11 @@ export async function installMcp(platform: Platform): Promise<McpServer | undefi
   )
   const sharedTasks = await tasksStoreFromConfig(platform)
   if (sharedTasks !== undefined)
-    tasks.shareIn({ store: sharedTasks, backplane: platform.backplane() }, (err) => {
-      logger.error({ err }, 'MCP task write to PostgreSQL failed')
-    })
+    tasks.shareIn(
+      { store: sharedTasks, backplane: platform.backplane() },
+      (err) => logger.error({ err }, 'MCP task write to PostgreSQL failed'),
+      (err, what) => logger.warn({ err }, `MCP tasks: ${what}; retrying`)
+    )
   const codec = new RequestStateCodec(
     requestStateKey(platform),
     cfg.get('platform.mcp.request-state-ttl-seconds') * 1000

@@ -2,12 +2,15 @@
  * MCP tasks in PostgreSQL, shared by the nodes: a task handed out on one node is read, listed,
  * awaited and cancelled on any other. The node running a task writes each of its changes; a write
  * after the task ended (cancelled from another node) is refused, which tells the running node to
- * stop. The record is kept as `json` beside the columns the reads filter on.
+ * stop. The record is kept as `json` beside the columns the reads filter on. A running task is
+ * leased to its node (`lease_until`, on the database's clock): every write of the node extends it,
+ * and so does its renewal of all its tasks in one statement; a task whose lease expired (its node
+ * killed or cut off) is ended failed `interrupted: node lost` by whichever node finds it first.
  */
 import { PlatformError } from '../contracts/index.js'
-import { PostgresPool, type PostgresDb } from '../store/index.js'
+import { PostgresPool, type LeasedTasks, type PostgresDb } from '../store/index.js'
 import { ErrorCode, MCP_ERRORS } from './errors.js'
-import { INTERRUPTED, type TaskRecord } from './task-record.js'
+import { INTERRUPTED, NODE_LOST, type TaskRecord, type TaskStatus } from './task-record.js'
 
 const MIGRATIONS: readonly string[] = [
   `CREATE TABLE platform_mcp_tasks (
@@ -20,8 +23,17 @@ const MIGRATIONS: readonly string[] = [
      record json NOT NULL
    );
    CREATE INDEX platform_mcp_tasks_running ON platform_mcp_tasks (node) WHERE NOT terminal;
-   CREATE INDEX platform_mcp_tasks_expiry ON platform_mcp_tasks (expires_at) WHERE terminal;`
+   CREATE INDEX platform_mcp_tasks_expiry ON platform_mcp_tasks (expires_at) WHERE terminal;`,
+  // a task created before leases has none: its own node ends it at its next start, as before
+  `ALTER TABLE platform_mcp_tasks ADD COLUMN lease_until timestamptz;
+   CREATE INDEX platform_mcp_tasks_leases ON platform_mcp_tasks (lease_until) WHERE NOT terminal;`
 ]
+
+/** A lease's new expiry, `$n` milliseconds from now on the database's clock (the nodes' clocks may differ). */
+const lease = (n: number): string => `clock_timestamp() + $${n}::bigint * interval '1 millisecond'`
+
+// the whole sweep when no lease has expired: one query on the partial index of the running tasks' leases
+const ANY_EXPIRED = 'SELECT 1 FROM platform_mcp_tasks WHERE NOT terminal AND lease_until < clock_timestamp() LIMIT 1'
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled'])
 
@@ -31,18 +43,41 @@ export interface KeptTask {
   node: string
 }
 
+/** A task of a lost node, ended by the node that found its lease expired. */
+export interface LostTask {
+  rec: TaskRecord
+  /** The status it had when its node was lost. */
+  from: TaskStatus
+}
+
 export interface PostgresTasksOptions {
   /** The node's one pool (`platform.postgres()`). */
   db: () => Promise<PostgresDb>
   node: string
+  /** How long the node owns a running task it stops renewing (default 5000). */
+  leaseMs?: number
 }
 
 const expiry = (r: TaskRecord): number => Date.parse(r.lastUpdatedAt) + r.ttlMs
 
-export class PostgresTasks {
+/** A task ended where its run cannot go on: no pending input, the reason as its message and error. */
+function ended(r: TaskRecord, message: string, now: string): TaskRecord {
+  const { inputRequests: _gone, ...rest } = r
+  return {
+    ...rest,
+    status: 'failed',
+    statusMessage: message,
+    error: { code: ErrorCode.InternalError, message },
+    lastUpdatedAt: now
+  }
+}
+
+export class PostgresTasks implements LeasedTasks<LostTask> {
+  readonly leaseMs: number
   private readonly pg: PostgresPool
 
   constructor(private readonly opts: PostgresTasksOptions) {
+    this.leaseMs = opts.leaseMs ?? 5000
     this.pg = new PostgresPool({
       db: opts.db,
       schema: 'mcp-tasks',
@@ -59,16 +94,7 @@ export class PostgresTasks {
       [this.opts.node]
     )
     const now = new Date().toISOString()
-    for (const { record } of rows) {
-      const { inputRequests: _gone, ...rest } = record
-      await this.put({
-        ...rest,
-        status: 'failed',
-        statusMessage: INTERRUPTED,
-        error: { code: ErrorCode.InternalError, message: INTERRUPTED },
-        lastUpdatedAt: now
-      })
-    }
+    for (const { record } of rows) await this.put(ended(record, INTERRUPTED, now))
     return rows.length
   }
 
@@ -83,11 +109,21 @@ export class PostgresTasks {
   /** The running node's write; false when refused because the kept task has ended. */
   async put(rec: TaskRecord): Promise<boolean> {
     const { rowCount } = await this.pg.query(
-      `INSERT INTO platform_mcp_tasks (id, principal, node, terminal, expires_at, created_at, record)
-       VALUES ($1, $2, $3, $4, $5, $6, $7)
-       ON CONFLICT (id) DO UPDATE SET terminal = EXCLUDED.terminal, expires_at = EXCLUDED.expires_at, record = EXCLUDED.record
+      `INSERT INTO platform_mcp_tasks (id, principal, node, terminal, expires_at, created_at, record, lease_until)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, ${lease(8)})
+       ON CONFLICT (id) DO UPDATE SET terminal = EXCLUDED.terminal, expires_at = EXCLUDED.expires_at,
+         record = EXCLUDED.record, lease_until = EXCLUDED.lease_until
          WHERE NOT platform_mcp_tasks.terminal`,
-      [rec.id, rec.principal, this.opts.node, TERMINAL.has(rec.status), expiry(rec), rec.createdAt, JSON.stringify(rec)]
+      [
+        rec.id,
+        rec.principal,
+        this.opts.node,
+        TERMINAL.has(rec.status),
+        expiry(rec),
+        rec.createdAt,
+        JSON.stringify(rec),
+        this.leaseMs
+      ]
     )
     return (rowCount ?? 0) > 0
   }
@@ -134,6 +170,40 @@ export class PostgresTasks {
       [principal]
     )
     return rows.map((r) => r.record)
+  }
+
+  async renew(ids: readonly string[]): Promise<string[]> {
+    if (ids.length === 0) return []
+    const { rows } = await this.pg.query<{ id: string }>(
+      `UPDATE platform_mcp_tasks SET lease_until = ${lease(3)}
+        WHERE id = ANY($1::text[]) AND node = $2 AND NOT terminal RETURNING id`,
+      [ids, this.opts.node, this.leaseMs]
+    )
+    const kept = new Set(rows.map((r) => r.id))
+    return ids.filter((id) => !kept.has(id))
+  }
+
+  async endLost(now: number): Promise<LostTask[]> {
+    if ((await this.pg.query(ANY_EXPIRED, [])).rows.length === 0) return []
+    return this.pg.transaction(async (c) => {
+      // SKIP LOCKED: two nodes sweeping at once each end other tasks, neither waits for the other
+      const { rows } = await c.query<{ record: TaskRecord }>(
+        `SELECT record FROM platform_mcp_tasks WHERE NOT terminal AND lease_until < clock_timestamp()
+          ORDER BY lease_until LIMIT 100 FOR UPDATE SKIP LOCKED`,
+        []
+      )
+      const lost: LostTask[] = []
+      for (const { record } of rows) {
+        const rec = ended(record, NODE_LOST, new Date(now).toISOString())
+        await c.query('UPDATE platform_mcp_tasks SET terminal = true, expires_at = $2, record = $3 WHERE id = $1', [
+          rec.id,
+          expiry(rec),
+          JSON.stringify(rec)
+        ])
+        lost.push({ rec, from: record.status })
+      }
+      return lost
+    })
   }
 
   /** Forgets ended tasks past their TTL, whichever node ran them. */

@@ -35,6 +35,11 @@ export async function tasksStoreFromConfig(platform: Platform): Promise<Postgres
   if (storeKindOf(platform.config, key) === 'lmdb') return undefined
   return started(
     platform,
-    new PostgresTasks({ db: () => platform.postgres(`${key} is postgres`), node: platform.node.id })
+    new PostgresTasks({
+      db: () => platform.postgres(`${key} is postgres`),
+      node: platform.node.id,
+      // the same lease as the runs and A2A tasks: a lost node's tasks end within about 1.5 of it
+      leaseMs: platform.config.get('platform.cluster.lease-ms')
+    })
   )
 }

@@ -62,6 +62,9 @@ export type TaskRecord = Pick<
 /** The status message (and error) of a task that was running when its process stopped. */
 export const INTERRUPTED = 'interrupted: server restarted'
 
+/** The status message (and error) of a task whose node stopped renewing its lease (killed, or cut off). */
+export const NODE_LOST = 'interrupted: node lost'
+
 export function recordOf(t: Task): TaskRecord {
   const r: TaskRecord = {
     id: t.id,

@@ -6,6 +6,7 @@ import { TaskState } from '@a2a-js/sdk'
 import { getMcp } from '../../runtime/mcp/index.js'
 import { AI } from '../../runtime/ai/index.js'
 import { PostgresTaskRecords } from '../../runtime/a2a/postgres-task-records.js'
+import { PostgresTasks } from '../../runtime/mcp/postgres-tasks.js'
 import { PostgresDb } from '../../runtime/store/index.js'
 import { OpenAiServer, deltaChunk, sseEvents } from '../helpers/openai-server.js'
 import { testPostgres } from '../helpers/postgres.js'
@@ -223,6 +224,53 @@ if (pg !== undefined && redis !== undefined && model !== undefined) {
     )
     const late = await gone.update({ ...rec, state: 'TASK_STATE_COMPLETED', updatedAt: Date.now() })
     t.equal(late?.written, false, "the lost node's late write is refused")
+    await gone.stop()
+  })
+
+  t.test('a 2025-11-25 MCP task of a lost node ends failed once, and tasks/result and tasks/get say so', async (t) => {
+    // the lost node: a task store of its own on the database that never renews its lease, as a node
+    // killed mid-task leaves it
+    const pool = await PostgresDb.open({ url, poolSize: 1 })
+    t.teardown(() => pool.close())
+    const gone = new PostgresTasks({ node: 'node-gone', leaseMs: 1000, db: async () => pool })
+    await gone.start()
+    const at = new Date().toISOString()
+    const rec = {
+      id: `task-lost-mcp-${Date.now()}`,
+      status: 'working' as const,
+      createdAt: at,
+      lastUpdatedAt: at,
+      ttlMs: 60_000,
+      pollIntervalMs: 50,
+      principal: null
+    }
+    t.ok(await gone.put(rec), 'the lost node hands the task out')
+    const changes: unknown[] = []
+    for (const node of [a, b]) {
+      const off = node.platform.bus.on('TaskStateChanged', (e) => {
+        if (e.taskId === rec.id) changes.push({ oldState: e.oldState, newState: e.newState })
+      })
+      t.teardown(off)
+    }
+    const onA = await openSession(`${a.url}/platform/mcp`)
+    const result = await within(onA.call('tasks/result', { taskId: rec.id }), "the task's end on A")
+    t.equal(result.body.error?.code, -32603, 'tasks/result answers the failure')
+    t.match(result.body.error?.message, /interrupted: node lost/)
+    const onB = await openSession(`${b.url}/platform/mcp`)
+    const got = (await onB.call('tasks/get', { taskId: rec.id })).body.result
+    t.equal(got.status, 'failed', 'B reads it failed')
+    t.equal(got.statusMessage, 'interrupted: node lost', 'the status says the node was lost')
+    await within(
+      until(() => changes.length > 0),
+      'the end told on the bus'
+    )
+    t.same(changes, [{ oldState: 'working', newState: 'failed' }], 'ended once, by one of the nodes')
+    t.equal(
+      await gone.put({ ...rec, status: 'completed', lastUpdatedAt: new Date().toISOString() }),
+      false,
+      "the lost node's late write is refused"
+    )
+    t.same(await gone.renew([rec.id]), [rec.id], 'and so is its renewal')
     await gone.stop()
   })
 
