@@ -115,7 +115,7 @@ export const CORE_CONFIG_KEYS = {
     schema: { type: 'integer', minimum: 100, maximum: 600_000 },
     default: 5000,
     description:
-      'How long a node owns a run or an A2A task it stops renewing (Postgres-backed runs and tasks): each node renews its leases three times per lease, and another node ends a lost node’s runs and tasks FAILED `interrupted: node lost` within about 1.5 leases'
+      'How long a node owns a run or a task (A2A or MCP) it stops renewing (Postgres-backed runs and tasks): each node renews its leases three times per lease, and another node ends a lost node’s runs and tasks FAILED `interrupted: node lost` within about 1.5 leases'
   },
   'platform.postgres.url': {
     schema: nonEmpty,
