@@ -93,9 +93,12 @@ export async function installMcp(platform: Platform): Promise<McpServer | undefi
   const sharedTasks = await tasksStoreFromConfig(platform)
   if (sharedTasks !== undefined)
     tasks.shareIn(
-      { store: sharedTasks, backplane: platform.backplane() },
-      (err) => logger.error({ err }, 'MCP task write to PostgreSQL failed'),
-      (err, what) => logger.warn({ err }, `MCP tasks: ${what}; retrying`)
+      {
+        store: sharedTasks,
+        backplane: platform.backplane(),
+        onLeaseError: (err, what) => logger.warn({ err }, `MCP tasks: ${what}; retrying`)
+      },
+      (err) => logger.error({ err }, 'MCP task write to PostgreSQL failed')
     )
   const codec = new RequestStateCodec(
     requestStateKey(platform),

@@ -3,8 +3,8 @@ import type { Database } from 'lmdb'
 import type { Backplane } from '../contracts/index.js'
 import type { EventBus } from '../events/index.js'
 import { ErrorCode } from './errors.js'
-import { TaskLeaseKeeper, type TaskLeaseHolder } from '../store/index.js'
-import type { LostTask, PostgresTasks } from './postgres-tasks.js'
+import type { PostgresTasks } from './postgres-tasks.js'
+import { keepLeases } from './task-lease-holder.js'
 import {
   INTERRUPTED,
   TERMINAL,
@@ -26,6 +26,8 @@ const SWEEP_MS = 30_000
 export interface SharedTasks {
   store: PostgresTasks
   backplane: Backplane
+  /** Hears a lease renewal or sweep that failed (`what`); the next round retries it. */
+  onLeaseError: (err: unknown, what: string) => void
 }
 
 const cancelTopic = (node: string): string => `mcp/tasks/cancel/${node}`
@@ -42,19 +44,15 @@ const updateTopic = (node: string): string => `mcp/tasks/update/${node}`
  * the next start. A call that settles inside the sync window never reaches the database. With
  * `shareIn` they are kept in a store shared by the nodes instead (Postgres): any node reads,
  * lists, awaits and cancels a task, and the node running it is told of cancels and input.
- *
- * In a shared store the running node holds a lease on each of its handed-out tasks and renews them
- * three times per lease; twice per lease every node ends the tasks whose lease expired (their node
- * was killed or cut off) failed `interrupted: node lost`, once. tasks/get and tasks/result on any
- * node read that end from the store. A node that was only cut off learns at its next renewal or
- * write that its task ended, and stops the run without writing.
+ * There a handed-out task is leased to its node: a killed node's tasks end `interrupted: node lost`,
+ * ended once by another node; a node only cut off learns it at its next renewal and stops the run.
  */
 export class TaskManager {
   private readonly tasks = new Map<string, Task>()
   private readonly sweeper: NodeJS.Timeout
   private db: Database<TaskRecord, string> | undefined
   private shared: SharedTasks | undefined
-  private keeper: TaskLeaseKeeper<LostTask> | undefined
+  private keeper: { stop(): void } | undefined
   private readonly unsubscribe: (() => void)[] = []
   private onWriteError: (err: unknown) => void = () => {}
   private closed = false
@@ -104,14 +102,10 @@ export class TaskManager {
    * (`fetch`); its cancel is written to the store and signalled to that node, its input responses
    * are signalled to that node, which holds the run.
    */
-  shareIn(
-    shared: SharedTasks,
-    onWriteError: (err: unknown) => void,
-    onLeaseError: (err: unknown, what: string) => void = onWriteError
-  ): void {
+  shareIn(shared: SharedTasks, onWriteError: (err: unknown) => void): void {
     this.shared = shared
     this.onWriteError = onWriteError
-    this.keeper = new TaskLeaseKeeper(shared.store, this.leaseHolder(), onLeaseError)
+    this.keeper = keepLeases(this.tasks, shared.store, shared.onLeaseError, this.bus, (t) => this.adopt(t))
     const { backplane } = shared
     const local = (data: unknown): Task | undefined => {
       const id = (data as { id?: unknown } | null)?.id
@@ -315,31 +309,6 @@ export class TaskManager {
       this.bus.emit('TaskStateChanged', { taskId: t.id, oldState: old, newState: t.status, protocol: 'mcp' })
     for (const w of t.waiters.splice(0)) w()
     t.resume?.()
-  }
-
-  private leaseHolder(): TaskLeaseHolder<LostTask> {
-    const own = (id: string): Task | undefined => {
-      const t = this.tasks.get(id)
-      // only a handed-out task is in the store: one inside its sync window holds no lease
-      return t !== undefined && t.durable === true && t.remote === undefined && !this.isTerminal(t) ? t : undefined
-    }
-    return {
-      running: () => [...this.tasks.keys()].filter((id) => own(id) !== undefined),
-      lostHere: async (id) => {
-        // a renewal racing the task's first write finds no row yet: only a kept end stops the run
-        const kept = await this.shared?.store.load(id)
-        const t = own(id)
-        if (t !== undefined && kept !== undefined && TERMINAL.has(kept.rec.status)) await this.adopt(t)
-      },
-      ended: async ({ rec, from }) => {
-        // this node's own task, its lease lapsed while it was paused: the run stops with the end written
-        const t = own(rec.id)
-        if (t !== undefined) return this.adopt(t)
-        this.bus.emit('TaskStateChanged', { taskId: rec.id, oldState: from, newState: rec.status, protocol: 'mcp' })
-        const copy = this.tasks.get(rec.id)
-        if (copy?.remote !== undefined) refresh(copy, rec)
-      }
-    }
   }
 
   /** Resolves once the task is terminal (2025-11-25 tasks/result). */
