@@ -9,7 +9,7 @@
  */
 import type { PostgresDb, Sql } from '../store/index.js'
 import { PlatformError } from '../contracts/index.js'
-import { PostgresPool } from '../store/index.js'
+import { PostgresPool, anyLeaseExpired, expiredLeasesForUpdate, leaseUntil, renewLeases } from '../store/index.js'
 import { A2A_ERRORS } from './errors.js'
 import {
   CANCELABLE,
@@ -68,11 +68,6 @@ const MIGRATIONS: readonly string[] = [
 ]
 
 /** A lease's new expiry, `$n` milliseconds from now on the database's clock (the nodes' clocks may differ). */
-const lease = (n: number): string => `clock_timestamp() + $${n}::bigint * interval '1 millisecond'`
-
-// the whole sweep when no lease has expired: one query on the partial index of the running tasks' leases
-const ANY_EXPIRED = 'SELECT 1 FROM platform_a2a_tasks WHERE NOT terminal AND lease_until < clock_timestamp() LIMIT 1'
-
 // one lock for every create on the database: the cap and the per-owner bounds are counted under it
 const CREATE_LOCK = 0x6132_6174
 
@@ -155,7 +150,7 @@ export class PostgresTaskRecords implements A2aTaskRecords, TaskLeases {
       const { rows } = await c.query<{ seq: string }>(
         `INSERT INTO platform_a2a_tasks
            (id, agent, context_id, principal, owner_key, push_owner, node, state, terminal, created_at, updated_at, task, push, lease_until)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, false, $9, $9, $10, $11, ${lease(12)}) RETURNING seq`,
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, false, $9, $9, $10, $11, ${leaseUntil(12)}) RETURNING seq`,
         [
           n.id,
           n.agent,
@@ -214,7 +209,7 @@ export class PostgresTaskRecords implements A2aTaskRecords, TaskLeases {
   async update(t: TaskRecord): Promise<Written | undefined> {
     const { rows } = await this.pg.query<Row>(
       `UPDATE platform_a2a_tasks SET state = $2, terminal = $3, updated_at = $4, ended_at = $5, task = $6,
-              lease_until = ${lease(7)}
+              lease_until = ${leaseUntil(7)}
         WHERE id = $1 AND NOT terminal RETURNING ${COLUMNS}`,
       [t.id, t.state, isTerminal(t), t.updatedAt, t.endedAt ?? null, bodyOf(t), this.leaseMs]
     )
@@ -329,26 +324,14 @@ export class PostgresTaskRecords implements A2aTaskRecords, TaskLeases {
     await this.pg.transaction((c) => this.sweepIn(c, now))
   }
 
-  async renew(ids: readonly string[]): Promise<string[]> {
-    if (ids.length === 0) return []
-    const { rows } = await this.pg.query<{ id: string }>(
-      `UPDATE platform_a2a_tasks SET lease_until = ${lease(3)}
-        WHERE id = ANY($1::text[]) AND node = $2 AND NOT terminal RETURNING id`,
-      [ids, this.opts.node, this.leaseMs]
-    )
-    const kept = new Set(rows.map((r) => r.id))
-    return ids.filter((id) => !kept.has(id))
+  renew(ids: readonly string[]): Promise<string[]> {
+    return renewLeases(this.pg, 'platform_a2a_tasks', ids, this.opts.node, this.leaseMs)
   }
 
   async endLost(now: number): Promise<LostTask[]> {
-    if ((await this.pg.query(ANY_EXPIRED, [])).rows.length === 0) return []
+    if (!(await anyLeaseExpired(this.pg, 'platform_a2a_tasks'))) return []
     return this.pg.transaction(async (c) => {
-      // SKIP LOCKED: two nodes sweeping at once each end other tasks, neither waits for the other
-      const { rows } = await c.query<Row>(
-        `SELECT ${COLUMNS} FROM platform_a2a_tasks WHERE NOT terminal AND lease_until < clock_timestamp()
-          ORDER BY lease_until LIMIT 100 FOR UPDATE SKIP LOCKED`,
-        []
-      )
+      const { rows } = await c.query<Row>(expiredLeasesForUpdate(COLUMNS, 'platform_a2a_tasks'), [])
       const lost: LostTask[] = []
       for (const r of rows) {
         const t = recordOf(r)

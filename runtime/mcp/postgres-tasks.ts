@@ -8,7 +8,15 @@
  * killed or cut off) is ended failed `interrupted: node lost` by whichever node finds it first.
  */
 import { PlatformError } from '../contracts/index.js'
-import { PostgresPool, type LeasedTasks, type PostgresDb } from '../store/index.js'
+import {
+  PostgresPool,
+  anyLeaseExpired,
+  expiredLeasesForUpdate,
+  leaseUntil,
+  renewLeases,
+  type LeasedTasks,
+  type PostgresDb
+} from '../store/index.js'
 import { ErrorCode, MCP_ERRORS } from './errors.js'
 import { INTERRUPTED, NODE_LOST, type TaskRecord, type TaskStatus } from './task-record.js'
 
@@ -30,11 +38,6 @@ const MIGRATIONS: readonly string[] = [
 ]
 
 /** A lease's new expiry, `$n` milliseconds from now on the database's clock (the nodes' clocks may differ). */
-const lease = (n: number): string => `clock_timestamp() + $${n}::bigint * interval '1 millisecond'`
-
-// the whole sweep when no lease has expired: one query on the partial index of the running tasks' leases
-const ANY_EXPIRED = 'SELECT 1 FROM platform_mcp_tasks WHERE NOT terminal AND lease_until < clock_timestamp() LIMIT 1'
-
 const TERMINAL = new Set(['completed', 'failed', 'cancelled'])
 
 /** A task as kept: its record and the node running it. */
@@ -110,7 +113,7 @@ export class PostgresTasks implements LeasedTasks<LostTask> {
   async put(rec: TaskRecord): Promise<boolean> {
     const { rowCount } = await this.pg.query(
       `INSERT INTO platform_mcp_tasks (id, principal, node, terminal, expires_at, created_at, record, lease_until)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, ${lease(8)})
+       VALUES ($1, $2, $3, $4, $5, $6, $7, ${leaseUntil(8)})
        ON CONFLICT (id) DO UPDATE SET terminal = EXCLUDED.terminal, expires_at = EXCLUDED.expires_at,
          record = EXCLUDED.record, lease_until = EXCLUDED.lease_until
          WHERE NOT platform_mcp_tasks.terminal`,
@@ -172,26 +175,14 @@ export class PostgresTasks implements LeasedTasks<LostTask> {
     return rows.map((r) => r.record)
   }
 
-  async renew(ids: readonly string[]): Promise<string[]> {
-    if (ids.length === 0) return []
-    const { rows } = await this.pg.query<{ id: string }>(
-      `UPDATE platform_mcp_tasks SET lease_until = ${lease(3)}
-        WHERE id = ANY($1::text[]) AND node = $2 AND NOT terminal RETURNING id`,
-      [ids, this.opts.node, this.leaseMs]
-    )
-    const kept = new Set(rows.map((r) => r.id))
-    return ids.filter((id) => !kept.has(id))
+  renew(ids: readonly string[]): Promise<string[]> {
+    return renewLeases(this.pg, 'platform_mcp_tasks', ids, this.opts.node, this.leaseMs)
   }
 
   async endLost(now: number): Promise<LostTask[]> {
-    if ((await this.pg.query(ANY_EXPIRED, [])).rows.length === 0) return []
+    if (!(await anyLeaseExpired(this.pg, 'platform_mcp_tasks'))) return []
     return this.pg.transaction(async (c) => {
-      // SKIP LOCKED: two nodes sweeping at once each end other tasks, neither waits for the other
-      const { rows } = await c.query<{ record: TaskRecord }>(
-        `SELECT record FROM platform_mcp_tasks WHERE NOT terminal AND lease_until < clock_timestamp()
-          ORDER BY lease_until LIMIT 100 FOR UPDATE SKIP LOCKED`,
-        []
-      )
+      const { rows } = await c.query<{ record: TaskRecord }>(expiredLeasesForUpdate('record', 'platform_mcp_tasks'), [])
       const lost: LostTask[] = []
       for (const { record } of rows) {
         const rec = ended(record, NODE_LOST, new Date(now).toISOString())
