@@ -9,6 +9,7 @@ import { PostgresTaskRecords } from '../../runtime/a2a/postgres-task-records.js'
 import { PostgresTasks } from '../../runtime/mcp/postgres-tasks.js'
 import { PostgresDb } from '../../runtime/store/index.js'
 import { OpenAiServer, deltaChunk, sseEvents } from '../helpers/openai-server.js'
+import { within } from '../helpers/within.js'
 import { testPostgres } from '../helpers/postgres.js'
 import { testRedis } from '../helpers/redis.js'
 import { clientFor, rpc, start, textOf, until } from '../a2a/a2a-helpers.js'
@@ -16,19 +17,6 @@ import { ACCEPT_BOTH, modern, openSession } from '../mcp/helpers.js'
 
 const ALICE = 'alice-token-0123456789'
 const BOB = 'bob-token-0123456789'
-
-/** `p`, or a failure naming what never happened: a hang fails with its reason, not the file's timeout. */
-async function within<T>(p: Promise<T>, what: string, ms = 30_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`never happened: ${what}`)), ms)
-  })
-  try {
-    return await Promise.race([p, late])
-  } finally {
-    clearTimeout(timer)
-  }
-}
 
 const pg = await testPostgres(t)
 const redis = pg === undefined ? undefined : await testRedis(t)

@@ -9,6 +9,7 @@ import { Client } from 'pg'
 import { createClient } from 'redis'
 import WebSocket from 'ws'
 import { OpenAiServer, deltaChunk, sseEvents } from '../helpers/openai-server.js'
+import { within } from '../helpers/within.js'
 import { testPostgres } from '../helpers/postgres.js'
 import { testRedis } from '../helpers/redis.js'
 import { ALICE, BOB, startInteractions } from '../interactions/helpers.js'
@@ -18,18 +19,8 @@ import { STREAM, until } from '../interactions/stream-helpers.js'
 // loaded 2-core machine the file has taken 110 s of the default 120
 t.setTimeout(240_000)
 
-/** `p`, or a failure naming what never happened: a hang fails with its reason, not the file's timeout. */
-async function within<T>(p: Promise<T>, what: string, ms = 60_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`never happened: ${what}`)), ms)
-  })
-  try {
-    return await Promise.race([p, late])
-  } finally {
-    clearTimeout(timer)
-  }
-}
+// a run's steps cross nodes through Redis and PostgreSQL: a loaded machine may take a while
+const LONG = 60_000
 
 const pg = await testPostgres(t)
 const redis = pg === undefined ? undefined : await testRedis(t)
@@ -110,7 +101,7 @@ if (pg !== undefined && redis !== undefined && model !== undefined) {
     await until(async () => ((await sub.pubSubNumSub(topic))[topic] ?? 0) >= 1)
     t.equal((await sub.pubSubNumSub(topic))[topic], 1, 'B subscribed to the run’s topic (A, with no viewer, did not)')
     turn.release()
-    await within(Promise.all([first.closed, second.closed]), "B's viewers get the end")
+    await within(Promise.all([first.closed, second.closed]), "B's viewers get the end", LONG)
     const stored = (await b.api.get(id)).body
     t.equal(stored.status, 'COMPLETED')
     const all = stored.steps.map((s: { seq: number }) => s.seq)
@@ -137,7 +128,7 @@ if (pg !== undefined && redis !== undefined && model !== undefined) {
     t.equal((await b.api.call('POST', `/api/interactions/${id}/cancel`, { token: BOB })).status, 404, "not bob's")
     const cancel = await b.api.call('POST', `/api/interactions/${id}/cancel`, { token: ALICE })
     t.same([cancel.status, cancel.body], [200, { status: 'cancel requested' }])
-    await within(viewer.closed, "B's viewer gets the cancelled end")
+    await within(viewer.closed, "B's viewer gets the cancelled end", LONG)
     t.same(
       terminals(viewer.frames).map((f) => f.status),
       ['CANCELLED'],
@@ -222,7 +213,8 @@ process.stdout.write(JSON.stringify({ url }) + '\\n')
         })
         proc.on('exit', (code) => reject(new Error(`node A exited ${String(code)} before it served`)))
       }),
-      'node A serves'
+      'node A serves',
+      LONG
     )
     const created = await fetch(`${aUrl}/api/interactions`, {
       method: 'POST',
@@ -234,9 +226,9 @@ process.stdout.write(JSON.stringify({ url }) + '\\n')
     const viewer = watch(b.url, id)
     await until(() => stepSeqs(viewer.frames).length >= 4)
     proc.kill('SIGKILL')
-    await within(exited, 'node A exits')
+    await within(exited, 'node A exits', LONG)
     // B sweeps (twice per lease of its own) once A's lease (1 s) has expired
-    await within(viewer.closed, "B ends its viewer's stream")
+    await within(viewer.closed, "B ends its viewer's stream", LONG)
     t.same(
       terminals(viewer.frames).map((f) => [f.status, f.errorMessage]),
       [['FAILED', 'interrupted: node lost']],
