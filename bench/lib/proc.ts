@@ -253,6 +253,8 @@ export async function startPlatform(
     name: 'platform',
     args: [
       '--no-node-snapshot',
+      // e.g. BENCH_PLATFORM_NODE_FLAGS='--cpu-prof --cpu-prof-dir=/tmp/prof': where the served platform's time goes
+      ...(process.env.BENCH_PLATFORM_NODE_FLAGS ?? '').split(' ').filter((f) => f !== ''),
       join(root, 'bin/platform.js'),
       'serve',
       '--port',
