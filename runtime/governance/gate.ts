@@ -66,6 +66,15 @@ interface Run {
   once: boolean
   /** False while no tracing SDK is registered: the run starts no (no-op) spans. */
   traced: boolean
+  /**
+   * Evaluations decided but not yet in the decision log, oldest first: they are recorded once
+   * the synchronous stretch of the chain ends, so one clock reading ends a policy's time and
+   * starts the next one's. Each holds null, or `{ preferred }` for a Prefer, as its snapshot
+   * until then.
+   */
+  pending: DecisionEntry[]
+  /** How many of `pending` are recorded already. */
+  recorded: number
 }
 
 /** True once an SDK registered a tracer provider; until then every span is a no-op. */
@@ -135,27 +144,42 @@ export class PolicyAdmissionGate {
       timestamp: null,
       runAll: phase === 'POST_RESPONSE',
       once,
-      traced: tracing()
+      traced: tracing(),
+      pending: [],
+      recorded: 0
     }
     return this.from(run, 0)
   }
 
   private from(run: Run, i: number): Admission | Promise<Admission> {
     const ps = run.policies
+    // a policy's time runs from the end of the previous one's: what is done between them (the
+    // decision checked, the entry built) is a few property reads, and the log is written after
+    let t0 = performance.now()
     for (; i < ps.length; i++) {
       const p = ps[i]!
       if (p.agent != null && p.agent !== run.ctx.request.agentId) continue
       const span = run.traced ? this.tracer.startSpan(SPAN_NAME) : undefined
-      const t0 = performance.now()
+      // a traced evaluation is recorded at once (its span ends with it): its time starts here
+      if (span !== undefined) t0 = performance.now()
       let d: PolicyDecision | Promise<PolicyDecision>
       try {
         d = p.evaluate(run.ctx)
       } catch (err) {
-        this.settle(run, p, errorDecision(err), t0, span)
-        if (!run.runAll) return this.finish(run, i)
+        const t1 = performance.now()
+        const recorded = run.recorded
+        const denied = this.settle(run, p, errorDecision(err), t1 - t0, span)
+        // entries recorded just now (before a transform) took time that is not the next policy's
+        t0 = run.recorded === recorded ? t1 : performance.now()
+        if (denied && !run.runAll) return this.finish(run, i)
         continue
       }
       if (isThenable(d)) {
+        // what the chain decided so far is in the log before anything waits; the time that takes
+        // is not this policy's
+        const before = performance.now()
+        this.flush(run)
+        const start = t0 + (performance.now() - before)
         const next = i + 1
         return Promise.resolve(d)
           .then(
@@ -163,18 +187,22 @@ export class PolicyAdmissionGate {
             (err: unknown) => errorDecision(err)
           )
           .then((v) => {
-            const stop = this.settle(run, p, v, t0, span)
+            const stop = this.settle(run, p, v, performance.now() - start, span)
             return stop && !run.runAll ? this.finish(run, next - 1) : this.from(run, next)
           })
       }
-      if (this.settle(run, p, d, t0, span) && !run.runAll) return this.finish(run, i)
+      const t1 = performance.now()
+      const recorded = run.recorded
+      const denied = this.settle(run, p, d, t1 - t0, span)
+      t0 = run.recorded === recorded ? t1 : performance.now()
+      if (denied && !run.runAll) return this.finish(run, i)
     }
     return this.finish(run, ps.length)
   }
 
   /** Records one evaluation; returns true when it denied. */
-  private settle(run: Run, p: GovernancePolicy, raw: unknown, t0: number, span: Span | undefined): boolean {
-    const ms = Math.round((performance.now() - t0) * 1000) / 1000
+  private settle(run: Run, p: GovernancePolicy, raw: unknown, elapsed: number, span: Span | undefined): boolean {
+    const ms = Math.round(elapsed * 1000) / 1000
     const phase = run.ctx.phase
     let value: DecisionValue
     let reason = ''
@@ -217,6 +245,8 @@ export class PolicyAdmissionGate {
           } else {
             value = 'transform'
             if (d.reason !== undefined) reason = d.reason
+            // the evaluations before it saw the request it replaces: their snapshot is of that one
+            this.flush(run)
             run.ctx = { ...run.ctx, request: d.request }
             run.snapshot = null
           }
@@ -238,9 +268,7 @@ export class PolicyAdmissionGate {
     span?.end()
     this.observer?.(p.name, value)
     if (this.log !== undefined) {
-      let snapshot = (run.snapshot ??= snapshotOf(phase, run.ctx.request, run.ctx.accumulatedResponse))
-      if (preferred !== undefined) snapshot = { ...snapshot, preferred }
-      const entry: DecisionEntry = {
+      run.pending.push({
         timestamp: (run.timestamp ??= isoNow()),
         policy_name: p.name,
         policy_source: p.source,
@@ -248,9 +276,9 @@ export class PolicyAdmissionGate {
         decision: value,
         reason,
         evaluation_ms: ms,
-        context_snapshot: snapshot
-      }
-      this.log.record(entry)
+        context_snapshot: (preferred === undefined ? null : { preferred }) as unknown as Record<string, unknown>
+      })
+      if (span !== undefined) this.flush(run)
     }
     if (!denied) return false
     if (run.denied === null) {
@@ -263,7 +291,22 @@ export class PolicyAdmissionGate {
     return true
   }
 
+  /** Records the pending evaluations, each with the snapshot of the request it saw. */
+  private flush(run: Run): void {
+    const { pending } = run
+    if (run.recorded === pending.length || this.log === undefined) return
+    const snapshot = (run.snapshot ??= snapshotOf(run.ctx.phase, run.ctx.request, run.ctx.accumulatedResponse))
+    for (let k = run.recorded; k < pending.length; k++) {
+      const e = pending[k]!
+      const prefer = e.context_snapshot as { preferred: string } | null
+      e.context_snapshot = prefer === null ? snapshot : { ...snapshot, preferred: prefer.preferred }
+      this.log.record(e)
+    }
+    run.recorded = pending.length
+  }
+
   private finish(run: Run, stoppedAt: number): Admission {
+    this.flush(run)
     if (run.denied === null) {
       if (run.once) this.abandon(run, stoppedAt)
       return { admitted: true, request: run.ctx.request, preferences: run.preferences }

@@ -89,3 +89,56 @@ t.test('guardrails run before every policy', async (t) => {
     ['guard', 'pol']
   )
 })
+
+t.test('untraced gate: each entry times its policy alone, in chain order, with the request it saw', async (t) => {
+  const s = svc()
+  // a clock that moves only when told: policies take set times, and recording an entry takes a
+  // whole unit, which no policy's evaluation_ms may include
+  let clock = 0
+  const now = performance.now
+  performance.now = () => clock
+  t.teardown(() => {
+    performance.now = now
+  })
+  s.decisionLog.onRecord(() => {
+    clock += 1
+  })
+  let recordedBeforeAsync = -1
+  const timed = (name: string, ms: number, decide: GovernancePolicy['evaluate']): GovernancePolicy => ({
+    name,
+    source: `code:${name}`,
+    version: '1',
+    className: 'Timed',
+    evaluate: (ctx) => {
+      clock += ms
+      return decide(ctx)
+    }
+  })
+  s.setSource('code', [
+    timed('first', 0.002, () => ({ decision: 'admit' })),
+    timed('rewrite', 0.003, (c) => ({ decision: 'transform', request: { ...c.request, message: 'rewritten' } })),
+    timed('advisor', 0.005, () => ({ decision: 'prefer', preferred: 'P', reason: 'R' })),
+    timed('sandboxed', 0.007, async () => {
+      await Promise.resolve()
+      recordedBeforeAsync = s.decisionLog.size
+      return { decision: 'admit' }
+    }),
+    timed('last', 0.011, () => ({ decision: 'admit' }))
+  ])
+  const a = await s.gate.admit('test', aiRequest({ message: 'original', userId: 'u' }))
+  t.equal(a.admitted, true)
+  const entries = s.decisionLog.recent(5).reverse()
+  t.same(
+    entries.map((e) => [e.policy_name, e.decision, e.evaluation_ms, e.context_snapshot.message]),
+    [
+      ['first', 'admit', 0.002, 'original'],
+      ['rewrite', 'transform', 0.003, 'rewritten'],
+      ['advisor', 'prefer', 0.005, 'rewritten'],
+      ['sandboxed', 'admit', 0.007, 'rewritten'],
+      ['last', 'admit', 0.011, 'rewritten']
+    ]
+  )
+  t.equal(entries[2]!.context_snapshot.preferred, 'P', 'a prefer carries what it prefers')
+  t.equal(entries[3]!.context_snapshot.preferred, undefined, 'and only it')
+  t.equal(recordedBeforeAsync, 3, 'while a policy answering with a promise is awaited, what was decided is in the log')
+})
