@@ -16,6 +16,7 @@ import {
   SUBJECT_DIMENSIONS,
   lessonText,
   namespaceKey,
+  type GovernanceMemorySink,
   type GovernanceService,
   type Subject
 } from '../governance/index.js'
@@ -42,22 +43,61 @@ function cap(text: string): string {
   return line.length > FEEDBACK_LINE_CHARS ? line.slice(0, FEEDBACK_LINE_CHARS - 1) + '…' : line
 }
 
+/** The decision log's lookup of one subject dimension, built without a computed key. */
+const SUBJECT_OF: Record<keyof typeof SUBJECT_FIELD, (id: string) => Subject> = {
+  conversation_id: (id) => ({ conversationId: id }),
+  session_id: (id) => ({ sessionId: id }),
+  user_id: (id) => ({ userId: id })
+}
+
+/** True unless `policy` is a kill switch: its denies say nothing about what the subject asked. */
+function isLesson(gov: GovernanceService, policy: string): boolean {
+  for (const k of gov.chain.killSwitches) if (k.name === policy) return false
+  return true
+}
+
+/** The decision log's guidance for one dimension of the subject, newest first, at most `max`. */
+function loggedLines(gov: GovernanceService, key: keyof typeof SUBJECT_FIELD, id: string, max: number): Set<string> {
+  const lines = new Set<string>()
+  // scan a little further than the bound: duplicates collapse
+  for (const e of gov.decisionLog.forSubject(SUBJECT_OF[key](id), ['deny', 'prefer'], max * 4)) {
+    if (lines.size >= max) break
+    if (isLesson(gov, e.policy_name)) lines.add(cap(lessonText(e)))
+  }
+  return lines
+}
+
 /**
  * The guidance lines for a request, de-duplicated, at most `maxItems`: the operators' facts of
  * every dimension of its subject (tightest first, each newest first), then the policy guidance of
- * its tightest dimension that has some (newest first); may reject.
+ * its tightest dimension that has some (newest first); may throw or reject. Without the memory
+ * sink every source is in this process and the answer comes at once, with no promise: most turns
+ * have no guidance and pay for no await.
  */
-export async function feedbackLines(
+export function feedbackLines(
   gov: GovernanceService,
   request: AiRequest,
   opts: FeedbackOptions
-): Promise<string[]> {
+): string[] | Promise<string[]> {
   if (opts.maxItems <= 0) return []
-  // scan a little further than the bound: duplicates collapse
+  if (gov.memory !== undefined) return remembered(gov, gov.memory, request, opts)
+  for (const [key] of SUBJECT_DIMENSIONS) {
+    const id = request[SUBJECT_FIELD[key]]
+    if (typeof id !== 'string' || id === '') continue
+    const lines = loggedLines(gov, key, id, opts.maxItems)
+    if (lines.size > 0) return [...lines]
+  }
+  return []
+}
+
+/** `feedbackLines` with the memory sink: its facts and lessons beside the decision log's. */
+async function remembered(
+  gov: GovernanceService,
+  memory: GovernanceMemorySink,
+  request: AiRequest,
+  opts: FeedbackOptions
+): Promise<string[]> {
   const scan = opts.maxItems * 4
-  // a kill switch says nothing about what this subject asked: its denies teach the model nothing
-  const switches = gov.chain.killSwitches
-  const lesson = (policy: string): boolean => !switches.some((k) => k.name === policy)
   // a fact is written under one namespace (a user's or a session's), never copied to the others
   // like a decision's lessons: a tighter dimension's guidance must not hide it
   const facts = new Set<string>()
@@ -66,20 +106,13 @@ export async function feedbackLines(
     const id = request[SUBJECT_FIELD[key]]
     if (typeof id !== 'string' || id === '') continue
     const namespace = namespaceKey(prefix, id)
-    if (gov.memory !== undefined)
-      for (const f of await gov.memory.facts(namespace, opts.maxItems)) facts.add(cap(f.text))
+    for (const f of await memory.facts(namespace, opts.maxItems)) facts.add(cap(f.text))
     if (guidance !== undefined) continue
-    const lines = new Set<string>()
-    for (const e of gov.decisionLog.forSubject({ [SUBJECT_FIELD[key]]: id }, ['deny', 'prefer'], scan)) {
+    const lines = loggedLines(gov, key, id, opts.maxItems)
+    for (const l of await memory.lessons(namespace, scan)) {
       if (lines.size >= opts.maxItems) break
-      if (!lesson(e.policy_name)) continue
-      lines.add(cap(lessonText(e)))
+      if ('policy' in l.provenance && isLesson(gov, l.provenance.policy)) lines.add(cap(l.text))
     }
-    if (gov.memory !== undefined)
-      for (const l of await gov.memory.lessons(namespace, scan)) {
-        if (lines.size >= opts.maxItems) break
-        if ('policy' in l.provenance && lesson(l.provenance.policy)) lines.add(cap(l.text))
-      }
     if (lines.size > 0) guidance = lines
   }
   // most turns have no guidance: no sets and arrays built for nothing

@@ -91,7 +91,9 @@ export async function* runTurn(
     let guidance: string[] = []
     if (gov !== undefined) {
       try {
-        guidance = await feedbackLines(gov, request, deps.feedback)
+        const lines = feedbackLines(gov, request, deps.feedback)
+        // answered at once unless the memory sink is read: no await (and no microtask) for nothing
+        guidance = lines instanceof Promise ? await lines : lines
         if (guidance.length > 0) systemPrompt = withFeedback(systemPrompt, guidance)
       } catch (err) {
         // advisory only: a broken read never breaks the turn

@@ -201,6 +201,8 @@ export class GovernanceDecisionLog {
    * learning-signal loop's subject order). Each subject keeps its newest 64.
    */
   forSubject(subject: Subject, decisions: readonly string[] = ['deny', 'prefer'], limit = 10): DecisionEntry[] {
+    // every turn asks, and until a deny or prefer is recorded there is no key worth building
+    if (this.bySubject.size === 0) return []
     for (const [key, field] of DIMENSIONS) {
       const id = subject[field]
       if (id === undefined || id === null || id === '') continue

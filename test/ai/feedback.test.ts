@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { AI, type TurnEvent, type TurnRequest } from '../../runtime/ai/index.js'
-import { FEEDBACK_HEADING, FEEDBACK_LINE_CHARS } from '../../runtime/ai/feedback.js'
+import { FEEDBACK_HEADING, FEEDBACK_LINE_CHARS, feedbackLines } from '../../runtime/ai/feedback.js'
+import { aiRequest } from '../../runtime/contracts/index.js'
 import { installAreas } from '../../runtime/areas.js'
 import { GOVERNANCE } from '../../runtime/governance/index.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
@@ -97,6 +98,16 @@ t.test('the loop within one process', async (t) => {
       t.equal(feedbackOf(events), undefined)
       t.notMatch(systemPromptSent(server), /Governance guidance/)
     }
+  })
+
+  t.test('without the memory sink the lines come at once: no promise to await', async (t) => {
+    server.reset()
+    await turn({ message: 'say xyzzy', conversationId: 'conv-sync' })
+    const gov = tp.platform.area(GOVERNANCE)
+    const opts = { maxItems: 3 }
+    const lines = feedbackLines(gov, aiRequest({ message: 'hi', conversationId: 'conv-sync' }), opts)
+    t.same(lines, [DENY_XYZZY])
+    t.same(feedbackLines(gov, aiRequest({ message: 'hi', conversationId: 'conv-none' }), opts), [])
   })
 
   t.test('a prefer steers the same turn', async (t) => {
@@ -270,6 +281,15 @@ t.test('durable recall across a restart', async (t) => {
     server.reset()
     const events = await collect(b.platform.area(AI).runTurn({ message: 'plain', conversationId: 'conv-durable' }))
     t.same(feedbackOf(events)?.lines, [PREFER_RELEASE, DENY_XYZZY], 'both lessons, newest first, once each')
+    const read = feedbackLines(
+      b.platform.area(GOVERNANCE),
+      aiRequest({ message: 'plain', conversationId: 'conv-durable' }),
+      {
+        maxItems: 3
+      }
+    )
+    t.ok(read instanceof Promise, 'the memory sink is read asynchronously')
+    t.same(await read, [PREFER_RELEASE, DENY_XYZZY])
     t.match(systemPromptSent(server), `- ${DENY_XYZZY}`)
     // the user's namespace holds them too, for that user's other conversations
     const other = await collect(b.platform.area(AI).runTurn({ message: 'plain', userId: 'u-durable' }))
