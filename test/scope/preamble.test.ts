@@ -4,6 +4,9 @@ import { hardenSystemPrompt, hasScopePolicy, asScopePolicy, scopeHardeningBlock 
 import { confineSystemPrompt, scopePolicyForAgent } from '../../runtime/scope/index.js'
 import { createScopePolicy } from '../../runtime/scope/factory.js'
 import { scopeFromAgentAttributes } from '../../runtime/scope/scope-config.js'
+import { ScopePolicy } from '../../runtime/scope/scope-policy.js'
+import { RuleBasedScopeGuardrail } from '../../runtime/scope/rule-based.js'
+import type { ScopeRuntime } from '../../runtime/scope/scope-runtime.js'
 
 const support = scopePolicyForAgent({
   name: 'support',
@@ -125,3 +128,20 @@ t.test('hasScopePolicy and wrappers exposing unwrap()', async (t) => {
   )
   t.equal(scopeFromAgentAttributes({ purpose: 'x' }).unrestricted, false)
 })
+
+t.test(
+  'a scope built by the config parser has the same block on every turn; a mutable config is read anew',
+  async (t) => {
+    const req = aiRequest({ message: 'hi', agentId: 'tutor', systemPrompt: 'Base.' })
+    t.ok(Object.isFrozen(tutor.config), 'parsed configs are frozen')
+    const first = confineSystemPrompt(req, [tutor])
+    t.equal(confineSystemPrompt(req, [tutor]), first)
+    t.equal(first, scopeHardeningBlock(tutor.config) + '\n\nBase.')
+    // a config nobody froze may change between turns: its block is never kept
+    const config = { ...tutor.config, forbiddenTopics: ['chess'] }
+    const mutable = new ScopePolicy('m', 'code:m', '1', config, null, new RuleBasedScopeGuardrail(), {} as ScopeRuntime)
+    t.match(confineSystemPrompt(req, [mutable]), '  - chess\n')
+    config.forbiddenTopics.push('poker')
+    t.match(confineSystemPrompt(req, [mutable]), '  - chess\n  - poker\n')
+  }
+)
