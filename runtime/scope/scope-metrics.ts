@@ -1,22 +1,37 @@
 import { Counter, Histogram, type Registry } from 'prom-client'
 import type { Tier } from './contract.js'
 
+/** One policy's verdicts by decision: counted, and handed to prom-client so far. */
+type Tally = Map<string, { counted: number; reported: number }>
+
 /**
  * Scope verdicts in `/metrics`, with the similarity of each embedding decision:
  * `platform_scope_decisions_total{policy,tier,decision}` and, for the embedding tiers,
- * `platform_scope_similarity{tier}`.
+ * `platform_scope_similarity{tier}`. Verdicts are counted in plain numbers and handed to
+ * prom-client when the counter is read (a scrape): a labelled child's `inc()` hashes its labels on
+ * every call, which a scope pays on every turn. The counter's values are the same at every read.
  */
 export class ScopeMetrics {
-  private readonly decisions: Counter<'policy' | 'tier' | 'decision'>
   private readonly similarity: Histogram<'tier'>
+  /** By `policy\0tier`: a policy rebuilt under the same name keeps counting where it was. */
+  private readonly tallies = new Map<string, { policy: string; tier: Tier; counts: Tally }>()
 
   constructor(registry: Registry) {
     const registers = [registry]
-    this.decisions = new Counter({
+    const tallies = this.tallies
+    new Counter({
       name: 'platform_scope_decisions_total',
       help: 'Scope policy decisions by policy, tier and decision (admit, transform, deny; error means an ERROR verdict denied)',
       labelNames: ['policy', 'tier', 'decision'],
-      registers
+      registers,
+      collect() {
+        for (const { policy, tier, counts } of tallies.values())
+          for (const [decision, c] of counts)
+            if (c.counted !== c.reported) {
+              this.labels(policy, tier, decision).inc(c.counted - c.reported)
+              c.reported = c.counted
+            }
+      }
     })
     this.similarity = new Histogram({
       name: 'platform_scope_similarity',
@@ -29,12 +44,15 @@ export class ScopeMetrics {
 
   /** A bound recorder for one policy, so the hot path does no label lookups. */
   forPolicy(policy: string, tier: Tier): (decision: string, similarity: number) => void {
-    const children = new Map<string, { inc: () => void }>()
+    const key = `${policy}\0${tier}`
+    let tally = this.tallies.get(key)
+    if (tally === undefined) this.tallies.set(key, (tally = { policy, tier, counts: new Map() }))
+    const counts = tally.counts
     const sim = this.similarity.labels(tier)
     return (decision, similarity) => {
-      let c = children.get(decision)
-      if (c === undefined) children.set(decision, (c = this.decisions.labels(policy, tier, decision)))
-      c.inc()
+      const c = counts.get(decision)
+      if (c === undefined) counts.set(decision, { counted: 1, reported: 0 })
+      else c.counted++
       if (Number.isFinite(similarity)) sim.observe(similarity)
     }
   }

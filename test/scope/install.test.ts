@@ -77,6 +77,20 @@ t.test('installAreas installs scope; default runtime has no embedder and no mode
   t.match(metrics, 'platform_scope_decisions_total{policy="rules",tier="RULE_BASED",decision="deny"} 1')
   t.match(metrics, 'platform_scope_decisions_total{policy="rules",tier="RULE_BASED",decision="admit"} 2')
   t.match(metrics, 'platform_scope_decisions_total{policy="s",tier="EMBEDDING_SIMILARITY",decision="transform"} 1')
+  // verdicts are handed to prom-client when read: a second read counts nothing twice, later ones add
+  rules.evaluate(pre('where is my order'))
+  const again = await (await fetch(tp.url + '/metrics')).text()
+  t.match(again, 'platform_scope_decisions_total{policy="rules",tier="RULE_BASED",decision="deny"} 1')
+  t.match(again, 'platform_scope_decisions_total{policy="rules",tier="RULE_BASED",decision="admit"} 3')
+  // the same policy rebuilt (a reloaded file) goes on counting under its labels
+  createScopePolicy(
+    { name: 'rules', source: 'yaml:x', version: '2', config: { purpose: 'Orders', tier: 'RULE_BASED' } },
+    rt
+  ).evaluate(pre('where is my order'))
+  t.match(
+    await (await fetch(tp.url + '/metrics')).text(),
+    'platform_scope_decisions_total{policy="rules",tier="RULE_BASED",decision="admit"} 4'
+  )
 })
 
 t.test('with the classifier none the LLM tier has no model and denies; the service cannot be changed', async (t) => {
