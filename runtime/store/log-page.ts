@@ -102,9 +102,9 @@ export function toRows<T>(page: Page<T>, columns: Columns<T>): unknown[] | undef
         end = j + 1
       }
     }
-    // the values repeated from the previous row at its end are not written at all
-    if (end < n) row.length = end
-    out[i + 1] = row
+    // the values repeated from the previous row at its end are not written at all (a copy of the
+    // rest: shortening the row in place costs twice as much as the copy)
+    out[i + 1] = end < n ? row.slice(0, end) : row
   }
   return out
 }
