@@ -7,6 +7,13 @@ import type { AiService } from '../ai/index.js'
 import { callMessage } from '../contracts/index.js'
 import type { AgentCall, AgentResult, AgentTransport, DispatchContext } from './fleet-types.js'
 
+/**
+ * Where the turn's text deltas go: nowhere, since the call answers the complete text. Passed as
+ * the turn's sink, the deltas never travel as events through the turn's layers to this reader
+ * (a promise and a resumption each, per streamed token).
+ */
+const IGNORE_DELTAS = (): void => {}
+
 export class LocalTransport implements AgentTransport {
   readonly kind = 'local' as const
 
@@ -29,7 +36,8 @@ export class LocalTransport implements AgentTransport {
           'fleet.dispatch.skill': call.skill
         }
       },
-      ctx.signal
+      ctx.signal,
+      IGNORE_DELTAS
     )
     for await (const e of turn) {
       if (e.type === 'complete') text = e.text

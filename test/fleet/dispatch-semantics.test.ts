@@ -2,6 +2,9 @@
 // endpoint), with the journal and the admin health read back over HTTP.
 import t from 'tap'
 import { admin, ask, fleetPlatform } from './helpers.js'
+import { LocalTransport } from '../../runtime/fleet/local-transport.js'
+import type { AiService, TurnEvent, TurnRequest } from '../../runtime/ai/index.js'
+import type { TurnTextSink } from '../../runtime/ai/turn-types.js'
 
 const tp = await fleetPlatform({
   'platform.fleet.circuit-breaker.failure-threshold': 2,
@@ -211,3 +214,28 @@ t.test('a cycle makes its coordinators unavailable, logged once', async (t) => {
     { name: 'c3' }
   ])
 })
+
+t.test(
+  'a local call answers the turn complete text; the deltas go to a sink, never through the turn as events',
+  async (t) => {
+    let sink: TurnTextSink | undefined
+    const USAGE = { input: 1, output: 2, cachedInput: 0, total: 3, model: 'm' }
+    const ai = {
+      runTurn: (req: TurnRequest, _signal: unknown, onText?: TurnTextSink) => {
+        sink = onText
+        return (async function* (): AsyncGenerator<TurnEvent> {
+          for (const delta of ['one ', 'two']) {
+            if (onText !== undefined) onText(delta)
+            else yield { type: 'text', delta }
+          }
+          yield { type: 'usage', usage: USAGE }
+          yield { type: 'complete', text: 'one two', preferences: [], userMessage: req.message }
+        })()
+      }
+    } as unknown as AiService
+    const ctx = { coordinationId: 'coord-x', coordinator: 'boss', principal: 'p' }
+    const r = await new LocalTransport(ai).call({ agent: 'say', skill: 'run', args: { message: 'hi' } }, ctx)
+    t.type(sink, 'function', 'the transport takes the deltas through a sink')
+    t.match(r, { text: 'one two', success: true, metadata: { transport: 'local', usage: USAGE } })
+  }
+)
