@@ -89,6 +89,8 @@ export class CircuitBreakers {
     breaker: boolean,
     change: (c: CircuitChange) => void
   ): void {
+    // a success counts nothing where there is no breaker: no entry to look up (or create)
+    if (success && !breaker) return
     const e = this.entry(coordinator, agent)
     if (!success) {
       e.failures.push(this.now())

@@ -23,6 +23,10 @@ import { dispatchPatterns } from './fleet-patterns.js'
 export const DEFAULT_TIMEOUT_MS = 120_000
 export const BACKOFF_BASE_MS = 100
 export const CANCELLED = "Cancelled: the coordinator's turn ended"
+/** The commitment records of a dispatch when none are kept. */
+const NO_COMMITS: Pick<Commits, 'add'> = { add: () => {} }
+/** Where a circuit change goes when the ref has no breaker (none happens). */
+const NO_CHANGE = (): void => {}
 /** Why an attempt's own cancellation fires once the attempt is over (it stops what the agent left running). */
 const SETTLED = 'the call ended'
 
@@ -89,7 +93,9 @@ export class Dispatcher implements FleetDispatcher {
     })
     bus.emit('AgentDispatched', { coordinationId: ctx.coordinationId, agentName: call.agent, skill: call.skill })
     ctx.activity?.('executing', { coordinationId: ctx.coordinationId, agent: call.agent, skill: call.skill })
-    const commits = new Commits(this.d, ctx, call, dispatched)
+    // without commitment records there is nothing to chain and nothing to wait for
+    const log = this.d.commitments()
+    const commits = log === undefined ? NO_COMMITS : new Commits(this.d, log, ctx, call, dispatched)
     let result: AgentResult
     try {
       result = await this.run(ctx, call, dispatched, commits)
@@ -100,7 +106,6 @@ export class Dispatcher implements FleetDispatcher {
     // a call refused before its agent ran (unknown agent, denied, circuit open) took no time
     const ran = typeof result.metadata.attempts === 'number' && result.metadata.attempts > 0
     const durationMs = ran ? Math.round(performance.now() - t0) : 0
-    result = { ...result, durationMs }
     const ended = result.success
       ? journal.emit(ctx.coordinationId, dispatched, 'AgentCompleted', {
           agentName: call.agent,
@@ -113,8 +118,9 @@ export class Dispatcher implements FleetDispatcher {
           error: result.text,
           durationMs
         })
-    // the journal event that ends the call: what an evaluation of its answer hangs under
-    result.metadata = { ...result.metadata, eventId: ended }
+    // the journal event that ends the call: what an evaluation of its answer hangs under (one
+    // copy of the result: both fields are already among its own, in their places)
+    result = { ...result, durationMs, metadata: { ...result.metadata, eventId: ended } }
     bus.emit('AgentCompleted', {
       coordinationId: ctx.coordinationId,
       agentName: call.agent,
@@ -126,11 +132,16 @@ export class Dispatcher implements FleetDispatcher {
       result.success ? 'completed' : 'failed',
       result.success ? { agent: call.agent, durationMs } : { agent: call.agent, error: result.text }
     )
-    await commits.done()
+    if (commits instanceof Commits) await commits.done()
     return result
   }
 
-  private async run(ctx: DispatchContext, call: AgentCall, dispatched: string, commits: Commits): Promise<AgentResult> {
+  private async run(
+    ctx: DispatchContext,
+    call: AgentCall,
+    dispatched: string,
+    commits: Pick<Commits, 'add'>
+  ): Promise<AgentResult> {
     const { registry } = this.d
     const coordinator = registry.coordinator(ctx.coordinator)
     if (coordinator === undefined) return failedResult(call, `No coordinator named '${ctx.coordinator}'`)
@@ -149,9 +160,12 @@ export class Dispatcher implements FleetDispatcher {
     const admitted = verdict.call
     const transport = registry.agent(call.agent) !== undefined ? this.d.local : this.d.remote(call.agent)
     if (transport === undefined) return failedResult(call, `Agent '${call.agent}' is not available (not loaded)`)
-    const change = (c: CircuitChange): void => {
-      journal(this.d, ctx, dispatched, c, call.agent)
-    }
+    // only a breaker changes state: without one there is nothing to journal
+    const change = ref.circuitBreaker
+      ? (c: CircuitChange): void => {
+          journal(this.d, ctx, dispatched, c, call.agent)
+        }
+      : NO_CHANGE
     const maxAttempts = 1 + ref.maxRetries
     const timeoutMs = ref.timeoutMs === 0 ? DEFAULT_TIMEOUT_MS : ref.timeoutMs
     commits.add('started', admitted.args)
@@ -249,20 +263,17 @@ function attemptOnce(
  */
 class Commits {
   private chain: Promise<void> = Promise.resolve()
-  private readonly log: CommitmentLog | undefined
 
   constructor(
     private readonly d: DispatcherDeps,
+    private readonly log: CommitmentLog,
     private readonly ctx: DispatchContext,
     private readonly call: AgentCall,
     private readonly parent: string
-  ) {
-    this.log = d.commitments()
-  }
+  ) {}
 
   add(outcome: CommitmentOutcome, args: Record<string, unknown>): void {
     const log = this.log
-    if (log === undefined) return
     const { ctx, call, d } = this
     this.chain = this.chain.then(async () => {
       try {

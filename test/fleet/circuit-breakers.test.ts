@@ -43,4 +43,11 @@ t.test('without a breaker, failures are counted and nothing opens', async (t) =>
   for (let i = 0; i < 5; i++) b.record('c', 'a', false, false, () => t.fail('no change'))
   t.equal(b.state('c', 'a'), 'CLOSED')
   t.equal(b.recentFailures('c', 'a'), 5)
+  // a success neither clears the recent failures nor starts a count for a pair never seen
+  b.record('c', 'a', true, false, () => t.fail('no change'))
+  t.equal(b.recentFailures('c', 'a'), 5)
+  b.record('c', 'fresh', true, false, () => t.fail('no change'))
+  t.same([b.state('c', 'fresh'), b.recentFailures('c', 'fresh')], ['CLOSED', 0])
+  b.record('c', 'fresh', false, false, () => t.fail('no change'))
+  t.equal(b.recentFailures('c', 'fresh'), 1)
 })
