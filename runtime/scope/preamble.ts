@@ -71,19 +71,8 @@ export function asScopePolicy(p: unknown): ScopePolicy | null {
   return null
 }
 
-// Keyed by the config object: configs built by scope-config.ts are frozen (their topics too), so
-// a block never goes stale; a scope's wording is the same on every turn and is built once.
-const blocks = new WeakMap<ScopeConfig, string>()
-
 /** A scope's block with the blank line that follows it. */
-function blockOf(config: ScopeConfig): string {
-  let block = blocks.get(config)
-  if (block === undefined) {
-    block = scopeHardeningBlock(config) + '\n\n'
-    if (Object.isFrozen(config) && Object.isFrozen(config.forbiddenTopics)) blocks.set(config, block)
-  }
-  return block
-}
+const paddedBlock = (config: ScopeConfig): string => scopeHardeningBlock(config) + '\n\n'
 
 function preambleOf(policies: readonly unknown[] | null | undefined, agentId: string | null | undefined): string {
   if (policies == null) return ''
@@ -91,7 +80,7 @@ function preambleOf(policies: readonly unknown[] | null | undefined, agentId: st
   for (const p of policies) {
     const s = asScopePolicy(p)
     if (s !== null && !s.config.unrestricted && (agentId === undefined || s.appliesTo(agentId)))
-      out = out === '' ? blockOf(s.config) : out + blockOf(s.config)
+      out = out === '' ? s.block(paddedBlock) : out + s.block(paddedBlock)
   }
   return out
 }

@@ -20,6 +20,7 @@ const ADMIT: PolicyDecision = Object.freeze({ decision: 'admit' })
 export class ScopePolicy implements GovernancePolicy {
   readonly className = 'ScopePolicy'
   private recorder: ((decision: string, similarity: number) => void) | undefined
+  private built: string | undefined
 
   constructor(
     readonly name: string,
@@ -43,6 +44,18 @@ export class ScopePolicy implements GovernancePolicy {
       this.recorder = m.forPolicy(this.name, this.config.tier)
     }
     this.recorder(decision, similarity)
+  }
+
+  /**
+   * This scope's preamble block as `build` makes it from the config: built once when the config
+   * is frozen (as parsed configs are, their topics too), since its wording is the same on every
+   * turn; built anew each time from a config that may change. The preamble is its one caller.
+   */
+  block(build: (config: ScopeConfig) => string): string {
+    if (this.built !== undefined) return this.built
+    const text = build(this.config)
+    if (Object.isFrozen(this.config) && Object.isFrozen(this.config.forbiddenTopics)) this.built = text
+    return text
   }
 
   appliesTo(agentId: string | null | undefined): boolean {
