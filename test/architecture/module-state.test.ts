@@ -28,6 +28,7 @@ const ALLOWED = new Map([
   // the process's own: one per process or thread whatever runs in it
   ['runtime/http/context.ts#idSeq', 'minted request ids count per process, so they stay unique across platforms'],
   ['runtime/http/context.ts#target', "scratch of uWS's synchronous header callback, reset on every request"],
+  ['runtime/ai/text-batch.ts#dirty', "batches waiting for the end of the event loop's pass, one loop per thread"],
   ['runtime/plugins/isolate/pool.ts#pools', 'sandbox processes are shared by every host in the process'],
   ['runtime/plugins/module-hooks.ts#registered', 'module hooks are registered once per thread'],
   ['runtime/plugins/module-hooks.ts#loads', 'tags plugin entry URLs uniquely within the thread'],
