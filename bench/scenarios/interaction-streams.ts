@@ -172,6 +172,7 @@ async function measureLive(server: ServerProcess, n: number, words: number, note
   let steps = 0
   let stepBytes = 0
   let broken = 0
+  let replayed = 0
   let inFlight = 0
   let maxInFlight = 0
   await sleep(500)
@@ -195,7 +196,12 @@ async function measureLive(server: ServerProcess, n: number, words: number, note
     if (inFlight > maxInFlight) maxInFlight = inFlight
     await new Promise<void>((resolve) => {
       let next = 0
+      // a step made before its watcher's socket opened is a replay: its wait is the connection's
+      let openedAt = Infinity
       const ws = new WebSocket(`${wsBase}/platform/interactions-stream?id=${id}`)
+      ws.on('open', () => {
+        openedAt = Date.now()
+      })
       ws.on('message', (d) => {
         const now = Date.now()
         const f = JSON.parse(String(d))
@@ -204,7 +210,9 @@ async function measureLive(server: ServerProcess, n: number, words: number, note
           next = f.step.seq + 1
           steps++
           stepBytes += JSON.stringify(f.step).length
-          latencies.push(now - Date.parse(f.step.createdAt))
+          const created = Date.parse(f.step.createdAt)
+          if (created >= openedAt) latencies.push(now - created)
+          else replayed++
         } else if (f.status !== 'COMPLETED') broken++
       })
       ws.on('close', () => resolve())
@@ -220,7 +228,7 @@ async function measureLive(server: ServerProcess, n: number, words: number, note
   const cpu = server.cpuSeconds() - cpu0
   clearInterval(sampler)
   notes.push(
-    `(b) ${n} background turns of ~${words} text deltas started at once (POST, then a WebSocket subscriber each), ${steps} steps delivered in ${seconds.toFixed(1)} s, at most ${maxInFlight} turns in flight; ${broken} streams with a gap, duplicate or failure; latency = client receive time minus the step's createdAt (ms clock); peak RSS per turn = (peak RSS - RSS before) / most turns in flight: it counts garbage not yet collected and the steps at rest in the store (the LMDB map's pages), ${(stepBytes / 1024 / n).toFixed(1)} KB of step JSON per turn; the held figures below are the turn's own`
+    `(b) ${n} background turns of ~${words} text deltas started at once (POST, then a WebSocket subscriber each), ${steps} steps delivered in ${seconds.toFixed(1)} s, at most ${maxInFlight} turns in flight; ${broken} streams with a gap, duplicate or failure; latency = client receive time minus the step's createdAt (ms clock), for the ${steps - replayed} steps made once their watcher's socket was open (${replayed} made before it opened came as its replay, in the CPU figure but not the latency); peak RSS per turn = (peak RSS - RSS before) / most turns in flight: it counts garbage not yet collected and the steps at rest in the store (the LMDB map's pages), ${(stepBytes / 1024 / n).toFixed(1)} KB of step JSON per turn; the held figures below are the turn's own`
   )
   return {
     interactions: n,

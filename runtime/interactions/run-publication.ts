@@ -26,6 +26,16 @@ export function publishReady(run: Run, feed: StepFeed): void {
   }
 }
 
+// A turn is read no further while this many of its steps await the store: a model faster than
+// the disk is paced by it, so a live viewer waits behind a step or two, not a backlog. Two keep the
+// next append in the commit after the one in flight (lmdb-js batches what is queued).
+const UNACKNOWLEDGED_STEPS = 2
+
+/** Whether the run's turn waits for `published` before its next event. */
+export function behindStore(run: Run): boolean {
+  return run.unpublished.length >= UNACKNOWLEDGED_STEPS
+}
+
 /** Resolves once every step handed to the store so far is published (or was refused). */
 export function published(run: Run): Promise<void> {
   if (run.unpublished.length === 0) return SETTLED

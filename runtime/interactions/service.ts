@@ -5,7 +5,7 @@ import { Cancellation, type RegisteredAgent } from '../plugins/index.js'
 import { StepCapture, type Outcome } from './capture.js'
 import { conversationKey, rememberTurn } from './conversation-key.js'
 import { RunTable, snapshot, type Run, type UnpublishedStep } from './run-table.js'
-import { publishReady, published } from './run-publication.js'
+import { behindStore, publishReady, published } from './run-publication.js'
 import { isoDuration } from './iso-duration.js'
 import { headerOf, interactionOf } from './store-input.js'
 import type { StepFeed } from './feed.js'
@@ -291,6 +291,7 @@ export class InteractionService implements LeaseHolder {
         if (run.capture.outcome !== undefined) break
         if (e.type === 'tool-start' && e.client === true) run.handedToClient = true
         this.end(run, run.capture.event(e))
+        if (behindStore(run)) await published(run)
       }
     } catch (err) {
       this.end(run, run.capture.fail(`turn failed: ${err instanceof Error ? err.message : String(err)}`, 'runtime'))
