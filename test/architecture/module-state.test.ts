@@ -17,6 +17,14 @@ const ALLOWED = new Map([
   ['runtime/http/context.ts#ENCODED', 'header values encoded once, keyed by the value'],
   ['runtime/http/status.ts#LINES', 'the status lines of node:http, encoded once at load'],
   ['runtime/admin/event-json.ts#keys', 'JSON-quoted field names, keyed by the name'],
+  [
+    'runtime/admin/cluster-nodes.ts#lastText',
+    "a pure digest's last input and output: it changes with the configuration"
+  ],
+  [
+    'runtime/admin/cluster-nodes.ts#lastDigest',
+    "a pure digest's last input and output: it changes with the configuration"
+  ],
   ['runtime/interactions/stream-session.ts#lastStep', 'the last step serialised, so subscribers share it'],
   ['runtime/interactions/stream-session.ts#lastFrame', 'the last step serialised, so subscribers share it'],
   ['runtime/observability/logger.ts#boundOf', "a logger's bindings, keyed weakly by the logger"],
