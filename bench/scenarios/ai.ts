@@ -7,6 +7,8 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 
 const SHORT = 'bench-short'
+// the writer's reply from a runtime that hands over every delta at once
+const WRITER_BURST = 'bench-writer-burst'
 /** The smaller client count of the streaming rows, whose CPU per token the full count must not exceed. */
 const SMALL = 50
 
@@ -128,6 +130,8 @@ const scenario: Scenario = {
       ['platform-sse', ours, new AgentLoad('sse', ours.url + `/platform/agent/${WRITER}`)],
       ['ai-sdk', paced, new AgentLoad('sse', paced.url + '/api/chat')],
       ['ai-sdk-unpaced', burst, new AgentLoad('sse', burst.url + '/api/chat')],
+      // every delta at once on our side too: the unpaced peer's like
+      ['platform-unpaced', ours, new AgentLoad('sse', ours.url + `/platform/agent/${WRITER_BURST}`)],
       ['uws-raw', raw, new AgentLoad('ws', raw.url.replace(/^http/, 'ws') + '/agent')],
       ['uws-raw-sse', raw, new AgentLoad('sse', raw.url + '/agent')]
     ]
@@ -221,6 +225,14 @@ const scenario: Scenario = {
         { ...vs((m) => m.cpuUsPerToken), ...rawVs('uws-raw-sse', clients, (m) => m.cpuUsPerToken) },
         false
       ),
+      row(
+        'stream.unpaced.cpu_us_per_token',
+        `server CPU per delivered token, every delta at once (ours over SSE, agent ${WRITER_BURST}) vs the AI SDK unpaced`,
+        'µs',
+        'lower',
+        mid('platform-unpaced')?.cpuUsPerToken,
+        u === undefined ? {} : { 'ai-sdk-unpaced': u.cpuUsPerToken }
+      ),
       ...rawRows(),
       row(
         'stream.tokens_per_s',
@@ -242,7 +254,7 @@ const scenario: Scenario = {
       )
     )
     notes.push(
-      `streaming: ${clients} clients at once, each a new connection sending a ${MESSAGE.split(' ').length}-word message and reading ${tokens.length} text deltas (ours: WebSocket /platform/agent/${WRITER}, demo runtime, \`text-delta\` event frames then \`complete\`, the exchange appended to LMDB conversation memory; ours over SSE: a POST to the same path, the same frames as SSE data, one row of its own; peers: POST, AI SDK UI message stream as SSE, nothing stored; \`ai-sdk\`: the mock model yields one chunk per event-loop turn (setImmediate), as the demo runtime does after every word, so both write one frame per token; \`ai-sdk-unpaced\`: the mock emits every chunk at once, so node:http coalesces a whole reply into a few writev calls); every client's delta count and one client's text checked on both sides; server CPU = utime+stime from /proc over the round, connection setup included, user space = utime; ${rounds} round(s), alternating, median`,
+      `streaming: ${clients} clients at once, each a new connection sending a ${MESSAGE.split(' ').length}-word message and reading ${tokens.length} text deltas (ours: WebSocket /platform/agent/${WRITER}, demo runtime, \`text-delta\` event frames then \`complete\`, the exchange appended to LMDB conversation memory; ours over SSE: a POST to the same path, the same frames as SSE data, one row of its own; peers: POST, AI SDK UI message stream as SSE, nothing stored; \`ai-sdk\`: the mock model yields one chunk per event-loop turn (setImmediate), as the demo runtime does after every word, so both write one frame per token; \`ai-sdk-unpaced\`: the mock emits every chunk at once, so node:http coalesces a whole reply into a few writev calls; against it \`platform-unpaced\`: ours over SSE, agent ${WRITER_BURST}, whose runtime hands over the same deltas in one array); every client's delta count and one client's text checked on both sides; server CPU = utime+stime from /proc over the round, connection setup included, user space = utime; ${rounds} round(s), alternating, median`,
       `raw peer (\`uws-raw\`, bench/peers/uws-agent.js): raw uWebSockets.js replaying one turn of ours captured at the start (WebSocket: the session frame on open, then the turn's ${captured.ws.turn.length} frames; SSE: the same headers and event blocks), byte for byte with ids of its own, each text delta one event-loop turn (setImmediate) after the one before, one frame string and one send per frame, the same clients; at ${small} clients each subject runs ${Math.max(1, Math.round(clients / small))} times in a row (as many tokens as the full round) right after its full round`
     )
     if (o !== undefined && a !== undefined)

@@ -59,11 +59,18 @@ interface Heard {
   at: number
 }
 
+// the last configuration digested: it changes with a plugin or policy change, not with each heartbeat
+let lastText = ''
+let lastDigest = ''
+
 /** The digest of a node's plugin set and policies: equal configurations give equal fingerprints. */
 export function fingerprintOf(plugins: readonly string[], policies: readonly string[]): string {
-  const h = createHash('sha256')
-  h.update(JSON.stringify([[...plugins].sort(), [...policies].sort()]))
-  return h.digest('hex').slice(0, 16)
+  const text = JSON.stringify([[...plugins].sort(), [...policies].sort()])
+  if (text !== lastText) {
+    lastDigest = createHash('sha256').update(text).digest('hex').slice(0, 16)
+    lastText = text
+  }
+  return lastDigest
 }
 
 const text = (v: unknown): v is string => typeof v === 'string' && v.length <= MAX_TEXT

@@ -78,19 +78,33 @@ export interface Batch {
 
 /**
  * One WebSocket message per event (clients read one event object a message, as in docs/admin.md): the
- * batch is serialised once into one buffer, and each event's message is a view of it.
+ * batch is serialised once into one buffer, and each event's message is a view of it. Event text is
+ * nearly always ASCII, where a character is a byte: the views' bounds then come from the pieces'
+ * lengths, and the buffer is measured once, not each piece (a native call per piece, per event).
  */
 export function wsFrames(batch: Batch): Buffer[] {
   const out: string[] = []
+  /** Per event, where its pieces end in `out`, and its text in characters. */
+  const pieceEnds: number[] = []
   const ends: number[] = []
-  let length = 0
+  let chars = 0
   for (let i = 0; i < batch.events.length; i++) {
     const from = out.length
     writeEventJson(out, batch.events[i]!, batch.seqs[i]!, batch.nodes[i]!)
-    for (let j = from; j < out.length; j++) length += Buffer.byteLength(out[j]!)
-    ends.push(length)
+    for (let j = from; j < out.length; j++) chars += out[j]!.length
+    pieceEnds.push(out.length)
+    ends.push(chars)
   }
   const all = Buffer.from(out.join(''))
+  if (all.length !== chars) {
+    // a character beyond ASCII takes several bytes: measure each event's pieces in bytes instead
+    let piece = 0
+    let bytes = 0
+    for (let i = 0; i < ends.length; i++) {
+      for (; piece < pieceEnds[i]!; piece++) bytes += Buffer.byteLength(out[piece]!)
+      ends[i] = bytes
+    }
+  }
   return ends.map((end, i) => all.subarray(i === 0 ? 0 : ends[i - 1]!, end))
 }
 

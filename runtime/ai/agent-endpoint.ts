@@ -21,6 +21,7 @@ import { SessionFrames } from './agent-frames.js'
 import { parseClientFrame, type ClientFrame } from './agent-prompt.js'
 import { playTurn, type PlayInput, type TurnTarget } from './agent-turn-player.js'
 import { AI_ERRORS } from './errors.js'
+import { TextBatch } from './text-batch.js'
 import { HTTP_ERRORS } from '../http/index.js'
 
 /** How the agent endpoint admits callers and bounds what they send (platform.ai.endpoint.*). */
@@ -238,18 +239,32 @@ export class AgentEndpoint {
     })
   }
 
+  /** One connection's frames; a pass's text deltas in one corked write. */
+  private connTarget(c: Conn): TurnTarget {
+    const texts = new TextBatch((first, rest) => {
+      if (rest === undefined) c.r.deliver(Frame.json(first))
+      else
+        c.r.batch(() => {
+          c.r.deliver(Frame.json(first))
+          for (const f of rest) c.r.deliver(Frame.json(f))
+        })
+    })
+    return {
+      send: (build) => {
+        texts.flush()
+        c.r.deliver(Frame.json(build(c.frames)))
+      },
+      text: (delta) => texts.add(c.frames.textDelta(delta))
+    }
+  }
+
   private startTurn(c: Conn, agent: RegisteredAgent, prompt: Prompt): void {
     const ac = new AbortController()
     c.turn = ac
     const key = this.memoryKey(c.caller, c.frames.sessionId, prompt.conversationId)
     if (c.caller === undefined || prompt.conversationId === undefined) c.ownKeys.add(key)
     const broadcast = agent.broadcastReply === true
-    const target: TurnTarget = broadcast
-      ? this.roomTarget(c.r.broadcaster)
-      : {
-          send: (build) => c.r.deliver(Frame.json(build(c.frames))),
-          text: (delta) => c.r.deliver(Frame.json(c.frames.textDelta(delta)))
-        }
+    const target: TurnTarget = broadcast ? this.roomTarget(c.r.broadcaster) : this.connTarget(c)
     this.play(
       agent,
       this.input(agent, prompt, c.frames.sessionId, c.caller, key, !broadcast),
@@ -357,10 +372,16 @@ export class AgentEndpoint {
     })
     const key = this.memoryKey(caller, session.sessionId, frame.conversationId)
     const own = caller === undefined || frame.conversationId === undefined
+    // a delta's frame is one line (JSON escapes every newline): no need to look for one
+    const texts = new TextBatch(
+      (first, rest) => void stream.sendFrames(rest === undefined ? first : first + rest.join(''))
+    )
     const mine: TurnTarget = {
-      send: (build) => void stream.send({ data: build(frames) }),
-      // a delta's frame is one line (JSON escapes every newline): no need to look for one
-      text: (delta) => void stream.sendFrames('data: ' + frames.textDelta(delta) + '\n\n')
+      send: (build) => {
+        texts.flush()
+        void stream.send({ data: build(frames) })
+      },
+      text: (delta) => texts.add('data: ' + frames.textDelta(delta) + '\n\n')
     }
     const broadcast = agent.broadcastReply === true
     const target = broadcast

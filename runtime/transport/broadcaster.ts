@@ -76,6 +76,11 @@ export abstract class Resource {
   /** Hands one frame to this resource alone (broadcasts to WebSockets go through the uWS topic). */
   abstract deliver(frame: Frame): void
 
+  /** Runs `fn`, whose deliveries go out in one write where the transport can (a corked WebSocket). */
+  batch(fn: () => void): void {
+    fn()
+  }
+
   /** Ends the connection from the server side, telling the client why where the transport can. */
   abstract end(reason: Reason): void
 

@@ -54,6 +54,10 @@ export class WsResource extends Resource {
     if (status !== 1) this.watcher.sent(this, status)
   }
 
+  override batch(fn: () => void): void {
+    if (!this.closed) this.ws.cork(fn)
+  }
+
   end(reason: Reason): void {
     if (this.closed) return
     this.reason = reason

@@ -2,7 +2,7 @@
 // field values (generated), so the hand-written fast path can never change a frame's bytes.
 import t from 'tap'
 import fc from 'fast-check'
-import { eventJson } from '../../runtime/admin/event-json.js'
+import { eventJson, wsFrames } from '../../runtime/admin/event-json.js'
 import type { PlatformEvent } from '../../runtime/events/index.js'
 
 const NODE = 'node-3f9c0a1b2c3d'
@@ -80,4 +80,44 @@ t.test('generated events: same text as JSON.stringify', async (t) => {
     { numRuns: 2000 }
   )
   t.pass('2000 generated events')
+})
+
+t.test('a batch becomes one message per event, each the bytes of that event alone', async (t) => {
+  const ascii = { type: 'ResourceConnected', uuid: 'u-1', transport: 'WEBSOCKET', broadcaster: 'b', timestamp: 't' }
+  const wide = {
+    type: 'ResourceConnected',
+    uuid: 'é 😀 \ud800',
+    transport: 'WEBSOCKET',
+    broadcaster: 'ü',
+    timestamp: 't'
+  }
+  const empty = { type: 'ResourceDisconnected', uuid: '', reason: '', timestamp: 't' }
+  const check = (events: object[]): void => {
+    const frames = wsFrames({
+      events: events as PlatformEvent[],
+      nodes: events.map(() => NODE),
+      seqs: events.map((_, i) => i + 1)
+    })
+    t.same(
+      frames.map((f) => f.toString()),
+      events.map((e, i) => reference(e, i + 1))
+    )
+  }
+  check([ascii, ascii, empty])
+  check([ascii, wide, empty, ascii])
+  check([wide])
+  t.same(wsFrames({ events: [], nodes: [], seqs: [] }), [])
+  // generated batches: whatever the characters, no event's message holds a byte of its neighbour
+  fc.assert(
+    fc.property(fc.array(fc.string({ unit: 'binary', maxLength: 6 }), { maxLength: 5 }), (uuids) => {
+      const events = uuids.map((uuid) => ({ type: 'ResourceDisconnected', uuid, reason: 'r', timestamp: 't' }))
+      const frames = wsFrames({
+        events: events as PlatformEvent[],
+        nodes: events.map(() => NODE),
+        seqs: events.map(() => 3)
+      })
+      return frames.every((f, i) => f.equals(Buffer.from(reference(events[i]!, 3))))
+    }),
+    { numRuns: 500 }
+  )
 })

@@ -82,6 +82,32 @@ t.test('openai runtime: a turn on WebSocket, SSE and long-polling', async (t) =>
   t.equal(deltas(await untilTerminal(lp.inbox)), 'Hello world')
 })
 
+t.test(
+  'a model chunk burst (300 deltas at once): every delta once, in order, seq contiguous, then complete',
+  async (t) => {
+    // the deltas of one pass go out in one write: none may be lost, doubled or reordered
+    const words = Array.from({ length: 300 }, (_, i) => `w${i} `)
+    server.chat = () => ({
+      stream: sseEvents([...words.map((w) => deltaChunk({ content: w })), deltaChunk({}, 'stop'), usageChunk(3, 300)])
+    })
+    const check = (frames: any[], wire: string): void => {
+      const texts = frames.filter((f) => f.event === 'text-delta').map((f) => f.data.text)
+      t.same(texts, words, `${wire}: every delta once, in order`)
+      const seqs = frames.map((f) => f.seq)
+      t.same(
+        seqs,
+        seqs.map((_, i) => seqs[0] + i),
+        `${wire}: seq contiguous`
+      )
+      t.match(frames.at(-1), { event: 'complete', data: { summary: words.join('') } }, `${wire}: complete last`)
+    }
+    const s = await agentSocket(tp.url, PATH)
+    t.teardown(() => s.ws.close())
+    check(await s.turn('go'), 'WebSocket')
+    check((await postTurn(tp.url, PATH, 'go')).frames, 'SSE')
+  }
+)
+
 t.test('cancel mid-stream: the turn ends with one error frame, the socket takes the next turn', async (t) => {
   server.chat = () => slow
   const s = await agentSocket(tp.url, PATH)

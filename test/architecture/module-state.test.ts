@@ -17,6 +17,14 @@ const ALLOWED = new Map([
   ['runtime/http/context.ts#ENCODED', 'header values encoded once, keyed by the value'],
   ['runtime/http/status.ts#LINES', 'the status lines of node:http, encoded once at load'],
   ['runtime/admin/event-json.ts#keys', 'JSON-quoted field names, keyed by the name'],
+  [
+    'runtime/admin/cluster-nodes.ts#lastText',
+    "a pure digest's last input and output: it changes with the configuration"
+  ],
+  [
+    'runtime/admin/cluster-nodes.ts#lastDigest',
+    "a pure digest's last input and output: it changes with the configuration"
+  ],
   ['runtime/interactions/stream-session.ts#lastStep', 'the last step serialised, so subscribers share it'],
   ['runtime/interactions/stream-session.ts#lastFrame', 'the last step serialised, so subscribers share it'],
   ['runtime/observability/logger.ts#boundOf', "a logger's bindings, keyed weakly by the logger"],
@@ -28,6 +36,7 @@ const ALLOWED = new Map([
   // the process's own: one per process or thread whatever runs in it
   ['runtime/http/context.ts#idSeq', 'minted request ids count per process, so they stay unique across platforms'],
   ['runtime/http/context.ts#target', "scratch of uWS's synchronous header callback, reset on every request"],
+  ['runtime/ai/text-batch.ts#dirty', "batches waiting for the end of the event loop's pass, one loop per thread"],
   ['runtime/plugins/isolate/pool.ts#pools', 'sandbox processes are shared by every host in the process'],
   ['runtime/plugins/module-hooks.ts#registered', 'module hooks are registered once per thread'],
   ['runtime/plugins/module-hooks.ts#loads', 'tags plugin entry URLs uniquely within the thread'],

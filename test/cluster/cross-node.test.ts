@@ -28,6 +28,7 @@ import { until } from './backplane-contract.js'
 import { wsMember, type Frame, type WsMember } from '../transport/clients.js'
 import { sseEvents, wsEvents, type EventSubscriber } from '../admin/event-clients.js'
 import { ALICE, TOKENS, call } from '../admin/helpers.js'
+import { fingerprintOf } from '../../runtime/admin/cluster-nodes.js'
 
 const redis = await testRedis(t)
 // in cluster mode the stores of shared state (conversation memory, eval runs, the audit log,
@@ -337,4 +338,13 @@ t.test('a node alone: the cluster view is that node', async (t) => {
     ['runsOwned'],
     'the interactions area reports its runs'
   )
+})
+
+t.test('a fingerprint follows the plugin set and policies, not their order nor the heartbeat', async (t) => {
+  const a = fingerprintOf(['p@1:active', 'q@2:active'], ['pol:X:d1'])
+  t.match(a, /^[0-9a-f]{16}$/)
+  t.equal(fingerprintOf(['q@2:active', 'p@1:active'], ['pol:X:d1']), a, 'the order does not count')
+  t.not(fingerprintOf(['p@1:active', 'q@2:active', 'r@1:active'], ['pol:X:d1']), a, 'one more plugin')
+  t.not(fingerprintOf(['p@1:active', 'q@2:active'], ['pol:X:d2']), a, 'a changed policy')
+  t.equal(fingerprintOf(['p@1:active', 'q@2:active'], ['pol:X:d1']), a, 'back to the first set: its digest again')
 })

@@ -1,6 +1,7 @@
 import t from 'tap'
 import { Cancellation, abortSignalOf } from '../../runtime/plugins/index.js'
 import { Deadlines } from '../../runtime/plugins/deadlines.js'
+import { CallTable } from '../../runtime/plugins/call-table.js'
 
 t.test('Cancellation: listeners run once on abort, with the reason kept', async (t) => {
   const c = new Cancellation()
@@ -123,4 +124,35 @@ t.test('Deadlines: a key added after the timer lapsed is still timed; clear drop
   d.clear()
   await new Promise((resolve) => setTimeout(resolve, 40))
   t.same(expired, ['first', 'second'], 'a cleared key never expires')
+})
+
+t.test('CallTable: calls beside the first, settled in any order, are each found by their own id', async (t) => {
+  const c = new CallTable<string>()
+  t.equal(c.size, 0)
+  t.equal(c.get(1), undefined)
+  c.set(1, 'one')
+  c.set(2, 'two')
+  c.set(3, 'three')
+  t.same([c.size, c.get(1), c.get(2), c.get(3)], [3, 'one', 'two', 'three'])
+  t.same(c.ids().sort(), [1, 2, 3])
+  t.equal(c.delete(1), true, 'the first call ends before the others')
+  t.equal(c.delete(1), false, 'once')
+  t.same([c.has(1), c.get(1), c.size], [false, undefined, 2])
+  c.set(4, 'four')
+  t.same([c.get(2), c.get(3), c.get(4), c.size], ['two', 'three', 'four', 3], 'a new call takes the free fields')
+  t.equal(c.delete(3), true)
+  t.equal(c.delete(99), false, 'an unknown id')
+  t.same(c.ids().sort(), [2, 4])
+  c.set(2, 'two again')
+  t.equal(c.get(2), 'two again', 'setting an id in flight replaces its value')
+  const walked: number[] = []
+  for (const id of c.ids()) {
+    walked.push(id)
+    c.delete(id)
+  }
+  t.same([walked.sort(), c.size], [[2, 4], 0], 'the ids are a copy: deleting while walking them misses none')
+  c.set(5, 'five')
+  c.set(6, 'six')
+  c.clear()
+  t.same([c.size, c.has(5), c.has(6), c.ids()], [0, false, false, []])
 })

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os'
 import { startTestPlatform } from '../helpers/platform.js'
 import { loadIsolate } from '../../runtime/plugins/isolate/index.js'
 import type { LoadSpec } from '../../runtime/plugins/index.js'
-import { runTierContract } from './tier-contract.js'
+import { HEALTHY_FIXTURE, runTierContract } from './tier-contract.js'
+import { rejects, tool } from './helpers.js'
 
 const tp = await startTestPlatform()
 t.teardown(tp.close)
@@ -26,6 +27,73 @@ for (const isolation of ['process', 'in-process'] as const) {
     missingEntry: /no such file/
   })
 }
+
+const limits = { memoryMb: 32, timeoutMs: 5000, concurrency: 8 }
+const specOf = (dir: string, isolation: 'process' | 'in-process'): LoadSpec => ({
+  dir,
+  entry: join(dir, 'index.js'),
+  manifest: {
+    name: 'healthy',
+    version: '1.0.0',
+    entry: 'index.js',
+    sandbox: 'isolate',
+    permissions: { net: [], kv: false, env: [] },
+    limits
+  },
+  grant: { sandbox: 'isolate', permissions: { net: [], kv: false, env: [] }, limits },
+  capabilities: { log: tp.platform.logger },
+  isolation
+})
+
+for (const isolation of ['process', 'in-process'] as const) {
+  // the first call in flight is kept apart from the others on both sides of the isolate: each call
+  // must still settle with its own outcome whichever of them ends first
+  t.test(
+    `isolate (${isolation}): calls beside a waiting one, and after it ends, each get their own outcome`,
+    async (t) => {
+      const inst = await loadIsolate(specOf(HEALTHY_FIXTURE, isolation))
+      t.teardown(() => inst.dispose())
+      const ac = new AbortController()
+      const first = tool(inst, 'watch_abort', {}, { signal: ac.signal })
+      const second = tool(inst, 'sleep', { ms: 50 })
+      t.equal(await tool(inst, 'add', { a: 1, b: 2 }), 3, 'a synchronous call beside two waiting ones')
+      ac.abort()
+      await rejects(t, first, 'cancelled', /cancelled/)
+      t.same(await tool(inst, 'echo', { x: [1] }), { x: [1] }, 'a call while the second still waits')
+      t.same(await second, { aborted: false }, 'the second settles with its own result')
+      await rejects(t, tool(inst, 'nope'), 'threw', /unknown tool 'nope'/)
+      t.equal(await tool(inst, 'add', { a: 2, b: 2 }), 4, 'and the instance keeps serving')
+    }
+  )
+}
+
+// arguments and results cross as copies: neither side can reach the other's objects
+t.test('isolate: a plugin mutating its arguments or a returned object changes nothing on the other side', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'iso-copy-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  writeFileSync(
+    join(dir, 'index.js'),
+    `import { definePlugin, tool } from 'uws-agent-platform/sdk'
+const kept = { n: 1, list: [1] }
+export default definePlugin({ tools: [
+  tool({ name: 'mutate', run: (args) => { args.n = 99; args.list.push(99); return args } }),
+  tool({ name: 'kept', run: () => kept })
+] })
+`
+  )
+  for (const isolation of ['process', 'in-process'] as const) {
+    const inst = await loadIsolate(specOf(dir, isolation))
+    const args = { n: 1, list: [1] }
+    const out = (await tool(inst, 'mutate', args)) as typeof args
+    t.same(args, { n: 1, list: [1] }, `${isolation}: the caller's arguments are untouched`)
+    t.same(out, { n: 99, list: [1, 99] }, `${isolation}: the plugin saw and returned its own copy`)
+    const got = (await tool(inst, 'kept')) as { n: number; list: number[] }
+    got.n = 42
+    got.list.push(42)
+    t.same(await tool(inst, 'kept'), { n: 1, list: [1] }, `${isolation}: a result is a copy of the plugin's object`)
+    await inst.dispose()
+  }
+})
 
 // what only an isolate refuses: Node built-ins, bare specifiers, paths out of the plugin folder,
 // and a load that never ends

@@ -9,6 +9,7 @@ import {
 import type { FailReason } from './isolate-core.js'
 import type { IsolateBackend } from './backends.js'
 import { CallSlots } from '../call-slots.js'
+import { CallTable } from '../call-table.js'
 import type { CancelSignal } from '../cancel.js'
 import { Deadlines } from '../deadlines.js'
 import { parseResult } from '../json-result.js'
@@ -18,8 +19,14 @@ import { logPluginLine } from '../plugin-log-line.js'
 import type { PlatformError } from '../../contracts/index.js'
 
 interface Pending {
-  resolve: (v: unknown) => void
-  reject: (e: Error) => void
+  /**
+   * Set once the caller waits. A call that settles inside `backend.call` (a synchronous tool in an
+   * in-process isolate) keeps its outcome in `done`/`value` instead, and costs no promise.
+   */
+  resolve: ((v: unknown) => void) | undefined
+  reject: ((e: Error) => void) | undefined
+  done: 'no' | 'resolved' | 'rejected'
+  value: unknown
   onProgress: ((p: unknown) => void) | undefined
   signal: CancelSignal | undefined
   onAbort: (() => void) | undefined
@@ -34,7 +41,7 @@ export class IsolateInstance implements SandboxInstance {
   readonly kind = 'isolate' as const
   descriptor!: PluginDescriptor
   backend!: IsolateBackend
-  private readonly pending = new Map<number, Pending>()
+  private readonly pending = new CallTable<Pending>()
   private readonly slots: CallSlots
   private readonly deadlines: Deadlines<number>
   private nextId = 1
@@ -66,18 +73,19 @@ export class IsolateInstance implements SandboxInstance {
     try {
       value = parseResult(json)
     } catch (err) {
-      p.reject(
+      reject(
+        p,
         this.failure('invalid-result', `plugin '${this.name}' returned an invalid result: ${(err as Error).message}`)
       )
       return
     }
-    p.resolve(value)
+    resolve(p, value)
   }
 
   failed(id: number, reason: FailReason, message: string): void {
     const p = this.take(id)
     if (p !== undefined)
-      p.reject(this.failure(reason, reason === 'threw' ? `plugin '${this.name}' threw: ${message}` : message))
+      reject(p, this.failure(reason, reason === 'threw' ? `plugin '${this.name}' threw: ${message}` : message))
   }
 
   progress(id: number, json: string): void {
@@ -129,7 +137,7 @@ export class IsolateInstance implements SandboxInstance {
       { plugin: this.name, sandbox: 'isolate', reason },
       `plugin sandbox process died: ${message}`
     )
-    for (const id of [...this.pending.keys()]) this.failed(id, reason === 'threw' ? 'crashed' : reason, message)
+    for (const id of this.pending.ids()) this.failed(id, reason === 'threw' ? 'crashed' : reason, message)
   }
 
   // --- SandboxInstance ---
@@ -152,24 +160,35 @@ export class IsolateInstance implements SandboxInstance {
       }
       if (isAborted(signal))
         throw pluginCallError(this.name, 'cancelled', `call to plugin '${this.name}' was cancelled`)
-      return await new Promise((resolve, reject) => {
-        const id = this.nextId++
-        const p: Pending = { resolve, reject, onProgress: opts.onProgress, signal, onAbort: undefined }
-        this.pending.set(id, p)
-        try {
-          this.backend.call(id, req.kind, req.name, argsJson)
-        } catch (err) {
-          this.failed(id, 'crashed', `plugin '${this.name}' is not running: ${(err as Error).message}`)
-          return
+      const id = this.nextId++
+      const p: Pending = {
+        resolve: undefined,
+        reject: undefined,
+        done: 'no',
+        value: undefined,
+        onProgress: opts.onProgress,
+        signal,
+        onAbort: undefined
+      }
+      this.pending.set(id, p)
+      try {
+        this.backend.call(id, req.kind, req.name, argsJson)
+      } catch (err) {
+        this.failed(id, 'crashed', `plugin '${this.name}' is not running: ${(err as Error).message}`)
+      }
+      // settled synchronously (in-process isolate)
+      if (p.done === 'resolved') return p.value
+      if (p.done === 'rejected') throw p.value as Error
+      this.deadlines.add(id)
+      if (signal !== undefined) {
+        p.onAbort = () => {
+          this.cancel(id, 'cancelled', `call to plugin '${this.name}' was cancelled`)
         }
-        if (!this.pending.has(id)) return // settled synchronously (in-process isolate)
-        this.deadlines.add(id)
-        if (signal !== undefined) {
-          p.onAbort = () => {
-            this.cancel(id, 'cancelled', `call to plugin '${this.name}' was cancelled`)
-          }
-          signal.addEventListener('abort', p.onAbort, { once: true })
-        }
+        signal.addEventListener('abort', p.onAbort, { once: true })
+      }
+      return await new Promise((res, rej) => {
+        p.resolve = res
+        p.reject = rej
       })
     } finally {
       this.slots.release()
@@ -179,10 +198,11 @@ export class IsolateInstance implements SandboxInstance {
   async dispose(): Promise<void> {
     if (this.disposed) return
     this.disposed = true
-    for (const id of [...this.pending.keys()])
-      this.take(id)?.reject(
-        pluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded while the call ran`)
-      )
+    for (const id of this.pending.ids()) {
+      const p = this.take(id)
+      if (p !== undefined)
+        reject(p, pluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded while the call ran`))
+    }
     this.slots.close(pluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`))
     this.deadlines.clear()
     await this.backend.dispose()
@@ -191,7 +211,7 @@ export class IsolateInstance implements SandboxInstance {
   private cancel(id: number, reason: 'timeout' | 'cancelled', message: string): void {
     const p = this.take(id)
     if (p === undefined) return
-    p.reject(reason === 'timeout' ? this.failure(reason, message) : pluginCallError(this.name, reason, message))
+    reject(p, reason === 'timeout' ? this.failure(reason, message) : pluginCallError(this.name, reason, message))
     this.safe(() => {
       this.backend.abort(id, reason === 'timeout' ? 'timed out' : 'cancelled')
     })
@@ -218,6 +238,22 @@ export class IsolateInstance implements SandboxInstance {
     } catch {
       /* the backend is gone; its exit handler fails what is in flight */
     }
+  }
+}
+
+function resolve(p: Pending, value: unknown): void {
+  if (p.resolve !== undefined) p.resolve(value)
+  else {
+    p.done = 'resolved'
+    p.value = value
+  }
+}
+
+function reject(p: Pending, err: Error): void {
+  if (p.reject !== undefined) p.reject(err)
+  else {
+    p.done = 'rejected'
+    p.value = err
   }
 }
 

@@ -3,6 +3,7 @@ import { pathToFileURL } from 'node:url'
 import ivm from 'isolated-vm'
 import { PRELUDE } from './prelude.js'
 import { SDK_SPECIFIER, checkInside, resolvePluginImport, sdkModule } from './module-resolver.js'
+import { CallTable } from '../call-table.js'
 
 /** Everything an isolate needs to load one plugin; plain data so it can cross a process boundary. */
 export interface IsolateLoadData {
@@ -47,7 +48,7 @@ export class IsolateRunner {
   private entries:
     { call: ivm.Reference; capDone: ivm.Reference; abort: ivm.Reference; fire: ivm.Reference } | undefined
   /** callId -> deadline (ms since epoch) */
-  private readonly deadlines = new Map<number, number>()
+  private readonly deadlines = new CallTable<number>()
   private readonly capOwner = new Map<number, number>()
   private timerCount = 0
   private readonly hostTimers = new Set<NodeJS.Timeout>()
@@ -166,8 +167,9 @@ export class IsolateRunner {
   /** Starts a call; the outcome arrives through the sink. */
   call(callId: number, kind: string, name: string, argsJson: string): void {
     if (!this.alive) this.load()
-    this.deadlines.set(callId, Date.now() + this.data.timeoutMs)
-    const out = this.enter(callId, this.entries!.call, [callId, kind, name, argsJson])
+    const budget = this.data.timeoutMs
+    this.deadlines.set(callId, Date.now() + budget)
+    const out = this.enter(callId, this.entries!.call, [callId, kind, name, argsJson], budget)
     // settled inside the call (a synchronous tool): its outcome came back as the return value
     if (typeof out === 'string' && out !== '') this.settle(callId, out.charCodeAt(0) - 48, out.slice(1))
   }
@@ -175,15 +177,16 @@ export class IsolateRunner {
   capDone(capId: number, ok: boolean, json: string): void {
     const callId = this.capOwner.get(capId)
     this.capOwner.delete(capId)
-    if (callId === undefined || !this.deadlines.has(callId) || !this.alive) return
-    this.enter(callId, this.entries!.capDone, [capId, ok, json])
+    const deadline = callId === undefined ? undefined : this.deadlines.get(callId)
+    if (deadline === undefined || !this.alive) return
+    this.enter(callId, this.entries!.capDone, [capId, ok, json], deadline - Date.now())
   }
 
   /** Cancels a call (timeout elsewhere, caller abort): the plugin's ctx.signal fires. */
   abort(callId: number, message: string): void {
     if (!this.deadlines.delete(callId) || !this.alive) return
     if (this.deadlines.size === 0) this.clearTimers()
-    this.enter(undefined, this.entries!.abort, [callId, message])
+    this.enter(undefined, this.entries!.abort, [callId, message], this.data.timeoutMs)
   }
 
   /** Timers never outlive the calls in flight (the isolate drops its callbacks at the same moment). */
@@ -212,7 +215,7 @@ export class IsolateRunner {
       () => {
         this.hostTimers.delete(t)
         this.timerCount--
-        if (this.alive && this.deadlines.size > 0) this.enter(undefined, this.entries!.fire, [id])
+        if (this.alive && this.deadlines.size > 0) this.enter(undefined, this.entries!.fire, [id], this.data.timeoutMs)
       },
       Math.min(Number(ms) || 0, 2 ** 31 - 1)
     )
@@ -221,15 +224,13 @@ export class IsolateRunner {
   }
 
   /**
-   * Runs plugin code synchronously under the time left to `callId` (or the plugin timeout);
-   * a fatal outcome disposes the isolate.
+   * Runs plugin code synchronously for at most `budgetMs` (the time left to `callId`, or the plugin
+   * timeout); a fatal outcome disposes the isolate and fails `callId` with the reason.
    */
-  private enter(callId: number | undefined, fn: ivm.Reference, args: unknown[]): unknown {
-    const now = Date.now()
-    const deadline = callId !== undefined ? (this.deadlines.get(callId) ?? now) : now + this.data.timeoutMs
+  private enter(callId: number | undefined, fn: ivm.Reference, args: unknown[], budgetMs: number): unknown {
     this.sink.enter?.()
     try {
-      return fn.applySync(undefined, args, { timeout: Math.max(1, deadline - now) })
+      return fn.applySync(undefined, args, { timeout: Math.max(1, budgetMs) })
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err)
       const reason: FailReason = /timed out/i.test(msg)
@@ -249,7 +250,7 @@ export class IsolateRunner {
 
   /** Disposes the isolate, fails the blamed call with `reason` and every other call in flight as crashed. */
   private fatal(callId: number | undefined, reason: FailReason, message: string): void {
-    const inFlight = [...this.deadlines.keys()]
+    const inFlight = this.deadlines.ids()
     this.disposeIsolate()
     for (const id of inFlight) {
       if (id === callId) this.sink.failed(id, reason, message)

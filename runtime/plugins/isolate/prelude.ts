@@ -15,7 +15,21 @@ export const PRELUDE = String.raw`(function () {
   const grants = JSON.parse(capsJson)
   const stringify = JSON.stringify
   const parse = JSON.parse
-  const calls = new Map()
+  // Calls in flight (id -> signal): one in two variables, the others in a Map. A long-lived Map
+  // that gains and loses an entry per call would allocate a new hash table on nearly every call,
+  // in this isolate's old generation.
+  let soloId, soloSignal
+  const others = new Map()
+  const calls = {
+    get size () { return (soloId === undefined ? 0 : 1) + others.size },
+    has (id) { return id === soloId || (others.size !== 0 && others.has(id)) },
+    get (id) { return id === soloId ? soloSignal : others.size === 0 ? undefined : others.get(id) },
+    set (id, signal) { if (soloId === undefined || soloId === id) { soloId = id; soloSignal = signal } else others.set(id, signal) },
+    delete (id) {
+      if (id === soloId) { soloId = undefined; soloSignal = undefined; return true }
+      return others.size !== 0 && others.delete(id)
+    }
+  }
   const pendingCaps = new Map()
   const timers = new Map()
   let nextCap = 1
@@ -93,7 +107,7 @@ export const PRELUDE = String.raw`(function () {
   // ended (aborted). A synchronous result is returned from call() itself: no callback into the host.
   function finish (callId, value) {
     if (!calls.delete(callId)) return ''
-    if (calls.size === 0) timers.clear()
+    if (calls.size === 0 && timers.size !== 0) timers.clear()
     if (typeof value === 'string' && value.length > maxResult) return '2result too large: ' + (value.length / 1048576).toFixed(1) + ' MB, the limit is ' + (maxResult / 1048576).toFixed(1) + ' MB'
     let s
     try { s = stringify(value === undefined ? null : value) } catch (e) { return '2result is not a JSON value: ' + describe(e) }
@@ -103,7 +117,7 @@ export const PRELUDE = String.raw`(function () {
   }
   function fail (callId, err) {
     if (!calls.delete(callId)) return ''
-    if (calls.size === 0) timers.clear()
+    if (calls.size === 0 && timers.size !== 0) timers.clear()
     return '1' + describe(err)
   }
   function report (callId, outcome) { if (outcome !== '') done(callId, outcome.charCodeAt(0) - 48, outcome.slice(1)) }
@@ -148,7 +162,7 @@ export const PRELUDE = String.raw`(function () {
       const signal = calls.get(callId)
       if (signal === undefined) return
       calls.delete(callId)
-      if (calls.size === 0) timers.clear()
+      if (calls.size === 0 && timers.size !== 0) timers.clear()
       for (const [id, c] of pendingCaps) if (c.callId === callId) { pendingCaps.delete(id); c.reject(new Error(message)) }
       signal._abort(message)
     },
