@@ -76,15 +76,7 @@ export const governanceTab = {
   },
   async render({ viewer, out, reason }) {
     const health = await admin('/governance/health').catch((err) => err)
-    const ks = el(
-      'section',
-      { class: 'card' },
-      el('h2', {}, 'Kill switch'),
-      out,
-      health instanceof Error ? errorBox(health) : killSwitch(health, out, reason)
-    )
-    return [
-      ks,
+    const rest = [
       await section('Policies', async () =>
         table(
           [
@@ -121,5 +113,16 @@ export const governanceTab = {
         commitmentsView(await admin('/governance/commitments?limit=100'), await admin('/governance/commitments/keys'))
       )
     ]
+    // the message box and the reason field are the page's own nodes: a node has one parent, so
+    // they move into the new drawing only once nothing is left to wait for, or a redraw would take
+    // a refusal (or a reason being typed) off the screen until it ends
+    const ks = el(
+      'section',
+      { class: 'card' },
+      el('h2', {}, 'Kill switch'),
+      out,
+      health instanceof Error ? errorBox(health) : killSwitch(health, out, reason)
+    )
+    return [ks, ...rest]
   }
 }

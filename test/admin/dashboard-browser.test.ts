@@ -258,6 +258,8 @@ t.test('a token without the role: the refused write is explained as 403, nothing
     document.dispatchEvent(new Event('console-refresh'))
     document.dispatchEvent(new Event('console-refresh'))
   })
+  // and while the redraw waits for its data (an event may start one at any time)
+  t.equal(await panel.locator('.error', { hasText: 'lacks the role' }).count(), 1, 'shown while the tab redraws')
   await panel.locator(':scope:not([aria-busy=true])').waitFor()
   t.equal(await panel.locator('.error', { hasText: 'lacks the role' }).count(), 1, 'still shown after a redraw')
   t.equal((await call(tp, 'GET', '/governance/health')).body.killSwitch.armed, false)

@@ -28,8 +28,12 @@ for (const isolation of ['process', 'in-process'] as const) {
   })
 }
 
-const limits = { memoryMb: 32, timeoutMs: 5000, concurrency: 8 }
-const specOf = (dir: string, isolation: 'process' | 'in-process'): LoadSpec => ({
+/** The spec of a plugin named `healthy` in `dir`, granted what its manifest asks. */
+const specOf = (
+  dir: string,
+  isolation?: 'process' | 'in-process',
+  limits = { memoryMb: 32, timeoutMs: 5000, concurrency: 8 }
+): LoadSpec => ({
   dir,
   entry: join(dir, 'index.js'),
   manifest: {
@@ -42,7 +46,7 @@ const specOf = (dir: string, isolation: 'process' | 'in-process'): LoadSpec => (
   },
   grant: { sandbox: 'isolate', permissions: { net: [], kv: false, env: [] }, limits },
   capabilities: { log: tp.platform.logger },
-  isolation
+  ...(isolation === undefined ? {} : { isolation })
 })
 
 for (const isolation of ['process', 'in-process'] as const) {
@@ -100,24 +104,10 @@ export default definePlugin({ tools: [
 t.test('load errors name what the isolate refuses', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'iso-'))
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
-  const spec = (folder: string): LoadSpec => {
-    const limits = { memoryMb: 32, timeoutMs: 300, concurrency: 4 }
-    return {
-      dir: join(dir, folder),
-      entry: join(dir, folder, 'index.js'),
-      manifest: {
-        name: 'healthy',
-        version: '1.0.0',
-        entry: 'index.js',
-        sandbox: 'isolate',
-        permissions: { net: [], kv: false, env: [] },
-        limits
-      },
-      grant: { sandbox: 'isolate', permissions: { net: [], kv: false, env: [] }, limits },
-      capabilities: { log: tp.platform.logger },
-      metrics: tp.platform.metrics
-    }
-  }
+  const spec = (folder: string): LoadSpec => ({
+    ...specOf(join(dir, folder), undefined, { memoryMb: 32, timeoutMs: 300, concurrency: 4 }),
+    metrics: tp.platform.metrics
+  })
   const cases: [string, string, RegExp][] = [
     ['node-import', 'import fs from "node:fs"; export default fs', /'node:fs' refused/],
     ['bare', 'import x from "lodash"; export default x', /'lodash' refused: bare specifiers/],
