@@ -28,7 +28,7 @@ for (const isolation of ['process', 'in-process'] as const) {
   })
 }
 
-/** The spec of a plugin named `healthy` in `dir`, granted what its manifest asks. */
+/** The load request of a plugin named `healthy` in `dir`, granted what its manifest asks. */
 const specOf = (
   dir: string,
   isolation?: 'process' | 'in-process',
