@@ -346,6 +346,8 @@ t.test(
     }
     await until(/"plugin":"needy".*"msg":"plugin failed to load"/, 'the refusal')
     t.match(output(), /grant it in platform\.yaml: platform\.plugins\.needy: \{permissions: \{kv: true\}\}/)
+    // plugins load before the server listens; a reload is for a started platform
+    await until(/"msg":"platform listening"/, 'the start')
 
     // the line from the refusal, pasted as is
     writeFileSync(yaml, base + 'platform.plugins.needy: {permissions: {kv: true}}\n')
