@@ -80,7 +80,7 @@ function preambleOf(policies: readonly unknown[] | null | undefined, agentId: st
   for (const p of policies) {
     const s = asScopePolicy(p)
     if (s !== null && !s.config.unrestricted && (agentId === undefined || s.appliesTo(agentId)))
-      out = out === '' ? s.block(paddedBlock) : out + s.block(paddedBlock)
+      out += s.block(paddedBlock)
   }
   return out
 }
