@@ -195,9 +195,6 @@ async function serve(config: Config, out: Out, reread: () => Config, firstRun?: 
   // stdout carries JSON log records only: the record for machines, the plain line on stderr for people
   platform.logger.info({ url }, 'platform listening')
   out.error(`platform listening on ${url}`)
-  const agents = platform.plugins.agents().map((a) => a.name)
-  const { startBanner } = await import('./start-banner.js')
-  for (const line of startBanner({ url, config, agents, firstRun, node: platform.node.id })) out.error(line)
   // SIGHUP reads the configuration again and applies the plugin grants; other keys need a restart
   let current = config
   const hup = (): void => {
@@ -227,7 +224,11 @@ async function serve(config: Config, out: Out, reread: () => Config, firstRun?: 
       platform.logger.error({ err }, 'SIGHUP: reloading plugin grants failed')
     })
   }
+  // set before anything awaits: a SIGHUP right after 'platform listening' must not kill the process
   process.on('SIGHUP', hup)
+  const agents = platform.plugins.agents().map((a) => a.name)
+  const { startBanner } = await import('./start-banner.js')
+  for (const line of startBanner({ url, config, agents, firstRun, node: platform.node.id })) out.error(line)
   return await new Promise<number>((resolve) => {
     let stopping = false
     const stop = (signal: string) => {
