@@ -4,11 +4,10 @@
  * node numbers its own events as they happen (`seq`); the events of all nodes are kept
  * in a bounded ring for replay, and sent in batches (every `platform.admin.events.batch-ms`, or
  * once per event-loop turn at 0): each event is serialised once; WebSocket subscribers get one
- * message per event through one uWS topic publish (uWS copies it to each of them natively), SSE
- * subscribers one write per batch, so a busy data path costs the stream one publish per event and
- * one write per SSE subscriber per batch, not a send per event per subscriber.
+ * message per event, a batch's messages in one corked run per subscriber, SSE subscribers one
+ * write per batch, so a busy data path costs the stream a socket write per subscriber per batch
+ * (per 16 KiB of it), not one per event.
  */
-import { randomUUID } from 'node:crypto'
 import type { HttpRequest, HttpResponse, us_socket_context_t, WebSocket } from 'uWebSockets.js'
 import type { Platform } from '../platform.js'
 import type { EventType, PlatformEvent } from '../events/index.js'
@@ -84,13 +83,8 @@ export class AdminEventStream {
   private scheduled = false
   private readonly ring: Ring
   private readonly subscribers = new Set<Subscriber>()
-  /** WebSocket subscribers, each subscribed to `topic` once its replay is sent. */
+  /** WebSocket subscribers, each added once its replay is sent. */
   private readonly wsSubscribers = new Set<WebSocket<WsSub>>()
-  /**
-   * The uWS topic live events are published on: unguessable, so nothing else publishing on the
-   * server's topics (a plugin's broadcaster names its own) can write into the stream.
-   */
-  private readonly topic = `admin-events:${randomUUID()}`
   private readonly unsubscribe: (() => void)[] = []
   private readonly reads: ReadGate
   private lingering: ReturnType<typeof setTimeout> | undefined
@@ -174,9 +168,10 @@ export class AdminEventStream {
 
   /**
    * Once per batch: keep the batch's events, serialise them once per protocol in use, and send
-   * the same bytes to every subscriber: one frame per WebSocket (one Buffer for all), one write per
-   * SSE stream. The ring keeps the events themselves: it serialises one only if a replay asks.
-   * This node's own events also go to the other nodes, while a stream anywhere is watched.
+   * the same bytes to every subscriber: to each WebSocket a message per event, corked, all views of
+   * one Buffer; one write per SSE stream. The ring keeps the events themselves: it serialises one
+   * only if a replay asks. This node's own events also go to the other nodes, while a stream
+   * anywhere is watched.
    */
   flush(): void {
     this.scheduled = false
@@ -198,9 +193,8 @@ export class AdminEventStream {
     }
     if (this.subscribers.size === 0) return
     if (this.wsSubscribers.size > 0) {
-      const { app } = this.platform.http
-      for (const f of wsFrames(batch)) app.publish(this.topic, f, false)
-      for (const ws of this.wsSubscribers) this.closeIfBehind(ws, false)
+      const frames = wsFrames(batch)
+      for (const ws of this.wsSubscribers) this.sendWs(ws, frames)
     }
     if (this.wsSubscribers.size === this.subscribers.size) return
     let sse: Buffer | undefined
@@ -217,7 +211,11 @@ export class AdminEventStream {
     this.opts.backplane.publish(EVENTS_TOPIC, { f: this.ownFirst, e: own } satisfies RemoteBatch)
   }
 
-  /** A replay: one message per event, batched only as one corked write. */
+  /**
+   * A replay or a live batch: one message per event, batched only as one corked write. Not a uWS
+   * topic publish per event: uWS drains a topic's queue to each subscriber every 32 messages, a
+   * write per subscriber per 32 events, where a corked run writes once per 16 KiB it fills.
+   */
   private sendWs(ws: WebSocket<WsSub>, frames: readonly Buffer[]): void {
     let dropped = false
     ws.cork(() => {
@@ -228,14 +226,14 @@ export class AdminEventStream {
 
   /**
    * A consumer that lets the limit pile up is behind for good: close it (what stays buffered is at
-   * most the limit plus one batch). Unsubscribed first, so no later publish reaches a closing socket.
+   * most the limit plus one batch). Dropped from the subscribers first, so no later batch reaches
+   * a closing socket.
    */
   private closeIfBehind(ws: WebSocket<WsSub>, dropped: boolean): void {
     if (!dropped && ws.getBufferedAmount() <= this.opts.maxBackpressureBytes) return
     const d = ws.getUserData()
     d.closed = true
     this.wsSubscribers.delete(ws)
-    ws.unsubscribe(this.topic)
     this.platform.logger.warn({ bufferedAmount: ws.getBufferedAmount() }, 'closing slow admin event subscriber (1008)')
     ws.end(1008, 'slow consumer')
   }
@@ -287,7 +285,6 @@ export class AdminEventStream {
           )
         if (d.closed) return
         d.sub = { ws }
-        ws.subscribe(this.topic)
         this.wsSubscribers.add(ws)
         this.add(d.sub)
       },
