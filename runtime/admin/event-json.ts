@@ -76,11 +76,18 @@ export interface Batch {
   seqs: readonly number[]
 }
 
+/** The largest scratch buffer kept between batches; a bigger batch gets a buffer of its own. */
+const SCRATCH_KEPT = 1024 * 1024
+let scratch = Buffer.allocUnsafeSlow(64 * 1024)
+
 /**
  * One WebSocket message per event (clients read one event object a message, as in docs/admin.md): the
  * batch is serialised once into one buffer, and each event's message is a view of it. Event text is
  * nearly always ASCII, where a character is a byte: the views' bounds then come from the pieces'
- * lengths, and the buffer is measured once, not each piece (a native call per piece, per event).
+ * lengths, and the text is measured once, not each piece (a native call per piece, per event).
+ * The buffer is a scratch one, written again by the next call: allocating one per batch (and
+ * collecting it) cost as much as serialising the events. The views are for sending at once (uWS
+ * copies what it sends), not for keeping.
  */
 export function wsFrames(batch: Batch): Buffer[] {
   const out: string[] = []
@@ -95,17 +102,23 @@ export function wsFrames(batch: Batch): Buffer[] {
     pieceEnds.push(out.length)
     ends.push(chars)
   }
-  const all = Buffer.from(out.join(''))
-  if (all.length !== chars) {
+  // a UTF-16 unit takes at most 3 bytes of UTF-8
+  let buf = scratch
+  if (buf.length < chars * 3) {
+    buf = Buffer.allocUnsafeSlow(chars * 3)
+    if (buf.length <= SCRATCH_KEPT) scratch = buf
+  }
+  const bytes = buf.write(out.join(''), 0)
+  if (bytes !== chars) {
     // a character beyond ASCII takes several bytes: measure each event's pieces in bytes instead
     let piece = 0
-    let bytes = 0
+    let total = 0
     for (let i = 0; i < ends.length; i++) {
-      for (; piece < pieceEnds[i]!; piece++) bytes += Buffer.byteLength(out[piece]!)
-      ends[i] = bytes
+      for (; piece < pieceEnds[i]!; piece++) total += Buffer.byteLength(out[piece]!)
+      ends[i] = total
     }
   }
-  return ends.map((end, i) => all.subarray(i === 0 ? 0 : ends[i - 1]!, end))
+  return ends.map((end, i) => buf.subarray(i === 0 ? 0 : ends[i - 1]!, end))
 }
 
 /** SSE frames of a batch, `id:` each event's (event JSON holds no newline: one `data:` line each). */
