@@ -29,7 +29,7 @@ export const ADMIN_CONFIG_KEYS = {
     schema: { type: 'integer', minimum: 0, maximum: 1000 },
     default: 50,
     description:
-      'Admin events are sent to subscribers at most this often, one frame per subscriber per batch (0: once per event-loop turn)'
+      'Admin events are sent to subscribers at most this often, one message per event, a batch in one corked write per subscriber (0: once per event-loop turn)'
   },
   'platform.admin.cluster.heartbeat-ms': {
     schema: { type: 'integer', minimum: 50, maximum: 60_000 },

@@ -78,18 +78,22 @@ export interface Batch {
 
 /** The largest scratch buffer kept between batches; a bigger batch gets a buffer of its own. */
 const SCRATCH_KEPT = 1024 * 1024
-let scratch = Buffer.allocUnsafeSlow(64 * 1024)
+
+/** The buffer a caller of wsFrames keeps for it to write each batch into. */
+export interface FrameScratch {
+  buf: Buffer | undefined
+}
 
 /**
  * One WebSocket message per event (clients read one event object a message, as in docs/admin.md): the
  * batch is serialised once into one buffer, and each event's message is a view of it. Event text is
  * nearly always ASCII, where a character is a byte: the views' bounds then come from the pieces'
  * lengths, and the text is measured once, not each piece (a native call per piece, per event).
- * The buffer is a scratch one, written again by the next call: allocating one per batch (and
- * collecting it) cost as much as serialising the events. The views are for sending at once (uWS
- * copies what it sends), not for keeping.
+ * With `scratch` the buffer is the caller's, written again by its next call: allocating one per
+ * batch (and collecting it) cost as much as serialising the events. The views are then for sending
+ * at once (uWS copies what it sends), not for keeping.
  */
-export function wsFrames(batch: Batch): Buffer[] {
+export function wsFrames(batch: Batch, scratch?: FrameScratch): Buffer[] {
   const out: string[] = []
   /** Per event, where its pieces end in `out`, and its text in characters. */
   const pieceEnds: number[] = []
@@ -103,10 +107,10 @@ export function wsFrames(batch: Batch): Buffer[] {
     ends.push(chars)
   }
   // a UTF-16 unit takes at most 3 bytes of UTF-8
-  let buf = scratch
-  if (buf.length < chars * 3) {
-    buf = Buffer.allocUnsafeSlow(chars * 3)
-    if (buf.length <= SCRATCH_KEPT) scratch = buf
+  let buf = scratch?.buf
+  if (buf === undefined || buf.length < chars * 3) {
+    buf = Buffer.allocUnsafeSlow(Math.max(chars * 3, 64 * 1024))
+    if (scratch !== undefined && buf.length <= SCRATCH_KEPT) scratch.buf = buf
   }
   const bytes = buf.write(out.join(''), 0)
   if (bytes !== chars) {

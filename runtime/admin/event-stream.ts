@@ -14,7 +14,7 @@ import type { EventType, PlatformEvent } from '../events/index.js'
 import { SseStream, requestHeaders, statusLine, upgradeWith, type Context } from '../http/index.js'
 import { BACKPLANE, NODE_ID, PlatformError, isWireError, type Backplane } from '../contracts/index.js'
 import { ReadGate, type Principal } from '../auth/index.js'
-import { sseBatch, wsFrames, type Batch } from './event-json.js'
+import { sseBatch, wsFrames, type Batch, type FrameScratch } from './event-json.js'
 import { HTTP_ERRORS } from '../http/index.js'
 import { Ring, formatCursor, parseCursor, type Cursor, type Numbered } from './event-ring.js'
 import { EVENTS_TOPIC, remoteBatchOf, type RemoteBatch } from './remote-events.js'
@@ -85,6 +85,8 @@ export class AdminEventStream {
   private readonly subscribers = new Set<Subscriber>()
   /** WebSocket subscribers, each added once its replay is sent. */
   private readonly wsSubscribers = new Set<WebSocket<WsSub>>()
+  /** What each batch's WebSocket messages are written into, kept from one batch to the next. */
+  private readonly frameScratch: FrameScratch = { buf: undefined }
   private readonly unsubscribe: (() => void)[] = []
   private readonly reads: ReadGate
   private lingering: ReturnType<typeof setTimeout> | undefined
@@ -193,7 +195,7 @@ export class AdminEventStream {
     }
     if (this.subscribers.size === 0) return
     if (this.wsSubscribers.size > 0) {
-      const frames = wsFrames(batch)
+      const frames = wsFrames(batch, this.frameScratch)
       for (const ws of this.wsSubscribers) this.sendWs(ws, frames)
     }
     if (this.wsSubscribers.size === this.subscribers.size) return

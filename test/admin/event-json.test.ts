@@ -2,7 +2,7 @@
 // field values (generated), so the hand-written fast path can never change a frame's bytes.
 import t from 'tap'
 import fc from 'fast-check'
-import { eventJson, wsFrames } from '../../runtime/admin/event-json.js'
+import { eventJson, wsFrames, type FrameScratch } from '../../runtime/admin/event-json.js'
 import type { PlatformEvent } from '../../runtime/events/index.js'
 
 const NODE = 'node-3f9c0a1b2c3d'
@@ -92,20 +92,28 @@ t.test('a batch becomes one message per event, each the bytes of that event alon
     timestamp: 't'
   }
   const empty = { type: 'ResourceDisconnected', uuid: '', reason: '', timestamp: 't' }
+  // one scratch buffer for every batch, as the stream keeps it: each batch is read before the next
+  const scratch: FrameScratch = { buf: undefined }
   const check = (events: object[]): void => {
-    const frames = wsFrames({
+    const batch = {
       events: events as PlatformEvent[],
       nodes: events.map(() => NODE),
       seqs: events.map((_, i) => i + 1)
-    })
-    t.same(
-      frames.map((f) => f.toString()),
-      events.map((e, i) => reference(e, i + 1))
-    )
+    }
+    for (const frames of [wsFrames(batch), wsFrames(batch, scratch)])
+      t.same(
+        frames.map((f) => f.toString()),
+        events.map((e, i) => reference(e, i + 1))
+      )
   }
   check([ascii, ascii, empty])
   check([ascii, wide, empty, ascii])
   check([wide])
+  // a batch beyond the kept size gets a buffer of its own; the kept one still serves the next
+  const big = { ...ascii, uuid: 'x'.repeat(400 * 1024) }
+  check([big, ascii])
+  t.ok(scratch.buf !== undefined && scratch.buf.length <= 1024 * 1024, 'the scratch buffer kept stays bounded')
+  check([ascii, wide])
   t.same(wsFrames({ events: [], nodes: [], seqs: [] }), [])
   // generated batches: whatever the characters, no event's message holds a byte of its neighbour
   fc.assert(
