@@ -4,24 +4,30 @@
  *   names      the columns' names
  *   count      entries in the page
  *   table      each distinct value once, in the order first met; a flat object (string keys,
- *              primitive values) is a record instead: a byte string of its keys' and values'
- *              slots in the table, alternating
+ *              primitive values) is a record instead: `[string]`, the slots of its keys and
+ *              values in the table, alternating, as the string's character codes
  *   constants  per column, the slot every entry of the page holds, or -1 when entries differ
  *   indices    for each column whose entries differ, in order, every entry's slot
  * A slot takes one byte while the table has at most 256 slots, else two (little-endian).
- * Why: encoding a value costs msgpack about as much per element as a whole row of a short
- * string and a number, and a page of rows repeats a policy's name in every row and a turn's
- * context snapshot (a dozen strings) once per phase; here a page is a handful of arrays of
- * bytes and its distinct strings, each once. Its bytes stay under LMDB's page size for a busy
- * turn's worth of decisions, where a larger value is written to overflow pages, which costs
- * LMDB's writer several times a small value's write.
+ * Why: msgpack's cost is per element, and a page of rows repeats a policy's name in every row
+ * and a turn's context snapshot (a dozen strings) once per phase; a packed page is its
+ * distinct values, each once, and one array of bytes (a record is a string: msgpack writes a
+ * short string in a fraction of the time binary data takes). Its bytes stay under LMDB's page
+ * size for a busy turn's worth of decisions; a larger value goes to overflow pages, which
+ * costs LMDB's writer several times a small value's write.
  */
 
 /** The first element of a packed page: entries are never numbers, so no other shape starts with one. */
 export const PACKED = 1
 
-/** Slots a page can address with two bytes; a page with more distinct values is stored as rows. */
-const MAX_SLOTS = 0x10000
+/**
+ * Slots a page can address: two bytes, below the surrogate code units (a lone one is no
+ * character a string survives UTF-8 with); a page with more distinct values is stored as rows.
+ */
+const MAX_SLOTS = 0xd800
+
+/** Keys of a flat object kept as a record at most (its character codes are spread into one call). */
+const MAX_RECORD_KEYS = 1000
 
 /** Strings, numbers, booleans and null (msgpack writes -0 as 0 in any shape, so Map keys may conflate them). */
 function isInternable(v: unknown): boolean {
@@ -36,8 +42,6 @@ function isInternable(v: unknown): boolean {
 export class PagePacker {
   private readonly slots: unknown[] = []
   private readonly slotOf = new Map<unknown, number>()
-  /** Records' slots with the table slots of their keys and values, built into bytes at the end. */
-  private readonly records: { slot: number; pairs: number[] }[] = []
   private scratch = new Uint32Array(0)
 
   /**
@@ -75,7 +79,6 @@ export class PagePacker {
       if (size > MAX_SLOTS) return undefined
       const wide = size > 256
       const table = this.slots.slice()
-      for (const { slot, pairs } of this.records) table[slot] = bytesOf(pairs, wide)
       const constants: number[] = new Array<number>(k)
       let moving = 0
       for (let j = 0; j < k; j++) {
@@ -99,7 +102,6 @@ export class PagePacker {
     } finally {
       this.slots.length = 0
       this.slotOf.clear()
-      this.records.length = 0
     }
   }
 
@@ -125,6 +127,7 @@ export class PagePacker {
     if (proto !== Object.prototype && proto !== null) return s
     const o = v as Record<string, unknown>
     const keys = Object.keys(o)
+    if (keys.length > MAX_RECORD_KEYS) return s
     // a key named __proto__ would set the prototype when the record is read back: kept as it is
     for (const key of keys) if (!isInternable(o[key]) || key === '__proto__') return s
     const pairs: number[] = new Array<number>(keys.length * 2)
@@ -133,7 +136,7 @@ export class PagePacker {
       pairs[2 * i] = this.slot(keys[i])
       pairs[2 * i + 1] = this.slot(o[keys[i]!])
     }
-    this.records.push({ slot: s, pairs })
+    this.slots[s] = [String.fromCharCode(...pairs)]
     return s
   }
 
@@ -141,18 +144,6 @@ export class PagePacker {
   private add(v: unknown): number {
     return this.slots.push(v) - 1
   }
-}
-
-/** Slots as a byte string, one or two bytes each. */
-function bytesOf(slots: readonly number[], wide: boolean): Uint8Array {
-  const out = new Uint8Array(slots.length * (wide ? 2 : 1))
-  let at = 0
-  for (let i = 0; i < slots.length; i++) {
-    const s = slots[i]!
-    out[at++] = s & 0xff
-    if (wide) out[at++] = s >>> 8
-  }
-  return out
 }
 
 /** The slot at position `i` of a byte string of slots. */
@@ -178,10 +169,10 @@ export function fromPacked<T>(
   const wide = table.length > 256
   for (let s = 0; s < table.length; s++) {
     const v = table[s]
-    if (!(v instanceof Uint8Array)) continue
+    if (!Array.isArray(v)) continue
+    const pairs = v[0] as string
     const o: Record<string, unknown> = {}
-    const count = v.length / (wide ? 2 : 1)
-    for (let i = 0; i < count; i += 2) o[table[slotAt(v, i, wide)] as string] = table[slotAt(v, i + 1, wide)]
+    for (let i = 0; i < pairs.length; i += 2) o[table[pairs.charCodeAt(i)] as string] = table[pairs.charCodeAt(i + 1)]
     table[s] = o
   }
   const starts: number[] = new Array<number>(k)

@@ -46,7 +46,9 @@ t.test('packed: each distinct value of a page stored once, every read gives the 
   t.same(entries, plain(six()), 'the appended entries are untouched')
   const raw = [...db.getRange()].map(({ value }) => {
     const v = value as unknown as unknown[]
-    const table = (v[3] as unknown[]).map((s) => (s instanceof Uint8Array ? ['record', ...s] : s))
+    const table = (v[3] as unknown[]).map((s) =>
+      Array.isArray(s) ? ['record', ...[...(s[0] as string)].map((c) => c.charCodeAt(0))] : s
+    )
     return [v[0], v[1], v[2], table, v[4], [...(v[5] as Uint8Array)]]
   })
   t.same(
