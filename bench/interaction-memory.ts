@@ -112,6 +112,8 @@ async function main(): Promise<void> {
     gates.releaseSteps()
     await ask(client, { cmd: 'wait', steps: -1 })
     await until(() => service.inFlight === 0 && service.feed.watched === 0)
+    // an ended run is packed into its one record shortly after its end: what it keeps is read after
+    await service.store.idle?.()
     const ended = await settle()
     const sample = await service.store.load(ids[0]!)
     if (sample?.status !== 'COMPLETED') throw new Error(`a turn did not complete: ${sample?.status}`)

@@ -12,6 +12,8 @@ interface Measured {
   rssBeforeMb: number
   rssAfterMb: number
   connectSec: number
+  /** Server CPU (user+system) while the fleet connected, per connection opened. */
+  cpuPerConnUs: number
 }
 
 /** The open-files limit of this process (the server inherits it); 20 000 on the machine this was written on. */
@@ -97,11 +99,13 @@ async function measure(
 ): Promise<Measured | undefined> {
   await sleep(1000)
   const before = server.memory().rss
+  const cpu0 = server.cpuSeconds()
   const t0 = performance.now()
   const url = server.url.replace(/^http/, 'ws') + '/platform/rooms/fleet-{group}'
   const { load, ok, error } = await WsLoad.open({ url, connections: n, threads: 2, groupSize: GROUP, concurrency: 128 })
   try {
     const connectSec = (performance.now() - t0) / 1000
+    const cpuPerConnUs = ((server.cpuSeconds() - cpu0) / Math.max(1, ok)) * 1e6
     if (ok < n) {
       notes.push(`${server.name}: only ${ok} of ${n} connections opened (${error ?? 'unknown'})`)
       opts.log(`  ${server.name}: ${ok}/${n} connected (${error ?? ''}), not measured`)
@@ -116,11 +120,12 @@ async function measure(
       rssPerConnKb: (after - before) / ok / 1024,
       rssBeforeMb: before / 1048576,
       rssAfterMb: after / 1048576,
-      connectSec
+      connectSec,
+      cpuPerConnUs
     }
     if (s.closed > 0) notes.push(`${server.name}: ${s.closed} connections closed by the server while idle`)
     opts.log(
-      `  ${server.name.padEnd(9)}: ${ok} idle connections in ${connectSec.toFixed(1)} s, RSS ${m.rssBeforeMb.toFixed(0)} → ${m.rssAfterMb.toFixed(0)} MB = ${m.rssPerConnKb.toFixed(2)} KB/connection`
+      `  ${server.name.padEnd(9)}: ${ok} idle connections in ${connectSec.toFixed(1)} s, RSS ${m.rssBeforeMb.toFixed(0)} → ${m.rssAfterMb.toFixed(0)} MB = ${m.rssPerConnKb.toFixed(2)} KB/connection, ${cpuPerConnUs.toFixed(0)} µs CPU/connection opened`
     )
     return m
   } finally {

@@ -18,9 +18,9 @@ const MAX_HOPS = 16
 /** Peers remembered as trusted or not: a node sees a handful of proxies, so most checks are one lookup. */
 const PEER_MEMORY = 256
 
-/** The socket's peer address as text. */
-export function peerAddress(res: HttpResponse): string {
-  return Buffer.from(res.getRemoteAddressAsText()).toString()
+/** The socket's peer address as text (an upgrade's response, or the WebSocket once open): one system call. */
+export function peerAddress(socket: Pick<HttpResponse, 'getRemoteAddressAsText'>): string {
+  return Buffer.from(socket.getRemoteAddressAsText()).toString()
 }
 
 const familyOf = (address: string): 'ipv4' | 'ipv6' => (address.includes(':') ? 'ipv6' : 'ipv4')
@@ -37,6 +37,11 @@ export class TrustedProxies {
   /** The client address of a request from `peer` carrying this `X-Forwarded-For` (all its lines, comma-joined). */
   client(peer: string, forwardedFor: string | undefined): string {
     return this.trusts(peer) ? this.clientBehind(peer, forwardedFor) : peer
+  }
+
+  /** Whether any proxy is trusted: then a client's address depends on its request's headers, not only its socket. */
+  get configured(): boolean {
+    return this.list !== undefined
   }
 
   /** Whether `peer` is a trusted proxy; always false (and free) when none is configured. */

@@ -2,6 +2,7 @@ import type { Database } from 'lmdb'
 import { PlatformError } from '../contracts/index.js'
 import type { Store } from '../store/index.js'
 import { INTERACTION_ERRORS } from './errors.js'
+import { EndedPacker } from './lmdb-packer.js'
 import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import {
   LOCAL_NODE,
@@ -50,7 +51,8 @@ const HIGH = '~'
 /**
  * Interactions in named databases of the platform's LMDB environment: headers by id, steps by
  * `[id, seq]` while the run is live and, once it has ended, all in one compressed record by id
- * (written by the transaction that stores its terminal step, which removes the step records),
+ * (written by a transaction after the one that stores its terminal step, which removes the step
+ * records: see `EndedPacker`),
  * two list indexes (owner; owner and conversation) newest last, and the ids still in flight so
  * `start()` need not scan every record; idempotency keys by `[owner, key]`, and the key
  * each interaction holds so its delete drops it. Each header write is one transaction, so
@@ -75,6 +77,8 @@ export class LmdbInteractionStore implements InteractionStore {
   private readonly ends: Database<number, string>
   private readonly keys: Database<IdempotencyRecord, IdempotencyKey>
   private readonly keyOf: Database<IdempotencyKey, string>
+  private readonly unpacked: Database<true, string>
+  private readonly packer: EndedPacker
   /**
    * The highest seq appended so far to each interaction this store saved in flight. A higher seq
    * cannot be stored yet, so its append is a plain put (the hot path, one per captured step);
@@ -102,10 +106,18 @@ export class LmdbInteractionStore implements InteractionStore {
     this.live = store.db('interactions-live')
     this.keys = store.db('interaction-idempotency-keys')
     this.keyOf = store.db('interaction-idempotency-key-of')
+    this.unpacked = store.db('interactions-unpacked')
+    this.packer = new EndedPacker({
+      txn: this.headers as Database<unknown, string>,
+      steps: this.stepsDb,
+      packed: this.packedDb,
+      unpacked: this.unpacked,
+      ends: this.ends
+    })
   }
 
   async start(): Promise<number> {
-    return this.headers.transaction(() => {
+    const marked = await this.headers.transaction(() => {
       let marked = 0
       for (const { key: id, value: owner } of this.live.getRange()) {
         if (owner !== true && owner !== this.node) continue
@@ -119,9 +131,18 @@ export class LmdbInteractionStore implements InteractionStore {
       }
       return marked
     })
+    this.packer.resume()
+    return marked
   }
 
-  async stop(): Promise<void> {}
+  stop(): Promise<void> {
+    return this.packer.stop()
+  }
+
+  /** Resolves once every ended run is packed into its one record (tests and the bench read the layout after it). */
+  idle(): Promise<void> {
+    return this.packer.idle()
+  }
 
   available(): boolean {
     return true
@@ -223,12 +244,16 @@ export class LmdbInteractionStore implements InteractionStore {
         if (h === undefined) return 'unknown'
         if (this.stepsDb.doesExist(key) || this.packedSeq(id, s.seq)) return 'stored'
         if (!isLive(h.status) || this.ends.get(id) !== undefined) return 'ended'
-        if (terminal) this.end(id, s)
-        else void this.stepsDb.put(key, s)
-        return 'stored'
+        if (!terminal) {
+          void this.stepsDb.put(key, s)
+          return 'stored'
+        }
+        this.end(id, s)
+        return 'packLater'
       })
       if (outcome === 'unknown') throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_STORED, { id })
       if (outcome === 'ended') throw endedError(id)
+      if (outcome === 'packLater') this.packer.later(id)
     } finally {
       const n = this.slow.get(id)! - 1
       if (n === 0) this.slow.delete(id)
@@ -237,16 +262,14 @@ export class LmdbInteractionStore implements InteractionStore {
   }
 
   /**
-   * Inside a transaction: stores the run's terminal step and packs every step of the run into
-   * its one ended record, removing the step records. Appends issued before the terminal step are
-   * queued before this transaction on lmdb's writer, so the range read here holds all of them.
+   * Inside a transaction: stores the run's terminal step and marks the run for packing. Appends
+   * issued before the terminal step are queued before this transaction on lmdb's writer, and any
+   * after it is refused, so packing once it committed reads every step of the run.
    */
   private end(id: string, terminal: InteractionStep): void {
-    const steps = this.range(id, -1)
-    for (const x of steps) void this.stepsDb.remove([id, x.seq])
-    steps.push(terminal)
-    void this.packedDb.put(id, steps)
+    void this.stepsDb.put([id, terminal.seq], terminal)
     void this.ends.put(id, terminal.seq)
+    this.packer.mark(id)
   }
 
   /** Whether the ended record of `id` holds `seq`. */
@@ -310,6 +333,7 @@ export class LmdbInteractionStore implements InteractionStore {
       for (const key of this.stepsDb.getKeys({ start: [id, 0], end: [id, LAST_SEQ], inclusiveEnd: true }))
         void this.stepsDb.remove(key)
       void this.packedDb.remove(id)
+      void this.unpacked.remove(id)
       return true
     })
   }

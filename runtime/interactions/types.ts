@@ -55,6 +55,11 @@ export interface InteractionStore {
   /** Closes connections; pending acknowledged writes are already durable. */
   stop(): Promise<void>
   /**
+   * Resolves once the work a store defers after acknowledging a write is done (LMDB: packing an
+   * ended run's steps into one record); a store that defers nothing has no such method.
+   */
+  idle?(): Promise<void>
+  /**
    * Whether the store can be reached now (`/readyz` reports it). An embedded store always can; a
    * server-backed one says false while its server is down, and its calls then fail with a 503.
    */

@@ -178,7 +178,7 @@ export class Endpoint {
         id = this.hooks.resolve(er)
         opts = this.hooks.joinOptions?.(er)
         // taken before upgrading, so a refused socket never exists; the resource gives it back
-        slot = this.hooks.addressCap?.take(this.o.http.upgradeAddress(res, headers), KIND.WEBSOCKET)
+        slot = this.takeUpgradeSlot(res, headers)
       } catch (e) {
         if (!isWireError(e)) throw e
         err = e
@@ -202,8 +202,25 @@ export class Endpoint {
     }
   }
 
+  /**
+   * The upgrade's place in its address's count. Without trusted proxies the address is the peer's,
+   * and reading it is a system call the cap mostly does without: it reads it from the response
+   * now, or from the socket later (`openWs` hands the slot over; uWS opens it within `res.upgrade`).
+   * Behind a trusted proxy the peer is read anyway, to know whether to believe its header.
+   */
+  private takeUpgradeSlot(res: HttpResponse, headers: Record<string, string | undefined>): AddressSlot | undefined {
+    const cap = this.hooks.addressCap
+    if (cap === undefined) return undefined
+    const http = this.o.http
+    if (http.proxies.configured) return cap.take(http.upgradeAddress(res, headers), KIND.WEBSOCKET)
+    return cap.takeDeferred(res, KIND.WEBSOCKET)
+  }
+
   private openWs(ws: WebSocket<WsData>): void {
     const data = ws.getUserData()
+    // the upgrade's response is gone: an unread address is read from the socket, readable until its close
+    // handler, which releases the slot
+    data.slot?.readFrom(ws)
     const r = new WsResource(randomUUID(), this.broadcaster(data.id), ws, this.o.transport)
     r.slot = data.slot
     data.resource = r
@@ -255,8 +272,13 @@ export class Endpoint {
   }
 
   private closeWs(ws: WebSocket<WsData>, code: number, msg: ArrayBuffer): void {
-    const r = ws.getUserData().resource
-    if (r === undefined) return
+    const data = ws.getUserData()
+    const r = data.resource
+    if (r === undefined) {
+      // opening failed before a resource held the slot: nothing else gives it back
+      data.slot?.release()
+      return
+    }
     let reason = r.reason
     if (reason === undefined) {
       const text = Buffer.from(msg).toString()

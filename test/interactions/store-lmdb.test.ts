@@ -129,6 +129,9 @@ t.test('lmdb: an ended run is one record, read and refused as before, and surviv
   await Promise.all(pending)
   await terminal
   await late
+  // packed by a transaction after the terminal one: reads answer the same before and after
+  t.same((await s.load('int-done'))!.steps.length, 51, 'read whole as soon as the terminal step is acknowledged')
+  await s.idle()
   const steps = env.db('interaction-steps', SHARED)
   const packed = env.db('interaction-steps-ended', PACKED)
   t.same([...steps.getKeys({ start: ['int-done', -1], end: ['int-done', Number.MAX_SAFE_INTEGER] })], [])
@@ -158,8 +161,18 @@ t.test('lmdb: an ended run is one record, read and refused as before, and surviv
   // a restart packs the run it marks as interrupted, and reads the packed one back
   await env.close()
   env = new Store(dir)
+  // as a process killed between the terminal step's commit and the packing leaves it
+  const rawSteps = env.db<unknown, [string, number]>('interaction-steps', SHARED)
+  const rawPacked = env.db<{ seq: number }[], string>('interaction-steps-ended', PACKED)
+  for (const x of rawPacked.get('int-done')!) await rawSteps.put(['int-done', x.seq], x)
+  await rawPacked.remove('int-done')
+  await env.db('interactions-unpacked').put('int-done', true)
   s = new LmdbInteractionStore(env)
   t.equal(await s.start(), 2, 'both runs were live: headers not saved ended')
+  await s.idle()
+  t.equal(rawPacked.get('int-done')?.length, 51, 'the next start packs a run ended but not packed')
+  t.same([...rawSteps.getKeys({ start: ['int-done', -1], end: ['int-done', Number.MAX_SAFE_INTEGER] })], [])
+  t.same([...env.db('interactions-unpacked').getKeys()], [], 'and no run is left marked')
   t.same(
     (await s.load('int-done'))!.steps.map((x) => x.seq),
     seqs,
@@ -202,6 +215,7 @@ t.test('lmdb: steps written before structures were shared read back beside new o
     [...before, ...after, step(5, 'completion', 'done')],
     'the ended record holds every step as written'
   )
+  await s.idle()
   t.same([...env.db('interaction-steps', SHARED).getKeys({ start: ['int-old', -1], end: ['int-old', 99] })], [])
 })
 
@@ -228,6 +242,7 @@ t.test('lmdb: ended runs keep at most 2x their steps’ JSON bytes', async (t) =
     json += JSON.stringify(x).length
     await s.appendStep(id, x)
   }
+  await s.idle()
   const after = env.pages()
   const kept = (after.used - before.used) * after.pageSize
   t.ok(

@@ -3,6 +3,7 @@ import WebSocket from 'ws'
 import { startTestPlatform } from '../helpers/platform.js'
 import { transportArea } from '../../runtime/transport/install.js'
 import { transportOf } from '../../runtime/transport/index.js'
+import { AddressCap, type PeerSocket } from '../../runtime/transport/address-cap.js'
 import { lpMember, refusedUpgrade, sseMember, wsMember, wsUrl } from '../transport/clients.js'
 import { startDemoPlatform } from './demo-platform.js'
 import { agentSocket, sseAgent } from '../ai/agent-clients.js'
@@ -80,6 +81,116 @@ t.test('room members per address and transport: 429 beyond the cap, places given
   const again = await wsMember(tp.url, 'crowd', '?presence=false')
   held.push(() => again.ws.terminate())
   t.ok(again.uuid, 'a new member fits once one left')
+})
+
+/** A WebSocket upgrade from a chosen loopback source address: the open socket, or the refusal's status and body. */
+function upgradeFrom(url: string, localAddress: string): Promise<{ ws?: WebSocket; status: number; body?: unknown }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, { localAddress })
+    ws.once('open', () => resolve({ ws, status: 101 }))
+    ws.once('unexpected-response', (_req, res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString()) }))
+    })
+    ws.once('error', reject)
+  })
+}
+
+t.test('WebSocket places taken without reading the address are still exact per address', async (t) => {
+  const max = 3
+  const tp = await startTestPlatform(
+    { 'platform.transport.rooms.max-members-per-address': max },
+    { install: (p) => p.use(transportArea) }
+  )
+  t.teardown(tp.close)
+  const open = new Map<string, WebSocket[]>()
+  t.teardown(() => {
+    for (const list of open.values()) for (const ws of list) ws.terminate()
+  })
+  const url = wsUrl(tp.url, '/platform/rooms/mixed?presence=false')
+  const join = async (from: string) => {
+    const r = await upgradeFrom(url, from)
+    t.equal(r.status, 101, `a member from ${from} fits`)
+    if (r.ws !== undefined) open.set(from, [...(open.get(from) ?? []), r.ws])
+  }
+  const refused = async (from: string, what: string) => {
+    const r = await upgradeFrom(url, from)
+    r.ws?.terminate()
+    t.equal(r.status, 429, what)
+    t.match(r.body, { code: 'PLT_ERR_TOO_MANY_CONNECTIONS', error: new RegExp(`from ${from.replace(/\./g, '\\.')}`) })
+  }
+  // the place is given back when the server has forgotten the member, not when the client sees the close
+  const leave = async (from: string, n: number) => {
+    for (let i = 0; i < n; i++) {
+      const gone = new Promise<void>((resolve) => {
+        const off = tp.platform.bus.on('ResourceDisconnected', () => {
+          off()
+          resolve()
+        })
+      })
+      open.get(from)!.shift()!.close()
+      await gone
+    }
+  }
+
+  // below the maximum live: two addresses join without their addresses being read
+  await join('127.0.0.2')
+  await join('127.0.0.2')
+  await join('127.0.0.3')
+  // at the maximum: the ones not yet counted by address are, and each new one is
+  await join('127.0.0.2')
+  await refused(
+    '127.0.0.2',
+    'the fourth from one address is refused although its first two were not counted by address'
+  )
+  await join('127.0.0.3')
+  await join('127.0.0.3')
+  await refused('127.0.0.3', 'the other address has its own maximum')
+  // after closes the live count is below the maximum again, and new places go uncounted by address
+  await leave('127.0.0.2', 3)
+  await leave('127.0.0.3', 2)
+  await join('127.0.0.2')
+  await join('127.0.0.2')
+  await join('127.0.0.2')
+  await refused('127.0.0.2', 'refused again once it holds the maximum')
+  await leave('127.0.0.2', 1)
+  await join('127.0.0.2')
+  await refused('127.0.0.2', 'a place given back after counting is taken once')
+  await join('127.0.0.4')
+})
+
+t.test('an address cap reads no address while fewer than its maximum are live, and each one once after', (t) => {
+  const cap = new AddressCap({ max: 2, key: 'test.max', what: 'members' })
+  const reads: string[] = []
+  const peer = (address: string): PeerSocket => ({
+    getRemoteAddressAsText: () => {
+      reads.push(address)
+      return new TextEncoder().encode(address).buffer
+    }
+  })
+  const a1 = cap.takeDeferred(peer('10.0.0.1'), 'WebSocket')
+  const gone = cap.takeDeferred(peer('10.0.0.9'), 'WebSocket')
+  gone.release()
+  const a2 = cap.takeDeferred(peer('10.0.0.1'), 'WebSocket')
+  t.same(reads, [], 'none read below the maximum, and a released one never')
+  // SSE counts apart: its live count is not the WebSocket one
+  cap.take('10.0.0.1', 'SSE')
+  t.same(reads, [])
+  t.throws(() => cap.takeDeferred(peer('10.0.0.1'), 'WebSocket'), { code: 'PLT_ERR_TOO_MANY_CONNECTIONS' })
+  t.same(reads, ['10.0.0.1', '10.0.0.1', '10.0.0.1'], 'the two live ones and the new one read, once each')
+  const b = cap.takeDeferred(peer('10.0.0.2'), 'WebSocket')
+  t.same(reads.length, 4, 'at the maximum every new one is read')
+  a1.release()
+  a2.release()
+  b.release()
+  // one handed another socket (the upgrade's response gives way to the open WebSocket) is read from that
+  const c = cap.takeDeferred(peer('10.0.0.3'), 'WebSocket')
+  c.readFrom(peer('10.0.0.5'))
+  cap.takeDeferred(peer('10.0.0.5'), 'WebSocket')
+  t.equal(cap.held('10.0.0.5', 'WebSocket'), 2, 'the socket handed over is the one read')
+  t.equal(cap.held('10.0.0.1', 'WebSocket'), 0, 'released places are given back')
+  t.end()
 })
 
 t.test('agent connections per address: WebSocket and SSE beyond the cap get 429, no session', async (t) => {
