@@ -18,6 +18,8 @@ const PLATFORM_FLAGS = [
   ['platform.interactions.store', process.env.BENCH_INTERACTIONS_STORE ?? 'lmdb']
 ].flatMap(([k, v]) => ['--set', `${k}=${v}`])
 
+const WARM_UP_TURNS = 50
+
 /** A message the demo runtime answers with about `words` text deltas (it echoes it word by word). */
 const message = (words: number): string => Array.from({ length: words }, (_, i) => `w${i}`).join(' ')
 
@@ -69,6 +71,9 @@ const scenario: Scenario = {
     let ours: number[] | undefined
     let peer: number[] | undefined
     try {
+      // warm-up, as every subject of the bench gets: a fresh server's first compilations and the
+      // LMDB map's first growth are not what a step costs
+      await measureLive(server, Math.min(WARM_UP_TURNS, n), 200, [])
       live = await measureLive(server, n, 200, notes)
       const replay = await prepareReplay(server, 1000)
       const file = join(opts.tmpDir, 'replay.json')
@@ -237,7 +242,7 @@ async function measureLive(server: ServerProcess, n: number, words: number, note
   }
   clearInterval(sampler)
   notes.push(
-    `(b) ${n} background turns of ~${words} text deltas started at once (POST, then a WebSocket subscriber each), ${steps} steps delivered in ${seconds.toFixed(1)} s, at most ${maxInFlight} turns in flight; ${broken} streams with a gap, duplicate or failure; latency = client receive time minus the step's createdAt (ms clock), for the ${steps - replayed} steps made once their watcher's socket was open (${replayed} made before it opened came as its replay, in the CPU figure but not the latency); server CPU counted until it settled after the last frame (ended runs are packed into their records just after their end); peak RSS per turn = (peak RSS - RSS before) / most turns in flight: it counts garbage not yet collected and the steps at rest in the store (the LMDB map's pages), ${(stepBytes / 1024 / n).toFixed(1)} KB of step JSON per turn; the held figures below are the turn's own`
+    `(b) after a warm-up of ${WARM_UP_TURNS} such turns on the same server, ${n} background turns of ~${words} text deltas started at once (POST, then a WebSocket subscriber each), ${steps} steps delivered in ${seconds.toFixed(1)} s, at most ${maxInFlight} turns in flight; ${broken} streams with a gap, duplicate or failure; latency = client receive time minus the step's createdAt (ms clock), for the ${steps - replayed} steps made once their watcher's socket was open (${replayed} made before it opened came as its replay, in the CPU figure but not the latency); server CPU counted until it settled after the last frame (ended runs are packed into their records just after their end); peak RSS per turn = (peak RSS - RSS before) / most turns in flight: it counts garbage not yet collected and the steps at rest in the store (the LMDB map's pages), ${(stepBytes / 1024 / n).toFixed(1)} KB of step JSON per turn; the held figures below are the turn's own`
   )
   return {
     interactions: n,

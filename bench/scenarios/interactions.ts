@@ -10,6 +10,7 @@ import {
   type InteractionStep
 } from '../../runtime/interactions/index.js'
 import { cpuSecondsOf, treeCpuSeconds } from '../lib/proc.js'
+import { percentile } from '../lib/stats.js'
 import { postgresBinDir, startPostgresCluster, type PostgresCluster } from '../lib/postgres-cluster.js'
 
 interface Measured {
@@ -69,27 +70,30 @@ const scenario: Scenario = {
     const pgBurst = opts.quick ? 3_000 : 20_000
     const serial = opts.quick ? 300 : 2000
     const notes = [
-      `LMDB: bursts of ${lmdbBurst} appends issued at once, then ${serial} awaited one at a time; ${lmdbBurst / 1000} interactions of 1 000 steps`,
+      `LMDB: ${LMDB_BURSTS} bursts of ${lmdbBurst} appends issued at once per subject, ours and the raw peer in turns (order swapped each round, both warmed first; the median burst of each), then ${serial} awaited one at a time; interactions of 1 000 steps`,
       `Postgres: bursts of ${pgBurst} appends on a pool of 10, then ${serial} one at a time; CPU is the harness process's (pg's protocol work) and the server's (postmaster and backends) apart`
     ]
 
-    const ours = await measureLmdb(opts, 'ours', async (dir, ids) => {
-      const store = new Store(dir)
-      const s = new LmdbInteractionStore(store)
-      await s.start()
-      for (const id of ids) await s.save(headerOf(id))
-      return { append: (id, seq) => s.appendStep(id, stepOf(seq)), close: () => store.close() }
-    })
-    // lmdb-js as the platform's Store opens it (structures shared), the same database name, key and value
-    const raw = await measureLmdb(opts, 'raw', async (dir) => {
-      const root = open({ path: dir, maxDbs: 64, compression: false, noSubdir: false })
-      const db = root.openDB<InteractionStep, [string, number]>({
-        name: 'interaction-steps',
-        encoding: 'msgpack',
-        sharedStructuresKey: Symbol.for('structures')
-      })
-      return { append: (id, seq) => db.put([id, seq], stepOf(seq)).then(() => undefined), close: () => root.close() }
-    })
+    const [ours, raw] = await measureLmdbPair(
+      opts,
+      async (dir, ids) => {
+        const store = new Store(dir)
+        const s = new LmdbInteractionStore(store)
+        await s.start()
+        for (const id of ids) await s.save(headerOf(id))
+        return { append: (id, seq) => s.appendStep(id, stepOf(seq)), close: () => store.close() }
+      },
+      // lmdb-js as the platform's Store opens it (structures shared), the same database name, key and value
+      async (dir) => {
+        const root = open({ path: dir, maxDbs: 64, compression: false, noSubdir: false })
+        const db = root.openDB<InteractionStep, [string, number]>({
+          name: 'interaction-steps',
+          encoding: 'msgpack',
+          sharedStructuresKey: Symbol.for('structures')
+        })
+        return { append: (id, seq) => db.put([id, seq], stepOf(seq)).then(() => undefined), close: () => root.close() }
+      }
+    )
     const rows: ResultRow[] = [
       row('lmdb.cpu_us_per_step', 'LMDB store CPU per step (burst)', 'µs', 'lower', ours.cpuUsPerStep, {
         'lmdb-raw': raw.cpuUsPerStep
@@ -182,19 +186,50 @@ function line(opts: RunOptions, who: string, m: Measured): void {
   )
 }
 
-/** `open(dir)` gives the subject, with the ids it may append to already saved, and its close. */
-async function measureLmdb(
-  opts: RunOptions,
-  name: string,
-  open: (dir: string, ids: string[]) => Promise<{ append: Append; close(): Promise<void> }>
-): Promise<Measured> {
+type OpenLmdb = (dir: string, ids: string[]) => Promise<{ append: Append; close(): Promise<void> }>
+
+// bursts per subject, taken in turns: a single burst each, ours first, read whichever ran warmer
+const LMDB_BURSTS = 5
+
+/**
+ * Ours and the raw peer side by side: each opened (`open(dir)` gives the subject, with the ids it
+ * may append to already saved, and its close) and warmed, then bursts in turns, the order swapped
+ * each round; the median burst of each, then the one-at-a-time latencies.
+ */
+async function measureLmdbPair(opts: RunOptions, ours: OpenLmdb, raw: OpenLmdb): Promise<[Measured, Measured]> {
   const burst = opts.quick ? 20_000 : 100_000
   const serial = opts.quick ? 300 : 2000
-  const subject = await open(join(opts.tmpDir, `lmdb-${name}`), idsFor(burst + serial))
+  const ids = idsFor(burst * LMDB_BURSTS + serial)
+  const subjects = [
+    await ours(join(opts.tmpDir, 'lmdb-ours'), ids),
+    await raw(join(opts.tmpDir, 'lmdb-raw'), ids)
+  ] as const
   try {
-    return await measure(subject.append, idsFor(burst + serial), burst, serial, undefined)
+    const appenders = subjects.map((x) => sequential(x.append, ids))
+    for (const next of appenders) await Promise.all(Array.from({ length: 2000 }, next))
+    const bursts: { cpu: number; sec: number }[][] = [[], []]
+    for (let r = 0; r < LMDB_BURSTS; r++)
+      for (const i of r % 2 === 0 ? [0, 1] : [1, 0]) bursts[i]!.push(await timeBurst(appenders[i]!, burst, undefined))
+    const out = await Promise.all(
+      [0, 1].map(async (i) => {
+        const cpu = percentile(
+          bursts[i]!.map((b) => b.cpu),
+          50
+        )
+        const sec = percentile(
+          bursts[i]!.map((b) => b.sec),
+          50
+        )
+        return {
+          cpuUsPerStep: (cpu * 1e6) / burst,
+          stepsPerSec: burst / sec,
+          ...(await serialLatency(appenders[i]!, serial))
+        }
+      })
+    )
+    return [out[0]!, out[1]!]
   } finally {
-    await subject.close()
+    for (const x of subjects) await x.close()
   }
 }
 
@@ -254,22 +289,47 @@ async function measure(
   serial: number,
   serverPid: number | undefined
 ): Promise<Measured> {
+  const next = sequential(append, ids)
+  await Promise.all(Array.from({ length: 2000 }, next))
+  const b = await timeBurst(next, burst, serverPid)
+  return {
+    stepsPerSec: burst / b.sec,
+    cpuUsPerStep: (b.cpu * 1e6) / burst,
+    ...(b.serverCpu === undefined ? {} : { serverCpuUsPerStep: (b.serverCpu * 1e6) / burst }),
+    ...(await serialLatency(next, serial))
+  }
+}
+
+/** Appends of one interaction's steps in seq order, 1 000 to each, as concurrent runs write them. */
+function sequential(append: Append, ids: string[]): () => Promise<void> {
   let n = 0
-  // steps of one interaction in seq order, 1 000 each, as concurrent runs write them
-  const next = () => {
+  return () => {
     const i = n++
     return append(ids[Math.floor(i / 1000)]!, i % 1000)
   }
-  await Promise.all(Array.from({ length: 2000 }, next))
+}
+
+/** `burst` appends issued at once, awaited together: this process's CPU (and the server's) and the wall time. */
+async function timeBurst(
+  next: () => Promise<void>,
+  burst: number,
+  serverPid: number | undefined
+): Promise<{ cpu: number; sec: number; serverCpu?: number }> {
   const c0 = cpuSecondsOf('self')
   const s0 = serverPid === undefined ? 0 : treeCpuSeconds(serverPid)
   const t0 = performance.now()
   const ps: Promise<void>[] = new Array(burst)
   for (let i = 0; i < burst; i++) ps[i] = next()
   await Promise.all(ps)
-  const burstSec = (performance.now() - t0) / 1000
+  const sec = (performance.now() - t0) / 1000
   const cpu = cpuSecondsOf('self') - c0
-  const serverCpu = serverPid === undefined ? undefined : treeCpuSeconds(serverPid) - s0
+  return serverPid === undefined ? { cpu, sec } : { cpu, sec, serverCpu: treeCpuSeconds(serverPid) - s0 }
+}
+
+async function serialLatency(
+  next: () => Promise<void>,
+  serial: number
+): Promise<{ serialP50Ms: number; serialP99Ms: number }> {
   const lat: number[] = []
   for (let i = 0; i < serial; i++) {
     const t = performance.now()
@@ -278,9 +338,6 @@ async function measure(
   }
   lat.sort((a, b) => a - b)
   return {
-    stepsPerSec: burst / burstSec,
-    cpuUsPerStep: (cpu * 1e6) / burst,
-    ...(serverCpu === undefined ? {} : { serverCpuUsPerStep: (serverCpu * 1e6) / burst }),
     serialP50Ms: lat[Math.floor(lat.length * 0.5)]!,
     serialP99Ms: lat[Math.min(lat.length - 1, Math.ceil(lat.length * 0.99) - 1)]!
   }

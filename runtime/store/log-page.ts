@@ -1,16 +1,20 @@
 /**
  * How a retained log's page (entries appended together, oldest first) is one LMDB value, keyed
  * by its first entry's key: entry `i` of a page keyed `[ms, seq]` has the key `[ms, seq + i]`.
- * Three shapes read, newest last:
+ * Four shapes read, newest last:
  *   an object                    one entry (logs before pages)
  *   `[entry, entry, ...]`        entries as objects; a shared field left out takes the previous entry's
  *   `[columns, row, row, ...]`   entries as rows of their column values (`columns` names them); a
  *                                value left out (`undefined`, or past the row's end) is the
  *                                previous row's
- * Entries themselves are never arrays, so the shapes cannot be mistaken for one another. Rows
- * encode in a fraction of the CPU of objects: msgpack walks no keys, and the fields a turn's
- * evaluations share (timestamp, source, version, snapshot), listed last, end most rows early.
+ *   `[PACKED, columns, ...]`     entries as columns of slots in a table of the page's distinct
+ *                                values (packed-page.ts)
+ * Entries themselves are never arrays or numbers, so the shapes cannot be mistaken for one
+ * another. A log with columns writes packed pages, and rows for a page whose values the table
+ * cannot hold; rows encode in a fraction of the CPU of objects (msgpack walks no keys), packed
+ * pages in a fraction of that of rows.
  */
+import { fromPacked, PACKED } from './packed-page.js'
 
 /** A page's entries as handed to and from the log. */
 export type Page<T> = T[]
@@ -32,6 +36,10 @@ export function entriesOf<T>(value: unknown, shared: keyof T | undefined, column
   if (!Array.isArray(value)) return [value as T]
   const head: unknown = value[0]
   if (Array.isArray(head)) return fromRows<T>(head as string[], value, columns)
+  if (head === PACKED)
+    return fromPacked<T>(value, (names, v) =>
+      columns !== undefined && sameNames(names, columns.names) ? columns.entry(v) : byNames<T>(names, v)
+    )
   const page = value as Page<T>
   if (shared !== undefined)
     for (let i = 1; i < page.length; i++) {
@@ -50,15 +58,16 @@ function fromRows<T>(names: readonly string[], value: unknown[], columns: Column
     const row = value[i] as unknown[]
     for (let j = 0; j < n; j++) if (row[j] === undefined && prev !== undefined) row[j] = prev[j]
     prev = row
-    if (own) {
-      out[i - 1] = columns.entry(row)
-      continue
-    }
-    const e: Record<string, unknown> = {}
-    for (let j = 0; j < n; j++) e[names[j]!] = row[j]
-    out[i - 1] = e as T
+    out[i - 1] = own ? columns.entry(row) : byNames<T>(names, row)
   }
   return out
+}
+
+/** The entry of values of columns other than the log's own (written under other columns). */
+function byNames<T>(names: readonly string[], values: readonly unknown[]): T {
+  const e: Record<string, unknown> = {}
+  for (let j = 0; j < names.length; j++) e[names[j]!] = values[j]
+  return e as T
 }
 
 function sameNames(a: readonly string[], b: readonly string[]): boolean {
@@ -112,5 +121,6 @@ export function toRows<T>(page: Page<T>, columns: Columns<T>): unknown[] | undef
 /** How many entries a stored value holds, without building them. */
 export function entryCountOf(value: unknown): number {
   if (!Array.isArray(value)) return 1
+  if (value[0] === PACKED) return value[2] as number
   return Array.isArray(value[0]) ? value.length - 1 : value.length
 }

@@ -1,6 +1,7 @@
 import type { Database } from 'lmdb'
 import { RingBuffer } from './ring-buffer.js'
 import { entriesOf, entryCountOf, toRows, PAGE_MAX, ROW_PAGE_MAX, type Columns, type Page } from './log-page.js'
+import { PagePacker } from './packed-page.js'
 
 /** `[epoch ms, sequence]`: entries sort by time, and by append order within a millisecond. */
 export type LogKey = [number, number]
@@ -78,6 +79,7 @@ export class RetainedLog<T> {
   private readonly pageMax: number
   private readonly shared: (keyof T & string) | undefined
   private readonly columns: Columns<T> | undefined
+  private readonly packer: PagePacker | undefined
   private seq = 0
   private writes = 0
   private readonly failed: (err: unknown) => void
@@ -96,6 +98,7 @@ export class RetainedLog<T> {
     this.retention = opts.retention ?? 100_000
     this.shared = opts.sharedField
     this.columns = opts.columns
+    this.packer = opts.columns === undefined ? undefined : new PagePacker()
     // every unwritten entry stays in the ring, so reads below the ring never miss one
     this.pageMax = Math.max(1, Math.min(opts.columns !== undefined ? ROW_PAGE_MAX : PAGE_MAX, opts.capacity))
     const report = opts.onWriteFailure ?? warn
@@ -213,12 +216,14 @@ export class RetainedLog<T> {
   }
 
   /**
-   * Writes a page as rows when the log has columns, else with each repeated shared field left
-   * out. lmdb encodes the value inside `put`, so the entries (also held by the ring and its
-   * readers) are restored before anyone sees them.
+   * Writes a page packed when the log has columns (as rows if the packing cannot hold it), else
+   * with each repeated shared field left out. lmdb encodes the value inside `put`, so the
+   * entries (also held by the ring and its readers) are restored before anyone sees them.
    */
   private put(db: Database<unknown, LogKey>, key: LogKey, page: Page<T>): Promise<unknown> {
     if (this.columns !== undefined) {
+      const packed = this.packer!.pack(page, this.columns.names, this.columns.row)
+      if (packed !== undefined) return db.put(key, packed)
       const rows = toRows(page, this.columns)
       if (rows !== undefined) return db.put(key, rows)
     }

@@ -12,7 +12,9 @@ import { installAreas } from '../../runtime/areas.js'
 import { scopeArea } from '../../runtime/scope/install.js'
 import { governanceArea } from '../../runtime/governance/install.js'
 import type { Platform } from '../../runtime/platform.js'
-import { DECISION_COLUMNS } from '../../runtime/governance/decision-log.js'
+import { DECISION_COLUMNS, GovernanceDecisionLog } from '../../runtime/governance/decision-log.js'
+import { Store, type LogKey } from '../../runtime/store/index.js'
+import { entryCountOf } from '../../runtime/store/log-page.js'
 
 const install = (p: Platform) => installAreas(p, [scopeArea, governanceArea])
 const dir = mkdtempSync(join(tmpdir(), 'gov-decision-store-'))
@@ -54,6 +56,67 @@ t.test("an entry's row holds every field in the columns' order and builds the en
   const back = DECISION_COLUMNS.entry(DECISION_COLUMNS.row(e))
   t.same(back, e)
   t.same(Object.keys(back), Object.keys(e), "in the gate's field order")
+})
+
+t.test('a full page of a busy run of turns is one LMDB page: no overflow pages to write', async (t) => {
+  const store = new Store(join(dir, 'page-bytes'))
+  t.teardown(() => store.close())
+  const db = store.db<DecisionEntry, LogKey>('decisions')
+  const log = new GovernanceDecisionLog(1000, db)
+  const policies = [
+    'kill',
+    'deny',
+    'pii',
+    'len',
+    'rate',
+    'conc',
+    'hours',
+    'meta',
+    'roles',
+    'cost',
+    'pref',
+    'zscore',
+    'scope'
+  ]
+  const recorded: DecisionEntry[] = []
+  // 10 turns of 13 policies, two phases each, recorded in one turn of the event loop
+  for (let turn = 0; turn < 10; turn++)
+    for (const phase of ['pre_admission', 'post_response']) {
+      const snapshot: Record<string, unknown> = {
+        phase,
+        message: `Where is my order ${turn}?`,
+        model: 'zero',
+        user_id: 'alice',
+        session_id: `session-${turn}`,
+        agent_id: 'shop',
+        roles: '["customer"]',
+        'client.channel': 'web'
+      }
+      if (phase === 'post_response') snapshot.response_preview = `It shipped on day ${turn}.`
+      const timestamp = new Date(Date.UTC(2026, 0, 1, 0, 0, turn, phase === 'pre_admission' ? 0 : 5)).toISOString()
+      for (const [i, name] of policies.entries()) {
+        const e: DecisionEntry = {
+          timestamp,
+          policy_name: name,
+          policy_source: 'yaml:policies.yaml',
+          policy_version: '1.0',
+          decision: 'admit',
+          reason: '',
+          evaluation_ms: ((turn + i) % 7) / 1000,
+          context_snapshot: snapshot
+        }
+        recorded.push(e)
+        log.record(e)
+      }
+    }
+  await log.written()
+  const [first] = [...db.getKeys({ limit: 1 })]
+  t.equal(entryCountOf(db.get(first!)), 256)
+  // LMDB writes a value that does not fit in its 4 096-byte page to overflow pages, which costs
+  // its writer several times a small value's write
+  t.ok(db.getBinary(first!)!.length < 4000, `${db.getBinary(first!)!.length} bytes`)
+  t.same(log.recent(1000), recorded.slice().reverse())
+  t.same(new GovernanceDecisionLog(1000, db).recent(1000), recorded.slice().reverse(), 'read back from LMDB')
 })
 
 t.test('every evaluation reads back whole from LMDB, after a restart too', async (t) => {

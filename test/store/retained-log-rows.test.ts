@@ -1,11 +1,14 @@
-// RetainedLog's row pages (`columns`): entries stored as rows of their values with repeats left
-// out, read back whole beside the older page shapes; a page spans one turn of the event loop and
-// the store's close writes the last one.
+// RetainedLog's pages of columns (`columns`): entries stored packed (each distinct value of a page
+// once, the entries as slots of it), or as rows of their values with repeats left out when the
+// packing cannot hold a page; read back whole beside the older page shapes; a page spans one turn
+// of the event loop and the store's close writes the last one.
 import t from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Store, RetainedLog, entryCount, type Columns, type LogKey } from '../../runtime/store/index.js'
+import { entryCountOf } from '../../runtime/store/log-page.js'
+import { PACKED } from '../../runtime/store/packed-page.js'
 
 interface Row {
   at: string
@@ -33,7 +36,7 @@ const six = (): Row[] =>
   [0, 1, 2, 3, 4, 5].map((n) => ({ at: n < 3 ? 'T1' : 'T2', name: `p${n % 3}`, n, ctx: n < 3 ? a : b }))
 const plain = (rows: Row[]): Row[] => rows.map((r) => ({ ...r, ctx: { ...r.ctx } }))
 
-t.test('rows: repeated values are left out on disk, every read gives the entries back whole', async (t) => {
+t.test('packed: each distinct value of a page stored once, every read gives the entries back whole', async (t) => {
   const path = join(dir, 'rows')
   let store = new Store(path)
   let db = store.db<Row, LogKey>('items')
@@ -41,14 +44,29 @@ t.test('rows: repeated values are left out on disk, every read gives the entries
   const entries = six()
   await Promise.all(entries.map((e) => log.append(e)))
   t.same(entries, plain(six()), 'the appended entries are untouched')
-  const raw = [...db.getRange()].map(({ value }) => value as unknown)
+  const raw = [...db.getRange()].map(({ value }) => {
+    const v = value as unknown as unknown[]
+    const table = (v[3] as unknown[]).map((s) =>
+      Array.isArray(s) ? ['record', ...[...(s[0] as string)].map((c) => c.charCodeAt(0))] : s
+    )
+    return [v[0], v[1], v[2], table, v[4], [...(v[5] as Uint8Array)]]
+  })
   t.same(
     raw,
     [
-      [NAMES, ['T1', 'p0', 0, a], [undefined, 'p1', 1], [undefined, 'p2', 2], ['T2', 'p0', 3, b]],
-      [NAMES, ['T2', 'p1', 4, b], [undefined, 'p2', 5]]
+      [
+        PACKED,
+        NAMES,
+        4,
+        // a flat object is a record of its keys' and values' slots: `turn` and 1, `turn` and 2
+        ['T1', 'p0', 0, ['record', 4, 5], 'turn', 1, 'p1', 'p2', 2, 'T2', 3, ['record', 4, 8]],
+        [-1, -1, -1, -1],
+        [...[0, 0, 0, 9], ...[1, 6, 7, 1], ...[2, 5, 8, 10], ...[3, 3, 3, 11]]
+      ],
+      // a column every entry of the page shares is one slot, not a slot per entry
+      [PACKED, NAMES, 2, ['T2', 'p1', 4, ['record', 4, 5], 'turn', 2, 'p2', 5], [0, -1, -1, 3], [1, 6, 2, 7]]
     ],
-    'two pages (the ring capacity bounds a page), each starting with its columns; repeats ending a row are not written'
+    'two pages (the ring capacity bounds a page): the table of distinct values, then the slots of the columns that vary'
   )
   const expected = plain(six()).reverse()
   t.same(log.stored(10), expected)
@@ -186,7 +204,7 @@ t.test('rows written under other columns read by the names their page carries', 
   t.same(log.stored(10), plain(six()).reverse())
 })
 
-t.test('a page of rows holds up to 256 entries (rows are a fraction of the bytes of objects)', async (t) => {
+t.test('a page of columns holds up to 256 entries (a fraction of the bytes of objects)', async (t) => {
   const store = new Store(join(dir, 'big'))
   t.teardown(() => store.close())
   const db = store.db<Row, LogKey>('items')
@@ -195,11 +213,131 @@ t.test('a page of rows holds up to 256 entries (rows are a fraction of the bytes
   for (let n = 0; n < 300; n++) acks.push(log.append({ at: 'T1', name: `p${n % 13}`, n, ctx: a }))
   await Promise.all(acks)
   t.same(
-    [...db.getRange()].map(({ key, value }) => [key[1], (value as unknown as unknown[]).length - 1]),
+    [...db.getRange()].map(({ key, value }) => [key[1], entryCountOf(value)]),
     [
       [0, 256],
       [256, 44]
     ]
   )
   t.equal(log.stored(1000).length, 300)
+})
+
+/** Entries of any field values: what a log of columns keeps whole, value for value. */
+interface Loose {
+  at: string
+  name: string
+  n: number
+  ctx: unknown
+}
+const LOOSE: Columns<Loose> = {
+  names: NAMES,
+  row: (e) => [e.at, e.name, e.n, e.ctx],
+  entry: (v) => ({ at: v[0] as string, name: v[1] as string, n: v[2] as number, ctx: v[3] })
+}
+
+t.test('packed pages keep every kind of value, the order of keys, and which entries shared an object', async (t) => {
+  const path = join(dir, 'kinds')
+  let store = new Store(path)
+  const shared = { phase: 'pre', b: true, n: null, x: 1.5, 2: 'two' }
+  const bare: Record<string, unknown> = Object.create(null) as Record<string, unknown>
+  bare.z = 'last'
+  bare.a = 'first'
+  const values: unknown[] = [
+    shared,
+    shared,
+    { nested: { deep: [1, 'two'] }, s: 'x' },
+    { hole: undefined, s: 'x' },
+    { minus: -0 },
+    bare,
+    { big: 2n ** 60n },
+    -0,
+    Number.NaN,
+    null,
+    false,
+    '',
+    2 ** 53,
+    1.5,
+    { ['__proto__']: 'own' }
+  ]
+  const entries: Loose[] = values.map((ctx, i) => ({
+    at: i < 8 ? 'T1' : 'T2',
+    name: `p${i % 3}`,
+    n: i === 4 ? -0 : i,
+    ctx
+  }))
+  let log = new RetainedLog<Loose>({
+    name: 'kinds',
+    capacity: 100,
+    db: store.db<Loose, LogKey>('items'),
+    columns: LOOSE
+  })
+  await Promise.all(entries.map((e) => log.append(e)))
+  const raw = [...store.db<unknown, LogKey>('items').getRange()].map(({ value }) => (value as unknown[])[0])
+  t.same(raw, [PACKED], 'one packed page')
+  await store.close()
+  store = new Store(path)
+  t.teardown(() => store.close())
+  log = new RetainedLog<Loose>({ name: 'kinds', capacity: 100, db: store.db<Loose, LogKey>('items'), columns: LOOSE })
+  const back = log.oldestFirst()
+  t.equal(back.length, values.length)
+  // the last one's key is msgpack's to write (it renames __proto__), as in every page shape
+  for (let i = 0; i < values.length - 1; i++) t.same(back[i], entries[i], `entry ${i}`)
+  t.ok(Number.isNaN(back[8]!.ctx))
+  t.equal(back[0]!.ctx, back[1]!.ctx, 'entries that shared an object share one after the read')
+  t.same(Object.keys(back[0]!.ctx as object), Object.keys(shared), 'keys in their order')
+  t.same(Object.keys(back[5]!.ctx as object), ['z', 'a'])
+  t.ok(Object.hasOwn(back[3]!.ctx as object, 'hole'), 'a key holding undefined is kept')
+  t.equal(Object.getPrototypeOf(back[14]!.ctx), Object.prototype, 'a key named __proto__ never sets the prototype')
+  t.same(Object.values(back[14]!.ctx as object), ['own'])
+  t.equal((back[6]!.ctx as { big: bigint }).big, 2n ** 60n)
+})
+
+t.test('a page of more than 256 distinct values takes two bytes a slot', async (t) => {
+  const store = new Store(join(dir, 'wide'))
+  t.teardown(() => store.close())
+  const db = store.db<Row, LogKey>('items')
+  const log = new RetainedLog<Row>({ name: 'wide', capacity: 1000, db, columns: COLUMNS })
+  const entries = Array.from({ length: 200 }, (_, n) => ({
+    at: 'T1',
+    name: `p${n}`,
+    n: 1000 + n,
+    ctx: n < 100 ? a : b
+  }))
+  await Promise.all(entries.map((e) => log.append(e)))
+  const [page] = [...db.getRange()].map(({ value }) => value as unknown as unknown[])
+  t.equal((page![3] as unknown[]).length, 1 + 200 + 200 + 2 + 3, 'T1, the names, the numbers, two records, turn 1 2')
+  t.equal((page![5] as Uint8Array).length, 3 * 200 * 2, 'name, n and ctx vary: two bytes per entry each')
+  t.same(log.stored(1000), [...entries].reverse())
+})
+
+t.test('a page holding an array value is stored as rows, and rows pages read beside packed ones', async (t) => {
+  const path = join(dir, 'array')
+  let store = new Store(path)
+  let db = store.db<Loose, LogKey>('items')
+  await db.put([Date.now(), 0], [NAMES, ['T0', 'old', 0, a], [undefined, 'older', 1]] as unknown as Loose)
+  let log = new RetainedLog<Loose>({ name: 'array', capacity: 10, db, columns: LOOSE })
+  await log.append({ at: 'T1', name: 'list', n: 2, ctx: ['an', 'array'] })
+  await new Promise((resolve) => setImmediate(resolve))
+  await log.append({ at: 'T1', name: 'packed', n: 3, ctx: a })
+  t.same(
+    [...db.getRange()].map(({ value }) => {
+      const head = (value as unknown as unknown[])[0]
+      return Array.isArray(head) ? 'rows' : head
+    }),
+    ['rows', 'rows', PACKED]
+  )
+  await store.close()
+  store = new Store(path)
+  t.teardown(() => store.close())
+  db = store.db<Loose, LogKey>('items')
+  log = new RetainedLog<Loose>({ name: 'array', capacity: 10, db, columns: LOOSE })
+  t.same(
+    log.oldestFirst().map((e) => [e.name, e.n, e.ctx]),
+    [
+      ['old', 0, a],
+      ['older', 1, a],
+      ['list', 2, ['an', 'array']],
+      ['packed', 3, a]
+    ]
+  )
 })

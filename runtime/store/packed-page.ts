@@ -1,0 +1,189 @@
+/**
+ * A retained log's page packed as columns of indices into one table of the page's distinct
+ * values, written `[PACKED, names, count, table, constants, indices]`:
+ *   names      the columns' names
+ *   count      entries in the page
+ *   table      each distinct value once, in the order first met; a flat object (string keys,
+ *              primitive values) is a record instead: `[string]`, the slots of its keys and
+ *              values in the table, alternating, as the string's character codes
+ *   constants  per column, the slot every entry of the page holds, or -1 when entries differ
+ *   indices    for each column whose entries differ, in order, every entry's slot
+ * A slot takes one byte while the table has at most 256 slots, else two (little-endian).
+ * Why: msgpack's cost is per element, and a page of rows repeats a policy's name in every row
+ * and a turn's context snapshot (a dozen strings) once per phase; a packed page is its
+ * distinct values, each once, and one array of bytes (a record is a string: msgpack writes a
+ * short string in a fraction of the time binary data takes). Its bytes stay under LMDB's page
+ * size for a busy turn's worth of decisions; a larger value goes to overflow pages, which
+ * costs LMDB's writer several times a small value's write.
+ */
+
+/** The first element of a packed page: entries are never numbers, so no other shape starts with one. */
+export const PACKED = 1
+
+/**
+ * Slots a page can address: two bytes, below the surrogate code units (a lone one is no
+ * character a string survives UTF-8 with); a page with more distinct values is stored as rows.
+ */
+const MAX_SLOTS = 0xd800
+
+/** Keys of a flat object kept as a record at most (its character codes are spread into one call). */
+const MAX_RECORD_KEYS = 1000
+
+/** Strings, numbers, booleans and null (msgpack writes -0 as 0 in any shape, so Map keys may conflate them). */
+function isInternable(v: unknown): boolean {
+  const t = typeof v
+  return t === 'string' || t === 'number' || t === 'boolean' || v === null
+}
+
+/**
+ * Builds packed pages; one per log, reused page after page (its scratch arrays grow to the
+ * largest page and stay).
+ */
+export class PagePacker {
+  private readonly slots: unknown[] = []
+  private readonly slotOf = new Map<unknown, number>()
+  private scratch = new Uint32Array(0)
+
+  /**
+   * The packed page, or undefined when an entry has no value for a column (undefined), when a
+   * value is an array or binary data (the table's own shapes), or when the page has more
+   * distinct values than two bytes address: those pages are stored in another shape.
+   */
+  pack<T>(page: readonly T[], names: readonly string[], row: (e: T) => unknown[]): unknown[] | undefined {
+    const n = page.length
+    const k = names.length
+    if (this.scratch.length < n * k) this.scratch = new Uint32Array(n * k)
+    const idx = this.scratch
+    const last: unknown[] = new Array<unknown>(k)
+    const lastSlot: number[] = new Array<number>(k).fill(-1)
+    const varies: boolean[] = new Array<boolean>(k).fill(false)
+    try {
+      for (let i = 0; i < n; i++) {
+        const r = row(page[i]!)
+        for (let j = 0; j < k; j++) {
+          const v = r[j]
+          let s: number
+          // the same value as the previous entry's (a turn's snapshot, source, timestamp): no lookup
+          if (i > 0 && v === last[j]) s = lastSlot[j]!
+          else {
+            s = this.slot(v)
+            if (s < 0) return undefined
+            if (i > 0) varies[j] = true
+            last[j] = v
+            lastSlot[j] = s
+          }
+          idx[j * n + i] = s
+        }
+      }
+      const size = this.slots.length
+      if (size > MAX_SLOTS) return undefined
+      const wide = size > 256
+      const table = this.slots.slice()
+      const constants: number[] = new Array<number>(k)
+      let moving = 0
+      for (let j = 0; j < k; j++) {
+        constants[j] = varies[j] ? -1 : lastSlot[j]!
+        if (varies[j]) moving++
+      }
+      const indices = new Uint8Array(moving * n * (wide ? 2 : 1))
+      let at = 0
+      for (let j = 0; j < k; j++) {
+        if (!varies[j]) continue
+        const from = j * n
+        if (wide)
+          for (let i = 0; i < n; i++) {
+            const s = idx[from + i]!
+            indices[at++] = s & 0xff
+            indices[at++] = s >>> 8
+          }
+        else for (let i = 0; i < n; i++) indices[at++] = idx[from + i]!
+      }
+      return [PACKED, names, n, table, constants, indices]
+    } finally {
+      this.slots.length = 0
+      this.slotOf.clear()
+    }
+  }
+
+  /** The slot of a value, added to the table when new; -1 for a value the table cannot hold. */
+  private slot(v: unknown): number {
+    if (isInternable(v)) {
+      let s = this.slotOf.get(v)
+      if (s === undefined) {
+        s = this.slots.push(v) - 1
+        this.slotOf.set(v, s)
+      }
+      return s
+    }
+    if (v === undefined) return -1
+    // a bigint, or what msgpack cannot encode (its put fails as any page's would)
+    if (typeof v !== 'object') return this.add(v)
+    if (Array.isArray(v) || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return -1
+    let s = this.slotOf.get(v)
+    if (s !== undefined) return s
+    s = this.add(v)
+    this.slotOf.set(v, s)
+    const proto: unknown = Object.getPrototypeOf(v)
+    if (proto !== Object.prototype && proto !== null) return s
+    const o = v as Record<string, unknown>
+    const keys = Object.keys(o)
+    if (keys.length > MAX_RECORD_KEYS) return s
+    // a key named __proto__ would set the prototype when the record is read back: kept as it is
+    for (const key of keys) if (!isInternable(o[key]) || key === '__proto__') return s
+    const pairs: number[] = new Array<number>(keys.length * 2)
+    // the record's slot is taken first: a record never refers to itself or to another record
+    for (let i = 0; i < keys.length; i++) {
+      pairs[2 * i] = this.slot(keys[i])
+      pairs[2 * i + 1] = this.slot(o[keys[i]!])
+    }
+    this.slots[s] = [String.fromCharCode(...pairs)]
+    return s
+  }
+
+  /** A value kept as it is (msgpack encodes it): a bigint, an object that is not flat. */
+  private add(v: unknown): number {
+    return this.slots.push(v) - 1
+  }
+}
+
+/** The slot at position `i` of a byte string of slots. */
+function slotAt(bytes: Uint8Array, i: number, wide: boolean): number {
+  return wide ? bytes[2 * i]! | (bytes[2 * i + 1]! << 8) : bytes[i]!
+}
+
+/**
+ * The entries of a packed page, built by `entry` from each entry's values in `names` order.
+ * Entries holding the same object (a turn's snapshot) share one rebuilt object, as the
+ * entries appended did.
+ */
+export function fromPacked<T>(
+  value: readonly unknown[],
+  entry: (names: readonly string[], values: unknown[]) => T
+): T[] {
+  const names = value[1] as string[]
+  const n = value[2] as number
+  const table = (value[3] as unknown[]).slice()
+  const constants = value[4] as number[]
+  const indices = value[5] as Uint8Array
+  const k = names.length
+  const wide = table.length > 256
+  for (let s = 0; s < table.length; s++) {
+    const v = table[s]
+    if (!Array.isArray(v)) continue
+    const pairs = v[0] as string
+    const o: Record<string, unknown> = {}
+    for (let i = 0; i < pairs.length; i += 2) o[table[pairs.charCodeAt(i)] as string] = table[pairs.charCodeAt(i + 1)]
+    table[s] = o
+  }
+  const starts: number[] = new Array<number>(k)
+  let moving = 0
+  for (let j = 0; j < k; j++) starts[j] = constants[j]! < 0 ? n * moving++ : -1
+  const out: T[] = new Array<T>(n)
+  for (let i = 0; i < n; i++) {
+    const values: unknown[] = new Array<unknown>(k)
+    for (let j = 0; j < k; j++)
+      values[j] = table[starts[j]! < 0 ? constants[j]! : slotAt(indices, starts[j]! + i, wide)]
+    out[i] = entry(names, values)
+  }
+  return out
+}
