@@ -40,6 +40,11 @@ export class EndedPacker {
     void this.dbs.unpacked.put(id, true)
   }
 
+  /** Inside the transaction that deletes the run: nothing is left to pack. */
+  unmark(id: string): void {
+    void this.dbs.unpacked.remove(id)
+  }
+
   /** Once that transaction committed. */
   later(id: string): void {
     this.queue.push(id)

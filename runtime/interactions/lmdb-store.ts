@@ -77,7 +77,6 @@ export class LmdbInteractionStore implements InteractionStore {
   private readonly ends: Database<number, string>
   private readonly keys: Database<IdempotencyRecord, IdempotencyKey>
   private readonly keyOf: Database<IdempotencyKey, string>
-  private readonly unpacked: Database<true, string>
   private readonly packer: EndedPacker
   /**
    * The highest seq appended so far to each interaction this store saved in flight. A higher seq
@@ -106,12 +105,11 @@ export class LmdbInteractionStore implements InteractionStore {
     this.live = store.db('interactions-live')
     this.keys = store.db('interaction-idempotency-keys')
     this.keyOf = store.db('interaction-idempotency-key-of')
-    this.unpacked = store.db('interactions-unpacked')
     this.packer = new EndedPacker({
       txn: this.headers as Database<unknown, string>,
       steps: this.stepsDb,
       packed: this.packedDb,
-      unpacked: this.unpacked,
+      unpacked: store.db('interactions-unpacked'),
       ends: this.ends
     })
   }
@@ -333,7 +331,7 @@ export class LmdbInteractionStore implements InteractionStore {
       for (const key of this.stepsDb.getKeys({ start: [id, 0], end: [id, LAST_SEQ], inclusiveEnd: true }))
         void this.stepsDb.remove(key)
       void this.packedDb.remove(id)
-      void this.unpacked.remove(id)
+      this.packer.unmark(id)
       return true
     })
   }
