@@ -9,6 +9,8 @@
  * to `bench/scenarios/index.ts`. Use `row()` to build rows so ratios are computed one way.
  */
 
+import type { MachineUnit } from './lib/machine-unit.js'
+
 export interface RunOptions {
   /** The short suite (`--quick`, whole suite under 3 min on 2 cores): shorter runs, smaller counts. */
   quick: boolean
@@ -98,6 +100,11 @@ export interface ScenarioResult {
   failed?: string
   /** Alternating rounds behind the figures: how many, and the 1-minute load average at each. */
   rounds?: RoundsInfo
+  /**
+   * The unit this scenario's rows are stated in when it was measured right before the scenario
+   * (scenarios with targets in units); absent: the run's unit.
+   */
+  unit?: MachineUnit
 }
 
 export interface RoundsInfo {

@@ -11,25 +11,39 @@ import { startPeer } from './proc.js'
 export interface MachineUnit {
   /** Server CPU µs per request of `bench/peers/uws-raw.js` under 100 keep-alive connections. */
   us: number
-  /** `http-json`: its `uws-raw` peer in this run; `measured`: the short measurement before the first scenario. */
-  source: 'http-json' | 'measured'
+  /**
+   * `http-json`: its `uws-raw` peer in this run; `measured`: the short measurement before the
+   * first scenario; `before-scenario`: measured right before the scenario whose rows it divides.
+   */
+  source: 'http-json' | 'measured' | 'before-scenario'
   /** 1-minute load average when it was measured. */
   loadAverage?: number
+  /** The windows behind `us` (their median), when it was measured here rather than by `http-json`. */
+  samples?: number[]
 }
 
 const CONNECTIONS = 100
 
+const WINDOWS = 3
+const WINDOW_SEC = 2
+
 /**
- * The unit when `http-json` did not run: the same peer and load as that scenario's `uws-raw`
- * subject, short and fixed (1 s warm-up, 3 s measured) so every run pays the same few seconds.
+ * The unit measured here: the same peer and load as `http-json`'s `uws-raw` subject, short and
+ * fixed (1 s warm-up, then three 2-s windows) so every measurement pays the same seconds. One
+ * window moved by about a tenth between back-to-back runs on a quiet machine; the median of three
+ * does not follow one unlucky window.
  */
-export async function measureUnit(root: string, signal?: AbortSignal): Promise<number> {
+export async function measureUnit(root: string, signal?: AbortSignal): Promise<number[]> {
   const peer = await startPeer(root, 'uws-raw.js')
   try {
     await httpLoad({ url: peer.url + '/', connections: CONNECTIONS, durationSec: 1, root, signal })
-    const m = await measureHttp(peer, { path: '/', connections: CONNECTIONS, durationSec: 3, root, signal })
-    if (!(m.cpuUsPerReq > 0) || m.requests === 0) throw new Error('the raw uWebSockets.js peer served no request')
-    return m.cpuUsPerReq
+    const samples: number[] = []
+    for (let i = 0; i < WINDOWS; i++) {
+      const m = await measureHttp(peer, { path: '/', connections: CONNECTIONS, durationSec: WINDOW_SEC, root, signal })
+      if (!(m.cpuUsPerReq > 0) || m.requests === 0) throw new Error('the raw uWebSockets.js peer served no request')
+      samples.push(m.cpuUsPerReq)
+    }
+    return samples
   } finally {
     await peer.stop()
   }

@@ -70,7 +70,7 @@ export function markdown(rep: Report): string {
   out.push(`- command: \`${rep.command}\``)
   if (rep.unit !== undefined)
     out.push(
-      `- **1 unit = ${fmt(rep.unit.us)} µs**: the raw uWebSockets.js server's CPU per JSON GET in this run (${rep.unit.source === 'http-json' ? "`http-json`'s `uws-raw` peer" : 'measured before the first scenario, 3 s under 100 connections'}${rep.unit.loadAverage !== undefined ? `, load average ${rep.unit.loadAverage}` : ''}); times are also stated in units, rates in operations per unit, and targets on them are in units`
+      `- **1 unit = ${fmt(rep.unit.us)} µs**: the raw uWebSockets.js server's CPU per JSON GET in this run (${rep.unit.source === 'http-json' ? "`http-json`'s `uws-raw` peer" : 'measured before the first scenario: median of three 2-s windows under 100 connections'}${rep.unit.loadAverage !== undefined ? `, load average ${rep.unit.loadAverage}` : ''}); times are also stated in units, rates in operations per unit, and targets on them are in units`
     )
   else if (rep.unitError !== undefined) out.push(`- unit of the machine not measured: ${rep.unitError}`)
   for (const e of rep.strayErrors ?? []) out.push(`- an uncaught error between scenarios: ${e}`)
@@ -93,6 +93,11 @@ export function markdown(rep: Report): string {
       continue
     }
     if (r.rows.length === 0) continue
+    if (r.unit !== undefined)
+      out.push(
+        `Its figures in units use **1 unit = ${fmt(r.unit.us)} µs**, measured right before it (median of ${(r.unit.samples ?? [r.unit.us]).map((x) => fmt(x)).join(', ')} µs${r.unit.loadAverage !== undefined ? `; load average ${r.unit.loadAverage}` : ''}).`,
+        ''
+      )
     if (r.rounds !== undefined)
       out.push(
         `Median of ${r.rounds.count} alternating round(s); load average at each: ${r.rounds.loadAverages.join(', ')}.`,

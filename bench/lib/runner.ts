@@ -98,41 +98,64 @@ export async function runOne(s: Scenario, o: SuiteOptions, unitUs: number | unde
   return r
 }
 
+/** Whether any target of `scenario` is in units of the machine. */
+export function hasUnitTargets(scenario: string, targets: readonly Target[]): boolean {
+  return targets.some((t) => t.scenario === scenario && (t.maxUnits !== undefined || t.minUnits !== undefined))
+}
+
+const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
+
 /**
- * Runs the scenarios in order, each to its end whatever the others did. The unit of the machine
- * comes from `http-json` when it runs (first: the suite's order puts it there), else from
- * `measureUnit` before the first scenario; it is measured once and every scenario's rows use it.
+ * Runs the scenarios in order, each to its end whatever the others did. The run's unit of the
+ * machine comes from `http-json` when it runs (first: the suite's order puts it there), else from
+ * `measureUnit` before the first scenario. A scenario with targets in units gets its own unit,
+ * measured right before it: the raw server's CPU per request drifted by a quarter within half an
+ * hour on one quiet machine while the figures in µs held, and a unit taken minutes away moved the
+ * verdicts more than the code did.
  */
 export async function runSuite(
   scenarios: readonly Scenario[],
-  o: SuiteOptions & { measureUnit?: () => Promise<number> }
+  o: SuiteOptions & { measureUnit?: () => Promise<number[]> }
 ): Promise<{ results: ScenarioResult[]; unit?: MachineUnit; unitError?: string }> {
   const results: ScenarioResult[] = []
   let unit: MachineUnit | undefined
   let unitError: string | undefined
-  const measure = async (): Promise<void> => {
-    if (o.measureUnit === undefined) return
-    o.log('\n== unit of the machine: raw uWebSockets.js CPU per JSON GET (1 s warm-up, 3 s)')
+  // a unit measured since the last scenario ran (reused rather than measured twice in a row)
+  let fresh: MachineUnit | undefined
+  const measure = async (source: MachineUnit['source']): Promise<MachineUnit | undefined> => {
+    if (o.measureUnit === undefined) return undefined
+    o.log(
+      `\n== unit of the machine${source === 'before-scenario' ? ' for the next scenario' : ''}: raw uWebSockets.js CPU per JSON GET (1 s warm-up, median of three 2-s windows)`
+    )
     try {
-      const us = await o.trap.during(o.measureUnit)
-      unit = { us, source: 'measured', loadAverage: Number(loadavg()[0]!.toFixed(2)) }
-      o.log(`  1 unit = ${fmt(us)} µs`)
+      const samples = await o.trap.during(o.measureUnit)
+      const u: MachineUnit = { us: median(samples), source, loadAverage: Number(loadavg()[0]!.toFixed(2)), samples }
+      o.log(`  1 unit = ${fmt(u.us)} µs (windows: ${samples.map((x) => fmt(x)).join(', ')})`)
+      return (fresh = u)
     } catch (err) {
       unitError = firstLine(err instanceof Error ? err : new Error(String(err)))
       o.log(`  the unit could not be measured: ${unitError} (targets in units fail as not measured)`)
       o.afterFailure?.()
+      return undefined
     }
   }
-  if (!scenarios.some((s) => s.name === 'http-json')) await measure()
+  if (!scenarios.some((s) => s.name === 'http-json')) unit = await measure('measured')
   for (const s of scenarios) {
     if (o.signal.aborted) break
-    const r = await runOne(s, o, unit?.us)
+    let own: MachineUnit | undefined
+    if (hasUnitTargets(s.name, o.targets)) {
+      own = fresh !== undefined ? { ...fresh, source: 'before-scenario' } : await measure('before-scenario')
+      if (o.signal.aborted) break
+    }
+    fresh = undefined
+    const r = await runOne(s, o, (own ?? unit)?.us)
     if (o.signal.aborted) break
+    if (own !== undefined) r.unit = own
     results.push(r)
     if (s.name === 'http-json' && unit === undefined) {
       const us = unitFromHttpJson(r)
       if (us !== undefined) unit = { us, source: 'http-json', loadAverage: Number(loadavg()[0]!.toFixed(2)) }
-      else await measure()
+      else unit = await measure('measured')
     }
   }
   return { results, ...(unit ? { unit } : {}), ...(unitError ? { unitError } : {}) }

@@ -175,14 +175,17 @@ const scenarios = [
 const trap = new FailureTrap()
 trap.install()
 let cleanups = 0
+let measured = 0
 const { results, unit } = await runSuite(scenarios, {
   quick: true, durationSec: 1, warmupSec: 0, root: '.', log: () => {}, signal: new AbortController().signal,
-  targets: [{ scenario: 'last', row: 'cpu_us', maxUnits: 3 }], trap, afterFailure: () => { cleanups++ },
-  measureUnit: async () => 15
+  targets: [{ scenario: 'first', row: 'cpu_us', maxUnits: 2 }, { scenario: 'last', row: 'cpu_us', maxUnits: 3 }],
+  trap, afterFailure: () => { cleanups++ },
+  // the run's unit first, then the one measured right before 'last'
+  measureUnit: async () => (++measured === 1 ? [16, 14, 15] : [11, 10, 9])
 })
 setImmediate(() => new EventEmitter().emit('error', new Error('late')))
 await new Promise((r) => setTimeout(r, 20))
-console.log(JSON.stringify({ results, unit, cleanups, stray: trap.stray }))
+console.log(JSON.stringify({ results, unit, cleanups, measured, stray: trap.stray }))
 `
   )
   const out = spawnSync(process.execPath, ['--no-node-snapshot', script], { encoding: 'utf8', timeout: 60_000 })
@@ -200,10 +203,20 @@ console.log(JSON.stringify({ results, unit, cleanups, stray: trap.stray }))
     ]
   )
   t.equal(j.cleanups, 3, 'each failed scenario had its processes stopped')
-  t.same(j.unit, { us: 15, source: 'measured', loadAverage: j.unit.loadAverage })
-  const last = j.results[4]
-  t.same(last.rows[0].units, { ours: 2, peers: {} })
+  t.same(
+    j.unit,
+    { us: 15, source: 'measured', loadAverage: j.unit.loadAverage, samples: [16, 14, 15] },
+    'the median window'
+  )
+  t.equal(j.measured, 2, 'measured for the run, then again only before the later scenario with targets in units')
+  const [first, last] = [j.results[0], j.results[4]]
+  t.equal(first.unit.us, 15, 'a unit measured just before the first scenario is its own')
+  t.equal(first.unit.source, 'before-scenario')
+  t.same(first.rows[0].units, { ours: 2, peers: {} })
+  t.same(last.unit.samples, [11, 10, 9])
+  t.same(last.rows[0].units, { ours: 3, peers: {} }, 'divided by the unit measured right before it')
   t.equal(last.checks[0].pass, true)
+  t.equal(j.results[1].unit, undefined, "a scenario without targets in units uses the run's unit")
   t.same(j.stray, ['late'], 'an error between scenarios is kept, not fatal')
   const md = markdown({
     date: 'd',
@@ -216,5 +229,6 @@ console.log(JSON.stringify({ results, unit, cleanups, stray: trap.stray }))
   t.match(md, '**1 unit = 15 µs**')
   t.match(md, '**Failed: `throws`, `error-event`, `rejection`** (the others ran).')
   t.match(md, '**Failed**: boom: the scenario threw')
-  t.match(md, '| cpu | µs | 30 | 2 |')
+  t.match(md, '| cpu | µs | 30 | 3 |')
+  t.match(md, 'Its figures in units use **1 unit = 10 µs**, measured right before it (median of 11, 10, 9 µs')
 })
