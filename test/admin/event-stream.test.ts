@@ -281,7 +281,11 @@ t.test('events from before any subscriber are replayed from the ring as the same
 
 t.test('events taken after the last subscriber left keep their order behind its pending batch', async (t) => {
   // a long batch: the last subscriber leaves while events still wait to be sent
-  const tp = await adminPlatform({ ...FAST, 'platform.admin.events.replay': 100, 'platform.admin.events.batch-ms': 1000 })
+  const tp = await adminPlatform({
+    ...FAST,
+    'platform.admin.events.replay': 100,
+    'platform.admin.events.batch-ms': 1000
+  })
   t.teardown(tp.close)
   const only = await wsEvents(tp.url, '', auth)
   const member = await wsMember(tp.url, 'order')
