@@ -279,6 +279,32 @@ t.test('events from before any subscriber are replayed from the ring as the same
   member.ws.close()
 })
 
+t.test('events taken after the last subscriber left keep their order behind its pending batch', async (t) => {
+  // a long batch: the last subscriber leaves while events still wait to be sent
+  const tp = await adminPlatform({
+    ...FAST,
+    'platform.admin.events.replay': 100,
+    'platform.admin.events.batch-ms': 1000
+  })
+  t.teardown(tp.close)
+  const only = await wsEvents(tp.url, '', auth)
+  const member = await wsMember(tp.url, 'order')
+  for (let i = 0; i < 5; i++) speak(member, { i })
+  await member.inbox.next((f) => f.data?.i === 4)
+  only.close()
+  await only.closed
+  // nobody subscribed now: these go to the replay window, after the batch still pending
+  for (let i = 0; i < 5; i++) speak(member, { j: i })
+  await member.inbox.next((f) => f.data?.j === 4)
+  const late = await wsEvents(tp.url, '', auth)
+  await late.inbox.type('MessageBroadcast', () => late.inbox.all.length >= 12)
+  t.equal(late.inbox.all[0]!.seq, 1)
+  contiguous(t, late.inbox.all, 'replayed in the order taken')
+  t.ok(late.inbox.all.filter((e) => e.type === 'MessageBroadcast').length >= 10, 'the ten messages among them')
+  late.close()
+  member.ws.close()
+})
+
 t.test('a consumer that stops reading is closed, the others keep going', async (t) => {
   const tp = await adminPlatform({ ...WRITER, 'platform.transport.max-backpressure-bytes': 256 * 1024 })
   t.teardown(tp.close)
