@@ -3,8 +3,15 @@ function noProto(key: string, value: unknown): unknown {
   return key === '__proto__' ? undefined : value
 }
 
+/**
+ * Marks a result that is a string: it travels as itself after the mark, with no JSON on either side
+ * (tools mostly answer text). JSON text never starts with this control character.
+ */
+export const TEXT_MARK = '\u0001'
+
 /** Parses JSON text produced by plugin code; the reviver only runs when a `__proto__` key is present. */
 export function parseResult(json: string): unknown {
   if (json === '') return undefined
+  if (json.charCodeAt(0) === 1) return json.slice(1)
   return json.includes('"__proto__"') ? JSON.parse(json, noProto) : JSON.parse(json)
 }

@@ -121,6 +121,13 @@ export function runTierContract(t: Test, o: TierContractOptions): void {
     await threw(t, tool(inst, 'nope'), /unknown tool 'nope'/)
   })
 
+  t.test(`${name}: a string result comes back exactly, whatever it looks like`, async (t) => {
+    const inst = await loaded(t)
+    for (const s of ['3', '', '"quoted"', '{"a":1}', '\u0001marked', 'line\nbreak \u0000 é 😀', '__proto__'])
+      t.equal(await tool(inst, 'text', { s }), s, JSON.stringify(s))
+    t.same(await tool(inst, 'text', { s: { __proto__: null, a: [1] } }), { a: [1] }, 'other values still as JSON')
+  })
+
   t.test(
     `${name}: ctx carries progress, kv, env and log from the host grants, and no fetch without a grant`,
     async (t) => {

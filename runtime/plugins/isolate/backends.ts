@@ -31,7 +31,7 @@ export class InProcessBackend implements IsolateBackend {
     this.runner = new IsolateRunner(data, events)
   }
   get ready(): boolean {
-    return this.runner.alive
+    return this.runner.loaded
   }
   async start(): Promise<unknown> {
     return this.runner.load()

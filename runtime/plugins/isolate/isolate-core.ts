@@ -63,6 +63,15 @@ export class IsolateRunner {
   }
 
   /**
+   * Loaded and not disposed by us: the call path's check, without `isDisposed` (a native call).
+   * isolated-vm disposes an isolate on its own only while plugin code runs, that is inside `enter`,
+   * which then disposes it here too.
+   */
+  get loaded(): boolean {
+    return this.entries !== undefined
+  }
+
+  /**
    * Creates the isolate and evaluates the plugin's module graph; returns the descriptor (parsed).
    * Throws a load error.
    */
@@ -166,7 +175,7 @@ export class IsolateRunner {
 
   /** Starts a call; the outcome arrives through the sink. */
   call(callId: number, kind: string, name: string, argsJson: string): void {
-    if (!this.alive) this.load()
+    if (this.entries === undefined) this.load()
     const budget = this.data.timeoutMs
     this.deadlines.set(callId, Date.now() + budget)
     const out = this.enter(callId, this.entries!.call, [callId, kind, name, argsJson], budget)

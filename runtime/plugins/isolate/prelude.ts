@@ -108,7 +108,11 @@ export const PRELUDE = String.raw`(function () {
   function finish (callId, value) {
     if (!calls.delete(callId)) return ''
     if (calls.size === 0 && timers.size !== 0) timers.clear()
-    if (typeof value === 'string' && value.length > maxResult) return '2result too large: ' + (value.length / 1048576).toFixed(1) + ' MB, the limit is ' + (maxResult / 1048576).toFixed(1) + ' MB'
+    if (typeof value === 'string') {
+      if (value.length > maxResult) return '2result too large: ' + (value.length / 1048576).toFixed(1) + ' MB, the limit is ' + (maxResult / 1048576).toFixed(1) + ' MB'
+      // a string answers as itself after the text mark: no JSON here nor in the host
+      return '0\u0001' + value
+    }
     let s
     try { s = stringify(value === undefined ? null : value) } catch (e) { return '2result is not a JSON value: ' + describe(e) }
     if (typeof s !== 'string') s = 'null'

@@ -7,6 +7,7 @@ import { register } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import { BroadcastChannel, workerData } from 'node:worker_threads'
 import { describePlugin, invokeContribution } from 'uws-agent-platform/sdk/dispatch'
+import { TEXT_MARK } from '../json-result.js'
 import type { CapReply, WorkerData, WorkerTask, WorkerToHost } from './protocol.js'
 
 const data = workerData as WorkerData
@@ -48,8 +49,11 @@ const mb = (n: number): string => (n / 1048576).toFixed(1)
 
 function toJson(value: unknown): string {
   const max = data.maxResultBytes
-  if (typeof value === 'string' && value.length > max)
-    return `2result too large: ${mb(value.length)} MB, the limit is ${mb(max)} MB`
+  if (typeof value === 'string')
+    // a string answers as itself after the text mark: no JSON here nor in the host
+    return value.length > max
+      ? `2result too large: ${mb(value.length)} MB, the limit is ${mb(max)} MB`
+      : '0' + TEXT_MARK + value
   let s: string | undefined
   try {
     s = JSON.stringify(value === undefined ? null : value)
