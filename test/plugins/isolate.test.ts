@@ -71,6 +71,30 @@ for (const isolation of ['process', 'in-process'] as const) {
   )
 }
 
+// a call names a contribution the isolate already knows by number: every call must still reach
+// the contribution it names, in any order, and after the isolate is reset (both lists start again)
+for (const isolation of ['process', 'in-process'] as const)
+  t.test(`isolate (${isolation}): each call reaches the contribution it names, before and after a reset`, async (t) => {
+    const inst = await loadIsolate(specOf(HEALTHY_FIXTURE, isolation, { memoryMb: 32, timeoutMs: 300, concurrency: 4 }))
+    t.teardown(() => inst.dispose())
+    const round = async (label: string): Promise<void> => {
+      t.equal(await tool(inst, 'text', { s: 'a' }), 'a', label)
+      t.equal(await tool(inst, 'add', { a: 1, b: 2 }), 3, label)
+      await rejects(t, tool(inst, 'nope'), 'threw', /unknown tool 'nope'/)
+      t.same(await inst.invoke({ kind: 'resource', name: 'healthy://readme', args: { uri: 'healthy://readme' } }), {
+        text: 'hi'
+      })
+      t.same(await tool(inst, 'echo', { x: 1 }), { x: 1 }, label)
+      t.equal(await tool(inst, 'add', { a: 2, b: 2 }), 4, label)
+      t.equal(await tool(inst, 'text', { s: 'b' }), 'b', label)
+    }
+    await round('first calls')
+    await round('known by number')
+    await rejects(t, tool(inst, 'loop'), 'timeout', /time limit/)
+    await tool(inst, 'echo', { x: 0 }) // a new first contribution after the reset
+    await round('after the reset')
+  })
+
 // arguments and results cross as copies: neither side can reach the other's objects
 t.test('isolate: a plugin mutating its arguments or a returned object changes nothing on the other side', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'iso-copy-'))

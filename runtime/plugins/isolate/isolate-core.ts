@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { pathToFileURL } from 'node:url'
 import ivm from 'isolated-vm'
-import { PRELUDE } from './prelude.js'
+import { CALL_KEYS_MAX, PRELUDE } from './prelude.js'
 import { SDK_SPECIFIER, checkInside, resolvePluginImport, sdkModule } from './module-resolver.js'
 import { CallTable } from '../call-table.js'
 
@@ -52,6 +52,13 @@ export class IsolateRunner {
   private readonly capOwner = new Map<number, number>()
   private timerCount = 0
   private readonly hostTimers = new Set<NodeJS.Timeout>()
+  /**
+   * The contributions called so far, by kind then name, numbered in call order. The isolate's
+   * prelude numbers them the same way, so a call names a known one by number: two strings fewer to
+   * copy into the isolate per call. Both lists start empty with each isolate.
+   */
+  private readonly keys = new Map<string, Map<string, number>>()
+  private keyCount = 0
 
   constructor(
     readonly data: IsolateLoadData,
@@ -178,9 +185,21 @@ export class IsolateRunner {
     if (this.entries === undefined) this.load()
     const budget = this.data.timeoutMs
     this.deadlines.set(callId, Date.now() + budget)
-    const out = this.enter(callId, this.entries!.call, [callId, kind, name, argsJson], budget)
+    const out = this.enter(callId, this.entries!.call, [callId, this.keyOf(kind, name), argsJson], budget)
     // settled inside the call (a synchronous tool): its outcome came back as the return value
     if (typeof out === 'string' && out !== '') this.settle(callId, out.charCodeAt(0) - 48, out.slice(1))
+  }
+
+  /** A known contribution's number, or `kind NUL name` (numbered from now on, up to a bound). */
+  private keyOf(kind: string, name: string): number | string {
+    let byName = this.keys.get(kind)
+    const n = byName?.get(name)
+    if (n !== undefined) return n
+    if (this.keyCount < CALL_KEYS_MAX) {
+      if (byName === undefined) this.keys.set(kind, (byName = new Map()))
+      byName.set(name, this.keyCount++)
+    }
+    return `${kind}\0${name}`
   }
 
   capDone(capId: number, ok: boolean, json: string): void {
@@ -275,6 +294,8 @@ export class IsolateRunner {
 
   private disposeIsolate(): void {
     this.deadlines.clear()
+    this.keys.clear()
+    this.keyCount = 0
     this.capOwner.clear()
     this.clearTimers()
     this.entries = undefined

@@ -7,6 +7,12 @@
  * Status codes passed to `done`, or leading the string `call` returns when it settled at once: 0
  * result (JSON), 1 threw (message), 2 invalid result (message).
  */
+/**
+ * How many contributions a call may name by number: the host and the isolate number the first ones
+ * called in the same order, so a call copies one number into the isolate instead of two strings.
+ */
+export const CALL_KEYS_MAX = 1024
+
 export const PRELUDE = String.raw`(function () {
   'use strict'
   const host = globalThis.__platformHost
@@ -35,6 +41,8 @@ export const PRELUDE = String.raw`(function () {
   let nextCap = 1
   let nextTimer = 1
   let plugin, startContribution
+  // contributions by number, in the order the host first named them (it keeps the same list)
+  const keys = []
 
   function describe (e) {
     try {
@@ -143,7 +151,14 @@ export const PRELUDE = String.raw`(function () {
       plugin = entry.default
       return stringify(dispatch.describePlugin(plugin))
     },
-    call (callId, kind, name, argsJson) {
+    call (callId, key, argsJson) {
+      let kind, name
+      if (typeof key === 'number') { const k = keys[key]; kind = k.kind; name = k.name } else {
+        const cut = key.indexOf('\0')
+        kind = key.slice(0, cut)
+        name = key.slice(cut + 1)
+        if (keys.length < ${CALL_KEYS_MAX}) keys.push({ kind, name })
+      }
       const signal = new PluginAbortSignal()
       calls.set(callId, signal)
       let value
