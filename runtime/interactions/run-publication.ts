@@ -27,9 +27,10 @@ export function publishReady(run: Run, feed: StepFeed): void {
 }
 
 // A turn is read no further while this many of its steps await the store: a model faster than
-// the disk is paced by it, so a live viewer waits behind a step or two, not a backlog. Two keep the
-// next append in the commit after the one in flight (lmdb-js batches what is queued).
-const UNACKNOWLEDGED_STEPS = 2
+// the disk is paced by it, so a live viewer waits behind a few steps, not a backlog. Eight let the
+// steps a turn makes while one commit is in flight go together in the next (one transaction, and
+// one corked write per viewer, for several steps), where two gave each commit one step per turn.
+const UNACKNOWLEDGED_STEPS = 8
 
 /** Whether the run's turn waits for `published` before its next event. */
 export function behindStore(run: Run): boolean {
