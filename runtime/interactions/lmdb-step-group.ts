@@ -17,12 +17,20 @@ export class StepGroupCommit {
   private ack: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | undefined
   /** The commit of the last group issued, until it lands. */
   private inFlight: Promise<unknown> | undefined
+  /**
+   * That group's batch still takes writes: lmdb-js closes a batch at the end of the event turn
+   * (an Immediate), and a step put until then joins it rather than waiting for the next.
+   */
+  private open = false
+  private readonly close = (): void => {
+    this.open = false
+  }
 
   constructor(private readonly steps: Database<InteractionStep, StepKey>) {}
 
   /** Appends a step; resolves once a commit holding it is durable. */
   put(key: StepKey, step: InteractionStep): Promise<void> {
-    if (this.inFlight === undefined) return this.issue(key, step)
+    if (this.inFlight === undefined || this.open) return this.issue(key, step)
     this.held.push({ key, step })
     if (this.ack === undefined) {
       let resolve!: () => void
@@ -56,7 +64,11 @@ export class StepGroupCommit {
 
   private issue(key: StepKey, step: InteractionStep): Promise<void> {
     const commit = this.steps.put(key, step) as Promise<unknown>
+    // the same promise: the put joined the batch of the group in flight
+    if (commit === this.inFlight) return commit as Promise<void>
     this.inFlight = commit
+    this.open = true
+    setImmediate(this.close)
     const landed = (): void => {
       if (this.inFlight !== commit) return
       this.inFlight = undefined

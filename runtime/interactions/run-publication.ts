@@ -27,10 +27,11 @@ export function publishReady(run: Run, feed: StepFeed): void {
 }
 
 // A turn is read no further while this many of its steps await the store: a model faster than
-// the disk is paced by it, so a live viewer waits behind a few steps, not a backlog. Eight let the
-// steps a turn makes while one commit is in flight go together in the next (one transaction, and
-// one corked write per viewer, for several steps), where two gave each commit one step per turn.
-const UNACKNOWLEDGED_STEPS = 8
+// the disk is paced by it, so a live viewer waits behind a few steps, not a backlog. Four let a
+// turn put two steps in each commit (the store groups what is appended while one is in flight),
+// which a viewer then gets in one corked write; two gave a commit one step per turn. More batch
+// further but, with every turn as fast as the demo runtime, a step waits longer for its commit.
+const UNACKNOWLEDGED_STEPS = 4
 
 /** Whether the run's turn waits for `published` before its next event. */
 export function behindStore(run: Run): boolean {
