@@ -285,7 +285,12 @@ export class InteractionService implements LeaseHolder {
           ...(req.metadata !== undefined ? { clientMetadata: req.metadata } : {}),
           ...req.turn
         },
-        run.controller
+        run.controller,
+        // deltas come without an event around them, and hold the turn while the store is behind
+        (delta) => {
+          run.capture.text(delta)
+          return behindStore(run) ? published(run) : undefined
+        }
       )
       for await (const e of turn) {
         if (run.capture.outcome !== undefined) break

@@ -141,6 +141,34 @@ t.test('turns over the demo runtime', async (t) => {
     t.match(end, { type: 'complete', text: sunk.join('') })
   })
 
+  t.test('a text sink that answers a promise holds the turn until it settles', async (t) => {
+    const got: string[] = []
+    let release: (() => void) | undefined
+    let done = false
+    const turned = collect(
+      ai.runTurn({ message: 'one two three four' }, undefined, (d) => {
+        got.push(d)
+        return new Promise<void>((r) => (release = r))
+      })
+    ).then((events) => {
+      done = true
+      return events
+    })
+    const loopTurn = (): Promise<unknown> => new Promise((r) => setImmediate(r))
+    while (got.length === 0) await loopTurn()
+    // the demo runtime says a word per loop turn: five turns would be five more deltas
+    for (let i = 0; i < 5; i++) await loopTurn()
+    t.equal(got.length, 1, 'no delta after the first until its promise settles')
+    while (!done) {
+      const r = release
+      release = undefined
+      r?.()
+      await loopTurn()
+    }
+    t.ok(got.length > 4, `every delta came once released (${got.length})`)
+    t.match(terminal(t, await turned), { type: 'complete', text: got.join('') })
+  })
+
   t.test('guardrails run before policies: a policy sees the guardrail-modified request', async (t) => {
     gov.addGuardrail({
       name: 'redact',
