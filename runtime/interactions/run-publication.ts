@@ -49,3 +49,14 @@ export function published(run: Run): Promise<void> {
     }
   })
 }
+
+/**
+ * The run's text sink: each delta of its turn captured as it comes (no event around it, no
+ * generator layer on its way), the turn held while the run is behind the store.
+ */
+export function pacedText(run: Run): (delta: string) => void | Promise<void> {
+  return (delta) => {
+    run.capture.text(delta)
+    return behindStore(run) ? published(run) : undefined
+  }
+}

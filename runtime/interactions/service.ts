@@ -5,7 +5,7 @@ import { Cancellation, type RegisteredAgent } from '../plugins/index.js'
 import { StepCapture, type Outcome } from './capture.js'
 import { conversationKey, rememberTurn } from './conversation-key.js'
 import { RunTable, snapshot, type Run, type UnpublishedStep } from './run-table.js'
-import { behindStore, publishReady, published } from './run-publication.js'
+import { behindStore, pacedText, publishReady, published } from './run-publication.js'
 import { isoDuration } from './iso-duration.js'
 import { headerOf, interactionOf } from './store-input.js'
 import type { StepFeed } from './feed.js'
@@ -286,11 +286,7 @@ export class InteractionService implements LeaseHolder {
           ...req.turn
         },
         run.controller,
-        // deltas come without an event around them, and hold the turn while the store is behind
-        (delta) => {
-          run.capture.text(delta)
-          return behindStore(run) ? published(run) : undefined
-        }
+        pacedText(run)
       )
       for await (const e of turn) {
         if (run.capture.outcome !== undefined) break
