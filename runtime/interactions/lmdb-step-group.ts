@@ -51,15 +51,15 @@ export class StepGroupCommit {
     const ack = this.ack!
     this.held = []
     this.ack = undefined
-    let last: Promise<void>
+    // issued in one go: one event turn's writes, one transaction and one promise for them all
+    const commits = new Set<Promise<unknown>>()
     try {
-      // issued in one go: one event turn's writes, one transaction, so the last put answers for all
-      for (let i = 0; i < held.length - 1; i++) void this.steps.put(held[i]!.key, held[i]!.step)
-      last = this.issue(held[held.length - 1]!.key, held[held.length - 1]!.step)
+      for (const { key, step } of held) commits.add(this.issue(key, step))
     } catch (e) {
-      last = Promise.reject(e as Error)
+      commits.add(Promise.reject(e as Error))
     }
-    last.then(ack.resolve, ack.reject)
+    const all = commits.size === 1 ? [...commits][0]! : Promise.all(commits)
+    all.then(() => ack.resolve(), ack.reject)
   }
 
   private issue(key: StepKey, step: InteractionStep): Promise<void> {
