@@ -128,7 +128,9 @@ t.test('turns over the demo runtime', async (t) => {
     const plain = (await turn(req)).map((e) => (e.type === 'text' ? `text:${e.delta}` : e.type))
     const before = await texts()
     const log: string[] = []
-    for await (const e of ai.runTurn(req, undefined, (delta) => log.push(`text:${delta}`))) {
+    for await (const e of ai.runTurn(req, undefined, (delta) => {
+      log.push(`text:${delta}`)
+    })) {
       t.not(e.type, 'text', 'no text event beside the sink')
       log.push(e.type)
     }
@@ -137,7 +139,14 @@ t.test('turns over the demo runtime', async (t) => {
     t.equal((await texts()) - before, plain.filter((x) => x.startsWith('text:')).length, 'every delta counted once')
     // the complete event still carries the whole answer the sink got
     const sunk: string[] = []
-    const end = terminal(t, await collect(ai.runTurn(req, undefined, (d) => sunk.push(d))))
+    const end = terminal(
+      t,
+      await collect(
+        ai.runTurn(req, undefined, (d) => {
+          sunk.push(d)
+        })
+      )
+    )
     t.match(end, { type: 'complete', text: sunk.join('') })
   })
 
