@@ -131,7 +131,7 @@ export const aiArea: Area = {
               ? undefined
               : (delta) => {
                   turnMetrics.text()
-                  onText(delta)
+                  return onText(delta)
                 }
           ),
           request.agent ?? ''

@@ -132,9 +132,9 @@ export async function* runTurn(
       const sink =
         onText === undefined
           ? undefined
-          : (delta: string): void => {
+          : (delta: string): void | Promise<void> => {
               text.push(delta)
-              onText(delta)
+              return onText(delta)
             }
       const events =
         agent?.run !== undefined ? ownRun(deps, agent, input, signal) : viaRuntime(deps, input, signal, sink)
@@ -142,7 +142,8 @@ export async function* runTurn(
         if (e.type === 'text') {
           text.push(e.delta)
           if (onText !== undefined) {
-            onText(e.delta)
+            const wait = onText(e.delta)
+            if (wait !== undefined) await wait
             continue
           }
         }
@@ -276,8 +277,11 @@ async function* loop(
       switch (e.type) {
         case 'text':
           said.push(e.delta)
-          if (sink !== undefined) sink(e.delta)
-          else yield e
+          if (sink !== undefined) {
+            // a sink that answers a promise holds the turn until its reader can take more
+            const wait = sink(e.delta)
+            if (wait !== undefined) await wait
+          } else yield e
           break
         case 'usage':
           yield e

@@ -58,9 +58,10 @@ export interface TurnRequest {
  * Where a reader wants a turn's text deltas instead of as `text` events: called with each delta
  * in the order of the turn's events (every event before it was read, none after it yet), since
  * the turn only runs while its reader waits for the next event. Per streamed token that spares
- * every layer between the runtime and the reader a promise and a resumption.
+ * every layer between the runtime and the reader a promise and a resumption. A sink that answers
+ * a promise holds the turn until it settles: a reader paced by something slower (a store).
  */
-export type TurnTextSink = (delta: string) => void
+export type TurnTextSink = (delta: string) => void | Promise<void>
 
 export type TurnErrorCode =
   'denied' | 'cancelled' | 'runtime' | 'no-runtime' | 'unknown-agent' | 'bad-request' | 'max-tool-rounds'

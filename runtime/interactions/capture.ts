@@ -61,13 +61,7 @@ export class StepCapture {
     if (this.ended !== undefined) return undefined
     switch (e.type) {
       case 'text':
-        if (e.delta === '') return undefined
-        // not coalesced: the delta is the step, without an array to hold and join it
-        if (this.opts.coalesceMs <= 0) this.push('text', e.delta, null, {}, null)
-        else {
-          this.pending.push(e.delta)
-          this.timer ??= setTimeout(() => this.flush(), this.opts.coalesceMs)
-        }
+        this.text(e.delta)
         return undefined
       case 'tool-start':
         this.step('tool-call', null, e.call.name, {
@@ -97,6 +91,17 @@ export class StepCapture {
         return this.complete(e.text, e.truncated === true)
       case 'error':
         return this.fail(e.message, e.code, e.code === 'cancelled' ? 'CANCELLED' : 'FAILED', e.policy)
+    }
+  }
+
+  /** Captures one text delta (what a `text` event carries), without the event around it. */
+  text(delta: string): void {
+    if (this.ended !== undefined || delta === '') return
+    // not coalesced: the delta is the step, without an array to hold and join it
+    if (this.opts.coalesceMs <= 0) this.push('text', delta, null, {}, null)
+    else {
+      this.pending.push(delta)
+      this.timer ??= setTimeout(() => this.flush(), this.opts.coalesceMs)
     }
   }
 

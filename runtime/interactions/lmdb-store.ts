@@ -3,6 +3,7 @@ import { PlatformError } from '../contracts/index.js'
 import type { Store } from '../store/index.js'
 import { INTERACTION_ERRORS } from './errors.js'
 import { EndedPacker } from './lmdb-packer.js'
+import { StepGroupCommit } from './lmdb-step-group.js'
 import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import {
   LOCAL_NODE,
@@ -78,6 +79,8 @@ export class LmdbInteractionStore implements InteractionStore {
   private readonly keys: Database<IdempotencyRecord, IdempotencyKey>
   private readonly keyOf: Database<IdempotencyKey, string>
   private readonly packer: EndedPacker
+  /** The hot path's puts, a group per commit; every other write flushes it first. */
+  private readonly group: StepGroupCommit
   /**
    * The highest seq appended so far to each interaction this store saved in flight. A higher seq
    * cannot be stored yet, so its append is a plain put (the hot path, one per captured step);
@@ -105,6 +108,7 @@ export class LmdbInteractionStore implements InteractionStore {
     this.live = store.db('interactions-live')
     this.keys = store.db('interaction-idempotency-keys')
     this.keyOf = store.db('interaction-idempotency-key-of')
+    this.group = new StepGroupCommit(this.stepsDb)
     this.packer = new EndedPacker({
       txn: this.headers as Database<unknown, string>,
       steps: this.stepsDb,
@@ -134,6 +138,7 @@ export class LmdbInteractionStore implements InteractionStore {
   }
 
   stop(): Promise<void> {
+    this.group.flush()
     return this.packer.stop()
   }
 
@@ -149,6 +154,7 @@ export class LmdbInteractionStore implements InteractionStore {
   async save(header: InteractionHeader): Promise<void> {
     checkHeader(header)
     const h = headerOf(header)
+    this.group.flush()
     this.track(h)
     const ended = await this.headers.transaction(() => {
       const old = this.headers.get(h.id)
@@ -174,6 +180,7 @@ export class LmdbInteractionStore implements InteractionStore {
     const h = headerOf(header)
     const k: IdempotencyKey = [h.userId, claim.key]
     const record = recordOf({ ...claim, userId: h.userId, interactionId: h.id })
+    this.group.flush()
     this.track(h)
     const held = await this.headers.transaction(() => {
       const cur = this.keys.get(k)
@@ -217,9 +224,11 @@ export class LmdbInteractionStore implements InteractionStore {
       // an id in `tails` was checked when its header was saved; a terminal step is checked always
       if (tail !== undefined && step.seq > tail && !TERMINAL_STEP_TYPES.has(step.type)) {
         this.tails.set(id, step.seq)
-        return this.stepsDb.put([id, step.seq], stepOf(step)) as Promise<unknown> as Promise<void>
+        return this.group.put([id, step.seq], stepOf(step))
       }
       checkId(id)
+      // the conditional path's transaction is ordered behind every step appended before it
+      this.group.flush()
     } catch (e) {
       return Promise.reject(e as Error)
     }
@@ -317,6 +326,7 @@ export class LmdbInteractionStore implements InteractionStore {
     checkId(id)
     // appends from now on take the conditional path, which the delete's transaction orders
     this.tails.delete(id)
+    this.group.flush()
     return this.headers.transaction(() => {
       const h = this.headers.get(id)
       if (h === undefined) return false

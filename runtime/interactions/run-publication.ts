@@ -27,9 +27,11 @@ export function publishReady(run: Run, feed: StepFeed): void {
 }
 
 // A turn is read no further while this many of its steps await the store: a model faster than
-// the disk is paced by it, so a live viewer waits behind a step or two, not a backlog. Two keep the
-// next append in the commit after the one in flight (lmdb-js batches what is queued).
-const UNACKNOWLEDGED_STEPS = 2
+// the disk is paced by it, so a live viewer waits behind a few steps, not a backlog. Four let a
+// turn put two steps in each commit (the store groups what is appended while one is in flight),
+// which a viewer then gets in one corked write; two gave a commit one step per turn. More batch
+// further but, with every turn as fast as the demo runtime, a step waits longer for its commit.
+const UNACKNOWLEDGED_STEPS = 4
 
 /** Whether the run's turn waits for `published` before its next event. */
 export function behindStore(run: Run): boolean {
@@ -46,4 +48,15 @@ export function published(run: Run): Promise<void> {
       resolve()
     }
   })
+}
+
+/**
+ * The run's text sink: each delta of its turn captured as it comes (no event around it, no
+ * generator layer on its way), the turn held while the run is behind the store.
+ */
+export function pacedText(run: Run): (delta: string) => void | Promise<void> {
+  return (delta) => {
+    run.capture.text(delta)
+    return behindStore(run) ? published(run) : undefined
+  }
 }

@@ -5,7 +5,7 @@ import { Cancellation, type RegisteredAgent } from '../plugins/index.js'
 import { StepCapture, type Outcome } from './capture.js'
 import { conversationKey, rememberTurn } from './conversation-key.js'
 import { RunTable, snapshot, type Run, type UnpublishedStep } from './run-table.js'
-import { behindStore, publishReady, published } from './run-publication.js'
+import { behindStore, pacedText, publishReady, published } from './run-publication.js'
 import { isoDuration } from './iso-duration.js'
 import { headerOf, interactionOf } from './store-input.js'
 import type { StepFeed } from './feed.js'
@@ -285,7 +285,8 @@ export class InteractionService implements LeaseHolder {
           ...(req.metadata !== undefined ? { clientMetadata: req.metadata } : {}),
           ...req.turn
         },
-        run.controller
+        run.controller,
+        pacedText(run)
       )
       for await (const e of turn) {
         if (run.capture.outcome !== undefined) break

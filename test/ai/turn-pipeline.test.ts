@@ -128,7 +128,9 @@ t.test('turns over the demo runtime', async (t) => {
     const plain = (await turn(req)).map((e) => (e.type === 'text' ? `text:${e.delta}` : e.type))
     const before = await texts()
     const log: string[] = []
-    for await (const e of ai.runTurn(req, undefined, (delta) => log.push(`text:${delta}`))) {
+    for await (const e of ai.runTurn(req, undefined, (delta) => {
+      log.push(`text:${delta}`)
+    })) {
       t.not(e.type, 'text', 'no text event beside the sink')
       log.push(e.type)
     }
@@ -137,8 +139,43 @@ t.test('turns over the demo runtime', async (t) => {
     t.equal((await texts()) - before, plain.filter((x) => x.startsWith('text:')).length, 'every delta counted once')
     // the complete event still carries the whole answer the sink got
     const sunk: string[] = []
-    const end = terminal(t, await collect(ai.runTurn(req, undefined, (d) => sunk.push(d))))
+    const end = terminal(
+      t,
+      await collect(
+        ai.runTurn(req, undefined, (d) => {
+          sunk.push(d)
+        })
+      )
+    )
     t.match(end, { type: 'complete', text: sunk.join('') })
+  })
+
+  t.test('a text sink that answers a promise holds the turn until it settles', async (t) => {
+    const got: string[] = []
+    let release: (() => void) | undefined
+    let done = false
+    const turned = collect(
+      ai.runTurn({ message: 'one two three four' }, undefined, (d) => {
+        got.push(d)
+        return new Promise<void>((r) => (release = r))
+      })
+    ).then((events) => {
+      done = true
+      return events
+    })
+    const loopTurn = (): Promise<unknown> => new Promise((r) => setImmediate(r))
+    while (got.length === 0) await loopTurn()
+    // the demo runtime says a word per loop turn: five turns would be five more deltas
+    for (let i = 0; i < 5; i++) await loopTurn()
+    t.equal(got.length, 1, 'no delta after the first until its promise settles')
+    while (!done) {
+      const r = release
+      release = undefined
+      r?.()
+      await loopTurn()
+    }
+    t.ok(got.length > 4, `every delta came once released (${got.length})`)
+    t.match(terminal(t, await turned), { type: 'complete', text: got.join('') })
   })
 
   t.test('guardrails run before policies: a policy sees the guardrail-modified request', async (t) => {

@@ -111,6 +111,63 @@ t.test('lmdb: an acknowledged step survives SIGKILL of the writer', async (t) =>
   }
 })
 
+// Steps appended while a commit is in flight wait and go to the writer together once it lands (one
+// transaction for them all); each is acknowledged by its own group's commit, so an acknowledged
+// step reads back, and every other write queues behind the steps appended before it.
+t.test('lmdb: steps appended while a commit is in flight go together, each acknowledged once durable', async (t) => {
+  const env = new Store(tempDir(t, 'istore-group'))
+  t.teardown(() => env.close())
+  const s = new LmdbInteractionStore(env)
+  await s.start()
+  await s.save(header('int-g'))
+  await s.save(header('int-del'))
+  const stepsDb = env.db<unknown, [string, number]>('interaction-steps', SHARED)
+  const order: number[] = []
+  const unread: number[] = []
+  const append = (seq: number): Promise<void> => {
+    const p = s.appendStep('int-g', step(seq))
+    void p.then(() => {
+      order.push(seq)
+      if (stepsDb.get(['int-g', seq]) === undefined) unread.push(seq)
+    })
+    return p
+  }
+  const first = Array.from({ length: 10 }, (_, i) => append(i))
+  t.ok(
+    first.every((p) => p === first[0]),
+    'the steps of one event turn go in one transaction'
+  )
+  await new Promise((r) => setImmediate(r))
+  // a later turn: held while the first commit is in flight, or a transaction of their own once it landed
+  const next = Array.from({ length: 10 }, (_, i) => append(10 + i))
+  t.ok(
+    next.every((p) => p === next[0]) && next[0] !== first[0],
+    'the steps of a later turn go together, in a transaction after it'
+  )
+  const acks = [...first, ...next]
+  // a delete and a terminal step issued while steps wait: each is queued behind them
+  const doomed = Array.from({ length: 5 }, (_, i) => s.appendStep('int-del', step(i)))
+  const deleted = s.delete('int-del')
+  const more = Array.from({ length: 5 }, (_, i) => s.appendStep('int-g', step(20 + i)))
+  const end = s.appendStep('int-g', step(25, 'completion', 'done'))
+  await Promise.all([...acks, ...more, end])
+  t.same(order, [...Array(20).keys()], 'acknowledged in seq order')
+  t.same(unread, [], 'every acknowledged step reads back')
+  t.equal(await deleted, true)
+  await Promise.allSettled(doomed)
+  t.same(
+    [...stepsDb.getKeys({ start: ['int-del', -1], end: ['int-del', Number.MAX_SAFE_INTEGER] })],
+    [],
+    'no step of a deleted run outlives it'
+  )
+  await s.idle()
+  t.same(
+    (await s.load('int-g'))!.steps.map((x) => x.seq),
+    [...Array(26).keys()],
+    'the ended record holds every step appended before the terminal one'
+  )
+})
+
 // An ended run's steps move into one compressed record in the transaction of its terminal step.
 // What a reader sees must not change with it: replay by seq, one terminal step, nothing after it.
 t.test('lmdb: an ended run is one record, read and refused as before, and survives a reopen', async (t) => {

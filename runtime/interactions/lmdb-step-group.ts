@@ -1,0 +1,80 @@
+import type { Database } from 'lmdb'
+import type { InteractionStep } from './types.js'
+
+type StepKey = [string, number]
+
+/**
+ * Group commit of the steps appended on the store's hot path. lmdb-js makes one transaction of
+ * each event turn's writes, and a streaming turn appends a step per event turn: with many runs in
+ * flight, a transaction per turn each dirtied a page per run for one step. While one group's
+ * commit is in flight the next steps wait here, and go to the writer together once it lands: one
+ * transaction (and one written page per run) for every step made meanwhile. A step is acknowledged
+ * only by the commit of its own group, so acknowledgement still means durable. Whatever writes
+ * other than these puts calls `flush()` first, so it is queued behind every step appended before it.
+ */
+export class StepGroupCommit {
+  private held: { key: StepKey; step: InteractionStep }[] = []
+  private ack: { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } | undefined
+  /** The commit of the last group issued, until it lands. */
+  private inFlight: Promise<unknown> | undefined
+  /**
+   * That group's batch still takes writes: lmdb-js closes a batch at the end of the event turn
+   * (an Immediate), and a step put until then joins it rather than waiting for the next.
+   */
+  private open = false
+  private readonly close = (): void => {
+    this.open = false
+  }
+
+  constructor(private readonly steps: Database<InteractionStep, StepKey>) {}
+
+  /** Appends a step; resolves once a commit holding it is durable. */
+  put(key: StepKey, step: InteractionStep): Promise<void> {
+    if (this.inFlight === undefined || this.open) return this.issue(key, step)
+    this.held.push({ key, step })
+    if (this.ack === undefined) {
+      let resolve!: () => void
+      let reject!: (e: unknown) => void
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res
+        reject = rej
+      })
+      this.ack = { promise, resolve, reject }
+    }
+    return this.ack.promise
+  }
+
+  /** Hands the held steps to the writer now: a write issued next is queued behind them. */
+  flush(): void {
+    if (this.held.length === 0) return
+    const held = this.held
+    const ack = this.ack!
+    this.held = []
+    this.ack = undefined
+    // issued in one go: one event turn's writes, one transaction and one promise for them all
+    const commits = new Set<Promise<unknown>>()
+    try {
+      for (const { key, step } of held) commits.add(this.issue(key, step))
+    } catch (e) {
+      commits.add(Promise.reject(e as Error))
+    }
+    const all = commits.size === 1 ? [...commits][0]! : Promise.all(commits)
+    all.then(() => ack.resolve(), ack.reject)
+  }
+
+  private issue(key: StepKey, step: InteractionStep): Promise<void> {
+    const commit = this.steps.put(key, step) as Promise<unknown>
+    // the same promise: the put joined the batch of the group in flight
+    if (commit === this.inFlight) return commit as Promise<void>
+    this.inFlight = commit
+    this.open = true
+    setImmediate(this.close)
+    const landed = (): void => {
+      if (this.inFlight !== commit) return
+      this.inFlight = undefined
+      this.flush()
+    }
+    commit.then(landed, landed)
+    return commit as Promise<void>
+  }
+}
