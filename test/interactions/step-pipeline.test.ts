@@ -55,9 +55,9 @@ async function pipelined(t: Test, overrides: Record<string, unknown>): Promise<v
   t.same(seen, stored, 'the feed saw every step once, in seq order')
   t.same(early, [], 'no step (nor the terminal) was published before the store acknowledged it')
   t.ok(maxInFlight > 1, `appends overlap instead of waiting for each commit (at most ${maxInFlight} in flight)`)
-  // the turn is paced by the store: four unacknowledged, plus the steps one event makes (a flushed
+  // the turn is paced by the store: three unacknowledged, plus the steps one event makes (a flushed
   // text and the step after it)
-  t.ok(maxInFlight <= 6, `a run keeps at most a few appends unacknowledged (${maxInFlight})`)
+  t.ok(maxInFlight <= 5, `a run keeps at most a few appends unacknowledged (${maxInFlight})`)
 }
 
 t.test('lmdb: appends overlap; the feed stays in order and behind the acks', (t) =>
