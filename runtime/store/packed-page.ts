@@ -47,80 +47,62 @@ export class PagePacker {
   /**
    * The packed page, or undefined when an entry has no value for a column (undefined), when a
    * value is an array or binary data (the table's own shapes), or when the page has more
-   * distinct values than two bytes address, or more than 32 columns: those pages are stored in
-   * another shape.
+   * distinct values than two bytes address: those pages are stored in another shape.
    */
   pack<T>(page: readonly T[], names: readonly string[], row: (e: T) => unknown[]): unknown[] | undefined {
+    const n = page.length
+    const k = names.length
+    if (this.scratch.length < n * k) this.scratch = new Uint32Array(n * k)
+    const idx = this.scratch
+    const last: unknown[] = new Array<unknown>(k)
+    const lastSlot: number[] = new Array<number>(k).fill(-1)
+    const varies: boolean[] = new Array<boolean>(k).fill(false)
     try {
-      return this.packed(page, names, row)
+      for (let i = 0; i < n; i++) {
+        const r = row(page[i]!)
+        for (let j = 0; j < k; j++) {
+          const v = r[j]
+          let s: number
+          // the same value as the previous entry's (a turn's snapshot, source, timestamp): no lookup
+          if (i > 0 && v === last[j]) s = lastSlot[j]!
+          else {
+            s = this.slot(v)
+            if (s < 0) return undefined
+            if (i > 0) varies[j] = true
+            last[j] = v
+            lastSlot[j] = s
+          }
+          idx[j * n + i] = s
+        }
+      }
+      const size = this.slots.length
+      if (size > MAX_SLOTS) return undefined
+      const wide = size > 256
+      const table = this.slots.slice()
+      const constants: number[] = new Array<number>(k)
+      let moving = 0
+      for (let j = 0; j < k; j++) {
+        constants[j] = varies[j] ? -1 : lastSlot[j]!
+        if (varies[j]) moving++
+      }
+      const indices = new Uint8Array(moving * n * (wide ? 2 : 1))
+      let at = 0
+      for (let j = 0; j < k; j++) {
+        if (!varies[j]) continue
+        const from = j * n
+        if (wide)
+          for (let i = 0; i < n; i++) {
+            const s = idx[from + i]!
+            indices[at++] = s & 0xff
+            indices[at++] = s >>> 8
+          }
+        else for (let i = 0; i < n; i++) indices[at++] = idx[from + i]!
+      }
+      return [PACKED, names, n, table, constants, indices]
     } finally {
       this.slots.length = 0
       this.slotOf.clear()
     }
-  }
-
-  /**
-   * `pack` before the table is cleared. Slots go to the scratch row by row, as the entries come
-   * (one write after another), and which columns vary is one bit per column.
-   */
-  private packed<T>(page: readonly T[], names: readonly string[], row: (e: T) => unknown[]): unknown[] | undefined {
-    const n = page.length
-    const k = names.length
-    if (k > 32) return undefined
-    if (n === 0) return [PACKED, names, 0, [], names.map(() => -1), new Uint8Array(0)]
-    if (this.scratch.length < n * k) this.scratch = new Uint32Array(n * k)
-    const idx = this.scratch
-    const last = row(page[0]!).slice(0, k)
-    const lastSlot: number[] = []
-    for (let j = 0; j < k; j++) {
-      const s = this.slot(last[j])
-      if (s < 0) return undefined
-      lastSlot.push(s)
-      idx[j] = s
-    }
-    let varies = 0
-    for (let i = 1; i < n; i++) {
-      const r = row(page[i]!)
-      const at = i * k
-      for (let j = 0; j < k; j++) {
-        const v = r[j]
-        // the same value as the previous entry's (a turn's snapshot, source, timestamp): no lookup
-        if (v === last[j]) {
-          idx[at + j] = lastSlot[j]!
-          continue
-        }
-        const s = this.slot(v)
-        if (s < 0) return undefined
-        varies |= 1 << j
-        last[j] = v
-        lastSlot[j] = s
-        idx[at + j] = s
-      }
-    }
-    const size = this.slots.length
-    if (size > MAX_SLOTS) return undefined
-    const wide = size > 256
-    const table = this.slots.slice()
-    const constants: number[] = []
-    let moving = 0
-    for (let j = 0; j < k; j++) {
-      const moves = (varies >>> j) & 1
-      constants.push(moves === 1 ? -1 : lastSlot[j]!)
-      moving += moves
-    }
-    const indices = new Uint8Array(moving * n * (wide ? 2 : 1))
-    let at = 0
-    for (let j = 0; j < k; j++) {
-      if (((varies >>> j) & 1) === 0) continue
-      if (wide)
-        for (let i = 0; i < n; i++) {
-          const s = idx[i * k + j]!
-          indices[at++] = s & 0xff
-          indices[at++] = s >>> 8
-        }
-      else for (let i = 0; i < n; i++) indices[at++] = idx[i * k + j]!
-    }
-    return [PACKED, names, n, table, constants, indices]
   }
 
   /** The slot of a value, added to the table when new; -1 for a value the table cannot hold. */
