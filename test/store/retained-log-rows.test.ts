@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Store, RetainedLog, entryCount, type Columns, type LogKey } from '../../runtime/store/index.js'
 import { entryCountOf } from '../../runtime/store/log-page.js'
-import { PACKED } from '../../runtime/store/packed-page.js'
+import { PACKED, PagePacker } from '../../runtime/store/packed-page.js'
 
 interface Row {
   at: string
@@ -340,4 +340,21 @@ t.test('a page holding an array value is stored as rows, and rows pages read bes
       ['packed', 3, a]
     ]
   )
+})
+
+t.test('a page the packer refuses midway leaves nothing of it in the next page', (t) => {
+  const packer = new PagePacker()
+  const loose = (e: Loose): unknown[] => [e.at, e.name, e.n, e.ctx]
+  const refused: Loose[] = [
+    { at: 'T1', name: 'p0', n: 0, ctx: a },
+    { at: 'T1', name: 'p1', n: 1, ctx: ['an', 'array'] }
+  ]
+  t.equal(packer.pack(refused, NAMES, loose), undefined)
+  const next = packer.pack(six(), NAMES, COLUMNS.row)!
+  t.same(next.slice(0, 3), [PACKED, NAMES, 6])
+  const record = (...slots: number[]): string[] => [String.fromCharCode(...slots)]
+  t.same(next[3], ['T1', 'p0', 0, record(4, 5), 'turn', 1, 'p1', 'p2', 2, 'T2', 3, record(4, 8), 4, 5], 'its values alone')
+  t.same(next[4], [-1, -1, -1, -1], 'every column varies')
+  t.same([...(next[5] as Uint8Array)], [0, 0, 0, 9, 9, 9, 1, 6, 7, 1, 6, 7, 2, 5, 8, 10, 12, 13, 3, 3, 3, 11, 11, 11])
+  t.end()
 })
