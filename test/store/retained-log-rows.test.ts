@@ -222,6 +222,35 @@ t.test('a page of columns holds up to 256 entries (a fraction of the bytes of ob
   t.equal(log.stored(1000).length, 300)
 })
 
+t.test('a burst of packed entries sizes its pages by their bytes, never past the ring', async (t) => {
+  const store = new Store(join(dir, 'grow'))
+  t.teardown(() => store.close())
+  /** The first sequence of each page written for 3 000 entries appended in one event-loop turn. */
+  const pages = async (name: string, capacity: number, entry: (i: number) => Row): Promise<number[]> => {
+    const db = store.db<Row, LogKey>(name)
+    const log = new RetainedLog<Row>({ name, capacity, db, columns: COLUMNS })
+    const all = Array.from({ length: 3000 }, (_, i) => entry(i))
+    await Promise.all(all.map((e) => log.append(e)))
+    t.same(log.stored(3000), all.reverse(), 'every entry stored, in order')
+    const keys = [...db.getKeys()]
+    // the first page holds 256 whatever its entries; the later ones what the one before says fits
+    for (const key of keys.slice(1)) t.ok(db.getBinary(key)!.length < 4000, `page ${key[1]} under 4 000 bytes`)
+    return keys.map((k) => k[1])
+  }
+  const small = (i: number): Row => ({ at: 'T1', name: `p${i % 13}`, n: i % 7, ctx: i % 26 < 13 ? a : b })
+  const grown = await pages('grow', 5000, small)
+  t.equal(grown[1], 256, 'the first page holds 256')
+  t.ok(grown[2]! - grown[1]! > 256, `the next ones more: ${grown.slice(0, 4).join(', ')}`)
+  const ring = await pages('ring', 300, small)
+  t.ok(
+    ring.every((k, i) => i === 0 || k - ring[i - 1]! <= 300),
+    `a page never holds more than the ring: ${ring.slice(0, 4).join(', ')}`
+  )
+  // a context of its own per entry: the pages shrink to what fits
+  const big = await pages('shrink', 5000, (i) => ({ ...small(i), n: i, ctx: { turn: i } }))
+  t.ok(big[2]! - big[1]! < 256, `fewer than 256 a page: ${big.slice(0, 4).join(', ')}`)
+})
+
 /** Entries of any field values: what a log of columns keeps whole, value for value. */
 interface Loose {
   at: string
