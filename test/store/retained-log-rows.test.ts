@@ -382,7 +382,11 @@ t.test('a page the packer refuses midway leaves nothing of it in the next page',
   const next = packer.pack(six(), NAMES, COLUMNS.row)!
   t.same(next.slice(0, 3), [PACKED, NAMES, 6])
   const record = (...slots: number[]): string[] => [String.fromCharCode(...slots)]
-  t.same(next[3], ['T1', 'p0', 0, record(4, 5), 'turn', 1, 'p1', 'p2', 2, 'T2', 3, record(4, 8), 4, 5], 'its values alone')
+  t.same(
+    next[3],
+    ['T1', 'p0', 0, record(4, 5), 'turn', 1, 'p1', 'p2', 2, 'T2', 3, record(4, 8), 4, 5],
+    'its values alone'
+  )
   t.same(next[4], [-1, -1, -1, -1], 'every column varies')
   t.same([...(next[5] as Uint8Array)], [0, 0, 0, 9, 9, 9, 1, 6, 7, 1, 6, 7, 2, 5, 8, 10, 12, 13, 3, 3, 3, 11, 11, 11])
   t.end()
