@@ -22,11 +22,22 @@ export type Page<T> = T[]
 /** Entries per page at most: one value stays small and one bad entry is found fast. */
 export const PAGE_MAX = 64
 /**
- * Entries per page of rows at most: a row takes a fraction of an object's bytes (most rows are
+ * Entries per page of rows at most (a packed log's first page; its later ones see
+ * PACKED_PAGE_MAX): a row takes a fraction of an object's bytes (most rows are
  * a name and a duration), so such a page is no bigger than one of objects, and a log whose
  * appends come faster than the event loop turns (a burst of turns) wakes LMDB's writer less.
  */
 export const ROW_PAGE_MAX = 256
+/**
+ * A log of packed pages steers its page size by bytes instead: a page fills up to as many
+ * entries as the last one says fit in `PACKED_PAGE_BYTES` (never fewer than `PAGE_MAX`, never
+ * more than this, nor than the log keeps in memory). In a burst every `put` wakes LMDB's writer
+ * thread, which costs more than the bytes; a value above about 4 050 bytes goes to overflow
+ * pages, which costs the writer several times a small value's write.
+ */
+export const PACKED_PAGE_MAX = 1024
+/** The bytes a packed page aims below (an estimate: see `packedBytes`). */
+export const PACKED_PAGE_BYTES = 3800
 
 /**
  * A page's entries in any stored shape; an entry whose shared field was left out takes the

@@ -146,6 +146,23 @@ export class PagePacker {
   }
 }
 
+/**
+ * About the bytes msgpack writes for a packed page, from above: strings as UTF-8 with a
+ * three-byte header, every number as nine bytes, a value kept as it is (not flat) as 64.
+ */
+export function packedBytes(packed: readonly unknown[]): number {
+  let bytes = 16 + (packed[5] as Uint8Array).length + 3 * (packed[4] as number[]).length
+  for (const name of packed[1] as string[]) bytes += Buffer.byteLength(name) + 3
+  for (const v of packed[3] as unknown[]) {
+    if (typeof v === 'string') bytes += Buffer.byteLength(v) + 3
+    else if (Array.isArray(v)) bytes += Buffer.byteLength(v[0] as string) + 4
+    else if (typeof v === 'number') bytes += 9
+    else if (typeof v === 'boolean' || v === null) bytes += 1
+    else bytes += 64
+  }
+  return bytes
+}
+
 /** The slot at position `i` of a byte string of slots. */
 function slotAt(bytes: Uint8Array, i: number, wide: boolean): number {
   return wide ? bytes[2 * i]! | (bytes[2 * i + 1]! << 8) : bytes[i]!

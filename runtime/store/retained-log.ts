@@ -1,7 +1,17 @@
 import type { Database } from 'lmdb'
 import { RingBuffer } from './ring-buffer.js'
-import { entriesOf, entryCountOf, toRows, PAGE_MAX, ROW_PAGE_MAX, type Columns, type Page } from './log-page.js'
-import { PagePacker } from './packed-page.js'
+import {
+  entriesOf,
+  entryCountOf,
+  toRows,
+  PACKED_PAGE_BYTES,
+  PACKED_PAGE_MAX,
+  PAGE_MAX,
+  ROW_PAGE_MAX,
+  type Columns,
+  type Page
+} from './log-page.js'
+import { PagePacker, packedBytes } from './packed-page.js'
 
 /** `[epoch ms, sequence]`: entries sort by time, and by append order within a millisecond. */
 export type LogKey = [number, number]
@@ -76,7 +86,10 @@ export class RetainedLog<T> {
   private readonly keySeq: RingBuffer<number>
   private readonly db: Database<unknown, LogKey> | undefined
   private readonly retention: number
-  private readonly pageMax: number
+  /** Entries a page holds before it is written without waiting for the event loop's turn. */
+  private pageMax: number
+  /** The most `pageMax` may grow to (packed pages steer it by their bytes). */
+  private readonly pageLimit: number
   private readonly shared: (keyof T & string) | undefined
   private readonly columns: Columns<T> | undefined
   private readonly packer: PagePacker | undefined
@@ -101,6 +114,7 @@ export class RetainedLog<T> {
     this.packer = opts.columns === undefined ? undefined : new PagePacker()
     // every unwritten entry stays in the ring, so reads below the ring never miss one
     this.pageMax = Math.max(1, Math.min(opts.columns !== undefined ? ROW_PAGE_MAX : PAGE_MAX, opts.capacity))
+    this.pageLimit = Math.max(1, Math.min(opts.columns !== undefined ? PACKED_PAGE_MAX : PAGE_MAX, opts.capacity))
     const report = opts.onWriteFailure ?? warn
     this.failed = (err) => {
       report(this.name, err)
@@ -223,7 +237,10 @@ export class RetainedLog<T> {
   private put(db: Database<unknown, LogKey>, key: LogKey, page: Page<T>): Promise<unknown> {
     if (this.columns !== undefined) {
       const packed = this.packer!.pack(page, this.columns.names, this.columns.row)
-      if (packed !== undefined) return db.put(key, packed)
+      if (packed !== undefined) {
+        this.fit(page.length, packedBytes(packed))
+        return db.put(key, packed)
+      }
       const rows = toRows(page, this.columns)
       if (rows !== undefined) return db.put(key, rows)
     }
@@ -241,6 +258,15 @@ export class RetainedLog<T> {
     } finally {
       for (let i = page.length - 1, j = 0; i > 0; i--, j++) (page[i] as T)[f] = left[j] as T[typeof f]
     }
+  }
+
+  /**
+   * The next page holds as many entries as this one's bytes say fit below PACKED_PAGE_BYTES
+   * (a page's fixed part counts against each entry, so a small page errs low).
+   */
+  private fit(entries: number, bytes: number): void {
+    const fits = Math.floor((entries * PACKED_PAGE_BYTES) / Math.max(1, bytes))
+    this.pageMax = Math.max(Math.min(PAGE_MAX, this.pageLimit), Math.min(this.pageLimit, fits))
   }
 
   /** Each entry as its own page, so only the entries the encoder rejects are lost (and reported). */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Store, RetainedLog, entryCount, type Columns, type LogKey } from '../../runtime/store/index.js'
 import { entryCountOf } from '../../runtime/store/log-page.js'
-import { PACKED } from '../../runtime/store/packed-page.js'
+import { PACKED, PagePacker } from '../../runtime/store/packed-page.js'
 
 interface Row {
   at: string
@@ -222,6 +222,35 @@ t.test('a page of columns holds up to 256 entries (a fraction of the bytes of ob
   t.equal(log.stored(1000).length, 300)
 })
 
+t.test('a burst of packed entries sizes its pages by their bytes, never past the ring', async (t) => {
+  const store = new Store(join(dir, 'grow'))
+  t.teardown(() => store.close())
+  /** The first sequence of each page written for 3 000 entries appended in one event-loop turn. */
+  const pages = async (name: string, capacity: number, entry: (i: number) => Row): Promise<number[]> => {
+    const db = store.db<Row, LogKey>(name)
+    const log = new RetainedLog<Row>({ name, capacity, db, columns: COLUMNS })
+    const all = Array.from({ length: 3000 }, (_, i) => entry(i))
+    await Promise.all(all.map((e) => log.append(e)))
+    t.same(log.stored(3000), all.reverse(), 'every entry stored, in order')
+    const keys = [...db.getKeys()]
+    // the first page holds 256 whatever its entries; the later ones what the one before says fits
+    for (const key of keys.slice(1)) t.ok(db.getBinary(key)!.length < 4000, `page ${key[1]} under 4 000 bytes`)
+    return keys.map((k) => k[1])
+  }
+  const small = (i: number): Row => ({ at: 'T1', name: `p${i % 13}`, n: i % 7, ctx: i % 26 < 13 ? a : b })
+  const grown = await pages('grow', 5000, small)
+  t.equal(grown[1], 256, 'the first page holds 256')
+  t.ok(grown[2]! - grown[1]! > 256, `the next ones more: ${grown.slice(0, 4).join(', ')}`)
+  const ring = await pages('ring', 300, small)
+  t.ok(
+    ring.every((k, i) => i === 0 || k - ring[i - 1]! <= 300),
+    `a page never holds more than the ring: ${ring.slice(0, 4).join(', ')}`
+  )
+  // a context of its own per entry: the pages shrink to what fits
+  const big = await pages('shrink', 5000, (i) => ({ ...small(i), n: i, ctx: { turn: i } }))
+  t.ok(big[2]! - big[1]! < 256, `fewer than 256 a page: ${big.slice(0, 4).join(', ')}`)
+})
+
 /** Entries of any field values: what a log of columns keeps whole, value for value. */
 interface Loose {
   at: string
@@ -340,4 +369,25 @@ t.test('a page holding an array value is stored as rows, and rows pages read bes
       ['packed', 3, a]
     ]
   )
+})
+
+t.test('a page the packer refuses midway leaves nothing of it in the next page', (t) => {
+  const packer = new PagePacker()
+  const loose = (e: Loose): unknown[] => [e.at, e.name, e.n, e.ctx]
+  const refused: Loose[] = [
+    { at: 'T1', name: 'p0', n: 0, ctx: a },
+    { at: 'T1', name: 'p1', n: 1, ctx: ['an', 'array'] }
+  ]
+  t.equal(packer.pack(refused, NAMES, loose), undefined)
+  const next = packer.pack(six(), NAMES, COLUMNS.row)!
+  t.same(next.slice(0, 3), [PACKED, NAMES, 6])
+  const record = (...slots: number[]): string[] => [String.fromCharCode(...slots)]
+  t.same(
+    next[3],
+    ['T1', 'p0', 0, record(4, 5), 'turn', 1, 'p1', 'p2', 2, 'T2', 3, record(4, 8), 4, 5],
+    'its values alone'
+  )
+  t.same(next[4], [-1, -1, -1, -1], 'every column varies')
+  t.same([...(next[5] as Uint8Array)], [0, 0, 0, 9, 9, 9, 1, 6, 7, 1, 6, 7, 2, 5, 8, 10, 12, 13, 3, 3, 3, 11, 11, 11])
+  t.end()
 })
