@@ -135,3 +135,13 @@ export function entryCountOf(value: unknown): number {
   if (value[0] === PACKED) return value[2] as number
   return Array.isArray(value[0]) ? value.length - 1 : value.length
 }
+
+/**
+ * How many entries the next packed page holds: as many as this one's bytes say fit below
+ * PACKED_PAGE_BYTES (a page's fixed part counts against each entry, so a small page errs low),
+ * at least PAGE_MAX and at most `limit`.
+ */
+export function nextPageMax(entries: number, bytes: number, limit: number): number {
+  const fits = Math.floor((entries * PACKED_PAGE_BYTES) / Math.max(1, bytes))
+  return Math.max(Math.min(PAGE_MAX, limit), Math.min(limit, fits))
+}

@@ -3,8 +3,8 @@ import { RingBuffer } from './ring-buffer.js'
 import {
   entriesOf,
   entryCountOf,
+  nextPageMax,
   toRows,
-  PACKED_PAGE_BYTES,
   PACKED_PAGE_MAX,
   PAGE_MAX,
   ROW_PAGE_MAX,
@@ -238,7 +238,7 @@ export class RetainedLog<T> {
     if (this.columns !== undefined) {
       const packed = this.packer!.pack(page, this.columns.names, this.columns.row)
       if (packed !== undefined) {
-        this.fit(page.length, packedBytes(packed))
+        this.pageMax = nextPageMax(page.length, packedBytes(packed), this.pageLimit)
         return db.put(key, packed)
       }
       const rows = toRows(page, this.columns)
@@ -258,15 +258,6 @@ export class RetainedLog<T> {
     } finally {
       for (let i = page.length - 1, j = 0; i > 0; i--, j++) (page[i] as T)[f] = left[j] as T[typeof f]
     }
-  }
-
-  /**
-   * The next page holds as many entries as this one's bytes say fit below PACKED_PAGE_BYTES
-   * (a page's fixed part counts against each entry, so a small page errs low).
-   */
-  private fit(entries: number, bytes: number): void {
-    const fits = Math.floor((entries * PACKED_PAGE_BYTES) / Math.max(1, bytes))
-    this.pageMax = Math.max(Math.min(PAGE_MAX, this.pageLimit), Math.min(this.pageLimit, fits))
   }
 
   /** Each entry as its own page, so only the entries the encoder rejects are lost (and reported). */
