@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import type { RunOptions, Scenario, ScenarioResult } from '../scenario.js'
 import { attachUnits, unitFromHttpJson, unitsLabel, type MachineUnit } from './machine-unit.js'
 import { fmt } from './report.js'
+import { median } from './stats.js'
 import { checkTargets, type Target } from './targets.js'
 
 /**
@@ -103,8 +104,6 @@ export function hasUnitTargets(scenario: string, targets: readonly Target[]): bo
   return targets.some((t) => t.scenario === scenario && (t.maxUnits !== undefined || t.minUnits !== undefined))
 }
 
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!
-
 /**
  * Runs the scenarios in order, each to its end whatever the others did. The run's unit of the
  * machine comes from `http-json` when it runs (first: the suite's order puts it there), else from
@@ -129,7 +128,8 @@ export async function runSuite(
     )
     try {
       const samples = await o.trap.during(o.measureUnit)
-      const u: MachineUnit = { us: median(samples), source, loadAverage: Number(loadavg()[0]!.toFixed(2)), samples }
+      const us = median(samples, (x) => x)
+      const u: MachineUnit = { us, source, loadAverage: Number(loadavg()[0]!.toFixed(2)), samples }
       o.log(`  1 unit = ${fmt(u.us)} µs (windows: ${samples.map((x) => fmt(x)).join(', ')})`)
       return (fresh = u)
     } catch (err) {

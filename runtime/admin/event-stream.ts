@@ -139,16 +139,14 @@ export class AdminEventStream {
   /** Numbers an event of this node and queues it for the next batch (bus events come here; so do decisions). */
   take(event: PlatformEvent): void {
     this.seq++
-    if (this.opts.backplane === undefined) {
-      // a node alone with nobody subscribed: straight into the replay window, no batch and no
-      // timer (a batch still pending goes first, so the window keeps the order)
-      if (this.subscribers.size === 0 && this.pending.events.length === 0) {
-        this.ring.push(this.opts.node, this.seq, event)
-        return
-      }
-    } else {
+    if (this.opts.backplane !== undefined) {
       if (this.own.length === 0) this.ownFirst = this.seq
       this.own.push(event)
+    } else if (this.subscribers.size === 0 && this.pending.events.length === 0) {
+      // a node alone with nobody subscribed: straight into the replay window, no batch and no
+      // timer (a batch still pending goes first, so the window keeps the order)
+      this.ring.push(this.opts.node, this.seq, event)
+      return
     }
     this.queue(event, this.opts.node, this.seq)
   }

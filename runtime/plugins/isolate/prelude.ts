@@ -118,7 +118,7 @@ export const PRELUDE = String.raw`(function () {
     if (calls.size === 0 && timers.size !== 0) timers.clear()
     if (typeof value === 'string') {
       if (value.length > maxResult) return '2result too large: ' + (value.length / 1048576).toFixed(1) + ' MB, the limit is ' + (maxResult / 1048576).toFixed(1) + ' MB'
-      // a string answers as itself after the text mark: no JSON here nor in the host
+      // a string answers as itself after the text mark (TEXT_MARK): no JSON here nor in the host
       return '0\u0001' + value
     }
     let s
