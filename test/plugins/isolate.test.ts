@@ -145,3 +145,30 @@ t.test('load errors name what the isolate refuses', async (t) => {
     await t.rejects(loadIsolate(spec(name)), re, name)
   }
 })
+
+// one watchdog per thread holds every isolate's time limit: a runaway is stopped as a timeout of its
+// own plugin, after a burst of another plugin's calls and while that plugin has a call in flight,
+// and only the runaway's isolate is reset
+t.test(
+  'isolate (in-process): a runaway is stopped by its own time limit beside a busy plugin with a longer one',
+  async (t) => {
+    const long = await loadIsolate(
+      specOf(HEALTHY_FIXTURE, 'in-process', { memoryMb: 32, timeoutMs: 60_000, concurrency: 8 })
+    )
+    const short = await loadIsolate(
+      specOf(HEALTHY_FIXTURE, 'in-process', { memoryMb: 32, timeoutMs: 300, concurrency: 8 })
+    )
+    t.teardown(async () => {
+      await long.dispose()
+      await short.dispose()
+    })
+    for (let i = 0; i < 2000; i++) await tool(long, 'add', { a: i, b: 1 })
+    const waiting = tool(long, 'sleep', { ms: 100 })
+    await rejects(t, tool(short, 'loop'), 'timeout', /exceeded its time limit of 300 ms/)
+    t.same(await waiting, { aborted: false }, "the other plugin's call in flight is untouched")
+    t.equal(await tool(long, 'add', { a: 1, b: 2 }), 3, 'the other plugin keeps its isolate')
+    t.equal(await tool(short, 'add', { a: 2, b: 2 }), 4, 'the runaway plugin serves again from a new isolate')
+    await rejects(t, tool(short, 'loop'), 'timeout', /exceeded its time limit of 300 ms/)
+    t.equal(await tool(short, 'add', { a: 3, b: 2 }), 5, 'and again after a second reset')
+  }
+)

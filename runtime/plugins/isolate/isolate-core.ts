@@ -4,6 +4,7 @@ import ivm from 'isolated-vm'
 import { CALL_KEYS_MAX, PRELUDE } from './prelude.js'
 import { SDK_SPECIFIER, checkInside, resolvePluginImport, sdkModule } from './module-resolver.js'
 import { CallTable } from '../call-table.js'
+import { watchdog, type Watchdog } from './watchdog.js'
 
 /** Everything an isolate needs to load one plugin; plain data so it can cross a process boundary. */
 export interface IsolateLoadData {
@@ -38,13 +39,17 @@ export interface IsolateSink {
 const MAX_TIMERS = 1000
 
 /**
- * One plugin in one isolated-vm isolate. All isolate entry is synchronous (`applySync` with the
- * calling call's remaining time budget) from one thread, so the isolate never runs concurrently
- * with itself and every piece of plugin code - microtasks included - runs under a time limit.
+ * One plugin in one isolated-vm isolate. All isolate entry is synchronous (`applySync`, watched by
+ * the thread's watchdog for the calling call's remaining time budget) from one thread, so the
+ * isolate never runs concurrently with itself and every piece of plugin code - microtasks included -
+ * runs under a time limit. Loading keeps isolated-vm's own `timeout` (one timer entry per load).
  */
 export class IsolateRunner {
   descriptor: unknown
   private iso: ivm.Isolate | undefined
+  private readonly watch: Watchdog = watchdog()
+  /** The isolate's slot in the watchdog while it is loaded. */
+  private slot = -1
   private entries:
     { call: ivm.Reference; capDone: ivm.Reference; abort: ivm.Reference; fire: ivm.Reference } | undefined
   /** callId -> deadline (ms since epoch) */
@@ -87,6 +92,7 @@ export class IsolateRunner {
     this.sink.enter?.()
     const iso = new ivm.Isolate({ memoryLimit: Math.max(8, d.memoryMb) })
     this.iso = iso
+    this.slot = this.watch.register(iso)
     try {
       const context = iso.createContextSync()
       const g = context.global
@@ -257,23 +263,35 @@ export class IsolateRunner {
    */
   private enter(callId: number | undefined, fn: ivm.Reference, args: unknown[], budgetMs: number): unknown {
     this.sink.enter?.()
+    const slot = this.slot
+    let out: unknown
+    let failure: unknown
+    this.watch.begin(slot, Math.max(1, budgetMs))
     try {
-      return fn.applySync(undefined, args, { timeout: Math.max(1, budgetMs) })
+      out = fn.applySync(undefined, args)
     } catch (err) {
-      const msg = err instanceof Error ? err.message : String(err)
-      const reason: FailReason = /timed out/i.test(msg)
-        ? 'timeout'
-        : /memory limit|disposed/i.test(msg)
-          ? 'memory'
-          : 'crashed'
-      const message =
-        reason === 'timeout'
-          ? `plugin '${this.data.name}' exceeded its time limit of ${this.data.timeoutMs} ms`
-          : reason === 'memory'
-            ? `plugin '${this.data.name}' exceeded its memory limit of ${this.data.memoryMb} MB`
-            : `plugin '${this.data.name}' failed: ${msg}`
-      this.fatal(callId, reason, message)
+      failure = err ?? new Error('plugin code failed')
     }
+    // the watchdog may also dispose it right as the entry returns: the call is past its limit either way
+    if (this.watch.end(slot)) {
+      this.fatal(callId, 'timeout', `plugin '${this.data.name}' exceeded its time limit of ${this.data.timeoutMs} ms`)
+      return undefined
+    }
+    if (failure === undefined) return out
+    const msg = failure instanceof Error ? failure.message : String(failure)
+    const reason: FailReason = /timed out/i.test(msg)
+      ? 'timeout'
+      : /memory limit|disposed/i.test(msg)
+        ? 'memory'
+        : 'crashed'
+    const message =
+      reason === 'timeout'
+        ? `plugin '${this.data.name}' exceeded its time limit of ${this.data.timeoutMs} ms`
+        : reason === 'memory'
+          ? `plugin '${this.data.name}' exceeded its memory limit of ${this.data.memoryMb} MB`
+          : `plugin '${this.data.name}' failed: ${msg}`
+    this.fatal(callId, reason, message)
+    return undefined
   }
 
   /** Disposes the isolate, fails the blamed call with `reason` and every other call in flight as crashed. */
@@ -299,6 +317,8 @@ export class IsolateRunner {
     this.capOwner.clear()
     this.clearTimers()
     this.entries = undefined
+    if (this.slot >= 0) this.watch.unregister(this.slot)
+    this.slot = -1
     const iso = this.iso
     this.iso = undefined
     if (iso !== undefined && !iso.isDisposed) {
