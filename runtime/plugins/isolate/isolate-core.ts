@@ -64,6 +64,8 @@ export class IsolateRunner {
    */
   private readonly keys = new Map<string, Map<string, number>>()
   private keyCount = 0
+  /** Shared with the isolate: the call id and contribution number of the call being entered. */
+  private ids: Float64Array | undefined
 
   constructor(
     readonly data: IsolateLoadData,
@@ -133,6 +135,9 @@ export class IsolateRunner {
       )
       hostObj.setSync('maxResult', d.maxResultBytes)
       hostObj.setSync('capsJson', JSON.stringify(d.grants))
+      const ids = new Float64Array(new SharedArrayBuffer(16))
+      hostObj.setSync('ids', new ivm.ExternalCopy(ids.buffer).copyInto({ release: true }))
+      this.ids = ids
       hostObj.release()
       const entries = context.evalSync(PRELUDE, {
         reference: true,
@@ -189,9 +194,17 @@ export class IsolateRunner {
   /** Starts a call; the outcome arrives through the sink. */
   call(callId: number, kind: string, name: string, argsJson: string): void {
     if (this.entries === undefined) this.load()
-    const budget = this.data.timeoutMs
-    this.deadlines.set(callId, Date.now() + budget)
-    const out = this.enter(callId, this.entries!.call, [callId, this.keyOf(kind, name), argsJson], budget)
+    const deadline = Date.now() + this.data.timeoutMs
+    this.deadlines.set(callId, deadline)
+    const key = this.keyOf(kind, name)
+    const ids = this.ids!
+    ids[0] = callId
+    let args: unknown[]
+    if (typeof key === 'number') {
+      ids[1] = key
+      args = [argsJson]
+    } else args = [argsJson, key]
+    const out = this.enter(callId, this.entries!.call, args, deadline)
     // settled inside the call (a synchronous tool): its outcome came back as the return value
     if (typeof out === 'string' && out !== '') this.settle(callId, out.charCodeAt(0) - 48, out.slice(1))
   }
@@ -213,14 +226,14 @@ export class IsolateRunner {
     this.capOwner.delete(capId)
     const deadline = callId === undefined ? undefined : this.deadlines.get(callId)
     if (deadline === undefined || !this.alive) return
-    this.enter(callId, this.entries!.capDone, [capId, ok, json], deadline - Date.now())
+    this.enter(callId, this.entries!.capDone, [capId, ok, json], deadline)
   }
 
   /** Cancels a call (timeout elsewhere, caller abort): the plugin's ctx.signal fires. */
   abort(callId: number, message: string): void {
     if (!this.deadlines.delete(callId) || !this.alive) return
     if (this.deadlines.size === 0) this.clearTimers()
-    this.enter(undefined, this.entries!.abort, [callId, message], this.data.timeoutMs)
+    this.enter(undefined, this.entries!.abort, [callId, message], Date.now() + this.data.timeoutMs)
   }
 
   /** Timers never outlive the calls in flight (the isolate drops its callbacks at the same moment). */
@@ -249,7 +262,8 @@ export class IsolateRunner {
       () => {
         this.hostTimers.delete(t)
         this.timerCount--
-        if (this.alive && this.deadlines.size > 0) this.enter(undefined, this.entries!.fire, [id], this.data.timeoutMs)
+        if (this.alive && this.deadlines.size > 0)
+          this.enter(undefined, this.entries!.fire, [id], Date.now() + this.data.timeoutMs)
       },
       Math.min(Number(ms) || 0, 2 ** 31 - 1)
     )
@@ -258,15 +272,15 @@ export class IsolateRunner {
   }
 
   /**
-   * Runs plugin code synchronously for at most `budgetMs` (the time left to `callId`, or the plugin
-   * timeout); a fatal outcome disposes the isolate and fails `callId` with the reason.
+   * Runs plugin code synchronously until at most `deadline` (Date.now() ms: `callId`'s, or the plugin
+   * timeout from now); a fatal outcome disposes the isolate and fails `callId` with the reason.
    */
-  private enter(callId: number | undefined, fn: ivm.Reference, args: unknown[], budgetMs: number): unknown {
+  private enter(callId: number | undefined, fn: ivm.Reference, args: unknown[], deadline: number): unknown {
     this.sink.enter?.()
     const slot = this.slot
     let out: unknown
     let failure: unknown
-    this.watch.begin(slot, Math.max(1, budgetMs))
+    this.watch.begin(slot, deadline)
     try {
       out = fn.applySync(undefined, args)
     } catch (err) {

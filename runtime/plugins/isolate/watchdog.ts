@@ -118,11 +118,11 @@ export class Watchdog {
     }
   }
 
-  /** Before entering the isolate in `slot`: it may run until `Date.now() + budgetMs`. */
-  begin(slot: number, budgetMs: number): void {
+  /** Before entering the isolate in `slot`: it may run until `deadline` (Date.now() ms). */
+  begin(slot: number, deadline: number): void {
     const i32 = this.i32
     if ((this.seq & 1) === 1) this.outer.push(i32[TARGET]!, i32[DEADLINE]!)
-    this.watch(slot, (Date.now() + budgetMs) | 0)
+    this.watch(slot, deadline | 0)
   }
 
   /** After the entry returned or threw: true when the watcher disposed the isolate for its time limit. */
