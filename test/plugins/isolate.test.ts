@@ -172,3 +172,32 @@ t.test(
     t.equal(await tool(short, 'add', { a: 3, b: 2 }), 5, 'and again after a second reset')
   }
 )
+
+// a host callback may enter another isolate while the first one waits for it (a progress listener
+// calling a plugin): the inner entry is held to its own limit, and the outer one to its own again after
+t.test(
+  'isolate (in-process): a runaway entered from inside another plugin is stopped; the outer call goes on',
+  async (t) => {
+    const outer = await loadIsolate(
+      specOf(HEALTHY_FIXTURE, 'in-process', { memoryMb: 32, timeoutMs: 60_000, concurrency: 8 })
+    )
+    const inner = await loadIsolate(
+      specOf(HEALTHY_FIXTURE, 'in-process', { memoryMb: 32, timeoutMs: 300, concurrency: 8 })
+    )
+    t.teardown(async () => {
+      await outer.dispose()
+      await inner.dispose()
+    })
+    const nested: Promise<unknown>[] = []
+    const onProgress = (): void => {
+      const p = nested.length === 0 ? tool(inner, 'loop') : tool(inner, 'add', { a: 1, b: 1 })
+      p.catch(() => {}) // settles while the outer call still runs; checked below
+      nested.push(p)
+    }
+    t.same(await outer.invoke({ kind: 'tool', name: 'steps', args: { n: 2 } }, { onProgress }), { done: 2 })
+    t.equal(nested.length, 2, 'both progress reports entered the other plugin')
+    await rejects(t, nested[0]!, 'timeout', /exceeded its time limit of 300 ms/)
+    t.equal(await nested[1], 2, 'the inner plugin serves again')
+    t.equal(await tool(outer, 'add', { a: 1, b: 2 }), 3, 'the outer plugin kept its isolate')
+  }
+)
