@@ -1,10 +1,10 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { join } from 'node:path'
 import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { startTestPlatform } from '../helpers/platform.js'
 import { loadIsolate } from '../../runtime/plugins/isolate/index.js'
-import type { LoadSpec } from '../../runtime/plugins/index.js'
+import type { LoadSpec, SandboxInstance } from '../../runtime/plugins/index.js'
 import { HEALTHY_FIXTURE, runTierContract } from './tier-contract.js'
 import { rejects, tool } from './helpers.js'
 
@@ -146,22 +146,24 @@ t.test('load errors name what the isolate refuses', async (t) => {
   }
 })
 
+/** Two in-process instances of the healthy plugin: time limits of 60 s and of 300 ms. */
+async function longAndShort(t: Test): Promise<SandboxInstance[]> {
+  const insts: SandboxInstance[] = []
+  t.teardown(async () => {
+    for (const inst of insts) await inst.dispose()
+  })
+  for (const timeoutMs of [60_000, 300])
+    insts.push(await loadIsolate(specOf(HEALTHY_FIXTURE, 'in-process', { memoryMb: 32, timeoutMs, concurrency: 8 })))
+  return insts
+}
+
 // one watchdog per thread holds every isolate's time limit: a runaway is stopped as a timeout of its
 // own plugin, after a burst of another plugin's calls and while that plugin has a call in flight,
 // and only the runaway's isolate is reset
 t.test(
   'isolate (in-process): a runaway is stopped by its own time limit beside a busy plugin with a longer one',
   async (t) => {
-    const long = await loadIsolate(
-      specOf(HEALTHY_FIXTURE, 'in-process', { memoryMb: 32, timeoutMs: 60_000, concurrency: 8 })
-    )
-    const short = await loadIsolate(
-      specOf(HEALTHY_FIXTURE, 'in-process', { memoryMb: 32, timeoutMs: 300, concurrency: 8 })
-    )
-    t.teardown(async () => {
-      await long.dispose()
-      await short.dispose()
-    })
+    const [long, short] = await longAndShort(t)
     for (let i = 0; i < 2000; i++) await tool(long, 'add', { a: i, b: 1 })
     const waiting = tool(long, 'sleep', { ms: 100 })
     await rejects(t, tool(short, 'loop'), 'timeout', /exceeded its time limit of 300 ms/)
@@ -178,16 +180,7 @@ t.test(
 t.test(
   'isolate (in-process): a runaway entered from inside another plugin is stopped; the outer call goes on',
   async (t) => {
-    const outer = await loadIsolate(
-      specOf(HEALTHY_FIXTURE, 'in-process', { memoryMb: 32, timeoutMs: 60_000, concurrency: 8 })
-    )
-    const inner = await loadIsolate(
-      specOf(HEALTHY_FIXTURE, 'in-process', { memoryMb: 32, timeoutMs: 300, concurrency: 8 })
-    )
-    t.teardown(async () => {
-      await outer.dispose()
-      await inner.dispose()
-    })
+    const [outer, inner] = await longAndShort(t)
     const nested: Promise<unknown>[] = []
     const onProgress = (): void => {
       const p = nested.length === 0 ? tool(inner, 'loop') : tool(inner, 'add', { a: 1, b: 1 })
