@@ -25,7 +25,8 @@ const TARGET = 2
 const KILLED = 3 // the target slot + 1 the watcher disposed, until the host reads it
 const ALIVE = 4 // 1 while a watch loop runs or is queued
 const ARMED = 5 // the deadline the watcher sleeps until
-const STOP = 6 // asks the loop to end now
+// asks the loop to end now: set while registering, and once no isolate is left
+const STOP = 6
 /** Longest sleep of the watcher: how long it outlives the last entry (and holds the event loop). */
 const IDLE_MS = 200
 
@@ -105,6 +106,8 @@ export class Watchdog {
     } finally {
       Atomics.store(i32, STOP, 0)
     }
+    // registered from inside an entry (a host callback that loads a plugin): that entry is watched again
+    if ((this.seq & 1) === 1 && Atomics.compareExchange(i32, ALIVE, 0, 1) === 0) this.start()
     this.live++
     return slot
   }
@@ -145,7 +148,6 @@ export class Watchdog {
     // odd: running (a new odd number when an outer entry resumes)
     this.seq += (this.seq & 1) === 1 ? 2 : 1
     Atomics.store(i32, SEQ, this.seq)
-    if (Atomics.load(i32, STOP) !== 0) Atomics.store(i32, STOP, 0)
     if (Atomics.load(i32, ALIVE) === 0) {
       if (Atomics.compareExchange(i32, ALIVE, 0, 1) === 0) this.start()
     } else if (((deadline - Atomics.load(i32, ARMED)) | 0) < 0) Atomics.notify(i32, SEQ)
