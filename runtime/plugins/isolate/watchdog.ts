@@ -131,7 +131,7 @@ export class Watchdog {
   /** After the entry returned or threw: true when the watcher disposed the isolate for its time limit. */
   end(slot: number): boolean {
     const i32 = this.i32
-    if (this.outer.length === 0) Atomics.store(i32, SEQ, ++this.seq)
+    if (this.outer.length === 0) Atomics.store(i32, SEQ, (this.seq = (this.seq + 1) | 0))
     else {
       const deadline = this.outer.pop()!
       this.watch(this.outer.pop()!, deadline)
@@ -145,8 +145,8 @@ export class Watchdog {
     const i32 = this.i32
     i32[TARGET] = slot
     i32[DEADLINE] = deadline
-    // odd: running (a new odd number when an outer entry resumes)
-    this.seq += (this.seq & 1) === 1 ? 2 : 1
+    // odd: running (a new odd number when an outer entry resumes); wraps within int32, parity kept
+    this.seq = (this.seq + ((this.seq & 1) === 1 ? 2 : 1)) | 0
     Atomics.store(i32, SEQ, this.seq)
     if (Atomics.load(i32, ALIVE) === 0) {
       if (Atomics.compareExchange(i32, ALIVE, 0, 1) === 0) this.start()
