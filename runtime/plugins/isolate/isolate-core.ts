@@ -94,8 +94,8 @@ export class IsolateRunner {
     this.sink.enter?.()
     const iso = new ivm.Isolate({ memoryLimit: Math.max(8, d.memoryMb) })
     this.iso = iso
-    this.slot = this.watch.register(iso)
     try {
+      this.slot = this.watch.register(iso)
       const context = iso.createContextSync()
       const g = context.global
       const sink = this.sink
@@ -226,7 +226,8 @@ export class IsolateRunner {
     this.capOwner.delete(capId)
     const deadline = callId === undefined ? undefined : this.deadlines.get(callId)
     if (deadline === undefined || !this.alive) return
-    this.enter(callId, this.entries!.capDone, [capId, ok, json], deadline)
+    // at least 1 ms, as a call whose host-side expiry has not fired yet may still take its result
+    this.enter(callId, this.entries!.capDone, [capId, ok, json], Math.max(deadline, Date.now() + 1))
   }
 
   /** Cancels a call (timeout elsewhere, caller abort): the plugin's ctx.signal fires. */
