@@ -288,7 +288,7 @@ export class IsolateRunner {
       failure = err ?? new Error('plugin code failed')
     }
     // the watchdog may also dispose it right as the entry returns: the call is past its limit either way
-    if (this.watch.end(slot)) {
+    if (this.watch.end()) {
       this.fatal(callId, 'timeout', `plugin '${this.data.name}' exceeded its time limit of ${this.data.timeoutMs} ms`)
       return undefined
     }

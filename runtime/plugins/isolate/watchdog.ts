@@ -19,14 +19,20 @@ import ivm from 'isolated-vm'
 
 // Int32 slots in the shared buffer. Deadlines are Date.now() ms truncated to 32 bits, compared
 // with wrapping subtraction (fine for limits under 24 days).
-const SEQ = 0 // odd while plugin code runs; changes with every entry
+// odd while plugin code runs; changes with every entry. The watcher claims an entry it stops by
+// flipping bit 30 of it (compare-and-swap), so the host learns it from the value it replaces when the
+// entry ends, and an entry that ended first is never stopped
+const SEQ = 0
 const DEADLINE = 1
 const TARGET = 2
-const KILLED = 3 // the target slot + 1 the watcher disposed, until the host reads it
+const MARK = 0x40000000
 const ALIVE = 4 // 1 while a watch loop runs or is queued
 const ARMED = 5 // the deadline the watcher sleeps until
 // asks the loop to end now: set while registering, and once no isolate is left
 const STOP = 6
+// the entry (marked) the watcher stopped, until the host leaves it: kept here, not in the loop, so
+// no later loop claims it again
+const CLAIMED = 7
 /** Longest sleep of the watcher: how long it outlives the last entry (and holds the event loop). */
 const IDLE_MS = 200
 
@@ -40,6 +46,12 @@ const WATCHER = String.raw`(function () {
       for (;;) {
         if (Atomics.load(i32, ${STOP}) !== 0) { Atomics.store(i32, ${ALIVE}, 0); return }
         const s = Atomics.load(i32, ${SEQ})
+        if (s === Atomics.load(i32, ${CLAIMED})) {
+          // stopped; the host has yet to leave that entry
+          Atomics.store(i32, ${ARMED}, (Date.now() + ${IDLE_MS}) | 0)
+          Atomics.wait(i32, ${SEQ}, s, ${IDLE_MS})
+          continue
+        }
         if ((s & 1) === 0) {
           // no entry now, and none since the last look: end, unless an entry starts meanwhile
           if (s === seen && Atomics.compareExchange(i32, ${ALIVE}, 1, 0) === 1) {
@@ -56,9 +68,9 @@ const WATCHER = String.raw`(function () {
         if (Atomics.load(i32, ${SEQ}) !== s) continue
         const left = (deadline - (Date.now() | 0)) | 0
         if (left <= 0) {
-          Atomics.store(i32, ${KILLED}, slot + 1)
-          if (Atomics.load(i32, ${SEQ}) === s) { try { targets[slot].dispose() } catch (_) {} }
-          Atomics.wait(i32, ${SEQ}, s, 1)
+          Atomics.store(i32, ${CLAIMED}, s ^ ${MARK})
+          if (Atomics.compareExchange(i32, ${SEQ}, s, s ^ ${MARK}) === s) { try { targets[slot].dispose() } catch (_) {} }
+          else Atomics.store(i32, ${CLAIMED}, 0)
           continue
         }
         seen = s
@@ -80,8 +92,10 @@ export class Watchdog {
   private readonly free: number[] = []
   private slots = 0
   private live = 0
-  /** Outer entries paused while a host callback entered another isolate: slot, deadline. */
+  /** Outer entries paused while a host callback entered another isolate: slot, deadline, stopped (1). */
   private readonly outer: number[] = []
+  /** The running entry was stopped while a nested entry held the shared state. */
+  private lost = false
   private readonly ended = (): void => {}
 
   constructor() {
@@ -124,33 +138,50 @@ export class Watchdog {
   /** Before entering the isolate in `slot`: it may run until `deadline` (Date.now() ms). */
   begin(slot: number, deadline: number): void {
     const i32 = this.i32
-    if ((this.seq & 1) === 1) this.outer.push(i32[TARGET]!, i32[DEADLINE]!)
-    this.watch(slot, deadline | 0)
+    const nested = (this.seq & 1) === 1
+    const outerSlot = i32[TARGET]!
+    const outerDeadline = i32[DEADLINE]!
+    const outerStopped = this.watch(slot, deadline | 0) || this.lost
+    this.lost = false
+    if (nested) this.outer.push(outerSlot, outerDeadline, outerStopped ? 1 : 0)
   }
 
-  /** After the entry returned or threw: true when the watcher disposed the isolate for its time limit. */
-  end(slot: number): boolean {
-    const i32 = this.i32
-    if (this.outer.length === 0) Atomics.store(i32, SEQ, (this.seq = (this.seq + 1) | 0))
-    else {
-      const deadline = this.outer.pop()!
-      this.watch(this.outer.pop()!, deadline)
+  /** After the entry returned or threw: true when the watcher disposed its isolate for the time limit. */
+  end(): boolean {
+    const lost = this.lost
+    this.lost = false
+    if (this.outer.length === 0) {
+      const mine = this.seq
+      this.seq = (mine + 1) | 0
+      return this.stopped(Atomics.exchange(this.i32, SEQ, this.seq), mine) || lost
     }
-    if (Atomics.load(i32, KILLED) !== slot + 1) return false
-    Atomics.store(i32, KILLED, 0)
-    return true
+    const outerStopped = this.outer.pop() === 1
+    const deadline = this.outer.pop()!
+    const stopped = this.watch(this.outer.pop()!, deadline) || lost
+    this.lost = outerStopped
+    return stopped
   }
 
-  private watch(slot: number, deadline: number): void {
+  /** Publishes a new running entry; true when the watcher had claimed the one running until now. */
+  private watch(slot: number, deadline: number): boolean {
     const i32 = this.i32
     i32[TARGET] = slot
     i32[DEADLINE] = deadline
     // odd: running (a new odd number when an outer entry resumes); wraps within int32, parity kept
-    this.seq = (this.seq + ((this.seq & 1) === 1 ? 2 : 1)) | 0
-    Atomics.store(i32, SEQ, this.seq)
+    const mine = this.seq
+    this.seq = (mine + ((mine & 1) === 1 ? 2 : 1)) | 0
+    const was = Atomics.exchange(i32, SEQ, this.seq)
     if (Atomics.load(i32, ALIVE) === 0) {
       if (Atomics.compareExchange(i32, ALIVE, 0, 1) === 0) this.start()
     } else if (((deadline - Atomics.load(i32, ARMED)) | 0) < 0) Atomics.notify(i32, SEQ)
+    return this.stopped(was, mine)
+  }
+
+  /** `was` replaced the host's `mine`: the watcher had marked it (and no longer needs its claim). */
+  private stopped(was: number, mine: number): boolean {
+    if (was === mine) return false
+    Atomics.store(this.i32, CLAIMED, 0)
+    return true
   }
 
   private start(): void {
