@@ -1,10 +1,10 @@
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { join } from 'node:path'
 import { mkdtempSync, writeFileSync, mkdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { startTestPlatform } from '../helpers/platform.js'
 import { loadIsolate } from '../../runtime/plugins/isolate/index.js'
-import type { LoadSpec } from '../../runtime/plugins/index.js'
+import type { LoadSpec, SandboxInstance } from '../../runtime/plugins/index.js'
 import { HEALTHY_FIXTURE, runTierContract } from './tier-contract.js'
 import { rejects, tool } from './helpers.js'
 
@@ -145,3 +145,52 @@ t.test('load errors name what the isolate refuses', async (t) => {
     await t.rejects(loadIsolate(spec(name)), re, name)
   }
 })
+
+/** Two in-process instances of the healthy plugin: time limits of 60 s and of 300 ms. */
+async function longAndShort(t: Test): Promise<SandboxInstance[]> {
+  const insts: SandboxInstance[] = []
+  t.teardown(async () => {
+    for (const inst of insts) await inst.dispose()
+  })
+  for (const timeoutMs of [60_000, 300])
+    insts.push(await loadIsolate(specOf(HEALTHY_FIXTURE, 'in-process', { memoryMb: 32, timeoutMs, concurrency: 8 })))
+  return insts
+}
+
+// one watchdog per thread holds every isolate's time limit: a runaway is stopped as a timeout of its
+// own plugin, after a burst of another plugin's calls and while that plugin has a call in flight,
+// and only the runaway's isolate is reset
+t.test(
+  'isolate (in-process): a runaway is stopped by its own time limit beside a busy plugin with a longer one',
+  async (t) => {
+    const [long, short] = await longAndShort(t)
+    for (let i = 0; i < 2000; i++) await tool(long, 'add', { a: i, b: 1 })
+    const waiting = tool(long, 'sleep', { ms: 100 })
+    await rejects(t, tool(short, 'loop'), 'timeout', /exceeded its time limit of 300 ms/)
+    t.same(await waiting, { aborted: false }, "the other plugin's call in flight is untouched")
+    t.equal(await tool(long, 'add', { a: 1, b: 2 }), 3, 'the other plugin keeps its isolate')
+    t.equal(await tool(short, 'add', { a: 2, b: 2 }), 4, 'the runaway plugin serves again from a new isolate')
+    await rejects(t, tool(short, 'loop'), 'timeout', /exceeded its time limit of 300 ms/)
+    t.equal(await tool(short, 'add', { a: 3, b: 2 }), 5, 'and again after a second reset')
+  }
+)
+
+// a host callback may enter another isolate while the first one waits for it (a progress listener
+// calling a plugin): the inner entry is held to its own limit, and the outer one to its own again after
+t.test(
+  'isolate (in-process): a runaway entered from inside another plugin is stopped; the outer call goes on',
+  async (t) => {
+    const [outer, inner] = await longAndShort(t)
+    const nested: Promise<unknown>[] = []
+    const onProgress = (): void => {
+      const p = nested.length === 0 ? tool(inner, 'loop') : tool(inner, 'add', { a: 1, b: 1 })
+      p.catch(() => {}) // settles while the outer call still runs; checked below
+      nested.push(p)
+    }
+    t.same(await outer.invoke({ kind: 'tool', name: 'steps', args: { n: 2 } }, { onProgress }), { done: 2 })
+    t.equal(nested.length, 2, 'both progress reports entered the other plugin')
+    await rejects(t, nested[0]!, 'timeout', /exceeded its time limit of 300 ms/)
+    t.equal(await nested[1], 2, 'the inner plugin serves again')
+    t.equal(await tool(outer, 'add', { a: 1, b: 2 }), 3, 'the outer plugin kept its isolate')
+  }
+)

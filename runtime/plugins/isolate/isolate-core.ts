@@ -4,6 +4,7 @@ import ivm from 'isolated-vm'
 import { CALL_KEYS_MAX, PRELUDE } from './prelude.js'
 import { SDK_SPECIFIER, checkInside, resolvePluginImport, sdkModule } from './module-resolver.js'
 import { CallTable } from '../call-table.js'
+import { watchdog, type Watchdog } from './watchdog.js'
 
 /** Everything an isolate needs to load one plugin; plain data so it can cross a process boundary. */
 export interface IsolateLoadData {
@@ -38,13 +39,17 @@ export interface IsolateSink {
 const MAX_TIMERS = 1000
 
 /**
- * One plugin in one isolated-vm isolate. All isolate entry is synchronous (`applySync` with the
- * calling call's remaining time budget) from one thread, so the isolate never runs concurrently
- * with itself and every piece of plugin code - microtasks included - runs under a time limit.
+ * One plugin in one isolated-vm isolate. All isolate entry is synchronous (`applySync`, watched by
+ * the thread's watchdog for the calling call's remaining time budget) from one thread, so the
+ * isolate never runs concurrently with itself and every piece of plugin code - microtasks included -
+ * runs under a time limit. Loading keeps isolated-vm's own `timeout` (one timer entry per load).
  */
 export class IsolateRunner {
   descriptor: unknown
   private iso: ivm.Isolate | undefined
+  private readonly watch: Watchdog = watchdog()
+  /** The isolate's slot in the watchdog while it is loaded. */
+  private slot = -1
   private entries:
     { call: ivm.Reference; capDone: ivm.Reference; abort: ivm.Reference; fire: ivm.Reference } | undefined
   /** callId -> deadline (ms since epoch) */
@@ -59,6 +64,8 @@ export class IsolateRunner {
    */
   private readonly keys = new Map<string, Map<string, number>>()
   private keyCount = 0
+  /** Shared with the isolate: the call id and contribution number of the call being entered. */
+  private ids: Float64Array | undefined
 
   constructor(
     readonly data: IsolateLoadData,
@@ -88,6 +95,7 @@ export class IsolateRunner {
     const iso = new ivm.Isolate({ memoryLimit: Math.max(8, d.memoryMb) })
     this.iso = iso
     try {
+      this.slot = this.watch.register(iso)
       const context = iso.createContextSync()
       const g = context.global
       const sink = this.sink
@@ -127,6 +135,9 @@ export class IsolateRunner {
       )
       hostObj.setSync('maxResult', d.maxResultBytes)
       hostObj.setSync('capsJson', JSON.stringify(d.grants))
+      const ids = new Float64Array(new SharedArrayBuffer(16))
+      hostObj.setSync('ids', new ivm.ExternalCopy(ids.buffer).copyInto({ release: true }))
+      this.ids = ids
       hostObj.release()
       const entries = context.evalSync(PRELUDE, {
         reference: true,
@@ -183,9 +194,17 @@ export class IsolateRunner {
   /** Starts a call; the outcome arrives through the sink. */
   call(callId: number, kind: string, name: string, argsJson: string): void {
     if (this.entries === undefined) this.load()
-    const budget = this.data.timeoutMs
-    this.deadlines.set(callId, Date.now() + budget)
-    const out = this.enter(callId, this.entries!.call, [callId, this.keyOf(kind, name), argsJson], budget)
+    const deadline = Date.now() + this.data.timeoutMs
+    this.deadlines.set(callId, deadline)
+    const key = this.keyOf(kind, name)
+    const ids = this.ids!
+    ids[0] = callId
+    let args: unknown[]
+    if (typeof key === 'number') {
+      ids[1] = key
+      args = [argsJson]
+    } else args = [argsJson, key]
+    const out = this.enter(callId, this.entries!.call, args, deadline)
     // settled inside the call (a synchronous tool): its outcome came back as the return value
     if (typeof out === 'string' && out !== '') this.settle(callId, out.charCodeAt(0) - 48, out.slice(1))
   }
@@ -207,14 +226,15 @@ export class IsolateRunner {
     this.capOwner.delete(capId)
     const deadline = callId === undefined ? undefined : this.deadlines.get(callId)
     if (deadline === undefined || !this.alive) return
-    this.enter(callId, this.entries!.capDone, [capId, ok, json], deadline - Date.now())
+    // at least 1 ms, as a call whose host-side expiry has not fired yet may still take its result
+    this.enter(callId, this.entries!.capDone, [capId, ok, json], Math.max(deadline, Date.now() + 1))
   }
 
   /** Cancels a call (timeout elsewhere, caller abort): the plugin's ctx.signal fires. */
   abort(callId: number, message: string): void {
     if (!this.deadlines.delete(callId) || !this.alive) return
     if (this.deadlines.size === 0) this.clearTimers()
-    this.enter(undefined, this.entries!.abort, [callId, message], this.data.timeoutMs)
+    this.enter(undefined, this.entries!.abort, [callId, message], Date.now() + this.data.timeoutMs)
   }
 
   /** Timers never outlive the calls in flight (the isolate drops its callbacks at the same moment). */
@@ -243,7 +263,8 @@ export class IsolateRunner {
       () => {
         this.hostTimers.delete(t)
         this.timerCount--
-        if (this.alive && this.deadlines.size > 0) this.enter(undefined, this.entries!.fire, [id], this.data.timeoutMs)
+        if (this.alive && this.deadlines.size > 0)
+          this.enter(undefined, this.entries!.fire, [id], Date.now() + this.data.timeoutMs)
       },
       Math.min(Number(ms) || 0, 2 ** 31 - 1)
     )
@@ -252,28 +273,40 @@ export class IsolateRunner {
   }
 
   /**
-   * Runs plugin code synchronously for at most `budgetMs` (the time left to `callId`, or the plugin
-   * timeout); a fatal outcome disposes the isolate and fails `callId` with the reason.
+   * Runs plugin code synchronously until at most `deadline` (Date.now() ms: `callId`'s, or the plugin
+   * timeout from now); a fatal outcome disposes the isolate and fails `callId` with the reason.
    */
-  private enter(callId: number | undefined, fn: ivm.Reference, args: unknown[], budgetMs: number): unknown {
+  private enter(callId: number | undefined, fn: ivm.Reference, args: unknown[], deadline: number): unknown {
     this.sink.enter?.()
+    const slot = this.slot
+    let out: unknown
+    let failure: unknown
+    this.watch.begin(slot, deadline)
     try {
-      return fn.applySync(undefined, args, { timeout: Math.max(1, budgetMs) })
+      out = fn.applySync(undefined, args)
     } catch (err) {
-      const msg = err instanceof Error ? err.message : String(err)
-      const reason: FailReason = /timed out/i.test(msg)
-        ? 'timeout'
-        : /memory limit|disposed/i.test(msg)
-          ? 'memory'
-          : 'crashed'
-      const message =
-        reason === 'timeout'
-          ? `plugin '${this.data.name}' exceeded its time limit of ${this.data.timeoutMs} ms`
-          : reason === 'memory'
-            ? `plugin '${this.data.name}' exceeded its memory limit of ${this.data.memoryMb} MB`
-            : `plugin '${this.data.name}' failed: ${msg}`
-      this.fatal(callId, reason, message)
+      failure = err ?? new Error('plugin code failed')
     }
+    // the watchdog may also dispose it right as the entry returns: the call is past its limit either way
+    if (this.watch.end()) {
+      this.fatal(callId, 'timeout', `plugin '${this.data.name}' exceeded its time limit of ${this.data.timeoutMs} ms`)
+      return undefined
+    }
+    if (failure === undefined) return out
+    const msg = failure instanceof Error ? failure.message : String(failure)
+    const reason: FailReason = /timed out/i.test(msg)
+      ? 'timeout'
+      : /memory limit|disposed/i.test(msg)
+        ? 'memory'
+        : 'crashed'
+    const message =
+      reason === 'timeout'
+        ? `plugin '${this.data.name}' exceeded its time limit of ${this.data.timeoutMs} ms`
+        : reason === 'memory'
+          ? `plugin '${this.data.name}' exceeded its memory limit of ${this.data.memoryMb} MB`
+          : `plugin '${this.data.name}' failed: ${msg}`
+    this.fatal(callId, reason, message)
+    return undefined
   }
 
   /** Disposes the isolate, fails the blamed call with `reason` and every other call in flight as crashed. */
@@ -299,6 +332,8 @@ export class IsolateRunner {
     this.capOwner.clear()
     this.clearTimers()
     this.entries = undefined
+    if (this.slot >= 0) this.watch.unregister(this.slot)
+    this.slot = -1
     const iso = this.iso
     this.iso = undefined
     if (iso !== undefined && !iso.isDisposed) {

@@ -17,7 +17,10 @@ export const PRELUDE = String.raw`(function () {
   'use strict'
   const host = globalThis.__platformHost
   delete globalThis.__platformHost
-  const { done, progress, cap, log, timer, maxResult, capsJson } = host
+  const { done, progress, cap, log, timer, maxResult, capsJson, ids } = host
+  // written by the host right before each call: [call id, contribution number] (numbers in shared
+  // memory instead of two more arguments to copy per call)
+  const callIds = new Float64Array(ids)
   const grants = JSON.parse(capsJson)
   const stringify = JSON.stringify
   const parse = JSON.parse
@@ -151,9 +154,10 @@ export const PRELUDE = String.raw`(function () {
       plugin = entry.default
       return stringify(dispatch.describePlugin(plugin))
     },
-    call (callId, key, argsJson) {
+    call (argsJson, key) {
+      const callId = callIds[0]
       let kind, name
-      if (typeof key === 'number') { const k = keys[key]; kind = k.kind; name = k.name } else {
+      if (key === undefined) { const k = keys[callIds[1]]; kind = k.kind; name = k.name } else {
         const cut = key.indexOf('\0')
         kind = key.slice(0, cut)
         name = key.slice(cut + 1)
