@@ -125,8 +125,8 @@ t.test('lmdb: steps appended while a commit is in flight go together, each ackno
   // a record holds one step, or the run's steps of one group keyed by the last seq it holds
   const records = (id: string) => [...stepsDb.getRange({ start: [id, -1], end: [id, Number.MAX_SAFE_INTEGER] })]
   const storedStep = (seq: number): boolean =>
-    [...stepsDb.getRange({ start: ['int-g', seq], end: ['int-g', Number.MAX_SAFE_INTEGER], limit: 1 })].some(({ value }) =>
-      [value].flat().some((x) => x.seq === seq)
+    [...stepsDb.getRange({ start: ['int-g', seq], end: ['int-g', Number.MAX_SAFE_INTEGER], limit: 1 })].some(
+      ({ value }) => [value].flat().some((x) => x.seq === seq)
     )
   const order: number[] = []
   const unread: number[] = []
