@@ -1,4 +1,5 @@
 import type { Database } from 'lmdb'
+import type { StepRecord } from './lmdb-step-group.js'
 import type { InteractionStep } from './types.js'
 
 type StepKey = [string, number]
@@ -11,7 +12,7 @@ const STEPS_PER_TRANSACTION = 1000
 export interface PackerDbs {
   /** Any database of the environment: its `transaction` orders the packing with the other writes. */
   readonly txn: Database<unknown, string>
-  readonly steps: Database<InteractionStep, StepKey>
+  readonly steps: Database<StepRecord, StepKey>
   readonly packed: Database<InteractionStep[], string>
   /** Ended runs whose steps are not packed yet. */
   readonly unpacked: Database<true, string>
@@ -100,7 +101,8 @@ export class EndedPacker {
     const steps: InteractionStep[] = []
     const range = this.dbs.steps.getRange({ start: [id, -1], end: [id, LAST_SEQ], inclusiveEnd: true })
     for (const { key, value } of range) {
-      steps.push(value)
+      if (Array.isArray(value)) for (const x of value) steps.push(x)
+      else steps.push(value)
       void this.dbs.steps.remove(key)
     }
     void this.dbs.packed.put(id, steps)

@@ -121,14 +121,20 @@ t.test('lmdb: steps appended while a commit is in flight go together, each ackno
   await s.start()
   await s.save(header('int-g'))
   await s.save(header('int-del'))
-  const stepsDb = env.db<unknown, [string, number]>('interaction-steps', SHARED)
+  const stepsDb = env.db<{ seq: number } | { seq: number }[], [string, number]>('interaction-steps', SHARED)
+  // a record holds one step, or the run's steps of one group keyed by the last seq it holds
+  const records = (id: string) => [...stepsDb.getRange({ start: [id, -1], end: [id, Number.MAX_SAFE_INTEGER] })]
+  const storedStep = (seq: number): boolean =>
+    [...stepsDb.getRange({ start: ['int-g', seq], end: ['int-g', Number.MAX_SAFE_INTEGER], limit: 1 })].some(
+      ({ value }) => [value].flat().some((x) => x.seq === seq)
+    )
   const order: number[] = []
   const unread: number[] = []
   const append = (seq: number): Promise<void> => {
     const p = s.appendStep('int-g', step(seq))
     void p.then(() => {
       order.push(seq)
-      if (stepsDb.get(['int-g', seq]) === undefined) unread.push(seq)
+      if (!storedStep(seq)) unread.push(seq)
     })
     return p
   }
@@ -153,6 +159,17 @@ t.test('lmdb: steps appended while a commit is in flight go together, each ackno
   await Promise.all([...acks, ...more, end])
   t.same(order, [...Array(20).keys()], 'acknowledged in seq order')
   t.same(unread, [], 'every acknowledged step reads back')
+  const grouped = records('int-g').filter(({ value }) => Array.isArray(value))
+  t.ok(grouped.length > 0, 'steps held for one group are one record')
+  for (const { key, value } of grouped)
+    t.equal(key[1], (value as { seq: number }[]).at(-1)!.seq, 'keyed by the last seq it holds')
+  t.same(
+    (await s.steps('int-g', 12, 3)).map((x) => x.seq),
+    [13, 14, 15],
+    'replay after a seq inside a record, with a limit'
+  )
+  await s.appendStep('int-g', step(13, 'text', 'again'))
+  t.equal((await s.steps('int-g', 12, 1))[0]!.text, 't13', 'a repeated seq inside a record is ignored')
   t.equal(await deleted, true)
   await Promise.allSettled(doomed)
   t.same(
