@@ -2,7 +2,6 @@ import type { Database } from 'lmdb'
 import { RingBuffer } from './ring-buffer.js'
 import {
   entriesOf,
-  entryCountOf,
   nextPageMax,
   toRows,
   PACKED_PAGE_MAX,
@@ -49,7 +48,7 @@ export interface RetainedLogOptions<T> {
   onWriteFailure?: WriteFailureReport | undefined
 }
 
-/** Appends between two retention trims: a trim reads LMDB's statistics, so it stays cheap. */
+/** Appends between two retention trims: a trim reads the oldest keys, so it stays cheap. */
 const TRIM_EVERY = 1000
 
 const warn: WriteFailureReport = (log, err) => {
@@ -95,6 +94,8 @@ export class RetainedLog<T> {
   private readonly packer: PagePacker | undefined
   private seq = 0
   private writes = 0
+  /** A retention trim waits for a page's commit. */
+  private trimDue = false
   private readonly failed: (err: unknown) => void
   /** The page being filled, written at the end of the current turn of the event loop. */
   private page: Page<T> | undefined
@@ -226,7 +227,11 @@ export class RetainedLog<T> {
     }
     const before = this.writes
     this.writes += page.length
-    if (Math.floor(this.writes / TRIM_EVERY) > Math.floor(before / TRIM_EVERY)) this.trim().then(undefined, this.failed)
+    if (Math.floor(this.writes / TRIM_EVERY) > Math.floor(before / TRIM_EVERY) && !this.trimDue) {
+      this.trimDue = true
+      // once this page is committed (or failed), so the trim sees it and every page before it
+      this.pageWritten.then(this.trim, this.trim)
+    }
   }
 
   /**
@@ -371,26 +376,29 @@ export class RetainedLog<T> {
   }
 
   /**
-   * Removes the oldest whole pages whose entries all fall outside the newest `retention`, counted
-   * from the sequence numbers of the first and last keys (no scan of the values).
+   * Removes the oldest whole pages whose entries all fall outside the newest `retention` appended,
+   * counted from the log's own sequence and the pages' keys (no value read). No transaction of its
+   * own: the removals ride in the write batch of the pages around them, where a transaction costs
+   * a commit of its own and a round trip to LMDB's writer thread (a tenth of a governed turn's CPU).
+   * It runs once the page that made it due is committed, never inside an append: its read
+   * transaction then ends as lmdb's always do, at the next turn of the event loop, rather than
+   * holding a snapshot (and every page freed after it) through a burst of appends that never yields.
    */
-  private async trim(): Promise<void> {
+  private readonly trim = (): void => {
+    this.trimDue = false
     const db = this.db!
-    await db.transaction(() => {
-      let last: LogKey | undefined
-      for (const k of db.getKeys({ reverse: true, limit: 1 })) last = k
-      if (last === undefined) return
-      const lastValue = db.get(last)
-      const end = last[1] + (lastValue === undefined ? 1 : entryCountOf(lastValue))
-      const cut = end - this.retention
-      let prev: LogKey | undefined
+    const cut = this.seq - this.retention
+    let prev: LogKey | undefined
+    try {
       for (const key of db.getKeys()) {
         // `prev` holds sequences below `key`'s first: all outside the retention once that is <= cut
         if (key[1] > cut) break
-        if (prev !== undefined) db.remove(prev)
+        if (prev !== undefined) db.remove(prev).then(undefined, this.failed)
         prev = key
       }
-    })
+    } catch (err) {
+      this.failed(err)
+    }
   }
 }
 
