@@ -376,13 +376,10 @@ export class RetainedLog<T> {
   }
 
   /**
-   * Removes the oldest whole pages whose entries all fall outside the newest `retention` appended,
-   * counted from the log's own sequence and the pages' keys (no value read). No transaction of its
-   * own: the removals ride in the write batch of the pages around them, where a transaction costs
-   * a commit of its own and a round trip to LMDB's writer thread (a tenth of a governed turn's CPU).
-   * It runs once the page that made it due is committed, never inside an append: its read
-   * transaction then ends as lmdb's always do, at the next turn of the event loop, rather than
-   * holding a snapshot (and every page freed after it) through a burst of appends that never yields.
+   * Removes the oldest whole pages whose entries all fall outside the newest `retention` appended
+   * (keys only, no value read). The removals ride in the pages' write batch: a transaction of its
+   * own cost a commit and a round trip to LMDB's writer. Run once a page is committed, never in an
+   * append, so its read snapshot never spans a burst of appends (pinning every page freed after it).
    */
   private readonly trim = (): void => {
     this.trimDue = false
