@@ -94,7 +94,6 @@ export class RetainedLog<T> {
   private readonly packer: PagePacker | undefined
   private seq = 0
   private writes = 0
-  /** A retention trim waits for a page's commit. */
   private trimDue = false
   private readonly failed: (err: unknown) => void
   /** The page being filled, written at the end of the current turn of the event loop. */
@@ -227,9 +226,9 @@ export class RetainedLog<T> {
     }
     const before = this.writes
     this.writes += page.length
-    if (Math.floor(this.writes / TRIM_EVERY) > Math.floor(before / TRIM_EVERY) && !this.trimDue) {
+    if (!this.trimDue && Math.floor(this.writes / TRIM_EVERY) > Math.floor(before / TRIM_EVERY)) {
       this.trimDue = true
-      // once this page is committed (or failed), so the trim sees it and every page before it
+      // once this page is committed (or failed): the trim sees it and every page before it
       this.pageWritten.then(this.trim, this.trim)
     }
   }
