@@ -5,6 +5,8 @@
  * run to async. A throwing policy, or one returning something that is not a decision, denies.
  */
 import type { Logger } from 'pino'
+// the module's binding, not the global: the global `performance` is a getter that runs on every read
+import { performance } from 'node:perf_hooks'
 import { trace, ProxyTracerProvider, SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api'
 import {
   PlatformError,

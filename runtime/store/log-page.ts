@@ -137,6 +137,24 @@ export function entryCountOf(value: unknown): number {
 }
 
 /**
+ * Removes a log's oldest whole pages holding only sequences below `cut`, read from the keys alone
+ * (a page's entries end where the next page's key begins); a failed removal goes to `failed`.
+ */
+export function removePagesBelow(
+  db: { getKeys(): Iterable<[number, number]>; remove(key: [number, number]): Promise<unknown> },
+  cut: number,
+  failed: (err: unknown) => void
+): void {
+  let prev: [number, number] | undefined
+  for (const key of db.getKeys()) {
+    // `prev` holds sequences below `key`'s first: all outside the retention once that is <= cut
+    if (key[1] > cut) break
+    if (prev !== undefined) db.remove(prev).then(undefined, failed)
+    prev = key
+  }
+}
+
+/**
  * How many entries the next packed page holds: as many as this one's bytes say fit below
  * PACKED_PAGE_BYTES (a page's fixed part counts against each entry, so a small page errs low),
  * at least PAGE_MAX and at most `limit`.

@@ -55,23 +55,35 @@ export class PagePacker {
     if (this.scratch.length < n * k) this.scratch = new Uint32Array(n * k)
     const idx = this.scratch
     const last: unknown[] = new Array<unknown>(k)
-    const lastSlot: number[] = new Array<number>(k).fill(-1)
-    const varies: boolean[] = new Array<boolean>(k).fill(false)
+    const lastSlot = new Int32Array(k)
+    const varies = new Uint8Array(k)
     try {
-      for (let i = 0; i < n; i++) {
+      // the first entry's values all take a slot; each later one's only where it differs
+      if (n > 0) {
+        const r = row(page[0]!)
+        for (let j = 0; j < k; j++) {
+          const v = r[j]
+          const s = this.slot(v)
+          if (s < 0) return undefined
+          last[j] = v
+          lastSlot[j] = s
+          idx[j * n] = s
+        }
+      }
+      for (let i = 1; i < n; i++) {
         const r = row(page[i]!)
         for (let j = 0; j < k; j++) {
           const v = r[j]
-          let s: number
           // the same value as the previous entry's (a turn's snapshot, source, timestamp): no lookup
-          if (i > 0 && v === last[j]) s = lastSlot[j]!
-          else {
-            s = this.slot(v)
-            if (s < 0) return undefined
-            if (i > 0) varies[j] = true
-            last[j] = v
-            lastSlot[j] = s
+          if (v === last[j]) {
+            idx[j * n + i] = lastSlot[j]!
+            continue
           }
+          const s = this.slot(v)
+          if (s < 0) return undefined
+          varies[j] = 1
+          last[j] = v
+          lastSlot[j] = s
           idx[j * n + i] = s
         }
       }
@@ -82,13 +94,13 @@ export class PagePacker {
       const constants: number[] = new Array<number>(k)
       let moving = 0
       for (let j = 0; j < k; j++) {
-        constants[j] = varies[j] ? -1 : lastSlot[j]!
-        if (varies[j]) moving++
+        constants[j] = varies[j] === 1 ? -1 : lastSlot[j]!
+        if (varies[j] === 1) moving++
       }
       const indices = new Uint8Array(moving * n * (wide ? 2 : 1))
       let at = 0
       for (let j = 0; j < k; j++) {
-        if (!varies[j]) continue
+        if (varies[j] === 0) continue
         const from = j * n
         if (wide)
           for (let i = 0; i < n; i++) {
@@ -128,13 +140,15 @@ export class PagePacker {
     const o = v as Record<string, unknown>
     const keys = Object.keys(o)
     if (keys.length > MAX_RECORD_KEYS) return s
+    // in the keys' order, read once (a keyed read per key costs more than the one array)
+    const values = Object.values(o)
     // a key named __proto__ would set the prototype when the record is read back: kept as it is
-    for (const key of keys) if (!isInternable(o[key]) || key === '__proto__') return s
+    for (let i = 0; i < keys.length; i++) if (!isInternable(values[i]) || keys[i] === '__proto__') return s
     const pairs: number[] = new Array<number>(keys.length * 2)
     // the record's slot is taken first: a record never refers to itself or to another record
     for (let i = 0; i < keys.length; i++) {
       pairs[2 * i] = this.slot(keys[i])
-      pairs[2 * i + 1] = this.slot(o[keys[i]!])
+      pairs[2 * i + 1] = this.slot(values[i])
     }
     this.slots[s] = [String.fromCharCode(...pairs)]
     return s

@@ -2,8 +2,8 @@ import type { Database } from 'lmdb'
 import { RingBuffer } from './ring-buffer.js'
 import {
   entriesOf,
-  entryCountOf,
   nextPageMax,
+  removePagesBelow,
   toRows,
   PACKED_PAGE_MAX,
   PAGE_MAX,
@@ -49,7 +49,7 @@ export interface RetainedLogOptions<T> {
   onWriteFailure?: WriteFailureReport | undefined
 }
 
-/** Appends between two retention trims: a trim reads LMDB's statistics, so it stays cheap. */
+/** Appends between two retention trims: a trim reads the oldest keys, so it stays cheap. */
 const TRIM_EVERY = 1000
 
 const warn: WriteFailureReport = (log, err) => {
@@ -80,10 +80,10 @@ export function countAndLogWriteFailures(
  */
 export class RetainedLog<T> {
   readonly name: string
-  /** Values and the two numbers of their keys in three rings, pushed together: an append allocates nothing. */
+  /** Values in a ring, their keys' two numbers beside it where the ring puts them: an append allocates nothing. */
   private readonly values: RingBuffer<T>
-  private readonly keyMs: RingBuffer<number>
-  private readonly keySeq: RingBuffer<number>
+  private readonly keyMs: Float64Array
+  private readonly keySeq: Float64Array
   private readonly db: Database<unknown, LogKey> | undefined
   private readonly retention: number
   /** Entries a page holds before it is written without waiting for the event loop's turn. */
@@ -95,6 +95,7 @@ export class RetainedLog<T> {
   private readonly packer: PagePacker | undefined
   private seq = 0
   private writes = 0
+  private trimDue = false
   private readonly failed: (err: unknown) => void
   /** The page being filled, written at the end of the current turn of the event loop. */
   private page: Page<T> | undefined
@@ -105,8 +106,8 @@ export class RetainedLog<T> {
   constructor(opts: RetainedLogOptions<T>) {
     this.name = opts.name
     this.values = new RingBuffer(opts.capacity)
-    this.keyMs = new RingBuffer(opts.capacity)
-    this.keySeq = new RingBuffer(opts.capacity)
+    this.keyMs = new Float64Array(opts.capacity)
+    this.keySeq = new Float64Array(opts.capacity)
     this.db = opts.db as Database<unknown, LogKey> | undefined
     this.retention = opts.retention ?? 100_000
     this.shared = opts.sharedField
@@ -138,9 +139,9 @@ export class RetainedLog<T> {
   }
 
   private push(ms: number, seq: number, value: T): void {
-    this.keyMs.push(ms)
-    this.keySeq.push(seq)
-    this.values.push(value)
+    const p = this.values.push(value)
+    this.keyMs[p] = ms
+    this.keySeq[p] = seq
   }
 
   get capacity(): number {
@@ -226,7 +227,11 @@ export class RetainedLog<T> {
     }
     const before = this.writes
     this.writes += page.length
-    if (Math.floor(this.writes / TRIM_EVERY) > Math.floor(before / TRIM_EVERY)) this.trim().then(undefined, this.failed)
+    if (!this.trimDue && Math.floor(this.writes / TRIM_EVERY) > Math.floor(before / TRIM_EVERY)) {
+      this.trimDue = true
+      // once this page is committed (or failed): the trim sees it and every page before it
+      this.pageWritten.then(this.trim, this.trim)
+    }
   }
 
   /**
@@ -297,7 +302,7 @@ export class RetainedLog<T> {
     // older entries live only in LMDB once the ring is full; continue below the oldest ring key
     if (out.length >= limit || this.db === undefined || this.values.size < this.values.capacity || out.length === 0)
       return out
-    const start: LogKey = [this.keyMs.oldest()!, this.keySeq.oldest()!]
+    const start: LogKey = [this.keyMs[this.values.position(0)]!, this.keySeq[this.values.position(0)]!]
     // the page holding the oldest ring entry sorts at or before its key
     for (const { key, value } of this.db.getRange({ reverse: true, start })) {
       const page = entriesOf<T>(value, this.shared, this.columns)
@@ -333,15 +338,18 @@ export class RetainedLog<T> {
     let hi = size
     while (lo < hi) {
       const mid = (lo + hi) >>> 1
-      if (this.keySeq.at(mid)! < belowSeq) lo = mid + 1
+      if (this.keySeq[this.values.position(mid)]! < belowSeq) lo = mid + 1
       else hi = mid
     }
-    for (let i = lo - 1; i >= 0 && out.length < limit; i--)
-      out.push({ key: [this.keyMs.at(i)!, this.keySeq.at(i)!], value: this.values.at(i)! })
+    for (let i = lo - 1; i >= 0 && out.length < limit; i--) {
+      const p = this.values.position(i)
+      out.push({ key: [this.keyMs[p]!, this.keySeq[p]!], value: this.values.at(i)! })
+    }
     // below the ring, entries live only in LMDB, and only once the ring is full
     if (out.length >= limit || this.db === undefined || size < this.values.capacity) return out
-    const oldestSeq = this.keySeq.oldest()!
-    const start: LogKey = below !== undefined && belowSeq <= oldestSeq ? below : [this.keyMs.oldest()!, oldestSeq]
+    const oldest = this.values.position(0)
+    const oldestSeq = this.keySeq[oldest]!
+    const start: LogKey = below !== undefined && belowSeq <= oldestSeq ? below : [this.keyMs[oldest]!, oldestSeq]
     const under = Math.min(belowSeq, oldestSeq)
     // the page holding the newest entry wanted sorts at or before `start`
     for (const { key, value } of this.db.getRange({ reverse: true, start })) {
@@ -371,26 +379,18 @@ export class RetainedLog<T> {
   }
 
   /**
-   * Removes the oldest whole pages whose entries all fall outside the newest `retention`, counted
-   * from the sequence numbers of the first and last keys (no scan of the values).
+   * Removes the oldest whole pages whose entries all fall outside the newest `retention` appended
+   * (keys only, no value read). The removals ride in the pages' write batch: a transaction of its
+   * own cost a commit and a round trip to LMDB's writer. Run once a page is committed, never in an
+   * append, so its read snapshot never spans a burst of appends (pinning every page freed after it).
    */
-  private async trim(): Promise<void> {
-    const db = this.db!
-    await db.transaction(() => {
-      let last: LogKey | undefined
-      for (const k of db.getKeys({ reverse: true, limit: 1 })) last = k
-      if (last === undefined) return
-      const lastValue = db.get(last)
-      const end = last[1] + (lastValue === undefined ? 1 : entryCountOf(lastValue))
-      const cut = end - this.retention
-      let prev: LogKey | undefined
-      for (const key of db.getKeys()) {
-        // `prev` holds sequences below `key`'s first: all outside the retention once that is <= cut
-        if (key[1] > cut) break
-        if (prev !== undefined) db.remove(prev)
-        prev = key
-      }
-    })
+  private readonly trim = (): void => {
+    this.trimDue = false
+    try {
+      removePagesBelow(this.db!, this.seq - this.retention, this.failed)
+    } catch (err) {
+      this.failed(err)
+    }
   }
 }
 

@@ -9,11 +9,23 @@ export class RingBuffer<T> {
     this.items = new Array(capacity)
   }
 
-  push(item: T): void {
-    const end = (this.start + this.count) % this.capacity
+  /**
+   * Adds an item, the oldest going once full; returns the position it took (see `position`), where
+   * arrays beside the ring keep what goes with it. No division: a log pushes every entry here.
+   */
+  push(item: T): number {
+    let end = this.start + this.count
+    if (end >= this.capacity) end -= this.capacity
     this.items[end] = item
     if (this.count < this.capacity) this.count++
-    else this.start = (this.start + 1) % this.capacity
+    else if (++this.start === this.capacity) this.start = 0
+    return end
+  }
+
+  /** The position of the entry `i` places after the oldest kept (0 <= i < size). */
+  position(i: number): number {
+    const p = this.start + i
+    return p >= this.capacity ? p - this.capacity : p
   }
 
   get size(): number {

@@ -44,5 +44,13 @@ t.test('ring buffer keeps the newest entries in order', async (t) => {
   t.same(rb.last(2), [4, 5])
   t.same(rb.newest(2), [5, 4])
   t.equal(rb.size, 3)
+  // what a log keeps beside the ring sits where push put its item, found again by position(i)
+  const beside: number[] = []
+  const ring = new RingBuffer<number>(3)
+  for (let i = 1; i <= 7; i++) beside[ring.push(i)] = i * 10
+  t.same(
+    [0, 1, 2].map((i) => beside[ring.position(i)]),
+    ring.last().map((v) => v * 10)
+  )
   t.throws(() => new RingBuffer(0))
 })

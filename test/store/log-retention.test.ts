@@ -35,7 +35,7 @@ function keptNewest(t: Test, count: number, labels: string[], prefix: string): v
   )
 }
 
-/** Lets the last trim's transaction land: trims run after a write, asynchronously. */
+/** Lets the last trim land: a trim runs once a page is committed, and its removals are written after it. */
 async function quiet(): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 50))
 }

@@ -108,6 +108,33 @@ t.test('the trim removes whole pages beyond the retention and keeps the newest',
   )
 })
 
+t.test('a trim runs after the page that made it due is committed, in no write transaction of its own', async (t) => {
+  const store = new Store(join(dir, 'trim-txn'))
+  t.teardown(() => store.close())
+  const db = store.db<Item, LogKey>('items')
+  // a transaction of its own would cost a commit and a round trip to LMDB's writer per trim
+  let transactions = 0
+  const transaction = db.transaction.bind(db)
+  db.transaction = ((fn: () => unknown) => {
+    transactions++
+    return transaction(fn)
+  }) as typeof db.transaction
+  const log = new RetainedLog<Item>({ name: 'trim-txn', capacity: 10, db, retention: 150 })
+  // 1000 entries in one run that never yields: the trim waits for their pages' commit
+  const acks: Promise<void>[] = []
+  for (let n = 0; n < 1000; n++) acks.push(log.append({ n }))
+  t.equal(entryCount(db), 0, 'nothing committed (nor trimmed) within the run')
+  await Promise.all(acks)
+  // the trim ran as the last page's commit resolved, before its acknowledgements: its removals are queued
+  await db.committed
+  t.equal(transactions, 0)
+  t.same(
+    log.stored(2000).map((i) => i.n),
+    range(850, 1000).reverse(),
+    'the newest 150 kept: the trim saw every page of the run'
+  )
+})
+
 t.test('an entry the encoder rejects fails its page, is reported once, and the others are kept', async (t) => {
   const store = new Store(join(dir, 'bad'))
   t.teardown(() => store.close())
