@@ -260,6 +260,14 @@ async function* loop(
   for (let round = 0; ; round++) {
     const calls: AiToolCall[] = []
     const said = new TextBuffer()
+    // a runtime that takes the sink hands its deltas straight to it: no event per token
+    const push =
+      sink === undefined
+        ? undefined
+        : (delta: string): void | Promise<void> => {
+            said.push(delta)
+            return sink(delta)
+          }
     const stream = runtime.stream(
       {
         systemPrompt: input.systemPrompt,
@@ -271,7 +279,8 @@ async function* loop(
         ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
         ...(input.responseFormat !== undefined ? { responseFormat: input.responseFormat } : {})
       },
-      signal
+      signal,
+      push
     )
     for await (const e of stream) {
       switch (e.type) {
