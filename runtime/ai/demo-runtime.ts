@@ -238,6 +238,8 @@ function related(a: string, b: string): boolean {
 }
 
 function pickTool(message: string, tools: AiToolSpec[]): { name: string; args: Record<string, unknown> } | undefined {
+  // no tool to pick: the message is not cut into words (a long prompt cost a turn more than its reply's framing)
+  if (tools.length === 0) return undefined
   const said = words(message)
   if (said.length === 0) return undefined
   let best: { name: string; args: Record<string, unknown>; score: number } | undefined
