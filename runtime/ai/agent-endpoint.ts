@@ -371,7 +371,6 @@ export class AgentEndpoint {
     })
     const key = this.memoryKey(caller, session.sessionId, frame.conversationId)
     const own = caller === undefined || frame.conversationId === undefined
-    // a delta's frame is one line (JSON escapes every newline): no need to look for one
     const texts = new TextBatch(
       (first, rest) => void stream.sendFrames(rest === undefined ? first : first + rest.join(''))
     )
@@ -380,7 +379,7 @@ export class AgentEndpoint {
         texts.flush()
         void stream.send({ data: build(frames) })
       },
-      text: (delta) => texts.add('data: ' + frames.textDelta(delta) + '\n\n')
+      text: (delta) => texts.add(frames.sseTextDelta(delta))
     }
     const broadcast = agent.broadcastReply === true
     const target = broadcast
