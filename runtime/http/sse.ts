@@ -42,7 +42,7 @@ export class SseStream {
   private closeListeners: (() => void)[] = []
   private drainListeners: (() => void)[] = []
   private readonly maxQueuedBytes: number
-  /** The frame `writePending` writes, and whether uWS took it: one corked callback per stream, not a closure per frame. */
+  /** The frame `writePending` writes and whether uWS took it: one corked callback per stream, not one per frame. */
   private pending: string | Buffer = ''
   private written = true
   private readonly writePending = (): void => {
