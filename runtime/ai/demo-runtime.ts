@@ -50,7 +50,7 @@ export class DemoRuntime implements AiRuntime {
   // would be one more promise and microtask per word
   stream(request: AiRuntimeRequest, signal?: AiCancelSignal, onText?: AiTextSink): AsyncGenerator<AiEvent> {
     const model = request.model ?? this.models[0]!
-    const input = countTokens(promptText(request))
+    const input = promptTokens(request)
     const history = request.history ?? []
     const last = history[history.length - 1]
     const answer = (text: string, max = Infinity): AsyncGenerator<AiEvent> =>
@@ -128,9 +128,8 @@ export class DemoRuntime implements AiRuntime {
     input: number,
     model: string
   ): Generator<AiEvent> {
-    // a cancelled answer counts what it sent; a finished one its whole text
-    const output =
-      end === 'length' ? words.sent : countTokens(end === 'stop' ? words.text : words.text.slice(0, words.at))
+    // what it sent: each word once, a lone whitespace delta not (nor the empty delta of an empty answer)
+    const output = words.text === '' ? 0 : words.sent
     yield { type: 'usage', usage: usage(input, output, model) }
     yield { type: 'done', finishReason: end }
   }
@@ -191,9 +190,14 @@ export function countTokens(text: string): number {
   return n
 }
 
-function promptText(r: AiRuntimeRequest): string {
-  const h = (r.history ?? []).map((m: AiMessage) => m.content).join(' ')
-  return [r.systemPrompt ?? '', h, r.message ?? ''].join(' ')
+/**
+ * The tokens of the system prompt, the history and the message, as if joined by spaces: counted
+ * part by part, since a space between two parts never joins two words into one.
+ */
+function promptTokens(r: AiRuntimeRequest): number {
+  let n = countTokens(r.systemPrompt ?? '') + countTokens(r.message ?? '')
+  for (const m of r.history ?? []) n += countTokens(m.content)
+  return n
 }
 
 function lastUser(history: AiMessage[]): string | undefined {

@@ -66,6 +66,8 @@ class Pushed {
  */
 export class WordPacer {
   private due: Pushed[] = []
+  // the list a turn went through, emptied: the next turn's, so a turn allocates no list
+  private spare: Pushed[] = []
 
   /** Resolves once `words` were all sent (or `max` tokens were, or `signal` aborted, or the sink threw). */
   push(words: Words, sink: AiTextSink, max: number, signal?: AiCancelSignal): Promise<PushEnd> {
@@ -82,8 +84,13 @@ export class WordPacer {
 
   private readonly turn = (): void => {
     const now = this.due
-    this.due = []
-    for (const p of now) this.step(p)
+    this.due = this.spare
+    try {
+      for (const p of now) this.step(p)
+    } finally {
+      now.length = 0
+      this.spare = now
+    }
   }
 
   private step(p: Pushed): void {

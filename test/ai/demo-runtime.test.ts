@@ -174,6 +174,11 @@ t.test('demo: the answer streams word by word, each word with the whitespace aft
         ['usage', 'done'],
         `${mode}: usage and done after the last word`
       )
+      t.match(
+        events[deltas.length],
+        { usage: { output: countTokens(deltas.join('')), input: countTokens(message) } },
+        `${mode}: usage counts the words, not the deltas`
+      )
     }
 })
 
