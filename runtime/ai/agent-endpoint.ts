@@ -202,9 +202,7 @@ export class AgentEndpoint {
     if (c === undefined || c.closed) return 0
     this.ai.sessions.touch(c.frames.sessionId)
     const frame = parseClientFrame(text, this.policy.jsonMaxDepth)
-    const say = (s: string): void => {
-      r.deliver(Frame.json(s))
-    }
+    const say = (s: string): void => r.deliver(Frame.json(s))
     if (frame.kind === 'bad') {
       say(c.frames.refusal(frame.code, frame.message))
       return 1
@@ -366,13 +364,13 @@ export class AgentEndpoint {
     const frames = new SessionFrames(session.sessionId)
     const stream = ctx.sse({ maxQueuedBytes: this.policy.maxQueuedBytes })
     const ac = new AbortController()
+    let playing = true
     stream.onClose(() => {
       slot.release()
-      ac.abort()
+      if (playing) ac.abort() // aborting an ended turn builds an AbortError (a stack trace) for no one
     })
     const key = this.memoryKey(caller, session.sessionId, frame.conversationId)
     const own = caller === undefined || frame.conversationId === undefined
-    // a delta's frame is one line (JSON escapes every newline): no need to look for one
     const texts = new TextBatch(
       (first, rest) => void stream.sendFrames(rest === undefined ? first : first + rest.join(''))
     )
@@ -381,7 +379,7 @@ export class AgentEndpoint {
         texts.flush()
         void stream.send({ data: build(frames) })
       },
-      text: (delta) => texts.add('data: ' + frames.textDelta(delta) + '\n\n')
+      text: (delta) => texts.add(frames.sseTextDelta(delta))
     }
     const broadcast = agent.broadcastReply === true
     const target = broadcast
@@ -389,6 +387,7 @@ export class AgentEndpoint {
       : mine
     this.play(agent, this.input(agent, frame, session.sessionId, caller, key, !broadcast), target, ac.signal).finally(
       () => {
+        playing = false
         slot.release()
         stream.close()
         this.ai.sessions.end(session.sessionId)

@@ -3,6 +3,9 @@ import type { TokenUsage } from './runtime.js'
 /** Longest governance feedback line sent in an `ai.governance.feedback.lines` frame. */
 export const FEEDBACK_LINE_MAX = 512
 
+const DELTA_HEAD = '{"event":"text-delta","data":{"text":'
+const SSE_DELTA_HEAD = 'data: ' + DELTA_HEAD
+
 /**
  * The server frames of one agent session, each stamped with the session id and the session's
  * next `seq`. Three families share a connection: simple frames `{type, data?}`, metadata frames
@@ -12,6 +15,8 @@ export class SessionFrames {
   private seq = 0
   /** `,"sessionId":"…","seq":` built once: a frame per streamed token is the hot path. */
   private readonly tail: string
+  /** `},"sessionId":"…","seq":`: what follows a text delta's text, built at the first one. */
+  private deltaMid: string | undefined
 
   constructor(readonly sessionId: string) {
     this.tail = ',"sessionId":' + JSON.stringify(sessionId) + ',"seq":'
@@ -43,7 +48,15 @@ export class SessionFrames {
    * without an object to stringify (a string's JSON is the same inside an object as alone).
    */
   textDelta(text: string): string {
-    return '{"event":"text-delta","data":{"text":' + JSON.stringify(text) + '}' + this.tail + ++this.seq + '}'
+    return DELTA_HEAD + JSON.stringify(text) + (this.deltaMid ??= '}' + this.tail) + ++this.seq + '}'
+  }
+
+  /**
+   * `textDelta(text)` as one server-sent event (`data: <frame>` and a blank line): the frame is
+   * one line, since JSON escapes every newline. Built from the session's constant parts.
+   */
+  sseTextDelta(text: string): string {
+    return SSE_DELTA_HEAD + JSON.stringify(text) + (this.deltaMid ??= '}' + this.tail) + ++this.seq + '}\n\n'
   }
 
   /** A request refused before any turn started (bad shape, busy, unknown agent): not a turn's terminal frame. */

@@ -5,8 +5,10 @@ import {
   type AiMessage,
   type AiRuntime,
   type AiRuntimeRequest,
+  type AiTextSink,
   type AiToolSpec
 } from './runtime.js'
+import { WordPacer, Words } from './demo-words.js'
 
 /**
  * The default runtime: offline and deterministic (same request, same events). It picks a tool
@@ -22,6 +24,7 @@ export class DemoRuntime implements AiRuntime {
   readonly models = ['demo-1']
 
   private tick: Promise<void> | undefined
+  private readonly pacer = new WordPacer()
 
   isAvailable(): boolean {
     return true
@@ -45,17 +48,21 @@ export class DemoRuntime implements AiRuntime {
 
   // returns the generator of its answer rather than delegating to it: a generator in between
   // would be one more promise and microtask per word
-  stream(request: AiRuntimeRequest, signal?: AiCancelSignal): AsyncGenerator<AiEvent> {
+  stream(request: AiRuntimeRequest, signal?: AiCancelSignal, onText?: AiTextSink): AsyncGenerator<AiEvent> {
     const model = request.model ?? this.models[0]!
-    const input = countTokens(promptText(request))
+    const input = promptTokens(request)
     const history = request.history ?? []
     const last = history[history.length - 1]
+    const answer = (text: string, max = Infinity): AsyncGenerator<AiEvent> =>
+      onText === undefined
+        ? this.words(text, input, model, signal, max)
+        : this.pushed(text, input, model, onText, signal, max)
     if (request.message === undefined && last?.role === 'tool')
-      return this.words(`According to ${last.name ?? 'the tool'}: ${last.content}`, input, model, signal)
+      return answer(`According to ${last.name ?? 'the tool'}: ${last.content}`)
     const message = request.message ?? lastUser(history) ?? ''
     const call = pickTool(message, request.tools ?? [])
     if (call !== undefined) return this.toolCall(message, call, input, model, signal)
-    return this.words(`You said: "${message}".${persona(request)}`, input, model, signal, request.maxOutputTokens)
+    return answer(`You said: "${message}".${persona(request)}`, request.maxOutputTokens)
   }
 
   private async *toolCall(
@@ -79,38 +86,52 @@ export class DemoRuntime implements AiRuntime {
     text: string,
     input: number,
     model: string,
-    signal?: AiCancelSignal,
-    max = Infinity
+    signal: AiCancelSignal | undefined,
+    max: number
   ): AsyncGenerator<AiEvent> {
-    // each word with the whitespace after it, cut as it is sent: a turn in flight holds its text
-    // once, not an array of every word it has still to send
-    const space = /\s/g
-    let at = 0
-    let sent = 0
+    const words = new Words(text)
     do {
-      if (sent >= max) {
-        yield { type: 'usage', usage: usage(input, sent, model) }
+      if (words.sent >= max) {
+        yield { type: 'usage', usage: usage(input, words.sent, model) }
         yield { type: 'done', finishReason: 'length' }
         return
       }
-      space.lastIndex = at
-      // test, not exec: no match array per word
-      const spaced = space.test(text)
-      const end = spaced ? space.lastIndex : text.length
       // yield to the event loop between words so a cancellation can land mid-stream
       await this.nextTurn()
       if (signal?.aborted === true) {
-        yield { type: 'usage', usage: usage(input, countTokens(text.slice(0, at)), model) }
-        yield { type: 'done', finishReason: 'cancelled' }
+        yield* this.ending('cancelled', words, input, model)
         return
       }
-      yield { type: 'text', delta: text.slice(at, end) }
-      // a token unless the delta is one whitespace alone (the first character at `at` was a space)
-      if (!spaced || end - at > 1) sent++
-      at = end
-    } while (at < text.length)
-    yield { type: 'usage', usage: usage(input, countTokens(text), model) }
-    yield { type: 'done', finishReason: 'stop' }
+      yield { type: 'text', delta: words.next() }
+    } while (!words.done)
+    yield* this.ending('stop', words, input, model)
+  }
+
+  /** The answer's words handed to `onText` (see WordPacer), then its usage and finish as events. */
+  private async *pushed(
+    text: string,
+    input: number,
+    model: string,
+    onText: AiTextSink,
+    signal: AiCancelSignal | undefined,
+    max: number
+  ): AsyncGenerator<AiEvent> {
+    const words = new Words(text)
+    const end = await this.pacer.push(words, onText, max, signal)
+    if (typeof end === 'object') throw end.thrown
+    yield* this.ending(end, words, input, model)
+  }
+
+  private *ending(
+    end: 'stop' | 'length' | 'cancelled',
+    words: Words,
+    input: number,
+    model: string
+  ): Generator<AiEvent> {
+    // what it sent: each word once, a lone whitespace delta not (nor the empty delta of an empty answer)
+    const output = words.text === '' ? 0 : words.sent
+    yield { type: 'usage', usage: usage(input, output, model) }
+    yield { type: 'done', finishReason: end }
   }
 }
 
@@ -169,9 +190,14 @@ export function countTokens(text: string): number {
   return n
 }
 
-function promptText(r: AiRuntimeRequest): string {
-  const h = (r.history ?? []).map((m: AiMessage) => m.content).join(' ')
-  return [r.systemPrompt ?? '', h, r.message ?? ''].join(' ')
+/**
+ * The tokens of the system prompt, the history and the message, as if joined by spaces: counted
+ * part by part, since a space between two parts never joins two words into one.
+ */
+function promptTokens(r: AiRuntimeRequest): number {
+  let n = countTokens(r.systemPrompt ?? '') + countTokens(r.message ?? '')
+  for (const m of r.history ?? []) n += countTokens(m.content)
+  return n
 }
 
 function lastUser(history: AiMessage[]): string | undefined {
@@ -216,6 +242,8 @@ function related(a: string, b: string): boolean {
 }
 
 function pickTool(message: string, tools: AiToolSpec[]): { name: string; args: Record<string, unknown> } | undefined {
+  // no tool to pick: the message is not cut into words (a long prompt cost a turn more than its reply's framing)
+  if (tools.length === 0) return undefined
   const said = words(message)
   if (said.length === 0) return undefined
   let best: { name: string; args: Record<string, unknown>; score: number } | undefined

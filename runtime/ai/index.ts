@@ -8,6 +8,7 @@ export type {
   AiEvent,
   AiMessage,
   AiResponseFormat,
+  AiTextSink,
   AiToolCall,
   AiToolSpec,
   TokenUsage

@@ -85,10 +85,21 @@ export interface AiRuntime {
   /**
    * Streams the events of one request. The iterator never throws: failures arrive as one
    * `error` event, and an aborted `signal` ends the stream with `done`/`cancelled` (or `error`
-   * code `cancelled`) promptly, releasing what the runtime holds.
+   * code `cancelled`) promptly, releasing what the runtime holds. With `onText`, a runtime may
+   * hand its text deltas there instead of yielding `text` events (see AiTextSink); one that
+   * ignores it yields them as events.
    */
-  stream(request: AiRuntimeRequest, signal?: AiCancelSignal): AsyncIterable<AiEvent>
+  stream(request: AiRuntimeRequest, signal?: AiCancelSignal, onText?: AiTextSink): AsyncIterable<AiEvent>
 }
+
+/**
+ * Where a runtime may hand its text deltas instead of yielding them: in order, each before any
+ * event that follows it, and only while its stream is being read. A streamed token then costs no
+ * promise, result object or resumption between the runtime and its reader. A sink that answers a
+ * promise holds the next delta until it settles; what the sink throws (or rejects with) ends the
+ * stream by being thrown to its reader.
+ */
+export type AiTextSink = (delta: string) => void | Promise<void>
 
 /** Public description of a runtime, as the AI service lists it. */
 export interface AiRuntimeInfo {

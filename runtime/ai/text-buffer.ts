@@ -9,8 +9,11 @@ const RUN = 32
 export class TextBuffer {
   private readonly chunks: string[] = []
   private readonly tail: string[] = []
+  /** Characters pushed so far: a mark to read what came after it (`since`). */
+  length = 0
 
   push(piece: string): void {
+    this.length += piece.length
     this.tail.push(piece)
     if (this.tail.length < RUN) return
     this.chunks.push(this.tail.join(''))
@@ -21,5 +24,10 @@ export class TextBuffer {
   text(): string {
     const tail = this.tail.join('')
     return this.chunks.length === 0 ? tail : this.chunks.join('') + tail
+  }
+
+  /** What was pushed after `length` was `mark`. */
+  since(mark: number): string {
+    return this.text().slice(mark)
   }
 }

@@ -3,6 +3,7 @@ import { gateOf, TOOL_CALL_GATE, type AiRequest } from '../contracts/index.js'
 import type { RegisteredAgent } from '../plugins/index.js'
 import type { OfferedTools } from './agent-tools.js'
 import type { AiCancelSignal, AiMessage, AiResponseFormat, AiToolCall, AiToolSpec } from './runtime.js'
+import type { TextBuffer } from './text-buffer.js'
 
 /** What the agent loop (the default one or an agent's own run) works from once the turn is admitted. */
 export interface LoopInput {
@@ -23,6 +24,8 @@ export interface LoopInput {
   responseFormat: AiResponseFormat | undefined
   /** Set by the loop when a model answer stopped at `maxOutputTokens`. */
   truncated: boolean
+  /** The turn's answer so far: every text delta of every round, pushed as the reader takes it. */
+  text: TextBuffer
 }
 
 /**

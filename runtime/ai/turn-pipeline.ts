@@ -121,7 +121,8 @@ export async function* runTurn(
         images: req.images ?? [],
         maxOutputTokens: req.maxOutputTokens,
         responseFormat: req.responseFormat,
-        truncated: false
+        truncated: false,
+        text
       }
       if (agent?.run !== undefined && (input.images.length > 0 || input.responseFormat !== undefined)) {
         const what = input.images.length > 0 ? 'no images' : 'no response format'
@@ -259,7 +260,8 @@ async function* loop(
   }
   for (let round = 0; ; round++) {
     const calls: AiToolCall[] = []
-    const said = new TextBuffer()
+    // this round's text is what the turn's answer gains from here (runTurn pushes every delta)
+    const said = input.text.length
     const stream = runtime.stream(
       {
         systemPrompt: input.systemPrompt,
@@ -271,12 +273,12 @@ async function* loop(
         ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
         ...(input.responseFormat !== undefined ? { responseFormat: input.responseFormat } : {})
       },
-      signal
+      signal,
+      sink
     )
     for await (const e of stream) {
       switch (e.type) {
         case 'text':
-          said.push(e.delta)
           if (sink !== undefined) {
             // a sink that answers a promise holds the turn until its reader can take more
             const wait = sink(e.delta)
@@ -316,7 +318,7 @@ async function* loop(
     if (message !== undefined) history.push({ role: 'user', content: message })
     message = undefined
     images = []
-    history.push({ role: 'assistant', content: said.text(), toolCalls: calls })
+    history.push({ role: 'assistant', content: input.text.since(said), toolCalls: calls })
     const forClient: AiToolCall[] = []
     for (const call of calls) {
       if (clientTools.has(call.name)) {

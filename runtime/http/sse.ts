@@ -42,6 +42,12 @@ export class SseStream {
   private closeListeners: (() => void)[] = []
   private drainListeners: (() => void)[] = []
   private readonly maxQueuedBytes: number
+  /** The frame `writePending` writes and whether uWS took it: one corked callback per stream, not one per frame. */
+  private pending: string | Buffer = ''
+  private written = true
+  private readonly writePending = (): void => {
+    this.written = this.ctx.res.write(this.pending)
+  }
 
   constructor(
     readonly ctx: SseTarget,
@@ -93,15 +99,14 @@ export class SseStream {
   private write(frame: string | Buffer): boolean {
     if (this.closed) return false
     if (this.waiting) return this.enqueue(frame)
-    const res = this.ctx.res
-    let ok = true
-    res.cork(() => {
-      ok = res.write(frame)
-    })
+    this.pending = frame
+    this.ctx.res.cork(this.writePending)
+    this.pending = ''
+    const ok = this.written
     if (!ok) {
       // uWS kept the bytes; hold further frames until it drains
       this.waiting = true
-      res.onWritable(() => this.drain())
+      this.ctx.res.onWritable(() => this.drain())
     }
     return ok
   }

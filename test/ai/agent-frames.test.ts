@@ -1,6 +1,7 @@
 import t from 'tap'
 import { SessionFrames, addUsage, feedbackLines, FEEDBACK_LINE_MAX } from '../../runtime/ai/agent-frames.js'
 import { parseClientFrame } from '../../runtime/ai/agent-prompt.js'
+import { SseStream } from '../../runtime/http/index.js'
 
 t.test('session frames: valid JSON, the three families, session id and a rising seq', async (t) => {
   const f = new SessionFrames('s-"1"')
@@ -25,6 +26,7 @@ t.test('session frames: valid JSON, the three families, session id and a rising 
 t.test('a text delta frame is the text-delta event, byte for byte, in the same seq', async (t) => {
   const fast = new SessionFrames('s-"1"')
   const slow = new SessionFrames('s-"1"')
+  const sse = new SessionFrames('s-"1"')
   for (const text of [
     'You ',
     '',
@@ -35,10 +37,16 @@ t.test('a text delta frame is the text-delta event, byte for byte, in the same s
     '\\',
     '</script>',
     '\u0000\u001f'
-  ])
+  ]) {
     // escape(): a name holding U+2028 would break the TAP line it is printed on
-    t.equal(fast.textDelta(text), slow.event('text-delta', { text }), escape(text))
-  t.equal(fast.simple('complete'), slow.simple('complete'), 'one seq shared by every kind of frame')
+    const frame = slow.event('text-delta', { text })
+    t.equal(fast.textDelta(text), frame, escape(text))
+    // as one server-sent event: the frame on one data line
+    t.equal(sse.sseTextDelta(text), SseStream.frame({ data: frame }), `SSE: ${escape(text)}`)
+  }
+  const done = slow.simple('complete')
+  t.equal(fast.simple('complete'), done, 'one seq shared by every kind of frame')
+  t.equal(sse.simple('complete'), done, 'the SSE deltas take the same seq')
 })
 
 t.test('usage sums over rounds; feedback lines are bounded', async (t) => {

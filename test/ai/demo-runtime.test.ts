@@ -1,7 +1,7 @@
 import t from 'tap'
 import { DemoRuntime, type AiEvent } from '../../runtime/ai/index.js'
 import { countTokens } from '../../runtime/ai/demo-runtime.js'
-import { type AiToolSpec } from '../../runtime/ai/runtime.js'
+import { type AiRuntimeRequest, type AiTextSink, type AiToolSpec } from '../../runtime/ai/runtime.js'
 import { collect, runRuntimeContract } from './runtime-contract.js'
 
 // the bundled demo agent's tools, as the pipeline will hand them over
@@ -134,28 +134,146 @@ t.test('demo: deterministic, and usage counts whitespace-separated words', async
   t.same(wrong, [], 'every string counts as splitting on \\s does')
 })
 
+/**
+ * A stream whose deltas go to a sink, read as the events it stands for: each delta a `text` event
+ * where the sink got it. The stream itself must yield no `text` event then.
+ */
+async function viaSink(
+  rt: DemoRuntime,
+  req: AiRuntimeRequest,
+  signal?: AbortSignal,
+  onDelta?: AiTextSink
+): Promise<AiEvent[]> {
+  const events: AiEvent[] = []
+  const sink = (delta: string): void | Promise<void> => {
+    events.push({ type: 'text', delta })
+    return onDelta?.(delta)
+  }
+  for await (const e of rt.stream(req, signal, sink)) {
+    if (e.type === 'text') throw new Error('a text event beside the sink')
+    events.push(e)
+  }
+  return events
+}
+
+// every answer's events, as events and through a text sink: the same
+const MODES: [string, (rt: DemoRuntime, req: AiRuntimeRequest) => Promise<AiEvent[]>][] = [
+  ['events', (rt, req) => collect(rt.stream(req))],
+  ['sink', (rt, req) => viaSink(rt, req)]
+]
+
 t.test('demo: the answer streams word by word, each word with the whitespace after it', async (t) => {
   const rt = new DemoRuntime()
-  for (const message of ['hi', 'a  b\tc\n', ' lead', 'x '.repeat(5), '']) {
-    const events = await collect(rt.stream({ message }))
-    const deltas = events.flatMap((e) => (e.type === 'text' ? [e.delta] : []))
-    t.same(deltas, `You said: "${message}".`.split(/(?<=\s)/), JSON.stringify(message))
-  }
+  for (const [mode, run] of MODES)
+    for (const message of ['hi', 'a  b\tc\n', ' lead', 'x '.repeat(5), '']) {
+      const events = await run(rt, { message })
+      const deltas = events.flatMap((e) => (e.type === 'text' ? [e.delta] : []))
+      t.same(deltas, `You said: "${message}".`.split(/(?<=\s)/), `${mode}: ${JSON.stringify(message)}`)
+      t.same(
+        events.slice(deltas.length).map((e) => e.type),
+        ['usage', 'done'],
+        `${mode}: usage and done after the last word`
+      )
+      t.match(
+        events[deltas.length],
+        { usage: { output: countTokens(deltas.join('')), input: countTokens(message) } },
+        `${mode}: usage counts the words, not the deltas`
+      )
+    }
 })
 
 t.test('demo: maxOutputTokens cuts after that many words, whitespace runs not counted', async (t) => {
   const rt = new DemoRuntime()
-  for (const message of ['a  b\tc\n d', ' lead  two', 'x '.repeat(6)]) {
-    const full = `You said: "${message}".`
-    for (let max = 1; max <= countTokens(full) + 1; max++) {
-      const events = await collect(rt.stream({ message, maxOutputTokens: max }))
-      const out = events.flatMap((e) => (e.type === 'text' ? [e.delta] : [])).join('')
-      const cut = max < countTokens(full)
-      t.equal(countTokens(out), Math.min(max, countTokens(full)), `${JSON.stringify(message)} at ${max}`)
-      t.same(events.at(-1), { type: 'done', finishReason: cut ? 'length' : 'stop' })
-      t.ok(full.startsWith(out))
+  for (const [mode, run] of MODES)
+    for (const message of ['a  b\tc\n d', ' lead  two', 'x '.repeat(6)]) {
+      const full = `You said: "${message}".`
+      for (let max = 0; max <= countTokens(full) + 1; max++) {
+        const events = await run(rt, { message, maxOutputTokens: max })
+        const out = events.flatMap((e) => (e.type === 'text' ? [e.delta] : [])).join('')
+        const cut = max < countTokens(full)
+        t.equal(countTokens(out), Math.min(max, countTokens(full)), `${mode}: ${JSON.stringify(message)} at ${max}`)
+        t.same(events.at(-1), { type: 'done', finishReason: cut ? 'length' : 'stop' })
+        t.ok(full.startsWith(out))
+      }
     }
+})
+
+t.test('demo: through a sink, each answer gets one word per event-loop turn, in order', async (t) => {
+  const rt = new DemoRuntime()
+  const got: string[][] = [[], []]
+  const turns: number[][] = [[], []]
+  let turn = 0
+  let ticking = true
+  const tick = (): void => {
+    turn++
+    if (ticking) setImmediate(tick)
   }
+  setImmediate(tick)
+  const answers = ['one two three four', 'five six'].map((message, i) =>
+    viaSink(rt, { message }, undefined, (d) => {
+      got[i]!.push(d)
+      turns[i]!.push(turn)
+    })
+  )
+  await Promise.all(answers)
+  ticking = false
+  t.same(got, [
+    ['You ', 'said: ', '"one ', 'two ', 'three ', 'four".'],
+    ['You ', 'said: ', '"five ', 'six".']
+  ])
+  for (const ts of turns) t.same(ts, [...new Set(ts)], 'never two words of one answer in one turn')
+})
+
+t.test('demo: a sink that answers a promise holds the next word until it settles', async (t) => {
+  const rt = new DemoRuntime()
+  const got: string[] = []
+  let release: (() => void) | undefined
+  const done = viaSink(rt, { message: 'a b' }, undefined, (d) => {
+    got.push(d)
+    if (got.length === 2) return new Promise<void>((r) => (release = r))
+  })
+  for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r))
+  t.same(got, ['You ', 'said: '], 'nothing while the promise is pending')
+  release!()
+  const events = await done
+  t.same(got, ['You ', 'said: ', '"a ', 'b".'])
+  t.same(events.at(-1), { type: 'done', finishReason: 'stop' })
+})
+
+t.test('demo: what a sink throws or rejects with reaches the stream reader', async (t) => {
+  const rt = new DemoRuntime()
+  await t.rejects(
+    viaSink(rt, { message: 'a b' }, undefined, (d) => {
+      if (d === 'said: ') throw new Error('sink broke')
+    }),
+    { message: 'sink broke' }
+  )
+  await t.rejects(
+    viaSink(rt, { message: 'a b' }, undefined, (d) =>
+      d === 'said: ' ? Promise.reject(new Error('sink refused')) : undefined
+    ),
+    { message: 'sink refused' }
+  )
+})
+
+t.test('demo: through a sink, a cancelled answer stops at the next word and counts what it sent', async (t) => {
+  const ctl = new AbortController()
+  let n = 0
+  const events = await viaSink(new DemoRuntime(), { message: 'one two three four five' }, ctl.signal, () => {
+    if (++n === 3) ctl.abort()
+  })
+  const sent = events.flatMap((e) => (e.type === 'text' ? [e.delta] : []))
+  t.same(sent, ['You ', 'said: ', '"one '])
+  const u = events.find((e) => e.type === 'usage') as Extract<AiEvent, { type: 'usage' }>
+  t.equal(u.usage.output, countTokens(sent.join('')))
+  t.same(events.at(-1), { type: 'done', finishReason: 'cancelled' })
+  const before = new AbortController()
+  before.abort()
+  t.same(
+    (await viaSink(new DemoRuntime(), { message: 'hi' }, before.signal)).map((e) => e.type),
+    ['usage', 'done'],
+    'aborted before it starts: no word'
+  )
 })
 
 t.test('demo: a cancelled answer reports as output the words it sent before the abort', async (t) => {

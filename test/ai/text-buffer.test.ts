@@ -8,7 +8,10 @@ t.test('a text buffer gives back exactly what was pushed, across its flattening 
     for (const p of pieces) b.push(p)
     t.equal(b.text(), pieces.join(''), `${count} pieces`)
     // reading does not consume: more pieces extend the same text
+    const mark = b.length
+    t.equal(mark, pieces.join('').length, `${count} pieces: their length`)
     b.push('end')
     t.equal(b.text(), pieces.join('') + 'end', `${count} pieces, then one more`)
+    t.equal(b.since(mark), 'end', `${count} pieces: what came after the mark`)
   }
 })

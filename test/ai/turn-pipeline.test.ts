@@ -551,4 +551,46 @@ t.test('turns over the openai runtime', async (t) => {
     // the results went back to the model as tool messages
     t.match(server.on('/chat/completions')[1].messages, [{}, {}, { role: 'assistant' }, { role: 'tool' }])
   })
+
+  t.test("each tool round's own text goes back as its assistant message, with a text sink or without", async (t) => {
+    for (const sink of [false, true]) {
+      server.reset()
+      let n = 0
+      server.chat = () => {
+        const round = n++
+        return {
+          stream: sseEvents(
+            round < 2
+              ? [
+                  deltaChunk({ content: `round ${round} ` }),
+                  deltaChunk({ content: 'looks up' }),
+                  deltaChunk({
+                    tool_calls: [
+                      { index: 0, id: `call_${round}`, type: 'function', function: { name: 'topics', arguments: '{}' } }
+                    ]
+                  }),
+                  deltaChunk({}, 'tool_calls')
+                ]
+              : [deltaChunk({ content: 'done' }, 'stop')]
+          )
+        }
+      }
+      const deltas: string[] = []
+      const events = await collect(
+        ai.runTurn(
+          { agent: 'demo', message: 'How do plugins work?' },
+          undefined,
+          sink ? (d) => void deltas.push(d) : undefined
+        )
+      )
+      t.match(terminal(t, events), { type: 'complete', text: 'round 0 looks upround 1 looks updone' })
+      const said = (i: number): string[] =>
+        (server.on('/chat/completions')[i].messages as { role: string; content: string }[])
+          .filter((m) => m.role === 'assistant')
+          .map((m) => m.content)
+      t.same(said(1), ['round 0 looks up'], `sink ${sink}: the first round's text`)
+      t.same(said(2), ['round 0 looks up', 'round 1 looks up'], `sink ${sink}: each round its own`)
+      if (sink) t.equal(deltas.join(''), 'round 0 looks upround 1 looks updone')
+    }
+  })
 })
