@@ -7,6 +7,7 @@ import {
   type AiResponseFormat,
   type AiRuntime,
   type AiRuntimeRequest,
+  type AiTextSink,
   type AiToolCall
 } from './runtime.js'
 import { parseSse } from './sse-lines.js'
@@ -61,7 +62,7 @@ export class OpenAiRuntime implements AiRuntime {
     return this.opts.baseUrl !== '' && this.opts.model !== ''
   }
 
-  async *stream(request: AiRuntimeRequest, signal?: AiCancelSignal): AsyncGenerator<AiEvent> {
+  async *stream(request: AiRuntimeRequest, signal?: AiCancelSignal, onText?: AiTextSink): AsyncGenerator<AiEvent> {
     if (this.inFlight >= this.opts.maxConcurrency) {
       yield {
         type: 'error',
@@ -183,12 +184,17 @@ export class OpenAiRuntime implements AiRuntime {
           // a slow consumer is not a silent server: the idle bound pauses while events are handed over
           if (out.length > 0) {
             clearTimeout(idle)
-            for (const e of out) yield e
+            for (const e of out)
+              if (onText === undefined || e.type !== 'text') yield e
+              else {
+                const held = give(onText, e.delta)
+                if (held !== undefined) await held
+              }
             touch()
           }
         }
       } catch (err) {
-        if (isPlatformError(err, AI_ERRORS.AI_UPSTREAM_FAILED)) throw err
+        if (err instanceof SinkThrew || isPlatformError(err, AI_ERRORS.AI_UPSTREAM_FAILED)) throw err
         if (isPlatformError(err, AI_ERRORS.AI_SSE_MALFORMED)) throw failure('protocol', `${url} sent ${err.message}`)
         throw why ?? failure('network', `${url} dropped the stream: ${cause(err)}`)
       }
@@ -200,6 +206,7 @@ export class OpenAiRuntime implements AiRuntime {
       if (!reported) yield { type: 'usage', usage: usage(0, 0, model) }
       yield { type: 'done', finishReason: finish }
     } catch (err) {
+      if (err instanceof SinkThrew) throw err.thrown
       const f = isPlatformError(err, AI_ERRORS.AI_UPSTREAM_FAILED)
         ? err
         : (why ?? failure('runtime', (err as Error).message))
@@ -212,6 +219,25 @@ export class OpenAiRuntime implements AiRuntime {
       this.inFlight--
     }
   }
+}
+
+/** What the turn's text sink threw: carried past the stream's own failure handling, to its reader. */
+class SinkThrew {
+  constructor(readonly thrown: unknown) {}
+}
+
+/** Hands a delta to the sink; a promise when the sink holds the stream until it settles. */
+function give(sink: AiTextSink, delta: string): Promise<void> | undefined {
+  let held: void | Promise<void>
+  try {
+    held = sink(delta)
+  } catch (thrown) {
+    throw new SinkThrew(thrown)
+  }
+  if (held === undefined) return undefined
+  return held.then(undefined, (thrown: unknown) => {
+    throw new SinkThrew(thrown)
+  })
 }
 
 /** The fields read from a streamed chat-completion chunk; the server is not trusted, so each is tested before use. */

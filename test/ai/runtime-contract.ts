@@ -66,6 +66,45 @@ export function runRuntimeContract(t: Test, name: string, setup: (t: Test) => Pr
       usageShape(t, events)
     })
 
+    t.test('a text answer through a text sink: the same text, in order, before the terminal event', async (t) => {
+      const plain = await collect(s.runtime.stream(s.text))
+      const said = (events: AiEvent[]): string =>
+        events
+          .filter((e) => e.type === 'text')
+          .map((e) => (e as { delta: string }).delta)
+          .join('')
+      // what reached the reader, in arrival order: the sink's deltas and the events between them
+      const arrived: AiEvent[] = []
+      let held = 0
+      const sink = (delta: string): Promise<void> | undefined => {
+        arrived.push({ type: 'text', delta })
+        // every other delta held a moment: the runtime waits for the sink's promise
+        if (held++ % 2 === 1) return undefined
+        return new Promise((resolve) => setTimeout(resolve, 1))
+      }
+      const events = await collect(s.runtime.stream(s.text, undefined, sink), (e) => arrived.push(e))
+      terminalShape(t, events)
+      terminalShape(t, arrived)
+      t.equal(said(arrived), said(plain), 'the same text as without a sink')
+      t.same(
+        events.filter((e) => e.type !== 'text'),
+        plain.filter((e) => e.type !== 'text'),
+        'the same events besides the text'
+      )
+      const failing = await collect(
+        s.runtime.stream(s.text, undefined, () => {
+          throw new Error('sink refused')
+        })
+      ).then(
+        () => 'ended',
+        (err: Error) => err.message
+      )
+      t.ok(
+        failing === 'sink refused' || held === 0,
+        `what the sink throws reaches the reader (${failing})` // a runtime that ignores the sink never calls it
+      )
+    })
+
     t.test(
       'a tool call: id, known name, object arguments, finish tool-calls',
       { skip: !s.runtime.capabilities.includes('tool-calling') && 'no tool-calling' },
