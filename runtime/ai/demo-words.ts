@@ -1,8 +1,5 @@
 import type { AiCancelSignal, AiTextSink } from './runtime.js'
 
-// `test`, not `exec`: no match array per word; used synchronously, so one instance serves all
-const SPACE = /\s/g
-
 /**
  * The demo's answer cut as it is sent: each word with the whitespace after it. A turn in flight
  * holds its text once, not an array of every word it has still to send.
@@ -13,6 +10,9 @@ export class Words {
   /** Tokens sent so far: every word but a delta that is one whitespace alone. */
   sent = 0
 
+  // `test`, not `exec`: no match array per word
+  private readonly space = /\s/g
+
   constructor(readonly text: string) {}
 
   get done(): boolean {
@@ -21,9 +21,9 @@ export class Words {
 
   next(): string {
     const at = this.at
-    SPACE.lastIndex = at
-    const spaced = SPACE.test(this.text)
-    const end = spaced ? SPACE.lastIndex : this.text.length
+    this.space.lastIndex = at
+    const spaced = this.space.test(this.text)
+    const end = spaced ? this.space.lastIndex : this.text.length
     if (!spaced || end - at > 1) this.sent++
     this.at = end
     return this.text.slice(at, end)

@@ -8,7 +8,6 @@ export type {
   AiEvent,
   AiMessage,
   AiResponseFormat,
-  AiTextSink,
   AiToolCall,
   AiToolSpec,
   TokenUsage

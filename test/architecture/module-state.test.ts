@@ -38,6 +38,10 @@ const ALLOWED = new Map([
   ['runtime/http/context.ts#target', "scratch of uWS's synchronous header callback, reset on every request"],
   ['runtime/ai/text-batch.ts#dirty', "batches waiting for the end of the event loop's pass, one loop per thread"],
   ['runtime/plugins/isolate/pool.ts#pools', 'sandbox processes are shared by every host in the process'],
+  [
+    'runtime/plugins/isolate/watchdog.ts#shared',
+    'isolates entered from one thread never run at once: one watcher per thread'
+  ],
   ['runtime/plugins/module-hooks.ts#registered', 'module hooks are registered once per thread'],
   ['runtime/plugins/module-hooks.ts#loads', 'tags plugin entry URLs uniquely within the thread'],
   ['runtime/plugins/worker/sdk-hooks.ts#sdkUrl', "a worker thread's module hook, one per thread"],
