@@ -12,7 +12,8 @@
  *            journal (LMDB) and bus events
  * Prints one JSON line: median CPU µs per call of each subject over the rounds.
  *
- *   npx tsc -p tsconfig.json && node --no-node-snapshot dist/bench/ai-pipeline.js [--quick] [--rounds N] [--profile FILE]
+ *   npx tsc -p tsconfig.json && node --no-node-snapshot dist/bench/ai-pipeline.js [--quick] [--rounds N]
+ *     [--profile FILE]
  * `--profile FILE` writes a CPU profile (.cpuprofile) of the governed subject's calls in the first
  * round alone: no start-up, warm-up or other subject in it, as `--cpu-prof` would have. The
  * sampler costs CPU of its own, so the figures of such a run are not comparable with others.
