@@ -118,6 +118,31 @@ t.test('snapshot message is cut to 200 characters plus an ellipsis', async (t) =
   t.equal(svc.decisionLog.recent(1)[0]!.context_snapshot.response_preview, 'r'.repeat(200) + '…')
 })
 
+t.test("snapshot: the client's claims under client.<key>, after the facts; a fact of that name wins", async (t) => {
+  for (let turn = 0; turn < 2; turn++) {
+    await gate.admit(
+      'test',
+      aiRequest({
+        message: 'hi',
+        userId: 'claims',
+        metadata: { 'client.tier': 'gold' },
+        clientMetadata: { channel: 'web', tier: 'platinum', list: ['a'] }
+      })
+    )
+    const snapshot = svc.decisionLog.recent(1)[0]!.context_snapshot
+    t.same(Object.keys(snapshot), ['phase', 'message', 'user_id', 'client.tier', 'client.channel', 'client.list'])
+    t.same(snapshot, {
+      phase: 'pre_admission',
+      message: 'hi',
+      user_id: 'claims',
+      'client.tier': 'gold',
+      'client.channel': 'web',
+      'client.list': '["a"]'
+    })
+    await gate.afterResponse('test', aiRequest({ message: 'hi', userId: 'claims' }), 'ok')
+  }
+})
+
 t.test('deny: stops the chain, logs the reference line, span status ERROR', async (t) => {
   spans.length = 0
   const a = await gate.admit('test', aiRequest({ message: 'the secret plan' }))
