@@ -6,7 +6,8 @@ import { SpanStatusCode } from '@opentelemetry/api'
 import { startTestPlatform } from '../helpers/platform.js'
 import { recordSpans } from '../helpers/span-recorder.js'
 import { governanceOf } from '../../runtime/governance/index.js'
-import { aiRequest, type GovernancePolicy, type PolicyContext } from '../../runtime/contracts/index.js'
+import { aiRequest, isoNow, type GovernancePolicy, type PolicyContext } from '../../runtime/contracts/index.js'
+import { isoOf } from '../../runtime/contracts/iso-now.js'
 import { POLICIES_PROPERTY } from '../../runtime/governance/chain.js'
 import { KillSwitchPolicy } from '../../runtime/governance/types/index.js'
 import { installAreas } from '../../runtime/areas.js'
@@ -108,6 +109,21 @@ t.test('admit: every evaluated policy writes an AuditEntry; preferences carried'
   t.match(deny!.timestamp, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
   t.type(deny!.evaluation_ms, 'number')
   await gate.afterResponse('test', aiRequest({ message: 'python 2 help', userId: 'u1' }), 'ok')
+})
+
+t.test('timestamps: the text of the second with the milliseconds appended is toISOString', async (t) => {
+  const at = [
+    Date.UTC(2026, 10, 29, 8, 0, 59, 998),
+    -1,
+    -1001,
+    Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+    Date.UTC(10000, 0, 1),
+    Date.UTC(-1, 0, 1),
+    1.5
+  ]
+  for (let i = 0; i < 3000; i++) at.push(Date.UTC(2026, 0, 1) + i * 7 + (i % 5) * 1000)
+  for (const ms of at) t.equal(isoOf(ms), new Date(ms).toISOString(), String(ms))
+  t.equal(isoNow().length, 24)
 })
 
 t.test('snapshot message is cut to 200 characters plus an ellipsis', async (t) => {
