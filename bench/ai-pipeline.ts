@@ -13,10 +13,15 @@
  * Prints one JSON line: median CPU µs per call of each subject over the rounds.
  *
  *   npx tsc -p tsconfig.json && node --no-node-snapshot dist/bench/ai-pipeline.js [--quick] [--rounds N]
+ *     [--profile FILE]
+ * `--profile FILE` writes a CPU profile (.cpuprofile) of the governed subject's calls in the first
+ * round alone: no start-up, warm-up or other subject in it, as `--cpu-prof` would have. The
+ * sampler costs CPU of its own, so the figures of such a run are not comparable with others.
  * BENCH_AI_TURNS sets N (10 000 quick, 20 000 full: at 3 000 a quick round was 0.1 s per subject,
  * and one major GC moved the pipeline's figure by a fifth).
  */
-import { cpSync, mkdtempSync, rmSync } from 'node:fs'
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { Session } from 'node:inspector/promises'
 import { loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -34,6 +39,9 @@ const N = Number(process.env.BENCH_AI_TURNS ?? (quick ? 10_000 : 20_000))
 const roundsArg = process.argv.indexOf('--rounds')
 const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : quick ? 2 : 3
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`--rounds takes a whole number >= 1`)
+const profileArg = process.argv.indexOf('--profile')
+const PROFILE = profileArg > 0 ? process.argv[profileArg + 1] : undefined
+if (profileArg > 0 && (PROFILE === undefined || PROFILE.startsWith('--'))) throw new Error('--profile takes a file')
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
 
 /** Twelve built-in types that all admit the bench turn, then a rule-based scope for its agent. */
@@ -161,7 +169,9 @@ async function main(): Promise<void> {
       samples.runtime.push(await cpuPerCall(alone, N))
       samples.bare.push(await cpuPerCall(turn, N))
       gov.setSource('yaml:bench-ai.yaml', policies)
+      const profiler = r === 0 && PROFILE !== undefined ? await startProfile() : undefined
       samples.governed.push(await cpuPerCall(turn, N))
+      if (profiler !== undefined) await stopProfile(profiler, PROFILE!)
       gov.removeSource('yaml:bench-ai.yaml')
       samples.log.push(await cpuPerCall(logAppends, N))
       samples.dispatch.push(await cpuPerCall(dispatch, N))
@@ -190,6 +200,36 @@ async function main(): Promise<void> {
     await platform.close()
     rmSync(dataDir, { recursive: true, force: true })
   }
+}
+
+/** A sampling profile at 100 µs from now on (this thread: LMDB's writer is not in it). */
+async function startProfile(): Promise<Session> {
+  const session = new Session()
+  session.connect()
+  await session.post('Profiler.enable')
+  await session.post('Profiler.setSamplingInterval', { interval: 100 })
+  await session.post('Profiler.start')
+  return session
+}
+
+async function stopProfile(session: Session, file: string): Promise<void> {
+  const { profile } = await session.post('Profiler.stop')
+  // the samples of the profiler's own stop (the inspector's dispatch) and of the idle pause that
+  // lets LMDB's writer finish are not the turn's: left out, so self times sum to the turns'
+  const own = new Set<number>()
+  for (const n of profile.nodes) {
+    const f = n.callFrame.functionName
+    if ((f === 'dispatch' && n.callFrame.url === '') || f === '(idle)') own.add(n.id)
+  }
+  const samples: number[] = []
+  const timeDeltas: number[] = []
+  profile.samples?.forEach((id, i) => {
+    if (own.has(id)) return
+    samples.push(id)
+    timeDeltas.push(profile.timeDeltas?.[i] ?? 0)
+  })
+  writeFileSync(file, JSON.stringify({ ...profile, samples, timeDeltas }))
+  session.disconnect()
 }
 
 main().catch((err: unknown) => {

@@ -14,6 +14,9 @@ const ALLOWED = new Map([
   // caches of a pure function: the same input gives the same output whichever platform asks
   ['runtime/contracts/iso-now.ts#isoMs', "the clock's ISO string, formatted once per millisecond"],
   ['runtime/contracts/iso-now.ts#iso', "the clock's ISO string, formatted once per millisecond"],
+  ['runtime/contracts/iso-now.ts#second', "the clock's second, formatted once per second"],
+  ['runtime/contracts/iso-now.ts#secondText', "the clock's second, formatted once per second"],
+  ['runtime/governance/audit-entry.ts#clientKeys', 'client metadata keys with their prefix, keyed by the key'],
   ['runtime/http/context.ts#ENCODED', 'header values encoded once, keyed by the value'],
   ['runtime/http/status.ts#LINES', 'the status lines of node:http, encoded once at load'],
   ['runtime/admin/event-json.ts#keys', 'JSON-quoted field names, keyed by the name'],

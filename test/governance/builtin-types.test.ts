@@ -272,6 +272,26 @@ t.test('output-length-zscore: drifting responses denied after min-samples', asyn
     /^response length z-score \d+\.\d\d exceeds threshold 3\.0 \(possible drift\)$/
   )
   t.same(p.evaluate(pre('x'.repeat(5000))), { decision: 'admit' }, 'requests are not screened')
+  // the window's sums kept as lengths come and go answer as summing the window every time did
+  const q = build('output-length-zscore', { 'window-size': 7, 'z-threshold': 1.5, 'min-samples': 4 })
+  const w: number[] = []
+  for (let i = 0; i < 120; i++) {
+    const n = ((i * 37) % 101) + (i % 13 === 0 ? 400 : 0)
+    let want: unknown = { decision: 'admit' }
+    if (w.length >= 4) {
+      const mean = w.reduce((a, v) => a + v, 0) / w.length
+      const variance = w.reduce((a, v) => a + v * v, 0) / w.length - mean * mean
+      const z = Math.abs((n - mean) / (variance > 0 ? Math.sqrt(variance) : 1))
+      if (z > 1.5)
+        want = {
+          decision: 'deny',
+          reason: `response length z-score ${z.toFixed(2)} exceeds threshold 1.5 (possible drift)`
+        }
+    }
+    w.push(n)
+    if (w.length > 7) w.shift()
+    t.same(q.evaluate(post('x'.repeat(n))), want, `response ${i}`)
+  }
   t.equal(buildErr('output-length-zscore', { 'window-size': 1 }), 'windowSize must be >= 2')
   t.equal(buildErr('output-length-zscore', { 'z-threshold': 0 }), 'zScoreThreshold must be > 0')
   t.equal(buildErr('output-length-zscore', { 'min-samples': 1 }), 'minSamples must be >= 2')

@@ -6,7 +6,8 @@ import { SpanStatusCode } from '@opentelemetry/api'
 import { startTestPlatform } from '../helpers/platform.js'
 import { recordSpans } from '../helpers/span-recorder.js'
 import { governanceOf } from '../../runtime/governance/index.js'
-import { aiRequest, type GovernancePolicy, type PolicyContext } from '../../runtime/contracts/index.js'
+import { aiRequest, isoNow, type GovernancePolicy, type PolicyContext } from '../../runtime/contracts/index.js'
+import { isoOf } from '../../runtime/contracts/iso-now.js'
 import { POLICIES_PROPERTY } from '../../runtime/governance/chain.js'
 import { KillSwitchPolicy } from '../../runtime/governance/types/index.js'
 import { installAreas } from '../../runtime/areas.js'
@@ -110,12 +111,52 @@ t.test('admit: every evaluated policy writes an AuditEntry; preferences carried'
   await gate.afterResponse('test', aiRequest({ message: 'python 2 help', userId: 'u1' }), 'ok')
 })
 
+t.test('timestamps: the text of the second with the milliseconds appended is toISOString', async (t) => {
+  const at = [
+    Date.UTC(2026, 10, 29, 8, 0, 59, 998),
+    -1,
+    -1001,
+    Date.UTC(9999, 11, 31, 23, 59, 59, 999),
+    Date.UTC(10000, 0, 1),
+    Date.UTC(-1, 0, 1),
+    1.5
+  ]
+  for (let i = 0; i < 3000; i++) at.push(Date.UTC(2026, 0, 1) + i * 7 + (i % 5) * 1000)
+  for (const ms of at) t.equal(isoOf(ms), new Date(ms).toISOString(), String(ms))
+  t.equal(isoNow().length, 24)
+})
+
 t.test('snapshot message is cut to 200 characters plus an ellipsis', async (t) => {
   await gate.admit('test', aiRequest({ message: 'x'.repeat(500), userId: 'trunc' }))
   const e = svc.decisionLog.recent(1)[0]!
   t.equal(e.context_snapshot.message, 'x'.repeat(200) + '…')
   await gate.afterResponse('test', aiRequest({ message: 'm', userId: 'trunc' }), 'r'.repeat(300))
   t.equal(svc.decisionLog.recent(1)[0]!.context_snapshot.response_preview, 'r'.repeat(200) + '…')
+})
+
+t.test("snapshot: the client's claims under client.<key>, after the facts; a fact of that name wins", async (t) => {
+  for (let turn = 0; turn < 2; turn++) {
+    await gate.admit(
+      'test',
+      aiRequest({
+        message: 'hi',
+        userId: 'claims',
+        metadata: { 'client.tier': 'gold' },
+        clientMetadata: { channel: 'web', tier: 'platinum', list: ['a'] }
+      })
+    )
+    const snapshot = svc.decisionLog.recent(1)[0]!.context_snapshot
+    t.same(Object.keys(snapshot), ['phase', 'message', 'user_id', 'client.tier', 'client.channel', 'client.list'])
+    t.same(snapshot, {
+      phase: 'pre_admission',
+      message: 'hi',
+      user_id: 'claims',
+      'client.tier': 'gold',
+      'client.channel': 'web',
+      'client.list': '["a"]'
+    })
+    await gate.afterResponse('test', aiRequest({ message: 'hi', userId: 'claims' }), 'ok')
+  }
 })
 
 t.test('deny: stops the chain, logs the reference line, span status ERROR', async (t) => {

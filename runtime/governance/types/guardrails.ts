@@ -164,6 +164,11 @@ export function costCeilingFactory(d: PolicyDescriptor): GovernancePolicy {
 export class OutputLengthZScorePolicy implements GovernancePolicy {
   readonly className = 'OutputLengthZScorePolicy'
   private readonly window: number[] = []
+  /** The window's sum and sum of squares, kept as lengths come and go while they stay exact integers. */
+  private sum = 0
+  private sumSq = 0
+  /** True once a sum passed 2^53 (it may have rounded): the window is summed again until it is back below. */
+  private rounded = false
   constructor(
     readonly name: string,
     readonly source: string,
@@ -178,26 +183,50 @@ export class OutputLengthZScorePolicy implements GovernancePolicy {
     const len = ctx.accumulatedResponse.length
     const w = this.window
     if (w.length < this.minSamples) {
-      w.push(len)
+      this.push(len)
       return ADMIT
     }
-    let sum = 0
-    let sumSq = 0
-    for (const v of w) {
-      sum += v
-      sumSq += v * v
-    }
+    // past 2^53 a sum rounds, and then only the sum in the window's order gives the same answer
+    if (this.rounded) this.resum()
+    const sum = this.sum
+    const sumSq = this.sumSq
     const mean = sum / w.length
     const variance = sumSq / w.length - mean * mean
     const sd = variance > 0 ? Math.sqrt(variance) : 1
     const z = Math.abs((len - mean) / sd)
-    w.push(len)
-    while (w.length > this.windowSize) w.shift()
+    this.push(len)
+    while (w.length > this.windowSize) {
+      const v = w.shift()!
+      this.sum -= v
+      this.sumSq -= v * v
+    }
+    if (this.sumSq > Number.MAX_SAFE_INTEGER) this.rounded = true
     if (z > this.zThreshold)
       return deny(
         `response length z-score ${z.toFixed(2)} exceeds threshold ${doubleText(this.zThreshold)} (possible drift)`
       )
     return ADMIT
+  }
+
+  /** Adds a length to the window (a string's length: an integer, so the sums stay exact below 2^53). */
+  private push(len: number): void {
+    this.window.push(len)
+    this.sum += len
+    this.sumSq += len * len
+    if (this.sumSq > Number.MAX_SAFE_INTEGER) this.rounded = true
+  }
+
+  /** The window's sums from its lengths in order (the answer a sum per evaluation gave). */
+  private resum(): void {
+    let sum = 0
+    let sumSq = 0
+    for (const v of this.window) {
+      sum += v
+      sumSq += v * v
+    }
+    this.sum = sum
+    this.sumSq = sumSq
+    this.rounded = sumSq > Number.MAX_SAFE_INTEGER
   }
 }
 
