@@ -70,3 +70,61 @@ t.test('postgres: the same, its inserts of one interaction kept in order', async
   const url = await pg.database(t)
   await pipelined(t, { 'platform.interactions.store': 'postgres', 'platform.interactions.postgres.url': url })
 })
+
+/**
+ * A store that answers several appends with one promise (a group commit): the run reacts once per
+ * answer, yet marks and publishes every step it holds, in order, none before the answer.
+ */
+t.test('lmdb: steps sharing one answer are each published once, in order, after it', async (t) => {
+  const tp = await startStreaming(300, 0, { 'platform.interactions.store': 'lmdb' })
+  t.teardown(tp.close)
+  const { api, service } = tp
+  const store = service.store
+  const append = store.appendStep.bind(store)
+  const acked = new Set<number>()
+  type Group = { seqs: number[]; stored: Promise<void>[]; answer: Promise<void> }
+  let group: Group | undefined
+  let largest = 0
+  // one answer for every append of an event-loop turn, once each of them is stored
+  const open = (): Group => {
+    const g: Group = { seqs: [], stored: [], answer: Promise.resolve() }
+    g.answer = new Promise<void>((resolve, reject) =>
+      setImmediate(() => {
+        group = undefined
+        largest = Math.max(largest, g.seqs.length)
+        Promise.all(g.stored).then(() => {
+          for (const s of g.seqs) acked.add(s)
+          resolve()
+        }, reject)
+      })
+    )
+    return g
+  }
+  store.appendStep = (id: string, step: InteractionStep): Promise<void> => {
+    group ??= open()
+    group.seqs.push(step.seq)
+    group.stored.push(append(id, step))
+    return group.answer
+  }
+  t.teardown(() => {
+    store.appendStep = append
+  })
+  const r = await api.create({ message: 'go', background: true })
+  const id = r.body.id
+  const seen: number[] = []
+  const early: number[] = []
+  const terminal = new Promise<any>((resolve) => {
+    service.feed.subscribe(id, {
+      onStep: (step) => {
+        seen.push(step.seq)
+        if (!acked.has(step.seq)) early.push(step.seq)
+      },
+      onTerminal: resolve
+    })
+  })
+  t.match(await terminal, { id, status: 'COMPLETED' })
+  const stored = (await api.get(id)).body.steps.map((s) => s.seq)
+  t.same(seen, stored, 'the feed saw each step once, in seq order')
+  t.same(early, [], 'no step was published before its shared answer')
+  t.ok(largest > 1, `appends shared an answer (up to ${largest})`)
+})
