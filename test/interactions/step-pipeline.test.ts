@@ -4,6 +4,33 @@ import { testPostgres } from '../helpers/postgres.js'
 import { startStreaming } from './stream-helpers.js'
 
 /**
+ * Starts a background run and watches its feed: the seqs seen, those seen before `acked` held
+ * them (-1: the terminal came before every step was acknowledged), and the terminal header.
+ */
+async function watched(
+  tp: Awaited<ReturnType<typeof startStreaming>>,
+  acked: ReadonlySet<number>
+): Promise<{ id: string; seen: number[]; early: number[]; terminal: Promise<any> }> {
+  const r = await tp.api.create({ message: 'go', background: true })
+  const id: string = r.body.id
+  const seen: number[] = []
+  const early: number[] = []
+  const terminal = new Promise<any>((resolve) => {
+    tp.service.feed.subscribe(id, {
+      onStep: (step) => {
+        seen.push(step.seq)
+        if (!acked.has(step.seq)) early.push(step.seq)
+      },
+      onTerminal: (h) => {
+        if (acked.size !== seen.length) early.push(-1)
+        resolve(h)
+      }
+    })
+  })
+  return { id, seen, early, terminal }
+}
+
+/**
  * A run does not wait for each step's commit before appending the next (lmdb-js batches the puts
  * in flight into one transaction), yet the feed still gets every step once, in seq order, and only
  * after the store acknowledged it; the terminal comes after them all. Nor does it run ahead of
@@ -32,22 +59,7 @@ async function pipelined(t: Test, overrides: Record<string, unknown>): Promise<v
   t.teardown(() => {
     store.appendStep = append
   })
-  const r = await api.create({ message: 'go', background: true })
-  const id = r.body.id
-  const seen: number[] = []
-  let early: number[] = []
-  const terminal = new Promise<any>((resolve) => {
-    service.feed.subscribe(id, {
-      onStep: (step) => {
-        seen.push(step.seq)
-        if (!acked.has(step.seq)) early.push(step.seq)
-      },
-      onTerminal: (h) => {
-        if (acked.size !== seen.length) early = [...early, -1]
-        resolve(h)
-      }
-    })
-  })
+  const { id, seen, early, terminal } = await watched(tp, acked)
   t.match(await terminal, { id, status: 'COMPLETED' })
   const stored = (await api.get(id)).body.steps.map((s) => s.seq)
   t.ok(stored.length > 300, `${stored.length} steps stored`)
@@ -109,19 +121,7 @@ t.test('lmdb: steps sharing one answer are each published once, in order, after 
   t.teardown(() => {
     store.appendStep = append
   })
-  const r = await api.create({ message: 'go', background: true })
-  const id = r.body.id
-  const seen: number[] = []
-  const early: number[] = []
-  const terminal = new Promise<any>((resolve) => {
-    service.feed.subscribe(id, {
-      onStep: (step) => {
-        seen.push(step.seq)
-        if (!acked.has(step.seq)) early.push(step.seq)
-      },
-      onTerminal: resolve
-    })
-  })
+  const { id, seen, early, terminal } = await watched(tp, acked)
   t.match(await terminal, { id, status: 'COMPLETED' })
   const stored = (await api.get(id)).body.steps.map((s) => s.seq)
   t.same(seen, stored, 'the feed saw each step once, in seq order')
