@@ -128,3 +128,41 @@ t.test('lmdb: steps sharing one answer are each published once, in order, after 
   t.same(early, [], 'no step was published before its shared answer')
   t.ok(largest > 1, `appends shared an answer (up to ${largest})`)
 })
+
+t.test('lmdb: a refused shared answer withholds its steps only; the run goes on', async (t) => {
+  const tp = await startStreaming(60, 0, { 'platform.interactions.store': 'lmdb' })
+  t.teardown(tp.close)
+  const store = tp.service.store
+  const append = store.appendStep.bind(store)
+  const acked = new Set<number>()
+  const refused: number[] = []
+  let shared: Promise<void> | undefined
+  // the text steps from seq 10 appended in one turn share one refusal; the rest are stored
+  store.appendStep = (id: string, step: InteractionStep): Promise<void> => {
+    if (step.seq < 10 || refused.length >= 3 || step.type !== 'text') {
+      return append(id, step).then(() => {
+        acked.add(step.seq)
+      })
+    }
+    refused.push(step.seq)
+    shared ??= new Promise<void>((_, reject) => setImmediate(() => reject(new Error('disk refused'))))
+    return shared
+  }
+  t.teardown(() => {
+    store.appendStep = append
+  })
+  const { seen, early, terminal } = await watched(tp, acked)
+  t.match(await terminal, { status: 'COMPLETED' })
+  t.ok(refused.length > 1, `steps shared the refusal (${refused.join(', ')})`)
+  t.same(
+    seen.filter((s) => refused.includes(s)),
+    [],
+    'no refused step was published'
+  )
+  t.same(
+    seen,
+    [...acked].sort((a, b) => a - b),
+    'every stored step was published once, in seq order'
+  )
+  t.same(early, [], 'none before its answer')
+})
