@@ -3,7 +3,7 @@
  * every step before it, in seq order, from one queue per run (no promise chain per step).
  */
 import type { StepFeed } from './feed.js'
-import type { Run } from './run-table.js'
+import type { Run, UnpublishedStep } from './run-table.js'
 
 // what a run with nothing left to publish answers
 const SETTLED = Promise.resolve()
@@ -18,12 +18,24 @@ export function publishReady(run: Run, feed: StepFeed): void {
   for (; n < q.length && q[n]!.state !== 'writing'; n++)
     if (q[n]!.state === 'stored') feed.publishStep(run.header.id, q[n]!.step)
   if (n === 0) return
-  q.splice(0, n)
+  // in place: splice would allocate an array of the removed entries each pass
+  q.copyWithin(0, n)
+  q.length -= n
   if (q.length === 0 && run.onPublished !== undefined) {
     const told = run.onPublished
     run.onPublished = undefined
     told()
   }
+}
+
+/**
+ * The store answered `ack`: every step it holds is marked (the steps of a group commit share one
+ * answer, so a run reacts once per group, not once per step), then what is ready is published.
+ */
+export function answered(run: Run, ack: Promise<void>, state: UnpublishedStep['state'], feed: StepFeed): void {
+  if (run.lastAck === ack) run.lastAck = undefined
+  for (const entry of run.unpublished) if (entry.ack === ack) entry.state = state
+  publishReady(run, feed)
 }
 
 // A turn is read no further while this many of its steps await the store: a model faster than

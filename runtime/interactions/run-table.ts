@@ -7,6 +7,8 @@ import type { Interaction, InteractionHeader, InteractionStep } from './types.js
 export interface UnpublishedStep {
   step: InteractionStep
   state: 'writing' | 'stored' | 'failed'
+  /** The store's answer for it: the steps of one group commit share one. */
+  ack: Promise<void>
 }
 
 /** One turn in flight: its record as it grows, and what stops it. */
@@ -26,6 +28,8 @@ export interface Run {
    * and every step before it has been answered by the store.
    */
   unpublished: UnpublishedStep[]
+  /** The store's answer for the last step handed to it, until that answer settles. */
+  lastAck: Promise<void> | undefined
   /** Told once `unpublished` empties (a terminal write or a drop waits for it). */
   onPublished: (() => void) | undefined
   /** Set at the end: every step published, then the terminal header's write. */

@@ -4,8 +4,8 @@ import type { Logger } from '../observability/index.js'
 import { Cancellation, type RegisteredAgent } from '../plugins/index.js'
 import { StepCapture, type Outcome } from './capture.js'
 import { conversationKey, rememberTurn } from './conversation-key.js'
-import { RunTable, snapshot, type Run, type UnpublishedStep } from './run-table.js'
-import { behindStore, pacedText, publishReady, published } from './run-publication.js'
+import { RunTable, snapshot, type Run } from './run-table.js'
+import { behindStore, pacedText, answered, published } from './run-publication.js'
 import { isoDuration } from './iso-duration.js'
 import { headerOf, interactionOf } from './store-input.js'
 import type { StepFeed } from './feed.js'
@@ -252,6 +252,7 @@ export class InteractionService implements LeaseHolder {
       controller: new Cancellation(),
       cancellable: how.cancellable,
       unpublished: [],
+      lastAck: undefined,
       onPublished: undefined,
       ending: undefined,
       finished,
@@ -311,19 +312,18 @@ export class InteractionService implements LeaseHolder {
     }
     // issued now, not after the previous commit: the store batches appends in flight (lmdb-js
     // puts them in one transaction) and keeps one interaction's steps in seq order
-    const entry: UnpublishedStep = { step, state: 'writing' }
-    run.unpublished.push(entry)
-    this.store.appendStep(run.header.id, step).then(
-      () => {
-        entry.state = 'stored'
-        publishReady(run, this.feed)
-      },
+    const ack = this.store.appendStep(run.header.id, step)
+    run.unpublished.push({ step, state: 'writing', ack })
+    // a step of the group whose answer the run already waits for: that one reaction marks it too
+    if (ack === run.lastAck) return
+    run.lastAck = ack
+    ack.then(
+      () => answered(run, ack, 'stored', this.feed),
       (err: unknown) => {
-        entry.state = 'failed'
         if (isPlatformError(err, INTERACTION_ERRORS.INTERACTION_ENDED)) void this.yieldEnd(run)
         else
           this.opts.logger.error({ err, interaction: run.header.id, seq: step.seq }, 'interaction step not persisted')
-        publishReady(run, this.feed)
+        answered(run, ack, 'failed', this.feed)
       }
     )
   }
