@@ -224,12 +224,10 @@ async function serve(config: Config, out: Out, reread: () => Config, firstRun?: 
       platform.logger.error({ err }, 'SIGHUP: reloading plugin grants failed')
     })
   }
-  // set before anything awaits: a SIGHUP right after 'platform listening' must not kill the process
+  // set before anything awaits: a signal right after 'platform listening' (a script that starts the
+  // platform and stops it at once) must neither kill the process nor skip the graceful close
   process.on('SIGHUP', hup)
-  const agents = platform.plugins.agents().map((a) => a.name)
-  const { startBanner } = await import('./start-banner.js')
-  for (const line of startBanner({ url, config, agents, firstRun, node: platform.node.id })) out.error(line)
-  return await new Promise<number>((resolve) => {
+  const exited = new Promise<number>((resolve) => {
     let stopping = false
     const stop = (signal: string) => {
       if (stopping) return
@@ -259,6 +257,10 @@ async function serve(config: Config, out: Out, reread: () => Config, firstRun?: 
       stop('SIGTERM')
     })
   })
+  const agents = platform.plugins.agents().map((a) => a.name)
+  const { startBanner } = await import('./start-banner.js')
+  for (const line of startBanner({ url, config, agents, firstRun, node: platform.node.id })) out.error(line)
+  return await exited
 }
 
 const isMain = process.argv[1] !== undefined && import.meta.url === new URL(`file://${process.argv[1]}`).href
