@@ -213,152 +213,158 @@ if (contractDb !== undefined) {
 }
 
 // --- two nodes of one cluster ---
-const redis = pg === undefined ? undefined : await testRedis(t)
-const model = redis === undefined ? undefined : await new OpenAiServer().start()
-if (model !== undefined) t.teardown(() => model.close())
-if (pg !== undefined && redis !== undefined && model !== undefined) {
-  const url = await pg.database(t)
-  const ADMIN = 'admin-token-0123456789'
-  const policies = join(dir, 'policies.yaml')
-  writeFileSync(policies, 'version: "1.0"\npolicies:\n  - {name: kill-switch, type: kill-switch}\n')
-  // one signing key deployed to both nodes, so each verifies what the other signed
-  const keyFile = join(dir, 'commitment-key.pem')
-  writeFileSync(keyFile, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }), {
-    mode: 0o600
-  })
-  const plugins = join(dir, 'plugins')
-  writePlugin(plugins, 'kvp', {
-    manifest: { name: 'kvp', version: '1.0.0', sandbox: 'inline', permissions: { kv: true } },
-    index: `import { definePlugin, tool } from 'uws-agent-platform/sdk'
+// in a test of its own: its setup (a Redis, a model, two nodes starting) is awaited inside it, so
+// the root cannot run out of queued tests and end (tearing the database down) while a node starts
+t.test('two nodes of one cluster', async (t) => {
+  const redis = pg === undefined ? undefined : await testRedis(t)
+  const model = redis === undefined ? undefined : await new OpenAiServer().start()
+  if (model !== undefined) t.teardown(() => model.close())
+  if (pg !== undefined && redis !== undefined && model !== undefined) {
+    const url = await pg.database(t)
+    const ADMIN = 'admin-token-0123456789'
+    const policies = join(dir, 'policies.yaml')
+    writeFileSync(policies, 'version: "1.0"\npolicies:\n  - {name: kill-switch, type: kill-switch}\n')
+    // one signing key deployed to both nodes, so each verifies what the other signed
+    const keyFile = join(dir, 'commitment-key.pem')
+    writeFileSync(keyFile, generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }), {
+      mode: 0o600
+    })
+    const plugins = join(dir, 'plugins')
+    writePlugin(plugins, 'kvp', {
+      manifest: { name: 'kvp', version: '1.0.0', sandbox: 'inline', permissions: { kv: true } },
+      index: `import { definePlugin, tool } from 'uws-agent-platform/sdk'
 export default definePlugin({ tools: [
   tool({ name: 'kv-put', run: async (args, ctx) => { await ctx.kv.put(args.key, args.value); return 'ok' } }),
   tool({ name: 'kv-get', run: async (args, ctx) => ({ value: await ctx.kv.get(args.key) ?? 'none' }) })
 ] })
 `
-  })
-  const node = (id: string) =>
-    startInteractions({
-      'platform.cluster.enabled': true,
-      'platform.cluster.node-id': id,
-      'platform.cluster.redis-url': redis.url,
-      'platform.postgres.url': url,
-      'platform.admin.http-write-enabled': true,
-      'platform.auth.tokens': [
-        { token: ALICE, principal: 'alice' },
-        { token: BOB, principal: 'bob' },
-        { token: ADMIN, principal: 'ops', roles: ['admin'] }
-      ],
-      'platform.ai.governance.policy-files': [policies],
-      'platform.plugins.dirs': [plugins],
-      'platform.plugins.kvp': { sandbox: 'inline', permissions: { kv: true } },
-      'platform.interactions.quota.runs-in-flight': 1,
-      'platform.ai.governance.commitment-records.enabled': true,
-      'platform.ai.governance.commitment-records.key-file': keyFile,
-      'platform.ai.runtime': 'openai',
-      'platform.ai.openai.base-url': model.url,
-      'platform.ai.openai.model': 'test-model'
     })
-  const a = await node('node-a')
-  t.teardown(a.close)
-  const b = await node('node-b')
-  t.teardown(b.close)
-  const admin = { token: ADMIN }
+    const node = (id: string) =>
+      startInteractions({
+        'platform.cluster.enabled': true,
+        'platform.cluster.node-id': id,
+        'platform.cluster.redis-url': redis.url,
+        'platform.postgres.url': url,
+        'platform.admin.http-write-enabled': true,
+        'platform.auth.tokens': [
+          { token: ALICE, principal: 'alice' },
+          { token: BOB, principal: 'bob' },
+          { token: ADMIN, principal: 'ops', roles: ['admin'] }
+        ],
+        'platform.ai.governance.policy-files': [policies],
+        'platform.plugins.dirs': [plugins],
+        'platform.plugins.kvp': { sandbox: 'inline', permissions: { kv: true } },
+        'platform.interactions.quota.runs-in-flight': 1,
+        'platform.ai.governance.commitment-records.enabled': true,
+        'platform.ai.governance.commitment-records.key-file': keyFile,
+        'platform.ai.runtime': 'openai',
+        'platform.ai.openai.base-url': model.url,
+        'platform.ai.openai.model': 'test-model'
+      })
+    const a = await node('node-a')
+    t.teardown(a.close)
+    const b = await node('node-b')
+    t.teardown(b.close)
+    const admin = { token: ADMIN }
 
-  t.test('a decision made on node A is listed on node B, with its node', async (t) => {
-    const gate = governanceOf(a.platform)!.gate
-    const request = aiRequest({ message: 'decided on a', userId: 'carol' })
-    t.ok((await gate.admit('test', request)).admitted)
-    await gate.afterResponse('test', request, 'done')
-    await governanceOf(a.platform)!.decisionLog.written()
-    const listed = await b.api.call('GET', '/api/admin/governance/decisions?limit=50', admin)
-    t.equal(listed.status, 200)
-    const mine = (listed.body as DecisionEntry[]).filter((e) => e.context_snapshot.message === 'decided on a')
-    t.ok(mine.length > 0, 'B lists the evaluations of the turn A governed')
-    t.ok(
-      mine.every((e) => e.node === 'node-a' && e.policy_name === 'kill-switch'),
-      'each with the node that decided'
-    )
-  })
-
-  t.test('an audit entry of a kill switch armed on node A is listed on node B', async (t) => {
-    const armed = await a.api.call('POST', '/api/admin/governance/kill-switch/arm', {
-      ...admin,
-      body: { reason: 'drill on a' }
+    t.test('a decision made on node A is listed on node B, with its node', async (t) => {
+      const gate = governanceOf(a.platform)!.gate
+      const request = aiRequest({ message: 'decided on a', userId: 'carol' })
+      t.ok((await gate.admit('test', request)).admitted)
+      await gate.afterResponse('test', request, 'done')
+      await governanceOf(a.platform)!.decisionLog.written()
+      const listed = await b.api.call('GET', '/api/admin/governance/decisions?limit=50', admin)
+      t.equal(listed.status, 200)
+      const mine = (listed.body as DecisionEntry[]).filter((e) => e.context_snapshot.message === 'decided on a')
+      t.ok(mine.length > 0, 'B lists the evaluations of the turn A governed')
+      t.ok(
+        mine.every((e) => e.node === 'node-a' && e.policy_name === 'kill-switch'),
+        'each with the node that decided'
+      )
     })
-    t.equal(armed.status, 200)
-    // the audit entry is committed before the answer: B lists it at once
-    const listed = await b.api.call('GET', '/api/admin/audit?limit=20', admin)
-    t.equal(listed.status, 200)
-    t.match(
-      (listed.body as { action: string }[]).find((e) => e.action === 'governance.kill_switch.arm'),
-      { principal: 'ops', target: 'kill-switch', success: true, message: 'drill on a', node: 'node-a' }
-    )
-    // disarmed where it was armed: A runs turns again at once, whenever B hears of it
-    t.equal((await a.api.call('POST', '/api/admin/governance/kill-switch/disarm', admin)).status, 200)
-    // an attempt without a principal on B, kept apart, is listed on A with B's node
-    const refused = await b.api.call('POST', '/api/admin/governance/kill-switch/arm', { body: { reason: 'x' } })
-    t.equal(refused.status, 401)
-    // a refusal is recorded without holding its answer back: A lists it once B's batch is in
-    let anonymous: unknown[] = []
-    for (let i = 0; i < 200 && anonymous.length === 0; i++) {
-      anonymous = (await a.api.call('GET', '/api/admin/audit?callers=anonymous', admin)).body as unknown[]
-      if (anonymous.length === 0) await new Promise((r) => setTimeout(r, 10))
-    }
-    t.match(anonymous, [
-      { action: 'governance.kill_switch.arm.denied.anonymous', principal: 'anonymous', node: 'node-b' }
-    ])
-    const all = (await a.api.call('GET', '/api/admin/audit?callers=authenticated', admin)).body as { action: string }[]
-    t.same(
-      all.slice(-2).map((e) => e.action),
-      ['governance.kill_switch.arm', 'governance.kill_switch.disarm'],
-      'oldest first within the page, as on one node'
-    )
-  })
 
-  t.test('a commitment recorded on node A is listed and verified on node B', async (t) => {
-    const record = await a.platform.area(COMMITMENTS).record({
-      coordinationId: 'coord-1',
-      issuer: 'coordinator',
-      principal: 'alice',
-      subject: 'worker',
-      scope: 'summarise',
-      outcome: 'started'
+    t.test('an audit entry of a kill switch armed on node A is listed on node B', async (t) => {
+      const armed = await a.api.call('POST', '/api/admin/governance/kill-switch/arm', {
+        ...admin,
+        body: { reason: 'drill on a' }
+      })
+      t.equal(armed.status, 200)
+      // the audit entry is committed before the answer: B lists it at once
+      const listed = await b.api.call('GET', '/api/admin/audit?limit=20', admin)
+      t.equal(listed.status, 200)
+      t.match(
+        (listed.body as { action: string }[]).find((e) => e.action === 'governance.kill_switch.arm'),
+        { principal: 'ops', target: 'kill-switch', success: true, message: 'drill on a', node: 'node-a' }
+      )
+      // disarmed where it was armed: A runs turns again at once, whenever B hears of it
+      t.equal((await a.api.call('POST', '/api/admin/governance/kill-switch/disarm', admin)).status, 200)
+      // an attempt without a principal on B, kept apart, is listed on A with B's node
+      const refused = await b.api.call('POST', '/api/admin/governance/kill-switch/arm', { body: { reason: 'x' } })
+      t.equal(refused.status, 401)
+      // a refusal is recorded without holding its answer back: A lists it once B's batch is in
+      let anonymous: unknown[] = []
+      for (let i = 0; i < 200 && anonymous.length === 0; i++) {
+        anonymous = (await a.api.call('GET', '/api/admin/audit?callers=anonymous', admin)).body as unknown[]
+        if (anonymous.length === 0) await new Promise((r) => setTimeout(r, 10))
+      }
+      t.match(anonymous, [
+        { action: 'governance.kill_switch.arm.denied.anonymous', principal: 'anonymous', node: 'node-b' }
+      ])
+      const all = (await a.api.call('GET', '/api/admin/audit?callers=authenticated', admin)).body as {
+        action: string
+      }[]
+      t.same(
+        all.slice(-2).map((e) => e.action),
+        ['governance.kill_switch.arm', 'governance.kill_switch.disarm'],
+        'oldest first within the page, as on one node'
+      )
     })
-    const listed = await b.api.call('GET', '/api/admin/governance/commitments', admin)
-    t.equal(listed.status, 200)
-    t.match(listed.body, [{ id: record.id, coordinationId: 'coord-1', signed: true, verified: true, node: 'node-a' }])
-  })
 
-  t.test('a plugin value put on node A is read on node B', async (t) => {
-    const tool = (tp: typeof a, name: string) => tp.platform.plugins.tools().find((x) => x.name === name)!
-    t.equal(await tool(a, 'kv-put').call({ key: 'greeting', value: { from: 'a' } }), 'ok')
-    t.same(await tool(b, 'kv-get').call({ key: 'greeting' }), { value: { from: 'a' } })
-    t.same(await tool(a, 'kv-get').call({ key: 'nothing' }), { value: 'none' })
-  })
-
-  t.test('a quota of one run in flight holds across the nodes', async (t) => {
-    let release!: () => void
-    const held = new Promise<void>((r) => (release = r))
-    t.teardown(release)
-    model.chat = () => ({
-      stream: sseEvents([deltaChunk({ content: 'held ' }), deltaChunk({}, 'stop')]),
-      pauseAt: { index: 1, until: held }
+    t.test('a commitment recorded on node A is listed and verified on node B', async (t) => {
+      const record = await a.platform.area(COMMITMENTS).record({
+        coordinationId: 'coord-1',
+        issuer: 'coordinator',
+        principal: 'alice',
+        subject: 'worker',
+        scope: 'summarise',
+        outcome: 'started'
+      })
+      const listed = await b.api.call('GET', '/api/admin/governance/commitments', admin)
+      t.equal(listed.status, 200)
+      t.match(listed.body, [{ id: record.id, coordinationId: 'coord-1', signed: true, verified: true, node: 'node-a' }])
     })
-    const first = await a.api.create({ message: 'on a', background: true })
-    t.equal(first.status, 200, "alice's run starts on A")
-    const refused = await b.api.create({ message: 'on b', background: true })
-    t.equal(refused.status, 429, 'her second, on B, is refused')
-    t.match(refused.body, { code: 'PLT_ERR_INTERACTIONS_QUOTA', error: /at most 1 runs in flight/ })
-    t.equal(refused.headers.get('retry-after'), '1')
-    t.equal((await b.api.create({ message: 'bob on b', background: true }, BOB)).status, 200, 'bob is not locked out')
-    release()
-    await a.api.settled(first.body.id)
-    // the slot goes back to Redis as the run ends; the next request may reach it a moment before
-    let status = 0
-    for (let i = 0; i < 100 && status !== 200; i++) {
-      status = (await b.api.create({ message: 'after the first', background: true })).status
-      if (status !== 200) await new Promise((r) => setTimeout(r, 20))
-    }
-    t.equal(status, 200, 'once it ended, her next run starts on B')
-  })
-}
+
+    t.test('a plugin value put on node A is read on node B', async (t) => {
+      const tool = (tp: typeof a, name: string) => tp.platform.plugins.tools().find((x) => x.name === name)!
+      t.equal(await tool(a, 'kv-put').call({ key: 'greeting', value: { from: 'a' } }), 'ok')
+      t.same(await tool(b, 'kv-get').call({ key: 'greeting' }), { value: { from: 'a' } })
+      t.same(await tool(a, 'kv-get').call({ key: 'nothing' }), { value: 'none' })
+    })
+
+    t.test('a quota of one run in flight holds across the nodes', async (t) => {
+      let release!: () => void
+      const held = new Promise<void>((r) => (release = r))
+      t.teardown(release)
+      model.chat = () => ({
+        stream: sseEvents([deltaChunk({ content: 'held ' }), deltaChunk({}, 'stop')]),
+        pauseAt: { index: 1, until: held }
+      })
+      const first = await a.api.create({ message: 'on a', background: true })
+      t.equal(first.status, 200, "alice's run starts on A")
+      const refused = await b.api.create({ message: 'on b', background: true })
+      t.equal(refused.status, 429, 'her second, on B, is refused')
+      t.match(refused.body, { code: 'PLT_ERR_INTERACTIONS_QUOTA', error: /at most 1 runs in flight/ })
+      t.equal(refused.headers.get('retry-after'), '1')
+      t.equal((await b.api.create({ message: 'bob on b', background: true }, BOB)).status, 200, 'bob is not locked out')
+      release()
+      await a.api.settled(first.body.id)
+      // the slot goes back to Redis as the run ends; the next request may reach it a moment before
+      let status = 0
+      for (let i = 0; i < 100 && status !== 200; i++) {
+        status = (await b.api.create({ message: 'after the first', background: true })).status
+        if (status !== 200) await new Promise((r) => setTimeout(r, 20))
+      }
+      t.equal(status, 200, 'once it ended, her next run starts on B')
+    })
+  }
+})
