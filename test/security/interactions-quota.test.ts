@@ -41,10 +41,12 @@ t.test('runs in flight per principal: the next one is 429 with Retry-After; othe
   )
 })
 
-t.test('request bytes per principal: a flood of 60 KB bodies is cut off by the byte budget', async (t) => {
+t.test('request bytes per principal: a flood of 70 KB bodies is cut off by the byte budget', async (t) => {
   const tp = await startInteractions({ 'platform.interactions.quota.bytes-per-minute': 300_000 })
   t.teardown(tp.close)
-  const body = { message: 'x'.repeat(60_000), background: true }
+  // four fit with 20 KB to spare, which the budget's refill (5 KB a second) takes 10 s to bring up to a
+  // fifth: with 60 KB bodies the fifth was 175 bytes short, and a slow machine refilled them in between
+  const body = { message: 'x'.repeat(70_000), background: true }
   const statuses: number[] = []
   let retryAfter: string | null = null
   for (let i = 0; i < 10; i++) {
