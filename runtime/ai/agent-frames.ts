@@ -15,11 +15,12 @@ export class SessionFrames {
   private seq = 0
   /** `,"sessionId":"…","seq":` built once: a frame per streamed token is the hot path. */
   private readonly tail: string
-  /** `},"sessionId":"…","seq":`: what follows a text delta's text, built at the first one. */
-  private deltaMid: string | undefined
+  /** `},"sessionId":"…","seq":`: what follows a text delta's text. */
+  private readonly deltaMid: string
 
   constructor(readonly sessionId: string) {
     this.tail = ',"sessionId":' + JSON.stringify(sessionId) + ',"seq":'
+    this.deltaMid = '}' + this.tail
   }
 
   simple(type: 'complete' | 'error' | 'progress', data?: string): string {
@@ -48,7 +49,7 @@ export class SessionFrames {
    * without an object to stringify (a string's JSON is the same inside an object as alone).
    */
   textDelta(text: string): string {
-    return DELTA_HEAD + JSON.stringify(text) + (this.deltaMid ??= '}' + this.tail) + ++this.seq + '}'
+    return DELTA_HEAD + JSON.stringify(text) + this.deltaMid + ++this.seq + '}'
   }
 
   /**
@@ -56,7 +57,7 @@ export class SessionFrames {
    * one line, since JSON escapes every newline. Built from the session's constant parts.
    */
   sseTextDelta(text: string): string {
-    return SSE_DELTA_HEAD + JSON.stringify(text) + (this.deltaMid ??= '}' + this.tail) + ++this.seq + '}\n\n'
+    return SSE_DELTA_HEAD + JSON.stringify(text) + this.deltaMid + ++this.seq + '}\n\n'
   }
 
   /** A request refused before any turn started (bad shape, busy, unknown agent): not a turn's terminal frame. */
