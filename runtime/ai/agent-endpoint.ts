@@ -260,12 +260,17 @@ export class AgentEndpoint {
     const ac = new AbortController()
     c.turn = ac
     const key = this.memoryKey(c.caller, c.frames.sessionId, prompt.conversationId)
-    if (c.caller === undefined || prompt.conversationId === undefined) c.ownKeys.add(key)
+    // a key of this session's own that no earlier turn here used holds nothing yet
+    let fresh = false
+    if (c.caller === undefined || prompt.conversationId === undefined) {
+      fresh = !c.ownKeys.has(key)
+      c.ownKeys.add(key)
+    }
     const broadcast = agent.broadcastReply === true
     const target: TurnTarget = broadcast ? this.roomTarget(c.r.broadcaster) : this.connTarget(c)
     this.play(
       agent,
-      this.input(agent, prompt, c.frames.sessionId, c.caller, key, !broadcast),
+      this.input(agent, prompt, c.frames.sessionId, c.caller, key, !broadcast, fresh),
       target,
       ac.signal
     ).finally(() => {
@@ -296,10 +301,12 @@ export class AgentEndpoint {
     sessionId: string,
     caller: Caller,
     key: string,
-    feedbackFrames: boolean
+    feedbackFrames: boolean,
+    freshKey: boolean
   ): PlayInput {
     return {
       memoryKey: key,
+      freshKey,
       feedbackFrames,
       request: {
         agent: agent.name,
@@ -385,7 +392,7 @@ export class AgentEndpoint {
     const target = broadcast
       ? this.roomTarget(transportOf(this.platform).findBroadcaster(BROADCASTER_PREFIX + path), mine)
       : mine
-    this.play(agent, this.input(agent, frame, session.sessionId, caller, key, !broadcast), target, ac.signal).finally(
+    this.play(agent, this.input(agent, frame, session.sessionId, caller, key, !broadcast, own), target, ac.signal).finally(
       () => {
         playing = false
         slot.release()
