@@ -22,6 +22,7 @@ import { parseClientFrame, type ClientFrame } from './agent-prompt.js'
 import { playTurn, type PlayInput, type TurnTarget } from './agent-turn-player.js'
 import { AI_ERRORS } from './errors.js'
 import { TextBatch } from './text-batch.js'
+import { SESSION_KEY_PREFIX } from './session-memory.js'
 import { HTTP_ERRORS } from '../http/index.js'
 
 /** How the agent endpoint admits callers and bounds what they send (platform.ai.endpoint.*). */
@@ -329,11 +330,11 @@ export class AgentEndpoint {
    * conversation id the session is the conversation.
    */
   private memoryKey(caller: Caller, sessionId: string, conversationId: string | undefined): string {
-    if (conversationId === undefined) return `s:${sessionId}`
+    if (conversationId === undefined) return SESSION_KEY_PREFIX + sessionId
     const owner =
       caller !== undefined
         ? 'p:' + createHash('sha256').update(caller.name).digest('hex').slice(0, 32)
-        : `s:${sessionId}`
+        : SESSION_KEY_PREFIX + sessionId
     return `${owner}:${conversationId}`
   }
 
@@ -392,15 +393,14 @@ export class AgentEndpoint {
     const target = broadcast
       ? this.roomTarget(transportOf(this.platform).findBroadcaster(BROADCASTER_PREFIX + path), mine)
       : mine
-    this.play(agent, this.input(agent, frame, session.sessionId, caller, key, !broadcast, own), target, ac.signal).finally(
-      () => {
-        playing = false
-        slot.release()
-        stream.close()
-        this.ai.sessions.end(session.sessionId)
-        if (own) void this.ai.memory.clear(key).catch(() => {})
-      }
-    )
+    const input = this.input(agent, frame, session.sessionId, caller, key, !broadcast, own)
+    this.play(agent, input, target, ac.signal).finally(() => {
+      playing = false
+      slot.release()
+      stream.close()
+      this.ai.sessions.end(session.sessionId)
+      if (own) void this.ai.memory.clear(key).catch(() => {})
+    })
     return undefined
   }
 }
