@@ -28,6 +28,15 @@ runMemoryContract(
   async (t, max) => new LmdbConversationMemory(tempStore(t).db<AiMessage, MemoryKey>('ai-memory'), max)
 )
 
+t.test('memory: a message with nested fields is kept as a deep copy', async (t) => {
+  const m = new InMemoryConversationMemory(10)
+  const call = { id: 'c1', name: 'search', arguments: { q: 'x' } }
+  await m.append('k', [{ role: 'assistant', content: '', toolCalls: [call] }])
+  call.arguments.q = 'changed'
+  const [read] = await m.read('k')
+  t.same(read, { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'search', arguments: { q: 'x' } }] })
+})
+
 t.test('session-scoped: a session key never reaches LMDB, any other key does', async (t) => {
   const db = tempStore(t).db<AiMessage, MemoryKey>('ai-memory')
   const lmdb = new LmdbConversationMemory(db, 5)
