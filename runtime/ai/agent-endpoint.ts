@@ -175,12 +175,12 @@ export class AgentEndpoint {
       this.notFound(r, path)
       return
     }
-    const session = this.ai.sessions.start(agent.name, SESSION_TRANSPORT[r.transport])
+    const sessionId = this.ai.sessions.open(agent.name, SESSION_TRANSPORT[r.transport])
     const c: Conn = {
       r,
       path,
       agent: agent.name,
-      frames: new SessionFrames(session.sessionId),
+      frames: new SessionFrames(sessionId),
       caller: r.principal === undefined ? undefined : { name: r.principal, roles: r.roles ?? [] },
       turn: undefined,
       closed: false,
@@ -367,9 +367,9 @@ export class AgentEndpoint {
         detail: 'nothing to cancel: a one-shot POST cancels its turn by closing the response'
       })
     const slot = this.policy.addressCap.take(ctx.address(), 'POST')
-    const session = this.ai.sessions.start(agent.name, 'sse')
-    this.ai.sessions.touch(session.sessionId)
-    const frames = new SessionFrames(session.sessionId)
+    const sessionId = this.ai.sessions.open(agent.name, 'sse')
+    this.ai.sessions.touch(sessionId)
+    const frames = new SessionFrames(sessionId)
     const stream = ctx.sse({ maxQueuedBytes: this.policy.maxQueuedBytes })
     const ac = new AbortController()
     let playing = true
@@ -377,7 +377,7 @@ export class AgentEndpoint {
       slot.release()
       if (playing) ac.abort() // aborting an ended turn builds an AbortError (a stack trace) for no one
     })
-    const key = this.memoryKey(caller, session.sessionId, frame.conversationId)
+    const key = this.memoryKey(caller, sessionId, frame.conversationId)
     const own = caller === undefined || frame.conversationId === undefined
     const texts = new TextBatch(
       (first, rest) => void stream.sendFrames(rest === undefined ? first : first + rest.join(''))
@@ -393,12 +393,12 @@ export class AgentEndpoint {
     const target = broadcast
       ? this.roomTarget(transportOf(this.platform).findBroadcaster(BROADCASTER_PREFIX + path), mine)
       : mine
-    const input = this.input(agent, frame, session.sessionId, caller, key, !broadcast, own)
+    const input = this.input(agent, frame, sessionId, caller, key, !broadcast, own)
     this.play(agent, input, target, ac.signal).finally(() => {
       playing = false
       slot.release()
       stream.close()
-      this.ai.sessions.end(session.sessionId)
+      this.ai.sessions.end(sessionId)
       if (own) void this.ai.memory.clear(key).catch(() => {})
     })
     return undefined
