@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Platform } from '../platform.js'
 import { type Context } from '../http/index.js'
 import { PlatformError } from '../contracts/index.js'
-import type { RegisteredAgent } from '../plugins/index.js'
+import { Cancellation, type RegisteredAgent } from '../plugins/index.js'
 import {
   Frame,
   Reason,
@@ -47,7 +47,7 @@ interface Conn {
   agent: string
   frames: SessionFrames
   caller: Caller
-  turn: AbortController | undefined
+  turn: Cancellation | undefined
   closed: boolean
   /** Memory keys only this anonymous connection can reach: forgotten when it goes. */
   ownKeys: Set<string>
@@ -232,7 +232,7 @@ export class AgentEndpoint {
   }
 
   /** Plays one turn to `target`; a failure of the player itself is logged, never thrown. */
-  private play(agent: RegisteredAgent, input: PlayInput, target: TurnTarget, signal: AbortSignal): Promise<void> {
+  private play(agent: RegisteredAgent, input: PlayInput, target: TurnTarget, signal: Cancellation): Promise<void> {
     return playTurn(this.ai, input, target, signal, this.platform.logger).catch((err: unknown) => {
       this.platform.logger.error({ err, agent: agent.name }, 'agent endpoint: turn failed')
     })
@@ -258,7 +258,7 @@ export class AgentEndpoint {
   }
 
   private startTurn(c: Conn, agent: RegisteredAgent, prompt: Prompt): void {
-    const ac = new AbortController()
+    const ac = new Cancellation()
     c.turn = ac
     const key = this.memoryKey(c.caller, c.frames.sessionId, prompt.conversationId)
     // a key of this session's own that no earlier turn here used holds nothing yet
@@ -273,7 +273,7 @@ export class AgentEndpoint {
       agent,
       this.input(agent, prompt, c.frames.sessionId, c.caller, key, !broadcast, fresh),
       target,
-      ac.signal
+      ac
     ).finally(() => {
       c.turn = undefined
       if (c.closed) this.forget(c)
@@ -371,7 +371,7 @@ export class AgentEndpoint {
     this.ai.sessions.touch(sessionId)
     const frames = new SessionFrames(sessionId)
     const stream = ctx.sse({ maxQueuedBytes: this.policy.maxQueuedBytes })
-    const ac = new AbortController()
+    const ac = new Cancellation()
     let playing = true
     stream.onClose(() => {
       slot.release()
@@ -394,7 +394,7 @@ export class AgentEndpoint {
       ? this.roomTarget(transportOf(this.platform).findBroadcaster(BROADCASTER_PREFIX + path), mine)
       : mine
     const input = this.input(agent, frame, sessionId, caller, key, !broadcast, own)
-    this.play(agent, input, target, ac.signal).finally(() => {
+    this.play(agent, input, target, ac).finally(() => {
       playing = false
       slot.release()
       stream.close()

@@ -1,7 +1,7 @@
 import type { Logger } from '../observability/index.js'
 import type { AiService } from './ai-service.js'
 import { addUsage, feedbackLines, type SessionFrames } from './agent-frames.js'
-import type { AiMessage, TokenUsage } from './runtime.js'
+import type { AiCancelSignal, AiMessage, TokenUsage } from './runtime.js'
 import type { TurnEvent, TurnRequest } from './turn-pipeline.js'
 
 /** Where a turn's frames go: one connection, or every member of the agent's room (each with its own seq). */
@@ -37,7 +37,7 @@ export async function playTurn(
   ai: AiService,
   input: PlayInput,
   target: TurnTarget,
-  signal: AbortSignal,
+  signal: AiCancelSignal,
   logger: Logger
 ): Promise<void> {
   let ended = false
