@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Platform } from '../platform.js'
 import { type Context } from '../http/index.js'
 import { PlatformError } from '../contracts/index.js'
-import type { RegisteredAgent } from '../plugins/index.js'
+import { Cancellation, type RegisteredAgent } from '../plugins/index.js'
 import {
   Frame,
   Reason,
@@ -22,6 +22,7 @@ import { parseClientFrame, type ClientFrame } from './agent-prompt.js'
 import { playTurn, type PlayInput, type TurnTarget } from './agent-turn-player.js'
 import { AI_ERRORS } from './errors.js'
 import { TextBatch } from './text-batch.js'
+import { SESSION_KEY_PREFIX } from './session-memory.js'
 import { HTTP_ERRORS } from '../http/index.js'
 
 /** How the agent endpoint admits callers and bounds what they send (platform.ai.endpoint.*). */
@@ -46,7 +47,7 @@ interface Conn {
   agent: string
   frames: SessionFrames
   caller: Caller
-  turn: AbortController | undefined
+  turn: Cancellation | undefined
   closed: boolean
   /** Memory keys only this anonymous connection can reach: forgotten when it goes. */
   ownKeys: Set<string>
@@ -174,12 +175,12 @@ export class AgentEndpoint {
       this.notFound(r, path)
       return
     }
-    const session = this.ai.sessions.start(agent.name, SESSION_TRANSPORT[r.transport])
+    const sessionId = this.ai.sessions.open(agent.name, SESSION_TRANSPORT[r.transport])
     const c: Conn = {
       r,
       path,
       agent: agent.name,
-      frames: new SessionFrames(session.sessionId),
+      frames: new SessionFrames(sessionId),
       caller: r.principal === undefined ? undefined : { name: r.principal, roles: r.roles ?? [] },
       turn: undefined,
       closed: false,
@@ -231,7 +232,7 @@ export class AgentEndpoint {
   }
 
   /** Plays one turn to `target`; a failure of the player itself is logged, never thrown. */
-  private play(agent: RegisteredAgent, input: PlayInput, target: TurnTarget, signal: AbortSignal): Promise<void> {
+  private play(agent: RegisteredAgent, input: PlayInput, target: TurnTarget, signal: Cancellation): Promise<void> {
     return playTurn(this.ai, input, target, signal, this.platform.logger).catch((err: unknown) => {
       this.platform.logger.error({ err, agent: agent.name }, 'agent endpoint: turn failed')
     })
@@ -257,17 +258,22 @@ export class AgentEndpoint {
   }
 
   private startTurn(c: Conn, agent: RegisteredAgent, prompt: Prompt): void {
-    const ac = new AbortController()
+    const ac = new Cancellation()
     c.turn = ac
     const key = this.memoryKey(c.caller, c.frames.sessionId, prompt.conversationId)
-    if (c.caller === undefined || prompt.conversationId === undefined) c.ownKeys.add(key)
+    // a key of this session's own that no earlier turn here used holds nothing yet
+    let fresh = false
+    if (c.caller === undefined || prompt.conversationId === undefined) {
+      fresh = !c.ownKeys.has(key)
+      c.ownKeys.add(key)
+    }
     const broadcast = agent.broadcastReply === true
     const target: TurnTarget = broadcast ? this.roomTarget(c.r.broadcaster) : this.connTarget(c)
     this.play(
       agent,
-      this.input(agent, prompt, c.frames.sessionId, c.caller, key, !broadcast),
+      this.input(agent, prompt, c.frames.sessionId, c.caller, key, !broadcast, fresh),
       target,
-      ac.signal
+      ac
     ).finally(() => {
       c.turn = undefined
       if (c.closed) this.forget(c)
@@ -296,10 +302,12 @@ export class AgentEndpoint {
     sessionId: string,
     caller: Caller,
     key: string,
-    feedbackFrames: boolean
+    feedbackFrames: boolean,
+    freshKey: boolean
   ): PlayInput {
     return {
       memoryKey: key,
+      freshKey,
       feedbackFrames,
       request: {
         agent: agent.name,
@@ -322,11 +330,11 @@ export class AgentEndpoint {
    * conversation id the session is the conversation.
    */
   private memoryKey(caller: Caller, sessionId: string, conversationId: string | undefined): string {
-    if (conversationId === undefined) return `s:${sessionId}`
+    if (conversationId === undefined) return SESSION_KEY_PREFIX + sessionId
     const owner =
       caller !== undefined
         ? 'p:' + createHash('sha256').update(caller.name).digest('hex').slice(0, 32)
-        : `s:${sessionId}`
+        : SESSION_KEY_PREFIX + sessionId
     return `${owner}:${conversationId}`
   }
 
@@ -359,17 +367,17 @@ export class AgentEndpoint {
         detail: 'nothing to cancel: a one-shot POST cancels its turn by closing the response'
       })
     const slot = this.policy.addressCap.take(ctx.address(), 'POST')
-    const session = this.ai.sessions.start(agent.name, 'sse')
-    this.ai.sessions.touch(session.sessionId)
-    const frames = new SessionFrames(session.sessionId)
+    const sessionId = this.ai.sessions.open(agent.name, 'sse')
+    this.ai.sessions.touch(sessionId)
+    const frames = new SessionFrames(sessionId)
     const stream = ctx.sse({ maxQueuedBytes: this.policy.maxQueuedBytes })
-    const ac = new AbortController()
+    const ac = new Cancellation()
     let playing = true
     stream.onClose(() => {
       slot.release()
       if (playing) ac.abort() // aborting an ended turn builds an AbortError (a stack trace) for no one
     })
-    const key = this.memoryKey(caller, session.sessionId, frame.conversationId)
+    const key = this.memoryKey(caller, sessionId, frame.conversationId)
     const own = caller === undefined || frame.conversationId === undefined
     const texts = new TextBatch(
       (first, rest) => void stream.sendFrames(rest === undefined ? first : first + rest.join(''))
@@ -385,15 +393,14 @@ export class AgentEndpoint {
     const target = broadcast
       ? this.roomTarget(transportOf(this.platform).findBroadcaster(BROADCASTER_PREFIX + path), mine)
       : mine
-    this.play(agent, this.input(agent, frame, session.sessionId, caller, key, !broadcast), target, ac.signal).finally(
-      () => {
-        playing = false
-        slot.release()
-        stream.close()
-        this.ai.sessions.end(session.sessionId)
-        if (own) void this.ai.memory.clear(key).catch(() => {})
-      }
-    )
+    const input = this.input(agent, frame, sessionId, caller, key, !broadcast, own)
+    this.play(agent, input, target, ac).finally(() => {
+      playing = false
+      slot.release()
+      stream.close()
+      this.ai.sessions.end(sessionId)
+      if (own) void this.ai.memory.clear(key).catch(() => {})
+    })
     return undefined
   }
 }

@@ -1,7 +1,7 @@
 import type { Logger } from '../observability/index.js'
 import type { AiService } from './ai-service.js'
 import { addUsage, feedbackLines, type SessionFrames } from './agent-frames.js'
-import type { TokenUsage } from './runtime.js'
+import type { AiCancelSignal, AiMessage, TokenUsage } from './runtime.js'
 import type { TurnEvent, TurnRequest } from './turn-pipeline.js'
 
 /** Where a turn's frames go: one connection, or every member of the agent's room (each with its own seq). */
@@ -18,6 +18,11 @@ export interface PlayInput {
   request: TurnRequest
   /** The conversation memory key (already scoped to the caller); history is read from it, the exchange appended. */
   memoryKey: string
+  /**
+   * The key is this session's own and no turn has used it yet, so it holds nothing: the read is
+   * skipped (no one else writes a session's keys; its id is new and random).
+   */
+  freshKey?: boolean
   /** Whether governance feedback frames go out (not for broadcastReply agents, whose room is not the subject). */
   feedbackFrames: boolean
 }
@@ -32,7 +37,7 @@ export async function playTurn(
   ai: AiService,
   input: PlayInput,
   target: TurnTarget,
-  signal: AbortSignal,
+  signal: AiCancelSignal,
   logger: Logger
 ): Promise<void> {
   let ended = false
@@ -42,9 +47,9 @@ export async function playTurn(
     ended = true
     target.send(build)
   }
-  let history
+  let history: AiMessage[] = []
   try {
-    history = await ai.memory.read(input.memoryKey)
+    if (input.freshKey !== true) history = await ai.memory.read(input.memoryKey)
   } catch (err) {
     logger.error({ err }, 'agent endpoint: reading conversation memory failed')
     end((f) => f.simple('error', 'conversation memory is unavailable'))

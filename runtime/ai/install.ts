@@ -17,6 +17,7 @@ import {
 } from './memory.js'
 import { OpenAiRuntime } from './openai-runtime.js'
 import { PostgresConversationMemory } from './postgres-memory.js'
+import { SessionScopedMemory } from './session-memory.js'
 import { storeKindOf } from '../config/index.js'
 import { PluginRuntime } from './plugin-runtime.js'
 import { RuntimeRegistry } from './runtime-registry.js'
@@ -203,6 +204,10 @@ async function memoryFromConfig(platform: Platform): Promise<ConversationMemory>
       return memory
     }
     default:
-      return new LmdbConversationMemory(platform.store.db<AiMessage, MemoryKey>('ai-memory'), max)
+      // LMDB is this node's alone, like the sessions: a session's memory needs no disk (a shared
+      // Postgres store keeps it, so any node's admin API can read it)
+      return new SessionScopedMemory(
+        new LmdbConversationMemory(platform.store.db<AiMessage, MemoryKey>('ai-memory'), max)
+      )
   }
 }

@@ -94,7 +94,7 @@ export class InMemoryConversationMemory implements ConversationMemory {
     checkConversationId(conversationId)
     checkMessages(messages)
     // copies, like LMDB's encoding: a caller mutating its objects later changes nothing kept
-    const kept = [...(this.conversations.get(conversationId) ?? []), ...structuredClone(messages)]
+    const kept = [...(this.conversations.get(conversationId) ?? []), ...copies(messages)]
     const drop = excessAtHead(kept, this.maxMessages)
     if (drop >= kept.length) this.conversations.delete(conversationId)
     else this.conversations.set(conversationId, kept.slice(drop))
@@ -102,13 +102,32 @@ export class InMemoryConversationMemory implements ConversationMemory {
 
   async read(conversationId: string, limit?: number): Promise<AiMessage[]> {
     checkConversationId(conversationId)
-    return structuredClone(windowOf(this.conversations.get(conversationId) ?? [], limit))
+    return copies(windowOf(this.conversations.get(conversationId) ?? [], limit))
   }
 
   async clear(conversationId: string): Promise<boolean> {
     checkConversationId(conversationId)
     return this.conversations.delete(conversationId)
   }
+}
+
+/**
+ * Deep copies of `messages`: a message of strings alone (a turn's user message and answer) is
+ * copied by a spread, far cheaper than `structuredClone`, which copies the others.
+ */
+function copies(messages: readonly AiMessage[]): AiMessage[] {
+  const out: AiMessage[] = []
+  for (const m of messages) out.push(flat(m) ? { ...m } : structuredClone(m))
+  return out
+}
+
+/** Every field a string, number, boolean or undefined (anything else is left to `structuredClone`, throws included). */
+function flat(m: AiMessage): boolean {
+  for (const k in m) {
+    const t = typeof (m as Record<string, unknown>)[k]
+    if (t === 'object' || t === 'function' || t === 'symbol' || t === 'bigint') return false
+  }
+  return true
 }
 
 /** `[conversation id, sequence]`: a conversation's messages are adjacent, in append order. */

@@ -39,6 +39,11 @@ export class AgentSessions {
   ) {}
 
   start(agentName: string, transport: string): AgentSessionInfo {
+    return info(this.live.get(this.open(agentName, transport))!)
+  }
+
+  /** `start` answering the new session's id alone: a turn's connection needs no dates formatted. */
+  open(agentName: string, transport: string): string {
     if (typeof agentName !== 'string' || agentName === '') throw new TypeError('agent name must be a non-empty string')
     if (typeof transport !== 'string' || transport === '') throw new TypeError('transport must be a non-empty string')
     const at = this.now()
@@ -51,7 +56,7 @@ export class AgentSessions {
     }
     ids.add(s.sessionId)
     this.bus.emit('AgentSessionStarted', { agentName, sessionId: s.sessionId })
-    return info(s)
+    return s.sessionId
   }
 
   /** Counts one message; false when the session is not (or no longer) active. */

@@ -20,7 +20,8 @@ const PEER_MEMORY = 256
 
 /** The socket's peer address as text (an upgrade's response, or the WebSocket once open): one system call. */
 export function peerAddress(socket: Pick<HttpResponse, 'getRemoteAddressAsText'>): string {
-  return Buffer.from(socket.getRemoteAddressAsText()).toString()
+  // an address is a few ASCII bytes: a char per byte, without a Buffer and a UTF-8 decode
+  return String.fromCharCode.apply(null, new Uint8Array(socket.getRemoteAddressAsText()) as unknown as number[])
 }
 
 const familyOf = (address: string): 'ipv4' | 'ipv6' => (address.includes(':') ? 'ipv6' : 'ipv4')

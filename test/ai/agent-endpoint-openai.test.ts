@@ -177,11 +177,24 @@ t.test('memory: the history of a conversation reaches the model, and only its ow
 
 t.test('memory: without a conversation id, the connection is the conversation', async (t) => {
   server.chat = () => hello
+  // the session's first turn knows its key is empty and reads nothing; the second reads it
+  const m = ai().memory
+  const reads: string[] = []
+  const read = m.read.bind(m)
+  m.read = (id, limit) => {
+    reads.push(id)
+    return read(id, limit)
+  }
+  t.teardown(() => {
+    delete (m as Partial<typeof m>).read
+  })
   const s = await agentSocket(tp.url, PATH)
   await s.turn('remember Quokka')
+  t.same(reads, [], 'a fresh session key is not read')
   server.reset()
   await s.turn('what did I say?')
   t.match(JSON.stringify(server.on('/chat/completions')[0].messages), /Quokka/)
+  t.same(reads, [`s:${s.session!.sessionId}`], 'the next turn reads what the first appended')
   s.ws.close()
   const key = `s:${s.session!.sessionId}`
   // an anonymous connection's memory cannot be reached again: it is forgotten when it goes

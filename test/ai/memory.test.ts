@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { AI, type AiMessage } from '../../runtime/ai/index.js'
 import { InMemoryConversationMemory, LmdbConversationMemory, type MemoryKey } from '../../runtime/ai/memory.js'
+import { SessionScopedMemory } from '../../runtime/ai/session-memory.js'
 import { Store } from '../../runtime/store/index.js'
 import { installAreas } from '../../runtime/areas.js'
 import { startTestPlatform } from '../helpers/platform.js'
@@ -26,6 +27,31 @@ runMemoryContract(
   'lmdb',
   async (t, max) => new LmdbConversationMemory(tempStore(t).db<AiMessage, MemoryKey>('ai-memory'), max)
 )
+
+t.test('memory: a message with nested fields is kept as a deep copy', async (t) => {
+  const m = new InMemoryConversationMemory(10)
+  const call = { id: 'c1', name: 'search', arguments: { q: 'x' } }
+  await m.append('k', [{ role: 'assistant', content: '', toolCalls: [call] }])
+  call.arguments.q = 'changed'
+  const [read] = await m.read('k')
+  t.same(read, { role: 'assistant', content: '', toolCalls: [{ id: 'c1', name: 'search', arguments: { q: 'x' } }] })
+})
+
+t.test('session-scoped: a session key never reaches LMDB, any other key does', async (t) => {
+  const db = tempStore(t).db<AiMessage, MemoryKey>('ai-memory')
+  const lmdb = new LmdbConversationMemory(db, 5)
+  const m = new SessionScopedMemory(lmdb)
+  t.equal(m.kind, 'lmdb')
+  t.equal(m.maxMessages, 5)
+  await m.append('s:abc', [{ role: 'user', content: 'mine' }])
+  await m.append('p:abc:c1', [{ role: 'user', content: 'kept' }])
+  t.same(await m.read('s:abc'), [{ role: 'user', content: 'mine' }])
+  t.same(await lmdb.read('s:abc'), [], 'not written to disk')
+  t.same(await lmdb.read('p:abc:c1'), [{ role: 'user', content: 'kept' }])
+  t.equal(await m.clear('s:abc'), true)
+  t.same(await m.read('s:abc'), [])
+  t.same(await m.read('p:abc:c1'), [{ role: 'user', content: 'kept' }])
+})
 
 t.test('lmdb: ids that prefix each other stay apart', async (t) => {
   const m = new LmdbConversationMemory(tempStore(t).db<AiMessage, MemoryKey>('ai-memory'), 5)

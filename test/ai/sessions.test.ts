@@ -15,7 +15,9 @@ t.test('sessions on a real platform: bus events, counts and lists per agent', as
 
   const a = sessions.start('helper', 'websocket')
   const b = sessions.start('helper', 'sse')
-  const c = sessions.start('other', 'long-polling')
+  // `open` is `start` answering the id alone
+  const c = sessions.get(sessions.open('other', 'long-polling'))!
+  t.match(c, { agentName: 'other', transport: 'long-polling', messageCount: 0 })
   t.not(a.sessionId, b.sessionId, 'ids are distinct')
   t.match(events, [
     { type: 'AgentSessionStarted', agentName: 'helper', sessionId: a.sessionId },

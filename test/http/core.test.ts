@@ -8,7 +8,7 @@ import { startTestPlatform } from '../helpers/platform.js'
 import { PlatformError, isPlatformError } from '../../runtime/contracts/index.js'
 import { CONFIG_ERRORS } from '../../runtime/config/index.js'
 import { HTTP_ERRORS } from '../../runtime/http/index.js'
-import { TrustedProxies } from '../../runtime/http/trusted-proxies.js'
+import { TrustedProxies, peerAddress } from '../../runtime/http/trusted-proxies.js'
 
 const tp = await startTestPlatform(
   {
@@ -287,6 +287,9 @@ t.test('peers as uWS writes them: IPv6 in full, IPv4 mapped on a dual-stack sock
   )
   const none = new TrustedProxies([])
   t.equal(none.client('127.0.0.1', '203.0.113.7'), '127.0.0.1', 'none configured: the header is never read')
+  // the socket's text as uWS hands it over: the bytes of an ASCII address
+  for (const a of ['127.0.0.1', '0000:0000:0000:0000:0000:ffff:7f00:0001'])
+    t.equal(peerAddress({ getRemoteAddressAsText: () => new TextEncoder().encode(a).buffer }), a)
 })
 
 t.test(
