@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import type { Platform } from '../platform.js'
 import { type Context } from '../http/index.js'
 import { PlatformError } from '../contracts/index.js'
@@ -18,11 +17,11 @@ import {
 import type { AiService } from './ai-service.js'
 import { AGENT_BASE, agentChatPath } from './agent-paths.js'
 import { SessionFrames } from './agent-frames.js'
-import { parseClientFrame, type ClientFrame } from './agent-prompt.js'
+import { parseClientFrame } from './agent-prompt.js'
 import { playTurn, type PlayInput, type TurnTarget } from './agent-turn-player.js'
 import { AI_ERRORS } from './errors.js'
 import { TextBatch } from './text-batch.js'
-import { SESSION_KEY_PREFIX } from './session-memory.js'
+import { memoryKey, turnInput, type Caller, type Prompt } from './agent-turn-input.js'
 import { HTTP_ERRORS } from '../http/index.js'
 
 /** How the agent endpoint admits callers and bounds what they send (platform.ai.endpoint.*). */
@@ -35,10 +34,6 @@ export interface AgentEndpointPolicy {
   /** Connections per client address, shared by every agent path and the AG-UI endpoint. */
   addressCap: AddressCap
 }
-
-type Prompt = Extract<ClientFrame, { kind: 'prompt' }>
-/** Who is asking, as the request's credentials established it (undefined: anonymous). */
-type Caller = { name: string; roles: readonly string[] } | undefined
 
 /** One connection talking to one agent: its session, its frames' seq, the turn in flight. */
 interface Conn {
@@ -260,7 +255,7 @@ export class AgentEndpoint {
   private startTurn(c: Conn, agent: RegisteredAgent, prompt: Prompt): void {
     const ac = new Cancellation()
     c.turn = ac
-    const key = this.memoryKey(c.caller, c.frames.sessionId, prompt.conversationId)
+    const key = memoryKey(c.caller, c.frames.sessionId, prompt.conversationId)
     // a key of this session's own that no earlier turn here used holds nothing yet
     let fresh = false
     if (c.caller === undefined || prompt.conversationId === undefined) {
@@ -271,7 +266,7 @@ export class AgentEndpoint {
     const target: TurnTarget = broadcast ? this.roomTarget(c.r.broadcaster) : this.connTarget(c)
     this.play(
       agent,
-      this.input(agent, prompt, c.frames.sessionId, c.caller, key, !broadcast, fresh),
+      turnInput(agent, prompt, c.frames.sessionId, c.caller, key, !broadcast, fresh),
       target,
       ac
     ).finally(() => {
@@ -294,48 +289,6 @@ export class AgentEndpoint {
         }
       }
     }
-  }
-
-  private input(
-    agent: RegisteredAgent,
-    prompt: Prompt,
-    sessionId: string,
-    caller: Caller,
-    key: string,
-    feedbackFrames: boolean,
-    freshKey: boolean
-  ): PlayInput {
-    return {
-      memoryKey: key,
-      freshKey,
-      feedbackFrames,
-      request: {
-        agent: agent.name,
-        message: prompt.message,
-        sessionId,
-        // the scoped key, so governance feedback for a conversation never reaches another caller's
-        conversationId: key,
-        ...(caller !== undefined ? { userId: caller.name } : {}),
-        // roles are what the credentials say; what the client sent is its claims, never facts
-        ...(caller !== undefined ? { roles: caller.roles } : {}),
-        ...(prompt.metadata !== undefined ? { clientMetadata: prompt.metadata } : {}),
-        ...(prompt.model !== undefined ? { model: prompt.model } : {})
-      }
-    }
-  }
-
-  /**
-   * Memory is keyed by who asks plus their conversation id: a principal's conversations survive
-   * reconnects and restarts; an anonymous caller's belong to its session alone. Without a
-   * conversation id the session is the conversation.
-   */
-  private memoryKey(caller: Caller, sessionId: string, conversationId: string | undefined): string {
-    if (conversationId === undefined) return SESSION_KEY_PREFIX + sessionId
-    const owner =
-      caller !== undefined
-        ? 'p:' + createHash('sha256').update(caller.name).digest('hex').slice(0, 32)
-        : SESSION_KEY_PREFIX + sessionId
-    return `${owner}:${conversationId}`
   }
 
   private gone(c: Conn): void {
@@ -377,7 +330,7 @@ export class AgentEndpoint {
       slot.release()
       if (playing) ac.abort() // aborting an ended turn builds an AbortError (a stack trace) for no one
     })
-    const key = this.memoryKey(caller, sessionId, frame.conversationId)
+    const key = memoryKey(caller, sessionId, frame.conversationId)
     const own = caller === undefined || frame.conversationId === undefined
     const texts = new TextBatch(
       (first, rest) => void stream.sendFrames(rest === undefined ? first : first + rest.join(''))
@@ -393,7 +346,7 @@ export class AgentEndpoint {
     const target = broadcast
       ? this.roomTarget(transportOf(this.platform).findBroadcaster(BROADCASTER_PREFIX + path), mine)
       : mine
-    const input = this.input(agent, frame, sessionId, caller, key, !broadcast, own)
+    const input = turnInput(agent, frame, sessionId, caller, key, !broadcast, own)
     this.play(agent, input, target, ac).finally(() => {
       playing = false
       slot.release()
