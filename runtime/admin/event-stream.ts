@@ -222,8 +222,10 @@ export class AdminEventStream {
 
   /**
    * A replay or a live batch: one message per event, batched only as one corked write. Not a uWS
-   * topic publish per event: uWS drains a topic's queue to each subscriber every 32 messages, a
-   * write per subscriber per 32 events, where a corked run writes once per 16 KiB it fills.
+   * topic publish per event: it saves the call per message per subscriber, but uWS drains a topic
+   * to each subscriber every 32 messages, a socket write per 32 events where a corked run writes
+   * once per 16 KiB it fills; the extra writes cost more than the calls saved (about 1.25x the CPU
+   * per event per subscriber, measured with 50 subscribers and 175-byte events).
    */
   private sendWs(ws: WebSocket<WsSub>, frames: readonly Buffer[]): void {
     let dropped = false
