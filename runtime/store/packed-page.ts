@@ -49,18 +49,24 @@ export class PagePacker {
    * value is an array or binary data (the table's own shapes), or when the page has more
    * distinct values than two bytes address: those pages are stored in another shape.
    */
-  pack<T>(page: readonly T[], names: readonly string[], row: (e: T) => unknown[]): unknown[] | undefined {
+  pack<T>(
+    page: readonly T[],
+    names: readonly string[],
+    row: (e: T, into?: unknown[]) => unknown[]
+  ): unknown[] | undefined {
     const n = page.length
     const k = names.length
     if (this.scratch.length < n * k) this.scratch = new Uint32Array(n * k)
     const idx = this.scratch
+    // every entry's values land in the same row: only the slots are kept
+    const into: unknown[] = new Array<unknown>(k)
     const last: unknown[] = new Array<unknown>(k)
     const lastSlot = new Int32Array(k)
     const varies = new Uint8Array(k)
     try {
       // the first entry's values all take a slot; each later one's only where it differs
       if (n > 0) {
-        const r = row(page[0]!)
+        const r = row(page[0]!, into)
         for (let j = 0; j < k; j++) {
           const v = r[j]
           const s = this.slot(v)
@@ -71,7 +77,7 @@ export class PagePacker {
         }
       }
       for (let i = 1; i < n; i++) {
-        const r = row(page[i]!)
+        const r = row(page[i]!, into)
         for (let j = 0; j < k; j++) {
           const v = r[j]
           // the same value as the previous entry's (a turn's snapshot, source, timestamp): no lookup
