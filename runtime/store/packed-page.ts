@@ -26,6 +26,12 @@ export const PACKED = 1
  */
 const MAX_SLOTS = 0xd800
 
+/** Cells of the packer's number cache (a power of two). */
+const NUMBER_CELLS = 64
+
+/** Records a packer compares a new one with: a turn's two phases, and the turn before. */
+const RECENT_RECORDS = 4
+
 /** Keys of a flat object kept as a record at most (its character codes are spread into one call). */
 const MAX_RECORD_KEYS = 1000
 
@@ -43,6 +49,19 @@ export class PagePacker {
   private readonly slots: unknown[] = []
   private readonly slotOf = new Map<unknown, number>()
   private scratch = new Uint32Array(0)
+  /**
+   * Numbers met in this page by their value in thousandths (a duration in ms rounded to the
+   * microsecond lands in a cell of its own): a Map lookup of a double hashes it, several times
+   * the cost of this compare, and a page has a duration per entry.
+   */
+  private readonly numKey = new Float64Array(NUMBER_CELLS)
+  private readonly numSlot = new Int32Array(NUMBER_CELLS).fill(-1)
+  /**
+   * The last records built in this page, each as its keys, values and slot string: a turn's
+   * snapshot usually holds the same keys and values as one a turn before it (another phase sits
+   * between them), so its slot string is taken from there, with no lookup per key and value.
+   */
+  private readonly recent: { keys: string[]; values: unknown[]; pairs: string }[] = []
 
   /**
    * The packed page, or undefined when an entry has no value for a column (undefined), when a
@@ -120,11 +139,26 @@ export class PagePacker {
     } finally {
       this.slots.length = 0
       this.slotOf.clear()
+      this.numSlot.fill(-1)
+      this.recent.length = 0
     }
   }
 
   /** The slot of a value, added to the table when new; -1 for a value the table cannot hold. */
   private slot(v: unknown): number {
+    if (typeof v === 'number') {
+      const cell = Math.round(v * 1000) & (NUMBER_CELLS - 1)
+      // a cell compares with ===, as the Map does (-0 is 0); NaN and a collision go on to the Map
+      if (this.numKey[cell] === v && this.numSlot[cell]! >= 0) return this.numSlot[cell]!
+      let s = this.slotOf.get(v)
+      if (s === undefined) {
+        s = this.slots.push(v) - 1
+        this.slotOf.set(v, s)
+      }
+      this.numKey[cell] = v
+      this.numSlot[cell] = s
+      return s
+    }
     if (isInternable(v)) {
       let s = this.slotOf.get(v)
       if (s === undefined) {
@@ -148,6 +182,11 @@ export class PagePacker {
     if (keys.length > MAX_RECORD_KEYS) return s
     // in the keys' order, read once (a keyed read per key costs more than the one array)
     const values = Object.values(o)
+    const again = this.sameAsRecent(keys, values)
+    if (again !== undefined) {
+      this.slots[s] = [again]
+      return s
+    }
     // a key named __proto__ would set the prototype when the record is read back: kept as it is
     for (let i = 0; i < keys.length; i++) if (!isInternable(values[i]) || keys[i] === '__proto__') return s
     const pairs: number[] = new Array<number>(keys.length * 2)
@@ -156,8 +195,26 @@ export class PagePacker {
       pairs[2 * i] = this.slot(keys[i])
       pairs[2 * i + 1] = this.slot(values[i])
     }
-    this.slots[s] = [String.fromCharCode(...pairs)]
+    const text = String.fromCharCode(...pairs)
+    this.slots[s] = [text]
+    if (this.recent.length === RECENT_RECORDS) this.recent.shift()
+    this.recent.push({ keys, values, pairs: text })
     return s
+  }
+
+  /**
+   * The slot string of a recent record with these very keys and values, in this order, or
+   * undefined. Values compare by identity (numbers by value): what differs only in identity just
+   * takes the lookups. A record in `recent` passed the checks these keys and values need.
+   */
+  private sameAsRecent(keys: string[], values: unknown[]): string | undefined {
+    next: for (let r = this.recent.length - 1; r >= 0; r--) {
+      const rec = this.recent[r]!
+      if (rec.keys.length !== keys.length) continue
+      for (let i = 0; i < keys.length; i++) if (rec.keys[i] !== keys[i] || rec.values[i] !== values[i]) continue next
+      return rec.pairs
+    }
+    return undefined
   }
 
   /** A value kept as it is (msgpack encodes it): a bigint, an object that is not flat. */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Store, RetainedLog, entryCount, type Columns, type LogKey } from '../../runtime/store/index.js'
 import { entryCountOf } from '../../runtime/store/log-page.js'
-import { PACKED, PagePacker } from '../../runtime/store/packed-page.js'
+import { PACKED, PagePacker, fromPacked } from '../../runtime/store/packed-page.js'
 
 interface Row {
   at: string
@@ -389,5 +389,51 @@ t.test('a page the packer refuses midway leaves nothing of it in the next page',
   )
   t.same(next[4], [-1, -1, -1, -1], 'every column varies')
   t.same([...(next[5] as Uint8Array)], [0, 0, 0, 9, 9, 9, 1, 6, 7, 1, 6, 7, 2, 5, 8, 10, 12, 13, 3, 3, 3, 11, 11, 11])
+  t.end()
+})
+
+t.test('numbers met by value and records like a recent one come back as they were, each record its own object', (t) => {
+  const packer = new PagePacker()
+  // 0.001 and 0.065 share a cell of the number cache; -0 meets 0 as the Map would
+  const ns = [0.001, 0.065, 0.001, Number.NaN, 0, -0, 1e300, 0.0005, 0.065, Number.NaN]
+  const ctxs: Record<string, unknown>[] = [
+    { turn: 1, x: 'a' },
+    { turn: 1, x: 'a' },
+    { x: 'a', turn: 1 },
+    { turn: 1, x: 'b' },
+    { turn: 1 },
+    { turn: 1, x: 'a' },
+    { turn: 1, x: 'a', y: null },
+    { turn: 1, x: 'a' },
+    { turn: 2, x: 'a' },
+    { turn: 1, x: 'a' }
+  ]
+  const page = ns.map((n, i) => ({ at: 'T1', name: `p${i % 3}`, n, ctx: ctxs[i]! as unknown as Row['ctx'] }))
+  const packed = packer.pack(page, NAMES, COLUMNS.row)!
+  const back = fromPacked(packed, (_names, v) => COLUMNS.entry(v))
+  t.same(
+    back.map((e) => e.ctx),
+    ctxs,
+    'every record with its keys and values'
+  )
+  t.same(
+    back.map((e) => Object.keys(e.ctx)),
+    ctxs.map((c) => Object.keys(c)),
+    'in their order'
+  )
+  t.ok(
+    back.every((e, i) => i === 0 || e.ctx !== back[i - 1]!.ctx),
+    'distinct objects stay distinct'
+  )
+  t.same(
+    back.map((e) => e.n),
+    [0.001, 0.065, 0.001, Number.NaN, 0, 0, 1e300, 0.0005, 0.065, Number.NaN],
+    'every number (-0 as 0, as msgpack writes it)'
+  )
+  t.equal(
+    (packed[3] as unknown[]).filter((v) => typeof v === 'number').length,
+    8,
+    'each distinct number once, the records 1 and 2 among them'
+  )
   t.end()
 })
