@@ -3,7 +3,8 @@
  * values, written `[PACKED, names, count, table, constants, indices]`:
  *   names      the columns' names
  *   count      entries in the page
- *   table      each distinct value once, in the order first met; a flat object (string keys,
+ *   table      each distinct value once, in the order first met (an object: once per stretch
+ *              where it recurs within a few entries); a flat object (string keys,
  *              primitive values) is a record instead: `[string]`, the slots of its keys and
  *              values in the table, alternating, as the string's character codes
  *   constants  per column, the slot every entry of the page holds, or -1 when entries differ
@@ -31,6 +32,12 @@ const NUMBER_CELLS = 64
 
 /** Records a packer compares a new one with: a turn's two phases, and the turn before. */
 const RECENT_RECORDS = 4
+
+/**
+ * Objects a packer tells apart by identity: one met again after more than this many others is
+ * stored again, read back as an object of its own with the same fields.
+ */
+const RECENT_OBJECTS = 8
 
 /** Keys of a flat object kept as a record at most (its character codes are spread into one call). */
 const MAX_RECORD_KEYS = 1000
@@ -62,6 +69,14 @@ export class PagePacker {
    * between them), so its slot string is taken from there, with no lookup per key and value.
    */
   private readonly recent: { keys: string[]; values: unknown[]; pairs: string }[] = []
+  /**
+   * The objects met last in this page and their slots, newest at `objectsAt - 1` (a ring): an
+   * object comes back within a few entries (a turn's snapshot around a Prefer's own copy), and a
+   * Map keyed by objects gives each a hash on insertion, which cost as much as building the record.
+   */
+  private readonly objects: unknown[] = new Array<unknown>(RECENT_OBJECTS)
+  private readonly objectSlots = new Int32Array(RECENT_OBJECTS)
+  private objectsAt = 0
 
   /**
    * The packed page, or undefined when an entry has no value for a column (undefined), when a
@@ -141,6 +156,8 @@ export class PagePacker {
       this.slotOf.clear()
       this.numSlot.fill(-1)
       this.recent.length = 0
+      this.objects.fill(undefined)
+      this.objectsAt = 0
     }
   }
 
@@ -171,10 +188,12 @@ export class PagePacker {
     // a bigint, or what msgpack cannot encode (its put fails as any page's would)
     if (typeof v !== 'object') return this.add(v)
     if (Array.isArray(v) || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return -1
-    let s = this.slotOf.get(v)
-    if (s !== undefined) return s
-    s = this.add(v)
-    this.slotOf.set(v, s)
+    const met = Math.min(this.objectsAt, RECENT_OBJECTS)
+    for (let r = 0; r < met; r++) if (this.objects[r] === v) return this.objectSlots[r]!
+    const s = this.add(v)
+    const at = this.objectsAt++ % RECENT_OBJECTS
+    this.objects[at] = v
+    this.objectSlots[at] = s
     const proto: unknown = Object.getPrototypeOf(v)
     if (proto !== Object.prototype && proto !== null) return s
     const o = v as Record<string, unknown>
@@ -248,7 +267,7 @@ function slotAt(bytes: Uint8Array, i: number, wide: boolean): number {
 /**
  * The entries of a packed page, built by `entry` from each entry's values in `names` order.
  * Entries holding the same object (a turn's snapshot) share one rebuilt object, as the
- * entries appended did.
+ * entries appended did (unless more than RECENT_OBJECTS others came between them).
  */
 export function fromPacked<T>(
   value: readonly unknown[],

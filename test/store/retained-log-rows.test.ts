@@ -437,3 +437,25 @@ t.test('numbers met by value and records like a recent one come back as they wer
   )
   t.end()
 })
+
+t.test(
+  'an object met again within a few entries shares its slot; later, it is stored again with the same fields',
+  (t) => {
+    const packer = new PagePacker()
+    const shared = { turn: 1 }
+    // the shared one, three others, the shared one (shared), ten others, the shared one (stored again)
+    const ctxs = [shared, ...[2, 3, 4].map((turn) => ({ turn })), shared]
+    ctxs.push(...[5, 6, 7, 8, 9, 10, 11, 12, 13, 14].map((turn) => ({ turn })), shared)
+    const page = ctxs.map((ctx, n) => ({ at: 'T1', name: 'p', n, ctx }))
+    const packed = packer.pack(page, NAMES, COLUMNS.row)!
+    const back = fromPacked(packed, (_names, v) => COLUMNS.entry(v))
+    t.same(
+      back.map((e) => e.ctx),
+      ctxs,
+      'every entry with its fields'
+    )
+    t.equal(back[0]!.ctx, back[4]!.ctx, 'met again within a few: one object')
+    t.not(back[4]!.ctx, back[15]!.ctx, 'met again after many: an object of its own')
+    t.end()
+  }
+)
