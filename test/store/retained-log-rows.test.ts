@@ -2,7 +2,7 @@
 // once, the entries as slots of it), or as rows of their values with repeats left out when the
 // packing cannot hold a page; read back whole beside the older page shapes; a page spans one turn
 // of the event loop and the store's close writes the last one.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -392,8 +392,19 @@ t.test('a page the packer refuses midway leaves nothing of it in the next page',
   t.end()
 })
 
+/** A page packed by a new packer and read back, its contexts checked against the page's. */
+function packedAndBack(t: Test, page: Row[], what: string): { packed: unknown[]; back: Row[] } {
+  const packed = new PagePacker().pack(page, NAMES, COLUMNS.row)!
+  const back = fromPacked(packed, (_names, v) => COLUMNS.entry(v))
+  t.same(
+    back.map((e) => e.ctx),
+    page.map((e) => e.ctx),
+    what
+  )
+  return { packed, back }
+}
+
 t.test('numbers met by value and records like a recent one come back as they were, each record its own object', (t) => {
-  const packer = new PagePacker()
   // 0.001 and 0.065 share a cell of the number cache; -0 meets 0 as the Map would
   const ns = [0.001, 0.065, 0.001, Number.NaN, 0, -0, 1e300, 0.0005, 0.065, Number.NaN]
   const ctxs: Record<string, unknown>[] = [
@@ -409,13 +420,7 @@ t.test('numbers met by value and records like a recent one come back as they wer
     { turn: 1, x: 'a' }
   ]
   const page = ns.map((n, i) => ({ at: 'T1', name: `p${i % 3}`, n, ctx: ctxs[i]! as unknown as Row['ctx'] }))
-  const packed = packer.pack(page, NAMES, COLUMNS.row)!
-  const back = fromPacked(packed, (_names, v) => COLUMNS.entry(v))
-  t.same(
-    back.map((e) => e.ctx),
-    ctxs,
-    'every record with its keys and values'
-  )
+  const { packed, back } = packedAndBack(t, page, 'every record with its keys and values')
   t.same(
     back.map((e) => Object.keys(e.ctx)),
     ctxs.map((c) => Object.keys(c)),
@@ -441,17 +446,13 @@ t.test('numbers met by value and records like a recent one come back as they wer
 t.test(
   'an object met again within a few entries shares its slot; later, it is stored again with the same fields',
   (t) => {
-    const packer = new PagePacker()
     const shared = { turn: 1 }
     // the shared one, three others, the shared one (shared), ten others, the shared one (stored again)
     const ctxs = [shared, ...[2, 3, 4].map((turn) => ({ turn })), shared]
     ctxs.push(...[5, 6, 7, 8, 9, 10, 11, 12, 13, 14].map((turn) => ({ turn })), shared)
-    const page = ctxs.map((ctx, n) => ({ at: 'T1', name: 'p', n, ctx }))
-    const packed = packer.pack(page, NAMES, COLUMNS.row)!
-    const back = fromPacked(packed, (_names, v) => COLUMNS.entry(v))
-    t.same(
-      back.map((e) => e.ctx),
-      ctxs,
+    const { back } = packedAndBack(
+      t,
+      ctxs.map((ctx, n) => ({ at: 'T1', name: 'p', n, ctx })),
       'every entry with its fields'
     )
     t.equal(back[0]!.ctx, back[4]!.ctx, 'met again within a few: one object')
