@@ -10,13 +10,17 @@ import { governanceOf } from '../governance/index.js'
 import { confineSystemPrompt } from '../scope/index.js'
 import { carriedLines, feedbackLines, withFeedback } from './feedback.js'
 import type { RegisteredAgent } from '../plugins/index.js'
-import type { AiCancelSignal, AiMessage, AiRuntime, AiToolCall, AiToolSpec } from './runtime.js'
+import type { AiCancelSignal, AiMessage, AiRuntime, AiRuntimeRequest, AiToolCall, AiToolSpec } from './runtime.js'
 import { ownRun, pickRuntime } from './agent-run.js'
 import type { TurnDeps, TurnErrorCode, TurnEvent, TurnRequest, TurnTextSink } from './turn-types.js'
 import { gateClientTool, runTool, type LoopInput } from './tool-run.js'
 import { TextBuffer } from './text-buffer.js'
 
 export type { TurnDeps, TurnErrorCode, TurnEvent, TurnRequest, TurnTextSink } from './turn-types.js'
+
+/** A request's fields that must be arrays, and those that must be objects, when present. */
+const ARRAY_FIELDS = ['history', 'clientTools', 'continuation', 'roles', 'images'] as const
+const OBJECT_FIELDS = ['facts', 'clientMetadata'] as const
 
 const fail = (code: TurnErrorCode, message: string, policy?: string): TurnEvent =>
   policy === undefined ? { type: 'error', code, message } : { type: 'error', code, message, policy }
@@ -38,12 +42,12 @@ export async function* runTurn(
       yield fail('bad-request', "a turn needs 'message' (a string)")
       return
     }
-    for (const k of ['history', 'clientTools', 'continuation', 'roles', 'images'] as const)
+    for (const k of ARRAY_FIELDS)
       if (req[k] !== undefined && !Array.isArray(req[k])) {
         yield fail('bad-request', `'${k}' must be an array`)
         return
       }
-    for (const k of ['facts', 'clientMetadata'] as const) {
+    for (const k of OBJECT_FIELDS) {
       const v = req[k]
       if (v !== undefined && (typeof v !== 'object' || v === null || Array.isArray(v))) {
         yield fail('bad-request', `'${k}' must be an object`)
@@ -163,13 +167,9 @@ export async function* runTurn(
       }
       const lines = carriedLines(input.systemPrompt, guidance)
       if (lines.length > 0) yield { type: 'feedback', injected: lines.length, lines }
-      yield {
-        type: 'complete',
-        text: full,
-        preferences,
-        userMessage: request.message,
-        ...(input.truncated ? { truncated: true as const } : {})
-      }
+      yield input.truncated
+        ? { type: 'complete', text: full, preferences, userMessage: request.message, truncated: true }
+        : { type: 'complete', text: full, preferences, userMessage: request.message }
     } finally {
       // a turn that ends early (error, cancellation, a consumer that stops reading) still closes
       // its post-response phase, so per-turn policy state such as a concurrency slot is released
@@ -219,6 +219,9 @@ function viaRuntime(
   return loop(deps, picked.runtime, input, picked.model, signal, sink)
 }
 
+/** Never added to: `loop` hands it to turns without client tools. */
+const NO_TOOLS = new Set<string>()
+
 async function* only(e: TurnEvent): AsyncGenerator<TurnEvent> {
   yield e
 }
@@ -242,8 +245,9 @@ async function* loop(
     description: t.description,
     inputSchema: t.inputSchema
   }))
-  // the client's own tools beside the agent's; the agent's keep their name
-  const clientTools = new Set<string>()
+  // the client's own tools beside the agent's; the agent's keep their name (a turn without any
+  // shares one empty set: most turns bring none, and a Set costs more than the rest of the setup)
+  const clientTools = input.clientTools.length > 0 ? new Set<string>() : NO_TOOLS
   for (const t of input.clientTools)
     if (offered?.byName.has(t.name) !== true && !clientTools.has(t.name)) {
       clientTools.add(t.name)
@@ -262,20 +266,17 @@ async function* loop(
     const calls: AiToolCall[] = []
     // this round's text is what the turn's answer gains from here (runTurn pushes every delta)
     const said = input.text.length
-    const stream = runtime.stream(
-      {
-        systemPrompt: input.systemPrompt,
-        history,
-        ...(message !== undefined ? { message } : {}),
-        ...(message !== undefined && images.length > 0 ? { images } : {}),
-        ...(tools.length > 0 ? { tools } : {}),
-        ...(model !== undefined ? { model } : {}),
-        ...(input.maxOutputTokens !== undefined ? { maxOutputTokens: input.maxOutputTokens } : {}),
-        ...(input.responseFormat !== undefined ? { responseFormat: input.responseFormat } : {})
-      },
-      signal,
-      sink
-    )
+    // fields set one by one: a conditional spread builds an object of its own per field
+    const ask: AiRuntimeRequest = { systemPrompt: input.systemPrompt, history }
+    if (message !== undefined) {
+      ask.message = message
+      if (images.length > 0) ask.images = images
+    }
+    if (tools.length > 0) ask.tools = tools
+    if (model !== undefined) ask.model = model
+    if (input.maxOutputTokens !== undefined) ask.maxOutputTokens = input.maxOutputTokens
+    if (input.responseFormat !== undefined) ask.responseFormat = input.responseFormat
+    const stream = runtime.stream(ask, signal, sink)
     for await (const e of stream) {
       switch (e.type) {
         case 'text':

@@ -56,16 +56,17 @@ export const DECISION_COLUMNS: Columns<DecisionEntry> = {
     'timestamp',
     'context_snapshot'
   ],
-  row: (e) => [
-    e.policy_name,
-    e.evaluation_ms,
-    e.decision,
-    e.reason,
-    e.policy_source,
-    e.policy_version,
-    e.timestamp,
-    e.context_snapshot
-  ],
+  row: (e, into = new Array<unknown>(8)) => {
+    into[0] = e.policy_name
+    into[1] = e.evaluation_ms
+    into[2] = e.decision
+    into[3] = e.reason
+    into[4] = e.policy_source
+    into[5] = e.policy_version
+    into[6] = e.timestamp
+    into[7] = e.context_snapshot
+    return into
+  },
   // the gate's field order
   entry: (v) => ({
     timestamp: v[6] as string,

@@ -127,7 +127,7 @@ export class PolicyAdmissionGate {
     response: string,
     once = false
   ): Admission | Promise<Admission> {
-    const armed = this.chain.killSwitches.find((k) => k.armed)
+    const armed = armedSwitch(this.chain.killSwitches)
     // an armed kill switch answers first, so every admission carries the arm reason; after a
     // response the rest still run (runAll) so per-turn state such as concurrency slots is released
     const policies =
@@ -332,6 +332,12 @@ export class PolicyAdmissionGate {
       }
     }
   }
+}
+
+/** The first armed kill switch (a loop: a `find` callback is a closure made on every admission). */
+function armedSwitch<P extends { armed: boolean }>(switches: readonly P[]): P | undefined {
+  for (let i = 0; i < switches.length; i++) if (switches[i]!.armed) return switches[i]
+  return undefined
 }
 
 const isThenable = (d: unknown): d is PromiseLike<PolicyDecision> =>

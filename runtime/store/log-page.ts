@@ -93,8 +93,11 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
  */
 export interface Columns<T> {
   names: readonly (keyof T & string)[]
-  /** `names.map((n) => e[n])` */
-  row: (e: T) => unknown[]
+  /**
+   * `names.map((n) => e[n])`; written into `into` and returned when given (a scratch row the
+   * packer reuses entry after entry: a new array per entry was most of what a page allocated).
+   */
+  row: (e: T, into?: unknown[]) => unknown[]
   /** The entry of a row of `names` (its fields in whatever order entries are made with). */
   entry: (values: readonly unknown[]) => T
 }

@@ -3,7 +3,8 @@
  * values, written `[PACKED, names, count, table, constants, indices]`:
  *   names      the columns' names
  *   count      entries in the page
- *   table      each distinct value once, in the order first met; a flat object (string keys,
+ *   table      each distinct value once, in the order first met (an object: once per stretch
+ *              where it recurs within a few entries); a flat object (string keys,
  *              primitive values) is a record instead: `[string]`, the slots of its keys and
  *              values in the table, alternating, as the string's character codes
  *   constants  per column, the slot every entry of the page holds, or -1 when entries differ
@@ -26,6 +27,18 @@ export const PACKED = 1
  */
 const MAX_SLOTS = 0xd800
 
+/** Cells of the packer's number cache (a power of two). */
+const NUMBER_CELLS = 64
+
+/** Records a packer compares a new one with: a turn's two phases, and the turn before. */
+const RECENT_RECORDS = 4
+
+/**
+ * Objects a packer tells apart by identity: one met again after more than this many others is
+ * stored again, read back as an object of its own with the same fields.
+ */
+const RECENT_OBJECTS = 8
+
 /** Keys of a flat object kept as a record at most (its character codes are spread into one call). */
 const MAX_RECORD_KEYS = 1000
 
@@ -43,24 +56,51 @@ export class PagePacker {
   private readonly slots: unknown[] = []
   private readonly slotOf = new Map<unknown, number>()
   private scratch = new Uint32Array(0)
+  /**
+   * Numbers met in this page by their value in thousandths (a duration in ms rounded to the
+   * microsecond lands in a cell of its own): a Map lookup of a double hashes it, several times
+   * the cost of this compare, and a page has a duration per entry.
+   */
+  private readonly numKey = new Float64Array(NUMBER_CELLS)
+  private readonly numSlot = new Int32Array(NUMBER_CELLS).fill(-1)
+  /**
+   * The last records built in this page, each as its keys, values and slot string: a turn's
+   * snapshot usually holds the same keys and values as one a turn before it (another phase sits
+   * between them), so its slot string is taken from there, with no lookup per key and value.
+   */
+  private readonly recent: { keys: string[]; values: unknown[]; pairs: string }[] = []
+  /**
+   * The objects met last in this page and their slots, newest at `objectsAt - 1` (a ring): an
+   * object comes back within a few entries (a turn's snapshot around a Prefer's own copy), and a
+   * Map keyed by objects gives each a hash on insertion, which cost as much as building the record.
+   */
+  private readonly objects: unknown[] = new Array<unknown>(RECENT_OBJECTS)
+  private readonly objectSlots = new Int32Array(RECENT_OBJECTS)
+  private objectsAt = 0
 
   /**
    * The packed page, or undefined when an entry has no value for a column (undefined), when a
    * value is an array or binary data (the table's own shapes), or when the page has more
    * distinct values than two bytes address: those pages are stored in another shape.
    */
-  pack<T>(page: readonly T[], names: readonly string[], row: (e: T) => unknown[]): unknown[] | undefined {
+  pack<T>(
+    page: readonly T[],
+    names: readonly string[],
+    row: (e: T, into?: unknown[]) => unknown[]
+  ): unknown[] | undefined {
     const n = page.length
     const k = names.length
     if (this.scratch.length < n * k) this.scratch = new Uint32Array(n * k)
     const idx = this.scratch
+    // every entry's values land in the same row: only the slots are kept
+    const into: unknown[] = new Array<unknown>(k)
     const last: unknown[] = new Array<unknown>(k)
     const lastSlot = new Int32Array(k)
     const varies = new Uint8Array(k)
     try {
       // the first entry's values all take a slot; each later one's only where it differs
       if (n > 0) {
-        const r = row(page[0]!)
+        const r = row(page[0]!, into)
         for (let j = 0; j < k; j++) {
           const v = r[j]
           const s = this.slot(v)
@@ -71,7 +111,7 @@ export class PagePacker {
         }
       }
       for (let i = 1; i < n; i++) {
-        const r = row(page[i]!)
+        const r = row(page[i]!, into)
         for (let j = 0; j < k; j++) {
           const v = r[j]
           // the same value as the previous entry's (a turn's snapshot, source, timestamp): no lookup
@@ -114,11 +154,28 @@ export class PagePacker {
     } finally {
       this.slots.length = 0
       this.slotOf.clear()
+      this.numSlot.fill(-1)
+      this.recent.length = 0
+      this.objects.fill(undefined)
+      this.objectsAt = 0
     }
   }
 
   /** The slot of a value, added to the table when new; -1 for a value the table cannot hold. */
   private slot(v: unknown): number {
+    if (typeof v === 'number') {
+      const cell = Math.round(v * 1000) & (NUMBER_CELLS - 1)
+      // a cell compares with ===, as the Map does (-0 is 0); NaN and a collision go on to the Map
+      if (this.numKey[cell] === v && this.numSlot[cell]! >= 0) return this.numSlot[cell]!
+      let s = this.slotOf.get(v)
+      if (s === undefined) {
+        s = this.slots.push(v) - 1
+        this.slotOf.set(v, s)
+      }
+      this.numKey[cell] = v
+      this.numSlot[cell] = s
+      return s
+    }
     if (isInternable(v)) {
       let s = this.slotOf.get(v)
       if (s === undefined) {
@@ -131,10 +188,12 @@ export class PagePacker {
     // a bigint, or what msgpack cannot encode (its put fails as any page's would)
     if (typeof v !== 'object') return this.add(v)
     if (Array.isArray(v) || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return -1
-    let s = this.slotOf.get(v)
-    if (s !== undefined) return s
-    s = this.add(v)
-    this.slotOf.set(v, s)
+    const met = Math.min(this.objectsAt, RECENT_OBJECTS)
+    for (let r = 0; r < met; r++) if (this.objects[r] === v) return this.objectSlots[r]!
+    const s = this.add(v)
+    const at = this.objectsAt++ % RECENT_OBJECTS
+    this.objects[at] = v
+    this.objectSlots[at] = s
     const proto: unknown = Object.getPrototypeOf(v)
     if (proto !== Object.prototype && proto !== null) return s
     const o = v as Record<string, unknown>
@@ -142,6 +201,11 @@ export class PagePacker {
     if (keys.length > MAX_RECORD_KEYS) return s
     // in the keys' order, read once (a keyed read per key costs more than the one array)
     const values = Object.values(o)
+    const again = this.sameAsRecent(keys, values)
+    if (again !== undefined) {
+      this.slots[s] = [again]
+      return s
+    }
     // a key named __proto__ would set the prototype when the record is read back: kept as it is
     for (let i = 0; i < keys.length; i++) if (!isInternable(values[i]) || keys[i] === '__proto__') return s
     const pairs: number[] = new Array<number>(keys.length * 2)
@@ -150,8 +214,26 @@ export class PagePacker {
       pairs[2 * i] = this.slot(keys[i])
       pairs[2 * i + 1] = this.slot(values[i])
     }
-    this.slots[s] = [String.fromCharCode(...pairs)]
+    const text = String.fromCharCode(...pairs)
+    this.slots[s] = [text]
+    if (this.recent.length === RECENT_RECORDS) this.recent.shift()
+    this.recent.push({ keys, values, pairs: text })
     return s
+  }
+
+  /**
+   * The slot string of a recent record with these very keys and values, in this order, or
+   * undefined. Values compare by identity (numbers by value): what differs only in identity just
+   * takes the lookups. A record in `recent` passed the checks these keys and values need.
+   */
+  private sameAsRecent(keys: string[], values: unknown[]): string | undefined {
+    next: for (let r = this.recent.length - 1; r >= 0; r--) {
+      const rec = this.recent[r]!
+      if (rec.keys.length !== keys.length) continue
+      for (let i = 0; i < keys.length; i++) if (rec.keys[i] !== keys[i] || rec.values[i] !== values[i]) continue next
+      return rec.pairs
+    }
+    return undefined
   }
 
   /** A value kept as it is (msgpack encodes it): a bigint, an object that is not flat. */
@@ -185,7 +267,7 @@ function slotAt(bytes: Uint8Array, i: number, wide: boolean): number {
 /**
  * The entries of a packed page, built by `entry` from each entry's values in `names` order.
  * Entries holding the same object (a turn's snapshot) share one rebuilt object, as the
- * entries appended did.
+ * entries appended did (unless more than RECENT_OBJECTS others came between them).
  */
 export function fromPacked<T>(
   value: readonly unknown[],

@@ -2,13 +2,13 @@
 // once, the entries as slots of it), or as rows of their values with repeats left out when the
 // packing cannot hold a page; read back whole beside the older page shapes; a page spans one turn
 // of the event loop and the store's close writes the last one.
-import t from 'tap'
+import t, { type Test } from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Store, RetainedLog, entryCount, type Columns, type LogKey } from '../../runtime/store/index.js'
 import { entryCountOf } from '../../runtime/store/log-page.js'
-import { PACKED, PagePacker } from '../../runtime/store/packed-page.js'
+import { PACKED, PagePacker, fromPacked } from '../../runtime/store/packed-page.js'
 
 interface Row {
   at: string
@@ -391,3 +391,72 @@ t.test('a page the packer refuses midway leaves nothing of it in the next page',
   t.same([...(next[5] as Uint8Array)], [0, 0, 0, 9, 9, 9, 1, 6, 7, 1, 6, 7, 2, 5, 8, 10, 12, 13, 3, 3, 3, 11, 11, 11])
   t.end()
 })
+
+/** A page packed by a new packer and read back, its contexts checked against the page's. */
+function packedAndBack(t: Test, page: Row[], what: string): { packed: unknown[]; back: Row[] } {
+  const packed = new PagePacker().pack(page, NAMES, COLUMNS.row)!
+  const back = fromPacked(packed, (_names, v) => COLUMNS.entry(v))
+  t.same(
+    back.map((e) => e.ctx),
+    page.map((e) => e.ctx),
+    what
+  )
+  return { packed, back }
+}
+
+t.test('numbers met by value and records like a recent one come back as they were, each record its own object', (t) => {
+  // 0.001 and 0.065 share a cell of the number cache; -0 meets 0 as the Map would
+  const ns = [0.001, 0.065, 0.001, Number.NaN, 0, -0, 1e300, 0.0005, 0.065, Number.NaN]
+  const ctxs: Record<string, unknown>[] = [
+    { turn: 1, x: 'a' },
+    { turn: 1, x: 'a' },
+    { x: 'a', turn: 1 },
+    { turn: 1, x: 'b' },
+    { turn: 1 },
+    { turn: 1, x: 'a' },
+    { turn: 1, x: 'a', y: null },
+    { turn: 1, x: 'a' },
+    { turn: 2, x: 'a' },
+    { turn: 1, x: 'a' }
+  ]
+  const page = ns.map((n, i) => ({ at: 'T1', name: `p${i % 3}`, n, ctx: ctxs[i]! as unknown as Row['ctx'] }))
+  const { packed, back } = packedAndBack(t, page, 'every record with its keys and values')
+  t.same(
+    back.map((e) => Object.keys(e.ctx)),
+    ctxs.map((c) => Object.keys(c)),
+    'in their order'
+  )
+  t.ok(
+    back.every((e, i) => i === 0 || e.ctx !== back[i - 1]!.ctx),
+    'distinct objects stay distinct'
+  )
+  t.same(
+    back.map((e) => e.n),
+    [0.001, 0.065, 0.001, Number.NaN, 0, 0, 1e300, 0.0005, 0.065, Number.NaN],
+    'every number (-0 as 0, as msgpack writes it)'
+  )
+  t.equal(
+    (packed[3] as unknown[]).filter((v) => typeof v === 'number').length,
+    8,
+    'each distinct number once, the records 1 and 2 among them'
+  )
+  t.end()
+})
+
+t.test(
+  'an object met again within a few entries shares its slot; later, it is stored again with the same fields',
+  (t) => {
+    const shared = { turn: 1 }
+    // the shared one, three others, the shared one (shared), ten others, the shared one (stored again)
+    const ctxs = [shared, ...[2, 3, 4].map((turn) => ({ turn })), shared]
+    ctxs.push(...[5, 6, 7, 8, 9, 10, 11, 12, 13, 14].map((turn) => ({ turn })), shared)
+    const { back } = packedAndBack(
+      t,
+      ctxs.map((ctx, n) => ({ at: 'T1', name: 'p', n, ctx })),
+      'every entry with its fields'
+    )
+    t.equal(back[0]!.ctx, back[4]!.ctx, 'met again within a few: one object')
+    t.not(back[4]!.ctx, back[15]!.ctx, 'met again after many: an object of its own')
+    t.end()
+  }
+)
