@@ -10,7 +10,8 @@
  *   dispatch the fleet dispatcher's call of the same agent on behalf of coordinator
  *            `bench-coordinator`, no policy: the bare turn plus the fleet's checks, interceptors,
  *            journal (LMDB) and bus events
- * Prints one JSON line: median CPU µs per call of each subject over the rounds.
+ * Prints one JSON line: median CPU µs per call of each subject over the rounds (alternating their
+ * order), and the medians of the per-round differences the bench's rows are made of.
  *
  *   npx tsc -p tsconfig.json && node --no-node-snapshot dist/bench/ai-pipeline.js [--quick] [--rounds N]
  *     [--profile FILE]
@@ -35,9 +36,9 @@ import { median } from './lib/stats.js'
 
 const quick = process.argv.includes('--quick')
 const N = Number(process.env.BENCH_AI_TURNS ?? (quick ? 10_000 : 20_000))
-// `--rounds N` (the bench's own option, passed on) or 2 quick, 3 full
+// `--rounds N` (the bench's own option, passed on) or 3
 const roundsArg = process.argv.indexOf('--rounds')
-const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : quick ? 2 : 3
+const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : 3
 if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`--rounds takes a whole number >= 1`)
 const profileArg = process.argv.indexOf('--profile')
 const PROFILE = profileArg > 0 ? process.argv[profileArg + 1] : undefined
@@ -157,6 +158,11 @@ async function main(): Promise<void> {
     gov.setSource('yaml:bench-ai.yaml', policies)
     for (let i = 0; i < N / 4; i++) await turn()
     gov.removeSource('yaml:bench-ai.yaml')
+    // the warm-up's background work done before the first round: process.cpuUsage counts every
+    // thread, and the first subject read 2-3x its later rounds while the journal of the warm-up's
+    // dispatches was still being written
+    await fleet.journalSettled()
+    await new Promise((r) => setTimeout(r, 500))
     // one governed turn's decision-log entries (13 policies, both phases), appended again as a
     // subject of their own: what the log's ring, listeners and LMDB write cost per turn
     const entries = gov.decisionLog.recent(2 * policies.length)
@@ -166,17 +172,34 @@ async function main(): Promise<void> {
     const loadAverages: number[] = []
     for (let r = 0; r < ROUNDS; r++) {
       loadAverages.push(Number(loadavg()[0]!.toFixed(2)))
-      samples.runtime.push(await cpuPerCall(alone, N))
-      samples.bare.push(await cpuPerCall(turn, N))
-      gov.setSource('yaml:bench-ai.yaml', policies)
-      const profiler = r === 0 && PROFILE !== undefined ? await startProfile() : undefined
-      samples.governed.push(await cpuPerCall(turn, N))
-      if (profiler !== undefined) await stopProfile(profiler, PROFILE!)
-      gov.removeSource('yaml:bench-ai.yaml')
-      samples.log.push(await cpuPerCall(logAppends, N))
-      samples.dispatch.push(await cpuPerCall(dispatch, N))
-      await fleet.journalSettled()
+      const steps: (() => Promise<void>)[] = [
+        async () => void samples.runtime.push(await cpuPerCall(alone, N)),
+        async () => void samples.bare.push(await cpuPerCall(turn, N)),
+        async () => {
+          gov.setSource('yaml:bench-ai.yaml', policies)
+          const profiler = r === 0 && PROFILE !== undefined ? await startProfile() : undefined
+          samples.governed.push(await cpuPerCall(turn, N))
+          if (profiler !== undefined) await stopProfile(profiler, PROFILE!)
+          gov.removeSource('yaml:bench-ai.yaml')
+        },
+        async () => void samples.log.push(await cpuPerCall(logAppends, N)),
+        async () => {
+          samples.dispatch.push(await cpuPerCall(dispatch, N))
+          await fleet.journalSettled()
+        }
+      ]
+      // alternating: what a subject leaves behind (garbage, a cold cache) falls on a different
+      // neighbour each round, not always on the runtime alone that every difference subtracts
+      if (r % 2 === 1) steps.reverse()
+      for (const step of steps) await step()
     }
+    // differences within a round, then their median: two medians taken apart can pair a slow
+    // round of one subject with a fast round of the other
+    const beyond = (a: number[], b: number[]): number =>
+      median(
+        a.map((x, i) => x - b[i]!),
+        (x) => x
+      )
     const decisions = gov.decisionLog.recent(1).length
     console.log(
       JSON.stringify({
@@ -193,6 +216,9 @@ async function main(): Promise<void> {
         logEntries: entries.length,
         logUs: median(samples.log, (x) => x),
         dispatchUs: median(samples.dispatch, (x) => x),
+        pipelineUs: beyond(samples.governed, samples.runtime),
+        bareOverRuntimeUs: beyond(samples.bare, samples.runtime),
+        dispatchOverBareUs: beyond(samples.dispatch, samples.bare),
         samples
       })
     )
