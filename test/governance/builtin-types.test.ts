@@ -118,6 +118,35 @@ t.test('rate-limit: sliding window per subject (user, then session, then anonymo
   t.equal(buildErr('rate-limit', { 'window-seconds': 1 }), "rate-limit requires a positive 'limit' under config")
 })
 
+t.test('rate-limit window: exact counts while its times grow, wrap around and shrink', async (t) => {
+  let now = 0
+  const counters = new InProcessCounters(() => now)
+  const w = counters.window('rl', 300, 1000)
+  // the times a window of 1000 ms holds, kept the plain way
+  let times: number[] = []
+  let seed = 7
+  let mismatches = 0
+  // bursts of up to 400 hits 1 ms apart, then pauses of up to 1.5 windows: full, refused, emptied
+  for (let round = 0; round < 40; round++) {
+    seed = (seed * 48271) % 2147483647
+    const hits = seed % 400
+    for (let i = 0; i < hits; i++) {
+      now += 1
+      const peek = i % 7 === 0
+      times = times.filter((x) => x > now - 1000)
+      const want =
+        times.length >= 300
+          ? { admitted: false, count: times.length }
+          : { admitted: true, count: times.length + (peek ? 0 : 1) }
+      if (want.admitted && !peek) times.push(now)
+      const got = w.hit('alice', peek) as { admitted: boolean; count: number }
+      if (got.admitted !== want.admitted || got.count !== want.count) mismatches++
+    }
+    now += seed % 1500
+  }
+  t.equal(mismatches, 0, 'every answer as the plain list of times gives')
+})
+
 t.test('concurrency-limit: pre takes a slot, post releases it', async (t) => {
   const p = build('concurrency-limit', { 'max-concurrent': 1 }) as ConcurrencyLimitPolicy
   const c = pre('x', { sessionId: 's' })
