@@ -263,6 +263,19 @@ t.test('pii-redaction: redact transforms the request, block denies; responses al
   t.match(msg, /\[redacted-ssn\]/)
   t.match(msg, /\[redacted-ip\]/)
   t.same(r.evaluate(pre('nothing here')), { decision: 'admit' })
+  // each kind alone, and in a reply, is still found (a text with no digit and no @ is not scanned)
+  const alone: [string, string][] = [
+    ['email', 'a@b.io'],
+    ['phone', '4155551234'],
+    ['credit-card', '4111 1111 1111 1111'],
+    ['us-ssn', '123-45-6789'],
+    ['ipv4', '10.0.0.1']
+  ]
+  for (const [kind, text] of alone) {
+    t.match(r.evaluate(pre(`x ${text} y`)), { decision: 'transform', reason: new RegExp(`\\b${kind}\\b`) }, kind)
+    t.match(r.evaluate(post(`x ${text} y`)), { decision: 'deny', reason: new RegExp(`\\b${kind}\\b`) }, kind)
+  }
+  t.same(r.evaluate(post('Your order shipped, no numbers.')), { decision: 'admit' })
   t.same(r.evaluate(post('write to bob@example.com')), {
     decision: 'deny',
     reason: 'response contains PII of kinds: [email]'
