@@ -232,6 +232,13 @@ t.test('authorization: roles from metadata.roles (list or comma string)', async 
     reason: "missing required role 'admin' (subject holds: [ops])"
   })
   t.same(p.evaluate(md({ roles: 'ops, admin' })), { decision: 'admit' })
+  t.same(p.evaluate(md({ roles: ['ops', 'admin'] })), { decision: 'admit' })
+  // a list of clean names is read as it is; any other list is cleaned as before
+  t.same(p.evaluate(md({ roles: [' ops ', null, '', 'admin'] })), { decision: 'admit' })
+  t.same(p.evaluate(md({ roles: [' ops', 7] })), {
+    decision: 'deny',
+    reason: "missing required role 'admin' (subject holds: [ops, 7])"
+  })
   t.equal(
     buildErr('authorization', { 'required-roles': [] }),
     "authorization requires at least one entry under 'required-roles'"
