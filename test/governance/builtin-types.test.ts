@@ -108,6 +108,14 @@ t.test('rate-limit: sliding window per subject (user, then session, then anonymo
   t.same(p.evaluate(u), { decision: 'admit' })
   t.same(p.evaluate(u), { decision: 'admit' })
   t.same(p.evaluate(u), { decision: 'deny', reason: 'rate-limited: user:alice exceeded 2 requests per 10s' })
+  // users in turn are counted apart (the last user's subject string is reused)
+  t.same(p.evaluate(pre('x', { userId: 'bob' })), { decision: 'admit' })
+  t.same(p.evaluate(u), { decision: 'deny', reason: 'rate-limited: user:alice exceeded 2 requests per 10s' })
+  t.same(p.evaluate(pre('x', { userId: 'bob' })), { decision: 'admit' })
+  t.same(p.evaluate(pre('x', { userId: 'bob' })), {
+    decision: 'deny',
+    reason: 'rate-limited: user:bob exceeded 2 requests per 10s'
+  })
   t.same(p.evaluate(pre('x', { sessionId: 's1' })), { decision: 'admit' })
   t.same(p.evaluate(pre('x')), { decision: 'admit' })
   t.same(p.evaluate(pre('x')), { decision: 'admit' })
