@@ -197,15 +197,15 @@ export class PagePacker {
     const proto: unknown = Object.getPrototypeOf(v)
     if (proto !== Object.prototype && proto !== null) return s
     const o = v as Record<string, unknown>
-    const keys = Object.keys(o)
-    if (keys.length > MAX_RECORD_KEYS) return s
-    // in the keys' order, read once (a keyed read per key costs more than the one array)
-    const values = Object.values(o)
-    const again = this.sameAsRecent(keys, values)
+    const again = this.sameAsRecent(o)
     if (again !== undefined) {
       this.slots[s] = [again]
       return s
     }
+    const keys = Object.keys(o)
+    if (keys.length > MAX_RECORD_KEYS) return s
+    // in the keys' order, read once (a keyed read per key costs more than the one array)
+    const values = Object.values(o)
     // a key named __proto__ would set the prototype when the record is read back: kept as it is
     for (let i = 0; i < keys.length; i++) if (!isInternable(values[i]) || keys[i] === '__proto__') return s
     const pairs: number[] = new Array<number>(keys.length * 2)
@@ -222,16 +222,22 @@ export class PagePacker {
   }
 
   /**
-   * The slot string of a recent record with these very keys and values, in this order, or
+   * The slot string of a recent record with the very keys and values of `o`, in this order, or
    * undefined. Values compare by identity (numbers by value): what differs only in identity just
-   * takes the lookups. A record in `recent` passed the checks these keys and values need.
+   * takes the lookups. A record in `recent` passed the checks these keys and values need. Read
+   * with for-in, whose keyed reads of `o` are by the enumeration's field index: no arrays of keys
+   * and values for a record met again (most of a turn's snapshots).
    */
-  private sameAsRecent(keys: string[], values: unknown[]): string | undefined {
+  private sameAsRecent(o: Record<string, unknown>): string | undefined {
     next: for (let r = this.recent.length - 1; r >= 0; r--) {
       const rec = this.recent[r]!
-      if (rec.keys.length !== keys.length) continue
-      for (let i = 0; i < keys.length; i++) if (rec.keys[i] !== keys[i] || rec.values[i] !== values[i]) continue next
-      return rec.pairs
+      const n = rec.keys.length
+      let i = 0
+      for (const key in o) {
+        if (i === n || rec.keys[i] !== key || rec.values[i] !== o[key]) continue next
+        i++
+      }
+      if (i === n) return rec.pairs
     }
     return undefined
   }
