@@ -135,17 +135,31 @@ class InProcessSlots implements SlotPool {
   ) {}
 
   acquire(key: string, peek = false): SlotTake {
-    const n = this.held.get(key) ?? 0
+    const n = this.held.get(key)
+    if (n === undefined) {
+      if (this.max <= 0) return { acquired: false, held: 0 }
+      if (peek) return { acquired: true, held: 0 }
+      if (this.held.size >= MAX_KEYS) this.dropIdle()
+      this.held.set(key, 1)
+      return { acquired: true, held: 1 }
+    }
     if (n >= this.max) return { acquired: false, held: n }
     if (peek) return { acquired: true, held: n }
     this.held.set(key, n + 1)
     return { acquired: true, held: n + 1 }
   }
 
+  /**
+   * A key given back to none stays, at 0, until MAX_KEYS keys are tracked: a Map entry deleted
+   * and set again on every turn costs more than the two updates in place.
+   */
   release(key: string): void {
-    const n = this.held.get(key) ?? 0
-    if (n <= 1) this.held.delete(key)
-    else this.held.set(key, n - 1)
+    const n = this.held.get(key)
+    if (n !== undefined && n > 0) this.held.set(key, n - 1)
+  }
+
+  private dropIdle(): void {
+    for (const [k, n] of this.held) if (n === 0) this.held.delete(k)
   }
 
   heldHere(key: string): number {

@@ -155,6 +155,19 @@ t.test('rate-limit window: exact counts while its times grow, wrap around and sh
   t.equal(mismatches, 0, 'every answer as the plain list of times gives')
 })
 
+t.test('in-process slots: idle keys are dropped once 100 000 are tracked; held ones stay', async (t) => {
+  const slots = new InProcessCounters().slots('cc', 1)
+  slots.acquire('held')
+  for (let i = 0; i < 100_000; i++) {
+    slots.acquire(`k${i}`)
+    slots.release(`k${i}`)
+  }
+  t.same(slots.acquire('new'), { acquired: true, held: 1 })
+  t.same(slots.acquire('held'), { acquired: false, held: 1 }, 'a held slot survives the sweep')
+  t.equal(slots.heldHere('k5'), 0)
+  t.same(slots.acquire('k5'), { acquired: true, held: 1 })
+})
+
 t.test('concurrency-limit: pre takes a slot, post releases it', async (t) => {
   const p = build('concurrency-limit', { 'max-concurrent': 1 }) as ConcurrencyLimitPolicy
   const c = pre('x', { sessionId: 's' })
@@ -164,6 +177,12 @@ t.test('concurrency-limit: pre takes a slot, post releases it', async (t) => {
   t.same(p.evaluate(c), { decision: 'admit' })
   p.abandon(c)
   t.equal(p.held('session:s'), 0)
+  // a subject given back to none is tracked at 0: a release more never goes below it
+  t.same(p.evaluate(post('done', { sessionId: 's' })), { decision: 'admit' })
+  t.equal(p.held('session:s'), 0)
+  t.same(p.evaluate(c), { decision: 'admit' })
+  t.equal(p.held('session:s'), 1)
+  t.same(p.evaluate(c), { decision: 'deny', reason: 'concurrency limit: session:s already has 1 in-flight (max 1)' })
   t.equal(
     buildErr('concurrency-limit', { 'max-concurrent': -1 }),
     "concurrency-limit requires a positive 'max-concurrent' under config"
