@@ -57,6 +57,14 @@ export class PagePacker {
   private readonly slotOf = new Map<unknown, number>()
   private scratch = new Uint32Array(0)
   /**
+   * Per column and slot, the slot of the string that followed it in that column, +1 (0: none
+   * yet): a turn's policy names come in the chain's order in every turn, so the next one is
+   * usually found by one compare rather than a Map lookup. Cleared after each page.
+   */
+  private after = new Int32Array(0)
+  /** One past the highest cell of `after` written in this page. */
+  private afterEnd = 0
+  /**
    * Numbers met in this page by their value in thousandths (a duration in ms rounded to the
    * microsecond lands in a cell of its own): a Map lookup of a double hashes it, several times
    * the cost of this compare, and a page has a duration per entry.
@@ -119,8 +127,15 @@ export class PagePacker {
             idx[j * n + i] = lastSlot[j]!
             continue
           }
-          const s = this.slot(v)
-          if (s < 0) return undefined
+          const at = lastSlot[j]! * k + j
+          const guess = at < this.after.length ? this.after[at]! - 1 : -1
+          let s: number
+          if (guess >= 0 && this.slots[guess] === v) s = guess
+          else {
+            s = this.slot(v)
+            if (s < 0) return undefined
+            if (typeof v === 'string') this.follow(at, s)
+          }
           varies[j] = 1
           last[j] = v
           lastSlot[j] = s
@@ -155,10 +170,23 @@ export class PagePacker {
       this.slots.length = 0
       this.slotOf.clear()
       this.numSlot.fill(-1)
+      this.after.fill(0, 0, this.afterEnd)
+      this.afterEnd = 0
       this.recent.length = 0
       this.objects.fill(undefined)
       this.objectsAt = 0
     }
+  }
+
+  /** Notes that string slot `s` followed the slot and column that `at` stands for. */
+  private follow(at: number, s: number): void {
+    if (at >= this.after.length) {
+      const grown = new Int32Array(Math.max(256, 2 * (at + 1)))
+      grown.set(this.after)
+      this.after = grown
+    }
+    this.after[at] = s + 1
+    if (at >= this.afterEnd) this.afterEnd = at + 1
   }
 
   /** The slot of a value, added to the table when new; -1 for a value the table cannot hold. */
