@@ -20,7 +20,7 @@ import {
   type GovernanceService,
   type Subject
 } from '../governance/index.js'
-import { type AiRequest } from '../contracts/index.js'
+import type { AiRequest, DecisionEntry } from '../contracts/index.js'
 
 /** Longest guidance line, in the prompt and on the wire. */
 export const FEEDBACK_LINE_CHARS = 512
@@ -56,11 +56,18 @@ function isLesson(gov: GovernanceService, policy: string): boolean {
   return true
 }
 
-/** The decision log's guidance for one dimension of the subject, newest first, at most `max`. */
-function loggedLines(gov: GovernanceService, key: keyof typeof SUBJECT_FIELD, id: string, max: number): Set<string> {
-  const lines = new Set<string>()
+const LESSONS = ['deny', 'prefer'] as const
+
+/** The decision log's deny and prefer entries for one dimension of the subject, newest first. */
+function logged(gov: GovernanceService, key: keyof typeof SUBJECT_FIELD, id: string, max: number): DecisionEntry[] {
   // scan a little further than the bound: duplicates collapse
-  for (const e of gov.decisionLog.forSubject(SUBJECT_OF[key](id), ['deny', 'prefer'], max * 4)) {
+  return gov.decisionLog.forSubject(SUBJECT_OF[key](id), LESSONS, max * 4)
+}
+
+/** The guidance of logged entries, newest first, at most `max`. */
+function loggedLines(gov: GovernanceService, entries: readonly DecisionEntry[], max: number): Set<string> {
+  const lines = new Set<string>()
+  for (const e of entries) {
     if (lines.size >= max) break
     if (isLesson(gov, e.policy_name)) lines.add(cap(lessonText(e)))
   }
@@ -84,7 +91,10 @@ export function feedbackLines(
   for (const [key] of SUBJECT_DIMENSIONS) {
     const id = request[SUBJECT_FIELD[key]]
     if (typeof id !== 'string' || id === '') continue
-    const lines = loggedLines(gov, key, id, opts.maxItems)
+    const entries = logged(gov, key, id, opts.maxItems)
+    // most subjects have no deny or prefer logged: no set built for nothing
+    if (entries.length === 0) continue
+    const lines = loggedLines(gov, entries, opts.maxItems)
     if (lines.size > 0) return [...lines]
   }
   return []
@@ -108,7 +118,7 @@ async function remembered(
     const namespace = namespaceKey(prefix, id)
     for (const f of await memory.facts(namespace, opts.maxItems)) facts.add(cap(f.text))
     if (guidance !== undefined) continue
-    const lines = loggedLines(gov, key, id, opts.maxItems)
+    const lines = loggedLines(gov, logged(gov, key, id, opts.maxItems), opts.maxItems)
     for (const l of await memory.lessons(namespace, scan)) {
       if (lines.size >= opts.maxItems) break
       if ('policy' in l.provenance && isLesson(gov, l.provenance.policy)) lines.add(cap(l.text))

@@ -165,7 +165,7 @@ export async function* runTurn(
           return
         }
       }
-      const lines = carriedLines(input.systemPrompt, guidance)
+      const lines = guidance.length > 0 ? carriedLines(input.systemPrompt, guidance) : guidance
       if (lines.length > 0) yield { type: 'feedback', injected: lines.length, lines }
       yield input.truncated
         ? { type: 'complete', text: full, preferences, userMessage: request.message, truncated: true }

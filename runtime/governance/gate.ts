@@ -79,10 +79,23 @@ interface Run {
   recorded: number
 }
 
+/** The global provider and its delegate last asked about, and whether they trace. */
+let lastProvider: unknown
+let lastDelegate: unknown
+let lastTracing = false
+
 /** True once an SDK registered a tracer provider; until then every span is a no-op. */
 function tracing(): boolean {
   const provider = trace.getTracerProvider()
-  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate().constructor.name !== 'NoopTracerProvider'
+  if (!(provider instanceof ProxyTracerProvider)) return true
+  const delegate = provider.getDelegate()
+  // the same as last time: the delegate's constructor name is not read again on every run
+  if (provider !== lastProvider || delegate !== lastDelegate) {
+    lastProvider = provider
+    lastDelegate = delegate
+    lastTracing = delegate.constructor.name !== 'NoopTracerProvider'
+  }
+  return lastTracing
 }
 
 export class PolicyAdmissionGate {

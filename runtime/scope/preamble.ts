@@ -77,8 +77,9 @@ const paddedBlock = (config: ScopeConfig): string => scopeHardeningBlock(config)
 function preambleOf(policies: readonly unknown[] | null | undefined, agentId: string | null | undefined): string {
   if (policies == null) return ''
   let out = ''
-  for (const p of policies) {
-    const s = asScopePolicy(p)
+  // indexed: an iterator here was an object per turn and per policy of the chain
+  for (let i = 0; i < policies.length; i++) {
+    const s = asScopePolicy(policies[i])
     if (s !== null && !s.config.unrestricted && (agentId === undefined || s.appliesTo(agentId)))
       out += s.block(paddedBlock)
   }

@@ -11,10 +11,19 @@ import type {
 /** Distinct keys one limit tracks before the oldest idle ones are dropped (bounds caller-chosen ids). */
 const MAX_KEYS = 100_000
 
-/** Event times of one key, oldest first; `head` skips expired ones without shifting the array. */
+/** Room for a new key's times; a ring doubles when full and halves when three quarters idle. */
+const MIN_TIMES = 8
+
+/**
+ * Event times of one key, oldest first, in a ring from `head`: a busy key's times are written in
+ * place, not pushed onto an array that grows, is sliced and grows again (each copy allocated young,
+ * then promoted to old space with the window it held), and past a few entries they sit outside
+ * the JS heap, where no scavenge copies them.
+ */
 interface Times {
-  ts: number[]
+  ts: Float64Array
   head: number
+  count: number
 }
 
 /**
@@ -73,26 +82,50 @@ class InProcessWindow implements SlidingWindow {
     if (w === undefined) {
       if (peek) return { admitted: this.limit > 0, count: 0 }
       if (this.times.size >= MAX_KEYS) this.prune(from)
-      w = { ts: [], head: 0 }
+      w = { ts: new Float64Array(MIN_TIMES), head: 0, count: 0 }
       this.times.set(key, w)
     }
     const ts = w.ts
-    while (w.head < ts.length && ts[w.head]! <= from) w.head++
-    if (w.head > 1024 && w.head * 2 > ts.length) {
-      w.ts = ts.slice(w.head)
-      w.head = 0
+    const cap = ts.length
+    let { head, count } = w
+    while (count > 0 && ts[head]! <= from) {
+      head = head + 1 === cap ? 0 : head + 1
+      count--
     }
-    const count = w.ts.length - w.head
+    w.head = head
+    w.count = count
     if (count >= this.limit) return { admitted: false, count }
     if (peek) return { admitted: true, count }
-    w.ts.push(t)
+    if (count === cap) resize(w, cap * 2)
+    else if (cap > MIN_TIMES && count * 4 < cap) resize(w, cap / 2)
+    const at = w.head + count
+    w.ts[at < w.ts.length ? at : at - w.ts.length] = t
+    w.count = count + 1
     return { admitted: true, count: count + 1 }
   }
 
   private prune(from: number): void {
-    for (const [k, w] of this.times) if (w.head >= w.ts.length || w.ts[w.ts.length - 1]! <= from) this.times.delete(k)
+    for (const [k, w] of this.times) if (w.count === 0 || newest(w) <= from) this.times.delete(k)
     if (this.times.size >= MAX_KEYS) this.times.delete(this.times.keys().next().value!)
   }
+}
+
+function newest(w: Times): number {
+  const at = w.head + w.count - 1
+  return w.ts[at < w.ts.length ? at : at - w.ts.length]!
+}
+
+/** Moves the ring's times, oldest first, to the start of one of `cap` entries. */
+function resize(w: Times, cap: number): void {
+  const ts = new Float64Array(cap)
+  const end = w.head + w.count
+  if (end <= w.ts.length) ts.set(w.ts.subarray(w.head, end))
+  else {
+    ts.set(w.ts.subarray(w.head))
+    ts.set(w.ts.subarray(0, end - w.ts.length), w.ts.length - w.head)
+  }
+  w.ts = ts
+  w.head = 0
 }
 
 class InProcessSlots implements SlotPool {
@@ -102,17 +135,31 @@ class InProcessSlots implements SlotPool {
   ) {}
 
   acquire(key: string, peek = false): SlotTake {
-    const n = this.held.get(key) ?? 0
+    const n = this.held.get(key)
+    if (n === undefined) {
+      if (this.max <= 0) return { acquired: false, held: 0 }
+      if (peek) return { acquired: true, held: 0 }
+      if (this.held.size >= MAX_KEYS) this.dropIdle()
+      this.held.set(key, 1)
+      return { acquired: true, held: 1 }
+    }
     if (n >= this.max) return { acquired: false, held: n }
     if (peek) return { acquired: true, held: n }
     this.held.set(key, n + 1)
     return { acquired: true, held: n + 1 }
   }
 
+  /**
+   * A key given back to none stays, at 0, until MAX_KEYS keys are tracked: a Map entry deleted
+   * and set again on every turn costs more than the two updates in place.
+   */
   release(key: string): void {
-    const n = this.held.get(key) ?? 0
-    if (n <= 1) this.held.delete(key)
-    else this.held.set(key, n - 1)
+    const n = this.held.get(key)
+    if (n !== undefined && n > 0) this.held.set(key, n - 1)
+  }
+
+  private dropIdle(): void {
+    for (const [k, n] of this.held) if (n === 0) this.held.delete(k)
   }
 
   heldHere(key: string): number {

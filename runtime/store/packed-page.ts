@@ -57,6 +57,14 @@ export class PagePacker {
   private readonly slotOf = new Map<unknown, number>()
   private scratch = new Uint32Array(0)
   /**
+   * Per column and slot, the slot of the string that followed it in that column, +1 (0: none
+   * yet): a turn's policy names come in the chain's order in every turn, so the next one is
+   * usually found by one compare rather than a Map lookup. Cleared after each page.
+   */
+  private after = new Int32Array(0)
+  /** One past the highest cell of `after` written in this page. */
+  private afterEnd = 0
+  /**
    * Numbers met in this page by their value in thousandths (a duration in ms rounded to the
    * microsecond lands in a cell of its own): a Map lookup of a double hashes it, several times
    * the cost of this compare, and a page has a duration per entry.
@@ -119,8 +127,15 @@ export class PagePacker {
             idx[j * n + i] = lastSlot[j]!
             continue
           }
-          const s = this.slot(v)
-          if (s < 0) return undefined
+          const at = lastSlot[j]! * k + j
+          const guess = at < this.after.length ? this.after[at]! - 1 : -1
+          let s: number
+          if (guess >= 0 && this.slots[guess] === v) s = guess
+          else {
+            s = this.slot(v)
+            if (s < 0) return undefined
+            if (typeof v === 'string') this.follow(at, s)
+          }
           varies[j] = 1
           last[j] = v
           lastSlot[j] = s
@@ -155,10 +170,23 @@ export class PagePacker {
       this.slots.length = 0
       this.slotOf.clear()
       this.numSlot.fill(-1)
+      this.after.fill(0, 0, this.afterEnd)
+      this.afterEnd = 0
       this.recent.length = 0
       this.objects.fill(undefined)
       this.objectsAt = 0
     }
+  }
+
+  /** Notes that string slot `s` followed the slot and column that `at` stands for. */
+  private follow(at: number, s: number): void {
+    if (at >= this.after.length) {
+      const grown = new Int32Array(Math.max(256, 2 * (at + 1)))
+      grown.set(this.after)
+      this.after = grown
+    }
+    this.after[at] = s + 1
+    if (at >= this.afterEnd) this.afterEnd = at + 1
   }
 
   /** The slot of a value, added to the table when new; -1 for a value the table cannot hold. */
@@ -197,15 +225,15 @@ export class PagePacker {
     const proto: unknown = Object.getPrototypeOf(v)
     if (proto !== Object.prototype && proto !== null) return s
     const o = v as Record<string, unknown>
-    const keys = Object.keys(o)
-    if (keys.length > MAX_RECORD_KEYS) return s
-    // in the keys' order, read once (a keyed read per key costs more than the one array)
-    const values = Object.values(o)
-    const again = this.sameAsRecent(keys, values)
+    const again = this.sameAsRecent(o)
     if (again !== undefined) {
       this.slots[s] = [again]
       return s
     }
+    const keys = Object.keys(o)
+    if (keys.length > MAX_RECORD_KEYS) return s
+    // in the keys' order, read once (a keyed read per key costs more than the one array)
+    const values = Object.values(o)
     // a key named __proto__ would set the prototype when the record is read back: kept as it is
     for (let i = 0; i < keys.length; i++) if (!isInternable(values[i]) || keys[i] === '__proto__') return s
     const pairs: number[] = new Array<number>(keys.length * 2)
@@ -222,16 +250,22 @@ export class PagePacker {
   }
 
   /**
-   * The slot string of a recent record with these very keys and values, in this order, or
+   * The slot string of a recent record with the very keys and values of `o`, in this order, or
    * undefined. Values compare by identity (numbers by value): what differs only in identity just
-   * takes the lookups. A record in `recent` passed the checks these keys and values need.
+   * takes the lookups. A record in `recent` passed the checks these keys and values need. Read
+   * with for-in, whose keyed reads of `o` are by the enumeration's field index: no arrays of keys
+   * and values for a record met again (most of a turn's snapshots).
    */
-  private sameAsRecent(keys: string[], values: unknown[]): string | undefined {
+  private sameAsRecent(o: Record<string, unknown>): string | undefined {
     next: for (let r = this.recent.length - 1; r >= 0; r--) {
       const rec = this.recent[r]!
-      if (rec.keys.length !== keys.length) continue
-      for (let i = 0; i < keys.length; i++) if (rec.keys[i] !== keys[i] || rec.values[i] !== values[i]) continue next
-      return rec.pairs
+      const n = rec.keys.length
+      let i = 0
+      for (const key in o) {
+        if (i === n || rec.keys[i] !== key || rec.values[i] !== o[key]) continue next
+        i++
+      }
+      if (i === n) return rec.pairs
     }
     return undefined
   }

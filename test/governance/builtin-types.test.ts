@@ -108,6 +108,14 @@ t.test('rate-limit: sliding window per subject (user, then session, then anonymo
   t.same(p.evaluate(u), { decision: 'admit' })
   t.same(p.evaluate(u), { decision: 'admit' })
   t.same(p.evaluate(u), { decision: 'deny', reason: 'rate-limited: user:alice exceeded 2 requests per 10s' })
+  // users in turn are counted apart (the last user's subject string is reused)
+  t.same(p.evaluate(pre('x', { userId: 'bob' })), { decision: 'admit' })
+  t.same(p.evaluate(u), { decision: 'deny', reason: 'rate-limited: user:alice exceeded 2 requests per 10s' })
+  t.same(p.evaluate(pre('x', { userId: 'bob' })), { decision: 'admit' })
+  t.same(p.evaluate(pre('x', { userId: 'bob' })), {
+    decision: 'deny',
+    reason: 'rate-limited: user:bob exceeded 2 requests per 10s'
+  })
   t.same(p.evaluate(pre('x', { sessionId: 's1' })), { decision: 'admit' })
   t.same(p.evaluate(pre('x')), { decision: 'admit' })
   t.same(p.evaluate(pre('x')), { decision: 'admit' })
@@ -116,6 +124,48 @@ t.test('rate-limit: sliding window per subject (user, then session, then anonymo
   t.same(p.evaluate(u), { decision: 'admit' }, 'window slid')
   t.equal(buildErr('rate-limit', { limit: 1 }), "rate-limit requires a positive 'window-seconds' under config")
   t.equal(buildErr('rate-limit', { 'window-seconds': 1 }), "rate-limit requires a positive 'limit' under config")
+})
+
+t.test('rate-limit window: exact counts while its times grow, wrap around and shrink', async (t) => {
+  let now = 0
+  const counters = new InProcessCounters(() => now)
+  const w = counters.window('rl', 300, 1000)
+  // the times a window of 1000 ms holds, kept the plain way
+  let times: number[] = []
+  let seed = 7
+  let mismatches = 0
+  // bursts of up to 400 hits 1 ms apart, then pauses of up to 1.5 windows: full, refused, emptied
+  for (let round = 0; round < 40; round++) {
+    seed = (seed * 48271) % 2147483647
+    const hits = seed % 400
+    for (let i = 0; i < hits; i++) {
+      now += 1
+      const peek = i % 7 === 0
+      times = times.filter((x) => x > now - 1000)
+      const want =
+        times.length >= 300
+          ? { admitted: false, count: times.length }
+          : { admitted: true, count: times.length + (peek ? 0 : 1) }
+      if (want.admitted && !peek) times.push(now)
+      const got = w.hit('alice', peek) as { admitted: boolean; count: number }
+      if (got.admitted !== want.admitted || got.count !== want.count) mismatches++
+    }
+    now += seed % 1500
+  }
+  t.equal(mismatches, 0, 'every answer as the plain list of times gives')
+})
+
+t.test('in-process slots: idle keys are dropped once 100 000 are tracked; held ones stay', async (t) => {
+  const slots = new InProcessCounters().slots('cc', 1)
+  slots.acquire('held')
+  for (let i = 0; i < 100_000; i++) {
+    slots.acquire(`k${i}`)
+    slots.release(`k${i}`)
+  }
+  t.same(slots.acquire('new'), { acquired: true, held: 1 })
+  t.same(slots.acquire('held'), { acquired: false, held: 1 }, 'a held slot survives the sweep')
+  t.equal(slots.heldHere('k5'), 0)
+  t.same(slots.acquire('k5'), { acquired: true, held: 1 })
 })
 
 t.test('concurrency-limit: pre takes a slot, post releases it', async (t) => {
@@ -127,6 +177,12 @@ t.test('concurrency-limit: pre takes a slot, post releases it', async (t) => {
   t.same(p.evaluate(c), { decision: 'admit' })
   p.abandon(c)
   t.equal(p.held('session:s'), 0)
+  // a subject given back to none is tracked at 0: a release more never goes below it
+  t.same(p.evaluate(post('done', { sessionId: 's' })), { decision: 'admit' })
+  t.equal(p.held('session:s'), 0)
+  t.same(p.evaluate(c), { decision: 'admit' })
+  t.equal(p.held('session:s'), 1)
+  t.same(p.evaluate(c), { decision: 'deny', reason: 'concurrency limit: session:s already has 1 in-flight (max 1)' })
   t.equal(
     buildErr('concurrency-limit', { 'max-concurrent': -1 }),
     "concurrency-limit requires a positive 'max-concurrent' under config"
@@ -203,6 +259,13 @@ t.test('authorization: roles from metadata.roles (list or comma string)', async 
     reason: "missing required role 'admin' (subject holds: [ops])"
   })
   t.same(p.evaluate(md({ roles: 'ops, admin' })), { decision: 'admit' })
+  t.same(p.evaluate(md({ roles: ['ops', 'admin'] })), { decision: 'admit' })
+  // a list of clean names is read as it is; any other list is cleaned as before
+  t.same(p.evaluate(md({ roles: [' ops ', null, '', 'admin'] })), { decision: 'admit' })
+  t.same(p.evaluate(md({ roles: [' ops', 7] })), {
+    decision: 'deny',
+    reason: "missing required role 'admin' (subject holds: [ops, 7])"
+  })
   t.equal(
     buildErr('authorization', { 'required-roles': [] }),
     "authorization requires at least one entry under 'required-roles'"
@@ -234,6 +297,19 @@ t.test('pii-redaction: redact transforms the request, block denies; responses al
   t.match(msg, /\[redacted-ssn\]/)
   t.match(msg, /\[redacted-ip\]/)
   t.same(r.evaluate(pre('nothing here')), { decision: 'admit' })
+  // each kind alone, and in a reply, is still found (a text with no digit and no @ is not scanned)
+  const alone: [string, string][] = [
+    ['email', 'a@b.io'],
+    ['phone', '4155551234'],
+    ['credit-card', '4111 1111 1111 1111'],
+    ['us-ssn', '123-45-6789'],
+    ['ipv4', '10.0.0.1']
+  ]
+  for (const [kind, text] of alone) {
+    t.match(r.evaluate(pre(`x ${text} y`)), { decision: 'transform', reason: new RegExp(`\\b${kind}\\b`) }, kind)
+    t.match(r.evaluate(post(`x ${text} y`)), { decision: 'deny', reason: new RegExp(`\\b${kind}\\b`) }, kind)
+  }
+  t.same(r.evaluate(post('Your order shipped, no numbers.')), { decision: 'admit' })
   t.same(r.evaluate(post('write to bob@example.com')), {
     decision: 'deny',
     reason: 'response contains PII of kinds: [email]'

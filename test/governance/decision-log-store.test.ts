@@ -15,6 +15,9 @@ import type { Platform } from '../../runtime/platform.js'
 import { DECISION_COLUMNS, GovernanceDecisionLog } from '../../runtime/governance/decision-log.js'
 import { Store, type LogKey } from '../../runtime/store/index.js'
 import { entryCountOf } from '../../runtime/store/log-page.js'
+import { decisionCounter } from '../../runtime/governance/metrics.js'
+import { Registry } from 'prom-client'
+import type { Metrics } from '../../runtime/observability/index.js'
 
 const install = (p: Platform) => installAreas(p, [scopeArea, governanceArea])
 const dir = mkdtempSync(join(tmpdir(), 'gov-decision-store-'))
@@ -200,4 +203,33 @@ t.test('/metrics counts every evaluation once, scrape after scrape', async (t) =
   t.equal(await count('prefer-py3', 'prefer'), 2)
   t.equal(await count('short', 'admit'), 5)
   t.equal(await count('no-secrets', 'deny'), 1)
+})
+
+t.test('the decision counter counts each policy apart whatever the order of evaluation', async (t) => {
+  const registry = new Registry()
+  const observe = decisionCounter({ registry } as unknown as Metrics)
+  // the same order twice, then changed, a policy left out, a new one, and a name built anew
+  const runs = [
+    ['a', 'b', 'c'],
+    ['a', 'b', 'c'],
+    ['a', 'c', 'b'],
+    ['b', 'c'],
+    ['d', 'a', 'b', 'c'],
+    ['a', ['b'].join(''), 'c']
+  ]
+  const want = new Map<string, number>()
+  for (const run of runs)
+    for (const p of run) {
+      observe(p, p === 'c' ? 'deny' : 'admit')
+      want.set(p, (want.get(p) ?? 0) + 1)
+    }
+  observe('a', 'odd')
+  const [metric] = await registry.getMetricsAsJSON()
+  const got = new Map<string, number>()
+  for (const v of metric!.values) got.set(`${String(v.labels.policy)}:${String(v.labels.decision)}`, v.value)
+  t.same(
+    Object.fromEntries(got),
+    { 'a:admit': want.get('a'), 'b:admit': want.get('b'), 'c:deny': want.get('c'), 'd:admit': 1, 'a:odd': 1 },
+    'every evaluation counted once, under its own policy'
+  )
 })

@@ -460,3 +460,23 @@ t.test(
     t.end()
   }
 )
+
+t.test('strings that follow one another as in the page before are found again, each stored once', (t) => {
+  const ctx = { turn: 1 } as unknown as Row['ctx']
+  // a chain's order twice, then changed, a name built anew, and one not met before
+  const names = ['a', 'b', 'c', 'a', 'b', 'c', 'a', 'c', 'b', ['a'].join(''), 'b', 'd', 'b']
+  const page: Row[] = names.map((name, i) => ({ at: 'T1', name, n: i % 2, ctx }))
+  const packer = new PagePacker()
+  for (let round = 0; round < 2; round++) {
+    const packed = packer.pack(page, NAMES, COLUMNS.row)!
+    const back = fromPacked(packed, (_names, v) => COLUMNS.entry(v))
+    t.same(
+      back.map((e) => e.name),
+      names,
+      `every name in its place (page ${round + 1})`
+    )
+    const strings = (packed[3] as unknown[]).filter((v) => typeof v === 'string')
+    t.same([...strings].sort(), ['T1', 'a', 'b', 'c', 'd', 'turn'], 'each string once')
+  }
+  t.end()
+})

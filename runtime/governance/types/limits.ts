@@ -20,9 +20,23 @@ import { asInt } from './config.js'
 
 const ADMIT = admit()
 
+/**
+ * The last user's subject: a turn asks for it three times (rate, then concurrency before and
+ * after), and each template would be a new string, hashed again by the counters' Map.
+ */
+let lastUser = ''
+let lastUserSubject = 'user:'
+
 /** `user:<id>`, else `session:<id>`, else `anonymous`: the subject the limits count per. */
 export function subjectOf(r: AiRequest): string {
-  if (typeof r.userId === 'string' && r.userId.trim() !== '') return `user:${r.userId}`
+  const user = r.userId
+  if (typeof user === 'string' && user.trim() !== '') {
+    if (user !== lastUser) {
+      lastUserSubject = `user:${user}`
+      lastUser = user
+    }
+    return lastUserSubject
+  }
   if (typeof r.sessionId === 'string' && r.sessionId.trim() !== '') return `session:${r.sessionId}`
   return 'anonymous'
 }
@@ -42,20 +56,23 @@ export class MessageLengthPolicy implements GovernancePolicy {
   }
 }
 
+const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promise<T> | null)?.then === 'function'
+
 /**
- * Decides on a counter's answer: at once when it is synchronous (this process's counters), else
- * when it comes (counts across the network). Counts out of reach refuse: the limit cannot be proved
- * to hold, so it is not risked (fail closed).
+ * Decides on a counter's answer when it comes (counts across the network; this process's counters
+ * answer at once, decided without a closure). Counts out of reach refuse: the limit cannot be
+ * proved to hold, so it is not risked (fail closed).
  */
-function decideOn<T>(
-  answer: T | Promise<T>,
-  decide: (v: T) => PolicyDecision,
+function decideLater<T>(
+  answer: Promise<T>,
+  policy: { decide(v: T, subject: string): PolicyDecision },
   limit: string,
   subject: string
-): PolicyDecision | Promise<PolicyDecision> {
-  if (typeof (answer as Promise<T> | null)?.then !== 'function') return decide(answer as T)
-  return (answer as Promise<T>).then(decide, () =>
-    deny(`${limit}: the shared counters cannot be reached, so ${subject} is refused until they can (fail closed)`)
+): Promise<PolicyDecision> {
+  // the closures live here: one in `evaluate` would take a context on every call
+  return answer.then(
+    (v) => policy.decide(v, subject),
+    () => deny(`${limit}: the shared counters cannot be reached, so ${subject} is refused until they can (fail closed)`)
   )
 }
 
@@ -81,15 +98,12 @@ export class RateLimitPolicy implements GovernancePolicy {
     if (ctx.phase !== 'PRE_ADMISSION') return ADMIT
     const subject = subjectOf(ctx.request)
     // a dry run (`/check`) answers as a request would be answered now, without spending the quota
-    return decideOn(
-      this.window.hit(subject, ctx.dryRun === true),
-      (h) => this.decide(h, subject),
-      'rate-limited',
-      subject
-    )
+    const hit = this.window.hit(subject, ctx.dryRun === true)
+    if (!isPromise(hit)) return this.decide(hit, subject)
+    return decideLater(hit, this, 'rate-limited', subject)
   }
 
-  private decide(h: WindowHit, subject: string): PolicyDecision {
+  decide(h: WindowHit, subject: string): PolicyDecision {
     return h.admitted
       ? ADMIT
       : deny(`rate-limited: ${subject} exceeded ${this.limit} requests per ${this.windowSeconds}s`)
@@ -120,15 +134,12 @@ export class ConcurrencyLimitPolicy implements GovernancePolicy {
       this.slots.release(subject)
       return ADMIT
     }
-    return decideOn(
-      this.slots.acquire(subject, ctx.dryRun === true),
-      (s) => this.decide(s, subject),
-      'concurrency limit',
-      subject
-    )
+    const take = this.slots.acquire(subject, ctx.dryRun === true)
+    if (!isPromise(take)) return this.decide(take, subject)
+    return decideLater(take, this, 'concurrency limit', subject)
   }
 
-  private decide(s: SlotTake, subject: string): PolicyDecision {
+  decide(s: SlotTake, subject: string): PolicyDecision {
     return s.acquired
       ? ADMIT
       : deny(`concurrency limit: ${subject} already has ${s.held} in-flight (max ${this.maxConcurrent})`)

@@ -159,7 +159,9 @@ export function metadataPresenceFactory(d: PolicyDescriptor): GovernancePolicy {
 }
 
 /** Roles claimed in `metadata.roles`: a list, or a comma-separated string. */
-export function rolesOf(v: unknown): string[] {
+export function rolesOf(v: unknown): readonly string[] {
+  // the usual claim, a list of clean names, is its own answer: no three arrays and closures a turn
+  if (Array.isArray(v) && v.every(isCleanRole)) return v as string[]
   if (Array.isArray(v))
     return v
       .filter((r) => r !== null && r !== undefined)
@@ -171,6 +173,10 @@ export function rolesOf(v: unknown): string[] {
       .map((r) => r.trim())
       .filter((r) => r !== '')
   return []
+}
+
+function isCleanRole(r: unknown): boolean {
+  return typeof r === 'string' && r !== '' && r.trim() === r
 }
 
 export class AuthorizationPolicy implements GovernancePolicy {
