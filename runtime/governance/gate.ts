@@ -79,26 +79,31 @@ interface Run {
   recorded: number
 }
 
-/** The global provider and its delegate last asked about, and whether they trace. */
-let lastProvider: unknown
-let lastDelegate: unknown
-let lastTracing = false
+/**
+ * Whether spans are traced: true once an SDK registered a tracer provider; until then every span
+ * is a no-op. The answer is worked out again only when the global provider or its delegate
+ * changes, not by reading the delegate's constructor name on every run.
+ */
+class TracingProbe {
+  private provider: unknown
+  private delegate: unknown
+  private tracing = false
 
-/** True once an SDK registered a tracer provider; until then every span is a no-op. */
-function tracing(): boolean {
-  const provider = trace.getTracerProvider()
-  if (!(provider instanceof ProxyTracerProvider)) return true
-  const delegate = provider.getDelegate()
-  // the same as last time: the delegate's constructor name is not read again on every run
-  if (provider !== lastProvider || delegate !== lastDelegate) {
-    lastProvider = provider
-    lastDelegate = delegate
-    lastTracing = delegate.constructor.name !== 'NoopTracerProvider'
+  on(): boolean {
+    const provider = trace.getTracerProvider()
+    if (!(provider instanceof ProxyTracerProvider)) return true
+    const delegate = provider.getDelegate()
+    if (provider !== this.provider || delegate !== this.delegate) {
+      this.provider = provider
+      this.delegate = delegate
+      this.tracing = delegate.constructor.name !== 'NoopTracerProvider'
+    }
+    return this.tracing
   }
-  return lastTracing
 }
 
 export class PolicyAdmissionGate {
+  private readonly tracing = new TracingProbe()
   private readonly tracer: Tracer = trace.getTracer('agent-platform.governance')
 
   /** Told of every evaluation (metrics); set by the installer. */
@@ -159,7 +164,7 @@ export class PolicyAdmissionGate {
       timestamp: null,
       runAll: phase === 'POST_RESPONSE',
       once,
-      traced: tracing(),
+      traced: this.tracing.on(),
       pending: [],
       recorded: 0
     }

@@ -20,25 +20,32 @@ import { asInt } from './config.js'
 
 const ADMIT = admit()
 
-/**
- * The last user's subject: a turn asks for it three times (rate, then concurrency before and
- * after), and each template would be a new string, hashed again by the counters' Map.
- */
-let lastUser = ''
-let lastUserSubject = 'user:'
-
 /** `user:<id>`, else `session:<id>`, else `anonymous`: the subject the limits count per. */
 export function subjectOf(r: AiRequest): string {
-  const user = r.userId
-  if (typeof user === 'string' && user.trim() !== '') {
-    if (user !== lastUser) {
-      lastUserSubject = `user:${user}`
-      lastUser = user
-    }
-    return lastUserSubject
-  }
+  if (typeof r.userId === 'string' && r.userId.trim() !== '') return `user:${r.userId}`
   if (typeof r.sessionId === 'string' && r.sessionId.trim() !== '') return `session:${r.sessionId}`
   return 'anonymous'
+}
+
+/**
+ * `subjectOf` keeping the last user's subject string: a limit asks for it once or twice a turn,
+ * and each template would be a new string, hashed again by the counters' Map.
+ */
+class Subjects {
+  private user = ''
+  private subject = 'user:'
+
+  of(r: AiRequest): string {
+    const user = r.userId
+    // the cached user is only ever one `subjectOf` answered `user:` for
+    if (user === this.user && user !== '') return this.subject
+    const s = subjectOf(r)
+    if (typeof user === 'string' && s.startsWith('user:')) {
+      this.user = user
+      this.subject = s
+    }
+    return s
+  }
 }
 
 export class MessageLengthPolicy implements GovernancePolicy {
@@ -83,6 +90,7 @@ function decideLater<T>(
 export class RateLimitPolicy implements GovernancePolicy {
   readonly className = 'RateLimitPolicy'
   private readonly window: SlidingWindow
+  private readonly subjects = new Subjects()
   constructor(
     readonly name: string,
     readonly source: string,
@@ -96,7 +104,7 @@ export class RateLimitPolicy implements GovernancePolicy {
 
   evaluate(ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision> {
     if (ctx.phase !== 'PRE_ADMISSION') return ADMIT
-    const subject = subjectOf(ctx.request)
+    const subject = this.subjects.of(ctx.request)
     // a dry run (`/check`) answers as a request would be answered now, without spending the quota
     const hit = this.window.hit(subject, ctx.dryRun === true)
     if (!isPromise(hit)) return this.decide(hit, subject)
@@ -118,6 +126,7 @@ export class RateLimitPolicy implements GovernancePolicy {
 export class ConcurrencyLimitPolicy implements GovernancePolicy {
   readonly className = 'ConcurrencyLimitPolicy'
   private readonly slots: SlotPool
+  private readonly subjects = new Subjects()
   constructor(
     readonly name: string,
     readonly source: string,
@@ -129,7 +138,7 @@ export class ConcurrencyLimitPolicy implements GovernancePolicy {
   }
 
   evaluate(ctx: PolicyContext): PolicyDecision | Promise<PolicyDecision> {
-    const subject = subjectOf(ctx.request)
+    const subject = this.subjects.of(ctx.request)
     if (ctx.phase === 'POST_RESPONSE') {
       this.slots.release(subject)
       return ADMIT
@@ -147,7 +156,7 @@ export class ConcurrencyLimitPolicy implements GovernancePolicy {
 
   abandon(ctx: PolicyContext): void {
     // a dry run took no slot, so it gives none back
-    if (ctx.dryRun !== true) this.slots.release(subjectOf(ctx.request))
+    if (ctx.dryRun !== true) this.slots.release(this.subjects.of(ctx.request))
   }
 
   /** Slots `subject` holds on this node. */
