@@ -154,11 +154,13 @@ export class EndedPacker {
 /** The records one after another, each after its length, as one msgpack byte array. */
 function framed(records: Uint8Array[], bytes: number): Buffer {
   const out = Buffer.allocUnsafe(HEAD + bytes)
+  // Buffer's writeUInt32 checks its arguments on every call: a third of this function's time, profiled
+  const view = new DataView(out.buffer, out.byteOffset, out.length)
   out[0] = BIN32
-  out.writeUInt32BE(bytes, 1)
+  view.setUint32(1, bytes)
   let at = HEAD
   for (const r of records) {
-    out.writeUInt32LE(r.length, at)
+    view.setUint32(at, r.length, true)
     out.set(r, at + FRAME)
     at += FRAME + r.length
   }
