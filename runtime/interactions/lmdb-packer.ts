@@ -20,10 +20,10 @@ export interface RecordDecoder {
 }
 
 /**
- * The steps a record holds, in seq order: one step or the steps of one group commit (step
- * database), or an ended run's step records as stored there, each decoded on its own as it was
- * encoded, through the step database's decoder (see `EndedPacker`), or its steps as stores
- * written before packed them.
+ * The steps a record holds, in seq order: a step record (one step, or the steps of one group
+ * commit), or an ended run's packed record: its step records as stored, each decoded on its own
+ * through the step database's decoder, as it was encoded (see `EndedPacker`); or, as stores
+ * written before packed a run, its steps decoded.
  */
 export function stepsOfRecord(
   value: InteractionStep | InteractionStep[] | Uint8Array,

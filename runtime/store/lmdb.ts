@@ -59,8 +59,8 @@ export class Store {
 
   /**
    * The records of a database opened with `db()` as the bytes stored, neither decoded nor encoded:
-   * for moving records within that database (bytes encoded with its shared structures read back
-   * only through it). Not counted again by `pages()`.
+   * for moving records without decoding them (bytes encoded with shared structures decode only
+   * through that database's decoder). Not counted again by `pages()`.
    */
   raw<K extends string | number | (string | number)[] = string>(name: string): Database<Buffer, K> {
     if (this.closed) throw new Error('store is closed')
