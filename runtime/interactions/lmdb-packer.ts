@@ -60,10 +60,12 @@ export interface PackerDbs {
  * its terminal step committed, a bounded number of steps per transaction. The packed record holds
  * the records' stored bytes one after another, each after its length: nothing is decoded or
  * encoded again (that was two thirds of packing's time), and each still decodes on its own through
- * the step database's shared structures, which only grow. Packing runs in a transaction callback,
- * on the main thread while the LMDB writer waits: inside the terminal step's own transaction, runs
- * ending together stalled every live stream for the sum of theirs. Until packed, a run reads from
- * its step records as before; a run ended but not packed when the process stops stays marked in
+ * the step database's shared structures, which only grow. Joined into one array and decoded
+ * once, records whose structures are not shared misread; a decode per record makes a read of 200
+ * steps about 40 % slower than one array was. Packing runs in a transaction callback, on the main
+ * thread while the LMDB writer waits: inside the terminal step's own transaction, runs ending
+ * together stalled every live stream for the sum of theirs. Until packed, a run reads from its
+ * step records as before; a run ended but not packed when the process stops stays marked in
  * `unpacked` and is packed after the next start.
  */
 export class EndedPacker {
