@@ -2,7 +2,7 @@ import type { Database } from 'lmdb'
 import { PlatformError } from '../contracts/index.js'
 import type { Store } from '../store/index.js'
 import { INTERACTION_ERRORS } from './errors.js'
-import { EndedPacker } from './lmdb-packer.js'
+import { EndedPacker, stepsOfRecord, type RecordDecoder } from './lmdb-packer.js'
 import { StepGroupCommit, type StepRecord } from './lmdb-step-group.js'
 import { decodeCursor, encodeCursor, sortKeyOf } from './list-cursor.js'
 import {
@@ -65,12 +65,15 @@ export class LmdbInteractionStore implements InteractionStore {
   private readonly headers: Database<InteractionHeader, string>
   /** A live run's steps: a record of one step, or of several keyed by the last seq they hold. */
   private readonly stepsDb: Database<StepRecord, StepKey>
+  /** Decodes the step records an ended run's packed record holds. */
+  private readonly decoder: RecordDecoder
   /**
-   * An ended run's steps in seq order. A step record costs its key (the id again), LMDB's node
-   * header and a share of pages that appends from many runs at once leave half full: 7x the
-   * step's JSON at rest. One record per ended run, compressed, keeps it under 2x.
+   * An ended run's step records, or (stores written before) its steps in seq order. A step record
+   * costs its key (the id again), LMDB's node header and a share of pages that appends from many
+   * runs at once leave half full: 7x the step's JSON at rest. One record per ended run,
+   * compressed, keeps it under 2x.
    */
-  private readonly packedDb: Database<InteractionStep[], string>
+  private readonly packedDb: Database<InteractionStep[] | Uint8Array, string>
   private readonly byOwner: Database<true, OwnerKey>
   private readonly byConversation: Database<true, ConversationKey>
   /** Runs in flight and the node that owns each (`true`: saved before owners were recorded). */
@@ -103,6 +106,8 @@ export class LmdbInteractionStore implements InteractionStore {
     this.headers = store.db('interactions')
     // steps are many small objects of a few shapes: their key lists are stored once, not per step
     this.stepsDb = store.db('interaction-steps', { shareStructures: true })
+    // lmdb-js's msgpack encoder of the database (its typings leave it out)
+    this.decoder = (this.stepsDb as unknown as { decoder: RecordDecoder }).decoder
     this.packedDb = store.db('interaction-steps-ended', { compress: true, shareStructures: true })
     this.byOwner = store.db('interactions-by-owner')
     this.byConversation = store.db('interactions-by-conversation')
@@ -112,7 +117,7 @@ export class LmdbInteractionStore implements InteractionStore {
     this.group = new StepGroupCommit(this.stepsDb)
     this.packer = new EndedPacker({
       txn: this.headers as Database<unknown, string>,
-      steps: this.stepsDb,
+      rawSteps: store.raw('interaction-steps'),
       packed: this.packedDb,
       unpacked: store.db('interactions-unpacked'),
       ends: this.ends
@@ -360,7 +365,8 @@ export class LmdbInteractionStore implements InteractionStore {
     if (limit === 0) return out
     const packed = this.packedDb.get(id)
     if (packed !== undefined) {
-      for (const x of packed) if (x.seq > after && (limit === undefined || out.length < limit)) out.push(stepOf(x))
+      for (const x of stepsOfRecord(packed, this.decoder))
+        if (x.seq > after && (limit === undefined || out.length < limit)) out.push(stepOf(x))
       return out
     }
     // a record's key is the last seq it holds: the first one read may also hold seqs up to `after`
@@ -375,7 +381,7 @@ export class LmdbInteractionStore implements InteractionStore {
 
   private lastSeq(id: string): number {
     const packed = this.packedDb.get(id)
-    if (packed !== undefined) return packed.at(-1)?.seq ?? -1
+    if (packed !== undefined) return stepsOfRecord(packed, this.decoder).at(-1)?.seq ?? -1
     for (const { key } of this.stepsDb.getRange({ start: [id, LAST_SEQ], end: [id, -1], reverse: true, limit: 1 }))
       return key[1]
     return -1

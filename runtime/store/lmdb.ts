@@ -14,6 +14,7 @@ export class Store {
   private readonly dbs = new Map<string, Database<unknown, Key>>()
   private readonly compressed = new Set<string>()
   private readonly shared = new Set<string>()
+  private readonly raws = new Map<string, Database<Buffer, Key>>()
   private closed = false
 
   constructor(readonly path: string) {
@@ -54,6 +55,22 @@ export class Store {
     else if (this.shared.has(name) !== share)
       throw new Error(`database ${name} is opened ${share ? 'without' : 'with'} shared structures already`)
     return db as Database<V, K>
+  }
+
+  /**
+   * The records of a database opened with `db()` as the bytes stored, neither decoded nor encoded:
+   * for moving records without decoding them (bytes encoded with shared structures decode only
+   * through that database's decoder). Not counted again by `pages()`.
+   */
+  raw<K extends string | number | (string | number)[] = string>(name: string): Database<Buffer, K> {
+    if (this.closed) throw new Error('store is closed')
+    if (!this.dbs.has(name)) throw new Error(`database ${name} is not open`)
+    let db = this.raws.get(name)
+    if (db === undefined) {
+      db = this.root.openDB({ name, encoding: 'binary' })
+      this.raws.set(name, db)
+    }
+    return db as Database<Buffer, K>
   }
 
   /**

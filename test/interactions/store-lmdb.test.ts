@@ -185,8 +185,9 @@ t.test('lmdb: steps appended while a commit is in flight go together, each ackno
   )
 })
 
-// An ended run's steps move into one compressed record in the transaction of its terminal step.
-// What a reader sees must not change with it: replay by seq, one terminal step, nothing after it.
+// An ended run's step records move, as stored, into one compressed record in a transaction after
+// that of its terminal step. What a reader sees must not change with it: replay by seq, one
+// terminal step, nothing after it; and runs packed by stores written before still read.
 t.test('lmdb: an ended run is one record, read and refused as before, and survives a reopen', async (t) => {
   const dir = tempDir(t, 'istore-packed')
   let env = new Store(dir)
@@ -195,24 +196,31 @@ t.test('lmdb: an ended run is one record, read and refused as before, and surviv
   await s.start()
   await s.save(header('int-done'))
   await s.save(header('int-left'))
+  await s.save(header('int-older'))
   // issued together, none awaited: the terminal step's transaction packs every step before it
   const pending = Array.from({ length: 50 }, (_, i) => s.appendStep('int-done', step(i)))
   const terminal = s.appendStep('int-done', step(50, 'completion', 'done'))
   const late = t.rejects(s.appendStep('int-done', step(51)), ENDED, 'a step issued after the terminal one is refused')
   for (let i = 0; i < 5; i++) await s.appendStep('int-left', step(i))
+  for (let i = 0; i < 10; i++) await s.appendStep('int-older', step(i))
+  await s.appendStep('int-older', step(10, 'completion', 'done'))
+  await s.save(header('int-older', { status: 'COMPLETED' }))
   await Promise.all(pending)
   await terminal
   await late
   // packed by a transaction after the terminal one: reads answer the same before and after
   t.same((await s.load('int-done'))!.steps.length, 51, 'read whole as soon as the terminal step is acknowledged')
   await s.idle()
-  const steps = env.db('interaction-steps', SHARED)
-  const packed = env.db('interaction-steps-ended', PACKED)
-  t.same([...steps.getKeys({ start: ['int-done', -1], end: ['int-done', Number.MAX_SAFE_INTEGER] })], [])
-  t.equal((packed.get('int-done') as unknown[]).length, 51, 'one record holds the 51 steps')
-  const seqs = (await s.load('int-done'))!.steps.map((x) => x.seq)
+  // the databases of the environment open at the time
+  const records = (id: string) => [
+    ...env.db('interaction-steps', SHARED).getKeys({ start: [id, -1], end: [id, Number.MAX_SAFE_INTEGER] })
+  ]
+  const packed = (id: string) => env.db('interaction-steps-ended', PACKED).get(id)
+  t.same(records('int-done'), [], 'no step record is left')
+  t.ok(packed('int-done') instanceof Uint8Array, 'one record holds them as they were stored')
+  const done = (await s.load('int-done'))!.steps
   t.same(
-    seqs,
+    done.map((x) => x.seq),
     Array.from({ length: 51 }, (_, i) => i)
   )
   t.same(
@@ -231,36 +239,44 @@ t.test('lmdb: an ended run is one record, read and refused as before, and surviv
   await t.rejects(s.appendStep('int-done', step(52, 'error', 'x')), ENDED, 'one terminal step')
   t.throws(() => env.db('interaction-steps-ended'), /compression/, 'opened the other way it would not read back')
   t.throws(() => env.db('interaction-steps'), /shared structures/, 'nor without its shared structures')
+  const older = (await s.load('int-older'))!.steps
 
-  // a restart packs the run it marks as interrupted, and reads the packed one back
   await env.close()
   env = new Store(dir)
-  // as a process killed between the terminal step's commit and the packing leaves it
   const rawSteps = env.db<unknown, [string, number]>('interaction-steps', SHARED)
-  const rawPacked = env.db<{ seq: number }[], string>('interaction-steps-ended', PACKED)
-  for (const x of rawPacked.get('int-done')!) await rawSteps.put(['int-done', x.seq], x)
+  const rawPacked = env.db<unknown, string>('interaction-steps-ended', PACKED)
+  // as a process killed between the terminal step's commit and the packing leaves it
   await rawPacked.remove('int-done')
+  for (const x of done) await rawSteps.put(['int-done', x.seq], x)
   await env.db('interactions-unpacked').put('int-done', true)
+  // as a store written before packed a run: its steps decoded, in one array
+  await rawPacked.put('int-older', older)
   s = new LmdbInteractionStore(env)
   t.equal(await s.start(), 2, 'both runs were live: headers not saved ended')
   await s.idle()
-  t.equal(rawPacked.get('int-done')?.length, 51, 'the next start packs a run ended but not packed')
-  t.same([...rawSteps.getKeys({ start: ['int-done', -1], end: ['int-done', Number.MAX_SAFE_INTEGER] })], [])
+  t.ok(packed('int-done') instanceof Uint8Array, 'the next start packs a run ended but not packed')
+  t.same(records('int-done'), [])
   t.same([...env.db('interactions-unpacked').getKeys()], [], 'and no run is left marked')
-  t.same(
-    (await s.load('int-done'))!.steps.map((x) => x.seq),
-    seqs,
-    'the ended run keeps its one terminal step'
-  )
+  t.same((await s.load('int-done'))!.steps, done, 'the ended run keeps its steps and its one terminal step')
   const left = (await s.load('int-left'))!
   t.same(
     left.steps.map((x) => `${x.seq}:${x.type}`),
     ['0:text', '1:text', '2:text', '3:text', '4:text', '5:error']
   )
-  t.equal((env.db('interaction-steps-ended', PACKED).get('int-left') as unknown[]).length, 6)
+  t.same(records('int-left'), [])
+  t.ok(packed('int-left') instanceof Uint8Array)
+  t.same((await s.load('int-older'))!.steps, older, 'a run packed the way stores did before reads back')
+  t.same(
+    (await s.steps('int-older', 7, 2)).map((x) => x.seq),
+    [8, 9]
+  )
+  await s.appendStep('int-older', step(4, 'text', 'again'))
+  await t.rejects(s.appendStep('int-older', step(11)), ENDED, 'and refuses a step after its end')
   t.equal(await s.delete('int-done'), true)
-  t.equal(env.db('interaction-steps-ended', PACKED).get('int-done'), undefined, 'deleted with its run')
+  t.equal(packed('int-done'), undefined, 'deleted with its run')
   t.equal(await s.load('int-done'), undefined)
+  t.equal(await s.delete('int-older'), true)
+  t.equal(packed('int-older'), undefined)
 })
 
 // Steps are stored with their key lists shared in the database (each value is its fields only).
@@ -283,14 +299,26 @@ t.test('lmdb: steps written before structures were shared read back beside new o
   for (const x of after) await s.appendStep('int-old', x)
   t.same(await s.steps('int-old', -1), [...before, ...after], 'old and new values, in seq order')
   t.same(await s.steps('int-old', 0, 2), [before[1], after[0]], 'replay after a seq crosses the two')
-  await s.appendStep('int-old', step(5, 'completion', 'done'))
-  t.same(
-    (await s.load('int-old'))!.steps,
-    [...before, ...after, step(5, 'completion', 'done')],
-    'the ended record holds every step as written'
-  )
+  // more shapes than the database shares: the later ones are defined inside the record using them
+  const shapes = Array.from({ length: 40 }, (_, i) => ({
+    ...step(5 + i, 'tool-result', null),
+    toolName: 'f',
+    data: { [`k${i}`]: i }
+  }))
+  for (const x of shapes) await s.appendStep('int-old', x)
+  const end = step(45, 'completion', 'done')
+  await s.appendStep('int-old', end)
+  const all = [...before, ...after, ...shapes, end]
   await s.idle()
-  t.same([...env.db('interaction-steps', SHARED).getKeys({ start: ['int-old', -1], end: ['int-old', 99] })], [])
+  const stepsDb = env.db<unknown[], [string, number]>('interaction-steps', SHARED)
+  t.ok(stepsDb.get(Symbol.for('structures') as never)!.length < 40, 'some shapes are not shared')
+  t.same([...stepsDb.getKeys({ start: ['int-old', -1], end: ['int-old', 99] })], [], 'packed')
+  t.same((await s.load('int-old'))!.steps, all, 'the ended record holds every step as written')
+  await env.close()
+  env = new Store(dir)
+  const reopened = new LmdbInteractionStore(env)
+  await reopened.start()
+  t.same((await reopened.load('int-old'))!.steps, all, 'and reads them back after a restart')
 })
 
 t.test('lmdb: ended runs keep at most 2x their steps’ JSON bytes', async (t) => {
