@@ -30,8 +30,8 @@ export async function runTask(d: TaskRunDeps, l: LiveTask, turn: TaskTurn): Prom
   const t = l.rec
   if (l.abort.signal.aborted) return
   await store.move(l, 'TASK_STATE_WORKING')
-  const session = ai.sessions.start(t.agent, 'a2a')
-  ai.sessions.touch(session.sessionId)
+  const sessionId = ai.sessions.open(t.agent, 'a2a')
+  ai.sessions.touch(sessionId)
   const artifact: Artifact = { artifactId: randomUUID(), name: 'response', parts: [{ text: '' }] }
   let streamed = false
   try {
@@ -47,7 +47,7 @@ export async function runTask(d: TaskRunDeps, l: LiveTask, turn: TaskTurn): Prom
         message: turn.text,
         history,
         conversationId: t.contextId,
-        sessionId: session.sessionId,
+        sessionId,
         ...(turn.userId !== undefined ? { userId: turn.userId } : {}),
         facts: { a2a: { taskId: t.id, contextId: t.contextId } },
         ...(turn.clientMetadata !== undefined ? { clientMetadata: turn.clientMetadata } : {})
@@ -99,7 +99,7 @@ export async function runTask(d: TaskRunDeps, l: LiveTask, turn: TaskTurn): Prom
     d.logger.error({ err, taskId: t.id }, 'A2A task failed')
     await store.move(l, 'TASK_STATE_FAILED', agentMessage(t, 'internal error'))
   } finally {
-    ai.sessions.end(session.sessionId)
+    ai.sessions.end(sessionId)
   }
 }
 

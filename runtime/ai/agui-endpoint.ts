@@ -50,8 +50,8 @@ export function installAgui(platform: Platform, ai: AiService, addressCap: Addre
     const stream = ctx.sse()
     const cancel = new AbortController()
     stream.onClose(() => cancel.abort())
-    const session = ai.sessions.start(agent, 'agui')
-    ai.sessions.touch(session.sessionId)
+    const sessionId = ai.sessions.open(agent, 'agui')
+    ai.sessions.touch(sessionId)
     const out = new AguiRun(input.threadId, input.runId, input.state, (e) => {
       stream.send({ data: JSON.stringify(e) })
     })
@@ -65,7 +65,7 @@ export function installAgui(platform: Platform, ai: AiService, addressCap: Addre
           clientTools: input.tools,
           continuation: input.continuation,
           conversationId: input.threadId,
-          sessionId: session.sessionId,
+          sessionId,
           ...(userId !== undefined ? { userId } : {}),
           // all of it is the client's: runId, context and forwardedProps are claims, never facts
           clientMetadata: { ...input.forwardedProps, agui: { runId: input.runId, context: input.context } }
@@ -75,7 +75,7 @@ export function installAgui(platform: Platform, ai: AiService, addressCap: Addre
       for await (const e of turn) out.event(e)
       out.fail('the turn ended without a result')
     } finally {
-      ai.sessions.end(session.sessionId)
+      ai.sessions.end(sessionId)
       stream.close()
     }
   }
