@@ -73,7 +73,10 @@ export class EndedPacker {
   private running: Promise<void> | undefined
   private stopped = false
 
-  constructor(private readonly dbs: PackerDbs) {}
+  constructor(
+    private readonly dbs: PackerDbs,
+    private readonly onError: (err: Error) => void = () => {}
+  ) {}
 
   /** Inside the transaction that stores the run's terminal step. */
   mark(id: string): void {
@@ -122,13 +125,16 @@ export class EndedPacker {
           ids.push(id)
           steps += (this.dbs.ends.get(id) ?? 0) + 1
         }
-        await this.dbs.txn.transaction(() => {
+        // a child transaction: lmdb-js commits what an outer transaction's callback wrote before it
+        // threw, and steps removed without their packed record would be lost
+        await this.dbs.txn.childTransaction(() => {
           for (const id of ids) this.pack(id)
         })
       }
-    } catch {
+    } catch (err) {
       // the disk refused: the runs stay marked and read from their step records; the next start retries
       this.queue.length = 0
+      this.onError(err as Error)
     } finally {
       this.running = undefined
     }

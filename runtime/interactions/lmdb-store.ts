@@ -98,9 +98,10 @@ export class LmdbInteractionStore implements InteractionStore {
 
   /**
    * The environment belongs to the platform: `stop()` leaves it open. `node` is the owner
-   * recorded on the runs this store saves in flight (default `local`).
+   * recorded on the runs this store saves in flight (default `local`); `onError` hears of a packing
+   * transaction the disk refused (the runs it held stay readable and are packed after a restart).
    */
-  constructor(store: Store, opts: { node?: string } = {}) {
+  constructor(store: Store, opts: { node?: string; onError?: (err: Error) => void } = {}) {
     this.node = opts.node ?? LOCAL_NODE
     this.ends = store.db('interactions-ended')
     this.headers = store.db('interactions')
@@ -115,13 +116,16 @@ export class LmdbInteractionStore implements InteractionStore {
     this.keys = store.db('interaction-idempotency-keys')
     this.keyOf = store.db('interaction-idempotency-key-of')
     this.group = new StepGroupCommit(this.stepsDb)
-    this.packer = new EndedPacker({
-      txn: this.headers as Database<unknown, string>,
-      rawSteps: store.raw('interaction-steps'),
-      packed: this.packedDb,
-      unpacked: store.db('interactions-unpacked'),
-      ends: this.ends
-    })
+    this.packer = new EndedPacker(
+      {
+        txn: this.headers as Database<unknown, string>,
+        rawSteps: store.raw('interaction-steps'),
+        packed: this.packedDb,
+        unpacked: store.db('interactions-unpacked'),
+        ends: this.ends
+      },
+      opts.onError
+    )
   }
 
   async start(): Promise<number> {

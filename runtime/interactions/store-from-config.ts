@@ -56,7 +56,14 @@ export function storeFromConfig(platform: Platform): InteractionStore {
       })
     }
     default:
-      return new LmdbInteractionStore(platform.store, { node })
+      return new LmdbInteractionStore(platform.store, {
+        node,
+        onError: (err) =>
+          platform.logger.warn(
+            { err },
+            'interactions: packing ended runs failed; they are read from their steps and packed after a restart'
+          )
+      })
   }
 }
 

@@ -279,6 +279,47 @@ t.test('lmdb: an ended run is one record, read and refused as before, and surviv
   t.equal(packed('int-older'), undefined)
 })
 
+t.test(
+  'lmdb: a packing transaction the disk refuses is reported; the run reads from its steps and packs after a restart',
+  async (t) => {
+    const dir = tempDir(t, 'istore-pack-fails')
+    let env = new Store(dir)
+    t.teardown(() => env.close())
+    const errors: Error[] = []
+    let s = new LmdbInteractionStore(env, { onError: (err) => errors.push(err) })
+    await s.start()
+    await s.save(header('int-refused'))
+    const packedDb = env.db<unknown, string>('interaction-steps-ended', PACKED)
+    // lmdb-js's own put, refusing inside the packing transaction as a full disk would
+    const put = packedDb.put.bind(packedDb)
+    packedDb.put = (() => {
+      throw new Error('MDB_MAP_FULL: Environment mapsize limit reached')
+    }) as typeof packedDb.put
+    for (let i = 0; i < 3; i++) await s.appendStep('int-refused', step(i))
+    await s.appendStep('int-refused', step(3, 'completion', 'done'))
+    await s.idle()
+    packedDb.put = put
+    t.equal(errors.length, 1, 'reported once')
+    t.match(errors[0]!.message, /MDB_MAP_FULL/)
+    t.equal(packedDb.get('int-refused'), undefined, 'nothing packed')
+    t.same([...env.db('interactions-unpacked').getKeys()], ['int-refused'], 'the run stays marked')
+    const steps = (await s.load('int-refused'))!.steps
+    t.same(
+      steps.map((x) => x.seq),
+      [0, 1, 2, 3],
+      'read from its step records meanwhile'
+    )
+    await env.close()
+    env = new Store(dir)
+    s = new LmdbInteractionStore(env, { onError: (err) => errors.push(err) })
+    await s.start()
+    await s.idle()
+    t.ok(env.db('interaction-steps-ended', PACKED).get('int-refused') instanceof Uint8Array, 'packed after the restart')
+    t.same((await s.load('int-refused'))!.steps, steps)
+    t.equal(errors.length, 1)
+  }
+)
+
 // Steps are stored with their key lists shared in the database (each value is its fields only).
 // A data directory written before that holds values that carry their own key lists: they must
 // read back, in seq order beside the new ones, and pack into the ended record unchanged.
