@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import { open, type RootDatabase, type Database, type Key } from 'lmdb'
+import { drainWritersOnClose } from './lmdb-writer-drain.js'
 
 // where a database opened with shared structures keeps them: a symbol key sorts before every string
 const SHARED_STRUCTURES = Symbol.for('structures')
@@ -16,11 +17,15 @@ export class Store {
   private readonly shared = new Set<string>()
   private readonly raws = new Map<string, Database<Buffer, Key>>()
   private closed = false
+  private readonly nativeClosed: () => Promise<void>
 
   constructor(readonly path: string) {
     mkdirSync(path, { recursive: true })
     // noSubdir false: lmdb-js would take a directory whose name has a dot (mktemp's) for a file
     this.root = open({ path, maxDbs: 64, compression: false, noSubdir: false })
+    this.nativeClosed = drainWritersOnClose(
+      (this.root as unknown as { env: Parameters<typeof drainWritersOnClose>[0] }).env
+    )
   }
 
   /**
@@ -102,6 +107,7 @@ export class Store {
     await new Promise((resolve) => setImmediate(resolve))
     await this.root.flushed
     await this.root.close()
+    await this.nativeClosed()
   }
 }
 

@@ -1,9 +1,10 @@
 import t from 'tap'
 import { killWriterAfter } from '../helpers/kill-writer.js'
-import { mkdtempSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Store } from '../../runtime/store/index.js'
+import { drainWritersOnClose } from '../../runtime/store/lmdb-writer-drain.js'
 
 // A child writes through the real Store; right after a write resolves it reports the key and the
 // parent kills it with SIGKILL. Every reported key must be there when the environment is reopened.
@@ -42,4 +43,49 @@ t.test('named databases are separate and the store refuses use after close', asy
   await store.close()
   t.equal(store.isOpen, false)
   t.throws(() => store.db('a'), /closed/)
+})
+
+// lmdb-js resolves a write when its transaction committed, while its writer thread still runs;
+// closing the environment then freed it under the thread (a SIGSEGV). The native object stands in
+// here so the order is forced: the thread's progress report, then its end.
+t.test('the native close waits for every writer thread to end', async (t) => {
+  const events: string[] = []
+  const callbacks: ((status: number) => unknown)[] = []
+  const env = {
+    startWriting: (_address: number, cb: (status: number) => unknown) => {
+      callbacks.push(cb)
+    },
+    close: () => {
+      events.push('native close')
+    }
+  }
+  const closed = drainWritersOnClose(env)
+  env.startWriting(1, (s) => events.push(`writer ${s}`))
+  env.startWriting(2, (s) => events.push(`writer ${s}`))
+  callbacks[0]!(1)
+  callbacks[0]!(0)
+  callbacks[1]!(1)
+  env.close()
+  t.same(events, ['writer 1', 'writer 0', 'writer 1'], 'committed, but the second thread still runs')
+  callbacks[1]!(0)
+  await closed()
+  t.same(events, ['writer 1', 'writer 0', 'writer 1', 'writer 0', 'native close'], 'closed once it ended')
+  const idle = { startWriting: env.startWriting, close: () => events.push('idle close') }
+  const idleClosed = drainWritersOnClose(idle)
+  idle.close()
+  await idleClosed()
+  t.equal(events.at(-1), 'idle close', 'with no writer running, at once')
+})
+
+t.test('a store closed right after each acknowledged write reopens with every write', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'platform-close-'))
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }))
+  for (let i = 0; i < 50; i++) {
+    const store = new Store(dir)
+    await store.db('c').put(`k${i}`, i)
+    await store.close()
+  }
+  const store = new Store(dir)
+  t.equal([...store.db('c').getKeys()].length, 50)
+  await store.close()
 })
