@@ -5,6 +5,7 @@
  * Completed or Failed under it), announced on the bus and, when commitment records are on,
  * committed (the gate's outcome, started, completed or failed). It never throws.
  */
+import { performance } from 'node:perf_hooks'
 import type { EventBus } from '../events/index.js'
 import type { Logger } from '../observability/index.js'
 import { failedResult } from '../contracts/index.js'

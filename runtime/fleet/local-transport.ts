@@ -3,6 +3,7 @@
  * policies, scope, runtime and tools, or its own run()), its text collected, its message the
  * call's `callMessage`.
  */
+import { performance } from 'node:perf_hooks'
 import type { AiService, TurnRequest } from '../ai/index.js'
 import { callMessage } from '../contracts/index.js'
 import type { AgentCall, AgentResult, AgentTransport, DispatchContext } from './fleet-types.js'
