@@ -9,7 +9,7 @@ import { performance } from 'node:perf_hooks'
 import type { EventBus } from '../events/index.js'
 import type { Logger } from '../observability/index.js'
 import { failedResult } from '../contracts/index.js'
-import { Cancellation } from '../plugins/index.js'
+import { Cancellation, Deadlines } from '../plugins/index.js'
 import type { AiCancelSignal } from '../ai/index.js'
 import { recordedEventFields } from '../governance/index.js'
 import { type CommitmentLog, type CommitmentOutcome } from '../contracts/index.js'
@@ -19,7 +19,6 @@ import type { AgentCall, AgentResult, AgentTransport, DispatchContext, FleetDisp
 import type { FleetInterceptors } from './interceptors.js'
 import type { JournalWriter } from './journal-writer.js'
 import { dispatchPatterns } from './fleet-patterns.js'
-import { AttemptDeadlines } from './attempt-deadlines.js'
 
 /** A ref's `timeoutMs: 0`. */
 export const DEFAULT_TIMEOUT_MS = 120_000
@@ -75,7 +74,11 @@ function sleep(ms: number, signal: AiCancelSignal | undefined): Promise<void> {
 
 export class Dispatcher implements FleetDispatcher {
   private readonly patterns: Pick<FleetDispatcher, 'parallel' | 'pipeline' | 'vote'>
-  private readonly deadlines = new AttemptDeadlines()
+  /**
+   * The attempts' time limits, one timer per timeout length instead of a setTimeout and a
+   * clearTimeout per attempt (a tenth of the dispatch's own CPU in a profile).
+   */
+  private readonly limits = new Map<number, Deadlines<() => void>>()
 
   constructor(private readonly d: DispatcherDeps) {
     this.patterns = dispatchPatterns(d.journal, (ctx, call) => this.call(ctx, call))
@@ -195,7 +198,7 @@ export class Dispatcher implements FleetDispatcher {
         break
       }
       attempts++
-      result = await attemptOnce(transport, admitted, ctx, timeoutMs, this.deadlines)
+      result = await attemptOnce(transport, admitted, ctx, timeoutMs, this.limit(timeoutMs))
       // a call the coordinator (or a failing sibling) cancelled says nothing about the agent
       if (aborted(ctx)) {
         this.d.breakers.abandon(ctx.coordinator, call.agent)
@@ -220,6 +223,19 @@ export class Dispatcher implements FleetDispatcher {
     commits.add(ended.success ? 'completed' : 'failed', admitted.args)
     return { result: ended, attempts }
   }
+
+  private limit(timeoutMs: number): Deadlines<() => void> {
+    let limit = this.limits.get(timeoutMs)
+    if (limit === undefined) {
+      limit = new Deadlines<() => void>(timeoutMs, callIt, true)
+      this.limits.set(timeoutMs, limit)
+    }
+    return limit
+  }
+}
+
+const callIt = (fn: () => void): void => {
+  fn()
 }
 
 /** A call refused before its agent was called. */
@@ -239,7 +255,7 @@ function attemptOnce(
   call: AgentCall,
   ctx: DispatchContext,
   timeoutMs: number,
-  deadlines: AttemptDeadlines
+  limit: Deadlines<() => void>
 ): Promise<AgentResult> {
   const parent = ctx.signal
   if (parent?.aborted === true) return Promise.resolve(failedResult(call, cancelText(parent)))
@@ -249,7 +265,7 @@ function attemptOnce(
     const finish = (r: AgentResult): void => {
       if (done) return
       done = true
-      deadlines.delete(timeoutMs, expire)
+      limit.delete(expire)
       parent?.removeEventListener('abort', onParent)
       // a string reason: an abort without one builds a DOMException, a tenth of a dispatch's CPU
       own.abort(SETTLED)
@@ -264,7 +280,7 @@ function attemptOnce(
       finish(failedResult(call, `Agent timed out after ${timeoutMs}ms`))
     }
     parent?.addEventListener('abort', onParent, ONCE)
-    deadlines.add(timeoutMs, expire)
+    limit.add(expire)
     // the context with the attempt's own signal, filled in place (a spread that adds a key is slow)
     const attemptCtx = Object.assign({}, ctx)
     attemptCtx.signal = own
@@ -274,7 +290,7 @@ function attemptOnce(
     } catch (err) {
       // a transport that throws instead of rejecting fails the dispatch, as before the attempt
       done = true
-      deadlines.delete(timeoutMs, expire)
+      limit.delete(expire)
       parent?.removeEventListener('abort', onParent)
       own.abort(SETTLED)
       throw err
