@@ -72,7 +72,9 @@ export class EventBus {
     const own = this.listeners.get(type)
     const any = this.listeners.get('*')
     if ((own === undefined || own.size === 0) && (any === undefined || any.size === 0)) return
-    const event = { type, ...payload, timestamp: isoNow() } as PlatformEvent<T>
+    // filled in place: a spread between two keys went to V8's slow path, most of an emit's CPU
+    const event = Object.assign({ type }, payload) as PlatformEvent<T>
+    event.timestamp = isoNow()
     if (own !== undefined) this.call(own, event)
     if (any !== undefined) this.call(any, event)
   }

@@ -30,7 +30,10 @@ export function timeOf(e: JournalRecord): number {
  */
 export function checkRecords(events: readonly JournalRecord[]): void {
   if (!Array.isArray(events)) throw new TypeError('journal append takes an array of events')
-  for (const [i, e] of events.entries()) {
+  // the events of a batch mostly share one timestamp: parsed once
+  let valid: string | undefined
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i]!
     if (e === null || typeof e !== 'object') throw new TypeError(`journal event ${i} is not an object`)
     if (typeof e.eventId !== 'string' || e.eventId === '') throw new TypeError(`journal event ${i} has no eventId`)
     if (typeof e.type !== 'string' || e.type === '') throw new TypeError(`journal event ${e.eventId} has no type`)
@@ -38,7 +41,8 @@ export function checkRecords(events: readonly JournalRecord[]): void {
       throw new TypeError(`journal event ${e.eventId}: parentEventId must be a string or null`)
     if (typeof e.coordinationId !== 'string' || e.coordinationId === '')
       throw new TypeError(`journal event ${e.eventId} has no coordinationId`)
-    if (typeof e.timestamp !== 'string' || Number.isNaN(Date.parse(e.timestamp)))
+    if (typeof e.timestamp !== 'string' || (e.timestamp !== valid && Number.isNaN(Date.parse(e.timestamp))))
       throw new TypeError(`journal event ${e.eventId} has an invalid timestamp: ${String(e.timestamp)}`)
+    valid = e.timestamp
   }
 }

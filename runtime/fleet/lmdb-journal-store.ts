@@ -6,7 +6,7 @@
  * transaction, so the bound holds at every commit.
  */
 import { createHash } from 'node:crypto'
-import type { Database } from 'lmdb'
+import { asBinary, type Database } from 'lmdb'
 import type { Store } from '../store/index.js'
 import { entryCount } from '../store/index.js'
 import type { JournalFilter, JournalRecord, JournalStore } from './fleet-types.js'
@@ -18,6 +18,11 @@ export type JournalKey = [number, number]
 export type JournalIndexKey = [string, number, number]
 
 const SEQ = 'seq'
+/**
+ * An index key's value, `true`, as the database's msgpack encodes it (0xc3), handed over already
+ * encoded: four encodes per dispatch saved, the bytes stored the same.
+ */
+const INDEXED = asBinary(Buffer.from([0xc3])) as unknown as true
 /** LMDB refuses keys over 1978 bytes; a name longer than this is indexed by its digest. */
 const MAX_NAME_BYTES = 1024
 // the key encoding splits some strings holding control characters into several key parts
@@ -71,8 +76,8 @@ export class LmdbJournalStore implements JournalStore {
         }
         seq++
         void this.events.put([at, seq], e)
-        void this.byCoordination.put([indexed(e.coordinationId), at, seq], true)
-        for (const a of agentsOf(e)) void this.byAgent.put([indexed(a), at, seq], true)
+        void this.byCoordination.put([indexed(e.coordinationId), at, seq], INDEXED)
+        for (const a of agentsOf(e)) void this.byAgent.put([indexed(a), at, seq], INDEXED)
       }
       void this.meta.put(SEQ, seq)
       this.evict()

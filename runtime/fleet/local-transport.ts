@@ -3,7 +3,8 @@
  * policies, scope, runtime and tools, or its own run()), its text collected, its message the
  * call's `callMessage`.
  */
-import type { AiService } from '../ai/index.js'
+import { performance } from 'node:perf_hooks'
+import type { AiService, TurnRequest } from '../ai/index.js'
 import { callMessage } from '../contracts/index.js'
 import type { AgentCall, AgentResult, AgentTransport, DispatchContext } from './fleet-types.js'
 
@@ -24,31 +25,31 @@ export class LocalTransport implements AgentTransport {
     let text = ''
     let failure: string | undefined
     let usage: unknown
-    const turn = this.ai.runTurn(
-      {
-        agent: call.agent,
-        message: callMessage(call),
-        ...(ctx.userId !== undefined ? { userId: ctx.userId } : {}),
-        conversationId: ctx.coordinationId,
-        facts: {
-          'fleet.coordinationId': ctx.coordinationId,
-          'fleet.coordinator': ctx.coordinator,
-          'fleet.dispatch.skill': call.skill
-        }
-      },
-      ctx.signal,
-      IGNORE_DELTAS
-    )
+    // optional keys assigned, not spread in: a spread between keys goes to V8's slow path
+    const request: TurnRequest = {
+      agent: call.agent,
+      message: callMessage(call),
+      conversationId: ctx.coordinationId,
+      facts: {
+        'fleet.coordinationId': ctx.coordinationId,
+        'fleet.coordinator': ctx.coordinator,
+        'fleet.dispatch.skill': call.skill
+      }
+    }
+    if (ctx.userId !== undefined) request.userId = ctx.userId
+    const turn = this.ai.runTurn(request, ctx.signal, IGNORE_DELTAS)
     for await (const e of turn) {
       if (e.type === 'complete') text = e.text
       else if (e.type === 'error') failure = e.message
       else if (e.type === 'usage') usage = e.usage
     }
+    const metadata: Record<string, unknown> = { transport: 'local' }
+    if (usage !== undefined) metadata.usage = usage
     return {
       agentName: call.agent,
       skillId: call.skill,
       text: failure ?? text,
-      metadata: { transport: 'local', ...(usage !== undefined ? { usage } : {}) },
+      metadata,
       durationMs: Math.round(performance.now() - t0),
       success: failure === undefined
     }

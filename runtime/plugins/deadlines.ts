@@ -1,7 +1,9 @@
 /**
  * Per-call time limits with one timer per plugin instead of a setTimeout per call. A plugin's calls
  * share one timeout, so their deadlines fall in start order: the timer waits for the oldest live
- * call, and on firing expires every call that is due and re-arms for the next.
+ * call, and on firing expires every call that is due and re-arms for the next. With `unrefIdle`
+ * the timer left armed while no call is live is unref'd, so a long timeout (a fleet agent's two
+ * minutes) never holds the process open after the last call.
  */
 export class Deadlines<K> {
   private readonly live = new Map<K, number>()
@@ -9,16 +11,19 @@ export class Deadlines<K> {
 
   constructor(
     private readonly ms: number,
-    private readonly expire: (key: K) => void
+    private readonly expire: (key: K) => void,
+    private readonly unrefIdle = false
   ) {}
 
   add(key: K): void {
     this.live.set(key, Date.now() + this.ms)
     if (this.timer === undefined) this.arm()
+    // a live call keeps the process up until it is due, as a timer of its own would
+    else if (this.unrefIdle && this.live.size === 1) this.timer.ref()
   }
 
   delete(key: K): void {
-    this.live.delete(key)
+    if (this.live.delete(key) && this.unrefIdle && this.live.size === 0) this.timer?.unref()
   }
 
   clear(): void {

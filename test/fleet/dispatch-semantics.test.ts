@@ -61,6 +61,12 @@ t.test('timeout: the ref timeoutMs ends the call and its turn', async (t) => {
   const a = await ask(tp.url, 'boss', 'call', 'sleepy', undefined, { message: '5000' })
   t.match(a.result, { success: false, text: 'Agent timed out after 200ms' })
   t.ok(a.result.durationMs >= 190 && a.result.durationMs < 2000, `took ${a.result.durationMs} ms`)
+  // attempts of one timeout share a timer: one armed for a call that answered in time still
+  // times out the next, started after it
+  const quick = await ask(tp.url, 'boss', 'call', 'sleepy', undefined, { message: '1' })
+  t.match(quick.result, { success: true, text: 'slept' })
+  const next = await ask(tp.url, 'boss', 'call', 'sleepy', undefined, { message: '5000' })
+  t.match(next.result, { success: false, text: 'Agent timed out after 200ms' })
 })
 
 t.test('retries with backoff: a flaky agent succeeds on its third attempt', async (t) => {

@@ -87,6 +87,10 @@ t.test('lmdb: eviction takes the index keys with the events', async (t) => {
     ['from-8', 'from-9', 'shared', 'shared', 'shared', 'shared'],
     'one key per distinct agent of a kept event'
   )
+  const values = ['journal-by-coordination', 'journal-by-agent'].flatMap((name) =>
+    [...env.db<true, JournalIndexKey>(name).getRange()].map((r) => r.value)
+  )
+  t.ok(values.length === 10 && values.every((v) => v === true), 'an index key holds true, as msgpack encodes it')
   const again = await f.open()
   t.equal((await again.query({ limit: 100 })).length, 4, 'the bound holds across a restart')
 })

@@ -168,6 +168,7 @@ export function runJournalStoreSuite(t: Test, kind: string, make: MakeFixture): 
     const good = ev('CoordinationStarted', 'c', 1, { coordinatorName: 'o' })
     const bad: [Record<string, unknown>, RegExp][] = [
       [{ timestamp: 'yesterday' }, /invalid timestamp: yesterday/],
+      [{ timestamp: '' }, /invalid timestamp: $/],
       [{ coordinationId: '' }, /has no coordinationId/],
       [{ eventId: undefined }, /has no eventId/],
       [{ type: '' }, /has no type/],

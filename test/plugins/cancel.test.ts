@@ -126,6 +126,24 @@ t.test('Deadlines: a key added after the timer lapsed is still timed; clear drop
   t.same(expired, ['first', 'second'], 'a cleared key never expires')
 })
 
+t.test('Deadlines with unrefIdle: the timer holds the process only while a key is live', async (t) => {
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length
+  const before = timers()
+  const d = new Deadlines<string>(60_000, () => {}, true)
+  d.add('a')
+  t.equal(timers(), before + 1, 'armed for a live key')
+  d.delete('a')
+  t.equal(timers(), before, 'left armed, unref: nothing live')
+  d.add('b')
+  d.add('c')
+  t.equal(timers(), before + 1, 'the same timer holds it again')
+  d.delete('b')
+  t.equal(timers(), before + 1, 'one key still live')
+  d.delete('c')
+  t.equal(timers(), before)
+  d.clear()
+})
+
 t.test('CallTable: calls beside the first, settled in any order, are each found by their own id', async (t) => {
   const c = new CallTable<string>()
   t.equal(c.size, 0)
