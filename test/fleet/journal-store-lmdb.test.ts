@@ -93,6 +93,13 @@ t.test('lmdb: eviction takes the index keys with the events', async (t) => {
   t.ok(values.length === 10 && values.every((v) => v === true), 'an index key holds true, as msgpack encodes it')
   const again = await f.open()
   t.equal((await again.query({ limit: 100 })).length, 4, 'the bound holds across a restart')
+  const meta = f.env().db<number, string>('journal-meta')
+  t.equal(meta.get('count'), 4, 'the count is kept with the sequence')
+  // as a data directory written before the count was kept
+  await meta.remove('count')
+  await again.append([ev('AgentCompleted', 'c-10', 10, { agentName: 'shared', durationMs: 10 })])
+  t.equal(entryCount(f.env().db('journal')), 4, 'the bound holds without a kept count')
+  t.equal(meta.get('count'), 4, 'and the count is kept again')
 })
 
 t.test('lmdb: a name indexed by its digest is told apart from an agent named like the digest', async (t) => {
