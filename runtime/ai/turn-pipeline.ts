@@ -10,10 +10,11 @@ import { governanceOf } from '../governance/index.js'
 import { confineSystemPrompt } from '../scope/index.js'
 import { carriedLines, feedbackLines, withFeedback } from './feedback.js'
 import type { RegisteredAgent } from '../plugins/index.js'
-import type { AiCancelSignal, AiMessage, AiRuntime, AiRuntimeRequest, AiToolCall, AiToolSpec } from './runtime.js'
+import type { AiCancelSignal, AiEvent, AiRuntime } from './runtime.js'
 import { ownRun, pickRuntime } from './agent-run.js'
+import { AgentLoop } from './agent-loop.js'
 import type { TurnDeps, TurnErrorCode, TurnEvent, TurnRequest, TurnTextSink } from './turn-types.js'
-import { gateClientTool, runTool, type LoopInput } from './tool-run.js'
+import type { LoopInput } from './tool-run.js'
 import { TextBuffer } from './text-buffer.js'
 
 export type { TurnDeps, TurnErrorCode, TurnEvent, TurnRequest, TurnTextSink } from './turn-types.js'
@@ -133,7 +134,7 @@ export async function* runTurn(
         yield fail('bad-request', `agent '${agent.name}' runs its own turn, which takes ${what}`)
         return
       }
-      // the default loop hands its deltas to the sink itself: one layer fewer per token
+      // a runtime that takes a sink hands its deltas there itself: no event per token
       const sink =
         onText === undefined
           ? undefined
@@ -141,19 +142,50 @@ export async function* runTurn(
               text.push(delta)
               return onText(delta)
             }
-      const events =
-        agent?.run !== undefined ? ownRun(deps, agent, input, signal) : viaRuntime(deps, input, signal, sink)
-      for await (const e of events) {
-        if (e.type === 'text') {
-          text.push(e.delta)
-          if (onText !== undefined) {
-            const wait = onText(e.delta)
-            if (wait !== undefined) await wait
-            continue
-          }
+      // the default loop's rounds are read here, each runtime event handed to the loop by a call
+      let loop: AgentLoop | undefined
+      let source: AsyncIterable<AiEvent | TurnEvent>
+      if (agent?.run !== undefined) source = ownRun(deps, agent, input, signal)
+      else {
+        const picked = pickRuntime(deps, input.request)
+        if (picked === undefined) {
+          yield fail('no-runtime', 'no AI runtime is active (check platform.ai.runtime)')
+          return
         }
-        yield e
-        if (e.type === 'error') return
+        const refused = runtimeRefusal(picked.runtime, input)
+        if (refused !== undefined) {
+          yield refused
+          return
+        }
+        loop = new AgentLoop(deps, picked.runtime, input, picked.model, signal, sink)
+        source = loop.stream()
+      }
+      for (;;) {
+        for await (const raw of source) {
+          const e = loop === undefined ? (raw as TurnEvent) : loop.take(raw as AiEvent)
+          if (e === undefined) continue
+          if (e.type === 'text') {
+            text.push(e.delta)
+            if (onText !== undefined) {
+              const wait = onText(e.delta)
+              if (wait !== undefined) await wait
+              continue
+            }
+          }
+          yield e
+          if (e.type === 'error') return
+        }
+        if (loop === undefined) break
+        const next = loop.endRound()
+        if (next === false) break
+        if (next !== true) {
+          yield next
+          return
+        }
+        // tool events only: no text, no error
+        for await (const e of loop.runTools()) yield e
+        if (loop.handedOver) break
+        source = loop.stream()
       }
       const full = text.text()
       if (gov !== undefined) {
@@ -198,158 +230,13 @@ function serverMetadata(req: TurnRequest): Record<string, unknown> {
   return md
 }
 
-/**
- * The runtime `model` names, else the active one with `model` as its model name; then the loop
- * (returned, not delegated to: a generator in between would be one more hop per token).
- */
-function viaRuntime(
-  deps: TurnDeps,
-  input: LoopInput,
-  signal?: AiCancelSignal,
-  sink?: TurnTextSink
-): AsyncGenerator<TurnEvent> {
-  const picked = pickRuntime(deps, input.request)
-  if (picked === undefined) return only(fail('no-runtime', 'no AI runtime is active (check platform.ai.runtime)'))
+/** Why the picked runtime cannot answer this turn, as its error event; undefined when it can. */
+function runtimeRefusal(runtime: AiRuntime, input: LoopInput): TurnEvent | undefined {
   // a runtime that cannot see images must not answer as if it had
-  if (input.images.length > 0 && !picked.runtime.capabilities.includes('image-input'))
-    return only(fail('bad-request', `runtime '${picked.runtime.name}' does not take image input`))
+  if (input.images.length > 0 && !runtime.capabilities.includes('image-input'))
+    return fail('bad-request', `runtime '${runtime.name}' does not take image input`)
   // nor may one that cannot keep to a format answer as if it had
-  if (input.responseFormat !== undefined && !picked.runtime.capabilities.includes('structured-output'))
-    return only(fail('bad-request', `runtime '${picked.runtime.name}' cannot answer in a response format`))
-  return loop(deps, picked.runtime, input, picked.model, signal, sink)
-}
-
-/** Never added to: `loop` hands it to turns without client tools. */
-const NO_TOOLS = new Set<string>()
-
-async function* only(e: TurnEvent): AsyncGenerator<TurnEvent> {
-  yield e
-}
-
-/**
- * The default agent loop; ends with an `error` event or simply returns once the model completes.
- * Text deltas go to `sink` when there is one, else out as events.
- */
-async function* loop(
-  deps: TurnDeps,
-  runtime: AiRuntime,
-  input: LoopInput,
-  model: string | undefined,
-  signal?: AiCancelSignal,
-  sink?: TurnTextSink
-): AsyncGenerator<TurnEvent> {
-  const { platform } = deps
-  const offered = input.agent !== undefined ? deps.agentTools(input.agent.name) : undefined
-  const tools: AiToolSpec[] = (offered?.tools ?? []).map((t) => ({
-    name: t.name,
-    description: t.description,
-    inputSchema: t.inputSchema
-  }))
-  // the client's own tools beside the agent's; the agent's keep their name (a turn without any
-  // shares one empty set: most turns bring none, and a Set costs more than the rest of the setup)
-  const clientTools = input.clientTools.length > 0 ? new Set<string>() : NO_TOOLS
-  for (const t of input.clientTools)
-    if (offered?.byName.has(t.name) !== true && !clientTools.has(t.name)) {
-      clientTools.add(t.name)
-      tools.push(t)
-    }
-  const history: AiMessage[] = [...input.history]
-  let message: string | undefined = input.request.message
-  // the images go with the user message, once: a later round has it in the history as text
-  let images = input.images
-  if (input.continuation.length > 0) {
-    // the model already saw the message and asked for tools: it answers their results now
-    history.push({ role: 'user', content: message }, ...input.continuation)
-    message = undefined
-  }
-  for (let round = 0; ; round++) {
-    const calls: AiToolCall[] = []
-    // this round's text is what the turn's answer gains from here (runTurn pushes every delta)
-    const said = input.text.length
-    // fields set one by one: a conditional spread builds an object of its own per field
-    const ask: AiRuntimeRequest = { systemPrompt: input.systemPrompt, history }
-    if (message !== undefined) {
-      ask.message = message
-      if (images.length > 0) ask.images = images
-    }
-    if (tools.length > 0) ask.tools = tools
-    if (model !== undefined) ask.model = model
-    if (input.maxOutputTokens !== undefined) ask.maxOutputTokens = input.maxOutputTokens
-    if (input.responseFormat !== undefined) ask.responseFormat = input.responseFormat
-    const stream = runtime.stream(ask, signal, sink)
-    for await (const e of stream) {
-      switch (e.type) {
-        case 'text':
-          if (sink !== undefined) {
-            // a sink that answers a promise holds the turn until its reader can take more
-            const wait = sink(e.delta)
-            if (wait !== undefined) await wait
-          } else yield e
-          break
-        case 'usage':
-          yield e
-          break
-        case 'tool-call':
-          calls.push(e.call)
-          break
-        case 'error':
-          yield fail(e.code === 'cancelled' ? 'cancelled' : 'runtime', `runtime '${runtime.name}': ${e.message}`)
-          return
-        case 'done':
-          if (e.finishReason === 'cancelled') {
-            yield fail('cancelled', 'the turn was cancelled')
-            return
-          }
-          if (e.finishReason === 'length') input.truncated = true
-          break
-      }
-    }
-    if (signal?.aborted === true) {
-      yield fail('cancelled', 'the turn was cancelled')
-      return
-    }
-    if (calls.length === 0) return
-    if (round >= deps.maxToolRounds) {
-      yield fail(
-        'max-tool-rounds',
-        `the model still asked for tools after ${deps.maxToolRounds} rounds (platform.ai.max-tool-rounds)`
-      )
-      return
-    }
-    if (message !== undefined) history.push({ role: 'user', content: message })
-    message = undefined
-    images = []
-    history.push({ role: 'assistant', content: input.text.since(said), toolCalls: calls })
-    const forClient: AiToolCall[] = []
-    for (const call of calls) {
-      if (clientTools.has(call.name)) {
-        const denied = await gateClientTool(platform, input, call)
-        if (denied === undefined) {
-          forClient.push(call)
-          continue
-        }
-        // refused: the model reads the denial as the call's result, as it would a server tool's
-        yield { type: 'tool-start', call }
-        yield { type: 'tool-error', id: call.id, name: call.name, message: denied }
-        history.push({ role: 'tool', toolCallId: call.id, name: call.name, content: `error: ${denied}` })
-        continue
-      }
-      yield { type: 'tool-start', call }
-      const out = await runTool(platform, offered, input, call, signal)
-      if (out.ok) yield { type: 'tool-result', id: call.id, name: call.name, content: out.text }
-      else yield { type: 'tool-error', id: call.id, name: call.name, message: out.text }
-      // a failed tool is still an answer: the model sees the error and may recover
-      history.push({
-        role: 'tool',
-        toolCallId: call.id,
-        name: call.name,
-        content: out.ok ? out.text : `error: ${out.text}`
-      })
-    }
-    // the client runs its tools: the turn ends with their calls, their results come in the next one
-    if (forClient.length > 0) {
-      for (const call of forClient) yield { type: 'tool-start', call, client: true }
-      return
-    }
-  }
+  if (input.responseFormat !== undefined && !runtime.capabilities.includes('structured-output'))
+    return fail('bad-request', `runtime '${runtime.name}' cannot answer in a response format`)
+  return undefined
 }
