@@ -5,7 +5,15 @@
  * turn cost each event a promise, a result object and a resumption.
  */
 import type { OfferedTools } from './agent-tools.js'
-import type { AiCancelSignal, AiEvent, AiMessage, AiRuntime, AiRuntimeRequest, AiToolCall, AiToolSpec } from './runtime.js'
+import type {
+  AiCancelSignal,
+  AiEvent,
+  AiMessage,
+  AiRuntime,
+  AiRuntimeRequest,
+  AiToolCall,
+  AiToolSpec
+} from './runtime.js'
 import { gateClientTool, runTool, type LoopInput } from './tool-run.js'
 import type { TurnDeps, TurnErrorCode, TurnEvent, TurnTextSink } from './turn-types.js'
 
@@ -98,7 +106,7 @@ export class AgentLoop {
     }
   }
 
-  /** After a round's stream ended: the error that ends the turn, true when tools are to run, false when it is answered. */
+  /** After a round's stream: the error that ends the turn, true when tools are to run, false when answered. */
   endRound(): TurnEvent | boolean {
     if (this.signal?.aborted === true) return fail('cancelled', 'the turn was cancelled')
     if (this.calls.length === 0) return false

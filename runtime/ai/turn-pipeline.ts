@@ -13,11 +13,11 @@ import type { RegisteredAgent } from '../plugins/index.js'
 import type { AiCancelSignal, AiEvent, AiRuntime } from './runtime.js'
 import { ownRun, pickRuntime } from './agent-run.js'
 import { AgentLoop } from './agent-loop.js'
-import type { TurnDeps, TurnErrorCode, TurnEvent, TurnRequest, TurnTextSink } from './turn-types.js'
+import type { TurnCounter, TurnDeps, TurnErrorCode, TurnEvent, TurnRequest, TurnTextSink } from './turn-types.js'
 import type { LoopInput } from './tool-run.js'
 import { TextBuffer } from './text-buffer.js'
 
-export type { TurnDeps, TurnErrorCode, TurnEvent, TurnRequest, TurnTextSink } from './turn-types.js'
+export type { TurnCounter, TurnDeps, TurnErrorCode, TurnEvent, TurnRequest, TurnTextSink } from './turn-types.js'
 
 /** A request's fields that must be arrays, and those that must be objects, when present. */
 const ARRAY_FIELDS = ['history', 'clientTools', 'continuation', 'roles', 'images'] as const
@@ -26,195 +26,217 @@ const OBJECT_FIELDS = ['facts', 'clientMetadata'] as const
 const fail = (code: TurnErrorCode, message: string, policy?: string): TurnEvent =>
   policy === undefined ? { type: 'error', code, message } : { type: 'error', code, message, policy }
 
+const same = (e: TurnEvent): TurnEvent => e
+
 /**
  * Runs one turn; see the module comment. Aborting `signal` ends it with an error `cancelled`.
  * One generator from the request to the runtime's events (no wrapper delegating to another):
  * every layer a streamed token passes costs it a promise and a microtask. With `onText`, text
- * deltas go there instead of out as events (see TurnTextSink).
+ * deltas go there instead of out as events (see TurnTextSink). With `counter`, the turn reports its
+ * start at its first read, each event on its way out, and its end exactly once (after the last
+ * event, or when its reader stops); a turn never read reports nothing.
  */
 export async function* runTurn(
   deps: TurnDeps,
   req: TurnRequest,
   signal?: AiCancelSignal,
-  onText?: TurnTextSink
+  onText?: TurnTextSink,
+  counter?: TurnCounter
 ): AsyncGenerator<TurnEvent> {
+  // counted here, not by an iterator around the turn: a layer costs every event a promise
+  counter?.started()
+  const out =
+    counter === undefined
+      ? same
+      : (e: TurnEvent): TurnEvent => {
+          counter.event(e)
+          return e
+        }
   try {
-    if (typeof req?.message !== 'string') {
-      yield fail('bad-request', "a turn needs 'message' (a string)")
-      return
-    }
-    for (const k of ARRAY_FIELDS)
-      if (req[k] !== undefined && !Array.isArray(req[k])) {
-        yield fail('bad-request', `'${k}' must be an array`)
-        return
-      }
-    for (const k of OBJECT_FIELDS) {
-      const v = req[k]
-      if (v !== undefined && (typeof v !== 'object' || v === null || Array.isArray(v))) {
-        yield fail('bad-request', `'${k}' must be an object`)
-        return
-      }
-    }
-    const { platform } = deps
-    let agent: RegisteredAgent | undefined
-    if (req.agent !== undefined) {
-      agent = platform.plugins.agents().find((a) => a.name === req.agent)
-      if (agent === undefined) {
-        yield fail('unknown-agent', `no loaded plugin contributes an agent named '${req.agent}'`)
-        return
-      }
-    }
-    const resource = `ai:agent:${agent?.name ?? '-'}`
-    let request: AiRequest = aiRequest({
-      message: req.message,
-      systemPrompt: req.systemPrompt ?? agent?.systemPrompt ?? '',
-      model: req.model ?? agent?.model ?? null,
-      userId: req.userId ?? null,
-      sessionId: req.sessionId ?? null,
-      agentId: agent?.name ?? null,
-      conversationId: req.conversationId ?? null,
-      metadata: serverMetadata(req),
-      clientMetadata: { ...(req.clientMetadata ?? {}) }
-    })
-    const gov = governanceOf(platform)
-    const preferences: { policy: string; preferred: string; reason: string }[] = []
-    if (gov !== undefined) {
-      // guardrails sit first in the chain, so one admission covers guardrails then policies
-      const admitted = gov.gate.admit(resource, request)
-      // a chain of synchronous policies answers at once: nothing to await
-      const a = admitted instanceof Promise ? await admitted : admitted
-      if (!a.admitted) {
-        yield fail('denied', `denied by policy ${a.policy.name}: ${a.reason}`, a.policy.name)
-        return
-      }
-      request = a.request
-      for (const p of a.preferences) preferences.push({ policy: p.name, preferred: p.preferred, reason: p.reason })
-    }
-    // after any transform: the preamble leads whatever prompt reaches the model
-    let systemPrompt = gov !== undefined ? confineSystemPrompt(request, gov.chain.policies) : request.systemPrompt
-    // after admission, so a Prefer recorded just now steers this same turn
-    let guidance: string[] = []
-    if (gov !== undefined) {
-      try {
-        const lines = feedbackLines(gov, request, deps.feedback)
-        // answered at once unless the memory sink is read: no await (and no microtask) for nothing
-        guidance = lines instanceof Promise ? await lines : lines
-        if (guidance.length > 0) systemPrompt = withFeedback(systemPrompt, guidance)
-      } catch (err) {
-        // advisory only: a broken read never breaks the turn
-        guidance = []
-        platform.logger.warn({ err, agent: agent?.name }, 'governance feedback failed; the turn goes on without it')
-      }
-    }
-    const text = new TextBuffer()
-    let closed = gov === undefined
     try {
-      // a run() that brings its own system prompt gets the same preamble and guidance
-      const framePrompt = (own: string): string => {
-        const confined =
-          gov !== undefined ? confineSystemPrompt({ ...request, systemPrompt: own }, gov.chain.policies) : own
-        return guidance.length > 0 ? withFeedback(confined, guidance) : confined
-      }
-      const input: LoopInput = {
-        systemPrompt,
-        framePrompt,
-        request,
-        agent,
-        history: req.history ?? [],
-        clientTools: req.clientTools ?? [],
-        continuation: req.continuation ?? [],
-        images: req.images ?? [],
-        maxOutputTokens: req.maxOutputTokens,
-        responseFormat: req.responseFormat,
-        truncated: false,
-        text
-      }
-      if (agent?.run !== undefined && (input.images.length > 0 || input.responseFormat !== undefined)) {
-        const what = input.images.length > 0 ? 'no images' : 'no response format'
-        yield fail('bad-request', `agent '${agent.name}' runs its own turn, which takes ${what}`)
+      if (typeof req?.message !== 'string') {
+        yield out(fail('bad-request', "a turn needs 'message' (a string)"))
         return
       }
-      // a runtime that takes a sink hands its deltas there itself: no event per token
-      const sink =
-        onText === undefined
-          ? undefined
-          : (delta: string): void | Promise<void> => {
-              text.push(delta)
-              return onText(delta)
-            }
-      // the default loop's rounds are read here, each runtime event handed to the loop by a call
-      let loop: AgentLoop | undefined
-      let source: AsyncIterable<AiEvent | TurnEvent>
-      if (agent?.run !== undefined) source = ownRun(deps, agent, input, signal)
-      else {
-        const picked = pickRuntime(deps, input.request)
-        if (picked === undefined) {
-          yield fail('no-runtime', 'no AI runtime is active (check platform.ai.runtime)')
+      for (const k of ARRAY_FIELDS)
+        if (req[k] !== undefined && !Array.isArray(req[k])) {
+          yield out(fail('bad-request', `'${k}' must be an array`))
           return
         }
-        const refused = runtimeRefusal(picked.runtime, input)
-        if (refused !== undefined) {
-          yield refused
+      for (const k of OBJECT_FIELDS) {
+        const v = req[k]
+        if (v !== undefined && (typeof v !== 'object' || v === null || Array.isArray(v))) {
+          yield out(fail('bad-request', `'${k}' must be an object`))
           return
         }
-        loop = new AgentLoop(deps, picked.runtime, input, picked.model, signal, sink)
-        source = loop.stream()
       }
-      for (;;) {
-        for await (const raw of source) {
-          const e = loop === undefined ? (raw as TurnEvent) : loop.take(raw as AiEvent)
-          if (e === undefined) continue
-          if (e.type === 'text') {
-            text.push(e.delta)
-            if (onText !== undefined) {
-              const wait = onText(e.delta)
-              if (wait !== undefined) await wait
-              continue
-            }
-          }
-          yield e
-          if (e.type === 'error') return
-        }
-        if (loop === undefined) break
-        const next = loop.endRound()
-        if (next === false) break
-        if (next !== true) {
-          yield next
+      const { platform } = deps
+      let agent: RegisteredAgent | undefined
+      if (req.agent !== undefined) {
+        agent = platform.plugins.agents().find((a) => a.name === req.agent)
+        if (agent === undefined) {
+          yield out(fail('unknown-agent', `no loaded plugin contributes an agent named '${req.agent}'`))
           return
         }
-        // tool events only: no text, no error
-        for await (const e of loop.runTools()) yield e
-        if (loop.handedOver) break
-        source = loop.stream()
       }
-      const full = text.text()
+      const resource = `ai:agent:${agent?.name ?? '-'}`
+      let request: AiRequest = aiRequest({
+        message: req.message,
+        systemPrompt: req.systemPrompt ?? agent?.systemPrompt ?? '',
+        model: req.model ?? agent?.model ?? null,
+        userId: req.userId ?? null,
+        sessionId: req.sessionId ?? null,
+        agentId: agent?.name ?? null,
+        conversationId: req.conversationId ?? null,
+        metadata: serverMetadata(req),
+        clientMetadata: { ...(req.clientMetadata ?? {}) }
+      })
+      const gov = governanceOf(platform)
+      const preferences: { policy: string; preferred: string; reason: string }[] = []
       if (gov !== undefined) {
-        closed = true
-        const answered = gov.gate.afterResponse(resource, request, full)
-        const after = answered instanceof Promise ? await answered : answered
-        if (!after.admitted) {
-          yield fail('denied', `response denied by policy ${after.policy.name}: ${after.reason}`, after.policy.name)
+        // guardrails sit first in the chain, so one admission covers guardrails then policies
+        const admitted = gov.gate.admit(resource, request)
+        // a chain of synchronous policies answers at once: nothing to await
+        const a = admitted instanceof Promise ? await admitted : admitted
+        if (!a.admitted) {
+          yield out(fail('denied', `denied by policy ${a.policy.name}: ${a.reason}`, a.policy.name))
           return
         }
+        request = a.request
+        for (const p of a.preferences) preferences.push({ policy: p.name, preferred: p.preferred, reason: p.reason })
       }
-      const lines = guidance.length > 0 ? carriedLines(input.systemPrompt, guidance) : guidance
-      if (lines.length > 0) yield { type: 'feedback', injected: lines.length, lines }
-      yield input.truncated
-        ? { type: 'complete', text: full, preferences, userMessage: request.message, truncated: true }
-        : { type: 'complete', text: full, preferences, userMessage: request.message }
-    } finally {
-      // a turn that ends early (error, cancellation, a consumer that stops reading) still closes
-      // its post-response phase, so per-turn policy state such as a concurrency slot is released
-      if (!closed && gov !== undefined) {
+      // after any transform: the preamble leads whatever prompt reaches the model
+      let systemPrompt = gov !== undefined ? confineSystemPrompt(request, gov.chain.policies) : request.systemPrompt
+      // after admission, so a Prefer recorded just now steers this same turn
+      let guidance: string[] = []
+      if (gov !== undefined) {
         try {
-          await gov.gate.afterResponse(resource, request, text.text())
-        } catch {
-          /* the gate records its own failures */
+          const lines = feedbackLines(gov, request, deps.feedback)
+          // answered at once unless the memory sink is read: no await (and no microtask) for nothing
+          guidance = lines instanceof Promise ? await lines : lines
+          if (guidance.length > 0) systemPrompt = withFeedback(systemPrompt, guidance)
+        } catch (err) {
+          // advisory only: a broken read never breaks the turn
+          guidance = []
+          platform.logger.warn({ err, agent: agent?.name }, 'governance feedback failed; the turn goes on without it')
         }
       }
+      const text = new TextBuffer()
+      let closed = gov === undefined
+      try {
+        // a run() that brings its own system prompt gets the same preamble and guidance
+        const framePrompt = (own: string): string => {
+          const confined =
+            gov !== undefined ? confineSystemPrompt({ ...request, systemPrompt: own }, gov.chain.policies) : own
+          return guidance.length > 0 ? withFeedback(confined, guidance) : confined
+        }
+        const input: LoopInput = {
+          systemPrompt,
+          framePrompt,
+          request,
+          agent,
+          history: req.history ?? [],
+          clientTools: req.clientTools ?? [],
+          continuation: req.continuation ?? [],
+          images: req.images ?? [],
+          maxOutputTokens: req.maxOutputTokens,
+          responseFormat: req.responseFormat,
+          truncated: false,
+          text
+        }
+        if (agent?.run !== undefined && (input.images.length > 0 || input.responseFormat !== undefined)) {
+          const what = input.images.length > 0 ? 'no images' : 'no response format'
+          yield out(fail('bad-request', `agent '${agent.name}' runs its own turn, which takes ${what}`))
+          return
+        }
+        // a runtime that takes a sink hands its deltas there itself: no event per token
+        const sink =
+          onText === undefined
+            ? undefined
+            : (delta: string): void | Promise<void> => {
+                text.push(delta)
+                return onText(delta)
+              }
+        // the default loop's rounds are read here, each runtime event handed to the loop by a call
+        let loop: AgentLoop | undefined
+        let source: AsyncIterable<AiEvent | TurnEvent>
+        if (agent?.run !== undefined) source = ownRun(deps, agent, input, signal)
+        else {
+          const picked = pickRuntime(deps, input.request)
+          if (picked === undefined) {
+            yield out(fail('no-runtime', 'no AI runtime is active (check platform.ai.runtime)'))
+            return
+          }
+          const refused = runtimeRefusal(picked.runtime, input)
+          if (refused !== undefined) {
+            yield out(refused)
+            return
+          }
+          loop = new AgentLoop(deps, picked.runtime, input, picked.model, signal, sink)
+          source = loop.stream()
+        }
+        for (;;) {
+          for await (const raw of source) {
+            const e = loop === undefined ? (raw as TurnEvent) : loop.take(raw as AiEvent)
+            if (e === undefined) continue
+            if (e.type === 'text') {
+              text.push(e.delta)
+              if (onText !== undefined) {
+                const wait = onText(e.delta)
+                if (wait !== undefined) await wait
+                continue
+              }
+            }
+            yield out(e)
+            if (e.type === 'error') return
+          }
+          if (loop === undefined) break
+          const next = loop.endRound()
+          if (next === false) break
+          if (next !== true) {
+            yield out(next)
+            return
+          }
+          // tool events only: no text, no error
+          for await (const e of loop.runTools()) yield out(e)
+          if (loop.handedOver) break
+          source = loop.stream()
+        }
+        const full = text.text()
+        if (gov !== undefined) {
+          closed = true
+          const answered = gov.gate.afterResponse(resource, request, full)
+          const after = answered instanceof Promise ? await answered : answered
+          if (!after.admitted) {
+            yield out(
+              fail('denied', `response denied by policy ${after.policy.name}: ${after.reason}`, after.policy.name)
+            )
+            return
+          }
+        }
+        const lines = guidance.length > 0 ? carriedLines(input.systemPrompt, guidance) : guidance
+        if (lines.length > 0) yield out({ type: 'feedback', injected: lines.length, lines })
+        yield out(
+          input.truncated
+            ? { type: 'complete', text: full, preferences, userMessage: request.message, truncated: true }
+            : { type: 'complete', text: full, preferences, userMessage: request.message }
+        )
+      } finally {
+        // a turn that ends early (error, cancellation, a consumer that stops reading) still closes
+        // its post-response phase, so per-turn policy state such as a concurrency slot is released
+        if (!closed && gov !== undefined) {
+          try {
+            await gov.gate.afterResponse(resource, request, text.text())
+          } catch {
+            /* the gate records its own failures */
+          }
+        }
+      }
+    } catch (err) {
+      yield out(fail('runtime', `turn failed: ${err instanceof Error ? err.message : String(err)}`))
     }
-  } catch (err) {
-    yield fail('runtime', `turn failed: ${err instanceof Error ? err.message : String(err)}`)
+  } finally {
+    counter?.ended()
   }
 }
 
