@@ -17,7 +17,8 @@
  *     [--profile FILE]
  * `--profile FILE` writes a CPU profile (.cpuprofile) of the governed subject's calls in the first
  * round alone: no start-up, warm-up or other subject in it, as `--cpu-prof` would have. The
- * sampler costs CPU of its own, so the figures of such a run are not comparable with others.
+ * sampler costs CPU of its own, so the figures of such a run are not comparable with others. The
+ * same calls' allocations, sampled every 512 bytes, go to FILE.heapprofile (by allocating function).
  * BENCH_AI_TURNS sets N (10 000 quick, 20 000 full: at 3 000 a quick round was 0.1 s per subject,
  * and one major GC moved the pipeline's figure by a fifth).
  */
@@ -241,10 +242,17 @@ async function startProfile(): Promise<Session> {
   await session.post('Profiler.enable')
   await session.post('Profiler.setSamplingInterval', { interval: 100 })
   await session.post('Profiler.start')
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 512,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true
+  })
   return session
 }
 
 async function stopProfile(session: Session, file: string): Promise<void> {
+  const { profile: heap } = await session.post('HeapProfiler.stopSampling')
+  writeFileSync(`${file}.heapprofile`, JSON.stringify(heap))
   const { profile } = await session.post('Profiler.stop')
   // the samples of the profiler's own stop (the inspector's dispatch) and of the idle pause that
   // lets LMDB's writer finish are not the turn's: left out, so self times sum to the turns'

@@ -73,7 +73,10 @@ export async function* runTurn(
       const { platform } = deps
       let agent: RegisteredAgent | undefined
       if (req.agent !== undefined) {
-        agent = platform.plugins.agents().find((a) => a.name === req.agent)
+        // a loop, not find(): its callback is a closure made on every turn
+        const agents = platform.plugins.agents()
+        for (let i = 0; i < agents.length && agent === undefined; i++)
+          if (agents[i]!.name === req.agent) agent = agents[i]
         if (agent === undefined) {
           yield out(fail('unknown-agent', `no loaded plugin contributes an agent named '${req.agent}'`))
           return
