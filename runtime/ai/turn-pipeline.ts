@@ -19,10 +19,6 @@ import { TextBuffer } from './text-buffer.js'
 
 export type { TurnCounter, TurnDeps, TurnErrorCode, TurnEvent, TurnRequest, TurnTextSink } from './turn-types.js'
 
-/** A request's fields that must be arrays, and those that must be objects, when present. */
-const ARRAY_FIELDS = ['history', 'clientTools', 'continuation', 'roles', 'images'] as const
-const OBJECT_FIELDS = ['facts', 'clientMetadata'] as const
-
 const fail = (code: TurnErrorCode, message: string, policy?: string): TurnEvent =>
   policy === undefined ? { type: 'error', code, message } : { type: 'error', code, message, policy }
 
@@ -54,21 +50,10 @@ export async function* runTurn(
         }
   try {
     try {
-      if (typeof req?.message !== 'string') {
-        yield out(fail('bad-request', "a turn needs 'message' (a string)"))
+      const malformed = shapeError(req)
+      if (malformed !== undefined) {
+        yield out(fail('bad-request', malformed))
         return
-      }
-      for (const k of ARRAY_FIELDS)
-        if (req[k] !== undefined && !Array.isArray(req[k])) {
-          yield out(fail('bad-request', `'${k}' must be an array`))
-          return
-        }
-      for (const k of OBJECT_FIELDS) {
-        const v = req[k]
-        if (v !== undefined && (typeof v !== 'object' || v === null || Array.isArray(v))) {
-          yield out(fail('bad-request', `'${k}' must be an object`))
-          return
-        }
       }
       const { platform } = deps
       let agent: RegisteredAgent | undefined
@@ -241,6 +226,25 @@ export async function* runTurn(
   } finally {
     counter?.ended()
   }
+}
+
+const notArray = (v: unknown): boolean => v !== undefined && !Array.isArray(v)
+const notObject = (v: unknown): boolean => v !== undefined && (typeof v !== 'object' || v === null || Array.isArray(v))
+
+/**
+ * Why a request is malformed, as the bad-request message; undefined when it is not. Each field is
+ * read by its name: reads keyed by names from a list were a lookup per field on every turn.
+ */
+function shapeError(req: TurnRequest): string | undefined {
+  if (typeof req?.message !== 'string') return "a turn needs 'message' (a string)"
+  if (notArray(req.history)) return "'history' must be an array"
+  if (notArray(req.clientTools)) return "'clientTools' must be an array"
+  if (notArray(req.continuation)) return "'continuation' must be an array"
+  if (notArray(req.roles)) return "'roles' must be an array"
+  if (notArray(req.images)) return "'images' must be an array"
+  if (notObject(req.facts)) return "'facts' must be an object"
+  if (notObject(req.clientMetadata)) return "'clientMetadata' must be an object"
+  return undefined
 }
 
 /**

@@ -458,6 +458,19 @@ t.test('turns over the demo runtime', async (t) => {
       code: 'bad-request',
       message: /history/
     })
+    // every field of the wrong shape is named, the first one in the request's order
+    const shapes: [Record<string, unknown>, string][] = [
+      [{ clientTools: {} }, "'clientTools' must be an array"],
+      [{ continuation: 1 }, "'continuation' must be an array"],
+      [{ roles: 'admin' }, "'roles' must be an array"],
+      [{ images: null }, "'images' must be an array"],
+      [{ facts: [] }, "'facts' must be an object"],
+      [{ clientMetadata: null }, "'clientMetadata' must be an object"],
+      [{ facts: 'x', history: 'x' }, "'history' must be an array"],
+      [{ message: 1 }, "a turn needs 'message' (a string)"]
+    ]
+    for (const [fields, message] of shapes)
+      t.match(terminal(t, await turn({ message: 'hi', ...fields } as never)), { code: 'bad-request', message })
     // a runtime without structured-output, or an agent's own run, never answers as if it kept to a format
     const responseFormat = { type: 'json_object' } as const
     t.match(terminal(t, await turn({ agent: 'demo', message: 'hi', responseFormat })), {
