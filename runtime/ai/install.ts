@@ -19,6 +19,7 @@ import { OpenAiRuntime } from './openai-runtime.js'
 import { PostgresConversationMemory } from './postgres-memory.js'
 import { SessionScopedMemory } from './session-memory.js'
 import { storeKindOf } from '../config/index.js'
+import { isoNow } from '../contracts/index.js'
 import { PluginRuntime } from './plugin-runtime.js'
 import { RuntimeRegistry } from './runtime-registry.js'
 import type { AiMessage } from './runtime.js'
@@ -94,12 +95,14 @@ export const aiArea: Area = {
           const ms = performance.now() - started
           turnMetrics.ended(ms / 1000)
           // the charts of the dashboard and anything else that follows turns as they end
-          platform.bus.emit('TurnCompleted', {
+          platform.bus.publish({
+            type: 'TurnCompleted',
             agentName,
             duration: Math.round(ms),
             outcome: seen.outcome,
             inputTokens: seen.input,
-            outputTokens: seen.output
+            outputTokens: seen.output,
+            timestamp: isoNow()
           })
         }
       }

@@ -363,6 +363,11 @@ t.test('turns over the demo runtime', async (t) => {
       t.equal((await texts()) - before, said.length, 'one streamed text counted per delta')
       const usage = events.find((e) => e.type === 'usage') as Extract<TurnEvent, { type: 'usage' }>
       t.match(done, [{ outcome: 'completed', outputTokens: usage.usage.output }], 'one TurnCompleted with its usage')
+      t.same(
+        Object.keys(done[0]!),
+        ['type', 'agentName', 'duration', 'outcome', 'inputTokens', 'outputTokens', 'timestamp'],
+        'its fields in the order every bus event has them'
+      )
       t.match(said.map((e) => (e as { delta: string }).delta).join(''), /^You said: "one two three"\./)
       t.equal(events.at(-1)!.type, 'complete')
 
