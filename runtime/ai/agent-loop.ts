@@ -21,6 +21,10 @@ const fail = (code: TurnErrorCode, message: string): TurnEvent => ({ type: 'erro
 
 /** Never added to: turns without client tools share it. */
 const NO_TOOLS = new Set<string>()
+/** Never added to: turns offered no tool share it. */
+const NO_SPECS: AiToolSpec[] = []
+/** Never added to: the calls before the first round. */
+const NO_CALLS: AiToolCall[] = []
 
 export class AgentLoop {
   /** Set once the turn ends with the client's tool calls: their results come in the next turn. */
@@ -33,7 +37,8 @@ export class AgentLoop {
   // the images go with the user message, once: a later round has it in the history as text
   private images: string[]
   private round = -1
-  private calls: AiToolCall[] = []
+  /** This round's tool calls: a new list each round, set by `stream`. */
+  private calls: AiToolCall[] = NO_CALLS
   /** Where this round's text starts in the turn's answer (runTurn pushes every delta). */
   private said = 0
 
@@ -46,11 +51,12 @@ export class AgentLoop {
     private readonly sink: TurnTextSink | undefined
   ) {
     this.offered = input.agent !== undefined ? deps.agentTools(input.agent.name) : undefined
-    this.tools = (this.offered?.tools ?? []).map((t) => ({
-      name: t.name,
-      description: t.description,
-      inputSchema: t.inputSchema
-    }))
+    const own = this.offered?.tools ?? NO_SPECS
+    // a turn offered no tool at all shares one empty list (tools are added only beside client ones)
+    this.tools =
+      own.length === 0 && input.clientTools.length === 0
+        ? NO_SPECS
+        : own.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }))
     // the client's own tools beside the agent's; the agent's keep their name (a turn without any
     // shares one empty set: most turns bring none, and a Set costs more than the rest of the setup)
     this.clientTools = input.clientTools.length > 0 ? new Set<string>() : NO_TOOLS
