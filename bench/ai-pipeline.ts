@@ -18,6 +18,8 @@
  * `--profile FILE` writes a CPU profile (.cpuprofile) of the governed subject's calls in the first
  * round alone: no start-up, warm-up or other subject in it, as `--cpu-prof` would have. The
  * sampler costs CPU of its own, so the figures of such a run are not comparable with others.
+ * `--heap-profile FILE` writes the same calls' allocations, sampled every 512 bytes, as a
+ * .heapprofile (by allocating function); not with `--profile`, whose figures it would distort.
  * BENCH_AI_TURNS sets N (10 000 quick, 20 000 full: at 3 000 a quick round was 0.1 s per subject,
  * and one major GC moved the pipeline's figure by a fifth).
  */
@@ -43,6 +45,11 @@ if (!Number.isInteger(ROUNDS) || ROUNDS < 1) throw new Error(`--rounds takes a w
 const profileArg = process.argv.indexOf('--profile')
 const PROFILE = profileArg > 0 ? process.argv[profileArg + 1] : undefined
 if (profileArg > 0 && (PROFILE === undefined || PROFILE.startsWith('--'))) throw new Error('--profile takes a file')
+const heapArg = process.argv.indexOf('--heap-profile')
+const HEAP_PROFILE = heapArg > 0 ? process.argv[heapArg + 1] : undefined
+if (heapArg > 0 && (HEAP_PROFILE === undefined || HEAP_PROFILE.startsWith('--')))
+  throw new Error('--heap-profile takes a file')
+if (PROFILE !== undefined && HEAP_PROFILE !== undefined) throw new Error('--profile or --heap-profile, not both')
 const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)))
 
 /** Twelve built-in types that all admit the bench turn, then a rule-based scope for its agent. */
@@ -184,8 +191,10 @@ async function main(): Promise<void> {
         async () => {
           gov.setSource('yaml:bench-ai.yaml', policies)
           const profiler = r === 0 && PROFILE !== undefined ? await startProfile() : undefined
+          const heap = r === 0 && HEAP_PROFILE !== undefined ? await startHeapProfile() : undefined
           samples.governed.push(await cpuPerCall(turn, N))
           if (profiler !== undefined) await stopProfile(profiler, PROFILE!)
+          if (heap !== undefined) await stopHeapProfile(heap, HEAP_PROFILE!)
           gov.removeSource('yaml:bench-ai.yaml')
         },
         async () => void samples.log.push(await cpuPerCall(logAppends, N)),
@@ -261,6 +270,24 @@ async function stopProfile(session: Session, file: string): Promise<void> {
     timeDeltas.push(profile.timeDeltas?.[i] ?? 0)
   })
   writeFileSync(file, JSON.stringify({ ...profile, samples, timeDeltas }))
+  session.disconnect()
+}
+
+/** Allocation sampling every 512 bytes from now on, the objects collected since included. */
+async function startHeapProfile(): Promise<Session> {
+  const session = new Session()
+  session.connect()
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 512,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true
+  })
+  return session
+}
+
+async function stopHeapProfile(session: Session, file: string): Promise<void> {
+  const { profile } = await session.post('HeapProfiler.stopSampling')
+  writeFileSync(file, JSON.stringify(profile))
   session.disconnect()
 }
 

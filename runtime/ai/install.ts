@@ -19,15 +19,15 @@ import { OpenAiRuntime } from './openai-runtime.js'
 import { PostgresConversationMemory } from './postgres-memory.js'
 import { SessionScopedMemory } from './session-memory.js'
 import { storeKindOf } from '../config/index.js'
+import { isoNow } from '../contracts/index.js'
 import { PluginRuntime } from './plugin-runtime.js'
 import { RuntimeRegistry } from './runtime-registry.js'
 import type { AiMessage } from './runtime.js'
 import { AgentSessions } from './sessions.js'
-import { runTurn, type TurnDeps, type TurnEvent } from './turn-pipeline.js'
+import { runTurn, type TurnCounter, type TurnDeps } from './turn-pipeline.js'
 import { AgentEndpoint } from './agent-endpoint.js'
 import { AddressCap } from '../transport/index.js'
 import { TurnMetrics } from './turn-metrics.js'
-import { CountedTurn } from './counted-turn.js'
 import { AI_CONFIG_KEYS } from './config-keys.js'
 import { AI_ERRORS } from './errors.js'
 
@@ -76,12 +76,11 @@ export const aiArea: Area = {
         .findLast((s) => s.protocol === 'a2a')
         ?.pathOf(agent)
     const turnMetrics = new TurnMetrics(platform.metrics.registry)
-    // one pass counts for the metrics and the TurnCompleted event, and it is no generator: a layer
-    // per event is promises and microtasks per streamed token (see CountedTurn)
-    const counted = (events: AsyncIterable<TurnEvent>, agentName: string): AsyncIterable<TurnEvent> => {
+    // one pass counts for the metrics and the TurnCompleted event, inside the turn's own generator
+    const counter = (agentName: string): TurnCounter => {
       let started = 0
       const seen: TurnTally = { outcome: 'cancelled', input: 0, output: 0 }
-      return new CountedTurn(events[Symbol.asyncIterator](), {
+      return {
         started() {
           inFlight++
           started = performance.now()
@@ -96,15 +95,17 @@ export const aiArea: Area = {
           const ms = performance.now() - started
           turnMetrics.ended(ms / 1000)
           // the charts of the dashboard and anything else that follows turns as they end
-          platform.bus.emit('TurnCompleted', {
+          platform.bus.publish({
+            type: 'TurnCompleted',
             agentName,
             duration: Math.round(ms),
             outcome: seen.outcome,
             inputTokens: seen.input,
-            outputTokens: seen.output
+            outputTokens: seen.output,
+            timestamp: isoNow()
           })
         }
-      })
+      }
     }
     const service: AiService = {
       agentNames: () => platform.plugins.agents().map((a) => a.name),
@@ -122,20 +123,18 @@ export const aiArea: Area = {
       memory,
       sessions,
       runTurn: (request, signal, onText) =>
-        counted(
-          runTurn(
-            deps,
-            request,
-            signal,
-            // the deltas a sink takes never pass the counting iterator: counted on their way there
-            onText === undefined
-              ? undefined
-              : (delta) => {
-                  turnMetrics.text()
-                  return onText(delta)
-                }
-          ),
-          request.agent ?? ''
+        runTurn(
+          deps,
+          request,
+          signal,
+          // the deltas a sink takes are no events: counted on their way there
+          onText === undefined
+            ? undefined
+            : (delta) => {
+                turnMetrics.text()
+                return onText(delta)
+              },
+          counter(request.agent ?? '')
         ),
       recordsWritten: () => governanceOf(platform)?.decisionLog.written() ?? Promise.resolve(),
       inFlight: () => inFlight

@@ -21,8 +21,12 @@ export class RuntimeRegistry {
     return [...this.runtimes, ...this.dynamic().filter((d) => !this.runtimes.some((r) => r.name === d.name))]
   }
 
+  /** As `all().find(...)` (a built-in before a plugin runtime of its name), without building the list: once a turn. */
   get(name: string): AiRuntime | undefined {
-    return this.all().find((r) => r.name === name)
+    for (const r of this.runtimes) if (r.name === name) return r
+    const plugins = this.dynamic()
+    for (let i = 0; i < plugins.length; i++) if (plugins[i]!.name === name) return plugins[i]
+    return undefined
   }
 
   list(): AiRuntimeInfo[] {

@@ -63,6 +63,13 @@ export interface TurnRequest {
  */
 export type TurnTextSink = (delta: string) => void | Promise<void>
 
+/** What a counted turn reports: at its first read, per event, and once when it ends. */
+export interface TurnCounter {
+  started(): void
+  event(e: TurnEvent): void
+  ended(): void
+}
+
 export type TurnErrorCode =
   'denied' | 'cancelled' | 'runtime' | 'no-runtime' | 'unknown-agent' | 'bad-request' | 'max-tool-rounds'
 

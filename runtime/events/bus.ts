@@ -79,6 +79,18 @@ export class EventBus {
     if (any !== undefined) this.call(any, event)
   }
 
+  /**
+   * `emit` of an event its producer built whole, fields in emit's order (type, the payload's,
+   * the timestamp last): one object where emit copies a payload into another (a spread in the
+   * middle of a literal is a runtime call), for producers that emit on every AI turn.
+   */
+  publish<T extends EventType>(event: PlatformEvent<T>): void {
+    const own = this.listeners.get(event.type)
+    const any = this.listeners.get('*')
+    if (own !== undefined) this.call(own, event as PlatformEvent)
+    if (any !== undefined) this.call(any, event as PlatformEvent)
+  }
+
   private call(set: Set<StoredListener>, event: PlatformEvent): void {
     for (const fn of set) {
       try {

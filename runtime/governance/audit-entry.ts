@@ -16,13 +16,32 @@ export function coerce(v: unknown): string | number | boolean | null {
   if (typeof v === 'number') return Number.isFinite(v) ? v : String(v)
   if (typeof v === 'boolean') return v
   if (typeof v === 'bigint') return v.toString()
-  let s: string
+  let s: string | undefined = Array.isArray(v) ? plainList(v) : undefined
+  if (s !== undefined) return truncate(s, SNAPSHOT_MESSAGE_CHARS)
   try {
     s = JSON.stringify(v) ?? String(v)
   } catch {
     s = String(v)
   }
   return truncate(s, SNAPSHOT_MESSAGE_CHARS)
+}
+
+/** Printable ASCII but `"` and `\`: such a string's JSON is itself in quotes. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/
+
+/**
+ * JSON.stringify of a list of plain strings (a roles list, in both phases' snapshots of every
+ * turn), built by concatenation at half its cost; undefined for any other list.
+ */
+function plainList(a: unknown[]): string | undefined {
+  if ((a as { toJSON?: unknown }).toJSON !== undefined) return undefined
+  let s = '['
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i]
+    if (typeof x !== 'string' || !PLAIN.test(x)) return undefined
+    s += i === 0 ? `"${x}"` : `,"${x}"`
+  }
+  return s + ']'
 }
 
 /** The redaction-safe view of a request: message cut to 200 characters, metadata coerced to primitives. */

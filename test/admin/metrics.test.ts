@@ -4,6 +4,8 @@ import t from 'tap'
 import { adminPlatform, call, ALICE, WRITER } from './helpers.js'
 import { wsMember } from '../transport/clients.js'
 import { AI } from '../../runtime/ai/index.js'
+import { Histogram, Registry } from 'prom-client'
+import { TimedMetric } from '../../runtime/observability/index.js'
 
 const tp = await adminPlatform({ ...WRITER, 'platform.interactions.http-write-enabled': true })
 t.teardown(tp.close)
@@ -181,3 +183,34 @@ t.test(
     t.match(text, /platform_long_polling_cached_messages 0/)
   }
 )
+
+t.test('a timed metric hands prom-client the buckets, sum and count a histogram fed each value has', async (t) => {
+  const buckets = [0.001, 0.01, 0.1, 1]
+  const values = [0.0005, 0.001, 0.002, 0.01, 0.05, 0.1, 0.5, 1, 2, 30, 0]
+  const lazy = new Registry()
+  const plain = new Registry()
+  const timed = new TimedMetric(lazy, 'x_seconds', 'x', buckets)
+  const histogram = new Histogram({ name: 'x_seconds', help: 'x', buckets, registers: [plain] })
+  const feed = (vs: number[]): void => {
+    for (const v of vs) {
+      timed.observe(v)
+      histogram.observe(v)
+    }
+  }
+  const histogramOf = async (r: Registry): Promise<string> =>
+    (await r.metrics())
+      .split('\n')
+      .filter((l) => l.startsWith('x_seconds_') && !l.startsWith('x_seconds_max'))
+      .join('\n')
+  feed(values)
+  t.equal(await histogramOf(lazy), await histogramOf(plain))
+  // read twice with nothing new: nothing counted twice
+  t.equal(await histogramOf(lazy), await histogramOf(plain))
+  t.match(await lazy.metrics(), /x_seconds_max 30/)
+  // a reset drops what was handed over; what comes after is counted from zero
+  lazy.resetMetrics()
+  plain.resetMetrics()
+  feed([0.003, 5])
+  t.equal(await histogramOf(lazy), await histogramOf(plain))
+  t.match(await histogramOf(lazy), /x_seconds_count 2/)
+})

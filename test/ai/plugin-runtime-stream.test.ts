@@ -114,6 +114,15 @@ t.test('plugin runtimes stream over the agent WebSocket', async (t) => {
         )
       })
 
+      t.test('a reader that stops reading the turn closes the plugin generator (no signal)', async (t) => {
+        await kv.remove([p, 'flood-closed'])
+        const turn = ai.runTurn({ agent: `${p}-agent`, message: 'flood' })[Symbol.asyncIterator]()
+        t.match((await turn.next()).value, { type: 'text', delta: 'x' })
+        t.same(await turn.return!(undefined), { done: true, value: undefined })
+        await eventually(() => kv.get([p, 'flood-closed']) !== undefined, 5000, 'the generator finally ran')
+        t.equal(ai.inFlight(), 0)
+      })
+
       t.test('a throwing or hanging runtime is a clean turn error after its deltas; the host goes on', async (t) => {
         s.ws.send('throw')
         const thrown = await untilTerminal(s.inbox)

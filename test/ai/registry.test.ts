@@ -39,6 +39,25 @@ t.test('registry: the configured runtime wins; auto picks the highest-priority a
   )
 })
 
+t.test('registry: a runtime by name, a built-in one before a plugin one of the same name', async (t) => {
+  const builtIn = fakeRuntime('shared', 1, true)
+  let plugins: AiRuntime[] = []
+  const r = new RuntimeRegistry('plugged', () => plugins)
+  r.add(builtIn)
+  // a plugin loaded later may name itself like a built-in one
+  plugins = [fakeRuntime('shared', 9, true), fakeRuntime('plugged', 2, true), fakeRuntime('plugged', 3, true)]
+  t.equal(r.get('shared'), builtIn)
+  t.equal(r.get('plugged'), plugins[1], 'the first plugin runtime of the name')
+  t.equal(r.active(), plugins[1])
+  t.equal(r.get('none'), undefined)
+  for (const name of ['shared', 'plugged', 'none'])
+    t.equal(
+      r.get(name),
+      r.all().find((x) => x.name === name),
+      `${name}: as the list finds it`
+    )
+})
+
 t.test('the AI service lists the runtimes and the active one on a real platform', async (t) => {
   const tp = await startTestPlatform({}, { install: installAreas })
   t.teardown(tp.close)

@@ -363,6 +363,11 @@ t.test('turns over the demo runtime', async (t) => {
       t.equal((await texts()) - before, said.length, 'one streamed text counted per delta')
       const usage = events.find((e) => e.type === 'usage') as Extract<TurnEvent, { type: 'usage' }>
       t.match(done, [{ outcome: 'completed', outputTokens: usage.usage.output }], 'one TurnCompleted with its usage')
+      t.same(
+        Object.keys(done[0]!),
+        ['type', 'agentName', 'duration', 'outcome', 'inputTokens', 'outputTokens', 'timestamp'],
+        'its fields in the order every bus event has them'
+      )
       t.match(said.map((e) => (e as { delta: string }).delta).join(''), /^You said: "one two three"\./)
       t.equal(events.at(-1)!.type, 'complete')
 
@@ -458,6 +463,19 @@ t.test('turns over the demo runtime', async (t) => {
       code: 'bad-request',
       message: /history/
     })
+    // every field of the wrong shape is named, the first one in the request's order
+    const shapes: [Record<string, unknown>, string][] = [
+      [{ clientTools: {} }, "'clientTools' must be an array"],
+      [{ continuation: 1 }, "'continuation' must be an array"],
+      [{ roles: 'admin' }, "'roles' must be an array"],
+      [{ images: null }, "'images' must be an array"],
+      [{ facts: [] }, "'facts' must be an object"],
+      [{ clientMetadata: null }, "'clientMetadata' must be an object"],
+      [{ facts: 'x', history: 'x' }, "'history' must be an array"],
+      [{ message: 1 }, "a turn needs 'message' (a string)"]
+    ]
+    for (const [fields, message] of shapes)
+      t.match(terminal(t, await turn({ message: 'hi', ...fields } as never)), { code: 'bad-request', message })
     // a runtime without structured-output, or an agent's own run, never answers as if it kept to a format
     const responseFormat = { type: 'json_object' } as const
     t.match(terminal(t, await turn({ agent: 'demo', message: 'hi', responseFormat })), {

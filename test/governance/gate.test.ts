@@ -9,6 +9,7 @@ import { governanceOf } from '../../runtime/governance/index.js'
 import { aiRequest, isoNow, type GovernancePolicy, type PolicyContext } from '../../runtime/contracts/index.js'
 import { isoOf } from '../../runtime/contracts/iso-now.js'
 import { POLICIES_PROPERTY } from '../../runtime/governance/chain.js'
+import { coerce } from '../../runtime/governance/audit-entry.js'
 import { KillSwitchPolicy } from '../../runtime/governance/types/index.js'
 import { installAreas } from '../../runtime/areas.js'
 import { scopeArea } from '../../runtime/scope/install.js'
@@ -387,4 +388,26 @@ t.test('recent() past the ring continues from LMDB below the oldest ring entry',
     ['m7', 'm6', 'm5', 'm4', 'm3', 'm2']
   )
   t.equal(s.decisionLog.recent(100).length, 8)
+})
+
+t.test('snapshot: a list is its JSON, cut like any other value, whichever way it is built', async (t) => {
+  const withToJSON = Object.assign(['a'], { toJSON: () => 'custom' })
+  const lists: unknown[][] = [
+    [],
+    ['customer'],
+    ['admin', 'ops', 'a b', '~!#$%&()*+,-./:;<=>?@[]^_`{|}'],
+    ['say "hi"'],
+    ['back\\slash'],
+    ['tab\there', 'nl\n'],
+    ['é', '☃', '\ud800'],
+    ['x', 1, null, true],
+    // eslint-disable-next-line no-sparse-arrays
+    [, 'hole'],
+    withToJSON,
+    Array.from({ length: 60 }, (_, i) => `role-${i}`)
+  ]
+  for (const l of lists) {
+    const json = JSON.stringify(l)
+    t.equal(coerce(l), json.length > 200 ? json.slice(0, 200) + '…' : json, json.slice(0, 40))
+  }
 })
