@@ -81,8 +81,8 @@ export class EventBus {
 
   /**
    * `emit` of an event its producer built whole, fields in emit's order (type, the payload's,
-   * the timestamp last): one object where emit copies a payload into another (a spread in the
-   * middle of a literal is a runtime call), for producers that emit on every AI turn.
+   * the timestamp last): one object where emit copies a payload into another, for producers that
+   * emit on every AI turn.
    */
   publish<T extends EventType>(event: PlatformEvent<T>): void {
     const own = this.listeners.get(event.type)
