@@ -25,9 +25,11 @@ export function drainWritersOnClose(env: NativeEnv): () => Promise<void> {
   // own properties: the native methods on the prototype are read-only, so plain assignment throws
   define(env, 'startWriting', (address: number, callback: (status: number) => unknown) => {
     const started = startWriting(address, (status) => {
-      const out = callback(status)
-      if (status !== 1 && status !== 2 && --running === 0) closeNow?.()
-      return out
+      try {
+        return callback(status)
+      } finally {
+        if (status !== 1 && status !== 2 && --running === 0) closeNow?.()
+      }
     })
     // counted once started: a start that throws (a closed environment) runs no thread
     running++
