@@ -8,6 +8,7 @@ export * from './audit.js'
 export { AreaKey, ExtensionPoint, CORE } from './area-key.js'
 export * from './commitment.js'
 export { isoNow } from './iso-now.js'
+export { isPromise } from './is-promise.js'
 export * from './agent-call.js'
 export {
   BACKPLANE,

@@ -1,4 +1,10 @@
-import type { AiRequest, GovernancePolicy, PolicyContext, PolicyDecision } from '../contracts/index.js'
+import {
+  isPromise,
+  type AiRequest,
+  type GovernancePolicy,
+  type PolicyContext,
+  type PolicyDecision
+} from '../contracts/index.js'
 import type { ScopeConfig, ScopeGuardrail, ScopeVerdict } from './contract.js'
 import type { ScopeRuntime } from './scope-runtime.js'
 
@@ -164,8 +170,4 @@ export class ScopePolicy implements GovernancePolicy {
     )
     return ADMIT
   }
-}
-
-function isPromise<T>(v: T | Promise<T>): v is Promise<T> {
-  return typeof (v as { then?: unknown } | null)?.then === 'function'
 }

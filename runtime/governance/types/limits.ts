@@ -3,6 +3,7 @@ import {
   PlatformError,
   admit,
   deny,
+  isPromise,
   type AiRequest,
   type GovernancePolicy,
   type PolicyContext,
@@ -62,8 +63,6 @@ export class MessageLengthPolicy implements GovernancePolicy {
     return len > this.maxChars ? deny(`message length ${len} exceeds maximum ${this.maxChars} characters`) : ADMIT
   }
 }
-
-const isPromise = <T>(v: T | Promise<T>): v is Promise<T> => typeof (v as Promise<T> | null)?.then === 'function'
 
 /**
  * Decides on a counter's answer when it comes (counts across the network; this process's counters
