@@ -71,6 +71,8 @@ class WorkerInstance implements SandboxInstance {
   /**
    * One timer for all calls in flight, armed for the earliest time limit that can expire: a timer per
    * call cost a list insert and removal each (the second largest host-side cost of a trivial call).
+   * Not `Deadlines`: a limit here counts from when the thread starts the task, which the host
+   * learns only from `starts`, so limits do not fall in the order calls were made.
    */
   private sweepTimer: NodeJS.Timeout | undefined
   private readonly sweep = (): void => {
@@ -160,7 +162,7 @@ class WorkerInstance implements SandboxInstance {
     }
     this.calls.set(s.id, s)
     // a call that starts now cannot expire before the limit the armed timer waits for
-    this.sweepTimer ??= setTimeout(this.sweep, this.timeoutMs).unref()
+    this.sweepTimer ??= setTimeout(this.sweep, this.timeoutMs)
     const onCallerAbort =
       signal !== undefined
         ? () => {
@@ -234,8 +236,8 @@ class WorkerInstance implements SandboxInstance {
       s.timedOut = true
       s.abort.abort('timeout')
     }
-    // unreferenced: piscina holds the process open while a task runs
-    if (next !== Infinity) this.sweepTimer = setTimeout(this.sweep, next).unref()
+    // with no call left it is not re-armed; the timer of the last sweep fires once with nothing to do
+    if (next !== Infinity) this.sweepTimer = setTimeout(this.sweep, next)
   }
 
   /** Messages from the pool's threads: progress, log lines, capability requests. */
