@@ -69,8 +69,8 @@ class WorkerInstance implements SandboxInstance {
   private readonly calls = new Map<number, CallState>()
   private nextId = 1
   /**
-   * One timer for all calls in flight, armed for the earliest time limit that can expire: a timer per
-   * call cost a list insert and removal each (the second largest host-side cost of a trivial call).
+   * One timer for all calls in flight, armed for the earliest time limit that can expire: a timer
+   * per call cost a list insert and removal each, the largest of the tier's own host-side costs.
    * Not `Deadlines`: a limit here counts from when the thread starts the task, which the host
    * learns only from `starts`, so limits do not fall in the order calls were made.
    */
