@@ -58,6 +58,7 @@ const ALLOWED = new Map([
   ['runtime/plugins/worker/worker-task.ts#waiting', "a plugin worker thread's entry, one per thread"],
   ['runtime/plugins/worker/worker-task.ts#nextCap', "a plugin worker thread's entry, one per thread"],
   ['runtime/plugins/worker/worker-task.ts#plugin', "a plugin worker thread's entry, one per thread"],
+  ['runtime/plugins/worker/worker-task.ts#loaded', "a plugin worker thread's entry, one per thread"],
   ['runtime/plugins/isolate/sandbox-process.ts#out', "the sandbox child process's entry, one per process"],
   ['runtime/plugins/isolate/sandbox-process.ts#runners', "the sandbox child process's entry, one per process"],
   ['runtime/plugins/isolate/sandbox-process.ts#marked', "the sandbox child process's entry, one per process"]
