@@ -15,12 +15,12 @@ import {
   type AiRequest,
   type DecisionEntry,
   type DecisionValue,
-  type GovernancePolicy,
   type Phase,
   type PolicyContext,
   type PolicyDecision
 } from '../contracts/index.js'
 import { snapshotOf } from './audit-entry.js'
+import { ChainSlots, PolicySlot } from './policy-slot.js'
 import type { GovernanceDecisionLog } from './decision-log.js'
 import type { PolicyChain } from './chain.js'
 import { GOVERNANCE_ERRORS } from './errors.js'
@@ -56,7 +56,7 @@ export const SPAN_NAME = 'governance.policy.evaluate'
 interface Run {
   resource: string
   ctx: PolicyContext
-  policies: readonly GovernancePolicy[]
+  policies: readonly PolicySlot[]
   preferences: Preference[]
   denied: { reason: string; policy: PolicyIdentity; failed: boolean } | null
   snapshot: Record<string, unknown> | null
@@ -105,6 +105,7 @@ class TracingProbe {
 export class PolicyAdmissionGate {
   private readonly tracing = new TracingProbe()
   private readonly tracer: Tracer = trace.getTracer('agent-platform.governance')
+  private readonly slots = new ChainSlots()
 
   /** Told of every evaluation (metrics); set by the installer. */
   observer: ((policy: string, decision: DecisionValue) => void) | undefined
@@ -146,14 +147,14 @@ export class PolicyAdmissionGate {
     once = false
   ): Admission | Promise<Admission> {
     const armed = armedSwitch(this.chain.killSwitches)
+    const all = this.slots.of(this.chain.policies)
     // an armed kill switch answers first, so every admission carries the arm reason; after a
     // response the rest still run (runAll) so per-turn state such as concurrency slots is released
-    const policies =
-      armed === undefined
-        ? this.chain.policies
-        : phase === 'PRE_ADMISSION'
-          ? [armed]
-          : [armed, ...this.chain.policies.filter((p) => p !== armed)]
+    let policies = all
+    if (armed !== undefined) {
+      const first = all.find((s) => s.policy === armed) ?? new PolicySlot(armed)
+      policies = phase === 'PRE_ADMISSION' ? [first] : [first, ...all.filter((s) => s !== first)]
+    }
     const run: Run = {
       resource,
       ctx: { phase, request, accumulatedResponse: response },
@@ -178,13 +179,14 @@ export class PolicyAdmissionGate {
     let t0 = performance.now()
     for (; i < ps.length; i++) {
       const p = ps[i]!
+      if (p.live) p.refresh()
       if (p.agent != null && p.agent !== run.ctx.request.agentId) continue
       const span = run.traced ? this.tracer.startSpan(SPAN_NAME) : undefined
       // a traced evaluation is recorded at once (its span ends with it): its time starts here
       if (span !== undefined) t0 = performance.now()
       let d: PolicyDecision | Promise<PolicyDecision>
       try {
-        d = p.evaluate(run.ctx)
+        d = p.policy.evaluate(run.ctx)
       } catch (err) {
         const t1 = performance.now()
         const recorded = run.recorded
@@ -221,7 +223,7 @@ export class PolicyAdmissionGate {
   }
 
   /** Records one evaluation; returns true when it denied. */
-  private settle(run: Run, p: GovernancePolicy, raw: unknown, elapsed: number, span: Span | undefined): boolean {
+  private settle(run: Run, p: PolicySlot, raw: unknown, elapsed: number, span: Span | undefined): boolean {
     const ms = Math.round(elapsed * 1000) / 1000
     const phase = run.ctx.phase
     let value: DecisionValue
@@ -340,7 +342,7 @@ export class PolicyAdmissionGate {
   /** Gives back what the policies before `upTo` took for this run. */
   private abandon(run: Run, upTo: number): void {
     for (let j = 0; j < upTo; j++) {
-      const p = run.policies[j]!
+      const p = run.policies[j]!.policy
       if (isAbandonable(p)) {
         try {
           p.abandon(run.ctx)
