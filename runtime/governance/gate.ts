@@ -186,7 +186,7 @@ export class PolicyAdmissionGate {
       if (span !== undefined) t0 = performance.now()
       let d: PolicyDecision | Promise<PolicyDecision>
       try {
-        d = p.policy.evaluate(run.ctx)
+        d = p.evaluate.call(p.policy, run.ctx)
       } catch (err) {
         const t1 = performance.now()
         const recorded = run.recorded

@@ -1,24 +1,25 @@
 /**
  * The chain's policies as the gate reads them on every evaluation: objects of one shape. The
- * policies themselves are of a dozen classes, so each read of `agent`, `name`, `source` or
- * `version` off one was a megamorphic lookup (V8's stub cache), several per evaluation.
+ * policies themselves are of a dozen classes, so each read of `agent`, `name`, `source`,
+ * `version` or `evaluate` off one was a megamorphic lookup (V8's stub cache), five per evaluation.
  */
 import { types } from 'node:util'
-import type { GovernancePolicy } from '../contracts/index.js'
+import type { GovernancePolicy, PolicyContext, PolicyDecision } from '../contracts/index.js'
 
-const IDENTITY = ['name', 'source', 'version', 'agent'] as const
+const IDENTITY = ['name', 'source', 'version', 'agent', 'evaluate'] as const
 
 /**
- * One policy and its identity. The contract's identity fields are readonly, so they are read
- * once, when the chain changes; a policy that answers any of them through an accessor (a
- * wrapper reporting its delegate's, such as a dry run or a swappable slot) or a proxy is read
- * again at every evaluation (`live`).
+ * One policy, its identity and its `evaluate`. The contract's identity fields are readonly, so
+ * they and the method are read once, when the chain changes; a policy that answers any of them
+ * through an accessor (a wrapper reporting its delegate's, such as a dry run or a swappable
+ * slot) or a proxy is read again at every evaluation (`live`).
  */
 export class PolicySlot {
   name: string
   source: string
   version: string
   agent: string | null | undefined
+  evaluate: (this: GovernancePolicy, ctx: PolicyContext) => PolicyDecision | Promise<PolicyDecision>
   readonly live: boolean
 
   constructor(readonly policy: GovernancePolicy) {
@@ -27,6 +28,7 @@ export class PolicySlot {
     this.source = policy.source
     this.version = policy.version
     this.agent = policy.agent
+    this.evaluate = policy.evaluate
   }
 
   /** Reads a live policy's identity again (its delegate may have changed). */
@@ -36,6 +38,7 @@ export class PolicySlot {
     this.source = p.source
     this.version = p.version
     this.agent = p.agent
+    this.evaluate = p.evaluate
   }
 }
 
