@@ -132,14 +132,18 @@ export class PagePacker {
             continue
           }
           const v = r[j]
-          const at = lastSlot[j]! * k + j
-          const guess = at < this.after.length ? this.after[at]! - 1 : -1
           let s: number
-          if (guess >= 0 && this.slots[guess] === v) s = guess
+          // a duration, in most entries: its cache looked up here, without a call
+          if (typeof v === 'number') s = this.numberSlot(v)
           else {
-            s = this.slot(v)
-            if (s < 0) return undefined
-            if (typeof v === 'string') this.follow(at, s)
+            const at = lastSlot[j]! * k + j
+            const guess = at < this.after.length ? this.after[at]! - 1 : -1
+            if (guess >= 0 && this.slots[guess] === v) s = guess
+            else {
+              s = this.slot(v)
+              if (s < 0) return undefined
+              if (typeof v === 'string') this.follow(at, s)
+            }
           }
           if (varies[j] === 0) {
             // its first change: every entry before it held the first entry's slot
@@ -204,19 +208,7 @@ export class PagePacker {
 
   /** The slot of a value, added to the table when new; -1 for a value the table cannot hold. */
   private slot(v: unknown): number {
-    if (typeof v === 'number') {
-      const cell = Math.round(v * 1000) & (NUMBER_CELLS - 1)
-      // a cell compares with ===, as the Map does (-0 is 0); NaN and a collision go on to the Map
-      if (this.numKey[cell] === v && this.numSlot[cell]! >= 0) return this.numSlot[cell]!
-      let s = this.slotOf.get(v)
-      if (s === undefined) {
-        s = this.slots.push(v) - 1
-        this.slotOf.set(v, s)
-      }
-      this.numKey[cell] = v
-      this.numSlot[cell] = s
-      return s
-    }
+    if (typeof v === 'number') return this.numberSlot(v)
     if (isInternable(v)) {
       let s = this.slotOf.get(v)
       if (s === undefined) {
@@ -281,6 +273,25 @@ export class PagePacker {
       if (i === n) return rec.pairs
     }
     return undefined
+  }
+
+  /** The slot of a number: small, so the packer's loop takes it inline. */
+  private numberSlot(v: number): number {
+    const cell = Math.round(v * 1000) & (NUMBER_CELLS - 1)
+    // a cell compares with ===, as the Map does (-0 is 0); NaN and a collision go on to the Map
+    if (this.numKey[cell] === v && this.numSlot[cell]! >= 0) return this.numSlot[cell]!
+    return this.numberMissed(v, cell)
+  }
+
+  private numberMissed(v: number, cell: number): number {
+    let s = this.slotOf.get(v)
+    if (s === undefined) {
+      s = this.slots.push(v) - 1
+      this.slotOf.set(v, s)
+    }
+    this.numKey[cell] = v
+    this.numSlot[cell] = s
+    return s
   }
 
   /** A value kept as it is (msgpack encodes it): a bigint, an object that is not flat. */
