@@ -221,6 +221,17 @@ export function cpuTimesOf(pid: number | 'self'): CpuTimes {
   return { user: Number(f[11]) / CLK_TCK, system: Number(f[12]) / CLK_TCK }
 }
 
+/**
+ * utime+stime in seconds of a process's main thread alone (its task whose id is the pid), from
+ * /proc: set against `cpuSecondsOf`, what its other threads (V8's background compiler and
+ * collector, libuv's pool where LMDB's writer runs) took.
+ */
+export function mainThreadCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8')
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(f[11]) + Number(f[12])) / CLK_TCK
+}
+
 /** VmRSS and VmHWM (peak) in bytes, from /proc/<pid>/status. */
 export function memoryOf(pid: number | 'self'): { rss: number; peak: number } {
   const s = readFileSync(`/proc/${pid}/status`, 'utf8')

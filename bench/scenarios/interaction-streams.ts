@@ -2,7 +2,14 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import WebSocket from 'ws'
 import { row, type RunOptions, type Scenario, type ScenarioResult } from '../scenario.js'
-import { runBenchScript, sleep, startPeer, startPlatform, type ServerProcess } from '../lib/proc.js'
+import {
+  mainThreadCpuSeconds,
+  runBenchScript,
+  sleep,
+  startPeer,
+  startPlatform,
+  type ServerProcess
+} from '../lib/proc.js'
 import { percentile } from '../lib/stats.js'
 
 const PLATFORM_FLAGS = [
@@ -29,6 +36,8 @@ interface Live {
   /** JSON bytes of the steps one subscriber received, per turn. */
   stepKbPerTurn: number
   cpuUsPerStep: number
+  /** The part of it on the main thread (the rest: V8's background compiler and collector, LMDB's writer). */
+  mainUsPerStep: number
   p50Ms: number
   p99Ms: number
   rssKbPerInFlight: number
@@ -113,6 +122,8 @@ const scenario: Scenario = {
       description: this.description,
       rows: [
         row('live.cpu_us_per_step', 'server CPU per delivered live step', 'µs', 'lower', live?.cpuUsPerStep, {}, false),
+        // the rest is the server's other threads: V8's background compiler and collector, LMDB's writer
+        row('live.main_us_per_step', 'of it on the main thread', 'µs', 'lower', live?.mainUsPerStep, {}, false),
         row('live.p50_ms', 'delta-to-client latency p50', 'ms', 'lower', live?.p50Ms, {}, false),
         row('live.p99_ms', 'delta-to-client latency p99', 'ms', 'lower', live?.p99Ms, {}, false),
         row(
@@ -188,6 +199,7 @@ async function measureLive(server: ServerProcess, n: number, words: number, note
     if (rss > rssPeak) rssPeak = rss
   }, 20)
   const cpu0 = server.cpuSeconds()
+  const main0 = mainThreadCpuSeconds(server.pid)
   const t0 = performance.now()
   const wsBase = server.url.replace(/^http/, 'ws')
   const one = async (): Promise<void> => {
@@ -240,6 +252,7 @@ async function measureLive(server: ServerProcess, n: number, words: number, note
     cpu = now
     if (quiet) break
   }
+  const mainCpu = mainThreadCpuSeconds(server.pid) - main0
   clearInterval(sampler)
   notes.push(
     `(b) after a warm-up of ${WARM_UP_TURNS} such turns on the same server, ${n} background turns of ~${words} text deltas started at once (POST, then a WebSocket subscriber each), ${steps} steps delivered in ${seconds.toFixed(1)} s, at most ${maxInFlight} turns in flight; ${broken} streams with a gap, duplicate or failure; latency = client receive time minus the step's createdAt (ms clock), for the ${steps - replayed} steps made once their watcher's socket was open (${replayed} made before it opened came as its replay, in the CPU figure but not the latency); server CPU counted until it settled after the last frame (ended runs are packed into their records just after their end); peak RSS per turn = (peak RSS - RSS before) / most turns in flight: it counts garbage not yet collected and the steps at rest in the store (the LMDB map's pages), ${(stepBytes / 1024 / n).toFixed(1)} KB of step JSON per turn; the held figures below are the turn's own`
@@ -249,6 +262,7 @@ async function measureLive(server: ServerProcess, n: number, words: number, note
     steps,
     stepKbPerTurn: stepBytes / 1024 / n,
     cpuUsPerStep: (cpu * 1e6) / Math.max(1, steps),
+    mainUsPerStep: (mainCpu * 1e6) / Math.max(1, steps),
     p50Ms: percentile(latencies, 50),
     p99Ms: percentile(latencies, 99),
     rssKbPerInFlight: (rssPeak - rss0) / 1024 / Math.max(1, maxInFlight),

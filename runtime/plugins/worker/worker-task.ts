@@ -6,9 +6,10 @@
 import { register } from 'node:module'
 import { pathToFileURL } from 'node:url'
 import { BroadcastChannel, workerData } from 'node:worker_threads'
-import { describePlugin, invokeContribution } from 'uws-agent-platform/sdk/dispatch'
+import { describePlugin, startContribution } from 'uws-agent-platform/sdk/dispatch'
+import { isPromise } from '../../contracts/index.js'
 import { TEXT_MARK } from '../json-result.js'
-import type { CapReply, WorkerData, WorkerTask, WorkerToHost } from './protocol.js'
+import { decodeTask, type CapReply, type WorkerData, type WorkerTask, type WorkerToHost } from './protocol.js'
 
 const data = workerData as WorkerData
 register(data.hooks, { data: { sdk: data.sdk } })
@@ -28,10 +29,13 @@ channel.onmessage = (ev: unknown) => {
 channel.unref()
 
 let plugin: Promise<unknown> | undefined
+/** The entry's default export once loaded: calls after the first start without awaiting it. */
+let loaded: { def: unknown } | undefined
 const load = (): Promise<unknown> =>
-  (plugin ??= import(`${pathToFileURL(data.entry).href}?v=${data.loadId}`).then(
-    (m: { default?: unknown }) => m.default
-  ))
+  (plugin ??= import(`${pathToFileURL(data.entry).href}?v=${data.loadId}`).then((m: { default?: unknown }) => {
+    loaded = { def: m.default }
+    return m.default
+  }))
 
 function describe(e: unknown): string {
   try {
@@ -153,25 +157,46 @@ export async function describeTask(): Promise<string> {
   }
 }
 
-export default async function runTask(task: WorkerTask): Promise<string> {
+/**
+ * Runs one call. A contribution that answers at once is answered in the same turn (no promise, no
+ * microtask between the plugin's return and piscina's reply); a promise is awaited.
+ */
+export default function runTask(encoded: string): string | Promise<string> {
+  const task = decodeTask(encoded)
   const call: Call = { id: task.id, sent: 0, done: false }
-  let out: string
+  if (loaded === undefined)
+    return load().then(
+      () => start(task, call),
+      (e: unknown) => finish(call, '1' + describe(e))
+    )
+  return start(task, call)
+}
+
+function start(task: WorkerTask, call: Call): string | Promise<string> {
+  let value: unknown
   try {
-    const def = await load()
     const cap = capOf(call)
     // the call's time limit starts now: thread start-up and module loading are not the call's time
     starts[task.slot] = Date.now()
-    const value = await invokeContribution(
-      def as never,
-      { kind: task.kind as never, name: task.name, args: task.args === '' ? undefined : JSON.parse(task.args) },
+    value = startContribution(
+      loaded!.def as never,
+      { kind: task.kind, name: task.name, args: task.args === '' ? undefined : JSON.parse(task.args) },
       makeCtx(call, cap) as never,
       cap
     )
-    out = toJson(value)
+    if (!isPromise(value)) return finish(call, toJson(value))
   } catch (e) {
-    out = '1' + describe(e)
+    return finish(call, '1' + describe(e))
   }
+  return Promise.resolve(value).then(
+    (v) => finish(call, toJson(v)),
+    (e: unknown) => finish(call, '1' + describe(e))
+  )
+}
+
+function finish(call: Call, out: string): string {
   call.done = true
-  for (const [capId, w] of waiting) if (w.id === call.id) waiting.delete(capId)
+  // a call that posted nothing left no capability request waiting
+  if (call.sent > 0) for (const [capId, w] of waiting) if (w.id === call.id) waiting.delete(capId)
   return `${out[0]}${call.sent}:${out.slice(1)}`
 }

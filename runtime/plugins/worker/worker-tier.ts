@@ -17,7 +17,7 @@ import { CallSlots } from '../call-slots.js'
 import { openCall, takeSlot } from '../call-opening.js'
 import { logPluginLine } from '../plugin-log-line.js'
 import { Cancellation } from '../cancel.js'
-import type { CapReply, WorkerData, WorkerTask, WorkerToHost } from './protocol.js'
+import { encodeTask, type CapReply, type WorkerData, type WorkerToHost } from './protocol.js'
 import type { PlatformError } from '../../contracts/index.js'
 
 /** Largest JSON result (and progress message) a worker plugin may hand back unless its LoadSpec sets another. */
@@ -48,7 +48,6 @@ interface CallState {
    * much cheaper than an AbortController per call.
    */
   abort: Cancellation
-  timer: NodeJS.Timeout | undefined
   timedOut: boolean
   /** Messages of this call received so far, and how many the worker said it sent (-1 until the result). */
   received: number
@@ -69,8 +68,16 @@ class WorkerInstance implements SandboxInstance {
   private readonly slots = new CallSlots(MAX_IN_FLIGHT)
   private readonly calls = new Map<number, CallState>()
   private nextId = 1
-  private readonly checkTimeout = (s: CallState): void => {
-    this.timeoutCheck(s)
+  /**
+   * One timer for all calls in flight, armed for the earliest time limit that can expire: a timer
+   * per call cost a list insert and removal each, the largest of the tier's own host-side costs.
+   * Not `Deadlines`: a limit here counts from when the thread starts the task, which the host
+   * learns only from `starts`, so limits do not fall in the order calls were made.
+   */
+  private sweepTimer: NodeJS.Timeout | undefined
+  private readonly sweep = (): void => {
+    this.sweepTimer = undefined
+    this.sweepTimeouts()
   }
 
   constructor(private readonly spec: LoadSpec) {
@@ -111,6 +118,8 @@ class WorkerInstance implements SandboxInstance {
       maxThreads: Math.max(1, Math.min(limits.concurrency, availableParallelism())),
       idleTimeout: IDLE_TIMEOUT_MS,
       concurrentTasksPerWorker: 1,
+      // piscina records every task's wait and run time in two histograms unless told not to; nothing reads them
+      recordTiming: false,
       resourceLimits: {
         maxOldGenerationSizeMb: limits.memoryMb,
         maxYoungGenerationSizeMb: Math.max(1, Math.min(16, Math.floor(limits.memoryMb / 4))),
@@ -146,14 +155,14 @@ class WorkerInstance implements SandboxInstance {
       slot,
       onProgress: opts.onProgress,
       abort,
-      timer: undefined,
       timedOut: false,
       received: 0,
       expected: -1,
       onAll: undefined
     }
     this.calls.set(s.id, s)
-    s.timer = setTimeout(this.checkTimeout, this.timeoutMs, s)
+    // a call that starts now cannot expire before the limit the armed timer waits for
+    this.sweepTimer ??= setTimeout(this.sweep, this.timeoutMs)
     const onCallerAbort =
       signal !== undefined
         ? () => {
@@ -162,28 +171,29 @@ class WorkerInstance implements SandboxInstance {
         : undefined
     if (onCallerAbort !== undefined) signal!.addEventListener('abort', onCallerAbort, { once: true })
     let out: string
+    let colon: number
     try {
-      const task: WorkerTask = { id: s.id, slot, kind: req.kind, name: req.name, args }
+      const task = encodeTask(s.id, slot, req.kind, req.name, args)
       out = (await this.pool.run(task, { signal: abort as never })) as string
       // results travel on piscina's channel, progress on the BroadcastChannel: settle after the call's last message
-      const colon = out.indexOf(':')
+      colon = out.indexOf(':')
       s.expected = Number(out.slice(1, colon))
       if (s.received < s.expected)
         await new Promise<void>((resolve) => {
           s.onAll = resolve
         })
-      out = out[0]! + out.slice(colon + 1)
     } catch (err) {
       throw this.failure(err, s.timedOut)
     } finally {
       if (onCallerAbort !== undefined) signal!.removeEventListener('abort', onCallerAbort)
-      clearTimeout(s.timer)
       this.calls.delete(s.id)
       this.freeSlots.push(slot)
       this.slots.release()
     }
-    const payload = out.slice(1)
-    if (out[0] === '0') {
+    // the payload is sliced once: rebuilding `<status><payload>` first copied a large result twice
+    const payload = out.slice(colon + 1)
+    const status = out.charCodeAt(0)
+    if (status === 48 /* '0' */) {
       try {
         return parseResult(payload)
       } catch (err) {
@@ -193,7 +203,7 @@ class WorkerInstance implements SandboxInstance {
         )
       }
     }
-    if (out[0] === '2') throw this.counted('invalid-result', payload)
+    if (status === 50 /* '2' */) throw this.counted('invalid-result', payload)
     throw pluginCallError(this.name, 'threw', `plugin '${this.name}' threw: ${payload}`)
   }
 
@@ -202,19 +212,32 @@ class WorkerInstance implements SandboxInstance {
     this.disposed = true
     this.slots.close(pluginCallError(this.name, 'unavailable', `plugin '${this.name}' was unloaded`))
     this.channel.close()
+    clearTimeout(this.sweepTimer)
+    this.sweepTimer = undefined
     await this.pool.destroy()
   }
 
-  /** The time limit counts from when the task started running in a thread (queueing and thread start-up excluded). */
-  private timeoutCheck(s: CallState): void {
-    const started = this.starts[s.slot]!
-    const left = started === 0 ? this.timeoutMs : started + this.timeoutMs - Date.now()
-    if (left > 0) {
-      s.timer = setTimeout(this.checkTimeout, left, s)
-      return
+  /**
+   * Stops the calls past their time limit, which counts from when the task started running in a
+   * thread (queueing and thread start-up excluded), and re-arms for the next limit to come.
+   */
+  private sweepTimeouts(): void {
+    if (this.disposed) return
+    const now = Date.now()
+    let next = Infinity
+    for (const s of this.calls.values()) {
+      if (s.timedOut) continue
+      const started = this.starts[s.slot]!
+      const left = started === 0 ? this.timeoutMs : started + this.timeoutMs - now
+      if (left > 0) {
+        if (left < next) next = left
+        continue
+      }
+      s.timedOut = true
+      s.abort.abort('timeout')
     }
-    s.timedOut = true
-    s.abort.abort('timeout')
+    // with no call left it is not re-armed; the timer of the last sweep fires once with nothing to do
+    if (next !== Infinity) this.sweepTimer = setTimeout(this.sweep, next)
   }
 
   /** Messages from the pool's threads: progress, log lines, capability requests. */
