@@ -9,7 +9,6 @@ import type { Logger } from 'pino'
 import { performance } from 'node:perf_hooks'
 import { trace, ProxyTracerProvider, SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api'
 import {
-  PlatformError,
   isPlatformError,
   isoNow,
   type AiRequest,
@@ -24,6 +23,7 @@ import { ChainSlots, PolicySlot } from './policy-slot.js'
 import type { GovernanceDecisionLog } from './decision-log.js'
 import type { PolicyChain } from './chain.js'
 import { GOVERNANCE_ERRORS } from './errors.js'
+import { errorDecision, isAdmit, validate } from './decision-shape.js'
 
 export interface PolicyIdentity {
   name: string
@@ -222,8 +222,19 @@ export class PolicyAdmissionGate {
     return this.finish(run, ps.length)
   }
 
-  /** Records one evaluation; returns true when it denied. */
+  /**
+   * Records one evaluation; returns true when it denied. An untraced admit, most evaluations, is
+   * recorded here, in a function small enough for the chain's loop to take inline (no call, no
+   * boxed duration); every other decision in `settleAny`.
+   */
   private settle(run: Run, p: PolicySlot, raw: unknown, elapsed: number, span: Span | undefined): boolean {
+    if (span !== undefined || !isAdmit(raw)) return this.settleAny(run, p, raw, elapsed, span)
+    this.observer?.(p.name, 'admit')
+    if (this.log !== undefined) run.pending.push(pending(run, p, 'admit', '', Math.round(elapsed * 1000) / 1000, null))
+    return false
+  }
+
+  private settleAny(run: Run, p: PolicySlot, raw: unknown, elapsed: number, span: Span | undefined): boolean {
     const ms = Math.round(elapsed * 1000) / 1000
     const phase = run.ctx.phase
     let value: DecisionValue
@@ -290,16 +301,7 @@ export class PolicyAdmissionGate {
     span?.end()
     this.observer?.(p.name, value)
     if (this.log !== undefined) {
-      run.pending.push({
-        timestamp: (run.timestamp ??= isoNow()),
-        policy_name: p.name,
-        policy_source: p.source,
-        policy_version: p.version,
-        decision: value,
-        reason,
-        evaluation_ms: ms,
-        context_snapshot: (preferred === undefined ? null : { preferred }) as unknown as Record<string, unknown>
-      })
+      run.pending.push(pending(run, p, value, reason, ms, preferred === undefined ? null : { preferred }))
       if (span !== undefined) this.flush(run)
     }
     if (!denied) return false
@@ -363,36 +365,26 @@ function armedSwitch<P extends { armed: boolean }>(switches: readonly P[]): P | 
 const isThenable = (d: unknown): d is PromiseLike<PolicyDecision> =>
   typeof (d as PromiseLike<unknown> | null)?.then === 'function'
 
-/** Marks a thrown error (POLICY_THREW) so its message becomes the deny reason (fail closed). */
-export function errorDecision(err: unknown): PlatformError {
-  const msg = err instanceof Error ? err.message : String(err)
-  return new PlatformError(GOVERNANCE_ERRORS.POLICY_THREW, {
-    detail: msg === '' ? (err instanceof Error ? err.name : 'policy threw') : msg
-  })
-}
-
-/** A decision object of one of the four shapes, or null. */
-export function validate(d: unknown): PolicyDecision | null {
-  if (typeof d !== 'object' || d === null || d instanceof Error) return null
-  const v = d as Record<string, unknown>
-  switch (v.decision) {
-    case 'admit':
-      return d as PolicyDecision
-    case 'deny':
-      return typeof v.reason === 'string' ? (d as PolicyDecision) : null
-    case 'prefer':
-      return typeof v.preferred === 'string' && typeof v.reason === 'string' ? (d as PolicyDecision) : null
-    case 'transform':
-      return isRequest(v.request) && (v.reason === undefined || typeof v.reason === 'string')
-        ? (d as PolicyDecision)
-        : null
-    default:
-      return null
+/**
+ * An evaluation's entry before the log has it: its snapshot null, or `{ preferred }` for a Prefer,
+ * until the run's snapshot is taken (one literal for every decision, so every entry has one shape).
+ */
+function pending(
+  run: Run,
+  p: PolicySlot,
+  decision: DecisionValue,
+  reason: string,
+  ms: number,
+  prefer: { preferred: string } | null
+): DecisionEntry {
+  return {
+    timestamp: (run.timestamp ??= isoNow()),
+    policy_name: p.name,
+    policy_source: p.source,
+    policy_version: p.version,
+    decision,
+    reason,
+    evaluation_ms: ms,
+    context_snapshot: prefer as unknown as Record<string, unknown>
   }
-}
-
-function isRequest(r: unknown): r is AiRequest {
-  if (typeof r !== 'object' || r === null) return false
-  const q = r as Record<string, unknown>
-  return typeof q.message === 'string' && typeof q.metadata === 'object' && q.metadata !== null
 }

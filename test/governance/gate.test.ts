@@ -210,6 +210,11 @@ t.test('a throwing policy, an invalid decision and a rejected promise all deny (
     policy: { name: 'weird', source: 'code:weird', version: '1' },
     failed: true
   })
+  // an error that says admit is still an error, whatever it says
+  svc.setSource('code', [code('error-admits', () => Object.assign(new Error('x'), { decision: 'admit' }) as never)])
+  const said = await gate.admit('test', aiRequest({ message: 'hi' }))
+  t.same(said.admitted ? null : [said.reason, said.failed], ['policy returned an invalid decision', true])
+  t.equal(svc.decisionLog.recent(1)[0]!.decision, 'error')
   svc.setSource('code', [
     code('async-boom', async () => {
       throw new Error('later')
