@@ -3,7 +3,7 @@
  * matched_source): a read-only pre-admission run of the chain that never writes the decision log.
  */
 import { aiRequest, type GovernancePolicy, type PolicyContext, type PolicyDecision } from '../contracts/index.js'
-import { errorDecision, validate } from './gate.js'
+import { errorDecision, validate } from './decision-shape.js'
 import type { PolicyChain } from './chain.js'
 
 export interface CheckRequest {

@@ -67,6 +67,42 @@ export const DECISION_COLUMNS: Columns<DecisionEntry> = {
     into[7] = e.context_snapshot
     return into
   },
+  changed: (p, e, into) => {
+    let m = 0
+    if (p.policy_name !== e.policy_name) {
+      into[0] = e.policy_name
+      m |= 1
+    }
+    if (p.evaluation_ms !== e.evaluation_ms) {
+      into[1] = e.evaluation_ms
+      m |= 2
+    }
+    if (p.decision !== e.decision) {
+      into[2] = e.decision
+      m |= 4
+    }
+    if (p.reason !== e.reason) {
+      into[3] = e.reason
+      m |= 8
+    }
+    if (p.policy_source !== e.policy_source) {
+      into[4] = e.policy_source
+      m |= 16
+    }
+    if (p.policy_version !== e.policy_version) {
+      into[5] = e.policy_version
+      m |= 32
+    }
+    if (p.timestamp !== e.timestamp) {
+      into[6] = e.timestamp
+      m |= 64
+    }
+    if (p.context_snapshot !== e.context_snapshot) {
+      into[7] = e.context_snapshot
+      m |= 128
+    }
+    return m
+  },
   // the gate's field order
   entry: (v) => ({
     timestamp: v[6] as string,

@@ -9,21 +9,21 @@ import type { Logger } from 'pino'
 import { performance } from 'node:perf_hooks'
 import { trace, ProxyTracerProvider, SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api'
 import {
-  PlatformError,
   isPlatformError,
   isoNow,
   type AiRequest,
   type DecisionEntry,
   type DecisionValue,
-  type GovernancePolicy,
   type Phase,
   type PolicyContext,
   type PolicyDecision
 } from '../contracts/index.js'
 import { snapshotOf } from './audit-entry.js'
+import { ChainSlots, PolicySlot } from './policy-slot.js'
 import type { GovernanceDecisionLog } from './decision-log.js'
 import type { PolicyChain } from './chain.js'
 import { GOVERNANCE_ERRORS } from './errors.js'
+import { errorDecision, isAdmit, validate } from './decision-shape.js'
 
 export interface PolicyIdentity {
   name: string
@@ -56,7 +56,7 @@ export const SPAN_NAME = 'governance.policy.evaluate'
 interface Run {
   resource: string
   ctx: PolicyContext
-  policies: readonly GovernancePolicy[]
+  policies: readonly PolicySlot[]
   preferences: Preference[]
   denied: { reason: string; policy: PolicyIdentity; failed: boolean } | null
   snapshot: Record<string, unknown> | null
@@ -105,6 +105,7 @@ class TracingProbe {
 export class PolicyAdmissionGate {
   private readonly tracing = new TracingProbe()
   private readonly tracer: Tracer = trace.getTracer('agent-platform.governance')
+  private readonly slots = new ChainSlots()
 
   /** Told of every evaluation (metrics); set by the installer. */
   observer: ((policy: string, decision: DecisionValue) => void) | undefined
@@ -146,14 +147,14 @@ export class PolicyAdmissionGate {
     once = false
   ): Admission | Promise<Admission> {
     const armed = armedSwitch(this.chain.killSwitches)
+    const all = this.slots.of(this.chain.policies)
     // an armed kill switch answers first, so every admission carries the arm reason; after a
     // response the rest still run (runAll) so per-turn state such as concurrency slots is released
-    const policies =
-      armed === undefined
-        ? this.chain.policies
-        : phase === 'PRE_ADMISSION'
-          ? [armed]
-          : [armed, ...this.chain.policies.filter((p) => p !== armed)]
+    let policies = all
+    if (armed !== undefined) {
+      const first = all.find((s) => s.policy === armed) ?? new PolicySlot(armed)
+      policies = phase === 'PRE_ADMISSION' ? [first] : [first, ...all.filter((s) => s !== first)]
+    }
     const run: Run = {
       resource,
       ctx: { phase, request, accumulatedResponse: response },
@@ -178,13 +179,14 @@ export class PolicyAdmissionGate {
     let t0 = performance.now()
     for (; i < ps.length; i++) {
       const p = ps[i]!
+      if (p.live) p.refresh()
       if (p.agent != null && p.agent !== run.ctx.request.agentId) continue
       const span = run.traced ? this.tracer.startSpan(SPAN_NAME) : undefined
       // a traced evaluation is recorded at once (its span ends with it): its time starts here
       if (span !== undefined) t0 = performance.now()
       let d: PolicyDecision | Promise<PolicyDecision>
       try {
-        d = p.evaluate(run.ctx)
+        d = p.evaluate.call(p.policy, run.ctx)
       } catch (err) {
         const t1 = performance.now()
         const recorded = run.recorded
@@ -220,8 +222,19 @@ export class PolicyAdmissionGate {
     return this.finish(run, ps.length)
   }
 
-  /** Records one evaluation; returns true when it denied. */
-  private settle(run: Run, p: GovernancePolicy, raw: unknown, elapsed: number, span: Span | undefined): boolean {
+  /**
+   * Records one evaluation; returns true when it denied. An untraced admit, most evaluations, is
+   * recorded here, in a function small enough for the chain's loop to take inline (no call, no
+   * boxed duration); every other decision in `settleAny`.
+   */
+  private settle(run: Run, p: PolicySlot, raw: unknown, elapsed: number, span: Span | undefined): boolean {
+    if (span !== undefined || !isAdmit(raw)) return this.settleAny(run, p, raw, elapsed, span)
+    this.observer?.(p.name, 'admit')
+    if (this.log !== undefined) run.pending.push(pending(run, p, 'admit', '', Math.round(elapsed * 1000) / 1000, null))
+    return false
+  }
+
+  private settleAny(run: Run, p: PolicySlot, raw: unknown, elapsed: number, span: Span | undefined): boolean {
     const ms = Math.round(elapsed * 1000) / 1000
     const phase = run.ctx.phase
     let value: DecisionValue
@@ -288,16 +301,7 @@ export class PolicyAdmissionGate {
     span?.end()
     this.observer?.(p.name, value)
     if (this.log !== undefined) {
-      run.pending.push({
-        timestamp: (run.timestamp ??= isoNow()),
-        policy_name: p.name,
-        policy_source: p.source,
-        policy_version: p.version,
-        decision: value,
-        reason,
-        evaluation_ms: ms,
-        context_snapshot: (preferred === undefined ? null : { preferred }) as unknown as Record<string, unknown>
-      })
+      run.pending.push(pending(run, p, value, reason, ms, preferred === undefined ? null : { preferred }))
       if (span !== undefined) this.flush(run)
     }
     if (!denied) return false
@@ -340,7 +344,7 @@ export class PolicyAdmissionGate {
   /** Gives back what the policies before `upTo` took for this run. */
   private abandon(run: Run, upTo: number): void {
     for (let j = 0; j < upTo; j++) {
-      const p = run.policies[j]!
+      const p = run.policies[j]!.policy
       if (isAbandonable(p)) {
         try {
           p.abandon(run.ctx)
@@ -361,36 +365,26 @@ function armedSwitch<P extends { armed: boolean }>(switches: readonly P[]): P | 
 const isThenable = (d: unknown): d is PromiseLike<PolicyDecision> =>
   typeof (d as PromiseLike<unknown> | null)?.then === 'function'
 
-/** Marks a thrown error (POLICY_THREW) so its message becomes the deny reason (fail closed). */
-export function errorDecision(err: unknown): PlatformError {
-  const msg = err instanceof Error ? err.message : String(err)
-  return new PlatformError(GOVERNANCE_ERRORS.POLICY_THREW, {
-    detail: msg === '' ? (err instanceof Error ? err.name : 'policy threw') : msg
-  })
-}
-
-/** A decision object of one of the four shapes, or null. */
-export function validate(d: unknown): PolicyDecision | null {
-  if (typeof d !== 'object' || d === null || d instanceof Error) return null
-  const v = d as Record<string, unknown>
-  switch (v.decision) {
-    case 'admit':
-      return d as PolicyDecision
-    case 'deny':
-      return typeof v.reason === 'string' ? (d as PolicyDecision) : null
-    case 'prefer':
-      return typeof v.preferred === 'string' && typeof v.reason === 'string' ? (d as PolicyDecision) : null
-    case 'transform':
-      return isRequest(v.request) && (v.reason === undefined || typeof v.reason === 'string')
-        ? (d as PolicyDecision)
-        : null
-    default:
-      return null
+/**
+ * An evaluation's entry before the log has it: its snapshot null, or `{ preferred }` for a Prefer,
+ * until the run's snapshot is taken (one literal for every decision, so every entry has one shape).
+ */
+function pending(
+  run: Run,
+  p: PolicySlot,
+  decision: DecisionValue,
+  reason: string,
+  ms: number,
+  prefer: { preferred: string } | null
+): DecisionEntry {
+  return {
+    timestamp: (run.timestamp ??= isoNow()),
+    policy_name: p.name,
+    policy_source: p.source,
+    policy_version: p.version,
+    decision,
+    reason,
+    evaluation_ms: ms,
+    context_snapshot: prefer as unknown as Record<string, unknown>
   }
-}
-
-function isRequest(r: unknown): r is AiRequest {
-  if (typeof r !== 'object' || r === null) return false
-  const q = r as Record<string, unknown>
-  return typeof q.message === 'string' && typeof q.metadata === 'object' && q.metadata !== null
 }

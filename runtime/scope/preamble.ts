@@ -76,12 +76,35 @@ const paddedBlock = (config: ScopeConfig): string => scopeHardeningBlock(config)
 
 function preambleOf(policies: readonly unknown[] | null | undefined, agentId: string | null | undefined): string {
   if (policies == null) return ''
+  const candidates = Object.isFrozen(policies) ? scopeCandidates(policies) : policies
   let out = ''
   // indexed: an iterator here was an object per turn and per policy of the chain
-  for (let i = 0; i < policies.length; i++) {
-    const s = asScopePolicy(policies[i])
+  for (let i = 0; i < candidates.length; i++) {
+    const s = asScopePolicy(candidates[i])
     if (s !== null && !s.config.unrestricted && (agentId === undefined || s.appliesTo(agentId)))
       out += s.block(paddedBlock)
   }
   return out
+}
+
+let candidatesOf: readonly unknown[] | undefined
+let candidates: readonly unknown[] = []
+
+/**
+ * The entries of a list that is frozen (the chain's, which changes by being replaced) that are or
+ * may hold a scope policy, in order: the scope policies and the wrappers, unwrapped again on every
+ * call since a swappable slot's delegate changes. Kept for the last list: every turn asked each
+ * policy of the chain whether it is one, an `instanceof` and a lookup of `unwrap` off a dozen
+ * classes.
+ */
+function scopeCandidates(policies: readonly unknown[]): readonly unknown[] {
+  if (policies !== candidatesOf) {
+    candidates = policies.filter(
+      (p) =>
+        p instanceof ScopePolicy ||
+        (p !== null && typeof p === 'object' && typeof (p as { unwrap?: unknown }).unwrap === 'function')
+    )
+    candidatesOf = policies
+  }
+  return candidates
 }

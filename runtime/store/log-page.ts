@@ -98,6 +98,14 @@ export interface Columns<T> {
    * packer reuses entry after entry: a new array per entry was most of what a page allocated).
    */
   row: (e: T, into?: unknown[]) => unknown[]
+  /**
+   * Optional, for at most 31 columns: a bit (`1 << j`) for each column whose value in `e` is not
+   * `===` to its value in `prev`, that value written to `into[j]` (the other cells are left as
+   * they are). Written out per field, each compare sees one kind of value (a string, a number, an
+   * object) and only what changed is read out; the packer's compare of a whole row's cells saw
+   * every kind and took V8's generic equality on every cell.
+   */
+  changed?: (prev: T, e: T, into: unknown[]) => number
   /** The entry of a row of `names` (its fields in whatever order entries are made with). */
   entry: (values: readonly unknown[]) => T
 }

@@ -94,7 +94,8 @@ export class PagePacker {
   pack<T>(
     page: readonly T[],
     names: readonly string[],
-    row: (e: T, into?: unknown[]) => unknown[]
+    row: (e: T, into?: unknown[]) => unknown[],
+    changed?: (prev: T, e: T, into: unknown[]) => number
   ): unknown[] | undefined {
     const n = page.length
     const k = names.length
@@ -105,6 +106,7 @@ export class PagePacker {
     const last: unknown[] = new Array<unknown>(k)
     const lastSlot = new Int32Array(k)
     const varies = new Uint8Array(k)
+    const diff = k <= 31 ? changed : undefined
     try {
       // the first entry's values all take a slot; each later one's only where it differs
       if (n > 0) {
@@ -115,28 +117,39 @@ export class PagePacker {
           if (s < 0) return undefined
           last[j] = v
           lastSlot[j] = s
-          idx[j * n] = s
         }
       }
       for (let i = 1; i < n; i++) {
-        const r = row(page[i]!, into)
+        const e = page[i]!
+        // the columns the log's own compares tell apart from the previous entry's, when it has them
+        const moved = diff === undefined ? -1 : diff(page[i - 1]!, e, into)
+        const r = diff === undefined ? row(e, into) : into
         for (let j = 0; j < k; j++) {
-          const v = r[j]
-          // the same value as the previous entry's (a turn's snapshot, source, timestamp): no lookup
-          if (v === last[j]) {
-            idx[j * n + i] = lastSlot[j]!
+          // the same value as the previous entry's (a turn's snapshot, source, timestamp): no lookup,
+          // and no index while the column has held one value since the page began
+          if ((moved & (1 << j)) === 0 || (diff === undefined && r[j] === last[j])) {
+            if (varies[j] === 1) idx[j * n + i] = lastSlot[j]!
             continue
           }
-          const at = lastSlot[j]! * k + j
-          const guess = at < this.after.length ? this.after[at]! - 1 : -1
+          const v = r[j]
           let s: number
-          if (guess >= 0 && this.slots[guess] === v) s = guess
+          // a duration, in most entries: its cache looked up here, without a call
+          if (typeof v === 'number') s = this.numberSlot(v)
           else {
-            s = this.slot(v)
-            if (s < 0) return undefined
-            if (typeof v === 'string') this.follow(at, s)
+            const at = lastSlot[j]! * k + j
+            const guess = at < this.after.length ? this.after[at]! - 1 : -1
+            if (guess >= 0 && this.slots[guess] === v) s = guess
+            else {
+              s = this.slot(v)
+              if (s < 0) return undefined
+              if (typeof v === 'string') this.follow(at, s)
+            }
           }
-          varies[j] = 1
+          if (varies[j] === 0) {
+            // its first change: every entry before it held the first entry's slot
+            varies[j] = 1
+            idx.fill(lastSlot[j]!, j * n, j * n + i)
+          }
           last[j] = v
           lastSlot[j] = s
           idx[j * n + i] = s
@@ -163,7 +176,11 @@ export class PagePacker {
             indices[at++] = s & 0xff
             indices[at++] = s >>> 8
           }
-        else for (let i = 0; i < n; i++) indices[at++] = idx[from + i]!
+        else {
+          // one copy in C++: every slot is below 256, so each converts to its own byte
+          indices.set(idx.subarray(from, from + n), at)
+          at += n
+        }
       }
       return [PACKED, names, n, table, constants, indices]
     } finally {
@@ -191,19 +208,7 @@ export class PagePacker {
 
   /** The slot of a value, added to the table when new; -1 for a value the table cannot hold. */
   private slot(v: unknown): number {
-    if (typeof v === 'number') {
-      const cell = Math.round(v * 1000) & (NUMBER_CELLS - 1)
-      // a cell compares with ===, as the Map does (-0 is 0); NaN and a collision go on to the Map
-      if (this.numKey[cell] === v && this.numSlot[cell]! >= 0) return this.numSlot[cell]!
-      let s = this.slotOf.get(v)
-      if (s === undefined) {
-        s = this.slots.push(v) - 1
-        this.slotOf.set(v, s)
-      }
-      this.numKey[cell] = v
-      this.numSlot[cell] = s
-      return s
-    }
+    if (typeof v === 'number') return this.numberSlot(v)
     if (isInternable(v)) {
       let s = this.slotOf.get(v)
       if (s === undefined) {
@@ -268,6 +273,25 @@ export class PagePacker {
       if (i === n) return rec.pairs
     }
     return undefined
+  }
+
+  /** The slot of a number: small, so the packer's loop takes it inline. */
+  private numberSlot(v: number): number {
+    const cell = Math.round(v * 1000) & (NUMBER_CELLS - 1)
+    // a cell compares with ===, as the Map does (-0 is 0); NaN and a collision go on to the Map
+    if (this.numKey[cell] === v && this.numSlot[cell]! >= 0) return this.numSlot[cell]!
+    return this.numberMissed(v, cell)
+  }
+
+  private numberMissed(v: number, cell: number): number {
+    let s = this.slotOf.get(v)
+    if (s === undefined) {
+      s = this.slots.push(v) - 1
+      this.slotOf.set(v, s)
+    }
+    this.numKey[cell] = v
+    this.numSlot[cell] = s
+    return s
   }
 
   /** A value kept as it is (msgpack encodes it): a bigint, an object that is not flat. */

@@ -241,7 +241,7 @@ export class RetainedLog<T> {
    */
   private put(db: Database<unknown, LogKey>, key: LogKey, page: Page<T>): Promise<unknown> {
     if (this.columns !== undefined) {
-      const packed = this.packer!.pack(page, this.columns.names, this.columns.row)
+      const packed = this.packer!.pack(page, this.columns.names, this.columns.row, this.columns.changed)
       if (packed !== undefined) {
         this.pageMax = nextPageMax(page.length, packedBytes(packed), this.pageLimit)
         return db.put(key, packed)

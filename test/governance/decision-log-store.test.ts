@@ -15,6 +15,7 @@ import type { Platform } from '../../runtime/platform.js'
 import { DECISION_COLUMNS, GovernanceDecisionLog } from '../../runtime/governance/decision-log.js'
 import { Store, type LogKey } from '../../runtime/store/index.js'
 import { entryCountOf } from '../../runtime/store/log-page.js'
+import { PagePacker } from '../../runtime/store/packed-page.js'
 import { decisionCounter } from '../../runtime/governance/metrics.js'
 import { Registry } from 'prom-client'
 import type { Metrics } from '../../runtime/observability/index.js'
@@ -59,6 +60,65 @@ t.test("an entry's row holds every field in the columns' order and builds the en
   const back = DECISION_COLUMNS.entry(DECISION_COLUMNS.row(e))
   t.same(back, e)
   t.same(Object.keys(back), Object.keys(e), "in the gate's field order")
+})
+
+t.test('the columns a decision changes from the one before are the cells of its row that differ', async (t) => {
+  const changed = DECISION_COLUMNS.changed!
+  const base: DecisionEntry = {
+    timestamp: 'T1',
+    policy_name: 'a',
+    policy_source: 's',
+    policy_version: '1',
+    decision: 'admit',
+    reason: '',
+    evaluation_ms: 0,
+    context_snapshot: { phase: 'pre_admission' }
+  }
+  const others: Partial<DecisionEntry>[] = [
+    { timestamp: 'T2' },
+    { policy_name: 'b' },
+    { policy_source: 't' },
+    { policy_version: '2' },
+    { decision: 'deny', reason: 'no' },
+    { evaluation_ms: 0.001 },
+    { evaluation_ms: -0 },
+    { evaluation_ms: NaN },
+    { context_snapshot: { phase: 'pre_admission' } },
+    {}
+  ]
+  for (const o of others) {
+    const e = { ...base, ...o }
+    const prev = DECISION_COLUMNS.row(base)
+    const row = DECISION_COLUMNS.row(e)
+    const into = new Array<unknown>(8)
+    const m = changed(base, e, into)
+    const told = DECISION_COLUMNS.names.filter((_, j) => (m & (1 << j)) !== 0)
+    t.same(
+      told,
+      DECISION_COLUMNS.names.filter((_, j) => row[j] !== prev[j]),
+      `${String(Object.values(o)[0])}`
+    )
+    t.ok(
+      told.every((_, j) => Object.is(into[DECISION_COLUMNS.names.indexOf(told[j]!)], e[told[j]!])),
+      'the values that changed are written out'
+    )
+  }
+  // a page packed with the log's compares is the page packed by comparing its rows
+  const page: DecisionEntry[] = []
+  for (let turn = 0; turn < 4; turn++) {
+    const snapshot = { phase: 'pre_admission', message: `m${turn % 2}` }
+    for (const name of ['a', 'b', 'c'])
+      page.push({
+        ...base,
+        timestamp: `T${turn}`,
+        policy_name: name,
+        evaluation_ms: (turn % 3) / 1000,
+        context_snapshot: snapshot
+      })
+  }
+  page.push({ ...page[page.length - 1]!, decision: 'deny', reason: 'no', evaluation_ms: -0 })
+  const { names, row } = DECISION_COLUMNS
+  t.same(new PagePacker().pack(page, names, row, changed), new PagePacker().pack(page, names, row))
 })
 
 t.test('a full page of a busy run of turns is one LMDB page: no overflow pages to write', async (t) => {

@@ -11,6 +11,7 @@ import { isoOf } from '../../runtime/contracts/iso-now.js'
 import { POLICIES_PROPERTY } from '../../runtime/governance/chain.js'
 import { coerce } from '../../runtime/governance/audit-entry.js'
 import { KillSwitchPolicy } from '../../runtime/governance/types/index.js'
+import { DryRunPolicy, SwappablePolicy } from '../../runtime/governance/wrappers.js'
 import { installAreas } from '../../runtime/areas.js'
 import { scopeArea } from '../../runtime/scope/install.js'
 import { governanceArea } from '../../runtime/governance/install.js'
@@ -209,6 +210,11 @@ t.test('a throwing policy, an invalid decision and a rejected promise all deny (
     policy: { name: 'weird', source: 'code:weird', version: '1' },
     failed: true
   })
+  // an error that says admit is still an error, whatever it says
+  svc.setSource('code', [code('error-admits', () => Object.assign(new Error('x'), { decision: 'admit' }) as never)])
+  const said = await gate.admit('test', aiRequest({ message: 'hi' }))
+  t.same(said.admitted ? null : [said.reason, said.failed], ['policy returned an invalid decision', true])
+  t.equal(svc.decisionLog.recent(1)[0]!.decision, 'error')
   svc.setSource('code', [
     code('async-boom', async () => {
       throw new Error('later')
@@ -308,6 +314,34 @@ t.test('an armed kill switch denies every admission with the arm reason', async 
   t.equal((await gate.admit('test', aiRequest({ message: 'fine' }))).admitted, true)
   await gate.afterResponse('test', aiRequest({ message: 'fine' }), '')
   svc.chain.removeSource('ks')
+})
+
+t.test("a wrapper's identity and agent are its delegate's at every evaluation, a plain policy's its own", async (t) => {
+  const slot = new SwappablePolicy(
+    'slot',
+    'code:slot',
+    '1',
+    code('inner-a', () => ({ decision: 'admit' }))
+  )
+  const shadow = new DryRunPolicy({ ...code('shadow-a', () => ({ decision: 'deny', reason: 'no' })), agent: 'nobody' })
+  const plain = code('plain', () => ({ decision: 'admit' }))
+  svc.chain.setSource('wrapped', [slot, shadow, plain])
+  let seen: string[] = []
+  svc.decisionLog.onRecord((e) => {
+    if (e.context_snapshot.message === 'wrapped') seen.push(`${e.policy_name}@${e.policy_version}`)
+  })
+  const logged = async (): Promise<string[]> => {
+    seen = []
+    t.equal((await gate.admitOnce('test', aiRequest({ message: 'wrapped', agentId: 'bot' }))).admitted, true)
+    return seen.filter((n) => /^(slot|shadow-a|plain)@/.test(n))
+  }
+  t.same(await logged(), ['slot@1', 'plain@1'], "the shadow governs another agent's turns: skipped")
+  slot.swap({ ...code('inner-b', () => ({ decision: 'admit' })), agent: 'nobody' })
+  const inner = shadow.delegate as { agent?: string | null; version: string }
+  inner.agent = null
+  inner.version = '2'
+  t.same(await logged(), ['shadow-a@2', 'plain@1'], 'the slot now holds a policy of another agent; the shadow joins')
+  svc.chain.removeSource('wrapped')
 })
 
 t.test('decisions by subject: conversation, then session, then user', async (t) => {

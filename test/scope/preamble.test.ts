@@ -6,6 +6,7 @@ import { createScopePolicy } from '../../runtime/scope/factory.js'
 import { scopeFromAgentAttributes } from '../../runtime/scope/scope-config.js'
 import { ScopePolicy } from '../../runtime/scope/scope-policy.js'
 import { RuleBasedScopeGuardrail } from '../../runtime/scope/rule-based.js'
+import { SwappablePolicy } from '../../runtime/governance/wrappers.js'
 import type { ScopeRuntime } from '../../runtime/scope/scope-runtime.js'
 
 const support = scopePolicyForAgent({
@@ -127,6 +128,18 @@ t.test('hasScopePolicy and wrappers exposing unwrap()', async (t) => {
     `${SUPPORT_BLOCK}\n\nB`
   )
   t.equal(scopeFromAgentAttributes({ purpose: 'x' }).unrestricted, false)
+})
+
+t.test("a chain's frozen list asked turn after turn: a slot's delegate swapped in or out is followed", async (t) => {
+  const slot = new SwappablePolicy('slot', 'yaml:x', '1', other)
+  const chain = Object.freeze([other, slot, tutor])
+  const req = aiRequest({ message: 'm', agentId: 'support', systemPrompt: 'B' })
+  t.equal(confineSystemPrompt(req, chain), 'B', 'no scope of agent support yet')
+  slot.swap(support)
+  t.equal(confineSystemPrompt(req, chain), `${SUPPORT_BLOCK}\n\nB`)
+  t.equal(confineSystemPrompt(aiRequest({ message: 'm', agentId: 'tutor' }), chain), `${TUTOR_BLOCK}\n\n`)
+  slot.swap(other)
+  t.equal(confineSystemPrompt(req, chain), 'B')
 })
 
 t.test(
