@@ -16,6 +16,8 @@ const ALLOWED = new Map([
   ['runtime/contracts/iso-now.ts#iso', "the clock's ISO string, formatted once per millisecond"],
   ['runtime/contracts/iso-now.ts#second', "the clock's second, formatted once per second"],
   ['runtime/contracts/iso-now.ts#secondText', "the clock's second, formatted once per second"],
+  ['runtime/scope/preamble.ts#candidatesOf', "a frozen policy list's scope candidates, kept for the last list"],
+  ['runtime/scope/preamble.ts#candidates', "a frozen policy list's scope candidates, kept for the last list"],
   ['runtime/governance/audit-entry.ts#clientKeys', 'client metadata keys with their prefix, keyed by the key'],
   ['runtime/http/context.ts#ENCODED', 'header values encoded once, keyed by the value'],
   ['runtime/http/status.ts#LINES', 'the status lines of node:http, encoded once at load'],
