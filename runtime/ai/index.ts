@@ -12,6 +12,7 @@ export type {
   AiToolSpec,
   TokenUsage
 } from './runtime.js'
+export { usage } from './runtime.js'
 export { DemoRuntime } from './demo-runtime.js'
 export { MAX_CONVERSATION_ID_LENGTH } from './memory.js'
 export { FEEDBACK_LINE_CHARS } from './feedback.js'

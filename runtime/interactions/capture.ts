@@ -1,4 +1,4 @@
-import type { TokenUsage, TurnEvent } from '../ai/index.js'
+import { usage, type TokenUsage, type TurnEvent } from '../ai/index.js'
 // one date formatted per millisecond: the steps of a burst share it
 import { isoNow } from '../contracts/index.js'
 import type { InteractionStatus, InteractionStep, StepType } from './types.js'
@@ -195,13 +195,9 @@ function hasCounts(u: TokenUsage): boolean {
   return u.input > 0 || u.output > 0 || u.cachedInput > 0 || u.total > 0
 }
 
+// built by the runtimes' own constructor: steps and headers hand the store one shape of usage
+// (a spread copy and a second literal were two more, each a deopt of the store's encoder)
 function add(a: TokenUsage | null, b: TokenUsage): TokenUsage {
-  if (a === null) return { ...b }
-  return {
-    input: a.input + b.input,
-    output: a.output + b.output,
-    cachedInput: a.cachedInput + b.cachedInput,
-    total: a.total + b.total,
-    model: b.model
-  }
+  if (a === null) return usage(b.input, b.output, b.model, b.cachedInput, b.total)
+  return usage(a.input + b.input, a.output + b.output, b.model, a.cachedInput + b.cachedInput, a.total + b.total)
 }

@@ -24,6 +24,7 @@ export function publishReady(run: Run, feed: StepFeed): void {
   if (q.length === 0 && run.onPublished !== undefined) {
     const told = run.onPublished
     run.onPublished = undefined
+    run.allPublished = undefined
     told()
   }
 }
@@ -51,16 +52,16 @@ export function behindStore(run: Run): boolean {
   return run.unpublished.length >= UNACKNOWLEDGED_STEPS
 }
 
-/** Resolves once every step handed to the store so far is published (or was refused). */
+/**
+ * Resolves once every step handed to the store so far is published (or was refused). Every waiter
+ * (the turn behind the store, the run's end) shares one promise: a chain of closures took a call
+ * the compiled `publishReady` had never seen once two waited.
+ */
 export function published(run: Run): Promise<void> {
   if (run.unpublished.length === 0) return SETTLED
-  return new Promise((resolve) => {
-    const before = run.onPublished
-    run.onPublished = () => {
-      before?.()
-      resolve()
-    }
-  })
+  return (run.allPublished ??= new Promise((resolve) => {
+    run.onPublished = resolve
+  }))
 }
 
 /**

@@ -32,6 +32,8 @@ export interface Run {
   lastAck: Promise<void> | undefined
   /** Told once `unpublished` empties (a terminal write or a drop waits for it). */
   onPublished: (() => void) | undefined
+  /** What `onPublished` resolves, shared by everything waiting for it. */
+  allPublished: Promise<void> | undefined
   /** Set at the end: every step published, then the terminal header's write. */
   ending: Promise<void> | undefined
   /**

@@ -254,6 +254,7 @@ export class InteractionService implements LeaseHolder {
       unpublished: [],
       lastAck: undefined,
       onPublished: undefined,
+      allPublished: undefined,
       ending: undefined,
       finished,
       resolve,

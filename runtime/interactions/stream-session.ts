@@ -67,15 +67,19 @@ export class StreamSession {
   private last: number
   private readonly pending: InteractionStep[] = []
   private backlog: InteractionStep[] = []
-  private overflow = false
-  private terminal: InteractionHeader | undefined
+  // Fields the stream writes only late in its life (its end, a slow client, a lagging store) are
+  // declared here and first set in the constructor, after their declaration defined them: written
+  // twice, they never count as constant. A field first changed when the process's first stream
+  // ended threw away the compiled live path of every stream (recompiled in the next round).
+  private overflow: boolean
+  private terminal: InteractionHeader | null
   private running = false
   private again = false
   private unsubscribe: (() => void) | undefined
-  private stopped = false
+  private stopped: boolean
   private durable = true
   /** Consecutive looks at the store for a step the feed announced but the store does not have yet. */
-  private misses = 0
+  private misses: number
   /** Bytes sent since the stream last yielded to the event loop. */
   private burst = 0
   /** A send of the live steps is queued for the end of the current publication pass. */
@@ -89,6 +93,10 @@ export class StreamSession {
     private readonly limits: StreamLimits
   ) {
     this.last = after
+    this.overflow = false
+    this.terminal = null
+    this.stopped = false
+    this.misses = 0
     // subscribe first: a step published from now on is either in the store when we read it, or here
     this.unsubscribe = feed.subscribe(id, {
       onStep: (step) => {
@@ -151,7 +159,7 @@ export class StreamSession {
     if (
       this.backlog.length === 0 &&
       !this.overflow &&
-      this.terminal === undefined &&
+      this.terminal === null &&
       this.pending.length > 0 &&
       this.pending[0]!.seq === this.last + 1 &&
       this.hasRoom(sink)
@@ -215,15 +223,15 @@ export class StreamSession {
         sink.close(true)
         return
       }
-      if (gap || (this.terminal !== undefined && this.durable)) {
+      if (gap || (this.terminal !== null && this.durable)) {
         if (this.overflow) this.pending.length = 0
         this.overflow = false
         if (!(await this.catchUp(sink))) return
         // after the terminal header the store holds every step: nothing live is still to come
-        if (this.terminal !== undefined) this.pending.length = 0
+        if (this.terminal !== null) this.pending.length = 0
         else while (this.pending.length > 0 && this.pending[0]!.seq <= this.last) this.pending.shift()
       }
-      if (this.terminal !== undefined && this.pending.length === 0) {
+      if (this.terminal !== null && this.pending.length === 0) {
         if (!(await this.room(sink))) return
         sink.send(terminalFrame(this.terminal))
         // a close cuts what is still buffered: let the client read the end first

@@ -33,6 +33,11 @@ const LOW_WATER = 16 * 1024
 
 const ID = /^[A-Za-z0-9_-]{1,128}$/
 
+// a WebSocket sink's state
+const OPEN = 0
+const BATCHING = 1
+const CLOSED = 2
+
 /**
  * The request's credentials, with `access_token` from the query turned into a bearer header: a
  * browser's EventSource and WebSocket cannot set headers. A header the client did send wins.
@@ -218,17 +223,25 @@ export class InteractionStreams {
 
 /** A WebSocket as a stream sink: one text frame per step. */
 class WsSink implements StreamSink {
-  closed = false
-  private batching = false
+  /**
+   * Open, batching or closed, in one field: it changes with the first batch, so the compiled send
+   * path never assumed it constant. A `closed` flag of its own was first written when the first
+   * stream of the process ended, which threw away the optimised code of every stream's send path.
+   */
+  private state = OPEN
   private waiter: (() => void) | undefined
 
   constructor(private readonly ws: WebSocket<WsData>) {}
 
+  get closed(): boolean {
+    return this.state === CLOSED
+  }
+
   send(json: string): void {
-    if (this.closed) return
+    if (this.state === CLOSED) return
     // corked here, so the bytes are handed on (or counted as buffered) before send returns
     let status = 1
-    if (this.batching) status = this.ws.send(json, false)
+    if (this.state === BATCHING) status = this.ws.send(json, false)
     else
       this.ws.cork(() => {
         status = this.ws.send(json, false)
@@ -238,16 +251,17 @@ class WsSink implements StreamSink {
   }
 
   buffered(): number {
-    return this.closed ? 0 : this.ws.getBufferedAmount()
+    return this.state === CLOSED ? 0 : this.ws.getBufferedAmount()
   }
 
   batch(fn: () => void): void {
-    if (this.closed) return
-    this.batching = true
+    if (this.state === CLOSED) return
+    this.state = BATCHING
     try {
       this.ws.cork(fn)
     } finally {
-      this.batching = false
+      // a send inside may have closed it
+      if (this.state === BATCHING) this.state = OPEN
     }
   }
 
@@ -263,14 +277,14 @@ class WsSink implements StreamSink {
   }
 
   close(slow = false): void {
-    if (this.closed) return
+    if (this.state === CLOSED) return
     // uWS runs the close handler synchronously, which marks this sink ended
     if (slow) this.ws.end(1008, 'slow consumer')
     else this.ws.end(1000, 'interaction ended')
   }
 
   ended(): void {
-    this.closed = true
+    this.state = CLOSED
     const w = this.waiter
     this.waiter = undefined
     w?.()

@@ -259,3 +259,17 @@ t.test('StepCapture without coalescing: one step per delta, in order, capped, th
   t.same(steps[4]!.data, { droppedSteps: 1 }, 'the delta beyond the cap is counted, not kept')
   t.same(steps[0]!.data, {})
 })
+
+// the turn's usage is stored as the runtimes build theirs: the same fields, in the same order
+t.test("StepCapture: usage summed over rounds, with the runtime's fields in its order", async (t) => {
+  const steps: InteractionStep[] = []
+  const c = new StepCapture({ maxSteps: 10, coalesceMs: 0, emit: (s) => steps.push(s) })
+  const round = { input: 2, output: 3, cachedInput: 1, total: 5, model: 'echo-1' }
+  c.event({ type: 'usage', usage: round })
+  t.same(c.usage, round, 'one round: its counts')
+  t.not(c.usage, round, "a copy: the next round does not change the step's usage")
+  c.event({ type: 'usage', usage: { input: 4, output: 1, cachedInput: 0, total: 5, model: 'echo-2' } })
+  t.same(c.usage, { input: 6, output: 4, cachedInput: 1, total: 10, model: 'echo-2' }, 'summed; the last model')
+  t.same(Object.keys(c.usage!), Object.keys(round), 'the fields in the order the runtimes write them')
+  t.same(steps[0]!.usage, round, 'the step keeps its own round')
+})

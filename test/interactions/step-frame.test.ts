@@ -1,6 +1,8 @@
 import t from 'tap'
 import { StreamSession, stepFrame, type StreamSink } from '../../runtime/interactions/stream-session.js'
 import { StepFeed } from '../../runtime/interactions/feed.js'
+import { answered, published } from '../../runtime/interactions/run-publication.js'
+import type { Run } from '../../runtime/interactions/run-table.js'
 import type { Interaction, InteractionStore } from '../../runtime/interactions/types.js'
 import type { InteractionHeader, InteractionStep } from '../../runtime/interactions/index.js'
 
@@ -129,4 +131,33 @@ t.test('the feed: every subscriber gets each step once, in order, whatever the o
   t.same(got.b, [0], 'one that left gets nothing more')
   t.same(got.c, [0, 1, 2, 3], 'the others are not cut short')
   t.same(got.late, [1, 2, 3], 'one that joined mid-delivery gets that step and the rest, once each')
+})
+
+// The turn behind the store and the run's end may wait at once: they share one promise, told
+// once every step before them is published, in the order they began to wait.
+t.test('publication waiters: told once everything is published, in order, not before', async (t) => {
+  const feed = new StepFeed()
+  const seen: string[] = []
+  feed.subscribe('int-p', { onStep: (s) => void seen.push(`step ${s.seq}`), onTerminal: () => {} })
+  const ack = Promise.resolve()
+  const run = {
+    header: { id: 'int-p' },
+    unpublished: [0, 1].map((i) => ({ step: step(i, `s${i}`), state: 'writing' as const, ack })),
+    lastAck: ack,
+    onPublished: undefined,
+    allPublished: undefined
+  } as unknown as Run
+  const first = published(run)
+  const second = published(run)
+  t.equal(first, second, 'one promise for every waiter')
+  void first.then(() => seen.push('turn'))
+  void second.then(() => seen.push('end'))
+  await new Promise((r) => setImmediate(r))
+  t.same(seen, [], 'nobody is told before the store answered')
+  answered(run, ack, 'stored', feed)
+  await new Promise((r) => setImmediate(r))
+  t.same(seen, ['step 0', 'step 1', 'turn', 'end'], 'the steps first, then each waiter in turn')
+  t.equal(await published(run), undefined, 'nothing left: answered at once')
+  run.unpublished.push({ step: step(2, 's2'), state: 'writing', ack })
+  t.not(published(run), first, 'a later wait has a promise of its own')
 })
