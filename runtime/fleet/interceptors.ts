@@ -3,6 +3,7 @@
  * let it proceed, rewrite the call (the next one sees the rewrite) or deny it (the rest are not
  * asked). A throwing interceptor denies: a gate that fails stays closed.
  */
+import { isPromise } from '../contracts/index.js'
 import type { AgentCall, DispatchContext } from './fleet-types.js'
 
 export type InterceptDecision =
@@ -76,7 +77,7 @@ export class FleetInterceptors {
       } catch (err) {
         return failed(it, err)
       }
-      if (isThenable(d)) {
+      if (isPromise(d)) {
         const next = i + 1
         return Promise.resolve(d).then(
           (v) => {
@@ -119,6 +120,3 @@ function failed(it: FleetInterceptor, err: unknown): Extract<Verdict, { outcome:
     reason: `interceptor '${it.name}' failed: ${err instanceof Error ? err.message : String(err)}`
   }
 }
-
-const isThenable = (d: unknown): d is PromiseLike<InterceptDecision> =>
-  typeof (d as PromiseLike<unknown> | null)?.then === 'function'

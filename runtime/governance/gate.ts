@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks'
 import { trace, ProxyTracerProvider, SpanStatusCode, type Span, type Tracer } from '@opentelemetry/api'
 import {
   isPlatformError,
+  isPromise,
   isoNow,
   type AiRequest,
   type DecisionEntry,
@@ -196,7 +197,7 @@ export class PolicyAdmissionGate {
         if (denied && !run.runAll) return this.finish(run, i)
         continue
       }
-      if (isThenable(d)) {
+      if (isPromise(d)) {
         // what the chain decided so far is in the log before anything waits; the time that takes
         // is not this policy's
         const before = performance.now()
@@ -361,9 +362,6 @@ function armedSwitch<P extends { armed: boolean }>(switches: readonly P[]): P | 
   for (let i = 0; i < switches.length; i++) if (switches[i]!.armed) return switches[i]
   return undefined
 }
-
-const isThenable = (d: unknown): d is PromiseLike<PolicyDecision> =>
-  typeof (d as PromiseLike<unknown> | null)?.then === 'function'
 
 /**
  * An evaluation's entry before the log has it: its snapshot null, or `{ preferred }` for a Prefer,
