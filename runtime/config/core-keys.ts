@@ -149,6 +149,12 @@ export const CORE_CONFIG_KEYS = {
     description:
       'Isolate-tier plugins a shared sandbox process takes before another is started; 1 gives every plugin a process of its own'
   },
+  'platform.sandbox.worker.spin-us': {
+    schema: { type: 'integer', minimum: 0, maximum: 10_000 },
+    default: 50,
+    description:
+      'Microseconds a worker-tier thread that has answered a call watches for the next one before it sleeps: waking a sleeping thread costs more than watching (most on virtual machines whose idle CPUs halt); 0: it sleeps at once. At most this much of a core per call not followed by another'
+  },
   'platform.sandbox.isolate.processes': {
     schema: { type: 'integer', minimum: 0 },
     default: 4,

@@ -123,6 +123,8 @@ export interface LoadSpec {
    * the defaults when absent.
    */
   isolatePool?: { processes: number; pluginsPerProcess: number }
+  /** worker tier only: how long an idle thread watches for the next call before it sleeps (µs); 50 when absent. */
+  workerSpinUs?: number
 }
 
 export type SandboxFactory = (spec: LoadSpec) => Promise<SandboxInstance>

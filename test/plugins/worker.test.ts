@@ -58,3 +58,21 @@ t.test('worker: kind and name reach the thread exactly, whatever characters they
   )
   t.equal(await tool(inst, 'text', { s: '12:34' }), '12:34', 'a result with digits and a colon')
 })
+
+t.test('worker: with or without the watch before sleeping, every call is answered, after idle gaps too', async (t) => {
+  for (const workerSpinUs of [0, 50, 5000]) {
+    const inst = await loadWorker({ ...workerSpec({ timeoutMs: 2000, concurrency: 2 }), workerSpinUs })
+    const got: unknown[] = []
+    for (let i = 0; i < 20; i++) got.push(await tool(inst, 'text', { s: `n${i}` }))
+    // longer than the watch: the thread is asleep when the next call comes and must be woken
+    await new Promise((r) => setTimeout(r, 30))
+    got.push(await tool(inst, 'text', { s: 'after a gap' }))
+    got.push(...(await Promise.all([1, 2, 3].map((i) => tool(inst, 'text', { s: `p${i}` })))))
+    await inst.dispose()
+    t.same(
+      got,
+      [...Array.from({ length: 20 }, (_, i) => `n${i}`), 'after a gap', 'p1', 'p2', 'p3'],
+      `spin-us ${workerSpinUs}`
+    )
+  }
+})

@@ -27,6 +27,8 @@ export interface WorkerData {
   /** Float64Array slots: when the call in each slot started running (ms since epoch), 0 while queued. */
   starts: SharedArrayBuffer
   maxResultBytes: number
+  /** How long an idle thread watches for the next call before it sleeps (µs; 0: it sleeps at once). */
+  spinUs: number
   grants: { kv: boolean; fetch: boolean; env?: Record<string, string> }
 }
 

@@ -10,6 +10,7 @@ import { describePlugin, startContribution } from 'uws-agent-platform/sdk/dispat
 import { isPromise } from '../../contracts/index.js'
 import { TEXT_MARK } from '../json-result.js'
 import { decodeTask, type CapReply, type WorkerData, type WorkerTask, type WorkerToHost } from './protocol.js'
+import { spinBeforeSleep } from './spin-wait.js'
 
 const data = workerData as WorkerData
 register(data.hooks, { data: { sdk: data.sdk } })
@@ -27,6 +28,7 @@ channel.onmessage = (ev: unknown) => {
   else w.reject(new Error(m.json))
 }
 channel.unref()
+spinBeforeSleep(data.spinUs)
 
 let plugin: Promise<unknown> | undefined
 /** The entry's default export once loaded: calls after the first start without awaiting it. */
