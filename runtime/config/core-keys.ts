@@ -153,7 +153,7 @@ export const CORE_CONFIG_KEYS = {
     schema: { type: 'integer', minimum: 0, maximum: 10_000 },
     default: 50,
     description:
-      'Microseconds a worker-tier thread that has answered a call watches for the next one before it sleeps: waking a sleeping thread costs more than watching (most on virtual machines whose idle CPUs halt); 0: it sleeps at once. At most this much of a core per call not followed by another'
+      'Microseconds a worker-tier thread that has answered a call watches for the next one before it sleeps: waking a sleeping thread costs more than watching (most on virtual machines whose idle CPUs halt); a thread whose calls come sparsely stops watching until they come closely again; 0: it sleeps at once'
   },
   'platform.sandbox.isolate.processes': {
     schema: { type: 'integer', minimum: 0 },

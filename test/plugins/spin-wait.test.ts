@@ -1,11 +1,12 @@
 import t from 'tap'
 import { spinningWait } from '../../runtime/plugins/worker/spin-wait.js'
 
-/** A stand-in for `Atomics.wait` that records its calls and sleeps not at all. */
-function fakeWait() {
+/** A stand-in for `Atomics.wait` that records its calls; `sleep` is what its sleeping does to the clock. */
+function fakeWait(sleep = (): void => {}) {
   const calls: unknown[][] = []
   const wait = ((...args: unknown[]) => {
     calls.push(args)
+    sleep()
     return 'timed-out'
   }) as typeof Atomics.wait
   return { wait, calls }
@@ -14,12 +15,17 @@ function fakeWait() {
 /** A clock that moves 10 µs a reading and runs `at[n]` on its n-th reading. */
 function stepClock(at: Record<number, () => void> = {}) {
   let reads = 0
+  let ms = 0
   return {
     now: () => {
       at[reads]?.()
-      return reads++ * 0.01
+      reads++
+      return (ms += 0.01)
     },
-    reads: () => reads
+    reads: () => reads,
+    sleep: (d: number) => {
+      ms += d
+    }
   }
 }
 
@@ -56,3 +62,24 @@ t.test("any other array goes straight to the real wait: a plugin's own waits kee
   t.same(calls[1], [own, 0, 0, 5])
   t.equal(clock.reads(), readsAfterPool, 'no watching for it')
 })
+
+t.test(
+  'after a lull longer than twice the watch the next wait sleeps at once; a quick call brings the watch back',
+  async (t) => {
+    const clock = stepClock()
+    let sleepMs = 5
+    const { wait, calls } = fakeWait(() => clock.sleep(sleepMs))
+    const spin = spinningWait(wait, 50, clock.now)
+    const pool = new Int32Array(new SharedArrayBuffer(8))
+    const readsOf = (): number => {
+      const before = clock.reads()
+      spin(pool, 0, 0)
+      return clock.reads() - before
+    }
+    t.ok(readsOf() > 4, 'the first wait watches, then sleeps 5 ms')
+    sleepMs = 0.03
+    t.equal(readsOf(), 2, 'after that lull: no watch (one reading before the sleep, one after)')
+    t.ok(readsOf() > 4, 'the call came 40 µs after the thread went idle: watching again')
+    t.equal(calls.length, 3)
+  }
+)

@@ -17,19 +17,27 @@ type Clock = () => number
  * and before any plugin code runs; every other array goes straight to the real wait, so a plugin's
  * own waits (a notify that changes nothing included) keep their meaning. piscina adds to the counter
  * before it notifies, so a change seen while watching is the notify the sleep would have had.
+ * Watching pays only while calls follow each other closely: after a sleep longer than twice the
+ * watch the next wait sleeps at once, and watches again once a call comes within twice the watch of
+ * the thread going idle (sparse calls cost no watching beyond the first of each lull).
  */
 export function spinningWait(wait: Wait, spinUs: number, now: Clock = () => performance.now()): Wait {
   const spinMs = spinUs / 1000
   let pool: unknown
+  let watch = true
   return function (array, index, value, timeout) {
     pool ??= array
-    if (array === pool) {
-      const t0 = now()
+    if (array !== pool) return wait(array as Int32Array, index, value as number, timeout)
+    const t0 = now()
+    if (watch) {
       do {
         if (Atomics.load(array as Int32Array, index) !== Number(value)) return 'not-equal'
       } while (now() - t0 < spinMs)
     }
-    return wait(array as Int32Array, index, value as number, timeout)
+    const answer = wait(array as Int32Array, index, value as number, timeout)
+    // the idle gap, watch included: would a watch (or a longer one) have caught this call?
+    watch = now() - t0 < 2 * spinMs
+    return answer
   } as Wait
 }
 
