@@ -149,11 +149,11 @@ export const CORE_CONFIG_KEYS = {
     description:
       'Isolate-tier plugins a shared sandbox process takes before another is started; 1 gives every plugin a process of its own'
   },
-  'platform.sandbox.worker.spin-us': {
+  'platform.sandbox.spin-us': {
     schema: { type: 'integer', minimum: 0, maximum: 10_000 },
     default: 50,
     description:
-      'Microseconds a worker-tier thread that has answered a call watches for the next one before it sleeps: waking a sleeping thread costs more than watching (most on virtual machines whose idle CPUs halt); a thread whose calls come sparsely stops watching until they come closely again; 0: it sleeps at once'
+      'Microseconds a sandbox that has answered a call (a worker-tier thread, an isolate sandbox process) watches for the next one before it sleeps: waking a sleeping thread or process costs more than watching (most on virtual machines whose idle CPUs halt); a sandbox whose calls come sparsely stops watching until they come closely again; 0: it sleeps at once'
   },
   'platform.sandbox.isolate.processes': {
     schema: { type: 'integer', minimum: 0 },

@@ -123,8 +123,8 @@ export interface LoadSpec {
    * the defaults when absent.
    */
   isolatePool?: { processes: number; pluginsPerProcess: number }
-  /** worker tier only: how long an idle thread watches for the next call before it sleeps (µs); 50 when absent. */
-  workerSpinUs?: number
+  /** worker and isolate tiers: how long a sandbox that answered watches for the next call before it sleeps (µs); 50 when absent. */
+  spinUs?: number
 }
 
 export type SandboxFactory = (spec: LoadSpec) => Promise<SandboxInstance>

@@ -69,7 +69,7 @@ export async function loadPluginDir(dir: string, deps: LoaderDeps): Promise<Load
         grant,
         capabilities,
         isolatePool,
-        workerSpinUs: deps.config.get('platform.sandbox.worker.spin-us'),
+        spinUs: deps.config.get('platform.sandbox.spin-us'),
         ...(deps.metrics !== undefined ? { metrics: deps.metrics } : {})
       }),
       deps.loadTimeoutMs ?? LOAD_TIMEOUT_MS

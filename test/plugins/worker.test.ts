@@ -60,8 +60,8 @@ t.test('worker: kind and name reach the thread exactly, whatever characters they
 })
 
 t.test('worker: with or without the watch before sleeping, every call is answered, after idle gaps too', async (t) => {
-  for (const workerSpinUs of [0, 50, 5000]) {
-    const inst = await loadWorker({ ...workerSpec({ timeoutMs: 2000, concurrency: 2 }), workerSpinUs })
+  for (const spinUs of [0, 50, 5000]) {
+    const inst = await loadWorker({ ...workerSpec({ timeoutMs: 2000, concurrency: 2 }), spinUs })
     const got: unknown[] = []
     for (let i = 0; i < 20; i++) got.push(await tool(inst, 'text', { s: `n${i}` }))
     // longer than the watch: the thread is asleep when the next call comes and must be woken
@@ -72,7 +72,7 @@ t.test('worker: with or without the watch before sleeping, every call is answere
     t.same(
       got,
       [...Array.from({ length: 20 }, (_, i) => `n${i}`), 'after a gap', 'p1', 'p2', 'p3'],
-      `spin-us ${workerSpinUs}`
+      `spin-us ${spinUs}`
     )
   }
 })

@@ -6,6 +6,8 @@ export interface IsolatePoolOptions {
   processes: number
   /** Plugins a shared process takes before another one is started. 1: a process per plugin. */
   pluginsPerProcess: number
+  /** How long a process that answered polls for the next call before it sleeps (µs, `platform.sandbox.spin-us`). */
+  spinUs: number
 }
 
 /**
@@ -13,7 +15,7 @@ export interface IsolatePoolOptions {
  * cores, and eight plugins to a process keeps a crash's collateral (calls in flight of the
  * process-mates) small while 50 plugins stay well under 600 MB.
  */
-export const DEFAULT_POOL: IsolatePoolOptions = { processes: 4, pluginsPerProcess: 8 }
+export const DEFAULT_POOL: IsolatePoolOptions = { processes: 4, pluginsPerProcess: 8, spinUs: 50 }
 
 /**
  * Places plugin isolates into sandbox processes. Shared processes are filled up to
@@ -26,15 +28,15 @@ export class IsolatePool {
   constructor(readonly opts: IsolatePoolOptions) {}
 
   place(alone: boolean): SharedProcess {
-    const { processes, pluginsPerProcess } = this.opts
-    if (alone || pluginsPerProcess <= 1) return new SharedProcess(() => {})
+    const { processes, pluginsPerProcess, spinUs } = this.opts
+    if (alone || pluginsPerProcess <= 1) return new SharedProcess(() => {}, spinUs)
     let best: SharedProcess | undefined
     for (const p of this.shared) if (p.open && (best === undefined || p.size < best.size)) best = p
     if (best !== undefined && (best.size < pluginsPerProcess || (processes > 0 && this.shared.size >= processes)))
       return best
     const p = new SharedProcess((gone) => {
       this.shared.delete(gone)
-    })
+    }, spinUs)
     this.shared.add(p)
     return p
   }
@@ -49,9 +51,10 @@ export function poolFor(given: Partial<IsolatePoolOptions> = {}): IsolatePool {
     pluginsPerProcess:
       Number.isInteger(given.pluginsPerProcess) && given.pluginsPerProcess! >= 1
         ? given.pluginsPerProcess!
-        : DEFAULT_POOL.pluginsPerProcess
+        : DEFAULT_POOL.pluginsPerProcess,
+    spinUs: Number.isInteger(given.spinUs) && given.spinUs! >= 0 ? given.spinUs! : DEFAULT_POOL.spinUs
   }
-  const key = `${opts.processes}/${opts.pluginsPerProcess}`
+  const key = `${opts.processes}/${opts.pluginsPerProcess}/${opts.spinUs}`
   let pool = pools.get(key)
   if (pool === undefined) {
     pool = new IsolatePool(opts)

@@ -7,9 +7,13 @@
 import { writeSync } from 'node:fs'
 import { IsolateRunner, type IsolateLoadData, type IsolateSink } from './isolate-core.js'
 import { Batcher, MARK_FD, type ToChild, type ToParent } from './protocol.js'
+import { LoopWatch } from './loop-watch.js'
 
+/** argv[2]: `platform.sandbox.spin-us` */
+const watch = new LoopWatch(Number(process.argv[2] ?? 0))
 const out = new Batcher<ToParent>((b) => {
   process.send!(b)
+  watch.answered()
 })
 const send = (m: ToParent): void => {
   out.push(m)
@@ -104,6 +108,7 @@ function onMessage(m: ToChild): void {
 }
 
 process.on('message', (batch: ToChild[]) => {
+  watch.arrived()
   for (const m of batch) onMessage(m)
 })
 // the parent went away: nothing left to serve

@@ -77,12 +77,15 @@ export class SharedProcess {
   private holds = 0
   private readonly exitedP: Promise<void>
 
-  constructor(private readonly onGone: (p: SharedProcess) => void) {
+  constructor(
+    private readonly onGone: (p: SharedProcess) => void,
+    spinUs: number
+  ) {
     const dir = mkdtempSync(join(MARK_DIR, 'plt-iso-'))
     this.markFd = openSync(join(dir, 'mark'), 'w+')
     try {
       // JSON serialisation: ~30% cheaper than 'advanced' per round trip for the small messages calls are made of
-      this.child = fork(CHILD, [], {
+      this.child = fork(CHILD, [String(spinUs)], {
         execArgv: childExecArgv(),
         serialization: 'json',
         stdio: ['ignore', 'ignore', 'pipe', 'ipc', this.markFd]

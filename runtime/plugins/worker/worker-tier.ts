@@ -24,7 +24,7 @@ import type { PlatformError } from '../../contracts/index.js'
 const DEFAULT_MAX_RESULT_BYTES = 16 * 1024 * 1024
 /** Idle threads above minThreads stop after this long (piscina's default is immediately, which thrashes). */
 const IDLE_TIMEOUT_MS = 30_000
-/** `platform.sandbox.worker.spin-us`'s default, for a spec that does not say. */
+/** `platform.sandbox.spin-us`'s default, for a spec that does not say. */
 const DEFAULT_SPIN_US = 50
 /** Calls handed to piscina at once (running or queued there); more wait in our queue. */
 const MAX_IN_FLIGHT = 1024
@@ -105,7 +105,7 @@ class WorkerInstance implements SandboxInstance {
       channel: channelName,
       starts: startsBuf,
       maxResultBytes: spec.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES,
-      spinUs: spec.workerSpinUs ?? DEFAULT_SPIN_US,
+      spinUs: spec.spinUs ?? DEFAULT_SPIN_US,
       grants: {
         kv: caps.kv !== undefined,
         fetch: caps.fetch !== undefined,
