@@ -36,7 +36,7 @@ export async function loadIsolate(spec: LoadSpec): Promise<SandboxInstance> {
   const data = loadData(spec)
   if (spec.isolation === 'in-process') inst.backend = new InProcessBackend(data, inst)
   else {
-    const backend = new ProcessBackend(data, inst, poolFor({ ...spec.isolatePool, ...(spec.spinUs !== undefined ? { spinUs: spec.spinUs } : {}) }))
+    const backend = new ProcessBackend(data, inst, poolFor({ ...spec.isolatePool, spinUs: spec.spinUs }))
     backend.inFlight = () => inst.inFlight
     inst.backend = backend
   }

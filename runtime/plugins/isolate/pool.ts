@@ -45,7 +45,7 @@ export class IsolatePool {
 const pools = new Map<string, IsolatePool>()
 
 /** One pool per distinct setting in this host process: plugins loaded with the same setting share processes. */
-export function poolFor(given: Partial<IsolatePoolOptions> = {}): IsolatePool {
+export function poolFor(given: { [K in keyof IsolatePoolOptions]?: number | undefined } = {}): IsolatePool {
   const opts: IsolatePoolOptions = {
     processes: Number.isInteger(given.processes) && given.processes! >= 0 ? given.processes! : DEFAULT_POOL.processes,
     pluginsPerProcess:

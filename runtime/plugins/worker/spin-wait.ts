@@ -4,8 +4,7 @@
  * sleeping thread is a futex wake, and on a virtual machine whose idle vCPUs halt it is the
  * dearest part of a call (measured: a call one at a time 52-67 µs with 20-25 µs of kernel time;
  * 18-35 µs with a 30-50 µs watch, and less CPU per call, since looking costs less than parking
- * and waking). A thread that finds no call in time sleeps as before: at most `spinUs` of one core
- * per call that is not followed by another (`platform.sandbox.spin-us`).
+ * and waking). A thread that finds no call in time sleeps as before; `platform.sandbox.spin-us`.
  */
 
 type Wait = typeof Atomics.wait
