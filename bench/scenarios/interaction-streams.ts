@@ -25,7 +25,12 @@ const PLATFORM_FLAGS = [
   ['platform.interactions.store', process.env.BENCH_INTERACTIONS_STORE ?? 'lmdb']
 ].flatMap(([k, v]) => ['--set', `${k}=${v}`])
 
-const WARM_UP_TURNS = 50
+/**
+ * Turns served before the measured ones (`BENCH_LIVE_WARMUP`). 200, not 50: functions called
+ * once per turn get compiled only after hundreds of turns, and with 50 the measured round still
+ * paid 40-55 compiles (p99 30-48 ms against 17-21 ms, 4 alternations; docs/bench.md).
+ */
+const WARM_UP_TURNS = Number(process.env.BENCH_LIVE_WARMUP ?? 200)
 
 /** A message the demo runtime answers with about `words` text deltas (it echoes it word by word). */
 const message = (words: number): string => Array.from({ length: words }, (_, i) => `w${i}`).join(' ')
@@ -80,8 +85,8 @@ const scenario: Scenario = {
     let ours: number[] | undefined
     let peer: number[] | undefined
     try {
-      // warm-up, as every subject of the bench gets: a fresh server's first compilations and the
-      // LMDB map's first growth are not what a step costs
+      // warm-up, as every subject of the bench gets: a fresh server's compilations and the LMDB
+      // map's first growth are not what a step costs
       await measureLive(server, Math.min(WARM_UP_TURNS, n), 200, [])
       live = await measureLive(server, n, 200, notes)
       const replay = await prepareReplay(server, 1000)
