@@ -81,6 +81,12 @@ export interface StreamMeasure {
    * their round at the full count; their samples are kept as `<name>@<clients>`.
    */
   small?: { clients: number; only: readonly string[] }
+  /**
+   * Times in a row the subjects named in `small.only` run their full-count round (1 when absent):
+   * /proc counts CPU in 10 ms ticks and a quick round is under a second, so one collection or one
+   * tick either way moved the user-space figure by a tenth and more.
+   */
+  fullRepeat?: number
 }
 
 type Measured = {
@@ -138,14 +144,15 @@ async function measureSubjects(subjects: Subject[], m: StreamMeasure): Promise<M
       if (m.signal.aborted) throw new Error('aborted')
       if (failed.has(name)) continue
       await attempt(name, async () => {
-        const s = await streamRound(server, load, m.clients, m.tokens, expected)
+        const times = small?.only.includes(name) === true ? (m.fullRepeat ?? 1) : 1
+        const s = await streamRound(server, load, m.clients, m.tokens, expected, times)
         samples[name]!.push(s)
         m.log(
-          `  ${name.padEnd(14)}: ${m.clients} clients x ${m.tokens.length} tokens in ${s.roundSec.toFixed(1)} s, ${s.cpuUsPerToken.toFixed(2)} server CPU µs/token (${s.userUsPerToken.toFixed(2)} user), server ${(s.cpuCores * 100).toFixed(0)}% CPU, peak RSS ${s.peakRssMb.toFixed(0)} MB`
+          `  ${name.padEnd(14)}: ${m.clients} clients x ${m.tokens.length} tokens${times > 1 ? `, ${times} times` : ''} in ${s.roundSec.toFixed(1)} s, ${s.cpuUsPerToken.toFixed(2)} server CPU µs/token (${s.userUsPerToken.toFixed(2)} user), server ${(s.cpuCores * 100).toFixed(0)}% CPU, peak RSS ${s.peakRssMb.toFixed(0)} MB`
         )
         if (small === undefined || !small.only.includes(name)) return
         // as many tokens as the full round: /proc counts CPU in 10 ms ticks
-        const repeat = Math.max(1, Math.round(m.clients / small.clients))
+        const repeat = Math.max(1, Math.round(m.clients / small.clients)) * (m.fullRepeat ?? 1)
         const x = await streamRound(server, load, small.clients, m.tokens, expected, repeat)
         samples[smallKey(name)]!.push(x)
         m.log(

@@ -140,13 +140,16 @@ const scenario: Scenario = {
       ['uws-raw-sse', raw, new AgentLoad('sse', raw.url + '/agent')]
     ]
     const small = Math.min(SMALL, clients)
+    // a quick round at the full count is under a second: three in a row for the rows against the raw peer
+    const fullRepeat = opts.quick ? 3 : 1
     const measured = await measureStreams(subjects, {
       clients,
       rounds,
       tokens,
       log: opts.log,
       signal: opts.signal,
-      small: { clients: small, only: ['platform', 'platform-sse', 'uws-raw', 'uws-raw-sse'] }
+      small: { clients: small, only: ['platform', 'platform-sse', 'uws-raw', 'uws-raw-sse'] },
+      fullRepeat
     })
     const { samples, mid } = measured
     notes.push(...measured.notes)
@@ -259,7 +262,7 @@ const scenario: Scenario = {
     )
     notes.push(
       `streaming: ${clients} clients at once, each a new connection sending a ${MESSAGE.split(' ').length}-word message and reading ${tokens.length} text deltas (ours: WebSocket /platform/agent/${WRITER}, demo runtime, \`text-delta\` event frames then \`complete\`, the exchange appended to LMDB conversation memory; ours over SSE: a POST to the same path, the same frames as SSE data, one row of its own; peers: POST, AI SDK UI message stream as SSE, nothing stored; \`ai-sdk\`: the mock model yields one chunk per event-loop turn (setImmediate), as the demo runtime does after every word, so both write one frame per token; \`ai-sdk-unpaced\`: the mock emits every chunk at once, so node:http coalesces a whole reply into a few writev calls; against it \`platform-unpaced\`: ours over SSE, agent ${WRITER_BURST}, whose runtime hands over the same deltas in one array); every client's delta count and one client's text checked on both sides; server CPU = utime+stime from /proc over the round, connection setup included, user space = utime; ${rounds} round(s), alternating, median`,
-      `raw peer (\`uws-raw\`, bench/peers/uws-agent.js): raw uWebSockets.js replaying one turn of ours captured at the start (WebSocket: the session frame on open, then the turn's ${captured.ws.turn.length} frames; SSE: the same headers and event blocks), byte for byte with ids of its own, each text delta one event-loop turn (setImmediate) after the one before, one frame string and one send per frame, the same clients; at ${small} clients each subject runs ${Math.max(1, Math.round(clients / small))} times in a row (as many tokens as the full round) right after its full round`
+      `raw peer (\`uws-raw\`, bench/peers/uws-agent.js): raw uWebSockets.js replaying one turn of ours captured at the start (WebSocket: the session frame on open, then the turn's ${captured.ws.turn.length} frames; SSE: the same headers and event blocks), byte for byte with ids of its own, each text delta one event-loop turn (setImmediate) after the one before, one frame string and one send per frame, the same clients; ours and the raw peer (WebSocket and SSE) run their full round ${fullRepeat} time(s) in a row, and at ${small} clients ${Math.max(1, Math.round(clients / small)) * fullRepeat} times in a row (as many tokens) right after it`
     )
     if (o !== undefined && a !== undefined)
       notes.push(
