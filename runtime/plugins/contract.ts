@@ -123,7 +123,10 @@ export interface LoadSpec {
    * the defaults when absent.
    */
   isolatePool?: { processes: number; pluginsPerProcess: number }
-  /** worker and isolate tiers: how long a sandbox that answered watches for the next call before it sleeps (µs); 50 when absent. */
+  /**
+   * worker and isolate tiers: how long a sandbox that answered watches for the next call before it
+   * sleeps (µs, `platform.sandbox.spin-us`); 50 when absent.
+   */
   spinUs?: number
 }
 
