@@ -3,9 +3,9 @@
  * sleeping buys back: the reason for `platform.sandbox.spin-us`. One message at a time, round
  * trips timed in this process (wall time and this process's CPU):
  *   thread       a worker thread answering over a MessagePort; it sleeps at once, or first watches
- *                a shared counter for the given microseconds
+ *                a shared counter for the given microseconds (the worker tier's `spinningWait`)
  *   process      a child process answering over Node IPC; it sleeps at once, or keeps its event loop
- *                polling for the given microseconds after answering
+ *                polling for the given microseconds after answering (the sandbox's `LoopWatch`)
  *
  *   npx tsc -p tsconfig.json && node dist/bench/wake-cost.js [--calls N] [--watch US]
  * On a machine whose idle CPUs halt without polling first (many virtual machines) the watch halves
@@ -15,6 +15,7 @@ import { fork } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { MessageChannel, Worker, isMainThread, receiveMessageOnPort, workerData } from 'node:worker_threads'
 import type { MessagePort } from 'node:worker_threads'
+import { LoopWatch, spinningWait } from '../runtime/plugins/index.js'
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(name)
@@ -22,33 +23,25 @@ const arg = (name: string, dflt: number): number => {
 }
 const SELF = fileURLToPath(import.meta.url)
 
-/** The worker side: wait for a counter change (watching first), answer every queued message. */
+/** The worker side: wait for a counter change (through the worker tier's watch), answer every queued message. */
 function threadSide(d: { counter: Int32Array; port: MessagePort; watchUs: number }): void {
+  const wait = d.watchUs > 0 ? spinningWait(Atomics.wait, d.watchUs) : Atomics.wait
   let seen = 0
   for (;;) {
-    const t0 = performance.now()
-    while (Atomics.load(d.counter, 0) === seen && performance.now() - t0 < d.watchUs / 1000) {
-      /* watching */
-    }
-    Atomics.wait(d.counter, 0, seen)
+    wait(d.counter, 0, seen)
     seen = Atomics.load(d.counter, 0)
     for (let m = receiveMessageOnPort(d.port); m !== undefined; m = receiveMessageOnPort(d.port))
       d.port.postMessage((m.message as number) + 1)
   }
 }
 
-/** The child process side: answer, then poll the loop for `watchUs` before sleeping. */
+/** The child process side: answer, then poll the loop a while (the isolate sandbox's watch). */
 function processSide(watchUs: number): void {
-  let since = 0
-  const poll = (): void => {
-    if (performance.now() - since < watchUs / 1000) setImmediate(poll)
-  }
+  const watch = new LoopWatch(watchUs)
   process.on('message', (m: number) => {
+    watch.arrived()
     process.send!(m + 1)
-    if (watchUs > 0) {
-      since = performance.now()
-      setImmediate(poll)
-    }
+    watch.answered()
   })
   process.on('disconnect', () => process.exit(0))
 }

@@ -47,12 +47,9 @@ const pools = new Map<string, IsolatePool>()
 /** One pool per distinct setting in this host process: plugins loaded with the same setting share processes. */
 export function poolFor(given: { [K in keyof IsolatePoolOptions]?: number | undefined } = {}): IsolatePool {
   const opts: IsolatePoolOptions = {
-    processes: Number.isInteger(given.processes) && given.processes! >= 0 ? given.processes! : DEFAULT_POOL.processes,
-    pluginsPerProcess:
-      Number.isInteger(given.pluginsPerProcess) && given.pluginsPerProcess! >= 1
-        ? given.pluginsPerProcess!
-        : DEFAULT_POOL.pluginsPerProcess,
-    spinUs: Number.isInteger(given.spinUs) && given.spinUs! >= 0 ? given.spinUs! : DEFAULT_POOL.spinUs
+    processes: intAtLeast(given.processes, 0, DEFAULT_POOL.processes),
+    pluginsPerProcess: intAtLeast(given.pluginsPerProcess, 1, DEFAULT_POOL.pluginsPerProcess),
+    spinUs: intAtLeast(given.spinUs, 0, DEFAULT_POOL.spinUs)
   }
   const key = `${opts.processes}/${opts.pluginsPerProcess}/${opts.spinUs}`
   let pool = pools.get(key)
@@ -61,4 +58,9 @@ export function poolFor(given: { [K in keyof IsolatePoolOptions]?: number | unde
     pools.set(key, pool)
   }
   return pool
+}
+
+/** `v` when it is an integer of at least `min`, else the default. */
+function intAtLeast(v: number | undefined, min: number, dflt: number): number {
+  return Number.isInteger(v) && v! >= min ? v! : dflt
 }

@@ -1,1 +1,2 @@
 export { loadWorker } from './worker-tier.js'
+export { spinningWait } from './spin-wait.js'
