@@ -215,10 +215,7 @@ export function cpuTimesOf(pid: number | 'self'): CpuTimes {
     const u = process.cpuUsage()
     return { user: u.user / 1e6, system: u.system / 1e6 }
   }
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  // fields after the command name (which may contain spaces) start at state = field 3
-  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return { user: Number(f[11]) / CLK_TCK, system: Number(f[12]) / CLK_TCK }
+  return statTimes(`/proc/${pid}/stat`)
 }
 
 /**
@@ -227,9 +224,16 @@ export function cpuTimesOf(pid: number | 'self'): CpuTimes {
  * collector, libuv's pool where LMDB's writer runs) took.
  */
 export function mainThreadCpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8')
+  const t = statTimes(`/proc/${pid}/task/${pid}/stat`)
+  return t.user + t.system
+}
+
+/** utime and stime in seconds from a /proc `stat` file (a process's or one of its threads'). */
+function statTimes(path: string): CpuTimes {
+  const stat = readFileSync(path, 'utf8')
+  // fields after the command name (which may contain spaces) start at state = field 3
   const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(f[11]) + Number(f[12])) / CLK_TCK
+  return { user: Number(f[11]) / CLK_TCK, system: Number(f[12]) / CLK_TCK }
 }
 
 /** VmRSS and VmHWM (peak) in bytes, from /proc/<pid>/status. */
