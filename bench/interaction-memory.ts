@@ -112,7 +112,7 @@ async function main(): Promise<void> {
     gates.releaseSteps()
     await ask(client, { cmd: 'wait', steps: -1 })
     await until(() => service.inFlight === 0 && service.feed.watched === 0)
-    // an ended run is packed into its one record shortly after its end: what it keeps is read after
+    // with platform.interactions.lmdb.pack-ended an ended run is packed shortly after its end: read after
     await service.store.idle?.()
     const ended = await settle()
     const sample = await service.store.load(ids[0]!)

@@ -262,7 +262,7 @@ async function measureLive(server: ServerProcess, n: number, words: number, note
   }
   await Promise.all(Array.from({ length: n }, one))
   const seconds = (performance.now() - t0) / 1000
-  // work the server defers past the last frame (packing ended runs) is the steps' too: CPU is read
+  // work the server defers past the last frame (packing ended runs, when on) is the steps' too: CPU is read
   // once the server has settled, a tenth of a second under 2 ms of CPU (at most 10 s)
   let cpu = server.cpuSeconds() - cpu0
   for (let i = 0; i < 100; i++) {
@@ -275,7 +275,7 @@ async function measureLive(server: ServerProcess, n: number, words: number, note
   const mainCpu = mainThreadCpuSeconds(server.pid) - main0
   clearInterval(sampler)
   notes.push(
-    `(b) after a warm-up of ${WARM_UP_TURNS} such turns on the same server, ${n} background turns of ~${words} text deltas started at once (POST, then a WebSocket subscriber each), ${steps} steps delivered in ${seconds.toFixed(1)} s, at most ${maxInFlight} turns in flight; ${broken} streams with a gap, duplicate or failure; latency = client receive time minus the step's createdAt (ms clock), for the ${steps - replayed} steps made once their watcher's socket was open (${replayed} made before it opened came as its replay, in the CPU figure but not the latency); server CPU counted until it settled after the last frame (ended runs are packed into their records just after their end); peak RSS per turn = (peak RSS - RSS before) / most turns in flight: it counts garbage not yet collected and the steps at rest in the store (the LMDB map's pages), ${(stepBytes / 1024 / n).toFixed(1)} KB of step JSON per turn; the held figures below are the turn's own`
+    `(b) after a warm-up of ${WARM_UP_TURNS} such turns on the same server, ${n} background turns of ~${words} text deltas started at once (POST, then a WebSocket subscriber each), ${steps} steps delivered in ${seconds.toFixed(1)} s, at most ${maxInFlight} turns in flight; ${broken} streams with a gap, duplicate or failure; latency = client receive time minus the step's createdAt (ms clock), for the ${steps - replayed} steps made once their watcher's socket was open (${replayed} made before it opened came as its replay, in the CPU figure but not the latency); server CPU counted until it settled after the last frame (work deferred past it, such as packing ended runs when turned on, counts); peak RSS per turn = (peak RSS - RSS before) / most turns in flight: it counts garbage not yet collected and the steps at rest in the store (the LMDB map's pages), ${(stepBytes / 1024 / n).toFixed(1)} KB of step JSON per turn; the held figures below are the turn's own`
   )
   return {
     interactions: n,

@@ -76,6 +76,12 @@ export const INTERACTIONS_CONFIG_KEYS = {
     description:
       'Where interactions and their steps are kept: `lmdb` (named databases of the data directory; an acknowledged step survives a crash), `postgres` (needs `platform.postgres.url` or `platform.interactions.postgres.url`) or `memory` (in the process, lost on restart). In cluster mode the default is `postgres`'
   },
+  'platform.interactions.lmdb.pack-ended': {
+    schema: bool,
+    default: false,
+    description:
+      "For store `lmdb`: once a run has ended, move its step records into one compressed record (a third of the bytes at rest or less, where step records take about 1.6x the steps' JSON, for about a fifth more CPU per streamed step); a run that ended while it was off stays as it is"
+  },
   'platform.interactions.postgres.url': {
     schema: nonEmpty,
     secret: true,

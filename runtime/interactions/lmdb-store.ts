@@ -51,12 +51,11 @@ const HIGH = '~'
 
 /**
  * Interactions in named databases of the platform's LMDB environment: headers by id, steps by
- * `[id, seq]` while the run is live and, once it has ended, all in one compressed record by id
+ * `[id, seq]` and, with `packEnded`, once the run has ended all in one compressed record by id
  * (written by a transaction after the one that stores its terminal step, which removes the step
- * records: see `EndedPacker`),
- * two list indexes (owner; owner and conversation) newest last, and the ids still in flight so
- * `start()` need not scan every record; idempotency keys by `[owner, key]`, and the key
- * each interaction holds so its delete drops it. Each header write is one transaction, so
+ * records: see `EndedPacker`), two list indexes (owner; owner and conversation) newest last,
+ * and the ids still in flight so `start()` need not scan every record; idempotency keys by
+ * `[owner, key]`, and the key each interaction holds so its delete drops it. Each header write is one transaction, so
  * indexes and records never disagree, and a resolved write is committed: it survives `kill -9`.
  * One store object per environment: the hot path of `appendStep` relies on seeing every append.
  */
@@ -68,10 +67,11 @@ export class LmdbInteractionStore implements InteractionStore {
   /** Decodes the step records an ended run's packed record holds. */
   private readonly decoder: RecordDecoder
   /**
-   * An ended run's step records, or (stores written before) its steps in seq order. A step record
-   * costs its key (the id again), LMDB's node header and a share of pages that appends from many
-   * runs at once leave half full: 7x the step's JSON at rest. One record per ended run,
-   * compressed, keeps it under 2x.
+   * With `packEnded`: an ended run's step records, or (stores written before) its steps in seq
+   * order. A step record costs its key (the id again), LMDB's node header and a share of pages
+   * that appends from many runs at once leave half full: about 1.6x the steps' JSON at rest, and
+   * one compressed record a third of that or less; packing reads, removes and compresses every
+   * record once more, a fifth of a streamed step's CPU, so it is the operator's choice.
    */
   private readonly packedDb: Database<InteractionStep[] | Uint8Array, string>
   private readonly byOwner: Database<true, OwnerKey>
@@ -83,6 +83,8 @@ export class LmdbInteractionStore implements InteractionStore {
   private readonly keys: Database<IdempotencyRecord, IdempotencyKey>
   private readonly keyOf: Database<IdempotencyKey, string>
   private readonly packer: EndedPacker
+  /** Whether ended runs are packed (`packEnded`); runs marked before are packed only while it is on. */
+  private readonly packEnded: boolean
   /** The hot path's puts, a group per commit; every other write flushes it first. */
   private readonly group: StepGroupCommit
   /**
@@ -101,8 +103,9 @@ export class LmdbInteractionStore implements InteractionStore {
    * recorded on the runs this store saves in flight (default `local`); `onError` hears of a packing
    * transaction the disk refused (the runs it held stay readable and are packed after a restart).
    */
-  constructor(store: Store, opts: { node?: string; onError?: (err: Error) => void } = {}) {
+  constructor(store: Store, opts: { node?: string; packEnded?: boolean; onError?: (err: Error) => void } = {}) {
     this.node = opts.node ?? LOCAL_NODE
+    this.packEnded = opts.packEnded === true
     this.ends = store.db('interactions-ended')
     this.headers = store.db('interactions')
     // steps are many small objects of a few shapes: their key lists are stored once, not per step
@@ -143,7 +146,7 @@ export class LmdbInteractionStore implements InteractionStore {
       }
       return marked
     })
-    this.packer.resume()
+    if (this.packEnded) this.packer.resume()
     return marked
   }
 
@@ -265,7 +268,7 @@ export class LmdbInteractionStore implements InteractionStore {
           return 'stored'
         }
         this.end(id, s)
-        return 'packLater'
+        return this.packEnded ? 'packLater' : 'stored'
       })
       if (outcome === 'unknown') throw new PlatformError(INTERACTION_ERRORS.INTERACTION_NOT_STORED, { id })
       if (outcome === 'ended') throw endedError(id)
@@ -285,7 +288,7 @@ export class LmdbInteractionStore implements InteractionStore {
   private end(id: string, terminal: InteractionStep): void {
     void this.stepsDb.put([id, terminal.seq], terminal)
     void this.ends.put(id, terminal.seq)
-    this.packer.mark(id)
+    if (this.packEnded) this.packer.mark(id)
   }
 
   async load(id: string): Promise<Interaction | undefined> {

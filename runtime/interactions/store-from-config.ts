@@ -58,6 +58,7 @@ export function storeFromConfig(platform: Platform): InteractionStore {
     default:
       return new LmdbInteractionStore(platform.store, {
         node,
+        packEnded: platform.config.get('platform.interactions.lmdb.pack-ended'),
         onError: (err) =>
           platform.logger.warn(
             { err },

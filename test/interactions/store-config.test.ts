@@ -6,6 +6,7 @@ import { loadConfig } from '../../runtime/areas.js'
 import { storeFromConfig } from '../../runtime/interactions/store-from-config.js'
 import { type InteractionStore } from '../../runtime/interactions/types.js'
 import { startTestPlatform } from '../helpers/platform.js'
+import { header, step } from './store-contract.js'
 
 async function chosen(config: Record<string, unknown>): Promise<InteractionStore> {
   let store: InteractionStore | undefined
@@ -23,6 +24,28 @@ t.test('platform.interactions.store picks the store; lmdb by default', async (t)
     'platform.interactions.postgres.pool-size': 3
   })
   t.equal(pg.kind, 'postgres', 'chosen, not connected until started')
+})
+
+t.test('platform.interactions.lmdb.pack-ended packs ended runs into one record; off by default', async (t) => {
+  for (const on of [false, true]) {
+    let store: InteractionStore | undefined
+    const tp = await startTestPlatform(
+      { 'platform.interactions.lmdb.pack-ended': on },
+      { install: (p) => void (store = storeFromConfig(p)) }
+    )
+    t.teardown(tp.close)
+    await store!.start()
+    await store!.save(header('int-cfg'))
+    for (let i = 0; i < 3; i++) await store!.appendStep('int-cfg', step(i))
+    await store!.appendStep('int-cfg', step(3, 'completion', 'done'))
+    await store!.idle?.()
+    const packed = tp.platform.store.db('interaction-steps-ended', { compress: true, shareStructures: true })
+    t.equal(packed.get('int-cfg') !== undefined, on, on ? 'packed when on' : 'left in its step records by default')
+    t.same(
+      (await store!.load('int-cfg'))!.steps.map((x) => x.seq),
+      [0, 1, 2, 3]
+    )
+  }
 })
 
 t.test('postgres without a url stops the start with an operator error naming the key', async (t) => {
@@ -47,5 +70,6 @@ t.test('bad values are refused by the config schema', async (t) => {
   t.throws(load({ 'platform.interactions.store': 'redis' }), /must be one of "memory", "lmdb", "postgres"/)
   t.throws(load({ 'platform.interactions.postgres.pool-size': 0 }), /postgres\.pool-size/)
   t.throws(load({ 'platform.interactions.postgres.url': '' }), /postgres\.url/)
+  t.throws(load({ 'platform.interactions.lmdb.pack-ended': 'yes' }), /pack-ended/)
   t.equal(loadConfig({ env: {}, cwd: tmpdir() }).get('platform.interactions.postgres.pool-size'), 10)
 })

@@ -12,6 +12,8 @@ const ENDED = { code: INTERACTION_ERRORS.INTERACTION_ENDED.code }
 // how the store opens its step databases
 const SHARED = { shareStructures: true }
 const PACKED = { compress: true, shareStructures: true }
+// ended runs packed into one record: off by default (platform.interactions.lmdb.pack-ended)
+const PACKING = { packEnded: true }
 
 function tempDir(t: Test, name: string): string {
   const dir = mkdtempSync(join(tmpdir(), `platform-${name}-`))
@@ -185,6 +187,43 @@ t.test('lmdb: steps appended while a commit is in flight go together, each ackno
   )
 })
 
+// By default an ended run stays in its step records: packing is a CPU cost per step an operator
+// opts into for fewer bytes at rest. Nothing marks the run, so a later start with packing on
+// leaves it as it is, and it reads the same either way.
+t.test('lmdb: by default an ended run keeps its step records and is never marked for packing', async (t) => {
+  const dir = tempDir(t, 'istore-unpacked')
+  let env = new Store(dir)
+  t.teardown(() => env.close())
+  let s = new LmdbInteractionStore(env)
+  await s.start()
+  await s.save(header('int-kept'))
+  for (let i = 0; i < 20; i++) await s.appendStep('int-kept', step(i))
+  await s.appendStep('int-kept', step(20, 'completion', 'done'))
+  await t.rejects(s.appendStep('int-kept', step(21)), ENDED, 'a step after the end is refused')
+  await s.idle()
+  const records = () => [
+    ...env
+      .db('interaction-steps', SHARED)
+      .getKeys({ start: ['int-kept', -1], end: ['int-kept', Number.MAX_SAFE_INTEGER] })
+  ]
+  t.equal(records().length, 21, 'every step record stays')
+  t.equal(env.db('interaction-steps-ended', PACKED).get('int-kept'), undefined, 'no packed record')
+  t.same([...env.db('interactions-unpacked').getKeys()], [], 'nothing marked')
+  const steps = (await s.load('int-kept'))!.steps
+  t.same(
+    steps.map((x) => x.seq),
+    [...Array(21).keys()]
+  )
+  await env.close()
+  env = new Store(dir)
+  s = new LmdbInteractionStore(env, PACKING)
+  await s.start()
+  await s.idle()
+  t.equal(records().length, 21, 'a start with packing on leaves a run ended while it was off')
+  t.same((await s.load('int-kept'))!.steps, steps)
+  await t.rejects(s.appendStep('int-kept', step(21, 'error', 'x')), ENDED, 'one terminal step')
+})
+
 // An ended run's step records move, as stored, into one compressed record in a transaction after
 // that of its terminal step. What a reader sees must not change with it: replay by seq, one
 // terminal step, nothing after it; and runs packed by stores written before still read.
@@ -192,7 +231,7 @@ t.test('lmdb: an ended run is one record, read and refused as before, and surviv
   const dir = tempDir(t, 'istore-packed')
   let env = new Store(dir)
   t.teardown(() => env.close())
-  let s = new LmdbInteractionStore(env)
+  let s = new LmdbInteractionStore(env, PACKING)
   await s.start()
   await s.save(header('int-done'))
   await s.save(header('int-left'))
@@ -251,7 +290,7 @@ t.test('lmdb: an ended run is one record, read and refused as before, and surviv
   await env.db('interactions-unpacked').put('int-done', true)
   // as a store written before packed a run: its steps decoded, in one array
   await rawPacked.put('int-older', older)
-  s = new LmdbInteractionStore(env)
+  s = new LmdbInteractionStore(env, PACKING)
   t.equal(await s.start(), 2, 'both runs were live: headers not saved ended')
   await s.idle()
   t.ok(packed('int-done') instanceof Uint8Array, 'the next start packs a run ended but not packed')
@@ -286,7 +325,7 @@ t.test(
     let env = new Store(dir)
     t.teardown(() => env.close())
     const errors: Error[] = []
-    let s = new LmdbInteractionStore(env, { onError: (err) => errors.push(err) })
+    let s = new LmdbInteractionStore(env, { ...PACKING, onError: (err) => errors.push(err) })
     await s.start()
     await s.save(header('int-refused'))
     const packedDb = env.db<unknown, string>('interaction-steps-ended', PACKED)
@@ -311,7 +350,7 @@ t.test(
     )
     await env.close()
     env = new Store(dir)
-    s = new LmdbInteractionStore(env, { onError: (err) => errors.push(err) })
+    s = new LmdbInteractionStore(env, { ...PACKING, onError: (err) => errors.push(err) })
     await s.start()
     await s.idle()
     t.ok(env.db('interaction-steps-ended', PACKED).get('int-refused') instanceof Uint8Array, 'packed after the restart')
@@ -333,7 +372,7 @@ t.test('lmdb: steps written before structures were shared read back beside new o
   for (const x of before) await old.put(['int-old', x.seq], x)
   await env.close()
   env = new Store(dir)
-  const s = new LmdbInteractionStore(env)
+  const s = new LmdbInteractionStore(env, PACKING)
   await s.start()
   await s.save(header('int-old'))
   const after = [step(2), { ...step(3, 'tool-result', null), toolName: 'f', data: { id: 'c1', result: 'y' } }, step(4)]
@@ -362,35 +401,39 @@ t.test('lmdb: steps written before structures were shared read back beside new o
   t.same((await reopened.load('int-old'))!.steps, all, 'and reads them back after a restart')
 })
 
-t.test('lmdb: ended runs keep at most 2x their steps’ JSON bytes', async (t) => {
-  const env = new Store(tempDir(t, 'istore-at-rest'))
-  t.teardown(() => env.close())
-  const s = new LmdbInteractionStore(env)
-  await s.start()
-  const ids = Array.from({ length: 50 }, (_, i) => `int-rest-${String(i).padStart(3, '0')}-${'x'.repeat(26)}`)
-  for (const id of ids) await s.save(header(id))
-  const before = env.pages()
-  let json = 0
-  // runs in flight side by side, as a busy server appends them: interleaved, not awaited one by one
-  for (let seq = 0; seq < 200; seq++)
-    await Promise.all(
-      ids.map((id) => {
-        const x = { ...step(seq, 'text', `w${seq} `), data: {}, createdAt: new Date().toISOString() }
-        json += JSON.stringify(x).length
-        return s.appendStep(id, x)
-      })
+for (const [layout, opts] of [
+  ['in their step records (the default)', {}],
+  ['packed', PACKING]
+] as const)
+  t.test(`lmdb: ended runs keep at most 2x their steps’ JSON bytes, ${layout}`, async (t) => {
+    const env = new Store(tempDir(t, 'istore-at-rest'))
+    t.teardown(() => env.close())
+    const s = new LmdbInteractionStore(env, opts)
+    await s.start()
+    const ids = Array.from({ length: 50 }, (_, i) => `int-rest-${String(i).padStart(3, '0')}-${'x'.repeat(26)}`)
+    for (const id of ids) await s.save(header(id))
+    const before = env.pages()
+    let json = 0
+    // runs in flight side by side, as a busy server appends them: interleaved, not awaited one by one
+    for (let seq = 0; seq < 200; seq++)
+      await Promise.all(
+        ids.map((id) => {
+          const x = { ...step(seq, 'text', `w${seq} `), data: {}, createdAt: new Date().toISOString() }
+          json += JSON.stringify(x).length
+          return s.appendStep(id, x)
+        })
+      )
+    for (const id of ids) {
+      const x = step(200, 'completion', null)
+      json += JSON.stringify(x).length
+      await s.appendStep(id, x)
+    }
+    await s.idle()
+    const after = env.pages()
+    const kept = (after.used - before.used) * after.pageSize
+    t.ok(
+      kept <= 2 * json,
+      `${(kept / ids.length / 1024).toFixed(1)} KB kept per run for ${(json / ids.length / 1024).toFixed(1)} KB of JSON`
     )
-  for (const id of ids) {
-    const x = step(200, 'completion', null)
-    json += JSON.stringify(x).length
-    await s.appendStep(id, x)
-  }
-  await s.idle()
-  const after = env.pages()
-  const kept = (after.used - before.used) * after.pageSize
-  t.ok(
-    kept <= 2 * json,
-    `${(kept / ids.length / 1024).toFixed(1)} KB kept per run for ${(json / ids.length / 1024).toFixed(1)} KB of JSON`
-  )
-  t.equal((await s.load(ids[7]!))!.steps.length, 201)
-})
+    t.equal((await s.load(ids[7]!))!.steps.length, 201)
+  })
