@@ -41,11 +41,12 @@ export function answered(run: Run, ack: Promise<void>, state: UnpublishedStep['s
 
 // A turn is read no further while this many of its steps await the store: a model faster than
 // the disk is paced by it, so a live viewer waits behind a few steps, not a backlog. With two, a
-// commit carried one step per turn; more let the store group what is appended while a commit is in
-// flight (one corked write per viewer), but with every turn as fast as the demo runtime a step then
-// waits longer for its commit: at 200 turns, four cut CPU per step like three and doubled the tail
-// (p99 22-77 ms against 29-38 ms).
-const UNACKNOWLEDGED_STEPS = 3
+// commit carried one step per turn. More let the store group what a turn appends while a commit is
+// in flight: one record, one leaf page and one corked write per viewer for several steps, and fewer
+// waits on `published`. At 200 turns as fast as the demo runtime, five alternations of one build:
+// six cut CPU per step from 12.3-16.2 to 10.8-13.5 µs (medians of five rounds) with the rounds'
+// p99 at 18-36 ms (three: 13-68 ms); eight cut no more and let p99 reach 63 ms.
+export const UNACKNOWLEDGED_STEPS = 6
 
 /** Whether the run's turn waits for `published` before its next event. */
 export function behindStore(run: Run): boolean {
