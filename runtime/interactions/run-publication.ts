@@ -44,7 +44,7 @@ export function answered(run: Run, ack: Promise<void>, state: UnpublishedStep['s
 // commit carried one step per turn. More let the store group what a turn appends while a commit is
 // in flight: one record, one leaf page and one corked write per viewer for several steps, and fewer
 // waits on `published`. At 200 turns as fast as the demo runtime, five alternations of one build:
-// six cut CPU per step from 12.3-16.2 to 10.8-13.5 µs (medians of five rounds) with the rounds'
+// six cut CPU per step from 12.3-16.4 to 10.8-13.5 µs (medians of five rounds) with the rounds'
 // p99 at 18-36 ms (three: 13-68 ms); eight cut no more and let p99 reach 63 ms.
 export const UNACKNOWLEDGED_STEPS = 6
 
