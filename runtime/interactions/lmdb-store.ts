@@ -55,8 +55,9 @@ const HIGH = '~'
  * (written by a transaction after the one that stores its terminal step, which removes the step
  * records: see `EndedPacker`), two list indexes (owner; owner and conversation) newest last,
  * and the ids still in flight so `start()` need not scan every record; idempotency keys by
- * `[owner, key]`, and the key each interaction holds so its delete drops it. Each header write is one transaction, so
- * indexes and records never disagree, and a resolved write is committed: it survives `kill -9`.
+ * `[owner, key]`, and the key each interaction holds so its delete drops it. Each header write is
+ * one transaction, so indexes and records never disagree, and a resolved write is committed: it
+ * survives `kill -9`.
  * One store object per environment: the hot path of `appendStep` relies on seeing every append.
  */
 export class LmdbInteractionStore implements InteractionStore {
