@@ -140,9 +140,9 @@ const scenario: Scenario = {
       ['uws-raw-sse', raw, new AgentLoad('sse', raw.url + '/agent')]
     ]
     const small = Math.min(SMALL, clients)
-    // a quick round at the full count is under a second, and /proc counts CPU in 10 ms ticks: five in a
-    // row for the rows against the raw peer (with three, the user-space ratios of one build read 0.42 to 0.65x)
-    const fullRepeat = opts.quick ? 5 : 1
+    // a quick round at the full count is under a second: three in a row for the rows against the raw
+    // peer (five steadied nothing: docs/bench.md)
+    const fullRepeat = opts.quick ? 3 : 1
     const measured = await measureStreams(subjects, {
       clients,
       rounds,
