@@ -8,7 +8,6 @@
 import { createHash } from 'node:crypto'
 import { asBinary, type Database } from 'lmdb'
 import type { Store } from '../store/index.js'
-import { entryCount } from '../store/index.js'
 import type { JournalFilter, JournalRecord, JournalStore } from './fleet-types.js'
 import { agentsOf, checkRecords, timeOf } from './journal-record.js'
 
@@ -58,7 +57,9 @@ export class LmdbJournalStore implements JournalStore {
     readonly maxEvents = 100_000
   ) {
     if (!Number.isInteger(maxEvents) || maxEvents < 1) throw new RangeError('maxEvents must be a positive integer')
-    this.events = store.db<JournalRecord, JournalKey>('journal')
+    // a few record shapes, two or more per dispatch: their keys kept once in the database, not
+    // written into each value (events stored before still read)
+    this.events = store.db<JournalRecord, JournalKey>('journal', { shareStructures: true })
     this.byCoordination = store.db<true, JournalIndexKey>('journal-by-coordination')
     this.byAgent = store.db<true, JournalIndexKey>('journal-by-agent')
     this.meta = store.db<number, string>('journal-meta')
@@ -86,8 +87,9 @@ export class LmdbJournalStore implements JournalStore {
       }
       void this.meta.put(SEQ, seq)
       const kept = this.meta.get(COUNT)
-      // LMDB's statistics, read inside the transaction, count this batch already
-      const held = kept === undefined ? entryCount(this.events) : kept + events.length
+      // a data directory from before the count was kept: counted once, this batch included (not
+      // LMDB's statistics, which also count the record of shared structures)
+      const held = kept === undefined ? this.events.getCount() : kept + events.length
       void this.meta.put(COUNT, held - this.evict(held - this.maxEvents))
     })
   }

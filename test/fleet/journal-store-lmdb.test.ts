@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { LmdbJournalStore, type JournalIndexKey } from '../../runtime/fleet/lmdb-journal-store.js'
-import { Store, entryCount } from '../../runtime/store/index.js'
+import { Store } from '../../runtime/store/index.js'
 import { ev, runJournalStoreSuite } from './journal-store-suite.js'
 
 function tempDir(t: Test, name: string): string {
@@ -13,6 +13,9 @@ function tempDir(t: Test, name: string): string {
   t.teardown(() => rmSync(dir, { recursive: true, force: true }))
   return dir
 }
+
+// how the journal's events are opened (a database is opened one way only)
+const SHARED = { shareStructures: true }
 
 // each open() closes the previous environment and opens the directory afresh: a real restart
 async function fixture(t: Test, max: number) {
@@ -77,7 +80,7 @@ t.test('lmdb: eviction takes the index keys with the events', async (t) => {
       ev('AgentCompleted', `c-${i}`, i, { agentName: 'shared', durationMs: i })
     ])
   const env = f.env()
-  t.equal(entryCount(env.db('journal')), 4)
+  t.equal(env.db('journal', SHARED).getCount(), 4)
   t.same(
     [...env.db<true, JournalIndexKey>('journal-by-coordination').getKeys()].map((k) => k[0]),
     ['c-8', 'c-8', 'c-9', 'c-9']
@@ -98,8 +101,31 @@ t.test('lmdb: eviction takes the index keys with the events', async (t) => {
   // as a data directory written before the count was kept
   await meta.remove('count')
   await again.append([ev('AgentCompleted', 'c-10', 10, { agentName: 'shared', durationMs: 10 })])
-  t.equal(entryCount(f.env().db('journal')), 4, 'the bound holds without a kept count')
+  t.equal(f.env().db('journal', SHARED).getCount(), 4, 'the bound holds without a kept count')
   t.equal(meta.get('count'), 4, 'and the count is kept again')
+})
+
+t.test('lmdb: events are stored without their keys, and events stored with them still read', async (t) => {
+  const dir = tempDir(t, 'journal-old')
+  // as a data directory written before the events' keys were shared: each value holds its keys
+  const old = ev('AgentDispatched', 'c-old', 1, { agentName: 'a', skill: 'run' })
+  const before = new Store(dir)
+  await before.db('journal').put([Date.parse(old.timestamp), 1], old)
+  await before.db('journal-by-coordination').put(['c-old', Date.parse(old.timestamp), 1], true)
+  await before.db<number, string>('journal-meta').put('seq', 1)
+  await before.close()
+  const env = new Store(dir)
+  t.teardown(() => env.close())
+  const s = new LmdbJournalStore(env, 100)
+  const now = ev('AgentCompleted', 'c-new', 2, { agentName: 'a', skill: 'run', durationMs: 4 })
+  await s.append([now])
+  t.same(await s.coordination('c-old'), [old], 'an event stored with its keys reads whole')
+  t.same(await s.coordination('c-new'), [now])
+  const raw = [...env.raw<[number, number]>('journal').getRange()].map((r) => r.value.toString('latin1'))
+  t.equal(raw.length, 2)
+  t.match(raw[0], /coordinationId/, 'the old value holds its keys')
+  t.notMatch(raw[1], /coordinationId|durationMs/, 'the new one holds only its values')
+  t.equal((await s.query({ limit: 10 })).length, 2)
 })
 
 t.test('lmdb: a name indexed by its digest is told apart from an agent named like the digest', async (t) => {
