@@ -1,4 +1,4 @@
-export { Store, entryCount } from './lmdb.js'
+export { Store } from './lmdb.js'
 export { RingBuffer } from './ring-buffer.js'
 export { type Columns } from './log-page.js'
 export { RetainedLog, countAndLogWriteFailures, type LogKey, type WriteFailureReport } from './retained-log.js'

@@ -110,8 +110,8 @@ t.test('lmdb: events are stored without their keys, and events stored with them 
   // as a data directory written before the events' keys were shared: each value holds its keys
   const old = ev('AgentDispatched', 'c-old', 1, { agentName: 'a', skill: 'run' })
   const before = new Store(dir)
-  await before.db('journal').put([Date.parse(old.timestamp), 1], old)
-  await before.db('journal-by-coordination').put(['c-old', Date.parse(old.timestamp), 1], true)
+  await before.db<unknown, [number, number]>('journal').put([Date.parse(old.timestamp), 1], old)
+  await before.db<true, JournalIndexKey>('journal-by-coordination').put(['c-old', Date.parse(old.timestamp), 1], true)
   await before.db<number, string>('journal-meta').put('seq', 1)
   await before.close()
   const env = new Store(dir)

@@ -6,7 +6,7 @@ import { startMcp, addFixtures, modern } from '../mcp/helpers.js'
 import { startTestPlatform, type TestPlatform } from '../helpers/platform.js'
 import { getMcp } from '../../runtime/mcp/index.js'
 import { installMcp } from '../../runtime/mcp/install.js'
-import { entryCount } from '../../runtime/store/lmdb.js'
+import { entryCount } from '../helpers/entry-count.js'
 import { initialize, onSession } from './mcp-clients.js'
 
 // Hostile-client corpus: what one MCP session may store is capped (client

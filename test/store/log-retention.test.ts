@@ -5,7 +5,8 @@ import t, { type Test } from 'tap'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Store, entryCount } from '../../runtime/store/index.js'
+import { Store } from '../../runtime/store/index.js'
+import { entryCount } from '../helpers/entry-count.js'
 import { entriesOf } from '../../runtime/store/log-page.js'
 import { ControlAuditLog } from '../../runtime/auth/index.js'
 import type { ControlAuditEntry, DecisionEntry as Decision } from '../../runtime/contracts/index.js'
@@ -39,17 +40,6 @@ function keptNewest(t: Test, count: number, labels: string[], prefix: string): v
 async function quiet(): Promise<void> {
   await new Promise((resolve) => setTimeout(resolve, 50))
 }
-
-t.test('entryCount reads the number of entries of one database', async (t) => {
-  const a = store.db<number, number>('count-a')
-  const b = store.db<number, number>('count-b')
-  for (let i = 0; i < 1234; i++) void a.put(i, i)
-  for (let i = 0; i < 7; i++) void b.put(i, i)
-  await a.committed
-  await b.committed
-  t.equal(entryCount(a), 1234)
-  t.equal(entryCount(b), 7)
-})
 
 // A trim counts what is committed when it runs and runs every 1000 appends, so the log holds between
 // `retention` and `retention` + 1000 entries (+ one page): the newest ones

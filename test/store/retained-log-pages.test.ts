@@ -5,7 +5,8 @@ import { killWriterAfter, lastAcked } from '../helpers/kill-writer.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Store, RetainedLog, entryCount, type LogKey } from '../../runtime/store/index.js'
+import { Store, RetainedLog, type LogKey } from '../../runtime/store/index.js'
+import { entryCount } from '../helpers/entry-count.js'
 
 interface Item {
   n: number
