@@ -3,7 +3,7 @@
  * is one coordination (`coord-<uuid>`); its principal and user carry into every dispatch, and
  * the turn's end (cancel included) cancels the calls still in flight.
  */
-import { randomUUID } from 'node:crypto'
+import { v7 as orderedUuid } from 'uuid'
 import type { AgentRunExtension, AgentRunTurn } from '../ai/index.js'
 import type { AgentCall, DispatchContext, FleetDispatcher, JournalEventType } from './fleet-types.js'
 import type { JournalWriter } from './journal-writer.js'
@@ -59,7 +59,9 @@ export function coordinatorCalls(dispatcher: FleetDispatcher, journal: JournalWr
     // the last completed call of each agent: an evaluation of its answer hangs under it
     const lastOf = new Map<string, string>()
     const ctx = (): DispatchContext => ({
-      coordinationId: (coordinationId ??= `coord-${randomUUID()}`),
+      // time-ordered (UUIDv7): the journal's index keys of new coordinations append at the index's end,
+      // where a random id dirtied a page of it per event
+      coordinationId: (coordinationId ??= `coord-${orderedUuid()}`),
       coordinator: turn.agent.name,
       principal: turn.request.userId ?? 'anonymous',
       ...(turn.request.userId !== null ? { userId: turn.request.userId } : {}),

@@ -5,6 +5,7 @@
  * run and approval routes read a `WorkflowRunReads`: this node's runs, or every node's.
  */
 import { randomUUID } from 'node:crypto'
+import { v7 as orderedUuid } from 'uuid'
 import { PlatformError } from '../contracts/index.js'
 import type { FleetDispatcher } from '../fleet/index.js'
 import type { Platform } from '../platform.js'
@@ -94,7 +95,8 @@ export class WorkflowRuns {
       runId: 'run-' + randomUUID(),
       workflowId: w.id,
       coordinator,
-      coordinationId: 'coord-' + randomUUID(),
+      // time-ordered, as a coordinator's (see coordinator-calls.ts)
+      coordinationId: 'coord-' + orderedUuid(),
       status: 'RUNNING',
       nodeResults: [],
       output: '',

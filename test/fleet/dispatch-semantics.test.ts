@@ -18,10 +18,12 @@ t.test(
   async (t) => {
     const a = await ask(tp.url, 'boss', 'call', 'say', undefined, { message: 'hello' })
     t.match(a.result, { agentName: 'say', skillId: 'run', text: 'hello', success: true, durationMs: Number })
-    t.match(a.coordinationId, /^coord-[0-9a-f-]{36}$/)
+    // a time-ordered UUID (v7): the journal's coordination index grows at its end
+    t.match(a.coordinationId, /^coord-[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
     const b = await ask(tp.url, 'boss', 'call', 'say', 'summarise', { topic: 'x', n: 2 })
     t.equal(b.result.text, 'summarise {"topic":"x","n":2}')
     t.not(b.coordinationId, a.coordinationId, 'each coordinator turn is its own coordination')
+    t.ok(b.coordinationId! > a.coordinationId!, 'a later coordination sorts after an earlier one')
     t.equal((await ask(tp.url, 'boss', 'has')).result, 'object')
   }
 )

@@ -31,7 +31,11 @@ t.test('an urgent ticket: condition, fan-out batch, join, approval parked then a
     'completedAt'
   ])
   t.match(run, { workflowId: 'incident', coordinator: 'ops', status: 'WAITING_APPROVAL', completedAt: null })
-  t.match(run.coordinationId, /^coord-[0-9a-f-]{36}$/)
+  t.match(
+    run.coordinationId,
+    /^coord-[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    'time-ordered (UUIDv7)'
+  )
   t.match(run.runId, /^run-[0-9a-f-]{36}$/)
   t.same(statuses(run), {
     classify: 'SUCCEEDED',
