@@ -1,6 +1,6 @@
 import type { CreateInteraction } from 'uws-agent-platform/client'
 import type { AiMessage, TurnRequest } from '../ai/index.js'
-import { v7 as orderedUuid } from 'uuid'
+import { randomUUID } from 'node:crypto'
 import type { IdempotencyClaim, InteractionHeader } from './types.js'
 
 /** A create or continue body (the client's `CreateInteraction`), validated by the routes. */
@@ -34,11 +34,9 @@ export function runHeader(
 ): InteractionHeader {
   const now = new Date().toISOString()
   return {
-    // time-ordered ids (UUIDv7, 74 random bits): the runs in flight together sit side by side in
-    // the store's keys, so a commit of their steps writes a few leaf pages, not one per run
-    id: `int-${orderedUuid()}`,
+    id: `int-${randomUUID()}`,
     parentId: parent?.id ?? null,
-    conversationId: parent?.conversationId ?? `conv-${orderedUuid()}`,
+    conversationId: parent?.conversationId ?? `conv-${randomUUID()}`,
     agentId: req.agentId ?? null,
     userId: owner,
     model,
