@@ -3,10 +3,10 @@
  * is one coordination (`coord-<uuid>`); its principal and user carry into every dispatch, and
  * the turn's end (cancel included) cancels the calls still in flight.
  */
-import { v7 as orderedUuid } from 'uuid'
 import type { AgentRunExtension, AgentRunTurn } from '../ai/index.js'
 import type { AgentCall, DispatchContext, FleetDispatcher, JournalEventType } from './fleet-types.js'
 import type { JournalWriter } from './journal-writer.js'
+import { newCoordinationId } from './coordination-id.js'
 
 const MAX_CALLS = 64
 
@@ -59,9 +59,7 @@ export function coordinatorCalls(dispatcher: FleetDispatcher, journal: JournalWr
     // the last completed call of each agent: an evaluation of its answer hangs under it
     const lastOf = new Map<string, string>()
     const ctx = (): DispatchContext => ({
-      // time-ordered (UUIDv7): the journal's index keys of new coordinations append at the index's end,
-      // where a random id dirtied a page of it per event
-      coordinationId: (coordinationId ??= `coord-${orderedUuid()}`),
+      coordinationId: (coordinationId ??= newCoordinationId()),
       coordinator: turn.agent.name,
       principal: turn.request.userId ?? 'anonymous',
       ...(turn.request.userId !== null ? { userId: turn.request.userId } : {}),

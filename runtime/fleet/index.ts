@@ -2,3 +2,4 @@
 export { FLEET } from './key.js'
 export { type DispatchContext, type FleetDispatcher } from './fleet-types.js'
 export { resultKeys } from './fleet-patterns.js'
+export { newCoordinationId } from './coordination-id.js'

@@ -5,9 +5,8 @@
  * run and approval routes read a `WorkflowRunReads`: this node's runs, or every node's.
  */
 import { randomUUID } from 'node:crypto'
-import { v7 as orderedUuid } from 'uuid'
 import { PlatformError } from '../contracts/index.js'
-import type { FleetDispatcher } from '../fleet/index.js'
+import { newCoordinationId, type FleetDispatcher } from '../fleet/index.js'
 import type { Platform } from '../platform.js'
 import { WorkflowApprovals } from './workflow-approvals.js'
 import { graphOf, notRunnable } from './workflow-graph.js'
@@ -95,8 +94,7 @@ export class WorkflowRuns {
       runId: 'run-' + randomUUID(),
       workflowId: w.id,
       coordinator,
-      // time-ordered, as a coordinator's (see coordinator-calls.ts)
-      coordinationId: 'coord-' + orderedUuid(),
+      coordinationId: newCoordinationId(),
       status: 'RUNNING',
       nodeResults: [],
       output: '',
