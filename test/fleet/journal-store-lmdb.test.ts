@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { LmdbJournalStore, type JournalIndexKey } from '../../runtime/fleet/lmdb-journal-store.js'
+import { LmdbJournalStore, RECORD_MAX, type JournalIndexKey } from '../../runtime/fleet/lmdb-journal-store.js'
 import { Store } from '../../runtime/store/index.js'
 import { ev, runJournalStoreSuite } from './journal-store-suite.js'
 
@@ -16,6 +16,17 @@ function tempDir(t: Test, name: string): string {
 
 // how the journal's events are opened (a database is opened one way only)
 const SHARED = { shareStructures: true }
+
+/** Events held in the journal's records (a record of one event, as stores before records wrote it, is itself). */
+function held(env: Store): number {
+  let n = 0
+  for (const { value } of env.db<unknown, [number, number]>('journal', SHARED).getRange())
+    n += Array.isArray(value) ? value.length : 1
+  return n
+}
+
+const indexKeys = (env: Store, name: string): string[] =>
+  [...env.db<true, JournalIndexKey>(name).getKeys()].map((k) => k[0])
 
 // each open() closes the previous environment and opens the directory afresh: a real restart
 async function fixture(t: Test, max: number) {
@@ -80,20 +91,18 @@ t.test('lmdb: eviction takes the index keys with the events', async (t) => {
       ev('AgentCompleted', `c-${i}`, i, { agentName: 'shared', durationMs: i })
     ])
   const env = f.env()
-  t.equal(env.db('journal', SHARED).getCount(), 4)
+  t.equal(held(env), 4)
+  t.equal(env.db('journal', SHARED).getCount(), 2, 'an append of one millisecond is one record')
+  t.same(indexKeys(env, 'journal-by-coordination'), ['c-8', 'c-9'], 'one key per coordination of a kept record')
   t.same(
-    [...env.db<true, JournalIndexKey>('journal-by-coordination').getKeys()].map((k) => k[0]),
-    ['c-8', 'c-8', 'c-9', 'c-9']
-  )
-  t.same(
-    [...env.db<true, JournalIndexKey>('journal-by-agent').getKeys()].map((k) => k[0]),
-    ['from-8', 'from-9', 'shared', 'shared', 'shared', 'shared'],
-    'one key per distinct agent of a kept event'
+    indexKeys(env, 'journal-by-agent'),
+    ['from-8', 'from-9', 'shared', 'shared'],
+    'one key per distinct agent of a kept record'
   )
   const values = ['journal-by-coordination', 'journal-by-agent'].flatMap((name) =>
     [...env.db<true, JournalIndexKey>(name).getRange()].map((r) => r.value)
   )
-  t.ok(values.length === 10 && values.every((v) => v === true), 'an index key holds true, as msgpack encodes it')
+  t.ok(values.length === 6 && values.every((v) => v === true), 'an index key holds true, as msgpack encodes it')
   const again = await f.open()
   t.equal((await again.query({ limit: 100 })).length, 4, 'the bound holds across a restart')
   const meta = f.env().db<number, string>('journal-meta')
@@ -101,8 +110,70 @@ t.test('lmdb: eviction takes the index keys with the events', async (t) => {
   // as a data directory written before the count was kept
   await meta.remove('count')
   await again.append([ev('AgentCompleted', 'c-10', 10, { agentName: 'shared', durationMs: 10 })])
-  t.equal(f.env().db('journal', SHARED).getCount(), 4, 'the bound holds without a kept count')
+  t.equal(held(f.env()), 4, 'the bound holds without a kept count')
   t.equal(meta.get('count'), 4, 'and the count is kept again')
+})
+
+t.test('lmdb: eviction splits the oldest record, keeping the keys of what stays', async (t) => {
+  const f = await fixture(t, 3)
+  const s = await f.open()
+  const first = [
+    ev('AgentDispatched', 'c-a', 1, { agentName: 'a' }),
+    ev('AgentDispatched', 'c-b', 1, { agentName: 'b' }),
+    ev('AgentCompleted', 'c-b', 1, { agentName: 'a' })
+  ]
+  await s.append(first)
+  const next = ev('AgentCompleted', 'c-c', 2, { agentName: 'c' })
+  await s.append([next])
+  const env = f.env()
+  t.equal(held(env), 3)
+  t.same(indexKeys(env, 'journal-by-coordination'), ['c-b', 'c-c'], 'c-a left with its only event')
+  t.same(indexKeys(env, 'journal-by-agent'), ['a', 'b', 'c'], 'a stays: the kept AgentCompleted is its')
+  t.same(
+    (await s.query({ limit: 10 })).map((e) => e.eventId),
+    [next, first[2]!, first[1]!].map((e) => e.eventId)
+  )
+  t.same(await s.coordination('c-a'), [])
+  t.same(await s.coordination('c-b'), first.slice(1))
+  t.same(
+    (await s.query({ agent: 'a', limit: 10 })).map((e) => e.eventId),
+    [first[2]!.eventId]
+  )
+  await s.append([
+    ev('AgentCompleted', 'c-d', 3, { agentName: 'd' }),
+    ev('AgentCompleted', 'c-d', 3, { agentName: 'd' })
+  ])
+  t.same(indexKeys(f.env(), 'journal-by-coordination'), ['c-c', 'c-d'])
+  t.same(indexKeys(f.env(), 'journal-by-agent'), ['c', 'd'])
+})
+
+t.test('lmdb: a record holds RECORD_MAX events at most, and reads keep journal order across records', async (t) => {
+  const f = await fixture(t, 1000)
+  const s = await f.open()
+  const burst = Array.from({ length: RECORD_MAX * 2 + 3 }, (_, i) =>
+    ev('AgentCompleted', i % 2 === 0 ? 'c-even' : 'c-odd', 5, { agentName: 'w', durationMs: i })
+  )
+  await s.append(burst)
+  const env = f.env()
+  t.equal(env.db('journal', SHARED).getCount(), 3)
+  t.same(indexKeys(env, 'journal-by-agent'), ['w', 'w', 'w'])
+  t.same(
+    (await s.query({ limit: 1000 })).map((e) => e.eventId),
+    burst.map((e) => e.eventId).reverse()
+  )
+  t.same(
+    (await s.query({ coordinationId: 'c-odd', limit: 5 })).map((e) => e.eventId),
+    burst
+      .filter((_, i) => i % 2 === 1)
+      .map((e) => e.eventId)
+      .reverse()
+      .slice(0, 5),
+    'newest first, within a record too'
+  )
+  t.same(
+    (await s.coordination('c-even')).map((e) => e.eventId),
+    burst.filter((_, i) => i % 2 === 0).map((e) => e.eventId)
+  )
 })
 
 t.test('lmdb: events are stored without their keys, and events stored with them still read', async (t) => {
@@ -153,11 +224,7 @@ t.test('lmdb: a name indexed by its digest is told apart from an agent named lik
     [b.eventId]
   )
   await s.append([3, 4, 5].map((i) => ev('AgentDispatched', 'c', i, { agentName: 'z' })))
-  t.same(
-    [...f.env().db<true, JournalIndexKey>('journal-by-agent').getKeys()].map((k) => k[0]),
-    ['z', 'z', 'z'],
-    'evicted with their digest keys'
-  )
+  t.same(indexKeys(f.env(), 'journal-by-agent'), ['z', 'z', 'z'], 'evicted with their digest keys')
   t.same(await s.query({ agent: long, limit: 10 }), [])
 })
 
