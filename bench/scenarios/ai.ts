@@ -205,8 +205,8 @@ const scenario: Scenario = {
         if (small !== clients) {
           const few = at(ourName, small)
           const many = at(ourName, clients)
-          const rawFew = mid(peer, small)
-          const rawMany = mid(peer)
+          const rawFew = at(peer, small)
+          const rawMany = at(peer, clients)
           out.push(
             row(
               `${prefix}.growth.cpu_us_per_token`,
