@@ -23,6 +23,12 @@ export const GOVERNANCE_CONFIG_KEYS = {
     default: 500,
     description: 'Decision log entries kept in memory'
   },
+  'platform.ai.governance.decision-log.flush-ms': {
+    schema: { type: 'integer', minimum: 0, maximum: 60_000 },
+    default: 10,
+    description:
+      'How long recorded decisions wait for more before they are written to the data directory together (0: at the end of each event-loop turn). Each write is a commit, whose cost is paid per write, not per decision; an acknowledged turn (an interaction answered 200) has its decisions written before the answer whatever this is'
+  },
   'platform.ai.governance.memory.enabled': {
     schema: bool,
     default: false,

@@ -138,7 +138,9 @@ export class GovernanceDecisionLog {
     onWriteFailure?: WriteFailureReport,
     anonymous?: AnonymousDecisions,
     /** Cluster mode: every entry kept in PostgreSQL (instead of `db`), and `read` lists every node's. */
-    shared?: PostgresLog<DecisionEntry>
+    shared?: PostgresLog<DecisionEntry>,
+    /** How long a page of entries waits for more before it is written (RetainedLogOptions.flushMs). */
+    flushMs = 0
   ) {
     this.shared = shared
     this.log = new SplitLog(
@@ -150,7 +152,8 @@ export class GovernanceDecisionLog {
         // pages written before rows left a repeated snapshot out
         sharedField: 'context_snapshot',
         columns: DECISION_COLUMNS,
-        onWriteFailure
+        onWriteFailure,
+        flushMs
       },
       anonymous === undefined ? undefined : { ...anonymous, kindOf: decisionKind },
       shared
@@ -180,9 +183,9 @@ export class GovernanceDecisionLog {
   }
 
   /**
-   * Resolves once every entry recorded so far is committed; an answer that acknowledges a turn
-   * (an interaction's 200) waits for it, the turn itself never does. Never rejects: a failed
-   * write is reported by the log.
+   * Resolves once every entry recorded so far is committed, writing the entries still waiting for
+   * their page to fill at once; an answer that acknowledges a turn (an interaction's 200) waits
+   * for it, the turn itself never does. Never rejects: a failed write is reported by the log.
    */
   written(): Promise<void> {
     return this.log.written().catch(() => {})

@@ -79,8 +79,11 @@ export async function installGovernance(platform: Platform): Promise<GovernanceS
       keptPerSecond: config.get('platform.ai.governance.decision-log.anonymous-denied-per-second'),
       onDenied: platform.metrics.countAnonymousDenied('decisions')
     },
-    shared
+    shared,
+    config.get('platform.ai.governance.decision-log.flush-ms')
   )
+  // the decisions still waiting for their page to fill are written before the store closes
+  platform.onClose(() => decisionLog.written())
   const memory = config.get('platform.ai.governance.memory.enabled')
     ? new GovernanceMemorySink(
         await lessonStore(platform),

@@ -1,7 +1,8 @@
 export { Store } from './lmdb.js'
 export { RingBuffer } from './ring-buffer.js'
 export { type Columns } from './log-page.js'
-export { RetainedLog, countAndLogWriteFailures, type LogKey, type WriteFailureReport } from './retained-log.js'
+export { RetainedLog, type LogKey } from './retained-log.js'
+export { countAndLogWriteFailures, type WriteFailureReport } from './write-failure.js'
 export {
   SplitLog,
   type AnonymousDeniedCounts,

@@ -7,7 +7,7 @@
  * entry read names the node that wrote it.
  */
 import type { SharedPostgres, Schema } from './shared-postgres.js'
-import type { WriteFailureReport } from './retained-log.js'
+import { warn, type WriteFailureReport } from './write-failure.js'
 import type { LogPage, LogPart } from './split-log.js'
 import { decodeLogCursor, encodeLogCursor } from './log-cursor.js'
 
@@ -57,10 +57,6 @@ interface Batch {
   json: string[]
   written: Promise<void>
   settle: (err?: unknown) => void
-}
-
-const warn: WriteFailureReport = (log, err) => {
-  process.emitWarning(`store write failed (${log}): ${String((err as Error)?.message ?? err)}`, 'StoreWriteFailure')
 }
 
 export class PostgresLog<T extends object> {

@@ -12,6 +12,7 @@ import {
   type Page
 } from './log-page.js'
 import { PagePacker, packedBytes } from './packed-page.js'
+import { warn, type WriteFailureReport } from './write-failure.js'
 
 /** `[epoch ms, sequence]`: entries sort by time, and by append order within a millisecond. */
 export type LogKey = [number, number]
@@ -21,9 +22,6 @@ export interface Keyed<T> {
   key: LogKey
   value: T
 }
-
-/** Told about every failed LMDB write (or trim) of a retained log, with the log's name. */
-export type WriteFailureReport = (log: string, err: unknown) => void
 
 export interface RetainedLogOptions<T> {
   /** Names the log in metrics and log lines (`audit`, `decisions`). */
@@ -47,25 +45,16 @@ export interface RetainedLogOptions<T> {
   columns?: Columns<T> | undefined
   /** Defaults to a process warning, so a failure is never silent even where nothing is wired. */
   onWriteFailure?: WriteFailureReport | undefined
+  /**
+   * How long a page that is not full waits for more entries before it is written (0: to the end of
+   * the event-loop turn). Every write is an LMDB commit, which costs far more than the entries: a
+   * server that runs a turn or two per loop turn paid one per turn. `written()` writes at once.
+   */
+  flushMs?: number | undefined
 }
 
 /** Appends between two retention trims: a trim reads the oldest keys, so it stays cheap. */
 const TRIM_EVERY = 1000
-
-const warn: WriteFailureReport = (log, err) => {
-  process.emitWarning(`store write failed (${log}): ${String((err as Error)?.message ?? err)}`, 'StoreWriteFailure')
-}
-
-/** Counts a failure in `counter` (label `log`) and logs it with the error. */
-export function countAndLogWriteFailures(
-  counter: { inc: (labels: { log: string }) => void },
-  logger: { error: (obj: object, msg: string) => void }
-): WriteFailureReport {
-  return (log, err) => {
-    counter.inc({ log })
-    logger.error({ err, log }, 'store write failed')
-  }
-}
 
 /**
  * An append-only log kept twice: the newest `capacity` entries in a ring buffer, every entry in LMDB
@@ -73,7 +62,7 @@ export function countAndLogWriteFailures(
  * appends after a restart sort after the ones before it. Appends never wait for the disk: the
  * entries appended in one turn of the event loop (a governed turn's policy evaluations, and those
  * of other turns running beside it) are written as one LMDB value, a page, at the end of that
- * turn, which costs a fraction of one `put` per entry. Every append
+ * turn (or `flushMs` after the page's first entry), which costs a fraction of one `put` per entry. Every append
  * of a page hands back the page's promise for callers that want durability: it resolves once the
  * page is committed, so an acknowledged entry survives a crash. A failed write is reported
  * (counted and logged where the platform wires it) whether or not anyone awaits it.
@@ -102,6 +91,8 @@ export class RetainedLog<T> {
   private pageKey: LogKey = [0, 0]
   private pageWritten: Promise<void> = DONE
   private settlePage: (err?: unknown) => void = () => {}
+  private readonly flushMs: number
+  private flushTimer: ReturnType<typeof setTimeout> | undefined
 
   constructor(opts: RetainedLogOptions<T>) {
     this.name = opts.name
@@ -113,6 +104,7 @@ export class RetainedLog<T> {
     this.shared = opts.sharedField
     this.columns = opts.columns
     this.packer = opts.columns === undefined ? undefined : new PagePacker()
+    this.flushMs = opts.flushMs ?? 0
     // every unwritten entry stays in the ring, so reads below the ring never miss one
     this.pageMax = Math.max(1, Math.min(opts.columns !== undefined ? ROW_PAGE_MAX : PAGE_MAX, opts.capacity))
     this.pageLimit = Math.max(1, Math.min(opts.columns !== undefined ? PACKED_PAGE_MAX : PAGE_MAX, opts.capacity))
@@ -187,15 +179,18 @@ export class RetainedLog<T> {
     // reported already: callers that ignore it must not turn it into an unhandled rejection
     this.pageWritten.catch(() => {})
     // not at the end of the microtask run: a turn's two phases (and concurrent turns) share the put
-    setImmediate(this.flushPage)
+    if (this.flushMs > 0) this.flushTimer = setTimeout(this.flushPage, this.flushMs)
+    else setImmediate(this.flushPage)
     return page
   }
 
   /**
    * Resolves once every entry appended so far is committed (at once without LMDB): the newest
-   * page's promise, since LMDB commits pages in the order they were put. Rejects if that write failed.
+   * page's promise, since LMDB commits pages in the order they were put. Rejects if that write
+   * failed. A page still waiting for more entries is written now: whoever asks is acknowledging.
    */
   written(): Promise<void> {
+    this.flush()
     return this.pageWritten
   }
 
@@ -208,6 +203,7 @@ export class RetainedLog<T> {
     const page = this.page
     if (page === undefined) return
     this.page = undefined
+    clearTimeout(this.flushTimer)
     const db = this.db!
     const key = this.pageKey
     const settle = this.settlePage

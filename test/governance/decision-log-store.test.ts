@@ -2,6 +2,7 @@
 // after a restart exactly as recorded (the log stores rows with repeated values left out), and
 // /metrics counts each evaluation once, at every scrape.
 import t from 'tap'
+import { entryCount } from '../helpers/entry-count.js'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -238,6 +239,38 @@ t.test('every evaluation reads back whole from LMDB, after a restart too', async
     'fields in the order the gate records them'
   )
 })
+
+t.test(
+  'decisions waiting for their page to fill are written when an answer waits for them, and at shutdown',
+  async (t) => {
+    // a window no test outlasts: only a wait or the shutdown writes the page
+    const windowed = {
+      ...config,
+      'platform.data-dir': join(dir, 'windowed'),
+      'platform.ai.governance.decision-log.flush-ms': 60_000
+    }
+    let tp = await startTestPlatform(windowed, { install })
+    let gov = governanceOf(tp.platform)!
+    await gov.gate.admit('test', aiRequest({ message: 'first', userId: 'u1' }))
+    await new Promise((resolve) => setImmediate(resolve))
+    const db = tp.platform.store.db('decisions')
+    await db.committed
+    t.equal(entryCount(db), 0, 'an event-loop turn later the page still waits')
+    await gov.decisionLog.written()
+    t.equal(entryCount(db), 1, 'written() wrote it')
+    await gov.gate.admit('test', aiRequest({ message: 'second', userId: 'u1' }))
+    await tp.close()
+
+    tp = await startTestPlatform(windowed, { install })
+    t.teardown(tp.close)
+    gov = governanceOf(tp.platform)!
+    t.same(
+      gov.decisionLog.recent(100).map((e) => e.context_snapshot.message),
+      ['second', 'second', 'second', 'first', 'first', 'first'],
+      'the page still waiting at shutdown was written before the store closed'
+    )
+  }
+)
 
 t.test('/metrics counts every evaluation once, scrape after scrape', async (t) => {
   const tp = await startTestPlatform(

@@ -253,3 +253,73 @@ t.test('an acknowledged append survives SIGKILL of the writer', async (t) => {
   t.same(all.slice(-acked - 1).reverse(), range(0, acked + 1), 'every acknowledged entry is there, in order')
   t.ok((log.oldestFirst().at(-1)?.n ?? -1) >= acked, 'the ring is reloaded up to the newest')
 })
+
+t.test(
+  'with flushMs a page takes the entries of several event-loop turns, and written() writes it at once',
+  async (t) => {
+    const store = new Store(join(dir, 'window'))
+    t.teardown(() => store.close())
+    const db = store.db<Item, LogKey>('items')
+    let puts = 0
+    const put = db.put.bind(db)
+    db.put = ((...args: Parameters<typeof db.put>) => {
+      puts++
+      return put(...args)
+    }) as typeof db.put
+    // a window no test outlasts: only written() can write the page
+    const log = new RetainedLog<Item>({ name: 'window', capacity: 100, db, flushMs: 60_000 })
+    for (let n = 0; n < 5; n++) {
+      void log.append({ n })
+      await new Promise(setImmediate)
+    }
+    await db.committed
+    t.equal(puts, 0, 'five event-loop turns later nothing is written')
+    t.same(
+      log.newest(10).map((i) => i.n),
+      [4, 3, 2, 1, 0],
+      'every entry reads from memory meanwhile'
+    )
+    await log.written()
+    t.equal(puts, 1, 'written() wrote the five as one page')
+    t.same(
+      log.stored(10).map((i) => i.n),
+      [4, 3, 2, 1, 0],
+      'committed before written() resolved'
+    )
+  }
+)
+
+t.test('with flushMs a page that does not fill is written once its window ends, nobody waiting', async (t) => {
+  const store = new Store(join(dir, 'window-ends'))
+  t.teardown(() => store.close())
+  const db = store.db<Item, LogKey>('items')
+  const log = new RetainedLog<Item>({ name: 'window-ends', capacity: 100, db, flushMs: 5 })
+  for (let n = 0; n < 3; n++) void log.append({ n })
+  // bounded: the window is 5 ms, this waits up to 5 s
+  for (let i = 0; i < 500 && entryCount(db) === 0; i++) await new Promise((r) => setTimeout(r, 10))
+  await db.committed
+  t.same(
+    log.stored(10).map((i) => i.n),
+    [2, 1, 0]
+  )
+})
+
+t.test('with flushMs a full page is still written at once: what is not written stays within the ring', async (t) => {
+  const store = new Store(join(dir, 'window-full'))
+  t.teardown(() => store.close())
+  const db = store.db<Item, LogKey>('items')
+  const log = new RetainedLog<Item>({ name: 'window-full', capacity: 10, db, flushMs: 60_000 })
+  for (let n = 0; n < 25; n++) void log.append({ n })
+  await db.committed
+  t.same(
+    log.stored(100).map((i) => i.n),
+    range(0, 20).reverse(),
+    'two full pages of 10 written, the five of the third wait'
+  )
+  t.same(
+    log.newest(100).map((i) => i.n),
+    range(0, 25).reverse(),
+    'and every entry reads'
+  )
+  await log.written()
+})

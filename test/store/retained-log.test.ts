@@ -161,6 +161,8 @@ t.test('platform: failed audit and decision writes are counted on /metrics and l
     decisions.record(bad)
   }, 'a turn never sees the failure')
   t.equal(decisions.recent(1)[0], bad, 'the entry is still in memory')
+  // its page is written once its window ends, or now for whoever waits (which never rejects)
+  await decisions.written()
   t.equal(await failures(tp.url, 'decisions'), 1)
 
   // the audit entry's fields are strings by type; a symbol is the value msgpack cannot encode
