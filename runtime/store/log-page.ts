@@ -16,6 +16,9 @@
  */
 import { fromPacked, PACKED } from './packed-page.js'
 
+/** `[epoch ms, sequence]`: entries sort by time, and by append order within a millisecond. */
+export type LogKey = [number, number]
+
 /** A page's entries as handed to and from the log. */
 export type Page<T> = T[]
 

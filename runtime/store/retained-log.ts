@@ -1,21 +1,10 @@
 import type { Database } from 'lmdb'
 import { RingBuffer } from './ring-buffer.js'
-import {
-  entriesOf,
-  nextPageMax,
-  removePagesBelow,
-  toRows,
-  PACKED_PAGE_MAX,
-  PAGE_MAX,
-  ROW_PAGE_MAX,
-  type Columns,
-  type Page
-} from './log-page.js'
-import { PagePacker, packedBytes } from './packed-page.js'
+import { entriesOf, type Columns, type LogKey, type Page } from './log-page.js'
+import { PageWriter } from './page-writer.js'
 import { warn, type WriteFailureReport } from './write-failure.js'
 
-/** `[epoch ms, sequence]`: entries sort by time, and by append order within a millisecond. */
-export type LogKey = [number, number]
+export type { LogKey } from './log-page.js'
 
 /** An entry with its key, as a page of a log reads it. */
 export interface Keyed<T> {
@@ -46,15 +35,24 @@ export interface RetainedLogOptions<T> {
   /** Defaults to a process warning, so a failure is never silent even where nothing is wired. */
   onWriteFailure?: WriteFailureReport | undefined
   /**
-   * How long a page that is not full waits for more entries before it is written (0: to the end of
-   * the event-loop turn). Every write is an LMDB commit, which costs far more than the entries: a
-   * server that runs a turn or two per loop turn paid one per turn. `written()` writes at once.
+   * How long the entries wait for more before they are written together (0: to the end of the
+   * event-loop turn): full pages wait too, up to MAX_HELD entries. Each write is an LMDB commit,
+   * which costs far more than the entries: a server that runs a turn or two per loop turn paid one
+   * per turn. `written()` writes at once.
    */
   flushMs?: number | undefined
 }
 
-/** Appends between two retention trims: a trim reads the oldest keys, so it stays cheap. */
-const TRIM_EVERY = 1000
+/** Entries of full pages a log with a window keeps unwritten at most (a few hundred KB). */
+const MAX_HELD = 8192
+
+/** A full page waiting for the window to end. */
+interface Held<T> {
+  key: LogKey
+  page: Page<T>
+  written: Promise<void>
+  settle: (err?: unknown) => void
+}
 
 /**
  * An append-only log kept twice: the newest `capacity` entries in a ring buffer, every entry in LMDB
@@ -62,10 +60,11 @@ const TRIM_EVERY = 1000
  * appends after a restart sort after the ones before it. Appends never wait for the disk: the
  * entries appended in one turn of the event loop (a governed turn's policy evaluations, and those
  * of other turns running beside it) are written as one LMDB value, a page, at the end of that
- * turn (or `flushMs` after the page's first entry), which costs a fraction of one `put` per entry. Every append
- * of a page hands back the page's promise for callers that want durability: it resolves once the
- * page is committed, so an acknowledged entry survives a crash. A failed write is reported
- * (counted and logged where the platform wires it) whether or not anyone awaits it.
+ * turn, which costs a fraction of one `put` per entry; with `flushMs`, the pages of that window
+ * are written together, one commit. Every append of a page hands back the page's promise for
+ * callers that want durability: it resolves once the page is committed, so an acknowledged entry
+ * survives a crash. A failed write is reported (counted and logged where the platform wires it)
+ * whether or not anyone awaits it.
  */
 export class RetainedLog<T> {
   readonly name: string
@@ -74,25 +73,20 @@ export class RetainedLog<T> {
   private readonly keyMs: Float64Array
   private readonly keySeq: Float64Array
   private readonly db: Database<unknown, LogKey> | undefined
-  private readonly retention: number
-  /** Entries a page holds before it is written without waiting for the event loop's turn. */
-  private pageMax: number
-  /** The most `pageMax` may grow to (packed pages steer it by their bytes). */
-  private readonly pageLimit: number
   private readonly shared: (keyof T & string) | undefined
   private readonly columns: Columns<T> | undefined
-  private readonly packer: PagePacker | undefined
+  private readonly writer: PageWriter<T> | undefined
   private seq = 0
-  private writes = 0
-  private trimDue = false
-  private readonly failed: (err: unknown) => void
-  /** The page being filled, written at the end of the current turn of the event loop. */
+  /** The page being filled, written at the end of the event loop's turn (or of the window). */
   private page: Page<T> | undefined
   private pageKey: LogKey = [0, 0]
   private pageWritten: Promise<void> = DONE
   private settlePage: (err?: unknown) => void = () => {}
   private readonly flushMs: number
   private flushTimer: ReturnType<typeof setTimeout> | undefined
+  /** Full pages waiting for the window, oldest first: readers find their entries below the ring. */
+  private held: Held<T>[] = []
+  private heldEntries = 0
 
   constructor(opts: RetainedLogOptions<T>) {
     this.name = opts.name
@@ -100,19 +94,20 @@ export class RetainedLog<T> {
     this.keyMs = new Float64Array(opts.capacity)
     this.keySeq = new Float64Array(opts.capacity)
     this.db = opts.db as Database<unknown, LogKey> | undefined
-    this.retention = opts.retention ?? 100_000
     this.shared = opts.sharedField
     this.columns = opts.columns
-    this.packer = opts.columns === undefined ? undefined : new PagePacker()
     this.flushMs = opts.flushMs ?? 0
-    // every unwritten entry stays in the ring, so reads below the ring never miss one
-    this.pageMax = Math.max(1, Math.min(opts.columns !== undefined ? ROW_PAGE_MAX : PAGE_MAX, opts.capacity))
-    this.pageLimit = Math.max(1, Math.min(opts.columns !== undefined ? PACKED_PAGE_MAX : PAGE_MAX, opts.capacity))
     const report = opts.onWriteFailure ?? warn
-    this.failed = (err) => {
-      report(this.name, err)
-    }
-    if (this.db !== undefined) this.reload(this.db, opts.capacity)
+    if (this.db === undefined) return
+    this.writer = new PageWriter<T>(
+      this.db,
+      { capacity: opts.capacity, retention: opts.retention ?? 100_000, shared: this.shared, columns: this.columns },
+      () => this.seq,
+      (err) => {
+        report(this.name, err)
+      }
+    )
+    this.reload(this.db, opts.capacity)
   }
 
   private reload(db: Database<unknown, LogKey>, capacity: number): void {
@@ -162,8 +157,19 @@ export class RetainedLog<T> {
     this.push(this.pageKey[0], this.seq++, value)
     page.push(value)
     const written = this.pageWritten
-    if (page.length >= this.pageMax) this.flush()
+    if (page.length >= this.writer!.pageMax) this.sealed(page)
     return written
+  }
+
+  /** The page being filled is full: written now without a window (or past MAX_HELD), else held for it. */
+  private sealed(page: Page<T>): void {
+    if (this.flushMs === 0 || this.heldEntries + page.length > MAX_HELD) {
+      this.flush()
+      return
+    }
+    this.held.push({ key: this.pageKey, page, written: this.pageWritten, settle: this.settlePage })
+    this.heldEntries += page.length
+    this.page = undefined
   }
 
   private open(): Page<T> {
@@ -179,8 +185,8 @@ export class RetainedLog<T> {
     // reported already: callers that ignore it must not turn it into an unhandled rejection
     this.pageWritten.catch(() => {})
     // not at the end of the microtask run: a turn's two phases (and concurrent turns) share the put
-    if (this.flushMs > 0) this.flushTimer = setTimeout(this.flushPage, this.flushMs)
-    else setImmediate(this.flushPage)
+    if (this.flushMs === 0) setImmediate(this.flushPage)
+    else this.flushTimer ??= setTimeout(this.flushPage, this.flushMs)
     return page
   }
 
@@ -198,88 +204,20 @@ export class RetainedLog<T> {
     this.flush()
   }
 
-  /** Writes the page being filled, if any. */
+  /** Writes the held pages and the page being filled, in one event-loop turn: one commit. */
   private flush(): void {
+    clearTimeout(this.flushTimer)
+    this.flushTimer = undefined
+    const held = this.held
+    if (held.length > 0) {
+      this.held = []
+      this.heldEntries = 0
+      for (const h of held) this.writer!.write(h.key, h.page, h.written, h.settle)
+    }
     const page = this.page
     if (page === undefined) return
     this.page = undefined
-    clearTimeout(this.flushTimer)
-    const db = this.db!
-    const key = this.pageKey
-    const settle = this.settlePage
-    let put: Promise<unknown>
-    try {
-      put = this.put(db, key, page)
-      put.then(
-        () => settle(),
-        (err: unknown) => {
-          this.failed(err)
-          settle(err)
-        }
-      )
-    } catch {
-      // the encoder rejected an entry before anything was queued: write them one by one
-      this.putEach(db, key, page, settle)
-    }
-    const before = this.writes
-    this.writes += page.length
-    if (!this.trimDue && Math.floor(this.writes / TRIM_EVERY) > Math.floor(before / TRIM_EVERY)) {
-      this.trimDue = true
-      // once this page is committed (or failed): the trim sees it and every page before it
-      this.pageWritten.then(this.trim, this.trim)
-    }
-  }
-
-  /**
-   * Writes a page packed when the log has columns (as rows if the packing cannot hold it), else
-   * with each repeated shared field left out. lmdb encodes the value inside `put`, so the
-   * entries (also held by the ring and its readers) are restored before anyone sees them.
-   */
-  private put(db: Database<unknown, LogKey>, key: LogKey, page: Page<T>): Promise<unknown> {
-    if (this.columns !== undefined) {
-      const packed = this.packer!.pack(page, this.columns.names, this.columns.row, this.columns.changed)
-      if (packed !== undefined) {
-        this.pageMax = nextPageMax(page.length, packedBytes(packed), this.pageLimit)
-        return db.put(key, packed)
-      }
-      const rows = toRows(page, this.columns)
-      if (rows !== undefined) return db.put(key, rows)
-    }
-    const f = this.shared
-    if (f === undefined || page.length < 2) return db.put(key, page)
-    const left: T[typeof f][] = []
-    for (let i = page.length - 1; i > 0; i--) {
-      const e = page[i] as T
-      const v = e[f]
-      left.push(v)
-      if (v === (page[i - 1] as T)[f]) e[f] = undefined as T[typeof f]
-    }
-    try {
-      return db.put(key, page)
-    } finally {
-      for (let i = page.length - 1, j = 0; i > 0; i--, j++) (page[i] as T)[f] = left[j] as T[typeof f]
-    }
-  }
-
-  /** Each entry as its own page, so only the entries the encoder rejects are lost (and reported). */
-  private putEach(db: Database<unknown, LogKey>, key: LogKey, page: Page<T>, settle: (err?: unknown) => void): void {
-    let failure: unknown
-    const puts: Promise<unknown>[] = []
-    for (let i = 0; i < page.length; i++) {
-      try {
-        puts.push(db.put([key[0], key[1] + i], [page[i]!]))
-      } catch (err) {
-        this.failed(err)
-        failure ??= err
-      }
-    }
-    Promise.all(puts).then(
-      () => settle(failure),
-      (err: unknown) => {
-        this.failed(err)
-        settle(err)
-      }
-    )
+    this.writer!.write(this.pageKey, page, this.pageWritten, this.settlePage)
   }
 
   /** The newest `limit` entries in memory, oldest first. */
@@ -299,6 +237,7 @@ export class RetainedLog<T> {
     if (out.length >= limit || this.db === undefined || this.values.size < this.values.capacity || out.length === 0)
       return out
     const start: LogKey = [this.keyMs[this.values.position(0)]!, this.keySeq[this.values.position(0)]!]
+    if (this.heldBelow(start[1], limit, (_, value) => out.push(value)) >= limit) return out
     // the page holding the oldest ring entry sorts at or before its key
     for (const { key, value } of this.db.getRange({ reverse: true, start })) {
       const page = entriesOf<T>(value, this.shared, this.columns)
@@ -347,6 +286,7 @@ export class RetainedLog<T> {
     const oldestSeq = this.keySeq[oldest]!
     const start: LogKey = below !== undefined && belowSeq <= oldestSeq ? below : [this.keyMs[oldest]!, oldestSeq]
     const under = Math.min(belowSeq, oldestSeq)
+    if (this.heldBelow(under, limit, (key, value) => out.push({ key, value })) >= limit) return out
     // the page holding the newest entry wanted sorts at or before `start`
     for (const { key, value } of this.db.getRange({ reverse: true, start })) {
       const page = entriesOf<T>(value, this.shared, this.columns)
@@ -357,6 +297,24 @@ export class RetainedLog<T> {
       }
     }
     return out
+  }
+
+  /**
+   * Hands `take` the entries of the held pages below sequence `under` (they sit between the ring
+   * and LMDB), newest first, until `take` answers that the caller holds `limit`; returns its last
+   * answer, 0 when it was handed none.
+   */
+  private heldBelow(under: number, limit: number, take: (key: LogKey, value: T) => number): number {
+    let n = 0
+    for (let h = this.held.length - 1; h >= 0; h--) {
+      const { key, page } = this.held[h]!
+      for (let i = page.length - 1; i >= 0; i--) {
+        if (key[1] + i >= under) continue
+        n = take([key[0], key[1] + i], page[i]!)
+        if (n >= limit) return n
+      }
+    }
+    return n
   }
 
   /** The newest `limit` committed entries read from LMDB, newest first (memory without LMDB). */
@@ -372,21 +330,6 @@ export class RetainedLog<T> {
       }
     }
     return out
-  }
-
-  /**
-   * Removes the oldest whole pages whose entries all fall outside the newest `retention` appended
-   * (keys only, no value read). The removals ride in the pages' write batch: a transaction of its
-   * own cost a commit and a round trip to LMDB's writer. Run once a page is committed, never in an
-   * append, so its read snapshot never spans a burst of appends (pinning every page freed after it).
-   */
-  private readonly trim = (): void => {
-    this.trimDue = false
-    try {
-      removePagesBelow(this.db!, this.seq - this.retention, this.failed)
-    } catch (err) {
-      this.failed(err)
-    }
   }
 }
 

@@ -304,21 +304,50 @@ t.test('with flushMs a page that does not fill is written once its window ends, 
   )
 })
 
-t.test('with flushMs a full page is still written at once: what is not written stays within the ring', async (t) => {
+t.test('with flushMs full pages wait too, and every entry reads and pages from memory meanwhile', async (t) => {
   const store = new Store(join(dir, 'window-full'))
   t.teardown(() => store.close())
   const db = store.db<Item, LogKey>('items')
   const log = new RetainedLog<Item>({ name: 'window-full', capacity: 10, db, flushMs: 60_000 })
-  for (let n = 0; n < 25; n++) void log.append({ n })
+  // pages of 10 (the ring's capacity): three full ones wait beside the five of the fourth
+  for (let n = 0; n < 35; n++) void log.append({ n })
+  await new Promise(setImmediate)
   await db.committed
-  t.same(
-    log.stored(100).map((i) => i.n),
-    range(0, 20).reverse(),
-    'two full pages of 10 written, the five of the third wait'
-  )
+  t.equal(entryCount(db), 0, 'nothing written')
   t.same(
     log.newest(100).map((i) => i.n),
-    range(0, 25).reverse(),
+    range(0, 35).reverse(),
+    'the ring holds 10; the rest read from the waiting pages'
+  )
+  const paged: number[] = []
+  let below: LogKey | undefined
+  for (;;) {
+    const page = log.keyed(7, below)
+    if (page.length === 0) break
+    paged.push(...page.map((k) => k.value.n))
+    below = page.at(-1)!.key
+  }
+  t.same(paged, range(0, 35).reverse(), 'paging by key walks every entry once')
+  await log.written()
+  t.equal(entryCount(db), 4, 'written() wrote the four pages')
+  t.same(
+    log.stored(100).map((i) => i.n),
+    range(0, 35).reverse()
+  )
+})
+
+t.test('with flushMs what waits unwritten is bounded: past it, the pages are written without waiting', async (t) => {
+  const store = new Store(join(dir, 'window-bound'))
+  t.teardown(() => store.close())
+  const db = store.db<Item, LogKey>('items')
+  const log = new RetainedLog<Item>({ name: 'window-bound', capacity: 100, db, flushMs: 60_000 })
+  for (let n = 0; n < 10_000; n++) void log.append({ n })
+  await new Promise(setImmediate)
+  await db.committed
+  t.ok(log.stored(20_000).length >= 8_000, 'the held pages were written once they passed the bound')
+  t.same(
+    log.newest(20_000).map((i) => i.n),
+    range(0, 10_000).reverse(),
     'and every entry reads'
   )
   await log.written()

@@ -1,0 +1,145 @@
+import type { Database } from 'lmdb'
+import {
+  nextPageMax,
+  removePagesBelow,
+  toRows,
+  PACKED_PAGE_MAX,
+  PAGE_MAX,
+  ROW_PAGE_MAX,
+  type Columns,
+  type LogKey,
+  type Page
+} from './log-page.js'
+import { PagePacker, packedBytes } from './packed-page.js'
+
+/** Appends between two retention trims: a trim reads the oldest keys, so it stays cheap. */
+const TRIM_EVERY = 1000
+
+/**
+ * How a retained log's pages become LMDB values: packed when the log has columns (the page size
+ * steered by their bytes), else rows or objects; and the retention trim behind them.
+ */
+export class PageWriter<T> {
+  /** Entries a page holds before it is full. */
+  pageMax: number
+  /** The most `pageMax` may grow to (packed pages steer it by their bytes). */
+  private readonly pageLimit: number
+  private readonly packer: PagePacker | undefined
+  private writes = 0
+  private trimDue = false
+
+  constructor(
+    private readonly db: Database<unknown, LogKey>,
+    private readonly opts: {
+      capacity: number
+      retention: number
+      shared: (keyof T & string) | undefined
+      columns: Columns<T> | undefined
+    },
+    /** The log's next sequence: the trim keeps the `retention` below it. */
+    private readonly seq: () => number,
+    private readonly failed: (err: unknown) => void
+  ) {
+    const { columns, capacity } = opts
+    this.packer = columns === undefined ? undefined : new PagePacker()
+    // every entry of a page being filled stays in the ring, so reads below the ring never miss one
+    this.pageMax = Math.max(1, Math.min(columns !== undefined ? ROW_PAGE_MAX : PAGE_MAX, capacity))
+    this.pageLimit = Math.max(1, Math.min(columns !== undefined ? PACKED_PAGE_MAX : PAGE_MAX, capacity))
+  }
+
+  /**
+   * Puts one page (its commit settles `settle`); every `TRIM_EVERY` entries written, once `written`
+   * resolves, trims what the retention leaves out.
+   */
+  write(key: LogKey, page: Page<T>, written: Promise<void>, settle: (err?: unknown) => void): void {
+    const db = this.db
+    let put: Promise<unknown>
+    try {
+      put = this.put(db, key, page)
+      put.then(
+        () => settle(),
+        (err: unknown) => {
+          this.failed(err)
+          settle(err)
+        }
+      )
+    } catch {
+      // the encoder rejected an entry before anything was queued: write them one by one
+      this.putEach(db, key, page, settle)
+    }
+    const before = this.writes
+    this.writes += page.length
+    if (!this.trimDue && Math.floor(this.writes / TRIM_EVERY) > Math.floor(before / TRIM_EVERY)) {
+      this.trimDue = true
+      // once this page is committed (or failed): the trim sees it and every page before it
+      written.then(this.trim, this.trim)
+    }
+  }
+
+  /**
+   * Writes a page packed when the log has columns (as rows if the packing cannot hold it), else
+   * with each repeated shared field left out. lmdb encodes the value inside `put`, so the
+   * entries (also held by the ring and its readers) are restored before anyone sees them.
+   */
+  private put(db: Database<unknown, LogKey>, key: LogKey, page: Page<T>): Promise<unknown> {
+    if (this.opts.columns !== undefined) {
+      const packed = this.packer!.pack(page, this.opts.columns.names, this.opts.columns.row, this.opts.columns.changed)
+      if (packed !== undefined) {
+        this.pageMax = nextPageMax(page.length, packedBytes(packed), this.pageLimit)
+        return db.put(key, packed)
+      }
+      const rows = toRows(page, this.opts.columns)
+      if (rows !== undefined) return db.put(key, rows)
+    }
+    const f = this.opts.shared
+    if (f === undefined || page.length < 2) return db.put(key, page)
+    const left: T[typeof f][] = []
+    for (let i = page.length - 1; i > 0; i--) {
+      const e = page[i] as T
+      const v = e[f]
+      left.push(v)
+      if (v === (page[i - 1] as T)[f]) e[f] = undefined as T[typeof f]
+    }
+    try {
+      return db.put(key, page)
+    } finally {
+      for (let i = page.length - 1, j = 0; i > 0; i--, j++) (page[i] as T)[f] = left[j] as T[typeof f]
+    }
+  }
+
+  /** Each entry as its own page, so only the entries the encoder rejects are lost (and reported). */
+  private putEach(db: Database<unknown, LogKey>, key: LogKey, page: Page<T>, settle: (err?: unknown) => void): void {
+    let failure: unknown
+    const puts: Promise<unknown>[] = []
+    for (let i = 0; i < page.length; i++) {
+      try {
+        puts.push(db.put([key[0], key[1] + i], [page[i]!]))
+      } catch (err) {
+        this.failed(err)
+        failure ??= err
+      }
+    }
+    Promise.all(puts).then(
+      () => settle(failure),
+      (err: unknown) => {
+        this.failed(err)
+        settle(err)
+      }
+    )
+  }
+
+  /**
+   * Removes the oldest whole pages whose entries all fall outside the newest `retention` appended
+   * (keys only, no value read). The removals ride in the pages' write batch: a transaction of its
+   * own cost a commit and a round trip to LMDB's writer. Run once a page is committed, never in an
+   * append, so its read snapshot never spans a burst of appends (pinning every page freed after it).
+   */
+  private readonly trim = (): void => {
+    this.trimDue = false
+    try {
+      removePagesBelow(this.db, this.seq() - this.opts.retention, this.failed)
+    } catch (err) {
+      this.failed(err)
+    }
+  }
+}
