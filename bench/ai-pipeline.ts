@@ -21,9 +21,9 @@
  * `--heap-profile FILE` writes the same calls' allocations, sampled every 512 bytes, as a
  * .heapprofile (by allocating function); not with `--profile`, whose figures it would distort.
  * BENCH_AI_TURNS sets N (10 000 quick, 20 000 full: at 3 000 a quick round was 0.1 s per subject,
- * and one major GC moved the pipeline's figure by a fifth). BENCH_AI_YIELD_EVERY (64, a power of
- * two) sets how many calls run between two turns of the event loop: a server running a turn or
- * two per loop turn is 1 or 2, and what is written at the end of a loop turn costs it that much more.
+ * and one major GC moved the pipeline's figure by a fifth). `--yield-every N` (64, a power of two)
+ * sets how many calls run between two turns of the event loop: a server running a turn or two per
+ * loop turn is 1 or 2, and what is written at the end of a loop turn costs it that much more.
  */
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
@@ -40,8 +40,9 @@ import { median } from './lib/stats.js'
 
 const quick = process.argv.includes('--quick')
 const N = Number(process.env.BENCH_AI_TURNS ?? (quick ? 10_000 : 20_000))
-const YIELD_EVERY = Number(process.env.BENCH_AI_YIELD_EVERY ?? 64)
-if (!Number.isInteger(Math.log2(YIELD_EVERY))) throw new Error('BENCH_AI_YIELD_EVERY takes a power of two')
+const yieldArg = process.argv.indexOf('--yield-every')
+const YIELD_EVERY = yieldArg > 0 ? Number(process.argv[yieldArg + 1]) : 64
+if (!Number.isInteger(Math.log2(YIELD_EVERY))) throw new Error('--yield-every takes a power of two')
 // `--rounds N` (the bench's own option, passed on) or 3
 const roundsArg = process.argv.indexOf('--rounds')
 const ROUNDS = roundsArg > 0 ? Number(process.argv[roundsArg + 1]) : 3
