@@ -139,7 +139,7 @@ export class GovernanceDecisionLog {
     anonymous?: AnonymousDecisions,
     /** Cluster mode: every entry kept in PostgreSQL (instead of `db`), and `read` lists every node's. */
     shared?: PostgresLog<DecisionEntry>,
-    /** How long a page of entries waits for more before it is written (RetainedLogOptions.flushMs). */
+    /** How long entries wait for more before they are written together (RetainedLogOptions.flushMs). */
     flushMs = 0
   ) {
     this.shared = shared
@@ -184,8 +184,8 @@ export class GovernanceDecisionLog {
 
   /**
    * Resolves once every entry recorded so far is committed, writing the entries still waiting for
-   * their page to fill at once; an answer that acknowledges a turn (an interaction's 200) waits
-   * for it, the turn itself never does. Never rejects: a failed write is reported by the log.
+   * their window at once; an answer that acknowledges a turn (an interaction's 200) waits for it,
+   * the turn itself never does. Never rejects: a failed write is reported by the log.
    */
   written(): Promise<void> {
     return this.log.written().catch(() => {})

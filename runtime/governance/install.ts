@@ -82,7 +82,7 @@ export async function installGovernance(platform: Platform): Promise<GovernanceS
     shared,
     config.get('platform.ai.governance.decision-log.flush-ms')
   )
-  // the decisions still waiting for their page to fill are written before the store closes
+  // the decisions still waiting for their window are written before the store closes
   platform.onClose(() => decisionLog.written())
   const memory = config.get('platform.ai.governance.memory.enabled')
     ? new GovernanceMemorySink(

@@ -98,18 +98,19 @@ t.test('lmdb: steps sharing one answer are each published once, in order, after 
   type Group = { seqs: number[]; stored: Promise<void>[]; answer: Promise<void> }
   let group: Group | undefined
   let largest = 0
-  // one answer for every append of an event-loop turn, once each of them is stored
+  // one answer for every append of a few milliseconds, once each of them is stored (not of one
+  // event-loop turn: how many steps a loop turn holds depends on what else the process writes)
   const open = (): Group => {
     const g: Group = { seqs: [], stored: [], answer: Promise.resolve() }
     g.answer = new Promise<void>((resolve, reject) =>
-      setImmediate(() => {
+      setTimeout(() => {
         group = undefined
         largest = Math.max(largest, g.seqs.length)
         Promise.all(g.stored).then(() => {
           for (const s of g.seqs) acked.add(s)
           resolve()
         }, reject)
-      })
+      }, 5)
     )
     return g
   }
