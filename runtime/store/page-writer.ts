@@ -15,6 +15,14 @@ import { PagePacker, packedBytes } from './packed-page.js'
 /** Appends between two retention trims: a trim reads the oldest keys, so it stays cheap. */
 const TRIM_EVERY = 1000
 
+/** A page not written yet: its key, its entries, and the promise its appends hand back. */
+export interface PendingPage<T> {
+  key: LogKey
+  entries: Page<T>
+  written: Promise<void>
+  settle: (err?: unknown) => void
+}
+
 /**
  * How a retained log's pages become LMDB values: packed when the log has columns (the page size
  * steered by their bytes), else rows or objects; and the retention trim behind them.
@@ -48,10 +56,10 @@ export class PageWriter<T> {
   }
 
   /**
-   * Puts one page (its commit settles `settle`); every `TRIM_EVERY` entries written, once `written`
-   * resolves, trims what the retention leaves out.
+   * Puts one page (its commit settles it); every `TRIM_EVERY` entries written, once that page is
+   * committed, trims what the retention leaves out.
    */
-  write(key: LogKey, page: Page<T>, written: Promise<void>, settle: (err?: unknown) => void): void {
+  write({ key, entries: page, written, settle }: PendingPage<T>): void {
     const db = this.db
     let put: Promise<unknown>
     try {

@@ -1,7 +1,7 @@
 import type { Database } from 'lmdb'
 import { RingBuffer } from './ring-buffer.js'
-import { entriesOf, type Columns, type LogKey, type Page } from './log-page.js'
-import { PageWriter } from './page-writer.js'
+import { entriesOf, type Columns, type LogKey } from './log-page.js'
+import { PageWriter, type PendingPage } from './page-writer.js'
 import { warn, type WriteFailureReport } from './write-failure.js'
 
 export type { LogKey } from './log-page.js'
@@ -46,14 +46,6 @@ export interface RetainedLogOptions<T> {
 /** Entries of full pages a log with a window keeps unwritten at most (a few hundred KB). */
 const MAX_HELD = 8192
 
-/** A full page waiting for the window to end. */
-interface Held<T> {
-  key: LogKey
-  page: Page<T>
-  written: Promise<void>
-  settle: (err?: unknown) => void
-}
-
 /**
  * An append-only log kept twice: the newest `capacity` entries in a ring buffer, every entry in LMDB
  * up to `retention`, reloaded at start-up. Keys continue the sequence of the last stored key, so
@@ -78,14 +70,13 @@ export class RetainedLog<T> {
   private readonly writer: PageWriter<T> | undefined
   private seq = 0
   /** The page being filled, written at the end of the event loop's turn (or of the window). */
-  private page: Page<T> | undefined
-  private pageKey: LogKey = [0, 0]
-  private pageWritten: Promise<void> = DONE
-  private settlePage: (err?: unknown) => void = () => {}
+  private page: PendingPage<T> | undefined
+  /** The newest page's promise: LMDB commits pages in the order they were put. */
+  private lastWritten: Promise<void> = DONE
   private readonly flushMs: number
   private flushTimer: ReturnType<typeof setTimeout> | undefined
   /** Full pages waiting for the window, oldest first: readers find their entries below the ring. */
-  private held: Held<T>[] = []
+  private held: PendingPage<T>[] = []
   private heldEntries = 0
 
   constructor(opts: RetainedLogOptions<T>) {
@@ -150,40 +141,37 @@ export class RetainedLog<T> {
       this.push(Date.now(), this.seq++, value)
       return DONE
     }
-    let page = this.page
-    if (page === undefined) {
-      page = this.open()
-    }
-    this.push(this.pageKey[0], this.seq++, value)
-    page.push(value)
-    const written = this.pageWritten
-    if (page.length >= this.writer!.pageMax) this.sealed(page)
-    return written
+    const page = this.page ?? this.open()
+    this.push(page.key[0], this.seq++, value)
+    page.entries.push(value)
+    if (page.entries.length >= this.writer!.pageMax) this.sealed(page)
+    return page.written
   }
 
   /** The page being filled is full: written now without a window (or past MAX_HELD), else held for it. */
-  private sealed(page: Page<T>): void {
-    if (this.flushMs === 0 || this.heldEntries + page.length > MAX_HELD) {
+  private sealed(page: PendingPage<T>): void {
+    if (this.flushMs === 0 || this.heldEntries + page.entries.length > MAX_HELD) {
       this.flush()
       return
     }
-    this.held.push({ key: this.pageKey, page, written: this.pageWritten, settle: this.settlePage })
-    this.heldEntries += page.length
+    this.held.push(page)
+    this.heldEntries += page.entries.length
     this.page = undefined
   }
 
-  private open(): Page<T> {
-    const page: Page<T> = []
-    this.page = page
-    this.pageKey = [Date.now(), this.seq]
-    this.pageWritten = new Promise<void>((resolve, reject) => {
-      this.settlePage = (err) => {
+  private open(): PendingPage<T> {
+    let settle: (err?: unknown) => void = () => {}
+    const written = new Promise<void>((resolve, reject) => {
+      settle = (err) => {
         if (err === undefined) resolve()
         else reject(err)
       }
     })
     // reported already: callers that ignore it must not turn it into an unhandled rejection
-    this.pageWritten.catch(() => {})
+    written.catch(() => {})
+    const page: PendingPage<T> = { key: [Date.now(), this.seq], entries: [], written, settle }
+    this.page = page
+    this.lastWritten = written
     // not at the end of the microtask run: a turn's two phases (and concurrent turns) share the put
     if (this.flushMs === 0) setImmediate(this.flushPage)
     else this.flushTimer ??= setTimeout(this.flushPage, this.flushMs)
@@ -197,7 +185,7 @@ export class RetainedLog<T> {
    */
   written(): Promise<void> {
     this.flush()
-    return this.pageWritten
+    return this.lastWritten
   }
 
   private readonly flushPage = (): void => {
@@ -208,16 +196,13 @@ export class RetainedLog<T> {
   private flush(): void {
     clearTimeout(this.flushTimer)
     this.flushTimer = undefined
-    const held = this.held
-    if (held.length > 0) {
-      this.held = []
-      this.heldEntries = 0
-      for (const h of held) this.writer!.write(h.key, h.page, h.written, h.settle)
-    }
-    const page = this.page
-    if (page === undefined) return
+    const pages = this.held
+    if (this.page !== undefined) pages.push(this.page)
+    if (pages.length === 0) return
+    this.held = []
+    this.heldEntries = 0
     this.page = undefined
-    this.writer!.write(this.pageKey, page, this.pageWritten, this.settlePage)
+    for (const page of pages) this.writer!.write(page)
   }
 
   /** The newest `limit` entries in memory, oldest first. */
@@ -232,22 +217,7 @@ export class RetainedLog<T> {
 
   /** The newest `limit` entries, newest first: from memory, then from LMDB below the oldest in memory. */
   newest(limit: number): T[] {
-    const out = this.values.newest(limit)
-    // older entries live only in LMDB once the ring is full; continue below the oldest ring key
-    if (out.length >= limit || this.db === undefined || this.values.size < this.values.capacity || out.length === 0)
-      return out
-    const start: LogKey = [this.keyMs[this.values.position(0)]!, this.keySeq[this.values.position(0)]!]
-    if (this.heldBelow(start[1], limit, (_, value) => out.push(value)) >= limit) return out
-    // the page holding the oldest ring entry sorts at or before its key
-    for (const { key, value } of this.db.getRange({ reverse: true, start })) {
-      const page = entriesOf<T>(value, this.shared, this.columns)
-      for (let i = page.length - 1; i >= 0; i--) {
-        if (key[1] + i >= start[1]) continue
-        out.push(page[i]!)
-        if (out.length >= limit) return out
-      }
-    }
-    return out
+    return this.keyed(limit).map((k) => k.value)
   }
 
   /**
@@ -307,10 +277,10 @@ export class RetainedLog<T> {
   private heldBelow(under: number, limit: number, take: (key: LogKey, value: T) => number): number {
     let n = 0
     for (let h = this.held.length - 1; h >= 0; h--) {
-      const { key, page } = this.held[h]!
-      for (let i = page.length - 1; i >= 0; i--) {
+      const { key, entries } = this.held[h]!
+      for (let i = entries.length - 1; i >= 0; i--) {
         if (key[1] + i >= under) continue
-        n = take([key[0], key[1] + i], page[i]!)
+        n = take([key[0], key[1] + i], entries[i]!)
         if (n >= limit) return n
       }
     }
