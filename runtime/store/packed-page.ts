@@ -317,6 +317,11 @@ export function packedBytes(packed: readonly unknown[]): number {
   return bytes
 }
 
+/** How many entries a packed page holds. */
+export function packedCount(packed: readonly unknown[]): number {
+  return packed[2] as number
+}
+
 /** The slot at position `i` of a byte string of slots. */
 function slotAt(bytes: Uint8Array, i: number, wide: boolean): number {
   return wide ? bytes[2 * i]! | (bytes[2 * i + 1]! << 8) : bytes[i]!

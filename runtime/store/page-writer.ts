@@ -1,5 +1,6 @@
 import type { Database } from 'lmdb'
 import {
+  entriesOf,
   nextPageMax,
   removePagesBelow,
   toRows,
@@ -10,7 +11,7 @@ import {
   type LogKey,
   type Page
 } from './log-page.js'
-import { PagePacker, packedBytes } from './packed-page.js'
+import { PagePacker, packedBytes, packedCount } from './packed-page.js'
 
 /** Appends between two retention trims: a trim reads the oldest keys, so it stays cheap. */
 const TRIM_EVERY = 1000
@@ -18,7 +19,10 @@ const TRIM_EVERY = 1000
 /** A page not written yet: its key, its entries, and the promise its appends hand back. */
 export interface PendingPage<T> {
   key: LogKey
+  /** Its entries; empty once `packed` holds them. */
   entries: Page<T>
+  /** The page packed ahead of its write (`PageWriter.seal`), as it will be put. */
+  packed?: unknown[]
   written: Promise<void>
   settle: (err?: unknown) => void
 }
@@ -59,11 +63,13 @@ export class PageWriter<T> {
    * Puts one page (its commit settles it); every `TRIM_EVERY` entries written, once that page is
    * committed, trims what the retention leaves out.
    */
-  write({ key, entries: page, written, settle }: PendingPage<T>): void {
+  write(pending: PendingPage<T>): void {
+    const { key, packed, written, settle } = pending
     const db = this.db
+    let page = pending.entries
     let put: Promise<unknown>
     try {
-      put = this.put(db, key, page)
+      put = packed !== undefined ? db.put(key, packed) : this.put(db, key, page)
       put.then(
         () => settle(),
         (err: unknown) => {
@@ -73,15 +79,32 @@ export class PageWriter<T> {
       )
     } catch {
       // the encoder rejected an entry before anything was queued: write them one by one
+      if (packed !== undefined) page = entriesOf<T>(packed, this.opts.shared, this.opts.columns)
       this.putEach(db, key, page, settle)
     }
     const before = this.writes
-    this.writes += page.length
+    this.writes += packed !== undefined ? packedCount(packed) : page.length
     if (!this.trimDue && Math.floor(this.writes / TRIM_EVERY) > Math.floor(before / TRIM_EVERY)) {
       this.trimDue = true
       // once this page is committed (or failed): the trim sees it and every page before it
       written.then(this.trim, this.trim)
     }
+  }
+
+  /**
+   * Packs a full page that waits for its window (when the log has columns): it then holds one
+   * small value instead of its entries, which would otherwise live through young-generation
+   * collections, each copying them, and be promoted to old space. A page the packing cannot hold
+   * keeps its entries (written as rows or objects).
+   */
+  seal(page: PendingPage<T>): void {
+    const c = this.opts.columns
+    if (c === undefined) return
+    const packed = this.packer!.pack(page.entries, c.names, c.row, c.changed)
+    if (packed === undefined) return
+    this.pageMax = nextPageMax(page.entries.length, packedBytes(packed), this.pageLimit)
+    page.packed = packed
+    page.entries = []
   }
 
   /**

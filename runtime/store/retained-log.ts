@@ -75,7 +75,10 @@ export class RetainedLog<T> {
   private lastWritten: Promise<void> = DONE
   private readonly flushMs: number
   private flushTimer: ReturnType<typeof setTimeout> | undefined
-  /** Full pages waiting for the window, oldest first: readers find their entries below the ring. */
+  /**
+   * Full pages waiting for the window, oldest first, packed when the log has columns: readers
+   * find their entries below the ring.
+   */
   private held: PendingPage<T>[] = []
   private heldEntries = 0
 
@@ -154,8 +157,9 @@ export class RetainedLog<T> {
       this.flush()
       return
     }
-    this.held.push(page)
     this.heldEntries += page.entries.length
+    this.writer!.seal(page)
+    this.held.push(page)
     this.page = undefined
   }
 
@@ -277,7 +281,10 @@ export class RetainedLog<T> {
   private heldBelow(under: number, limit: number, take: (key: LogKey, value: T) => number): number {
     let n = 0
     for (let h = this.held.length - 1; h >= 0; h--) {
-      const { key, entries } = this.held[h]!
+      const page = this.held[h]!
+      const key = page.key
+      if (key[1] >= under) continue
+      const entries = page.packed !== undefined ? entriesOf<T>(page.packed, this.shared, this.columns) : page.entries
       for (let i = entries.length - 1; i >= 0; i--) {
         if (key[1] + i >= under) continue
         n = take([key[0], key[1] + i], entries[i]!)

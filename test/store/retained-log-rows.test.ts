@@ -205,6 +205,67 @@ t.test('rows written under other columns read by the names their page carries', 
   t.same(log.stored(10), plain(six()).reverse())
 })
 
+t.test(
+  'with flushMs full pages wait packed, read and page the same meanwhile, and written() writes them',
+  async (t) => {
+    const store = new Store(join(dir, 'held'))
+    t.teardown(() => store.close())
+    const db = store.db<Row, LogKey>('items')
+    const reports: unknown[] = []
+    const log = new RetainedLog<Row>({
+      name: 'held',
+      capacity: 4,
+      db,
+      columns: COLUMNS,
+      // a window no test outlasts: only written() writes the pages
+      flushMs: 60_000,
+      onWriteFailure: (_, err) => reports.push(err)
+    })
+    const all: Row[] = Array.from({ length: 14 }, (_, n) => ({
+      at: `T${n >> 2}`,
+      name: `p${n % 3}`,
+      n,
+      ctx: n % 2 === 0 ? a : b
+    }))
+    // one value msgpack cannot encode, in the second page: only that entry is lost at the write
+    const bad = { ...all[5]!, n: (2n ** 70n) as unknown as number }
+    const acks = all.map((e, n) => log.append(n === 5 ? bad : e))
+    await new Promise(setImmediate)
+    await db.committed
+    t.equal(entryCount(db), 0, 'nothing written')
+    const held = (log as unknown as { held: { packed?: unknown }[] }).held
+    t.ok(
+      held.length === 3 && held.every((p) => p.packed !== undefined),
+      'the three full pages wait as their packed value'
+    )
+    const expected = plain(all.map((e, n) => (n === 5 ? bad : e))).reverse()
+    t.same(log.newest(100), expected, 'every entry reads whole: the ring holds 4, the rest come from the waiting pages')
+    const paged: Row[] = []
+    let below: LogKey | undefined
+    for (let page = log.keyed(3); page.length > 0; page = log.keyed(3, below)) {
+      paged.push(...page.map((k) => k.value))
+      below = page.at(-1)!.key
+    }
+    t.same(paged, expected, 'paging by key walks every entry once')
+    await log.written()
+    const settled = await Promise.allSettled(acks)
+    t.same(
+      settled.map((s) => s.status),
+      all.map((_, n) => (n >= 4 && n < 8 ? 'rejected' : 'fulfilled')),
+      "the bad entry's page rejects its appends, the others resolve"
+    )
+    t.equal(reports.length, 1, 'reported once')
+    t.same(
+      log.stored(100).map((e) => e.n),
+      all
+        .map((e) => e.n)
+        .filter((n) => n !== 5)
+        .reverse(),
+      'every other entry is on disk'
+    )
+  }
+)
+
 t.test('a page of columns holds up to 256 entries (a fraction of the bytes of objects)', async (t) => {
   const store = new Store(join(dir, 'big'))
   t.teardown(() => store.close())
