@@ -95,12 +95,18 @@ export class PageWriter<T> {
    * Packs a full page that waits for its window (when the log has columns): it then holds one
    * small value instead of its entries, which would otherwise live through young-generation
    * collections, each copying them, and be promoted to old space. A page the packing cannot hold
-   * keeps its entries (written as rows or objects).
+   * keeps its entries (written as rows or objects); so does one whose packing throws, which its
+   * write then reports, as an append never throws.
    */
   seal(page: PendingPage<T>): void {
     const c = this.opts.columns
     if (c === undefined) return
-    const packed = this.packer!.pack(page.entries, c.names, c.row, c.changed)
+    let packed: unknown[] | undefined
+    try {
+      packed = this.packer!.pack(page.entries, c.names, c.row, c.changed)
+    } catch {
+      return
+    }
     if (packed === undefined) return
     this.pageMax = nextPageMax(page.entries.length, packedBytes(packed), this.pageLimit)
     page.packed = packed

@@ -266,6 +266,45 @@ t.test(
   }
 )
 
+t.test('with flushMs an entry whose field throws when read fails only itself, never the append', async (t) => {
+  const store = new Store(join(dir, 'held-throws'))
+  t.teardown(() => store.close())
+  const db = store.db<Row, LogKey>('items')
+  const reports: unknown[] = []
+  const log = new RetainedLog<Row>({
+    name: 'held-throws',
+    capacity: 2,
+    db,
+    columns: COLUMNS,
+    flushMs: 60_000,
+    onWriteFailure: (_, err) => reports.push(err)
+  })
+  const bad = {
+    name: 'p1',
+    n: 2,
+    ctx: a,
+    get at(): string {
+      throw new Error('unreadable')
+    }
+  }
+  const acks: Promise<void>[] = []
+  t.doesNotThrow(() => {
+    for (const e of [{ at: 'T1', name: 'p0', n: 1, ctx: a }, bad, { at: 'T1', name: 'p2', n: 3, ctx: a }])
+      acks.push(log.append(e))
+  }, 'the full page holding it is sealed without a throw')
+  await log.written()
+  const settled = await Promise.allSettled(acks)
+  t.same(
+    settled.map((s) => s.status),
+    ['rejected', 'rejected', 'fulfilled']
+  )
+  t.equal(reports.length, 1, 'reported once')
+  t.same(
+    log.stored(10).map((e) => e.n),
+    [3, 1]
+  )
+})
+
 t.test('a page of columns holds up to 256 entries (a fraction of the bytes of objects)', async (t) => {
   const store = new Store(join(dir, 'big'))
   t.teardown(() => store.close())
