@@ -64,6 +64,7 @@ export class PageWriter<T> {
    * committed, trims what the retention leaves out.
    */
   write(pending: PendingPage<T>): void {
+    if (pending.packed === undefined) this.seal(pending)
     const { key, packed, written, settle } = pending
     const db = this.db
     let page = pending.entries
@@ -92,11 +93,12 @@ export class PageWriter<T> {
   }
 
   /**
-   * Packs a full page that waits for its window (when the log has columns): it then holds one
-   * small value instead of its entries, which would otherwise live through young-generation
-   * collections, each copying them, and be promoted to old space. A page the packing cannot hold
-   * keeps its entries (written as rows or objects); so does one whose packing throws, which its
-   * write then reports, as an append never throws.
+   * Packs a page when the log has columns, the page size then steered by its bytes: at its write,
+   * or as soon as it is full when it waits for its window, so that it holds one small value
+   * instead of its entries, which would otherwise live through young-generation collections,
+   * each copying them, and be promoted to old space. A page the packing cannot hold keeps its
+   * entries (written as rows or objects); so does one whose packing throws, which its write then
+   * reports, as an append never throws.
    */
   seal(page: PendingPage<T>): void {
     const c = this.opts.columns
@@ -114,17 +116,12 @@ export class PageWriter<T> {
   }
 
   /**
-   * Writes a page packed when the log has columns (as rows if the packing cannot hold it), else
-   * with each repeated shared field left out. lmdb encodes the value inside `put`, so the
-   * entries (also held by the ring and its readers) are restored before anyone sees them.
+   * Writes a page the packing could not hold: as rows when the log has columns, else with each
+   * repeated shared field left out. lmdb encodes the value inside `put`, so the entries (also
+   * held by the ring and its readers) are restored before anyone sees them.
    */
   private put(db: Database<unknown, LogKey>, key: LogKey, page: Page<T>): Promise<unknown> {
     if (this.opts.columns !== undefined) {
-      const packed = this.packer!.pack(page, this.opts.columns.names, this.opts.columns.row, this.opts.columns.changed)
-      if (packed !== undefined) {
-        this.pageMax = nextPageMax(page.length, packedBytes(packed), this.pageLimit)
-        return db.put(key, packed)
-      }
       const rows = toRows(page, this.opts.columns)
       if (rows !== undefined) return db.put(key, rows)
     }
