@@ -260,7 +260,8 @@ export class RetainedLog<T> {
     const oldestSeq = this.keySeq[oldest]!
     const start: LogKey = below !== undefined && belowSeq <= oldestSeq ? below : [this.keyMs[oldest]!, oldestSeq]
     const under = Math.min(belowSeq, oldestSeq)
-    if (this.heldBelow(under, limit, (key, value) => out.push({ key, value })) >= limit) return out
+    this.heldBelow(under, limit, out)
+    if (out.length >= limit) return out
     // the page holding the newest entry wanted sorts at or before `start`
     for (const { key, value } of this.db.getRange({ reverse: true, start })) {
       const page = entriesOf<T>(value, this.shared, this.columns)
@@ -274,24 +275,18 @@ export class RetainedLog<T> {
   }
 
   /**
-   * Hands `take` the entries of the held pages below sequence `under` (they sit between the ring
-   * and LMDB), newest first, until `take` answers that the caller holds `limit`; returns its last
-   * answer, 0 when it was handed none.
+   * Adds to `out`, up to `limit` in all, the entries of the held pages below sequence `under`
+   * (they sit between the ring and LMDB), newest first.
    */
-  private heldBelow(under: number, limit: number, take: (key: LogKey, value: T) => number): number {
-    let n = 0
-    for (let h = this.held.length - 1; h >= 0; h--) {
+  private heldBelow(under: number, limit: number, out: Keyed<T>[]): void {
+    for (let h = this.held.length - 1; h >= 0 && out.length < limit; h--) {
       const page = this.held[h]!
       const key = page.key
       if (key[1] >= under) continue
       const entries = page.packed !== undefined ? entriesOf<T>(page.packed, this.shared, this.columns) : page.entries
-      for (let i = entries.length - 1; i >= 0; i--) {
-        if (key[1] + i >= under) continue
-        n = take([key[0], key[1] + i], entries[i]!)
-        if (n >= limit) return n
-      }
+      for (let i = entries.length - 1; i >= 0 && out.length < limit; i--)
+        if (key[1] + i < under) out.push({ key: [key[0], key[1] + i], value: entries[i]! })
     }
-    return n
   }
 
   /** The newest `limit` committed entries read from LMDB, newest first (memory without LMDB). */
