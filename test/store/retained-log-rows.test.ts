@@ -205,22 +205,27 @@ t.test('rows written under other columns read by the names their page carries', 
   t.same(log.stored(10), plain(six()).reverse())
 })
 
+/** A log of columns whose window no test outlasts (only written() writes), its failures in `reports`. */
+function windowed(t: Test, name: string, capacity: number) {
+  const store = new Store(join(dir, name))
+  t.teardown(() => store.close())
+  const db = store.db<Row, LogKey>('items')
+  const reports: unknown[] = []
+  const log = new RetainedLog<Row>({
+    name,
+    capacity,
+    db,
+    columns: COLUMNS,
+    flushMs: 60_000,
+    onWriteFailure: (_, err) => reports.push(err)
+  })
+  return { db, log, reports }
+}
+
 t.test(
   'with flushMs full pages wait packed, read and page the same meanwhile, and written() writes them',
   async (t) => {
-    const store = new Store(join(dir, 'held'))
-    t.teardown(() => store.close())
-    const db = store.db<Row, LogKey>('items')
-    const reports: unknown[] = []
-    const log = new RetainedLog<Row>({
-      name: 'held',
-      capacity: 4,
-      db,
-      columns: COLUMNS,
-      // a window no test outlasts: only written() writes the pages
-      flushMs: 60_000,
-      onWriteFailure: (_, err) => reports.push(err)
-    })
+    const { db, log, reports } = windowed(t, 'held', 4)
     const all: Row[] = Array.from({ length: 14 }, (_, n) => ({
       at: `T${n >> 2}`,
       name: `p${n % 3}`,
@@ -267,18 +272,7 @@ t.test(
 )
 
 t.test('with flushMs an entry whose field throws when read fails only itself, never the append', async (t) => {
-  const store = new Store(join(dir, 'held-throws'))
-  t.teardown(() => store.close())
-  const db = store.db<Row, LogKey>('items')
-  const reports: unknown[] = []
-  const log = new RetainedLog<Row>({
-    name: 'held-throws',
-    capacity: 2,
-    db,
-    columns: COLUMNS,
-    flushMs: 60_000,
-    onWriteFailure: (_, err) => reports.push(err)
-  })
+  const { log, reports } = windowed(t, 'held-throws', 2)
   const bad = {
     name: 'p1',
     n: 2,
