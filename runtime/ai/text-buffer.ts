@@ -8,21 +8,26 @@ const RUN = 32
  */
 export class TextBuffer {
   private readonly chunks: string[] = []
+  /**
+   * The pieces since the last run, the first `n` of the list: its slots are written over, not
+   * emptied by `length = 0`, which gives up the list's storage for the next run to allocate again.
+   */
   private readonly tail: string[] = []
+  private n = 0
   /** Characters pushed so far: a mark to read what came after it (`since`). */
   length = 0
 
   push(piece: string): void {
     this.length += piece.length
-    this.tail.push(piece)
-    if (this.tail.length < RUN) return
+    this.tail[this.n] = piece
+    if (++this.n < RUN) return
     this.chunks.push(this.tail.join(''))
-    this.tail.length = 0
+    this.n = 0
   }
 
   /** Everything pushed so far, as one string. */
   text(): string {
-    const tail = this.tail.join('')
+    const tail = this.tail.slice(0, this.n).join('')
     return this.chunks.length === 0 ? tail : this.chunks.join('') + tail
   }
 
