@@ -235,12 +235,11 @@ export class AgentEndpoint {
 
   /** One connection's frames; a pass's text deltas in one corked write. */
   private connTarget(c: Conn): TurnTarget {
-    const texts = new TextBatch((first, rest) => {
-      if (rest === undefined) c.r.deliver(Frame.json(first))
+    const texts = new TextBatch(c.frames, false, (b) => {
+      if (b.count === 1) c.r.deliverBytes(b.frame(0))
       else
         c.r.batch(() => {
-          c.r.deliver(Frame.json(first))
-          for (const f of rest) c.r.deliver(Frame.json(f))
+          for (let i = 0; i < b.count; i++) c.r.deliverBytes(b.frame(i))
         })
     })
     return {
@@ -248,7 +247,7 @@ export class AgentEndpoint {
         texts.flush()
         c.r.deliver(Frame.json(build(c.frames)))
       },
-      text: (delta) => texts.add(c.frames.textDelta(delta))
+      text: (delta) => texts.add(delta)
     }
   }
 
@@ -332,15 +331,13 @@ export class AgentEndpoint {
     })
     const key = memoryKey(caller, sessionId, frame.conversationId)
     const own = caller === undefined || frame.conversationId === undefined
-    const texts = new TextBatch(
-      (first, rest) => void stream.sendFrames(rest === undefined ? first : first + rest.join(''))
-    )
+    const texts = new TextBatch(frames, true, (b) => void stream.sendBytes(b.all()))
     const mine: TurnTarget = {
       send: (build) => {
         texts.flush()
         void stream.send({ data: build(frames) })
       },
-      text: (delta) => texts.add(frames.sseTextDelta(delta))
+      text: (delta) => texts.add(delta)
     }
     const broadcast = agent.broadcastReply === true
     const target = broadcast

@@ -4,7 +4,10 @@ import type { TokenUsage } from './runtime.js'
 export const FEEDBACK_LINE_MAX = 512
 
 const DELTA_HEAD = '{"event":"text-delta","data":{"text":'
-const SSE_DELTA_HEAD = 'data: ' + DELTA_HEAD
+const DELTA_HEAD_BYTES = Buffer.from(DELTA_HEAD, 'latin1')
+const SSE_DELTA_HEAD_BYTES = Buffer.from('data: ' + DELTA_HEAD, 'latin1')
+/** The most bytes a JSON string takes per UTF-16 unit of its text: `\u001f`, or a lone surrogate's `\ud800`. */
+const JSON_BYTES_PER_UNIT = 6
 
 /**
  * The server frames of one agent session, each stamped with the session id and the session's
@@ -17,10 +20,13 @@ export class SessionFrames {
   private readonly tail: string
   /** `},"sessionId":"…","seq":`: what follows a text delta's text. */
   private readonly deltaMid: string
+  /** `deltaMid` as UTF-8, for the frames written as bytes. */
+  private readonly deltaMidBytes: Buffer
 
   constructor(readonly sessionId: string) {
     this.tail = ',"sessionId":' + JSON.stringify(sessionId) + ',"seq":'
     this.deltaMid = '}' + this.tail
+    this.deltaMidBytes = Buffer.from(this.deltaMid)
   }
 
   simple(type: 'complete' | 'error' | 'progress', data?: string): string {
@@ -52,18 +58,63 @@ export class SessionFrames {
     return DELTA_HEAD + JSON.stringify(text) + this.deltaMid + ++this.seq + '}'
   }
 
+  /** The bytes `writeTextDelta(…, text, …)` may take at most. */
+  textDeltaRoom(text: string): number {
+    return SSE_DELTA_HEAD_BYTES.length + this.deltaMidBytes.length + JSON_BYTES_PER_UNIT * text.length + 24
+  }
+
   /**
-   * `textDelta(text)` as one server-sent event (`data: <frame>` and a blank line): the frame is
-   * one line, since JSON escapes every newline. Built from the session's constant parts.
+   * `textDelta(text)` as UTF-8 bytes written into `buf` from `at` (room for `textDeltaRoom(text)`
+   * there), or with `sse` as one server-sent event (`data: <frame>` and a blank line: JSON escapes
+   * every newline); returns where it ends. The frame of every streamed token, built from the
+   * session's constant bytes with no string to join and none for the socket to encode.
    */
-  sseTextDelta(text: string): string {
-    return SSE_DELTA_HEAD + JSON.stringify(text) + this.deltaMid + ++this.seq + '}\n\n'
+  writeTextDelta(buf: Buffer, at: number, text: string, sse: boolean): number {
+    const head = sse ? SSE_DELTA_HEAD_BYTES : DELTA_HEAD_BYTES
+    buf.set(head, at)
+    let p = writeJsonString(buf, at + head.length, text)
+    buf.set(this.deltaMidBytes, p)
+    p = writeUint(buf, p + this.deltaMidBytes.length, ++this.seq)
+    buf[p++] = 0x7d // }
+    if (sse) {
+      buf[p++] = 0x0a
+      buf[p++] = 0x0a
+    }
+    return p
   }
 
   /** A request refused before any turn started (bad shape, busy, unknown agent): not a turn's terminal frame. */
   refusal(code: string, message: string): string {
     return this.event('error', { message, code, recoverable: true })
   }
+}
+
+/**
+ * `JSON.stringify(text)` as UTF-8 into `buf` from `at`; returns where it ends. Text of printable
+ * ASCII that needs no escape (most tokens) is copied a byte per character; anything else is
+ * written from JSON.stringify's own text.
+ */
+function writeJsonString(buf: Buffer, at: number, text: string): number {
+  let p = at
+  buf[p++] = 0x22 // "
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c < 0x20 || c === 0x22 || c === 0x5c || c > 0x7f) return at + buf.write(JSON.stringify(text), at)
+    buf[p++] = c
+  }
+  buf[p++] = 0x22
+  return p
+}
+
+/** The decimal digits of a whole number `n` >= 0 into `buf` from `at`; returns where they end. */
+function writeUint(buf: Buffer, at: number, n: number): number {
+  let end = at
+  for (let m = n; m >= 10; m = Math.floor(m / 10)) end++
+  for (let i = end; i >= at; i--) {
+    buf[i] = 0x30 + (n % 10)
+    n = Math.floor(n / 10)
+  }
+  return end + 1
 }
 
 /** Adds one round's usage to the turn's total (a turn with tool calls has several rounds). */

@@ -85,6 +85,11 @@ export class SseStream {
     return this.write(frames)
   }
 
+  /** `sendFrames` of bytes the caller reuses once this returns: copied only if they must wait in the queue. */
+  sendBytes(bytes: Buffer): boolean {
+    return this.write(bytes, true)
+  }
+
   static frame(ev: SseEvent): string {
     let frame = ''
     if (ev.event !== undefined) frame += `event: ${ev.event}\n`
@@ -96,9 +101,9 @@ export class SseStream {
     return this.write(`: ${text}\n\n`)
   }
 
-  private write(frame: string | Buffer): boolean {
+  private write(frame: string | Buffer, reused = false): boolean {
     if (this.closed) return false
-    if (this.waiting) return this.enqueue(frame)
+    if (this.waiting) return this.enqueue(reused ? Buffer.from(frame) : frame)
     this.pending = frame
     this.ctx.res.cork(this.writePending)
     this.pending = ''

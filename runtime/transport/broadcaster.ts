@@ -1,4 +1,4 @@
-import type { Frame } from './frame.js'
+import { Frame } from './frame.js'
 import type { BroadcasterInfo, ResourceInfo, TransportKind, Reason } from './types.js'
 import type { MessageBucket } from './message-rate.js'
 import type { AddressSlot } from './address-cap.js'
@@ -75,6 +75,14 @@ export abstract class Resource {
 
   /** Hands one frame to this resource alone (broadcasts to WebSockets go through the uWS topic). */
   abstract deliver(frame: Frame): void
+
+  /**
+   * Hands one JSON frame, as UTF-8 bytes the caller reuses once this returns, to this resource
+   * alone: a WebSocket sends the bytes as they are; other transports take the frame's text.
+   */
+  deliverBytes(bytes: Buffer): void {
+    this.deliver(Frame.json(bytes.toString()))
+  }
 
   /** Runs `fn`, whose deliveries go out in one write where the transport can (a corked WebSocket). */
   batch(fn: () => void): void {

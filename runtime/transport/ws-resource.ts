@@ -48,8 +48,17 @@ export class WsResource extends Resource {
   }
 
   deliver(frame: Frame): void {
+    this.send(frame.text)
+  }
+
+  // uWS copies what it sends (or buffers) before returning
+  override deliverBytes(bytes: Buffer): void {
+    this.send(bytes)
+  }
+
+  private send(message: string | Buffer): void {
     if (this.closed) return
-    const status = this.ws.send(frame.text, false)
+    const status = this.ws.send(message, false)
     // 1 = written; 0 = buffered; 2 = dropped at the uWS cap
     if (status !== 1) this.watcher.sent(this, status)
   }

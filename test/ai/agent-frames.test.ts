@@ -26,7 +26,16 @@ t.test('session frames: valid JSON, the three families, session id and a rising 
 t.test('a text delta frame is the text-delta event, byte for byte, in the same seq', async (t) => {
   const fast = new SessionFrames('s-"1"')
   const slow = new SessionFrames('s-"1"')
+  const bytes = new SessionFrames('s-"1"')
   const sse = new SessionFrames('s-"1"')
+  // written as bytes after a frame already in the buffer, which they must leave whole
+  const written = (f: SessionFrames, text: string, asSse: boolean): string => {
+    const buf = Buffer.alloc(3 + f.textDeltaRoom(text), 0xff)
+    buf.write('abc')
+    const end = f.writeTextDelta(buf, 3, text, asSse)
+    t.equal(buf.toString('latin1', 0, 3), 'abc')
+    return buf.toString('utf8', 3, end)
+  }
   for (const text of [
     'You ',
     '',
@@ -36,17 +45,32 @@ t.test('a text delta frame is the text-delta event, byte for byte, in the same s
     'é 😀 ',
     '\\',
     '</script>',
-    '\u0000\u001f'
+    '\u0000\u001f',
+    '\u007f~ ',
+    'x'.repeat(5000),
+    '😀'.repeat(300) + '\udfff'.repeat(300)
   ]) {
     // escape(): a name holding U+2028 would break the TAP line it is printed on
+    const name = escape(text.slice(0, 20))
     const frame = slow.event('text-delta', { text })
-    t.equal(fast.textDelta(text), frame, escape(text))
+    t.equal(fast.textDelta(text), frame, name)
+    t.equal(written(bytes, text, false), frame, `bytes: ${name}`)
     // as one server-sent event: the frame on one data line
-    t.equal(sse.sseTextDelta(text), SseStream.frame({ data: frame }), `SSE: ${escape(text)}`)
+    t.equal(written(sse, text, true), SseStream.frame({ data: frame }), `SSE: ${name}`)
   }
   const done = slow.simple('complete')
   t.equal(fast.simple('complete'), done, 'one seq shared by every kind of frame')
+  t.equal(bytes.simple('complete'), done, 'the deltas written as bytes take the same seq')
   t.equal(sse.simple('complete'), done, 'the SSE deltas take the same seq')
+  // seqs of one to four digits
+  const many = new SessionFrames('m')
+  const ref = new SessionFrames('m')
+  for (let i = 0; i < 1200; i++) {
+    const got = written(many, 'w ', false)
+    const want = ref.textDelta('w ')
+    if (got !== want) t.equal(got, want, `seq ${i + 1}`)
+  }
+  t.equal(many.simple('complete'), ref.simple('complete'))
 })
 
 t.test('usage sums over rounds; feedback lines are bounded', async (t) => {
