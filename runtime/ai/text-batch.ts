@@ -14,7 +14,7 @@ const EMPTY = Buffer.alloc(0)
  *
  * The frames are UTF-8 bytes in one buffer of the batch's, reused from pass to pass: a token costs
  * no frame string to join and none for the socket to encode, and a pass of one frame (a paced
- * runtime's) sends a view of the buffer kept from an earlier pass with a frame of its length.
+ * runtime's) is sent as a view kept since an earlier frame of the same length.
  */
 export class TextBatch {
   private buf = EMPTY
