@@ -253,15 +253,9 @@ function shapeError(req: TurnRequest): string | undefined {
  * tool call (`action: call_tool` makes scope step aside).
  */
 function serverMetadata(req: TurnRequest): Record<string, unknown> {
-  const facts = req.facts
-  // copied without `roles` rather than copied whole and the key deleted: a `delete` turns the
-  // object into a dictionary, a hash lookup for every policy that reads it
-  let md: Record<string, unknown>
-  if (facts === undefined || !Object.hasOwn(facts, 'roles')) md = { ...facts }
-  else {
-    md = {}
-    for (const k of Object.keys(facts)) if (k !== 'roles') md[k] = facts[k]
-  }
+  // copied without `roles`, not copied whole and the key deleted: a `delete` turns the object
+  // into a dictionary, a hash lookup for every policy that reads it
+  const { roles: _roles, ...md }: Record<string, unknown> = req.facts ?? {}
   if (req.roles !== undefined && req.roles.length > 0) md.roles = [...req.roles]
   return md
 }

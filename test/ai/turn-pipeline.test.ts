@@ -332,6 +332,26 @@ t.test('turns over the demo runtime', async (t) => {
     )
   })
 
+  t.test("policies read roles from the credentials only, never from the entry point's facts", async (t) => {
+    const seen: unknown[] = []
+    gov.setSource('t', [
+      policy('roles-seen', (c) => {
+        if (c.phase === 'PRE_ADMISSION' && isTurn(c))
+          seen.push({ roles: c.request.metadata.roles, channel: c.request.metadata.channel })
+        return { decision: 'admit' }
+      })
+    ])
+    t.teardown(() => gov.removeSource('t'))
+    const facts = { roles: ['admin'], channel: 'web' }
+    terminal(t, await turn({ agent: 'scripted', message: 'hi', facts }))
+    terminal(t, await turn({ agent: 'scripted', message: 'hi', facts, roles: ['ops'] }))
+    t.same(seen, [
+      { roles: undefined, channel: 'web' },
+      { roles: ['ops'], channel: 'web' }
+    ])
+    t.same(facts, { roles: ['admin'], channel: 'web' }, "the caller's facts are left as they were")
+  })
+
   t.test('a tool that times out: tool-error, and the loop goes on', async (t) => {
     const events = await turn({ agent: 'toolbox', message: 'please stall now' })
     t.match(
