@@ -60,6 +60,7 @@ export class SessionFrames {
 
   /** The bytes `writeTextDelta(…, text, …)` may take at most. */
   textDeltaRoom(text: string): number {
+    // and 24 for the text's quotes, the seq's digits (16 at most), the brace and SSE's blank line
     return SSE_DELTA_HEAD_BYTES.length + this.deltaMidBytes.length + JSON_BYTES_PER_UNIT * text.length + 24
   }
 
