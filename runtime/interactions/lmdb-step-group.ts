@@ -15,6 +15,9 @@ export type StepRecord = InteractionStep | InteractionStep[]
  * puts calls `flush()` first, so it is queued behind every step appended before it.
  * The steps of one run in a group are one record, keyed by the last seq it holds: a put, a key
  * and a B-tree entry for them all, and fewer records for the ended-run packer to read and remove.
+ * With `windowMs`, a group also waits until that long after the previous one was issued: a commit
+ * (its sync about 300 µs of CPU here) and each run's put, page and viewers' socket writes then
+ * serve the steps of several event turns; a step made after a quiet spell goes at once.
  */
 export class StepGroupCommit {
   /** Per run, in append order (a run's steps in seq order): each run's steps become one record. */
@@ -30,10 +33,17 @@ export class StepGroupCommit {
   private queued = false
   private readonly queuedFlush = (): void => {
     this.queued = false
+    this.window = undefined
     this.flush()
   }
+  /** When the last group was issued (performance.now()), and the timer of a flush waiting for the window. */
+  private issuedAt = -Infinity
+  private window: NodeJS.Timeout | undefined
 
-  constructor(private readonly steps: Database<StepRecord, StepKey>) {}
+  constructor(
+    private readonly steps: Database<StepRecord, StepKey>,
+    private readonly windowMs = 0
+  ) {}
 
   /** Appends a step of run `id`; resolves once a commit holding it is durable. */
   put(id: string, step: InteractionStep): Promise<void> {
@@ -60,6 +70,13 @@ export class StepGroupCommit {
     const ack = this.ack!
     this.held = new Map()
     this.ack = undefined
+    this.issuedAt = performance.now()
+    // issued before its window (another write flushed): the flush waiting for it has nothing to do
+    if (this.window !== undefined) {
+      clearTimeout(this.window)
+      this.window = undefined
+      this.queued = false
+    }
     // issued in one go: one event turn's writes, one transaction and one promise for them all
     const commits = new Set<Promise<unknown>>()
     try {
@@ -75,7 +92,9 @@ export class StepGroupCommit {
   private queue(): void {
     if (this.queued) return
     this.queued = true
-    setImmediate(this.queuedFlush)
+    const wait = this.windowMs - (performance.now() - this.issuedAt)
+    if (wait > 0) this.window = setTimeout(this.queuedFlush, wait)
+    else setImmediate(this.queuedFlush)
   }
 
   private issue(key: StepKey, record: StepRecord): Promise<unknown> {

@@ -42,6 +42,7 @@ type ConversationKey = [string, string, string, string]
 /** `[userId, idempotency key]` */
 type IdempotencyKey = [string, string]
 
+type LmdbStoreOptions = { node?: string; packEnded?: boolean; groupCommitMs?: number; onError?: (err: Error) => void }
 const LAST_SEQ = Number.MAX_SAFE_INTEGER
 // what a keyed save's transaction answers when the id names a run that has ended
 const ENDED = Symbol('ended')
@@ -102,9 +103,10 @@ export class LmdbInteractionStore implements InteractionStore {
   /**
    * The environment belongs to the platform: `stop()` leaves it open. `node` is the owner
    * recorded on the runs this store saves in flight (default `local`); `onError` hears of a packing
-   * transaction the disk refused (the runs it held stay readable and are packed after a restart).
+   * transaction the disk refused (the runs it held stay readable and are packed after a restart);
+   * `groupCommitMs`: the least time between two commits of streamed steps (StepGroupCommit).
    */
-  constructor(store: Store, opts: { node?: string; packEnded?: boolean; onError?: (err: Error) => void } = {}) {
+  constructor(store: Store, opts: LmdbStoreOptions = {}) {
     this.node = opts.node ?? LOCAL_NODE
     this.packEnded = opts.packEnded === true
     this.ends = store.db('interactions-ended')
@@ -119,7 +121,7 @@ export class LmdbInteractionStore implements InteractionStore {
     this.live = store.db('interactions-live')
     this.keys = store.db('interaction-idempotency-keys')
     this.keyOf = store.db('interaction-idempotency-key-of')
-    this.group = new StepGroupCommit(this.stepsDb)
+    this.group = new StepGroupCommit(this.stepsDb, opts.groupCommitMs)
     this.packer = new EndedPacker(
       {
         txn: this.headers as Database<unknown, string>,

@@ -59,6 +59,7 @@ export function storeFromConfig(platform: Platform): InteractionStore {
       return new LmdbInteractionStore(platform.store, {
         node,
         packEnded: platform.config.get('platform.interactions.lmdb.pack-ended'),
+        groupCommitMs: platform.config.get('platform.interactions.lmdb.group-commit-ms'),
         onError: (err) =>
           platform.logger.warn(
             { err },

@@ -48,6 +48,33 @@ t.test('platform.interactions.lmdb.pack-ended packs ended runs into one record; 
   }
 })
 
+// the key reaches the store: a step made within the window after the last commit waits for it (or
+// for another write), one made with the window at 0 is written as soon as the commit before landed
+t.test('platform.interactions.lmdb.group-commit-ms is the least time between commits of streamed steps', async (t) => {
+  for (const ms of [0, 1000]) {
+    let store: InteractionStore | undefined
+    const tp = await startTestPlatform(
+      { 'platform.interactions.lmdb.group-commit-ms': ms },
+      { install: (p) => void (store = storeFromConfig(p)) }
+    )
+    t.teardown(tp.close)
+    await store!.start()
+    await store!.save(header('int-gc'))
+    await store!.appendStep('int-gc', step(0))
+    let acked = false
+    const second = store!.appendStep('int-gc', step(1)).then(() => void (acked = true))
+    if (ms === 0) await second
+    else await new Promise((r) => setTimeout(r, 100))
+    t.equal(acked, ms === 0, ms === 0 ? 'at 0 a step is written on its own' : 'held for the window')
+    await store!.appendStep('int-gc', step(2, 'completion', 'done'))
+    await second
+    t.same(
+      (await store!.load('int-gc'))!.steps.map((x) => x.seq),
+      [0, 1, 2]
+    )
+  }
+})
+
 t.test('postgres without a url stops the start with an operator error naming the key', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'platform-istore-config-'))
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }))
@@ -71,5 +98,8 @@ t.test('bad values are refused by the config schema', async (t) => {
   t.throws(load({ 'platform.interactions.postgres.pool-size': 0 }), /postgres\.pool-size/)
   t.throws(load({ 'platform.interactions.postgres.url': '' }), /postgres\.url/)
   t.throws(load({ 'platform.interactions.lmdb.pack-ended': 'yes' }), /pack-ended/)
+  t.throws(load({ 'platform.interactions.lmdb.group-commit-ms': -1 }), /group-commit-ms/)
+  t.throws(load({ 'platform.interactions.lmdb.group-commit-ms': 5000 }), /group-commit-ms/)
+  t.equal(loadConfig({ env: {}, cwd: tmpdir() }).get('platform.interactions.lmdb.group-commit-ms'), 10)
   t.equal(loadConfig({ env: {}, cwd: tmpdir() }).get('platform.interactions.postgres.pool-size'), 10)
 })

@@ -74,7 +74,8 @@ export function step(seq: number, type: StepType = 'text', text: string | null =
 }
 
 /** The store contract, run unchanged against every implementation. */
-export function runStoreContract(t: Test, kind: string, make: (t: Test) => Promise<StoreFixture>): void {
+/** `label` names the suite when one kind of store runs it in more than one configuration. */
+export function runStoreContract(t: Test, kind: string, make: (t: Test) => Promise<StoreFixture>, label = kind): void {
   async function started(t: Test): Promise<{ s: InteractionStore; fixture: StoreFixture }> {
     const fixture = await make(t)
     const s = await fixture.open()
@@ -83,7 +84,7 @@ export function runStoreContract(t: Test, kind: string, make: (t: Test) => Promi
     return { s, fixture }
   }
 
-  t.test(`${kind}: interaction store contract`, async (t) => {
+  t.test(`${label}: interaction store contract`, async (t) => {
     t.test('save then load: the record in wire order, no steps yet; a copy', async (t) => {
       const { s } = await started(t)
       t.equal(s.kind, kind)

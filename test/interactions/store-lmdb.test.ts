@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { LmdbInteractionStore } from '../../runtime/interactions/index.js'
 import { Store } from '../../runtime/store/index.js'
 import { INTERACTION_ERRORS } from '../../runtime/interactions/errors.js'
-import { FIXTURE_NODE, header, runStoreContract, step } from './store-contract.js'
+import { FIXTURE_NODE, header, runStoreContract, step, type StoreFixture } from './store-contract.js'
 
 const ENDED = { code: INTERACTION_ERRORS.INTERACTION_ENDED.code }
 // how the store opens its step databases
@@ -22,22 +22,28 @@ function tempDir(t: Test, name: string): string {
 }
 
 // each open() closes the previous environment and opens the directory afresh: a real restart
-runStoreContract(t, 'lmdb', async (t) => {
-  const dir = tempDir(t, 'istore')
-  let env: Store | undefined
-  t.teardown(() => env?.close())
-  return {
-    async open() {
-      await env?.close()
-      env = new Store(dir)
-      return new LmdbInteractionStore(env, { node: FIXTURE_NODE })
-    },
-    // a second store object on the open environment stands for a second process on the directory
-    async peer(node) {
-      return new LmdbInteractionStore(env!, { node })
+const fixture =
+  (groupCommitMs = 0) =>
+  async (t: Test): Promise<StoreFixture> => {
+    const dir = tempDir(t, 'istore')
+    let env: Store | undefined
+    t.teardown(() => env?.close())
+    return {
+      async open() {
+        await env?.close()
+        env = new Store(dir)
+        return new LmdbInteractionStore(env, { node: FIXTURE_NODE, groupCommitMs })
+      },
+      // a second store object on the open environment stands for a second process on the directory
+      async peer(node) {
+        return new LmdbInteractionStore(env!, { node, groupCommitMs })
+      }
     }
   }
-})
+runStoreContract(t, 'lmdb', fixture())
+// the same with the commit window the platform runs with by default
+// (platform.interactions.lmdb.group-commit-ms): steps wait for it, nothing else changes
+runStoreContract(t, 'lmdb', fixture(10), 'lmdb with a commit window')
 
 t.test('lmdb: ids that prefix each other keep their steps and lists apart', async (t) => {
   const env = new Store(tempDir(t, 'istore-prefix'))
@@ -112,6 +118,68 @@ t.test('lmdb: an acknowledged step survives SIGKILL of the writer', async (t) =>
     await env.close()
   }
 })
+
+// With a commit window, a group waits until the window after the previous one was issued: steps
+// of several event turns go in one commit, one record per run, none acknowledged before it. A step
+// after a quiet spell goes at once, and a write that must follow the steps (a terminal step, a
+// save, a stop) flushes them at once rather than waiting for the window.
+t.test(
+  'lmdb: with a commit window, steps of several event turns wait for one commit; other writes never wait',
+  async (t) => {
+    const env = new Store(tempDir(t, 'istore-window-group'))
+    t.teardown(() => env.close())
+    const s = new LmdbInteractionStore(env, { groupCommitMs: 600_000 })
+    await s.start()
+    await s.save(header('int-w'))
+    const stepsDb = env.db<{ seq: number } | { seq: number }[], [string, number]>('interaction-steps', SHARED)
+    const records = () => [...stepsDb.getRange({ start: ['int-w', -1], end: ['int-w', Number.MAX_SAFE_INTEGER] })]
+    // nothing was issued within the window: the first step goes in the event turn that made it
+    await s.appendStep('int-w', step(0))
+    const acked: number[] = []
+    const held: Promise<void>[] = []
+    for (let seq = 1; seq <= 5; seq++) {
+      held.push(s.appendStep('int-w', step(seq)).then(() => void acked.push(seq)))
+      await new Promise((r) => setImmediate(r))
+    }
+    await new Promise((r) => setTimeout(r, 100))
+    t.same(acked, [], 'steps made within the window are not acknowledged before their commit')
+    t.same(
+      records().map(({ key }) => key[1]),
+      [0],
+      'and not written yet'
+    )
+    // a terminal step is ordered behind them: it flushes them now, not after ten minutes
+    await s.appendStep('int-w', step(6, 'completion', 'done'))
+    await Promise.all(held)
+    t.same(acked, [1, 2, 3, 4, 5], 'acknowledged by the commit the terminal step forced, in order')
+    t.same(
+      records()
+        .filter(({ value }) => Array.isArray(value))
+        .map(({ key, value }) => [key[1], (value as { seq: number }[]).map((x) => x.seq)]),
+      [[5, [1, 2, 3, 4, 5]]],
+      'the steps of five event turns are one record, keyed by the last seq it holds'
+    )
+    t.same(
+      (await s.load('int-w'))!.steps.map((x) => x.seq),
+      [0, 1, 2, 3, 4, 5, 6]
+    )
+    // a save is another write: held steps go before it, whatever the window
+    await s.save(header('int-w2'))
+    const waiting = [s.appendStep('int-w2', step(0)), s.appendStep('int-w2', step(1))]
+    await s.save(header('int-w3'))
+    await Promise.all(waiting)
+    t.pass('a save flushes the steps held for the window')
+    // stopping the store writes what waits for the window
+    const last = s.appendStep('int-w2', step(2))
+    await s.stop()
+    await last
+    t.same(
+      (await s.steps('int-w2', -1, 10)).map((x) => x.seq),
+      [0, 1, 2],
+      'a stop flushes the steps held for the window'
+    )
+  }
+)
 
 // Steps appended while a commit is in flight wait and go to the writer together once it lands (one
 // transaction for them all); each is acknowledged by its own group's commit, so an acknowledged
