@@ -19,6 +19,12 @@ export const FLEET_CONFIG_KEYS = {
     default: 100_000,
     description: 'Coordination journal events kept; beyond it the oldest go first'
   },
+  'platform.fleet.journal.flush-ms': {
+    schema: { type: 'integer', minimum: 0, maximum: 60_000 },
+    default: 10,
+    description:
+      'How long journal events wait for more before they are written together (0: at the end of each event-loop turn). Each write is a commit, whose cost is paid per write, not per event; a dispatch never waits for it, and a read of the journal writes what waits first'
+  },
   'platform.fleet.circuit-breaker.failure-threshold': {
     schema: positiveInt,
     default: 5,

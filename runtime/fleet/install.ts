@@ -32,7 +32,7 @@ export const fleetArea: Area = {
 
 export async function installFleet(platform: Platform): Promise<void> {
   const store: JournalStore = await journalStore(platform)
-  const journal = new JournalWriter(store, platform.logger)
+  const journal = new JournalWriter(store, platform.logger, platform.config.get('platform.fleet.journal.flush-ms'))
   // registered before the workflows area installs, so it runs after that area's hook: a workflow
   // run stopped at close still journals its end
   platform.onClose(async () => {

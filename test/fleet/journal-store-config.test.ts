@@ -49,5 +49,8 @@ t.test('a typo in the journal keys stops the start with a message naming the key
   )
   t.throws(load({ 'platform.fleet.journal.max-events': 0 }), /platform\.fleet\.journal\.max-events/)
   t.throws(load({ 'platform.fleet.journal.max-events': '10k' }), /platform\.fleet\.journal\.max-events/)
+  t.throws(load({ 'platform.fleet.journal.flush-ms': -1 }), /platform\.fleet\.journal\.flush-ms/)
+  t.throws(load({ 'platform.fleet.journal.flush-ms': 60_001 }), /platform\.fleet\.journal\.flush-ms/)
+  t.equal(loadConfig({ env: {}, cwd: tmpdir() }).get('platform.fleet.journal.flush-ms'), 10)
   t.throws(load({ 'platform.fleet.journal.stor': 'memory' }), /platform\.fleet\.journal\.stor/, 'an unknown key too')
 })

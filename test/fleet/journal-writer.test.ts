@@ -1,5 +1,5 @@
-// The journal writer: ids and lineage fields on every event, one append per event-loop turn, in
-// order, and `settled()` for a reader that must see what was emitted before it asked.
+// The journal writer: ids and lineage fields on every event, one append per event-loop turn (or
+// per window), in order, and `settled()` for a reader that must see what was emitted before it asked.
 import t from 'tap'
 import { BATCH_MAX, JournalWriter } from '../../runtime/fleet/journal-writer.js'
 import { MemoryJournalStore } from '../../runtime/fleet/memory-journal-store.js'
@@ -81,5 +81,36 @@ t.test(
       ids,
       'every event once, in emit order'
     )
+  }
+)
+
+t.test(
+  'with a window, the events of several event-loop turns are one append; a reader does not wait for it',
+  async (t) => {
+    const store = new CountingStore()
+    const w = new JournalWriter(store, pino({ level: 'silent' }), 600_000)
+    for (let i = 0; i < 3; i++) {
+      w.emit('coord-4', null, 'AgentDispatched', { agentName: `a${i}`, skill: 'run' })
+      await new Promise((r) => setImmediate(r))
+    }
+    t.same(store.batches, [], 'held for the window across event-loop turns')
+    // a reader writes them at once, and the window's timer goes with them (the test would hang on it)
+    await w.settled()
+    t.same(store.batches, [3], 'one append')
+    w.emit('coord-4', null, 'AgentDispatched', { agentName: 'b', skill: 'run' })
+    await w.settled()
+    t.same(store.batches, [3, 1])
+    t.same(
+      (await store.coordination('coord-4')).map((e) => e.agentName),
+      ['a0', 'a1', 'a2', 'b'],
+      'in emit order'
+    )
+    // a short window ends on its own: its timer was set before this wait's
+    const short = new CountingStore()
+    const ws = new JournalWriter(short, pino({ level: 'silent' }), 5)
+    ws.emit('coord-5', null, 'AgentDispatched', { agentName: 'c', skill: 'run' })
+    ws.emit('coord-5', null, 'AgentDispatched', { agentName: 'd', skill: 'run' })
+    await new Promise((r) => setTimeout(r, 50))
+    t.same(short.batches, [2], 'written when the window ends, without a reader')
   }
 )
