@@ -17,6 +17,7 @@ export const BATCH_MAX = 256
 
 export class JournalWriter {
   private pending: JournalRecord[] = []
+  /** An Immediate is queued to write at the end of this event-loop turn (flushMs 0). */
   private scheduled = false
   /** The window's timer while events wait for it (flushMs > 0). */
   private timer: NodeJS.Timeout | undefined
@@ -50,29 +51,25 @@ export class JournalWriter {
     e.timestamp = isoNow()
     this.pending.push(e)
     if (this.pending.length >= BATCH_MAX) this.flush()
+    else if (this.flushMs > 0) this.timer ??= setTimeout(this.flushTurn, this.flushMs)
     else if (!this.scheduled) {
       this.scheduled = true
-      if (this.flushMs === 0) setImmediate(this.flushTurn)
-      else this.timer = setTimeout(this.flushTurn, this.flushMs)
+      setImmediate(this.flushTurn)
     }
     return eventId
   }
 
   private readonly flushTurn = (): void => {
     this.scheduled = false
-    this.timer = undefined
     this.flush()
   }
 
   private flush(): void {
+    // written before its window ended (a full batch, a reader): the window starts again with the next event
+    clearTimeout(this.timer)
+    this.timer = undefined
     const batch = this.pending
     if (batch.length === 0) return
-    // written before its window ended (a full batch, a reader): the window starts again with the next event
-    if (this.timer !== undefined) {
-      clearTimeout(this.timer)
-      this.timer = undefined
-      this.scheduled = false
-    }
     this.pending = []
     // appends stay in order: the next batch waits for this one
     this.writing = this.writing.then(() =>

@@ -52,24 +52,19 @@ t.test('platform.interactions.lmdb.pack-ended packs ended runs into one record; 
 // for another write), one made with the window at 0 is written as soon as the commit before landed
 t.test('platform.interactions.lmdb.group-commit-ms is the least time between commits of streamed steps', async (t) => {
   for (const ms of [0, 1000]) {
-    let store: InteractionStore | undefined
-    const tp = await startTestPlatform(
-      { 'platform.interactions.lmdb.group-commit-ms': ms },
-      { install: (p) => void (store = storeFromConfig(p)) }
-    )
-    t.teardown(tp.close)
-    await store!.start()
-    await store!.save(header('int-gc'))
-    await store!.appendStep('int-gc', step(0))
+    const store = await chosen({ 'platform.interactions.lmdb.group-commit-ms': ms })
+    await store.start()
+    await store.save(header('int-gc'))
+    await store.appendStep('int-gc', step(0))
     let acked = false
-    const second = store!.appendStep('int-gc', step(1)).then(() => void (acked = true))
+    const second = store.appendStep('int-gc', step(1)).then(() => void (acked = true))
     if (ms === 0) await second
     else await new Promise((r) => setTimeout(r, 100))
     t.equal(acked, ms === 0, ms === 0 ? 'at 0 a step is written on its own' : 'held for the window')
-    await store!.appendStep('int-gc', step(2, 'completion', 'done'))
+    await store.appendStep('int-gc', step(2, 'completion', 'done'))
     await second
     t.same(
-      (await store!.load('int-gc'))!.steps.map((x) => x.seq),
+      (await store.load('int-gc'))!.steps.map((x) => x.seq),
       [0, 1, 2]
     )
   }
