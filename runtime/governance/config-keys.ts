@@ -27,7 +27,7 @@ export const GOVERNANCE_CONFIG_KEYS = {
     schema: { type: 'integer', minimum: 0, maximum: 60_000 },
     default: 10,
     description:
-      'How long recorded decisions wait for more before they are written to the data directory together (0: at the end of each event-loop turn). Each write is a commit, whose cost is paid per write, not per decision; an acknowledged turn (an interaction answered 200) has its decisions written before the answer whatever this is'
+      'How long recorded decisions wait for more before they are written to the data directory together (0: at the end of each event-loop turn; at most 8192 decisions wait, past that they are written at once, so under load the wait is shorter). Each write is a commit, whose cost is paid per write, not per decision; an acknowledged turn (an interaction answered 200) has its decisions written before the answer whatever this is'
   },
   'platform.ai.governance.memory.enabled': {
     schema: bool,
