@@ -6,7 +6,8 @@
  *   table      each distinct value once, in the order first met (an object: once per stretch
  *              where it recurs within a few entries); a flat object (string keys,
  *              primitive values) is a record instead: `[string]`, the slots of its keys and
- *              values in the table, alternating, as the string's character codes
+ *              values in the table, alternating, as the string's character codes, once for
+ *              objects of the same keys and values met within a few records of each other
  *   constants  per column, the slot every entry of the page holds, or -1 when entries differ
  *   indices    for each column whose entries differ, in order, every entry's slot
  * A slot takes one byte while the table has at most 256 slots, else two (little-endian).
@@ -72,11 +73,12 @@ export class PagePacker {
   private readonly numKey = new Float64Array(NUMBER_CELLS)
   private readonly numSlot = new Int32Array(NUMBER_CELLS).fill(-1)
   /**
-   * The last records built in this page, each as its keys, values and slot string: a turn's
-   * snapshot usually holds the same keys and values as one a turn before it (another phase sits
-   * between them), so its slot string is taken from there, with no lookup per key and value.
+   * The last records built in this page, each as its keys, values and slot: a turn's snapshot
+   * usually holds the same keys and values as one a turn before it (another phase sits between
+   * them), so it takes that record's slot, with no lookup per key and value, and the page holds
+   * the record once (read back, the entries share one object with those fields).
    */
-  private readonly recent: { keys: string[]; values: unknown[]; pairs: string }[] = []
+  private readonly recent: { keys: string[]; values: unknown[]; slot: number }[] = []
   /**
    * The objects met last in this page and their slots, newest at `objectsAt - 1` (a ring): an
    * object comes back within a few entries (a turn's snapshot around a Prefer's own copy), and a
@@ -223,18 +225,15 @@ export class PagePacker {
     if (Array.isArray(v) || ArrayBuffer.isView(v) || v instanceof ArrayBuffer) return -1
     const met = Math.min(this.objectsAt, RECENT_OBJECTS)
     for (let r = 0; r < met; r++) if (this.objects[r] === v) return this.objectSlots[r]!
-    const s = this.add(v)
+    const proto: unknown = Object.getPrototypeOf(v)
+    const flat = proto === Object.prototype || proto === null
+    const o = v as Record<string, unknown>
+    const again = flat ? this.sameAsRecent(o) : -1
+    const s = again >= 0 ? again : this.add(v)
     const at = this.objectsAt++ % RECENT_OBJECTS
     this.objects[at] = v
     this.objectSlots[at] = s
-    const proto: unknown = Object.getPrototypeOf(v)
-    if (proto !== Object.prototype && proto !== null) return s
-    const o = v as Record<string, unknown>
-    const again = this.sameAsRecent(o)
-    if (again !== undefined) {
-      this.slots[s] = [again]
-      return s
-    }
+    if (!flat || again >= 0) return s
     const keys = Object.keys(o)
     if (keys.length > MAX_RECORD_KEYS) return s
     // in the keys' order, read once (a keyed read per key costs more than the one array)
@@ -250,18 +249,18 @@ export class PagePacker {
     const text = String.fromCharCode(...pairs)
     this.slots[s] = [text]
     if (this.recent.length === RECENT_RECORDS) this.recent.shift()
-    this.recent.push({ keys, values, pairs: text })
+    this.recent.push({ keys, values, slot: s })
     return s
   }
 
   /**
-   * The slot string of a recent record with the very keys and values of `o`, in this order, or
-   * undefined. Values compare by identity (numbers by value): what differs only in identity just
-   * takes the lookups. A record in `recent` passed the checks these keys and values need. Read
-   * with for-in, whose keyed reads of `o` are by the enumeration's field index: no arrays of keys
-   * and values for a record met again (most of a turn's snapshots).
+   * The slot of a recent record with the very keys and values of `o`, in this order, or -1.
+   * Values are primitives and compare with `===` (NaN never matches: it takes the lookups). A
+   * record in `recent` passed the checks these keys and values need. Read with for-in, whose
+   * keyed reads of `o` are by the enumeration's field index: no arrays of keys and values for a
+   * record met again (most of a turn's snapshots).
    */
-  private sameAsRecent(o: Record<string, unknown>): string | undefined {
+  private sameAsRecent(o: Record<string, unknown>): number {
     next: for (let r = this.recent.length - 1; r >= 0; r--) {
       const rec = this.recent[r]!
       const n = rec.keys.length
@@ -270,9 +269,9 @@ export class PagePacker {
         if (i === n || rec.keys[i] !== key || rec.values[i] !== o[key]) continue next
         i++
       }
-      if (i === n) return rec.pairs
+      if (i === n) return rec.slot
     }
-    return undefined
+    return -1
   }
 
   /** The slot of a number: small, so the packer's loop takes it inline. */
@@ -330,7 +329,9 @@ function slotAt(bytes: Uint8Array, i: number, wide: boolean): number {
 /**
  * The entries of a packed page, built by `entry` from each entry's values in `names` order.
  * Entries holding the same object (a turn's snapshot) share one rebuilt object, as the
- * entries appended did (unless more than RECENT_OBJECTS others came between them).
+ * entries appended did (unless more than RECENT_OBJECTS others came between them); so do entries
+ * holding flat objects of the same keys and values met within RECENT_RECORDS records (the
+ * snapshots of consecutive turns of one conversation): they were equal, and read back as one.
  */
 export function fromPacked<T>(
   value: readonly unknown[],
