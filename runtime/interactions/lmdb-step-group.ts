@@ -1,3 +1,5 @@
+// the module's binding, not the global: the global `performance` is a getter that runs on every read
+import { performance } from 'node:perf_hooks'
 import type { Database } from 'lmdb'
 import type { InteractionStep } from './types.js'
 
