@@ -13,15 +13,16 @@
  * Prints one JSON line: median CPU µs per call of each subject over the rounds (alternating their
  * order), and the medians of the per-round differences the bench's rows are made of.
  *
- *   npx tsc -p tsconfig.json && node --no-node-snapshot dist/bench/ai-pipeline.js [--quick] [--rounds N]
+ *   npx tsc -p tsconfig.json && node --no-node-snapshot dist/bench/ai-pipeline.js [--rounds N]
  *     [--profile FILE]
  * `--profile FILE` writes a CPU profile (.cpuprofile) of the governed subject's calls in the first
  * round alone: no start-up, warm-up or other subject in it, as `--cpu-prof` would have. The
  * sampler costs CPU of its own, so the figures of such a run are not comparable with others.
  * `--heap-profile FILE` writes the same calls' allocations, sampled every 512 bytes, as a
  * .heapprofile (by allocating function); not with `--profile`, whose figures it would distort.
- * BENCH_AI_TURNS sets N (10 000 quick, 20 000 full: at 3 000 a quick round was 0.1 s per subject,
- * and one major GC moved the pipeline's figure by a fifth). `--yield-every N` (64, a power of two)
+ * BENCH_AI_TURNS sets N (20 000, quick or not: at 3 000 a round was 0.1 s per subject and one major
+ * GC moved the pipeline's figure by a fifth; five quick runs at 10 000 read 17.3-22.2 µs beyond the
+ * runtime, five at 20 000, alternated with them, 18.1-20.0). `--yield-every N` (64, a power of two)
  * sets how many calls run between two turns of the event loop: a server running a turn or two per
  * loop turn is 1 or 2, and what is written at the end of a loop turn costs it that much more.
  */
@@ -38,8 +39,7 @@ import { FLEET, type DispatchContext } from '../runtime/fleet/index.js'
 import { confineSystemPrompt } from '../runtime/scope/index.js'
 import { median } from './lib/stats.js'
 
-const quick = process.argv.includes('--quick')
-const N = Number(process.env.BENCH_AI_TURNS ?? (quick ? 10_000 : 20_000))
+const N = Number(process.env.BENCH_AI_TURNS ?? 20_000)
 const yieldArg = process.argv.indexOf('--yield-every')
 const YIELD_EVERY = yieldArg > 0 ? Number(process.argv[yieldArg + 1]) : 64
 if (!Number.isInteger(Math.log2(YIELD_EVERY))) throw new Error('--yield-every takes a power of two')

@@ -110,7 +110,7 @@ const scenario: Scenario = {
     )
     if (p !== undefined)
       notes.push(
-        `pipeline: dist/bench/ai-pipeline.js${opts.quick ? ' --quick' : ''}, in one process, ${p.turns} calls per subject and round awaited one at a time, process.cpuUsage (all threads: LMDB's writer included); per turn: governed ${p.governedUs.toFixed(1)} µs, no policy ${p.bareUs.toFixed(1)} µs, runtime alone ${p.runtimeUs.toFixed(1)} µs (${p.policies} policies); recording one governed turn's ${p.logEntries} decision-log entries again costs ${p.logUs.toFixed(1)} µs; a fleet dispatch of the same agent (no policy) ${p.dispatchUs.toFixed(1)} µs`
+        `pipeline: dist/bench/ai-pipeline.js, in one process, ${p.turns} calls per subject and round awaited one at a time, process.cpuUsage (all threads: LMDB's writer included); per turn: governed ${p.governedUs.toFixed(1)} µs, no policy ${p.bareUs.toFixed(1)} µs, runtime alone ${p.runtimeUs.toFixed(1)} µs (${p.policies} policies); recording one governed turn's ${p.logEntries} decision-log entries again costs ${p.logUs.toFixed(1)} µs; a fleet dispatch of the same agent (no policy) ${p.dispatchUs.toFixed(1)} µs`
       )
 
     const clients = Number(process.env.BENCH_AI_CLIENTS ?? (opts.quick ? 250 : 1000))
@@ -359,7 +359,6 @@ async function idleSessions(opts: RunOptions, args: string[], notes: string[]): 
 /** Runs bench/ai-pipeline.ts as a child process (`yieldEvery` calls a loop turn, else 64) and reads its JSON line. */
 async function pipeline(opts: RunOptions, yieldEvery?: number): Promise<Pipeline | undefined> {
   const args = [
-    ...(opts.quick ? ['--quick'] : []),
     ...(opts.rounds === undefined ? [] : ['--rounds', String(opts.rounds)]),
     ...(yieldEvery === undefined ? [] : ['--yield-every', String(yieldEvery)])
   ]
