@@ -1,3 +1,4 @@
+import { PassList } from './pass-list.js'
 import type { AiCancelSignal, AiTextSink } from './runtime.js'
 
 /**
@@ -65,9 +66,9 @@ class Pushed {
  * checked for cancellation before each word; a sink's promise holds its answer until it settles.
  */
 export class WordPacer {
-  private due: Pushed[] = []
+  private due = new PassList<Pushed>()
   // the list a turn went through, emptied: the next turn's, so a turn allocates no list
-  private spare: Pushed[] = []
+  private spare = new PassList<Pushed>()
 
   /** Resolves once `words` were all sent (or `max` tokens were, or `signal` aborted, or the sink threw). */
   push(words: Words, sink: AiTextSink, max: number, signal?: AiCancelSignal): Promise<PushEnd> {
@@ -86,9 +87,9 @@ export class WordPacer {
     const now = this.due
     this.due = this.spare
     try {
-      for (const p of now) this.step(p)
+      for (let i = 0; i < now.size; i++) this.step(now.at(i))
     } finally {
-      now.length = 0
+      now.clear()
       this.spare = now
     }
   }

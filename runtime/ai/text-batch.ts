@@ -1,4 +1,5 @@
 import type { SessionFrames } from './agent-frames.js'
+import { PassList } from './pass-list.js'
 
 /** A buffer grown past this for a burst of deltas is let go once sent, not kept for the rest of the turn. */
 const KEPT_BYTES = 16 * 1024
@@ -86,14 +87,17 @@ export class TextBatch {
   }
 }
 
-const dirty: TextBatch[] = []
+const dirty = new PassList<TextBatch>()
 
 function waiting(b: TextBatch): void {
   if (dirty.push(b) === 1) process.nextTick(flushAll)
 }
 
 function flushAll(): void {
-  // by index: a write that ends a turn may queue another batch, which this pass then takes too
-  for (let i = 0; i < dirty.length; i++) dirty[i]!.flush()
-  dirty.length = 0
+  try {
+    // by index: a write that ends a turn may queue another batch, which this pass then takes too
+    for (let i = 0; i < dirty.size; i++) dirty.at(i).flush()
+  } finally {
+    dirty.clear()
+  }
 }
