@@ -105,6 +105,24 @@ export interface ScenarioResult {
    * (scenarios with targets in units); absent: the run's unit.
    */
   unit?: MachineUnit
+  /**
+   * Set by the runner when the scenario missed a target and was run once more: which run's
+   * figures these are, and the targets each run missed with its figure.
+   */
+  remeasured?: {
+    kept: 'first' | 'second'
+    first: Miss[]
+    second: Miss[]
+    /** The second run threw (its error, first line): the first is reported. */
+    secondFailed?: string
+  }
+}
+
+/** A target a run missed, with the figure it read. */
+export interface Miss {
+  row: string
+  target: string
+  actual: number | undefined
 }
 
 export interface RoundsInfo {

@@ -1,6 +1,6 @@
 import { cpus, totalmem, release, loadavg } from 'node:os'
 import { spawnSync } from 'node:child_process'
-import type { ScenarioResult } from '../scenario.js'
+import type { Miss, ScenarioResult } from '../scenario.js'
 import type { Target } from './targets.js'
 import { unitKind, type MachineUnit } from './machine-unit.js'
 
@@ -80,7 +80,11 @@ export function markdown(rep: Report): string {
   )
   const checks = rep.results.flatMap((r) => r.checks ?? [])
   if (checks.length > 0) {
-    out.push(`**Targets: ${checks.filter((c) => c.pass).length} of ${checks.length} met.**`, '')
+    const twice = rep.results.filter((r) => r.remeasured !== undefined).map((r) => `\`${r.scenario}\``)
+    out.push(
+      `**Targets: ${checks.filter((c) => c.pass).length} of ${checks.length} met.**${twice.length > 0 ? ` Run twice after a miss: ${twice.join(', ')} (each says which run it reports).` : ''}`,
+      ''
+    )
   }
   const failed = rep.results.filter((r) => r.failed !== undefined)
   if (failed.length > 0)
@@ -139,6 +143,7 @@ export function markdown(rep: Report): string {
       )
     }
     if ((r.checks ?? []).length > 0) out.push('')
+    if (r.remeasured !== undefined) out.push(remeasuredLine(r.remeasured), '')
     for (const n of r.notes) out.push(`> ${n}  `)
     out.push('')
   }
@@ -201,4 +206,15 @@ export function ratioChart(rep: Report, targets: readonly Target[]): string {
   })
   s.push('</svg>')
   return s.join('\n')
+}
+
+/** Which of a scenario's two runs is reported, and what each missed. */
+function remeasuredLine(m: NonNullable<ScenarioResult['remeasured']>): string {
+  const misses = (list: Miss[]): string =>
+    list.length === 0
+      ? 'none'
+      : list.map((c) => `\`${c.row}\` ${c.target.startsWith('ratio') ? fmtRatio(c.actual) : fmt(c.actual)}`).join(', ')
+  const second =
+    m.secondFailed !== undefined ? `the second failed (${m.secondFailed})` : `the second ${misses(m.second)}`
+  return `Run twice: the first run missed a target, and a miss must reproduce. Missed in the first: ${misses(m.first)}; in ${second}. The figures above are the ${m.kept} run's.`
 }

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { RunOptions, Scenario, ScenarioResult } from '../scenario.js'
+import type { CheckResult, RunOptions, Scenario, ScenarioResult } from '../scenario.js'
 import { attachUnits, unitFromHttpJson, unitsLabel, type MachineUnit } from './machine-unit.js'
 import { fmt } from './report.js'
 import { median } from './stats.js'
@@ -56,6 +56,8 @@ export interface SuiteOptions extends Omit<RunOptions, 'tmpDir'> {
   trap: FailureTrap
   /** Called after a scenario failed: stop what it started and could not stop itself. */
   afterFailure?: () => void
+  /** False: a scenario that missed a target is not run again (`--once`). */
+  remeasure?: boolean
 }
 
 /**
@@ -110,7 +112,10 @@ export function hasUnitTargets(scenario: string, targets: readonly Target[]): bo
  * `measureUnit` before the first scenario. A scenario with targets in units gets its own unit,
  * measured right before it: the raw server's CPU per request drifted by a quarter within half an
  * hour on one quiet machine while the figures in µs held, and a unit taken minutes away moved the
- * verdicts more than the code did.
+ * verdicts more than the code did. A scenario that misses a target runs once more, and the run with
+ * fewer misses is reported (`confirmed`): on a shared VM a slow spell of the host doubled a
+ * JavaScript-heavy figure for a minute or two while the unit, mostly system calls, moved a quarter,
+ * and a regression of the code misses in both runs.
  */
 export async function runSuite(
   scenarios: readonly Scenario[],
@@ -140,17 +145,32 @@ export async function runSuite(
     }
   }
   if (!scenarios.some((s) => s.name === 'http-json')) unit = await measure('measured')
-  for (const s of scenarios) {
-    if (o.signal.aborted) break
+  /** One run of `s`, with its own unit when it has targets in units; undefined once aborted. */
+  const measured = async (s: Scenario): Promise<ScenarioResult | undefined> => {
     let own: MachineUnit | undefined
     if (hasUnitTargets(s.name, o.targets)) {
       own = fresh !== undefined ? { ...fresh, source: 'before-scenario' } : await measure('before-scenario')
-      if (o.signal.aborted) break
+      if (o.signal.aborted) return undefined
     }
     fresh = undefined
     const r = await runOne(s, o, (own ?? unit)?.us)
-    if (o.signal.aborted) break
+    if (o.signal.aborted) return undefined
     if (own !== undefined) r.unit = own
+    return r
+  }
+  for (const s of scenarios) {
+    let r = o.signal.aborted ? undefined : await measured(s)
+    if (r === undefined) break
+    const missed = misses(r)
+    if (o.remeasure !== false && missed.length > 0 && r.failed === undefined) {
+      o.log(
+        `\n  ${s.name}: ${missed.length} target(s) missed (${missed.map((c) => c.row).join(', ')}); measuring it once more, since a miss must reproduce`
+      )
+      const again = await measured(s)
+      if (again === undefined) break
+      r = confirmed(r, again)
+      o.log(`  ${s.name}: the ${r.remeasured!.kept} run's figures are reported`)
+    }
     results.push(r)
     if (s.name === 'http-json' && unit === undefined) {
       const us = unitFromHttpJson(r)
@@ -159,4 +179,26 @@ export async function runSuite(
     }
   }
   return { results, ...(unit ? { unit } : {}), ...(unitError ? { unitError } : {}) }
+}
+
+const misses = (r: ScenarioResult): CheckResult[] => (r.checks ?? []).filter((c) => !c.pass)
+
+/**
+ * Of two runs of one scenario, the one to report: the run with fewer targets missed, the first on
+ * a tie or when the second failed. Its rows come whole from that run (no figure is taken from the
+ * other), and `remeasured` keeps both runs' misses.
+ */
+export function confirmed(first: ScenarioResult, second: ScenarioResult): ScenarioResult {
+  const a = misses(first)
+  const b = misses(second)
+  const keepSecond = second.failed === undefined && b.length < a.length
+  const kept = keepSecond ? second : first
+  const miss = (c: CheckResult) => ({ row: c.row, target: c.target, actual: c.actual })
+  kept.remeasured = {
+    kept: keepSecond ? 'second' : 'first',
+    first: a.map(miss),
+    second: second.failed !== undefined ? [] : b.map(miss),
+    ...(second.failed !== undefined ? { secondFailed: second.failed } : {})
+  }
+  return kept
 }
