@@ -13,7 +13,7 @@ import { ratiosOf, regressions, type Baseline } from './lib/baseline.js'
 
 const USAGE = `Usage: npm run bench -- [options]   (node --no-node-snapshot dist/bench/run.js)
 
-  --quick              the short suite (under 3 minutes on 2 cores)
+  --quick              the short suite (about 6 minutes on 2 cores)
   --scenario NAME      run only this scenario (repeatable); --list shows the names
   --duration S         measured seconds per subject (default 10, quick 4)
   --warmup S           warm-up seconds per subject (default 3, quick 1)
