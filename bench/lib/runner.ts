@@ -162,7 +162,8 @@ export async function runSuite(
     let r = o.signal.aborted ? undefined : await measured(s)
     if (r === undefined) break
     const missed = misses(r)
-    if (o.remeasure !== false && missed.length > 0 && r.failed === undefined) {
+    // a scenario that threw or was skipped reads the same again: only a measured miss is retried
+    if (o.remeasure !== false && missed.length > 0 && r.failed === undefined && r.skipped === undefined) {
       o.log(
         `\n  ${s.name}: ${missed.length} target(s) missed (${missed.map((c) => c.row).join(', ')}); measuring it once more, since a miss must reproduce`
       )

@@ -303,6 +303,23 @@ t.test('a scenario that misses a target runs once more; the run with fewer misse
   t.match(md, 'Missed in the first: `cpu_us` 5; in the second none. The figures above are the second run')
   t.match(md, 'in the second failed (boom)')
 
+  runs.skipped = 0
+  const skipped = await runSuite(
+    [
+      {
+        name: 'skipped',
+        description: '',
+        run: async () => {
+          runs.skipped!++
+          return { scenario: 'skipped', description: '', notes: [], rows: [], skipped: 'no such peer here' }
+        }
+      }
+    ],
+    { ...suite(), targets: [{ scenario: 'skipped', row: 'cpu_us', maxUnits: 3 }] }
+  )
+  t.equal(runs.skipped, 1, 'a skipped scenario misses its targets but is not run again')
+  t.equal(skipped.results[0].remeasured, undefined)
+
   for (const n of names) runs[n] = 0
   const once = await runSuite([scenario('flaky', [50, 25])], suite(false))
   t.equal(runs.flaky, 1, '--once: no second run')
