@@ -119,11 +119,7 @@ export interface ScenarioResult {
 }
 
 /** A target a run missed, with the figure it read. */
-export interface Miss {
-  row: string
-  target: string
-  actual: number | undefined
-}
+export type Miss = Pick<CheckResult, 'row' | 'target' | 'actual'>
 
 export interface RoundsInfo {
   count: number

@@ -55,6 +55,8 @@ export function fmt(v: number | undefined): string {
 }
 
 const fmtRatio = (v: number | undefined) => (v === undefined ? '—' : `${v.toFixed(2)}x`)
+/** A checked figure as its target reads: a ratio, else the figure (in units when the target is). */
+const checkFigure = (c: Miss): string => (c.target.startsWith('ratio') ? fmtRatio(c.actual) : fmt(c.actual))
 
 export function markdown(rep: Report): string {
   const m = rep.machine
@@ -138,9 +140,7 @@ export function markdown(rep: Report): string {
       out.push('', '† reported, not gated by `bench:check` (too noisy on a shared machine)')
     out.push('')
     for (const c of r.checks ?? []) {
-      out.push(
-        `- ${c.pass ? 'PASS' : 'FAIL'} \`${c.row}\` ${c.target}: ${c.target.startsWith('ratio') ? fmtRatio(c.actual) : fmt(c.actual)}`
-      )
+      out.push(`- ${c.pass ? 'PASS' : 'FAIL'} \`${c.row}\` ${c.target}: ${checkFigure(c)}`)
     }
     if ((r.checks ?? []).length > 0) out.push('')
     if (r.remeasured !== undefined) out.push(remeasuredLine(r.remeasured), '')
@@ -211,9 +211,7 @@ export function ratioChart(rep: Report, targets: readonly Target[]): string {
 /** Which of a scenario's two runs is reported, and what each missed. */
 function remeasuredLine(m: NonNullable<ScenarioResult['remeasured']>): string {
   const misses = (list: Miss[]): string =>
-    list.length === 0
-      ? 'none'
-      : list.map((c) => `\`${c.row}\` ${c.target.startsWith('ratio') ? fmtRatio(c.actual) : fmt(c.actual)}`).join(', ')
+    list.length === 0 ? 'none' : list.map((c) => `\`${c.row}\` ${checkFigure(c)}`).join(', ')
   const second =
     m.secondFailed !== undefined ? `the second failed (${m.secondFailed})` : `the second ${misses(m.second)}`
   return `Run twice: the first run missed a target, and a miss must reproduce. Missed in the first: ${misses(m.first)}; in ${second}. The figures above are the ${m.kept} run's.`

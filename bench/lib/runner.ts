@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { CheckResult, RunOptions, Scenario, ScenarioResult } from '../scenario.js'
+import type { CheckResult, Miss, RunOptions, Scenario, ScenarioResult } from '../scenario.js'
 import { attachUnits, unitFromHttpJson, unitsLabel, type MachineUnit } from './machine-unit.js'
 import { fmt } from './report.js'
 import { median } from './stats.js'
@@ -191,14 +191,14 @@ const misses = (r: ScenarioResult): CheckResult[] => (r.checks ?? []).filter((c)
  */
 export function confirmed(first: ScenarioResult, second: ScenarioResult): ScenarioResult {
   const a = misses(first)
-  const b = misses(second)
+  const b = second.failed === undefined ? misses(second) : []
   const keepSecond = second.failed === undefined && b.length < a.length
   const kept = keepSecond ? second : first
-  const miss = (c: CheckResult) => ({ row: c.row, target: c.target, actual: c.actual })
+  const miss = (c: CheckResult): Miss => ({ row: c.row, target: c.target, actual: c.actual })
   kept.remeasured = {
     kept: keepSecond ? 'second' : 'first',
     first: a.map(miss),
-    second: second.failed !== undefined ? [] : b.map(miss),
+    second: b.map(miss),
     ...(second.failed !== undefined ? { secondFailed: second.failed } : {})
   }
   return kept
